@@ -1,0 +1,501 @@
+// Package memory is an in-process authport adapter: every record lives in Go
+// maps guarded by one mutex. It implements all 19 methods of the adapter
+// contract and is safe for concurrent use.
+//
+// It is meant for tests, examples and single-process tools whose sessions
+// may vanish on restart. Records are copied in and out, so a caller that
+// changes a record it passed in or got back changes nothing stored.
+// Expired sessions and verification tokens are never returned; [Adapter.PurgeExpired]
+// frees their memory.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// Adapter is an in-memory adapter. Create one with [New]; the zero value is
+// not usable.
+type Adapter struct {
+	now func() time.Time
+
+	mu             sync.Mutex
+	users          map[string]core.User
+	userByEmail    map[string]string // e-mail → user id
+	accounts       map[core.AccountKey]core.Account
+	sessions       map[string]core.Session // by session token
+	tokens         map[core.VerificationTokenKey]core.VerificationToken
+	authenticators map[string]core.Authenticator // by credential id
+}
+
+var (
+	_ core.Adapter       = (*Adapter)(nil)
+	_ core.ExpiredPurger = (*Adapter)(nil)
+)
+
+// Option configures an [Adapter].
+type Option func(*Adapter)
+
+// WithClock makes the adapter read the current time from now instead of
+// [time.Now]; it decides which sessions and tokens have expired.
+func WithClock(now func() time.Time) Option {
+	return func(a *Adapter) { a.now = now }
+}
+
+// New returns an empty adapter.
+func New(opts ...Option) *Adapter {
+	a := &Adapter{
+		now:            time.Now,
+		users:          make(map[string]core.User),
+		userByEmail:    make(map[string]string),
+		accounts:       make(map[core.AccountKey]core.Account),
+		sessions:       make(map[string]core.Session),
+		tokens:         make(map[core.VerificationTokenKey]core.VerificationToken),
+		authenticators: make(map[string]core.Authenticator),
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// lock takes the mutex unless ctx is already done.
+func (a *Adapter) lock(ctx context.Context, m core.Method) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	a.mu.Lock()
+	return a.mu.Unlock, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// CreateUser implements [core.UserCreator].
+func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
+	if err := user.Validate(); err != nil {
+		return nil, err
+	}
+	unlock, err := a.lock(ctx, core.MethodCreateUser)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok := a.users[user.ID]; ok {
+		return nil, fmt.Errorf("createUser: user id %q: %w", user.ID, core.ErrAlreadyExists)
+	}
+	if _, ok := a.userByEmail[user.Email]; ok {
+		return nil, fmt.Errorf("createUser: e-mail %q: %w", user.Email, core.ErrAlreadyExists)
+	}
+	u := user.Normalize()
+	a.users[u.ID] = u
+	a.userByEmail[u.Email] = u.ID
+	return ptr(u.Clone()), nil
+}
+
+// GetUser implements [core.UserGetter].
+func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
+	unlock, err := a.lock(ctx, core.MethodGetUser)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return a.userLocked(id), nil
+}
+
+func (a *Adapter) userLocked(id string) *core.User {
+	u, ok := a.users[id]
+	if !ok {
+		return nil
+	}
+	return ptr(u.Clone())
+}
+
+// GetUserByEmail implements [core.UserByEmailGetter].
+func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	unlock, err := a.lock(ctx, core.MethodGetUserByEmail)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	id, ok := a.userByEmail[email]
+	if !ok {
+		return nil, nil
+	}
+	return a.userLocked(id), nil
+}
+
+// GetUserByAccount implements [core.UserByAccountGetter].
+func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	unlock, err := a.lock(ctx, core.MethodGetUserByAccount)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	acc, ok := a.accounts[key]
+	if !ok {
+		return nil, nil
+	}
+	return a.userLocked(acc.UserID), nil
+}
+
+// UpdateUser implements [core.UserUpdater].
+func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
+	if err := update.Validate(); err != nil {
+		return nil, err
+	}
+	unlock, err := a.lock(ctx, core.MethodUpdateUser)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	old, ok := a.users[update.ID]
+	if !ok {
+		return nil, fmt.Errorf("updateUser: user %q: %w", update.ID, core.ErrNotFound)
+	}
+	u := update.Apply(old)
+	if u.Email != old.Email {
+		if _, taken := a.userByEmail[u.Email]; taken {
+			return nil, fmt.Errorf("updateUser: e-mail %q: %w", u.Email, core.ErrAlreadyExists)
+		}
+		delete(a.userByEmail, old.Email)
+		a.userByEmail[u.Email] = u.ID
+	}
+	a.users[u.ID] = u
+	return ptr(u.Clone()), nil
+}
+
+// DeleteUser implements [core.UserDeleter]. It removes the user's accounts,
+// sessions and authenticators with it.
+func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
+	unlock, err := a.lock(ctx, core.MethodDeleteUser)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	u, ok := a.users[id]
+	if !ok {
+		return nil, nil
+	}
+	for k, acc := range a.accounts {
+		if acc.UserID == id {
+			delete(a.accounts, k)
+		}
+	}
+	for k, s := range a.sessions {
+		if s.UserID == id {
+			delete(a.sessions, k)
+		}
+	}
+	for k, au := range a.authenticators {
+		if au.UserID == id {
+			delete(a.authenticators, k)
+		}
+	}
+	delete(a.userByEmail, u.Email)
+	delete(a.users, id)
+	return &u, nil
+}
+
+// LinkAccount implements [core.AccountLinker].
+func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
+	if err := account.Validate(); err != nil {
+		return nil, err
+	}
+	unlock, err := a.lock(ctx, core.MethodLinkAccount)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok := a.users[account.UserID]; !ok {
+		return nil, fmt.Errorf("linkAccount: user %q: %w", account.UserID, core.ErrNotFound)
+	}
+	if _, ok := a.accounts[account.Key()]; ok {
+		return nil, fmt.Errorf("linkAccount: account %q/%q: %w", account.Provider, account.ProviderAccountID, core.ErrAlreadyExists)
+	}
+	acc := account.Normalize()
+	a.accounts[acc.Key()] = acc
+	return ptr(acc.Clone()), nil
+}
+
+// UnlinkAccount implements [core.AccountUnlinker].
+func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
+	unlock, err := a.lock(ctx, core.MethodUnlinkAccount)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	acc, ok := a.accounts[key]
+	if !ok {
+		return nil, nil
+	}
+	delete(a.accounts, key)
+	return &acc, nil
+}
+
+// GetAccount implements [core.AccountGetter].
+func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
+	unlock, err := a.lock(ctx, core.MethodGetAccount)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	acc, ok := a.accounts[core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID}]
+	if !ok {
+		return nil, nil
+	}
+	return ptr(acc.Clone()), nil
+}
+
+// CreateSession implements [core.SessionCreator].
+func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
+	if err := session.Validate(); err != nil {
+		return nil, err
+	}
+	unlock, err := a.lock(ctx, core.MethodCreateSession)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok := a.users[session.UserID]; !ok {
+		return nil, fmt.Errorf("createSession: user %q: %w", session.UserID, core.ErrNotFound)
+	}
+	if _, ok := a.sessions[session.SessionToken]; ok {
+		return nil, fmt.Errorf("createSession: session token: %w", core.ErrAlreadyExists)
+	}
+	s := session.Normalize()
+	a.sessions[s.SessionToken] = s
+	return &s, nil
+}
+
+// GetSessionAndUser implements [core.SessionAndUserGetter]. An expired
+// session is deleted and reported as not found.
+func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
+	unlock, err := a.lock(ctx, core.MethodGetSessionAndUser)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, ok := a.sessions[sessionToken]
+	if !ok {
+		return nil, nil
+	}
+	if s.Expired(a.now()) {
+		delete(a.sessions, sessionToken)
+		return nil, nil
+	}
+	u, ok := a.users[s.UserID]
+	if !ok {
+		return nil, nil
+	}
+	return &core.SessionAndUser{Session: s, User: u.Clone()}, nil
+}
+
+// UpdateSession implements [core.SessionUpdater].
+func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
+	if err := update.Validate(); err != nil {
+		return nil, err
+	}
+	unlock, err := a.lock(ctx, core.MethodUpdateSession)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	old, ok := a.sessions[update.SessionToken]
+	if !ok {
+		return nil, nil
+	}
+	s := update.Apply(old)
+	if _, ok := a.users[s.UserID]; !ok {
+		return nil, fmt.Errorf("updateSession: user %q: %w", s.UserID, core.ErrNotFound)
+	}
+	a.sessions[s.SessionToken] = s
+	return &s, nil
+}
+
+// DeleteSession implements [core.SessionDeleter].
+func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
+	unlock, err := a.lock(ctx, core.MethodDeleteSession)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, ok := a.sessions[sessionToken]
+	if !ok {
+		return nil, nil
+	}
+	delete(a.sessions, sessionToken)
+	return &s, nil
+}
+
+// CreateVerificationToken implements [core.VerificationTokenCreator].
+func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
+	if err := token.Validate(); err != nil {
+		return nil, err
+	}
+	unlock, err := a.lock(ctx, core.MethodCreateVerificationToken)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok := a.tokens[token.Key()]; ok {
+		return nil, fmt.Errorf("createVerificationToken: %w", core.ErrAlreadyExists)
+	}
+	v := token.Normalize()
+	a.tokens[v.Key()] = v
+	return &v, nil
+}
+
+// UseVerificationToken implements [core.VerificationTokenUser]. An expired
+// token is deleted and reported as not found.
+func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
+	unlock, err := a.lock(ctx, core.MethodUseVerificationToken)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	v, ok := a.tokens[key]
+	if !ok {
+		return nil, nil
+	}
+	delete(a.tokens, key)
+	if v.Expired(a.now()) {
+		return nil, nil
+	}
+	return &v, nil
+}
+
+// CreateAuthenticator implements [core.AuthenticatorCreator].
+func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
+	if err := authenticator.Validate(); err != nil {
+		return nil, err
+	}
+	unlock, err := a.lock(ctx, core.MethodCreateAuthenticator)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, ok := a.users[authenticator.UserID]; !ok {
+		return nil, fmt.Errorf("createAuthenticator: user %q: %w", authenticator.UserID, core.ErrNotFound)
+	}
+	if _, ok := a.authenticators[authenticator.CredentialID]; ok {
+		return nil, fmt.Errorf("createAuthenticator: credential id %q: %w", authenticator.CredentialID, core.ErrAlreadyExists)
+	}
+	au := authenticator.Clone()
+	a.authenticators[au.CredentialID] = au
+	return ptr(au.Clone()), nil
+}
+
+// GetAuthenticator implements [core.AuthenticatorGetter].
+func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
+	unlock, err := a.lock(ctx, core.MethodGetAuthenticator)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	au, ok := a.authenticators[credentialID]
+	if !ok {
+		return nil, nil
+	}
+	return ptr(au.Clone()), nil
+}
+
+// ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister].
+func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	unlock, err := a.lock(ctx, core.MethodListAuthenticatorsByUserID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	list := []core.Authenticator{}
+	for _, au := range a.authenticators {
+		if au.UserID == userID {
+			list = append(list, au.Clone())
+		}
+	}
+	slices.SortFunc(list, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+	return list, nil
+}
+
+// UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
+func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: string(core.MethodUpdateAuthenticatorCounter), Field: "counter", Reason: "must not be negative"}
+	}
+	unlock, err := a.lock(ctx, core.MethodUpdateAuthenticatorCounter)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	au, ok := a.authenticators[credentialID]
+	if !ok {
+		return nil, fmt.Errorf("updateAuthenticatorCounter: credential id %q: %w", credentialID, core.ErrNotFound)
+	}
+	au.Counter = newCounter
+	a.authenticators[credentialID] = au
+	return ptr(au.Clone()), nil
+}
+
+// PurgeExpired implements [core.ExpiredPurger]: it deletes every session and
+// verification token that has expired.
+func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
+	unlock, err := a.lock(ctx, "purgeExpired")
+	if err != nil {
+		return core.PurgeResult{}, err
+	}
+	defer unlock()
+	now := a.now()
+	var r core.PurgeResult
+	for k, s := range a.sessions {
+		if s.Expired(now) {
+			delete(a.sessions, k)
+			r.Sessions++
+		}
+	}
+	for k, v := range a.tokens {
+		if v.Expired(now) {
+			delete(a.tokens, k)
+			r.VerificationTokens++
+		}
+	}
+	return r, nil
+}
+
+// Snapshot is a copy of everything an [Adapter] stores, including expired
+// sessions and tokens not yet purged. Slices are in no particular order.
+type Snapshot struct {
+	Users              []core.User
+	Accounts           []core.Account
+	Sessions           []core.Session
+	VerificationTokens []core.VerificationToken
+	Authenticators     []core.Authenticator
+}
+
+// Snapshot returns a deep copy of everything stored, for tests, debugging
+// and export.
+func (a *Adapter) Snapshot() Snapshot {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var s Snapshot
+	for _, u := range a.users {
+		s.Users = append(s.Users, u.Clone())
+	}
+	for _, acc := range a.accounts {
+		s.Accounts = append(s.Accounts, acc.Clone())
+	}
+	for _, se := range a.sessions {
+		s.Sessions = append(s.Sessions, se)
+	}
+	for _, v := range a.tokens {
+		s.VerificationTokens = append(s.VerificationTokens, v)
+	}
+	for _, au := range a.authenticators {
+		s.Authenticators = append(s.Authenticators, au.Clone())
+	}
+	return s
+}

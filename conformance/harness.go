@@ -1,0 +1,65 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+
+	"github.com/authport/authport/core"
+)
+
+// Harness describes one backend to the suite.
+type Harness struct {
+	// Name is the backend's name and the first level of subtests under the
+	// caller's test: TestConformance/<Name>/<specMethod>/<rule>. The
+	// backends of this repository are memory, bbolt, redis, redis-cluster,
+	// postgres, mysql, sqlite and mongodb.
+	Name string
+
+	// New returns a fresh, empty adapter for one test, with a raw view of
+	// the same storage. It isolates the test from every other (its own
+	// database, schema, key prefix or file), registers the teardown with
+	// t.Cleanup, and calls t.Skip or t.Fatal when the backend is not there
+	// (see [Require]).
+	New func(t testing.TB) Fixture
+}
+
+// Fixture is one test's adapter and a raw view of its storage.
+type Fixture struct {
+	// Adapter is the adapter under test: any value, implementing the
+	// core method interfaces it supports.
+	Adapter any
+	// Raw reads what is really stored, without the adapter's code paths,
+	// so that the suite checks the database and not only what the adapter
+	// says. It may also implement [Mentioner] and [ConsistencyChecker].
+	Raw Raw
+}
+
+// Raw reads every stored record of one kind straight from the backend's
+// storage, in any order. Expired records that are still stored are
+// included. A backend decodes its own storage format here, but must not go
+// through the adapter's methods.
+type Raw interface {
+	Users(ctx context.Context) ([]core.User, error)
+	Accounts(ctx context.Context) ([]core.Account, error)
+	Sessions(ctx context.Context) ([]core.Session, error)
+	VerificationTokens(ctx context.Context) ([]core.VerificationToken, error)
+	Authenticators(ctx context.Context) ([]core.Authenticator, error)
+}
+
+// Mentioner is optionally implemented by a [Raw] whose storage keeps index
+// entries besides the records (key-value stores). After deleteUser the suite
+// asks it for everything that still mentions the user's id or e-mail, and
+// fails if anything does.
+type Mentioner interface {
+	// Mentions returns a description (a key name, say) of each stored
+	// entry whose key or value contains s.
+	Mentions(ctx context.Context, s string) ([]string, error)
+}
+
+// ConsistencyChecker is optionally implemented by a [Raw] whose storage
+// keeps secondary indexes. The suite calls it at the end of every test and
+// fails the test on an error: an index entry that points at nothing, or a
+// record that no index reaches.
+type ConsistencyChecker interface {
+	CheckConsistency(ctx context.Context) error
+}

@@ -1,0 +1,236 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/authport/authport/core"
+)
+
+func accountRules() []rule {
+	return []rule{
+		{group: string(linkAccount), name: "round_trip_all_fields", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc := e.newAccount(u.ID)
+			want := acc.Normalize()
+			if want.TokenType == nil || *want.TokenType != "bearer" {
+				t.Fatalf("core.Account.Normalize kept token_type %v, want bearer", want.TokenType)
+			}
+			got, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil {
+				expectEqual(t, "linkAccount result", *got, want)
+			}
+			fetched := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
+			if fetched == nil {
+				t.Fatal("getAccount after linkAccount = nil")
+			}
+			expectEqual(t, "getAccount", *fetched, want)
+			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{want})
+		}},
+		{group: string(linkAccount), name: "null_and_empty_differ", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			nulls := core.Account{UserID: u.ID, Provider: "google", Type: core.AccountTypeOIDC, ProviderAccountID: e.id("nulls")}
+			empties := core.Account{
+				UserID: u.ID, Provider: "google", Type: core.AccountTypeOIDC, ProviderAccountID: e.id("empties"),
+				AccessToken: ptr(""), AuthorizationDetails: []core.AuthorizationDetail{}, ExpiresAt: ptr(int64(0)),
+				ExpiresIn: ptr(int64(0)), IDToken: ptr(""), RefreshToken: ptr(""), Scope: ptr(""), TokenType: ptr(""), SessionState: ptr(""),
+			}
+			for _, acc := range []core.Account{nulls, empties} {
+				e.linkAccount(t, acc)
+				got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
+				if got == nil {
+					t.Fatalf("getAccount(%q) = nil", acc.ProviderAccountID)
+				}
+				expectEqual(t, "getAccount "+acc.ProviderAccountID, *got, acc)
+				if (got.AuthorizationDetails == nil) != (acc.AuthorizationDetails == nil) {
+					t.Errorf("authorization_details: nil and empty are mixed up for %q", acc.ProviderAccountID)
+				}
+			}
+			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{empties, nulls})
+		}},
+		{group: string(linkAccount), name: "token_type_lowercased", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc := e.newAccount(u.ID)
+			acc.TokenType = ptr("DPoP")
+			e.linkAccount(t, acc)
+			got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
+			if got == nil || got.TokenType == nil || *got.TokenType != "dpop" {
+				t.Errorf("getAccount token_type = %s, want \"dpop\"", show(got))
+			}
+			if s := e.state(t).Accounts; len(s) != 1 || s[0].TokenType == nil || *s[0].TokenType != "dpop" {
+				t.Errorf("stored token_type = %s, want \"dpop\"", show(s))
+			}
+		}},
+		{group: string(linkAccount), name: "several_accounts_per_user", needs: []core.Method{createUser, getAccount, getUserByAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			gh := e.newAccount(u.ID)
+			gl := e.newAccount(u.ID)
+			gl.Provider = "gitlab"
+			e.linkAccount(t, gh)
+			e.linkAccount(t, gl)
+			for _, acc := range []core.Account{gh, gl} {
+				got, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, acc.Key())
+				if err != nil {
+					t.Fatal(err)
+				}
+				expectUser(t, "getUserByAccount "+acc.Provider, got, u.Normalize())
+			}
+			if n := len(e.state(t).Accounts); n != 2 {
+				t.Errorf("%d accounts stored, want 2", n)
+			}
+		}},
+		{group: string(linkAccount), name: "keys_do_not_collide", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			// Pairs that a key built by joining with ':' or ' ' would confuse.
+			pairs := [][2]string{{"a:b", "c"}, {"a", "b:c"}, {"a b", "c"}, {"a", "b c"}, {"{a}", "b"}, {"a", "{b}"}}
+			for _, p := range pairs {
+				acc := e.newAccount(u.ID)
+				acc.Provider, acc.ProviderAccountID = p[0], p[1]
+				e.linkAccount(t, acc)
+			}
+			for _, p := range pairs {
+				got := e.getAccount(t, p[1], p[0])
+				if got == nil || got.Provider != p[0] || got.ProviderAccountID != p[1] {
+					t.Errorf("getAccount(%q, %q) = %s", p[1], p[0], show(got))
+				}
+			}
+			if n := len(e.state(t).Accounts); n != len(pairs) {
+				t.Errorf("%d accounts stored, want %d", n, len(pairs))
+			}
+		}},
+		{group: string(linkAccount), name: "duplicate_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			acc := e.newAccount(u.ID)
+			e.linkAccount(t, acc)
+			before := e.state(t)
+			dup := e.newAccount(other.ID)
+			dup.ProviderAccountID = acc.ProviderAccountID
+			_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, dup)
+			expectErr(t, "linkAccount of a linked (provider, providerAccountId)", err, core.ErrAlreadyExists)
+			e.expectUnchanged(t, before, "the rejected linkAccount")
+		}},
+		{group: string(linkAccount), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			before := e.state(t)
+			_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, e.newAccount("no-such-user"))
+			expectErr(t, "linkAccount to an unknown user", err, core.ErrNotFound)
+			e.expectUnchanged(t, before, "the rejected linkAccount")
+		}},
+		{group: string(linkAccount), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			before := e.state(t)
+			bad := map[string]func(*core.Account){
+				"empty userId":            func(a *core.Account) { a.UserID = "" },
+				"empty provider":          func(a *core.Account) { a.Provider = "" },
+				"empty providerAccountId": func(a *core.Account) { a.ProviderAccountID = "" },
+				"unknown type":            func(a *core.Account) { a.Type = "password" },
+			}
+			for name, spoil := range bad {
+				acc := e.newAccount(u.ID)
+				spoil(&acc)
+				_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+				expectErr(t, "linkAccount with "+name, err, core.ErrInvalidInput)
+			}
+			e.expectUnchanged(t, before, "the rejected linkAccount calls")
+		}},
+		{group: string(linkAccount), name: "bad_strings_round_trip_or_error", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			for name, s := range badStrings() {
+				before := e.state(t)
+				acc := e.newAccount(u.ID)
+				acc.ProviderAccountID = e.id("bad") + s
+				acc.AccessToken = ptr(s)
+				if _, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc); err != nil {
+					e.expectUnchanged(t, before, "linkAccount with "+name+" that failed")
+					continue
+				}
+				got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
+				if got == nil || got.AccessToken == nil || *got.AccessToken != s {
+					t.Errorf("linkAccount with %s accepted the value but did not store it faithfully", name)
+				}
+			}
+		}},
+
+		{group: string(unlinkAccount), name: "removes_account", needs: []core.Method{createUser, linkAccount, getAccount, getUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc, keep := e.newAccount(u.ID), e.newAccount(u.ID)
+			e.linkAccount(t, acc)
+			e.linkAccount(t, keep)
+			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, acc.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil {
+				expectEqual(t, "unlinkAccount result", *got, acc.Normalize())
+			}
+			if g := e.getAccount(t, acc.ProviderAccountID, acc.Provider); g != nil {
+				t.Errorf("getAccount after unlinkAccount = %s, want nil", show(g))
+			}
+			if e.getUser(t, u.ID) == nil {
+				t.Error("unlinkAccount removed the user")
+			}
+			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{keep.Normalize()})
+		}},
+		{group: string(unlinkAccount), name: "unknown_account_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.linkAccount(t, e.newAccount(u.ID))
+			before := e.state(t)
+			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: "nope"})
+			if err != nil || got != nil {
+				t.Errorf("unlinkAccount of an unknown account = %s, %v; want nil, nil", show(got), err)
+			}
+			e.expectUnchanged(t, before, "unlinkAccount of an unknown account")
+		}},
+
+		{group: string(getAccount), name: "finds_account", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc := e.newAccount(u.ID)
+			e.linkAccount(t, acc)
+			e.linkAccount(t, e.newAccount(u.ID))
+			got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
+			if got == nil {
+				t.Fatal("getAccount = nil")
+			}
+			expectEqual(t, "getAccount", *got, acc.Normalize())
+		}},
+		{group: string(getAccount), name: "not_found_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc := e.newAccount(u.ID)
+			e.linkAccount(t, acc)
+			for _, args := range [][2]string{{"nope", "github"}, {acc.ProviderAccountID, "gitlab"}} {
+				if got := e.getAccount(t, args[0], args[1]); got != nil {
+					t.Errorf("getAccount(%q, %q) = %s, want nil", args[0], args[1], show(got))
+				}
+			}
+		}},
+		{group: string(getAccount), name: "arguments_in_spec_order", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc := e.newAccount(u.ID)
+			acc.Provider, acc.ProviderAccountID = "alpha", "beta"
+			e.linkAccount(t, acc)
+			// SPEC §4: getAccount(providerAccountId, provider).
+			if got := e.getAccount(t, "beta", "alpha"); got == nil || got.Provider != "alpha" {
+				t.Errorf("getAccount(providerAccountId=beta, provider=alpha) = %s, want the account", show(got))
+			}
+			if got := e.getAccount(t, "alpha", "beta"); got != nil {
+				t.Errorf("getAccount with the arguments swapped = %s, want nil", show(got))
+			}
+		}},
+	}
+}

@@ -1,0 +1,227 @@
+package conformance
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+func sessionRules() []rule {
+	return []rule{
+		{group: string(createSession), name: "round_trip", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			s := e.newSession(u.ID)
+			want := s.Normalize()
+			got := e.createSession(t, s)
+			expectSession(t, "createSession result", &got, want)
+			su := e.getSessionAndUser(t, s.SessionToken)
+			if su == nil {
+				t.Fatal("getSessionAndUser after createSession = nil")
+			}
+			expectSession(t, "getSessionAndUser session", &su.Session, want)
+			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
+		}},
+		{group: string(createSession), name: "expires_utc_millisecond", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			s := e.newSession(u.ID)
+			zone := time.FixedZone("UTC-7", -7*3600)
+			s.Expires = time.Date(2040, time.July, 1, 12, 30, 45, 987654321, zone)
+			want := time.Date(2040, time.July, 1, 19, 30, 45, 987000000, time.UTC)
+			e.createSession(t, s)
+			su := e.getSessionAndUser(t, s.SessionToken)
+			if su == nil {
+				t.Fatal("getSessionAndUser = nil")
+			}
+			expectUTC(t, "expires", su.Session.Expires)
+			if !su.Session.Expires.Equal(want) {
+				t.Errorf("expires = %s, want %s (UTC, truncated to the millisecond)", su.Session.Expires.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
+			}
+			if st := e.state(t).Sessions; len(st) != 1 || !st[0].Expires.Equal(want) {
+				t.Errorf("stored sessions = %s, want expires %s", show(st), want.Format(time.RFC3339Nano))
+			}
+		}},
+		{group: string(createSession), name: "duplicate_token_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			s := e.newSession(u.ID)
+			e.createSession(t, s)
+			before := e.state(t)
+			dup := e.newSession(other.ID)
+			dup.SessionToken = s.SessionToken
+			_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, dup)
+			expectErr(t, "createSession with a taken token", err, core.ErrAlreadyExists)
+			e.expectUnchanged(t, before, "the rejected createSession")
+		}},
+		{group: string(createSession), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			before := e.state(t)
+			_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, e.newSession("no-such-user"))
+			expectErr(t, "createSession for an unknown user", err, core.ErrNotFound)
+			e.expectUnchanged(t, before, "the rejected createSession")
+		}},
+		{group: string(createSession), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			before := e.state(t)
+			for name, s := range map[string]core.Session{
+				"empty token":   {SessionToken: "", UserID: u.ID, Expires: future()},
+				"empty userId":  {SessionToken: e.id("tok"), UserID: "", Expires: future()},
+				"zero expires":  {SessionToken: e.id("tok"), UserID: u.ID},
+				"token and all": {},
+			} {
+				_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+				expectErr(t, "createSession with "+name, err, core.ErrInvalidInput)
+			}
+			e.expectUnchanged(t, before, "the rejected createSession calls")
+		}},
+		{group: string(createSession), name: "bad_tokens_round_trip_or_error", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			for name, tok := range badStrings() {
+				before := e.state(t)
+				s := e.newSession(u.ID)
+				s.SessionToken = e.id("bad") + tok
+				if _, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s); err != nil {
+					e.expectUnchanged(t, before, "createSession with "+name+" that failed")
+					continue
+				}
+				su := e.getSessionAndUser(t, s.SessionToken)
+				if su == nil || su.Session.SessionToken != s.SessionToken {
+					t.Errorf("createSession with %s accepted the token but getSessionAndUser does not find it", name)
+				}
+			}
+		}},
+
+		{group: string(getSessionAndUser), name: "finds_session_and_user", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			s := e.newSession(u.ID)
+			e.createSession(t, s)
+			e.createSession(t, e.newSession(u.ID))
+			e.createSession(t, e.newSession(other.ID))
+			su := e.getSessionAndUser(t, s.SessionToken)
+			if su == nil {
+				t.Fatal("getSessionAndUser = nil")
+			}
+			expectSession(t, "session", &su.Session, s.Normalize())
+			expectUser(t, "user", &su.User, u.Normalize())
+		}},
+		{group: string(getSessionAndUser), name: "not_found_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.createSession(t, e.newSession(u.ID))
+			for _, tok := range []string{"no-such-token", ""} {
+				su, err := e.a.(core.SessionAndUserGetter).GetSessionAndUser(e.ctx, tok)
+				if su != nil {
+					t.Errorf("getSessionAndUser(%q) = %s, want nil", tok, show(su))
+				}
+				if err != nil && tok != "" {
+					t.Errorf("getSessionAndUser(%q): %v, want nil, nil", tok, err)
+				}
+			}
+		}},
+		{group: string(getSessionAndUser), name: "expired_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			s := e.newSession(u.ID)
+			s.Expires = time.Now().Add(-time.Minute)
+			e.createSession(t, s)
+			if su := e.getSessionAndUser(t, s.SessionToken); su != nil {
+				t.Errorf("getSessionAndUser of an expired session = %s, want nil", show(su))
+			}
+			if su := e.getSessionAndUser(t, s.SessionToken); su != nil {
+				t.Errorf("second getSessionAndUser of an expired session = %s, want nil", show(su))
+			}
+		}},
+
+		{group: string(updateSession), name: "changes_only_given_fields", needs: []core.Method{createUser, createSession, getSessionAndUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			s, other := e.newSession(u.ID), e.newSession(u.ID)
+			e.createSession(t, s)
+			e.createSession(t, other)
+			later := s.Expires.Add(48*time.Hour + 777*time.Microsecond)
+			got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(later)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := s.Normalize()
+			want.Expires = core.NormalizeTime(later)
+			expectSession(t, "updateSession result", got, want)
+			su := e.getSessionAndUser(t, s.SessionToken)
+			if su == nil {
+				t.Fatal("getSessionAndUser after updateSession = nil")
+			}
+			expectSession(t, "getSessionAndUser after updateSession", &su.Session, want)
+			expectEqual(t, "stored sessions", e.state(t).Sessions, sortedSessions(want, other.Normalize()))
+		}},
+		{group: string(updateSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.createSession(t, e.newSession(u.ID))
+			before := e.state(t)
+			got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
+			if err != nil || got != nil {
+				t.Errorf("updateSession of an unknown token = %s, %v; want nil, nil", show(got), err)
+			}
+			e.expectUnchanged(t, before, "updateSession of an unknown token")
+		}},
+		{group: string(updateSession), name: "empty_token_rejected", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.createSession(t, e.newSession(u.ID))
+			before := e.state(t)
+			_, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())})
+			expectErr(t, "updateSession with an empty token", err, core.ErrInvalidInput)
+			e.expectUnchanged(t, before, "the rejected updateSession")
+		}},
+
+		{group: string(deleteSession), name: "removes_session", needs: []core.Method{createUser, createSession, getSessionAndUser, getUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			s, keep := e.newSession(u.ID), e.newSession(u.ID)
+			e.createSession(t, s)
+			e.createSession(t, keep)
+			got, err := e.a.(core.SessionDeleter).DeleteSession(e.ctx, s.SessionToken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil {
+				expectSession(t, "deleteSession result", got, s.Normalize())
+			}
+			if su := e.getSessionAndUser(t, s.SessionToken); su != nil {
+				t.Errorf("getSessionAndUser after deleteSession = %s, want nil", show(su))
+			}
+			if e.getUser(t, u.ID) == nil {
+				t.Error("deleteSession removed the user")
+			}
+			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{keep.Normalize()})
+		}},
+		{group: string(deleteSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.createSession(t, e.newSession(u.ID))
+			before := e.state(t)
+			got, err := e.a.(core.SessionDeleter).DeleteSession(e.ctx, "no-such-token")
+			if err != nil || got != nil {
+				t.Errorf("deleteSession of an unknown token = %s, %v; want nil, nil", show(got), err)
+			}
+			e.expectUnchanged(t, before, "deleteSession of an unknown token")
+		}},
+	}
+}
+
+func sortedSessions(ss ...core.Session) []core.Session {
+	for i := range ss {
+		ss[i].Expires = canonTime(ss[i].Expires)
+	}
+	slices.SortFunc(ss, func(a, b core.Session) int { return strings.Compare(a.SessionToken, b.SessionToken) })
+	return ss
+}

@@ -1,0 +1,353 @@
+package conformance
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+func tokenRules() []rule {
+	return []rule{
+		{group: string(createToken), name: "round_trip", needs: []core.Method{useToken}, run: func(t *testing.T, e *env) {
+			v := e.newToken()
+			v.Expires = future().In(time.FixedZone("UTC+9", 9*3600))
+			want := v.Normalize()
+			got, err := e.a.(core.VerificationTokenCreator).CreateVerificationToken(e.ctx, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil {
+				expectToken(t, "createVerificationToken result", got, want)
+			}
+			expectEqual(t, "stored verification tokens", e.state(t).VerificationTokens, []core.VerificationToken{want})
+			expectToken(t, "useVerificationToken", e.useToken(t, v.Identifier, v.Token), want)
+		}},
+		{group: string(createToken), name: "duplicate_rejected", run: func(t *testing.T, e *env) {
+			v := e.newToken()
+			e.createToken(t, v)
+			before := e.state(t)
+			dup := v
+			dup.Expires = v.Expires.Add(time.Hour)
+			_, err := e.a.(core.VerificationTokenCreator).CreateVerificationToken(e.ctx, dup)
+			expectErr(t, "createVerificationToken of an existing (identifier, token)", err, core.ErrAlreadyExists)
+			e.expectUnchanged(t, before, "the rejected createVerificationToken")
+		}},
+		{group: string(createToken), name: "same_token_other_identifier", needs: []core.Method{useToken}, run: func(t *testing.T, e *env) {
+			v := e.newToken()
+			w := e.newToken()
+			w.Token = v.Token
+			e.createToken(t, v)
+			e.createToken(t, w)
+			expectToken(t, "use of the first", e.useToken(t, v.Identifier, v.Token), v.Normalize())
+			expectToken(t, "use of the second", e.useToken(t, w.Identifier, w.Token), w.Normalize())
+		}},
+		{group: string(createToken), name: "empty_fields_rejected", run: func(t *testing.T, e *env) {
+			before := e.state(t)
+			for name, v := range map[string]core.VerificationToken{
+				"empty identifier": {Token: "t", Expires: future()},
+				"empty token":      {Identifier: "a@example.com", Expires: future()},
+				"zero expires":     {Identifier: "a@example.com", Token: "t"},
+			} {
+				_, err := e.a.(core.VerificationTokenCreator).CreateVerificationToken(e.ctx, v)
+				expectErr(t, "createVerificationToken with "+name, err, core.ErrInvalidInput)
+			}
+			e.expectUnchanged(t, before, "the rejected createVerificationToken calls")
+		}},
+
+		{group: string(useToken), name: "returns_token_once", needs: []core.Method{createToken}, run: func(t *testing.T, e *env) {
+			v, other := e.newToken(), e.newToken()
+			e.createToken(t, v)
+			e.createToken(t, other)
+			expectToken(t, "first use", e.useToken(t, v.Identifier, v.Token), v.Normalize())
+			if again := e.useToken(t, v.Identifier, v.Token); again != nil {
+				t.Errorf("second use = %s, want nil", show(again))
+			}
+			expectEqual(t, "stored verification tokens", e.state(t).VerificationTokens, []core.VerificationToken{other.Normalize()})
+		}},
+		{group: string(useToken), name: "wrong_identifier_keeps_token", needs: []core.Method{createToken}, run: func(t *testing.T, e *env) {
+			v := e.newToken()
+			e.createToken(t, v)
+			if got := e.useToken(t, "someone-else@example.com", v.Token); got != nil {
+				t.Errorf("use with another identifier = %s, want nil", show(got))
+			}
+			expectEqual(t, "stored verification tokens", e.state(t).VerificationTokens, []core.VerificationToken{v.Normalize()})
+			expectToken(t, "use with the right identifier", e.useToken(t, v.Identifier, v.Token), v.Normalize())
+		}},
+		{group: string(useToken), name: "wrong_token_is_nil", needs: []core.Method{createToken}, run: func(t *testing.T, e *env) {
+			v := e.newToken()
+			e.createToken(t, v)
+			for _, tok := range []string{"hash-other", v.Token + "x", v.Token[:len(v.Token)-1], ""} {
+				got, err := e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, core.VerificationTokenKey{Identifier: v.Identifier, Token: tok})
+				if got != nil {
+					t.Errorf("use with token %q = %s, want nil", tok, show(got))
+				}
+				if err != nil && tok != "" {
+					t.Errorf("use with token %q: %v, want nil, nil", tok, err)
+				}
+			}
+			expectEqual(t, "stored verification tokens", e.state(t).VerificationTokens, []core.VerificationToken{v.Normalize()})
+		}},
+		{group: string(useToken), name: "expired_never_accepted", needs: []core.Method{createToken}, run: func(t *testing.T, e *env) {
+			v := e.newToken()
+			v.Expires = time.Now().Add(-time.Second)
+			e.createToken(t, v)
+			if got := e.useToken(t, v.Identifier, v.Token); got != nil {
+				t.Errorf("use of an expired token = %s, want nil", show(got))
+			}
+			if got := e.useToken(t, v.Identifier, v.Token); got != nil {
+				t.Errorf("second use of an expired token = %s, want nil", show(got))
+			}
+		}},
+		{group: string(useToken), name: "single_use_under_concurrency", needs: []core.Method{createToken}, run: func(t *testing.T, e *env) {
+			const n = 50
+			v := e.newToken()
+			e.createToken(t, v)
+			var wg sync.WaitGroup
+			results := make([]*core.VerificationToken, n)
+			errs := make([]error, n)
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					results[i], errs[i] = e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, v.Key())
+				})
+			}
+			close(start)
+			wg.Wait()
+			won := 0
+			for i := range n {
+				if errs[i] != nil {
+					t.Errorf("concurrent use %d: %v", i, errs[i])
+				}
+				if results[i] != nil {
+					won++
+				}
+			}
+			if won != 1 {
+				t.Errorf("%d of %d concurrent uses of one token succeeded, want exactly 1", won, n)
+			}
+			if s := e.state(t).VerificationTokens; len(s) != 0 {
+				t.Errorf("tokens left after use: %s", show(s))
+			}
+		}},
+		{group: string(useToken), name: "bad_keys_never_panic", needs: []core.Method{createToken}, run: func(t *testing.T, e *env) {
+			v := e.newToken()
+			e.createToken(t, v)
+			before := e.state(t)
+			for name, s := range badStrings() {
+				for _, key := range []core.VerificationTokenKey{{Identifier: s, Token: v.Token}, {Identifier: v.Identifier, Token: s}} {
+					got, err := e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, key)
+					if err == nil && got != nil {
+						t.Errorf("use with %s returned %s", name, show(got))
+					}
+				}
+			}
+			e.expectUnchanged(t, before, "useVerificationToken with keys that match nothing")
+		}},
+	}
+}
+
+func authenticatorRules() []rule {
+	return []rule{
+		{group: string(createAuth), name: "round_trip", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			au := e.newAuthenticator(u.ID, "pa-1")
+			got := e.createAuthenticator(t, au)
+			expectEqual(t, "createAuthenticator result", got, au)
+			fetched := e.getAuthenticator(t, au.CredentialID)
+			if fetched == nil {
+				t.Fatal("getAuthenticator after createAuthenticator = nil")
+			}
+			expectEqual(t, "getAuthenticator", *fetched, au)
+			expectEqual(t, "stored authenticators", e.state(t).Authenticators, []core.Authenticator{au})
+		}},
+		{group: string(createAuth), name: "null_and_empty_differ", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			nul, empty := e.newAuthenticator(u.ID, "pa"), e.newAuthenticator(u.ID, "pa")
+			nul.Transports, empty.Transports = nil, ptr("")
+			nul.Counter, nul.CredentialBackedUp = 0, false
+			for _, au := range []core.Authenticator{nul, empty} {
+				e.createAuthenticator(t, au)
+				got := e.getAuthenticator(t, au.CredentialID)
+				if got == nil {
+					t.Fatalf("getAuthenticator(%q) = nil", au.CredentialID)
+				}
+				expectEqual(t, "getAuthenticator", *got, au)
+			}
+		}},
+		{group: string(createAuth), name: "duplicate_credential_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			au := e.newAuthenticator(u.ID, "pa")
+			e.createAuthenticator(t, au)
+			before := e.state(t)
+			dup := e.newAuthenticator(u.ID, "pa-2")
+			dup.CredentialID = au.CredentialID
+			_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, dup)
+			expectErr(t, "createAuthenticator with a taken credential id", err, core.ErrAlreadyExists)
+			e.expectUnchanged(t, before, "the rejected createAuthenticator")
+		}},
+		{group: string(createAuth), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			before := e.state(t)
+			_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, e.newAuthenticator("no-such-user", "pa"))
+			expectErr(t, "createAuthenticator for an unknown user", err, core.ErrNotFound)
+			e.expectUnchanged(t, before, "the rejected createAuthenticator")
+		}},
+		{group: string(createAuth), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			before := e.state(t)
+			bad := map[string]func(*core.Authenticator){
+				"empty credentialID":        func(a *core.Authenticator) { a.CredentialID = "" },
+				"empty credentialPublicKey": func(a *core.Authenticator) { a.CredentialPublicKey = "" },
+				"empty userId":              func(a *core.Authenticator) { a.UserID = "" },
+				"empty providerAccountId":   func(a *core.Authenticator) { a.ProviderAccountID = "" },
+				"negative counter":          func(a *core.Authenticator) { a.Counter = -1 },
+			}
+			for name, spoil := range bad {
+				au := e.newAuthenticator(u.ID, "pa")
+				spoil(&au)
+				_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, au)
+				expectErr(t, "createAuthenticator with "+name, err, core.ErrInvalidInput)
+			}
+			e.expectUnchanged(t, before, "the rejected createAuthenticator calls")
+		}},
+
+		{group: string(getAuth), name: "finds_authenticator", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			au := e.newAuthenticator(u.ID, "pa")
+			e.createAuthenticator(t, au)
+			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
+			got := e.getAuthenticator(t, au.CredentialID)
+			if got == nil {
+				t.Fatal("getAuthenticator = nil")
+			}
+			expectEqual(t, "getAuthenticator", *got, au)
+		}},
+		{group: string(getAuth), name: "not_found_is_nil", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
+			if got := e.getAuthenticator(t, "no-such-credential"); got != nil {
+				t.Errorf("getAuthenticator of an unknown id = %s, want nil", show(got))
+			}
+		}},
+
+		{group: string(listAuth), name: "lists_the_users_authenticators", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			a2 := e.newAuthenticator(u.ID, "pa")
+			a1 := e.newAuthenticator(u.ID, "pa")
+			a1.CredentialID = "A" + a1.CredentialID // sorts before a2
+			e.createAuthenticator(t, a2)
+			e.createAuthenticator(t, a1)
+			e.createAuthenticator(t, e.newAuthenticator(other.ID, "pb"))
+			got, err := e.a.(core.AuthenticatorsByUserLister).ListAuthenticatorsByUserID(e.ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectEqual(t, "listAuthenticatorsByUserId (ordered by credential id)", got, []core.Authenticator{a1, a2})
+		}},
+		{group: string(listAuth), name: "unknown_user_empty_list", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
+			got, err := e.a.(core.AuthenticatorsByUserLister).ListAuthenticatorsByUserID(e.ctx, "no-such-user")
+			if err != nil {
+				t.Errorf("listAuthenticatorsByUserId of an unknown user: %v, want an empty list and no error", err)
+			}
+			if got == nil || len(got) != 0 {
+				t.Errorf("listAuthenticatorsByUserId of an unknown user = %#v, want an empty, non-nil list", got)
+			}
+		}},
+
+		{group: string(updateCounter), name: "updates_counter", needs: []core.Method{createUser, createAuth, getAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			au, other := e.newAuthenticator(u.ID, "pa"), e.newAuthenticator(u.ID, "pa")
+			e.createAuthenticator(t, au)
+			e.createAuthenticator(t, other)
+			got, err := e.a.(core.AuthenticatorCounterUpdater).UpdateAuthenticatorCounter(e.ctx, au.CredentialID, 1<<40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := au
+			want.Counter = 1 << 40
+			if got == nil {
+				t.Fatal("updateAuthenticatorCounter returned nil and no error")
+			}
+			expectEqual(t, "updateAuthenticatorCounter result", *got, want)
+			if g := e.getAuthenticator(t, au.CredentialID); g == nil {
+				t.Error("getAuthenticator after the update = nil")
+			} else {
+				expectEqual(t, "getAuthenticator after the update", *g, want)
+			}
+			expectEqual(t, "stored authenticators", e.state(t).Authenticators, sortedAuthenticators(want, other))
+		}},
+		{group: string(updateCounter), name: "unknown_credential_errors", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
+			before := e.state(t)
+			got, err := e.a.(core.AuthenticatorCounterUpdater).UpdateAuthenticatorCounter(e.ctx, "no-such-credential", 3)
+			expectErr(t, "updateAuthenticatorCounter of an unknown credential (the spec says it must throw)", err, core.ErrNotFound)
+			if got != nil {
+				t.Errorf("it also returned %s", show(got))
+			}
+			e.expectUnchanged(t, before, "the failed updateAuthenticatorCounter")
+		}},
+		{group: string(updateCounter), name: "negative_counter_rejected", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			au := e.newAuthenticator(u.ID, "pa")
+			e.createAuthenticator(t, au)
+			before := e.state(t)
+			_, err := e.a.(core.AuthenticatorCounterUpdater).UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1)
+			expectErr(t, "updateAuthenticatorCounter to -1", err, core.ErrInvalidInput)
+			e.expectUnchanged(t, before, "the rejected updateAuthenticatorCounter")
+		}},
+	}
+}
+
+// purgeRules check core.ExpiredPurger, which is not a spec method: adapters
+// whose store expires records by itself need not offer it.
+func purgeRules() []rule {
+	return []rule{
+		{group: "purgeExpired", name: "removes_only_expired", needsPurge: true, needs: []core.Method{createUser, createSession, createToken}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			live, dead := e.newSession(u.ID), e.newSession(u.ID)
+			dead.Expires = time.Now().Add(-time.Minute)
+			e.createSession(t, live)
+			e.createSession(t, dead)
+			liveTok, deadTok := e.newToken(), e.newToken()
+			deadTok.Expires = time.Now().Add(-time.Minute)
+			e.createToken(t, liveTok)
+			e.createToken(t, deadTok)
+			res, err := e.purger.PurgeExpired(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := e.state(t)
+			expectEqual(t, "sessions left", s.Sessions, []core.Session{live.Normalize()})
+			expectEqual(t, "tokens left", s.VerificationTokens, []core.VerificationToken{liveTok.Normalize()})
+			if res.Sessions > 1 || res.VerificationTokens > 1 {
+				t.Errorf("PurgeExpired reported %+v, more than were expired", res)
+			}
+		}},
+	}
+}
+
+func sortedAuthenticators(as ...core.Authenticator) []core.Authenticator {
+	slices.SortFunc(as, func(a, b core.Authenticator) int { return strings.Compare(a.CredentialID, b.CredentialID) })
+	return as
+}

@@ -1,0 +1,435 @@
+package conformance
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+const (
+	createUser        = core.MethodCreateUser
+	getUser           = core.MethodGetUser
+	getUserByEmail    = core.MethodGetUserByEmail
+	getUserByAccount  = core.MethodGetUserByAccount
+	updateUser        = core.MethodUpdateUser
+	deleteUser        = core.MethodDeleteUser
+	linkAccount       = core.MethodLinkAccount
+	unlinkAccount     = core.MethodUnlinkAccount
+	getAccount        = core.MethodGetAccount
+	createSession     = core.MethodCreateSession
+	getSessionAndUser = core.MethodGetSessionAndUser
+	updateSession     = core.MethodUpdateSession
+	deleteSession     = core.MethodDeleteSession
+	createToken       = core.MethodCreateVerificationToken
+	useToken          = core.MethodUseVerificationToken
+	createAuth        = core.MethodCreateAuthenticator
+	getAuth           = core.MethodGetAuthenticator
+	listAuth          = core.MethodListAuthenticatorsByUserID
+	updateCounter     = core.MethodUpdateAuthenticatorCounter
+)
+
+// badStrings are values that an adapter must either store faithfully or
+// reject with an error, and never panic on.
+func badStrings() map[string]string {
+	return map[string]string{
+		"1MiB":          strings.Repeat("x", 1<<20),
+		"invalid_utf8":  "bad\xff\xfe\xc3(utf8",
+		"nul_byte":      "nul\x00byte",
+		"key_syntax":    "a:b{c}d e*f?[g]\\h.i$j",
+		"unicode":       "Ünïcødé ✓ 🔑",
+		"leading_space": "  padded  ",
+	}
+}
+
+func userRules() []rule {
+	return []rule{
+		{group: string(createUser), name: "round_trip_all_fields", needs: []core.Method{getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			want := u.Normalize()
+			got := e.createUser(t, u)
+			expectUser(t, "createUser result", &got, want)
+			expectUser(t, "getUser", e.getUser(t, u.ID), want)
+			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), want)
+			expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(want)})
+		}},
+		{group: string(createUser), name: "null_and_empty_differ", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			u.EmailVerified, u.Name, u.Image = nil, nil, ptr("")
+			e.createUser(t, u)
+			got := e.getUser(t, u.ID)
+			expectUser(t, "getUser", got, u)
+			if got != nil && (got.Name != nil || got.EmailVerified != nil || got.Image == nil) {
+				t.Errorf("null became empty or empty became null: %s", show(got))
+			}
+			expectEqual(t, "stored users", e.state(t).Users, []core.User{u})
+		}},
+		{group: string(createUser), name: "time_utc_millisecond", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			u.EmailVerified = ptr(at(0)) // 15:09:26.535897932 +05:30
+			e.createUser(t, u)
+			got := e.getUser(t, u.ID)
+			want := time.Date(2031, time.March, 14, 9, 39, 26, 535000000, time.UTC)
+			if got == nil || got.EmailVerified == nil {
+				t.Fatalf("getUser: %s, want emailVerified set", show(got))
+			}
+			expectUTC(t, "emailVerified", *got.EmailVerified)
+			if !got.EmailVerified.Equal(want) {
+				t.Errorf("emailVerified = %s, want %s (UTC, truncated to the millisecond)", got.EmailVerified.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
+			}
+			stored := e.state(t).Users
+			if len(stored) != 1 || stored[0].EmailVerified == nil || !stored[0].EmailVerified.Equal(want) {
+				t.Errorf("stored users = %s, want emailVerified %s", show(stored), want.Format(time.RFC3339Nano))
+			}
+		}},
+		{group: string(createUser), name: "duplicate_email_rejected", run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			before := e.state(t)
+			dup := e.newUser()
+			dup.Email = u.Email
+			_, err := e.a.(core.UserCreator).CreateUser(e.ctx, dup)
+			expectErr(t, "createUser with a taken e-mail", err, core.ErrAlreadyExists)
+			e.expectUnchanged(t, before, "the rejected createUser")
+		}},
+		{group: string(createUser), name: "duplicate_id_rejected", run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			before := e.state(t)
+			dup := e.newUser()
+			dup.ID = u.ID
+			_, err := e.a.(core.UserCreator).CreateUser(e.ctx, dup)
+			expectErr(t, "createUser with a taken id", err, core.ErrAlreadyExists)
+			e.expectUnchanged(t, before, "the rejected createUser")
+		}},
+		{group: string(createUser), name: "duplicate_email_under_concurrency", run: func(t *testing.T, e *env) {
+			const n = 20
+			email := e.id("race") + "@example.com"
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			for i := range n {
+				u := e.newUser()
+				u.Email = email
+				wg.Go(func() { _, errs[i] = e.a.(core.UserCreator).CreateUser(e.ctx, u) })
+			}
+			wg.Wait()
+			ok := 0
+			for _, err := range errs {
+				if err == nil {
+					ok++
+				} else {
+					expectErr(t, "a losing concurrent createUser", err, core.ErrAlreadyExists)
+				}
+			}
+			if ok != 1 {
+				t.Errorf("%d of %d concurrent createUser calls with one e-mail succeeded, want exactly 1", ok, n)
+			}
+			if users := e.state(t).Users; len(users) != 1 {
+				t.Errorf("%d users stored, want 1: %s", len(users), show(users))
+			}
+		}},
+		{group: string(createUser), name: "empty_fields_rejected", run: func(t *testing.T, e *env) {
+			before := e.state(t)
+			for name, u := range map[string]core.User{
+				"empty id":     {ID: "", Email: e.id("x") + "@example.com"},
+				"empty e-mail": {ID: e.id("user"), Email: ""},
+			} {
+				_, err := e.a.(core.UserCreator).CreateUser(e.ctx, u)
+				expectErr(t, "createUser with "+name, err, core.ErrInvalidInput)
+			}
+			e.expectUnchanged(t, before, "the rejected createUser calls")
+		}},
+		{group: string(createUser), name: "bad_strings_round_trip_or_error", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
+			for name, s := range badStrings() {
+				before := e.state(t)
+				u := e.newUser()
+				u.Name = ptr(s)
+				u.Email = e.id("bad") + s + "@example.com"
+				got, err := e.a.(core.UserCreator).CreateUser(e.ctx, u)
+				if err != nil {
+					e.expectUnchanged(t, before, "createUser with "+name+" that failed")
+					continue
+				}
+				if got == nil {
+					t.Errorf("createUser with %s returned nil and no error", name)
+					continue
+				}
+				stored := e.getUser(t, u.ID)
+				if stored == nil || stored.Name == nil || *stored.Name != s || stored.Email != u.Email {
+					t.Errorf("createUser with %s accepted the value but did not store it faithfully", name)
+				}
+			}
+		}},
+		{group: string(createUser), name: "records_copied_in_and_out", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			want := u.Normalize()
+			got := e.createUser(t, u)
+			*u.Name, *u.Image = "changed by caller", "changed"
+			*got.Name = "changed too"
+			fetched := e.getUser(t, u.ID)
+			expectUser(t, "getUser after the caller changed its copies", fetched, want)
+			if fetched != nil {
+				*fetched.Name = "and again"
+			}
+			expectUser(t, "getUser after the caller changed a fetched copy", e.getUser(t, u.ID), want)
+		}},
+
+		{group: string(getUser), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			expectUser(t, "getUser", e.getUser(t, u.ID), u.Normalize())
+		}},
+		{group: string(getUser), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			if u := e.getUser(t, "no-such-user"); u != nil {
+				t.Errorf("getUser of an unknown id = %s, want nil", show(u))
+			}
+		}},
+		{group: string(getUser), name: "bad_ids_never_panic", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			before := e.state(t)
+			ids := badStrings()
+			ids["empty"] = ""
+			for name, id := range ids {
+				u, err := e.a.(core.UserGetter).GetUser(e.ctx, id)
+				if err == nil && u != nil {
+					t.Errorf("getUser(%s) found %s", name, show(u))
+				}
+			}
+			e.expectUnchanged(t, before, "getUser")
+		}},
+		{group: string(getUser), name: "cancelled_context_errors", run: func(t *testing.T, e *env) {
+			ctx, cancel := contextCancelled(e.ctx)
+			defer cancel()
+			if _, err := e.a.(core.UserGetter).GetUser(ctx, "any"); err == nil {
+				t.Error("getUser with a cancelled context returned no error")
+			}
+		}},
+
+		{group: string(getUserByEmail), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), u.Normalize())
+		}},
+		{group: string(getUserByEmail), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			if u := e.getUserByEmail(t, "nobody@example.com"); u != nil {
+				t.Errorf("getUserByEmail of an unknown address = %s, want nil", show(u))
+			}
+		}},
+
+		{group: string(getUserByAccount), name: "finds_owner", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			acc := e.newAccount(u.ID)
+			e.linkAccount(t, acc)
+			e.linkAccount(t, e.newAccount(other.ID))
+			got, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, acc.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectUser(t, "getUserByAccount", got, u.Normalize())
+		}},
+		{group: string(getUserByAccount), name: "not_found_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc := e.newAccount(u.ID)
+			e.linkAccount(t, acc)
+			for _, key := range []core.AccountKey{
+				{Provider: "github", ProviderAccountID: "no-such-account"},
+				{Provider: "gitlab", ProviderAccountID: acc.ProviderAccountID},
+			} {
+				got, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, key)
+				if err != nil || got != nil {
+					t.Errorf("getUserByAccount(%+v) = %s, %v; want nil, nil", key, show(got), err)
+				}
+			}
+		}},
+		{group: string(getUserByAccount), name: "provider_and_id_not_swapped", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			acc := e.newAccount(u.ID)
+			acc.Provider, acc.ProviderAccountID = "alpha", "beta"
+			e.linkAccount(t, acc)
+			lookup := e.a.(core.UserByAccountGetter).GetUserByAccount
+			got, err := lookup(e.ctx, core.AccountKey{Provider: "alpha", ProviderAccountID: "beta"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectUser(t, "getUserByAccount{provider: alpha, providerAccountId: beta}", got, u.Normalize())
+			if got, err := lookup(e.ctx, core.AccountKey{Provider: "beta", ProviderAccountID: "alpha"}); err != nil || got != nil {
+				t.Errorf("getUserByAccount with provider and id swapped = %s, %v; want nil, nil", show(got), err)
+			}
+		}},
+
+		{group: string(updateUser), name: "changes_only_given_fields", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			got, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(ptr("Grace"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := u.Normalize()
+			want.Name = ptr("Grace")
+			expectUser(t, "updateUser result", got, want)
+			expectUser(t, "getUser after updateUser", e.getUser(t, u.ID), want)
+			expectEqual(t, "stored users", e.state(t).Users, sortedUsers(canonUser(want), canonUser(other.Normalize())))
+		}},
+		{group: string(updateUser), name: "sets_nullable_fields_to_null", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			got, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{
+				ID: u.ID, Name: core.Null[string](), EmailVerified: core.Null[time.Time](), Image: core.Set(ptr("")),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := u.Normalize()
+			want.Name, want.EmailVerified, want.Image = nil, nil, ptr("")
+			expectUser(t, "updateUser result", got, want)
+			expectUser(t, "getUser after updateUser", e.getUser(t, u.ID), want)
+			expectEqual(t, "stored users", e.state(t).Users, []core.User{want})
+		}},
+		{group: string(updateUser), name: "sets_email_verified_utc_millisecond", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			u.EmailVerified = nil
+			e.createUser(t, u)
+			verified := at(time.Hour)
+			if _, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, EmailVerified: core.Set(&verified)}); err != nil {
+				t.Fatal(err)
+			}
+			want := u.Normalize()
+			want.EmailVerified = ptr(core.NormalizeTime(verified))
+			expectUser(t, "getUser after updateUser", e.getUser(t, u.ID), want)
+		}},
+		{group: string(updateUser), name: "moves_email", needs: []core.Method{createUser, getUserByEmail}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			newEmail := e.id("moved") + "@example.com"
+			if _, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(newEmail)}); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.getUserByEmail(t, u.Email); got != nil {
+				t.Errorf("getUserByEmail of the old address = %s, want nil", show(got))
+			}
+			want := u.Normalize()
+			want.Email = newEmail
+			expectUser(t, "getUserByEmail of the new address", e.getUserByEmail(t, newEmail), want)
+			// The old address is free again.
+			reuse := e.newUser()
+			reuse.Email = u.Email
+			e.createUser(t, reuse)
+		}},
+		{group: string(updateUser), name: "taken_email_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			before := e.state(t)
+			_, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(other.Email), Name: core.Set(ptr("x"))})
+			expectErr(t, "updateUser to another user's e-mail", err, core.ErrAlreadyExists)
+			e.expectUnchanged(t, before, "the rejected updateUser")
+		}},
+		{group: string(updateUser), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			before := e.state(t)
+			_, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: "no-such-user", Name: core.Set(ptr("x"))})
+			expectErr(t, "updateUser of an unknown id", err, core.ErrNotFound)
+			_, err = e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: "", Name: core.Set(ptr("x"))})
+			expectErr(t, "updateUser with an empty id", err, core.ErrInvalidInput)
+			e.expectUnchanged(t, before, "the rejected updateUser")
+		}},
+
+		{group: string(deleteUser), name: "removes_user", needs: []core.Method{createUser, getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			got, err := e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil {
+				expectUser(t, "deleteUser result", got, u.Normalize())
+			}
+			if g := e.getUser(t, u.ID); g != nil {
+				t.Errorf("getUser after deleteUser = %s, want nil", show(g))
+			}
+			if g := e.getUserByEmail(t, u.Email); g != nil {
+				t.Errorf("getUserByEmail after deleteUser = %s, want nil", show(g))
+			}
+			expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(other.Normalize())})
+			reuse := e.newUser()
+			reuse.Email = u.Email
+			e.createUser(t, reuse)
+		}},
+		{group: string(deleteUser), name: "cascades_to_accounts_sessions_authenticators", needs: []core.Method{createUser, linkAccount, createSession, createAuth}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			for _, id := range []string{u.ID, other.ID} {
+				acc := e.newAccount(id)
+				e.linkAccount(t, acc)
+				e.linkAccount(t, e.newAccount(id))
+				e.createSession(t, e.newSession(id))
+				e.createSession(t, e.newSession(id))
+				e.createAuthenticator(t, e.newAuthenticator(id, acc.ProviderAccountID))
+			}
+			keep := e.state(t)
+			if _, err := e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID); err != nil {
+				t.Fatal(err)
+			}
+			s := e.state(t)
+			for _, a := range s.Accounts {
+				if a.UserID == u.ID {
+					t.Errorf("account %s survived deleteUser", show(a.Key()))
+				}
+			}
+			for _, se := range s.Sessions {
+				if se.UserID == u.ID {
+					t.Errorf("session %q survived deleteUser", se.SessionToken)
+				}
+			}
+			for _, au := range s.Authenticators {
+				if au.UserID == u.ID {
+					t.Errorf("authenticator %q survived deleteUser", au.CredentialID)
+				}
+			}
+			if len(s.Accounts) != 2 || len(s.Sessions) != 2 || len(s.Authenticators) != 1 {
+				t.Errorf("deleteUser removed another user's records: left %d accounts, %d sessions, %d authenticators of %d, %d, %d",
+					len(s.Accounts), len(s.Sessions), len(s.Authenticators), len(keep.Accounts), len(keep.Sessions), len(keep.Authenticators))
+			}
+			if m, ok := e.raw.(Mentioner); ok {
+				for _, needle := range []string{u.ID, u.Email} {
+					found, err := m.Mentions(e.ctx, needle)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(found) > 0 {
+						t.Errorf("after deleteUser, stored entries still mention %q: %v", needle, found)
+					}
+				}
+			}
+		}},
+		{group: string(deleteUser), name: "unknown_user_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.createUser(t, e.newUser())
+			before := e.state(t)
+			got, err := e.a.(core.UserDeleter).DeleteUser(e.ctx, "no-such-user")
+			if err != nil || got != nil {
+				t.Errorf("deleteUser of an unknown id = %s, %v; want nil, nil", show(got), err)
+			}
+			e.expectUnchanged(t, before, "deleteUser of an unknown id")
+		}},
+	}
+}
+
+func sortedUsers(us ...core.User) []core.User {
+	out := slices.Clone(us)
+	slices.SortFunc(out, func(a, b core.User) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}

@@ -1,0 +1,138 @@
+// Package conformance is the suite every authport adapter runs: one subtest
+// per rule of the adapter contract, named
+// TestConformance/<backend>/<specMethod>/<rule> so that a failure points at
+// the rule it breaks.
+//
+// An adapter's module runs it from a test:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, conformance.Harness{Name: "mybackend", New: newFixture})
+//	}
+//
+// The [Harness] gives each test a fresh adapter and a [Raw] view of what is
+// really stored, so the suite checks the database and not only what the
+// adapter says. Rules of methods the adapter does not implement are skipped
+// with the name of the missing method; everything it implements must pass.
+//
+// Package provision, beside this one, finds the database servers the tests
+// run against.
+package conformance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// rule is one rule of the contract, checked by one subtest.
+type rule struct {
+	// group is the second-level subtest name: a spec method name, or a
+	// name for rules that span methods (e.g. "purgeExpired").
+	group string
+	name  string
+	// needs lists every adapter method the rule calls; the rule is skipped
+	// when the adapter lacks one. It need not repeat group.
+	needs []core.Method
+	// needsPurge marks rules of the core.ExpiredPurger extension, which
+	// run only for adapters that offer it.
+	needsPurge bool
+	run        func(t *testing.T, e *env)
+}
+
+// Run runs every rule of the contract against the backend h describes, as
+// subtests of t named <h.Name>/<specMethod>/<rule>.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	if h.Name == "" || h.New == nil {
+		t.Fatal("conformance.Run: Harness needs a Name and a New function")
+	}
+	t.Run(h.Name, func(t *testing.T) {
+		// One fixture up front: a backend whose database is missing skips
+		// (or fails) here, once, and the adapter's extensions are known.
+		probe := h.New(t)
+		_, purger := probe.Adapter.(core.ExpiredPurger)
+		for _, group := range groupRules(allRules()) {
+			if group.rules[0].needsPurge && !purger {
+				continue // an extension the adapter does not offer
+			}
+			t.Run(group.name, func(t *testing.T) {
+				for _, r := range group.rules {
+					t.Run(r.name, func(t *testing.T) { runRule(t, h, r) })
+				}
+			})
+		}
+	})
+}
+
+type ruleGroup struct {
+	name  string
+	rules []rule
+}
+
+// groupRules groups rules by group name, keeping first-seen order.
+func groupRules(rules []rule) []ruleGroup {
+	var groups []ruleGroup
+	index := map[string]int{}
+	for _, r := range rules {
+		i, ok := index[r.group]
+		if !ok {
+			i = len(groups)
+			index[r.group] = i
+			groups = append(groups, ruleGroup{name: r.group})
+		}
+		groups[i].rules = append(groups[i].rules, r)
+	}
+	return groups
+}
+
+func runRule(t *testing.T, h Harness, r rule) {
+	f := h.New(t)
+	if f.Adapter == nil || f.Raw == nil {
+		t.Fatal("Harness.New returned a Fixture without an Adapter or a Raw view")
+	}
+	caps := core.Probe(f.Adapter)
+	needs := r.needs
+	if m := core.Method(r.group); caps.Has(m) || isSpecMethod(m) {
+		needs = append([]core.Method{m}, needs...)
+	}
+	if missing := caps.Missing(needs...); len(missing) > 0 {
+		t.Skipf("adapter %s does not implement %v", caps.Adapter(), missing)
+	}
+	purger, _ := f.Adapter.(core.ExpiredPurger)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	e := &env{ctx: ctx, a: f.Adapter, raw: f.Raw, purger: purger}
+	if c, ok := f.Raw.(ConsistencyChecker); ok {
+		// Registered before the rule runs so that it runs after the rule
+		// and before the fixture's own teardown.
+		t.Cleanup(func() {
+			if err := c.CheckConsistency(context.Background()); err != nil {
+				t.Errorf("storage is inconsistent after the test: %v", err)
+			}
+		})
+	}
+	r.run(t, e)
+}
+
+func isSpecMethod(m core.Method) bool {
+	for _, s := range core.Methods() {
+		if s == m {
+			return true
+		}
+	}
+	return false
+}
+
+// allRules lists every rule, in the order of SPEC §4.
+func allRules() []rule {
+	var rs []rule
+	rs = append(rs, userRules()...)
+	rs = append(rs, accountRules()...)
+	rs = append(rs, sessionRules()...)
+	rs = append(rs, tokenRules()...)
+	rs = append(rs, authenticatorRules()...)
+	rs = append(rs, purgeRules()...)
+	return rs
+}

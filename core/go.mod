@@ -1,0 +1,3 @@
+module github.com/authport/authport/core
+
+go 1.26

@@ -1,0 +1,197 @@
+package core
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Method is the spec name of an adapter method, e.g. "getSessionAndUser".
+type Method string
+
+// The 19 adapter methods of SPEC §4, by their spec names.
+const (
+	MethodCreateUser                 Method = "createUser"
+	MethodGetUser                    Method = "getUser"
+	MethodGetUserByEmail             Method = "getUserByEmail"
+	MethodGetUserByAccount           Method = "getUserByAccount"
+	MethodUpdateUser                 Method = "updateUser"
+	MethodDeleteUser                 Method = "deleteUser"
+	MethodLinkAccount                Method = "linkAccount"
+	MethodUnlinkAccount              Method = "unlinkAccount"
+	MethodGetAccount                 Method = "getAccount"
+	MethodCreateSession              Method = "createSession"
+	MethodGetSessionAndUser          Method = "getSessionAndUser"
+	MethodUpdateSession              Method = "updateSession"
+	MethodDeleteSession              Method = "deleteSession"
+	MethodCreateVerificationToken    Method = "createVerificationToken"
+	MethodUseVerificationToken       Method = "useVerificationToken"
+	MethodCreateAuthenticator        Method = "createAuthenticator"
+	MethodGetAuthenticator           Method = "getAuthenticator"
+	MethodListAuthenticatorsByUserID Method = "listAuthenticatorsByUserId"
+	MethodUpdateAuthenticatorCounter Method = "updateAuthenticatorCounter"
+)
+
+// methodTable maps each method to the interface that implements it, in the
+// order of SPEC §4.
+var methodTable = []struct {
+	method Method
+	iface  reflect.Type
+}{
+	{MethodCreateUser, reflect.TypeFor[UserCreator]()},
+	{MethodGetUser, reflect.TypeFor[UserGetter]()},
+	{MethodGetUserByEmail, reflect.TypeFor[UserByEmailGetter]()},
+	{MethodGetUserByAccount, reflect.TypeFor[UserByAccountGetter]()},
+	{MethodUpdateUser, reflect.TypeFor[UserUpdater]()},
+	{MethodDeleteUser, reflect.TypeFor[UserDeleter]()},
+	{MethodLinkAccount, reflect.TypeFor[AccountLinker]()},
+	{MethodUnlinkAccount, reflect.TypeFor[AccountUnlinker]()},
+	{MethodGetAccount, reflect.TypeFor[AccountGetter]()},
+	{MethodCreateSession, reflect.TypeFor[SessionCreator]()},
+	{MethodGetSessionAndUser, reflect.TypeFor[SessionAndUserGetter]()},
+	{MethodUpdateSession, reflect.TypeFor[SessionUpdater]()},
+	{MethodDeleteSession, reflect.TypeFor[SessionDeleter]()},
+	{MethodCreateVerificationToken, reflect.TypeFor[VerificationTokenCreator]()},
+	{MethodUseVerificationToken, reflect.TypeFor[VerificationTokenUser]()},
+	{MethodCreateAuthenticator, reflect.TypeFor[AuthenticatorCreator]()},
+	{MethodGetAuthenticator, reflect.TypeFor[AuthenticatorGetter]()},
+	{MethodListAuthenticatorsByUserID, reflect.TypeFor[AuthenticatorsByUserLister]()},
+	{MethodUpdateAuthenticatorCounter, reflect.TypeFor[AuthenticatorCounterUpdater]()},
+}
+
+// Methods returns the 19 adapter methods in the order of SPEC §4.
+func Methods() []Method {
+	ms := make([]Method, len(methodTable))
+	for i, e := range methodTable {
+		ms[i] = e.method
+	}
+	return ms
+}
+
+// Capabilities is the set of adapter methods an adapter implements, as
+// reported by [Probe].
+type Capabilities struct {
+	adapter string
+	has     map[Method]bool
+}
+
+// Probe reports which of the adapter methods a implements. It looks at a's
+// method set once; a nil a implements nothing.
+func Probe(a any) Capabilities {
+	c := Capabilities{adapter: adapterName(a), has: make(map[Method]bool, len(methodTable))}
+	if a == nil {
+		return c
+	}
+	t := reflect.TypeOf(a)
+	for _, e := range methodTable {
+		if t.Implements(e.iface) {
+			c.has[e.method] = true
+		}
+	}
+	return c
+}
+
+// Adapter returns the Go type name of the probed adapter, e.g. "*memory.Adapter".
+func (c Capabilities) Adapter() string { return c.adapter }
+
+// Has reports whether the adapter implements m.
+func (c Capabilities) Has(m Method) bool { return c.has[m] }
+
+// Implemented returns the methods the adapter implements, in spec order.
+func (c Capabilities) Implemented() []Method {
+	var ms []Method
+	for _, e := range methodTable {
+		if c.has[e.method] {
+			ms = append(ms, e.method)
+		}
+	}
+	return ms
+}
+
+// Missing returns those of the methods that the adapter does not implement,
+// in the order given, without repeats.
+func (c Capabilities) Missing(methods ...Method) []Method {
+	var ms []Method
+	for _, m := range methods {
+		if !c.has[m] && !slices.Contains(ms, m) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// Require returns nil when the adapter implements every method of methods,
+// and otherwise a [*MissingMethodsError] naming each missing one as needed by
+// neededBy (for example "e-mail sign-in").
+func (c Capabilities) Require(neededBy string, methods ...Method) error {
+	missing := c.Missing(methods...)
+	if len(missing) == 0 {
+		return nil
+	}
+	e := &MissingMethodsError{Adapter: c.adapter}
+	for _, m := range missing {
+		e.Missing = append(e.Missing, MissingMethod{Method: m, NeededBy: neededBy})
+	}
+	return e
+}
+
+// String lists the implemented methods, e.g. "*memory.Adapter: createUser, getUser".
+func (c Capabilities) String() string {
+	ms := c.Implemented()
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = string(m)
+	}
+	return c.adapter + ": " + strings.Join(names, ", ")
+}
+
+// Require returns a as the method interface I, or, when a does not
+// implement it, the zero I and a [*MissingMethodsError] naming the method and
+// neededBy. I must be one of the 19 method interfaces of this package:
+//
+//	get, err := core.Require[core.SessionAndUserGetter](adapter, "session lookup")
+func Require[I any](a any, neededBy string) (I, error) {
+	if i, ok := a.(I); ok {
+		return i, nil
+	}
+	var zero I
+	return zero, &MissingMethodsError{
+		Adapter: adapterName(a),
+		Missing: []MissingMethod{{Method: MethodOf[I](), NeededBy: neededBy}},
+	}
+}
+
+// MethodOf returns the spec name of the method interface I, or "" when I is
+// not one of the 19 method interfaces.
+func MethodOf[I any]() Method {
+	t := reflect.TypeFor[I]()
+	for _, e := range methodTable {
+		if e.iface == t {
+			return e.method
+		}
+	}
+	return ""
+}
+
+func adapterName(a any) string {
+	if a == nil {
+		return "<nil>"
+	}
+	return reflect.TypeOf(a).String()
+}
+
+// PurgeResult counts the records a purge removed.
+type PurgeResult struct {
+	Sessions           int
+	VerificationTokens int
+}
+
+// ExpiredPurger is not a spec method: adapters whose store does not expire
+// records by itself offer it to remove expired sessions and verification
+// tokens. Applications call it periodically; the library never needs it.
+type ExpiredPurger interface {
+	// PurgeExpired deletes every session and verification token whose
+	// expiry is not after now and reports how many it deleted.
+	PurgeExpired(ctx context.Context) (PurgeResult, error)
+}

@@ -1,0 +1,229 @@
+package core
+
+import (
+	"strings"
+	"time"
+)
+
+// AccountType is the provider type an [Account] was created through
+// (SPEC §2.1 AdapterAccountType).
+type AccountType string
+
+// The account types of SPEC §2.1.
+const (
+	AccountTypeOAuth    AccountType = "oauth"
+	AccountTypeOIDC     AccountType = "oidc"
+	AccountTypeEmail    AccountType = "email"
+	AccountTypeWebAuthn AccountType = "webauthn"
+)
+
+// Valid reports whether t is one of the account types the spec allows.
+func (t AccountType) Valid() bool {
+	switch t {
+	case AccountTypeOAuth, AccountTypeOIDC, AccountTypeEmail, AccountTypeWebAuthn:
+		return true
+	}
+	return false
+}
+
+// User is a person who can sign in (SPEC §2.8 AdapterUser).
+//
+// Pointer fields are nullable: nil is the spec's null (or an absent field) and
+// is stored and returned as such, distinct from a pointer to "".
+type User struct {
+	// ID uniquely identifies the user. The library assigns it before
+	// CreateUser is called; adapters never invent one.
+	ID string
+	// Email is the user's e-mail address, unique among users.
+	Email string
+	// EmailVerified is nil until the user first signs in with an e-mail
+	// provider, then the time of that first sign-in.
+	EmailVerified *time.Time
+	// Name is the user's display name, or nil.
+	Name *string
+	// Image is a URL of the user's picture, or nil.
+	Image *string
+}
+
+// AccountKey names an account by its provider and the provider's id for it
+// (the object SPEC §4 passes to getUserByAccount and unlinkAccount).
+type AccountKey struct {
+	Provider          string
+	ProviderAccountID string
+}
+
+// Account links a [User] to one provider (SPEC §2.8 AdapterAccount). One user
+// can have several accounts; (Provider, ProviderAccountID) is unique.
+//
+// The token fields are what the provider returned, as filtered by the
+// provider's account callback. Pointer fields are nullable.
+type Account struct {
+	// UserID is the id of the owning user.
+	UserID string
+	// Provider is the provider id, as in the provider configuration.
+	Provider string
+	// Type is the provider type of this account.
+	Type AccountType
+	// ProviderAccountID is the provider's id for the account: the profile id
+	// for OAuth/OIDC, the e-mail address for e-mail, the authorize
+	// callback's id for credentials.
+	ProviderAccountID string
+
+	AccessToken *string
+	// AuthorizationDetails is the RFC 9396 authorization_details the token
+	// endpoint returned. nil (absent) and an empty list differ.
+	AuthorizationDetails []AuthorizationDetail
+	// ExpiresAt is the absolute time, in seconds since the Unix epoch, at
+	// which AccessToken expires.
+	ExpiresAt *int64
+	// ExpiresIn is the access token's lifetime in seconds, as returned.
+	ExpiresIn    *int64
+	IDToken      *string
+	RefreshToken *string
+	Scope        *string
+	// TokenType is always lowercase; adapters store it lowercased.
+	TokenType    *string
+	SessionState *string
+}
+
+// Key returns the account's (Provider, ProviderAccountID) key.
+func (a *Account) Key() AccountKey {
+	return AccountKey{Provider: a.Provider, ProviderAccountID: a.ProviderAccountID}
+}
+
+// AuthorizationDetail is one RFC 9396 authorization details object, with the
+// common data fields that RFC defines. Fields beyond those are not kept.
+type AuthorizationDetail struct {
+	Type       string   `json:"type"`
+	Locations  []string `json:"locations,omitempty"`
+	Actions    []string `json:"actions,omitempty"`
+	Datatypes  []string `json:"datatypes,omitempty"`
+	Identifier string   `json:"identifier,omitempty"`
+	Privileges []string `json:"privileges,omitempty"`
+}
+
+// Session is a database session (SPEC §2.8 AdapterSession).
+type Session struct {
+	// SessionToken is the random value kept in the session cookie; unique.
+	SessionToken string
+	// UserID is the id of the signed-in user.
+	UserID string
+	// Expires is the absolute expiry time.
+	Expires time.Time
+}
+
+// SessionAndUser is what GetSessionAndUser returns: a session and its user.
+type SessionAndUser struct {
+	Session Session
+	User    User
+}
+
+// VerificationToken is a single-use token for e-mail sign-in (SPEC §2.8).
+type VerificationToken struct {
+	// Identifier is the e-mail address the token was sent to.
+	Identifier string
+	// Token is the hashed token (never the value sent by e-mail).
+	Token string
+	// Expires is the absolute expiry time.
+	Expires time.Time
+}
+
+// VerificationTokenKey names a verification token (the object SPEC §4 passes
+// to useVerificationToken).
+type VerificationTokenKey struct {
+	Identifier string
+	Token      string
+}
+
+// Authenticator is a WebAuthn credential registered to a user
+// (SPEC §2.8 AdapterAuthenticator). CredentialID is unique.
+type Authenticator struct {
+	// CredentialID is the base64-encoded credential id.
+	CredentialID string
+	// CredentialPublicKey is the base64-encoded public key.
+	CredentialPublicKey string
+	// Counter is the number of times the authenticator has been used.
+	Counter int64
+	// CredentialBackedUp reports whether the client backed the credential up.
+	CredentialBackedUp bool
+	// CredentialDeviceType is the authenticator's device type.
+	CredentialDeviceType string
+	// ProviderAccountID is the id of the account the authenticator belongs to.
+	ProviderAccountID string
+	// UserID is the id of the owning user.
+	UserID string
+	// Transports is the concatenated transport flags, or nil.
+	Transports *string
+}
+
+// TimePrecision is the precision every adapter keeps for times: they are
+// stored truncated to it and returned in UTC.
+const TimePrecision = time.Millisecond
+
+// NormalizeTime returns t as adapters store it: truncated to
+// [TimePrecision], in UTC, without a monotonic clock reading.
+func NormalizeTime(t time.Time) time.Time {
+	return t.Truncate(TimePrecision).UTC().Round(0)
+}
+
+// NormalizeTimePtr is [NormalizeTime] for a nullable time.
+func NormalizeTimePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	n := NormalizeTime(*t)
+	return &n
+}
+
+// NormalizeTokenType returns a token type as it is stored: lowercased
+// (SPEC §2.8: the value is case-insensitive). nil stays nil.
+func NormalizeTokenType(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	l := strings.ToLower(*s)
+	return &l
+}
+
+// Normalize returns a deep copy of u as adapters store it: EmailVerified
+// truncated to [TimePrecision] in UTC.
+func (u User) Normalize() User {
+	u = u.Clone()
+	u.EmailVerified = NormalizeTimePtr(u.EmailVerified)
+	return u
+}
+
+// Normalize returns a deep copy of a as adapters store it: TokenType
+// lowercased.
+func (a Account) Normalize() Account {
+	a = a.Clone()
+	a.TokenType = NormalizeTokenType(a.TokenType)
+	return a
+}
+
+// Normalize returns s as adapters store it: Expires truncated to
+// [TimePrecision] in UTC.
+func (s Session) Normalize() Session {
+	s.Expires = NormalizeTime(s.Expires)
+	return s
+}
+
+// Expired reports whether s has expired at now. A session expires at the
+// instant of Expires.
+func (s *Session) Expired(now time.Time) bool { return !now.Before(s.Expires) }
+
+// Normalize returns v as adapters store it: Expires truncated to
+// [TimePrecision] in UTC.
+func (v VerificationToken) Normalize() VerificationToken {
+	v.Expires = NormalizeTime(v.Expires)
+	return v
+}
+
+// Expired reports whether v has expired at now. A token expires at the
+// instant of Expires.
+func (v *VerificationToken) Expired(now time.Time) bool { return !now.Before(v.Expires) }
+
+// Key returns the token's (Identifier, Token) key.
+func (v *VerificationToken) Key() VerificationTokenKey {
+	return VerificationTokenKey{Identifier: v.Identifier, Token: v.Token}
+}
