@@ -63,3 +63,46 @@ type Mentioner interface {
 type ConsistencyChecker interface {
 	CheckConsistency(ctx context.Context) error
 }
+
+// Records is everything a backend stores, as a [Raw] view returns it.
+type Records struct {
+	Users              []core.User
+	Accounts           []core.Account
+	Sessions           []core.Session
+	VerificationTokens []core.VerificationToken
+	Authenticators     []core.Authenticator
+}
+
+// RawSnapshot makes a [Raw] view out of a function that reads everything
+// stored at once, for backends where that is the natural read (in-process
+// stores, small test databases).
+func RawSnapshot(read func(ctx context.Context) (Records, error)) Raw {
+	return rawSnapshot(read)
+}
+
+type rawSnapshot func(ctx context.Context) (Records, error)
+
+func (r rawSnapshot) Users(ctx context.Context) ([]core.User, error) {
+	rs, err := r(ctx)
+	return rs.Users, err
+}
+
+func (r rawSnapshot) Accounts(ctx context.Context) ([]core.Account, error) {
+	rs, err := r(ctx)
+	return rs.Accounts, err
+}
+
+func (r rawSnapshot) Sessions(ctx context.Context) ([]core.Session, error) {
+	rs, err := r(ctx)
+	return rs.Sessions, err
+}
+
+func (r rawSnapshot) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
+	rs, err := r(ctx)
+	return rs.VerificationTokens, err
+}
+
+func (r rawSnapshot) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
+	rs, err := r(ctx)
+	return rs.Authenticators, err
+}

@@ -134,5 +134,9 @@ func allRules() []rule {
 	rs = append(rs, tokenRules()...)
 	rs = append(rs, authenticatorRules()...)
 	rs = append(rs, purgeRules()...)
+	for _, r := range flowRules() {
+		r.needs = flowNeeds
+		rs = append(rs, r)
+	}
 	return rs
 }

@@ -1,0 +1,239 @@
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/core"
+)
+
+// The suite must be able to fail. Each variant below breaks one rule of the
+// contract on top of the memory adapter; TestBrokenVariantsFail runs the
+// suite against each in a child process and checks that it fails, and at
+// the subtest that names the broken rule.
+
+// tokenUsableTwice puts a used token back.
+type tokenUsableTwice struct{ *memory.Adapter }
+
+func (a tokenUsableTwice) UseVerificationToken(ctx context.Context, k core.VerificationTokenKey) (*core.VerificationToken, error) {
+	v, err := a.Adapter.UseVerificationToken(ctx, k)
+	if v != nil {
+		_, err = a.Adapter.CreateVerificationToken(ctx, *v)
+	}
+	return v, err
+}
+
+// sessionsOutliveUser keeps a second copy of each session that deleteUser
+// does not remove, and shows it in the raw view.
+type sessionsOutliveUser struct {
+	*memory.Adapter
+	copies map[string]core.Session
+}
+
+func (a sessionsOutliveUser) CreateSession(ctx context.Context, s core.Session) (*core.Session, error) {
+	got, err := a.Adapter.CreateSession(ctx, s)
+	if err == nil {
+		a.copies[s.SessionToken] = got.Normalize()
+	}
+	return got, err
+}
+
+func (a sessionsOutliveUser) DeleteSession(ctx context.Context, token string) (*core.Session, error) {
+	delete(a.copies, token)
+	return a.Adapter.DeleteSession(ctx, token)
+}
+
+// notFoundIsAnError fails a lookup that finds nothing.
+type notFoundIsAnError struct{ *memory.Adapter }
+
+func (a notFoundIsAnError) GetUser(ctx context.Context, id string) (*core.User, error) {
+	u, err := a.Adapter.GetUser(ctx, id)
+	if u == nil && err == nil {
+		err = errors.New("getUser: no such user")
+	}
+	return u, err
+}
+
+// lostMillisecond keeps times to the second only.
+type lostMillisecond struct{ *memory.Adapter }
+
+func (a lostMillisecond) CreateUser(ctx context.Context, u core.User) (*core.User, error) {
+	if u.EmailVerified != nil {
+		u.EmailVerified = new(u.EmailVerified.Truncate(time.Second))
+	}
+	return a.Adapter.CreateUser(ctx, u)
+}
+
+// duplicateEmailAccepted reports success for a user whose e-mail is taken.
+type duplicateEmailAccepted struct{ *memory.Adapter }
+
+func (a duplicateEmailAccepted) CreateUser(ctx context.Context, u core.User) (*core.User, error) {
+	got, err := a.Adapter.CreateUser(ctx, u)
+	if errors.Is(err, core.ErrAlreadyExists) {
+		if same, _ := a.GetUser(ctx, u.ID); same == nil { // the e-mail, not the id, is taken
+			return &u, nil
+		}
+	}
+	return got, err
+}
+
+// usersOnly implements createUser and getUser and nothing else.
+type usersOnly struct{ a *memory.Adapter }
+
+func (p usersOnly) CreateUser(ctx context.Context, u core.User) (*core.User, error) {
+	return p.a.CreateUser(ctx, u)
+}
+
+func (p usersOnly) GetUser(ctx context.Context, id string) (*core.User, error) {
+	return p.a.GetUser(ctx, id)
+}
+
+const variantEnv = "AUTHPORT_CONFORMANCE_VARIANT"
+
+// variants maps each variant's name to its fixture.
+func variants() map[string]func() conformance.Fixture {
+	snapshot := func(a *memory.Adapter, extra func(*conformance.Records)) conformance.Raw {
+		return conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
+			rs := conformance.Records(a.Snapshot())
+			if extra != nil {
+				extra(&rs)
+			}
+			return rs, nil
+		})
+	}
+	plain := func(wrap func(*memory.Adapter) any) func() conformance.Fixture {
+		return func() conformance.Fixture {
+			a := memory.New()
+			return conformance.Fixture{Adapter: wrap(a), Raw: snapshot(a, nil)}
+		}
+	}
+	return map[string]func() conformance.Fixture{
+		"token_usable_twice":       plain(func(a *memory.Adapter) any { return tokenUsableTwice{a} }),
+		"not_found_is_an_error":    plain(func(a *memory.Adapter) any { return notFoundIsAnError{a} }),
+		"lost_millisecond":         plain(func(a *memory.Adapter) any { return lostMillisecond{a} }),
+		"duplicate_email_accepted": plain(func(a *memory.Adapter) any { return duplicateEmailAccepted{a} }),
+		"users_only":               plain(func(a *memory.Adapter) any { return usersOnly{a} }),
+		"sessions_outlive_user": func() conformance.Fixture {
+			a := sessionsOutliveUser{Adapter: memory.New(), copies: map[string]core.Session{}}
+			return conformance.Fixture{Adapter: a, Raw: snapshot(a.Adapter, func(rs *conformance.Records) {
+				for tok, s := range a.copies {
+					if !slices.ContainsFunc(rs.Sessions, func(x core.Session) bool { return x.SessionToken == tok }) {
+						rs.Sessions = append(rs.Sessions, s)
+					}
+				}
+			})}
+		},
+	}
+}
+
+// TestVariantProcess is not a test of its own: it is the child process of
+// TestBrokenVariantsFail, and does nothing unless that test started it.
+func TestVariantProcess(t *testing.T) {
+	name := os.Getenv(variantEnv)
+	if name == "" {
+		return
+	}
+	fixture, ok := variants()[name]
+	if !ok {
+		t.Fatalf("unknown variant %q", name)
+	}
+	conformance.Run(t, conformance.Harness{Name: name, New: func(testing.TB) conformance.Fixture { return fixture() }})
+}
+
+func TestBrokenVariantsFail(t *testing.T) {
+	cases := []struct {
+		variant string
+		// fails are subtests (under the variant) that must fail.
+		fails []string
+		// skips are subtests that must be skipped, naming the method.
+		skips map[string]string
+		// passes are subtests that must still pass.
+		passes []string
+	}{
+		{variant: "token_usable_twice", fails: []string{"useVerificationToken/returns_token_once", "useVerificationToken/single_use_under_concurrency"}, passes: []string{"createUser/round_trip_all_fields"}},
+		{variant: "sessions_outlive_user", fails: []string{"deleteUser/cascades_to_accounts_sessions_authenticators"}, passes: []string{"deleteUser/removes_user"}},
+		{variant: "not_found_is_an_error", fails: []string{"getUser/not_found_is_nil"}, passes: []string{"getUser/finds_user"}},
+		{variant: "lost_millisecond", fails: []string{"createUser/time_utc_millisecond", "createUser/round_trip_all_fields"}, passes: []string{"createSession/round_trip"}},
+		{variant: "duplicate_email_accepted", fails: []string{"createUser/duplicate_email_rejected"}, passes: []string{"createUser/duplicate_id_rejected"}},
+		{
+			variant: "users_only",
+			passes:  []string{"getUser/finds_user", "getUser/not_found_is_nil"},
+			skips: map[string]string{
+				"deleteUser/removes_user":                 "does not implement [deleteUser getUserByEmail]",
+				"useVerificationToken/returns_token_once": "does not implement [useVerificationToken createVerificationToken]",
+				"createUser/round_trip_all_fields":        "does not implement [getUserByEmail]",
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.variant, func(t *testing.T) {
+			t.Parallel()
+			out, failed := runVariant(t, c.variant)
+			results := parseResults(out, "TestVariantProcess/"+c.variant+"/")
+			if len(c.fails) > 0 && !failed {
+				t.Errorf("the suite passed against the broken variant %s", c.variant)
+			}
+			if len(c.fails) == 0 && failed {
+				t.Errorf("the suite failed against %s, which breaks no rule:\n%s", c.variant, out)
+			}
+			for _, name := range c.fails {
+				if results[name] != "FAIL" {
+					t.Errorf("%s: subtest %s = %q, want FAIL", c.variant, name, results[name])
+				}
+			}
+			for _, name := range c.passes {
+				if results[name] != "PASS" {
+					t.Errorf("%s: subtest %s = %q, want PASS", c.variant, name, results[name])
+				}
+			}
+			for name, reason := range c.skips {
+				if results[name] != "SKIP" {
+					t.Errorf("%s: subtest %s = %q, want SKIP", c.variant, name, results[name])
+				}
+				if !strings.Contains(out, reason) {
+					t.Errorf("%s: the output does not give the skip reason %q", c.variant, reason)
+				}
+			}
+			if t.Failed() {
+				t.Logf("child output:\n%s", out)
+			}
+		})
+	}
+}
+
+// runVariant runs the suite against one variant in a child process and
+// returns its verbose output and whether it failed.
+func runVariant(t *testing.T, variant string) (string, bool) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestVariantProcess$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), variantEnv+"="+variant)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running the child process: %v", err)
+	}
+	return string(out), err != nil
+}
+
+var resultLine = regexp.MustCompile(`--- (PASS|FAIL|SKIP): (\S+)`)
+
+// parseResults maps each subtest under prefix, named relative to it, to its
+// result in verbose test output.
+func parseResults(out, prefix string) map[string]string {
+	results := map[string]string{}
+	for _, m := range resultLine.FindAllStringSubmatch(out, -1) {
+		if name, ok := strings.CutPrefix(m[2], prefix); ok {
+			results[name] = m[1]
+		}
+	}
+	return results
+}

@@ -1,0 +1,288 @@
+// Package auth is the library behaviour of authport on top of any adapter:
+// database sessions (lifetime, extension, removal on expiry), e-mail sign-in
+// with single-use hashed tokens, OAuth/OIDC sign-in with account linking,
+// and WebAuthn authenticator records (SPEC §3, §5, §7).
+//
+// It is the logic HTTP handlers call; it sends no redirects and serves no
+// pages. Build an [Auth] with [New]: it validates the providers and checks,
+// once, that the adapter implements every method the configuration needs,
+// returning one error that names all the missing ones. A call that still
+// reaches a missing method returns the same kind of error
+// ([core.ErrMissingAdapterMethod]); every adapter failure comes back as an
+// [*AdapterError] naming the method that failed.
+package auth
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/provider"
+)
+
+// Defaults of [SessionOptions].
+const (
+	DefaultMaxAge    = 30 * 24 * time.Hour
+	DefaultUpdateAge = 24 * time.Hour
+)
+
+// Strategy is how sessions are kept.
+type Strategy string
+
+// The session strategies.
+const (
+	// StrategyDatabase keeps sessions in the adapter, found through the
+	// session token in a cookie. It is the default.
+	StrategyDatabase Strategy = "database"
+	// StrategyJWT keeps sessions in an encrypted cookie; the adapter holds
+	// no sessions, so the session methods are not required. Encoding the
+	// token is the caller's (HTTP layer's) job.
+	StrategyJWT Strategy = "jwt"
+)
+
+// SessionOptions sets the session lifetime.
+type SessionOptions struct {
+	// Strategy defaults to [StrategyDatabase].
+	Strategy Strategy
+	// MaxAge is how long a session lives after it was last extended;
+	// zero means [DefaultMaxAge].
+	MaxAge time.Duration
+	// UpdateAge is the least time between two extensions of a session,
+	// which limits writes; nil means [DefaultUpdateAge], and zero extends
+	// the session on every access.
+	UpdateAge *time.Duration
+}
+
+// Config configures an [Auth].
+type Config struct {
+	// Adapter is the data store: any value implementing the core method
+	// interfaces it supports.
+	Adapter any
+	// Providers are the ways to sign in; [New] validates them.
+	Providers []provider.Provider
+	// Secrets hash verification tokens. Secrets[0] is the newest and makes
+	// new tokens; every secret is accepted when verifying, so a secret can
+	// be rotated without breaking links already sent. At least one is
+	// required.
+	Secrets []string
+	// Session sets the session strategy and lifetime.
+	Session SessionOptions
+	// BaseURL is the absolute URL of the auth routes, e.g.
+	// "https://example.com/auth"; e-mail links point at
+	// BaseURL/callback/<provider id>.
+	BaseURL string
+	// RedirectProxyURL is the config-level redirect proxy; see
+	// [provider.WithRedirectProxyURL].
+	RedirectProxyURL string
+	// Now is the clock; nil means [time.Now].
+	Now func() time.Time
+	// GenerateUserID makes the id of a new user; nil means a random UUID
+	// (version 4). Adapters that store ids in another form (MongoDB
+	// ObjectIds, say) need a matching generator.
+	GenerateUserID func() (string, error)
+}
+
+// Auth is the configured library. It is safe for concurrent use.
+type Auth struct {
+	adapter   any
+	providers map[string]provider.Provider
+	secrets   []string
+	strategy  Strategy
+	maxAge    time.Duration
+	updateAge time.Duration
+	baseURL   string
+	now       func() time.Time
+	newUserID func() (string, error)
+}
+
+// ErrInvalidConfig is matched by every configuration error [New] returns.
+var ErrInvalidConfig = errors.New("invalid auth configuration")
+
+// What needs which adapter methods.
+var (
+	emailNeeds    = []core.Method{core.MethodCreateVerificationToken, core.MethodUseVerificationToken, core.MethodGetUserByEmail}
+	databaseNeeds = []core.Method{
+		core.MethodCreateUser, core.MethodGetUser, core.MethodGetUserByEmail, core.MethodGetUserByAccount,
+		core.MethodUpdateUser, core.MethodLinkAccount, core.MethodCreateSession, core.MethodGetSessionAndUser,
+		core.MethodUpdateSession, core.MethodDeleteSession,
+	}
+	webAuthnNeeds = []core.Method{
+		core.MethodCreateUser, core.MethodGetUser, core.MethodLinkAccount, core.MethodGetAccount,
+		core.MethodGetAuthenticator, core.MethodCreateAuthenticator, core.MethodListAuthenticatorsByUserID,
+		core.MethodUpdateAuthenticatorCounter,
+	}
+)
+
+// New validates cfg and returns the library. A configuration problem gives
+// an error matching [ErrInvalidConfig] (and [provider.ErrInvalidConfig] for
+// provider problems); an adapter that lacks methods the configuration needs
+// gives one [*core.MissingMethodsError] naming every missing method.
+func New(cfg Config) (*Auth, error) {
+	if cfg.Adapter == nil {
+		return nil, fmt.Errorf("%w: Adapter is nil", ErrInvalidConfig)
+	}
+	if len(cfg.Secrets) == 0 || cfg.Secrets[0] == "" {
+		return nil, fmt.Errorf("%w: Secrets needs at least one non-empty secret", ErrInvalidConfig)
+	}
+	providers, err := provider.Validate(cfg.Providers, provider.WithRedirectProxyURL(cfg.RedirectProxyURL))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	a := &Auth{
+		adapter:   cfg.Adapter,
+		providers: make(map[string]provider.Provider, len(providers)),
+		secrets:   append([]string(nil), cfg.Secrets...),
+		strategy:  cfg.Session.Strategy,
+		maxAge:    cfg.Session.MaxAge,
+		updateAge: DefaultUpdateAge,
+		baseURL:   cfg.BaseURL,
+		now:       cfg.Now,
+		newUserID: cfg.GenerateUserID,
+	}
+	switch {
+	case a.strategy == "":
+		a.strategy = StrategyDatabase
+	case a.strategy != StrategyDatabase && a.strategy != StrategyJWT:
+		return nil, fmt.Errorf("%w: Session.Strategy %q is neither database nor jwt", ErrInvalidConfig, a.strategy)
+	}
+	if a.maxAge == 0 {
+		a.maxAge = DefaultMaxAge
+	}
+	if cfg.Session.UpdateAge != nil {
+		a.updateAge = *cfg.Session.UpdateAge
+	}
+	if a.maxAge < 0 || a.updateAge < 0 {
+		return nil, fmt.Errorf("%w: Session.MaxAge and Session.UpdateAge must not be negative", ErrInvalidConfig)
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.newUserID == nil {
+		a.newUserID = newUUID
+	}
+	for _, p := range providers {
+		a.providers[p.Common().ID] = p
+	}
+	if err := a.checkAdapter(providers); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// checkAdapter returns one error naming every adapter method that the
+// providers and the session strategy need but the adapter lacks.
+func (a *Auth) checkAdapter(providers []provider.Provider) error {
+	caps := core.Probe(a.adapter)
+	var missing []core.MissingMethod
+	seen := map[core.Method]bool{}
+	need := func(neededBy string, methods []core.Method) {
+		for _, m := range caps.Missing(methods...) {
+			if !seen[m] {
+				seen[m] = true
+				missing = append(missing, core.MissingMethod{Method: m, NeededBy: neededBy})
+			}
+		}
+	}
+	if a.strategy == StrategyDatabase {
+		need("database sessions", databaseNeeds)
+	}
+	for _, p := range providers {
+		switch p.Common().Type {
+		case provider.TypeEmail:
+			need("e-mail sign-in", emailNeeds)
+		case provider.TypeWebAuthn:
+			need("WebAuthn sign-in", webAuthnNeeds)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &core.MissingMethodsError{Adapter: caps.Adapter(), Missing: missing}
+}
+
+// Capabilities reports which adapter methods the configured adapter has.
+func (a *Auth) Capabilities() core.Capabilities { return core.Probe(a.adapter) }
+
+// AdapterError is an adapter method's failure, wrapped with the method's
+// spec name. errors.Is sees through it to the adapter's error.
+type AdapterError struct {
+	Method core.Method
+	Err    error
+}
+
+func (e *AdapterError) Error() string { return fmt.Sprintf("adapter %s failed: %v", e.Method, e.Err) }
+
+// Unwrap returns the adapter's error.
+func (e *AdapterError) Unwrap() error { return e.Err }
+
+// call finds the adapter method I and calls it, or returns the missing
+// method error; a failure of the call comes back as an *AdapterError.
+func call[I, R any](a *Auth, neededBy string, f func(I) (R, error)) (R, error) {
+	var zero R
+	m, err := core.Require[I](a.adapter, neededBy)
+	if err != nil {
+		return zero, err
+	}
+	r, err := f(m)
+	if err != nil {
+		return zero, &AdapterError{Method: core.MethodOf[I](), Err: err}
+	}
+	return r, nil
+}
+
+// randomHex returns n random bytes from crypto/rand, hex-encoded.
+// Lowercase hex keeps tokens intact in stores that compare text without
+// regard to case.
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
+}
+
+// SignIn is the result of a successful sign-in.
+type SignIn struct {
+	User    core.User
+	Session core.Session
+	// IsNewUser reports whether the sign-in created the user.
+	IsNewUser bool
+}
+
+// provider returns the provider with the id, of type T.
+func providerOf[T provider.Provider](a *Auth, id string) (T, error) {
+	p, ok := a.providers[id]
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("%w: %q", ErrUnknownProvider, id)
+	}
+	t, ok := p.(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("%w: %q is a %s provider", ErrWrongProviderType, id, p.Common().Type)
+	}
+	return t, nil
+}
+
+// Errors of the sign-in flows; match them with errors.Is.
+var (
+	// ErrUnknownProvider: no configured provider has the id.
+	ErrUnknownProvider = errors.New("no such provider")
+	// ErrWrongProviderType: the provider cannot be used for this flow.
+	ErrWrongProviderType = errors.New("provider cannot be used for this sign-in")
+)

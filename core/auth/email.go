@@ -1,0 +1,195 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/provider"
+)
+
+// ErrVerificationFailed reports an e-mail sign-in link that does not sign
+// anyone in: an unknown, wrong, expired or already used token, or a token
+// for another address. It tells the caller no more than that on purpose.
+var ErrVerificationFailed = errors.New("e-mail sign-in link is invalid, expired or already used")
+
+// emailTokenBytes is the size of the token in an e-mail link: 256 bits.
+const emailTokenBytes = 32
+
+// HashToken returns what the store keeps for an e-mail token: the hex
+// SHA-256 of the token followed by the secret (SPEC §5.6). It is the same
+// hash Auth.js stores, so either can verify the other's links.
+func HashToken(token, secret string) string {
+	sum := sha256.Sum256([]byte(token + secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// StartEmailSignIn starts an e-mail sign-in with the e-mail provider
+// providerID: it normalises the address, makes a random token, stores its
+// hash (with the newest secret) with the provider's lifetime, and hands the
+// link to the provider's SendVerificationRequest, if it has one. It returns
+// the request it sent, whose Token is the unhashed token in the link.
+func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (*provider.VerificationRequest, error) {
+	p, err := providerOf[*provider.EmailConfig](a, providerID)
+	if err != nil {
+		return nil, err
+	}
+	identifier, err := p.Normalize(email)
+	if err != nil {
+		return nil, fmt.Errorf("e-mail sign-in: %w", err)
+	}
+	token, err := a.emailToken(p)
+	if err != nil {
+		return nil, err
+	}
+	v := core.VerificationToken{Identifier: identifier, Token: HashToken(token, a.secrets[0]), Expires: a.now().Add(p.TokenMaxAge())}
+	stored, err := call(a, "e-mail sign-in", func(c core.VerificationTokenCreator) (*core.VerificationToken, error) {
+		return c.CreateVerificationToken(ctx, v)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil {
+		v.Expires = stored.Expires
+	}
+	req := &provider.VerificationRequest{
+		Identifier: identifier,
+		URL:        a.callbackURL(providerID, url.Values{"token": {token}, "email": {identifier}}),
+		Token:      token,
+		Expires:    v.Expires,
+		From:       p.From,
+		ProviderID: providerID,
+	}
+	if p.SendVerificationRequest != nil {
+		if err := p.SendVerificationRequest(ctx, *req); err != nil {
+			return nil, fmt.Errorf("e-mail sign-in: sending the link: %w", err)
+		}
+	}
+	return req, nil
+}
+
+func (a *Auth) emailToken(p *provider.EmailConfig) (string, error) {
+	if p.GenerateVerificationToken == nil {
+		return randomHex(emailTokenBytes)
+	}
+	token, err := p.GenerateVerificationToken()
+	if err != nil {
+		return "", fmt.Errorf("e-mail sign-in: generating the token: %w", err)
+	}
+	if token == "" {
+		return "", errors.New("e-mail sign-in: GenerateVerificationToken returned an empty token")
+	}
+	return token, nil
+}
+
+func (a *Auth) callbackURL(providerID string, q url.Values) string {
+	if a.baseURL == "" {
+		return ""
+	}
+	return a.baseURL + "/callback/" + url.PathEscape(providerID) + "?" + q.Encode()
+}
+
+// VerifyEmailSignIn completes an e-mail sign-in from the link's token and
+// address. The token is hashed and used (deleted) in the store, so a link
+// works once; its address and expiry are checked. Then:
+//
+//   - an unknown address gets a new user, with emailVerified now;
+//   - a known user gets emailVerified set on its first e-mail sign-in, and
+//     only then;
+//   - the user gets an e-mail account for the provider, once;
+//   - a database session is created.
+//
+// A wrong, expired or reused token, or a token for another address, gives an
+// error matching [ErrVerificationFailed] and signs no one in.
+func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token string) (*SignIn, error) {
+	p, err := providerOf[*provider.EmailConfig](a, providerID)
+	if err != nil {
+		return nil, err
+	}
+	identifier, err := p.Normalize(email)
+	if err != nil || token == "" {
+		return nil, ErrVerificationFailed
+	}
+	v, err := a.useToken(ctx, identifier, token)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	if v == nil || v.Expired(now) || subtle.ConstantTimeCompare([]byte(v.Identifier), []byte(identifier)) != 1 {
+		return nil, ErrVerificationFailed
+	}
+
+	user, err := call(a, "e-mail sign-in", func(g core.UserByEmailGetter) (*core.User, error) {
+		return g.GetUserByEmail(ctx, identifier)
+	})
+	if err != nil {
+		return nil, err
+	}
+	isNew := user == nil
+	switch {
+	case isNew:
+		id, err := a.newUserID()
+		if err != nil {
+			return nil, fmt.Errorf("e-mail sign-in: user id: %w", err)
+		}
+		user, err = call(a, "e-mail sign-in", func(c core.UserCreator) (*core.User, error) {
+			return c.CreateUser(ctx, core.User{ID: id, Email: identifier, EmailVerified: &now})
+		})
+		if err != nil {
+			return nil, err
+		}
+	case user.EmailVerified == nil:
+		user, err = call(a, "e-mail sign-in", func(u core.UserUpdater) (*core.User, error) {
+			return u.UpdateUser(ctx, core.UserUpdate{ID: user.ID, EmailVerified: core.Set(&now)})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := a.linkEmailAccount(ctx, providerID, *user); err != nil {
+		return nil, err
+	}
+	return a.signIn(ctx, *user, isNew)
+}
+
+// useToken uses the token hashed with each secret, newest first, and
+// returns the stored token the first hash finds.
+func (a *Auth) useToken(ctx context.Context, identifier, token string) (*core.VerificationToken, error) {
+	for _, secret := range a.secrets {
+		hashed := HashToken(token, secret)
+		v, err := call(a, "e-mail sign-in", func(u core.VerificationTokenUser) (*core.VerificationToken, error) {
+			return u.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: identifier, Token: hashed})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if v != nil && subtle.ConstantTimeCompare([]byte(v.Token), []byte(hashed)) == 1 {
+			return v, nil
+		}
+	}
+	return nil, nil
+}
+
+// linkEmailAccount links the user's e-mail account (SPEC §2.8: for e-mail,
+// providerAccountId is the address) unless it is linked already.
+func (a *Auth) linkEmailAccount(ctx context.Context, providerID string, user core.User) error {
+	key := core.AccountKey{Provider: providerID, ProviderAccountID: user.Email}
+	owner, err := call(a, "e-mail sign-in", func(g core.UserByAccountGetter) (*core.User, error) {
+		return g.GetUserByAccount(ctx, key)
+	})
+	if err != nil || owner != nil {
+		return err
+	}
+	_, err = call(a, "e-mail sign-in", func(l core.AccountLinker) (*core.Account, error) {
+		return l.LinkAccount(ctx, core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeEmail, ProviderAccountID: user.Email})
+	})
+	if errors.Is(err, core.ErrAlreadyExists) { // a concurrent sign-in linked it first
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,153 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/provider"
+)
+
+// ErrAccountNotLinked reports an OAuth sign-in that would join an account
+// to a user it is not linked to: the account belongs to another user than
+// the one signed in, or its e-mail address belongs to an existing user and
+// the provider does not allow automatic linking
+// (allowDangerousEmailAccountLinking, SPEC §5.5). Auth.js calls this
+// OAuthAccountNotLinked.
+var ErrAccountNotLinked = errors.New("OAuth account is not linked to this user")
+
+// ErrProfileInvalid reports a profile the sign-in cannot use: no provider
+// account id, or no e-mail address for a new user.
+var ErrProfileInvalid = errors.New("OAuth profile cannot be used to sign in")
+
+// OAuthCallback is what the OAuth/OIDC callback learned from the provider.
+type OAuthCallback struct {
+	// ProviderID is the id of the configured OAuth or OIDC provider.
+	ProviderID string
+	// Profile is the user as the provider's profile callback mapped it;
+	// Profile.ID becomes the account's providerAccountId.
+	Profile provider.User
+	// Tokens is the token endpoint's response.
+	Tokens provider.TokenSet
+	// SessionToken is the caller's current session token, or "" when the
+	// caller is not signed in.
+	SessionToken string
+}
+
+// SignInWithOAuth completes an OAuth or OIDC sign-in (Auth.js's
+// handleLoginOrRegister):
+//
+//   - an OIDC callback without an id_token is rejected;
+//   - an account already linked signs its user in, or changes nothing when
+//     that user is the one signed in, or fails with [ErrAccountNotLinked]
+//     when another user is signed in;
+//   - a new account is linked to the signed-in user, if any;
+//   - else, when its e-mail address belongs to a user, it is linked to that
+//     user only if the provider allows dangerous e-mail account linking,
+//     and otherwise fails with [ErrAccountNotLinked];
+//   - else a user is created (emailVerified null) and the account linked.
+//
+// The account stores what the provider's account callback keeps of the
+// tokens. Unless the caller was signed in already, a session is created.
+func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, error) {
+	p, err := providerOf[provider.OAuthProvider](a, cb.ProviderID)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckCallbackTokens(cb.Tokens); err != nil {
+		return nil, err
+	}
+	if cb.Profile.ID == "" {
+		return nil, fmt.Errorf("%w: the profile has no id", ErrProfileInvalid)
+	}
+	opts := p.Options()
+	current, err := a.Session(ctx, cb.SessionToken)
+	if err != nil {
+		return nil, err
+	}
+	key := core.AccountKey{Provider: cb.ProviderID, ProviderAccountID: cb.Profile.ID}
+	owner, err := call(a, "OAuth sign-in", func(g core.UserByAccountGetter) (*core.User, error) {
+		return g.GetUserByAccount(ctx, key)
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	if owner != nil { // a returning account
+		if current == nil {
+			return a.signIn(ctx, *owner, false)
+		}
+		if current.User.ID != owner.ID {
+			return nil, fmt.Errorf("%w: %s account %q belongs to another user", ErrAccountNotLinked, cb.ProviderID, cb.Profile.ID)
+		}
+		return &SignIn{User: current.User, Session: current.Session}, nil
+	}
+
+	link := func(userID string) error {
+		acc := p.AccountTokens(cb.Tokens, a.now()).Account(userID, cb.ProviderID, accountType(opts.Type), cb.Profile.ID)
+		_, err := call(a, "OAuth sign-in", func(l core.AccountLinker) (*core.Account, error) {
+			return l.LinkAccount(ctx, acc)
+		})
+		return err
+	}
+	if current != nil { // a new account for the signed-in user
+		if err := link(current.User.ID); err != nil {
+			return nil, err
+		}
+		return &SignIn{User: current.User, Session: current.Session}, nil
+	}
+
+	var byEmail *core.User
+	if cb.Profile.Email != "" {
+		byEmail, err = call(a, "OAuth sign-in", func(g core.UserByEmailGetter) (*core.User, error) {
+			return g.GetUserByEmail(ctx, cb.Profile.Email)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if byEmail != nil {
+		if !opts.AllowDangerousEmailAccountLinking {
+			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists; sign in as that user and link the account, or allow dangerous e-mail account linking for a provider that verifies addresses", ErrAccountNotLinked, cb.ProviderID)
+		}
+		if err := link(byEmail.ID); err != nil {
+			return nil, err
+		}
+		return a.signIn(ctx, *byEmail, false)
+	}
+
+	if cb.Profile.Email == "" {
+		return nil, fmt.Errorf("%w: a new user needs an e-mail address and the %s profile has none", ErrProfileInvalid, cb.ProviderID)
+	}
+	id, err := a.newUserID()
+	if err != nil {
+		return nil, fmt.Errorf("OAuth sign-in: user id: %w", err)
+	}
+	user, err := call(a, "OAuth sign-in", func(c core.UserCreator) (*core.User, error) {
+		return c.CreateUser(ctx, core.User{ID: id, Email: cb.Profile.Email, Name: cb.Profile.Name, Image: cb.Profile.Image})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := link(user.ID); err != nil {
+		return nil, err
+	}
+	return a.signIn(ctx, *user, true)
+}
+
+// signIn creates a session for the user.
+func (a *Auth) signIn(ctx context.Context, user core.User, isNew bool) (*SignIn, error) {
+	s, err := a.CreateSession(ctx, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &SignIn{User: user, Session: *s, IsNewUser: isNew}, nil
+}
+
+func accountType(t provider.Type) core.AccountType {
+	if t == provider.TypeOIDC {
+		return core.AccountTypeOIDC
+	}
+	return core.AccountTypeOAuth
+}

@@ -1,0 +1,132 @@
+package auth
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// sessionTokenBytes is the size of a session token: 256 random bits.
+const sessionTokenBytes = 32
+
+// CreateSession starts a database session for the user, expiring MaxAge
+// from now, with a fresh 256-bit token from crypto/rand.
+func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session, error) {
+	token, err := randomHex(sessionTokenBytes)
+	if err != nil {
+		return nil, err
+	}
+	s := core.Session{SessionToken: token, UserID: userID, Expires: a.now().Add(a.maxAge)}
+	return call(a, "database sessions", func(c core.SessionCreator) (*core.Session, error) {
+		return c.CreateSession(ctx, s)
+	})
+}
+
+// Session returns the session with the token and its user, or nil when
+// there is none (SPEC §3):
+//
+//   - an unknown token gives nil;
+//   - an expired session is deleted, to clean up, and gives nil;
+//   - otherwise the session is extended to MaxAge from now, at most once
+//     per UpdateAge (every access when UpdateAge is zero), and returned
+//     with its new expiry.
+func (a *Auth) Session(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
+	if sessionToken == "" {
+		return nil, nil
+	}
+	su, err := call(a, "session lookup", func(g core.SessionAndUserGetter) (*core.SessionAndUser, error) {
+		return g.GetSessionAndUser(ctx, sessionToken)
+	})
+	if err != nil || su == nil {
+		return nil, err
+	}
+	now := a.now()
+	if su.Session.Expired(now) {
+		if _, err := a.SignOut(ctx, sessionToken); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	// The session was last extended at Expires-MaxAge; it is due for
+	// another extension UpdateAge after that.
+	if due := su.Session.Expires.Add(-a.maxAge).Add(a.updateAge); !now.Before(due) {
+		expires := now.Add(a.maxAge)
+		updated, err := call(a, "session extension", func(u core.SessionUpdater) (*core.Session, error) {
+			return u.UpdateSession(ctx, core.SessionUpdate{SessionToken: sessionToken, Expires: core.Set(expires)})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if updated == nil { // deleted in the meantime
+			return nil, nil
+		}
+		su.Session = *updated
+	}
+	return su, nil
+}
+
+// SignOut deletes the session and returns it, or nil when there was none.
+func (a *Auth) SignOut(ctx context.Context, sessionToken string) (*core.Session, error) {
+	return call(a, "sign-out", func(d core.SessionDeleter) (*core.Session, error) {
+		return d.DeleteSession(ctx, sessionToken)
+	})
+}
+
+// Session cookie names. Browsers accept a __Secure- cookie only when it is
+// set with Secure over HTTPS.
+const (
+	SessionCookieName       = "authjs.session-token"
+	SecureSessionCookieName = "__Secure-authjs.session-token"
+)
+
+// SessionCookie returns the cookie that carries the session token: HttpOnly,
+// SameSite=Lax, Path=/, expiring with the session. With secure (the site is
+// served over HTTPS) it is Secure and its name has the __Secure- prefix.
+func (a *Auth) SessionCookie(s core.Session, secure bool) *http.Cookie {
+	c := sessionCookie(s.SessionToken, secure)
+	c.Expires = s.Expires.UTC()
+	c.MaxAge = max(1, int(s.Expires.Sub(a.now()).Seconds()))
+	return c
+}
+
+func sessionCookie(value string, secure bool) *http.Cookie {
+	name := SessionCookieName
+	if secure {
+		name = SecureSessionCookieName
+	}
+	return &http.Cookie{
+		Name:     name,
+		Value:    value,
+		Path:     "/",
+		Secure:   secure,
+		HttpOnly: true,
+		SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// ClearSessionCookie returns a cookie that makes the browser drop the
+// session cookie, for sign-out.
+func ClearSessionCookie(secure bool) *http.Cookie {
+	c := sessionCookie("", secure)
+	c.Expires = time.Unix(0, 0)
+	c.MaxAge = -1
+	return c
+}
+
+// SessionToken reads the session token from the request's cookie, or ""
+// when it has none. With secure only the __Secure- cookie counts, so that a
+// cookie planted over plain HTTP is ignored.
+func SessionToken(r *http.Request, secure bool) string {
+	name := SessionCookieName
+	if secure {
+		name = SecureSessionCookieName
+	}
+	c, err := r.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(c.Value)
+}

@@ -1,0 +1,107 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/provider"
+)
+
+// Errors of WebAuthn authentication; match them with errors.Is.
+var (
+	// ErrUnknownAuthenticator: no authenticator has the credential id.
+	ErrUnknownAuthenticator = errors.New("unknown WebAuthn credential")
+	// ErrCounterNotIncreased: the authenticator reported a signature
+	// counter that is not above the stored one, a sign that the credential
+	// may have been cloned. The stored counter is left as it was.
+	ErrCounterNotIncreased = errors.New("WebAuthn signature counter did not increase: possible cloned authenticator")
+)
+
+// RegisterAuthenticator records a verified WebAuthn registration for an
+// existing user, with the WebAuthn provider providerID: the user's webauthn
+// account (providerAccountId is the authenticator's, linked once) and the
+// authenticator itself. Verifying the attestation is the caller's job.
+func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au core.Authenticator) (*core.Authenticator, error) {
+	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
+		return nil, err
+	}
+	user, err := call(a, "WebAuthn registration", func(g core.UserGetter) (*core.User, error) {
+		return g.GetUser(ctx, au.UserID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if user == nil {
+		return nil, fmt.Errorf("WebAuthn registration: user %q: %w", au.UserID, core.ErrNotFound)
+	}
+	acc, err := call(a, "WebAuthn registration", func(g core.AccountGetter) (*core.Account, error) {
+		return g.GetAccount(ctx, au.ProviderAccountID, providerID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case acc == nil:
+		_, err = call(a, "WebAuthn registration", func(l core.AccountLinker) (*core.Account, error) {
+			return l.LinkAccount(ctx, core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID})
+		})
+		if err != nil {
+			return nil, err
+		}
+	case acc.UserID != user.ID:
+		return nil, fmt.Errorf("WebAuthn registration: %w: account %q belongs to another user", ErrAccountNotLinked, au.ProviderAccountID)
+	}
+	return call(a, "WebAuthn registration", func(c core.AuthenticatorCreator) (*core.Authenticator, error) {
+		return c.CreateAuthenticator(ctx, au)
+	})
+}
+
+// Authenticators lists the user's authenticators (to offer them as allowed
+// credentials); an unknown user has none.
+func (a *Auth) Authenticators(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	return call(a, "WebAuthn authentication", func(l core.AuthenticatorsByUserLister) ([]core.Authenticator, error) {
+		return l.ListAuthenticatorsByUserID(ctx, userID)
+	})
+}
+
+// AuthenticateWebAuthn records a verified WebAuthn assertion for the
+// credential: the signature counter the authenticator reported must be
+// above the stored one (unless both are 0, for authenticators without a
+// counter), else it fails with [ErrCounterNotIncreased]. The stored
+// counter is then updated and the credential's user returned. Verifying
+// the signature is the caller's job; creating a session, too
+// ([Auth.CreateSession]).
+func (a *Auth) AuthenticateWebAuthn(ctx context.Context, credentialID string, newCounter int64) (*core.User, *core.Authenticator, error) {
+	au, err := call(a, "WebAuthn authentication", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
+		return g.GetAuthenticator(ctx, credentialID)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if au == nil {
+		return nil, nil, ErrUnknownAuthenticator
+	}
+	if newCounter <= au.Counter && (newCounter != 0 || au.Counter != 0) {
+		return nil, nil, fmt.Errorf("%w: stored %d, reported %d", ErrCounterNotIncreased, au.Counter, newCounter)
+	}
+	if newCounter != au.Counter {
+		au, err = call(a, "WebAuthn authentication", func(u core.AuthenticatorCounterUpdater) (*core.Authenticator, error) {
+			return u.UpdateAuthenticatorCounter(ctx, credentialID, newCounter)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	user, err := call(a, "WebAuthn authentication", func(g core.UserGetter) (*core.User, error) {
+		return g.GetUser(ctx, au.UserID)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if user == nil {
+		return nil, nil, ErrUnknownAuthenticator
+	}
+	return user, au, nil
+}

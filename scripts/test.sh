@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The test command: makes every database the tests need reachable (see
+# scripts/services.sh), then checks formatting, vets, runs every module's
+# tests with -race, checks that `go mod tidy` changes nothing, and lints the
+# GitHub workflows.
+#
+#   ./scripts/test.sh                          everything, as CI runs it
+#   AUTHPORT_REQUIRE=all ./scripts/test.sh     a missing database fails the run
+#   AUTHPORT_SERVICES=none ./scripts/test.sh   use only the AUTHPORT_*_URL variables already set
+#
+# Full `go test -v` output goes to $AUTHPORT_LOG_DIR (default: a temporary
+# directory); the console gets failures, skips, a per-backend conformance
+# summary and a closing "N passed, N failed, N skipped" line.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+log_dir=${AUTHPORT_LOG_DIR:-$(mktemp -d -t authport-test.XXXXXX)}
+mkdir -p "$log_dir"
+failures=()
+
+step() { printf '\n== %s\n' "$*" >&2; }
+fail() { failures+=("$1"); printf 'FAILED: %s\n' "$1" >&2; }
+
+step "services"
+if [ "${AUTHPORT_SERVICES:-}" != none ]; then
+	exports=$("$root/scripts/services.sh")
+	eval "$exports"
+	printf '%s\n' "$exports" | sed 's/^/  /' >&2
+fi
+
+mapfile -t modules < <(go list -m -f '{{.Dir}}' | sed "s|^$root/||")
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>&1 || true)
+if [ -n "$unformatted" ]; then
+	printf '%s\n' "$unformatted" >&2
+	fail "gofmt: run gofmt -w on the files above"
+fi
+
+step "go vet"
+for m in "${modules[@]}"; do
+	(cd "$m" && go vet ./...) || fail "go vet in $m"
+done
+
+step "go mod tidy"
+for m in "${modules[@]}"; do
+	(cd "$m" && GOWORK=off go mod tidy -diff >"$log_dir/tidy.diff" 2>&1) || {
+		cat "$log_dir/tidy.diff" >&2
+		fail "go mod tidy would change $m/go.mod or go.sum: run it there"
+	}
+done
+
+step "actionlint"
+actionlint_version=v1.7.7
+gobin=${XDG_CACHE_HOME:-$HOME/.cache}/authport/bin
+if [ ! -x "$gobin/actionlint-$actionlint_version" ]; then
+	mkdir -p "$gobin"
+	GOBIN="$gobin" GOWORK=off go install "github.com/rhysd/actionlint/cmd/actionlint@$actionlint_version"
+	mv "$gobin/actionlint" "$gobin/actionlint-$actionlint_version"
+fi
+"$gobin/actionlint-$actionlint_version" .github/workflows/*.yml || fail "actionlint"
+
+step "go test -race (full -v logs in $log_dir)"
+for m in "${modules[@]}"; do
+	log="$log_dir/$(echo "$m" | tr / _).log"
+	if (cd "$m" && go test -race -count=1 -v -timeout 15m ./... >"$log" 2>&1); then
+		printf 'ok    %s\n' "$m" >&2
+	else
+		fail "go test in $m"
+	fi
+	# Failures and skips show on the console; passes only in the log.
+	grep -E -e '--- (FAIL|SKIP)' -e '^(FAIL|panic:)' -e 'build failed' "$log" >&2 || true
+	grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$log" | head -40 >&2 || true
+done
+
+step "conformance, per backend (pass/fail/skip of TestConformance/<backend>/<method>/<rule>)"
+cat "$log_dir"/*.log | awk '
+	match($0, /--- (PASS|FAIL|SKIP): TestConformance\/[^\/ ]+\/[^\/ ]+\/[^ ]+/) {
+		split(substr($0, RSTART, RLENGTH), f, /[: \/]+/)
+		n[f[4]]++; r[f[4], f[2]]++
+	}
+	END { for (b in n) printf "  %-14s %4d rules: %4d passed, %d failed, %d skipped\n", b, n[b], r[b, "PASS"], r[b, "FAIL"], r[b, "SKIP"] }
+' | sort >&2
+
+passed=$(cat "$log_dir"/*.log | grep -c -E -e '--- PASS' || true)
+failed=$(cat "$log_dir"/*.log | grep -c -E -e '--- FAIL' || true)
+skipped=$(cat "$log_dir"/*.log | grep -c -E -e '--- SKIP' || true)
+
+if [ ${#failures[@]} -gt 0 ]; then
+	printf '\nThe run failed:\n' >&2
+	printf '  %s\n' "${failures[@]}" >&2
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ ${#failures[@]} -eq 0 ]
