@@ -19,7 +19,7 @@ type Harness struct {
 	// the same storage. It isolates the test from every other (its own
 	// database, schema, key prefix or file), registers the teardown with
 	// t.Cleanup, and calls t.Skip or t.Fatal when the backend is not there
-	// (see [Require]).
+	// (package provision does this).
 	New func(t testing.TB) Fixture
 }
 

@@ -1,0 +1,290 @@
+// Package provision gives a test a database server to run against.
+//
+// Each helper ([Postgres], [MySQL], [Redis], [RedisCluster], [MongoDB])
+// looks for its server in this order:
+//
+//  1. An environment variable naming a running server:
+//     AUTHPORT_POSTGRES_URL (a PostgreSQL URL, e.g.
+//     postgres://postgres@127.0.0.1:5432/test?sslmode=disable),
+//     AUTHPORT_MYSQL_URL (a go-sql-driver/mysql DSN, e.g.
+//     root@tcp(127.0.0.1:3306)/test), AUTHPORT_REDIS_URL (a Redis URL, e.g.
+//     redis://127.0.0.1:6379/0), AUTHPORT_REDIS_CLUSTER_URL (comma-separated
+//     host:port seeds of a Redis Cluster) or AUTHPORT_MONGODB_URL (a MongoDB
+//     URI).
+//  2. Otherwise, when a Docker engine answers, a container started with
+//     testcontainers-go: postgres:16-alpine, mariadb:11, redis:7-alpine, or
+//     mongo:7 as an initiated single-node replica set (so transactions work).
+//     Each is started once per test process, on first use, and shared by
+//     every test of that process; the testcontainers reaper (Ryuk) removes
+//     it when the process exits. No container is started for a Redis
+//     Cluster. The Docker engine is asked once per process, with a short
+//     timeout, so a machine without one loses no time.
+//  3. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
+//     names the backend: then the test fails with the same reason.
+//     AUTHPORT_REQUIRE is a comma-separated list of backend names (postgres,
+//     mysql, redis, redis-cluster, mongodb; the embedded memory, bbolt and
+//     sqlite are accepted too) or "all". A CI that sets it can never pass
+//     with a database silently skipped; a name it does not know (a
+//     misspelling) fails a test whose database is missing, too.
+//
+// The returned server is shared, and may hold data from earlier runs: a
+// caller isolates each test in a database, schema, key prefix or collection
+// set of its own, and drops it in t.Cleanup.
+package provision
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Backend names, as used in AUTHPORT_REQUIRE and as the conformance suite's
+// backend subtest names.
+const (
+	BackendPostgres     = "postgres"
+	BackendMySQL        = "mysql"
+	BackendRedis        = "redis"
+	BackendRedisCluster = "redis-cluster"
+	BackendMongoDB      = "mongodb"
+)
+
+// RequireEnv is the environment variable that turns a missing database from
+// a skip into a failure; see [Required].
+const RequireEnv = "AUTHPORT_REQUIRE"
+
+// knownBackends returns the names AUTHPORT_REQUIRE may hold besides "all":
+// the backends of this package and the embedded ones, which are always there.
+func knownBackends() []string {
+	return []string{
+		"memory", "bbolt", BackendRedis, BackendRedisCluster,
+		BackendPostgres, BackendMySQL, "sqlite", BackendMongoDB,
+	}
+}
+
+// backend describes one kind of database server.
+type backend struct {
+	name    string // the AUTHPORT_REQUIRE name
+	env     string // the variable that names a running server
+	image   string // the container image; "" when none is started
+	missing string // the skip reason
+}
+
+// backendFor returns the description of the backend named name (one of the
+// Backend constants); an unknown name gets a description with no variable
+// and no image.
+func backendFor(name string) backend {
+	switch name {
+	case BackendPostgres:
+		return backend{
+			name: name, env: "AUTHPORT_POSTGRES_URL", image: "postgres:16-alpine",
+			missing: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine",
+		}
+	case BackendMySQL:
+		return backend{
+			name: name, env: "AUTHPORT_MYSQL_URL", image: "mariadb:11",
+			missing: "no MySQL/MariaDB: set AUTHPORT_MYSQL_URL or run a Docker engine",
+		}
+	case BackendRedis:
+		return backend{
+			name: name, env: "AUTHPORT_REDIS_URL", image: "redis:7-alpine",
+			missing: "no Redis: set AUTHPORT_REDIS_URL or run a Docker engine",
+		}
+	case BackendRedisCluster:
+		return backend{
+			name: name, env: "AUTHPORT_REDIS_CLUSTER_URL",
+			missing: "no Redis Cluster: set AUTHPORT_REDIS_CLUSTER_URL (comma-separated host:port seeds); no container is started for a cluster",
+		}
+	case BackendMongoDB:
+		return backend{
+			name: name, env: "AUTHPORT_MONGODB_URL", image: "mongo:7",
+			missing: "no MongoDB: set AUTHPORT_MONGODB_URL or run a Docker engine",
+		}
+	}
+	return backend{name: name, missing: "no " + name + " backend"}
+}
+
+// Postgres returns the URL of a PostgreSQL server, e.g.
+// postgres://postgres:postgres@localhost:32771/test?sslmode=disable, from
+// AUTHPORT_POSTGRES_URL or a postgres:16-alpine container. Without either it
+// skips t, or fails it when [Required]("postgres").
+func Postgres(t testing.TB) string {
+	t.Helper()
+	return provide(t, backendFor(BackendPostgres), os.Getenv, startContainer)
+}
+
+// MySQL returns a go-sql-driver/mysql DSN of a MySQL or MariaDB server, e.g.
+// root@tcp(localhost:32772)/test, from AUTHPORT_MYSQL_URL or a mariadb:11
+// container (user root, no password, database test). The DSN carries no
+// parameters of its own beyond those in the variable; the caller adds what
+// its driver needs (parseTime, say). Without either it skips t, or fails it
+// when [Required]("mysql").
+func MySQL(t testing.TB) string {
+	t.Helper()
+	return provide(t, backendFor(BackendMySQL), os.Getenv, startContainer)
+}
+
+// Redis returns the URL of a single Redis server, e.g.
+// redis://localhost:32773, from AUTHPORT_REDIS_URL or a redis:7-alpine
+// container. Without either it skips t, or fails it when [Required]("redis").
+func Redis(t testing.TB) string {
+	t.Helper()
+	return provide(t, backendFor(BackendRedis), os.Getenv, startContainer)
+}
+
+// RedisCluster returns the host:port seed addresses of a Redis Cluster from
+// AUTHPORT_REDIS_CLUSTER_URL (comma-separated). No container is started for
+// a cluster: without the variable it skips t, or fails it when
+// [Required]("redis-cluster"). The result has at least one address.
+func RedisCluster(t testing.TB) []string {
+	t.Helper()
+	return clusterSeeds(t, os.Getenv)
+}
+
+// clusterSeeds implements [RedisCluster] with the environment read through
+// getenv.
+func clusterSeeds(t testing.TB, getenv func(string) string) []string {
+	t.Helper()
+	b := backendFor(BackendRedisCluster)
+	seeds := splitSeeds(getenv(b.env))
+	if len(seeds) == 0 {
+		decide(t, b, getenv(RequireEnv), b.missing)
+		return nil
+	}
+	return seeds
+}
+
+// MongoDB returns a MongoDB connection URI from AUTHPORT_MONGODB_URL or a
+// mongo:7 container started as the initiated single-node replica set rs0,
+// e.g. mongodb://localhost:32774/?directConnection=true. Without either it
+// skips t, or fails it when [Required]("mongodb").
+func MongoDB(t testing.TB) string {
+	t.Helper()
+	return provide(t, backendFor(BackendMongoDB), os.Getenv, startContainer)
+}
+
+// Required reports whether AUTHPORT_REQUIRE names backend (one of postgres,
+// mysql, redis, redis-cluster, mongodb, memory, bbolt, sqlite), or is "all".
+// Names are compared without regard to case or surrounding spaces. A test
+// whose required backend is missing fails instead of skipping.
+func Required(backend string) bool {
+	return requiredIn(os.Getenv(RequireEnv), backend)
+}
+
+// requiredIn reports whether the AUTHPORT_REQUIRE value list names backend
+// or is "all".
+func requiredIn(list, backend string) bool {
+	backend = strings.ToLower(strings.TrimSpace(backend))
+	if backend == "" {
+		return false
+	}
+	for _, name := range splitList(list) {
+		if name == "all" || name == backend {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownRequired returns the names in the AUTHPORT_REQUIRE value list that
+// are neither a backend nor "all".
+func unknownRequired(list string) []string {
+	var unknown []string
+	for _, name := range splitList(list) {
+		if name != "all" && !slices.Contains(knownBackends(), name) {
+			unknown = append(unknown, name)
+		}
+	}
+	return unknown
+}
+
+// splitList splits a comma-separated list into lowercased, trimmed,
+// non-empty names.
+func splitList(list string) []string {
+	var names []string
+	for name := range strings.SplitSeq(list, ",") {
+		if name = strings.ToLower(strings.TrimSpace(name)); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// splitSeeds splits a comma-separated list of addresses into trimmed,
+// non-empty ones.
+func splitSeeds(s string) []string {
+	var seeds []string
+	for a := range strings.SplitSeq(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			seeds = append(seeds, a)
+		}
+	}
+	return seeds
+}
+
+// verdict is what a helper does when its backend is missing.
+type verdict struct {
+	fatal  bool   // fail the test rather than skip it
+	reason string // the message to skip or fail with
+}
+
+// missingVerdict decides, from the AUTHPORT_REQUIRE value require, whether a
+// missing backend b skips or fails the test, and with what message. A
+// require value that names an unknown backend fails the test too, so that a
+// misspelt name can never turn a required database into a skip.
+func missingVerdict(b backend, require, reason string) verdict {
+	if unknown := unknownRequired(require); len(unknown) > 0 {
+		return verdict{fatal: true, reason: fmt.Sprintf(
+			"%s; and %s=%q names unknown backends %s (known: all, %s)",
+			reason, RequireEnv, require, strings.Join(unknown, ", "), strings.Join(knownBackends(), ", "))}
+	}
+	if requiredIn(require, b.name) {
+		return verdict{fatal: true, reason: reason + " (" + RequireEnv + " requires " + b.name + ")"}
+	}
+	return verdict{reason: reason}
+}
+
+// decide skips or fails t because backend b is missing.
+func decide(t testing.TB, b backend, require, reason string) {
+	t.Helper()
+	v := missingVerdict(b, require, reason)
+	if v.fatal {
+		t.Fatal(v.reason)
+		return
+	}
+	t.Skip(v.reason)
+}
+
+// noDockerError reports that no Docker engine answered; the helpers then
+// skip with the backend's plain reason.
+type noDockerError struct{ err error }
+
+func (e *noDockerError) Error() string { return "no Docker engine answered: " + e.err.Error() }
+
+func (e *noDockerError) Unwrap() error { return e.err }
+
+// provide implements the helpers: the variable named by b.env from getenv,
+// else the address from start (a container), else a skip or failure of t.
+// It returns "" only after t.Skip or t.Fatal (which, on a real test, do not
+// return).
+func provide(t testing.TB, b backend, getenv func(string) string, start func(backend) (string, error)) string {
+	t.Helper()
+	if v := strings.TrimSpace(getenv(b.env)); v != "" {
+		return v
+	}
+	reason := b.missing
+	if b.image != "" {
+		addr, err := start(b)
+		if err == nil {
+			return addr
+		}
+		var noDocker *noDockerError
+		if !errors.As(err, &noDocker) {
+			reason = fmt.Sprintf("%s (a Docker engine answered, but the %s container did not start: %v)", b.missing, b.image, err)
+		}
+	}
+	decide(t, b, getenv(RequireEnv), reason)
+	return ""
+}

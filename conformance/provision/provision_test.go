@@ -1,0 +1,260 @@
+package provision
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRequired(t *testing.T) {
+	tests := []struct {
+		require string
+		want    map[string]bool // backends not listed must be false
+	}{
+		{"", nil},
+		{"   ", nil},
+		{"all", map[string]bool{"postgres": true, "mysql": true, "redis": true, "redis-cluster": true, "mongodb": true}},
+		{"ALL", map[string]bool{"postgres": true, "mysql": true, "redis": true, "redis-cluster": true, "mongodb": true}},
+		{"postgres", map[string]bool{"postgres": true}},
+		{"postgres,mysql", map[string]bool{"postgres": true, "mysql": true}},
+		{" Redis , mongodb ,", map[string]bool{"redis": true, "mongodb": true}},
+		{"redis-cluster", map[string]bool{"redis-cluster": true}},
+		{"redis", map[string]bool{"redis": true}}, // not redis-cluster
+		{",,", nil},
+		{"postgresql", nil}, // not a prefix match
+		{"memory,sqlite", nil},
+		{"mysql,all", map[string]bool{"postgres": true, "mysql": true, "redis": true, "redis-cluster": true, "mongodb": true}},
+	}
+	backends := []string{"postgres", "mysql", "redis", "redis-cluster", "mongodb"}
+	for _, tt := range tests {
+		t.Run(strings.ReplaceAll(tt.require, ",", ";"), func(t *testing.T) {
+			t.Setenv(RequireEnv, tt.require)
+			for _, b := range backends {
+				if got := Required(b); got != tt.want[b] {
+					t.Errorf("AUTHPORT_REQUIRE=%q: Required(%q) = %v, want %v", tt.require, b, got, tt.want[b])
+				}
+			}
+			if Required("") {
+				t.Errorf("AUTHPORT_REQUIRE=%q: Required(\"\") = true", tt.require)
+			}
+		})
+	}
+}
+
+func TestMissingVerdict(t *testing.T) {
+	pg := backendFor(BackendPostgres)
+	tests := []struct {
+		name      string
+		require   string
+		fatal     bool
+		wantInMsg string
+	}{
+		{"unset skips", "", false, "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine"},
+		{"other backend skips", "mysql,redis", false, "no PostgreSQL"},
+		{"named fails", "mysql,postgres", true, "AUTHPORT_REQUIRE requires postgres"},
+		{"all fails", "all", true, "no PostgreSQL"},
+		{"misspelt fails", "postgress", true, `unknown backends postgress`},
+		{"misspelt among known fails", "mysql,mongo", true, `unknown backends mongo`},
+		{"embedded names are known", "memory,bbolt,sqlite", false, "no PostgreSQL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := missingVerdict(pg, tt.require, pg.missing)
+			if v.fatal != tt.fatal {
+				t.Errorf("fatal = %v, want %v (reason %q)", v.fatal, tt.fatal, v.reason)
+			}
+			if !strings.HasPrefix(v.reason, pg.missing) || !strings.Contains(v.reason, tt.wantInMsg) {
+				t.Errorf("reason = %q, want it to start with %q and contain %q", v.reason, pg.missing, tt.wantInMsg)
+			}
+		})
+	}
+}
+
+// fakeTB records what a helper does to its test instead of ending it.
+type fakeTB struct {
+	testing.TB // nil: calling anything not overridden below panics, which the test would see
+	skipped    string
+	failed     string
+}
+
+func (f *fakeTB) Helper()          {}
+func (f *fakeTB) Skip(args ...any) { f.skipped = strings.TrimSpace(sprint(args)) }
+func (f *fakeTB) Fatal(args ...any) {
+	f.failed = strings.TrimSpace(sprint(args))
+}
+
+func sprint(args []any) string {
+	var b strings.Builder
+	for _, a := range args {
+		if s, ok := a.(string); ok {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestProvide(t *testing.T) {
+	pg := backendFor(BackendPostgres)
+	noDocker := func(backend) (string, error) { return "", &noDockerError{err: errors.New("socket not found")} }
+	broken := func(backend) (string, error) { return "", errors.New("pull access denied") }
+	running := func(backend) (string, error) { return "postgres://c:5432/test", nil }
+	mustNotStart := func(backend) (string, error) {
+		t.Error("a container was started although the variable is set")
+		return "", errors.New("unexpected")
+	}
+	tests := []struct {
+		name                  string
+		vars                  map[string]string
+		start                 func(backend) (string, error)
+		want, skipped, failed string
+	}{
+		{
+			name:  "variable first",
+			vars:  map[string]string{"AUTHPORT_POSTGRES_URL": " postgres://h/db "},
+			start: mustNotStart, want: "postgres://h/db",
+		},
+		{
+			name:  "variable first even when required",
+			vars:  map[string]string{"AUTHPORT_POSTGRES_URL": "postgres://h/db", RequireEnv: "all"},
+			start: mustNotStart, want: "postgres://h/db",
+		},
+		{name: "container second", start: running, want: "postgres://c:5432/test"},
+		{name: "blank variable is unset", vars: map[string]string{"AUTHPORT_POSTGRES_URL": "  "}, start: running, want: "postgres://c:5432/test"},
+		{name: "no docker skips", start: noDocker, skipped: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine"},
+		{
+			name: "no docker required fails", vars: map[string]string{RequireEnv: "postgres"}, start: noDocker,
+			failed: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine (AUTHPORT_REQUIRE requires postgres)",
+		},
+		{
+			name: "other backend required skips", vars: map[string]string{RequireEnv: "redis"}, start: noDocker,
+			skipped: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine",
+		},
+		{
+			name: "failed container skips with the error", start: broken,
+			skipped: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine (a Docker engine answered, but the postgres:16-alpine container did not start: pull access denied)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeTB{}
+			got := provide(f, pg, env(tt.vars), tt.start)
+			if got != tt.want || f.skipped != tt.skipped || f.failed != tt.failed {
+				t.Errorf("provide = %q, skipped %q, failed %q;\nwant %q, skipped %q, failed %q",
+					got, f.skipped, f.failed, tt.want, tt.skipped, tt.failed)
+			}
+		})
+	}
+}
+
+func TestClusterSeeds(t *testing.T) {
+	tests := []struct {
+		name            string
+		vars            map[string]string
+		want            []string
+		skipped, failed bool
+	}{
+		{name: "seeds", vars: map[string]string{"AUTHPORT_REDIS_CLUSTER_URL": "127.0.0.1:7000, 127.0.0.1:7001,,"}, want: []string{"127.0.0.1:7000", "127.0.0.1:7001"}},
+		{name: "one seed", vars: map[string]string{"AUTHPORT_REDIS_CLUSTER_URL": "h:7000"}, want: []string{"h:7000"}},
+		{name: "unset skips", skipped: true},
+		{name: "empty list skips", vars: map[string]string{"AUTHPORT_REDIS_CLUSTER_URL": " , "}, skipped: true},
+		{name: "unset redis required skips", vars: map[string]string{RequireEnv: "redis"}, skipped: true},
+		{name: "unset required fails", vars: map[string]string{RequireEnv: "redis-cluster"}, failed: true},
+		{name: "unset all fails", vars: map[string]string{RequireEnv: "all"}, failed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeTB{}
+			got := clusterSeeds(f, env(tt.vars))
+			if !slices.Equal(got, tt.want) || (f.skipped != "") != tt.skipped || (f.failed != "") != tt.failed {
+				t.Errorf("clusterSeeds = %q, skipped %q, failed %q; want %q, skipped %v, failed %v",
+					got, f.skipped, f.failed, tt.want, tt.skipped, tt.failed)
+			}
+			if msg := f.skipped + f.failed; msg != "" && !strings.Contains(msg, "AUTHPORT_REDIS_CLUSTER_URL") {
+				t.Errorf("reason %q does not name AUTHPORT_REDIS_CLUSTER_URL", msg)
+			}
+		})
+	}
+}
+
+func TestBackendsHaveContainers(t *testing.T) {
+	for _, name := range []string{BackendPostgres, BackendMySQL, BackendRedis, BackendMongoDB} {
+		b := backendFor(name)
+		spec, ok := containerSpecFor(name)
+		if !ok || b.image == "" || b.env == "" || len(spec.wait) == 0 {
+			t.Errorf("%s: image %q, env %q, container %v", name, b.image, b.env, ok)
+		}
+	}
+	if _, ok := containerSpecFor(BackendRedisCluster); ok || backendFor(BackendRedisCluster).image != "" {
+		t.Error("redis-cluster must have no container")
+	}
+}
+
+// TestDetectDockerIsQuick checks that asking for a Docker engine neither
+// hangs nor panics, whether or not one is there.
+func TestDetectDockerIsQuick(t *testing.T) {
+	start := time.Now()
+	err := detectDocker(dockerTimeout)
+	if d := time.Since(start); d > dockerTimeout+2*time.Second {
+		t.Errorf("detectDocker took %v", d)
+	}
+	t.Logf("Docker engine: %v (in %v)", errOrOK(err), time.Since(start).Round(time.Millisecond))
+}
+
+func errOrOK(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "answered"
+}
+
+// TestContainers starts each backend's container where a Docker engine
+// answers (on GitHub's runners, say) and checks that its address takes a
+// TCP connection.
+func TestContainers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	for _, name := range []string{BackendPostgres, BackendMySQL, BackendRedis, BackendMongoDB} {
+		t.Run(name, func(t *testing.T) {
+			addr, err := startContainer(backendFor(name))
+			var noDocker *noDockerError
+			if errors.As(err, &noDocker) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := startContainer(backendFor(name))
+			if err != nil || again != addr {
+				t.Errorf("second call = %q, %v; want the same container %q", again, err, addr)
+			}
+			hostPort := addressHostPort(t, addr)
+			conn, err := net.DialTimeout("tcp", hostPort, 10*time.Second)
+			if err != nil {
+				t.Fatalf("%s: %v", addr, err)
+			}
+			_ = conn.Close()
+		})
+	}
+}
+
+// addressHostPort extracts host:port from a URL or a go-sql-driver DSN.
+func addressHostPort(t *testing.T, addr string) string {
+	t.Helper()
+	if i, j := strings.Index(addr, "tcp("), strings.Index(addr, ")"); i >= 0 && j > i {
+		return addr[i+len("tcp(") : j]
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		t.Fatalf("%q: %v", addr, err)
+	}
+	return u.Host
+}
