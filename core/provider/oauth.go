@@ -212,24 +212,36 @@ type OIDCConfig[P any] struct {
 // OAuthConfigInternal). It is a copy: changing it changes no provider.
 type OAuthOptions struct {
 	CommonOptions
+	// Authorization is the authorization endpoint: URL (empty for OIDC
+	// discovery) and extra parameters.
 	Authorization Endpoint
-	Token         TokenEndpoint
+	// Token is the token endpoint, with its custom handler if any.
+	Token TokenEndpoint
 	// Userinfo is the userinfo endpoint's URL and parameters;
-	// [OAuthProvider.Userinfo] runs its handler, if any.
-	Userinfo         Endpoint
-	WellKnown        string
-	Checks           Checks
-	Client           ClientOptions
-	ClientID         string
-	ClientSecret     string
-	Issuer           string
-	JWKSEndpoint     string
+	// [OAuthProvider.FetchUserinfo] runs its handler, if any.
+	Userinfo Endpoint
+	// WellKnown is the discovery document's URL, or "".
+	WellKnown string
+	// Checks are the callback checks (defaulted by [Validate]).
+	Checks Checks
+	// Client holds the client metadata overrides.
+	Client ClientOptions
+	// ClientID and ClientSecret are the client credentials.
+	ClientID, ClientSecret string
+	// Issuer is the issuer identifier, or "".
+	Issuer string
+	// JWKSEndpoint is the JSON Web Key Set URL, or "" to discover it.
+	JWKSEndpoint string
+	// RedirectProxyURL is the redirect proxy URL, the provider's own or,
+	// after [Validate], the configuration's.
 	RedirectProxyURL string
 	// IDToken is the effective IDToken setting: false for OAuth, the
 	// configured value (default true) for OIDC.
-	IDToken                           bool
+	IDToken bool
+	// AllowDangerousEmailAccountLinking is the provider's setting.
 	AllowDangerousEmailAccountLinking bool
-	Style                             ButtonStyle
+	// Style is the sign-in button style.
+	Style ButtonStyle
 }
 
 // Endpoint returns the endpoint of type t, or the zero Endpoint for an
@@ -265,10 +277,10 @@ type OAuthProvider interface {
 	// claims, a JSON object) into the provider's profile type and maps it
 	// with the Profile callback. The result always has an id.
 	ProfileFromJSON(ctx context.Context, raw []byte, tokens TokenSet) (User, error)
-	// Userinfo runs the provider's custom userinfo handler, if it has one,
+	// FetchUserinfo runs the provider's custom userinfo handler, if it has one,
 	// and maps the profile it returns. ok is false when there is no
 	// handler: the library then fetches Options().Userinfo itself.
-	Userinfo(ctx context.Context, req UserinfoRequest) (u User, ok bool, err error)
+	FetchUserinfo(ctx context.Context, req UserinfoRequest) (u User, ok bool, err error)
 }
 
 // ErrMissingIDToken is returned, wrapped, by CheckCallbackTokens when an
@@ -319,8 +331,8 @@ func (c *OAuth2Config[P]) ProfileFromJSON(ctx context.Context, raw []byte, token
 	return profileFromJSON(ctx, c.Profile, raw, tokens)
 }
 
-// Userinfo implements [OAuthProvider].
-func (c *OAuth2Config[P]) Userinfo(ctx context.Context, req UserinfoRequest) (User, bool, error) {
+// FetchUserinfo implements [OAuthProvider].
+func (c *OAuth2Config[P]) FetchUserinfo(ctx context.Context, req UserinfoRequest) (User, bool, error) {
 	if c == nil {
 		return User{}, false, errNilProvider
 	}
@@ -395,8 +407,8 @@ func (c *OIDCConfig[P]) ProfileFromJSON(ctx context.Context, raw []byte, tokens 
 	return profileFromJSON(ctx, c.Profile, raw, tokens)
 }
 
-// Userinfo implements [OAuthProvider].
-func (c *OIDCConfig[P]) Userinfo(ctx context.Context, req UserinfoRequest) (User, bool, error) {
+// FetchUserinfo implements [OAuthProvider].
+func (c *OIDCConfig[P]) FetchUserinfo(ctx context.Context, req UserinfoRequest) (User, bool, error) {
 	if c == nil {
 		return User{}, false, errNilProvider
 	}

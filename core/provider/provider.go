@@ -159,7 +159,12 @@ func NormalizeEmail(s string) (string, error) {
 
 type emailError struct{ why string }
 
-func (e *emailError) Error() string        { return "e-mail address " + e.why + ": " + ErrInvalidEmail.Error() }
+// Error says what is wrong with the address.
+func (e *emailError) Error() string {
+	return "e-mail address " + e.why + ": " + ErrInvalidEmail.Error()
+}
+
+// Is reports whether target is [ErrInvalidEmail].
 func (e *emailError) Is(target error) bool { return target == ErrInvalidEmail }
 
 // CredentialField describes one input of a credentials sign-in form.

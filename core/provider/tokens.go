@@ -22,28 +22,28 @@ import (
 // and expires_at are accepted as numbers or numeric strings, and a scope
 // given as a list of strings is joined with spaces.
 type TokenSet struct {
-	AccessToken  string
-	IDToken      string
+	// AccessToken is the access token (access_token).
+	AccessToken string
+	// IDToken is the OpenID Connect ID token, a JWT (id_token).
+	IDToken string
+	// RefreshToken is the refresh token (refresh_token).
 	RefreshToken string
 	// ExpiresAt is the absolute time, in seconds since the Unix epoch, at
 	// which AccessToken expires.
 	ExpiresAt *int64
 	// ExpiresIn is AccessToken's lifetime in seconds, as returned.
 	ExpiresIn *int64
-	Scope     string
+	// Scope is the granted scope, space-separated.
+	Scope string
 	// TokenType is the token type as returned (e.g. "Bearer"); accounts
 	// keep it lowercased.
-	TokenType    string
+	TokenType string
+	// SessionState is the OpenID Connect session state (session_state).
 	SessionState string
 	// AuthorizationDetails is the RFC 9396 authorization_details, or nil.
 	AuthorizationDetails []core.AuthorizationDetail
 	// Extra holds every other member of the response, by its JSON name.
 	Extra map[string]any
-}
-
-var tokenFields = []string{
-	"access_token", "id_token", "refresh_token", "expires_at", "expires_in",
-	"scope", "token_type", "session_state", "authorization_details",
 }
 
 // UnmarshalJSON decodes a token endpoint response.
@@ -129,7 +129,7 @@ func (t *TokenSet) UnmarshalJSON(data []byte) error {
 // MarshalJSON encodes t as a token endpoint response would carry it,
 // leaving out absent fields. Extra members never replace a field of t.
 func (t TokenSet) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(t.Extra)+len(tokenFields))
+	m := make(map[string]any, len(t.Extra)+9)
 	for k, v := range t.Extra {
 		if !isTokenField(k) {
 			m[k] = v
@@ -158,11 +158,12 @@ func (t TokenSet) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// isTokenField reports whether name is a member TokenSet has a field for.
 func isTokenField(name string) bool {
-	for _, f := range tokenFields {
-		if f == name {
-			return true
-		}
+	switch name {
+	case "access_token", "id_token", "refresh_token", "expires_at", "expires_in",
+		"scope", "token_type", "session_state", "authorization_details":
+		return true
 	}
 	return false
 }

@@ -1,0 +1,169 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestDefaultProfile(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want User
+	}{
+		{"oidc_claims", `{"sub":"s1","id":"ignored","email":"a@b.c","name":"Ann","picture":"https://p/1"}`,
+			User{ID: "s1", Email: "a@b.c", Name: ptr("Ann"), Image: ptr("https://p/1")}},
+		{"numeric_id_keeps_digits", `{"id":12345678901234567890,"nickname":"nick"}`,
+			User{ID: "12345678901234567890", Name: ptr("nick")}},
+		{"preferred_username_and_image", `{"id":"x","preferred_username":"pu","image":"https://i"}`,
+			User{ID: "x", Name: ptr("pu"), Image: ptr("https://i")}},
+		{"empty_strings_fall_through", `{"sub":"","id":"7","name":"","nickname":"n"}`,
+			User{ID: "7", Name: ptr("n")}},
+	}
+	p := oauthOK()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := p.ProfileFromJSON(context.Background(), []byte(tc.in), TokenSet{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ID != tc.want.ID || got.Email != tc.want.Email || deref(got.Name) != deref(tc.want.Name) || deref(got.Image) != deref(tc.want.Image) {
+				t.Errorf("got %+v (name %s, image %s), want %+v", got, deref(got.Name), deref(got.Image), tc.want)
+			}
+		})
+	}
+}
+
+func TestProfileNeedsID(t *testing.T) {
+	_, err := oauthOK().ProfileFromJSON(context.Background(), []byte(`{"email":"a@b.c"}`), TokenSet{})
+	if !errors.Is(err, ErrProfileID) {
+		t.Errorf("default mapping without id: err = %v, want ErrProfileID", err)
+	}
+	p := oidcOK()
+	p.Profile = func(context.Context, anyProfile, TokenSet) (User, error) { return User{Email: "x@y.z"}, nil }
+	_, err = p.ProfileFromJSON(context.Background(), []byte(`{"sub":"1"}`), TokenSet{})
+	if !errors.Is(err, ErrProfileID) {
+		t.Errorf("callback without id: err = %v, want ErrProfileID", err)
+	}
+}
+
+func TestProfileFromJSONBadInput(t *testing.T) {
+	for _, in := range []string{``, `null`, `[1]`, `{"sub":`} {
+		if _, err := oauthOK().ProfileFromJSON(context.Background(), []byte(in), TokenSet{}); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+		if _, err := GitHub("a", "b").ProfileFromJSON(context.Background(), []byte(in), TokenSet{}); err == nil {
+			t.Errorf("github %q: no error", in)
+		}
+	}
+}
+
+// TestTypedProfileDefaultMapping checks a typed profile without a Profile
+// callback goes through DefaultProfile via its JSON form.
+func TestTypedProfileDefaultMapping(t *testing.T) {
+	p := Google("id", "secret")
+	p.Profile = nil
+	u, err := p.ProfileFromJSON(context.Background(), []byte(`{"sub":"g1","email":"a@b.c","name":"Ann","picture":"https://p"}`), TokenSet{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.ID != "g1" || u.Email != "a@b.c" || deref(u.Name) != "Ann" || deref(u.Image) != "https://p" {
+		t.Errorf("got %+v", u)
+	}
+}
+
+func TestUserCoreUser(t *testing.T) {
+	u := User{ID: "provider-id", Email: "a@b.c", Name: ptr("Ann")}
+	c := u.CoreUser("db-id")
+	if c.ID != "db-id" || c.Email != "a@b.c" || deref(c.Name) != "Ann" || c.Image != nil || c.EmailVerified != nil {
+		t.Errorf("CoreUser = %+v", c)
+	}
+	*c.Name = "changed"
+	if *u.Name != "Ann" {
+		t.Error("CoreUser shares Name")
+	}
+}
+
+func TestFetchUserinfo(t *testing.T) {
+	p := oauthOK()
+	if _, ok, err := p.FetchUserinfo(context.Background(), UserinfoRequest{}); ok || err != nil {
+		t.Fatalf("without a handler: ok %v err %v, want false, nil", ok, err)
+	}
+	var gotReq UserinfoRequest
+	p.Userinfo.Request = func(_ context.Context, req UserinfoRequest) (anyProfile, error) {
+		gotReq = req
+		return anyProfile{"id": "u1", "email": "a@b.c"}, nil
+	}
+	u, ok, err := p.FetchUserinfo(context.Background(), UserinfoRequest{Tokens: TokenSet{AccessToken: "at"}})
+	if !ok || err != nil || u.ID != "u1" {
+		t.Fatalf("got %+v %v %v", u, ok, err)
+	}
+	if gotReq.Endpoint.URL != "https://acme.test/userinfo" || gotReq.Tokens.AccessToken != "at" {
+		t.Errorf("handler got %+v", gotReq)
+	}
+	p.Userinfo.Request = func(context.Context, UserinfoRequest) (anyProfile, error) { return nil, errors.New("boom") }
+	if _, ok, err := p.FetchUserinfo(context.Background(), UserinfoRequest{}); !ok || err == nil {
+		t.Errorf("failing handler: ok %v err %v", ok, err)
+	}
+}
+
+func TestGitHubUserinfoEmailFallback(t *testing.T) {
+	cases := []struct {
+		name      string
+		user      string
+		emails    string
+		emailCode int
+		want      string
+	}{
+		{"public_email_used", `{"id":1,"login":"octo","email":"pub@x.y"}`, `[]`, 200, "pub@x.y"},
+		{"primary_verified_email", `{"id":1,"login":"octo","email":null}`,
+			`[{"email":"other@x.y","primary":false,"verified":true},{"email":"prim@x.y","primary":true,"verified":true}]`, 200, "prim@x.y"},
+		{"first_verified_when_primary_unverified", `{"id":1,"login":"octo"}`,
+			`[{"email":"unv@x.y","primary":true,"verified":false},{"email":"ver@x.y","primary":false,"verified":true}]`, 200, "ver@x.y"},
+		{"no_verified_email", `{"id":1,"login":"octo"}`, `[{"email":"unv@x.y","primary":true,"verified":false}]`, 200, ""},
+		{"emails_forbidden", `{"id":1,"login":"octo"}`, `{"message":"no"}`, 403, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer tok" {
+					w.WriteHeader(401)
+					return
+				}
+				switch r.URL.Path {
+				case "/user":
+					_, _ = w.Write([]byte(tc.user))
+				case "/user/emails":
+					w.WriteHeader(tc.emailCode)
+					_, _ = w.Write([]byte(tc.emails))
+				default:
+					w.WriteHeader(404)
+				}
+			}))
+			defer srv.Close()
+			p := GitHub("id", "secret")
+			p.Userinfo.URL = srv.URL + "/user"
+			u, ok, err := p.FetchUserinfo(context.Background(), UserinfoRequest{Tokens: TokenSet{AccessToken: "tok"}, Client: srv.Client()})
+			if !ok || err != nil {
+				t.Fatalf("ok %v err %v", ok, err)
+			}
+			if u.Email != tc.want || u.ID != "1" || deref(u.Name) != "octo" {
+				t.Errorf("got %+v, want email %q", u, tc.want)
+			}
+		})
+	}
+	t.Run("user_endpoint_fails", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+		defer srv.Close()
+		p := GitHub("id", "secret")
+		p.Userinfo.URL = srv.URL + "/user"
+		_, _, err := p.FetchUserinfo(context.Background(), UserinfoRequest{Client: srv.Client()})
+		if err == nil || !strings.Contains(err.Error(), "500") {
+			t.Errorf("err = %v, want the status", err)
+		}
+	})
+}
