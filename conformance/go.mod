@@ -8,7 +8,6 @@ require (
 	dario.cat/mergo v1.0.2 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
-	github.com/authport/authport/adapters/memory v0.0.0-00010101000000-000000000000
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
@@ -60,5 +59,3 @@ require (
 )
 
 replace github.com/authport/authport/core => ../core
-
-replace github.com/authport/authport/adapters/memory => ../adapters/memory

@@ -1,4 +1,4 @@
-package conformance_test
+package selftest_test
 
 import (
 	"context"
