@@ -1,0 +1,153 @@
+package mongoadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// CreateAuthenticator is createAuthenticator: a find of the user, then an
+// insert. An unknown user gives an error matching [core.ErrNotFound]; an
+// existing credential id, once [Adapter.EnsureIndexes] has run, one matching
+// [core.ErrAlreadyExists].
+//
+// The check and the insert are two commands: a user deleted between them
+// leaves an authenticator that the next deleteUser of that id removes.
+func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
+	const m = "createAuthenticator"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if err := authenticator.Validate(); err != nil {
+		return nil, err
+	}
+	au := authenticator.Clone()
+	uid, ok := a.userIDValue(au.UserID)
+	if !ok {
+		return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+	}
+	if err := checkStrings(m, "credentialID", au.CredentialID, "userId", au.UserID,
+		"providerAccountId", au.ProviderAccountID, "credentialPublicKey", au.CredentialPublicKey,
+		"credentialDeviceType", au.CredentialDeviceType, "transports", au.Transports); err != nil {
+		return nil, err
+	}
+	if err := a.requireUser(ctx, m, uid); err != nil {
+		return nil, err
+	}
+	doc := bson.D{
+		{Key: fCredentialID, Value: au.CredentialID},
+		{Key: fUserID, Value: uid},
+		{Key: fProviderAccountID, Value: au.ProviderAccountID},
+		{Key: fCredentialPublicKey, Value: au.CredentialPublicKey},
+		{Key: fCounter, Value: au.Counter},
+		{Key: fCredentialBackedUp, Value: au.CredentialBackedUp},
+		{Key: fCredentialDeviceType, Value: au.CredentialDeviceType},
+		{Key: fTransports, Value: au.Transports},
+	}
+	if _, err := a.authenticators.InsertOne(ctx, doc); err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	return &au, nil
+}
+
+// GetAuthenticator is getAuthenticator: one find.
+func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
+	const m = "getAuthenticator"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if !validKey(credentialID) {
+		return nil, nil
+	}
+	return decodeAuthenticator(ctx, m, a.authenticators.FindOne(ctx, bson.D{{Key: fCredentialID, Value: credentialID}}))
+}
+
+// ListAuthenticatorsByUserID is listAuthenticatorsByUserId: one find,
+// sorted by credentialID. An unknown user gives an empty, non-nil list.
+func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	const m = "listAuthenticatorsByUserId"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	out := []core.Authenticator{}
+	uid, ok := a.userIDValue(userID)
+	if !ok || !validKey(userID) {
+		return out, nil
+	}
+	cur, err := a.authenticators.Find(ctx, bson.D{{Key: fUserID, Value: uid}},
+		options.Find().SetSort(bson.D{{Key: fCredentialID, Value: 1}}))
+	if err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	var docs []authenticatorDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	for i := range docs {
+		au, err := docs[i].authenticator()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		out = append(out, *au)
+	}
+	// The server sorts by binary string comparison unless the collection
+	// has a collation; make the order Go's byte order either way.
+	cmp := func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) }
+	if !slices.IsSortedFunc(out, cmp) {
+		slices.SortFunc(out, cmp)
+	}
+	return out, nil
+}
+
+// UpdateAuthenticatorCounter is updateAuthenticatorCounter: one
+// findOneAndUpdate returning the updated document. An unknown credential id
+// gives an error matching [core.ErrNotFound]; a negative counter one matching
+// [core.ErrInvalidInput].
+func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = "updateAuthenticatorCounter"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
+	}
+	if credentialID == "" {
+		return nil, &core.InputError{Method: m, Field: "credentialID", Reason: "must not be empty"}
+	}
+	if !validKey(credentialID) {
+		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+	}
+	res := a.authenticators.FindOneAndUpdate(ctx, bson.D{{Key: fCredentialID, Value: credentialID}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
+		options.FindOneAndUpdate().SetReturnDocument(options.After))
+	au, err := decodeAuthenticator(ctx, m, res)
+	if err != nil {
+		return nil, err
+	}
+	if au == nil {
+		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+	}
+	return au, nil
+}
+
+func decodeAuthenticator(ctx context.Context, m string, res *mongo.SingleResult) (*core.Authenticator, error) {
+	var doc authenticatorDoc
+	if err := res.Decode(&doc); err != nil {
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil, nil
+		}
+		return nil, wrapErr(ctx, m, err)
+	}
+	au, err := doc.authenticator()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	return au, nil
+}

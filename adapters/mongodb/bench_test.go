@@ -1,0 +1,199 @@
+package mongoadapter_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	mongoadapter "github.com/authport/authport/adapters/mongodb"
+)
+
+// benchSetup returns an adapter on a fresh database holding one user and
+// one session of that user.
+func benchSetup(b *testing.B) (*mongoadapter.Adapter, *mongo.Database, core.User, core.Session) {
+	b.Helper()
+	a, db := newAdapter(b, newServer(b, nil))
+	ctx := context.Background()
+	u := core.User{ID: "bench-user", Email: "bench@example.com", Name: new("Bench"), Image: new("https://example.com/b.png")}
+	if _, err := a.CreateUser(ctx, u); err != nil {
+		b.Fatal(err)
+	}
+	s := core.Session{SessionToken: "bench-session", UserID: u.ID, Expires: time.Now().Add(24 * time.Hour)}
+	if _, err := a.CreateSession(ctx, s); err != nil {
+		b.Fatal(err)
+	}
+	return a, db, u, s
+}
+
+// BenchmarkGetSessionAndUser compares the adapter with the raw driver doing
+// the same work (the same finds, or the same $lookup aggregation, through
+// the same *mongo.Database, decoded into plain structs), in parallel. The
+// README reports the ratio of the two.
+func BenchmarkGetSessionAndUser(b *testing.B) {
+	a, db, _, s := benchSetup(b)
+	ctx := context.Background()
+	b.Run("adapter", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				su, err := a.GetSessionAndUser(ctx, s.SessionToken)
+				if err != nil || su == nil {
+					b.Errorf("GetSessionAndUser = %v, %v", su, err)
+					return
+				}
+			}
+		})
+	})
+	get := rawFinds
+	if a.Capabilities().Lookup {
+		get = rawLookup
+	}
+	b.Run("driver", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := get(ctx, db, s.SessionToken); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	// interleaved alternates the two in every goroutine and times each
+	// call, so that both see the same load on a shared machine; it reports
+	// the adapter's throughput relative to the driver's.
+	b.Run("interleaved", func(b *testing.B) {
+		var adapterNs, driverNs, adapterN, driverN atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				start := time.Now()
+				if i%2 == 0 {
+					su, err := a.GetSessionAndUser(ctx, s.SessionToken)
+					adapterNs.Add(int64(time.Since(start)))
+					adapterN.Add(1)
+					if err != nil || su == nil {
+						b.Errorf("GetSessionAndUser = %v, %v", su, err)
+						return
+					}
+				} else {
+					err := get(ctx, db, s.SessionToken)
+					driverNs.Add(int64(time.Since(start)))
+					driverN.Add(1)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+		})
+		if adapterN.Load() > 0 && driverN.Load() > 0 {
+			ad := float64(adapterNs.Load()) / float64(adapterN.Load())
+			dr := float64(driverNs.Load()) / float64(driverN.Load())
+			b.ReportMetric(ad, "adapter-ns/call")
+			b.ReportMetric(dr, "driver-ns/call")
+			b.ReportMetric(dr/ad, "adapter/driver")
+		}
+	})
+}
+
+type rawSession struct {
+	SessionToken string    `bson:"sessionToken"`
+	UserID       string    `bson:"userId"`
+	Expires      time.Time `bson:"expires"`
+}
+
+type rawUser struct {
+	ID            string     `bson:"_id"`
+	Email         string     `bson:"email"`
+	EmailVerified *time.Time `bson:"emailVerified"`
+	Name          *string    `bson:"name"`
+	Image         *string    `bson:"image"`
+}
+
+// rawFinds is getSessionAndUser as two finds with the driver alone.
+func rawFinds(ctx context.Context, db *mongo.Database, token string) error {
+	var s rawSession
+	filter := bson.D{{Key: "sessionToken", Value: token}, {Key: "expires", Value: bson.D{{Key: "$gt", Value: time.Now()}}}}
+	if err := db.Collection("sessions").FindOne(ctx, filter).Decode(&s); err != nil {
+		return err
+	}
+	var u rawUser
+	return db.Collection("users").FindOne(ctx, bson.D{{Key: "_id", Value: s.UserID}}).Decode(&u)
+}
+
+// rawLookup is getSessionAndUser as one $lookup aggregation with the driver
+// alone.
+func rawLookup(ctx context.Context, db *mongo.Database, token string) error {
+	cur, err := db.Collection("sessions").Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: bson.D{{Key: "sessionToken", Value: token}, {Key: "expires", Value: bson.D{{Key: "$gt", Value: time.Now()}}}}}},
+		{{Key: "$limit", Value: 1}},
+		{{Key: "$lookup", Value: bson.D{{Key: "from", Value: "users"}, {Key: "localField", Value: "userId"},
+			{Key: "foreignField", Value: "_id"}, {Key: "as", Value: "user"}}}},
+	})
+	if err != nil {
+		return err
+	}
+	var docs []struct {
+		SessionToken string    `bson:"sessionToken"`
+		UserID       string    `bson:"userId"`
+		Expires      time.Time `bson:"expires"`
+		User         []rawUser `bson:"user"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return err
+	}
+	if len(docs) != 1 || len(docs[0].User) != 1 {
+		return errors.New("session or user not found")
+	}
+	return nil
+}
+
+func BenchmarkCreateSession(b *testing.B) {
+	a, _, u, _ := benchSetup(b)
+	ctx := context.Background()
+	exp := time.Now().Add(time.Hour)
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s-" + strconv.Itoa(i), UserID: u.ID, Expires: exp}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUpdateSession(b *testing.B) {
+	a, _, _, s := benchSetup(b)
+	ctx := context.Background()
+	exp := time.Now().Add(time.Hour)
+	i := 0
+	for b.Loop() {
+		i++
+		got, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(exp.Add(time.Duration(i) * time.Millisecond))})
+		if err != nil || got == nil {
+			b.Fatal(got, err)
+		}
+	}
+}
+
+func BenchmarkCreateAndUseVerificationToken(b *testing.B) {
+	a, _, _, _ := benchSetup(b)
+	ctx := context.Background()
+	exp := time.Now().Add(time.Hour)
+	i := 0
+	for b.Loop() {
+		i++
+		v := core.VerificationToken{Identifier: "bench@example.com", Token: "t-" + strconv.Itoa(i), Expires: exp}
+		if _, err := a.CreateVerificationToken(ctx, v); err != nil {
+			b.Fatal(err)
+		}
+		got, err := a.UseVerificationToken(ctx, v.Key())
+		if err != nil || got == nil {
+			b.Fatal(got, err)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package mongoadapter_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/event"
+
+	mongoadapter "github.com/authport/authport/adapters/mongodb"
+)
+
+// recorder keeps the commands a client sends, as "name collection" (e.g.
+// "find users"; the collection is left out for commands without one).
+type recorder struct {
+	mu   sync.Mutex
+	cmds []string
+}
+
+func (r *recorder) monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		s := e.CommandName
+		if v, err := e.Command.LookupErr(e.CommandName); err == nil {
+			if coll, ok := v.StringValueOK(); ok {
+				s += " " + coll
+			}
+		}
+		r.mu.Lock()
+		r.cmds = append(r.cmds, s)
+		r.mu.Unlock()
+	}}
+}
+
+// during returns the commands sent while f ran.
+func (r *recorder) during(f func()) []string {
+	r.mu.Lock()
+	r.cmds = nil
+	r.mu.Unlock()
+	f()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.cmds)
+}
+
+// TestCommandsPerOperation counts the commands each operation sends to the
+// server, for the paths the server allows, and checks them against the
+// table in README.md.
+func TestCommandsPerOperation(t *testing.T) {
+	rec := &recorder{}
+	s := newServer(t, rec.monitor())
+	for _, mode := range []struct {
+		name string
+		opts []mongoadapter.Option
+	}{
+		{"auto", nil},
+		{"fallbacks", []mongoadapter.Option{mongoadapter.WithoutLookup(), mongoadapter.WithoutTransactions()}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			a, _ := newAdapter(t, s, mode.opts...)
+			caps := a.Capabilities()
+			t.Logf("capabilities: %+v", caps)
+			testCommands(t, a, caps, rec)
+		})
+	}
+}
+
+func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capabilities, rec *recorder) {
+	ctx := context.Background()
+	u := core.User{ID: "u1", Email: "u1@example.com"}
+	other := core.User{ID: "u2", Email: "u2@example.com"}
+	acc := core.Account{UserID: u.ID, Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "gh-1"}
+	sess := core.Session{SessionToken: "st-1", UserID: u.ID, Expires: time.Now().Add(time.Hour)}
+	tok := core.VerificationToken{Identifier: "u1@example.com", Token: "vt-1", Expires: time.Now().Add(time.Hour)}
+	au := core.Authenticator{CredentialID: "cred-1", CredentialPublicKey: "pk", UserID: u.ID, ProviderAccountID: "gh-1", CredentialDeviceType: "singleDevice"}
+
+	// join is the cost of getSessionAndUser and getUserByAccount.
+	join := func(first string) []string {
+		if caps.Lookup {
+			return []string{"aggregate " + first}
+		}
+		return []string{"find " + first, "find users"}
+	}
+	use := []string{"findAndModify verification_tokens"}
+	if !caps.AtomicFindAndModify {
+		use = []string{"find verification_tokens", "delete verification_tokens"}
+	}
+	del := []string{"delete sessions", "delete accounts", "delete authenticators", "findAndModify users"}
+	if caps.Transactions {
+		del = append(del, "commitTransaction")
+	}
+
+	steps := []struct {
+		op   string
+		want []string
+		run  func() (any, error)
+	}{
+		{"createUser", []string{"insert users"}, func() (any, error) { return a.CreateUser(ctx, u) }},
+		{"createUser (second)", []string{"insert users"}, func() (any, error) { return a.CreateUser(ctx, other) }},
+		{"getUser", []string{"find users"}, func() (any, error) { return a.GetUser(ctx, u.ID) }},
+		{"getUserByEmail", []string{"find users"}, func() (any, error) { return a.GetUserByEmail(ctx, u.Email) }},
+		{"updateUser", []string{"findAndModify users"}, func() (any, error) {
+			return a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Name: core.Set(new("Ada"))})
+		}},
+		{"linkAccount", []string{"find users", "insert accounts"}, func() (any, error) { return a.LinkAccount(ctx, acc) }},
+		{"getAccount", []string{"find accounts"}, func() (any, error) { return a.GetAccount(ctx, acc.ProviderAccountID, acc.Provider) }},
+		{"getUserByAccount", join("accounts"), func() (any, error) { return a.GetUserByAccount(ctx, acc.Key()) }},
+		{"createSession", []string{"find users", "insert sessions"}, func() (any, error) { return a.CreateSession(ctx, sess) }},
+		{"getSessionAndUser", join("sessions"), func() (any, error) { return a.GetSessionAndUser(ctx, sess.SessionToken) }},
+		{"updateSession (expires)", []string{"findAndModify sessions"}, func() (any, error) {
+			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, Expires: core.Set(time.Now().Add(2 * time.Hour))})
+		}},
+		{"updateSession (userId)", []string{"find users", "findAndModify sessions"}, func() (any, error) {
+			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, UserID: core.Set(u.ID)})
+		}},
+		{"createVerificationToken", []string{"insert verification_tokens"}, func() (any, error) { return a.CreateVerificationToken(ctx, tok) }},
+		{"useVerificationToken", use, func() (any, error) { return a.UseVerificationToken(ctx, tok.Key()) }},
+		{"createAuthenticator", []string{"find users", "insert authenticators"}, func() (any, error) { return a.CreateAuthenticator(ctx, au) }},
+		{"getAuthenticator", []string{"find authenticators"}, func() (any, error) { return a.GetAuthenticator(ctx, au.CredentialID) }},
+		{"listAuthenticatorsByUserId", []string{"find authenticators"}, func() (any, error) {
+			l, err := a.ListAuthenticatorsByUserID(ctx, u.ID)
+			if len(l) != 1 {
+				return nil, err
+			}
+			return l, err
+		}},
+		{"updateAuthenticatorCounter", []string{"findAndModify authenticators"}, func() (any, error) {
+			return a.UpdateAuthenticatorCounter(ctx, au.CredentialID, 8)
+		}},
+		{"deleteSession", []string{"findAndModify sessions"}, func() (any, error) { return a.DeleteSession(ctx, sess.SessionToken) }},
+		{"unlinkAccount", []string{"findAndModify accounts"}, func() (any, error) { return a.UnlinkAccount(ctx, acc.Key()) }},
+		{"deleteUser", del, func() (any, error) { return a.DeleteUser(ctx, u.ID) }},
+		{"purgeExpired", []string{"delete sessions", "delete verification_tokens"}, func() (any, error) {
+			r, err := a.PurgeExpired(ctx)
+			return &r, err
+		}},
+	}
+	var table []string
+	for _, st := range steps {
+		var got any
+		var err error
+		cmds := rec.during(func() { got, err = st.run() })
+		if err != nil {
+			t.Fatalf("%s: %v", st.op, err)
+		}
+		if isNil(got) {
+			t.Fatalf("%s found nothing; the counts below would be of the not-found path", st.op)
+		}
+		if !slices.Equal(cmds, st.want) {
+			t.Errorf("%s sent %d commands %q, want %d %q", st.op, len(cmds), cmds, len(st.want), st.want)
+		}
+		table = append(table, fmt.Sprintf("| %s | %d | %s |", st.op, len(cmds), strings.Join(cmds, ", ")))
+	}
+	t.Logf("commands per operation:\n%s", strings.Join(table, "\n"))
+}
+
+// isNil reports whether an operation's result is a nil pointer.
+func isNil(v any) bool {
+	switch p := v.(type) {
+	case nil:
+		return true
+	case *core.User:
+		return p == nil
+	case *core.Account:
+		return p == nil
+	case *core.Session:
+		return p == nil
+	case *core.SessionAndUser:
+		return p == nil
+	case *core.VerificationToken:
+		return p == nil
+	case *core.Authenticator:
+		return p == nil
+	}
+	return false
+}

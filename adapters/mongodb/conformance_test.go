@@ -1,0 +1,40 @@
+package mongoadapter_test
+
+import (
+	"testing"
+
+	"github.com/authport/authport/conformance"
+
+	mongoadapter "github.com/authport/authport/adapters/mongodb"
+)
+
+// TestConformance runs the shared suite against the server of
+// provision.MongoDB, each test in a database of its own, with the paths New
+// picks for that server ($lookup and transactions on a real MongoDB replica
+// set; two finds and ordered deletes on the FerretDB stand-in).
+func TestConformance(t *testing.T) {
+	s := newServer(t, nil)
+	conformance.Run(t, conformance.Harness{Name: "mongodb", New: func(t testing.TB) conformance.Fixture {
+		a, db := newAdapter(t, s)
+		return conformance.Fixture{Adapter: a, Raw: rawView{db: db, names: a.Collections()}}
+	}})
+}
+
+// TestConformanceFallbacks runs the suite again with the fallback paths
+// (two finds, ordered deletes) forced, on a server where New would pick the
+// one-round-trip paths; on a server without them it is the run above, and
+// is skipped.
+func TestConformanceFallbacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	s := newServer(t, nil)
+	probe, _ := newAdapter(t, s)
+	if c := probe.Capabilities(); !c.Lookup && !c.Transactions {
+		t.Skip("the server has neither $lookup nor transactions: TestConformance ran the fallback paths")
+	}
+	conformance.Run(t, conformance.Harness{Name: "mongodb", New: func(t testing.TB) conformance.Fixture {
+		a, db := newAdapter(t, s, mongoadapter.WithoutLookup(), mongoadapter.WithoutTransactions())
+		return conformance.Fixture{Adapter: a, Raw: rawView{db: db, names: a.Collections()}}
+	}})
+}

@@ -1,0 +1,27 @@
+// Package mongoadapter is an authport adapter for MongoDB, on the official
+// Go driver (go.mongodb.org/mongo-driver/v2). It implements all 19 adapter
+// methods of the core contract (see [core.Adapter]) and
+// [core.ExpiredPurger].
+//
+// The adapter keeps its records in five collections of the
+// [*mongo.Database] it is given: users, accounts, sessions,
+// verification_tokens (the names Auth.js's MongoDB adapter uses) and
+// authenticators (which that adapter does not store); see [WithCollections]. Documents use Auth.js's field names
+// (email, emailVerified, userId, providerAccountId, access_token,
+// sessionToken, expires, identifier, credentialID, …), so a database shared
+// with an Auth.js application reads the same. User ids are stored as strings,
+// or as ObjectIds with [WithObjectIDs], as Auth.js writes them.
+//
+// Call [Adapter.EnsureIndexes] once at start-up: it creates the unique indexes
+// that make duplicate e-mails, accounts, session tokens, verification tokens
+// and credential ids fail with [core.ErrAlreadyExists], and TTL indexes that
+// let the server expire sessions and tokens where it supports them.
+//
+// [New] asks the server once what it supports and picks the cheapest way to
+// do each operation: a $lookup aggregation (one round trip) for
+// getSessionAndUser and getUserByAccount where the server has $lookup, two
+// finds otherwise; a transaction for deleteUser on a replica set or sharded
+// cluster, ordered deletes otherwise. An expired session or verification
+// token is never returned, whatever the TTL monitor's lag: every read of one
+// filters on expires > now.
+package mongoadapter

@@ -1,0 +1,511 @@
+package mongoadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// Field names, as Auth.js's MongoDB adapter writes them.
+const (
+	fID                   = "_id"
+	fEmail                = "email"
+	fEmailVerified        = "emailVerified"
+	fName                 = "name"
+	fImage                = "image"
+	fUserID               = "userId"
+	fType                 = "type"
+	fProvider             = "provider"
+	fProviderAccountID    = "providerAccountId"
+	fAccessToken          = "access_token"
+	fAuthorizationDetails = "authorization_details"
+	fExpiresAt            = "expires_at"
+	fExpiresIn            = "expires_in"
+	fIDToken              = "id_token"
+	fRefreshToken         = "refresh_token"
+	fScope                = "scope"
+	fTokenType            = "token_type"
+	fSessionState         = "session_state"
+	fSessionToken         = "sessionToken"
+	fExpires              = "expires"
+	fIdentifier           = "identifier"
+	fToken                = "token"
+	fCredentialID         = "credentialID"
+	fCredentialPublicKey  = "credentialPublicKey"
+	fCounter              = "counter"
+	fCredentialBackedUp   = "credentialBackedUp"
+	fCredentialDeviceType = "credentialDeviceType"
+	fTransports           = "transports"
+
+	// fJoinedUser is the array a $lookup stage writes the user into.
+	fJoinedUser = "user"
+)
+
+// userDoc is a stored user.
+type userDoc struct {
+	ID            bson.RawValue  `bson:"_id"`
+	Email         string         `bson:"email"`
+	EmailVerified *bson.DateTime `bson:"emailVerified"`
+	Name          *string        `bson:"name"`
+	Image         *string        `bson:"image"`
+}
+
+// accountDoc is a stored account.
+type accountDoc struct {
+	UserID               bson.RawValue `bson:"userId"`
+	Type                 string        `bson:"type"`
+	Provider             string        `bson:"provider"`
+	ProviderAccountID    string        `bson:"providerAccountId"`
+	AccessToken          *string       `bson:"access_token"`
+	AuthorizationDetails bson.RawValue `bson:"authorization_details"`
+	ExpiresAt            *int64        `bson:"expires_at"`
+	ExpiresIn            *int64        `bson:"expires_in"`
+	IDToken              *string       `bson:"id_token"`
+	RefreshToken         *string       `bson:"refresh_token"`
+	Scope                *string       `bson:"scope"`
+	TokenType            *string       `bson:"token_type"`
+	SessionState         *string       `bson:"session_state"`
+}
+
+// accountUserDoc is an account joined with its user by $lookup.
+type accountUserDoc struct {
+	User []userDoc `bson:"user"`
+}
+
+// sessionDoc is a stored session.
+type sessionDoc struct {
+	SessionToken string        `bson:"sessionToken"`
+	UserID       bson.RawValue `bson:"userId"`
+	Expires      bson.DateTime `bson:"expires"`
+}
+
+// sessionUserDoc is a session joined with its user by $lookup.
+type sessionUserDoc struct {
+	SessionToken string        `bson:"sessionToken"`
+	UserID       bson.RawValue `bson:"userId"`
+	Expires      bson.DateTime `bson:"expires"`
+	User         []userDoc     `bson:"user"`
+}
+
+// sessionAndUser converts a joined session; nil when the user is gone.
+func (d *sessionUserDoc) sessionAndUser() (*core.SessionAndUser, error) {
+	if len(d.User) == 0 {
+		return nil, nil
+	}
+	sd := sessionDoc{SessionToken: d.SessionToken, UserID: d.UserID, Expires: d.Expires}
+	s, err := sd.session()
+	if err != nil {
+		return nil, err
+	}
+	u, err := d.User[0].user()
+	if err != nil {
+		return nil, err
+	}
+	return &core.SessionAndUser{Session: *s, User: *u}, nil
+}
+
+// tokenDoc is a stored verification token.
+type tokenDoc struct {
+	Identifier string        `bson:"identifier"`
+	Token      string        `bson:"token"`
+	Expires    bson.DateTime `bson:"expires"`
+}
+
+// tokenIDDoc is a stored verification token with its _id.
+type tokenIDDoc struct {
+	ID         bson.RawValue `bson:"_id"`
+	Identifier string        `bson:"identifier"`
+	Token      string        `bson:"token"`
+	Expires    bson.DateTime `bson:"expires"`
+}
+
+// authenticatorDoc is a stored authenticator.
+type authenticatorDoc struct {
+	CredentialID         string        `bson:"credentialID"`
+	UserID               bson.RawValue `bson:"userId"`
+	ProviderAccountID    string        `bson:"providerAccountId"`
+	CredentialPublicKey  string        `bson:"credentialPublicKey"`
+	Counter              int64         `bson:"counter"`
+	CredentialBackedUp   bool          `bson:"credentialBackedUp"`
+	CredentialDeviceType string        `bson:"credentialDeviceType"`
+	Transports           *string       `bson:"transports"`
+}
+
+// detailDoc is one stored authorization details object. Nil lists are
+// absent; empty ones are stored as [].
+type detailDoc struct {
+	Type       string        `bson:"type"`
+	Locations  bson.RawValue `bson:"locations"`
+	Actions    bson.RawValue `bson:"actions"`
+	Datatypes  bson.RawValue `bson:"datatypes"`
+	Identifier string        `bson:"identifier"`
+	Privileges bson.RawValue `bson:"privileges"`
+}
+
+// userIDValue returns the stored form of a user id: the string itself, or
+// an ObjectId with [WithObjectIDs]. ok is false for an id that mode cannot
+// hold.
+func (a *Adapter) userIDValue(id string) (v any, ok bool) {
+	if !a.objectIDs {
+		return id, true
+	}
+	if len(id) != 24 {
+		return nil, false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return nil, false
+		}
+	}
+	oid, err := bson.ObjectIDFromHex(id)
+	if err != nil {
+		return nil, false
+	}
+	return oid, true
+}
+
+// idString decodes a stored user id, string or ObjectId.
+func idString(rv bson.RawValue) (string, error) {
+	switch rv.Type {
+	case bson.TypeString:
+		return rv.StringValue(), nil
+	case bson.TypeObjectID:
+		return rv.ObjectID().Hex(), nil
+	}
+	return "", fmt.Errorf("stored user id has BSON type %v, want string or ObjectId", rv.Type)
+}
+
+// Bounds of the times BSON dates (int64 milliseconds since the epoch) hold.
+const maxDateYear = 292_000_000
+
+// date returns the stored form of a time, or false when BSON cannot hold it.
+func date(t time.Time) (bson.DateTime, bool) {
+	if y := t.Year(); y > maxDateYear || y < -maxDateYear {
+		return 0, false
+	}
+	return bson.DateTime(t.UnixMilli()), true
+}
+
+// fromDate returns a stored date as a UTC time.
+func fromDate(d bson.DateTime) time.Time { return time.UnixMilli(int64(d)).UTC() }
+
+// now returns the current time as a BSON date.
+func now() bson.DateTime { return bson.DateTime(time.Now().UnixMilli()) }
+
+// notExpired is the filter condition every read of a session or token
+// carries, so that an expired one is never returned whatever the TTL
+// monitor's lag.
+func notExpired() bson.E {
+	return bson.E{Key: fExpires, Value: bson.D{{Key: "$gt", Value: now()}}}
+}
+
+// checkStrings reports the first field whose value is not valid UTF-8,
+// which BSON strings cannot hold.
+func checkStrings(method string, fields ...any) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		name, _ := fields[i].(string)
+		switch v := fields[i+1].(type) {
+		case string:
+			if !utf8.ValidString(v) {
+				return &core.InputError{Method: method, Field: name, Reason: "is not valid UTF-8"}
+			}
+		case *string:
+			if v != nil && !utf8.ValidString(*v) {
+				return &core.InputError{Method: method, Field: name, Reason: "is not valid UTF-8"}
+			}
+		}
+	}
+	return nil
+}
+
+// validKey reports whether every string is valid UTF-8: a lookup by a key
+// that is not can match nothing stored.
+func validKey(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *Adapter) userDocument(u core.User) (bson.D, error) {
+	id, ok := a.userIDValue(u.ID)
+	if !ok {
+		return nil, &core.InputError{Method: "createUser", Field: "id", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+	}
+	if err := checkStrings("createUser", "id", u.ID, "email", u.Email, "name", u.Name, "image", u.Image); err != nil {
+		return nil, err
+	}
+	var verified any
+	if u.EmailVerified != nil {
+		d, ok := date(*u.EmailVerified)
+		if !ok {
+			return nil, &core.InputError{Method: "createUser", Field: "emailVerified", Reason: "is out of the range of BSON dates"}
+		}
+		verified = d
+	}
+	return bson.D{
+		{Key: fID, Value: id},
+		{Key: fEmail, Value: u.Email},
+		{Key: fEmailVerified, Value: verified},
+		{Key: fName, Value: u.Name},
+		{Key: fImage, Value: u.Image},
+	}, nil
+}
+
+func (d *userDoc) user() (*core.User, error) {
+	id, err := idString(d.ID)
+	if err != nil {
+		return nil, err
+	}
+	u := &core.User{ID: id, Email: d.Email, Name: d.Name, Image: d.Image}
+	if d.EmailVerified != nil {
+		t := fromDate(*d.EmailVerified)
+		u.EmailVerified = &t
+	}
+	return u, nil
+}
+
+func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) {
+	if err := checkStrings("linkAccount",
+		"userId", acc.UserID, "provider", acc.Provider, "type", string(acc.Type),
+		"providerAccountId", acc.ProviderAccountID, "access_token", acc.AccessToken,
+		"id_token", acc.IDToken, "refresh_token", acc.RefreshToken, "scope", acc.Scope,
+		"token_type", acc.TokenType, "session_state", acc.SessionState); err != nil {
+		return nil, err
+	}
+	var details any
+	if acc.AuthorizationDetails != nil {
+		arr := make(bson.A, len(acc.AuthorizationDetails))
+		for i, det := range acc.AuthorizationDetails {
+			doc := bson.D{{Key: "type", Value: det.Type}}
+			doc = appendList(doc, "locations", det.Locations)
+			doc = appendList(doc, "actions", det.Actions)
+			doc = appendList(doc, "datatypes", det.Datatypes)
+			doc = append(doc, bson.E{Key: "identifier", Value: det.Identifier})
+			doc = appendList(doc, "privileges", det.Privileges)
+			if err := checkDetail(det); err != nil {
+				return nil, err
+			}
+			arr[i] = doc
+		}
+		details = arr
+	}
+	return bson.D{
+		{Key: fUserID, Value: userID},
+		{Key: fType, Value: string(acc.Type)},
+		{Key: fProvider, Value: acc.Provider},
+		{Key: fProviderAccountID, Value: acc.ProviderAccountID},
+		{Key: fAccessToken, Value: acc.AccessToken},
+		{Key: fAuthorizationDetails, Value: details},
+		{Key: fExpiresAt, Value: acc.ExpiresAt},
+		{Key: fExpiresIn, Value: acc.ExpiresIn},
+		{Key: fIDToken, Value: acc.IDToken},
+		{Key: fRefreshToken, Value: acc.RefreshToken},
+		{Key: fScope, Value: acc.Scope},
+		{Key: fTokenType, Value: acc.TokenType},
+		{Key: fSessionState, Value: acc.SessionState},
+	}, nil
+}
+
+func checkDetail(det core.AuthorizationDetail) error {
+	all := append([]string{det.Type, det.Identifier}, det.Locations...)
+	all = append(all, det.Actions...)
+	all = append(all, det.Datatypes...)
+	all = append(all, det.Privileges...)
+	if !validKey(all...) {
+		return &core.InputError{Method: "linkAccount", Field: "authorization_details", Reason: "holds a string that is not valid UTF-8"}
+	}
+	return nil
+}
+
+func appendList(doc bson.D, key string, list []string) bson.D {
+	if list == nil {
+		return doc
+	}
+	arr := make(bson.A, len(list))
+	for i, s := range list {
+		arr[i] = s
+	}
+	return append(doc, bson.E{Key: key, Value: arr})
+}
+
+func (d *accountDoc) account() (*core.Account, error) {
+	uid, err := idString(d.UserID)
+	if err != nil {
+		return nil, err
+	}
+	acc := &core.Account{
+		UserID:            uid,
+		Provider:          d.Provider,
+		Type:              core.AccountType(d.Type),
+		ProviderAccountID: d.ProviderAccountID,
+		AccessToken:       d.AccessToken,
+		ExpiresAt:         d.ExpiresAt,
+		ExpiresIn:         d.ExpiresIn,
+		IDToken:           d.IDToken,
+		RefreshToken:      d.RefreshToken,
+		Scope:             d.Scope,
+		TokenType:         d.TokenType,
+		SessionState:      d.SessionState,
+	}
+	details, err := decodeDetails(d.AuthorizationDetails)
+	if err != nil {
+		return nil, err
+	}
+	acc.AuthorizationDetails = details
+	return acc, nil
+}
+
+func decodeDetails(rv bson.RawValue) ([]core.AuthorizationDetail, error) {
+	if isNull(rv) {
+		return nil, nil
+	}
+	arr, ok := rv.ArrayOK()
+	if !ok {
+		return nil, fmt.Errorf("authorization_details has BSON type %v, want array", rv.Type)
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.AuthorizationDetail, 0, len(vals))
+	for _, v := range vals {
+		var dd detailDoc
+		if err := v.Unmarshal(&dd); err != nil {
+			return nil, fmt.Errorf("authorization_details: %w", err)
+		}
+		det := core.AuthorizationDetail{Type: dd.Type, Identifier: dd.Identifier}
+		for _, f := range []struct {
+			rv  bson.RawValue
+			dst *[]string
+		}{
+			{dd.Locations, &det.Locations},
+			{dd.Actions, &det.Actions},
+			{dd.Datatypes, &det.Datatypes},
+			{dd.Privileges, &det.Privileges},
+		} {
+			if *f.dst, err = decodeStrings(f.rv); err != nil {
+				return nil, fmt.Errorf("authorization_details: %w", err)
+			}
+		}
+		out = append(out, det)
+	}
+	return out, nil
+}
+
+func decodeStrings(rv bson.RawValue) ([]string, error) {
+	if isNull(rv) {
+		return nil, nil
+	}
+	arr, ok := rv.ArrayOK()
+	if !ok {
+		return nil, fmt.Errorf("list has BSON type %v, want array", rv.Type)
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(vals))
+	for _, v := range vals {
+		s, ok := v.StringValueOK()
+		if !ok {
+			return nil, fmt.Errorf("list element has BSON type %v, want string", v.Type)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// isNull reports whether a decoded field was absent or null.
+func isNull(rv bson.RawValue) bool {
+	return rv.Type == 0 || rv.Type == bson.TypeNull || rv.Type == bson.TypeUndefined
+}
+
+func (d *sessionDoc) session() (*core.Session, error) {
+	uid, err := idString(d.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &core.Session{SessionToken: d.SessionToken, UserID: uid, Expires: fromDate(d.Expires)}, nil
+}
+
+func (d *tokenDoc) token() *core.VerificationToken {
+	return &core.VerificationToken{Identifier: d.Identifier, Token: d.Token, Expires: fromDate(d.Expires)}
+}
+
+func (d *authenticatorDoc) authenticator() (*core.Authenticator, error) {
+	uid, err := idString(d.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &core.Authenticator{
+		CredentialID:         d.CredentialID,
+		CredentialPublicKey:  d.CredentialPublicKey,
+		Counter:              d.Counter,
+		CredentialBackedUp:   d.CredentialBackedUp,
+		CredentialDeviceType: d.CredentialDeviceType,
+		ProviderAccountID:    d.ProviderAccountID,
+		UserID:               uid,
+		Transports:           d.Transports,
+	}, nil
+}
+
+// Server error codes that mean the input cannot be stored.
+var invalidInputCodes = []int{
+	2,     // BadValue
+	22,    // InvalidBSON
+	10334, // BSONObjectTooLarge
+	17280, // KeyTooLong
+}
+
+// wrapErr wraps a driver error with the spec method name, matching
+// [core.ErrAlreadyExists] for a duplicate key, [core.ErrInvalidInput] for a
+// document the server or driver cannot hold, and ctx's error when ctx is
+// done.
+func wrapErr(ctx context.Context, method string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("%s: %w: %w", method, ctxErr, err)
+	}
+	if mongo.IsDuplicateKeyError(err) || isStandInDuplicate(err) {
+		return fmt.Errorf("%s: %w: %w", method, core.ErrAlreadyExists, err)
+	}
+	var me mongo.MarshalError
+	if errors.As(err, &me) {
+		return fmt.Errorf("%s: %w: %w", method, core.ErrInvalidInput, err)
+	}
+	var se mongo.ServerError
+	if errors.As(err, &se) {
+		for _, c := range invalidInputCodes {
+			if se.HasErrorCode(c) {
+				return fmt.Errorf("%s: %w: %w", method, core.ErrInvalidInput, err)
+			}
+		}
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
+
+// isStandInDuplicate recognises the error FerretDB v1 (SQLite backend)
+// returns for an update that breaks a unique index: an InternalError
+// carrying SQLite's message instead of MongoDB's code 11000.
+func isStandInDuplicate(err error) bool {
+	var se mongo.ServerError
+	return errors.As(err, &se) && se.HasErrorCode(1) && se.HasErrorMessage("UNIQUE constraint failed")
+}
+
+// started returns ctx's error, wrapped with the method name, when ctx is
+// already done.
+func started(ctx context.Context, method string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}

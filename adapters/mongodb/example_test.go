@@ -1,0 +1,74 @@
+package mongoadapter_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	mongoadapter "github.com/authport/authport/adapters/mongodb"
+)
+
+// This example needs a MongoDB server on localhost, so it is compiled but
+// not run by go test (it has no Output comment).
+func Example() {
+	ctx := context.Background()
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:27017/"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+
+	store, err := mongoadapter.New(ctx, client.Database("auth"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Once at start-up: unique indexes, and TTL indexes where supported.
+	if err := store.EnsureIndexes(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	user, err := store.CreateUser(ctx, core.User{ID: "user-1", Email: "ada@example.com", Name: new("Ada")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = store.CreateSession(ctx, core.Session{SessionToken: "random-token", UserID: user.ID, Expires: time.Now().Add(30 * 24 * time.Hour)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	su, err := store.GetSessionAndUser(ctx, "random-token")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(su.User.Email, store.Capabilities())
+}
+
+// With WithObjectIDs, user ids are ObjectIds in hexadecimal, as Auth.js's
+// MongoDB adapter stores them. Like the example above it needs a server and
+// is not run.
+func ExampleWithObjectIDs() {
+	ctx := context.Background()
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:27017/"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+
+	store, err := mongoadapter.New(ctx, client.Database("auth"), mongoadapter.WithObjectIDs())
+	if err != nil {
+		log.Fatal(err)
+	}
+	id := bson.NewObjectID().Hex()
+	if _, err := store.CreateUser(ctx, core.User{ID: id, Email: "grace@example.com"}); err != nil {
+		log.Fatal(err)
+	}
+	// An id that is not an ObjectId is never replaced by one: it is
+	// rejected on create and finds nothing on lookup.
+	_, err = store.CreateUser(ctx, core.User{ID: "not-an-objectid", Email: "x@example.com"})
+	fmt.Println(err != nil)
+}

@@ -1,0 +1,184 @@
+package mongoadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// CreateSession is createSession: a find of the user, then an insert. An
+// unknown user gives an error matching [core.ErrNotFound]; an existing token,
+// once [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
+//
+// The check and the insert are two commands: a user deleted between them
+// leaves a session that lets nobody in, since getSessionAndUser returns a
+// session only with its user.
+func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
+	const m = "createSession"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if err := session.Validate(); err != nil {
+		return nil, err
+	}
+	s := session.Normalize()
+	uid, ok := a.userIDValue(s.UserID)
+	if !ok {
+		return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+	}
+	if err := checkStrings(m, "sessionToken", s.SessionToken, "userId", s.UserID); err != nil {
+		return nil, err
+	}
+	exp, ok := date(s.Expires)
+	if !ok {
+		return nil, &core.InputError{Method: m, Field: "expires", Reason: "is out of the range of BSON dates"}
+	}
+	if err := a.requireUser(ctx, m, uid); err != nil {
+		return nil, err
+	}
+	doc := bson.D{
+		{Key: fSessionToken, Value: s.SessionToken},
+		{Key: fUserID, Value: uid},
+		{Key: fExpires, Value: exp},
+	}
+	if _, err := a.sessions.InsertOne(ctx, doc); err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	return &s, nil
+}
+
+// GetSessionAndUser is getSessionAndUser: one aggregation joining the
+// session to its user with $lookup where the server supports it, otherwise
+// a find of the session and a find of its user. Both filter on
+// expires > now, so an expired session is never returned, whatever the TTL
+// monitor's lag. A session whose user is gone is not returned either.
+func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
+	const m = "getSessionAndUser"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if !validKey(sessionToken) {
+		return nil, nil
+	}
+	match := bson.D{{Key: fSessionToken, Value: sessionToken}, notExpired()}
+	if !a.lookup {
+		var sd sessionDoc
+		if err := a.sessions.FindOne(ctx, match).Decode(&sd); err != nil {
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				return nil, nil
+			}
+			return nil, wrapErr(ctx, m, err)
+		}
+		s, err := sd.session()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		u, err := a.findUser(ctx, m, bson.D{{Key: fID, Value: sd.UserID}})
+		if u == nil || err != nil {
+			return nil, err
+		}
+		return &core.SessionAndUser{Session: *s, User: *u}, nil
+	}
+	pipeline := mongo.Pipeline{
+		{{Key: "$match", Value: match}},
+		{{Key: "$limit", Value: 1}},
+		{{Key: "$lookup", Value: bson.D{
+			{Key: "from", Value: a.names.Users},
+			{Key: "localField", Value: fUserID},
+			{Key: "foreignField", Value: fID},
+			{Key: "as", Value: fJoinedUser},
+		}}},
+	}
+	var docs []sessionUserDoc
+	if err := aggregate(ctx, a.sessions, pipeline, &docs); err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	su, err := docs[0].sessionAndUser()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	return su, nil
+}
+
+// UpdateSession is updateSession: one findOneAndUpdate returning the
+// updated document (one find when the update sets nothing). Setting the
+// user id adds a find of that user first; an unknown user gives an error
+// matching [core.ErrNotFound] and changes nothing.
+func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
+	const m = "updateSession"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if err := update.Validate(); err != nil {
+		return nil, err
+	}
+	if !validKey(update.SessionToken) {
+		return nil, nil
+	}
+	var set bson.D
+	if update.UserID.Set {
+		uid, ok := a.userIDValue(update.UserID.Value)
+		if !ok {
+			return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+		}
+		if err := checkStrings(m, "userId", update.UserID.Value); err != nil {
+			return nil, err
+		}
+		if err := a.requireUser(ctx, m, uid); err != nil {
+			return nil, err
+		}
+		set = append(set, bson.E{Key: fUserID, Value: uid})
+	}
+	if update.Expires.Set {
+		exp, ok := date(core.NormalizeTime(update.Expires.Value))
+		if !ok || update.Expires.Value.IsZero() {
+			return nil, &core.InputError{Method: m, Field: "expires", Reason: "must be set, within the range of BSON dates"}
+		}
+		set = append(set, bson.E{Key: fExpires, Value: exp})
+	}
+	filter := bson.D{{Key: fSessionToken, Value: update.SessionToken}}
+	var res *mongo.SingleResult
+	if len(set) == 0 {
+		res = a.sessions.FindOne(ctx, filter)
+	} else {
+		res = a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+			options.FindOneAndUpdate().SetReturnDocument(options.After))
+	}
+	return decodeSession(ctx, m, res)
+}
+
+// DeleteSession is deleteSession: one findOneAndDelete. It returns the
+// deleted session, expired or not, or nil, nil when there was none.
+func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
+	const m = "deleteSession"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if !validKey(sessionToken) {
+		return nil, nil
+	}
+	return decodeSession(ctx, m, a.sessions.FindOneAndDelete(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
+}
+
+func decodeSession(ctx context.Context, m string, res *mongo.SingleResult) (*core.Session, error) {
+	var doc sessionDoc
+	if err := res.Decode(&doc); err != nil {
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil, nil
+		}
+		return nil, wrapErr(ctx, m, err)
+	}
+	s, err := doc.session()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	return s, nil
+}

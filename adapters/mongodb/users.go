@@ -1,0 +1,274 @@
+package mongoadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// CreateUser is createUser: one insert. A user with the same id, or with the
+// same e-mail once [Adapter.EnsureIndexes] has run, gives an error matching
+// [core.ErrAlreadyExists].
+func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
+	const m = "createUser"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if err := user.Validate(); err != nil {
+		return nil, err
+	}
+	u := user.Normalize()
+	doc, err := a.userDocument(u)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.users.InsertOne(ctx, doc); err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	return &u, nil
+}
+
+// GetUser is getUser: one find by _id.
+func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
+	const m = "getUser"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	v, ok := a.userIDValue(id)
+	if !ok || !validKey(id) {
+		return nil, nil
+	}
+	return a.findUser(ctx, m, bson.D{{Key: fID, Value: v}})
+}
+
+// GetUserByEmail is getUserByEmail: one find by email.
+func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	const m = "getUserByEmail"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if !validKey(email) {
+		return nil, nil
+	}
+	return a.findUser(ctx, m, bson.D{{Key: fEmail, Value: email}})
+}
+
+func (a *Adapter) findUser(ctx context.Context, m string, filter bson.D) (*core.User, error) {
+	var doc userDoc
+	if err := a.users.FindOne(ctx, filter).Decode(&doc); err != nil {
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil, nil
+		}
+		return nil, wrapErr(ctx, m, err)
+	}
+	u, err := doc.user()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	return u, nil
+}
+
+// GetUserByAccount is getUserByAccount: one aggregation joining the account
+// to its user with $lookup where the server supports it, otherwise a find of
+// the account and a find of its user.
+func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	const m = "getUserByAccount"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if !validKey(key.Provider, key.ProviderAccountID) {
+		return nil, nil
+	}
+	match := bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
+	if !a.lookup {
+		var acc struct {
+			UserID bson.RawValue `bson:"userId"`
+		}
+		err := a.accounts.FindOne(ctx, match, options.FindOne().SetProjection(bson.D{{Key: fUserID, Value: 1}})).Decode(&acc)
+		if err != nil {
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				return nil, nil
+			}
+			return nil, wrapErr(ctx, m, err)
+		}
+		if isNull(acc.UserID) {
+			return nil, nil
+		}
+		return a.findUser(ctx, m, bson.D{{Key: fID, Value: acc.UserID}})
+	}
+	pipeline := mongo.Pipeline{
+		{{Key: "$match", Value: match}},
+		{{Key: "$limit", Value: 1}},
+		{{Key: "$lookup", Value: bson.D{
+			{Key: "from", Value: a.names.Users},
+			{Key: "localField", Value: fUserID},
+			{Key: "foreignField", Value: fID},
+			{Key: "as", Value: fJoinedUser},
+		}}},
+		{{Key: "$project", Value: bson.D{{Key: fID, Value: 0}, {Key: fJoinedUser, Value: 1}}}},
+	}
+	var docs []accountUserDoc
+	if err := aggregate(ctx, a.accounts, pipeline, &docs); err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	if len(docs) == 0 || len(docs[0].User) == 0 {
+		return nil, nil
+	}
+	u, err := docs[0].User[0].user()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	return u, nil
+}
+
+// aggregate runs a pipeline whose result fits in the first batch and
+// decodes it into out.
+func aggregate(ctx context.Context, coll *mongo.Collection, pipeline mongo.Pipeline, out any) error {
+	cur, err := coll.Aggregate(ctx, pipeline)
+	if err != nil {
+		return err
+	}
+	return cur.All(ctx, out)
+}
+
+// UpdateUser is updateUser: one findOneAndUpdate returning the updated
+// document (one find when the update sets nothing). An unknown id gives an
+// error matching [core.ErrNotFound]; an e-mail taken by another user one
+// matching [core.ErrAlreadyExists].
+func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
+	const m = "updateUser"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if err := update.Validate(); err != nil {
+		return nil, err
+	}
+	id, ok := a.userIDValue(update.ID)
+	if !ok || !validKey(update.ID) {
+		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+	}
+	var set bson.D
+	if update.Email.Set {
+		if err := checkStrings(m, "email", update.Email.Value); err != nil {
+			return nil, err
+		}
+		set = append(set, bson.E{Key: fEmail, Value: update.Email.Value})
+	}
+	if update.EmailVerified.Set {
+		var v any
+		if t := update.EmailVerified.Value; t != nil {
+			d, ok := date(core.NormalizeTime(*t))
+			if !ok {
+				return nil, &core.InputError{Method: m, Field: "emailVerified", Reason: "is out of the range of BSON dates"}
+			}
+			v = d
+		}
+		set = append(set, bson.E{Key: fEmailVerified, Value: v})
+	}
+	if update.Name.Set {
+		if err := checkStrings(m, "name", update.Name.Value); err != nil {
+			return nil, err
+		}
+		set = append(set, bson.E{Key: fName, Value: update.Name.Value})
+	}
+	if update.Image.Set {
+		if err := checkStrings(m, "image", update.Image.Value); err != nil {
+			return nil, err
+		}
+		set = append(set, bson.E{Key: fImage, Value: update.Image.Value})
+	}
+	filter := bson.D{{Key: fID, Value: id}}
+	var res *mongo.SingleResult
+	if len(set) == 0 {
+		res = a.users.FindOne(ctx, filter)
+	} else {
+		res = a.users.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+			options.FindOneAndUpdate().SetReturnDocument(options.After))
+	}
+	var doc userDoc
+	if err := res.Decode(&doc); err != nil {
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+		}
+		return nil, wrapErr(ctx, m, err)
+	}
+	u, err := doc.user()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m, err)
+	}
+	return u, nil
+}
+
+// DeleteUser is deleteUser. On a replica set or sharded cluster it deletes
+// the user's sessions, accounts and authenticators and the user in one
+// transaction. Elsewhere it deletes them in that order, sessions first and
+// the user last, so that a failure part-way leaves the user in place (a
+// retry finishes the job) and never a session, account or authenticator of
+// a deleted user.
+//
+// A session, account or authenticator created concurrently for the user may
+// outlive it (see [Adapter.CreateSession]); such a record lets nobody in,
+// since every read of a session or account joins it to its user.
+func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
+	const m = "deleteUser"
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	v, ok := a.userIDValue(id)
+	if !ok || !validKey(id) {
+		return nil, nil
+	}
+	if !a.transactions {
+		u, err := a.deleteUserDocs(ctx, v)
+		if err != nil {
+			return nil, wrapErr(ctx, m, err)
+		}
+		return u, nil
+	}
+	sess, err := a.db.Client().StartSession()
+	if err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	defer sess.EndSession(context.WithoutCancel(ctx))
+	res, err := sess.WithTransaction(ctx, func(tctx context.Context) (any, error) {
+		return a.deleteUserDocs(tctx, v)
+	})
+	if err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	u, _ := res.(*core.User)
+	return u, nil
+}
+
+func (a *Adapter) deleteUserDocs(ctx context.Context, id any) (*core.User, error) {
+	filter := bson.D{{Key: fUserID, Value: id}}
+	for _, coll := range []*mongo.Collection{a.sessions, a.accounts, a.authenticators} {
+		if _, err := coll.DeleteMany(ctx, filter); err != nil {
+			return nil, err
+		}
+	}
+	var doc userDoc
+	if err := a.users.FindOneAndDelete(ctx, bson.D{{Key: fID, Value: id}}).Decode(&doc); err != nil {
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return doc.user()
+}
+
+// userExists reports whether the user with the stored id v exists: one find
+// that returns only the _id.
+func (a *Adapter) userExists(ctx context.Context, v any) (bool, error) {
+	err := a.users.FindOne(ctx, bson.D{{Key: fID, Value: v}},
+		options.FindOne().SetProjection(bson.D{{Key: fID, Value: 1}})).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	return err == nil, err
+}
