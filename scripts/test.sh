@@ -30,7 +30,11 @@ if [ "${AUTHPORT_SERVICES:-}" != none ]; then
 	printf '%s\n' "$exports" | sed 's/^/  /' >&2
 fi
 
+# The workspace modules, then the tools: tools/mongostandin stays out of
+# go.work (FerretDB's dependencies cannot share a build list with the
+# adapters'), so it is built and tested on its own, with GOWORK=off.
 mapfile -t modules < <(go list -m -f '{{.Dir}}' | sed "s|^$root/||")
+mapfile -t tools < <(find tools -mindepth 2 -maxdepth 2 -name go.mod -printf '%h\n' | sort)
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go') 2>&1 || true)
@@ -43,9 +47,12 @@ step "go vet"
 for m in "${modules[@]}"; do
 	(cd "$m" && go vet ./...) || fail "go vet in $m"
 done
+for m in "${tools[@]}"; do
+	(cd "$m" && GOWORK=off go vet ./...) || fail "go vet in $m"
+done
 
 step "go mod tidy"
-for m in "${modules[@]}"; do
+for m in "${modules[@]}" "${tools[@]}"; do
 	(cd "$m" && GOWORK=off go mod tidy -diff >"$log_dir/tidy.diff" 2>&1) || {
 		cat "$log_dir/tidy.diff" >&2
 		fail "go mod tidy would change $m/go.mod or go.sum: run it there"
@@ -53,7 +60,7 @@ for m in "${modules[@]}"; do
 done
 
 step "actionlint"
-actionlint_version=v1.7.7
+actionlint_version=v1.7.12
 gobin=${XDG_CACHE_HOME:-$HOME/.cache}/authport/bin
 if [ ! -x "$gobin/actionlint-$actionlint_version" ]; then
 	mkdir -p "$gobin"
@@ -63,9 +70,10 @@ fi
 "$gobin/actionlint-$actionlint_version" .github/workflows/*.yml || fail "actionlint"
 
 step "go test -race (full -v logs in $log_dir)"
-for m in "${modules[@]}"; do
+for m in "${modules[@]}" "${tools[@]}"; do
 	log="$log_dir/$(echo "$m" | tr / _).log"
-	if (cd "$m" && go test -race -count=1 -v -timeout 15m ./... >"$log" 2>&1); then
+	gowork=$(case "$m" in tools/*) echo off ;; *) go env GOWORK ;; esac)
+	if (cd "$m" && GOWORK=$gowork go test -race -count=1 -v -timeout 15m ./... >"$log" 2>&1); then
 		printf 'ok    %s\n' "$m" >&2
 	else
 		fail "go test in $m"
