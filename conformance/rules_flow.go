@@ -320,7 +320,7 @@ func flowRules() []rule {
 			}
 			before := e.state(t)
 			for name, try := range map[string][2]string{
-				"a wrong token":       {"ada@example.com", req.Token[:63] + "0"},
+				"a wrong token":       {"ada@example.com", flipLast(req.Token)},
 				"the hash as token":   {"ada@example.com", auth.HashToken(req.Token, "flow-secret")},
 				"another address":     {"eve@example.com", req.Token},
 				"an empty token":      {"ada@example.com", ""},
@@ -566,4 +566,13 @@ func flowRules() []rule {
 			}
 		}},
 	}
+}
+
+// flipLast returns the hex string s with its last digit changed.
+func flipLast(s string) string {
+	last := "0"
+	if s[len(s)-1] == '0' {
+		last = "1"
+	}
+	return s[:len(s)-1] + last
 }

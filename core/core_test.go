@@ -136,6 +136,7 @@ func TestValidateRejectsEmptyFields(t *testing.T) {
 		"update without id":        core.UserUpdate{}.Validate(),
 		"update to empty email":    core.UserUpdate{ID: "u", Email: core.Set("")}.Validate(),
 		"session update no token":  core.SessionUpdate{}.Validate(),
+		"session update zero time": core.SessionUpdate{SessionToken: "t", Expires: core.Set(time.Time{})}.Validate(),
 	}
 	for name, err := range cases {
 		var ie *core.InputError

@@ -73,13 +73,17 @@ func (up SessionUpdate) Apply(s Session) Session {
 	return s
 }
 
-// Validate reports bad input: an empty token, or a user id set to "".
+// Validate reports bad input: an empty token, a user id set to "", or
+// expires set to the zero time.
 func (up SessionUpdate) Validate() error {
 	if up.SessionToken == "" {
 		return invalid("updateSession", "sessionToken", "must not be empty")
 	}
 	if up.UserID.Set && up.UserID.Value == "" {
 		return invalid("updateSession", "userId", "must not be empty")
+	}
+	if up.Expires.Set && up.Expires.Value.IsZero() {
+		return invalid("updateSession", "expires", "must not be the zero time")
 	}
 	return nil
 }

@@ -1,0 +1,116 @@
+package gormadapter
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/authport/authport/core"
+)
+
+// CreateAuthenticator implements [core.AuthenticatorCreator] with one
+// INSERT. An unknown user is reported by the foreign key, as
+// [core.ErrNotFound].
+func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
+	const m = "createAuthenticator"
+	if err := authenticator.Validate(); err != nil {
+		return nil, err
+	}
+	au := authenticator.Clone()
+	if err := checkUTF8(m, "credentialID", au.CredentialID, "credentialPublicKey", au.CredentialPublicKey,
+		"credentialDeviceType", au.CredentialDeviceType, "providerAccountId", au.ProviderAccountID,
+		"userId", au.UserID, "transports", deref(au.Transports)); err != nil {
+		return nil, err
+	}
+	_, err := a.exec(ctx, nil, a.q.createAuthenticator, au.CredentialID, au.CredentialPublicKey, au.Counter,
+		au.CredentialBackedUp, au.CredentialDeviceType, au.ProviderAccountID, au.UserID, nullStr(au.Transports))
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	return &au, nil
+}
+
+// GetAuthenticator implements [core.AuthenticatorGetter] with one SELECT.
+func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
+	const m = "getAuthenticator"
+	if !a.d.storable(credentialID) {
+		return nil, none(ctx, m)
+	}
+	var r authenticatorRow
+	err := a.queryRow(ctx, nil, a.q.getAuthenticator, credentialID).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	au := r.authenticator()
+	return &au, nil
+}
+
+// ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister]
+// with one SELECT. The result is ordered by credential id byte for byte,
+// whatever the column's collation; an unknown user gives an empty list.
+func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	const m = "listAuthenticatorsByUserId"
+	out := []core.Authenticator{}
+	if !a.d.storable(userID) {
+		return out, none(ctx, m)
+	}
+	rows, err := a.query(ctx, a.q.listAuthenticators, userID)
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r authenticatorRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, a.wrap(m, err)
+		}
+		out = append(out, r.authenticator())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, a.wrap(m, err)
+	}
+	slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+	return out, nil
+}
+
+// UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater]:
+// one UPDATE … RETURNING on PostgreSQL and SQLite, an UPDATE and a SELECT in
+// one transaction on MySQL and MariaDB.
+func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = "updateAuthenticatorCounter"
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
+	}
+	if credentialID == "" {
+		return nil, &core.InputError{Method: m, Field: "credentialID", Reason: "must not be empty"}
+	}
+	if !a.d.storable(credentialID) {
+		return nil, fmt.Errorf("%s: authenticator %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	var r authenticatorRow
+	var err error
+	if a.d.updateReturning {
+		err = a.queryRow(ctx, nil, a.q.updateCounter, newCounter, credentialID).Scan(r.dest()...)
+	} else {
+		err = a.inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := a.exec(ctx, tx, a.q.updateCounter, newCounter, credentialID); err != nil {
+				return err
+			}
+			return a.queryRow(ctx, tx, a.q.getAuthenticator, credentialID).Scan(r.dest()...)
+		})
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s: authenticator %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	au := r.authenticator()
+	return &au, nil
+}

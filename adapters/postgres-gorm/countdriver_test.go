@@ -1,0 +1,227 @@
+package gormadapter
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"sync"
+)
+
+// counter records the statements executed through a counting connection:
+// every query and exec (prepared or not), and transaction boundaries apart.
+// Preparing a statement is not counted: it runs nothing.
+type counter struct {
+	mu         sync.Mutex
+	statements []string
+	begins     int
+	commits    int
+	rollbacks  int
+}
+
+func (c *counter) stmt(query string) {
+	c.mu.Lock()
+	c.statements = append(c.statements, query)
+	c.mu.Unlock()
+}
+
+func (c *counter) reset() {
+	c.mu.Lock()
+	c.statements, c.begins, c.commits, c.rollbacks = nil, 0, 0, 0
+	c.mu.Unlock()
+}
+
+// snapshot returns the statements run since the last reset and the
+// number of transactions begun.
+func (c *counter) snapshot() ([]string, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.statements...), c.begins
+}
+
+// countingConnector wraps a driver so that every statement run on its
+// connections is counted. It forwards the optional interfaces the drivers
+// of this module implement, so that database/sql behaves as without it.
+type countingConnector struct {
+	dsn string
+	drv driver.Driver
+	c   *counter
+}
+
+func (k *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	var conn driver.Conn
+	var err error
+	if dc, ok := k.drv.(driver.DriverContext); ok {
+		var cn driver.Connector
+		if cn, err = dc.OpenConnector(k.dsn); err != nil {
+			return nil, err
+		}
+		conn, err = cn.Connect(ctx)
+	} else {
+		conn, err = k.drv.Open(k.dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: conn, c: k.c}, nil
+}
+
+func (k *countingConnector) Driver() driver.Driver { return k.drv }
+
+type countingConn struct {
+	driver.Conn
+	c *counter
+}
+
+func (cc *countingConn) Prepare(query string) (driver.Stmt, error) {
+	return cc.PrepareContext(context.Background(), query)
+}
+
+func (cc *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	var s driver.Stmt
+	var err error
+	if p, ok := cc.Conn.(driver.ConnPrepareContext); ok {
+		s, err = p.PrepareContext(ctx, query)
+	} else {
+		s, err = cc.Conn.Prepare(query)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &countingStmt{Stmt: s, query: query, c: cc.c}, nil
+}
+
+func (cc *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	var tx driver.Tx
+	var err error
+	if b, ok := cc.Conn.(driver.ConnBeginTx); ok {
+		tx, err = b.BeginTx(ctx, opts)
+	} else {
+		tx, err = cc.Conn.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+	}
+	if err != nil {
+		return nil, err
+	}
+	cc.c.mu.Lock()
+	cc.c.begins++
+	cc.c.mu.Unlock()
+	return &countingTx{Tx: tx, c: cc.c}, nil
+}
+
+func (cc *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	e, ok := cc.Conn.(driver.ExecerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	r, err := e.ExecContext(ctx, query, args)
+	if !errors.Is(err, driver.ErrSkip) {
+		cc.c.stmt(query)
+	}
+	return r, err
+}
+
+func (cc *countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	q, ok := cc.Conn.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	r, err := q.QueryContext(ctx, query, args)
+	if !errors.Is(err, driver.ErrSkip) {
+		cc.c.stmt(query)
+	}
+	return r, err
+}
+
+func (cc *countingConn) Ping(ctx context.Context) error {
+	if p, ok := cc.Conn.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (cc *countingConn) ResetSession(ctx context.Context) error {
+	if r, ok := cc.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (cc *countingConn) IsValid() bool {
+	if v, ok := cc.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (cc *countingConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if c, ok := cc.Conn.(driver.NamedValueChecker); ok {
+		return c.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+type countingTx struct {
+	driver.Tx
+	c *counter
+}
+
+func (t *countingTx) Commit() error {
+	t.c.mu.Lock()
+	t.c.commits++
+	t.c.mu.Unlock()
+	return t.Tx.Commit()
+}
+
+func (t *countingTx) Rollback() error {
+	t.c.mu.Lock()
+	t.c.rollbacks++
+	t.c.mu.Unlock()
+	return t.Tx.Rollback()
+}
+
+type countingStmt struct {
+	driver.Stmt
+	query string
+	c     *counter
+}
+
+func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.c.stmt(s.query)
+	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
+		return e.ExecContext(ctx, args)
+	}
+	vals, err := plainValues(args)
+	if err != nil {
+		return nil, err
+	}
+	return s.Stmt.Exec(vals) //nolint:staticcheck // fallback for old drivers
+}
+
+func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.c.stmt(s.query)
+	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	vals, err := plainValues(args)
+	if err != nil {
+		return nil, err
+	}
+	return s.Stmt.Query(vals) //nolint:staticcheck // fallback for old drivers
+}
+
+func (s *countingStmt) CheckNamedValue(nv *driver.NamedValue) error {
+	if c, ok := s.Stmt.(driver.NamedValueChecker); ok {
+		return c.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+func plainValues(args []driver.NamedValue) ([]driver.Value, error) {
+	vals := make([]driver.Value, len(args))
+	for i, a := range args {
+		if a.Name != "" {
+			return nil, errors.New("named parameters are not supported")
+		}
+		vals[i] = a.Value
+	}
+	return vals, nil
+}

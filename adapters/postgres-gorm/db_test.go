@@ -1,0 +1,219 @@
+package gormadapter
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/conformance/provision"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/stdlib"
+	sqlite3 "github.com/mattn/go-sqlite3"
+	"gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Each test gets a database of its own on the shared servers: a fresh
+// PostgreSQL schema, a fresh MySQL database, a fresh SQLite file. Everything
+// is dropped in t.Cleanup.
+
+var backends = []string{"postgres", "mysql", "sqlite"}
+
+// testDB is one test's isolated database.
+type testDB struct {
+	dialect string
+	gdb     *gorm.DB
+	sqlDB   *sql.DB
+	// name is the PostgreSQL schema or MySQL database; "" for SQLite.
+	name string
+	// counter counts the statements run through gdb when the database was
+	// opened with counting on.
+	counter *counter
+}
+
+func randomName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "authport_" + hex.EncodeToString(b)
+}
+
+func gormConfig() *gorm.Config {
+	return &gorm.Config{Logger: logger.Discard}
+}
+
+// openDB opens an isolated, empty database on the backend; with counting,
+// every statement run through it is counted.
+func openDB(t testing.TB, backend string, counting bool) *testDB {
+	t.Helper()
+	switch backend {
+	case "postgres":
+		return openPostgres(t, counting)
+	case "mysql":
+		return openMySQL(t, counting)
+	case "sqlite":
+		return openSQLite(t, counting)
+	}
+	t.Fatalf("unknown backend %q", backend)
+	return nil
+}
+
+func openPostgres(t testing.TB, counting bool) *testDB {
+	t.Helper()
+	return openPostgresWith(t, counting, nil)
+}
+
+// openPostgresWith is openPostgres with extra DSN parameters (pgx's
+// default_query_exec_mode, say).
+func openPostgresWith(t testing.TB, counting bool, params map[string]string) *testDB {
+	t.Helper()
+	base := provision.Postgres(t)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	schema := randomName()
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("AUTHPORT_POSTGRES_URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	for k, v := range params {
+		q.Set(k, v)
+	}
+	u.RawQuery = q.Encode()
+	dsn := u.String()
+
+	var c *counter
+	var sqlDB *sql.DB
+	if counting {
+		c = &counter{}
+		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: stdlib.GetDefaultDriver(), c: c})
+	} else {
+		sqlDB, err = sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = sqlDB.Close() }) // runs before the schema is dropped
+	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), gormConfig())
+	if err != nil {
+		t.Fatalf("gorm.Open postgres: %v", err)
+	}
+	return &testDB{dialect: "postgres", gdb: gdb, sqlDB: sqlDB, name: schema, counter: c}
+}
+
+func openMySQL(t testing.TB, counting bool) *testDB {
+	t.Helper()
+	return openMySQLWith(t, counting, true, time.UTC)
+}
+
+// openMySQLWith is openMySQL with the DSN's parseTime and loc.
+func openMySQLWith(t testing.TB, counting, parseTime bool, loc *time.Location) *testDB {
+	t.Helper()
+	cfg, err := mysqldriver.ParseDSN(provision.MySQL(t))
+	if err != nil {
+		t.Fatalf("AUTHPORT_MYSQL_URL: %v", err)
+	}
+	cfg.ParseTime = parseTime
+	cfg.Loc = loc
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	name := randomName()
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP DATABASE "+name); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	cfg.DBName = name
+	dsn := cfg.FormatDSN()
+	var c *counter
+	var sqlDB *sql.DB
+	if counting {
+		c = &counter{}
+		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: &mysqldriver.MySQLDriver{}, c: c})
+	} else {
+		sqlDB, err = sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = sqlDB.Close() })
+	gdb, err := gorm.Open(mysql.New(mysql.Config{Conn: sqlDB}), gormConfig())
+	if err != nil {
+		t.Fatalf("gorm.Open mysql: %v", err)
+	}
+	return &testDB{dialect: "mysql", gdb: gdb, sqlDB: sqlDB, name: name, counter: c}
+}
+
+// sqliteDSN is how the tests (and the README) open SQLite: foreign keys on
+// (required), a busy timeout and WAL for concurrent writers.
+func sqliteDSN(path string) string {
+	return "file:" + path + "?_foreign_keys=on&_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate"
+}
+
+func openSQLite(t testing.TB, counting bool) *testDB {
+	t.Helper()
+	dsn := sqliteDSN(filepath.Join(t.TempDir(), "auth.db"))
+	var c *counter
+	var sqlDB *sql.DB
+	var err error
+	if counting {
+		c = &counter{}
+		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}, c: c})
+	} else {
+		sqlDB, err = sql.Open("sqlite3", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = sqlDB.Close() })
+	gdb, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sqlDB}), gormConfig())
+	if err != nil {
+		t.Fatalf("gorm.Open sqlite: %v", err)
+	}
+	return &testDB{dialect: "sqlite", gdb: gdb, sqlDB: sqlDB, counter: c}
+}
+
+// newAdapter returns a migrated adapter on a fresh database.
+func newAdapter(t testing.TB, backend string, counting bool, opts ...Option) (*Adapter, *testDB) {
+	t.Helper()
+	db := openDB(t, backend, counting)
+	a, err := New(db.gdb, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	if err := a.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return a, db
+}
+
+var _ driver.Connector = (*countingConnector)(nil)

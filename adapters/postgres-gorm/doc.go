@@ -1,0 +1,41 @@
+// Package gormadapter is an authport adapter for SQL databases reached
+// through gorm: PostgreSQL (gorm.io/driver/postgres, pgx), MySQL and MariaDB
+// (gorm.io/driver/mysql) and SQLite (gorm.io/driver/sqlite).
+//
+// [New] takes the application's own *gorm.DB, so pooling, TLS, logging and
+// instrumentation stay the application's. The adapter implements all 19
+// methods of the adapter contract ([github.com/authport/authport/core.Adapter])
+// and [github.com/authport/authport/core.ExpiredPurger].
+//
+// Each operation is one SQL statement where the dialect allows it:
+// getSessionAndUser and getUserByAccount are one JOIN, useVerificationToken,
+// deleteSession, unlinkAccount and deleteUser one DELETE … RETURNING
+// (deleteUser relies on ON DELETE CASCADE foreign keys), and updateUser,
+// updateSession and updateAuthenticatorCounter one UPDATE … RETURNING.
+// Where a dialect lacks RETURNING (MySQL; MariaDB has DELETE … RETURNING
+// since 10.5 but no UPDATE … RETURNING) the operation runs as two statements
+// in one transaction. The statements are built once, in [New], and run on
+// the *sql.DB behind the *gorm.DB, not through gorm's query builder.
+//
+// The schema (tables, foreign keys, unique constraints, indexes) is created
+// by [Adapter.Migrate] or by the SQL files shipped in the schema directory
+// ([SchemaSQL]); the names of tables and columns can be changed with
+// [WithNames], to use an existing schema such as the one Auth.js's pg
+// adapter or Prisma schema creates.
+//
+// Database errors are mapped by driver error code: a unique violation
+// matches core.ErrAlreadyExists, a foreign key violation (a record for a
+// user that does not exist) core.ErrNotFound, and a value the database
+// cannot hold (a NUL byte in PostgreSQL text, a value too long for a MySQL
+// column) core.ErrInvalidInput.
+//
+// Times are stored in UTC, truncated to the millisecond: TIMESTAMP(3) WITH
+// TIME ZONE on PostgreSQL, DATETIME(3) on MySQL (use parseTime=true in the
+// DSN; with a loc other than the default UTC the driver stores that zone's
+// wall-clock time, and times still come back in UTC), and text "YYYY-MM-DD
+// HH:MM:SS.mmm" on SQLite.
+//
+// SQLite must be opened with foreign keys enforced ("_foreign_keys=on" for
+// go-sqlite3), or New returns an error: deleteUser relies on the cascade.
+// Use "_busy_timeout=…" and WAL mode for concurrent writers.
+package gormadapter

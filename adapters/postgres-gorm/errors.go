@@ -1,0 +1,180 @@
+package gormadapter
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/authport/authport/core"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
+)
+
+// errKind is what a database error means to a caller.
+type errKind int
+
+const (
+	kindOther    errKind = iota
+	kindExists           // a unique or primary key violation
+	kindNotFound         // a foreign key violation: the referenced user is missing
+	kindInvalid          // a value the database cannot hold
+)
+
+// pgKind maps a PostgreSQL SQLSTATE.
+func pgKind(code string) errKind {
+	switch code {
+	case "23505": // unique_violation
+		return kindExists
+	case "23503": // foreign_key_violation
+		return kindNotFound
+	case "22021", // character_not_in_repertoire (NUL, bad UTF-8)
+		"22P05", // untranslatable_character
+		"22001", // string_data_right_truncation
+		"22003", // numeric_value_out_of_range
+		"22007", // invalid_datetime_format
+		"22008", // datetime_field_overflow
+		"23502", // not_null_violation
+		"23514", // check_violation
+		"54000": // program_limit_exceeded (index row too large)
+		return kindInvalid
+	}
+	return kindOther
+}
+
+// mysqlKind maps a MySQL or MariaDB error number.
+func mysqlKind(number uint16) errKind {
+	switch number {
+	case 1062, // ER_DUP_ENTRY
+		1586: // ER_DUP_ENTRY_WITH_KEY_NAME
+		return kindExists
+	case 1452, // ER_NO_REFERENCED_ROW_2
+		1216: // ER_NO_REFERENCED_ROW
+		return kindNotFound
+	case 1366, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD (bad string)
+		1406, // ER_DATA_TOO_LONG
+		1292, // ER_TRUNCATED_WRONG_VALUE (bad datetime)
+		1264, // ER_WARN_DATA_OUT_OF_RANGE
+		1048, // ER_BAD_NULL_ERROR
+		1300, // ER_INVALID_CHARACTER_STRING
+		3140, // ER_INVALID_JSON_TEXT
+		4025: // ER_CONSTRAINT_FAILED (MariaDB CHECK)
+		return kindInvalid
+	}
+	return kindOther
+}
+
+// sqliteKind maps a SQLite extended result code (or its primary code).
+func sqliteKind(code int) errKind {
+	switch code {
+	case 2067, // SQLITE_CONSTRAINT_UNIQUE
+		1555: // SQLITE_CONSTRAINT_PRIMARYKEY
+		return kindExists
+	case 787: // SQLITE_CONSTRAINT_FOREIGNKEY
+		return kindNotFound
+	case 1299, // SQLITE_CONSTRAINT_NOTNULL
+		275, // SQLITE_CONSTRAINT_CHECK
+		18,  // SQLITE_TOOBIG
+		20:  // SQLITE_MISMATCH
+		return kindInvalid
+	}
+	return kindOther
+}
+
+// classify reads the driver error codes. SQLite errors are recognised
+// without importing a SQLite driver (so that PostgreSQL and MySQL users need
+// no cgo): go-sqlite3's Error has an ExtendedCode field, modernc.org/sqlite's
+// a Code() method; the dialector's gorm error translation is the last resort.
+func (a *Adapter) classify(err error) errKind {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pgKind(pg.Code)
+	}
+	var my *mysqldriver.MySQLError
+	if errors.As(err, &my) {
+		return mysqlKind(my.Number)
+	}
+	if a.d.sqlite() {
+		if code, ok := sqliteCode(err); ok {
+			if k := sqliteKind(code); k != kindOther {
+				return k
+			}
+			if k := sqliteKind(code & 0xff); k != kindOther {
+				return k
+			}
+		}
+	}
+	if a.translator != nil {
+		switch t := a.translator.Translate(err); {
+		case errors.Is(t, gorm.ErrDuplicatedKey):
+			return kindExists
+		case errors.Is(t, gorm.ErrForeignKeyViolated):
+			return kindNotFound
+		case errors.Is(t, gorm.ErrCheckConstraintViolated):
+			return kindInvalid
+		}
+	}
+	return kindOther
+}
+
+// sqliteCode finds a SQLite extended result code in err's tree.
+func sqliteCode(err error) (int, bool) {
+	if err == nil {
+		return 0, false
+	}
+	if c, ok := err.(interface{ Code() int }); ok {
+		return c.Code(), true
+	}
+	v := reflect.ValueOf(err)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Struct && strings.Contains(v.Type().PkgPath(), "sqlite") {
+		if f := v.FieldByName("ExtendedCode"); f.IsValid() && f.CanInt() {
+			return int(f.Int()), true
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return sqliteCode(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if c, ok := sqliteCode(e); ok {
+				return c, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// wrap turns a database error into the adapter's error for method: wrapped
+// with the spec method name and, where the driver's code says what it
+// means, with core.ErrAlreadyExists, core.ErrNotFound or
+// core.ErrInvalidInput. The driver's error stays in the chain.
+func (a *Adapter) wrap(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch a.classify(err) {
+	case kindExists:
+		return fmt.Errorf("%s: %w: %w", method, core.ErrAlreadyExists, err)
+	case kindNotFound:
+		return fmt.Errorf("%s: %w (referenced user does not exist): %w", method, core.ErrNotFound, err)
+	case kindInvalid:
+		return fmt.Errorf("%s: %w (rejected by the database): %w", method, core.ErrInvalidInput, err)
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
+
+// checkUTF8 rejects strings that are not valid UTF-8: no dialect here can
+// store them as text (PostgreSQL and MySQL reject them; SQLite would keep
+// bytes that other readers of the table cannot decode).
+func checkUTF8(method string, fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if !validUTF8(fields[i+1]) {
+			return &core.InputError{Method: method, Field: fields[i], Reason: "is not valid UTF-8"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package gormadapter_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+	"github.com/authport/authport/core"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Example opens SQLite (no server needed; PostgreSQL and MySQL work the
+// same way with their gorm dialectors), creates the schema, and stores and
+// reads back a user and a session.
+func Example() {
+	dir, err := os.MkdirTemp("", "authport-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	// SQLite must enforce foreign keys (deleteUser cascades through them).
+	dsn := "file:" + filepath.Join(dir, "auth.db") + "?_foreign_keys=on&_busy_timeout=5000&_journal_mode=WAL"
+	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sqlDB, _ := db.DB()
+	defer sqlDB.Close()
+
+	ctx := context.Background()
+	store, err := gormadapter.New(db.WithContext(ctx))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	name := "Ada Lovelace"
+	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "ada@example.com", Name: &name}); err != nil {
+		log.Fatal(err)
+	}
+	expires := time.Date(2099, 1, 2, 3, 4, 5, 678_999_999, time.UTC)
+	if _, err := store.CreateSession(ctx, core.Session{SessionToken: "cookie-value", UserID: "u1", Expires: expires}); err != nil {
+		log.Fatal(err)
+	}
+	su, err := store.GetSessionAndUser(ctx, "cookie-value")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(su.User.Email, *su.User.Name, su.Session.Expires.Format(time.RFC3339Nano))
+
+	// Deleting the user deletes its sessions with it.
+	if _, err := store.DeleteUser(ctx, "u1"); err != nil {
+		log.Fatal(err)
+	}
+	su, err = store.GetSessionAndUser(ctx, "cookie-value")
+	fmt.Println(su, err)
+	// Output:
+	// ada@example.com Ada Lovelace 2099-01-02T03:04:05.678Z
+	// <nil> <nil>
+}

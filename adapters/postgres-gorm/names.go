@@ -1,0 +1,260 @@
+package gormadapter
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Omit, given as the name of an optional account column, tells the adapter
+// that the table has no such column: the field is not written and always
+// reads back as nil. Only the nullable token columns of [AccountColumns] may
+// be omitted. It lets the adapter use an existing schema that lacks them,
+// such as the one Auth.js's pg adapter creates (no expires_in, no
+// authorization_details).
+const Omit = "-"
+
+// Names are the table and column names the adapter reads and writes. The
+// zero value of any field means "the default" (see [DefaultNames]), so a
+// caller sets only what differs. A table name may be qualified with a schema
+// ("auth.users"); names are quoted, so they are used exactly as given.
+type Names struct {
+	Users              string // default "users"
+	Accounts           string // default "accounts"
+	Sessions           string // default "sessions"
+	VerificationTokens string // default "verification_token"
+	Authenticators     string // default "authenticators"
+
+	User              UserColumns
+	Account           AccountColumns
+	Session           SessionColumns
+	VerificationToken VerificationTokenColumns
+	Authenticator     AuthenticatorColumns
+}
+
+// UserColumns are the column names of the users table.
+type UserColumns struct {
+	ID            string // default "id"
+	Email         string // default "email"
+	EmailVerified string // default "emailVerified"
+	Name          string // default "name"
+	Image         string // default "image"
+}
+
+// AccountColumns are the column names of the accounts table. The token
+// columns (AccessToken to SessionState) may be set to [Omit].
+type AccountColumns struct {
+	UserID               string // default "userId"
+	Type                 string // default "type"
+	Provider             string // default "provider"
+	ProviderAccountID    string // default "providerAccountId"
+	AccessToken          string // default "access_token"
+	AuthorizationDetails string // default "authorization_details"
+	ExpiresAt            string // default "expires_at"
+	ExpiresIn            string // default "expires_in"
+	IDToken              string // default "id_token"
+	RefreshToken         string // default "refresh_token"
+	Scope                string // default "scope"
+	TokenType            string // default "token_type"
+	SessionState         string // default "session_state"
+}
+
+// SessionColumns are the column names of the sessions table.
+type SessionColumns struct {
+	SessionToken string // default "sessionToken"
+	UserID       string // default "userId"
+	Expires      string // default "expires"
+}
+
+// VerificationTokenColumns are the column names of the verification token
+// table.
+type VerificationTokenColumns struct {
+	Identifier string // default "identifier"
+	Token      string // default "token"
+	Expires    string // default "expires"
+}
+
+// AuthenticatorColumns are the column names of the authenticators table.
+type AuthenticatorColumns struct {
+	CredentialID         string // default "credentialID"
+	UserID               string // default "userId"
+	ProviderAccountID    string // default "providerAccountId"
+	CredentialPublicKey  string // default "credentialPublicKey"
+	Counter              string // default "counter"
+	CredentialDeviceType string // default "credentialDeviceType"
+	CredentialBackedUp   string // default "credentialBackedUp"
+	Transports           string // default "transports"
+}
+
+// DefaultNames returns the names the adapter uses unless told otherwise.
+// They follow Auth.js's pg adapter (tables users, accounts, sessions,
+// verification_token; camelCase columns "userId", "providerAccountId",
+// "sessionToken", "emailVerified" and snake_case token columns), with the
+// authenticators table named after Auth.js's Prisma Authenticator model.
+func DefaultNames() Names {
+	return Names{
+		Users:              "users",
+		Accounts:           "accounts",
+		Sessions:           "sessions",
+		VerificationTokens: "verification_token",
+		Authenticators:     "authenticators",
+		User: UserColumns{
+			ID: "id", Email: "email", EmailVerified: "emailVerified", Name: "name", Image: "image",
+		},
+		Account: AccountColumns{
+			UserID: "userId", Type: "type", Provider: "provider", ProviderAccountID: "providerAccountId",
+			AccessToken: "access_token", AuthorizationDetails: "authorization_details",
+			ExpiresAt: "expires_at", ExpiresIn: "expires_in", IDToken: "id_token",
+			RefreshToken: "refresh_token", Scope: "scope", TokenType: "token_type",
+			SessionState: "session_state",
+		},
+		Session: SessionColumns{SessionToken: "sessionToken", UserID: "userId", Expires: "expires"},
+		VerificationToken: VerificationTokenColumns{
+			Identifier: "identifier", Token: "token", Expires: "expires",
+		},
+		Authenticator: AuthenticatorColumns{
+			CredentialID: "credentialID", UserID: "userId", ProviderAccountID: "providerAccountId",
+			CredentialPublicKey: "credentialPublicKey", Counter: "counter",
+			CredentialDeviceType: "credentialDeviceType", CredentialBackedUp: "credentialBackedUp",
+			Transports: "transports",
+		},
+	}
+}
+
+// withDefaults returns n with every empty name replaced by its default.
+func (n Names) withDefaults() Names {
+	d := DefaultNames()
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&n.Users, d.Users)
+	def(&n.Accounts, d.Accounts)
+	def(&n.Sessions, d.Sessions)
+	def(&n.VerificationTokens, d.VerificationTokens)
+	def(&n.Authenticators, d.Authenticators)
+
+	def(&n.User.ID, d.User.ID)
+	def(&n.User.Email, d.User.Email)
+	def(&n.User.EmailVerified, d.User.EmailVerified)
+	def(&n.User.Name, d.User.Name)
+	def(&n.User.Image, d.User.Image)
+
+	a, da := &n.Account, d.Account
+	def(&a.UserID, da.UserID)
+	def(&a.Type, da.Type)
+	def(&a.Provider, da.Provider)
+	def(&a.ProviderAccountID, da.ProviderAccountID)
+	def(&a.AccessToken, da.AccessToken)
+	def(&a.AuthorizationDetails, da.AuthorizationDetails)
+	def(&a.ExpiresAt, da.ExpiresAt)
+	def(&a.ExpiresIn, da.ExpiresIn)
+	def(&a.IDToken, da.IDToken)
+	def(&a.RefreshToken, da.RefreshToken)
+	def(&a.Scope, da.Scope)
+	def(&a.TokenType, da.TokenType)
+	def(&a.SessionState, da.SessionState)
+
+	def(&n.Session.SessionToken, d.Session.SessionToken)
+	def(&n.Session.UserID, d.Session.UserID)
+	def(&n.Session.Expires, d.Session.Expires)
+
+	def(&n.VerificationToken.Identifier, d.VerificationToken.Identifier)
+	def(&n.VerificationToken.Token, d.VerificationToken.Token)
+	def(&n.VerificationToken.Expires, d.VerificationToken.Expires)
+
+	au, dau := &n.Authenticator, d.Authenticator
+	def(&au.CredentialID, dau.CredentialID)
+	def(&au.UserID, dau.UserID)
+	def(&au.ProviderAccountID, dau.ProviderAccountID)
+	def(&au.CredentialPublicKey, dau.CredentialPublicKey)
+	def(&au.Counter, dau.Counter)
+	def(&au.CredentialDeviceType, dau.CredentialDeviceType)
+	def(&au.CredentialBackedUp, dau.CredentialBackedUp)
+	def(&au.Transports, dau.Transports)
+	return n
+}
+
+// validate reports names that cannot be used: invalid UTF-8, a NUL byte,
+// [Omit] where a column is required, two columns of one table with the same
+// name, or two tables with the same name.
+func (n Names) validate() error {
+	check := func(what, v string) error {
+		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return fmt.Errorf("name of %s %q is not valid UTF-8 without NUL", what, v)
+		}
+		if v == Omit {
+			return fmt.Errorf("%s cannot be omitted", what)
+		}
+		return nil
+	}
+	tables := map[string]bool{}
+	for _, t := range []struct{ what, v string }{
+		{"users table", n.Users}, {"accounts table", n.Accounts}, {"sessions table", n.Sessions},
+		{"verification token table", n.VerificationTokens}, {"authenticators table", n.Authenticators},
+	} {
+		if err := check(t.what, t.v); err != nil {
+			return err
+		}
+		for _, part := range strings.Split(t.v, ".") {
+			if part == "" {
+				return fmt.Errorf("%s name %q has an empty part", t.what, t.v)
+			}
+		}
+		if tables[t.v] {
+			return fmt.Errorf("table name %q is used twice", t.v)
+		}
+		tables[t.v] = true
+	}
+	type col struct {
+		what, v  string
+		optional bool
+	}
+	groups := [][]col{
+		{{"users.id", n.User.ID, false}, {"users.email", n.User.Email, false},
+			{"users.emailVerified", n.User.EmailVerified, false}, {"users.name", n.User.Name, false},
+			{"users.image", n.User.Image, false}},
+		{{"accounts.userId", n.Account.UserID, false}, {"accounts.type", n.Account.Type, false},
+			{"accounts.provider", n.Account.Provider, false},
+			{"accounts.providerAccountId", n.Account.ProviderAccountID, false},
+			{"accounts.access_token", n.Account.AccessToken, true},
+			{"accounts.authorization_details", n.Account.AuthorizationDetails, true},
+			{"accounts.expires_at", n.Account.ExpiresAt, true},
+			{"accounts.expires_in", n.Account.ExpiresIn, true},
+			{"accounts.id_token", n.Account.IDToken, true},
+			{"accounts.refresh_token", n.Account.RefreshToken, true},
+			{"accounts.scope", n.Account.Scope, true},
+			{"accounts.token_type", n.Account.TokenType, true},
+			{"accounts.session_state", n.Account.SessionState, true}},
+		{{"sessions.sessionToken", n.Session.SessionToken, false},
+			{"sessions.userId", n.Session.UserID, false}, {"sessions.expires", n.Session.Expires, false}},
+		{{"verification_token.identifier", n.VerificationToken.Identifier, false},
+			{"verification_token.token", n.VerificationToken.Token, false},
+			{"verification_token.expires", n.VerificationToken.Expires, false}},
+		{{"authenticators.credentialID", n.Authenticator.CredentialID, false},
+			{"authenticators.userId", n.Authenticator.UserID, false},
+			{"authenticators.providerAccountId", n.Authenticator.ProviderAccountID, false},
+			{"authenticators.credentialPublicKey", n.Authenticator.CredentialPublicKey, false},
+			{"authenticators.counter", n.Authenticator.Counter, false},
+			{"authenticators.credentialDeviceType", n.Authenticator.CredentialDeviceType, false},
+			{"authenticators.credentialBackedUp", n.Authenticator.CredentialBackedUp, false},
+			{"authenticators.transports", n.Authenticator.Transports, false}},
+	}
+	for _, g := range groups {
+		seen := map[string]bool{}
+		for _, c := range g {
+			if c.optional && c.v == Omit {
+				continue
+			}
+			if err := check("column "+c.what, c.v); err != nil {
+				return err
+			}
+			if seen[c.v] {
+				return fmt.Errorf("column name %q is used twice in one table", c.v)
+			}
+			seen[c.v] = true
+		}
+	}
+	return nil
+}

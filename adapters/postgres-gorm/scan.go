@@ -1,0 +1,216 @@
+package gormadapter
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// nullTime scans a nullable time from any of the three drivers: time.Time
+// (pgx; go-sql-driver/mysql with parseTime=true; go-sqlite3 for DATETIME
+// columns) or text (go-sql-driver/mysql without parseTime, in UTC; SQLite
+// columns without a date type). The result is normalised: UTC, milliseconds.
+type nullTime struct {
+	t     time.Time
+	valid bool
+}
+
+// Scan implements sql.Scanner.
+func (n *nullTime) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		n.t, n.valid = time.Time{}, false
+		return nil
+	case time.Time:
+		n.t, n.valid = core.NormalizeTime(v), true
+		return nil
+	case []byte:
+		return n.parse(string(v))
+	case string:
+		return n.parse(v)
+	}
+	return fmt.Errorf("cannot read a time from %T", src)
+}
+
+func (n *nullTime) parse(s string) error {
+	for _, l := range [...]string{
+		"2006-01-02 15:04:05.999999999",
+		"2006-01-02T15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05.999999999Z07:00",
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02",
+	} {
+		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
+			n.t, n.valid = core.NormalizeTime(t), true
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot read a time from %q", s)
+}
+
+func (n *nullTime) ptr() *time.Time {
+	if !n.valid {
+		return nil
+	}
+	t := n.t
+	return &t
+}
+
+func strPtr(n sql.NullString) *string {
+	if !n.Valid {
+		return nil
+	}
+	s := n.String
+	return &s
+}
+
+func int64Ptr(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Int64
+	return &v
+}
+
+func nullStr(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// userRow scans the user columns in the order of the adapter's SELECTs.
+type userRow struct {
+	id, email   string
+	verified    nullTime
+	name, image sql.NullString
+}
+
+func (r *userRow) dest() []any {
+	return []any{&r.id, &r.email, &r.verified, &r.name, &r.image}
+}
+
+func (r *userRow) user() *core.User {
+	return &core.User{
+		ID:            r.id,
+		Email:         r.email,
+		EmailVerified: r.verified.ptr(),
+		Name:          strPtr(r.name),
+		Image:         strPtr(r.image),
+	}
+}
+
+// accountRow scans the account columns in the order of the adapter's SELECTs.
+type accountRow struct {
+	userID, typ, provider, providerAccountID string
+	accessToken, details                     sql.NullString
+	expiresAt, expiresIn                     sql.NullInt64
+	idToken, refreshToken, scope, tokenType  sql.NullString
+	sessionState                             sql.NullString
+}
+
+func (r *accountRow) dest() []any {
+	return []any{&r.userID, &r.typ, &r.provider, &r.providerAccountID,
+		&r.accessToken, &r.details, &r.expiresAt, &r.expiresIn,
+		&r.idToken, &r.refreshToken, &r.scope, &r.tokenType, &r.sessionState}
+}
+
+func (r *accountRow) account() (*core.Account, error) {
+	a := &core.Account{
+		UserID:            r.userID,
+		Type:              core.AccountType(r.typ),
+		Provider:          r.provider,
+		ProviderAccountID: r.providerAccountID,
+		AccessToken:       strPtr(r.accessToken),
+		ExpiresAt:         int64Ptr(r.expiresAt),
+		ExpiresIn:         int64Ptr(r.expiresIn),
+		IDToken:           strPtr(r.idToken),
+		RefreshToken:      strPtr(r.refreshToken),
+		Scope:             strPtr(r.scope),
+		TokenType:         strPtr(r.tokenType),
+		SessionState:      strPtr(r.sessionState),
+	}
+	if r.details.Valid {
+		ds := []core.AuthorizationDetail{}
+		if err := json.Unmarshal([]byte(r.details.String), &ds); err != nil {
+			return nil, fmt.Errorf("stored authorization_details: %w", err)
+		}
+		a.AuthorizationDetails = ds
+	}
+	return a, nil
+}
+
+// encodeDetails is the stored form of authorization details: NULL for nil,
+// a JSON array otherwise ("[]" for an empty list).
+func encodeDetails(ds []core.AuthorizationDetail) (any, error) {
+	if ds == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(ds)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// sessionRow scans the session columns in the order of the adapter's SELECTs.
+type sessionRow struct {
+	token, userID string
+	expires       nullTime
+}
+
+func (r *sessionRow) dest() []any { return []any{&r.token, &r.userID, &r.expires} }
+
+func (r *sessionRow) session() *core.Session {
+	return &core.Session{SessionToken: r.token, UserID: r.userID, Expires: r.expires.t}
+}
+
+// tokenRow scans the verification token columns.
+type tokenRow struct {
+	identifier, token string
+	expires           nullTime
+}
+
+func (r *tokenRow) dest() []any { return []any{&r.identifier, &r.token, &r.expires} }
+
+func (r *tokenRow) verificationToken() *core.VerificationToken {
+	return &core.VerificationToken{Identifier: r.identifier, Token: r.token, Expires: r.expires.t}
+}
+
+// authenticatorRow scans the authenticator columns.
+type authenticatorRow struct {
+	credentialID, publicKey string
+	counter                 int64
+	backedUp                bool
+	deviceType, accountID   string
+	userID                  string
+	transports              sql.NullString
+}
+
+func (r *authenticatorRow) dest() []any {
+	return []any{&r.credentialID, &r.publicKey, &r.counter, &r.backedUp,
+		&r.deviceType, &r.accountID, &r.userID, &r.transports}
+}
+
+func (r *authenticatorRow) authenticator() core.Authenticator {
+	return core.Authenticator{
+		CredentialID:         r.credentialID,
+		CredentialPublicKey:  r.publicKey,
+		Counter:              r.counter,
+		CredentialBackedUp:   r.backedUp,
+		CredentialDeviceType: r.deviceType,
+		ProviderAccountID:    r.accountID,
+		UserID:               r.userID,
+		Transports:           strPtr(r.transports),
+	}
+}

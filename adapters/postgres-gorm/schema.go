@@ -1,0 +1,226 @@
+package gormadapter
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed schema/*.sql
+var schemaFiles embed.FS
+
+// SchemaSQL returns the shipped DDL for a database, with the default
+// names: "postgres" (schema/postgres.sql), "mariadb" (schema/mariadb.sql)
+// or "mysql" (schema/mysql.sql, MySQL ≥ 8.0). The files hold
+// ";"-terminated statements and "--" comments (with no ";" in them), and
+// create the same schema as [Adapter.Migrate]; apply them with psql, the
+// mysql client or your own migration tool.
+func SchemaSQL(database string) (string, error) {
+	switch database {
+	case "postgres", "mariadb", "mysql":
+		b, err := schemaFiles.ReadFile("schema/" + database + ".sql")
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	return "", fmt.Errorf("gormadapter: no shipped schema for %q (want postgres, mariadb or mysql)", database)
+}
+
+// column is one column of the generated DDL.
+type column struct {
+	name string
+	typ  colType
+	null bool
+}
+
+type colType int
+
+const (
+	tKey  colType = iota // a short string that is part of a key or index
+	tLong                // a long key string (WebAuthn credential id)
+	tText                // an unindexed string
+	tTime                // a timestamp
+	tInt                 // a 64-bit integer
+	tBool                // a boolean
+)
+
+func (d *dialect) colType(t colType) string {
+	switch d.name {
+	case "postgres":
+		return [...]string{"TEXT", "TEXT", "TEXT", "TIMESTAMPTZ(3)", "BIGINT", "BOOLEAN"}[t]
+	case "mysql":
+		return [...]string{"VARCHAR(255)", "VARCHAR(768)", "TEXT", "DATETIME(3)", "BIGINT", "BOOLEAN"}[t]
+	}
+	return [...]string{"TEXT", "TEXT", "TEXT", "DATETIME", "INTEGER", "BOOLEAN"}[t]
+}
+
+// mysqlCollation is the binary, no-pad collation the MySQL tables use, so
+// that strings compare exactly, byte for byte, with trailing spaces
+// significant: MariaDB's utf8mb4_nopad_bin, MySQL 8's utf8mb4_0900_bin, and
+// utf8mb4_bin (which pads) on older servers.
+func (d *dialect) mysqlCollation() string {
+	switch {
+	case d.mariadb:
+		return "utf8mb4_nopad_bin"
+	case versionAtLeast(d.version, 8, 0):
+		return "utf8mb4_0900_bin"
+	}
+	return "utf8mb4_bin"
+}
+
+// table is one table of the generated DDL.
+type tableDef struct {
+	name    string
+	cols    []column
+	pk      []string
+	unique  []string // a single-column unique constraint, or none
+	fk      string   // the userId column referencing users, or none
+	indexes []string // single-column indexes
+}
+
+func (a *Adapter) tableDefs() []tableDef {
+	n := a.names
+	var accountCols []column
+	for _, c := range []column{
+		{n.Account.UserID, tKey, false}, {n.Account.Type, tKey, false},
+		{n.Account.Provider, tKey, false}, {n.Account.ProviderAccountID, tKey, false},
+		{n.Account.AccessToken, tText, true}, {n.Account.AuthorizationDetails, tText, true},
+		{n.Account.ExpiresAt, tInt, true}, {n.Account.ExpiresIn, tInt, true},
+		{n.Account.IDToken, tText, true}, {n.Account.RefreshToken, tText, true},
+		{n.Account.Scope, tText, true}, {n.Account.TokenType, tText, true},
+		{n.Account.SessionState, tText, true},
+	} {
+		if c.name != Omit {
+			accountCols = append(accountCols, c)
+		}
+	}
+	return []tableDef{
+		{
+			name: n.Users,
+			cols: []column{{n.User.ID, tKey, false}, {n.User.Email, tKey, false},
+				{n.User.EmailVerified, tTime, true}, {n.User.Name, tText, true}, {n.User.Image, tText, true}},
+			pk:     []string{n.User.ID},
+			unique: []string{n.User.Email},
+		},
+		{
+			name:    n.Accounts,
+			cols:    accountCols,
+			pk:      []string{n.Account.Provider, n.Account.ProviderAccountID},
+			fk:      n.Account.UserID,
+			indexes: []string{n.Account.UserID},
+		},
+		{
+			name: n.Sessions,
+			cols: []column{{n.Session.SessionToken, tKey, false}, {n.Session.UserID, tKey, false},
+				{n.Session.Expires, tTime, false}},
+			pk:      []string{n.Session.SessionToken},
+			fk:      n.Session.UserID,
+			indexes: []string{n.Session.UserID},
+		},
+		{
+			name: n.VerificationTokens,
+			cols: []column{{n.VerificationToken.Identifier, tKey, false}, {n.VerificationToken.Token, tKey, false},
+				{n.VerificationToken.Expires, tTime, false}},
+			pk: []string{n.VerificationToken.Identifier, n.VerificationToken.Token},
+		},
+		{
+			name: n.Authenticators,
+			cols: []column{{n.Authenticator.CredentialID, tLong, false}, {n.Authenticator.UserID, tKey, false},
+				{n.Authenticator.ProviderAccountID, tKey, false}, {n.Authenticator.CredentialPublicKey, tText, false},
+				{n.Authenticator.Counter, tInt, false}, {n.Authenticator.CredentialDeviceType, tKey, false},
+				{n.Authenticator.CredentialBackedUp, tBool, false}, {n.Authenticator.Transports, tText, true}},
+			pk:      []string{n.Authenticator.CredentialID},
+			fk:      n.Authenticator.UserID,
+			indexes: []string{n.Authenticator.UserID},
+		},
+	}
+}
+
+// baseName is a table name without its schema qualifier, used in the
+// names of constraints and indexes.
+func baseName(table string) string {
+	return table[strings.LastIndexByte(table, '.')+1:]
+}
+
+// DDL returns the statements [Adapter.Migrate] runs, for the adapter's
+// dialect and names. Every statement is idempotent (IF NOT EXISTS).
+func (a *Adapter) DDL() []string {
+	d := &a.d
+	id := d.ident
+	list := func(cols []string) string {
+		q := make([]string, len(cols))
+		for i, c := range cols {
+			q[i] = id(c)
+		}
+		return strings.Join(q, ", ")
+	}
+	var stmts, after []string
+	for _, t := range a.tableDefs() {
+		base := baseName(t.name)
+		var lines []string
+		for _, c := range t.cols {
+			l := id(c.name) + " " + d.colType(c.typ)
+			if !c.null {
+				l += " NOT NULL"
+			}
+			lines = append(lines, l)
+		}
+		lines = append(lines, "CONSTRAINT "+id(base+"_pkey")+" PRIMARY KEY ("+list(t.pk)+")")
+		for _, u := range t.unique {
+			lines = append(lines, "CONSTRAINT "+id(base+"_"+u+"_key")+" UNIQUE ("+id(u)+")")
+		}
+		if t.fk != "" {
+			lines = append(lines, "CONSTRAINT "+id(base+"_"+t.fk+"_fkey")+" FOREIGN KEY ("+id(t.fk)+") REFERENCES "+
+				d.table(a.names.Users)+" ("+id(a.names.User.ID)+") ON DELETE CASCADE")
+		}
+		for _, ix := range t.indexes {
+			if d.mysql() {
+				// MySQL has no CREATE INDEX IF NOT EXISTS: index inline.
+				lines = append(lines, "INDEX "+id(base+"_"+ix+"_idx")+" ("+id(ix)+")")
+				continue
+			}
+			after = append(after, "CREATE INDEX IF NOT EXISTS "+id(base+"_"+ix+"_idx")+" ON "+d.table(t.name)+" ("+id(ix)+")")
+		}
+		s := "CREATE TABLE IF NOT EXISTS " + d.table(t.name) + " (\n  " + strings.Join(lines, ",\n  ") + "\n)"
+		if d.mysql() {
+			s += " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=" + d.mysqlCollation()
+		}
+		stmts = append(stmts, s)
+	}
+	return append(stmts, after...)
+}
+
+// Migrate creates the tables, constraints and indexes the adapter needs,
+// with the configured names, where they do not exist yet; it leaves
+// existing ones alone (it does not alter a table that differs). On
+// PostgreSQL and SQLite it runs in one transaction; MySQL commits each
+// statement itself.
+func (a *Adapter) Migrate(ctx context.Context) error {
+	stmts := a.DDL()
+	run := func(ex func(context.Context, string, ...any) (sql.Result, error)) error {
+		for _, s := range stmts {
+			if _, err := ex(ctx, s); err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+		}
+		return nil
+	}
+	if a.d.mysql() {
+		return run(a.db.ExecContext)
+	}
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := run(tx.ExecContext); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+-- authport schema for MySQL ≥ 8.0 (adapters/postgres-gorm), default names.
+-- Equivalent to Adapter.Migrate on MySQL 8: it is mariadb.sql with MySQL 8's no-pad
+-- binary collation (a test checks that and nothing more).
+-- Strings use utf8mb4_0900_bin: compared byte for byte, trailing spaces
+-- significant. Times are DATETIME(3) in UTC. For MariaDB use mariadb.sql.
+
+CREATE TABLE IF NOT EXISTS `users` (
+  `id`            VARCHAR(255) NOT NULL,
+  `email`         VARCHAR(255) NOT NULL,
+  `emailVerified` DATETIME(3),
+  `name`          TEXT,
+  `image`         TEXT,
+  CONSTRAINT `users_pkey` PRIMARY KEY (`id`),
+  CONSTRAINT `users_email_key` UNIQUE (`email`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_bin;
+
+CREATE TABLE IF NOT EXISTS `accounts` (
+  `userId`                VARCHAR(255) NOT NULL,
+  `type`                  VARCHAR(255) NOT NULL,
+  `provider`              VARCHAR(255) NOT NULL,
+  `providerAccountId`     VARCHAR(255) NOT NULL,
+  `access_token`          TEXT,
+  `authorization_details` TEXT,   -- JSON array, NULL when absent
+  `expires_at`            BIGINT, -- seconds since the Unix epoch
+  `expires_in`            BIGINT,
+  `id_token`              TEXT,
+  `refresh_token`         TEXT,
+  `scope`                 TEXT,
+  `token_type`            TEXT,   -- lowercase
+  `session_state`         TEXT,
+  CONSTRAINT `accounts_pkey` PRIMARY KEY (`provider`, `providerAccountId`),
+  CONSTRAINT `accounts_userId_fkey` FOREIGN KEY (`userId`)
+    REFERENCES `users` (`id`) ON DELETE CASCADE,
+  INDEX `accounts_userId_idx` (`userId`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_bin;
+
+CREATE TABLE IF NOT EXISTS `sessions` (
+  `sessionToken` VARCHAR(255) NOT NULL,
+  `userId`       VARCHAR(255) NOT NULL,
+  `expires`      DATETIME(3) NOT NULL,
+  CONSTRAINT `sessions_pkey` PRIMARY KEY (`sessionToken`),
+  CONSTRAINT `sessions_userId_fkey` FOREIGN KEY (`userId`)
+    REFERENCES `users` (`id`) ON DELETE CASCADE,
+  INDEX `sessions_userId_idx` (`userId`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_bin;
+
+CREATE TABLE IF NOT EXISTS `verification_token` (
+  `identifier` VARCHAR(255) NOT NULL,
+  `token`      VARCHAR(255) NOT NULL,
+  `expires`    DATETIME(3) NOT NULL,
+  CONSTRAINT `verification_token_pkey` PRIMARY KEY (`identifier`, `token`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_bin;
+
+CREATE TABLE IF NOT EXISTS `authenticators` (
+  `credentialID`         VARCHAR(768) NOT NULL,
+  `userId`               VARCHAR(255) NOT NULL,
+  `providerAccountId`    VARCHAR(255) NOT NULL,
+  `credentialPublicKey`  TEXT NOT NULL,
+  `counter`              BIGINT NOT NULL,
+  `credentialDeviceType` VARCHAR(255) NOT NULL,
+  `credentialBackedUp`   BOOLEAN NOT NULL,
+  `transports`           TEXT,
+  CONSTRAINT `authenticators_pkey` PRIMARY KEY (`credentialID`),
+  CONSTRAINT `authenticators_userId_fkey` FOREIGN KEY (`userId`)
+    REFERENCES `users` (`id`) ON DELETE CASCADE,
+  INDEX `authenticators_userId_idx` (`userId`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_bin;

@@ -1,0 +1,67 @@
+-- authport schema for PostgreSQL (adapters/postgres-gorm), default names.
+-- Equivalent to Adapter.Migrate on PostgreSQL: a test checks that both give
+-- the same columns, types, nullability, constraints and indexes.
+-- Names follow Auth.js's pg adapter. Times are UTC, kept to the millisecond.
+
+CREATE TABLE IF NOT EXISTS "users" (
+  "id"            TEXT NOT NULL,
+  "email"         TEXT NOT NULL,
+  "emailVerified" TIMESTAMPTZ(3),
+  "name"          TEXT,
+  "image"         TEXT,
+  CONSTRAINT "users_pkey" PRIMARY KEY ("id"),
+  CONSTRAINT "users_email_key" UNIQUE ("email")
+);
+
+CREATE TABLE IF NOT EXISTS "accounts" (
+  "userId"                TEXT NOT NULL,
+  "type"                  TEXT NOT NULL,
+  "provider"              TEXT NOT NULL,
+  "providerAccountId"     TEXT NOT NULL,
+  "access_token"          TEXT,
+  "authorization_details" TEXT,   -- JSON array, NULL when absent
+  "expires_at"            BIGINT, -- seconds since the Unix epoch
+  "expires_in"            BIGINT,
+  "id_token"              TEXT,
+  "refresh_token"         TEXT,
+  "scope"                 TEXT,
+  "token_type"            TEXT,   -- lowercase
+  "session_state"         TEXT,
+  CONSTRAINT "accounts_pkey" PRIMARY KEY ("provider", "providerAccountId"),
+  CONSTRAINT "accounts_userId_fkey" FOREIGN KEY ("userId")
+    REFERENCES "users" ("id") ON DELETE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS "sessions" (
+  "sessionToken" TEXT NOT NULL,
+  "userId"       TEXT NOT NULL,
+  "expires"      TIMESTAMPTZ(3) NOT NULL,
+  CONSTRAINT "sessions_pkey" PRIMARY KEY ("sessionToken"),
+  CONSTRAINT "sessions_userId_fkey" FOREIGN KEY ("userId")
+    REFERENCES "users" ("id") ON DELETE CASCADE
+);
+
+CREATE TABLE IF NOT EXISTS "verification_token" (
+  "identifier" TEXT NOT NULL,
+  "token"      TEXT NOT NULL,
+  "expires"    TIMESTAMPTZ(3) NOT NULL,
+  CONSTRAINT "verification_token_pkey" PRIMARY KEY ("identifier", "token")
+);
+
+CREATE TABLE IF NOT EXISTS "authenticators" (
+  "credentialID"         TEXT NOT NULL,
+  "userId"               TEXT NOT NULL,
+  "providerAccountId"    TEXT NOT NULL,
+  "credentialPublicKey"  TEXT NOT NULL,
+  "counter"              BIGINT NOT NULL,
+  "credentialDeviceType" TEXT NOT NULL,
+  "credentialBackedUp"   BOOLEAN NOT NULL,
+  "transports"           TEXT,
+  CONSTRAINT "authenticators_pkey" PRIMARY KEY ("credentialID"),
+  CONSTRAINT "authenticators_userId_fkey" FOREIGN KEY ("userId")
+    REFERENCES "users" ("id") ON DELETE CASCADE
+);
+
+CREATE INDEX IF NOT EXISTS "accounts_userId_idx" ON "accounts" ("userId");
+CREATE INDEX IF NOT EXISTS "sessions_userId_idx" ON "sessions" ("userId");
+CREATE INDEX IF NOT EXISTS "authenticators_userId_idx" ON "authenticators" ("userId");

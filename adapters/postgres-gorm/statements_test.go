@@ -1,0 +1,256 @@
+package gormadapter
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/core"
+)
+
+// stmtCount is what one operation is allowed to run: statements, and how
+// many of them inside a transaction (0: autocommit, no BEGIN/COMMIT).
+type stmtCount struct {
+	statements int
+	tx         int
+}
+
+func (c stmtCount) String() string {
+	if c.tx == 0 {
+		return fmt.Sprint(c.statements)
+	}
+	return fmt.Sprintf("%d in a transaction", c.statements)
+}
+
+// expectedCounts is the statements-per-operation table of the README, for
+// a dialect with or without DELETE/UPDATE … RETURNING.
+func expectedCounts(deleteReturning, updateReturning bool) map[string]stmtCount {
+	one := stmtCount{1, 0}
+	del, upd := one, one
+	if !deleteReturning {
+		del = stmtCount{2, 1} // SELECT … FOR UPDATE, DELETE
+	}
+	if !updateReturning {
+		upd = stmtCount{2, 1} // UPDATE, SELECT
+	}
+	return map[string]stmtCount{
+		"createUser": one, "getUser": one, "getUserByEmail": one, "getUserByAccount": one,
+		"updateUser": upd, "deleteUser": del,
+		"linkAccount": one, "unlinkAccount": del, "getAccount": one,
+		"createSession": one, "getSessionAndUser": one, "updateSession": upd, "deleteSession": del,
+		"createVerificationToken": one, "useVerificationToken": del,
+		"createAuthenticator": one, "getAuthenticator": one, "listAuthenticatorsByUserId": one,
+		"updateAuthenticatorCounter": upd,
+		"purgeExpired":               {2, 0},
+	}
+}
+
+// TestStatementsPerOperation runs every operation on a counting connection
+// and checks how many SQL statements it ran, and that the lookups that
+// join (getSessionAndUser, getUserByAccount) are one JOIN.
+func TestStatementsPerOperation(t *testing.T) {
+	type variant struct {
+		backend string
+		opts    []Option
+		name    string
+	}
+	variants := []variant{
+		{"postgres", nil, "postgres"},
+		{"mysql", nil, "mysql"},
+		{"sqlite", nil, "sqlite"},
+		{"mysql", []Option{withoutReturning()}, "mysql_without_returning"},
+		{"sqlite", []Option{withoutReturning()}, "sqlite_without_returning"},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			a, db := newAdapter(t, v.backend, true, v.opts...)
+			want := expectedCounts(a.d.deleteReturning, a.d.updateReturning)
+			switch v.name {
+			case "postgres", "sqlite":
+				if !a.d.deleteReturning || !a.d.updateReturning {
+					t.Fatalf("%s %s: RETURNING not detected", v.backend, a.d.version)
+				}
+			case "mysql":
+				if a.d.mariadb && versionAtLeast(a.d.version, 10, 5) != a.d.deleteReturning {
+					t.Fatalf("MariaDB %s: DELETE … RETURNING detected as %v", a.d.version, a.d.deleteReturning)
+				}
+				if a.d.updateReturning {
+					t.Fatal("MySQL has no UPDATE … RETURNING")
+				}
+			}
+			runCounted(t, a, db.counter, want)
+		})
+	}
+}
+
+func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount) {
+	ctx := context.Background()
+	seen := map[string]bool{}
+	check := func(op string, err error, extra func(stmts []string)) {
+		t.Helper()
+		stmts, begins := c.snapshot()
+		seen[op] = true
+		if err != nil {
+			t.Errorf("%s: %v", op, err)
+			return
+		}
+		w := want[op]
+		if len(stmts) != w.statements || begins != w.tx {
+			t.Errorf("%s ran %d statements in %d transactions, want %v:\n  %s", op, len(stmts), begins, w, strings.Join(stmts, "\n  "))
+		}
+		if extra != nil {
+			extra(stmts)
+		}
+		c.reset()
+	}
+	oneJoin := func(op string) func([]string) {
+		return func(stmts []string) {
+			if len(stmts) != 1 || strings.Count(strings.ToUpper(stmts[0]), " JOIN ") != 1 {
+				t.Errorf("%s is not one JOIN: %q", op, stmts)
+			}
+		}
+	}
+	name := "Ada"
+	exp := time.Now().Add(time.Hour)
+	user := core.User{ID: "u1", Email: "ada@example.com", Name: &name}
+	session := core.Session{SessionToken: "s1", UserID: "u1", Expires: exp}
+	account := core.Account{UserID: "u1", Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "gh1"}
+	token := core.VerificationToken{Identifier: "ada@example.com", Token: "t1", Expires: exp}
+	auth := core.Authenticator{CredentialID: "c1", CredentialPublicKey: "k", UserID: "u1", ProviderAccountID: "gh1", CredentialDeviceType: "singleDevice"}
+
+	c.reset()
+	_, err := a.CreateUser(ctx, user)
+	check("createUser", err, nil)
+	got, err := a.GetUser(ctx, "u1")
+	check("getUser", err, nil)
+	if got == nil || got.Email != user.Email {
+		t.Errorf("getUser = %+v", got)
+	}
+	_, err = a.GetUserByEmail(ctx, user.Email)
+	check("getUserByEmail", err, nil)
+	upd, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u1", Name: core.Null[string]()})
+	check("updateUser", err, nil)
+	if upd == nil || upd.Name != nil {
+		t.Errorf("updateUser = %+v, want name null", upd)
+	}
+	_, err = a.LinkAccount(ctx, account)
+	check("linkAccount", err, nil)
+	owner, err := a.GetUserByAccount(ctx, account.Key())
+	check("getUserByAccount", err, oneJoin("getUserByAccount"))
+	if owner == nil || owner.ID != "u1" {
+		t.Errorf("getUserByAccount = %+v", owner)
+	}
+	_, err = a.GetAccount(ctx, "gh1", "github")
+	check("getAccount", err, nil)
+	_, err = a.CreateSession(ctx, session)
+	check("createSession", err, nil)
+	su, err := a.GetSessionAndUser(ctx, "s1")
+	check("getSessionAndUser", err, oneJoin("getSessionAndUser"))
+	if su == nil || su.User.ID != "u1" {
+		t.Errorf("getSessionAndUser = %+v", su)
+	}
+	us, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s1", Expires: core.Set(exp.Add(time.Hour))})
+	check("updateSession", err, nil)
+	if us == nil || !us.Expires.Equal(core.NormalizeTime(exp.Add(time.Hour))) {
+		t.Errorf("updateSession = %+v", us)
+	}
+	_, err = a.CreateVerificationToken(ctx, token)
+	check("createVerificationToken", err, nil)
+	used, err := a.UseVerificationToken(ctx, token.Key())
+	check("useVerificationToken", err, nil)
+	if used == nil {
+		t.Error("useVerificationToken = nil")
+	}
+	_, err = a.CreateAuthenticator(ctx, auth)
+	check("createAuthenticator", err, nil)
+	_, err = a.GetAuthenticator(ctx, "c1")
+	check("getAuthenticator", err, nil)
+	list, err := a.ListAuthenticatorsByUserID(ctx, "u1")
+	check("listAuthenticatorsByUserId", err, nil)
+	if len(list) != 1 {
+		t.Errorf("listAuthenticatorsByUserId = %+v", list)
+	}
+	au, err := a.UpdateAuthenticatorCounter(ctx, "c1", 9)
+	check("updateAuthenticatorCounter", err, nil)
+	if au == nil || au.Counter != 9 {
+		t.Errorf("updateAuthenticatorCounter = %+v", au)
+	}
+	_, err = a.PurgeExpired(ctx)
+	check("purgeExpired", err, nil)
+	del, err := a.DeleteSession(ctx, "s1")
+	check("deleteSession", err, nil)
+	if del == nil {
+		t.Error("deleteSession = nil")
+	}
+	unl, err := a.UnlinkAccount(ctx, account.Key())
+	check("unlinkAccount", err, nil)
+	if unl == nil {
+		t.Error("unlinkAccount = nil")
+	}
+	if _, err := a.LinkAccount(ctx, account); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateSession(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+	c.reset()
+	gone, err := a.DeleteUser(ctx, "u1")
+	check("deleteUser", err, nil)
+	if gone == nil {
+		t.Error("deleteUser = nil")
+	}
+	// The one DELETE cascaded.
+	if acc, _ := a.GetAccount(ctx, "gh1", "github"); acc != nil {
+		t.Error("deleteUser left the account")
+	}
+	if au, _ := a.GetAuthenticator(ctx, "c1"); au != nil {
+		t.Error("deleteUser left the authenticator")
+	}
+	if su, _ := a.GetSessionAndUser(ctx, "s1"); su != nil {
+		t.Error("deleteUser left the session")
+	}
+	for op := range want {
+		if !seen[op] {
+			t.Errorf("operation %s was not counted", op)
+		}
+	}
+}
+
+// TestConformanceWithoutReturning runs the suite on the transactional
+// paths the adapter takes where a server has no RETURNING (MySQL, MariaDB
+// < 10.5, SQLite < 3.35), on the servers at hand.
+func TestConformanceWithoutReturning(t *testing.T) {
+	for _, backend := range []string{"mysql", "sqlite"} {
+		conformance.Run(t, conformance.Harness{
+			Name: backend + "_without_returning",
+			New: func(t testing.TB) conformance.Fixture {
+				a, db := newAdapter(t, backend, false, withoutReturning())
+				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}}
+			},
+		})
+	}
+}
+
+// TestConformancePgxSimpleProtocol runs the suite on PostgreSQL through
+// pgx's simple protocol (parameters interpolated client-side, no prepared
+// statements), as behind PgBouncer in transaction mode.
+func TestConformancePgxSimpleProtocol(t *testing.T) {
+	conformance.Run(t, conformance.Harness{
+		Name: "postgres_simple_protocol",
+		New: func(t testing.TB) conformance.Fixture {
+			db := openPostgresWith(t, false, map[string]string{"default_query_exec_mode": "simple_protocol"})
+			a, err := New(db.gdb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = a.Close() })
+			if err := a.Migrate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: "postgres"}}
+		},
+	})
+}

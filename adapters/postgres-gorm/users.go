@@ -1,0 +1,175 @@
+package gormadapter
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/authport/authport/core"
+)
+
+// CreateUser implements [core.UserCreator] with one INSERT.
+func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
+	const m = "createUser"
+	if err := user.Validate(); err != nil {
+		return nil, err
+	}
+	u := user.Normalize()
+	if err := checkUTF8(m, "id", u.ID, "email", u.Email, "name", deref(u.Name), "image", deref(u.Image)); err != nil {
+		return nil, err
+	}
+	_, err := a.exec(ctx, nil, a.q.createUser, u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image))
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	return &u, nil
+}
+
+// GetUser implements [core.UserGetter] with one SELECT.
+func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
+	return a.getUserBy(ctx, "getUser", a.q.getUser, id)
+}
+
+// GetUserByEmail implements [core.UserByEmailGetter] with one SELECT. The
+// e-mail address is compared exactly (byte for byte).
+func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	return a.getUserBy(ctx, "getUserByEmail", a.q.getUserByEmail, email)
+}
+
+func (a *Adapter) getUserBy(ctx context.Context, m string, s *statement, args ...any) (*core.User, error) {
+	for _, v := range args {
+		if !a.d.storable(v.(string)) {
+			return nil, none(ctx, m)
+		}
+	}
+	var r userRow
+	err := a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	return r.user(), nil
+}
+
+// GetUserByAccount implements [core.UserByAccountGetter] with one SELECT
+// joining accounts to users.
+func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	return a.getUserBy(ctx, "getUserByAccount", a.q.getUserByAccount, key.Provider, key.ProviderAccountID)
+}
+
+// UpdateUser implements [core.UserUpdater]: one UPDATE … RETURNING on
+// PostgreSQL and SQLite; on MySQL and MariaDB, which lack UPDATE …
+// RETURNING, an UPDATE and a SELECT in one transaction.
+func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
+	const m = "updateUser"
+	if err := up.Validate(); err != nil {
+		return nil, err
+	}
+	if !a.d.storable(up.ID) {
+		return nil, fmt.Errorf("%s: user %q: %w", m, up.ID, core.ErrNotFound)
+	}
+	if err := checkUTF8(m, "email", up.Email.Value, "name", deref(up.Name.Value), "image", deref(up.Image.Value)); err != nil {
+		return nil, err
+	}
+	args := []any{
+		up.Email.Set, up.Email.Value,
+		up.EmailVerified.Set, a.d.timePtrArg(core.NormalizeTimePtr(up.EmailVerified.Value)),
+		up.Name.Set, nullStr(up.Name.Value),
+		up.Image.Set, nullStr(up.Image.Value),
+		up.ID,
+	}
+	var r userRow
+	var err error
+	if a.d.updateReturning {
+		err = a.queryRow(ctx, nil, a.q.updateUser, args...).Scan(r.dest()...)
+	} else {
+		err = a.inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := a.exec(ctx, tx, a.q.updateUser, args...); err != nil {
+				return err
+			}
+			return a.queryRow(ctx, tx, a.q.getUser, up.ID).Scan(r.dest()...)
+		})
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s: user %q: %w", m, up.ID, core.ErrNotFound)
+	}
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	return r.user(), nil
+}
+
+// DeleteUser implements [core.UserDeleter] with one DELETE … RETURNING; the
+// schema's ON DELETE CASCADE foreign keys delete the user's accounts,
+// sessions and authenticators in the same statement. Where DELETE …
+// RETURNING is missing (MySQL, MariaDB < 10.5) it runs SELECT … FOR UPDATE
+// and DELETE in one transaction.
+func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
+	const m = "deleteUser"
+	if !a.d.storable(id) {
+		return nil, none(ctx, m)
+	}
+	var r userRow
+	found, err := a.deleteReturning(ctx, a.q.deleteUser, a.q.selectUserForUpdate, a.q.deleteUserPlain, r.dest(), id)
+	if err != nil {
+		return nil, a.wrap(m, err)
+	}
+	if !found {
+		return nil, nil
+	}
+	return r.user(), nil
+}
+
+// deleteReturning deletes the row the args name and scans it into dest:
+// with DELETE … RETURNING where the dialect has it, else with a SELECT …
+// FOR UPDATE and a DELETE in one transaction. It reports whether this call
+// deleted a row.
+func (a *Adapter) deleteReturning(ctx context.Context, ret, sel, del *statement, dest []any, args ...any) (bool, error) {
+	if a.d.deleteReturning {
+		err := a.queryRow(ctx, nil, ret, args...).Scan(dest...)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	found := false
+	err := a.inTx(ctx, func(tx *sql.Tx) error {
+		err := a.queryRow(ctx, tx, sel, args...).Scan(dest...)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		res, err := a.exec(ctx, tx, del, args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		found = n == 1
+		return nil
+	})
+	return found, err
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// none is the result of a lookup that cannot find anything (its key cannot
+// be stored): nil, or the context's error when it is done.
+func none(ctx context.Context, m string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", m, err)
+	}
+	return nil
+}
