@@ -1,0 +1,95 @@
+package bboltadapter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/authport/authport/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// LinkAccount implements linkAccount: the account and its user index entry
+// are written in one transaction, after checking that the user exists.
+func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
+	if err := account.Validate(); err != nil {
+		return nil, err
+	}
+	acc := account.Normalize()
+	val := encodeAccount(&acc)
+	key := accountKey(acc.Provider, acc.ProviderAccountID)
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		if b.users.Get([]byte(acc.UserID)) == nil {
+			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+		}
+		if b.accounts.Get(key) != nil {
+			return fmt.Errorf("account (provider, providerAccountId) already linked: %w", core.ErrAlreadyExists)
+		}
+		if err := b.accounts.Put(key, val); err != nil {
+			return err
+		}
+		return b.userAccounts.Put(ownerKey(acc.UserID, key), marker)
+	})
+	if err != nil {
+		return nil, wrap(core.MethodLinkAccount, err)
+	}
+	out := acc.Clone()
+	return &out, nil
+}
+
+// UnlinkAccount implements unlinkAccount.
+func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
+	var out *core.Account
+	k := accountKey(key.Provider, key.ProviderAccountID)
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		v := b.accounts.Get(k)
+		if v == nil {
+			return nil
+		}
+		acc, err := decodeAccount(v)
+		if err != nil {
+			return err
+		}
+		if err := b.userAccounts.Delete(ownerKey(acc.UserID, k)); err != nil {
+			return err
+		}
+		if err := b.accounts.Delete(k); err != nil {
+			return err
+		}
+		out = acc
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(core.MethodUnlinkAccount, err)
+	}
+	return out, nil
+}
+
+// GetAccount implements getAccount (note the spec's argument order).
+func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
+	var out *core.Account
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		accounts, err := bucket(tx, a.root, bucketAccounts)
+		if err != nil {
+			return err
+		}
+		v := accounts.Get(accountKey(provider, providerAccountID))
+		if v == nil {
+			return nil
+		}
+		out, err = decodeAccount(v)
+		return err
+	})
+	if err != nil {
+		return nil, wrap(core.MethodGetAccount, err)
+	}
+	return out, nil
+}

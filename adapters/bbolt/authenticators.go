@@ -1,0 +1,137 @@
+package bboltadapter
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/authport/authport/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// CreateAuthenticator implements createAuthenticator: the authenticator and
+// its user index entry are written in one transaction, after checking that
+// the user exists.
+func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
+	if err := authenticator.Validate(); err != nil {
+		return nil, err
+	}
+	au := authenticator.Clone()
+	val := encodeAuthenticator(&au)
+	id := []byte(au.CredentialID)
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		if b.users.Get([]byte(au.UserID)) == nil {
+			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+		}
+		if b.authenticators.Get(id) != nil {
+			return fmt.Errorf("credential id already registered: %w", core.ErrAlreadyExists)
+		}
+		if err := b.authenticators.Put(id, val); err != nil {
+			return err
+		}
+		return b.userAuthent.Put(ownerKey(au.UserID, id), marker)
+	})
+	if err != nil {
+		return nil, wrap(core.MethodCreateAuthenticator, err)
+	}
+	out := au.Clone()
+	return &out, nil
+}
+
+func getAuthenticator(b *bolt.Bucket, credentialID string) (*core.Authenticator, error) {
+	if credentialID == "" {
+		return nil, nil
+	}
+	v := b.Get([]byte(credentialID))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeAuthenticator(v)
+}
+
+// GetAuthenticator implements getAuthenticator.
+func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
+	var out *core.Authenticator
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		b, err := bucket(tx, a.root, bucketAuthenticators)
+		if err != nil {
+			return err
+		}
+		out, err = getAuthenticator(b, credentialID)
+		return err
+	})
+	if err != nil {
+		return nil, wrap(core.MethodGetAuthenticator, err)
+	}
+	return out, nil
+}
+
+// ListAuthenticatorsByUserID implements listAuthenticatorsByUserId: one
+// prefix scan of the user's index entries, which are ordered by credential
+// id. An unknown user gives an empty, non-nil list.
+func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	out := []core.Authenticator{}
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		index, auths, err := bucket2(tx, a.root, bucketUserAuths, bucketAuthenticators)
+		if err != nil {
+			return err
+		}
+		prefix := ownerPrefix(userID)
+		c := index.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			v := auths.Get(k[len(prefix):])
+			if v == nil {
+				return fmt.Errorf("%w: index entry for a missing authenticator", ErrCorrupt)
+			}
+			au, err := decodeAuthenticator(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, *au)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(core.MethodListAuthenticatorsByUserID, err)
+	}
+	return out, nil
+}
+
+// UpdateAuthenticatorCounter implements updateAuthenticatorCounter. An
+// unknown credential id gives an error matching core.ErrNotFound and a
+// negative counter one matching core.ErrInvalidInput.
+func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = core.MethodUpdateAuthenticatorCounter
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
+	}
+	var out *core.Authenticator
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		b, err := bucket(tx, a.root, bucketAuthenticators)
+		if err != nil {
+			return err
+		}
+		au, err := getAuthenticator(b, credentialID)
+		if err != nil {
+			return err
+		}
+		if au == nil {
+			return fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
+		}
+		au.Counter = newCounter
+		if err := b.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
+			return err
+		}
+		out = au
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return out, nil
+}

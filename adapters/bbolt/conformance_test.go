@@ -1,0 +1,25 @@
+package bboltadapter
+
+import (
+	"testing"
+
+	"github.com/authport/authport/conformance"
+)
+
+// TestConformance runs the shared suite with a fresh file per test; the
+// suite runs CheckConsistency after every test through the raw view.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Harness{
+		Name: "bbolt",
+		New: func(t testing.TB) conformance.Fixture {
+			a, raw := newTestAdapter(t)
+			return conformance.Fixture{Adapter: a, Raw: raw}
+		},
+	})
+}
+
+var (
+	_ conformance.Raw                = rawView{}
+	_ conformance.Mentioner          = rawView{}
+	_ conformance.ConsistencyChecker = rawView{}
+)

@@ -1,0 +1,25 @@
+// Package bboltadapter is the authport adapter for bbolt
+// (go.etcd.io/bbolt), the embedded, single-file key/value store: the
+// default for a single Go binary with no database server to run. Its import
+// path is github.com/authport/authport/adapters/bbolt; its package name is
+// bboltadapter, so that it does not clash with bbolt itself.
+//
+// [New] wraps a *bbolt.DB the application opened; [Open] opens a file,
+// waiting at most a lock timeout for another process's lock. The [Adapter]
+// implements all 19 methods of the adapter contract ([core.Adapter]) and
+// [core.ExpiredPurger]; [Adapter.Sweep] runs the purge periodically.
+//
+// Every operation runs inside one bbolt transaction and is all or nothing
+// (concurrent writes may share a commit; see [WriteGroup]). Records live in
+// buckets keyed by
+// their natural ids, with secondary indexes (e-mail → user,
+// (provider, providerAccountId) → account, user → accounts, sessions and
+// authenticators, expiry → sessions and tokens) written in the same
+// transaction as the record. Composite keys are length-prefixed, so no input
+// can make two keys collide. [Adapter.CheckConsistency] walks the file and
+// reports any dangling index entry or orphan record.
+//
+// Records are encoded compactly, led by a version byte; the module's
+// README.md documents the format, the bucket layout, backups and limits
+// (one writer at a time; one process per file).
+package bboltadapter

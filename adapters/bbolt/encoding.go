@@ -1,0 +1,444 @@
+package bboltadapter
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// Record encoding, version 1 (see README "Encoding").
+//
+// Every record value starts with one version byte. The fields follow in a
+// fixed order, each encoded as:
+//
+//	str      uvarint byte length, then the bytes
+//	optstr   0x00 (null) | 0x01 str
+//	time     zig-zag varint of Unix milliseconds
+//	opttime  0x00 (null) | 0x01 time
+//	int      zig-zag varint
+//	optint   0x00 (null) | 0x01 int
+//	bool     0x00 | 0x01
+//	optlist  0x00 (null) | 0x01 uvarint count, then count × str
+//
+// Varints must be minimal, so every record has exactly one encoding. A
+// decoder reads the version byte first and dispatches on it, so a later
+// version can add or change fields while old records stay readable.
+const recordVersion1 = 1
+
+// ErrCorrupt is matched (with errors.Is) by errors that report stored bytes
+// the adapter cannot decode: a truncated record, trailing bytes, a record
+// version this build does not know, or a malformed index key.
+var ErrCorrupt = errors.New("corrupt record")
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendOptStr(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, 0)
+	}
+	return appendStr(append(b, 1), *s)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	return binary.AppendVarint(b, t.UnixMilli())
+}
+
+func appendOptTime(b []byte, t *time.Time) []byte {
+	if t == nil {
+		return append(b, 0)
+	}
+	return appendTime(append(b, 1), *t)
+}
+
+func appendOptInt(b []byte, v *int64) []byte {
+	if v == nil {
+		return append(b, 0)
+	}
+	return binary.AppendVarint(append(b, 1), *v)
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func appendOptList(b []byte, l []string) []byte {
+	if l == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(append(b, 1), uint64(len(l)))
+	for _, s := range l {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+// timeOK reports whether t survives the millisecond encoding unchanged
+// (t must already be normalised).
+func timeOK(t time.Time) bool {
+	ms := t.UnixMilli()
+	return time.UnixMilli(ms).UTC().Equal(t)
+}
+
+func encodeUser(u *core.User) []byte {
+	n := 8 + len(u.ID) + len(u.Email)
+	if u.Name != nil {
+		n += len(*u.Name) + 4
+	}
+	if u.Image != nil {
+		n += len(*u.Image) + 4
+	}
+	b := make([]byte, 0, n+16)
+	b = append(b, recordVersion1)
+	b = appendStr(b, u.ID)
+	b = appendStr(b, u.Email)
+	b = appendOptTime(b, u.EmailVerified)
+	b = appendOptStr(b, u.Name)
+	b = appendOptStr(b, u.Image)
+	return b
+}
+
+func encodeAccount(a *core.Account) []byte {
+	b := make([]byte, 0, 64+len(a.UserID)+len(a.Provider)+len(a.ProviderAccountID))
+	b = append(b, recordVersion1)
+	b = appendStr(b, a.UserID) // first, so that userIDOfAccount can stop early
+	b = appendStr(b, a.Provider)
+	b = appendStr(b, string(a.Type))
+	b = appendStr(b, a.ProviderAccountID)
+	b = appendOptStr(b, a.AccessToken)
+	if a.AuthorizationDetails == nil {
+		b = append(b, 0)
+	} else {
+		b = binary.AppendUvarint(append(b, 1), uint64(len(a.AuthorizationDetails)))
+		for _, d := range a.AuthorizationDetails {
+			b = appendStr(b, d.Type)
+			b = appendOptList(b, d.Locations)
+			b = appendOptList(b, d.Actions)
+			b = appendOptList(b, d.Datatypes)
+			b = appendStr(b, d.Identifier)
+			b = appendOptList(b, d.Privileges)
+		}
+	}
+	b = appendOptInt(b, a.ExpiresAt)
+	b = appendOptInt(b, a.ExpiresIn)
+	b = appendOptStr(b, a.IDToken)
+	b = appendOptStr(b, a.RefreshToken)
+	b = appendOptStr(b, a.Scope)
+	b = appendOptStr(b, a.TokenType)
+	b = appendOptStr(b, a.SessionState)
+	return b
+}
+
+func encodeSession(s *core.Session) []byte {
+	b := make([]byte, 0, 16+len(s.SessionToken)+len(s.UserID))
+	b = append(b, recordVersion1)
+	b = appendStr(b, s.SessionToken)
+	b = appendStr(b, s.UserID)
+	b = appendTime(b, s.Expires)
+	return b
+}
+
+func encodeVerificationToken(v *core.VerificationToken) []byte {
+	b := make([]byte, 0, 16+len(v.Identifier)+len(v.Token))
+	b = append(b, recordVersion1)
+	b = appendStr(b, v.Identifier)
+	b = appendStr(b, v.Token)
+	b = appendTime(b, v.Expires)
+	return b
+}
+
+func encodeAuthenticator(a *core.Authenticator) []byte {
+	b := make([]byte, 0, 32+len(a.CredentialID)+len(a.CredentialPublicKey)+len(a.CredentialDeviceType)+len(a.ProviderAccountID)+len(a.UserID))
+	b = append(b, recordVersion1)
+	b = appendStr(b, a.CredentialID)
+	b = appendStr(b, a.CredentialPublicKey)
+	b = binary.AppendVarint(b, a.Counter)
+	b = appendBool(b, a.CredentialBackedUp)
+	b = appendStr(b, a.CredentialDeviceType)
+	b = appendStr(b, a.ProviderAccountID)
+	b = appendStr(b, a.UserID)
+	b = appendOptStr(b, a.Transports)
+	return b
+}
+
+// decoder reads one record. The first failure sticks in err; later reads
+// return zero values. It never panics, whatever the bytes.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", ErrCorrupt, what)
+	}
+}
+
+// version reads the version byte and fails on any version but 1.
+func (d *decoder) version(kind string) {
+	if len(d.b) == 0 {
+		d.fail(kind + ": empty value")
+		return
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	if v != recordVersion1 {
+		d.fail(fmt.Sprintf("%s: unsupported record version %d", kind, v))
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || (n > 1 && d.b[n-1] == 0) { // overflow, truncated or not minimal
+		d.fail("bad uvarint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 || (n > 1 && d.b[n-1] == 0) { // overflow, truncated or not minimal
+		d.fail("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte1() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.fail("truncated")
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) flag() bool {
+	switch d.byte1() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail("bad flag byte")
+	return false
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.fail("string length beyond value")
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) optStr() *string {
+	if !d.flag() {
+		return nil
+	}
+	s := d.str()
+	if d.err != nil {
+		return nil
+	}
+	return &s
+}
+
+func (d *decoder) time() time.Time {
+	ms := d.varint()
+	if d.err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+func (d *decoder) optTime() *time.Time {
+	if !d.flag() {
+		return nil
+	}
+	t := d.time()
+	if d.err != nil {
+		return nil
+	}
+	return &t
+}
+
+func (d *decoder) optInt() *int64 {
+	if !d.flag() {
+		return nil
+	}
+	v := d.varint()
+	if d.err != nil {
+		return nil
+	}
+	return &v
+}
+
+// count reads a list length, bounded by the bytes left (every element takes
+// at least one byte), so a corrupt length cannot make a huge allocation.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if d.err != nil {
+		return 0
+	}
+	if n > uint64(len(d.b)) {
+		d.fail("list length beyond value")
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) optList() []string {
+	if !d.flag() {
+		return nil
+	}
+	n := d.count()
+	if d.err != nil {
+		return nil
+	}
+	l := make([]string, n)
+	for i := range l {
+		l[i] = d.str()
+	}
+	if d.err != nil {
+		return nil
+	}
+	return l
+}
+
+func (d *decoder) end(kind string) error {
+	if d.err == nil && len(d.b) != 0 {
+		d.fail(kind + ": trailing bytes")
+	}
+	return d.err
+}
+
+func decodeUser(b []byte) (*core.User, error) {
+	d := decoder{b: b}
+	d.version("user")
+	u := &core.User{}
+	u.ID = d.str()
+	u.Email = d.str()
+	u.EmailVerified = d.optTime()
+	u.Name = d.optStr()
+	u.Image = d.optStr()
+	if err := d.end("user"); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// userIDOfAccount reads only the user id of an encoded account.
+func userIDOfAccount(b []byte) (string, error) {
+	d := decoder{b: b}
+	d.version("account")
+	id := d.str()
+	return id, d.err
+}
+
+func decodeAccount(b []byte) (*core.Account, error) {
+	d := decoder{b: b}
+	d.version("account")
+	a := &core.Account{}
+	a.UserID = d.str()
+	a.Provider = d.str()
+	a.Type = core.AccountType(d.str())
+	a.ProviderAccountID = d.str()
+	a.AccessToken = d.optStr()
+	if d.flag() {
+		n := d.count()
+		if d.err == nil {
+			a.AuthorizationDetails = make([]core.AuthorizationDetail, n)
+			for i := range a.AuthorizationDetails {
+				ad := &a.AuthorizationDetails[i]
+				ad.Type = d.str()
+				ad.Locations = d.optList()
+				ad.Actions = d.optList()
+				ad.Datatypes = d.optList()
+				ad.Identifier = d.str()
+				ad.Privileges = d.optList()
+			}
+		}
+	}
+	a.ExpiresAt = d.optInt()
+	a.ExpiresIn = d.optInt()
+	a.IDToken = d.optStr()
+	a.RefreshToken = d.optStr()
+	a.Scope = d.optStr()
+	a.TokenType = d.optStr()
+	a.SessionState = d.optStr()
+	if err := d.end("account"); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func decodeSession(b []byte) (*core.Session, error) {
+	d := decoder{b: b}
+	d.version("session")
+	s := &core.Session{}
+	s.SessionToken = d.str()
+	s.UserID = d.str()
+	s.Expires = d.time()
+	if err := d.end("session"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func decodeVerificationToken(b []byte) (*core.VerificationToken, error) {
+	d := decoder{b: b}
+	d.version("verification token")
+	v := &core.VerificationToken{}
+	v.Identifier = d.str()
+	v.Token = d.str()
+	v.Expires = d.time()
+	if err := d.end("verification token"); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func decodeAuthenticator(b []byte) (*core.Authenticator, error) {
+	d := decoder{b: b}
+	d.version("authenticator")
+	a := &core.Authenticator{}
+	a.CredentialID = d.str()
+	a.CredentialPublicKey = d.str()
+	a.Counter = d.varint()
+	a.CredentialBackedUp = d.flag()
+	a.CredentialDeviceType = d.str()
+	a.ProviderAccountID = d.str()
+	a.UserID = d.str()
+	a.Transports = d.optStr()
+	if err := d.end("authenticator"); err != nil {
+		return nil, err
+	}
+	return a, nil
+}

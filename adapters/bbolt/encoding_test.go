@@ -1,0 +1,143 @@
+package bboltadapter
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+func sp(s string) *string { return &s }
+func ip(v int64) *int64   { return &v }
+
+func tp(t time.Time) *time.Time { t = core.NormalizeTime(t); return &t }
+
+// roundTrip encodes x, decodes it back and compares with reflect.DeepEqual,
+// which tells nil from empty for pointers and slices.
+func roundTrip[T any](t *testing.T, name string, x T, enc func(*T) []byte, dec func([]byte) (*T, error)) []byte {
+	t.Helper()
+	b := enc(&x)
+	if len(b) == 0 || b[0] != recordVersion1 {
+		t.Fatalf("%s: encoding does not start with version byte 1: % x", name, b)
+	}
+	got, err := dec(b)
+	if err != nil {
+		t.Fatalf("%s: decode: %v", name, err)
+	}
+	if !reflect.DeepEqual(*got, x) {
+		t.Errorf("%s: round trip\n got %#v\nwant %#v", name, *got, x)
+	}
+	return b
+}
+
+func TestEncodingRoundTrip(t *testing.T) {
+	pre1970 := time.Date(1969, 7, 20, 20, 17, 40, 123_000_000, time.UTC)
+	users := map[string]core.User{
+		"nulls":        {ID: "u1", Email: "a@example.com"},
+		"empty":        {ID: "u2", Email: "b@example.com", Name: sp(""), Image: sp(""), EmailVerified: tp(time.Unix(0, 0))},
+		"full":         {ID: "u3", Email: "c@example.com", Name: sp("Ada"), Image: sp("https://x/y.png"), EmailVerified: tp(time.Now())},
+		"pre-1970":     {ID: "u4", Email: "d", EmailVerified: tp(pre1970)},
+		"zero time":    {ID: "u5", Email: "e", EmailVerified: tp(time.Time{})},
+		"binary bytes": {ID: "\x00\xff\x01", Email: "\x00", Name: sp("\x00\x01\x02é")},
+	}
+	for name, u := range users {
+		roundTrip(t, "user "+name, u, encodeUser, decodeUser)
+	}
+
+	accounts := map[string]core.Account{
+		"nulls": {UserID: "u", Provider: "p", Type: core.AccountTypeOIDC, ProviderAccountID: "x"},
+		"empty details and strings": {UserID: "u", Provider: "p", Type: core.AccountTypeOAuth, ProviderAccountID: "x",
+			AccessToken: sp(""), AuthorizationDetails: []core.AuthorizationDetail{}, IDToken: sp(""), RefreshToken: sp(""),
+			Scope: sp(""), TokenType: sp(""), SessionState: sp(""), ExpiresAt: ip(0), ExpiresIn: ip(0)},
+		"full": {UserID: "u", Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "42",
+			AccessToken: sp("at"), ExpiresAt: ip(1931234567), ExpiresIn: ip(-3600), IDToken: sp("id"),
+			RefreshToken: sp("rt"), Scope: sp("read"), TokenType: sp("bearer"), SessionState: sp("ss"),
+			AuthorizationDetails: []core.AuthorizationDetail{
+				{Type: "payment", Locations: []string{"https://a", ""}, Actions: []string{}, Identifier: "id", Privileges: nil},
+				{Type: ""},
+			}},
+	}
+	for name, a := range accounts {
+		roundTrip(t, "account "+name, a, encodeAccount, decodeAccount)
+	}
+
+	roundTrip(t, "session", core.Session{SessionToken: "tok", UserID: "u", Expires: core.NormalizeTime(time.Now())}, encodeSession, decodeSession)
+	roundTrip(t, "session pre-1970", core.Session{SessionToken: "tok", UserID: "u", Expires: pre1970}, encodeSession, decodeSession)
+	roundTrip(t, "token", core.VerificationToken{Identifier: "a@b", Token: "h", Expires: core.NormalizeTime(time.Now())}, encodeVerificationToken, decodeVerificationToken)
+	roundTrip(t, "authenticator nulls", core.Authenticator{CredentialID: "c", CredentialPublicKey: "k", UserID: "u", ProviderAccountID: "p"}, encodeAuthenticator, decodeAuthenticator)
+	roundTrip(t, "authenticator full", core.Authenticator{CredentialID: "c", CredentialPublicKey: "k", Counter: 1 << 40, CredentialBackedUp: true,
+		CredentialDeviceType: "multiDevice", ProviderAccountID: "p", UserID: "u", Transports: sp("")}, encodeAuthenticator, decodeAuthenticator)
+}
+
+// TestEncodingIsCompact pins the size of a typical session record, so that
+// a change that bloats the format shows up.
+func TestEncodingIsCompact(t *testing.T) {
+	s := core.Session{SessionToken: "0123456789abcdef0123456789abcdef", UserID: "user-123", Expires: core.NormalizeTime(time.Now())}
+	b := encodeSession(&s)
+	// 1 version + 1+32 token + 1+8 user id + 6 varint ms (a 2020s date).
+	if want := 1 + 33 + 9 + 6; len(b) != want {
+		t.Errorf("session record is %d bytes, want %d: % x", len(b), want, b)
+	}
+}
+
+func TestDecodeRejectsCorruptValues(t *testing.T) {
+	u := core.User{ID: "u", Email: "e", Name: sp("n")}
+	good := encodeUser(&u)
+	cases := map[string][]byte{
+		"empty":             {},
+		"unknown version":   append([]byte{2}, good[1:]...),
+		"version 0":         append([]byte{0}, good[1:]...),
+		"truncated":         good[:len(good)-1],
+		"trailing bytes":    append(bytes.Clone(good), 0),
+		"bad flag":          {1, 1, 'u', 1, 'e', 7},
+		"huge string len":   {1, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"overlong uvarint":  {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		"non-minimal len":   {1, 0x81, 0x00, 'u', 1, 'e', 0, 0, 0},
+		"string past end":   {1, 5, 'a'},
+		"only version byte": {1},
+	}
+	for name, b := range cases {
+		if _, err := decodeUser(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decodeUser(%s): err = %v, want ErrCorrupt", name, err)
+		}
+	}
+	// An account whose authorization_details claims 2^40 entries.
+	bad := []byte{1, 1, 'u', 1, 'p', 1, 'o', 1, 'x', 0, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20}
+	if _, err := decodeAccount(bad); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("decodeAccount(huge list): err = %v, want ErrCorrupt", err)
+	}
+}
+
+// FuzzDecode checks that no byte string makes a decoder panic, and that
+// whatever decodes re-encodes to the same bytes (the encoding is canonical).
+func FuzzDecode(f *testing.F) {
+	f.Add(encodeUser(&core.User{ID: "u", Email: "e", Name: sp(""), EmailVerified: tp(time.Now())}))
+	f.Add(encodeAccount(&core.Account{UserID: "u", Provider: "p", Type: "oauth", ProviderAccountID: "x",
+		AuthorizationDetails: []core.AuthorizationDetail{{Type: "t", Locations: []string{"l"}}}, ExpiresAt: ip(5)}))
+	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1)}))
+	f.Add(encodeAuthenticator(&core.Authenticator{CredentialID: "c", Transports: sp("usb")}))
+	f.Add([]byte{1, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if u, err := decodeUser(b); err == nil && !bytes.Equal(encodeUser(u), b) {
+			t.Errorf("user re-encodes differently")
+		}
+		if a, err := decodeAccount(b); err == nil && !bytes.Equal(encodeAccount(a), b) {
+			t.Errorf("account re-encodes differently")
+		}
+		if s, err := decodeSession(b); err == nil && !bytes.Equal(encodeSession(s), b) {
+			t.Errorf("session re-encodes differently")
+		}
+		if v, err := decodeVerificationToken(b); err == nil && !bytes.Equal(encodeVerificationToken(v), b) {
+			t.Errorf("token re-encodes differently")
+		}
+		if a, err := decodeAuthenticator(b); err == nil && !bytes.Equal(encodeAuthenticator(a), b) {
+			t.Errorf("authenticator re-encodes differently")
+		}
+		_, _ = userIDOfAccount(b)
+		_, _, _ = splitPairKey(b)
+		_, _, _ = splitExpiryKey(b)
+	})
+}

@@ -1,0 +1,16 @@
+module github.com/authport/authport/adapters/bbolt
+
+go 1.26
+
+require (
+	github.com/authport/authport/conformance v0.0.0-00010101000000-000000000000
+	github.com/authport/authport/core v0.0.0-00010101000000-000000000000
+	go.etcd.io/bbolt v1.4.3
+)
+
+require golang.org/x/sys v0.47.0 // indirect
+
+replace (
+	github.com/authport/authport/conformance => ../../conformance
+	github.com/authport/authport/core => ../../core
+)

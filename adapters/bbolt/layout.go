@@ -1,0 +1,200 @@
+package bboltadapter
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Bucket layout (see README "Bucket layout"). Every bucket of the adapter is
+// nested in one root bucket ("authport" unless WithRootBucket names another),
+// so the adapter can share a file with the application's own buckets.
+var (
+	bucketUsers          = []byte("users")               // user id → user
+	bucketUsersByEmail   = []byte("users_by_email")      // e-mail → user id
+	bucketAccounts       = []byte("accounts")            // accountKey → account
+	bucketUserAccounts   = []byte("user_accounts")       // ownerKey(user id, accountKey) → marker
+	bucketSessions       = []byte("sessions")            // session token → session
+	bucketUserSessions   = []byte("user_sessions")       // ownerKey(user id, token) → marker
+	bucketSessionExpiry  = []byte("sessions_by_expiry")  // expiryKey(expires, token) → marker
+	bucketTokens         = []byte("verification_tokens") // tokenKey(identifier, token) → token
+	bucketTokenExpiry    = []byte("tokens_by_expiry")    // expiryKey(expires, tokenKey) → marker
+	bucketAuthenticators = []byte("authenticators")      // credential id → authenticator
+	bucketUserAuths      = []byte("user_authenticators") // ownerKey(user id, credential id) → marker
+
+	keyLayout = []byte("layout") // in the root bucket: the layout version
+)
+
+// layoutVersion is the bucket layout version stored under keyLayout.
+const layoutVersion = 1
+
+var allBuckets = [][]byte{
+	bucketUsers, bucketUsersByEmail, bucketAccounts, bucketUserAccounts,
+	bucketSessions, bucketUserSessions, bucketSessionExpiry,
+	bucketTokens, bucketTokenExpiry,
+	bucketAuthenticators, bucketUserAuths,
+}
+
+// marker is the value of every index entry whose key says it all.
+var marker = []byte{1}
+
+// pairKey returns uvarint(len(a)) || a || b. Because the length prefix is
+// self-delimiting, distinct (a, b) pairs never give the same key, whatever
+// bytes a and b hold, and all keys of one a share the prefix pairKey(a, "").
+func pairKey(a, b string) []byte {
+	k := make([]byte, 0, binary.MaxVarintLen64+len(a)+len(b))
+	k = binary.AppendUvarint(k, uint64(len(a)))
+	k = append(k, a...)
+	return append(k, b...)
+}
+
+// splitPairKey is the inverse of pairKey.
+func splitPairKey(k []byte) (a, b []byte, err error) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || n > uint64(len(k)-w) {
+		return nil, nil, fmt.Errorf("%w: malformed composite key %q", ErrCorrupt, k)
+	}
+	rest := k[w:]
+	return rest[:n], rest[n:], nil
+}
+
+// accountKey is the key of an account: pairKey(provider, providerAccountID).
+func accountKey(provider, providerAccountID string) []byte {
+	return pairKey(provider, providerAccountID)
+}
+
+// tokenKey is the key of a verification token: pairKey(identifier, token).
+func tokenKey(identifier, token string) []byte { return pairKey(identifier, token) }
+
+// ownerKey is the key of a user → record index entry: pairKey(userID, key).
+func ownerKey(userID string, key []byte) []byte { return pairKey(userID, string(key)) }
+
+// ownerPrefix is the common prefix of all ownerKeys of userID.
+func ownerPrefix(userID string) []byte { return pairKey(userID, "") }
+
+// expiryKey is the key of an expiry index entry: the expiry in Unix
+// milliseconds as 8 big-endian bytes with the sign bit flipped (so that
+// byte order is time order, before 1970 too), then the record key.
+func expiryKey(ms int64, key []byte) []byte {
+	k := make([]byte, 8, 8+len(key))
+	binary.BigEndian.PutUint64(k, uint64(ms)^(1<<63))
+	return append(k, key...)
+}
+
+// splitExpiryKey is the inverse of expiryKey.
+func splitExpiryKey(k []byte) (ms int64, key []byte, err error) {
+	if len(k) < 9 {
+		return 0, nil, fmt.Errorf("%w: malformed expiry key %q", ErrCorrupt, k)
+	}
+	return int64(binary.BigEndian.Uint64(k) ^ (1 << 63)), k[8:], nil
+}
+
+// expiryUpTo is the smallest expiry key after every entry expiring at or
+// before ms.
+func expiryUpTo(ms int64) []byte {
+	if ms == math.MaxInt64 {
+		return bytes.Repeat([]byte{0xff}, 9)
+	}
+	return expiryKey(ms+1, nil)
+}
+
+// buckets are the adapter's buckets within one transaction.
+type buckets struct {
+	users, usersByEmail, accounts, userAccounts      *bolt.Bucket
+	sessions, userSessions, sessionExpiry            *bolt.Bucket
+	tokens, tokenExpiry, authenticators, userAuthent *bolt.Bucket
+}
+
+// open fetches the buckets of root in tx. It fails when the root bucket or
+// one of its buckets is missing (someone deleted them behind the adapter).
+func openBuckets(tx *bolt.Tx, root []byte) (*buckets, error) {
+	r := tx.Bucket(root)
+	if r == nil {
+		return nil, fmt.Errorf("%w: root bucket %q is missing", ErrCorrupt, root)
+	}
+	b := &buckets{
+		users: r.Bucket(bucketUsers), usersByEmail: r.Bucket(bucketUsersByEmail),
+		accounts: r.Bucket(bucketAccounts), userAccounts: r.Bucket(bucketUserAccounts),
+		sessions: r.Bucket(bucketSessions), userSessions: r.Bucket(bucketUserSessions),
+		sessionExpiry: r.Bucket(bucketSessionExpiry),
+		tokens:        r.Bucket(bucketTokens), tokenExpiry: r.Bucket(bucketTokenExpiry),
+		authenticators: r.Bucket(bucketAuthenticators), userAuthent: r.Bucket(bucketUserAuths),
+	}
+	for _, x := range []*bolt.Bucket{b.users, b.usersByEmail, b.accounts, b.userAccounts,
+		b.sessions, b.userSessions, b.sessionExpiry, b.tokens, b.tokenExpiry,
+		b.authenticators, b.userAuthent} {
+		if x == nil {
+			return nil, fmt.Errorf("%w: a bucket under %q is missing", ErrCorrupt, root)
+		}
+	}
+	return b, nil
+}
+
+// bucket fetches one bucket of root in tx, for the read paths that need
+// only one (cheaper than openBuckets: a read transaction does not cache
+// bucket lookups).
+func bucket(tx *bolt.Tx, root, name []byte) (*bolt.Bucket, error) {
+	b, _, err := bucket2(tx, root, name, nil)
+	return b, err
+}
+
+// bucket2 fetches two buckets of root in tx (the second only if name2 is
+// not nil).
+func bucket2(tx *bolt.Tx, root, name1, name2 []byte) (b1, b2 *bolt.Bucket, err error) {
+	r := tx.Bucket(root)
+	if r == nil {
+		return nil, nil, fmt.Errorf("%w: root bucket %q is missing", ErrCorrupt, root)
+	}
+	if b1 = r.Bucket(name1); b1 == nil {
+		return nil, nil, fmt.Errorf("%w: bucket %q under %q is missing", ErrCorrupt, name1, root)
+	}
+	if name2 != nil {
+		if b2 = r.Bucket(name2); b2 == nil {
+			return nil, nil, fmt.Errorf("%w: bucket %q under %q is missing", ErrCorrupt, name2, root)
+		}
+	}
+	return b1, b2, nil
+}
+
+// createBuckets creates the root bucket and every bucket in it, and checks
+// or writes the layout version.
+func createBuckets(tx *bolt.Tx, root []byte) error {
+	r, err := tx.CreateBucketIfNotExists(root)
+	if err != nil {
+		return err
+	}
+	if v := r.Get(keyLayout); v != nil {
+		if len(v) != 1 || v[0] != layoutVersion {
+			return fmt.Errorf("bucket %q holds layout version %v; this build reads version %d", root, v, layoutVersion)
+		}
+	} else if err := r.Put(keyLayout, []byte{layoutVersion}); err != nil {
+		return err
+	}
+	for _, name := range allBuckets {
+		if _, err := r.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("bucket %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// deletePrefix deletes every key of b that starts with prefix and returns
+// the deleted keys' suffixes after the prefix (copied).
+func deletePrefix(b *bolt.Bucket, prefix []byte) ([][]byte, error) {
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	rests := make([][]byte, len(keys))
+	for i, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return nil, err
+		}
+		rests[i] = k[len(prefix):]
+	}
+	return rests, nil
+}

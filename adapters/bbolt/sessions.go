@@ -1,0 +1,190 @@
+package bboltadapter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/authport/authport/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+// putSession writes the session with its user and expiry index entries.
+func putSession(b *buckets, s *core.Session) error {
+	tok := []byte(s.SessionToken)
+	if err := b.sessions.Put(tok, encodeSession(s)); err != nil {
+		return err
+	}
+	if err := b.userSessions.Put(ownerKey(s.UserID, tok), marker); err != nil {
+		return err
+	}
+	return b.sessionExpiry.Put(expiryKey(s.Expires.UnixMilli(), tok), marker)
+}
+
+// removeSession deletes the session with its user and expiry index entries.
+func removeSession(b *buckets, s *core.Session) error {
+	tok := []byte(s.SessionToken)
+	if err := b.userSessions.Delete(ownerKey(s.UserID, tok)); err != nil {
+		return err
+	}
+	if err := b.sessionExpiry.Delete(expiryKey(s.Expires.UnixMilli(), tok)); err != nil {
+		return err
+	}
+	return b.sessions.Delete(tok)
+}
+
+// deleteSession deletes the session with the token and its expiry index
+// entry, leaving the user index entry to the caller (deleteUser, which
+// removes them all by prefix).
+func deleteSession(b *buckets, token []byte) error {
+	v := b.sessions.Get(token)
+	if v == nil {
+		return nil
+	}
+	s, err := decodeSession(v)
+	if err != nil {
+		return err
+	}
+	if err := b.sessionExpiry.Delete(expiryKey(s.Expires.UnixMilli(), token)); err != nil {
+		return err
+	}
+	return b.sessions.Delete(token)
+}
+
+func getSession(sessions *bolt.Bucket, token string) (*core.Session, error) {
+	if token == "" {
+		return nil, nil
+	}
+	v := sessions.Get([]byte(token))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeSession(v)
+}
+
+// CreateSession implements createSession.
+func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
+	const m = core.MethodCreateSession
+	if err := session.Validate(); err != nil {
+		return nil, err
+	}
+	s := session.Normalize()
+	if !timeOK(s.Expires) {
+		return nil, invalidTime(m, "expires")
+	}
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		if b.users.Get([]byte(s.UserID)) == nil {
+			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+		}
+		if b.sessions.Get([]byte(s.SessionToken)) != nil {
+			return fmt.Errorf("session token already taken: %w", core.ErrAlreadyExists)
+		}
+		return putSession(b, &s)
+	})
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return &s, nil
+}
+
+// GetSessionAndUser implements getSessionAndUser in one read transaction. An
+// expired session is not returned; it stays stored until PurgeExpired (or
+// DeleteSession) removes it.
+func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
+	var out *core.SessionAndUser
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		sessions, users, err := bucket2(tx, a.root, bucketSessions, bucketUsers)
+		if err != nil {
+			return err
+		}
+		s, err := getSession(sessions, sessionToken)
+		if err != nil || s == nil {
+			return err
+		}
+		if s.Expired(a.now()) {
+			return nil
+		}
+		u, err := getUser(users, []byte(s.UserID))
+		if err != nil || u == nil {
+			return err
+		}
+		out = &core.SessionAndUser{Session: *s, User: *u}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(core.MethodGetSessionAndUser, err)
+	}
+	return out, nil
+}
+
+// UpdateSession implements updateSession. A changed user or expiry moves the
+// session's index entries in the same transaction.
+func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
+	const m = core.MethodUpdateSession
+	if err := update.Validate(); err != nil {
+		return nil, err
+	}
+	if update.Expires.Set && !timeOK(core.NormalizeTime(update.Expires.Value)) {
+		return nil, invalidTime(m, "expires")
+	}
+	var out *core.Session
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		old, err := getSession(b.sessions, update.SessionToken)
+		if err != nil || old == nil {
+			return err
+		}
+		s := update.Apply(*old)
+		if s.UserID != old.UserID && b.users.Get([]byte(s.UserID)) == nil {
+			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+		}
+		if s.UserID != old.UserID || !s.Expires.Equal(old.Expires) {
+			if err := removeSession(b, old); err != nil {
+				return err
+			}
+			if err := putSession(b, &s); err != nil {
+				return err
+			}
+		} else if err := b.sessions.Put([]byte(s.SessionToken), encodeSession(&s)); err != nil {
+			return err
+		}
+		out = &s
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return out, nil
+}
+
+// DeleteSession implements deleteSession and returns the deleted session.
+func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
+	var out *core.Session
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		s, err := getSession(b.sessions, sessionToken)
+		if err != nil || s == nil {
+			return err
+		}
+		if err := removeSession(b, s); err != nil {
+			return err
+		}
+		out = s
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(core.MethodDeleteSession, err)
+	}
+	return out, nil
+}

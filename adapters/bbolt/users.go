@@ -1,0 +1,241 @@
+package bboltadapter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/authport/authport/core"
+	bolt "go.etcd.io/bbolt"
+)
+
+func invalidTime(method core.Method, field string) error {
+	return &core.InputError{Method: string(method), Field: field, Reason: "is outside the range of Unix milliseconds"}
+}
+
+func checkTime(method core.Method, field string, t *time.Time) error {
+	if t != nil && !timeOK(*t) {
+		return invalidTime(method, field)
+	}
+	return nil
+}
+
+// CreateUser implements createUser: it stores the user and its e-mail index
+// entry in one transaction.
+func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
+	const m = core.MethodCreateUser
+	if err := user.Validate(); err != nil {
+		return nil, err
+	}
+	u := user.Normalize()
+	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
+		return nil, err
+	}
+	val := encodeUser(&u)
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		id := []byte(u.ID)
+		if b.users.Get(id) != nil {
+			return fmt.Errorf("user id already taken: %w", core.ErrAlreadyExists)
+		}
+		if b.usersByEmail.Get([]byte(u.Email)) != nil {
+			return fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
+		}
+		if err := b.users.Put(id, val); err != nil {
+			return err
+		}
+		return b.usersByEmail.Put([]byte(u.Email), id)
+	})
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	out := u.Clone()
+	return &out, nil
+}
+
+// getUser reads and decodes the user with the id, or returns nil.
+func getUser(users *bolt.Bucket, id []byte) (*core.User, error) {
+	if len(id) == 0 {
+		return nil, nil
+	}
+	v := users.Get(id)
+	if v == nil {
+		return nil, nil
+	}
+	return decodeUser(v)
+}
+
+// GetUser implements getUser.
+func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
+	var u *core.User
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		users, err := bucket(tx, a.root, bucketUsers)
+		if err != nil {
+			return err
+		}
+		u, err = getUser(users, []byte(id))
+		return err
+	})
+	if err != nil {
+		return nil, wrap(core.MethodGetUser, err)
+	}
+	return u, nil
+}
+
+// GetUserByEmail implements getUserByEmail: e-mails are compared exactly.
+func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	var u *core.User
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		byEmail, users, err := bucket2(tx, a.root, bucketUsersByEmail, bucketUsers)
+		if err != nil || email == "" {
+			return err
+		}
+		id := byEmail.Get([]byte(email))
+		if id == nil {
+			return nil
+		}
+		u, err = getUser(users, id)
+		return err
+	})
+	if err != nil {
+		return nil, wrap(core.MethodGetUserByEmail, err)
+	}
+	return u, nil
+}
+
+// GetUserByAccount implements getUserByAccount.
+func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	var u *core.User
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		accounts, users, err := bucket2(tx, a.root, bucketAccounts, bucketUsers)
+		if err != nil {
+			return err
+		}
+		v := accounts.Get(accountKey(key.Provider, key.ProviderAccountID))
+		if v == nil {
+			return nil
+		}
+		uid, err := userIDOfAccount(v)
+		if err != nil {
+			return err
+		}
+		u, err = getUser(users, []byte(uid))
+		return err
+	})
+	if err != nil {
+		return nil, wrap(core.MethodGetUserByAccount, err)
+	}
+	return u, nil
+}
+
+// UpdateUser implements updateUser. A changed e-mail moves the e-mail index
+// entry in the same transaction.
+func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
+	const m = core.MethodUpdateUser
+	if err := update.Validate(); err != nil {
+		return nil, err
+	}
+	if update.EmailVerified.Set {
+		if err := checkTime(m, "emailVerified", core.NormalizeTimePtr(update.EmailVerified.Value)); err != nil {
+			return nil, err
+		}
+	}
+	var out *core.User
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		id := []byte(update.ID)
+		old, err := getUser(b.users, id)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+		}
+		u := update.Apply(*old)
+		if u.Email != old.Email {
+			if b.usersByEmail.Get([]byte(u.Email)) != nil {
+				return fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
+			}
+			if err := b.usersByEmail.Delete([]byte(old.Email)); err != nil {
+				return err
+			}
+			if err := b.usersByEmail.Put([]byte(u.Email), id); err != nil {
+				return err
+			}
+		}
+		if err := b.users.Put(id, encodeUser(&u)); err != nil {
+			return err
+		}
+		out = &u
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return out, nil
+}
+
+// DeleteUser implements deleteUser: the user, its e-mail index entry, its
+// accounts, sessions and authenticators and all their index entries go in
+// one transaction.
+func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
+	var out *core.User
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		u, err := getUser(b.users, []byte(id))
+		if err != nil || u == nil {
+			return err
+		}
+		prefix := ownerPrefix(id)
+		accs, err := deletePrefix(b.userAccounts, prefix)
+		if err != nil {
+			return err
+		}
+		for _, k := range accs {
+			if err := b.accounts.Delete(k); err != nil {
+				return err
+			}
+		}
+		toks, err := deletePrefix(b.userSessions, prefix)
+		if err != nil {
+			return err
+		}
+		for _, t := range toks {
+			if err := deleteSession(b, t); err != nil {
+				return err
+			}
+		}
+		creds, err := deletePrefix(b.userAuthent, prefix)
+		if err != nil {
+			return err
+		}
+		for _, c := range creds {
+			if err := b.authenticators.Delete(c); err != nil {
+				return err
+			}
+		}
+		if err := b.usersByEmail.Delete([]byte(u.Email)); err != nil {
+			return err
+		}
+		if err := b.users.Delete([]byte(id)); err != nil {
+			return err
+		}
+		out = u
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(core.MethodDeleteUser, err)
+	}
+	return out, nil
+}
