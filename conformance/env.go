@@ -27,9 +27,10 @@ type env struct {
 	seq    atomic.Int64
 }
 
-// id returns a fresh id with the prefix, unique within the test.
+// id returns a fresh id with the prefix, unique within the test. The
+// number has a fixed width, so that no id is a substring of another.
 func (e *env) id(prefix string) string {
-	return fmt.Sprintf("%s-%d", prefix, e.seq.Add(1))
+	return fmt.Sprintf("%s-%06d", prefix, e.seq.Add(1))
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,128 @@
+package redisadapter
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/authport/authport/core"
+)
+
+// CreateAuthenticator implements [core.AuthenticatorCreator]: one script
+// on a single node; claim, write, confirm on a cluster.
+func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
+	const m = core.MethodCreateAuthenticator
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if err := authenticator.Validate(); err != nil {
+		return nil, err
+	}
+	au := authenticator.Clone()
+	field := escape(au.CredentialID)
+	ptr := a.k.authenticator(au.CredentialID)
+	value := encodeAuthenticator(&au)
+	var res string
+	var err error
+	if !a.cluster {
+		res, err = a.s.attach.Run(ctx, a.c, []string{a.k.user(au.UserID), a.k.authenticators(au.UserID), ptr},
+			a.k.p, "S", escape(au.UserID), field, value).Text()
+	} else {
+		res, err = a.attachCluster(ctx, ptr, au.UserID, a.k.authenticators(au.UserID), field, value)
+	}
+	switch {
+	case err != nil:
+		return nil, wrap(m, err)
+	case res == "notfound":
+		return nil, fmt.Errorf("%s: user %q: %w", m, au.UserID, core.ErrNotFound)
+	case res != "ok":
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, au.CredentialID, core.ErrAlreadyExists)
+	}
+	return &au, nil
+}
+
+// GetAuthenticator implements [core.AuthenticatorGetter].
+func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
+	const m = core.MethodGetAuthenticator
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if credentialID == "" {
+		return nil, nil
+	}
+	v, _, err := a.follow(ctx, a.s.getAuthenticator, a.k.authenticator(credentialID), escape(credentialID))
+	if isNil(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, wrap(m, errCorrupt)
+	}
+	au, err := decodeAuthenticator(s)
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return au, nil
+}
+
+// ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister]
+// with one HVALS of the user's authenticators hash.
+func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	const m = core.MethodListAuthenticatorsByUserID
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	out := []core.Authenticator{}
+	if userID == "" {
+		return out, nil
+	}
+	vals, err := a.c.HVals(ctx, a.k.authenticators(userID)).Result()
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	for _, v := range vals {
+		au, err := decodeAuthenticator(v)
+		if err != nil {
+			return nil, wrap(m, err)
+		}
+		out = append(out, *au)
+	}
+	slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+	return out, nil
+}
+
+// UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
+func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = core.MethodUpdateAuthenticatorCounter
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if newCounter < 0 {
+		return nil, invalid(m, "counter", "must not be negative")
+	}
+	if credentialID == "" {
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	v, _, err := a.follow(ctx, a.s.updateCounter, a.k.authenticator(credentialID), escape(credentialID),
+		strconv.FormatInt(newCounter, 10))
+	if isNil(err) {
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, wrap(m, errCorrupt)
+	}
+	au, err := decodeAuthenticator(s)
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return au, nil
+}

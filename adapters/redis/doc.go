@@ -1,0 +1,24 @@
+// Package redisadapter is the Redis adapter of authport: it stores users,
+// accounts, sessions, verification tokens and authenticators in Redis
+// through a go-redis v9 [github.com/redis/go-redis/v9.UniversalClient] — a
+// single server, a failover (sentinel) client or a Redis Cluster — and
+// implements all 19 methods of the adapter contract ([core.Adapter]).
+//
+// Everything about one user (the user hash, its accounts, its sessions and
+// its authenticators) lives in the user's hash slot, {<user id>}. Lookups by
+// e-mail, account, session token and credential id go through small index
+// keys, each in its own slot, that hold the user id. The user's slot is the
+// truth: an index key is followed and then confirmed there.
+//
+// On a single server every operation is one command or one Lua script, so
+// each is atomic and one round trip. On a cluster the operations that
+// touch an index key run as a short, ordered sequence of single-slot steps
+// that is safe under concurrency (README.md describes it).
+//
+// Session and verification-token keys expire at the record's expiry
+// (PXAT), updateSession moves the expiry, and an expired session or token
+// is never returned, even before Redis evicts it.
+//
+// Key names are escaped so that no value can collide with another key,
+// leave the prefix or change a key's hash slot. README.md lists every key.
+package redisadapter

@@ -1,0 +1,443 @@
+package redisadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/core"
+)
+
+// rawView reads the keys under one prefix straight from Redis and decodes
+// them, for the conformance suite. It implements conformance.Raw,
+// conformance.Mentioner and conformance.ConsistencyChecker.
+type rawView struct {
+	c      redis.UniversalClient
+	prefix string
+}
+
+var (
+	_ conformance.Raw                = rawView{}
+	_ conformance.Mentioner          = rawView{}
+	_ conformance.ConsistencyChecker = rawView{}
+)
+
+// globEscape escapes the glob metacharacters of s for SCAN MATCH.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// scanKeys returns every key under prefix, on every master of a cluster.
+func scanKeys(ctx context.Context, c redis.UniversalClient, prefix string) ([]string, error) {
+	match := globEscape(prefix) + "*"
+	scan := func(ctx context.Context, n redis.Cmdable) ([]string, error) {
+		var out []string
+		var cursor uint64
+		for {
+			ks, next, err := n.Scan(ctx, cursor, match, 1000).Result()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ks...)
+			if cursor = next; cursor == 0 {
+				return out, nil
+			}
+		}
+	}
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return scan(ctx, c)
+	}
+	var all []string
+	ch := make(chan []string, 16)
+	done := make(chan struct{})
+	go func() {
+		for ks := range ch {
+			all = append(all, ks...)
+		}
+		close(done)
+	}()
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		ks, err := scan(ctx, n)
+		if err == nil {
+			ch <- ks
+		}
+		return err
+	})
+	close(ch)
+	<-done
+	return all, err
+}
+
+// deletePrefix deletes every key under prefix.
+func deletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) error {
+	ks, err := scanKeys(ctx, c, prefix)
+	if err != nil {
+		return err
+	}
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range ks {
+			p.Del(ctx, k)
+		}
+		return nil
+	})
+	return err
+}
+
+// entry is one stored key, read and parsed.
+type entry struct {
+	key    string
+	pk     parsedKey
+	str    string            // string value
+	hash   map[string]string // hash value
+	zset   []redis.Z         // sorted set value
+	expire int64             // PEXPIRETIME: ms since the epoch, -1 none, -2 gone
+}
+
+// snapshot reads every key under the prefix. Keys that are not of the
+// layout have kind "".
+func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
+	ks, err := scanKeys(ctx, r.c, r.prefix)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(ks)
+	es := make([]*entry, len(ks))
+	vals := make([]redis.Cmder, len(ks))
+	exps := make([]*redis.Cmd, len(ks))
+	_, err = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range ks {
+			pk, _ := parseKey(r.prefix, k)
+			es[i] = &entry{key: k, pk: pk}
+			switch pk.kind {
+			case "user", "accounts", "authenticators":
+				vals[i] = p.HGetAll(ctx, k)
+			case "sessions":
+				vals[i] = p.ZRangeWithScores(ctx, k, 0, -1)
+			case "":
+				vals[i] = p.Type(ctx, k)
+			default:
+				vals[i] = p.Get(ctx, k)
+			}
+			exps[i] = p.Do(ctx, "pexpiretime", k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	var out []*entry
+	for i, e := range es {
+		switch v := vals[i].(type) {
+		case *redis.MapStringStringCmd:
+			e.hash = v.Val()
+		case *redis.ZSliceCmd:
+			e.zset = v.Val()
+		case *redis.StringCmd:
+			if v.Err() != nil { // evicted between SCAN and GET
+				continue
+			}
+			e.str = v.Val()
+		}
+		e.expire, _ = exps[i].Int64()
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (r rawView) Users(ctx context.Context) ([]core.User, error) {
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.User
+	for _, e := range es {
+		if e.pk.kind == "user" {
+			u, err := decodeUserMap(e.hash)
+			if err != nil || u == nil {
+				return nil, fmt.Errorf("%s: %v", e.key, err)
+			}
+			out = append(out, *u)
+		}
+	}
+	return out, nil
+}
+
+func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.Account
+	for _, e := range es {
+		if e.pk.kind == "accounts" {
+			for f, v := range e.hash {
+				a, err := decodeAccount(v)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s: %v", e.key, f, err)
+				}
+				out = append(out, *a)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r rawView) Sessions(ctx context.Context) ([]core.Session, error) {
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.Session
+	for _, e := range es {
+		if e.pk.kind != "sessions" {
+			continue
+		}
+		uid, err := unescape(e.pk.tag)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", e.key, err)
+		}
+		for _, z := range e.zset {
+			m, _ := z.Member.(string)
+			tok, err := unescape(m)
+			if err != nil {
+				return nil, fmt.Errorf("%s %q: %v", e.key, m, err)
+			}
+			out = append(out, core.Session{SessionToken: tok, UserID: uid, Expires: msTime(int64(z.Score))})
+		}
+	}
+	return out, nil
+}
+
+func (r rawView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.VerificationToken
+	for _, e := range es {
+		if e.pk.kind != "verification" {
+			continue
+		}
+		ident, tok, err := splitPair(e.pk.tag)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", e.key, err)
+		}
+		ms, err := strconv.ParseInt(e.str, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", e.key, err)
+		}
+		out = append(out, core.VerificationToken{Identifier: ident, Token: tok, Expires: msTime(ms)})
+	}
+	return out, nil
+}
+
+func (r rawView) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.Authenticator
+	for _, e := range es {
+		if e.pk.kind == "authenticators" {
+			for f, v := range e.hash {
+				a, err := decodeAuthenticator(v)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s: %v", e.key, f, err)
+				}
+				out = append(out, *a)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Mentions returns every key whose name, escaped or not, or whose value
+// (string, hash field or value, sorted-set member) contains s.
+func (r rawView) Mentions(ctx context.Context, s string) ([]string, error) {
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	has := func(v string) bool {
+		if strings.Contains(v, s) {
+			return true
+		}
+		u, err := unescape(v)
+		return err == nil && strings.Contains(u, s)
+	}
+	var out []string
+	for _, e := range es {
+		found := has(strings.TrimPrefix(e.key, r.prefix)) || has(e.str)
+		for f, v := range e.hash {
+			found = found || has(f) || has(v)
+		}
+		for _, z := range e.zset {
+			m, _ := z.Member.(string)
+			found = found || has(m)
+		}
+		if found {
+			out = append(out, e.key)
+		}
+	}
+	return out, nil
+}
+
+// CheckConsistency checks that every index key points at a record that
+// points back, that every record is reachable from its index keys, that
+// permanent index keys have no TTL left, and that session keys and the
+// sessions set expire exactly when their sessions do.
+func (r rawView) CheckConsistency(ctx context.Context) error {
+	start := time.Now()
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	byKey := make(map[string]*entry, len(es))
+	for _, e := range es {
+		byKey[e.key] = e
+	}
+	k := keys{p: r.prefix}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	pointsTo := func(ptr, uid string) {
+		e, ok := byKey[ptr]
+		switch {
+		case !ok:
+			bad("%s: no index key for a stored record of user %q", ptr, uid)
+		case e.str != escape(uid):
+			bad("%s: points at user %q, want %q", ptr, e.str, escape(uid))
+		}
+	}
+	for _, e := range es {
+		switch e.pk.kind {
+		case "":
+			bad("%s: key not of the layout", e.key)
+		case "user":
+			u, err := decodeUserMap(e.hash)
+			if err != nil || u == nil {
+				bad("%s: undecodable user: %v", e.key, err)
+				continue
+			}
+			if k.user(u.ID) != e.key {
+				bad("%s: holds user %q", e.key, u.ID)
+			}
+			if e.expire != -1 {
+				bad("%s: user has a TTL", e.key)
+			}
+			if _, locked := e.hash[lockField]; locked {
+				bad("%s: e-mail-change lock left behind", e.key)
+			}
+			pointsTo(k.email(u.Email), u.ID)
+		case "accounts", "sessions", "authenticators":
+			uid, err := unescape(e.pk.tag)
+			if err != nil {
+				bad("%s: %v", e.key, err)
+				continue
+			}
+			if _, ok := byKey[k.user(uid)]; !ok {
+				bad("%s: no user %q", e.key, uid)
+			}
+			for f, v := range e.hash {
+				pointsTo(r.prefix+map[string]string{"accounts": "account", "authenticators": "authenticator"}[e.pk.kind]+":{"+f+"}", uid)
+				if e.pk.kind == "accounts" {
+					a, err := decodeAccount(v)
+					if err != nil || a.UserID != uid || accountField(a.Provider, a.ProviderAccountID) != f {
+						bad("%s %s: account record does not match its field: %v", e.key, f, err)
+					}
+				} else {
+					a, err := decodeAuthenticator(v)
+					if err != nil || a.UserID != uid || escape(a.CredentialID) != f {
+						bad("%s %s: authenticator record does not match its field: %v", e.key, f, err)
+					}
+				}
+			}
+			if e.pk.kind == "sessions" {
+				var max float64
+				for _, z := range e.zset {
+					max = z.Score
+					m, _ := z.Member.(string)
+					// A session about to expire may lose its key while we read.
+					if msTime(int64(z.Score)).After(start.Add(2 * time.Second)) {
+						ptr := r.prefix + "session:{" + m + "}"
+						pointsTo(ptr, uid)
+						if p, ok := byKey[ptr]; ok && p.expire != max64(int64(z.Score), 1) {
+							bad("%s: expires at %d, its session at %d", ptr, p.expire, int64(z.Score))
+						}
+					}
+				}
+				if len(e.zset) > 0 && e.expire != max64(int64(max), 1) {
+					bad("%s: expires at %d, its last session at %d", e.key, e.expire, int64(max))
+				}
+			}
+		case "email", "account", "session", "authenticator":
+			uid, err := unescape(e.str)
+			if err != nil {
+				bad("%s: value %q is not an escaped user id", e.key, e.str)
+				continue
+			}
+			u, ok := byKey[k.user(uid)]
+			if !ok {
+				bad("%s: points at missing user %q", e.key, uid)
+				continue
+			}
+			switch e.pk.kind {
+			case "email":
+				if email, err := unescape(e.pk.tag); err != nil || u.hash[fEmail] != email {
+					bad("%s: user %q has e-mail %q", e.key, e.str, u.hash[fEmail])
+				}
+			case "account":
+				if h := byKey[k.accounts(uid)]; h == nil || h.hash[e.pk.tag] == "" {
+					bad("%s: user %q has no such account", e.key, e.str)
+				}
+			case "authenticator":
+				if h := byKey[k.authenticators(uid)]; h == nil || h.hash[e.pk.tag] == "" {
+					bad("%s: user %q has no such authenticator", e.key, e.str)
+				}
+			case "session":
+				found := false
+				if z := byKey[k.sessions(uid)]; z != nil {
+					for _, m := range z.zset {
+						found = found || m.Member == e.pk.tag
+					}
+				}
+				if !found {
+					bad("%s: user %q has no such session", e.key, e.str)
+				}
+			}
+			if e.pk.kind != "session" && e.expire != -1 {
+				bad("%s: index key still provisional (TTL set)", e.key)
+			}
+		case "verification":
+			if _, _, err := splitPair(e.pk.tag); err != nil {
+				bad("%s: %v", e.key, err)
+			}
+			ms, err := strconv.ParseInt(e.str, 10, 64)
+			if err != nil || e.expire != max64(ms, 1) {
+				bad("%s: value %q, expires at %d", e.key, e.str, e.expire)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,341 @@
+package redisadapter
+
+import "github.com/redis/go-redis/v9"
+
+// Lua scripts. Every script that builds key names takes the prefix as
+// ARGV[1] and a mode as ARGV[2]:
+//
+//   - "S" (single node): the script does the whole operation atomically. It
+//     may follow a pointer key (KEYS[1]) and build the user's key names
+//     itself, which a single Redis server allows.
+//   - "C" (cluster): the script does only the part that lives in the user's
+//     hash slot; every key it touches is declared in KEYS and shares the
+//     hash tag {<uid>}. The adapter does the pointer-key steps around it.
+
+// luaHeader is prepended to every script that takes a prefix. enc is the
+// exact twin of escape in keys.go.
+const luaHeader = `
+local P = ARGV[1]
+local function enc(s)
+  return (string.gsub(s, '[^A-Za-z0-9%._@%+%-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+local function ukey(e) return P .. 'user:{' .. e .. '}' end -- e: an escaped user id, as index keys hold it
+local function nowms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function pxat(x)
+  local n = tonumber(x)
+  if n < 1 then n = 1 end
+  return string.format('%d', n)
+end
+local function zttl(z)
+  local m = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
+  if m[2] then redis.call('PEXPIREAT', z, pxat(m[2])) end
+end
+`
+
+// luaResolve follows, in mode S, the pointer KEYS[1] to its user; K is then
+// {user, accounts, sessions, authenticators, escaped uid}. In mode C the caller has
+// followed the pointer and passes the four user keys as KEYS.
+const luaResolve = `
+local K = KEYS
+if ARGV[2] == 'S' then
+  local u = redis.call('GET', KEYS[1])
+  if not u then return false end
+  local uk = ukey(u)
+  K = {uk, uk .. ':accounts', uk .. ':sessions', uk .. ':authenticators', u}
+end
+`
+
+// createUser. KEYS: S {user, emailPtr}, C {user}. ARGV: P, mode, uid, field/value pairs.
+const luaCreateUser = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+if ARGV[2] == 'S' then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
+  redis.call('SET', KEYS[2], ARGV[3])
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+return 'ok'
+`
+
+// getUserByEmail, mode S only. KEYS {emailPtr}. ARGV: P. Returns the user's HGETALL
+// (the caller checks that its e-mail is the one asked for).
+const luaUserByEmail = `
+local u = redis.call('GET', KEYS[1])
+if not u then return false end
+return redis.call('HGETALL', ukey(u))
+`
+
+// updateUser. KEYS {user}. ARGV: P, mode, uid, new e-mail or ”, n, n
+// field/value pairs to set, fields to delete. Returns {old e-mail, HGETALL}.
+const luaUpdateUser = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
+local old = redis.call('HGET', KEYS[1], 'email')
+local ne = ARGV[4]
+if ARGV[2] == 'S' and ne ~= '' and ne ~= old then
+  local nk = P .. 'email:{' .. enc(ne) .. '}'
+  if redis.call('EXISTS', nk) == 1 then return 'exists' end
+  if old then
+    local ok = P .. 'email:{' .. enc(old) .. '}'
+    if redis.call('GET', ok) == ARGV[3] then redis.call('DEL', ok) end
+  end
+  redis.call('SET', nk, ARGV[3])
+end
+local n = tonumber(ARGV[5])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 6, 5 + 2 * n)) end
+if #ARGV > 5 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 6 + 2 * n)) end
+return {old or '', redis.call('HGETALL', KEYS[1])}
+`
+
+// deleteUser. KEYS {user, accounts, sessions, authenticators}. ARGV P, mode.
+// Returns {HGETALL, e-mail, account fields, session members, authenticator
+// fields}; in mode S it has also deleted every pointer to them.
+const luaDeleteUser = `
+local h = redis.call('HGETALL', KEYS[1])
+if #h == 0 then return false end
+local email = redis.call('HGET', KEYS[1], 'email') or ''
+local accs = redis.call('HKEYS', KEYS[2])
+local sess = redis.call('ZRANGE', KEYS[3], 0, -1)
+local auths = redis.call('HKEYS', KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+if ARGV[2] == 'S' then
+  redis.call('DEL', P .. 'email:{' .. enc(email) .. '}')
+  for _, a in ipairs(accs) do redis.call('DEL', P .. 'account:{' .. a .. '}') end
+  for _, s in ipairs(sess) do redis.call('DEL', P .. 'session:{' .. s .. '}') end
+  for _, c in ipairs(auths) do redis.call('DEL', P .. 'authenticator:{' .. c .. '}') end
+end
+return {h, email, accs, sess, auths}
+`
+
+// linkAccount and createAuthenticator: attach a record to an existing user
+// under a unique pointer. KEYS: S {user, hash, ptr}, C {user, hash}. ARGV:
+// P, mode, uid, field, value.
+const luaAttach = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
+if ARGV[2] == 'S' then
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
+  redis.call('SET', KEYS[3], ARGV[3])
+elseif redis.call('HEXISTS', KEYS[2], ARGV[4]) == 1 then
+  return 'exists'
+end
+redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
+return 'ok'
+`
+
+// getUserByAccount. ARGV: P, mode, account field.
+const luaUserByAccount = luaResolve + `
+if redis.call('HEXISTS', K[2], ARGV[3]) == 0 then return false end
+return redis.call('HGETALL', K[1])
+`
+
+// getAccount. ARGV: P, mode, account field.
+const luaGetAccount = luaResolve + `
+return redis.call('HGET', K[2], ARGV[3])
+`
+
+// unlinkAccount. ARGV: P, mode, account field. Returns the stored account.
+const luaUnlinkAccount = luaResolve + `
+local v = redis.call('HGET', K[2], ARGV[3])
+if ARGV[2] == 'S' then redis.call('DEL', KEYS[1]) end
+if not v then return false end
+redis.call('HDEL', K[2], ARGV[3])
+return v
+`
+
+// createSession. KEYS: S {user, sessions, ptr}, C {user, sessions}. ARGV:
+// P, mode, uid, member (escaped token), expiry in ms.
+const luaCreateSession = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
+if ARGV[2] == 'S' then
+  if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
+  redis.call('SET', KEYS[3], ARGV[3], 'PXAT', pxat(ARGV[5]))
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowms())
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[4])
+zttl(KEYS[2])
+return 'ok'
+`
+
+// getSessionAndUser on a single node: the hot path, kept as lean as the
+// baseline of the benchmarks (the same three reads, plus the expiry check).
+// KEYS {sessionPtr}. ARGV: P, member, the caller's time in ms. Returns
+// {expiry, HGETALL}, or nil when the session is missing or has expired at
+// that time. (The session key itself expires by the server's clock.)
+const luaSessionAndUser = `
+local u = redis.call('GET', KEYS[1])
+if not u then return false end
+local uk = ARGV[1] .. 'user:{' .. u .. '}'
+local s = redis.call('ZSCORE', uk .. ':sessions', ARGV[2])
+if not s or tonumber(s) <= tonumber(ARGV[3]) then return false end
+return {s, redis.call('HGETALL', uk)}
+`
+
+// getSessionAndUser's step in the user's slot on a cluster. KEYS {user,
+// sessions}. ARGV: member, the caller's time in ms.
+const luaSessionAndUserC = `
+local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not s or tonumber(s) <= tonumber(ARGV[2]) then return false end
+return {s, redis.call('HGETALL', KEYS[1])}
+`
+
+// updateSession. ARGV: P, mode, member, new expiry or ”, new uid or ”
+// (mode S only; in mode C the adapter moves a session between users in
+// steps). Returns {expiry, uid or ”}, 'notfound' for an unknown new user,
+// or nil when the session is missing or expired.
+const luaUpdateSession = luaResolve + `
+local s = redis.call('ZSCORE', K[3], ARGV[3])
+if not s or tonumber(s) <= nowms() then return false end
+local exp = s
+if ARGV[4] ~= '' then exp = ARGV[4] end
+local nu = ARGV[5]
+if ARGV[2] == 'S' and nu ~= '' and nu ~= K[5] then
+  local nk = ukey(nu)
+  if redis.call('EXISTS', nk) == 0 then return 'notfound' end
+  redis.call('ZREM', K[3], ARGV[3])
+  zttl(K[3])
+  redis.call('ZADD', nk .. ':sessions', exp, ARGV[3])
+  zttl(nk .. ':sessions')
+  redis.call('SET', KEYS[1], nu, 'PXAT', pxat(exp))
+  return {exp, nu}
+end
+redis.call('ZADD', K[3], exp, ARGV[3])
+zttl(K[3])
+if ARGV[2] == 'S' then
+  redis.call('PEXPIREAT', KEYS[1], pxat(exp))
+  return {exp, K[5]}
+end
+return {exp, ''}
+`
+
+// deleteSession. ARGV: P, mode, member. Deletes the session and returns
+// {expiry, uid or ”, 1 if it had not expired else 0}, or nil when the user
+// holds no such session.
+const luaDeleteSession = luaResolve + `
+local s = redis.call('ZSCORE', K[3], ARGV[3])
+if ARGV[2] == 'S' then redis.call('DEL', KEYS[1]) end
+if not s then return false end
+redis.call('ZREM', K[3], ARGV[3])
+zttl(K[3])
+local alive = 0
+if tonumber(s) > nowms() then alive = 1 end
+return {s, K[5] or '', alive}
+`
+
+// getAuthenticator. ARGV: P, mode, authenticator field.
+const luaGetAuthenticator = luaResolve + `
+return redis.call('HGET', K[4], ARGV[3])
+`
+
+// updateAuthenticatorCounter. ARGV: P, mode, field, new counter. Replaces
+// the leading decimal counter of the stored value.
+const luaUpdateCounter = luaResolve + `
+local v = redis.call('HGET', K[4], ARGV[3])
+if not v then return false end
+local i = string.find(v, ' ', 1, true)
+if not i then return redis.error_reply('corrupt authenticator record') end
+v = ARGV[4] .. string.sub(v, i)
+redis.call('HSET', K[4], ARGV[3], v)
+return v
+`
+
+// luaLock takes the e-mail-change lease lock of a user on a cluster: the
+// user hash field lockField holds "<nonce> <expiry ms>". KEYS {user}. ARGV:
+// nonce, lease in ms. Returns "=" and the user's e-mail, "busy" while
+// another live lease holds it, or "notfound".
+const luaLock = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local l = redis.call('HGET', KEYS[1], '` + lockField + `')
+if l then
+  local exp = tonumber(string.match(l, ' (%d+)$'))
+  if exp and exp > now then return 'busy' end
+end
+redis.call('HSET', KEYS[1], '` + lockField + `', ARGV[1] .. ' ' .. string.format('%d', now + tonumber(ARGV[2])))
+return '=' .. redis.call('HGET', KEYS[1], 'email')
+`
+
+// luaUnlock gives the lock back if ARGV[1] (the nonce) still holds it.
+const luaUnlock = `
+local l = redis.call('HGET', KEYS[1], '` + lockField + `')
+if l and string.sub(l, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  redis.call('HDEL', KEYS[1], '` + lockField + `')
+end
+return 1
+`
+
+// lockField is the user hash field of the e-mail-change lock (cluster
+// only). It is not a user field: decoding ignores it.
+const lockField = "~emailLock"
+
+// Pointer scripts for the cluster steps; they take no prefix.
+
+// luaCommit makes a claimed pointer permanent (ARGV[2] = '0') or sets its
+// expiry (ARGV[2] = ms), if it still holds ARGV[1]. Returns 1 or 0.
+const luaCommit = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '0' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
+return 1
+`
+
+// luaRelease deletes a pointer if it still holds ARGV[1]. Returns 1 or 0.
+const luaRelease = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`
+
+// luaRepoint changes a pointer from ARGV[1] to ARGV[2], expiring at ARGV[3]
+// ms, if it still holds ARGV[1]. Returns 1 or 0.
+const luaRepoint = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
+return 1
+`
+
+// scripts holds one adapter's compiled scripts.
+type scripts struct {
+	createUser, userByEmail, updateUser, deleteUser  *redis.Script
+	attach, userByAccount, getAccount, unlinkAccount *redis.Script
+	createSession, sessionAndUser, sessionAndUserC   *redis.Script
+	updateSession                                    *redis.Script
+	deleteSession, getAuthenticator, updateCounter   *redis.Script
+	commit, release, repoint, lock, unlock           *redis.Script
+}
+
+func newScripts() *scripts {
+	h := func(body string) *redis.Script { return redis.NewScript(luaHeader + body) }
+	return &scripts{
+		createUser:       h(luaCreateUser),
+		userByEmail:      h(luaUserByEmail),
+		updateUser:       h(luaUpdateUser),
+		deleteUser:       h(luaDeleteUser),
+		attach:           h(luaAttach),
+		userByAccount:    h(luaUserByAccount),
+		getAccount:       h(luaGetAccount),
+		unlinkAccount:    h(luaUnlinkAccount),
+		createSession:    h(luaCreateSession),
+		sessionAndUser:   redis.NewScript(luaSessionAndUser),
+		sessionAndUserC:  redis.NewScript(luaSessionAndUserC),
+		updateSession:    h(luaUpdateSession),
+		deleteSession:    h(luaDeleteSession),
+		getAuthenticator: h(luaGetAuthenticator),
+		updateCounter:    h(luaUpdateCounter),
+		commit:           redis.NewScript(luaCommit),
+		release:          redis.NewScript(luaRelease),
+		repoint:          redis.NewScript(luaRepoint),
+		lock:             redis.NewScript(luaLock),
+		unlock:           redis.NewScript(luaUnlock),
+	}
+}
+
+func (s *scripts) all() []*redis.Script {
+	return []*redis.Script{
+		s.createUser, s.userByEmail, s.updateUser, s.deleteUser,
+		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
+		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
+		s.deleteSession, s.getAuthenticator, s.updateCounter,
+		s.commit, s.release, s.repoint, s.lock, s.unlock,
+	}
+}

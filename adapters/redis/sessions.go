@@ -1,0 +1,326 @@
+package redisadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// CreateSession implements [core.SessionCreator]: one script on a single
+// node; on a cluster, SET NX of the session key (expiring at the session's
+// expiry), then the script in the user's slot.
+func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
+	const m = core.MethodCreateSession
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if err := session.Validate(); err != nil {
+		return nil, err
+	}
+	s := session.Normalize()
+	ptr := a.k.session(s.SessionToken)
+	ms := s.Expires.UnixMilli()
+	args := []any{a.k.p, a.mode(), escape(s.UserID), escape(s.SessionToken), ms}
+	var res string
+	var err error
+	if !a.cluster {
+		res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID), ptr}, args...).Text()
+	} else {
+		var ok bool
+		if ok, err = a.claim(ctx, ptr, s.UserID, expiryMillis(s.Expires)); err == nil {
+			res = "exists"
+			if ok {
+				res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID)}, args...).Text()
+				if err != nil || res != "ok" {
+					_ = a.release(ctx, ptr, s.UserID)
+				}
+			}
+		}
+	}
+	switch {
+	case err != nil:
+		return nil, wrap(m, err)
+	case res == "notfound":
+		return nil, fmt.Errorf("%s: user %q: %w", m, s.UserID, core.ErrNotFound)
+	case res != "ok":
+		return nil, fmt.Errorf("%s: session token: %w", m, core.ErrAlreadyExists)
+	}
+	return &s, nil
+}
+
+// GetSessionAndUser implements [core.SessionAndUserGetter]: one script
+// (one round trip) on a single node; GET of the session key, then one
+// script in the user's slot on a cluster (two). Redis evicts the session
+// key at the session's expiry, and the script also compares the stored
+// expiry with the caller's clock, so an expired session is never
+// returned, even before Redis evicts it.
+func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
+	const m = core.MethodGetSessionAndUser
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if sessionToken == "" {
+		return nil, nil
+	}
+	ptr, member := a.k.session(sessionToken), escape(sessionToken)
+	var v any
+	var err error
+	if !a.cluster {
+		v, err = a.s.sessionAndUser.Run(ctx, a.c, []string{ptr}, a.pArg, member, time.Now().UnixMilli()).Result()
+	} else {
+		var uid string
+		if uid, err = a.pointer(ctx, ptr); err == nil {
+			v, err = a.s.sessionAndUserC.Run(ctx, a.c, []string{a.k.user(uid), a.k.sessions(uid)}, member, time.Now().UnixMilli()).Result()
+		}
+	}
+	if isNil(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	res, ok := v.([]any)
+	if !ok || len(res) != 2 {
+		return nil, wrap(m, errCorrupt)
+	}
+	exp, err := parseScore(res[0])
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	su := &core.SessionAndUser{}
+	found, err := decodeUserPairsInto(&su.User, res[1])
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	if !found {
+		return nil, nil
+	}
+	su.Session = core.Session{SessionToken: sessionToken, UserID: su.User.ID, Expires: exp}
+	return su, nil
+}
+
+// UpdateSession implements [core.SessionUpdater]. On a single node it is
+// one script that also moves the session key's TTL. On a cluster: GET of
+// the session key, the script in the user's slot, then the new TTL on the
+// session key; moving a session to another user takes five steps (see
+// README.md).
+func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
+	const m = core.MethodUpdateSession
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if err := up.Validate(); err != nil {
+		return nil, err
+	}
+	newExp := ""
+	if up.Expires.Set {
+		newExp = strconv.FormatInt(core.NormalizeTime(up.Expires.Value).UnixMilli(), 10)
+	}
+	newUID := ""
+	if up.UserID.Set {
+		newUID = up.UserID.Value
+	}
+	ptr := a.k.session(up.SessionToken)
+	member := escape(up.SessionToken)
+	if !a.cluster {
+		eNew := ""
+		if newUID != "" {
+			eNew = escape(newUID)
+		}
+		v, err := a.s.updateSession.Run(ctx, a.c, []string{ptr}, a.k.p, "S", member, newExp, eNew).Result()
+		if isNil(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, wrap(m, err)
+		}
+		if v == "notfound" {
+			return nil, fmt.Errorf("%s: user %q: %w", m, newUID, core.ErrNotFound)
+		}
+		return sessionReply(m, up.SessionToken, v)
+	}
+
+	ctx = context.WithoutCancel(ctx) // the steps below run to the end
+	// A session moved to another user between reading its key and acting
+	// in the user's slot is looked up again (a bounded number of times).
+	for attempt := 0; ; attempt++ {
+		uid, err := a.pointer(ctx, ptr)
+		if isNil(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, wrap(m, err)
+		}
+		if newUID != "" && newUID != uid {
+			return a.moveSessionCluster(ctx, up.SessionToken, uid, newUID, newExp)
+		}
+		v, err := a.s.updateSession.Run(ctx, a.c, a.userKeys(uid), a.k.p, "C", member, newExp, "").Result()
+		if err != nil && !isNil(err) {
+			return nil, wrap(m, err)
+		}
+		if err == nil {
+			s, err := sessionReply(m, up.SessionToken, v)
+			if err != nil {
+				return nil, err
+			}
+			s.UserID = uid
+			ok, err := a.s.commit.Run(ctx, a.c, []string{ptr}, escape(uid), expiryMillis(s.Expires)).Int()
+			if err != nil {
+				return nil, wrap(m, err)
+			}
+			if ok == 1 {
+				return s, nil
+			}
+		}
+		if attempt == 2 || !a.movedFrom(ctx, ptr, uid) {
+			return nil, nil // deleted or expired meanwhile
+		}
+	}
+}
+
+// movedFrom reports whether the session key ptr now holds a user other
+// than uid (the session was moved to another user meanwhile).
+func (a *Adapter) movedFrom(ctx context.Context, ptr, uid string) bool {
+	cur, err := a.pointer(ctx, ptr)
+	return err == nil && cur != uid
+}
+
+// moveSessionCluster moves a session from user from to user to on a
+// cluster, as a deleteSession followed by a createSession under the new
+// user with the same token (README.md explains why): both are safe under
+// concurrency on their own, so their sequence never leaves a key pointing
+// at nothing. The new user is checked first, so that an unknown user
+// changes nothing.
+func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newExp string) (*core.Session, error) {
+	const m = core.MethodUpdateSession
+	n, err := a.c.Exists(ctx, a.k.user(to)).Result()
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s: user %q: %w", m, to, core.ErrNotFound)
+	}
+	old, err := a.DeleteSession(ctx, token)
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	if old == nil {
+		return nil, nil // deleted, expired or moved meanwhile
+	}
+	s := core.Session{SessionToken: token, UserID: to, Expires: old.Expires}
+	if newExp != "" {
+		ms, _ := strconv.ParseInt(newExp, 10, 64)
+		s.Expires = msTime(ms)
+	}
+	got, err := a.CreateSession(ctx, s)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		// The new user was deleted meanwhile: put the session back.
+		_, _ = a.CreateSession(ctx, *old)
+		return nil, fmt.Errorf("%s: user %q: %w", m, to, core.ErrNotFound)
+	case errors.Is(err, core.ErrAlreadyExists):
+		return nil, nil // the token was taken again meanwhile
+	case err != nil:
+		return nil, wrap(m, err)
+	}
+	return got, nil
+}
+
+// sessionReply decodes the {expiry, uid} reply of the update script.
+func sessionReply(m core.Method, token string, v any) (*core.Session, error) {
+	res, ok := v.([]any)
+	if !ok || len(res) != 2 {
+		return nil, wrap(m, errCorrupt)
+	}
+	exp, err := parseScore(res[0])
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	e, _ := res[1].(string)
+	uid, err := unescape(e)
+	if err != nil {
+		return nil, wrap(m, errCorrupt)
+	}
+	return &core.Session{SessionToken: token, UserID: uid, Expires: exp}, nil
+}
+
+// DeleteSession implements [core.SessionDeleter]. It returns the deleted
+// session, or nil, nil when there was none or it had expired.
+func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
+	const m = core.MethodDeleteSession
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if sessionToken == "" {
+		return nil, nil
+	}
+	ptr := a.k.session(sessionToken)
+	v, uid, err := a.follow(ctx, a.s.deleteSession, ptr, escape(sessionToken))
+	// On a cluster the session may have moved to another user between
+	// reading its key and deleting in the user's slot: look again.
+	for attempt := 0; a.cluster && isNil(err) && uid != "" && attempt < 2 && a.movedFrom(ctx, ptr, uid); attempt++ {
+		v, uid, err = a.follow(ctx, a.s.deleteSession, ptr, escape(sessionToken))
+	}
+	if isNil(err) {
+		return nil, nil
+	}
+	res, ok := v.([]any)
+	if !ok || len(res) != 3 {
+		return nil, wrap(m, errCorrupt)
+	}
+	if a.cluster {
+		// Release the session key if it still names this user. If it does
+		// not, an updateSession moved the session to another user after
+		// we removed it here: delete it there too.
+		for attempt := 0; ; attempt++ {
+			n, err := a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, escape(uid)).Int()
+			if err != nil {
+				return nil, wrap(m, err)
+			}
+			if n == 1 || attempt == 2 || !a.movedFrom(ctx, ptr, uid) {
+				break
+			}
+			v2, uid2, err := a.follow(context.WithoutCancel(ctx), a.s.deleteSession, ptr, escape(sessionToken))
+			if isNil(err) {
+				break
+			}
+			if err != nil {
+				return nil, wrap(m, err)
+			}
+			v, uid = v2, uid2
+			if res2, ok := v2.([]any); ok && len(res2) == 3 {
+				res = res2
+			}
+		}
+	} else {
+		e, _ := res[1].(string)
+		if uid, err = unescape(e); err != nil {
+			return nil, wrap(m, errCorrupt)
+		}
+	}
+	if alive, _ := res[2].(int64); alive != 1 {
+		return nil, nil
+	}
+	exp, err := parseScore(res[0])
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return &core.Session{SessionToken: sessionToken, UserID: uid, Expires: exp}, nil
+}
+
+// parseScore parses a sorted-set score (milliseconds) as a UTC time.
+func parseScore(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, errCorrupt
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return time.Time{}, errCorrupt
+	}
+	return msTime(int64(f)), nil
+}
