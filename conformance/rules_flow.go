@@ -60,6 +60,9 @@ var flowNeeds = []core.Method{
 type authOptions struct {
 	maxAge, updateAge time.Duration
 	secrets           []string
+	// defaults leaves the session options unset, for the library's
+	// defaults (maxAge 30 days, updateAge 24 hours).
+	defaults bool
 }
 
 // newAuth configures the library on the rule's adapter, with the clock.
@@ -77,11 +80,15 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	if o.secrets == nil {
 		o.secrets = []string{"flow-secret"}
 	}
+	session := auth.SessionOptions{MaxAge: o.maxAge, UpdateAge: &o.updateAge}
+	if o.defaults {
+		session = auth.SessionOptions{}
+	}
 	a, err := auth.New(auth.Config{
 		Adapter:   e.a,
 		Providers: []provider.Provider{provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }), gh, linking, subset, provider.Google("client-id", "client-secret"), provider.Passkey()},
 		Secrets:   o.secrets,
-		Session:   auth.SessionOptions{MaxAge: o.maxAge, UpdateAge: &o.updateAge},
+		Session:   session,
 		BaseURL:   "https://app.example.com/auth",
 		Now:       c.Now,
 	})
@@ -212,6 +219,22 @@ func flowRules() []rule {
 			}
 			if ss := e.state(t).Sessions; len(ss) != 0 {
 				t.Errorf("the expired session is still stored: %s", show(ss))
+			}
+		}},
+		{group: "sessionLifetime", name: "expired_session_removed_when_accessed", run: func(t *testing.T, e *env) {
+			// Expired by the adapter's clock too, which may hide it: the
+			// library still removes it when it is accessed (SPEC §3).
+			a := e.newAuth(t, newClock(), authOptions{})
+			u := e.newUser()
+			e.createUser(t, u)
+			s := e.newSession(u.ID)
+			s.Expires = time.Now().Add(-time.Minute)
+			e.createSession(t, s)
+			if su, err := a.Session(e.ctx, s.SessionToken); su != nil || err != nil {
+				t.Errorf("Session of an expired session = %s, %v; want nil, nil", show(su), err)
+			}
+			if ss := e.state(t).Sessions; len(ss) != 0 {
+				t.Errorf("the expired session is still stored after it was accessed: %s", show(ss))
 			}
 		}},
 		{group: "sessionLifetime", name: "sign_out_deletes_session", run: func(t *testing.T, e *env) {
@@ -508,6 +531,67 @@ func flowRules() []rule {
 			expectEqual(t, "the stored account (the callback keeps access_token only)", *got, want)
 		}},
 
+		{group: "sessionLifetime", name: "default_max_age_and_update_age", run: func(t *testing.T, e *env) {
+			c := newClock()
+			a := e.newAuth(t, c, authOptions{defaults: true})
+			u := e.newUser()
+			e.createUser(t, u)
+			s, err := a.CreateSession(e.ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := core.NormalizeTime(c.Now().Add(30 * 24 * time.Hour)); !s.Expires.Equal(want) {
+				t.Errorf("expires = %v, want now+30 days = %v", s.Expires, want)
+			}
+			c.advance(23 * time.Hour)
+			if su, err := a.Session(e.ctx, s.SessionToken); err != nil || su == nil {
+				t.Fatalf("Session after 23h = %s, %v", show(su), err)
+			}
+			if got := e.getSessionAndUser(t, s.SessionToken); got == nil || !got.Session.Expires.Equal(s.Expires) {
+				t.Errorf("after 23h (default updateAge 24h) the session is %s, want expires unchanged at %v", show(got), s.Expires)
+			}
+			c.advance(2 * time.Hour)
+			su, err := a.Session(e.ctx, s.SessionToken)
+			if err != nil || su == nil {
+				t.Fatalf("Session after 25h = %s, %v", show(su), err)
+			}
+			want := core.NormalizeTime(c.Now().Add(30 * 24 * time.Hour))
+			if got := e.getSessionAndUser(t, s.SessionToken); got == nil || !got.Session.Expires.Equal(want) || !su.Session.Expires.Equal(want) {
+				t.Errorf("after 25h the session is %s (returned %v), want expires now+30 days = %v", show(got), su.Session.Expires, want)
+			}
+		}},
+		{group: "emailSignIn", name: "address_normalised_when_verifying", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			req, err := a.StartEmailSignIn(e.ctx, emailProvider, "ada@example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := a.VerifyEmailSignIn(e.ctx, emailProvider, " ADA@Example.com ", req.Token)
+			if err != nil {
+				t.Fatalf("the link's token with the address in other case and spaces: %v", err)
+			}
+			if in.User.Email != "ada@example.com" {
+				t.Errorf("signed in %s, want ada@example.com", show(in.User))
+			}
+		}},
+		{group: "oauthSignIn", name: "new_account_while_signed_in_keeps_the_session", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(googleProvider, "google-sub", "other@example.com", first.Session.SessionToken))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Session.SessionToken != first.Session.SessionToken {
+				t.Errorf("session %s, want the current session %s", show(in.Session), show(first.Session))
+			}
+			if s := e.state(t); len(s.Sessions) != 1 || len(s.Accounts) != 2 || len(s.Users) != 1 {
+				t.Errorf("stored: %s; want one user with two accounts and the one session", show(s))
+			}
+		}},
+
 		{group: "webAuthn", name: "register_then_authenticate", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
 			u := e.newUser()
@@ -556,6 +640,59 @@ func flowRules() []rule {
 			}
 			if _, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, 0); err != nil {
 				t.Errorf("an authenticator without a counter (both 0): %v", err)
+			}
+		}},
+		{group: "webAuthn", name: "account_of_another_user_rejected", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u1, u2 := e.newUser(), e.newUser()
+			e.createUser(t, u1)
+			e.createUser(t, u2)
+			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u1.ID, "pk-account")); err != nil {
+				t.Fatal(err)
+			}
+			before := e.state(t)
+			_, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u2.ID, "pk-account"))
+			expectErr(t, "registering for u2 under u1's webauthn account", err, auth.ErrAccountNotLinked)
+			e.expectUnchanged(t, before, "the rejected registration")
+		}},
+		{group: "webAuthn", name: "second_authenticator_reuses_the_account", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u := e.newUser()
+			e.createUser(t, u)
+			for range 2 {
+				if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u.ID, "pk-account")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s := e.state(t); len(s.Accounts) != 1 || len(s.Authenticators) != 2 {
+				t.Errorf("stored: %s; want one webauthn account and two authenticators", show(s))
+			}
+		}},
+		{group: "webAuthn", name: "unknown_user_rejected", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u := e.newUser() // never created
+			before := e.state(t)
+			_, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u.ID, "pk-account"))
+			expectErr(t, "registering for an unknown user", err, core.ErrNotFound)
+			e.expectUnchanged(t, before, "the rejected registration")
+		}},
+		{group: "webAuthn", name: "authenticators_listed_by_user", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u1, u2 := e.newUser(), e.newUser()
+			e.createUser(t, u1)
+			e.createUser(t, u2)
+			au := e.newAuthenticator(u1.ID, "pk-1")
+			for _, x := range []core.Authenticator{au, e.newAuthenticator(u2.ID, "pk-2")} {
+				if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := a.Authenticators(e.ctx, u1.ID)
+			if err != nil || len(got) != 1 || got[0].CredentialID != au.CredentialID {
+				t.Errorf("Authenticators(u1) = %s, %v; want u1's one authenticator", show(got), err)
+			}
+			if got, err := a.Authenticators(e.ctx, e.newUser().ID); err != nil || len(got) != 0 {
+				t.Errorf("Authenticators(unknown user) = %s, %v; want none", show(got), err)
 			}
 		}},
 		{group: "webAuthn", name: "unknown_credential_rejected", run: func(t *testing.T, e *env) {

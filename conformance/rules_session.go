@@ -183,6 +183,36 @@ func sessionRules() []rule {
 			e.expectUnchanged(t, before, "the rejected updateSession")
 		}},
 
+		{group: string(updateSession), name: "moves_session_to_another_user", needs: []core.Method{createUser, createSession, getSessionAndUser}, run: func(t *testing.T, e *env) {
+			u, other := e.newUser(), e.newUser()
+			e.createUser(t, u)
+			e.createUser(t, other)
+			s := e.newSession(u.ID)
+			e.createSession(t, s)
+			got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(other.ID)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := s.Normalize()
+			want.UserID = other.ID
+			expectSession(t, "updateSession result", got, want)
+			su := e.getSessionAndUser(t, s.SessionToken)
+			if su == nil {
+				t.Fatal("getSessionAndUser after the move = nil")
+			}
+			expectUser(t, "the session's user after the move", &su.User, other.Normalize())
+			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
+		}},
+		{group: string(updateSession), name: "unknown_user_rejected", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			u := e.newUser()
+			e.createUser(t, u)
+			s := e.newSession(u.ID)
+			e.createSession(t, s)
+			before := e.state(t)
+			_, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set("no-such-user")})
+			expectErr(t, "updateSession to an unknown user", err, core.ErrNotFound)
+			e.expectUnchanged(t, before, "the rejected updateSession")
+		}},
 		{group: string(deleteSession), name: "removes_session", needs: []core.Method{createUser, createSession, getSessionAndUser, getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)

@@ -340,8 +340,8 @@ func purgeRules() []rule {
 			s := e.state(t)
 			expectEqual(t, "sessions left", s.Sessions, []core.Session{live.Normalize()})
 			expectEqual(t, "tokens left", s.VerificationTokens, []core.VerificationToken{liveTok.Normalize()})
-			if res.Sessions > 1 || res.VerificationTokens > 1 {
-				t.Errorf("PurgeExpired reported %+v, more than were expired", res)
+			if res.Sessions != 1 || res.VerificationTokens != 1 {
+				t.Errorf("PurgeExpired reported %+v, want 1 session and 1 verification token", res)
 			}
 		}},
 	}

@@ -142,6 +142,15 @@ func userRules() []rule {
 			}
 			e.expectUnchanged(t, before, "the rejected createUser calls")
 		}},
+		{group: string(createUser), name: "cancelled_context_errors", run: func(t *testing.T, e *env) {
+			before := e.state(t)
+			ctx, cancel := contextCancelled(e.ctx)
+			defer cancel()
+			if _, err := e.a.(core.UserCreator).CreateUser(ctx, e.newUser()); err == nil {
+				t.Error("createUser with a cancelled context returned no error")
+			}
+			e.expectUnchanged(t, before, "createUser with a cancelled context")
+		}},
 		{group: string(createUser), name: "bad_strings_round_trip_or_error", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
 			for name, s := range badStrings() {
 				before := e.state(t)

@@ -39,6 +39,7 @@ type InputError struct {
 	Reason string // what is wrong with it
 }
 
+// Error names the method, the field and what is wrong with it.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("%s: %s %s: %v", e.Method, e.Field, e.Reason, ErrInvalidInput)
 }
@@ -63,6 +64,7 @@ type MissingMethodsError struct {
 	Missing []MissingMethod
 }
 
+// Error names the adapter type and each missing method with what needed it.
 func (e *MissingMethodsError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "adapter %s does not implement ", e.Adapter)

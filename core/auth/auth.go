@@ -51,8 +51,9 @@ type SessionOptions struct {
 	// zero means [DefaultMaxAge].
 	MaxAge time.Duration
 	// UpdateAge is the least time between two extensions of a session,
-	// which limits writes; nil means [DefaultUpdateAge], and zero extends
-	// the session on every access.
+	// which limits writes; nil means [DefaultUpdateAge] (or MaxAge, if
+	// shorter), and zero extends the session on every access. It must not
+	// be longer than MaxAge.
 	UpdateAge *time.Duration
 }
 
@@ -101,9 +102,16 @@ type Auth struct {
 // ErrInvalidConfig is matched by every configuration error [New] returns.
 var ErrInvalidConfig = errors.New("invalid auth configuration")
 
-// What needs which adapter methods.
+// What needs which adapter methods: everything the flow calls, whatever
+// the session strategy (database sessions add their own list).
 var (
-	emailNeeds    = []core.Method{core.MethodCreateVerificationToken, core.MethodUseVerificationToken, core.MethodGetUserByEmail}
+	emailNeeds = []core.Method{
+		core.MethodCreateVerificationToken, core.MethodUseVerificationToken, core.MethodGetUserByEmail,
+		core.MethodCreateUser, core.MethodUpdateUser, core.MethodGetUserByAccount, core.MethodLinkAccount,
+	}
+	oauthNeeds = []core.Method{
+		core.MethodGetUserByAccount, core.MethodGetUserByEmail, core.MethodCreateUser, core.MethodLinkAccount,
+	}
 	databaseNeeds = []core.Method{
 		core.MethodCreateUser, core.MethodGetUser, core.MethodGetUserByEmail, core.MethodGetUserByAccount,
 		core.MethodUpdateUser, core.MethodLinkAccount, core.MethodCreateSession, core.MethodGetSessionAndUser,
@@ -153,9 +161,16 @@ func New(cfg Config) (*Auth, error) {
 	}
 	if cfg.Session.UpdateAge != nil {
 		a.updateAge = *cfg.Session.UpdateAge
+	} else {
+		// A default longer than the session would mean it is never
+		// extended.
+		a.updateAge = min(DefaultUpdateAge, a.maxAge)
 	}
 	if a.maxAge < 0 || a.updateAge < 0 {
 		return nil, fmt.Errorf("%w: Session.MaxAge and Session.UpdateAge must not be negative", ErrInvalidConfig)
+	}
+	if a.updateAge > a.maxAge {
+		return nil, fmt.Errorf("%w: Session.UpdateAge (%v) is longer than Session.MaxAge (%v), so sessions would never be extended", ErrInvalidConfig, a.updateAge, a.maxAge)
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -195,6 +210,8 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 			need("e-mail sign-in", emailNeeds)
 		case provider.TypeWebAuthn:
 			need("WebAuthn sign-in", webAuthnNeeds)
+		case provider.TypeOAuth, provider.TypeOIDC:
+			need("OAuth sign-in", oauthNeeds)
 		}
 	}
 	if len(missing) == 0 {
@@ -213,6 +230,7 @@ type AdapterError struct {
 	Err    error
 }
 
+// Error names the method and gives the adapter's error.
 func (e *AdapterError) Error() string { return fmt.Sprintf("adapter %s failed: %v", e.Method, e.Err) }
 
 // Unwrap returns the adapter's error.
@@ -258,7 +276,9 @@ func newUUID() (string, error) {
 
 // SignIn is the result of a successful sign-in.
 type SignIn struct {
-	User    core.User
+	User core.User
+	// Session is the new database session; with [StrategyJWT] it is the
+	// zero Session, and the caller issues the token.
 	Session core.Session
 	// IsNewUser reports whether the sign-in created the user.
 	IsNewUser bool

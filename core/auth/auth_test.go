@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -79,12 +80,12 @@ func TestNewNeedsOnlyWhatTheConfigurationUses(t *testing.T) {
 	if _, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}}); err != nil {
 		t.Errorf("New with JWT sessions: %v", err)
 	}
-	// With an e-mail provider, only the e-mail methods.
+	// With an e-mail provider, only what e-mail sign-in calls.
 	_, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
 		Providers: []provider.Provider{provider.Email("a@example.com", send)}})
 	var mm *core.MissingMethodsError
-	if !errors.As(err, &mm) || len(mm.Missing) != 3 {
-		t.Errorf("New with an e-mail provider: %v, want the three e-mail methods", err)
+	if !errors.As(err, &mm) || len(mm.Missing) != 7 {
+		t.Errorf("New with an e-mail provider: %v, want the seven methods e-mail sign-in calls", err)
 	}
 }
 
@@ -104,10 +105,10 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 	}
 }
 
-func newJWT(t *testing.T, adapter any) *auth.Auth {
+func newJWT(t *testing.T, adapter any, providers ...provider.Provider) *auth.Auth {
 	t.Helper()
 	a, err := auth.New(auth.Config{Adapter: adapter, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
-		Providers: []provider.Provider{provider.GitHub("id", "secret")}})
+		Providers: providers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +121,9 @@ func TestMissingMethodAtRunTimeIsAnError(t *testing.T) {
 	if !errors.Is(err, core.ErrMissingAdapterMethod) || !strings.Contains(err.Error(), "createSession") {
 		t.Errorf("CreateSession without createSession: %v", err)
 	}
-	_, err = a.SignInWithOAuth(context.Background(), auth.OAuthCallback{ProviderID: "github", Profile: provider.User{ID: "1", Email: "a@example.com"}})
-	if !errors.Is(err, core.ErrMissingAdapterMethod) || !strings.Contains(err.Error(), "getUserByAccount (needed by OAuth sign-in)") {
-		t.Errorf("OAuth sign-in without getUserByAccount: %v", err)
+	_, err = a.Authenticators(context.Background(), "u")
+	if !errors.Is(err, core.ErrMissingAdapterMethod) || !strings.Contains(err.Error(), "listAuthenticatorsByUserId (needed by WebAuthn authentication)") {
+		t.Errorf("Authenticators without listAuthenticatorsByUserId: %v", err)
 	}
 }
 
@@ -146,12 +147,13 @@ func fmtErr(err error) string {
 }
 
 func TestUnknownOrWrongProvider(t *testing.T) {
-	a := newJWT(t, sessionsOnly{})
+	authorize := func(context.Context, provider.AuthorizeRequest) (*provider.User, error) { return nil, nil }
+	a := newJWT(t, sessionsOnly{}, provider.Credentials(authorize))
 	if _, err := a.StartEmailSignIn(context.Background(), "nope", "a@example.com"); !errors.Is(err, auth.ErrUnknownProvider) {
 		t.Errorf("unknown provider: %v", err)
 	}
-	if _, err := a.StartEmailSignIn(context.Background(), "github", "a@example.com"); !errors.Is(err, auth.ErrWrongProviderType) {
-		t.Errorf("e-mail sign-in with an OAuth provider: %v", err)
+	if _, err := a.StartEmailSignIn(context.Background(), "credentials", "a@example.com"); !errors.Is(err, auth.ErrWrongProviderType) {
+		t.Errorf("e-mail sign-in with a credentials provider: %v", err)
 	}
 }
 
@@ -189,5 +191,202 @@ func TestSessionCookie(t *testing.T) {
 	}
 	if got := auth.SessionToken(r, false); got != "plain-token" {
 		t.Errorf("SessionToken = %q", got)
+	}
+}
+
+func TestNewNeedsExactlyTheListedMethods(t *testing.T) {
+	// With an adapter that has no methods at all, each part of the
+	// configuration asks for exactly the methods issue 8 lists for it.
+	dbSessions := []core.Method{
+		core.MethodCreateUser, core.MethodGetUser, core.MethodGetUserByEmail, core.MethodGetUserByAccount,
+		core.MethodUpdateUser, core.MethodLinkAccount, core.MethodCreateSession, core.MethodGetSessionAndUser,
+		core.MethodUpdateSession, core.MethodDeleteSession,
+	}
+	// Issue 8's lists, plus what each flow calls beyond them.
+	email := []core.Method{
+		core.MethodCreateVerificationToken, core.MethodUseVerificationToken, core.MethodGetUserByEmail,
+		core.MethodCreateUser, core.MethodUpdateUser, core.MethodGetUserByAccount, core.MethodLinkAccount,
+	}
+	oauth := []core.Method{core.MethodGetUserByAccount, core.MethodGetUserByEmail, core.MethodCreateUser, core.MethodLinkAccount}
+	webAuthn := []core.Method{
+		core.MethodCreateUser, core.MethodGetUser, core.MethodLinkAccount, core.MethodGetAccount,
+		core.MethodGetAuthenticator, core.MethodCreateAuthenticator, core.MethodListAuthenticatorsByUserID,
+		core.MethodUpdateAuthenticatorCounter,
+	}
+	jwt := auth.SessionOptions{Strategy: auth.StrategyJWT}
+	for name, tc := range map[string]struct {
+		cfg  auth.Config
+		want []core.Method
+	}{
+		"database sessions": {auth.Config{}, dbSessions},
+		"e-mail":            {auth.Config{Session: jwt, Providers: []provider.Provider{provider.Email("a@example.com", send)}}, email},
+		"WebAuthn":          {auth.Config{Session: jwt, Providers: []provider.Provider{provider.Passkey()}}, webAuthn},
+		"OAuth":             {auth.Config{Session: jwt, Providers: []provider.Provider{provider.GitHub("id", "secret")}}, oauth},
+	} {
+		tc.cfg.Adapter, tc.cfg.Secrets = struct{}{}, []string{"s"}
+		_, err := auth.New(tc.cfg)
+		var mm *core.MissingMethodsError
+		if !errors.As(err, &mm) {
+			t.Errorf("%s: New = %v, want a MissingMethodsError", name, err)
+			continue
+		}
+		var got []core.Method
+		for _, m := range mm.Missing {
+			got = append(got, m.Method)
+		}
+		if !equalSets(got, tc.want) {
+			t.Errorf("%s: missing %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+func equalSets(a, b []core.Method) bool {
+	in := map[core.Method]int{}
+	for _, m := range a {
+		in[m]++
+	}
+	for _, m := range b {
+		in[m]--
+	}
+	for _, n := range in {
+		if n != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func TestNewRejectsNegativeUpdateAge(t *testing.T) {
+	neg := -time.Minute
+	_, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT, UpdateAge: &neg}})
+	if !errors.Is(err, auth.ErrInvalidConfig) {
+		t.Errorf("negative updateAge: %v, want ErrInvalidConfig", err)
+	}
+}
+
+func TestOAuthProfileWithoutIDRejected(t *testing.T) {
+	a := newJWT(t, &emailStub{}, provider.GitHub("id", "secret"))
+	_, err := a.SignInWithOAuth(context.Background(), auth.OAuthCallback{ProviderID: "github", Profile: provider.User{Email: "a@example.com"}})
+	if !errors.Is(err, auth.ErrProfileInvalid) {
+		t.Errorf("a profile without an id: %v, want ErrProfileInvalid", err)
+	}
+}
+
+// emailStub is an adapter for the e-mail flow whose answers the test sets.
+// It stores nothing: it checks what the library does with an adapter that
+// answers wrongly or that reports the account as linked already.
+type emailStub struct {
+	t       *testing.T
+	created []core.VerificationToken
+	use     func(core.VerificationTokenKey) *core.VerificationToken
+	user    *core.User // the user of every lookup
+}
+
+func (s *emailStub) CreateVerificationToken(_ context.Context, v core.VerificationToken) (*core.VerificationToken, error) {
+	s.created = append(s.created, v)
+	return &v, nil
+}
+func (s *emailStub) UseVerificationToken(_ context.Context, k core.VerificationTokenKey) (*core.VerificationToken, error) {
+	return s.use(k), nil
+}
+func (s *emailStub) GetUserByEmail(context.Context, string) (*core.User, error) { return s.user, nil }
+func (s *emailStub) GetUserByAccount(context.Context, core.AccountKey) (*core.User, error) {
+	return s.user, nil
+}
+func (s *emailStub) LinkAccount(_ context.Context, acc core.Account) (*core.Account, error) {
+	s.t.Errorf("LinkAccount(%+v) for an account that is linked already", acc)
+	return &acc, nil
+}
+func (s *emailStub) UpdateUser(context.Context, core.UserUpdate) (*core.User, error) {
+	s.t.Error("UpdateUser for a user verified already")
+	return s.user, nil
+}
+func (s *emailStub) CreateUser(context.Context, core.User) (*core.User, error) {
+	s.t.Error("CreateUser for an existing user")
+	return s.user, nil
+}
+func (s *emailStub) CreateSession(_ context.Context, ss core.Session) (*core.Session, error) {
+	return &ss, nil
+}
+
+func newEmailStub(t *testing.T, stub *emailStub, send func(context.Context, provider.VerificationRequest) error) *auth.Auth {
+	t.Helper()
+	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"new-secret", "old-secret"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+		Providers: []provider.Provider{provider.Email("a@example.com", send)}, BaseURL: "https://app.example.com/auth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestStartEmailSignInSendsTheTokenAndStoresItsHash(t *testing.T) {
+	var sent []provider.VerificationRequest
+	stub := &emailStub{t: t}
+	a := newEmailStub(t, stub, func(_ context.Context, r provider.VerificationRequest) error {
+		sent = append(sent, r)
+		return nil
+	})
+	req, err := a.StartEmailSignIn(context.Background(), "email", " Ada@Example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 1 || sent[0].Token != req.Token || sent[0].Identifier != "ada@example.com" {
+		t.Fatalf("sent %+v, want the one request %+v", sent, req)
+	}
+	if ok, _ := regexp.MatchString(`^[0-9a-f]{64}$`, req.Token); !ok {
+		t.Errorf("token %q: want 256 random bits as 64 hex digits", req.Token)
+	}
+	if len(stub.created) != 1 || stub.created[0].Token != auth.HashToken(req.Token, "new-secret") || stub.created[0].Identifier != "ada@example.com" {
+		t.Errorf("stored %+v, want the token hashed with the newest secret", stub.created)
+	}
+	u, err := url.Parse(sent[0].URL)
+	if err != nil || u.Query().Get("token") != req.Token || u.Query().Get("email") != "ada@example.com" ||
+		u.Host != "app.example.com" || u.Path != "/auth/callback/email" {
+		t.Errorf("link %q: want the callback with the unhashed token and the address", sent[0].URL)
+	}
+}
+
+func TestVerifyEmailChecksWhatTheAdapterReturns(t *testing.T) {
+	// An adapter that answers useVerificationToken with a token for another
+	// address, or with another token, must not sign anyone in.
+	future := time.Now().Add(time.Hour)
+	for name, use := range map[string]func(core.VerificationTokenKey) *core.VerificationToken{
+		"another address": func(k core.VerificationTokenKey) *core.VerificationToken {
+			return &core.VerificationToken{Identifier: "eve@example.com", Token: k.Token, Expires: future}
+		},
+		"another token": func(k core.VerificationTokenKey) *core.VerificationToken {
+			return &core.VerificationToken{Identifier: k.Identifier, Token: "other", Expires: future}
+		},
+	} {
+		stub := &emailStub{t: t, use: use, user: &core.User{ID: "u1", Email: "ada@example.com", EmailVerified: &future}}
+		a := newEmailStub(t, stub, send)
+		if in, err := a.VerifyEmailSignIn(context.Background(), "email", "ada@example.com", "token"); !errors.Is(err, auth.ErrVerificationFailed) {
+			t.Errorf("%s: sign-in = %+v, %v; want ErrVerificationFailed", name, in, err)
+		}
+	}
+}
+
+func TestVerifyEmailDoesNotLinkALinkedAccountAgain(t *testing.T) {
+	verified := time.Now().Add(-time.Hour)
+	stub := &emailStub{t: t, user: &core.User{ID: "u1", Email: "ada@example.com", EmailVerified: &verified}}
+	stub.use = func(k core.VerificationTokenKey) *core.VerificationToken {
+		return &core.VerificationToken{Identifier: k.Identifier, Token: k.Token, Expires: time.Now().Add(time.Hour)}
+	}
+	a := newEmailStub(t, stub, send)
+	in, err := a.VerifyEmailSignIn(context.Background(), "email", "ada@example.com", "token")
+	if err != nil || in.User.ID != "u1" || in.IsNewUser {
+		t.Errorf("sign-in = %+v, %v; want the existing user", in, err)
+	}
+}
+
+func TestJWTSignInCreatesNoDatabaseSession(t *testing.T) {
+	stub := &emailStub{t: t, user: &core.User{ID: "u1", Email: "a@example.com"}}
+	a := newJWT(t, stub, provider.GitHub("id", "secret"))
+	in, err := a.SignInWithOAuth(context.Background(), auth.OAuthCallback{ProviderID: "github", Profile: provider.User{ID: "1", Email: "a@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.User.ID != "u1" || in.Session != (core.Session{}) {
+		t.Errorf("JWT sign-in = %+v, want user u1 and no database session", in)
 	}
 }

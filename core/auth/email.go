@@ -140,6 +140,17 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 		user, err = call(a, "e-mail sign-in", func(c core.UserCreator) (*core.User, error) {
 			return c.CreateUser(ctx, core.User{ID: id, Email: identifier, EmailVerified: &now})
 		})
+		if errors.Is(err, core.ErrAlreadyExists) {
+			// A concurrent first sign-in for the address created the
+			// user; sign in as that user.
+			isNew = false
+			user, err = call(a, "e-mail sign-in", func(g core.UserByEmailGetter) (*core.User, error) {
+				return g.GetUserByEmail(ctx, identifier)
+			})
+			if err == nil && user == nil {
+				err = fmt.Errorf("e-mail sign-in: user %q: %w", identifier, core.ErrNotFound)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -136,8 +136,12 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	return a.signIn(ctx, *user, true)
 }
 
-// signIn creates a session for the user.
+// signIn creates a database session for the user; with JWT sessions it
+// creates none, and the caller issues the token.
 func (a *Auth) signIn(ctx context.Context, user core.User, isNew bool) (*SignIn, error) {
+	if a.strategy == StrategyJWT {
+		return &SignIn{User: user, IsNewUser: isNew}, nil
+	}
 	s, err := a.CreateSession(ctx, user.ID)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,10 @@ func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session,
 // there is none (SPEC §3):
 //
 //   - an unknown token gives nil;
-//   - an expired session is deleted, to clean up, and gives nil;
+//   - an expired session is deleted, to clean up, and gives nil (when the
+//     adapter reports no session, the token is deleted in case the
+//     adapter hid an expired one, which costs one write per unknown
+//     token);
 //   - otherwise the session is extended to MaxAge from now, at most once
 //     per UpdateAge (every access when UpdateAge is zero), and returned
 //     with its new expiry.
@@ -40,8 +43,18 @@ func (a *Auth) Session(ctx context.Context, sessionToken string) (*core.SessionA
 	su, err := call(a, "session lookup", func(g core.SessionAndUserGetter) (*core.SessionAndUser, error) {
 		return g.GetSessionAndUser(ctx, sessionToken)
 	})
-	if err != nil || su == nil {
+	if err != nil {
 		return nil, err
+	}
+	if su == nil {
+		// Adapters never return an expired session, but need not delete
+		// it: delete it here, so that an expired session is removed when
+		// it is accessed (SPEC §3). For an unknown token this deletes
+		// nothing.
+		if _, err := a.SignOut(ctx, sessionToken); err != nil {
+			return nil, err
+		}
+		return nil, nil
 	}
 	now := a.now()
 	if su.Session.Expired(now) {
