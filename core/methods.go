@@ -33,37 +33,43 @@ const (
 	MethodUpdateAuthenticatorCounter Method = "updateAuthenticatorCounter"
 )
 
-// methodTable maps each method to the interface that implements it, in the
-// order of SPEC §4.
-var methodTable = []struct {
+// methodEntry pairs a method with the interface that implements it.
+type methodEntry struct {
 	method Method
 	iface  reflect.Type
-}{
-	{MethodCreateUser, reflect.TypeFor[UserCreator]()},
-	{MethodGetUser, reflect.TypeFor[UserGetter]()},
-	{MethodGetUserByEmail, reflect.TypeFor[UserByEmailGetter]()},
-	{MethodGetUserByAccount, reflect.TypeFor[UserByAccountGetter]()},
-	{MethodUpdateUser, reflect.TypeFor[UserUpdater]()},
-	{MethodDeleteUser, reflect.TypeFor[UserDeleter]()},
-	{MethodLinkAccount, reflect.TypeFor[AccountLinker]()},
-	{MethodUnlinkAccount, reflect.TypeFor[AccountUnlinker]()},
-	{MethodGetAccount, reflect.TypeFor[AccountGetter]()},
-	{MethodCreateSession, reflect.TypeFor[SessionCreator]()},
-	{MethodGetSessionAndUser, reflect.TypeFor[SessionAndUserGetter]()},
-	{MethodUpdateSession, reflect.TypeFor[SessionUpdater]()},
-	{MethodDeleteSession, reflect.TypeFor[SessionDeleter]()},
-	{MethodCreateVerificationToken, reflect.TypeFor[VerificationTokenCreator]()},
-	{MethodUseVerificationToken, reflect.TypeFor[VerificationTokenUser]()},
-	{MethodCreateAuthenticator, reflect.TypeFor[AuthenticatorCreator]()},
-	{MethodGetAuthenticator, reflect.TypeFor[AuthenticatorGetter]()},
-	{MethodListAuthenticatorsByUserID, reflect.TypeFor[AuthenticatorsByUserLister]()},
-	{MethodUpdateAuthenticatorCounter, reflect.TypeFor[AuthenticatorCounterUpdater]()},
+}
+
+// methodTable maps each method to the interface that implements it, in the
+// order of SPEC §4.
+func methodTable() []methodEntry {
+	return []methodEntry{
+		{MethodCreateUser, reflect.TypeFor[UserCreator]()},
+		{MethodGetUser, reflect.TypeFor[UserGetter]()},
+		{MethodGetUserByEmail, reflect.TypeFor[UserByEmailGetter]()},
+		{MethodGetUserByAccount, reflect.TypeFor[UserByAccountGetter]()},
+		{MethodUpdateUser, reflect.TypeFor[UserUpdater]()},
+		{MethodDeleteUser, reflect.TypeFor[UserDeleter]()},
+		{MethodLinkAccount, reflect.TypeFor[AccountLinker]()},
+		{MethodUnlinkAccount, reflect.TypeFor[AccountUnlinker]()},
+		{MethodGetAccount, reflect.TypeFor[AccountGetter]()},
+		{MethodCreateSession, reflect.TypeFor[SessionCreator]()},
+		{MethodGetSessionAndUser, reflect.TypeFor[SessionAndUserGetter]()},
+		{MethodUpdateSession, reflect.TypeFor[SessionUpdater]()},
+		{MethodDeleteSession, reflect.TypeFor[SessionDeleter]()},
+		{MethodCreateVerificationToken, reflect.TypeFor[VerificationTokenCreator]()},
+		{MethodUseVerificationToken, reflect.TypeFor[VerificationTokenUser]()},
+		{MethodCreateAuthenticator, reflect.TypeFor[AuthenticatorCreator]()},
+		{MethodGetAuthenticator, reflect.TypeFor[AuthenticatorGetter]()},
+		{MethodListAuthenticatorsByUserID, reflect.TypeFor[AuthenticatorsByUserLister]()},
+		{MethodUpdateAuthenticatorCounter, reflect.TypeFor[AuthenticatorCounterUpdater]()},
+	}
 }
 
 // Methods returns the 19 adapter methods in the order of SPEC §4.
 func Methods() []Method {
-	ms := make([]Method, len(methodTable))
-	for i, e := range methodTable {
+	table := methodTable()
+	ms := make([]Method, len(table))
+	for i, e := range table {
 		ms[i] = e.method
 	}
 	return ms
@@ -79,12 +85,13 @@ type Capabilities struct {
 // Probe reports which of the adapter methods a implements. It looks at a's
 // method set once; a nil a implements nothing.
 func Probe(a any) Capabilities {
-	c := Capabilities{adapter: adapterName(a), has: make(map[Method]bool, len(methodTable))}
+	table := methodTable()
+	c := Capabilities{adapter: adapterName(a), has: make(map[Method]bool, len(table))}
 	if a == nil {
 		return c
 	}
 	t := reflect.TypeOf(a)
-	for _, e := range methodTable {
+	for _, e := range table {
 		if t.Implements(e.iface) {
 			c.has[e.method] = true
 		}
@@ -101,7 +108,7 @@ func (c Capabilities) Has(m Method) bool { return c.has[m] }
 // Implemented returns the methods the adapter implements, in spec order.
 func (c Capabilities) Implemented() []Method {
 	var ms []Method
-	for _, e := range methodTable {
+	for _, e := range methodTable() {
 		if c.has[e.method] {
 			ms = append(ms, e.method)
 		}
@@ -166,7 +173,7 @@ func Require[I any](a any, neededBy string) (I, error) {
 // not one of the 19 method interfaces.
 func MethodOf[I any]() Method {
 	t := reflect.TypeFor[I]()
-	for _, e := range methodTable {
+	for _, e := range methodTable() {
 		if e.iface == t {
 			return e.method
 		}

@@ -73,6 +73,10 @@ func (a *Auth) Authenticators(ctx context.Context, userID string) ([]core.Authen
 // counter is then updated and the credential's user returned. Verifying
 // the signature is the caller's job; creating a session, too
 // ([Auth.CreateSession]).
+//
+// The check and the update are two adapter calls, not one atomic step: two
+// assertions racing for one credential can both pass, and the later write
+// wins. The adapter contract has no compare-and-set for the counter.
 func (a *Auth) AuthenticateWebAuthn(ctx context.Context, credentialID string, newCounter int64) (*core.User, *core.Authenticator, error) {
 	au, err := call(a, "WebAuthn authentication", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
 		return g.GetAuthenticator(ctx, credentialID)
