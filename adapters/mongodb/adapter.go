@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -29,6 +31,9 @@ type Adapter struct {
 	transactions   bool
 	atomicFAM      bool
 	ttl            atomic.Bool
+	// locks serialises the updates of each record where the server's
+	// updates are not atomic (atomicFAM false); nil otherwise.
+	locks *recordLocks
 }
 
 var (
@@ -59,6 +64,49 @@ func DefaultCollections() Collections {
 	}
 }
 
+// validate checks that every name is a valid collection name of its own.
+func (c Collections) validate() error {
+	kinds := []struct{ field, name string }{
+		{"Users", c.Users},
+		{"Accounts", c.Accounts},
+		{"Sessions", c.Sessions},
+		{"VerificationTokens", c.VerificationTokens},
+		{"Authenticators", c.Authenticators},
+	}
+	for i, k := range kinds {
+		if reason := invalidCollectionName(k.name); reason != "" {
+			return fmt.Errorf("collection name %s %q %s: %w", k.field, k.name, reason, core.ErrInvalidInput)
+		}
+		for _, o := range kinds[:i] {
+			if o.name == k.name {
+				return fmt.Errorf("collections %s and %s are both %q; each kind of record needs a collection of its own: %w",
+					o.field, k.field, k.name, core.ErrInvalidInput)
+			}
+		}
+	}
+	return nil
+}
+
+// invalidCollectionName says what is wrong with a collection name, or
+// returns "" for a valid one.
+func invalidCollectionName(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case !utf8.ValidString(name):
+		return "is not valid UTF-8"
+	case strings.ContainsRune(name, '$'):
+		return "contains '$'"
+	case strings.ContainsRune(name, 0):
+		return "contains a NUL character"
+	case strings.HasPrefix(name, "."):
+		return "starts with '.'"
+	case strings.HasPrefix(name, "system."):
+		return `starts with "system." (reserved by the server)`
+	}
+	return ""
+}
+
 // Option configures an [Adapter]; pass options to [New].
 type Option func(*config)
 
@@ -70,7 +118,11 @@ type config struct {
 }
 
 // WithCollections sets the names of the collections. Fields left empty keep
-// their defaults (see [DefaultCollections]).
+// their defaults (see [DefaultCollections]). [New] rejects, with an error
+// matching [core.ErrInvalidInput], names that are not valid collection names
+// (one containing '$' or NUL, starting with '.' or "system.", or not UTF-8)
+// and two kinds of record sharing one collection. The server checks the
+// length of the name, when the adapter first writes to the collection.
 func WithCollections(c Collections) Option {
 	return func(cfg *config) {
 		set := func(dst *string, v string) {
@@ -119,12 +171,21 @@ type Capabilities struct {
 	// sets and sharded clusters), false when it runs ordered deletes.
 	Transactions bool
 	// AtomicFindAndModify is true when the server's findAndModify deletes
-	// and returns a document atomically, so that useVerificationToken is
-	// one findOneAndDelete. It is false on FerretDB, whose findAndModify
-	// reads and then deletes, so that two concurrent calls can both return
-	// the same document; there useVerificationToken finds the token and
-	// then deletes it by _id, and only the caller whose delete removed it
-	// gets it.
+	// or updates and returns a document atomically, so that
+	// useVerificationToken is one findOneAndDelete and updateUser,
+	// updateSession and updateAuthenticatorCounter are one
+	// findOneAndUpdate each.
+	//
+	// It is false on FerretDB, whose findAndModify reads and then deletes,
+	// so that two concurrent calls can both return the same document; there
+	// useVerificationToken finds the token and then deletes it by _id, and
+	// only the caller whose delete removed it gets it. FerretDB also applies
+	// an update by rewriting the whole document, so that two concurrent
+	// updates of different fields of one record can lose one; there the
+	// adapter serialises the updates of each record (a lock per record id,
+	// striped, held for the one findOneAndUpdate). That lock is within the
+	// process: several processes updating one record on FerretDB can still
+	// lose an update.
 	AtomicFindAndModify bool
 	// TTL is true when [Adapter.EnsureIndexes] created TTL indexes on the
 	// expiry of sessions and verification tokens, so that the server
@@ -139,6 +200,9 @@ type Capabilities struct {
 // collection that matches nothing), and returns an error when the server
 // cannot be reached.
 //
+// Invalid collection names (see [WithCollections]) give an error matching
+// [core.ErrInvalidInput] before any command is sent.
+//
 // New creates no index: call [Adapter.EnsureIndexes] before serving.
 func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, error) {
 	if db == nil {
@@ -149,6 +213,9 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 		if o != nil {
 			o(&cfg)
 		}
+	}
+	if err := cfg.names.validate(); err != nil {
+		return nil, fmt.Errorf("mongoadapter: New: %w", err)
 	}
 	a := &Adapter{
 		db:             db,
@@ -172,6 +239,9 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 		return nil, fmt.Errorf("mongoadapter: New: %w", err)
 	}
 	a.atomicFAM = fam
+	if !fam {
+		a.locks = newRecordLocks()
+	}
 	if !cfg.noLookup {
 		lk, err := a.detectLookup(ctx)
 		if err != nil {

@@ -389,6 +389,48 @@ func TestCollectionNames(t *testing.T) {
 	}
 }
 
+// TestCollectionNamesRejected checks that New refuses, before sending any
+// command, collection names the server would refuse and two kinds of record
+// sharing one collection, and accepts names that are merely unusual.
+func TestCollectionNamesRejected(t *testing.T) {
+	rec := &recorder{}
+	s := newServer(t, rec.monitor())
+	db := s.db(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		names mongoadapter.Collections
+		want  string // in the error
+	}{
+		{mongoadapter.Collections{Sessions: "tokens", VerificationTokens: "tokens"}, `Sessions and VerificationTokens are both "tokens"`},
+		{mongoadapter.Collections{Sessions: "verification_tokens"}, `Sessions and VerificationTokens are both "verification_tokens"`},
+		{mongoadapter.Collections{Authenticators: "users"}, `Users and Authenticators are both "users"`},
+		{mongoadapter.Collections{Users: "accounts", Accounts: "users"}, ""}, // swapped: fine
+		{mongoadapter.Collections{Users: "a$b"}, `Users "a$b" contains '$'`},
+		{mongoadapter.Collections{Accounts: "$cmd"}, "contains '$'"},
+		{mongoadapter.Collections{Sessions: "a\x00b"}, "NUL"},
+		{mongoadapter.Collections{VerificationTokens: "system.tokens"}, `starts with "system."`},
+		{mongoadapter.Collections{Authenticators: ".keys"}, "starts with '.'"},
+		{mongoadapter.Collections{Users: "\xff"}, "UTF-8"},
+		{mongoadapter.Collections{Users: "auth.users", Sessions: "système", Accounts: "my accounts"}, ""},
+	} {
+		var a *mongoadapter.Adapter
+		var err error
+		cmds := rec.during(func() { a, err = mongoadapter.New(ctx, db, mongoadapter.WithCollections(c.names)) })
+		if c.want == "" {
+			if err != nil || a == nil {
+				t.Errorf("New(WithCollections(%+v)): adapter %t, error %v; want an adapter", c.names, a != nil, err)
+			}
+			continue
+		}
+		if a != nil || !errors.Is(err, core.ErrInvalidInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(WithCollections(%+v)): adapter %t, error %v; want no adapter and an error matching ErrInvalidInput that says %s",
+				c.names, a != nil, err, c.want)
+		} else if len(cmds) > 0 {
+			t.Errorf("New(WithCollections(%+v)) sent %q before rejecting the names", c.names, cmds)
+		}
+	}
+}
+
 // TestExpiredNeverReturned stores expired records the way a lagging TTL
 // monitor leaves them and checks every read path ignores them; PurgeExpired
 // then removes exactly those.
@@ -535,10 +577,10 @@ func TestCapabilitiesDetected(t *testing.T) {
 }
 
 // TestDeleteUserFailurePartWay makes deleteUser fail after its first step
-// (the accounts collection has a name the server refuses, so deleting from
-// it fails) and checks what is left: without a transaction the sessions are
-// gone and the user is still there, so a retry can finish; with one,
-// nothing changed.
+// (the accounts collection has a name the server refuses, set with a test
+// hook since New refuses it too, so deleting from it fails) and checks what
+// is left: without a transaction the sessions are gone and the user is
+// still there, so a retry can finish; with one, nothing changed.
 func TestDeleteUserFailurePartWay(t *testing.T) {
 	s := newServer(t, nil)
 	for _, mode := range []struct {
@@ -549,13 +591,14 @@ func TestDeleteUserFailurePartWay(t *testing.T) {
 		{"ordered", []mongoadapter.Option{mongoadapter.WithoutTransactions()}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			opts := append([]mongoadapter.Option{mongoadapter.WithCollections(mongoadapter.Collections{Accounts: "bad$name"})}, mode.opts...)
 			db := s.db(t)
 			ctx := context.Background()
-			a, err := mongoadapter.New(ctx, db, opts...)
+			a, err := mongoadapter.New(ctx, db, mode.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
+			// New refuses such a name; the test hook sets it afterwards.
+			mongoadapter.SetAccountsCollectionForTest(a, "bad$name")
 			if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
 				t.Fatal(err)
 			}

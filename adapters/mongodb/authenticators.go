@@ -109,7 +109,9 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 // UpdateAuthenticatorCounter is updateAuthenticatorCounter: one
 // findOneAndUpdate returning the updated document. An unknown credential id
 // gives an error matching [core.ErrNotFound]; a negative counter one matching
-// [core.ErrInvalidInput].
+// [core.ErrInvalidInput]. Where the server's updates are not atomic (see
+// [Capabilities.AtomicFindAndModify]) the updates of one authenticator are
+// serialised within the process.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
 	const m = "updateAuthenticatorCounter"
 	if err := started(ctx, m); err != nil {
@@ -124,9 +126,14 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	if !validKey(credentialID) {
 		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
 	}
+	unlock, err := a.locks.lock(ctx, lockAuthenticator, credentialID)
+	if err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
 	res := a.authenticators.FindOneAndUpdate(ctx, bson.D{{Key: fCredentialID, Value: credentialID}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After))
+	unlock()
 	au, err := decodeAuthenticator(ctx, m, res)
 	if err != nil {
 		return nil, err

@@ -111,7 +111,9 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // UpdateSession is updateSession: one findOneAndUpdate returning the
 // updated document (one find when the update sets nothing). Setting the
 // user id adds a find of that user first; an unknown user gives an error
-// matching [core.ErrNotFound] and changes nothing.
+// matching [core.ErrNotFound] and changes nothing. Where the server's updates
+// are not atomic (see [Capabilities.AtomicFindAndModify]) the updates of one
+// session are serialised within the process.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	const m = "updateSession"
 	if err := started(ctx, m); err != nil {
@@ -149,8 +151,13 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	if len(set) == 0 {
 		res = a.sessions.FindOne(ctx, filter)
 	} else {
+		unlock, err := a.locks.lock(ctx, lockSession, update.SessionToken)
+		if err != nil {
+			return nil, wrapErr(ctx, m, err)
+		}
 		res = a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After))
+		unlock()
 	}
 	return decodeSession(ctx, m, res)
 }

@@ -139,7 +139,9 @@ func aggregate(ctx context.Context, coll *mongo.Collection, pipeline mongo.Pipel
 // UpdateUser is updateUser: one findOneAndUpdate returning the updated
 // document (one find when the update sets nothing). An unknown id gives an
 // error matching [core.ErrNotFound]; an e-mail taken by another user one
-// matching [core.ErrAlreadyExists].
+// matching [core.ErrAlreadyExists]. Where the server's updates are not atomic
+// (see [Capabilities.AtomicFindAndModify]) the updates of one user are
+// serialised within the process.
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
 	const m = "updateUser"
 	if err := started(ctx, m); err != nil {
@@ -187,8 +189,13 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	if len(set) == 0 {
 		res = a.users.FindOne(ctx, filter)
 	} else {
+		unlock, err := a.locks.lock(ctx, lockUser, update.ID)
+		if err != nil {
+			return nil, wrapErr(ctx, m, err)
+		}
 		res = a.users.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After))
+		unlock()
 	}
 	var doc userDoc
 	if err := res.Decode(&doc); err != nil {

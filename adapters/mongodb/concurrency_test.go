@@ -1,0 +1,114 @@
+package mongoadapter_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// concurrentRounds is how many times TestConcurrentUpdates races two
+// updates of one record. FerretDB rewrote the whole document on every
+// update, so without the adapter's per-record lock one of the two was lost
+// in every round.
+const concurrentRounds = 20
+
+// race runs f and g at the same time, as closely as two goroutines can
+// start together, and returns their errors.
+func race(f, g func() error) (error, error) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	var ef, eg error
+	wg.Add(2)
+	go func() { defer wg.Done(); <-start; ef = f() }()
+	go func() { defer wg.Done(); <-start; eg = g() }()
+	close(start)
+	wg.Wait()
+	return ef, eg
+}
+
+// TestConcurrentUpdates races updates of different fields of one record
+// (updateUser of the name against updateUser of the image, updateSession
+// of the user against updateSession of the expiry) and checks that both
+// updates are kept. On
+// servers without atomic updates (FerretDB) the adapter serialises the
+// updates of one record; on MongoDB each is one atomic findOneAndUpdate.
+func TestConcurrentUpdates(t *testing.T) {
+	s := newServer(t, nil)
+	a, _ := newAdapter(t, s)
+	ctx := context.Background()
+	for _, id := range []string{"u", "v"} {
+		if _, err := a.CreateUser(ctx, core.User{ID: id, Email: id + "@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Now().Add(time.Hour).Truncate(time.Millisecond).UTC()
+	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: base}); err != nil {
+		t.Fatal(err)
+	}
+	ptr := func(s string) *string { return &s }
+	lostUser, lostSession := 0, 0
+	for i := range concurrentRounds {
+		name, image := fmt.Sprintf("name-%d", i), fmt.Sprintf("image-%d", i)
+		e1, e2 := race(
+			func() error {
+				_, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u", Name: core.Set(ptr(name))})
+				return err
+			},
+			func() error {
+				_, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u", Image: core.Set(ptr(image))})
+				return err
+			})
+		if e1 != nil || e2 != nil {
+			t.Fatalf("round %d: UpdateUser: %v, %v", i, e1, e2)
+		}
+		u, err := a.GetUser(ctx, "u")
+		if err != nil || u == nil {
+			t.Fatalf("round %d: GetUser = %+v, %v", i, u, err)
+		}
+		if u.Name == nil || *u.Name != name || u.Image == nil || *u.Image != image {
+			lostUser++
+			t.Errorf("round %d: after concurrent updates of the name to %q and the image to %q, the user is %s", i, name, image, fmtUser(u))
+		}
+
+		owner, expires := []string{"u", "v"}[i%2], base.Add(time.Duration(i+1)*time.Minute)
+		e1, e2 = race(
+			func() error {
+				_, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", UserID: core.Set(owner)})
+				return err
+			},
+			func() error {
+				_, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(expires)})
+				return err
+			})
+		if e1 != nil || e2 != nil {
+			t.Fatalf("round %d: UpdateSession: %v, %v", i, e1, e2)
+		}
+		su, err := a.GetSessionAndUser(ctx, "s")
+		if err != nil || su == nil {
+			t.Fatalf("round %d: GetSessionAndUser = %+v, %v", i, su, err)
+		}
+		if su.Session.UserID != owner || !su.Session.Expires.Equal(expires) {
+			lostSession++
+			t.Errorf("round %d: after concurrent updates of the user to %q and the expiry to %v, the session is %+v", i, owner, expires, su.Session)
+		}
+
+	}
+	if lostUser+lostSession > 0 {
+		t.Errorf("an update was lost in %d (user) and %d (session) of %d rounds; capabilities %+v",
+			lostUser, lostSession, concurrentRounds, a.Capabilities())
+	}
+}
+
+func fmtUser(u *core.User) string {
+	s := func(p *string) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprintf("%q", *p)
+	}
+	return fmt.Sprintf("{ID:%q Email:%q Name:%s Image:%s}", u.ID, u.Email, s(u.Name), s(u.Image))
+}
