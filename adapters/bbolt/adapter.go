@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +40,11 @@ const (
 	// WriteGroup (the default) runs a write at once when no other write is
 	// committing, and otherwise joins it to the next commit together with
 	// every write that arrived meanwhile. A lone writer waits for nothing;
-	// concurrent writers share fsyncs. See the README's benchmarks.
+	// concurrent writers share fsyncs. A write that fails in a shared
+	// transaction, and every member of a group whose commit fails, is rerun
+	// alone, so that each write gets its own result; a write whose context
+	// is done while it is still queued leaves the queue, uncommitted. See
+	// the README's "Writes and throughput" and benchmarks.
 	WriteGroup WriteMode = iota
 	// WriteUpdate gives every write its own db.Update transaction.
 	WriteUpdate
@@ -135,7 +140,9 @@ func newConfig(opts []Option) (config, error) {
 // New returns an adapter that keeps its records in db, which the caller
 // opened and keeps owning (Close does not close it). It creates the root
 // bucket and the buckets in it when they are missing, in one transaction,
-// and fails if db is nil or read-only and the buckets are missing.
+// and fails if db is nil or read-only and the buckets are missing. It
+// refuses, with an error matching [ErrLayout], a root bucket of a layout
+// version this build does not read, whether db is writable or read-only.
 func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
 	if db == nil {
 		return nil, fmt.Errorf("bbolt adapter: nil *bbolt.DB: %w", core.ErrInvalidInput)
@@ -146,8 +153,9 @@ func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
 	}
 	a := &Adapter{db: db, root: []byte(c.root), now: c.now, mode: c.mode}
 	a.grouper.db = db
+	a.grouper.update = db.Update
 	if db.IsReadOnly() {
-		err = db.View(func(tx *bolt.Tx) error { _, err := openBuckets(tx, a.root); return err })
+		err = db.View(func(tx *bolt.Tx) error { return checkBuckets(tx, a.root) })
 	} else {
 		err = db.Update(func(tx *bolt.Tx) error { return createBuckets(tx, a.root) })
 	}
@@ -231,20 +239,27 @@ func (a *Adapter) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 }
 
 // update runs fn in a write transaction, committed according to the write
-// mode. fn may run more than once (when a batch it joined is retried), so
+// mode. fn may run more than once (when a group it joined is retried), so
 // it must set its results afresh each time; it runs to completion in one
-// transaction that commits only if fn returns nil.
+// transaction that commits only if fn returns nil. A panic in fn is
+// returned as an error, in every mode.
+//
+// ctx is checked before the write starts and, in the group mode, while it
+// waits in the queue: a write whose ctx is done before it was taken into a
+// transaction returns ctx's error and is not committed. Once taken, it
+// runs to completion and returns its real result (bbolt cannot abort a
+// running transaction, and a committed write must not report an error).
 func (a *Adapter) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := a.ready(ctx); err != nil {
 		return err
 	}
 	switch a.mode {
 	case WriteUpdate:
-		return a.db.Update(fn)
+		return a.db.Update(func(tx *bolt.Tx) error { return safeCall(fn, tx) })
 	case WriteBatch:
-		return a.db.Batch(fn)
+		return a.db.Batch(func(tx *bolt.Tx) error { return safeCall(fn, tx) })
 	default:
-		return a.grouper.do(fn)
+		return a.grouper.do(ctx, fn)
 	}
 }
 
@@ -273,14 +288,23 @@ func wrap(method core.Method, err error) error {
 // to arrive while none is committing becomes the leader: it takes every
 // queued write, runs them in one transaction, and hands leadership to the
 // first write queued meanwhile. A write whose fn fails is taken out and run
-// alone, so one failing write never fails others.
+// alone, so one failing write never fails the others; if the commit itself
+// fails, every member is rerun alone, so that each gets its own result.
+//
+// A write leaves the queue when its context is done before a leader took
+// it; once taken, it waits for its result. The leader answers every member
+// and hands over leadership even if bbolt panics (deferred in lead), so a
+// panic cannot leave later writes waiting for ever.
 type grouper struct {
-	db      *bolt.DB
-	mu      sync.Mutex
-	running bool
-	queue   []*groupCall
+	db     *bolt.DB
+	update func(func(*bolt.Tx) error) error // db.Update; tests inject failures
 
-	// Counters for tests: the largest group committed together, and how
+	mu      sync.Mutex
+	running bool         // a leader is running a group, or has been named (errLead sent)
+	queue   []*groupCall // waiting to be taken into a group; queue[0] may hold errLead
+
+	// Counters for tests: the largest group taken into one transaction
+	// (counted when taken, before failing members are taken out), and how
 	// many calls were sent back to run alone.
 	maxGroup, solo atomic.Int64
 }
@@ -288,6 +312,16 @@ type grouper struct {
 type groupCall struct {
 	fn func(*bolt.Tx) error
 	ch chan error // buffered 1: errLead, errSolo or the result
+
+	// answered is set by the leader once it has sent the call's answer;
+	// only the leader of the call's group reads or writes it.
+	answered bool
+}
+
+// answer sends c its result, errSolo or a panic error (once).
+func (c *groupCall) answer(err error) {
+	c.answered = true
+	c.ch <- err
 }
 
 var (
@@ -295,53 +329,108 @@ var (
 	errSolo = errors.New("run alone")
 )
 
-func (g *grouper) do(fn func(*bolt.Tx) error) error {
+func (g *grouper) do(ctx context.Context, fn func(*bolt.Tx) error) error {
 	c := &groupCall{fn: fn, ch: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
 	if g.running {
 		g.mu.Unlock()
-		err := <-c.ch
+		var err error
+		select {
+		case err = <-c.ch:
+		case <-ctx.Done():
+			if g.leave(c) {
+				return ctx.Err() // never taken: nothing of it was committed
+			}
+			err = <-c.ch // taken into a group already: wait for its result
+		}
 		if err != errLead {
-			return g.result(c, err)
+			return g.result(ctx, c, err)
 		}
 		g.mu.Lock()
 	}
 	g.running = true
 	group := g.queue
 	g.queue = nil
+	if n := int64(len(group)); n > g.maxGroup.Load() {
+		g.maxGroup.Store(n) // under mu: one leader at a time
+	}
 	g.mu.Unlock()
 
-	g.run(group)
+	g.lead(group)
+	return g.result(ctx, c, <-c.ch)
+}
 
+// leave takes c out of the queue after its context is done, and reports
+// whether it was still there. If c had just been named leader (errLead in
+// its channel), it passes the lead on. It reports false if a leader has
+// taken c into a group already; c must then wait for its answer.
+func (g *grouper) leave(c *groupCall) bool {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	i := slices.Index(g.queue, c)
+	if i < 0 {
+		return false
+	}
+	g.queue = slices.Delete(g.queue, i, i+1)
+	select {
+	case <-c.ch: // only errLead can be sent to a queued call
+		g.handoff()
+	default:
+	}
+	return true
+}
+
+// handoff names the first queued call the next leader, or marks the
+// grouper idle. g.mu must be held.
+func (g *grouper) handoff() {
 	if len(g.queue) > 0 {
 		g.queue[0].ch <- errLead
 	} else {
 		g.running = false
 	}
-	g.mu.Unlock()
-	return g.result(c, <-c.ch)
 }
 
-func (g *grouper) result(c *groupCall, err error) error {
-	if err == errSolo {
-		return g.db.Update(c.fn)
+// result turns a call's answer into its caller's result: errSolo means the
+// call was rolled back with its group and must run alone, unless its
+// context is done by now (nothing of it was committed).
+func (g *grouper) result(ctx context.Context, c *groupCall, err error) error {
+	if err != errSolo {
+		return err
 	}
-	return err
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return g.alone(c.fn)
 }
 
-// run commits the group in one transaction, taking out and sending back to
-// run alone any call whose fn fails.
-func (g *grouper) run(group []*groupCall) {
-	for len(group) > 0 {
-		if len(group) == 1 {
-			c := group[0]
-			c.ch <- g.db.Update(func(tx *bolt.Tx) error { return safeCall(c.fn, tx) })
-			return
+// lead runs group, then hands over leadership. Whatever happens in run,
+// even a panic in bbolt, every member of the group is answered (a member
+// left unanswered gets an error, since whether its write was committed is
+// unknown) and the lead is passed on; the panic is not re-raised.
+func (g *grouper) lead(group []*groupCall) {
+	defer func() {
+		p := recover()
+		for _, c := range group {
+			if !c.answered {
+				c.answer(fmt.Errorf("bbolt adapter: write group aborted, the write may or may not be committed: %w", panicError(p)))
+			}
 		}
+		g.mu.Lock()
+		g.handoff()
+		g.mu.Unlock()
+	}()
+	g.run(group)
+}
+
+// run commits the group in one transaction. A call whose fn fails is taken
+// out and sent back to run alone, and the others are retried without it; if
+// the transaction fails with no call to blame (the commit failed), every
+// call is sent back to run alone.
+func (g *grouper) run(group []*groupCall) {
+	for len(group) > 1 {
 		failed := -1
-		err := g.db.Update(func(tx *bolt.Tx) error {
+		err := g.update(func(tx *bolt.Tx) error {
 			for i, c := range group {
 				if err := safeCall(c.fn, tx); err != nil {
 					failed = i
@@ -350,20 +439,47 @@ func (g *grouper) run(group []*groupCall) {
 			}
 			return nil
 		})
-		if failed >= 0 {
+		switch {
+		case failed >= 0:
 			g.solo.Add(1)
-			group[failed].ch <- errSolo
-			group = append(group[:failed], group[failed+1:]...)
-			continue
+			group[failed].answer(errSolo)
+			group = slices.Concat(group[:failed], group[failed+1:])
+		case err != nil:
+			g.solo.Add(int64(len(group)))
+			for _, c := range group {
+				c.answer(errSolo)
+			}
+			return
+		default:
+			for _, c := range group {
+				c.answer(nil)
+			}
+			return
 		}
-		if n := int64(len(group)); err == nil && n > g.maxGroup.Load() {
-			g.maxGroup.Store(n) // only the leader writes it
-		}
-		for _, c := range group {
-			c.ch <- err
-		}
-		return
 	}
+	if len(group) == 1 {
+		group[0].answer(g.alone(group[0].fn))
+	}
+}
+
+// alone runs fn in a transaction of its own. A panic, in fn or in bbolt,
+// is returned as an error.
+func (g *grouper) alone(fn func(*bolt.Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("bbolt adapter: write aborted, it may or may not be committed: %w", panicError(p))
+		}
+	}()
+	return g.update(func(tx *bolt.Tx) error { return safeCall(fn, tx) })
+}
+
+// panicError describes a recovered panic value (nil when the goroutine
+// exited by runtime.Goexit).
+func panicError(p any) error {
+	if p == nil {
+		return errors.New("the leading write's goroutine exited")
+	}
+	return fmt.Errorf("panic while committing: %v", p)
 }
 
 // safeCall runs fn, turning a panic (a bug, never expected) into an error

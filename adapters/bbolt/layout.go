@@ -3,6 +3,7 @@ package bboltadapter
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -27,6 +28,12 @@ var (
 
 	keyLayout = []byte("layout") // in the root bucket: the layout version
 )
+
+// ErrLayout is matched (with errors.Is) by the error [New] and [Open] return
+// when the root bucket holds a layout version this build does not read,
+// such as a file written by a later version of the adapter. Such a file is
+// refused rather than misread, also when the *bbolt.DB is read-only.
+var ErrLayout = errors.New("unsupported bucket layout version")
 
 // layoutVersion is the bucket layout version stored under keyLayout.
 const layoutVersion = 1
@@ -166,9 +173,9 @@ func createBuckets(tx *bolt.Tx, root []byte) error {
 	if err != nil {
 		return err
 	}
-	if v := r.Get(keyLayout); v != nil {
-		if len(v) != 1 || v[0] != layoutVersion {
-			return fmt.Errorf("bucket %q holds layout version %v; this build reads version %d", root, v, layoutVersion)
+	if r.Get(keyLayout) != nil {
+		if err := checkLayout(r, root); err != nil {
+			return err
 		}
 	} else if err := r.Put(keyLayout, []byte{layoutVersion}); err != nil {
 		return err
@@ -179,6 +186,35 @@ func createBuckets(tx *bolt.Tx, root []byte) error {
 		}
 	}
 	return nil
+}
+
+// checkBuckets is createBuckets for a read-only database: it checks the
+// layout version and that every bucket exists. A root bucket with no layout
+// key is taken as version 1, as createBuckets would stamp it.
+func checkBuckets(tx *bolt.Tx, root []byte) error {
+	r := tx.Bucket(root)
+	if r == nil {
+		return fmt.Errorf("%w: root bucket %q is missing", ErrCorrupt, root)
+	}
+	if err := checkLayout(r, root); err != nil {
+		return err
+	}
+	_, err := openBuckets(tx, root)
+	return err
+}
+
+// checkLayout checks the layout version stored in the root bucket r, if
+// any, and returns an error matching ErrLayout if this build does not read
+// it.
+func checkLayout(r *bolt.Bucket, root []byte) error {
+	switch v := r.Get(keyLayout); {
+	case v == nil || len(v) == 1 && v[0] == layoutVersion:
+		return nil
+	case len(v) == 1:
+		return fmt.Errorf("bucket %q holds layout version %d; this build reads version %d: %w", root, v[0], layoutVersion, ErrLayout)
+	default:
+		return fmt.Errorf("bucket %q holds layout value %x; this build reads version %d: %w", root, v, layoutVersion, ErrLayout)
+	}
 }
 
 // deletePrefix deletes every key of b that starts with prefix and returns
