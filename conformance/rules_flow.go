@@ -98,6 +98,18 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	return a
 }
 
+// expectRemovedOnAccess checks that accessing the expired session with the
+// token finds nothing and removes it from the store.
+func (e *env) expectRemovedOnAccess(t *testing.T, a *auth.Auth, token string) {
+	t.Helper()
+	if su, err := a.Session(e.ctx, token); su != nil || err != nil {
+		t.Errorf("Session of an expired session = %s, %v; want nil, nil", show(su), err)
+	}
+	if ss := e.state(t).Sessions; len(ss) != 0 {
+		t.Errorf("the expired session is still stored after it was accessed: %s", show(ss))
+	}
+}
+
 // oauthCallback is a sign-in callback from the provider for the profile.
 func oauthCallback(providerID, accountID, email, sessionToken string) auth.OAuthCallback {
 	return auth.OAuthCallback{
@@ -214,12 +226,7 @@ func flowRules() []rule {
 				t.Fatal(err)
 			}
 			c.advance(time.Hour + time.Second)
-			if su, err := a.Session(e.ctx, s.SessionToken); su != nil || err != nil {
-				t.Errorf("Session of an expired session = %s, %v; want nil, nil", show(su), err)
-			}
-			if ss := e.state(t).Sessions; len(ss) != 0 {
-				t.Errorf("the expired session is still stored: %s", show(ss))
-			}
+			e.expectRemovedOnAccess(t, a, s.SessionToken)
 		}},
 		{group: "sessionLifetime", name: "expired_session_removed_when_accessed", run: func(t *testing.T, e *env) {
 			// Expired by the adapter's clock too, which may hide it: the
@@ -230,12 +237,7 @@ func flowRules() []rule {
 			s := e.newSession(u.ID)
 			s.Expires = time.Now().Add(-time.Minute)
 			e.createSession(t, s)
-			if su, err := a.Session(e.ctx, s.SessionToken); su != nil || err != nil {
-				t.Errorf("Session of an expired session = %s, %v; want nil, nil", show(su), err)
-			}
-			if ss := e.state(t).Sessions; len(ss) != 0 {
-				t.Errorf("the expired session is still stored after it was accessed: %s", show(ss))
-			}
+			e.expectRemovedOnAccess(t, a, s.SessionToken)
 		}},
 		{group: "sessionLifetime", name: "sign_out_deletes_session", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
