@@ -9,9 +9,14 @@ import (
 )
 
 // LinkAccount implements [core.AccountLinker] with one INSERT. An unknown
-// user is reported by the foreign key, as [core.ErrNotFound].
+// user is reported by the foreign key, as [core.ErrNotFound] (with
+// [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	const m = "linkAccount"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if err := account.Validate(); err != nil {
 		return nil, err
 	}
@@ -40,8 +45,9 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 			args = append(args, v)
 		}
 	}
-	if _, err := a.exec(ctx, nil, a.q.linkAccount, args...); err != nil {
-		return nil, a.wrap(m, err)
+	args = append(args, a.stampArgs(TableAccounts, true)...)
+	if err := a.insertForUser(ctx, m, acc.UserID, a.q.linkAccount, args...); err != nil {
+		return nil, err
 	}
 	a.dropOmitted(&acc)
 	return &acc, nil
@@ -83,12 +89,16 @@ func (a *Adapter) dropOmitted(acc *core.Account) {
 // GetAccount implements [core.AccountGetter] with one SELECT.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
 	const m = "getAccount"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if !a.d.storable(provider) || !a.d.storable(providerAccountID) {
 		return nil, none(ctx, m)
 	}
 	var r accountRow
 	err := a.queryRow(ctx, nil, a.q.getAccount, provider, providerAccountID).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -105,12 +115,19 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
 	const m = "unlinkAccount"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if !a.d.storable(key.Provider) || !a.d.storable(key.ProviderAccountID) {
 		return nil, none(ctx, m)
 	}
 	var r accountRow
 	found, err := a.deleteReturning(ctx, a.q.unlinkAccount, a.q.selectAccountForUpdate, a.q.unlinkAccountPlain,
 		r.dest(), key.Provider, key.ProviderAccountID)
+	if keyUnusable(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, a.wrap(m, err)
 	}

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -15,7 +17,8 @@ import (
 
 // Adapter stores authport records in a SQL database through a *gorm.DB. It
 // implements every method of the adapter contract ([core.Adapter]) and
-// [core.ExpiredPurger]. It is safe for concurrent use.
+// [core.ExpiredPurger]. It is safe for concurrent use, [Adapter.Close]
+// included.
 type Adapter struct {
 	db         *sql.DB
 	d          dialect
@@ -23,7 +26,37 @@ type Adapter struct {
 	q          *queries
 	now        func() time.Time
 	translator gorm.ErrorTranslator
+	// stamps are the timestamp columns per table (WithTimestampColumns).
+	stamps [numTables]stampCols
+	// noFK: the schema has no foreign keys; the adapter checks the user
+	// and cascades deleteUser itself (WithoutForeignKeys).
+	noFK bool
+
+	// life is held shared by every call in progress and exclusively by
+	// Close, which sets closed.
+	life   sync.RWMutex
+	closed bool
 }
+
+// ErrClosed is returned (wrapped with the method name) by every method of
+// an [Adapter] called after [Adapter.Close]. It also matches net.ErrClosed.
+var ErrClosed = fmt.Errorf("gormadapter: adapter is closed: %w", net.ErrClosed)
+
+// enter starts a call: it fails with ErrClosed once Close has been called,
+// and otherwise keeps Close from releasing the statements until the call
+// ends with leave. Only the exported methods call it, once each, and never
+// call one another: a nested read lock would deadlock with a waiting
+// Close.
+func (a *Adapter) enter(m string) error {
+	a.life.RLock()
+	if a.closed {
+		a.life.RUnlock()
+		return fmt.Errorf("%s: %w", m, ErrClosed)
+	}
+	return nil
+}
+
+func (a *Adapter) leave() { a.life.RUnlock() }
 
 var (
 	_ core.Adapter       = (*Adapter)(nil)
@@ -34,8 +67,12 @@ var (
 type Option func(*config)
 
 type config struct {
-	names Names
-	now   func() time.Time
+	names  Names
+	now    func() time.Time
+	stamps [numTables]stampCols
+	// stampErr is the first invalid WithTimestampColumns call.
+	stampErr error
+	noFK     bool
 	// noReturning makes the adapter behave as on a server without
 	// RETURNING (MySQL, MariaDB < 10.5, SQLite < 3.35); tests use it to
 	// run the transactional paths on the servers at hand.
@@ -63,6 +100,78 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// Table names one of the adapter's five tables, for the options that apply
+// to one table.
+type Table int
+
+// The tables, as [Table] values.
+const (
+	TableUsers Table = iota + 1
+	TableAccounts
+	TableSessions
+	TableVerificationTokens
+	TableAuthenticators
+
+	numTables = int(TableAuthenticators) + 1
+)
+
+func (t Table) String() string {
+	switch t {
+	case TableUsers:
+		return "users"
+	case TableAccounts:
+		return "accounts"
+	case TableSessions:
+		return "sessions"
+	case TableVerificationTokens:
+		return "verification_token"
+	case TableAuthenticators:
+		return "authenticators"
+	}
+	return fmt.Sprintf("Table(%d)", int(t))
+}
+
+// stampCols are one table's timestamp columns; "" is none.
+type stampCols struct{ created, updated string }
+
+// WithTimestampColumns names the columns in which table t records when a
+// row was created and when it was last updated, for schemas whose columns
+// are NOT NULL without a default, such as Prisma's
+// "updatedAt DateTime @updatedAt" (TIMESTAMP(3) NOT NULL: Prisma's client,
+// not the database, fills it in). The adapter writes the adapter's clock
+// ([WithClock]) in UTC, to the millisecond, into created (if not "") on
+// insert and into updated (if not "") on insert and on every update
+// (updateUser, updateSession, updateAuthenticatorCounter). Leave created
+// empty to let a database default fill it. [Adapter.Migrate] creates the
+// columns (NOT NULL timestamps) in the tables it creates. Call it once per
+// table that has such columns.
+func WithTimestampColumns(t Table, created, updated string) Option {
+	return func(c *config) {
+		if t < TableUsers || t > TableAuthenticators {
+			if c.stampErr == nil {
+				c.stampErr = fmt.Errorf("WithTimestampColumns: unknown table %v", t)
+			}
+			return
+		}
+		c.stamps[t] = stampCols{created, updated}
+	}
+}
+
+// WithoutForeignKeys tells the adapter that the schema has no foreign keys
+// from accounts, sessions and authenticators to users, as in the schema of
+// Auth.js's pg adapter (@auth/pg-adapter). The adapter then does itself
+// what the ON DELETE CASCADE foreign keys would do: deleteUser deletes the
+// user, its sessions, accounts and authenticators in one transaction, and
+// linkAccount, createSession, createAuthenticator and an updateSession
+// that moves a session to another user check, in the transaction of their
+// INSERT or UPDATE and with the user's row locked against a concurrent
+// deleteUser, that the user exists ([core.ErrNotFound] if not).
+// [Adapter.Migrate] then creates no foreign keys, and SQLite is accepted
+// without PRAGMA foreign_keys.
+func WithoutForeignKeys() Option {
+	return func(c *config) { c.noFK = true }
+}
+
 // New returns an adapter that reads and writes through db's connection pool.
 // The dialect is db's: "postgres" (gorm.io/driver/postgres), "mysql"
 // (gorm.io/driver/mysql, MySQL or MariaDB) or "sqlite" (gorm.io/driver/sqlite
@@ -85,8 +194,14 @@ func New(db *gorm.DB, opts ...Option) (*Adapter, error) {
 			o(&c)
 		}
 	}
+	if c.stampErr != nil {
+		return nil, fmt.Errorf("gormadapter.New: %w", c.stampErr)
+	}
 	names := c.names.withDefaults()
 	if err := names.validate(); err != nil {
+		return nil, fmt.Errorf("gormadapter.New: %w", err)
+	}
+	if err := names.validateStamps(c.stamps); err != nil {
 		return nil, fmt.Errorf("gormadapter.New: %w", err)
 	}
 	sqlDB, err := db.DB()
@@ -97,7 +212,7 @@ func New(db *gorm.DB, opts ...Option) (*Adapter, error) {
 	if db.Statement != nil && db.Statement.Context != nil {
 		ctx = db.Statement.Context
 	}
-	a := &Adapter{db: sqlDB, names: names, now: c.now}
+	a := &Adapter{db: sqlDB, names: names, now: c.now, stamps: c.stamps, noFK: c.noFK}
 	a.d.name = db.Dialector.Name()
 	if t, ok := db.Dialector.(gorm.ErrorTranslator); ok {
 		a.translator = t
@@ -128,9 +243,9 @@ func New(db *gorm.DB, opts ...Option) (*Adapter, error) {
 		if err := sqlDB.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
 			return nil, fmt.Errorf("gormadapter.New: reading PRAGMA foreign_keys: %w", err)
 		}
-		if fk != 1 {
+		if fk != 1 && !c.noFK {
 			return nil, errors.New(`gormadapter.New: SQLite does not enforce foreign keys, so deleteUser would not cascade; ` +
-				`open the database with "_foreign_keys=on" in the DSN (or "_pragma=foreign_keys(1)")`)
+				`open the database with "_foreign_keys=on" in the DSN (or "_pragma=foreign_keys(1)"), or use WithoutForeignKeys`)
 		}
 	default:
 		return nil, fmt.Errorf("gormadapter.New: unsupported gorm dialect %q (want postgres, mysql or sqlite)", a.d.name)
@@ -138,7 +253,7 @@ func New(db *gorm.DB, opts ...Option) (*Adapter, error) {
 	if c.noReturning {
 		a.d.deleteReturning, a.d.updateReturning = false, false
 	}
-	a.q = buildQueries(&a.d, names)
+	a.q = buildQueries(&a.d, names, c.stamps, c.noFK)
 	return a, nil
 }
 
@@ -158,37 +273,80 @@ type querier interface {
 }
 
 // stmt returns the prepared form of s, preparing it on first use, or nil
-// when the dialect does not prepare or preparing failed (the query then
-// runs unprepared and reports any error itself).
+// when the dialect does not prepare, preparing failed or ctx ended while
+// waiting for another caller's prepare (the query then runs unprepared and
+// reports any error itself, ctx's included).
+//
+// No lock is held while the server prepares: one caller prepares, with its
+// own context, and the others wait for it or for their own context to end,
+// whichever comes first. If that prepare fails, the next caller tries.
 func (a *Adapter) stmt(ctx context.Context, s *statement) *sql.Stmt {
 	if !a.d.prepare {
 		return nil
 	}
-	if p := s.prepared.Load(); p != nil {
+	for {
+		if p := s.prepared.Load(); p != nil {
+			return p
+		}
+		s.mu.Lock()
+		if p := s.prepared.Load(); p != nil {
+			s.mu.Unlock()
+			return p
+		}
+		if wait := s.preparing; wait != nil {
+			s.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		done := make(chan struct{})
+		s.preparing = done
+		s.mu.Unlock()
+
+		p, err := a.db.PrepareContext(ctx, s.sql)
+
+		s.mu.Lock()
+		if err == nil {
+			s.prepared.Store(p)
+		}
+		s.preparing = nil
+		close(done)
+		s.mu.Unlock()
+		if err != nil {
+			return nil
+		}
 		return p
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.prepared.Load(); p != nil {
-		return p
-	}
-	p, err := a.db.PrepareContext(ctx, s.sql)
-	if err != nil {
+}
+
+// txStmt returns the prepared form of s for use in tx, or nil. It never
+// prepares: preparing goes through the pool, and waiting for a second
+// connection while tx holds one deadlocks a pool whose connections are all
+// held by transactions (SQLite with SetMaxOpenConns(1), say). inTx
+// prepares the transaction's statements before it begins; tx.StmtContext
+// then re-prepares on tx's own connection where needed.
+func (a *Adapter) txStmt(ctx context.Context, tx *sql.Tx, s *statement) *sql.Stmt {
+	if !a.d.prepare {
 		return nil
 	}
-	s.prepared.Store(p)
-	return p
+	if p := s.prepared.Load(); p != nil {
+		return tx.StmtContext(ctx, p)
+	}
+	return nil
 }
 
 func (a *Adapter) queryRow(ctx context.Context, tx *sql.Tx, s *statement, args ...any) *sql.Row {
-	if p := a.stmt(ctx, s); p != nil {
-		if tx != nil {
-			p = tx.StmtContext(ctx, p)
-		}
-		return p.QueryRowContext(ctx, args...)
-	}
 	if tx != nil {
+		if p := a.txStmt(ctx, tx, s); p != nil {
+			return p.QueryRowContext(ctx, args...)
+		}
 		return tx.QueryRowContext(ctx, s.sql, args...)
+	}
+	if p := a.stmt(ctx, s); p != nil {
+		return p.QueryRowContext(ctx, args...)
 	}
 	return a.db.QueryRowContext(ctx, s.sql, args...)
 }
@@ -201,20 +359,84 @@ func (a *Adapter) query(ctx context.Context, s *statement, args ...any) (*sql.Ro
 }
 
 func (a *Adapter) exec(ctx context.Context, tx *sql.Tx, s *statement, args ...any) (sql.Result, error) {
-	if p := a.stmt(ctx, s); p != nil {
-		if tx != nil {
-			p = tx.StmtContext(ctx, p)
-		}
-		return p.ExecContext(ctx, args...)
-	}
 	if tx != nil {
+		if p := a.txStmt(ctx, tx, s); p != nil {
+			return p.ExecContext(ctx, args...)
+		}
 		return tx.ExecContext(ctx, s.sql, args...)
+	}
+	if p := a.stmt(ctx, s); p != nil {
+		return p.ExecContext(ctx, args...)
 	}
 	return a.db.ExecContext(ctx, s.sql, args...)
 }
 
-// inTx runs fn in a transaction, committing when it returns nil.
-func (a *Adapter) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// stampArgs returns the values of table t's timestamp columns
+// (WithTimestampColumns), the adapter's clock now: created and updated for
+// an INSERT, updated for an UPDATE; nil when t has none.
+func (a *Adapter) stampArgs(t Table, insert bool) []any {
+	s := a.stamps[t]
+	if s.updated == "" && (!insert || s.created == "") {
+		return nil
+	}
+	now := a.d.timeArg(core.NormalizeTime(a.now()))
+	out := make([]any, 0, 2)
+	if insert && s.created != "" {
+		out = append(out, now)
+	}
+	if s.updated != "" {
+		out = append(out, now)
+	}
+	return out
+}
+
+// errNoUser is requireUser's report of a missing user.
+var errNoUser = errors.New("no such user")
+
+// requireUser checks, in tx, that the user exists, and locks its row
+// against a concurrent deleteUser until tx ends (WithoutForeignKeys). An id
+// the users.id column cannot hold (see keyUnusable) is reported as the
+// database's error, core.ErrInvalidInput once wrapped, as the INSERT would
+// report it with foreign keys.
+func (a *Adapter) requireUser(ctx context.Context, tx *sql.Tx, userID string) error {
+	var one int
+	err := a.queryRow(ctx, tx, a.q.lockUser, userID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errNoUser
+	}
+	return err
+}
+
+// insertForUser runs the INSERT s of a record belonging to userID: alone
+// where a foreign key checks the user, else in one transaction after
+// requireUser. It returns the method's error.
+func (a *Adapter) insertForUser(ctx context.Context, m, userID string, s *statement, args ...any) error {
+	if !a.noFK {
+		_, err := a.exec(ctx, nil, s, args...)
+		return a.wrap(m, err)
+	}
+	err := a.inTx(ctx, []*statement{a.q.lockUser, s}, func(tx *sql.Tx) error {
+		if err := a.requireUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		_, err := a.exec(ctx, tx, s, args...)
+		return err
+	})
+	if errors.Is(err, errNoUser) {
+		return fmt.Errorf("%s: user %q: %w", m, userID, core.ErrNotFound)
+	}
+	return a.wrap(m, err)
+}
+
+// inTx runs fn in a transaction, committing when it returns nil. uses are
+// the statements fn may run: they are prepared (where the dialect
+// prepares) before the transaction takes its connection (see txStmt).
+func (a *Adapter) inTx(ctx context.Context, uses []*statement, fn func(tx *sql.Tx) error) error {
+	for _, s := range uses {
+		if s != nil {
+			a.stmt(ctx, s)
+		}
+	}
 	tx, err := a.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -227,10 +449,22 @@ func (a *Adapter) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // Close releases the statements the adapter prepared. It does not close
-// the *gorm.DB, which stays the caller's.
+// the *gorm.DB, which stays the caller's. Close waits for the calls in
+// progress to return; every call made after it (and Close again) finds
+// the adapter closed: methods return an error matching [ErrClosed] (and
+// net.ErrClosed), and nothing is prepared any more.
 func (a *Adapter) Close() error {
+	a.life.Lock()
+	defer a.life.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
 	var errs []error
 	for _, s := range a.q.all() {
+		if s == nil {
+			continue
+		}
 		if p := s.prepared.Swap(nil); p != nil {
 			errs = append(errs, p.Close())
 		}
@@ -248,5 +482,6 @@ func (q *queries) all() []*statement {
 		q.createToken, q.useToken, q.selectTokenForUpdate, q.deleteTokenPlain,
 		q.createAuthenticator, q.getAuthenticator, q.listAuthenticators, q.updateCounter,
 		q.purgeSessions, q.purgeTokens,
+		q.lockUser, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators,
 	}
 }

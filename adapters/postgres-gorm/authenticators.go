@@ -13,9 +13,14 @@ import (
 
 // CreateAuthenticator implements [core.AuthenticatorCreator] with one
 // INSERT. An unknown user is reported by the foreign key, as
-// [core.ErrNotFound].
+// [core.ErrNotFound] (with [WithoutForeignKeys]: checked first, in the
+// INSERT's transaction).
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
 	const m = "createAuthenticator"
+	if err := a.enterAuthenticators(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if err := authenticator.Validate(); err != nil {
 		return nil, err
 	}
@@ -25,10 +30,11 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		"userId", au.UserID, "transports", deref(au.Transports)); err != nil {
 		return nil, err
 	}
-	_, err := a.exec(ctx, nil, a.q.createAuthenticator, au.CredentialID, au.CredentialPublicKey, au.Counter,
-		au.CredentialBackedUp, au.CredentialDeviceType, au.ProviderAccountID, au.UserID, nullStr(au.Transports))
-	if err != nil {
-		return nil, a.wrap(m, err)
+	args := append([]any{au.CredentialID, au.CredentialPublicKey, au.Counter, au.CredentialBackedUp,
+		au.CredentialDeviceType, au.ProviderAccountID, au.UserID, nullStr(au.Transports)},
+		a.stampArgs(TableAuthenticators, true)...)
+	if err := a.insertForUser(ctx, m, au.UserID, a.q.createAuthenticator, args...); err != nil {
+		return nil, err
 	}
 	return &au, nil
 }
@@ -36,12 +42,16 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 // GetAuthenticator implements [core.AuthenticatorGetter] with one SELECT.
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
 	const m = "getAuthenticator"
+	if err := a.enterAuthenticators(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if !a.d.storable(credentialID) {
 		return nil, none(ctx, m)
 	}
 	var r authenticatorRow
 	err := a.queryRow(ctx, nil, a.q.getAuthenticator, credentialID).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -56,11 +66,18 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 // whatever the column's collation; an unknown user gives an empty list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
 	const m = "listAuthenticatorsByUserId"
+	if err := a.enterAuthenticators(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	out := []core.Authenticator{}
 	if !a.d.storable(userID) {
 		return out, none(ctx, m)
 	}
 	rows, err := a.query(ctx, a.q.listAuthenticators, userID)
+	if keyUnusable(err) {
+		return out, nil
+	}
 	if err != nil {
 		return nil, a.wrap(m, err)
 	}
@@ -72,7 +89,9 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 		}
 		out = append(out, r.authenticator())
 	}
-	if err := rows.Err(); err != nil {
+	if err := rows.Err(); keyUnusable(err) {
+		return []core.Authenticator{}, nil
+	} else if err != nil {
 		return nil, a.wrap(m, err)
 	}
 	slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
@@ -84,6 +103,10 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 // one transaction on MySQL and MariaDB.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
 	const m = "updateAuthenticatorCounter"
+	if err := a.enterAuthenticators(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if newCounter < 0 {
 		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
 	}
@@ -93,13 +116,14 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	if !a.d.storable(credentialID) {
 		return nil, fmt.Errorf("%s: authenticator %q: %w", m, credentialID, core.ErrNotFound)
 	}
+	args := append(append([]any{newCounter}, a.stampArgs(TableAuthenticators, false)...), credentialID)
 	var r authenticatorRow
 	var err error
 	if a.d.updateReturning {
-		err = a.queryRow(ctx, nil, a.q.updateCounter, newCounter, credentialID).Scan(r.dest()...)
+		err = a.queryRow(ctx, nil, a.q.updateCounter, args...).Scan(r.dest()...)
 	} else {
-		err = a.inTx(ctx, func(tx *sql.Tx) error {
-			if _, err := a.exec(ctx, tx, a.q.updateCounter, newCounter, credentialID); err != nil {
+		err = a.inTx(ctx, []*statement{a.q.updateCounter, a.q.getAuthenticator}, func(tx *sql.Tx) error {
+			if _, err := a.exec(ctx, tx, a.q.updateCounter, args...); err != nil {
 				return err
 			}
 			return a.queryRow(ctx, tx, a.q.getAuthenticator, credentialID).Scan(r.dest()...)
@@ -113,4 +137,17 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	}
 	au := r.authenticator()
 	return &au, nil
+}
+
+// enterAuthenticators is enter for the authenticator methods, which fail
+// when the authenticators table is omitted.
+func (a *Adapter) enterAuthenticators(m string) error {
+	if err := a.enter(m); err != nil {
+		return err
+	}
+	if a.names.Authenticators == Omit {
+		a.leave()
+		return errNoAuthenticators(m)
+	}
+	return nil
 }

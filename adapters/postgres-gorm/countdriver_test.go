@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // counter records the statements executed through a counting connection:
@@ -16,6 +17,14 @@ type counter struct {
 	begins     int
 	commits    int
 	rollbacks  int
+
+	// beforePrepare, when set (before the connector is used), runs
+	// before every prepare on a connection: tests use it to make a
+	// prepare slow.
+	beforePrepare func(ctx context.Context, query string)
+	// prepares counts the statements prepared on connections, and open
+	// those not closed yet.
+	prepares, open atomic.Int64
 }
 
 func (c *counter) stmt(query string) {
@@ -77,6 +86,9 @@ func (cc *countingConn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (cc *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if cc.c.beforePrepare != nil {
+		cc.c.beforePrepare(ctx, query)
+	}
 	var s driver.Stmt
 	var err error
 	if p, ok := cc.Conn.(driver.ConnPrepareContext); ok {
@@ -87,6 +99,8 @@ func (cc *countingConn) PrepareContext(ctx context.Context, query string) (drive
 	if err != nil {
 		return nil, err
 	}
+	cc.c.prepares.Add(1)
+	cc.c.open.Add(1)
 	return &countingStmt{Stmt: s, query: query, c: cc.c}, nil
 }
 
@@ -182,6 +196,11 @@ type countingStmt struct {
 	driver.Stmt
 	query string
 	c     *counter
+}
+
+func (s *countingStmt) Close() error {
+	s.c.open.Add(-1)
+	return s.Stmt.Close()
 }
 
 func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {

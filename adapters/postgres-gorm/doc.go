@@ -21,7 +21,14 @@
 // by [Adapter.Migrate] or by the SQL files shipped in the schema directory
 // ([SchemaSQL]); the names of tables and columns can be changed with
 // [WithNames], to use an existing schema such as the one Auth.js's pg
-// adapter or Prisma schema creates.
+// adapter or Prisma schema creates. [WithTimestampColumns] makes the adapter
+// fill in created/updated columns that have no default (Prisma's
+// "updatedAt"), and [WithoutForeignKeys] makes it check users and cascade
+// deleteUser itself on a schema without foreign keys (Auth.js's pg
+// adapter's).
+//
+// [Adapter.Close] releases the prepared statements; it waits for calls in
+// progress, and every later call fails with [ErrClosed].
 //
 // Database errors are mapped by driver error code: a unique violation
 // matches core.ErrAlreadyExists, a foreign key violation (a record for a

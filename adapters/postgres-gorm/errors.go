@@ -31,6 +31,7 @@ func pgKind(code string) errKind {
 		return kindNotFound
 	case "22021", // character_not_in_repertoire (NUL, bad UTF-8)
 		"22P05", // untranslatable_character
+		"22P02", // invalid_text_representation ("abc" for an integer id)
 		"22001", // string_data_right_truncation
 		"22003", // numeric_value_out_of_range
 		"22007", // invalid_datetime_format
@@ -116,6 +117,27 @@ func (a *Adapter) classify(err error) errKind {
 		}
 	}
 	return kindOther
+}
+
+// keyUnusable reports a PostgreSQL error saying a value given to a lookup
+// cannot be converted to its column's type: 22P02 (invalid text
+// representation: "abc" for a SERIAL id) or 22003 (out of range). No row
+// can hold such a key, so the lookups and deletes keyed by it find nothing
+// (nil, nil), as for a key the adapter knows it cannot store (see
+// dialect.storable); writes report the same errors as core.ErrInvalidInput.
+func keyUnusable(err error) bool {
+	if err == nil {
+		return false // before pg escapes: lookups that succeed allocate nothing here
+	}
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "22P02" || pg.Code == "22003")
+}
+
+// errNoAuthenticators is what the authenticator methods return when the
+// authenticators table is omitted (Names.Authenticators is Omit).
+func errNoAuthenticators(method string) error {
+	return fmt.Errorf("%s: the authenticators table is omitted (Names.Authenticators is gormadapter.Omit): %w: %w",
+		method, core.ErrMissingAdapterMethod, errors.ErrUnsupported)
 }
 
 // sqliteCode finds a SQLite extended result code in err's tree.

@@ -141,6 +141,24 @@ func TestNew(t *testing.T) {
 	if _, err := New(db.gdb, WithNames(Names{Users: "a..b"})); err == nil {
 		t.Error("an empty schema part gave no error")
 	}
+	for _, tc := range []struct {
+		what string
+		opts []Option
+	}{
+		{"an unknown table", []Option{WithTimestampColumns(Table(9), "c", "u")}},
+		{"a timestamp column named like another column", []Option{WithTimestampColumns(TableUsers, "created", "email")}},
+		{"created and updated with one name", []Option{WithTimestampColumns(TableSessions, "ts", "ts")}},
+		{"a timestamp column named Omit", []Option{WithTimestampColumns(TableSessions, Omit, "")}},
+		{"timestamps for an omitted table", []Option{WithNames(Names{Authenticators: Omit}),
+			WithTimestampColumns(TableAuthenticators, "", "updated")}},
+	} {
+		if _, err := New(db.gdb, tc.opts...); err == nil {
+			t.Errorf("%s gave no error", tc.what)
+		}
+	}
+	if _, err := New(db.gdb, WithTimestampColumns(TableUsers, "", "updatedAt"), WithNames(Names{Authenticators: Omit})); err != nil {
+		t.Errorf("an updated-only timestamp column and an omitted authenticators table: %v", err)
+	}
 	a, err := New(db.gdb)
 	if err != nil {
 		t.Fatal(err)

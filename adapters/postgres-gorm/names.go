@@ -12,6 +12,13 @@ import (
 // be omitted. It lets the adapter use an existing schema that lacks them,
 // such as the one Auth.js's pg adapter creates (no expires_in, no
 // authorization_details).
+//
+// Given as [Names.Authenticators], it tells the adapter there is no
+// authenticators table (Auth.js's pg schema has none): the authenticator
+// methods then fail with an error matching
+// [github.com/authport/authport/core.ErrMissingAdapterMethod] and
+// errors.ErrUnsupported, deleteUser has no authenticators to delete, and
+// [Adapter.Migrate] creates no such table.
 const Omit = "-"
 
 // Names are the table and column names the adapter reads and writes. The
@@ -23,7 +30,7 @@ type Names struct {
 	Accounts           string // default "accounts"
 	Sessions           string // default "sessions"
 	VerificationTokens string // default "verification_token"
-	Authenticators     string // default "authenticators"
+	Authenticators     string // default "authenticators"; Omit: there is none
 
 	User              UserColumns
 	Account           AccountColumns
@@ -194,6 +201,9 @@ func (n Names) validate() error {
 		{"users table", n.Users}, {"accounts table", n.Accounts}, {"sessions table", n.Sessions},
 		{"verification token table", n.VerificationTokens}, {"authenticators table", n.Authenticators},
 	} {
+		if t.v == Omit && t.what == "authenticators table" {
+			continue
+		}
 		if err := check(t.what, t.v); err != nil {
 			return err
 		}
@@ -254,6 +264,69 @@ func (n Names) validate() error {
 				return fmt.Errorf("column name %q is used twice in one table", c.v)
 			}
 			seen[c.v] = true
+		}
+	}
+	return nil
+}
+
+// columns returns the names of table t's columns (omitted ones left out).
+func (n Names) columns(t Table) []string {
+	var cs []string
+	switch t {
+	case TableUsers:
+		u := n.User
+		cs = []string{u.ID, u.Email, u.EmailVerified, u.Name, u.Image}
+	case TableAccounts:
+		a := n.Account
+		cs = []string{a.UserID, a.Type, a.Provider, a.ProviderAccountID, a.AccessToken, a.AuthorizationDetails,
+			a.ExpiresAt, a.ExpiresIn, a.IDToken, a.RefreshToken, a.Scope, a.TokenType, a.SessionState}
+	case TableSessions:
+		s := n.Session
+		cs = []string{s.SessionToken, s.UserID, s.Expires}
+	case TableVerificationTokens:
+		v := n.VerificationToken
+		cs = []string{v.Identifier, v.Token, v.Expires}
+	case TableAuthenticators:
+		a := n.Authenticator
+		cs = []string{a.CredentialID, a.UserID, a.ProviderAccountID, a.CredentialPublicKey, a.Counter,
+			a.CredentialDeviceType, a.CredentialBackedUp, a.Transports}
+	}
+	out := cs[:0]
+	for _, c := range cs {
+		if c != Omit {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// validateStamps reports timestamp columns (WithTimestampColumns) that
+// cannot be used: invalid names, one name twice, a name the table already
+// uses for another column, or columns for an omitted table.
+func (n Names) validateStamps(stamps [numTables]stampCols) error {
+	for t := TableUsers; t <= TableAuthenticators; t++ {
+		s := stamps[t]
+		if s.created == "" && s.updated == "" {
+			continue
+		}
+		if t == TableAuthenticators && n.Authenticators == Omit {
+			return fmt.Errorf("timestamp columns for the omitted %v table", t)
+		}
+		if s.created != "" && s.created == s.updated {
+			return fmt.Errorf("%v: created and updated timestamp columns are both %q", t, s.created)
+		}
+		for _, c := range []string{s.created, s.updated} {
+			if c == "" {
+				continue
+			}
+			if !utf8.ValidString(c) || strings.ContainsRune(c, 0) || c == Omit {
+				return fmt.Errorf("%v: timestamp column name %q is not valid", t, c)
+			}
+			for _, other := range n.columns(t) {
+				if other == c {
+					return fmt.Errorf("%v: timestamp column %q is already the name of another column", t, c)
+				}
+			}
 		}
 	}
 	return nil

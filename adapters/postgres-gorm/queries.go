@@ -12,8 +12,11 @@ import (
 // then prepares it once per pooled connection).
 type statement struct {
 	sql      string
-	mu       sync.Mutex
 	prepared atomic.Pointer[sql.Stmt]
+	// mu guards preparing, which is closed when the prepare in progress
+	// ends (nil when none is). mu is never held across I/O.
+	mu        sync.Mutex
+	preparing chan struct{}
 }
 
 // queries holds every statement the adapter runs.
@@ -33,9 +36,15 @@ type queries struct {
 	createAuthenticator, getAuthenticator, listAuthenticators, updateCounter *statement
 
 	purgeSessions, purgeTokens *statement
+
+	// Without foreign keys (WithoutForeignKeys): lockUser finds the user
+	// and locks its row against a concurrent delete; deleteUser* delete
+	// the user's dependents (deleteUserAuthenticators is nil when the
+	// authenticators table is omitted).
+	lockUser, deleteUserSessions, deleteUserAccounts, deleteUserAuthenticators *statement
 }
 
-func buildQueries(d *dialect, n Names) *queries {
+func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *queries {
 	q := &queries{}
 	st := func(s string) *statement { return &statement{sql: s} }
 	id := d.ident
@@ -54,13 +63,33 @@ func buildQueries(d *dialect, n Names) *queries {
 	if d.mysql() || d.postgres() {
 		forUpdate = " FOR UPDATE"
 	}
+	// insert returns an INSERT of the columns, followed by the table's
+	// timestamp columns (bound after the row's values, see stampArgs).
+	insert := func(table string, t Table, columns []string) string {
+		columns = append([]string(nil), columns...)
+		if c := stamps[t].created; c != "" {
+			columns = append(columns, c)
+		}
+		if c := stamps[t].updated; c != "" {
+			columns = append(columns, c)
+		}
+		p := &placeholders{d: d}
+		return "INSERT INTO " + table + " (" + cols("", columns...) + ") VALUES (" + p.list(len(columns)) + ")"
+	}
+	// touch is the SET clause of an UPDATE's updated-at column, bound
+	// before the WHERE clause's parameters (see stampArgs), or "".
+	touch := func(t Table, p *placeholders) string {
+		if c := stamps[t].updated; c != "" {
+			return ", " + id(c) + " = " + p.next()
+		}
+		return ""
+	}
 
 	// Users.
 	users, uc := d.table(n.Users), n.User
 	userCols := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image}
+	q.createUser = st(insert(users, TableUsers, userCols))
 	p := &placeholders{d: d}
-	q.createUser = st("INSERT INTO " + users + " (" + cols("", userCols...) + ") VALUES (" + p.list(5) + ")")
-	p = &placeholders{d: d}
 	q.getUser = st("SELECT " + cols("", userCols...) + " FROM " + users + " WHERE " + id(uc.ID) + " = " + p.next())
 	p = &placeholders{d: d}
 	q.getUserByEmail = st("SELECT " + cols("", userCols...) + " FROM " + users + " WHERE " + id(uc.Email) + " = " + p.next())
@@ -80,7 +109,7 @@ func buildQueries(d *dialect, n Names) *queries {
 		return id(c) + " = CASE WHEN " + p.next() + " THEN " + p.next() + " ELSE " + id(c) + " END"
 	}
 	upd := "UPDATE " + users + " SET " + setCase(uc.Email) + ", " + setCase(uc.EmailVerified) + ", " +
-		setCase(uc.Name) + ", " + setCase(uc.Image) + " WHERE " + id(uc.ID) + " = " + p.next()
+		setCase(uc.Name) + ", " + setCase(uc.Image) + touch(TableUsers, p) + " WHERE " + id(uc.ID) + " = " + p.next()
 	if d.updateReturning {
 		upd += " RETURNING " + cols("", userCols...)
 	}
@@ -104,8 +133,7 @@ func buildQueries(d *dialect, n Names) *queries {
 			q.accountCols[i-4] = c != Omit
 		}
 	}
-	p = &placeholders{d: d}
-	q.linkAccount = st("INSERT INTO " + accounts + " (" + cols("", insertCols...) + ") VALUES (" + p.list(len(insertCols)) + ")")
+	q.linkAccount = st(insert(accounts, TableAccounts, insertCols))
 	p = &placeholders{d: d}
 	accountKey := " WHERE " + id(ac.Provider) + " = " + p.next() + " AND " + id(ac.ProviderAccountID) + " = " + p.next()
 	q.getAccount = st("SELECT " + cols("", accountCols...) + " FROM " + accounts + accountKey)
@@ -116,14 +144,13 @@ func buildQueries(d *dialect, n Names) *queries {
 	// Sessions.
 	sessions, sc := d.table(n.Sessions), n.Session
 	sessionCols := []string{sc.SessionToken, sc.UserID, sc.Expires}
-	p = &placeholders{d: d}
-	q.createSession = st("INSERT INTO " + sessions + " (" + cols("", sessionCols...) + ") VALUES (" + p.list(3) + ")")
+	q.createSession = st(insert(sessions, TableSessions, sessionCols))
 	p = &placeholders{d: d}
 	q.getSessionAndUser = st("SELECT " + cols("s.", sessionCols...) + ", " + cols("u.", userCols...) +
 		" FROM " + sessions + " s JOIN " + users + " u ON u." + id(uc.ID) + " = s." + id(sc.UserID) +
 		" WHERE s." + id(sc.SessionToken) + " = " + p.next())
 	p = &placeholders{d: d}
-	upd = "UPDATE " + sessions + " SET " + setCase(sc.UserID) + ", " + setCase(sc.Expires) +
+	upd = "UPDATE " + sessions + " SET " + setCase(sc.UserID) + ", " + setCase(sc.Expires) + touch(TableSessions, p) +
 		" WHERE " + id(sc.SessionToken) + " = " + p.next()
 	if d.updateReturning {
 		upd += " RETURNING " + cols("", sessionCols...)
@@ -139,8 +166,7 @@ func buildQueries(d *dialect, n Names) *queries {
 	// Verification tokens.
 	tokens, tc := d.table(n.VerificationTokens), n.VerificationToken
 	tokenCols := []string{tc.Identifier, tc.Token, tc.Expires}
-	p = &placeholders{d: d}
-	q.createToken = st("INSERT INTO " + tokens + " (" + cols("", tokenCols...) + ") VALUES (" + p.list(3) + ")")
+	q.createToken = st(insert(tokens, TableVerificationTokens, tokenCols))
 	p = &placeholders{d: d}
 	tokenKey := " WHERE " + id(tc.Identifier) + " = " + p.next() + " AND " + id(tc.Token) + " = " + p.next()
 	q.deleteTokenPlain = st("DELETE FROM " + tokens + tokenKey)
@@ -151,15 +177,14 @@ func buildQueries(d *dialect, n Names) *queries {
 	auths, auc := d.table(n.Authenticators), n.Authenticator
 	authCols := []string{auc.CredentialID, auc.CredentialPublicKey, auc.Counter, auc.CredentialBackedUp,
 		auc.CredentialDeviceType, auc.ProviderAccountID, auc.UserID, auc.Transports}
-	p = &placeholders{d: d}
-	q.createAuthenticator = st("INSERT INTO " + auths + " (" + cols("", authCols...) + ") VALUES (" + p.list(8) + ")")
+	q.createAuthenticator = st(insert(auths, TableAuthenticators, authCols))
 	p = &placeholders{d: d}
 	q.getAuthenticator = st("SELECT " + cols("", authCols...) + " FROM " + auths + " WHERE " + id(auc.CredentialID) + " = " + p.next())
 	p = &placeholders{d: d}
 	q.listAuthenticators = st("SELECT " + cols("", authCols...) + " FROM " + auths + " WHERE " + id(auc.UserID) + " = " + p.next() +
 		" ORDER BY " + id(auc.CredentialID))
 	p = &placeholders{d: d}
-	upd = "UPDATE " + auths + " SET " + id(auc.Counter) + " = " + p.next() + " WHERE " + id(auc.CredentialID) + " = " + p.next()
+	upd = "UPDATE " + auths + " SET " + id(auc.Counter) + " = " + p.next() + touch(TableAuthenticators, p) + " WHERE " + id(auc.CredentialID) + " = " + p.next()
 	if d.updateReturning {
 		upd += " RETURNING " + cols("", authCols...)
 	}
@@ -170,5 +195,29 @@ func buildQueries(d *dialect, n Names) *queries {
 	q.purgeSessions = st("DELETE FROM " + sessions + " WHERE " + id(sc.Expires) + " <= " + p.next())
 	p = &placeholders{d: d}
 	q.purgeTokens = st("DELETE FROM " + tokens + " WHERE " + id(tc.Expires) + " <= " + p.next())
+
+	if noFK {
+		// FOR KEY SHARE (PostgreSQL) and LOCK IN SHARE MODE (MySQL,
+		// MariaDB) conflict with the DELETE of the row, not with other
+		// readers; SQLite serialises write transactions instead.
+		lock := ""
+		switch {
+		case d.postgres():
+			lock = " FOR KEY SHARE"
+		case d.mysql():
+			lock = " LOCK IN SHARE MODE"
+		}
+		p = &placeholders{d: d}
+		q.lockUser = st("SELECT 1 FROM " + users + " WHERE " + id(uc.ID) + " = " + p.next() + lock)
+		byUser := func(table, col string) *statement {
+			p := &placeholders{d: d}
+			return st("DELETE FROM " + table + " WHERE " + id(col) + " = " + p.next())
+		}
+		q.deleteUserSessions = byUser(sessions, sc.UserID)
+		q.deleteUserAccounts = byUser(accounts, ac.UserID)
+		if n.Authenticators != Omit {
+			q.deleteUserAuthenticators = byUser(auths, auc.UserID)
+		}
+	}
 	return q
 }

@@ -97,7 +97,7 @@ func (a *Adapter) tableDefs() []tableDef {
 			accountCols = append(accountCols, c)
 		}
 	}
-	return []tableDef{
+	defs := []tableDef{
 		{
 			name: n.Users,
 			cols: []column{{n.User.ID, tKey, false}, {n.User.Email, tKey, false},
@@ -137,6 +137,22 @@ func (a *Adapter) tableDefs() []tableDef {
 			indexes: []string{n.Authenticator.UserID},
 		},
 	}
+	// defs[i] is Table(i+1).
+	for i := range defs {
+		st := a.stamps[i+1]
+		for _, c := range []string{st.created, st.updated} {
+			if c != "" {
+				defs[i].cols = append(defs[i].cols, column{c, tTime, false})
+			}
+		}
+		if a.noFK {
+			defs[i].fk = ""
+		}
+	}
+	if n.Authenticators == Omit {
+		defs = defs[:len(defs)-1]
+	}
+	return defs
 }
 
 // baseName is a table name without its schema qualifier, used in the
@@ -197,8 +213,13 @@ func (a *Adapter) DDL() []string {
 // with the configured names, where they do not exist yet; it leaves
 // existing ones alone (it does not alter a table that differs). On
 // PostgreSQL and SQLite it runs in one transaction; MySQL commits each
-// statement itself.
+// statement itself. The timestamp columns of [WithTimestampColumns] are
+// created too; with [WithoutForeignKeys] no foreign keys are.
 func (a *Adapter) Migrate(ctx context.Context) error {
+	if err := a.enter("migrate"); err != nil {
+		return err
+	}
+	defer a.leave()
 	stmts := a.DDL()
 	run := func(ex func(context.Context, string, ...any) (sql.Result, error)) error {
 		for _, s := range stmts {

@@ -4,14 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/authport/authport/core"
 )
 
 // CreateSession implements [core.SessionCreator] with one INSERT. An
-// unknown user is reported by the foreign key, as [core.ErrNotFound].
+// unknown user is reported by the foreign key, as [core.ErrNotFound] (with
+// [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = "createSession"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if err := session.Validate(); err != nil {
 		return nil, err
 	}
@@ -19,8 +25,9 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if err := checkUTF8(m, "sessionToken", s.SessionToken, "userId", s.UserID); err != nil {
 		return nil, err
 	}
-	if _, err := a.exec(ctx, nil, a.q.createSession, s.SessionToken, s.UserID, a.d.timeArg(s.Expires)); err != nil {
-		return nil, a.wrap(m, err)
+	args := append([]any{s.SessionToken, s.UserID, a.d.timeArg(s.Expires)}, a.stampArgs(TableSessions, true)...)
+	if err := a.insertForUser(ctx, m, s.UserID, a.q.createSession, args...); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
@@ -30,6 +37,10 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // left for [Adapter.PurgeExpired]).
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	const m = "getSessionAndUser"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if !a.d.storable(sessionToken) {
 		return nil, none(ctx, m)
 	}
@@ -37,7 +48,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	var u userRow
 	err := a.queryRow(ctx, nil, a.q.getSessionAndUser, sessionToken).Scan(
 		&s.token, &s.userID, &s.expires, &u.id, &u.email, &u.verified, &u.name, &u.image)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -52,9 +63,14 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 
 // UpdateSession implements [core.SessionUpdater]: one UPDATE … RETURNING on
 // PostgreSQL and SQLite, an UPDATE and a SELECT in one transaction on MySQL
-// and MariaDB.
+// and MariaDB. With [WithoutForeignKeys], moving the session to another
+// user first checks, in the same transaction, that the user exists.
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
 	const m = "updateSession"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if err := up.Validate(); err != nil {
 		return nil, err
 	}
@@ -71,21 +87,46 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 		}
 		expires = a.d.timeArg(core.NormalizeTime(up.Expires.Value))
 	}
-	args := []any{up.UserID.Set, up.UserID.Value, up.Expires.Set, expires, up.SessionToken}
+	args := append([]any{up.UserID.Set, up.UserID.Value, up.Expires.Set, expires}, a.stampArgs(TableSessions, false)...)
+	args = append(args, up.SessionToken)
 	var r sessionRow
+	update := func(tx *sql.Tx) error {
+		if a.d.updateReturning {
+			return a.queryRow(ctx, tx, a.q.updateSession, args...).Scan(r.dest()...)
+		}
+		if _, err := a.exec(ctx, tx, a.q.updateSession, args...); err != nil {
+			return err
+		}
+		return a.queryRow(ctx, tx, a.q.selectSession, up.SessionToken).Scan(r.dest()...)
+	}
 	var err error
-	if a.d.updateReturning {
-		err = a.queryRow(ctx, nil, a.q.updateSession, args...).Scan(r.dest()...)
-	} else {
-		err = a.inTx(ctx, func(tx *sql.Tx) error {
-			if _, err := a.exec(ctx, tx, a.q.updateSession, args...); err != nil {
+	switch {
+	case a.noFK && up.UserID.Set:
+		err = a.inTx(ctx, []*statement{a.q.lockUser, a.q.updateSession, a.q.selectSession}, func(tx *sql.Tx) error {
+			if err := a.requireUser(ctx, tx, up.UserID.Value); !errors.Is(err, errNoUser) {
+				if err != nil {
+					return err
+				}
+				return update(tx)
+			}
+			// No such user: an error if the session exists (as the
+			// foreign key would report it), else nothing to update.
+			var s sessionRow
+			if err := a.queryRow(ctx, tx, a.q.selectSession, up.SessionToken).Scan(s.dest()...); err != nil {
 				return err
 			}
-			return a.queryRow(ctx, tx, a.q.selectSession, up.SessionToken).Scan(r.dest()...)
+			return errNoUser
 		})
+	case a.d.updateReturning:
+		err = update(nil)
+	default:
+		err = a.inTx(ctx, []*statement{a.q.updateSession, a.q.selectSession}, update)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
+	}
+	if errors.Is(err, errNoUser) {
+		return nil, fmt.Errorf("%s: user %q: %w", m, up.UserID.Value, core.ErrNotFound)
 	}
 	if err != nil {
 		return nil, a.wrap(m, err)
@@ -97,12 +138,19 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
 	const m = "deleteSession"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if !a.d.storable(sessionToken) {
 		return nil, none(ctx, m)
 	}
 	var r sessionRow
 	found, err := a.deleteReturning(ctx, a.q.deleteSession, a.q.selectSessionForUpdate, a.q.deleteSessionPlain,
 		r.dest(), sessionToken)
+	if keyUnusable(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, a.wrap(m, err)
 	}
@@ -118,6 +166,10 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 // returned meanwhile.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	const m = "purgeExpired"
+	if err := a.enter(m); err != nil {
+		return core.PurgeResult{}, err
+	}
+	defer a.leave()
 	now := a.d.timeArg(core.NormalizeTime(a.now()))
 	var res core.PurgeResult
 	r, err := a.exec(ctx, nil, a.q.purgeSessions, now)

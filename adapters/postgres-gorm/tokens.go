@@ -10,6 +10,10 @@ import (
 // one INSERT.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
 	const m = "createVerificationToken"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if err := token.Validate(); err != nil {
 		return nil, err
 	}
@@ -17,7 +21,8 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 	if err := checkUTF8(m, "identifier", v.Identifier, "token", v.Token); err != nil {
 		return nil, err
 	}
-	if _, err := a.exec(ctx, nil, a.q.createToken, v.Identifier, v.Token, a.d.timeArg(v.Expires)); err != nil {
+	args := append([]any{v.Identifier, v.Token, a.d.timeArg(v.Expires)}, a.stampArgs(TableVerificationTokens, true)...)
+	if _, err := a.exec(ctx, nil, a.q.createToken, args...); err != nil {
 		return nil, a.wrap(m, err)
 	}
 	return &v, nil
@@ -30,12 +35,19 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // race for it. An expired token is deleted and not returned.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
 	const m = "useVerificationToken"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if !a.d.storable(key.Identifier) || !a.d.storable(key.Token) {
 		return nil, none(ctx, m)
 	}
 	var r tokenRow
 	found, err := a.deleteReturning(ctx, a.q.useToken, a.q.selectTokenForUpdate, a.q.deleteTokenPlain,
 		r.dest(), key.Identifier, key.Token)
+	if keyUnusable(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, a.wrap(m, err)
 	}

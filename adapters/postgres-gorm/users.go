@@ -12,6 +12,10 @@ import (
 // CreateUser implements [core.UserCreator] with one INSERT.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = "createUser"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if err := user.Validate(); err != nil {
 		return nil, err
 	}
@@ -19,7 +23,9 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 	if err := checkUTF8(m, "id", u.ID, "email", u.Email, "name", deref(u.Name), "image", deref(u.Image)); err != nil {
 		return nil, err
 	}
-	_, err := a.exec(ctx, nil, a.q.createUser, u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image))
+	args := append([]any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)},
+		a.stampArgs(TableUsers, true)...)
+	_, err := a.exec(ctx, nil, a.q.createUser, args...)
 	if err != nil {
 		return nil, a.wrap(m, err)
 	}
@@ -38,6 +44,10 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 }
 
 func (a *Adapter) getUserBy(ctx context.Context, m string, s *statement, args ...any) (*core.User, error) {
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	for _, v := range args {
 		if !a.d.storable(v.(string)) {
 			return nil, none(ctx, m)
@@ -45,7 +55,7 @@ func (a *Adapter) getUserBy(ctx context.Context, m string, s *statement, args ..
 	}
 	var r userRow
 	err := a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -65,6 +75,10 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 // RETURNING, an UPDATE and a SELECT in one transaction.
 func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
 	const m = "updateUser"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if err := up.Validate(); err != nil {
 		return nil, err
 	}
@@ -79,14 +93,14 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 		up.EmailVerified.Set, a.d.timePtrArg(core.NormalizeTimePtr(up.EmailVerified.Value)),
 		up.Name.Set, nullStr(up.Name.Value),
 		up.Image.Set, nullStr(up.Image.Value),
-		up.ID,
 	}
+	args = append(append(args, a.stampArgs(TableUsers, false)...), up.ID)
 	var r userRow
 	var err error
 	if a.d.updateReturning {
 		err = a.queryRow(ctx, nil, a.q.updateUser, args...).Scan(r.dest()...)
 	} else {
-		err = a.inTx(ctx, func(tx *sql.Tx) error {
+		err = a.inTx(ctx, []*statement{a.q.updateUser, a.q.getUser}, func(tx *sql.Tx) error {
 			if _, err := a.exec(ctx, tx, a.q.updateUser, args...); err != nil {
 				return err
 			}
@@ -106,14 +120,29 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 // schema's ON DELETE CASCADE foreign keys delete the user's accounts,
 // sessions and authenticators in the same statement. Where DELETE …
 // RETURNING is missing (MySQL, MariaDB < 10.5) it runs SELECT … FOR UPDATE
-// and DELETE in one transaction.
+// and DELETE in one transaction. With [WithoutForeignKeys] it deletes the
+// user and then its sessions, accounts and authenticators, in one
+// transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
 	const m = "deleteUser"
+	if err := a.enter(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
 	if !a.d.storable(id) {
 		return nil, none(ctx, m)
 	}
 	var r userRow
-	found, err := a.deleteReturning(ctx, a.q.deleteUser, a.q.selectUserForUpdate, a.q.deleteUserPlain, r.dest(), id)
+	var found bool
+	var err error
+	if a.noFK {
+		found, err = a.deleteUserAndDependents(ctx, r.dest(), id)
+	} else {
+		found, err = a.deleteReturning(ctx, a.q.deleteUser, a.q.selectUserForUpdate, a.q.deleteUserPlain, r.dest(), id)
+	}
+	if keyUnusable(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, a.wrap(m, err)
 	}
@@ -121,6 +150,45 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		return nil, nil
 	}
 	return r.user(), nil
+}
+
+// deleteUserAndDependents is deleteUser without foreign keys: in one
+// transaction, the user's row first (which locks it, so that no
+// linkAccount, createSession or createAuthenticator can add a record for
+// the user from then on: they lock the row to check it), then its
+// sessions, accounts and authenticators.
+func (a *Adapter) deleteUserAndDependents(ctx context.Context, dest []any, id string) (bool, error) {
+	found := false
+	uses := []*statement{a.q.deleteUser, a.q.deleteUserSessions, a.q.deleteUserAccounts, a.q.deleteUserAuthenticators}
+	if !a.d.deleteReturning {
+		uses[0] = a.q.selectUserForUpdate
+		uses = append(uses, a.q.deleteUserPlain)
+	}
+	err := a.inTx(ctx, uses, func(tx *sql.Tx) error {
+		var err error
+		if a.d.deleteReturning {
+			err = a.queryRow(ctx, tx, a.q.deleteUser, id).Scan(dest...)
+		} else if err = a.queryRow(ctx, tx, a.q.selectUserForUpdate, id).Scan(dest...); err == nil {
+			_, err = a.exec(ctx, tx, a.q.deleteUserPlain, id)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		for _, s := range []*statement{a.q.deleteUserSessions, a.q.deleteUserAccounts, a.q.deleteUserAuthenticators} {
+			if s == nil {
+				continue
+			}
+			if _, err := a.exec(ctx, tx, s, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return found && err == nil, err
 }
 
 // deleteReturning deletes the row the args name and scans it into dest:
@@ -136,7 +204,7 @@ func (a *Adapter) deleteReturning(ctx context.Context, ret, sel, del *statement,
 		return err == nil, err
 	}
 	found := false
-	err := a.inTx(ctx, func(tx *sql.Tx) error {
+	err := a.inTx(ctx, []*statement{sel, del}, func(tx *sql.Tx) error {
 		err := a.queryRow(ctx, tx, sel, args...).Scan(dest...)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
