@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -317,6 +319,29 @@ func userRules() []rule {
 			want := u.Normalize()
 			want.EmailVerified = ptr(core.NormalizeTime(verified))
 			expectUser(t, "getUser after updateUser", e.getUser(t, u.ID), want)
+		}},
+		{group: string(updateUser), name: "concurrent_updates_of_different_fields_kept", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
+			for round := range 10 {
+				u := e.newUser()
+				e.createUser(t, u)
+				name, image := ptr(fmt.Sprintf("name %d", round)), ptr(fmt.Sprintf("image %d", round))
+				var wg sync.WaitGroup
+				errs := make([]error, 2)
+				wg.Go(func() {
+					_, errs[0] = e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(name)})
+				})
+				wg.Go(func() {
+					_, errs[1] = e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Image: core.Set(image)})
+				})
+				wg.Wait()
+				if err := errors.Join(errs...); err != nil {
+					t.Fatal(err)
+				}
+				got := e.getUser(t, u.ID)
+				if got == nil || got.Name == nil || *got.Name != *name || got.Image == nil || *got.Image != *image {
+					t.Fatalf("round %d: after concurrent updates of name and image the user is %s; one update was lost", round, show(got))
+				}
+			}
 		}},
 		{group: string(updateUser), name: "moves_email", needs: []core.Method{createUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
