@@ -258,17 +258,28 @@ func (e *env) state(t *testing.T) state {
 	for i := range s.VerificationTokens {
 		s.VerificationTokens[i].Expires = canonTime(s.VerificationTokens[i].Expires)
 	}
-	slices.SortFunc(s.Users, func(a, b core.User) int { return cmp.Compare(a.ID, b.ID) })
-	slices.SortFunc(s.Accounts, func(a, b core.Account) int {
-		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.ProviderAccountID, b.ProviderAccountID))
-	})
-	slices.SortFunc(s.Sessions, func(a, b core.Session) int { return cmp.Compare(a.SessionToken, b.SessionToken) })
-	slices.SortFunc(s.VerificationTokens, func(a, b core.VerificationToken) int {
-		return cmp.Or(cmp.Compare(a.Identifier, b.Identifier), cmp.Compare(a.Token, b.Token))
-	})
-	slices.SortFunc(s.Authenticators, func(a, b core.Authenticator) int { return cmp.Compare(a.CredentialID, b.CredentialID) })
+	slices.SortFunc(s.Users, byUserID)
+	slices.SortFunc(s.Accounts, byAccountKey)
+	slices.SortFunc(s.Sessions, bySessionToken)
+	slices.SortFunc(s.VerificationTokens, byTokenKey)
+	slices.SortFunc(s.Authenticators, byCredentialID)
 	return s
 }
+
+// The orders of a state's records, also used to build expected states.
+func byUserID(a, b core.User) int { return cmp.Compare(a.ID, b.ID) }
+
+func byAccountKey(a, b core.Account) int {
+	return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.ProviderAccountID, b.ProviderAccountID))
+}
+
+func bySessionToken(a, b core.Session) int { return cmp.Compare(a.SessionToken, b.SessionToken) }
+
+func byTokenKey(a, b core.VerificationToken) int {
+	return cmp.Or(cmp.Compare(a.Identifier, b.Identifier), cmp.Compare(a.Token, b.Token))
+}
+
+func byCredentialID(a, b core.Authenticator) int { return cmp.Compare(a.CredentialID, b.CredentialID) }
 
 // expectUnchanged fails the test if the stored state differs from before.
 func (e *env) expectUnchanged(t *testing.T, before state, what string) {

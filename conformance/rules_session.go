@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -252,6 +251,6 @@ func sortedSessions(ss ...core.Session) []core.Session {
 	for i := range ss {
 		ss[i].Expires = canonTime(ss[i].Expires)
 	}
-	slices.SortFunc(ss, func(a, b core.Session) int { return strings.Compare(a.SessionToken, b.SessionToken) })
+	slices.SortFunc(ss, bySessionToken)
 	return ss
 }

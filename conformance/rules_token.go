@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -348,6 +347,6 @@ func purgeRules() []rule {
 }
 
 func sortedAuthenticators(as ...core.Authenticator) []core.Authenticator {
-	slices.SortFunc(as, func(a, b core.Authenticator) int { return strings.Compare(a.CredentialID, b.CredentialID) })
+	slices.SortFunc(as, byCredentialID)
 	return as
 }

@@ -464,6 +464,6 @@ func userRules() []rule {
 
 func sortedUsers(us ...core.User) []core.User {
 	out := slices.Clone(us)
-	slices.SortFunc(out, func(a, b core.User) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, byUserID)
 	return out
 }
