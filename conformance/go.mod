@@ -2,7 +2,7 @@ module github.com/authport/authport/conformance
 
 go 1.26
 
-require github.com/authport/authport/core v0.0.0-00010101000000-000000000000
+require github.com/authport/authport/core v0.1.0
 
 require (
 	dario.cat/mergo v1.0.2 // indirect

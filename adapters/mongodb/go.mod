@@ -3,8 +3,8 @@ module github.com/authport/authport/adapters/mongodb
 go 1.26
 
 require (
-	github.com/authport/authport/conformance v0.0.0-00010101000000-000000000000
-	github.com/authport/authport/core v0.0.0-00010101000000-000000000000
+	github.com/authport/authport/conformance v0.1.0
+	github.com/authport/authport/core v0.1.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 )
 

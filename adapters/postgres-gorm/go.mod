@@ -3,8 +3,8 @@ module github.com/authport/authport/adapters/postgres-gorm
 go 1.26
 
 require (
-	github.com/authport/authport/conformance v0.0.0-00010101000000-000000000000
-	github.com/authport/authport/core v0.0.0-00010101000000-000000000000
+	github.com/authport/authport/conformance v0.1.0
+	github.com/authport/authport/core v0.1.0
 	github.com/go-sql-driver/mysql v1.8.1
 	github.com/jackc/pgx/v5 v5.6.0
 	github.com/mattn/go-sqlite3 v1.14.22

@@ -3,9 +3,9 @@ module github.com/authport/authport/conformance/selftest
 go 1.26
 
 require (
-	github.com/authport/authport/adapters/memory v0.0.0-00010101000000-000000000000
-	github.com/authport/authport/conformance v0.0.0-00010101000000-000000000000
-	github.com/authport/authport/core v0.0.0-00010101000000-000000000000
+	github.com/authport/authport/adapters/memory v0.1.0
+	github.com/authport/authport/conformance v0.1.0
+	github.com/authport/authport/core v0.1.0
 )
 
 replace (
