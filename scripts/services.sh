@@ -25,8 +25,9 @@
 # ports. The Redis Cluster (three masters, no replicas) lives in
 # $TMPDIR/authport-redis-cluster. MongoDB is tools/mongostandin (FerretDB on
 # SQLite), built into ${XDG_CACHE_HOME:-$HOME/.cache}/authport and run with its
-# data in $TMPDIR/authport-mongostandin-PORT. Logs of what this script starts are
-# in $TMPDIR/authport-services.
+# data in $TMPDIR/authport-mongostandin-PORT; the binary's path is printed as
+# AUTHPORT_MONGOSTANDIN_BIN too. Logs of what this script starts are in
+# $TMPDIR/authport-services.
 set -euo pipefail
 
 started=$SECONDS
@@ -384,9 +385,12 @@ mongo_binary() {
 }
 
 ensure_mongodb() {
-	given AUTHPORT_MONGODB_URL mongodb && return
 	local bin port pidfile old_pid old_bin
+	# The binary is exported too, for tests that start private stand-ins of
+	# their own (tools/faults), even when the server comes from the caller.
 	bin=$(mongo_binary)
+	export_line AUTHPORT_MONGOSTANDIN_BIN "$bin"
+	given AUTHPORT_MONGODB_URL mongodb && return
 
 	# Reuse a MongoDB server that answers on the first port; else start on the
 	# first free port, skipping ports something else holds.

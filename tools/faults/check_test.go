@@ -1,0 +1,125 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// raw reads what a server holds with its own driver, never through the
+// adapter. Found is false, with a nil error, for a record that is not there.
+type raw interface {
+	user(ctx context.Context, id string) (found bool, err error)
+	account(ctx context.Context, k core.AccountKey) (userID string, found bool, err error)
+	session(ctx context.Context, token string) (userID string, expires time.Time, found bool, err error)
+	authenticator(ctx context.Context, credID string) (userID string, found bool, err error)
+	token(ctx context.Context, k core.VerificationTokenKey) (found bool, err error)
+	// leftovers lists what still belongs to user u after its deletion was
+	// acknowledged: accounts, sessions, authenticators (and index entries
+	// where the store keeps them).
+	leftovers(ctx context.Context, u *userRec) ([]string, error)
+}
+
+// checked is the verdict of the raw reads.
+type checked struct {
+	acked   int      // acknowledged writes and deletes checked
+	lost    []string // an acknowledged write or delete not (or no longer) in effect
+	partial []string // a record left by an acknowledged deleteUser
+}
+
+// check compares what the load had acknowledged with what the server holds.
+// A record touched by a call that failed after the acknowledged write
+// (a deleteUser, an updateSession, a useVerificationToken) may or may not
+// have been changed by it, so only the outcomes it allows are accepted.
+func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec) (checked, error) {
+	var c checked
+	lost := func(format string, args ...any) { c.lost = append(c.lost, fmt.Sprintf(format, args...)) }
+	for _, u := range users {
+		if u.delAck {
+			c.acked++
+			found, err := rv.user(ctx, u.id)
+			if err != nil {
+				return c, err
+			}
+			if found {
+				lost("user %s: deleteUser was acknowledged, but the user is still there", u.id)
+			}
+			left, err := rv.leftovers(ctx, u)
+			if err != nil {
+				return c, err
+			}
+			for _, s := range left {
+				c.partial = append(c.partial, fmt.Sprintf("user %s deleted (acknowledged) but %s is left", u.id, s))
+			}
+			continue
+		}
+		if u.delTried || !u.userAck {
+			continue // deleted or not: both are allowed
+		}
+		c.acked++
+		found, err := rv.user(ctx, u.id)
+		if err != nil {
+			return c, err
+		}
+		if !found {
+			lost("user %s: createUser was acknowledged, the user is not there", u.id)
+		}
+		if u.accAck {
+			c.acked++
+			uid, found, err := rv.account(ctx, u.account)
+			if err != nil {
+				return c, err
+			}
+			if !found || uid != u.id {
+				lost("account %v of user %s: linkAccount was acknowledged, found=%v userId=%q", u.account, u.id, found, uid)
+			}
+		}
+		if u.sessAck {
+			c.acked++
+			uid, exp, found, err := rv.session(ctx, u.session)
+			if err != nil {
+				return c, err
+			}
+			switch {
+			case !found || uid != u.id:
+				lost("session %s of user %s: acknowledged, found=%v userId=%q", u.session, u.id, found, uid)
+			case !slices.ContainsFunc(u.sessExpires, func(t time.Time) bool { return t.Equal(exp) }):
+				lost("session %s of user %s: expires %v, want the acknowledged %v (or one of %v)",
+					u.session, u.id, exp.UTC(), u.sessExpires[0], u.sessExpires[1:])
+			}
+		}
+		if u.credAck {
+			c.acked++
+			uid, found, err := rv.authenticator(ctx, u.cred)
+			if err != nil {
+				return c, err
+			}
+			if !found || uid != u.id {
+				lost("authenticator %s of user %s: acknowledged, found=%v userId=%q", u.cred, u.id, found, uid)
+			}
+		}
+	}
+	for _, tok := range tokens {
+		if !tok.createAck {
+			continue
+		}
+		if tok.useTried && !tok.useAck {
+			continue // used or not: both are allowed
+		}
+		c.acked++
+		found, err := rv.token(ctx, tok.key)
+		if err != nil {
+			return c, err
+		}
+		if tok.useAck && found {
+			lost("verification token %s: used (acknowledged) but still there", tok.key.Identifier)
+		}
+		if !tok.useAck && !found {
+			lost("verification token %s: created (acknowledged) but not there", tok.key.Identifier)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,418 @@
+package faults
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	mrand "math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+const (
+	// workers is the number of goroutines calling the adapter at once.
+	workers = 8
+	// callTimeout bounds every adapter call.
+	callTimeout = 2 * time.Second
+	// grace is how much later than its deadline a call may return before it
+	// counts as hung (scheduling on a loaded 2-core machine under -race).
+	grace = 500 * time.Millisecond
+	// warmup is how long the load runs before the fault, and settle how
+	// long it goes on after the service is back; minRun is the shortest
+	// scenario.
+	warmup = 1500 * time.Millisecond
+	settle = 2500 * time.Millisecond
+	minRun = 6 * time.Second
+	// recoveryLimit is the longest allowed time from the service being back
+	// to the first successful call.
+	recoveryLimit = 2 * time.Second
+)
+
+// userRec is what the load did to one user and the records it owns, and
+// which of those writes were acknowledged (the call returned no error).
+// Every user belongs to one worker, so no two calls on it ever race: what
+// the checks find is the fault's doing, not a race's.
+type userRec struct {
+	id, email        string
+	userAck          bool
+	account          core.AccountKey
+	accTried, accAck bool
+	session          string
+	sessTried        bool
+	sessAck          bool
+	// sessExpires are the expiry times the session may hold: the last
+	// acknowledged one first, then any written by an updateSession that
+	// failed after it (it may or may not have been applied).
+	sessExpires        []time.Time
+	cred               string
+	credTried, credAck bool
+	delTried, delAck   bool
+}
+
+// tokenRec is one verification token of the load.
+type tokenRec struct {
+	key       core.VerificationTokenKey
+	createAck bool
+	useTried  bool
+	// useAck: useVerificationToken returned the token, so it is gone.
+	useAck bool
+}
+
+// callRec is one adapter call.
+type callRec struct {
+	start, end time.Time
+	ok         bool
+}
+
+// tally collects what the workers saw.
+type tally struct {
+	mu      sync.Mutex
+	calls   []callRec
+	panics  []string
+	hung    []string
+	lost    []string // losses seen by the load itself (a record the adapter no longer finds)
+	users   []*userRec
+	tokens  []*tokenRec
+	samples []string // a few error messages, for the log
+	errs    map[string]int
+}
+
+func (t *tally) note(list *[]string, format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	*list = append(*list, fmt.Sprintf(format, args...))
+}
+
+// load is one scenario's worth of calls on one adapter.
+type load struct {
+	a     core.Adapter
+	scen  string // id prefix, unique per scenario
+	stop  atomic.Bool
+	t     tally
+	start time.Time
+}
+
+// call runs one adapter method with its own 2 s context, recovering a
+// panic, timing it, and recording whether it failed.
+func (l *load) call(method string, f func(ctx context.Context) error) (err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			l.t.note(&l.t.panics, "%s panicked: %v\n%s", method, r, debug.Stack())
+			err = fmt.Errorf("%s panicked: %v", method, r)
+		}
+		end := time.Now()
+		if d := end.Sub(start); d > callTimeout+grace {
+			l.t.note(&l.t.hung, "%s returned after %v (context of %v): %v", method, d.Round(time.Millisecond), callTimeout, err)
+		}
+		l.t.mu.Lock()
+		l.t.calls = append(l.t.calls, callRec{start: start, end: end, ok: err == nil})
+		if err != nil {
+			if l.t.errs == nil {
+				l.t.errs = map[string]int{}
+			}
+			l.t.errs[method]++
+			if len(l.t.samples) < 6 {
+				l.t.samples = append(l.t.samples, err.Error())
+			}
+		}
+		l.t.mu.Unlock()
+	}()
+	return f(ctx)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// worker runs the mix until the load is stopped: create user + link account
+// + create session + create authenticator; getSessionAndUser;
+// updateSession; create + use a verification token; deleteUser.
+func (l *load) worker(w int) {
+	rng := mrand.New(mrand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+	var live []*userRec
+	var users []*userRec
+	var tokens []*tokenRec
+	defer func() {
+		l.t.mu.Lock()
+		l.t.users = append(l.t.users, users...)
+		l.t.tokens = append(l.t.tokens, tokens...)
+		l.t.mu.Unlock()
+	}()
+	withSession := func() *userRec {
+		var c []*userRec
+		for _, u := range live {
+			if u.sessAck {
+				c = append(c, u)
+			}
+		}
+		if len(c) == 0 {
+			return nil
+		}
+		return c[rng.IntN(len(c))]
+	}
+	for n := 0; !l.stop.Load(); n++ {
+		r := rng.IntN(100)
+		switch {
+		case r < 30 || len(live) == 0:
+			u := &userRec{id: fmt.Sprintf("%s-w%d-%06d", l.scen, w, n)}
+			u.email = u.id + "@example.com"
+			users = append(users, u)
+			l.createChain(u)
+			if u.userAck {
+				live = append(live, u)
+			}
+		case r < 55:
+			if u := withSession(); u != nil {
+				l.getSession(u)
+			}
+		case r < 70:
+			if u := withSession(); u != nil {
+				l.updateSession(u, rng)
+			}
+		case r < 90:
+			tok := &tokenRec{key: core.VerificationTokenKey{
+				Identifier: fmt.Sprintf("%s-w%d-%06d@example.com", l.scen, w, n), Token: randomHex(16)}}
+			tokens = append(tokens, tok)
+			l.verification(tok)
+		default:
+			// Delete the oldest live user: its writes have had the longest
+			// to be lost.
+			u := live[0]
+			live = live[1:]
+			l.deleteUser(u)
+		}
+	}
+}
+
+func (l *load) createChain(u *userRec) {
+	name := "Fault Tester"
+	err := l.call("createUser", func(ctx context.Context) error {
+		_, err := l.a.CreateUser(ctx, core.User{ID: u.id, Email: u.email, Name: &name})
+		return err
+	})
+	if err != nil {
+		return
+	}
+	u.userAck = true
+	u.account = core.AccountKey{Provider: "github", ProviderAccountID: "gh-" + u.id}
+	tokenType, access := "bearer", "at-"+randomHex(8)
+	u.accTried = true
+	err = l.call("linkAccount", func(ctx context.Context) error {
+		_, err := l.a.LinkAccount(ctx, core.Account{UserID: u.id, Provider: u.account.Provider, Type: core.AccountTypeOAuth,
+			ProviderAccountID: u.account.ProviderAccountID, AccessToken: &access, TokenType: &tokenType})
+		return err
+	})
+	if err != nil {
+		return
+	}
+	u.accAck = true
+	u.session = "st-" + u.id + "-" + randomHex(8)
+	exp := core.NormalizeTime(time.Now().Add(time.Hour))
+	u.sessTried = true
+	u.sessExpires = []time.Time{exp}
+	err = l.call("createSession", func(ctx context.Context) error {
+		_, err := l.a.CreateSession(ctx, core.Session{SessionToken: u.session, UserID: u.id, Expires: exp})
+		return err
+	})
+	if err != nil {
+		return
+	}
+	u.sessAck = true
+	u.cred = "cred-" + u.id
+	u.credTried = true
+	err = l.call("createAuthenticator", func(ctx context.Context) error {
+		_, err := l.a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: u.cred, CredentialPublicKey: "pk-" + u.id,
+			Counter: 0, CredentialDeviceType: "singleDevice", ProviderAccountID: u.account.ProviderAccountID, UserID: u.id})
+		return err
+	})
+	if err == nil {
+		u.credAck = true
+	}
+}
+
+// getSession reads an acknowledged session back: not finding it is a loss.
+func (l *load) getSession(u *userRec) {
+	var got *core.SessionAndUser
+	err := l.call("getSessionAndUser", func(ctx context.Context) error {
+		var err error
+		got, err = l.a.GetSessionAndUser(ctx, u.session)
+		return err
+	})
+	switch {
+	case err != nil:
+	case got == nil:
+		l.t.note(&l.t.lost, "getSessionAndUser(%s) found nothing: the acknowledged session of user %s is gone", u.session, u.id)
+	case got.User.ID != u.id || got.Session.UserID != u.id:
+		l.t.note(&l.t.lost, "getSessionAndUser(%s) returned user %q, want %q", u.session, got.User.ID, u.id)
+	}
+}
+
+func (l *load) updateSession(u *userRec, rng *mrand.Rand) {
+	exp := core.NormalizeTime(time.Now().Add(time.Hour + time.Duration(rng.IntN(3_600_000))*time.Millisecond))
+	var got *core.Session
+	err := l.call("updateSession", func(ctx context.Context) error {
+		var err error
+		got, err = l.a.UpdateSession(ctx, core.SessionUpdate{SessionToken: u.session, Expires: core.Set(exp)})
+		return err
+	})
+	switch {
+	case err != nil:
+		u.sessExpires = append(u.sessExpires, exp) // maybe applied
+	case got == nil:
+		l.t.note(&l.t.lost, "updateSession(%s) found no session: the acknowledged session of user %s is gone", u.session, u.id)
+	default:
+		u.sessExpires = []time.Time{exp}
+	}
+}
+
+func (l *load) verification(tok *tokenRec) {
+	exp := core.NormalizeTime(time.Now().Add(time.Hour))
+	err := l.call("createVerificationToken", func(ctx context.Context) error {
+		_, err := l.a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: tok.key.Identifier, Token: tok.key.Token, Expires: exp})
+		return err
+	})
+	if err != nil {
+		return
+	}
+	tok.createAck = true
+	tok.useTried = true
+	var got *core.VerificationToken
+	err = l.call("useVerificationToken", func(ctx context.Context) error {
+		var err error
+		got, err = l.a.UseVerificationToken(ctx, tok.key)
+		return err
+	})
+	switch {
+	case err != nil:
+	case got == nil:
+		l.t.note(&l.t.lost, "useVerificationToken(%s) found nothing: the acknowledged token is gone", tok.key.Identifier)
+	default:
+		tok.useAck = true
+	}
+}
+
+func (l *load) deleteUser(u *userRec) {
+	u.delTried = true
+	err := l.call("deleteUser", func(ctx context.Context) error {
+		_, err := l.a.DeleteUser(ctx, u.id)
+		return err
+	})
+	if err == nil {
+		// nil, nil (no such user) is acknowledged too: a client that
+		// retried the command after a lost reply finds the user gone by
+		// its own first try. The raw check decides whether anything is
+		// left.
+		u.delAck = true
+	}
+}
+
+// row is one line of the figures table.
+type row struct {
+	backend, fault string
+	durable        bool
+	ops            int
+	errFault       int           // errors of calls that overlapped the fault
+	errOther       int           // errors of calls outside it
+	down           time.Duration // from the fault to the service being back
+	recovery       time.Duration // from the service being back to the first success; -1: never
+	acked          int           // acknowledged writes checked
+	lost           int
+	partial        int
+	panics         int
+	hung           int
+	details        []string
+}
+
+// fault breaks the service and repairs it. It returns when the fault began
+// and when the service was back (the server answered the raw driver again,
+// or the toxic was removed).
+type fault struct {
+	name   string
+	inject func(ctx context.Context) (began, back time.Time, err error)
+}
+
+// runScenario runs the load on a, injects f after the warm-up, keeps the
+// load going until settle after the service is back, then checks with rv
+// what the server holds.
+func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv raw, f fault, scen string) row {
+	t.Helper()
+	l := &load{a: a, scen: scen, start: time.Now()}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { l.worker(w) })
+	}
+	time.Sleep(warmup)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	began, back, err := f.inject(ctx)
+	cancel()
+	if err != nil {
+		l.stop.Store(true)
+		wg.Wait()
+		t.Fatalf("%s/%s: injecting the fault: %v", backend, f.name, err)
+	}
+	end := back.Add(settle)
+	if e := l.start.Add(minRun); e.After(end) {
+		end = e
+	}
+	time.Sleep(time.Until(end))
+	l.stop.Store(true)
+	wg.Wait()
+
+	r := row{backend: backend, fault: f.name, durable: durable, down: back.Sub(began), recovery: -1}
+	calls := l.t.calls
+	slices.SortFunc(calls, func(x, y callRec) int { return x.end.Compare(y.end) })
+	var recovered time.Time
+	for _, c := range calls {
+		if c.ok && !c.end.Before(back) && !c.start.Before(began) {
+			recovered = c.end
+			r.recovery = c.end.Sub(back)
+			break
+		}
+	}
+	faultEnd := recovered
+	if faultEnd.IsZero() {
+		faultEnd = time.Now()
+	}
+	r.ops = len(calls)
+	for _, c := range calls {
+		if c.ok {
+			continue
+		}
+		if !c.end.Before(began) && !c.start.After(faultEnd) {
+			r.errFault++
+		} else {
+			r.errOther++
+		}
+	}
+	r.panics, r.hung = len(l.t.panics), len(l.t.hung)
+	r.details = append(r.details, l.t.panics...)
+	r.details = append(r.details, l.t.hung...)
+	r.lost = len(l.t.lost)
+	r.details = append(r.details, l.t.lost...)
+	if len(l.t.samples) > 0 {
+		t.Logf("%s/%s: errors by method %v; first errors: %q", backend, f.name, l.t.errs, l.t.samples)
+	}
+
+	cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer ccancel()
+	res, err := check(cctx, rv, l.t.users, l.t.tokens)
+	if err != nil {
+		t.Fatalf("%s/%s: reading the server back: %v", backend, f.name, err)
+	}
+	r.acked, r.lost, r.partial = res.acked, r.lost+len(res.lost), len(res.partial)
+	r.details = append(r.details, res.lost...)
+	r.details = append(r.details, res.partial...)
+	return r
+}

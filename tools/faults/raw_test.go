@@ -1,0 +1,256 @@
+package faults
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core"
+	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// ---- SQL (PostgreSQL, MariaDB): the adapter's default table names ---------
+
+type sqlRaw struct {
+	db    *sql.DB
+	mysql bool
+}
+
+// q writes a query given with "double-quoted" names and ? placeholders in
+// the server's dialect.
+func (r sqlRaw) q(query string) string {
+	if r.mysql {
+		return strings.ReplaceAll(query, `"`, "`")
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func (r sqlRaw) count(ctx context.Context, query string, args ...any) (int, error) {
+	var n int
+	err := r.db.QueryRowContext(ctx, r.q(query), args...).Scan(&n)
+	return n, err
+}
+
+// one scans the single row of query; found is false when there is none.
+func (r sqlRaw) one(ctx context.Context, query string, args []any, dest ...any) (bool, error) {
+	err := r.db.QueryRowContext(ctx, r.q(query), args...).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (r sqlRaw) user(ctx context.Context, id string) (bool, error) {
+	n, err := r.count(ctx, `SELECT count(*) FROM "users" WHERE "id" = ?`, id)
+	return n > 0, err
+}
+
+func (r sqlRaw) account(ctx context.Context, k core.AccountKey) (string, bool, error) {
+	var uid string
+	found, err := r.one(ctx, `SELECT "userId" FROM "accounts" WHERE "provider" = ? AND "providerAccountId" = ?`,
+		[]any{k.Provider, k.ProviderAccountID}, &uid)
+	return uid, found, err
+}
+
+func (r sqlRaw) session(ctx context.Context, token string) (string, time.Time, bool, error) {
+	var uid string
+	var exp time.Time
+	found, err := r.one(ctx, `SELECT "userId", "expires" FROM "sessions" WHERE "sessionToken" = ?`, []any{token}, &uid, &exp)
+	return uid, exp, found, err
+}
+
+func (r sqlRaw) authenticator(ctx context.Context, credID string) (string, bool, error) {
+	var uid string
+	found, err := r.one(ctx, `SELECT "userId" FROM "authenticators" WHERE "credentialID" = ?`, []any{credID}, &uid)
+	return uid, found, err
+}
+
+func (r sqlRaw) token(ctx context.Context, k core.VerificationTokenKey) (bool, error) {
+	n, err := r.count(ctx, `SELECT count(*) FROM "verification_token" WHERE "identifier" = ? AND "token" = ?`, k.Identifier, k.Token)
+	return n > 0, err
+}
+
+func (r sqlRaw) leftovers(ctx context.Context, u *userRec) ([]string, error) {
+	var left []string
+	for _, table := range []string{"accounts", "sessions", "authenticators"} {
+		n, err := r.count(ctx, `SELECT count(*) FROM "`+table+`" WHERE "userId" = ?`, u.id)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			left = append(left, fmt.Sprintf("%d row(s) in %s", n, table))
+		}
+	}
+	return left, nil
+}
+
+// ---- Redis and Redis Cluster: the key layout of adapters/redis/README.md --
+
+// redisPrefix is the key prefix the test's Redis adapters use. The ids the
+// load makes contain only bytes the adapter does not escape.
+const redisPrefix = "faults:"
+
+type redisRaw struct{ c redis.UniversalClient }
+
+func (r redisRaw) key(kind, id string) string { return redisPrefix + kind + ":{" + id + "}" }
+
+func (r redisRaw) user(ctx context.Context, id string) (bool, error) {
+	n, err := r.c.Exists(ctx, r.key("user", id)).Result()
+	return n > 0, err
+}
+
+// index reads an index key (the user id it points to) and checks that the
+// user's hash or set holds member too.
+func (r redisRaw) index(ctx context.Context, kind, id, userSuffix, member string) (string, bool, error) {
+	uid, err := r.c.Get(ctx, r.key(kind, id)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	var in bool
+	if userSuffix == ":sessions" {
+		_, err = r.c.ZScore(ctx, r.key("user", uid)+userSuffix, member).Result()
+		in = err == nil
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+	} else {
+		in, err = r.c.HExists(ctx, r.key("user", uid)+userSuffix, member).Result()
+	}
+	return uid, in, err
+}
+
+func (r redisRaw) account(ctx context.Context, k core.AccountKey) (string, bool, error) {
+	field := k.Provider + ":" + k.ProviderAccountID
+	return r.index(ctx, "account", field, ":accounts", field)
+}
+
+func (r redisRaw) session(ctx context.Context, token string) (string, time.Time, bool, error) {
+	uid, found, err := r.index(ctx, "session", token, ":sessions", token)
+	if err != nil || !found {
+		return uid, time.Time{}, found, err
+	}
+	ms, err := r.c.ZScore(ctx, r.key("user", uid)+":sessions", token).Result()
+	return uid, time.UnixMilli(int64(ms)).UTC(), err == nil, err
+}
+
+func (r redisRaw) authenticator(ctx context.Context, credID string) (string, bool, error) {
+	return r.index(ctx, "authenticator", credID, ":authenticators", credID)
+}
+
+func (r redisRaw) token(ctx context.Context, k core.VerificationTokenKey) (bool, error) {
+	n, err := r.c.Exists(ctx, r.key("verification", k.Identifier+":"+k.Token)).Result()
+	return n > 0, err
+}
+
+func (r redisRaw) leftovers(ctx context.Context, u *userRec) ([]string, error) {
+	keys := []string{
+		r.key("user", u.id) + ":accounts", r.key("user", u.id) + ":sessions",
+		r.key("user", u.id) + ":authenticators", r.key("email", u.email),
+	}
+	if u.accTried {
+		keys = append(keys, r.key("account", u.account.Provider+":"+u.account.ProviderAccountID))
+	}
+	if u.sessTried {
+		keys = append(keys, r.key("session", u.session))
+	}
+	if u.credTried {
+		keys = append(keys, r.key("authenticator", u.cred))
+	}
+	var left []string
+	for _, k := range keys { // one by one: on a cluster they are in different slots
+		n, err := r.c.Exists(ctx, k).Result()
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			left = append(left, "key "+k)
+		}
+	}
+	return left, nil
+}
+
+// ---- MongoDB: the adapter's default collections ---------------------------
+
+type mongoRaw struct{ db *mongo.Database }
+
+func (r mongoRaw) count(ctx context.Context, coll string, filter bson.M) (int64, error) {
+	return r.db.Collection(coll).CountDocuments(ctx, filter)
+}
+
+// one decodes the first document matching filter; found is false when there
+// is none.
+func (r mongoRaw) one(ctx context.Context, coll string, filter bson.M, dest any) (bool, error) {
+	err := r.db.Collection(coll).FindOne(ctx, filter).Decode(dest)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (r mongoRaw) user(ctx context.Context, id string) (bool, error) {
+	n, err := r.count(ctx, "users", bson.M{"_id": id})
+	return n > 0, err
+}
+
+func (r mongoRaw) account(ctx context.Context, k core.AccountKey) (string, bool, error) {
+	var doc struct {
+		UserID string `bson:"userId"`
+	}
+	found, err := r.one(ctx, "accounts", bson.M{"provider": k.Provider, "providerAccountId": k.ProviderAccountID}, &doc)
+	return doc.UserID, found, err
+}
+
+func (r mongoRaw) session(ctx context.Context, token string) (string, time.Time, bool, error) {
+	var doc struct {
+		UserID  string        `bson:"userId"`
+		Expires bson.DateTime `bson:"expires"`
+	}
+	found, err := r.one(ctx, "sessions", bson.M{"sessionToken": token}, &doc)
+	return doc.UserID, doc.Expires.Time().UTC(), found, err
+}
+
+func (r mongoRaw) authenticator(ctx context.Context, credID string) (string, bool, error) {
+	var doc struct {
+		UserID string `bson:"userId"`
+	}
+	found, err := r.one(ctx, "authenticators", bson.M{"credentialID": credID}, &doc)
+	return doc.UserID, found, err
+}
+
+func (r mongoRaw) token(ctx context.Context, k core.VerificationTokenKey) (bool, error) {
+	n, err := r.count(ctx, "verification_tokens", bson.M{"identifier": k.Identifier, "token": k.Token})
+	return n > 0, err
+}
+
+func (r mongoRaw) leftovers(ctx context.Context, u *userRec) ([]string, error) {
+	var left []string
+	for _, coll := range []string{"accounts", "sessions", "authenticators"} {
+		n, err := r.count(ctx, coll, bson.M{"userId": u.id})
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			left = append(left, fmt.Sprintf("%d document(s) in %s", n, coll))
+		}
+	}
+	return left, nil
+}
