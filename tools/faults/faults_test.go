@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,12 +15,12 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/authport/authport/conformance/provision"
-	"github.com/authport/authport/core"
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	redisadapter "github.com/authport/authport/adapters/redis"
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core"
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
@@ -40,6 +42,8 @@ func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the fault-injection run takes a few minutes; not in -short")
 	}
+	// The MySQL driver logs every broken connection on its own logger.
+	_ = mysqldriver.SetLogger(log.New(io.Discard, "", 0))
 	tp := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	started := time.Now()
 	var (
@@ -96,6 +100,9 @@ func judge(t *testing.T, r row) {
 		t.Errorf("%s: no call succeeded after the service was back", where)
 	} else if r.recovery >= recoveryLimit {
 		t.Errorf("%s: %v from the service being back to the first success (limit %v)", where, r.recovery.Round(time.Millisecond), recoveryLimit)
+	}
+	if !r.visible {
+		t.Errorf("%s: the fault had no visible effect on the load (no call failed or slowed during it): is the proxy in the path?", where)
 	}
 	if r.acked < 50 {
 		t.Errorf("%s: only %d acknowledged writes to check: the load did too little to prove anything", where, r.acked)
@@ -169,8 +176,8 @@ func processRestart(p *process, ping func(context.Context) error) fault {
 // client sends; and a black hole that swallows everything without closing
 // (every call must give up at its deadline).
 func toxicFaults(p *toxiproxy.Proxy) []fault {
-	mk := func(name, toxic, spec string, hold time.Duration) fault {
-		return fault{name: name, inject: func(ctx context.Context) (time.Time, time.Time, error) {
+	mk := func(name, toxic, spec string, hold time.Duration, expect string) fault {
+		return fault{name: name, expect: expect, inject: func(ctx context.Context) (time.Time, time.Time, error) {
 			began := time.Now()
 			if _, err := p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
 				return began, began, fmt.Errorf("adding toxic %s: %w", toxic, err)
@@ -184,11 +191,11 @@ func toxicFaults(p *toxiproxy.Proxy) []fault {
 	}
 	return []fault{
 		mk("latency 300 ms (3 s)", "lat",
-			`{"name":"lat","type":"latency","stream":"downstream","attributes":{"latency":300,"jitter":50}}`, 3*time.Second),
+			`{"name":"lat","type":"latency","stream":"downstream","attributes":{"latency":300,"jitter":50}}`, 3*time.Second, "slow"),
 		mk("reset_peer (2.5 s)", "reset",
-			`{"name":"reset","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`, 2500*time.Millisecond),
+			`{"name":"reset","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`, 2500*time.Millisecond, "errors"),
 		mk("black hole: timeout toxic (2.5 s)", "hole",
-			`{"name":"hole","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`, 2500*time.Millisecond),
+			`{"name":"hole","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`, 2500*time.Millisecond, "errors"),
 	}
 }
 

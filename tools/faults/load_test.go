@@ -327,6 +327,7 @@ type row struct {
 	errOther       int           // errors of calls outside it
 	down           time.Duration // from the fault to the service being back
 	recovery       time.Duration // from the service being back to the first success; -1: never
+	visible        bool          // the fault had the effect it must have (fault.expect)
 	acked          int           // acknowledged writes checked
 	lost           int
 	partial        int
@@ -341,7 +342,15 @@ type row struct {
 type fault struct {
 	name   string
 	inject func(ctx context.Context) (began, back time.Time, err error)
+	// expect is the effect a fault that really hit the load must have had,
+	// so that a proxy left out of the path cannot pass unnoticed: "errors"
+	// (some call failed), "slow" (some call took at least slowCall), or ""
+	// for a restart, which the test sees happen itself.
+	expect string
 }
+
+// slowCall is how long a call takes, at least, under the latency toxic.
+const slowCall = 300 * time.Millisecond
 
 // runScenario runs the load on a, injects f after the warm-up, keeps the
 // load going until settle after the service is back, then checks with rv
@@ -386,9 +395,16 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 		faultEnd = time.Now()
 	}
 	r.ops = len(calls)
+	r.visible = f.expect == ""
 	for _, c := range calls {
+		if f.expect == "slow" && c.end.Sub(c.start) >= slowCall && c.end.After(began) && c.start.Before(back) {
+			r.visible = true
+		}
 		if c.ok {
 			continue
+		}
+		if f.expect == "errors" && c.end.After(began) {
+			r.visible = true
 		}
 		if !c.end.Before(began) && !c.start.After(faultEnd) {
 			r.errFault++

@@ -1,0 +1,94 @@
+package faults
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/conformance/provision"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestCheckSeesLoss proves that the checks of TestFaults can fail. On a
+// Redis that keeps nothing on disk (no AOF, no snapshots) a SIGKILL loses
+// every acknowledged write, and check must count them lost; a record
+// planted for a user whose deletion was acknowledged must count as a
+// partial cascade.
+func TestCheckSeesLoss(t *testing.T) {
+	bin := binary(t, provision.BackendRedis, "redis-server")
+	dir := tempDir(t, "authport-faults-volatile-")
+	port := freePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p := &process{name: bin, log: filepath.Join(dir, "stdout.log"), args: []string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--appendonly", "no", "--save", "", "--logfile", filepath.Join(dir, "redis.log")}}
+	startProcess(t, p, redisPing(addr))
+	a := newRedisAdapter(t, redis.NewClient(redisOptions(addr)))
+	rc := redis.NewClient(redisOptions(addr))
+	t.Cleanup(func() { _ = rc.Close() })
+	rv := redisRaw{c: rc}
+
+	l := &load{a: a, scen: "self" + randomHex(3), start: time.Now()}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { l.worker(w) })
+	}
+	time.Sleep(time.Second)
+	l.stop.Store(true)
+	wg.Wait()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := check(ctx, rv, l.t.users, l.t.tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.lost) != 0 || len(res.partial) != 0 || res.acked < 50 {
+		t.Fatalf("before any fault: acked %d, lost %d, partial %d; want ≥ 50, 0, 0: %v %v",
+			res.acked, len(res.lost), len(res.partial), res.lost, res.partial)
+	}
+
+	var deleted *userRec
+	for _, u := range l.t.users {
+		if u.delAck {
+			deleted = u
+			break
+		}
+	}
+	if deleted == nil {
+		t.Fatal("the load acknowledged no deleteUser")
+	}
+	if err := rc.Set(ctx, rv.key("session", deleted.session), deleted.id, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	res, err = check(ctx, rv, l.t.users, l.t.tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.partial) != 1 || len(res.lost) != 0 {
+		t.Errorf("a session key planted for deleted user %s: partial %v, lost %v; want one partial, no loss", deleted.id, res.partial, res.lost)
+	}
+
+	if err := p.kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.waitReady(redisPing(addr), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	res, err = check(ctx, rv, l.t.users, l.t.tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Everything but the acknowledged deletions (still true: nothing is
+	// there) and the used tokens is lost.
+	if len(res.lost) == 0 || len(res.lost) >= res.acked {
+		t.Errorf("after a SIGKILL of a Redis without persistence: %d of %d acknowledged writes counted lost; want some, not all", len(res.lost), res.acked)
+	}
+	t.Logf("self-check: %d of %d acknowledged writes counted lost after the volatile restart, as they must be", len(res.lost), res.acked)
+}
