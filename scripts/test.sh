@@ -107,6 +107,12 @@ for m in "${modules[@]}" "${tools[@]}"; do
 	grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$log" | head -40 >&2 || true
 done
 
+# The fault-injection figures (tools/faults, TestFaults) go to the console
+# too, not only to its log.
+if [ -f "$log_dir/tools_faults.log" ]; then
+	sed -n '/^Fault injection (tools\/faults/,/^$/p' "$log_dir/tools_faults.log" >&2
+fi
+
 # The consumer check (tools/release): a module outside the repository, with
 # GOWORK=off and the in-repo modules served by a local module proxy made of
 # this tree, gets every adapter with `go get`, builds and runs a program

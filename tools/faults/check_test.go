@@ -20,7 +20,16 @@ type raw interface {
 	// leftovers lists what still belongs to user u after its deletion was
 	// acknowledged: accounts, sessions, authenticators (and index entries
 	// where the store keeps them).
-	leftovers(ctx context.Context, u *userRec) ([]string, error)
+	leftovers(ctx context.Context, u *userRec) ([]leftover, error)
+}
+
+// leftover is one record left of a deleted user.
+type leftover struct {
+	what string
+	// claim: a provisional claim of a unique key (Redis Cluster's claim,
+	// write, confirm protocol) made by a write that was not acknowledged,
+	// which expires by itself within the adapter's claim TTL.
+	claim bool
 }
 
 // checked is the verdict of the raw reads.
@@ -28,6 +37,7 @@ type checked struct {
 	acked   int      // acknowledged writes and deletes checked
 	lost    []string // an acknowledged write or delete not (or no longer) in effect
 	partial []string // a record left by an acknowledged deleteUser
+	claims  []string // provisional claims left (see leftover.claim)
 }
 
 // check compares what the load had acknowledged with what the server holds.
@@ -51,8 +61,13 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec) (c
 			if err != nil {
 				return c, err
 			}
-			for _, s := range left {
-				c.partial = append(c.partial, fmt.Sprintf("user %s deleted (acknowledged) but %s is left", u.id, s))
+			for _, l := range left {
+				msg := fmt.Sprintf("user %s deleted (acknowledged) but %s is left", u.id, l.what)
+				if l.claim {
+					c.claims = append(c.claims, msg)
+				} else {
+					c.partial = append(c.partial, msg)
+				}
 			}
 			continue
 		}

@@ -86,15 +86,15 @@ func (r sqlRaw) token(ctx context.Context, k core.VerificationTokenKey) (bool, e
 	return n > 0, err
 }
 
-func (r sqlRaw) leftovers(ctx context.Context, u *userRec) ([]string, error) {
-	var left []string
+func (r sqlRaw) leftovers(ctx context.Context, u *userRec) ([]leftover, error) {
+	var left []leftover
 	for _, table := range []string{"accounts", "sessions", "authenticators"} {
 		n, err := r.count(ctx, `SELECT count(*) FROM "`+table+`" WHERE "userId" = ?`, u.id)
 		if err != nil {
 			return nil, err
 		}
 		if n > 0 {
-			left = append(left, fmt.Sprintf("%d row(s) in %s", n, table))
+			left = append(left, leftover{what: fmt.Sprintf("%d row(s) in %s", n, table)})
 		}
 	}
 	return left, nil
@@ -161,29 +161,41 @@ func (r redisRaw) token(ctx context.Context, k core.VerificationTokenKey) (bool,
 	return n > 0, err
 }
 
-func (r redisRaw) leftovers(ctx context.Context, u *userRec) ([]string, error) {
-	keys := []string{
-		r.key("user", u.id) + ":accounts", r.key("user", u.id) + ":sessions",
-		r.key("user", u.id) + ":authenticators", r.key("email", u.email),
+func (r redisRaw) leftovers(ctx context.Context, u *userRec) ([]leftover, error) {
+	type probe struct {
+		key   string
+		acked bool // the write that made it was acknowledged
+	}
+	probes := []probe{
+		{r.key("user", u.id) + ":accounts", true}, {r.key("user", u.id) + ":sessions", true},
+		{r.key("user", u.id) + ":authenticators", true}, {r.key("email", u.email), true},
 	}
 	if u.accTried {
-		keys = append(keys, r.key("account", u.account.Provider+":"+u.account.ProviderAccountID))
+		probes = append(probes, probe{r.key("account", u.account.Provider+":"+u.account.ProviderAccountID), u.accAck})
 	}
 	if u.sessTried {
-		keys = append(keys, r.key("session", u.session))
+		probes = append(probes, probe{r.key("session", u.session), u.sessAck})
 	}
 	if u.credTried {
-		keys = append(keys, r.key("authenticator", u.cred))
+		probes = append(probes, probe{r.key("authenticator", u.cred), u.credAck})
 	}
-	var left []string
-	for _, k := range keys { // one by one: on a cluster they are in different slots
-		n, err := r.c.Exists(ctx, k).Result()
+	var left []leftover
+	for _, p := range probes { // one by one: on a cluster they are in different slots
+		ttl, err := r.c.PTTL(ctx, p.key).Result()
 		if err != nil {
 			return nil, err
 		}
-		if n > 0 {
-			left = append(left, "key "+k)
+		if ttl == -2*time.Nanosecond || ttl == -2*time.Millisecond { // no such key (go-redis reports -2 as is)
+			continue
 		}
+		l := leftover{what: "key " + p.key}
+		if ttl > 0 {
+			l.what += fmt.Sprintf(" (expires in %v)", ttl.Round(time.Millisecond))
+			// A unique-key claim of linkAccount or createAuthenticator
+			// lives at most the adapter's claim TTL (30 s by default).
+			l.claim = !p.acked && ttl <= 30*time.Second && !strings.Contains(p.key, ":session:")
+		}
+		left = append(left, l)
 	}
 	return left, nil
 }
@@ -241,15 +253,15 @@ func (r mongoRaw) token(ctx context.Context, k core.VerificationTokenKey) (bool,
 	return n > 0, err
 }
 
-func (r mongoRaw) leftovers(ctx context.Context, u *userRec) ([]string, error) {
-	var left []string
+func (r mongoRaw) leftovers(ctx context.Context, u *userRec) ([]leftover, error) {
+	var left []leftover
 	for _, coll := range []string{"accounts", "sessions", "authenticators"} {
 		n, err := r.count(ctx, coll, bson.M{"userId": u.id})
 		if err != nil {
 			return nil, err
 		}
 		if n > 0 {
-			left = append(left, fmt.Sprintf("%d document(s) in %s", n, coll))
+			left = append(left, leftover{what: fmt.Sprintf("%d document(s) in %s", n, coll)})
 		}
 	}
 	return left, nil
