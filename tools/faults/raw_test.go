@@ -266,3 +266,130 @@ func (r mongoRaw) leftovers(ctx context.Context, u *userRec) ([]leftover, error)
 	}
 	return left, nil
 }
+
+// snapshot reads the five collections whole (they hold this test's records
+// only) with the driver, into a mapRaw.
+func (r mongoRaw) snapshot(ctx context.Context) (raw, error) {
+	m := newMapRaw()
+	all := func(coll string, each func(cur *mongo.Cursor) error) error {
+		cur, err := r.db.Collection(coll).Find(ctx, bson.M{})
+		if err != nil {
+			return err
+		}
+		defer cur.Close(ctx)
+		for cur.Next(ctx) {
+			if err := each(cur); err != nil {
+				return err
+			}
+		}
+		return cur.Err()
+	}
+	type doc struct {
+		ID                string        `bson:"_id"`
+		UserID            string        `bson:"userId"`
+		Provider          string        `bson:"provider"`
+		ProviderAccountID string        `bson:"providerAccountId"`
+		SessionToken      string        `bson:"sessionToken"`
+		Expires           bson.DateTime `bson:"expires"`
+		CredentialID      string        `bson:"credentialID"`
+		Identifier        string        `bson:"identifier"`
+		Token             string        `bson:"token"`
+	}
+	decode := func(cur *mongo.Cursor) (doc, error) {
+		var d doc
+		var full bson.M
+		if err := cur.Decode(&full); err != nil {
+			return d, err
+		}
+		str := func(k string) string { v, _ := full[k].(string); return v }
+		d.ID, d.UserID, d.Provider, d.ProviderAccountID = str("_id"), str("userId"), str("provider"), str("providerAccountId")
+		d.SessionToken, d.CredentialID, d.Identifier, d.Token = str("sessionToken"), str("credentialID"), str("identifier"), str("token")
+		d.Expires, _ = full["expires"].(bson.DateTime)
+		return d, nil
+	}
+	steps := []struct {
+		coll string
+		add  func(d doc)
+	}{
+		{"users", func(d doc) { m.users[d.ID] = true }},
+		{"accounts", func(d doc) {
+			m.accounts[core.AccountKey{Provider: d.Provider, ProviderAccountID: d.ProviderAccountID}] = d.UserID
+			m.byUser[d.UserID] = append(m.byUser[d.UserID], "an account")
+		}},
+		{"sessions", func(d doc) {
+			m.sessions[d.SessionToken] = sessionRow{d.UserID, d.Expires.Time().UTC()}
+			m.byUser[d.UserID] = append(m.byUser[d.UserID], "a session")
+		}},
+		{"authenticators", func(d doc) {
+			m.authenticators[d.CredentialID] = d.UserID
+			m.byUser[d.UserID] = append(m.byUser[d.UserID], "an authenticator")
+		}},
+		{"verification_tokens", func(d doc) {
+			m.tokens[core.VerificationTokenKey{Identifier: d.Identifier, Token: d.Token}] = true
+		}},
+	}
+	for _, st := range steps {
+		err := all(st.coll, func(cur *mongo.Cursor) error {
+			d, err := decode(cur)
+			if err == nil {
+				st.add(d)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", st.coll, err)
+		}
+	}
+	return m, nil
+}
+
+// mapRaw is a raw view over records read beforehand.
+type mapRaw struct {
+	users          map[string]bool
+	accounts       map[core.AccountKey]string
+	sessions       map[string]sessionRow
+	authenticators map[string]string
+	tokens         map[core.VerificationTokenKey]bool
+	byUser         map[string][]string // what refers to a user id
+}
+
+type sessionRow struct {
+	userID  string
+	expires time.Time
+}
+
+func newMapRaw() *mapRaw {
+	return &mapRaw{
+		users: map[string]bool{}, accounts: map[core.AccountKey]string{}, sessions: map[string]sessionRow{},
+		authenticators: map[string]string{}, tokens: map[core.VerificationTokenKey]bool{}, byUser: map[string][]string{},
+	}
+}
+
+func (m *mapRaw) user(_ context.Context, id string) (bool, error) { return m.users[id], nil }
+
+func (m *mapRaw) account(_ context.Context, k core.AccountKey) (string, bool, error) {
+	uid, ok := m.accounts[k]
+	return uid, ok, nil
+}
+
+func (m *mapRaw) session(_ context.Context, token string) (string, time.Time, bool, error) {
+	s, ok := m.sessions[token]
+	return s.userID, s.expires, ok, nil
+}
+
+func (m *mapRaw) authenticator(_ context.Context, credID string) (string, bool, error) {
+	uid, ok := m.authenticators[credID]
+	return uid, ok, nil
+}
+
+func (m *mapRaw) token(_ context.Context, k core.VerificationTokenKey) (bool, error) {
+	return m.tokens[k], nil
+}
+
+func (m *mapRaw) leftovers(_ context.Context, u *userRec) ([]leftover, error) {
+	var left []leftover
+	for _, what := range m.byUser[u.id] {
+		left = append(left, leftover{what: what})
+	}
+	return left, nil
+}
