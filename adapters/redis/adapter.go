@@ -202,13 +202,22 @@ func (a *Adapter) attachCluster(ctx context.Context, ptr, uid, hashKey, field, v
 		return res, err
 	}
 	ok, err = a.commit(ctx, ptr, uid)
-	if err != nil || !ok {
+	if err != nil {
+		// The commit may have run (its reply lost with the connection).
+		// Undo the record only once the pointer is released; if the
+		// release fails too, keep the record, so that either the link is
+		// whole or the claim expires, and deleteUser still finds the
+		// record and releases its pointer. Removing the record of a
+		// committed pointer would leave the pointer orphaned for good.
+		if a.release(ctx, ptr, uid) == nil {
+			_ = a.c.HDel(ctx, hashKey, field).Err()
+		}
+		return "", err
+	}
+	if !ok {
 		// The user was deleted (which released the pointer) or the claim
 		// outlived its TTL: undo the record.
-		_ = a.c.HDel(context.WithoutCancel(ctx), hashKey, field).Err()
-		if err != nil {
-			return "", err
-		}
+		_ = a.c.HDel(ctx, hashKey, field).Err()
 		return "notfound", nil
 	}
 	return "ok", nil

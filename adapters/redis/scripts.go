@@ -116,9 +116,9 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
 if ARGV[2] == 'S' then
   if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
   redis.call('SET', KEYS[3], ARGV[3])
-elseif redis.call('HEXISTS', KEYS[2], ARGV[4]) == 1 then
-  return 'exists'
 end
+-- On a cluster the caller holds the claim on the pointer, so a record
+-- already here was left by a link whose claim expired uncommitted.
 redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
 return 'ok'
 `

@@ -1,0 +1,156 @@
+package redisadapter
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/authport/authport/core"
+)
+
+// errLostReply stands for a connection that broke after the command was
+// sent: the server may or may not have run it. tools/faults met the real
+// thing when a cluster master was killed under load (the commit of a
+// linkAccount ran, its reply never came back).
+var errLostReply = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer (injected)")}
+
+// replyDropper is a go-redis hook that, for the scripts whose SHA1 is in
+// run, runs the command and then reports errLostReply, and for those in
+// skip reports errLostReply without running it.
+type replyDropper struct {
+	run, skip atomic.Pointer[map[string]bool]
+}
+
+func (d *replyDropper) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (d *replyDropper) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (d *replyDropper) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if len(args) < 2 || cmd.Name() != "evalsha" {
+			return next(ctx, cmd)
+		}
+		sha, _ := args[1].(string)
+		if m := d.skip.Load(); m != nil && (*m)[sha] {
+			cmd.SetErr(errLostReply)
+			return errLostReply
+		}
+		err := next(ctx, cmd)
+		if m := d.run.Load(); m != nil && (*m)[sha] {
+			cmd.SetErr(errLostReply)
+			return errLostReply
+		}
+		return err
+	}
+}
+
+// TestClusterLostCommitReply: on a cluster, linkAccount and
+// createAuthenticator claim the unique pointer, write the record in the
+// user's slot and commit the pointer. When the commit's reply is lost, the
+// call fails, and what it leaves must never be an orphan pointer: after
+// deleteUser the account and the credential can be linked again, by
+// another user or by the same one.
+func TestClusterLostCommitReply(t *testing.T) {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	drop := &replyDropper{}
+	c.AddHook(drop)
+	a, raw := fixture(t, c, WithClaimTTL(300*time.Millisecond))
+	ctx := context.Background()
+	if err := a.Preload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	commit, release := a.s.commit.Hash(), a.s.release.Hash()
+	user := func(id string) {
+		t.Helper()
+		if _, err := a.CreateUser(ctx, core.User{ID: id, Email: id + "@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Phase n links account gh-n and credential cred-n.
+	phase := "1"
+	link := func(uid string) error {
+		_, err := a.LinkAccount(ctx, core.Account{UserID: uid, Provider: "github", Type: core.AccountTypeOAuth,
+			ProviderAccountID: "gh-" + phase})
+		return err
+	}
+	register := func(uid string) error {
+		_, err := a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: "cred-" + phase, CredentialPublicKey: "pk",
+			CredentialDeviceType: "singleDevice", ProviderAccountID: "gh-" + phase, UserID: uid})
+		return err
+	}
+
+	// 1. The commit runs, its reply is lost, and so is the release's:
+	// the link may be whole. deleteUser must then take the pointers too.
+	user("u1")
+	drop.run.Store(&map[string]bool{commit: true})
+	drop.skip.Store(&map[string]bool{release: true})
+	if err := link("u1"); err == nil {
+		t.Fatal("linkAccount with the commit's reply lost: no error")
+	}
+	if err := register("u1"); err == nil {
+		t.Fatal("createAuthenticator with the commit's reply lost: no error")
+	}
+	drop.run.Store(nil)
+	drop.skip.Store(nil)
+	if _, err := a.DeleteUser(ctx, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := raw.Mentions(ctx, "u1"); err != nil || len(left) > 0 {
+		t.Errorf("after deleteUser(u1): %v still mention u1 (%v)", left, err)
+	}
+	user("u2")
+	if err := link("u2"); err != nil {
+		t.Errorf("linking the account to u2 after u1 was deleted: %v", err)
+	}
+	if err := register("u2"); err != nil {
+		t.Errorf("registering the credential for u2 after u1 was deleted: %v", err)
+	}
+	if _, err := a.DeleteUser(ctx, "u2"); err != nil {
+		t.Fatal(err)
+	}
+
+	// 2. Neither the commit nor the release reaches the server: the claim
+	// expires uncommitted. The same user must be able to link again.
+	phase = "2"
+	user("u3")
+	drop.skip.Store(&map[string]bool{commit: true, release: true})
+	if err := link("u3"); err == nil {
+		t.Fatal("linkAccount with the commit lost: no error")
+	}
+	if err := register("u3"); err == nil {
+		t.Fatal("createAuthenticator with the commit lost: no error")
+	}
+	drop.skip.Store(nil)
+	time.Sleep(400 * time.Millisecond) // the claims expire
+	if err := link("u3"); err != nil {
+		t.Errorf("linking the account to u3 again once its claim expired: %v", err)
+	}
+	if err := register("u3"); err != nil {
+		t.Errorf("registering the credential for u3 again once its claim expired: %v", err)
+	}
+	if got, err := a.GetUserByAccount(ctx, core.AccountKey{Provider: "github", ProviderAccountID: "gh-2"}); err != nil || got == nil || got.ID != "u3" {
+		t.Errorf("getUserByAccount after the second link = %v, %v; want u3", got, err)
+	}
+	if err := raw.CheckConsistency(ctx); err != nil {
+		t.Errorf("inconsistent at the end: %v", err)
+	}
+}
+
+// clusterSeeds returns the cluster's seed addresses (skipping or failing
+// like the other cluster tests when there is none).
+func clusterSeeds(t *testing.T) []string {
+	t.Helper()
+	c := cluster(t).(*redis.ClusterClient)
+	seeds := c.Options().Addrs
+	_ = c.Close()
+	return seeds
+}
