@@ -189,6 +189,9 @@ func (r redisRaw) leftovers(ctx context.Context, u *userRec) ([]leftover, error)
 			continue
 		}
 		l := leftover{what: "key " + p.key}
+		if !p.acked {
+			l.what += " (its write failed)"
+		}
 		if ttl > 0 {
 			l.what += fmt.Sprintf(" (expires in %v)", ttl.Round(time.Millisecond))
 			// A unique-key claim of linkAccount or createAuthenticator
