@@ -50,7 +50,11 @@ type checked struct {
 // A record touched by a call that failed after the acknowledged write
 // (a deleteUser, an updateSession, a useVerificationToken) may or may not
 // have been changed by it, so only the outcomes it allows are accepted.
-func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec) (checked, error) {
+//
+// crash, when not zero, is when a server that is not durable was killed: a
+// record left of a user whose deleteUser was acknowledged before it counts
+// as lost (the crash undid part of the delete), not as a partial cascade.
+func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, crash time.Time) (checked, error) {
 	var c checked
 	if s, ok := rv.(snapshotter); ok {
 		snap, err := s.snapshot(ctx)
@@ -76,9 +80,12 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec) (c
 			}
 			for _, l := range left {
 				msg := fmt.Sprintf("user %s deleted (acknowledged) but %s is left", u.id, l.what)
-				if l.claim {
+				switch {
+				case l.claim:
 					c.claims = append(c.claims, msg)
-				} else {
+				case !crash.IsZero() && u.delAckAt.Before(crash):
+					lost("%s: the deletion was acknowledged before the crash of a server that is not durable", msg)
+				default:
 					c.partial = append(c.partial, msg)
 				}
 			}

@@ -54,6 +54,7 @@ type userRec struct {
 	cred               string
 	credTried, credAck bool
 	delTried, delAck   bool
+	delAckAt           time.Time // when the acknowledged deleteUser returned
 }
 
 // tokenRec is one verification token of the load.
@@ -375,7 +376,7 @@ func (l *load) deleteUser(u *userRec) {
 		// retried the command after a lost reply finds the user gone by
 		// its own first try. The raw check decides whether anything is
 		// left.
-		u.delAck = true
+		u.delAck, u.delAckAt = true, time.Now()
 	}
 }
 
@@ -389,6 +390,7 @@ type row struct {
 	down           time.Duration // from the fault to the service being back
 	recovery       time.Duration // from the service being back to the first success; -1: never
 	visible        bool          // the fault had the effect it must have (fault.expect)
+	crash          bool          // the fault stopped the server (fault.crash)
 	acked          int           // acknowledged writes checked
 	lost           int
 	partial        int
@@ -411,6 +413,10 @@ type fault struct {
 	// (some call failed), "slow" (some call took at least slowCall), or ""
 	// for a restart, which the test sees happen itself.
 	expect string
+	// crash: the fault kills or stops the server (as opposed to breaking
+	// the network), so a server that is not durable may lose what it
+	// acknowledged before it.
+	crash bool
 }
 
 // slowCall is how long a call takes, at least, under the latency toxic.
@@ -447,7 +453,7 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 	close(stopWatch)
 	stalls := <-stallsc
 
-	r := row{backend: backend, fault: f.name, durable: durable, down: back.Sub(began), recovery: -1}
+	r := row{backend: backend, fault: f.name, durable: durable, crash: f.crash, down: back.Sub(began), recovery: -1}
 	calls := l.t.calls
 	slices.SortFunc(calls, func(x, y callRec) int { return x.end.Compare(y.end) })
 	var recovered time.Time
@@ -501,7 +507,11 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 
 	cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer ccancel()
-	res, err := check(cctx, rv, l.t.users, l.t.tokens)
+	var crash time.Time // a crash that may undo writes acknowledged before it
+	if !durable && f.crash {
+		crash = began
+	}
+	res, err := check(cctx, rv, l.t.users, l.t.tokens, crash)
 	if err != nil {
 		t.Fatalf("%s/%s: reading the server back: %v", backend, f.name, err)
 	}

@@ -194,9 +194,11 @@ func (r redisRaw) leftovers(ctx context.Context, u *userRec) ([]leftover, error)
 		}
 		if ttl > 0 {
 			l.what += fmt.Sprintf(" (expires in %v)", ttl.Round(time.Millisecond))
-			// A unique-key claim of linkAccount or createAuthenticator
-			// lives at most the adapter's claim TTL (30 s by default).
-			l.claim = !p.acked && ttl <= 30*time.Second && !strings.Contains(p.key, ":session:")
+			// A claim of a write that failed: a unique-key claim of
+			// linkAccount or createAuthenticator lives at most the
+			// adapter's claim TTL (30 s by default), a session key's
+			// claim until the session's expiry.
+			l.claim = !p.acked
 		}
 		left = append(left, l)
 	}

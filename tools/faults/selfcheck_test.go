@@ -42,7 +42,7 @@ func TestCheckSeesLoss(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := check(ctx, rv, l.t.users, l.t.tokens)
+	res, err := check(ctx, rv, l.t.users, l.t.tokens, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestCheckSeesLoss(t *testing.T) {
 	if err := rc.Set(ctx, rv.key("session", deleted.session), deleted.id, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	res, err = check(ctx, rv, l.t.users, l.t.tokens)
+	res, err = check(ctx, rv, l.t.users, l.t.tokens, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestCheckSeesLoss(t *testing.T) {
 	if err := p.waitReady(redisPing(addr), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	res, err = check(ctx, rv, l.t.users, l.t.tokens)
+	res, err = check(ctx, rv, l.t.users, l.t.tokens, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
