@@ -92,3 +92,32 @@ func TestCheckSeesLoss(t *testing.T) {
 	}
 	t.Logf("self-check: %d of %d acknowledged writes counted lost after the volatile restart, as they must be", len(res.lost), res.acked)
 }
+
+// TestLateAndPanickingCallsCounted proves that the load's bookkeeping sees a
+// call that ignores its context and one that panics.
+func TestLateAndPanickingCallsCounted(t *testing.T) {
+	l := &load{}
+	stop := make(chan struct{})
+	stallsc := watchScheduling(stop)
+	err := l.call("ignoresItsContext", func(context.Context) error {
+		time.Sleep(callTimeout + 2*time.Second)
+		return nil
+	})
+	close(stop)
+	stalls := <-stallsc
+	if err != nil || len(l.t.late) != 1 {
+		t.Fatalf("a call kept 2 s past its deadline: err %v, %d late calls recorded; want nil, 1", err, len(l.t.late))
+	}
+	c := l.t.late[0]
+	if starved(c, stalls) {
+		t.Skipf("the machine stalled this process for most of the 2 s (%v): cannot tell a hang from a stall now", stalls)
+	}
+	if !starved(c, []stall{{from: c.start.Add(callTimeout), to: c.end}}) {
+		t.Error("a late call whose lateness a stall covers is not explained by it")
+	}
+
+	err = l.call("panics", func(context.Context) error { panic("boom") })
+	if err == nil || len(l.t.panics) != 1 {
+		t.Errorf("a panicking call: err %v, %d panics recorded; want an error and 1", err, len(l.t.panics))
+	}
+}
