@@ -626,4 +626,3 @@ func visibleText(body []byte) string {
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
 }
-
