@@ -240,12 +240,12 @@ type dexPassword struct {
 	UserID   string `json:"userID"`
 }
 
-// dexPasswords hashes the users' passwords for dex. The lowest bcrypt cost
-// keeps the tests quick; these are test passwords.
+// dexPasswords hashes the users' passwords for dex, at bcrypt's default
+// cost: dex refuses to check a password against a cheaper hash.
 func dexPasswords(users []DexUser) ([]dexPassword, error) {
 	out := make([]dexPassword, 0, len(users))
 	for _, u := range users {
-		hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), bcrypt.MinCost)
+		hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), bcrypt.DefaultCost)
 		if err != nil {
 			return nil, fmt.Errorf("hashing the password of %s: %w", u.Email, err)
 		}
@@ -507,13 +507,13 @@ func (d *DexServer) Login(ctx context.Context, authURL, email, password string) 
 			}
 			return target, nil
 		}
-		if resp.StatusCode != http.StatusOK {
-			return fail("%s %s: dex answered %s: %s", req.Method, here.Path, resp.Status, pageText(body))
-		}
 		page := parsePage(body)
-		if form, ok := page.passwordForm(); ok {
+		// dex shows the login form again, with 401, for a wrong email or
+		// password.
+		if form, ok := page.passwordForm(); ok && (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized) {
 			if submitted {
-				return nil, fmt.Errorf("%w: %w: dex showed the login form again: %s", ErrDexLogin, ErrDexLoginRejected, pageText(body))
+				return nil, fmt.Errorf("%w: %w: dex answered %s with the login form again: %s",
+					ErrDexLogin, ErrDexLoginRejected, resp.Status, pageText(body))
 			}
 			req, err = form.request(ctx, here, email, password)
 			if err != nil {
@@ -521,6 +521,9 @@ func (d *DexServer) Login(ctx context.Context, authURL, email, password string) 
 			}
 			submitted = true
 			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fail("%s %s: dex answered %s: %s", req.Method, here.Path, resp.Status, pageText(body))
 		}
 		if form, ok := page.approvalForm(); ok {
 			if req, err = form.request(ctx, here, "", ""); err != nil {
