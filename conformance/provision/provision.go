@@ -34,7 +34,7 @@
 // [Dex] is different: it starts an OpenID provider (dex) private to one
 // test, configured with that test's clients and users, from the binary
 // AUTHPORT_DEX_BIN names; without the variable it skips or fails as above
-// (AUTHPORT_REQUIRE name dex). [DexServer.Login] then signs a user in on
+// (its AUTHPORT_REQUIRE name is dex). [DexServer.Login] then signs a user in on
 // dex's own pages, as a browser would.
 package provision
 
