@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +81,9 @@ type DexUser struct {
 	// Username is the name claim; the part of Email before the @ when empty.
 	Username string
 	// Password is the plain password; required. dex is given only its
-	// bcrypt hash.
+	// bcrypt hash, made when the server starts: under the race detector
+	// that takes seconds for any password but DefaultDexUserPassword,
+	// whose hash is made already.
 	Password string
 	// UserID is the user's id at dex, from which dex derives the sub claim;
 	// derived from Email when empty.
@@ -240,16 +243,35 @@ type dexPassword struct {
 	UserID   string `json:"userID"`
 }
 
+// defaultDexPasswordHash is a bcrypt hash of DefaultDexUserPassword at
+// dex's minimum cost, made once: under the race detector hashing takes
+// seconds.
+const defaultDexPasswordHash = "$2a$10$wWVcNZe4geSqgFvwfDu0v.K9gFJub.KEyJOTESzQDQ8SaBJ9VPH.G"
+
 // dexPasswords hashes the users' passwords for dex, at bcrypt's default
-// cost: dex refuses to check a password against a cheaper hash.
+// cost (dex refuses to check a password against a cheaper hash), all at
+// once.
 func dexPasswords(users []DexUser) ([]dexPassword, error) {
-	out := make([]dexPassword, 0, len(users))
-	for _, u := range users {
-		hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), bcrypt.DefaultCost)
-		if err != nil {
-			return nil, fmt.Errorf("hashing the password of %s: %w", u.Email, err)
+	out := make([]dexPassword, len(users))
+	errs := make([]error, len(users))
+	var wg sync.WaitGroup
+	for i, u := range users {
+		out[i] = dexPassword{Email: u.Email, Hash: defaultDexPasswordHash, Username: u.Username, UserID: u.UserID}
+		if u.Password == DefaultDexUserPassword {
+			continue
 		}
-		out = append(out, dexPassword{Email: u.Email, Hash: string(hash), Username: u.Username, UserID: u.UserID})
+		wg.Go(func() {
+			hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), bcrypt.DefaultCost)
+			if err != nil {
+				errs[i] = fmt.Errorf("hashing the password of %s: %w", u.Email, err)
+				return
+			}
+			out[i].Hash = string(hash)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
