@@ -348,6 +348,7 @@ func startDex(bin, dir string, cfg DexConfig, passwords []dexPassword) (*DexServ
 	cmd := exec.Command(bin, "serve", configPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = dexEnv(os.Environ())
+	cmd.SysProcAttr = dexProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
