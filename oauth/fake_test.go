@@ -130,6 +130,8 @@ func (f *fakeProvider) issuer(host, prefix string) string {
 func (f *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
+	case strings.HasPrefix(p, "/nowhere"):
+		http.NotFound(w, r)
 	case strings.HasSuffix(p, "/.well-known/openid-configuration"):
 		prefix := strings.TrimSuffix(p, "/.well-known/openid-configuration")
 		iss := f.issuer(r.Host, prefix)
