@@ -37,6 +37,7 @@ type fakeProvider struct {
 	grants   map[string]*grant
 	issuers  map[string]string // issuer overrides by host+prefix
 	authUsed []string          // client auth method of each token request
+	hits     map[string]int    // requests by kind: discovery, jwks, token, userinfo
 
 	// Knobs, set before the token request.
 	signWith    *rsa.PrivateKey        // nil: key
@@ -75,7 +76,7 @@ const (
 
 func newFakeProvider(t testing.TB) *fakeProvider {
 	t.Helper()
-	f := &fakeProvider{t: t, grants: map[string]*grant{}, issuers: map[string]string{}}
+	f := &fakeProvider{t: t, grants: map[string]*grant{}, issuers: map[string]string{}, hits: map[string]int{}}
 	keys, err := testKeys()
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +134,7 @@ func (f *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/nowhere"):
 		http.NotFound(w, r)
 	case strings.HasSuffix(p, "/.well-known/openid-configuration"):
+		f.hit("discovery")
 		prefix := strings.TrimSuffix(p, "/.well-known/openid-configuration")
 		iss := f.issuer(r.Host, prefix)
 		ep := f.scheme(r.Host) + "://" + r.Host + prefix
@@ -143,12 +145,25 @@ func (f *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
 			"response_types_supported":              []string{"code"},
 		})
 	case strings.HasSuffix(p, "/jwks"):
+		f.hit("jwks")
 		writeJSON(w, 200, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &f.key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
 	case strings.HasSuffix(p, "/token") || strings.HasSuffix(p, "/access_token"):
 		f.token(w, r, strings.TrimSuffix(strings.TrimSuffix(p, "/token"), "/access_token"))
 	default:
 		f.serveUserinfo(w, r)
 	}
+}
+
+func (f *fakeProvider) hit(kind string) {
+	f.mu.Lock()
+	f.hits[kind]++
+	f.mu.Unlock()
+}
+
+func (f *fakeProvider) count(kind string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hits[kind]
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
