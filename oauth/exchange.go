@@ -143,11 +143,19 @@ func (f *Flow) verifyIDToken(ctx context.Context, e *endpoints, o provider.OAuth
 	if err := idt.Claims(&claims); err != nil {
 		return nil, nil, fmt.Errorf("%w: provider %q: claims: %w", ErrIDTokenInvalid, o.ID, err)
 	}
-	if e.issuerTemplate {
-		var t struct {
-			TID string `json:"tid"`
+	var t struct {
+		TID string `json:"tid"`
+		AZP string `json:"azp"`
+	}
+	_ = json.Unmarshal(claims, &t)
+	// With several audiences the token must have been issued to this
+	// client (OIDC Core 3.1.3.7, items 4 and 5).
+	if len(idt.Audience) > 1 || t.AZP != "" {
+		if t.AZP != o.ClientID {
+			return nil, nil, fmt.Errorf("%w: provider %q: azp %q is not this client (%q)", ErrIDTokenInvalid, o.ID, t.AZP, o.ClientID)
 		}
-		_ = json.Unmarshal(claims, &t)
+	}
+	if e.issuerTemplate {
 		want := strings.ReplaceAll(e.issuer, "{tenantid}", t.TID)
 		if t.TID == "" || idt.Issuer != want {
 			return nil, nil, fmt.Errorf("%w: provider %q: issuer %q is not %q for tenant %q", ErrIDTokenInvalid, o.ID, idt.Issuer, e.issuer, t.TID)

@@ -264,6 +264,9 @@ func TestNegative(t *testing.T) {
 		{"wrong audience", all, func(f *fakeProvider, _ *url.URL, _ *[]*http.Cookie) {
 			f.claims = func(c map[string]any) { c["aud"] = "another-client" }
 		}, []error{oauth.ErrIDTokenInvalid}},
+		{"several audiences, azp another client", all, func(f *fakeProvider, _ *url.URL, _ *[]*http.Cookie) {
+			f.claims = func(c map[string]any) { c["aud"] = []string{fakeClientID, "other"}; c["azp"] = "other" }
+		}, []error{oauth.ErrIDTokenInvalid}},
 		{"wrong issuer", all, func(f *fakeProvider, _ *url.URL, _ *[]*http.Cookie) {
 			f.claims = func(c map[string]any) { c["iss"] = "https://evil.example.com" }
 		}, []error{oauth.ErrIDTokenInvalid}},
