@@ -222,3 +222,27 @@ func (endless) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// A redirect proxy URL becomes the redirect_uri of both requests, and adds
+// the state check.
+func TestRedirectProxy(t *testing.T) {
+	fake := newFakeProvider(t)
+	p := oidcProvider(fake.URL())
+	p.RedirectProxyURL = "https://proxy.example.com/auth/callback/idp"
+	s := newSetup(t, fake.client, testBase, p)
+	authURL, cookies := s.begin(t, "idp")
+	u, _ := url.Parse(authURL)
+	if got := u.Query().Get("redirect_uri"); got != p.RedirectProxyURL {
+		t.Errorf("redirect_uri %q, want the proxy's", got)
+	}
+	if u.Query().Get("state") == "" || len(cookies) != 2 {
+		t.Errorf("state not added: %s, cookies %v", authURL, cookieNames(cookies))
+	}
+	// The proxy relays the callback here; the token request names the
+	// same redirect_uri, which the fake checks.
+	back := fake.authorize(authURL)
+	back.Scheme, back.Host, back.Path = "http", "127.0.0.1:3000", "/auth/callback/idp"
+	if _, _, err := s.callback(back, cookies, "idp"); err != nil {
+		t.Fatal(err)
+	}
+}
