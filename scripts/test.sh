@@ -69,6 +69,29 @@ if [ ! -x "$gobin/actionlint-$actionlint_version" ]; then
 fi
 "$gobin/actionlint-$actionlint_version" .github/workflows/*.yml || fail "actionlint"
 
+# Interop suites run real npm packages (e.g. Auth.js in jwt/interop): install
+# each one's pinned dependencies with `npm ci` in every directory that holds a
+# package-lock.json (node_modules excluded), before the Go tests
+# that use them. Without npm those tests skip, unless AUTHPORT_REQUIRE is
+# `all` or names `npm`, and then the run fails here.
+step "npm ci (interop suites)"
+mapfile -t npm_dirs < <(find . \( -name node_modules -o -name .git \) -prune -o -name package-lock.json -printf '%h\n' | sed 's|^\./||' | sort -u)
+if [ ${#npm_dirs[@]} -gt 0 ]; then
+	if command -v npm >/dev/null; then
+		for d in "${npm_dirs[@]}"; do
+			printf '  %s\n' "$d" >&2
+			(cd "$d" && npm ci --no-audit --no-fund >"$log_dir/npm-$(echo "$d" | tr / _).log" 2>&1) || {
+				tail -20 "$log_dir/npm-$(echo "$d" | tr / _).log" >&2
+				fail "npm ci in $d"
+			}
+		done
+	elif [[ ",${AUTHPORT_REQUIRE:-}," =~ ,(all|npm), ]]; then
+		fail "npm is not installed (AUTHPORT_REQUIRE=$AUTHPORT_REQUIRE): install Node.js 20+ with npm"
+	else
+		printf '  npm is not installed: the interop tests in %s will skip\n' "${npm_dirs[*]}" >&2
+	fi
+fi
+
 step "go test -race (full -v logs in $log_dir)"
 for m in "${modules[@]}" "${tools[@]}"; do
 	log="$log_dir/$(echo "$m" | tr / _).log"
