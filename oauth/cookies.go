@@ -58,13 +58,14 @@ func (f *Flow) checkCookie(name, value string) *http.Cookie {
 
 // takeCheck opens the check cookie base of r and, when r carries it,
 // tells the browser to drop it: a check value is used once. It returns ""
-// with a reason when the cookie is absent or cannot be opened (expired,
-// tampered with, or sealed with a secret no longer configured).
-func (f *Flow) takeCheck(w http.ResponseWriter, r *http.Request, base string) (value, reason string) {
+// with the reason when the cookie is absent or cannot be opened (expired:
+// jwt.ErrExpiredToken; tampered with, or sealed with a secret no longer
+// configured: jwt.ErrInvalidToken).
+func (f *Flow) takeCheck(w http.ResponseWriter, r *http.Request, base string) (value string, reason error) {
 	name := f.cookieName(base)
 	c, err := r.Cookie(name)
 	if err != nil {
-		return "", "the browser sent no " + name + " cookie (sign-in not started here, started over 15 minutes ago, or cookies blocked)"
+		return "", fmt.Errorf("the browser sent no %s cookie (sign-in not started here, started over 15 minutes ago, or cookies blocked)", name)
 	}
 	drop := f.checkCookie(name, "")
 	drop.MaxAge = -1
@@ -72,11 +73,11 @@ func (f *Flow) takeCheck(w http.ResponseWriter, r *http.Request, base string) (v
 	http.SetCookie(w, drop)
 	claims, err := f.seal.Decode(name, strings.TrimSpace(c.Value))
 	if err != nil {
-		return "", fmt.Sprintf("the %s cookie cannot be opened (%v): expired, altered, or sealed with a secret that is no longer configured", name, err)
+		return "", fmt.Errorf("the %s cookie cannot be opened (expired, altered, or sealed with a secret that is no longer configured): %w", name, err)
 	}
 	v, _ := claims["value"].(string)
 	if v == "" {
-		return "", "the " + name + " cookie holds no value"
+		return "", fmt.Errorf("the %s cookie holds no value", name)
 	}
-	return v, ""
+	return v, nil
 }

@@ -260,7 +260,7 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		got := params.Get("state")
 		switch {
 		case state == "":
-			return nil, fmt.Errorf("%w: provider %q: %s", ErrStateMissing, o.ID, noState)
+			return nil, fmt.Errorf("%w: provider %q: %w", ErrStateMissing, o.ID, noState)
 		case got == "":
 			return nil, fmt.Errorf("%w: provider %q: the callback has no state parameter", ErrStateMissing, o.ID)
 		case subtle.ConstantTimeCompare([]byte(got), []byte(state)) != 1:
@@ -275,11 +275,11 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return nil, fmt.Errorf("%w: provider %q: the callback has neither a code nor an error parameter", ErrInvalidCallback, o.ID)
 	}
 	if o.Checks.Has(provider.CheckPKCE) && verifier == "" {
-		return nil, fmt.Errorf("%w: provider %q: %s", ErrVerifierMissing, o.ID, noVerifier)
+		return nil, fmt.Errorf("%w: provider %q: %w", ErrVerifierMissing, o.ID, noVerifier)
 	}
 	useNonce := o.Type == provider.TypeOIDC && o.Checks.Has(provider.CheckNonce)
 	if useNonce && nonce == "" {
-		return nil, fmt.Errorf("%w: provider %q: %s", ErrNonceMissing, o.ID, noNonce)
+		return nil, fmt.Errorf("%w: provider %q: %w", ErrNonceMissing, o.ID, noNonce)
 	}
 
 	e, err := f.endpoints(ctx, p)

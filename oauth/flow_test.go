@@ -16,6 +16,7 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/jwt"
 	"github.com/authport/authport/oauth"
 )
 
@@ -233,7 +234,7 @@ func TestNegative(t *testing.T) {
 					c.Value = c.Value[:len(c.Value)-4] + "AAAA"
 				}
 			}
-		}, []error{oauth.ErrStateMissing}},
+		}, []error{oauth.ErrStateMissing, jwt.ErrInvalidToken}},
 		{"state cookie of another flow (same value, other cookie)", all, func(_ *fakeProvider, _ *url.URL, cookies *[]*http.Cookie) {
 			// The nonce cookie's sealed value under the state cookie's name:
 			// the cookie name is the salt, so it does not open.

@@ -11,13 +11,14 @@ require (
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/authport/authport/conformance v0.1.0
-	github.com/go-jose/go-jose/v4 v4.1.4
+	github.com/go-jose/go-jose/v4 v4.1.9
 )
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
+	github.com/authport/authport/jwt v0.1.0
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
@@ -72,4 +73,5 @@ replace (
 	github.com/authport/authport/adapters/memory => ../adapters/memory
 	github.com/authport/authport/conformance => ../conformance
 	github.com/authport/authport/core => ../core
+	github.com/authport/authport/jwt => ../jwt
 )

@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/jwt"
 	"github.com/authport/authport/oauth"
 )
 
@@ -244,5 +246,85 @@ func TestRedirectProxy(t *testing.T) {
 	back.Scheme, back.Host, back.Path = "http", "127.0.0.1:3000", "/auth/callback/idp"
 	if _, _, err := s.callback(back, cookies, "idp"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The check cookies are what Auth.js writes: Auth.js's cookie names, and
+// an Auth.js JWT per cookie, sealed under the cookie's name with the
+// secret, holding {value}. The state cookie holds the state sent.
+func TestCheckCookiesAreAuthJSCookies(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		names := jwt.CookieNamesFor(secure)
+		fake := newFakeProvider(t)
+		base := testBase
+		if secure {
+			base = "https://app.example.com/auth"
+		}
+		s := newSetup(t, fake.client, base, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState, provider.CheckNonce))
+		authURL, cookies := s.begin(t, "idp")
+		q, _ := url.Parse(authURL)
+		want := map[string]string{names.PKCECodeVerifier: "", names.State: q.Query().Get("state"), names.Nonce: q.Query().Get("nonce")}
+		codec, err := jwt.NewCodec("cookie secret") // newSetup's Flow secret
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cookies) != 3 {
+			t.Fatalf("cookies %v", cookieNames(cookies))
+		}
+		for _, c := range cookies {
+			w, ok := want[c.Name]
+			if !ok {
+				t.Errorf("cookie %s is not one of Auth.js's names %+v", c.Name, names)
+				continue
+			}
+			claims, err := codec.Decode(c.Name, c.Value)
+			if err != nil {
+				t.Errorf("%s: Auth.js's codec cannot open it: %v", c.Name, err)
+				continue
+			}
+			v, _ := claims["value"].(string)
+			if v == "" || (w != "" && v != w) {
+				t.Errorf("%s holds %v, want value %q", c.Name, claims, w)
+			}
+			if exp, _ := claims["exp"].(float64); exp == 0 {
+				t.Errorf("%s: no exp in %v", c.Name, claims)
+			}
+			// Another cookie's name is another key.
+			if _, err := codec.Decode(c.Name+"x", c.Value); !errors.Is(err, jwt.ErrInvalidToken) {
+				t.Errorf("%s opened under another name: %v", c.Name, err)
+			}
+		}
+	}
+}
+
+// The names the package exports are Auth.js's.
+func TestCookieNameConstants(t *testing.T) {
+	n := jwt.CookieNamesFor(false)
+	if oauth.PKCECookieName != n.PKCECodeVerifier || oauth.StateCookieName != n.State || oauth.NonceCookieName != n.Nonce {
+		t.Errorf("constants %q %q %q, jwt says %+v", oauth.PKCECookieName, oauth.StateCookieName, oauth.NonceCookieName, n)
+	}
+}
+
+// Check cookies expire after 15 minutes: a sign-in finished later fails
+// its checks and stores nothing.
+func TestCheckCookiesExpire(t *testing.T) {
+	fake := newFakeProvider(t)
+	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
+	late, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret"}, HTTPClient: fake.client,
+		Now: func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authURL, cookies := s.begin(t, "idp")
+	r := httptest.NewRequest(http.MethodGet, fake.authorize(authURL).String(), nil)
+	for _, c := range cookies {
+		r.AddCookie(c)
+	}
+	_, err = late.Callback(context.Background(), httptest.NewRecorder(), r, "idp")
+	if !errors.Is(err, oauth.ErrStateMissing) || !errors.Is(err, jwt.ErrExpiredToken) {
+		t.Errorf("error %v, want ErrStateMissing saying the cookie expired", err)
+	}
+	if snap := s.store.Snapshot(); len(snap.Users)+len(snap.Sessions) != 0 {
+		t.Errorf("stored %+v", snap)
 	}
 }
