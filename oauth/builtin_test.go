@@ -125,6 +125,11 @@ func TestBuiltInProviders(t *testing.T) {
 				if !strings.HasPrefix(ck.Name, "__Secure-authjs.") || !ck.Secure || !ck.HttpOnly {
 					t.Errorf("cookie %+v: want __Secure-, Secure, HttpOnly on https", ck)
 				}
+				// Apple posts the callback cross-site: Lax cookies would not
+				// come with it.
+				if want := map[bool]http.SameSite{false: http.SameSiteLaxMode, true: http.SameSiteNoneMode}[c.post]; ck.SameSite != want {
+					t.Errorf("cookie %s SameSite %v, want %v", ck.Name, ck.SameSite, want)
+				}
 			}
 
 			back := fake.authorize(authURL)

@@ -32,13 +32,20 @@ func (f *Flow) cookieName(base string) string {
 
 // setCheck seals value into the check cookie base: the cookie name is the
 // salt and the claims are {"value": value}, so Auth.js opens it too.
-func (f *Flow) setCheck(w http.ResponseWriter, base, value string) error {
+// crossSitePost is set for providers that call back with a cross-site POST
+// (response_mode=form_post, e.g. Apple): browsers do not send SameSite=Lax
+// cookies with it, so on https those cookies are SameSite=None (and
+// Secure). The checks themselves still stop cross-site forgeries.
+func (f *Flow) setCheck(w http.ResponseWriter, base, value string, crossSitePost bool) error {
 	name := f.cookieName(base)
 	sealed, err := f.seal.Encode(name, map[string]any{"value": value}, CheckMaxAge)
 	if err != nil {
 		return fmt.Errorf("oauth: sealing the %s cookie: %w", name, err)
 	}
 	c := f.checkCookie(name, sealed)
+	if crossSitePost && f.secure {
+		c.SameSite = http.SameSiteNoneMode
+	}
 	c.MaxAge = int(CheckMaxAge / time.Second)
 	c.Expires = f.now().Add(CheckMaxAge).UTC()
 	http.SetCookie(w, c)

@@ -101,7 +101,9 @@ func (f *Flow) SecureCookies() bool { return f.secure }
 // Begin starts signing in with the OAuth or OIDC provider: it returns the
 // authorization URL to redirect the user to, and sets on w the check
 // cookies the provider's checks need (PKCE code verifier, state, nonce;
-// sealed, HttpOnly, SameSite=Lax, 15 minutes). Call it for POST
+// sealed, HttpOnly, SameSite=Lax, 15 minutes; SameSite=None on https for
+// providers that call back with a cross-site POST, response_mode=form_post,
+// since browsers withhold Lax cookies from it). Call it for POST
 // /signin/{provider}, then redirect (303) to the URL.
 //
 // The URL carries client_id, redirect_uri (BaseURL/callback/{id}, or the
@@ -159,8 +161,9 @@ func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID stri
 		opts = append(opts, oauth2.SetAuthURLParam("nonce", v))
 		checks = append(checks, check{NonceCookieName, v})
 	}
+	formPost := params.Get("response_mode") == "form_post"
 	for _, c := range checks {
-		if err := f.setCheck(w, c.cookie, c.value); err != nil {
+		if err := f.setCheck(w, c.cookie, c.value, formPost); err != nil {
 			return "", err
 		}
 	}
