@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
@@ -205,7 +206,7 @@ func TestGitHubShapedOAuth2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc := assertSignedIn(t, s.store, in, rec, cookies, "github", "ada@example.com")
+	acc := assertSignedIn(t, s.store, in, rec, cookies, "github", "ada@example.com", time.Hour)
 	if acc.Type != core.AccountTypeOAuth || acc.ProviderAccountID != "1234" || acc.Scope == nil || *acc.Scope != "read:user user:email" ||
 		acc.IDToken != nil || acc.RefreshToken == nil {
 		t.Errorf("account %+v", acc)

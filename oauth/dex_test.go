@@ -48,11 +48,11 @@ func TestDexFlows(t *testing.T) {
 			if d == nil {
 				return
 			}
-			var kept provider.TokenSet
+			var full, kept provider.TokenSet
 			p := &provider.OIDCConfig[map[string]any]{IDToken: tc.idToken}
 			dexProvider(p, d.Issuer, tc.checks...)
 			p.Account = func(ts provider.TokenSet) provider.TokenSet {
-				kept = provider.DefaultAccount(ts)
+				full, kept = ts, provider.DefaultAccount(ts)
 				return kept
 			}
 			s := newSetup(t, &http.Client{Timeout: 30 * time.Second}, dexBase, p)
@@ -70,7 +70,10 @@ func TestDexFlows(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Callback: %v", err)
 			}
-			acc := assertSignedIn(t, s.store, in, rec, cookies, "dex", provision.DefaultDexUserEmail)
+			if full.ExpiresIn == nil {
+				t.Fatalf("dex's token response has no expires_in: %+v", full)
+			}
+			acc := assertSignedIn(t, s.store, in, rec, cookies, "dex", provision.DefaultDexUserEmail, time.Duration(*full.ExpiresIn)*time.Second)
 			if acc.Type != core.AccountTypeOIDC || acc.ProviderAccountID == "" || acc.IDToken == nil || kept.IDToken == "" ||
 				*acc.IDToken != kept.IDToken || *acc.AccessToken != kept.AccessToken || *acc.ExpiresAt != *kept.ExpiresAt {
 				t.Errorf("account %+v, want the tokens the account callback kept %+v", acc, kept)
