@@ -2,7 +2,8 @@
 # The test command: makes every database the tests need reachable (see
 # scripts/services.sh), then checks formatting, vets, runs every module's
 # tests with -race, checks that `go mod tidy` changes nothing, and lints the
-# GitHub workflows.
+# GitHub workflows, and runs the consumer check of the release
+# (tools/release).
 #
 #   ./scripts/test.sh                          everything, as CI runs it
 #   AUTHPORT_REQUIRE=all ./scripts/test.sh     a missing database fails the run
@@ -105,6 +106,15 @@ for m in "${modules[@]}" "${tools[@]}"; do
 	grep -E -e '--- (FAIL|SKIP)' -e '^(FAIL|panic:)' -e 'build failed' "$log" >&2 || true
 	grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$log" | head -40 >&2 || true
 done
+
+# The consumer check (tools/release): a module outside the repository, with
+# GOWORK=off and the in-repo modules served by a local module proxy made of
+# this tree, gets every adapter with `go get`, builds and runs a program
+# that signs a user in through it against the test databases, and must find
+# no Docker or container client and no other adapter's driver in its build
+# or its go.sum. The table goes to the log.
+step "consumer check (every adapter from a module outside the repository)"
+(cd tools/release && GOWORK=off go run . -C "$root" consumers) >&2 || fail "consumer check: see the table above (tools/release/consumer.go)"
 
 step "conformance, per backend (pass/fail/skip of TestConformance/<backend>/<method>/<rule>)"
 cat "$log_dir"/*.log | awk '

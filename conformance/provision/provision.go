@@ -11,12 +11,12 @@
 //     redis://127.0.0.1:6379/0), AUTHPORT_REDIS_CLUSTER_URL (comma-separated
 //     host:port seeds of a Redis Cluster) or AUTHPORT_MONGODB_URL (a MongoDB
 //     URI).
-//  2. Otherwise, when a Docker engine answers, a container started with
-//     testcontainers-go: postgres:16-alpine, mariadb:11, redis:7-alpine, or
+//  2. Otherwise, when a Docker engine answers, a container started with the
+//     docker command: postgres:16-alpine, mariadb:11, redis:7-alpine, or
 //     mongo:7 as an initiated single-node replica set (so transactions work).
 //     Each is started once per test process, on first use, and shared by
-//     every test of that process; the testcontainers reaper (Ryuk) removes
-//     it when the process exits. No container is started for a Redis
+//     every test of that process; a reaper process removes it when the test
+//     process exits, however it ends. No container is started for a Redis
 //     Cluster. The Docker engine is asked once per process, with a short
 //     timeout, so a machine without one loses no time.
 //  3. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
