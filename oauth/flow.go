@@ -111,6 +111,9 @@ func (f *Flow) SecureCookies() bool { return f.secure }
 // authorization parameters (scope defaults to "openid profile email" for
 // OIDC), and the checks: code_challenge (S256), state, nonce.
 func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID string) (string, error) {
+	if f == nil || f.auth == nil {
+		return "", fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
+	}
 	if w == nil {
 		return "", fmt.Errorf("%w: nil ResponseWriter", ErrInvalidCallback)
 	}
@@ -242,8 +245,11 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 // w. A signed-in caller (session cookie on r) gets the account linked to
 // their user.
 func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string) (*auth.SignIn, error) {
-	if w == nil || r == nil {
-		return nil, fmt.Errorf("%w: nil ResponseWriter or Request", ErrInvalidCallback)
+	if f == nil || f.auth == nil {
+		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
+	}
+	if w == nil || r == nil || r.URL == nil {
+		return nil, fmt.Errorf("%w: nil ResponseWriter, Request or URL", ErrInvalidCallback)
 	}
 	p, err := f.auth.OAuthProvider(providerID)
 	if err != nil {

@@ -204,6 +204,16 @@ func TestCallbackBadRequests(t *testing.T) {
 	if _, err := s.flow.Begin(ctx, nil, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
 		t.Errorf("nil writer: %v", err)
 	}
+	var zero oauth.Flow
+	if _, err := zero.Begin(ctx, httptest.NewRecorder(), "idp"); !errors.Is(err, oauth.ErrInvalidConfig) {
+		t.Errorf("zero Flow: %v", err)
+	}
+	if _, err := (*oauth.Flow)(nil).Callback(ctx, httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), "idp"); !errors.Is(err, oauth.ErrInvalidConfig) {
+		t.Errorf("nil Flow: %v", err)
+	}
+	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), &http.Request{Method: http.MethodGet}, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
+		t.Errorf("request without URL: %v", err)
+	}
 	big := httptest.NewRequest(http.MethodPost, "/auth/callback/idp", &endless{})
 	big.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), big, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
