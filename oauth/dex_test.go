@@ -1,5 +1,3 @@
-//go:build authport_dex
-
 package oauth_test
 
 import (

@@ -16,6 +16,8 @@ require (
 
 require github.com/authport/authport/jwt v0.1.0
 
+require golang.org/x/crypto v0.54.0 // indirect
+
 replace (
 	github.com/authport/authport/adapters/memory => ../adapters/memory
 	github.com/authport/authport/conformance => ../conformance
