@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,7 +157,7 @@ func TestTokenRequestHandler(t *testing.T) {
 		got.RedirectURI != testBase+"/callback/custom" || got.ClientSecret != fakeClientSecret {
 		t.Errorf("token handler got %+v", got)
 	}
-	if in.User.Email != "ada@example.com" {
+	if in.User.Email != "bob@example.com" || !in.IsNewUser {
 		t.Errorf("user %+v", in.User)
 	}
 }
@@ -336,5 +337,42 @@ func TestCheckCookiesExpire(t *testing.T) {
 	}
 	if snap := s.store.Snapshot(); len(snap.Users)+len(snap.Sessions) != 0 {
 		t.Errorf("stored %+v", snap)
+	}
+}
+
+// Explicit endpoints win over discovery; an OAuth 2.0 provider can be
+// configured by WellKnown alone.
+func TestExplicitEndpointsOverrideDiscovery(t *testing.T) {
+	fake := newFakeProvider(t)
+	p := oidcProvider(fake.URL())
+	p.Authorization = provider.Endpoint{URL: "https://login.example.com/custom-authorize", Params: url.Values{"prompt": {"login"}}}
+	byWellKnown := &provider.OAuth2Config[map[string]any]{
+		ID: "wk", Name: "WK", ClientID: fakeClientID, ClientSecret: fakeClientSecret,
+		WellKnown: "https://as.example.com/.well-known/openid-configuration",
+	}
+	s := newSetup(t, fake.client, testBase, p, byWellKnown)
+
+	authURL, cookies := s.begin(t, "idp")
+	u, _ := url.Parse(authURL)
+	if u.Host != "login.example.com" || u.Path != "/custom-authorize" || u.Query().Get("prompt") != "login" {
+		t.Errorf("authorization URL %s, want the configured endpoint and params", authURL)
+	}
+	// The token endpoint and keys still come from discovery.
+	if _, _, err := s.callback(fake.authorize(authURL), cookies, "idp"); err != nil {
+		t.Fatal(err)
+	}
+
+	fake.omitIDToken = true
+	fake.profile["email"] = "bob@example.com" // ada's address would need dangerous e-mail linking
+	authURL, cookies = s.begin(t, "wk")
+	if !strings.HasPrefix(authURL, "https://as.example.com/authorize?") {
+		t.Errorf("authorization URL %s, want the discovered one", authURL)
+	}
+	in, _, err := s.callback(fake.authorize(authURL), cookies, "wk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.User.Email != "bob@example.com" || !in.IsNewUser {
+		t.Errorf("user %+v", in.User)
 	}
 }
