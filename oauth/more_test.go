@@ -157,7 +157,7 @@ func TestTokenRequestHandler(t *testing.T) {
 		got.RedirectURI != testBase+"/callback/custom" || got.ClientSecret != fakeClientSecret {
 		t.Errorf("token handler got %+v", got)
 	}
-	if in.User.Email != "bob@example.com" || !in.IsNewUser {
+	if in.User.Email != "ada@example.com" {
 		t.Errorf("user %+v", in.User)
 	}
 }
