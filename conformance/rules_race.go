@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/authport/authport/core"
 )
@@ -179,15 +180,25 @@ func runDeleteRace(t *testing.T, e *env, w childWrite) {
 		e.createUser(t, u)
 		write, key := w.make(e, u.ID)
 
+		// Both start together; in most trials one of them is held back a
+		// little (alternately, by up to 1.4 ms), so that the other's steps
+		// on a networked store meet it at different points.
 		var wg sync.WaitGroup
 		var writeErr, deleteErr error
 		start := make(chan struct{})
+		lag := time.Duration(trial%15) * 100 * time.Microsecond
 		wg.Go(func() {
 			<-start
+			if trial%2 == 1 {
+				time.Sleep(lag)
+			}
 			writeErr = write()
 		})
 		wg.Go(func() {
 			<-start
+			if trial%2 == 0 {
+				time.Sleep(lag)
+			}
 			_, deleteErr = e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID)
 		})
 		close(start)
