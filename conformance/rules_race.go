@@ -164,6 +164,7 @@ type raceTally struct {
 	inherited, keyBlocked    int // a user with the same id got the record; the key cannot be reused
 	firstFailures            []string
 	unexpectedErr, userAlive int
+	badTrials                int // trials with any of the above
 }
 
 func (r *raceTally) fail(format string, args ...any) {
@@ -176,101 +177,110 @@ func runDeleteRace(t *testing.T, e *env, w childWrite) {
 	var tally raceTally
 	mentioner, _ := e.raw.(Mentioner)
 	for trial := range raceTrials {
-		u := e.newUser()
-		e.createUser(t, u)
-		write, key := w.make(e, u.ID)
-
-		// Both start together; in most trials one of them is held back a
-		// little (alternately, by up to 1.4 ms), so that the other's steps
-		// on a networked store meet it at different points.
-		var wg sync.WaitGroup
-		var writeErr, deleteErr error
-		start := make(chan struct{})
-		lag := time.Duration(trial%15) * 100 * time.Microsecond
-		wg.Go(func() {
-			<-start
-			if trial%2 == 1 {
-				time.Sleep(lag)
-			}
-			writeErr = write()
-		})
-		wg.Go(func() {
-			<-start
-			if trial%2 == 0 {
-				time.Sleep(lag)
-			}
-			_, deleteErr = e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID)
-		})
-		close(start)
-		wg.Wait()
-
-		if deleteErr != nil {
-			tally.unexpectedErr++
-			tally.fail("trial %d: deleteUser: %v", trial, deleteErr)
-			continue
-		}
-		switch {
-		case writeErr == nil:
-			tally.writeWon++
-		case errors.Is(writeErr, core.ErrNotFound):
-			tally.deleteWon++
-		default:
-			tally.unexpectedErr++
-			tally.fail("trial %d: the %s write racing deleteUser: %v, want success or an error matching ErrNotFound", trial, w.kind, writeErr)
-		}
-		if got := e.getUser(t, u.ID); got != nil {
-			tally.userAlive++
-			tally.fail("trial %d: getUser after deleteUser returned = %s", trial, show(got))
-			continue
-		}
-
-		s := e.state(t)
-		if left := orphansOf(s, u.ID); len(left) > 0 {
-			tally.orphans++
-			tally.fail("trial %d (%s write %s): records of the deleted user left: %v", trial, w.kind, outcome(writeErr), left)
-		}
-		if mentioner != nil {
-			found, err := mentioner.Mentions(e.ctx, u.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(found) > 0 {
-				tally.mentions++
-				tally.fail("trial %d: stored entries still mention the deleted user %q: %v", trial, u.ID, found)
-			}
-		}
-
-		// The same id again: it must start with nothing.
-		again := e.newUser()
-		again.ID = u.ID
-		e.createUser(t, again)
-		if owner := w.owner(t, e, key); owner != "" {
-			tally.inherited++
-			tally.fail("trial %d: a user created again with the deleted user's id owns its %s %q", trial, w.kind, key)
-		}
-		if list, err := e.a.(core.AuthenticatorsByUserLister).ListAuthenticatorsByUserID(e.ctx, u.ID); err != nil {
-			t.Fatalf("listAuthenticatorsByUserId: %v", err)
-		} else if len(list) > 0 {
-			tally.inherited++
-			tally.fail("trial %d: a user created again with the deleted user's id lists authenticators %s", trial, show(list))
-		}
-
-		// The key is free for another user.
-		other := e.newUser()
-		e.createUser(t, other)
-		if err := w.reuse(e, key, other.ID); err != nil {
-			tally.keyBlocked++
-			tally.fail("trial %d: another user cannot take the %s key %q of the deleted user: %v", trial, w.kind, key, err)
-		} else if ids := w.stored(e.state(t), key); len(ids) != 1 || ids[0] != other.ID {
-			tally.keyBlocked++
-			tally.fail("trial %d: after another user took the %s key %q, stored owners are %v, want [%s]", trial, w.kind, key, ids, other.ID)
+		before := tally.orphans + tally.mentions + tally.inherited + tally.keyBlocked + tally.unexpectedErr + tally.userAlive
+		runDeleteRaceTrial(t, e, w, trial, &tally, mentioner)
+		if tally.orphans+tally.mentions+tally.inherited+tally.keyBlocked+tally.unexpectedErr+tally.userAlive > before {
+			tally.badTrials++
 		}
 	}
 	t.Logf("deleteUser vs %s, %d trials: write first %d, delete first %d; orphaned %d, index entries left %d, inherited %d, key blocked %d, user alive %d, unexpected errors %d",
 		w.kind, raceTrials, tally.writeWon, tally.deleteWon, tally.orphans, tally.mentions, tally.inherited, tally.keyBlocked, tally.userAlive, tally.unexpectedErr)
-	if bad := tally.orphans + tally.mentions + tally.inherited + tally.keyBlocked + tally.userAlive + tally.unexpectedErr; bad > 0 {
+	if tally.badTrials > 0 {
 		t.Errorf("deleteUser racing the %s write: %d of %d trials went wrong (orphaned %d, index entries left %d, inherited by a re-created user %d, key blocked %d, user alive %d, unexpected errors %d); first failures:\n  %s",
-			w.kind, bad, raceTrials, tally.orphans, tally.mentions, tally.inherited, tally.keyBlocked, tally.userAlive, tally.unexpectedErr, joinLines(tally.firstFailures))
+			w.kind, tally.badTrials, raceTrials, tally.orphans, tally.mentions, tally.inherited, tally.keyBlocked, tally.userAlive, tally.unexpectedErr, joinLines(tally.firstFailures))
+	}
+}
+
+// runDeleteRaceTrial runs one trial of the race and counts what went wrong.
+func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *raceTally, mentioner Mentioner) {
+	u := e.newUser()
+	e.createUser(t, u)
+	write, key := w.make(e, u.ID)
+
+	// Both start together; in most trials one of them is held back a
+	// little (alternately, by up to 1.4 ms), so that the other's steps
+	// on a networked store meet it at different points.
+	var wg sync.WaitGroup
+	var writeErr, deleteErr error
+	start := make(chan struct{})
+	lag := time.Duration(trial%15) * 100 * time.Microsecond
+	wg.Go(func() {
+		<-start
+		if trial%2 == 1 {
+			time.Sleep(lag)
+		}
+		writeErr = write()
+	})
+	wg.Go(func() {
+		<-start
+		if trial%2 == 0 {
+			time.Sleep(lag)
+		}
+		_, deleteErr = e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID)
+	})
+	close(start)
+	wg.Wait()
+
+	if deleteErr != nil {
+		tally.unexpectedErr++
+		tally.fail("trial %d: deleteUser: %v", trial, deleteErr)
+		return
+	}
+	switch {
+	case writeErr == nil:
+		tally.writeWon++
+	case errors.Is(writeErr, core.ErrNotFound):
+		tally.deleteWon++
+	default:
+		tally.unexpectedErr++
+		tally.fail("trial %d: the %s write racing deleteUser: %v, want success or an error matching ErrNotFound", trial, w.kind, writeErr)
+	}
+	if got := e.getUser(t, u.ID); got != nil {
+		tally.userAlive++
+		tally.fail("trial %d: getUser after deleteUser returned = %s", trial, show(got))
+		return
+	}
+
+	s := e.state(t)
+	if left := orphansOf(s, u.ID); len(left) > 0 {
+		tally.orphans++
+		tally.fail("trial %d (%s write %s): records of the deleted user left: %v", trial, w.kind, outcome(writeErr), left)
+	}
+	if mentioner != nil {
+		found, err := mentioner.Mentions(e.ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found) > 0 {
+			tally.mentions++
+			tally.fail("trial %d: stored entries still mention the deleted user %q: %v", trial, u.ID, found)
+		}
+	}
+
+	// The same id again: it must start with nothing.
+	again := e.newUser()
+	again.ID = u.ID
+	e.createUser(t, again)
+	if owner := w.owner(t, e, key); owner != "" {
+		tally.inherited++
+		tally.fail("trial %d: a user created again with the deleted user's id owns its %s %q", trial, w.kind, key)
+	}
+	if list, err := e.a.(core.AuthenticatorsByUserLister).ListAuthenticatorsByUserID(e.ctx, u.ID); err != nil {
+		t.Fatalf("listAuthenticatorsByUserId: %v", err)
+	} else if len(list) > 0 {
+		tally.inherited++
+		tally.fail("trial %d: a user created again with the deleted user's id lists authenticators %s", trial, show(list))
+	}
+
+	// The key is free for another user.
+	other := e.newUser()
+	e.createUser(t, other)
+	if err := w.reuse(e, key, other.ID); err != nil {
+		tally.keyBlocked++
+		tally.fail("trial %d: another user cannot take the %s key %q of the deleted user: %v", trial, w.kind, key, err)
+	} else if ids := w.stored(e.state(t), key); len(ids) != 1 || ids[0] != other.ID {
+		tally.keyBlocked++
+		tally.fail("trial %d: after another user took the %s key %q, stored owners are %v, want [%s]", trial, w.kind, key, ids, other.ID)
 	}
 }
 

@@ -13,13 +13,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// CreateAuthenticator is createAuthenticator: a find of the user, then an
-// insert. An unknown user gives an error matching [core.ErrNotFound]; an
-// existing credential id, once [Adapter.EnsureIndexes] has run, one matching
-// [core.ErrAlreadyExists].
-//
-// The check and the insert are two commands: a user deleted between them
-// leaves an authenticator that the next deleteUser of that id removes.
+// CreateAuthenticator is createAuthenticator: a find of the user, the
+// insert, and a find of the user again (see [Adapter.DeleteUser] for why the
+// second one makes a concurrent deleteUser leave no orphan). An unknown
+// user, or one deleted concurrently, gives an error matching
+// [core.ErrNotFound] and leaves no authenticator; an existing credential id,
+// once [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
 	const m = "createAuthenticator"
 	if err := started(ctx, m); err != nil {
@@ -38,9 +37,6 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		"credentialDeviceType", au.CredentialDeviceType, "transports", au.Transports); err != nil {
 		return nil, err
 	}
-	if err := a.requireUser(ctx, m, uid); err != nil {
-		return nil, err
-	}
 	doc := bson.D{
 		{Key: fCredentialID, Value: au.CredentialID},
 		{Key: fUserID, Value: uid},
@@ -51,8 +47,8 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		{Key: fCredentialDeviceType, Value: au.CredentialDeviceType},
 		{Key: fTransports, Value: au.Transports},
 	}
-	if _, err := a.authenticators.InsertOne(ctx, doc); err != nil {
-		return nil, wrapErr(ctx, m, err)
+	if err := a.insertOwned(ctx, m, a.authenticators, uid, doc); err != nil {
+		return nil, err
 	}
 	return &au, nil
 }

@@ -11,13 +11,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// CreateSession is createSession: a find of the user, then an insert. An
-// unknown user gives an error matching [core.ErrNotFound]; an existing token,
-// once [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
-//
-// The check and the insert are two commands: a user deleted between them
-// leaves a session that lets nobody in, since getSessionAndUser returns a
-// session only with its user.
+// CreateSession is createSession: a find of the user, the insert, and a
+// find of the user again (see [Adapter.DeleteUser] for why the second one
+// makes a concurrent deleteUser leave no orphan). An unknown user, or one
+// deleted concurrently, gives an error matching [core.ErrNotFound] and leaves
+// no session; an existing token, once [Adapter.EnsureIndexes] has run, one
+// matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = "createSession"
 	if err := started(ctx, m); err != nil {
@@ -38,16 +37,13 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if !ok {
 		return nil, &core.InputError{Method: m, Field: "expires", Reason: "is out of the range of BSON dates"}
 	}
-	if err := a.requireUser(ctx, m, uid); err != nil {
-		return nil, err
-	}
 	doc := bson.D{
 		{Key: fSessionToken, Value: s.SessionToken},
 		{Key: fUserID, Value: uid},
 		{Key: fExpires, Value: exp},
 	}
-	if _, err := a.sessions.InsertOne(ctx, doc); err != nil {
-		return nil, wrapErr(ctx, m, err)
+	if err := a.insertOwned(ctx, m, a.sessions, uid, doc); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
