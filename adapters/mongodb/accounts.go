@@ -132,5 +132,8 @@ func decodeAccount(ctx context.Context, m string, res *mongo.SingleResult) (*cor
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m, err)
 	}
+	// This adapter stores token_type lowercased; another application
+	// sharing the collection may not have.
+	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
 	return acc, nil
 }

@@ -39,8 +39,9 @@ type Adapter struct {
 }
 
 var (
-	_ core.Adapter       = (*Adapter)(nil)
-	_ core.ExpiredPurger = (*Adapter)(nil)
+	_ core.Adapter                      = (*Adapter)(nil)
+	_ core.ExpiredPurger                = (*Adapter)(nil)
+	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 )
 
 // Collections names the collections the adapter uses. An empty name keeps

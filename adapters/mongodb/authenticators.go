@@ -140,6 +140,58 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	return au, nil
 }
 
+// AdvanceAuthenticatorCounter implements
+// [core.AuthenticatorCounterAdvancer]: one findOneAndUpdate whose filter
+// holds the condition (counter below the new one), so the server applies
+// the check and the update together; of concurrent calls with the same
+// counter one matches and the others find nothing. When nothing matched, a
+// find tells an unknown credential ([core.ErrNotFound]) from a counter that
+// did not increase ([core.ErrCounterNotIncreased]). A new counter of 0 is
+// only read: it passes when the stored counter is 0 too. Where the server's
+// updates are not atomic (FerretDB, see [Capabilities.AtomicFindAndModify])
+// the updates of one authenticator are serialised within the process only:
+// processes sharing such a server can still both pass.
+func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = string(core.ExtensionAdvanceAuthenticatorCounter)
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
+	}
+	if credentialID == "" || !validKey(credentialID) {
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	byID := bson.D{{Key: fCredentialID, Value: credentialID}}
+	if newCounter > 0 {
+		unlock, err := a.locks.lock(ctx, lockAuthenticator, credentialID)
+		if err != nil {
+			return nil, wrapErr(ctx, m, err)
+		}
+		res := a.authenticators.FindOneAndUpdate(ctx,
+			bson.D{{Key: fCredentialID, Value: credentialID}, {Key: fCounter, Value: bson.D{{Key: "$lt", Value: newCounter}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
+			options.FindOneAndUpdate().SetReturnDocument(options.After))
+		unlock()
+		au, err := decodeAuthenticator(ctx, m, res)
+		if err != nil || au != nil {
+			return au, err
+		}
+	}
+	au, err := decodeAuthenticator(ctx, m, a.authenticators.FindOne(ctx, byID))
+	switch {
+	case err != nil:
+		return nil, err
+	case au == nil:
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	case !core.CounterAdvances(au.Counter, newCounter) || newCounter != 0:
+		// A positive counter that did not match the update's filter: the
+		// stored one is not below it (the find may see a later value).
+		return nil, fmt.Errorf("%s: stored %d, reported %d: %w", m, au.Counter, newCounter, core.ErrCounterNotIncreased)
+	}
+	return au, nil
+}
+
 func decodeAuthenticator(ctx context.Context, m string, res *mongo.SingleResult) (*core.Authenticator, error) {
 	var doc authenticatorDoc
 	if err := res.Decode(&doc); err != nil {
