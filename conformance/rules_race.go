@@ -104,6 +104,52 @@ func childWrites() []childWrite {
 			},
 		},
 		{
+			// Moving an existing session (of another user) to the user.
+			kind:  "session_move",
+			needs: []core.Method{createSession, updateSession, getSessionAndUser},
+			make: func(e *env, userID string) (func() error, string) {
+				holder := e.newUser()
+				if _, err := e.a.(core.UserCreator).CreateUser(e.ctx, holder); err != nil {
+					return func() error { return fmt.Errorf("setting up the session's first user: %w", err) }, ""
+				}
+				s := e.newSession(holder.ID)
+				if _, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s); err != nil {
+					return func() error { return fmt.Errorf("setting up the session: %w", err) }, ""
+				}
+				return func() error {
+					_, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(userID)})
+					return err
+				}, s.SessionToken
+			},
+			owner: func(t *testing.T, e *env, key string) string {
+				if su := e.getSessionAndUser(t, key); su != nil {
+					return su.User.ID
+				}
+				return ""
+			},
+			stored: func(s state, key string) []string {
+				var ids []string
+				for _, se := range s.Sessions {
+					if se.SessionToken == key {
+						ids = append(ids, se.UserID)
+					}
+				}
+				return ids
+			},
+			reuse: func(e *env, key, userID string) error {
+				// The session stayed with its first user, or went with the
+				// deleted one: either way another user can have it.
+				got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: key, UserID: core.Set(userID)})
+				if err != nil || got != nil {
+					return err
+				}
+				s := e.newSession(userID)
+				s.SessionToken = key
+				_, err = e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+				return err
+			},
+		},
+		{
 			kind:  "authenticator",
 			needs: []core.Method{createAuth, getAuth, listAuth},
 			make: func(e *env, userID string) (func() error, string) {
@@ -261,7 +307,7 @@ func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *ra
 	again := e.newUser()
 	again.ID = u.ID
 	e.createUser(t, again)
-	if owner := w.owner(t, e, key); owner != "" {
+	if owner := w.owner(t, e, key); owner == u.ID {
 		tally.inherited++
 		tally.fail("trial %d: a user created again with the deleted user's id owns its %s %q", trial, w.kind, key)
 	}

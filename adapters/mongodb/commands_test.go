@@ -115,7 +115,7 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		{"updateSession (expires)", []string{"findAndModify sessions"}, func() (any, error) {
 			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, Expires: core.Set(time.Now().Add(2 * time.Hour))})
 		}},
-		{"updateSession (userId)", []string{"find users", "findAndModify sessions"}, func() (any, error) {
+		{"updateSession (userId)", []string{"find users", "findAndModify sessions", "find users"}, func() (any, error) {
 			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, UserID: core.Set(u.ID)})
 		}},
 		{"createVerificationToken", []string{"insert verification_tokens"}, func() (any, error) { return a.CreateVerificationToken(ctx, tok) }},
