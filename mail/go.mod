@@ -3,6 +3,7 @@ module github.com/authport/authport/mail
 go 1.26
 
 require (
+	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/authport/authport/core v0.1.0
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
