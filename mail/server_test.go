@@ -8,11 +8,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"io"
 	"math/big"
+	"mime"
+	"mime/multipart"
 	"net"
+	netmail "net/mail"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -203,7 +206,32 @@ func testCert(t *testing.T) (*tls.Config, *x509.CertPool) {
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, pool
 }
 
-var errNoMail = errors.New("no mail")
+// plainTextLink reads a message as a mail reader would (headers, the
+// multipart body, the text/plain part decoded from quoted-printable) and
+// returns the first line of that part starting with https://.
+func plainTextLink(data []byte) string {
+	msg, err := netmail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		return ""
+	}
+	_, params, _ := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			return ""
+		}
+		if ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type")); ct != "text/plain" {
+			continue
+		}
+		body, _ := io.ReadAll(part)
+		for _, line := range strings.Split(string(body), "\r\n") {
+			if strings.HasPrefix(line, "https://") {
+				return line
+			}
+		}
+	}
+}
 
 // onlyMail returns the one message the server received.
 func (s *smtpServer) onlyMail(t *testing.T) received {
