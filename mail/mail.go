@@ -204,6 +204,11 @@ func (s *Sender) SendVerificationRequest(ctx context.Context, req provider.Verif
 	if from == "" {
 		return fmt.Errorf("%w: mail: no sender (set Config.From or the provider's From)", provider.ErrInvalidConfig)
 	}
+	// One bare address: a custom NormalizeIdentifier must not turn the
+	// recipient into a list or a display name.
+	if addr, err := mail.ParseAddress(req.Identifier); err != nil || addr.Address != req.Identifier {
+		return fmt.Errorf("%w: mail: recipient %q is not a single e-mail address", provider.ErrInvalidConfig, req.Identifier)
+	}
 	content := s.cfg.Message(req)
 
 	msg := gomail.NewMsg()

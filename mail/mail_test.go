@@ -332,6 +332,8 @@ func TestBadRequest(t *testing.T) {
 		"header_injection":  func(r *provider.VerificationRequest) { r.Identifier = "a@example.com\r\nBcc: b@example.com" },
 		"bad_sender":        func(r *provider.VerificationRequest) { r.From = "nobody" },
 		"empty_recipient":   func(r *provider.VerificationRequest) { r.Identifier = "" },
+		"two_recipients":    func(r *provider.VerificationRequest) { r.Identifier = "a@example.com,b@example.com" },
+		"display_name":      func(r *provider.VerificationRequest) { r.Identifier = "Ada <ada@example.com>" },
 		"injection_in_from": func(r *provider.VerificationRequest) { r.From = "x@acme.example\r\nBcc: b@example.com" },
 	}
 	for name, mutate := range cases {

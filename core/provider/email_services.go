@@ -75,7 +75,13 @@ func (e *EmailServiceError) Error() string {
 	if e.Message != "" {
 		msg += ": " + e.Message
 	}
-	return msg + " (check the API key, the From address and the sender domain in the service's dashboard): " + ErrEmailDelivery.Error()
+	switch {
+	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500:
+		msg += " (the service is busy or failing: try again later)"
+	case e.StatusCode >= 400:
+		msg += " (check the API key, the From address and the sending domain in the service's dashboard)"
+	}
+	return msg + ": " + ErrEmailDelivery.Error()
 }
 
 // Is reports whether target is [ErrEmailDelivery].
@@ -290,6 +296,11 @@ func (s *emailService) send(ctx context.Context, req VerificationRequest) error 
 	}
 	if req.Identifier == "" || req.From == "" {
 		return fmt.Errorf("%w: %s: the verification request needs a recipient and a From address", ErrInvalidConfig, s.id)
+	}
+	// One bare address: a custom NormalizeIdentifier must not turn the
+	// recipient into a list (Mailgun's "to" takes one) or a display name.
+	if addr, err := mail.ParseAddress(req.Identifier); err != nil || addr.Address != req.Identifier {
+		return fmt.Errorf("%w: %s: recipient %q is not a single e-mail address", ErrInvalidConfig, s.id, req.Identifier)
 	}
 	r, err := s.build(s, req.From, req.Identifier, s.message(req))
 	if err != nil {

@@ -297,6 +297,16 @@ func TestEmailServicesRefusal(t *testing.T) {
 	}
 }
 
+func TestEmailServiceErrorAdvice(t *testing.T) {
+	for status, want := range map[int]string{401: "check the API key", 429: "try again later", 503: "try again later"} {
+		d := newServiceDouble(t, status, `{"message":"no"}`)
+		err := Resend(testKey, testFrom, WithEmailHTTPClient(d.client)).SendVerificationRequest(context.Background(), testRequest("resend"))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ": no (") {
+			t.Errorf("status %d: err = %v, want advice %q", status, err, want)
+		}
+	}
+}
+
 func TestPostmarkErrorCodeInOKAnswer(t *testing.T) {
 	d := newServiceDouble(t, 200, `{"ErrorCode":406,"Message":"You tried to send to a recipient that has been marked as inactive."}`)
 	err := Postmark(testKey, testFrom, WithEmailHTTPClient(d.client)).SendVerificationRequest(context.Background(), testRequest("postmark"))
@@ -360,6 +370,10 @@ func TestEmailServicesBadConfig(t *testing.T) {
 	noLink.URL = ""
 	noTo := testRequest("resend")
 	noTo.Identifier = ""
+	twoTo := testRequest("mailgun")
+	twoTo.Identifier = "a@example.com,b@example.com"
+	named := testRequest("resend")
+	named.Identifier = "Ada <ada@example.com>"
 	cases := map[string]struct {
 		p   *EmailConfig
 		req VerificationRequest
@@ -367,6 +381,8 @@ func TestEmailServicesBadConfig(t *testing.T) {
 		"empty_api_key":          {Resend("  ", testFrom, c), testRequest("resend")},
 		"no_link":                {Resend(testKey, testFrom, c), noLink},
 		"no_recipient":           {Resend(testKey, testFrom, c), noTo},
+		"two_recipients":         {Mailgun(testKey, "mg.acme.example", MailgunUS, testFrom, c), twoTo},
+		"recipient_with_name":    {Resend(testKey, testFrom, c), named},
 		"mailgun_unknown_region": {Mailgun(testKey, "mg.acme.example", "ap", testFrom, c), testRequest("mailgun")},
 		"mailgun_no_domain":      {Mailgun(testKey, "", MailgunEU, testFrom, c), testRequest("mailgun")},
 		"mailgun_path_in_domain": {Mailgun(testKey, "mg.acme.example/../x", MailgunEU, testFrom, c), testRequest("mailgun")},
