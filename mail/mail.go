@@ -27,6 +27,7 @@ import (
 
 	"github.com/authport/authport/core/provider"
 	gomail "github.com/wneessen/go-mail"
+	gosmtp "github.com/wneessen/go-mail/smtp"
 )
 
 // ErrAuthFailed is returned, wrapped, when the SMTP server refuses the
@@ -37,6 +38,11 @@ var ErrAuthFailed = errors.New("SMTP server refused the credentials (check Confi
 // ErrRecipientRejected is returned, wrapped, when the SMTP server refuses
 // the recipient address. It also matches [provider.ErrEmailDelivery].
 var ErrRecipientRejected = errors.New("SMTP server rejected the recipient")
+
+// ErrInsecureAuth is returned, wrapped, when credentials would have gone
+// over an unencrypted connection to a host other than localhost; they are
+// not sent. It also matches [provider.ErrEmailDelivery].
+var ErrInsecureAuth = errors.New("credentials not sent over an unencrypted connection (use TLSMandatory or TLSImplicit, or a relay on localhost)")
 
 // TLSPolicy says how the connection to the SMTP server is encrypted.
 type TLSPolicy int
@@ -190,7 +196,7 @@ func SMTP(cfg Config) (*provider.EmailConfig, error) {
 // req.Identifier, from req.From (or [Config.From]), as a multipart/alternative
 // message with a plain-text and an HTML part. It honours ctx for the whole
 // exchange: a cancelled context closes the connection. Errors match
-// [provider.ErrEmailDelivery] (and [ErrAuthFailed] or
+// [provider.ErrEmailDelivery] (and [ErrAuthFailed], [ErrInsecureAuth] or
 // [ErrRecipientRejected] where they apply), or [provider.ErrInvalidConfig]
 // for a request that cannot be sent.
 func (s *Sender) SendVerificationRequest(ctx context.Context, req provider.VerificationRequest) error {
@@ -305,6 +311,8 @@ func (s *Sender) deliveryError(doing string, ctx context.Context, err error) err
 		kind = append(kind, ctx.Err())
 	case errors.As(err, &se) && se.Reason == gomail.ErrSMTPRcptTo:
 		kind = append(kind, ErrRecipientRejected)
+	case errors.Is(err, gosmtp.ErrUnencrypted):
+		kind = append(kind, ErrInsecureAuth)
 	case strings.Contains(err.Error(), "SMTP AUTH failed") && errors.As(err, &te) && (te.Code == 535 || te.Code == 534 || te.Code == 454):
 		kind = append(kind, ErrAuthFailed)
 	}

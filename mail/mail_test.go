@@ -204,6 +204,44 @@ func TestMandatoryTLSRefusesServerWithoutSTARTTLS(t *testing.T) {
 	}
 }
 
+func TestOpportunisticTLS(t *testing.T) {
+	serverTLS, roots := testCert(t)
+	withTLS := startSMTP(t, serverOpts{user: "mailer", pass: password, tls: serverTLS})
+	plain := startSMTP(t, serverOpts{user: "mailer", pass: password})
+	for _, tc := range []struct {
+		name    string
+		srv     *smtpServer
+		wantTLS bool
+	}{{"offered", withTLS, true}, {"not_offered", plain, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := sender(t, mail.Config{Host: tc.srv.Host, Port: tc.srv.Port, TLS: mail.TLSOpportunistic, Username: "mailer", Password: password, TLSConfig: &tls.Config{RootCAs: roots}})
+			if err := s.SendVerificationRequest(context.Background(), request()); err != nil {
+				t.Fatal(err)
+			}
+			if m := tc.srv.onlyMail(t); m.TLS != tc.wantTLS || m.User != "mailer" {
+				t.Errorf("TLS %v, user %q; want TLS %v", m.TLS, m.User, tc.wantTLS)
+			}
+		})
+	}
+}
+
+// Without TLS, credentials go only to localhost: 127.0.0.2 is a loopback
+// address (on Linux) but not a name the PLAIN and LOGIN mechanisms trust.
+func TestNoPlainTextCredentialsToOtherHosts(t *testing.T) {
+	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, listen: "127.0.0.2"})
+	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSOpportunistic, Username: "mailer", Password: password})
+	err := s.SendVerificationRequest(context.Background(), request())
+	if !errors.Is(err, mail.ErrInsecureAuth) || !errors.Is(err, provider.ErrEmailDelivery) {
+		t.Fatalf("err = %v, want ErrInsecureAuth", err)
+	}
+	if strings.Contains(err.Error(), password) {
+		t.Errorf("error holds the password: %v", err)
+	}
+	if got := srv.authTried(); len(got) != 0 || len(srv.received()) != 0 {
+		t.Errorf("credentials sent in plain text (AUTH as %v)", got)
+	}
+}
+
 func TestImplicitTLS(t *testing.T) {
 	serverTLS, roots := testCert(t)
 	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, implicit: serverTLS})

@@ -57,6 +57,7 @@ type serverOpts struct {
 	implicit   *tls.Config // TLS from the first byte
 	rejectRcpt string
 	stallData  bool
+	listen     string // address to listen on; 127.0.0.1 by default
 }
 
 func startSMTP(t *testing.T, o serverOpts) *smtpServer {
@@ -71,7 +72,10 @@ func startSMTP(t *testing.T, o serverOpts) *smtpServer {
 	srv.AllowInsecureAuth = o.tls == nil && o.implicit == nil
 	srv.TLSConfig = o.tls
 	var ln net.Listener
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.listen == "" {
+		o.listen = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.listen, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
