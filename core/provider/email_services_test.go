@@ -441,7 +441,7 @@ func TestEmailServicesFromRegistry(t *testing.T) {
 func TestEmailServiceConcurrentSends(t *testing.T) {
 	d := newServiceDouble(t, 200, `{"id":"x"}`)
 	p := Resend(testKey, testFrom, WithEmailHTTPClient(d.client))
-	const n = 16
+	const n = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
