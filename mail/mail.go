@@ -236,10 +236,16 @@ func (s *Sender) SendVerificationRequest(ctx context.Context, req provider.Verif
 	// The connection is closed when ctx ends, which ends whatever
 	// exchange is under way; go-mail alone watches the context only
 	// while dialling.
+	// go-mail leaves the connection open when EHLO, STARTTLS or AUTH
+	// fails; it is closed here whatever happens.
 	var stop func() bool
+	var raw net.Conn
 	defer func() {
 		if stop != nil {
 			stop()
+		}
+		if raw != nil {
+			raw.Close()
 		}
 	}()
 	dial := func(dctx context.Context, network, addr string) (net.Conn, error) {
@@ -256,6 +262,7 @@ func (s *Sender) SendVerificationRequest(ctx context.Context, req provider.Verif
 			}
 			conn = tc
 		}
+		raw = conn
 		stop = context.AfterFunc(ctx, func() { conn.Close() })
 		return conn, nil
 	}

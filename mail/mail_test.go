@@ -202,6 +202,7 @@ func TestMandatoryTLSRefusesServerWithoutSTARTTLS(t *testing.T) {
 	if len(srv.received()) != 0 || len(srv.authTried()) != 0 {
 		t.Error("credentials or message sent in plain text")
 	}
+	srv.waitClosed(t) // go-mail leaves it open after this refusal; the sender closes it
 }
 
 func TestOpportunisticTLS(t *testing.T) {
@@ -276,6 +277,7 @@ func TestWrongPassword(t *testing.T) {
 	if len(srv.received()) != 0 {
 		t.Error("message sent after failed AUTH")
 	}
+	srv.waitClosed(t)
 }
 
 func TestRecipientRejected(t *testing.T) {

@@ -46,6 +46,10 @@ type smtpServer struct {
 	inData  chan struct{}
 	release chan struct{}
 
+	// closed receives a value each time a session ends (the client
+	// quit or dropped the connection).
+	closed chan struct{}
+
 	mu       sync.Mutex
 	mails    []received
 	authSeen []string // user names tried with AUTH
@@ -62,7 +66,7 @@ type serverOpts struct {
 
 func startSMTP(t *testing.T, o serverOpts) *smtpServer {
 	t.Helper()
-	s := &smtpServer{user: o.user, pass: o.pass, rejectRcpt: o.rejectRcpt}
+	s := &smtpServer{user: o.user, pass: o.pass, rejectRcpt: o.rejectRcpt, closed: make(chan struct{}, 64)}
 	if o.stallData {
 		s.inData, s.release = make(chan struct{}, 1), make(chan struct{})
 	}
@@ -176,8 +180,25 @@ func (ss *session) Data(r io.Reader) error {
 	return nil
 }
 
-func (ss *session) Reset()        { ss.from, ss.to = "", nil }
-func (ss *session) Logout() error { return nil }
+func (ss *session) Reset() { ss.from, ss.to = "", nil }
+func (ss *session) Logout() error {
+	select {
+	case ss.srv.closed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// waitClosed fails the test unless the client ends its session well
+// before the server's one-minute read timeout would.
+func (s *smtpServer) waitClosed(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.closed:
+	case <-time.After(20 * time.Second):
+		t.Error("the client left the SMTP connection open")
+	}
+}
 
 // testCert makes a self-signed certificate for 127.0.0.1 and returns the
 // server's TLS configuration and a pool that trusts it.
