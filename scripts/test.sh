@@ -31,9 +31,10 @@ if [ "${AUTHPORT_SERVICES:-}" != none ]; then
 	printf '%s\n' "$exports" | sed 's/^/  /' >&2
 fi
 
-# The workspace modules, then the tools: tools/mongostandin stays out of
-# go.work (FerretDB's dependencies cannot share a build list with the
-# adapters'), so it is built and tested on its own, with GOWORK=off.
+# The workspace modules, then the tools: tools/mongostandin and tools/dex
+# stay out of go.work (FerretDB's and dex's dependencies need not share a
+# build list with the adapters'), so each is built and tested on its own,
+# with GOWORK=off.
 mapfile -t modules < <(go list -m -f '{{.Dir}}' | sed "s|^$root/||")
 mapfile -t tools < <(find tools -mindepth 2 -maxdepth 2 -name go.mod -printf '%h\n' | sort)
 

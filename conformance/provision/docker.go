@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -147,7 +146,7 @@ func reapOnExit(id string) (*os.File, error) {
 	}
 	cmd := exec.Command("sh", "-c", `cat >/dev/null; docker rm --force "$1" >/dev/null 2>&1`, "authport-reaper", id)
 	cmd.Stdin = r
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = reaperProcAttr()
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
