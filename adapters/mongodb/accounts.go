@@ -69,9 +69,11 @@ func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collect
 		cause = fmt.Errorf("%s: user deleted concurrently: %w", m, core.ErrNotFound)
 	}
 	// Undo the insert even when ctx has ended, bounded by its own timeout.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
-	defer cancel()
-	if _, derr := coll.DeleteOne(cctx, bson.D{{Key: fID, Value: res.InsertedID}}); derr != nil {
+	derr := undo(ctx, func(ctx context.Context) error {
+		_, err := coll.DeleteOne(ctx, bson.D{{Key: fID, Value: res.InsertedID}})
+		return err
+	})
+	if derr != nil {
 		return errors.Join(cause, fmt.Errorf("%s: removing the record just inserted: %w", m, derr))
 	}
 	return cause
@@ -79,6 +81,27 @@ func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collect
 
 // undoTimeout bounds the removal of a record insertOwned must take back.
 const undoTimeout = 10 * time.Second
+
+// undo runs f, which takes back a write, with a context that the end of
+// ctx does not cancel, bounded by undoTimeout, and waits for it until it is
+// done or ctx ends, whichever comes first: the call never outlives its
+// context (tools/faults found calls returning up to 1.5 s after their
+// deadline while an undo waited for a reset server), and an undo cut short
+// by it goes on in the background.
+func undo(ctx context.Context, f func(context.Context) error) error {
+	done := make(chan error, 1)
+	go func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		defer cancel()
+		done <- f(uctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("still running when the call's context ended (it goes on for at most %v): %w", undoTimeout, ctx.Err())
+	}
+}
 
 // requireUser returns an error matching [core.ErrNotFound] when the user
 // with the stored id v does not exist.

@@ -191,26 +191,30 @@ func (a *Adapter) confirmMove(ctx context.Context, m string, before core.Session
 	if err != nil {
 		cause = wrapErr(ctx, m, err)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
-	defer cancel()
 	oldUID, _ := a.userIDValue(before.UserID)
 	oldExp, _ := date(before.Expires)
-	unlock, err := a.locks.lock(ctx, lockSession, before.SessionToken)
-	if err != nil {
-		return errors.Join(cause, err)
-	}
-	_, err = a.sessions.UpdateOne(ctx,
-		bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: fUserID, Value: oldUID}, {Key: fExpires, Value: oldExp}}}})
-	unlock()
-	if err != nil {
-		return errors.Join(cause, fmt.Errorf("%s: putting the session back: %w", m, err))
-	}
-	if ok, err := a.userExistsOnPrimary(ctx, oldUID); err == nil && !ok {
-		_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
+	uerr := undo(ctx, func(ctx context.Context) error {
+		unlock, err := a.locks.lock(ctx, lockSession, before.SessionToken)
 		if err != nil {
-			return errors.Join(cause, fmt.Errorf("%s: removing the session of a deleted user: %w", m, err))
+			return err
 		}
+		_, err = a.sessions.UpdateOne(ctx,
+			bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: fUserID, Value: oldUID}, {Key: fExpires, Value: oldExp}}}})
+		unlock()
+		if err != nil {
+			return fmt.Errorf("%s: putting the session back: %w", m, err)
+		}
+		if ok, err := a.userExistsOnPrimary(ctx, oldUID); err == nil && !ok {
+			_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
+			if err != nil {
+				return fmt.Errorf("%s: removing the session of a deleted user: %w", m, err)
+			}
+		}
+		return nil
+	})
+	if uerr != nil {
+		return errors.Join(cause, uerr)
 	}
 	return cause
 }
