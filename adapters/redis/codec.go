@@ -393,6 +393,25 @@ func decodeUserMap(m map[string]string) (*core.User, error) {
 	return u, nil
 }
 
+// maxMillis bounds the times the adapter stores, in milliseconds either side
+// of 1970 (about 285,000 years): session expiries are sorted-set scores,
+// float64, exact only up to 2^53; further out still, a time does not fit
+// int64 milliseconds and would wrap around (a session expired long ago
+// would come back live).
+const maxMillis = 1 << 53
+
+// checkTime returns an error matching core.ErrInvalidInput for a
+// (normalized) time the adapter cannot store exactly.
+func checkTime(method core.Method, field string, t *time.Time) error {
+	if t == nil {
+		return nil
+	}
+	if ms := t.UnixMilli(); ms < -maxMillis || ms > maxMillis || !msTime(ms).Equal(*t) {
+		return invalid(method, field, "is more than 285,000 years from 1970, beyond the times this adapter stores exactly")
+	}
+	return nil
+}
+
 // msTime converts stored milliseconds to a UTC time.
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
