@@ -271,7 +271,9 @@ func FuzzNormalizeEmail(f *testing.F) {
 			t.Fatalf("NormalizeEmail(%q) = %q, not one @ between two parts", s, got)
 		case len(got) > 254 || len(local) > 64:
 			t.Fatalf("NormalizeEmail(%q) = %q, too long", s, got)
-		case strings.ContainsFunc(got, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == ',' || r == unicode.ReplacementChar }):
+		case strings.ContainsFunc(got, func(r rune) bool {
+			return unicode.IsSpace(r) || unicode.IsControl(r) || r == ',' || r == unicode.ReplacementChar
+		}):
 			t.Fatalf("NormalizeEmail(%q) = %q holds white space, a control character, a comma or invalid UTF-8", s, got)
 		case slices.Contains(strings.Split(domain, "."), ""):
 			t.Fatalf("NormalizeEmail(%q) = %q has an empty domain label", s, got)
