@@ -83,6 +83,12 @@ for m in "${modules[@]}" "${tools[@]}"; do
 	grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$log" | head -40 >&2 || true
 done
 
+# Fuzzing: scripts/fuzz.sh runs every Fuzz target of the workspace modules
+# for ${AUTHPORT_FUZZTIME:-10s} each (plain `go test` above already ran their
+# seed corpora); a crasher fails the run, named with its input file.
+step "fuzz (scripts/fuzz.sh, ${AUTHPORT_FUZZTIME:-10s} per target)"
+AUTHPORT_LOG_DIR="$log_dir/fuzz" "$root/scripts/fuzz.sh" >&2 || fail "fuzz: see the FAIL lines above"
+
 step "conformance, per backend (pass/fail/skip of TestConformance/<backend>/<method>/<rule>)"
 cat "$log_dir"/*.log | awk '
 	match($0, /--- (PASS|FAIL|SKIP): TestConformance\/[^\/ ]+\/[^\/ ]+\/[^ ]+/) {
