@@ -88,12 +88,9 @@ func isUpperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= '
 // apart. Users go through both decoders: the field/value list scripts see
 // and the map HGETALL gives.
 func FuzzCodecRoundTrip(f *testing.F) {
-	f.Add([]byte{})
-	f.Add([]byte{1, 'u', 1, 'e', 1, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0})
-	f.Add([]byte("\x05user1\x0fada@example.com\x01\x00\x00\x00\x01\x8c\x5a\x2b\x3c\x4d\x01\x03Ada\x00" +
-		"\x05user1\x06github\x01\x0242\x01\x02at\x07\x04type\x03\x02\x01l\x00\x00\x02id\x01\x00\x01" +
-		"\x01\x00\x00\x00\x00\x70\x00\x00\x00\x00\x01\x02it\x00\x01\x01s\x01\x06Bearer\x00"))
-	f.Add([]byte("\x01u\x01e\x01\x02\x7f\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x01"))
+	for _, b := range fuzzrecord.Seeds() {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		src := fuzzrecord.New(b)
 

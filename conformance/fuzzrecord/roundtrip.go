@@ -2,6 +2,7 @@ package fuzzrecord
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -11,22 +12,48 @@ import (
 )
 
 // Seeds are inputs that reach the interesting record shapes: all zero
-// values, nulls against empty strings, NUL and invalid UTF-8 bytes, a time
-// beyond int64 milliseconds, a full account with authorization details.
-// Add them to a fuzz target with f.Add.
+// values; an emailVerified near the least int64 milliseconds, with an
+// empty name against a null image; NUL and invalid UTF-8 bytes; an
+// emailVerified beyond int64 milliseconds; and a full set of ordinary
+// records (user, account with authorization details, live session,
+// authenticator, verification token). Add them to a fuzz target with f.Add.
 func Seeds() [][]byte {
+	var full seed
+	// User: id, email, emailVerified (2023), name, no image.
+	full.str("user1").str("ada@example.com").byte(1).byte(0).int64(1_700_000_000_000).byte(1).str("Ada").byte(0)
+	// Account: oauth, access token, two authorization details (the first
+	// with an empty and a one-element list), expires_at, id token, scope,
+	// token type.
+	full.str("user1").str("github").byte(0).str("42").byte(1).str("at").byte(5)
+	full.str("payment").byte(1).byte(3).str("read").byte(0).str("id").byte(0)
+	full.str("").byte(0).byte(0).byte(0).str("").byte(0)
+	full.byte(1).int64(1_900_000_000).byte(0).byte(1).str("x.y.z").byte(0).byte(1).str("openid email").byte(1).str("Bearer").byte(0)
+	// Session expiring in 2100.
+	full.str("tok").str("user1").byte(0).int64(4_102_444_800_000)
+	// Authenticator.
+	full.str("cred").str("key").int64(5).byte(1).str("singleDevice").str("acct").str("user1").byte(1).str("usb")
+	// Verification token expiring in 2100.
+	full.str("ada@example.com").str("hash").byte(0).int64(4_102_444_800_000)
 	return [][]byte{
 		{},
 		{1, 'u', 1, 'e', 1, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0},
 		{3, 0, 0xff, 'x', 9, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1},
 		[]byte("\x01u\x01e\x01\x02\x7f\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x01"),
-		[]byte("\x05user1\x0fada@example.com\x01\x00\x00\x00\x01\x8c\x5a\x2b\x3c\x4d\x01\x03Ada\x00" +
-			"\x05user1\x06github\x01\x0242\x01\x02at\x07\x04type\x03\x02\x01l\x00\x00\x02id\x01\x00\x01" +
-			"\x01\x00\x00\x00\x00\x70\x00\x00\x00\x00\x01\x02it\x00\x01\x01s\x01\x06Bearer\x00" +
-			"\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00" +
-			"\x04cred\x03key\x00\x00\x00\x00\x00\x00\x00\x05\x01\x06single\x02pa\x00\x01\x03usb" +
-			"\x01a\x01t\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00"),
+		full,
 	}
+}
+
+// seed builds Source input: each method appends what the Source method
+// of the same kind reads.
+type seed []byte
+
+func (s *seed) byte(c byte) *seed { *s = append(*s, c); return s }
+
+func (s *seed) str(v string) *seed { *s = append(append(*s, byte(len(v))), v...); return s }
+
+func (s *seed) int64(v int64) *seed {
+	*s = binary.BigEndian.AppendUint64(*s, uint64(v))
+	return s
 }
 
 // RoundTrip writes records built from b through the adapter a and reads
