@@ -172,3 +172,27 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEscapeLua checks that enc, the Lua twin of escape that the scripts
+// use to build key names, escapes every string exactly as escape does, on
+// a real Redis server: if they differed, a script would build a key the Go
+// code never reads. It needs AUTHPORT_REDIS_URL (or a Docker engine) and
+// skips without one, unless AUTHPORT_REQUIRE names redis.
+func FuzzEscapeLua(f *testing.F) {
+	for _, s := range []string{"", "a", "ada@example.com", "user:{1}", "%41", "\x00\xff é\n", "a.b_c+d-e@f", "[]^$()%*?"} {
+		f.Add(s)
+	}
+	c := singleNode(f)
+	f.Cleanup(func() { _ = c.Close() })
+	script := luaHeader + "\nreturn enc(ARGV[2])"
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := c.Eval(ctx, script, nil, "p:", s).Text()
+		if err != nil {
+			t.Fatalf("enc(%q): %v", s, err)
+		}
+		if want := escape(s); got != want {
+			t.Fatalf("Lua enc(%q) = %q, Go escape = %q", s, got, want)
+		}
+	})
+}
