@@ -14,6 +14,7 @@ import (
 // length-prefixed strings, with a presence byte before every nullable
 // field, so that any byte string survives and null and "" stay distinct
 // (JSON would mangle invalid UTF-8, gob would lose pointers to zero values).
+// Varints must be minimal, so that every record has exactly one encoding.
 
 const codecVersion = 1
 
@@ -76,7 +77,7 @@ func (r *reader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
+	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
 		r.fail()
 		return 0
 	}
@@ -141,7 +142,7 @@ func (r *reader) optInt() *int64 {
 		return nil
 	}
 	v, n := binary.Varint(r.b)
-	if n <= 0 {
+	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
 		r.fail()
 		return nil
 	}
