@@ -11,10 +11,10 @@
 #
 # Environment:
 #   AUTHPORT_SERVICES   which services to provide, space-separated (default:
-#                       "postgres mysql redis redis-cluster mongodb"; "none"
-#                       for none)
+#                       "postgres mysql redis redis-cluster mongodb dex";
+#                       "none" for none)
 #   AUTHPORT_POSTGRES_URL, AUTHPORT_MYSQL_URL, AUTHPORT_REDIS_URL,
-#   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_MONGODB_URL
+#   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_MONGODB_URL, AUTHPORT_DEX_BIN
 #                       if already set, that service is left alone and the
 #                       value is printed back unchanged
 #   AUTHPORT_REDIS_CLUSTER_PORTS  the cluster's three ports (default "7001 7002 7003")
@@ -25,15 +25,17 @@
 # ports. The Redis Cluster (three masters, no replicas) lives in
 # $TMPDIR/authport-redis-cluster. MongoDB is tools/mongostandin (FerretDB on
 # SQLite), built into ${XDG_CACHE_HOME:-$HOME/.cache}/authport and run with its
-# data in $TMPDIR/authport-mongostandin-PORT. Logs of what this script starts are
-# in $TMPDIR/authport-services.
+# data in $TMPDIR/authport-mongostandin-PORT. dex (the OpenID provider of the
+# sign-in tests) is only built, from tools/dex, into the same cache: the tests
+# start their own dex servers from AUTHPORT_DEX_BIN. Logs of what this script
+# starts and builds are in $TMPDIR/authport-services.
 set -euo pipefail
 
 started=$SECONDS
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=${TMPDIR:-/tmp}
 logdir=$tmp/authport-services
-services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb}
+services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex}
 timeout_s=${AUTHPORT_SERVICES_TIMEOUT:-60}
 read -r -a cluster_ports <<<"${AUTHPORT_REDIS_CLUSTER_PORTS:-7001 7002 7003}"
 mongo_port=${AUTHPORT_MONGODB_PORT:-27018}
@@ -345,43 +347,53 @@ ensure_redis_cluster() {
 	export_line AUTHPORT_REDIS_CLUSTER_URL "${cluster_ports[*]/#/127.0.0.1:}"
 }
 
-### MongoDB stand-in ##########################################################
+### Tools built from source ####################################################
 
-mongo_src=$repo/tools/mongostandin
-mongo_cache=${XDG_CACHE_HOME:-$HOME/.cache}/authport
-# Build tag that leaves FerretDB's PostgreSQL backend out: a smaller, faster build.
-mongo_tags=ferretdb_no_postgresql
+# Binaries built from the tools/ modules live in one cache directory, one file
+# per build, named after a hash of what went into it.
+tool_cache=${XDG_CACHE_HOME:-$HOME/.cache}/authport
 
-# mongo_binary: print the stand-in's binary path, building it if its sources
-# (or the Go toolchain) changed since the cached build.
-mongo_binary() {
-	export GOWORK=off # the stand-in is its own module, whatever go.work says
-	command -v go >/dev/null || die "mongodb: building tools/mongostandin needs Go on PATH (https://go.dev/dl/)"
-	local hash bin f
+# tool_binary NAME TAGS PACKAGE: print the path of the binary built from the
+# module tools/NAME (PACKAGE is `.` for the module's own main package, or a
+# tool of its go.mod), building it first when the Go version, the build tags,
+# or the module's go.mod, go.sum or top-level Go sources changed since the
+# cached build. The build log is $logdir/NAME-build.log; older builds of NAME
+# are removed.
+tool_binary() {
+	local name=$1 tags=$2 pkg=$3
+	local src=$repo/tools/$name hash bin f
+	export GOWORK=off # a tool is its own module, whatever go.work says
+	command -v go >/dev/null || die "$name: building tools/$name needs Go on PATH (https://go.dev/dl/)"
 	hash=$(
-		cd "$mongo_src"
+		cd "$src"
 		{
 			go env GOVERSION
-			echo "$mongo_tags"
+			echo "$tags"
 			for f in go.mod go.sum $(find . -maxdepth 1 -name '*.go' ! -name '*_test.go' | sort); do
 				echo "== $f"
 				cat "$f"
 			done
 		} | sha256sum | cut -c1-16
 	)
-	bin=$mongo_cache/mongostandin-$hash
+	bin=$tool_cache/$name-$hash
 	if [[ ! -x $bin ]]; then
-		log "mongodb: building tools/mongostandin (the first build takes a few minutes)"
-		mkdir -p "$mongo_cache"
+		log "$name: building tools/$name (the first build takes a few minutes)"
+		mkdir -p "$tool_cache"
 		# Build beside the target and rename, so a half-written binary is never used.
-		(cd "$mongo_src" && quiet mongostandin-build \
-			timeout 1200 go build -tags "$mongo_tags" -o "$bin.tmp.$$" .) ||
-			die_log mongostandin-build "go build of tools/mongostandin failed"
+		(cd "$src" && quiet "$name-build" \
+			timeout 1200 go build ${tags:+-tags "$tags"} -o "$bin.tmp.$$" "$pkg") ||
+			die_log "$name-build" "go build of tools/$name failed"
 		mv -f "$bin.tmp.$$" "$bin"
-		find "$mongo_cache" -maxdepth 1 -name 'mongostandin-*' ! -name '*.tmp.*' ! -name "mongostandin-$hash" -delete
+		find "$tool_cache" -maxdepth 1 -name "$name-*" ! -name '*.tmp.*' ! -name "$name-$hash" -delete
 	fi
 	echo "$bin"
 }
+
+### MongoDB stand-in ##########################################################
+
+# mongo_binary: print the stand-in's binary path, building it if needed. The
+# build tag leaves FerretDB's PostgreSQL backend out: a smaller, faster build.
+mongo_binary() { tool_binary mongostandin ferretdb_no_postgresql .; }
 
 ensure_mongodb() {
 	given AUTHPORT_MONGODB_URL mongodb && return
@@ -419,12 +431,24 @@ ensure_mongodb() {
 	export_line AUTHPORT_MONGODB_URL "mongodb://127.0.0.1:$port/"
 }
 
+### dex #######################################################################
+
+# ensure_dex: build dex, the OpenID provider of the sign-in tests, from the
+# pins in tools/dex. Nothing is started: each test runs a dex of its own
+# (conformance/provision.Dex), configured with its clients and users.
+ensure_dex() {
+	given AUTHPORT_DEX_BIN dex && return
+	local bin
+	bin=$(tool_binary dex '' github.com/dexidp/dex/cmd/dex)
+	export_line AUTHPORT_DEX_BIN "$bin"
+}
+
 ### main ######################################################################
 
 for s in $services; do
 	case $s in
-	postgres | mysql | redis | redis-cluster | mongodb | none) ;;
-	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb, or none)" ;;
+	postgres | mysql | redis | redis-cluster | mongodb | dex | none) ;;
+	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex, or none)" ;;
 	esac
 done
 
@@ -433,6 +457,7 @@ wanted mysql && locked mysql ensure_mysql
 wanted redis && locked redis ensure_redis
 wanted redis-cluster && locked redis-cluster ensure_redis_cluster
 wanted mongodb && locked mongodb ensure_mongodb
+wanted dex && locked dex ensure_dex
 
 log "ready in $((SECONDS - started))s"
 if ((${#exports[@]})); then

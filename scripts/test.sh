@@ -2,7 +2,8 @@
 # The test command: makes every database the tests need reachable (see
 # scripts/services.sh), then checks formatting, vets, runs every module's
 # tests with -race, checks that `go mod tidy` changes nothing, and lints the
-# GitHub workflows.
+# GitHub workflows, and runs the consumer check of the release
+# (tools/release).
 #
 #   ./scripts/test.sh                          everything, as CI runs it
 #   AUTHPORT_REQUIRE=all ./scripts/test.sh     a missing database fails the run
@@ -30,9 +31,10 @@ if [ "${AUTHPORT_SERVICES:-}" != none ]; then
 	printf '%s\n' "$exports" | sed 's/^/  /' >&2
 fi
 
-# The workspace modules, then the tools: tools/mongostandin stays out of
-# go.work (FerretDB's dependencies cannot share a build list with the
-# adapters'), so it is built and tested on its own, with GOWORK=off.
+# The workspace modules, then the tools: tools/mongostandin and tools/dex
+# stay out of go.work (FerretDB's and dex's dependencies need not share a
+# build list with the adapters'), so each is built and tested on its own,
+# with GOWORK=off.
 mapfile -t modules < <(go list -m -f '{{.Dir}}' | sed "s|^$root/||")
 mapfile -t tools < <(find tools -mindepth 2 -maxdepth 2 -name go.mod -printf '%h\n' | sort)
 
@@ -69,6 +71,29 @@ if [ ! -x "$gobin/actionlint-$actionlint_version" ]; then
 fi
 "$gobin/actionlint-$actionlint_version" .github/workflows/*.yml || fail "actionlint"
 
+# Interop suites run real npm packages (e.g. Auth.js in jwt/interop): install
+# each one's pinned dependencies with `npm ci` in every directory that holds a
+# package-lock.json (node_modules excluded), before the Go tests
+# that use them. Without npm those tests skip, unless AUTHPORT_REQUIRE is
+# `all` or names `npm`, and then the run fails here.
+step "npm ci (interop suites)"
+mapfile -t npm_dirs < <(find . \( -name node_modules -o -name .git \) -prune -o -name package-lock.json -printf '%h\n' | sed 's|^\./||' | sort -u)
+if [ ${#npm_dirs[@]} -gt 0 ]; then
+	if command -v npm >/dev/null; then
+		for d in "${npm_dirs[@]}"; do
+			printf '  %s\n' "$d" >&2
+			(cd "$d" && npm ci --no-audit --no-fund >"$log_dir/npm-$(echo "$d" | tr / _).log" 2>&1) || {
+				tail -20 "$log_dir/npm-$(echo "$d" | tr / _).log" >&2
+				fail "npm ci in $d"
+			}
+		done
+	elif [[ ",${AUTHPORT_REQUIRE:-}," =~ ,(all|npm), ]]; then
+		fail "npm is not installed (AUTHPORT_REQUIRE=$AUTHPORT_REQUIRE): install Node.js 20+ with npm"
+	else
+		printf '  npm is not installed: the interop tests in %s will skip\n' "${npm_dirs[*]}" >&2
+	fi
+fi
+
 step "go test -race (full -v logs in $log_dir)"
 for m in "${modules[@]}" "${tools[@]}"; do
 	log="$log_dir/$(echo "$m" | tr / _).log"
@@ -88,6 +113,15 @@ done
 # seed corpora); a crasher fails the run, named with its input file.
 step "fuzz (scripts/fuzz.sh, ${AUTHPORT_FUZZTIME:-10s} per target)"
 AUTHPORT_LOG_DIR="$log_dir/fuzz" "$root/scripts/fuzz.sh" >&2 || fail "fuzz: see the FAIL lines above"
+
+# The consumer check (tools/release): a module outside the repository, with
+# GOWORK=off and the in-repo modules served by a local module proxy made of
+# this tree, gets every adapter with `go get`, builds and runs a program
+# that signs a user in through it against the test databases, and must find
+# no Docker or container client and no other adapter's driver in its build
+# or its go.sum. The table goes to the log.
+step "consumer check (every adapter from a module outside the repository)"
+(cd tools/release && GOWORK=off go run . -C "$root" consumers) >&2 || fail "consumer check: see the table above (tools/release/consumer.go)"
 
 step "conformance, per backend (pass/fail/skip of TestConformance/<backend>/<method>/<rule>)"
 cat "$log_dir"/*.log | awk '

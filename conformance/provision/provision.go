@@ -11,25 +11,31 @@
 //     redis://127.0.0.1:6379/0), AUTHPORT_REDIS_CLUSTER_URL (comma-separated
 //     host:port seeds of a Redis Cluster) or AUTHPORT_MONGODB_URL (a MongoDB
 //     URI).
-//  2. Otherwise, when a Docker engine answers, a container started with
-//     testcontainers-go: postgres:16-alpine, mariadb:11, redis:7-alpine, or
+//  2. Otherwise, when a Docker engine answers, a container started with the
+//     docker command: postgres:16-alpine, mariadb:11, redis:7-alpine, or
 //     mongo:7 as an initiated single-node replica set (so transactions work).
 //     Each is started once per test process, on first use, and shared by
-//     every test of that process; the testcontainers reaper (Ryuk) removes
-//     it when the process exits. No container is started for a Redis
+//     every test of that process; a reaper process removes it when the test
+//     process exits, however it ends. No container is started for a Redis
 //     Cluster. The Docker engine is asked once per process, with a short
 //     timeout, so a machine without one loses no time.
 //  3. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
 //     names the backend: then the test fails with the same reason.
 //     AUTHPORT_REQUIRE is a comma-separated list of backend names (postgres,
-//     mysql, redis, redis-cluster, mongodb; the embedded memory, bbolt and
-//     sqlite are accepted too) or "all". A CI that sets it can never pass
+//     mysql, redis, redis-cluster, mongodb, dex; the embedded memory, bbolt
+//     and sqlite are accepted too) or "all". A CI that sets it can never pass
 //     with a database silently skipped; a name it does not know (a
 //     misspelling) fails a test whose database is missing, too.
 //
 // The returned server is shared, and may hold data from earlier runs: a
 // caller isolates each test in a database, schema, key prefix or collection
 // set of its own, and drops it in t.Cleanup.
+//
+// [Dex] is different: it starts an OpenID provider (dex) private to one
+// test, configured with that test's clients and users, from the binary
+// AUTHPORT_DEX_BIN names; without the variable it skips or fails as above
+// (its AUTHPORT_REQUIRE name is dex). [DexServer.Login] then signs a user in on
+// dex's own pages, as a browser would.
 package provision
 
 import (
@@ -60,7 +66,7 @@ const RequireEnv = "AUTHPORT_REQUIRE"
 func knownBackends() []string {
 	return []string{
 		"memory", "bbolt", BackendRedis, BackendRedisCluster,
-		BackendPostgres, BackendMySQL, "sqlite", BackendMongoDB,
+		BackendPostgres, BackendMySQL, "sqlite", BackendMongoDB, BackendDex,
 	}
 }
 
@@ -101,6 +107,11 @@ func backendFor(name string) backend {
 		return backend{
 			name: name, env: "AUTHPORT_MONGODB_URL", image: "mongo:7",
 			missing: "no MongoDB: set AUTHPORT_MONGODB_URL or run a Docker engine",
+		}
+	case BackendDex:
+		return backend{
+			name: name, env: DexBinEnv,
+			missing: "no dex: set AUTHPORT_DEX_BIN to a dex binary (eval \"$(scripts/services.sh)\" builds one from tools/dex)",
 		}
 	}
 	return backend{name: name, missing: "no " + name + " backend"}
@@ -166,7 +177,8 @@ func MongoDB(t testing.TB) string {
 }
 
 // Required reports whether AUTHPORT_REQUIRE names backend (one of postgres,
-// mysql, redis, redis-cluster, mongodb, memory, bbolt, sqlite), or is "all".
+// mysql, redis, redis-cluster, mongodb, dex, memory, bbolt, sqlite), or is
+// "all".
 // Names are compared without regard to case or surrounding spaces. A test
 // whose required backend is missing fails instead of skipping.
 func Required(backend string) bool {

@@ -188,7 +188,7 @@ func TestBackendsHaveContainers(t *testing.T) {
 	for _, name := range []string{BackendPostgres, BackendMySQL, BackendRedis, BackendMongoDB} {
 		b := backendFor(name)
 		spec, ok := containerSpecFor(name)
-		if !ok || b.image == "" || b.env == "" || len(spec.wait) == 0 {
+		if !ok || b.image == "" || b.env == "" || spec.log == "" || spec.logCount < 1 {
 			t.Errorf("%s: image %q, env %q, container %v", name, b.image, b.env, ok)
 		}
 	}

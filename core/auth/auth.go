@@ -306,3 +306,16 @@ var (
 	// ErrWrongProviderType: the provider cannot be used for this flow.
 	ErrWrongProviderType = errors.New("provider cannot be used for this sign-in")
 )
+
+// OAuthProvider returns the configured OAuth or OIDC provider with the id,
+// as [New] validated it (defaults applied), for the code that runs the
+// protocol (module github.com/authport/authport/oauth). The error matches
+// [ErrUnknownProvider] when no provider has the id, and
+// [ErrWrongProviderType] when it is not an OAuth or OIDC provider.
+func (a *Auth) OAuthProvider(id string) (provider.OAuthProvider, error) {
+	return providerOf[provider.OAuthProvider](a, id)
+}
+
+// BaseURL returns [Config.BaseURL]: the absolute URL of the auth routes, or
+// "" when none was configured.
+func (a *Auth) BaseURL() string { return a.baseURL }

@@ -390,3 +390,32 @@ func TestJWTSignInCreatesNoDatabaseSession(t *testing.T) {
 		t.Errorf("JWT sign-in = %+v, want user u1 and no database session", in)
 	}
 }
+
+func TestOAuthProviderAccessor(t *testing.T) {
+	authorize := func(context.Context, provider.AuthorizeRequest) (*provider.User, error) { return nil, nil }
+	a, err := auth.New(auth.Config{
+		Adapter: &emailStub{t: t}, Secrets: []string{"s"}, BaseURL: "https://example.com/auth",
+		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
+		Providers: []provider.Provider{provider.Credentials(authorize), provider.GitHub("id", "secret")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.BaseURL() != "https://example.com/auth" {
+		t.Errorf("BaseURL() = %q", a.BaseURL())
+	}
+	p, err := a.OAuthProvider("github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The validated copy: defaults applied.
+	if o := p.Options(); o.ID != "github" || !o.Checks.Has(provider.CheckPKCE) {
+		t.Errorf("options: %+v", o)
+	}
+	if _, err := a.OAuthProvider("nope"); !errors.Is(err, auth.ErrUnknownProvider) {
+		t.Errorf("unknown provider: %v", err)
+	}
+	if _, err := a.OAuthProvider("credentials"); !errors.Is(err, auth.ErrWrongProviderType) {
+		t.Errorf("credentials provider: %v", err)
+	}
+}

@@ -251,8 +251,8 @@ func TestAppleProfileBoolStrings(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	r := BuiltIns()
-	want := []string{"apple", "auth0", "credentials", "discord", "email", "github", "gitlab", "google", "keycloak",
-		"linkedin", "microsoft-entra-id", "okta", "passkey", "slack", "twitch"}
+	want := []string{"apple", "auth0", "credentials", "discord", "email", "forwardemail", "github", "gitlab", "google", "keycloak",
+		"linkedin", "mailgun", "microsoft-entra-id", "okta", "passkey", "postmark", "resend", "sendgrid", "slack", "twitch"}
 	if got := r.IDs(); !equalStrings(got, want) {
 		t.Errorf("IDs = %v, want %v", got, want)
 	}

@@ -22,6 +22,9 @@ type UserConfig struct {
 	// Tenant is the Microsoft Entra ID tenant: a tenant id, a domain, or
 	// "common", "organizations" or "consumers". Empty means "common".
 	Tenant string
+	// EmailService is what the e-mail delivery services ("forwardemail",
+	// "mailgun", "postmark", "resend", "sendgrid") need.
+	EmailService EmailServiceConfig
 }
 
 // Factory builds a built-in provider from what the user supplies. It
@@ -39,8 +42,10 @@ var ErrUnknownProvider = errors.New("unknown built-in provider")
 
 // BuiltIns returns a new [Registry] of every built-in provider: "apple",
 // "auth0", "discord", "github", "gitlab", "google", "keycloak", "linkedin",
-// "microsoft-entra-id", "okta", "slack", "twitch", and the defaults
-// "email", "credentials" and "passkey".
+// "microsoft-entra-id", "okta", "slack", "twitch"; the e-mail delivery
+// services "forwardemail", "mailgun", "postmark", "resend" and "sendgrid"
+// (configured by [UserConfig.EmailService]); and the defaults "email",
+// "credentials" and "passkey".
 //
 // The e-mail and credentials defaults need a callback that a [UserConfig]
 // cannot carry: set [EmailConfig.From] and
@@ -67,6 +72,28 @@ func BuiltIns() Registry {
 		"email":       func(UserConfig) Provider { return Email("", nil) },
 		"credentials": func(UserConfig) Provider { return Credentials(nil) },
 		"passkey":     func(UserConfig) Provider { return Passkey() },
+
+		// E-mail delivery services (email_services.go).
+		"forwardemail": func(c UserConfig) Provider {
+			e := c.EmailService
+			return ForwardEmail(e.APIKey, e.From, e.options()...)
+		},
+		"mailgun": func(c UserConfig) Provider {
+			e := c.EmailService
+			return Mailgun(e.APIKey, e.Domain, e.Region, e.From, e.options()...)
+		},
+		"postmark": func(c UserConfig) Provider {
+			e := c.EmailService
+			return Postmark(e.APIKey, e.From, e.options()...)
+		},
+		"resend": func(c UserConfig) Provider {
+			e := c.EmailService
+			return Resend(e.APIKey, e.From, e.options()...)
+		},
+		"sendgrid": func(c UserConfig) Provider {
+			e := c.EmailService
+			return SendGrid(e.APIKey, e.From, e.options()...)
+		},
 	}
 }
 

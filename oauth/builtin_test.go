@@ -1,0 +1,261 @@
+package oauth_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/oauth"
+)
+
+// githubUserinfo answers as GitHub's API: a profile without a public
+// e-mail address, and the address list the GitHub provider reads then.
+func githubUserinfo(path string) any {
+	switch path {
+	case "api.github.com/user":
+		return map[string]any{"id": 1234, "login": "ada", "name": nil, "email": nil, "avatar_url": "https://avatars.example.com/1234"}
+	case "api.github.com/user/emails":
+		return []map[string]any{
+			{"email": "unverified@example.com", "primary": false, "verified": false},
+			{"email": "old@example.com", "primary": false, "verified": true},
+			{"email": "ada@example.com", "primary": true, "verified": true},
+		}
+	case "gitlab.com/api/v4/user":
+		return map[string]any{"id": 99, "username": "ada", "name": "Ada Lovelace", "email": "ada@example.com", "avatar_url": "https://gitlab.example.com/ada.png"}
+	case "discord.com/api/users/@me":
+		return map[string]any{"id": "80351110224678912", "username": "ada", "discriminator": "0", "global_name": "Ada Lovelace",
+			"email": "ada@example.com", "avatar": nil, "verified": true}
+	}
+	return nil
+}
+
+// TestBuiltInProviders drives each of the 12 built-in providers, as the
+// registry builds them, through Begin and Callback against the fake, which
+// answers for their real hosts.
+func TestBuiltInProviders(t *testing.T) {
+	type tc struct {
+		id              string
+		cfg             provider.UserConfig
+		authURL         string            // the authorization endpoint (scheme, host, path)
+		params          map[string]string // parameters the authorization URL must carry
+		absent          []string          // parameters it must not carry
+		method          string            // client authentication at the token endpoint
+		oauth2          bool              // an OAuth 2.0 provider: no id_token, profile from userinfo
+		form            bool              // token response form-encoded (GitHub)
+		post            bool              // response_mode=form_post: the callback is a POST
+		accountID, name string
+	}
+	oidcParams := map[string]string{"scope": "openid profile email", "code_challenge_method": "S256"}
+	cases := []tc{
+		{id: "github", authURL: "https://github.com/login/oauth/authorize", oauth2: true, form: true,
+			params: map[string]string{"scope": "read:user user:email", "code_challenge_method": "S256"}, absent: []string{"nonce"},
+			method: "client_secret_basic", accountID: "1234", name: "ada"},
+		{id: "gitlab", authURL: "https://gitlab.com/oauth/authorize", oauth2: true,
+			params: map[string]string{"scope": "read_user", "code_challenge_method": "S256"}, absent: []string{"nonce", "state"},
+			method: "client_secret_basic", accountID: "99", name: "Ada Lovelace"},
+		{id: "discord", authURL: "https://discord.com/api/oauth2/authorize", oauth2: true,
+			params: map[string]string{"scope": "identify email", "code_challenge_method": "S256"},
+			method: "client_secret_basic", accountID: "80351110224678912", name: "Ada Lovelace"},
+		{id: "google", authURL: "https://accounts.google.com/authorize", params: oidcParams, absent: []string{"nonce", "state"},
+			method: "client_secret_basic", accountID: sub("accounts.google.com"), name: "Ada Lovelace"},
+		{id: "microsoft-entra-id", authURL: "https://login.microsoftonline.com/common/v2.0/authorize",
+			params: map[string]string{"scope": "openid profile email User.Read", "code_challenge_method": "S256"},
+			method: "client_secret_basic", accountID: sub("login.microsoftonline.com"), name: "Ada Lovelace"},
+		{id: "apple", authURL: "https://appleid.apple.com/authorize", post: true,
+			params: map[string]string{"scope": "name email", "response_mode": "form_post", "code_challenge_method": "S256"},
+			method: "client_secret_post", accountID: sub("appleid.apple.com"), name: "Ada Byron"},
+		{id: "auth0", cfg: provider.UserConfig{Issuer: "example.eu.auth0.com"}, authURL: "https://example.eu.auth0.com/authorize",
+			params: oidcParams, method: "client_secret_basic", accountID: sub("example.eu.auth0.com"), name: "Ada Lovelace"},
+		{id: "keycloak", cfg: provider.UserConfig{Issuer: "https://sso.example.com/realms/test"}, authURL: "https://sso.example.com/realms/test/authorize",
+			params: oidcParams, method: "client_secret_basic", accountID: sub("sso.example.com"), name: "Ada Lovelace"},
+		{id: "okta", cfg: provider.UserConfig{Issuer: "dev-1.okta.com/oauth2/default"}, authURL: "https://dev-1.okta.com/oauth2/default/authorize",
+			params: oidcParams, method: "client_secret_basic", accountID: sub("dev-1.okta.com"), name: "Ada Lovelace"},
+		{id: "slack", authURL: "https://slack.com/authorize", params: map[string]string{"scope": "openid profile email"},
+			absent: []string{"code_challenge", "state"}, method: "client_secret_basic", accountID: sub("slack.com"), name: "Ada Lovelace"},
+		{id: "twitch", authURL: "https://id.twitch.tv/oauth2/authorize",
+			params: map[string]string{"scope": "openid user:read:email", "claims": `{"id_token":{"email":null,"picture":null,"preferred_username":null}}`},
+			method: "client_secret_post", accountID: sub("id.twitch.tv"), name: "ada"},
+		{id: "linkedin", authURL: "https://www.linkedin.com/oauth/authorize", params: oidcParams,
+			method: "client_secret_post", accountID: sub("www.linkedin.com"), name: "Ada Lovelace"},
+	}
+	registry := provider.BuiltIns()
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			fake := newFakeProvider(t)
+			fake.userinfo = githubUserinfo
+			fake.omitIDToken = c.oauth2
+			fake.tokenForm = c.form
+			fake.issuers["example.eu.auth0.com"] = "https://example.eu.auth0.com/" // Auth0's trailing slash
+			cfg := c.cfg
+			cfg.ClientID, cfg.ClientSecret = fakeClientID, fakeClientSecret
+			s := newSetup(t, fake.client, "https://app.example.com/api/auth", registry[c.id](cfg))
+
+			authURL, cookies := s.begin(t, c.id)
+			u, err := url.Parse(authURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := u.Query()
+			if got := u.Scheme + "://" + u.Host + u.Path; got != c.authURL {
+				t.Errorf("authorization endpoint %s, want %s", got, c.authURL)
+			}
+			want := map[string]string{"client_id": fakeClientID, "response_type": "code",
+				"redirect_uri": "https://app.example.com/api/auth/callback/" + c.id}
+			for k, v := range c.params {
+				want[k] = v
+			}
+			for k, v := range want {
+				if q.Get(k) != v {
+					t.Errorf("%s = %q, want %q", k, q.Get(k), v)
+				}
+			}
+			for _, k := range c.absent {
+				if q.Has(k) {
+					t.Errorf("%s sent: %s", k, authURL)
+				}
+			}
+			for _, ck := range cookies {
+				if !strings.HasPrefix(ck.Name, "__Secure-authjs.") || !ck.Secure || !ck.HttpOnly {
+					t.Errorf("cookie %+v: want __Secure-, Secure, HttpOnly on https", ck)
+				}
+				// Apple posts the callback cross-site: Lax cookies would not
+				// come with it.
+				if want := map[bool]http.SameSite{false: http.SameSiteLaxMode, true: http.SameSiteNoneMode}[c.post]; ck.SameSite != want {
+					t.Errorf("cookie %s SameSite %v, want %v", ck.Name, ck.SameSite, want)
+				}
+			}
+
+			back := fake.authorize(authURL)
+			var r *http.Request
+			if c.post {
+				form := back.Query()
+				form.Set("user", `{"name":{"firstName":"Ada","lastName":"Byron"},"email":"ada@example.com"}`)
+				back.RawQuery = ""
+				r = httptest.NewRequest(http.MethodPost, back.String(), strings.NewReader(form.Encode()))
+				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			} else {
+				r = httptest.NewRequest(http.MethodGet, back.String(), nil)
+			}
+			for _, ck := range cookies {
+				r.AddCookie(ck)
+			}
+			rec := httptest.NewRecorder()
+			in, err := s.flow.Callback(context.Background(), rec, r, c.id)
+			if err != nil {
+				t.Fatalf("Callback: %v", err)
+			}
+			snap := s.store.Snapshot()
+			if len(snap.Users) != 1 || len(snap.Accounts) != 1 || len(snap.Sessions) != 1 {
+				t.Fatalf("stored %+v", snap)
+			}
+			acc := snap.Accounts[0]
+			wantType := core.AccountTypeOIDC
+			if c.oauth2 {
+				wantType = core.AccountTypeOAuth
+			}
+			if acc.ProviderAccountID != c.accountID || acc.Type != wantType || acc.UserID != in.User.ID || acc.AccessToken == nil {
+				t.Errorf("account %+v, want id %s type %s", acc, c.accountID, wantType)
+			}
+			if (acc.IDToken == nil) != c.oauth2 {
+				t.Errorf("account id_token %v", acc.IDToken)
+			}
+			if in.User.Email != "ada@example.com" || in.User.Name == nil || *in.User.Name != c.name {
+				t.Errorf("user %+v, want ada@example.com named %q", in.User, c.name)
+			}
+			if len(fake.authUsed) != 1 || fake.authUsed[0] != c.method {
+				t.Errorf("client authentication %v, want %s", fake.authUsed, c.method)
+			}
+			for _, ck := range cookies {
+				if !dropped(rec, ck.Name) {
+					t.Errorf("check cookie %s not cleared", ck.Name)
+				}
+			}
+			var session bool
+			for _, ck := range rec.Result().Cookies() {
+				session = session || (ck.Name == auth.SecureSessionCookieName && ck.Value == in.Session.SessionToken && ck.Secure)
+			}
+			if !session {
+				t.Errorf("no __Secure- session cookie in %v", rec.Result().Cookies())
+			}
+		})
+	}
+}
+
+// TestGitHubShapedOAuth2 is the non-OIDC path in detail: a form-encoded
+// token response, the profile from /user, the e-mail from /user/emails,
+// and the scope kept on the account.
+func TestGitHubShapedOAuth2(t *testing.T) {
+	fake := newFakeProvider(t)
+	fake.userinfo = githubUserinfo
+	fake.omitIDToken = true
+	fake.tokenForm = true
+	s := newSetup(t, fake.client, testBase, provider.GitHub(fakeClientID, fakeClientSecret))
+	authURL, cookies := s.begin(t, "github")
+	if got := strings.Join(cookieNames(cookies), ","); got != "authjs.pkce.code_verifier" {
+		t.Errorf("cookies %s, want the PKCE verifier only (GitHub's checks are the default, pkce)", got)
+	}
+	in, rec, err := s.callback(fake.authorize(authURL), cookies, "github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := assertSignedIn(t, s.store, in, rec, cookies, "github", "ada@example.com", time.Hour)
+	if acc.Type != core.AccountTypeOAuth || acc.ProviderAccountID != "1234" || acc.Scope == nil || *acc.Scope != "read:user user:email" ||
+		acc.IDToken != nil || acc.RefreshToken == nil {
+		t.Errorf("account %+v", acc)
+	}
+	if in.User.Image == nil || *in.User.Image != "https://avatars.example.com/1234" {
+		t.Errorf("user %+v", in.User)
+	}
+
+	// Signing in again finds the account and makes a second session for
+	// the same user.
+	authURL, cookies = s.begin(t, "github")
+	again, _, err := s.callback(fake.authorize(authURL), cookies, "github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.User.ID != in.User.ID || again.IsNewUser {
+		t.Errorf("second sign-in %+v, want the same user", again)
+	}
+	if snap := s.store.Snapshot(); len(snap.Users) != 1 || len(snap.Accounts) != 1 || len(snap.Sessions) != 2 {
+		t.Errorf("stored %+v", snap)
+	}
+}
+
+func TestBeginErrors(t *testing.T) {
+	fake := newFakeProvider(t)
+	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL()+"/nowhere"), provider.Credentials(
+		func(context.Context, provider.AuthorizeRequest) (*provider.User, error) { return nil, nil }))
+	rec := httptest.NewRecorder()
+	if _, err := s.flow.Begin(context.Background(), rec, "nope"); !errors.Is(err, auth.ErrUnknownProvider) {
+		t.Errorf("unknown provider: %v", err)
+	}
+	if _, err := s.flow.Begin(context.Background(), rec, "credentials"); !errors.Is(err, auth.ErrWrongProviderType) {
+		t.Errorf("credentials provider: %v", err)
+	}
+	// The fake serves no discovery document there.
+	if _, err := s.flow.Begin(context.Background(), rec, "idp"); !errors.Is(err, oauth.ErrDiscovery) {
+		t.Errorf("undiscoverable issuer: %v", err)
+	}
+	if len(rec.Result().Cookies()) != 0 {
+		t.Errorf("a failed Begin set cookies: %v", rec.Result().Cookies())
+	}
+}
+
+func TestIssuerMismatchIsADiscoveryError(t *testing.T) {
+	fake := newFakeProvider(t)
+	fake.issuers[strings.TrimPrefix(fake.URL(), "http://")] = "https://other.example.com"
+	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL()))
+	_, err := s.flow.Begin(context.Background(), httptest.NewRecorder(), "idp")
+	if !errors.Is(err, oauth.ErrDiscovery) || !strings.Contains(err.Error(), "other.example.com") {
+		t.Errorf("error %v, want ErrDiscovery naming the discovered issuer", err)
+	}
+}

@@ -1,0 +1,26 @@
+module github.com/authport/authport/oauth
+
+go 1.26
+
+require (
+	github.com/authport/authport/core v0.1.0
+	github.com/coreos/go-oidc/v3 v3.21.0
+	golang.org/x/oauth2 v0.36.0
+)
+
+require (
+	github.com/authport/authport/adapters/memory v0.1.0
+	github.com/authport/authport/conformance v0.1.0
+	github.com/go-jose/go-jose/v4 v4.1.9
+)
+
+require github.com/authport/authport/jwt v0.1.0
+
+require golang.org/x/crypto v0.54.0 // indirect
+
+replace (
+	github.com/authport/authport/adapters/memory => ../adapters/memory
+	github.com/authport/authport/conformance => ../conformance
+	github.com/authport/authport/core => ../core
+	github.com/authport/authport/jwt => ../jwt
+)

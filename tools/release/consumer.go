@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// consumerPrograms are the programs the consumer check builds: roundtrip.go
+// with the open function of one adapter (testdata/consumers/<adapter>.go).
+//
+//go:embed testdata/consumers/*.go
+var consumerPrograms embed.FS
+
+// adapterNeeds says what each adapter's consumer program needs to run: the
+// variable with its test server's address and the AUTHPORT_REQUIRE name of
+// that server, and the module path prefixes of the adapter's own driver,
+// which no consumer of another adapter may pull in.
+var adapterNeeds = map[string]struct {
+	env, backend string
+	drivers      []string
+}{
+	"memory":        {},
+	"bbolt":         {drivers: []string{"go.etcd.io/bbolt"}},
+	"redis":         {env: "AUTHPORT_REDIS_URL", backend: "redis", drivers: []string{"github.com/redis/go-redis"}},
+	"postgres-gorm": {env: "AUTHPORT_POSTGRES_URL", backend: "postgres", drivers: []string{"gorm.io/", "github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "github.com/mattn/go-sqlite3"}},
+	"mongodb":       {env: "AUTHPORT_MONGODB_URL", backend: "mongodb", drivers: []string{"go.mongodb.org/mongo-driver"}},
+}
+
+// neverInConsumer are module path fragments no consumer may build or list
+// in go.sum: container and Docker clients.
+var neverInConsumer = []string{"testcontainers", "docker", "moby", "containerd"}
+
+// neverBuilt is what no consumer may compile: the conformance suite. Its
+// go.sum may still name it, because go mod tidy records the checksums of
+// what the adapter's own tests import (so that `go test` of the adapter
+// works), and every adapter tests itself with the suite.
+var neverBuilt = []string{repoPrefix + "conformance"}
+
+// consumerResult is one row of the consumer check's table.
+type consumerResult struct {
+	Module    string   // e.g. adapters/bbolt
+	Built     []string // modules whose packages the program compiles, itself excluded
+	GoSum     int      // lines of the program's go.sum
+	Forbidden []string // forbidden modules found in Built or go.sum
+	Output    string   // what the program printed
+	Skipped   string   // why the row did not run, when it did not
+	Err       error
+}
+
+// consumerEnv is the environment of the go commands a consumer runs: a
+// module outside any workspace, the repository's modules from the local
+// proxy, everything else from the machine's module cache (read as a proxy,
+// so nothing is downloaded twice) and then the usual proxy, and a module
+// cache of its own, so the next run never sees a stale copy of a local
+// module.
+func consumerEnv(proxyDir, modCache string) ([]string, error) {
+	shared, err := goEnv("GOMODCACHE")
+	if err != nil {
+		return nil, err
+	}
+	upstream, err := goEnv("GOPROXY")
+	if err != nil {
+		return nil, err
+	}
+	goproxy := "file://" + filepath.ToSlash(proxyDir) + ",file://" + filepath.ToSlash(filepath.Join(shared, "cache", "download"))
+	if upstream != "" && upstream != "off" {
+		goproxy += "," + upstream
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GOWORK", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GONOPROXY", "GOPRIVATE", "GOMODCACHE":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"GOWORK=off",
+		// -trimpath keeps the build cache's keys free of the module
+		// cache's location, which is new on every run: the second run
+		// compiles nothing that did not change.
+		"GOFLAGS=-mod=mod -trimpath",
+		"GOPROXY="+goproxy,
+		"GONOSUMDB="+strings.TrimSuffix(repoPrefix, "/"), // not published yet: no checksum database entry
+		"GOMODCACHE="+modCache,
+	), nil
+}
+
+// runConsumer makes a module outside the repository that uses the adapter
+// module m at version, builds and runs its program, and measures what the
+// module pulled in.
+func runConsumer(ctx context.Context, m *Module, version, workDir string, env []string, required func(string) bool) consumerResult {
+	name := path.Base(m.Rel)
+	res := consumerResult{Module: m.Rel}
+	needs, ok := adapterNeeds[name]
+	if !ok {
+		res.Err = fmt.Errorf("no consumer program for %s: add tools/release/testdata/consumers/%s.go and a row to adapterNeeds", m.Rel, name)
+		return res
+	}
+	if needs.env != "" && os.Getenv(needs.env) == "" {
+		res.Skipped = needs.env + " is not set"
+		if required(needs.backend) {
+			res.Err = fmt.Errorf("%s is not set and AUTHPORT_REQUIRE names %s: start the server (scripts/services.sh does)", needs.env, needs.backend)
+		}
+		return res
+	}
+	dir := filepath.Join(workDir, name)
+	if err := writeConsumer(dir, name); err != nil {
+		res.Err = err
+		return res
+	}
+	goCmd := func(args ...string) (string, error) { return run(ctx, dir, env, "go", args...) }
+	steps := [][]string{
+		{"get", m.Path + "@" + version, repoPrefix + "core@" + version},
+		{"mod", "tidy"},
+		{"build", "-tags", "authport_consumer", "-o", "consumer", "."},
+	}
+	for _, args := range steps {
+		if _, err := goCmd(args...); err != nil {
+			res.Err = err
+			return res
+		}
+	}
+	out, err := run(ctx, dir, env, filepath.Join(dir, "consumer"))
+	res.Output = strings.TrimSpace(out)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	list, err := goCmd("list", "-tags", "authport_consumer", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}}{{end}}{{end}}", ".")
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	for _, p := range strings.Fields(list) {
+		if !slices.Contains(res.Built, p) {
+			res.Built = append(res.Built, p)
+		}
+	}
+	slices.Sort(res.Built)
+	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	var sumModules []string
+	sc := bufio.NewScanner(bytes.NewReader(sum))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 0 {
+			res.GoSum++
+			sumModules = append(sumModules, f[0])
+		}
+	}
+	forbidden := slices.Clone(neverInConsumer)
+	for other, n := range adapterNeeds {
+		if other != name {
+			forbidden = append(forbidden, n.drivers...)
+			forbidden = append(forbidden, repoPrefix+"adapters/"+other)
+		}
+	}
+	flag := func(mods, fragments []string) {
+		for _, mod := range mods {
+			for _, f := range fragments {
+				if strings.Contains(mod, f) && !slices.Contains(res.Forbidden, mod) {
+					res.Forbidden = append(res.Forbidden, mod)
+				}
+			}
+		}
+	}
+	flag(slices.Concat(res.Built, sumModules), forbidden)
+	flag(res.Built, neverBuilt)
+	if len(res.Forbidden) > 0 {
+		res.Err = fmt.Errorf("a consumer of %s pulls in %s", m.Rel, strings.Join(res.Forbidden, ", "))
+	}
+	return res
+}
+
+// writeConsumer writes the consumer module for adapter name into dir.
+func writeConsumer(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := map[string]string{"go.mod": "module example.com/authport-consumer/" + name + "\n\ngo 1.26\n"}
+	for _, f := range []string{"roundtrip.go", name + ".go"} {
+		data, err := consumerPrograms.ReadFile("testdata/consumers/" + f)
+		if err != nil {
+			return fmt.Errorf("consumer program %s: %w", f, err)
+		}
+		files[f] = string(data)
+	}
+	for f, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consumerCheck builds the local proxy for the repository at its current
+// version and runs a consumer of every adapter module; it prints the table
+// to w and fails if any row failed.
+func consumerCheck(ctx context.Context, r *Repo, w io.Writer, keep bool) error {
+	version, err := r.Version()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "authport-consumers")
+	if err != nil {
+		return err
+	}
+	modCache := filepath.Join(work, "modcache")
+	defer func() {
+		if keep {
+			fmt.Fprintf(w, "kept %s\n", work)
+			return
+		}
+		// The module cache is read-only; go clean knows how to remove it.
+		run(context.Background(), work, []string{"GOMODCACHE=" + modCache, "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, "go", "clean", "-modcache")
+		os.RemoveAll(work)
+	}()
+	proxyDir := filepath.Join(work, "proxy")
+	if err := buildProxy(r, version, proxyDir); err != nil {
+		return err
+	}
+	env, err := consumerEnv(proxyDir, modCache)
+	if err != nil {
+		return err
+	}
+	required := requiredBackends(os.Getenv("AUTHPORT_REQUIRE"))
+	fmt.Fprintf(w, "consumer check: every adapter at %s from a local proxy of the working tree, in a module outside the repository (GOWORK=off)\n", version)
+	fmt.Fprintf(w, "  %-24s %13s %12s  %-9s %s\n", "module", "modules built", "go.sum lines", "forbidden", "result")
+	var failed []string
+	for _, m := range r.Modules {
+		if !strings.HasPrefix(m.Rel, "adapters/") {
+			continue
+		}
+		start := time.Now()
+		res := runConsumer(ctx, m, version, work, env, required)
+		forbidden := "none"
+		if len(res.Forbidden) > 0 {
+			forbidden = strings.Join(res.Forbidden, ",")
+		}
+		result := fmt.Sprintf("ok (%.0fs)", time.Since(start).Seconds())
+		switch {
+		case res.Err != nil:
+			result = "FAILED: " + res.Err.Error()
+			failed = append(failed, m.Rel)
+		case res.Skipped != "":
+			result = "skipped: " + res.Skipped
+		}
+		if res.Skipped != "" || (res.Err != nil && res.Built == nil) {
+			fmt.Fprintf(w, "  %-24s %13s %12s  %-9s %s\n", res.Module, "-", "-", "-", result)
+		} else {
+			fmt.Fprintf(w, "  %-24s %13d %12d  %-9s %s\n", res.Module, len(res.Built), res.GoSum, forbidden, result)
+		}
+		if res.Output != "" {
+			fmt.Fprintf(w, "  %-24s %s\n", "", firstLine(res.Output))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("the consumer check failed for %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// requiredBackends reads AUTHPORT_REQUIRE (a comma list of backend names,
+// or "all").
+func requiredBackends(v string) func(string) bool {
+	names := strings.Split(v, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	return func(b string) bool { return slices.Contains(names, "all") || slices.Contains(names, b) }
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// goEnv returns one value of `go env`.
+func goEnv(key string) (string, error) {
+	out, err := exec.Command("go", "env", key).Output()
+	if err != nil {
+		return "", fmt.Errorf("go env %s: %w", key, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// run runs name with args in dir and returns its standard output; an error
+// carries the command and the end of what it printed.
+func run(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String() + "\n" + stdout.String())
+		if len(msg) > 2000 {
+			msg = "…" + msg[len(msg)-2000:]
+		}
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, msg)
+	}
+	return stdout.String(), nil
+}

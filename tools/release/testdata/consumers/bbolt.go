@@ -1,0 +1,28 @@
+//go:build authport_consumer
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	bboltadapter "github.com/authport/authport/adapters/bbolt"
+)
+
+func open(context.Context) (any, func() error, error) {
+	dir, err := os.MkdirTemp("", "authport-consumer")
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := bboltadapter.Open(filepath.Join(dir, "auth.db"), bboltadapter.WithLockTimeout(time.Second))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return store, func() error {
+		defer os.RemoveAll(dir)
+		return store.Close()
+	}, nil
+}
