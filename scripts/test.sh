@@ -114,6 +114,12 @@ if [ -f "$log_dir/tools_faults.log" ]; then
 	sed -n '/^Fault injection (tools\/faults/,/^$/p' "$log_dir/tools_faults.log" >&2
 fi
 
+# Fuzzing: scripts/fuzz.sh runs every Fuzz target of the workspace modules
+# for ${AUTHPORT_FUZZTIME:-10s} each (plain `go test` above already ran their
+# seed corpora); a crasher fails the run, named with its input file.
+step "fuzz (scripts/fuzz.sh, ${AUTHPORT_FUZZTIME:-10s} per target)"
+AUTHPORT_LOG_DIR="$log_dir/fuzz" "$root/scripts/fuzz.sh" >&2 || fail "fuzz: see the FAIL lines above"
+
 # The consumer check (tools/release): a module outside the repository, with
 # GOWORK=off and the in-repo modules served by a local module proxy made of
 # this tree, gets every adapter with `go get`, builds and runs a program

@@ -51,6 +51,23 @@ func (n *nullTime) parse(s string) error {
 	return fmt.Errorf("cannot read a time from %q", s)
 }
 
+// The times the adapter stores: the years 1 to 9999. SQLite keeps times as
+// text with four-digit years, MySQL's driver refuses other years, and
+// pgx's microsecond count overflows far out (such a time read back as 1970).
+var (
+	minTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// checkTime returns an error matching core.ErrInvalidInput for a time
+// outside the years 1 to 9999.
+func checkTime(method, field string, t *time.Time) error {
+	if t != nil && (t.Before(minTime) || !t.Before(maxTime)) {
+		return &core.InputError{Method: method, Field: field, Reason: "is outside the years 1 to 9999 that SQL databases store"}
+	}
+	return nil
+}
+
 func (n *nullTime) ptr() *time.Time {
 	if !n.valid {
 		return nil

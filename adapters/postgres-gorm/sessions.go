@@ -25,6 +25,9 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if err := checkUTF8(m, "sessionToken", s.SessionToken, "userId", s.UserID); err != nil {
 		return nil, err
 	}
+	if err := checkTime(m, "expires", &s.Expires); err != nil {
+		return nil, err
+	}
 	args := append([]any{s.SessionToken, s.UserID, a.d.timeArg(s.Expires)}, a.stampArgs(TableSessions, true)...)
 	if err := a.insertForUser(ctx, m, s.UserID, a.q.createSession, args...); err != nil {
 		return nil, err
@@ -85,7 +88,11 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 		if up.Expires.Value.IsZero() {
 			return nil, &core.InputError{Method: m, Field: "expires", Reason: "must be set"}
 		}
-		expires = a.d.timeArg(core.NormalizeTime(up.Expires.Value))
+		exp := core.NormalizeTime(up.Expires.Value)
+		if err := checkTime(m, "expires", &exp); err != nil {
+			return nil, err
+		}
+		expires = a.d.timeArg(exp)
 	}
 	args := append([]any{up.UserID.Set, up.UserID.Value, up.Expires.Set, expires}, a.stampArgs(TableSessions, false)...)
 	args = append(args, up.SessionToken)

@@ -21,6 +21,9 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 	if err := checkUTF8(m, "identifier", v.Identifier, "token", v.Token); err != nil {
 		return nil, err
 	}
+	if err := checkTime(m, "expires", &v.Expires); err != nil {
+		return nil, err
+	}
 	args := append([]any{v.Identifier, v.Token, a.d.timeArg(v.Expires)}, a.stampArgs(TableVerificationTokens, true)...)
 	if _, err := a.exec(ctx, nil, a.q.createToken, args...); err != nil {
 		return nil, a.wrap(m, err)

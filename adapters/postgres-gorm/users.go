@@ -23,6 +23,9 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 	if err := checkUTF8(m, "id", u.ID, "email", u.Email, "name", deref(u.Name), "image", deref(u.Image)); err != nil {
 		return nil, err
 	}
+	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
+		return nil, err
+	}
 	args := append([]any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)},
 		a.stampArgs(TableUsers, true)...)
 	_, err := a.exec(ctx, nil, a.q.createUser, args...)
@@ -86,6 +89,9 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 		return nil, fmt.Errorf("%s: user %q: %w", m, up.ID, core.ErrNotFound)
 	}
 	if err := checkUTF8(m, "email", up.Email.Value, "name", deref(up.Name.Value), "image", deref(up.Image.Value)); err != nil {
+		return nil, err
+	}
+	if err := checkTime(m, "emailVerified", core.NormalizeTimePtr(up.EmailVerified.Value)); err != nil {
 		return nil, err
 	}
 	args := []any{

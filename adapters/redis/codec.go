@@ -14,6 +14,7 @@ import (
 // length-prefixed strings, with a presence byte before every nullable
 // field, so that any byte string survives and null and "" stay distinct
 // (JSON would mangle invalid UTF-8, gob would lose pointers to zero values).
+// Varints must be minimal, so that every record has exactly one encoding.
 
 const codecVersion = 1
 
@@ -76,7 +77,7 @@ func (r *reader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
+	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
 		r.fail()
 		return 0
 	}
@@ -141,7 +142,7 @@ func (r *reader) optInt() *int64 {
 		return nil
 	}
 	v, n := binary.Varint(r.b)
-	if n <= 0 {
+	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
 		r.fail()
 		return nil
 	}
@@ -391,6 +392,25 @@ func decodeUserMap(m map[string]string) (*core.User, error) {
 		return nil, errCorrupt
 	}
 	return u, nil
+}
+
+// maxMillis bounds the times the adapter stores, in milliseconds either side
+// of 1970 (about 285,000 years): session expiries are sorted-set scores,
+// float64, exact only up to 2^53; further out still, a time does not fit
+// int64 milliseconds and would wrap around (a session expired long ago
+// would come back live).
+const maxMillis = 1 << 53
+
+// checkTime returns an error matching core.ErrInvalidInput for a
+// (normalized) time the adapter cannot store exactly.
+func checkTime(method core.Method, field string, t *time.Time) error {
+	if t == nil {
+		return nil
+	}
+	if ms := t.UnixMilli(); ms < -maxMillis || ms > maxMillis || !msTime(ms).Equal(*t) {
+		return invalid(method, field, "is more than 285,000 years from 1970, beyond the times this adapter stores exactly")
+	}
+	return nil
 }
 
 // msTime converts stored milliseconds to a UTC time.

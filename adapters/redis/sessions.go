@@ -22,6 +22,9 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 		return nil, err
 	}
 	s := session.Normalize()
+	if err := checkTime(m, "expires", &s.Expires); err != nil {
+		return nil, err
+	}
 	ptr := a.k.session(s.SessionToken)
 	ms := s.Expires.UnixMilli()
 	args := []any{a.k.p, a.mode(), escape(s.UserID), escape(s.SessionToken), ms}
@@ -118,7 +121,11 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 	}
 	newExp := ""
 	if up.Expires.Set {
-		newExp = strconv.FormatInt(core.NormalizeTime(up.Expires.Value).UnixMilli(), 10)
+		exp := core.NormalizeTime(up.Expires.Value)
+		if err := checkTime(m, "expires", &exp); err != nil {
+			return nil, err
+		}
+		newExp = strconv.FormatInt(exp.UnixMilli(), 10)
 	}
 	newUID := ""
 	if up.UserID.Set {

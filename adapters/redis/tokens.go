@@ -20,6 +20,9 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 		return nil, err
 	}
 	t := token.Normalize()
+	if err := checkTime(m, "expires", &t.Expires); err != nil {
+		return nil, err
+	}
 	k := a.k.verification(t.Identifier, t.Token)
 	err := a.c.Do(ctx, "set", k, strconv.FormatInt(t.Expires.UnixMilli(), 10), "nx", "pxat", expiryMillis(t.Expires)).Err()
 	if isNil(err) {

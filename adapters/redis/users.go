@@ -25,6 +25,9 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		return nil, err
 	}
 	u := user.Normalize()
+	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
+		return nil, err
+	}
 	args := append([]any{a.k.p, a.mode(), escape(u.ID)}, userFields(&u)...)
 	ek := a.k.email(u.Email)
 	if !a.cluster {
@@ -175,6 +178,9 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 	}
 	if up.EmailVerified.Set {
 		if t := core.NormalizeTimePtr(up.EmailVerified.Value); t != nil {
+			if err := checkTime(m, "emailVerified", t); err != nil {
+				return nil, err
+			}
 			set = append(set, fEmailVerified, strconv.FormatInt(t.UnixMilli(), 10))
 		} else {
 			del = append(del, fEmailVerified)

@@ -1,0 +1,198 @@
+package mongoadapter
+
+import (
+	"encoding/hex"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/authport/authport/conformance/fuzzrecord"
+	"github.com/authport/authport/core"
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// Fuzz targets of the conversion between records and BSON documents; they
+// need no server (FuzzAdapterRoundTrip in fuzz_test.go does).
+
+// FuzzDocumentRoundTrip builds users and accounts from fuzzed fields,
+// converts them to the documents the adapter stores, marshals those to
+// BSON, and decodes them the way the adapter reads them. A record the
+// conversion accepts must come back exactly as normalised (null and empty
+// kept apart, authorization details included); one it refuses must hold a
+// string that is not valid UTF-8 or a time outside BSON dates, and be
+// refused with core.ErrInvalidInput. With ObjectIds on, the user id is a
+// hex ObjectId. Every time that date accepts comes back from fromDate.
+func FuzzDocumentRoundTrip(f *testing.F) {
+	for _, b := range fuzzrecord.Seeds() {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		src := fuzzrecord.New(b)
+		a := &Adapter{objectIDs: src.Bool()}
+		u := src.User().Normalize()
+		if a.objectIDs {
+			var oid bson.ObjectID
+			for i := range oid {
+				oid[i] = src.Byte()
+			}
+			u.ID = hex.EncodeToString(oid[:])
+		}
+		doc, err := a.userDocument(u)
+		storable := utf8.ValidString(u.ID) && utf8.ValidString(u.Email) && validPtr(u.Name) && validPtr(u.Image) && dateOK(u.EmailVerified)
+		switch {
+		case err == nil && !storable:
+			t.Fatalf("userDocument accepts %#v, which BSON cannot hold", u)
+		case err != nil && storable:
+			t.Fatalf("userDocument refuses %#v: %v", u, err)
+		case err != nil && !errors.Is(err, core.ErrInvalidInput):
+			t.Fatalf("userDocument(%#v): %v, want an ErrInvalidInput", u, err)
+		case err == nil:
+			var ud userDoc
+			unmarshal(t, doc, &ud)
+			got, err := ud.user()
+			if err != nil || !reflect.DeepEqual(*got, u) {
+				t.Fatalf("user round trip: %#v, %v\nwant %#v", got, err, u)
+			}
+		}
+
+		acc := src.Account().Normalize()
+		acc.UserID = u.ID
+		uid, _ := a.userIDValue(u.ID)
+		doc, err = a.accountDocument(acc, uid)
+		if err != nil {
+			if !errors.Is(err, core.ErrInvalidInput) {
+				t.Fatalf("accountDocument(%#v): %v, want an ErrInvalidInput", acc, err)
+			}
+			if accountUTF8(acc) {
+				t.Fatalf("accountDocument refuses %#v, all of whose strings are valid UTF-8: %v", acc, err)
+			}
+		} else {
+			if !accountUTF8(acc) {
+				t.Fatalf("accountDocument accepts %#v, which holds invalid UTF-8", acc)
+			}
+			var ad accountDoc
+			unmarshal(t, doc, &ad)
+			got, err := ad.account()
+			if err != nil || !reflect.DeepEqual(*got, acc) {
+				t.Fatalf("account round trip: %#v, %v\nwant %#v", got, err, acc)
+			}
+		}
+
+		for _, exp := range []time.Time{src.Session().Normalize().Expires, src.VerificationToken().Normalize().Expires} {
+			if d, ok := date(exp); ok && !fromDate(d).Equal(exp) {
+				t.Fatalf("date accepts %v, which comes back as %v", exp, fromDate(d))
+			}
+		}
+	})
+}
+
+// dateOK reports whether t is within the years the adapter stores (a
+// little short of what BSON dates, int64 milliseconds, hold) and survives
+// them exactly.
+func dateOK(t *time.Time) bool {
+	if t == nil {
+		return true
+	}
+	y := t.Year()
+	return -maxDateYear <= y && y <= maxDateYear && time.UnixMilli(t.UnixMilli()).Equal(*t)
+}
+
+func validPtr(s *string) bool { return s == nil || utf8.ValidString(*s) }
+
+func accountUTF8(a core.Account) bool {
+	all := []string{a.UserID, a.Provider, string(a.Type), a.ProviderAccountID}
+	for _, p := range []*string{a.AccessToken, a.IDToken, a.RefreshToken, a.Scope, a.TokenType, a.SessionState} {
+		if p != nil {
+			all = append(all, *p)
+		}
+	}
+	for _, d := range a.AuthorizationDetails {
+		all = append(all, d.Type, d.Identifier)
+		for _, l := range [][]string{d.Locations, d.Actions, d.Datatypes, d.Privileges} {
+			all = append(all, l...)
+		}
+	}
+	return validKey(all...)
+}
+
+// unmarshal marshals doc to BSON, as the driver sends it, and decodes it
+// into v, as the driver reads it.
+func unmarshal(t *testing.T, doc bson.D, v any) {
+	t.Helper()
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		t.Fatalf("marshalling %v: %v", doc, err)
+	}
+	if err := bson.Unmarshal(raw, v); err != nil {
+		t.Fatalf("unmarshalling %v: %v", doc, err)
+	}
+}
+
+// FuzzDecodeDocuments feeds arbitrary bytes to the driver's decoder and the
+// adapter's conversions of every stored document kind, as a corrupt or
+// foreign document would reach them: each either fails or gives a record,
+// and never panics. A user or account that decodes converts back to a
+// document that decodes to the same record.
+func FuzzDecodeDocuments(f *testing.F) {
+	a := &Adapter{}
+	name := "Ada"
+	ud, _ := a.userDocument(core.User{ID: "u", Email: "e", Name: &name, EmailVerified: ptr(time.UnixMilli(1700000000000).UTC())})
+	ad, _ := a.accountDocument(core.Account{UserID: "u", Provider: "p", Type: core.AccountTypeOAuth, ProviderAccountID: "x",
+		AuthorizationDetails: []core.AuthorizationDetail{{Type: "t", Locations: []string{}, Actions: []string{"a"}}}}, "u")
+	for _, d := range []any{ud, ad,
+		bson.D{{Key: fSessionToken, Value: "s"}, {Key: fUserID, Value: bson.NewObjectID()}, {Key: fExpires, Value: bson.DateTime(1)},
+			{Key: fJoinedUser, Value: bson.A{ud}}},
+		bson.D{{Key: fCredentialID, Value: "c"}, {Key: fUserID, Value: int32(5)}, {Key: fCounter, Value: int32(-1)}, {Key: fTransports, Value: nil}},
+		bson.D{{Key: fAuthorizationDetails, Value: bson.A{bson.D{{Key: "locations", Value: "not a list"}}}}},
+	} {
+		raw, err := bson.Marshal(d)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var u userDoc
+		if bson.Unmarshal(b, &u) == nil {
+			if got, err := u.user(); err == nil {
+				if doc, err := a.userDocument(*got); err == nil {
+					var again userDoc
+					unmarshal(t, doc, &again)
+					if back, err := again.user(); err != nil || !reflect.DeepEqual(back, got) {
+						t.Fatalf("decoded user %#v comes back as %#v, %v", got, back, err)
+					}
+				}
+			}
+		}
+		var acc accountDoc
+		if bson.Unmarshal(b, &acc) == nil {
+			if got, err := acc.account(); err == nil {
+				if doc, err := a.accountDocument(*got, got.UserID); err == nil {
+					var again accountDoc
+					unmarshal(t, doc, &again)
+					if back, err := again.account(); err != nil || !reflect.DeepEqual(back, got) {
+						t.Fatalf("decoded account %#v comes back as %#v, %v", got, back, err)
+					}
+				}
+			}
+		}
+		var su sessionUserDoc
+		if bson.Unmarshal(b, &su) == nil {
+			if got, err := su.sessionAndUser(); err == nil && got != nil && got.User.ID == "" && len(su.User) > 0 && su.User[0].ID.Type == bson.TypeString && su.User[0].ID.StringValue() != "" {
+				t.Fatalf("session's user lost its id: %#v", got)
+			}
+		}
+		var td tokenDoc
+		if bson.Unmarshal(b, &td) == nil {
+			_ = td.token()
+		}
+		var au authenticatorDoc
+		if bson.Unmarshal(b, &au) == nil {
+			_, _ = au.authenticator()
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
