@@ -33,9 +33,6 @@ func oauthBuiltIn[P any](id, name, authURL, scope, tokenURL, userinfoURL, client
 	return c
 }
 
-// post is the client_secret_post client authentication.
-var post = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
-
 // FortyTwoSchoolProfile is the 42 intranet user (GET /v2/me).
 type FortyTwoSchoolProfile struct {
 	ID            int64  `json:"id"`
@@ -97,7 +94,7 @@ func Atlassian(clientID, clientSecret string) *OAuth2Config[AtlassianProfile] {
 	c.Authorization.Params.Set("audience", "api.atlassian.com")
 	c.Authorization.Params.Set("prompt", "consent")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -191,7 +188,7 @@ func Box(clientID, clientSecret string) *OAuth2Config[BoxProfile] {
 	c := oauthBuiltIn("box", "Box", "https://account.box.com/api/oauth2/authorize", "",
 		"https://api.box.com/oauth2/token", "https://api.box.com/2.0/users/me", clientID, clientSecret, BoxUser, "#0075C9")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -275,7 +272,7 @@ func Dribbble(clientID, clientSecret string) *OAuth2Config[DribbbleProfile] {
 	c := oauthBuiltIn("dribbble", "Dribbble", "https://dribbble.com/oauth/authorize", "public",
 		"https://dribbble.com/oauth/token", "https://api.dribbble.com/v2/user", clientID, clientSecret, DribbbleUser, "#ea4c89")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -380,7 +377,7 @@ func Facebook(clientID, clientSecret string) *OAuth2Config[FacebookProfile] {
 		"https://graph.facebook.com/oauth/access_token", "https://graph.facebook.com/me", clientID, clientSecret, FacebookUser, "#0866ff")
 	c.Userinfo.Params = params("fields", "id,name,email,picture")
 	c.Checks = Checks{CheckPKCE, CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -466,7 +463,7 @@ func Foursquare(clientID, clientSecret string) *OAuth2Config[FoursquareProfile] 
 		"https://foursquare.com/oauth2/access_token", "https://api.foursquare.com/v2/users/self", clientID, clientSecret, FoursquareUser, "#f94877")
 	c.Userinfo.Params = params("v", "20230131")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (FoursquareProfile, error) {
 		var p FoursquareProfile
 		err := fetchJSON(ctx, req.client(), userinfoCall{url: withQuery(req.Endpoint.WithParams(), "oauth_token", req.Tokens.AccessToken)}, &p)
@@ -502,7 +499,7 @@ func Freshbooks(clientID, clientSecret string) *OAuth2Config[FreshbooksProfile] 
 	c := oauthBuiltIn("freshbooks", "FreshBooks", "https://auth.freshbooks.com/oauth/authorize", "user:profile:read",
 		"https://api.freshbooks.com/auth/oauth/token", "https://api.freshbooks.com/auth/api/v1/users/me", clientID, clientSecret, FreshbooksUser, "#0075dd")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -534,7 +531,7 @@ func HubSpot(clientID, clientSecret string) *OAuth2Config[HubSpotProfile] {
 	c := oauthBuiltIn("hubspot", "HubSpot", "https://app.hubspot.com/oauth/authorize", "oauth",
 		"https://api.hubapi.com/oauth/v1/token", "https://api.hubapi.com/oauth/v1/access-tokens", clientID, clientSecret, HubSpotUser, "#ff7a59")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (HubSpotProfile, error) {
 		var p HubSpotProfile
 		u := strings.TrimSuffix(req.Endpoint.URL, "/") + "/" + url.PathEscape(req.Tokens.AccessToken)
@@ -586,7 +583,7 @@ func Instagram(clientID, clientSecret string) *OAuth2Config[InstagramProfile] {
 		"https://api.instagram.com/oauth/access_token", "https://graph.instagram.com/me", clientID, clientSecret, InstagramUser, "#E1306C")
 	c.Userinfo.Params = params("fields", "id,user_id,username,name,account_type,profile_picture_url")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -618,7 +615,7 @@ func Kakao(clientID, clientSecret string) *OAuth2Config[KakaoProfile] {
 	c := oauthBuiltIn("kakao", "Kakao", "https://kauth.kakao.com/oauth/authorize", "",
 		"https://kauth.kakao.com/oauth/token", "https://kapi.kakao.com/v2/user/me", clientID, clientSecret, KakaoUser, "#FEE500")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 

@@ -31,7 +31,7 @@ func Mailchimp(clientID, clientSecret string) *OAuth2Config[MailchimpProfile] {
 	c := oauthBuiltIn("mailchimp", "Mailchimp", "https://login.mailchimp.com/oauth2/authorize", "",
 		"https://login.mailchimp.com/oauth2/token", "https://login.mailchimp.com/oauth2/metadata", clientID, clientSecret, MailchimpUser, "#ffe01b")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (MailchimpProfile, error) {
 		var p MailchimpProfile
 		err := fetchJSON(ctx, req.client(), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("OAuth", req.Tokens.AccessToken)}, &p)
@@ -67,7 +67,7 @@ func Mailru(clientID, clientSecret string) *OAuth2Config[MailruProfile] {
 	c := oauthBuiltIn("mailru", "Mail.ru", "https://oauth.mail.ru/login", "userinfo",
 		"https://oauth.mail.ru/token", "https://oauth.mail.ru/userinfo", clientID, clientSecret, MailruUser, "#005ff9")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (MailruProfile, error) {
 		var p MailruProfile
 		err := fetchJSON(ctx, req.client(), userinfoCall{url: withQuery(req.Endpoint.WithParams(), "access_token", req.Tokens.AccessToken)}, &p)
@@ -105,7 +105,7 @@ func Mastodon(clientID, clientSecret, issuer string) *OAuth2Config[MastodonProfi
 		base+"/oauth/token", base+"/api/v1/accounts/verify_credentials", clientID, clientSecret, MastodonUser, "#6364FF")
 	clearIfNoBase(c, base)
 	c.Checks = Checks{CheckPKCE, CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -143,7 +143,7 @@ func Mattermost(clientID, clientSecret, issuer string) *OAuth2Config[MattermostP
 		base+"/oauth/access_token", base+"/api/v4/users/me", clientID, clientSecret, MattermostUser, "#1e325c")
 	clearIfNoBase(c, base)
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -177,7 +177,7 @@ func Naver(clientID, clientSecret string) *OAuth2Config[NaverProfile] {
 	c := oauthBuiltIn("naver", "Naver", "https://nid.naver.com/oauth2.0/authorize", "",
 		"https://nid.naver.com/oauth2.0/token", "https://openapi.naver.com/v1/nid/me", clientID, clientSecret, NaverUser, "#03C75A")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -204,7 +204,7 @@ func Netlify(clientID, clientSecret string) *OAuth2Config[NetlifyProfile] {
 	c := oauthBuiltIn("netlify", "Netlify", "https://app.netlify.com/authorize", "",
 		"https://api.netlify.com/oauth/token", "https://api.netlify.com/api/v1/user", clientID, clientSecret, NetlifyUser, "#32e6e2")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -236,7 +236,7 @@ func Nextcloud(clientID, clientSecret, issuer string) *OAuth2Config[NextcloudPro
 		base+"/apps/oauth2/api/v1/token", base+"/ocs/v1.php/cloud/users", clientID, clientSecret, NextcloudUser, "#0082c9")
 	clearIfNoBase(c, base)
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (NextcloudProfile, error) {
 		var env struct {
 			OCS struct {
@@ -287,7 +287,7 @@ func Osso(clientID, clientSecret, issuer string) *OAuth2Config[OssoProfile] {
 		base+"/oauth/token", base+"/oauth/me", clientID, clientSecret, OssoUser, "#5a67d8")
 	clearIfNoBase(c, base)
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -312,7 +312,7 @@ func Osu(clientID, clientSecret string) *OAuth2Config[OsuProfile] {
 	c := oauthBuiltIn("osu", "osu!", "https://osu.ppy.sh/oauth/authorize", "identify",
 		"https://osu.ppy.sh/oauth/token", "https://osu.ppy.sh/api/v2/me", clientID, clientSecret, OsuUser, "#ff66aa")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -344,7 +344,7 @@ func Patreon(clientID, clientSecret string) *OAuth2Config[PatreonProfile] {
 		"https://www.patreon.com/api/oauth2/token", "https://www.patreon.com/api/oauth2/v2/identity", clientID, clientSecret, PatreonUser, "#e85b46")
 	c.Userinfo.Params = params("fields[user]", "full_name,email,image_url")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -492,7 +492,7 @@ func Strava(clientID, clientSecret string) *OAuth2Config[StravaProfile] {
 		"https://www.strava.com/oauth/token", "https://www.strava.com/api/v3/athlete", clientID, clientSecret, StravaUser, "#fc4c02")
 	c.Authorization.Params.Set("approval_prompt", "auto")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -519,7 +519,7 @@ func Threads(clientID, clientSecret string) *OAuth2Config[ThreadsProfile] {
 		"https://graph.threads.net/oauth/access_token", "https://graph.threads.net/v1.0/me", clientID, clientSecret, ThreadsUser, "#000000")
 	c.Userinfo.Params = params("fields", "id,username,name,threads_profile_picture_url")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -555,7 +555,7 @@ func Trakt(clientID, clientSecret string) *OAuth2Config[TraktProfile] {
 		"https://api.trakt.tv/oauth/token", "https://api.trakt.tv/users/me", clientID, clientSecret, TraktUser, "#ED2224")
 	c.Userinfo.Params = params("extended", "full")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (TraktProfile, error) {
 		var p TraktProfile
 		h := authHeader("Bearer", req.Tokens.AccessToken)
@@ -629,7 +629,7 @@ func VK(clientID, clientSecret string) *OAuth2Config[VKProfile] {
 	c.Token.Params = params("v", vkAPIVersion)
 	c.Userinfo.Params = params("fields", "photo_100", "v", vkAPIVersion)
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (VKProfile, error) {
 		var res struct {
 			Response []VKProfile `json:"response"`
@@ -677,7 +677,7 @@ type WebexProfile struct {
 func Webex(clientID, clientSecret string) *OAuth2Config[WebexProfile] {
 	c := oauthBuiltIn("webex", "Webex", "https://webexapis.com/v1/authorize", "spark:kms spark:people_read",
 		"https://webexapis.com/v1/access_token", "https://webexapis.com/v1/people/me", clientID, clientSecret, WebexUser, "#07C1E4")
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -740,7 +740,7 @@ func WordPress(clientID, clientSecret string) *OAuth2Config[WordPressProfile] {
 	c := oauthBuiltIn("wordpress", "WordPress.com", "https://public-api.wordpress.com/oauth2/authorize", "auth",
 		"https://public-api.wordpress.com/oauth2/token", "https://public-api.wordpress.com/rest/v1/me", clientID, clientSecret, WordPressUser, "#3499cd")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -775,7 +775,7 @@ func WorkOS(clientID, clientSecret, connection string) *OAuth2Config[WorkOSProfi
 		c.Authorization.Params = params("connection", s)
 	}
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	return c
 }
 
@@ -848,7 +848,7 @@ func Zoho(clientID, clientSecret string) *OAuth2Config[ZohoProfile] {
 	c := oauthBuiltIn("zoho", "Zoho", "https://accounts.zoho.com/oauth/v2/auth", "AaaServer.profile.Read",
 		"https://accounts.zoho.com/oauth/v2/token", "https://accounts.zoho.com/oauth/user/info", clientID, clientSecret, ZohoUser, "#e42527")
 	c.Checks = Checks{CheckState}
-	c.Client = post
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
 	c.Userinfo.Request = func(ctx context.Context, req UserinfoRequest) (ZohoProfile, error) {
 		var p ZohoProfile
 		err := fetchJSON(ctx, req.client(), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("Zoho-oauthtoken", req.Tokens.AccessToken)}, &p)
