@@ -274,7 +274,7 @@ func oauthFixtures() []builtinCase {
 				"response": map[string]any{"user": map[string]any{"id": "1234567", "firstName": "Ada", "lastName": "Lovelace",
 					"contact": map[string]any{"email": ada}, "photo": map[string]any{"prefix": "https://fastly.4sqi.net/img/user/", "suffix": "/1234567-ADA.jpg"}}}}}),
 			"query:oauth_token"),
-		scope(o("freshbooks", "https://auth.freshbooks.com/oauth/authorize", post, "state", "2192788", "Ada Lovelace", ada, "",
+		scope(o("freshbooks", "https://auth.freshbooks.com/service/auth/oauth/authorize", post, "state", "2192788", "Ada Lovelace", ada, "",
 			map[string]any{"api.freshbooks.com/auth/api/v1/users/me": map[string]any{"response": map[string]any{"id": 2192788,
 				"identity_id": 2192788, "first_name": "Ada", "last_name": "Lovelace", "email": ada, "language": "en", "confirmed_at": "2026-01-01T00:00:00Z"}}}),
 			"scope", "user:profile:read"),
@@ -337,6 +337,15 @@ func oauthFixtures() []builtinCase {
 			c.token = map[string]any{"user_id": "ada"}
 			return c
 		}(),
+		// Notion's profile is the owner of the integration's bot user.
+		scope(o("notion", "https://api.notion.com/v1/oauth/authorize", basic, "state", "6794760a-1f15-45cd-9c65-0dfe42f5135a", "Aman Gupta", ada,
+			"https://s3-us-west-2.amazonaws.com/public.notion-static.com/aman.png",
+			map[string]any{"api.notion.com/v1/users/me": map[string]any{"object": "user", "id": "16d84278-ab0e-484c-9bdd-b35da3bd8905",
+				"name": "pied piper", "avatar_url": nil, "type": "bot", "bot": map[string]any{"owner": map[string]any{"type": "user",
+					"user": map[string]any{"object": "user", "id": "6794760a-1f15-45cd-9c65-0dfe42f5135a", "name": "Aman Gupta",
+						"avatar_url": "https://s3-us-west-2.amazonaws.com/public.notion-static.com/aman.png", "type": "person",
+						"person": map[string]any{"email": ada}}}, "workspace_name": "Example"}}}),
+			"owner", "user"),
 		issuer(o("osso", "https://demo.ossoapp.com/oauth/authorize", post, "state", "a5d9f3b2-2f16-4b7c-8e2a-0f6a2b3c4d5e", ada, ada, "",
 			map[string]any{"demo.ossoapp.com/oauth/me": map[string]any{"id": "a5d9f3b2-2f16-4b7c-8e2a-0f6a2b3c4d5e", "email": ada,
 				"idp": "Okta", "requested": map[string]any{"domain": "example.com"}}}), "https://demo.ossoapp.com"),

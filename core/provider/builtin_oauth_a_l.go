@@ -496,7 +496,7 @@ type FreshbooksProfile struct {
 // Freshbooks returns the FreshBooks OAuth 2.0 provider (id "freshbooks")
 // with the state check.
 func Freshbooks(clientID, clientSecret string) *OAuth2Config[FreshbooksProfile] {
-	c := oauthBuiltIn("freshbooks", "FreshBooks", "https://auth.freshbooks.com/oauth/authorize", "user:profile:read",
+	c := oauthBuiltIn("freshbooks", "FreshBooks", "https://auth.freshbooks.com/service/auth/oauth/authorize", "user:profile:read",
 		"https://api.freshbooks.com/auth/oauth/token", "https://api.freshbooks.com/auth/api/v1/users/me", clientID, clientSecret, FreshbooksUser, "#0075dd")
 	c.Checks = Checks{CheckState}
 	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}

@@ -114,6 +114,7 @@ func BuiltIns() Registry {
 		"naver":            func(c UserConfig) Provider { return Naver(c.ClientID, c.ClientSecret) },
 		"netlify":          func(c UserConfig) Provider { return Netlify(c.ClientID, c.ClientSecret) },
 		"nextcloud":        func(c UserConfig) Provider { return Nextcloud(c.ClientID, c.ClientSecret, c.Issuer) },
+		"notion":           func(c UserConfig) Provider { return Notion(c.ClientID, c.ClientSecret) },
 		"onelogin":         func(c UserConfig) Provider { return OneLogin(c.ClientID, c.ClientSecret, c.Issuer) },
 		"ory-hydra":        func(c UserConfig) Provider { return OryHydra(c.ClientID, c.ClientSecret, c.Issuer) },
 		"osso":             func(c UserConfig) Provider { return Osso(c.ClientID, c.ClientSecret, c.Issuer) },
