@@ -56,6 +56,19 @@ type Mentioner interface {
 	Mentions(ctx context.Context, s string) ([]string, error)
 }
 
+// RawWriter is optionally implemented by a [Raw] view that can store a
+// record exactly as given, the way another application sharing the database
+// would (Auth.js's own adapters, say), without the adapter's code paths and
+// without [core.Account.Normalize]. It keeps the storage consistent (indexes
+// included), so that the adapter can read the record back. The suite uses
+// it to check that the adapter normalizes on read what others may have
+// written un-normalized (a token_type of "Bearer"); the rules that need it
+// are skipped, named, when the view does not offer it.
+type RawWriter interface {
+	// WriteAccount stores the account as given; its user exists.
+	WriteAccount(ctx context.Context, account core.Account) error
+}
+
 // ConsistencyChecker is optionally implemented by a [Raw] whose storage
 // keeps secondary indexes. The suite calls it at the end of every test and
 // fails the test on an error: an index entry that points at nothing, or a

@@ -232,5 +232,44 @@ func accountRules() []rule {
 				t.Errorf("getAccount with the arguments swapped = %s, want nil", show(got))
 			}
 		}},
+		{group: string(getAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
+			acc := e.rawMixedCaseAccount(t)
+			got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
+			if got == nil {
+				t.Fatalf("getAccount of an account the raw view wrote = nil")
+			}
+			expectEqual(t, "getAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
+		}},
+		{group: string(unlinkAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
+			acc := e.rawMixedCaseAccount(t)
+			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, acc.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil { // the spec lets unlinkAccount return nothing
+				expectEqual(t, "unlinkAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
+			}
+			if s := e.state(t); len(s.Accounts) != 0 {
+				t.Errorf("accounts left after unlinkAccount: %s", show(s.Accounts))
+			}
+		}},
 	}
+}
+
+// rawMixedCaseAccount stores, through the raw view, an account of a new user
+// with token_type "Bearer", as Auth.js's pg and drizzle adapters store it,
+// and returns it.
+func (e *env) rawMixedCaseAccount(t *testing.T) core.Account {
+	t.Helper()
+	u := e.newUser()
+	e.createUser(t, u)
+	acc := e.newAccount(u.ID)
+	acc.TokenType = ptr("Bearer")
+	if err := e.raw.(RawWriter).WriteAccount(e.ctx, acc); err != nil {
+		t.Fatalf("raw WriteAccount: %v", err)
+	}
+	if s := e.state(t); len(s.Accounts) != 1 || s.Accounts[0].TokenType == nil || *s.Accounts[0].TokenType != "Bearer" {
+		t.Fatalf("the raw view did not store the account as given: %s", show(s.Accounts))
+	}
+	return acc
 }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"sync"
 	"testing"
@@ -63,6 +64,8 @@ type authOptions struct {
 	// defaults leaves the session options unset, for the library's
 	// defaults (maxAge 30 days, updateAge 24 hours).
 	defaults bool
+	// adapter replaces the rule's adapter (with a wrapper, say).
+	adapter any
 }
 
 // newAuth configures the library on the rule's adapter, with the clock.
@@ -84,8 +87,12 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	if o.defaults {
 		session = auth.SessionOptions{}
 	}
+	adapter := e.a
+	if o.adapter != nil {
+		adapter = o.adapter
+	}
 	a, err := auth.New(auth.Config{
-		Adapter:   e.a,
+		Adapter:   adapter,
 		Providers: []provider.Provider{provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }), gh, linking, subset, provider.Google("client-id", "client-secret"), provider.Passkey()},
 		Secrets:   o.secrets,
 		Session:   session,
@@ -697,6 +704,68 @@ func flowRules() []rule {
 				t.Errorf("Authenticators(unknown user) = %s, %v; want none", show(got), err)
 			}
 		}},
+		{group: "webAuthn", name: "raced_or_replayed_assertion_fails", extension: core.ExtensionAdvanceAuthenticatorCounter, run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u := e.newUser()
+			e.createUser(t, u)
+			au := e.newAuthenticator(u.ID, "pk-account")
+			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
+				t.Fatal(err)
+			}
+			const n = 20
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
+				})
+			}
+			close(start)
+			wg.Wait()
+			passed := 0
+			for _, err := range errs {
+				if err == nil {
+					passed++
+				} else {
+					expectErr(t, "a losing concurrent assertion", err, auth.ErrCounterNotIncreased)
+				}
+			}
+			if passed != 1 {
+				t.Errorf("%d of %d concurrent assertions with the same counter passed, want exactly 1", passed, n)
+			}
+			for _, c := range []int64{au.Counter + 1, au.Counter} {
+				_, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, c)
+				expectErr(t, fmt.Sprintf("a replayed assertion with counter %d", c), err, auth.ErrCounterNotIncreased)
+			}
+			if stored := e.getAuthenticator(t, au.CredentialID); stored == nil || stored.Counter != au.Counter+1 {
+				t.Errorf("stored authenticator = %s, want counter %d", show(stored), au.Counter+1)
+			}
+		}},
+		{group: "oauthSignIn", name: "failed_link_leaves_no_user", needs: []core.Method{deleteUser}, run: func(t *testing.T, e *env) {
+			full, ok := e.a.(core.Adapter)
+			if !ok {
+				t.Skipf("adapter %T does not implement every method (core.Adapter), which the failing wrapper embeds", e.a)
+			}
+			injected := errors.New("injected linkAccount failure")
+			a := e.newAuth(t, newClock(), authOptions{adapter: failingLinker{Adapter: full, err: injected}})
+			before := e.state(t)
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-4242", "octo@example.com", ""))
+			if !errors.Is(err, injected) {
+				t.Fatalf("sign-in whose link fails = %s, %v; want the link's error", show(in), err)
+			}
+			e.expectUnchanged(t, before, "a sign-in whose linkAccount failed")
+			// The address is free: signing in again, with a working link,
+			// creates the user and the account.
+			in, err = e.newAuth(t, newClock(), authOptions{}).SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-4242", "octo@example.com", ""))
+			if err != nil || !in.IsNewUser {
+				t.Fatalf("sign-in after the failed one = %s, %v; want a new user", show(in), err)
+			}
+			if s := e.state(t); len(s.Users) != 1 || len(s.Accounts) != 1 || s.Accounts[0].UserID != in.User.ID {
+				t.Errorf("stored: %s; want the one user with its account", show(s))
+			}
+		}},
 		{group: "webAuthn", name: "unknown_credential_rejected", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
 			_, _, err := a.AuthenticateWebAuthn(e.ctx, "no-such-credential", 1)
@@ -705,6 +774,16 @@ func flowRules() []rule {
 			}
 		}},
 	}
+}
+
+// failingLinker is an adapter whose linkAccount always fails.
+type failingLinker struct {
+	core.Adapter
+	err error
+}
+
+func (f failingLinker) LinkAccount(context.Context, core.Account) (*core.Account, error) {
+	return nil, f.err
 }
 
 // flipLast returns the hex string s with its last digit changed.

@@ -20,6 +20,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,7 +39,13 @@ type rule struct {
 	// needsPurge marks rules of the core.ExpiredPurger extension, which
 	// run only for adapters that offer it.
 	needsPurge bool
-	run        func(t *testing.T, e *env)
+	// extension names an optional adapter interface beyond the spec
+	// methods that the rule needs; the rule is skipped, named, without it.
+	extension core.Extension
+	// needsRawWriter marks rules that write through the [RawWriter] view;
+	// they are skipped, named, when the Raw view does not offer it.
+	needsRawWriter bool
+	run            func(t *testing.T, e *env)
 }
 
 // Run runs every rule of the contract against the backend h describes, as
@@ -100,6 +107,12 @@ func runRule(t *testing.T, h Harness, r rule) {
 	if missing := caps.Missing(needs...); len(missing) > 0 {
 		t.Skipf("adapter %s does not implement %v", caps.Adapter(), missing)
 	}
+	if r.extension != "" && !caps.HasExtension(r.extension) {
+		t.Skipf("adapter %s does not implement %s (an optional extension)", caps.Adapter(), r.extension)
+	}
+	if _, ok := f.Raw.(RawWriter); r.needsRawWriter && !ok {
+		t.Skipf("the Raw view %T does not implement conformance.RawWriter, which this rule writes through", f.Raw)
+	}
 	purger, _ := f.Adapter.(core.ExpiredPurger)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -134,8 +147,10 @@ func allRules() []rule {
 	rs = append(rs, tokenRules()...)
 	rs = append(rs, authenticatorRules()...)
 	rs = append(rs, purgeRules()...)
+	rs = append(rs, raceRules()...)
+	rs = append(rs, counterRules()...)
 	for _, r := range flowRules() {
-		r.needs = flowNeeds
+		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)
 	}
 	return rs

@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +157,52 @@ func TestExpiredAtTheInstant(t *testing.T) {
 	if !s.Expired(now) || s.Expired(now.Add(-time.Millisecond)) {
 		t.Error("a session expires exactly at Expires")
 	}
+}
+
+// extended offers both extensions and no spec method.
+type extended struct{}
+
+func (extended) PurgeExpired(context.Context) (core.PurgeResult, error) {
+	return core.PurgeResult{}, nil
+}
+func (extended) AdvanceAuthenticatorCounter(context.Context, string, int64) (*core.Authenticator, error) {
+	return nil, nil
+}
+
+func TestProbeReportsExtensions(t *testing.T) {
+	c := core.Probe(extended{})
+	want := []core.Extension{core.ExtensionPurgeExpired, core.ExtensionAdvanceAuthenticatorCounter}
+	if got := c.Extensions(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("Extensions() = %v, want %v", got, want)
+	}
+	if !c.HasExtension(core.ExtensionAdvanceAuthenticatorCounter) || len(c.Implemented()) != 0 {
+		t.Errorf("Probe(extended) = %v", c)
+	}
+	if s := c.String(); !strings.HasSuffix(s, "[purgeExpired, advanceAuthenticatorCounter]") {
+		t.Errorf("String() = %q, want the extensions in brackets", s)
+	}
+	if x := core.Probe(getterOnly{}); len(x.Extensions()) != 0 || x.HasExtension(core.ExtensionPurgeExpired) || strings.Contains(x.String(), "[") {
+		t.Errorf("Probe(getterOnly) reports extensions: %v", x)
+	}
+}
+
+func TestCounterAdvances(t *testing.T) {
+	for _, c := range []struct {
+		stored, reported int64
+		want             bool
+	}{{0, 0, true}, {0, 1, true}, {7, 8, true}, {7, 7, false}, {7, 6, false}, {7, 0, false}, {1, 0, false}} {
+		if got := core.CounterAdvances(c.stored, c.reported); got != c.want {
+			t.Errorf("CounterAdvances(%d, %d) = %v, want %v", c.stored, c.reported, got, c.want)
+		}
+	}
+}
+
+func ExampleCounterAdvances() {
+	fmt.Println(core.CounterAdvances(7, 8)) // a new signature
+	fmt.Println(core.CounterAdvances(8, 8)) // a replay, or a race lost
+	fmt.Println(core.CounterAdvances(0, 0)) // an authenticator without a counter
+	// Output:
+	// true
+	// false
+	// true
 }

@@ -29,6 +29,13 @@ var (
 	// ErrInvalidInput reports input the contract rejects, such as an empty
 	// id, or a value the database cannot store. Nothing was written.
 	ErrInvalidInput = errors.New("invalid input")
+
+	// ErrCounterNotIncreased reports a WebAuthn signature counter that is
+	// not above the stored one (see [AuthenticatorCounterAdvancer]): the
+	// assertion was replayed, raced by another one with the same counter,
+	// or comes from a cloned authenticator. The stored counter is left as
+	// it was; reject the sign-in.
+	ErrCounterNotIncreased = errors.New("WebAuthn signature counter did not increase: replayed assertion or cloned authenticator")
 )
 
 // InputError describes input rejected before anything was written. It

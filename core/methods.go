@@ -78,8 +78,9 @@ func Methods() []Method {
 // Capabilities is the set of adapter methods an adapter implements, as
 // reported by [Probe].
 type Capabilities struct {
-	adapter string
-	has     map[Method]bool
+	adapter    string
+	has        map[Method]bool
+	extensions []Extension
 }
 
 // Probe reports which of the adapter methods a implements. It looks at a's
@@ -96,8 +97,46 @@ func Probe(a any) Capabilities {
 			c.has[e.method] = true
 		}
 	}
+	for _, e := range extensionTable() {
+		if t.Implements(e.iface) {
+			c.extensions = append(c.extensions, e.ext)
+		}
+	}
 	return c
 }
+
+// Extension is the name of an optional adapter interface that is not one of
+// the 19 spec methods, e.g. "purgeExpired".
+type Extension string
+
+// The extensions [Probe] reports.
+const (
+	// ExtensionPurgeExpired is [ExpiredPurger].
+	ExtensionPurgeExpired Extension = "purgeExpired"
+	// ExtensionAdvanceAuthenticatorCounter is [AuthenticatorCounterAdvancer].
+	ExtensionAdvanceAuthenticatorCounter Extension = "advanceAuthenticatorCounter"
+)
+
+// extensionTable maps each extension to its interface.
+func extensionTable() []struct {
+	ext   Extension
+	iface reflect.Type
+} {
+	return []struct {
+		ext   Extension
+		iface reflect.Type
+	}{
+		{ExtensionPurgeExpired, reflect.TypeFor[ExpiredPurger]()},
+		{ExtensionAdvanceAuthenticatorCounter, reflect.TypeFor[AuthenticatorCounterAdvancer]()},
+	}
+}
+
+// Extensions returns the extensions the adapter offers ([ExpiredPurger],
+// [AuthenticatorCounterAdvancer]), in a fixed order.
+func (c Capabilities) Extensions() []Extension { return slices.Clone(c.extensions) }
+
+// HasExtension reports whether the adapter offers the extension x.
+func (c Capabilities) HasExtension(x Extension) bool { return slices.Contains(c.extensions, x) }
 
 // Adapter returns the Go type name of the probed adapter, e.g. "*memory.Adapter".
 func (c Capabilities) Adapter() string { return c.adapter }
@@ -143,14 +182,23 @@ func (c Capabilities) Require(neededBy string, methods ...Method) error {
 	return e
 }
 
-// String lists the implemented methods, e.g. "*memory.Adapter: createUser, getUser".
+// String lists the implemented methods, then the extensions in brackets,
+// e.g. "*memory.Adapter: createUser, getUser [purgeExpired]".
 func (c Capabilities) String() string {
 	ms := c.Implemented()
 	names := make([]string, len(ms))
 	for i, m := range ms {
 		names[i] = string(m)
 	}
-	return c.adapter + ": " + strings.Join(names, ", ")
+	s := c.adapter + ": " + strings.Join(names, ", ")
+	if len(c.extensions) > 0 {
+		xs := make([]string, len(c.extensions))
+		for i, x := range c.extensions {
+			xs[i] = string(x)
+		}
+		s += " [" + strings.Join(xs, ", ") + "]"
+	}
+	return s
 }
 
 // Require returns a as the method interface I, or, when a does not
@@ -201,4 +249,29 @@ type ExpiredPurger interface {
 	// PurgeExpired deletes every session and verification token whose
 	// expiry is not after now and reports how many it deleted.
 	PurgeExpired(ctx context.Context) (PurgeResult, error)
+}
+
+// AuthenticatorCounterAdvancer is not a spec method: adapters whose store
+// can compare and set in one step offer it, and core/auth uses it instead of
+// getAuthenticator followed by updateAuthenticatorCounter, so that of two
+// assertions racing with the same counter only one passes.
+type AuthenticatorCounterAdvancer interface {
+	// AdvanceAuthenticatorCounter sets the authenticator's counter to
+	// newCounter only if newCounter is above the stored counter, atomically,
+	// and returns the authenticator as stored afterwards. When both are 0
+	// (an authenticator that keeps no counter) it changes nothing and
+	// returns the authenticator. Otherwise, when the stored counter is not
+	// below newCounter, it changes nothing and returns an error matching
+	// [ErrCounterNotIncreased]. An unknown credential id gives an error
+	// matching [ErrNotFound], a negative counter one matching
+	// [ErrInvalidInput].
+	AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*Authenticator, error)
+}
+
+// CounterAdvances reports whether an authenticator whose stored signature
+// counter is stored may accept an assertion reporting reported: reported is
+// above stored, or both are 0 (an authenticator without a counter). It is
+// the rule [AuthenticatorCounterAdvancer] applies.
+func CounterAdvances(stored, reported int64) bool {
+	return reported > stored || (reported == 0 && stored == 0)
 }

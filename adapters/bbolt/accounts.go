@@ -70,7 +70,17 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 	if err != nil {
 		return nil, wrap(core.MethodUnlinkAccount, err)
 	}
-	return out, nil
+	return normalizeRead(out), nil
+}
+
+// normalizeRead lowercases the token_type of an account read from the file:
+// this adapter stores it lowercased, but another program writing the file
+// may not have.
+func normalizeRead(acc *core.Account) *core.Account {
+	if acc != nil {
+		acc.TokenType = core.NormalizeTokenType(acc.TokenType)
+	}
+	return acc
 }
 
 // GetAccount implements getAccount (note the spec's argument order).
@@ -91,5 +101,5 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 	if err != nil {
 		return nil, wrap(core.MethodGetAccount, err)
 	}
-	return out, nil
+	return normalizeRead(out), nil
 }

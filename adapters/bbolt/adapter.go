@@ -27,8 +27,9 @@ type Adapter struct {
 }
 
 var (
-	_ core.Adapter       = (*Adapter)(nil)
-	_ core.ExpiredPurger = (*Adapter)(nil)
+	_ core.Adapter                      = (*Adapter)(nil)
+	_ core.ExpiredPurger                = (*Adapter)(nil)
+	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 )
 
 // WriteMode chooses how write transactions are committed. bbolt has one

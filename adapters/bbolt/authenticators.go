@@ -135,3 +135,45 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	}
 	return out, nil
 }
+
+// AdvanceAuthenticatorCounter implements core.AuthenticatorCounterAdvancer:
+// in one write transaction it sets the counter only if newCounter is above
+// the stored one (both 0 passes and changes nothing), else it fails with an
+// error matching core.ErrCounterNotIncreased. An unknown credential id gives
+// an error matching core.ErrNotFound.
+func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = core.Method(core.ExtensionAdvanceAuthenticatorCounter)
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
+	}
+	var out *core.Authenticator
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		b, err := bucket(tx, a.root, bucketAuthenticators)
+		if err != nil {
+			return err
+		}
+		au, err := getAuthenticator(b, credentialID)
+		if err != nil {
+			return err
+		}
+		if au == nil {
+			return fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
+		}
+		if !core.CounterAdvances(au.Counter, newCounter) {
+			return fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
+		}
+		if newCounter != au.Counter {
+			au.Counter = newCounter
+			if err := b.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
+				return err
+			}
+		}
+		out = au
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	return out, nil
+}

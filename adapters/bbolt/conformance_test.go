@@ -22,4 +22,5 @@ var (
 	_ conformance.Raw                = rawView{}
 	_ conformance.Mentioner          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
+	_ conformance.RawWriter          = rawView{}
 )

@@ -93,6 +93,22 @@ func (r rawView) Mentions(_ context.Context, s string) ([]string, error) {
 
 func (r rawView) CheckConsistency(ctx context.Context) error { return r.check(ctx) }
 
+// WriteAccount stores the account exactly as given (not normalized), with
+// its user index entry, as another program writing the file would.
+func (r rawView) WriteAccount(_ context.Context, acc core.Account) error {
+	return r.db.Update(func(tx *bolt.Tx) error {
+		root := tx.Bucket(r.root)
+		if root == nil {
+			return fmt.Errorf("no root bucket %q", r.root)
+		}
+		key := accountKey(acc.Provider, acc.ProviderAccountID)
+		if err := root.Bucket(bucketAccounts).Put(key, encodeAccount(&acc)); err != nil {
+			return err
+		}
+		return root.Bucket(bucketUserAccounts).Put(ownerKey(acc.UserID, key), marker)
+	})
+}
+
 // newTestAdapter opens a fresh file in t.TempDir() and returns the adapter
 // and its raw view; the file is closed at cleanup (TempDir removes it).
 func newTestAdapter(t testing.TB, opts ...Option) (*Adapter, rawView) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/core"
 )
 
 func TestConformance(t *testing.T) {
@@ -14,7 +15,20 @@ func TestConformance(t *testing.T) {
 
 func newFixture(testing.TB) conformance.Fixture {
 	a := memory.New()
-	return conformance.Fixture{Adapter: a, Raw: conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
-		return conformance.Records(a.Snapshot()), nil
-	})}
+	return conformance.Fixture{Adapter: a, Raw: rawView{
+		Raw: conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
+			return conformance.Records(a.Snapshot()), nil
+		}),
+		a: a,
+	}}
+}
+
+// rawView reads through Snapshot and writes through Import.
+type rawView struct {
+	conformance.Raw
+	a *memory.Adapter
+}
+
+func (r rawView) WriteAccount(ctx context.Context, acc core.Account) error {
+	return r.a.Import(ctx, memory.Snapshot{Accounts: []core.Account{acc}})
 }

@@ -4,20 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// LinkAccount is linkAccount: a find of the user, then an insert. An unknown
-// user gives an error matching [core.ErrNotFound]; an existing (provider,
-// providerAccountId), once [Adapter.EnsureIndexes] has run, one matching
-// [core.ErrAlreadyExists].
-//
-// The check and the insert are two commands: a user deleted between them
-// leaves an account that lets nobody in (getUserByAccount joins it to its
-// user) and that the next deleteUser of that id removes.
+// LinkAccount is linkAccount: a find of the user, the insert, and a find of
+// the user again (see [Adapter.DeleteUser] for why the second one makes a
+// concurrent deleteUser leave no orphan). An unknown user, or one deleted
+// concurrently, gives an error matching [core.ErrNotFound] and leaves no
+// account; an existing (provider, providerAccountId), once
+// [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	const m = "linkAccount"
 	if err := started(ctx, m); err != nil {
@@ -35,14 +34,51 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 	if err != nil {
 		return nil, err
 	}
-	if err := a.requireUser(ctx, m, uid); err != nil {
+	if err := a.insertOwned(ctx, m, a.accounts, uid, doc); err != nil {
 		return nil, err
-	}
-	if _, err := a.accounts.InsertOne(ctx, doc); err != nil {
-		return nil, wrapErr(ctx, m, err)
 	}
 	return &acc, nil
 }
+
+// insertOwned inserts doc, a record of the user with the stored id uid,
+// into coll so that it never outlives the user: it checks that the user
+// exists, inserts, and then reads the user again (from the primary). If the
+// user is gone by then, a deleteUser ran concurrently and may have swept
+// the user's records before the insert landed: insertOwned deletes the
+// record it inserted and returns an error matching [core.ErrNotFound]. If
+// the user is still there, the insert was complete before the user's
+// deletion, so the sweep that deleteUser runs after removing the user will
+// find it. A failure after the insert also deletes the record again, so
+// that a failed write changes nothing.
+func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collection, uid any, doc bson.D) error {
+	if err := a.requireUser(ctx, m, uid); err != nil {
+		return err
+	}
+	res, err := coll.InsertOne(ctx, doc)
+	if err != nil {
+		return wrapErr(ctx, m, err)
+	}
+	ok, err := a.userExistsOnPrimary(ctx, uid)
+	if err == nil && ok {
+		return nil
+	}
+	var cause error
+	if err != nil {
+		cause = wrapErr(ctx, m, err)
+	} else {
+		cause = fmt.Errorf("%s: user deleted concurrently: %w", m, core.ErrNotFound)
+	}
+	// Undo the insert even when ctx has ended, bounded by its own timeout.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	if _, derr := coll.DeleteOne(cctx, bson.D{{Key: fID, Value: res.InsertedID}}); derr != nil {
+		return errors.Join(cause, fmt.Errorf("%s: removing the record just inserted: %w", m, derr))
+	}
+	return cause
+}
+
+// undoTimeout bounds the removal of a record insertOwned must take back.
+const undoTimeout = 10 * time.Second
 
 // requireUser returns an error matching [core.ErrNotFound] when the user
 // with the stored id v does not exist.
@@ -96,5 +132,8 @@ func decodeAccount(ctx context.Context, m string, res *mongo.SingleResult) (*cor
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m, err)
 	}
+	// This adapter stores token_type lowercased; another application
+	// sharing the collection may not have.
+	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
 	return acc, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
 // Adapter stores authport records in a MongoDB database. It implements every
@@ -21,6 +22,7 @@ import (
 type Adapter struct {
 	db             *mongo.Database
 	users          *mongo.Collection
+	usersPrimary   *mongo.Collection // users, read from the primary
 	accounts       *mongo.Collection
 	sessions       *mongo.Collection
 	tokens         *mongo.Collection
@@ -37,8 +39,9 @@ type Adapter struct {
 }
 
 var (
-	_ core.Adapter       = (*Adapter)(nil)
-	_ core.ExpiredPurger = (*Adapter)(nil)
+	_ core.Adapter                      = (*Adapter)(nil)
+	_ core.ExpiredPurger                = (*Adapter)(nil)
+	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 )
 
 // Collections names the collections the adapter uses. An empty name keeps
@@ -220,6 +223,7 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 	a := &Adapter{
 		db:             db,
 		users:          db.Collection(cfg.names.Users),
+		usersPrimary:   db.Collection(cfg.names.Users, options.Collection().SetReadPreference(readpref.Primary())),
 		accounts:       db.Collection(cfg.names.Accounts),
 		sessions:       db.Collection(cfg.names.Sessions),
 		tokens:         db.Collection(cfg.names.VerificationTokens),

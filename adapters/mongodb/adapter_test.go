@@ -576,11 +576,13 @@ func TestCapabilitiesDetected(t *testing.T) {
 	}
 }
 
-// TestDeleteUserFailurePartWay makes deleteUser fail after its first step
-// (the accounts collection has a name the server refuses, set with a test
-// hook since New refuses it too, so deleting from it fails) and checks what
-// is left: without a transaction the sessions are gone and the user is
-// still there, so a retry can finish; with one, nothing changed.
+// TestDeleteUserFailurePartWay makes deleteUser fail part-way (the accounts
+// collection has a name the server refuses, set with a test hook since New
+// refuses it too, so deleting from it fails) and checks what is left:
+// without a transaction the user and its sessions are gone (the user goes
+// first, then the sweep, which stopped at the accounts); with one, nothing
+// changed. Either way a retry, once the accounts can be deleted, finishes
+// the job, sweeping the records of a user that is already gone.
 func TestDeleteUserFailurePartWay(t *testing.T) {
 	s := newServer(t, nil)
 	for _, mode := range []struct {
@@ -597,9 +599,10 @@ func TestDeleteUserFailurePartWay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// New refuses such a name; the test hook sets it afterwards.
-			mongoadapter.SetAccountsCollectionForTest(a, "bad$name")
 			if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.LinkAccount(ctx, core.Account{UserID: "u", Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "gh-u"}); err != nil {
 				t.Fatal(err)
 			}
 			for _, tok := range []string{"s1", "s2"} {
@@ -607,6 +610,8 @@ func TestDeleteUserFailurePartWay(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// New refuses such a name; the test hook sets it afterwards.
+			mongoadapter.SetAccountsCollectionForTest(a, "bad$name")
 			if _, err := a.DeleteUser(ctx, "u"); err == nil {
 				t.Fatal("DeleteUser succeeded although deleting from the accounts collection cannot")
 			} else if !strings.HasPrefix(err.Error(), "deleteUser: ") {
@@ -614,19 +619,37 @@ func TestDeleteUserFailurePartWay(t *testing.T) {
 			} else {
 				t.Logf("deleteUser failed as arranged: %v", err)
 			}
-			if u, err := a.GetUser(ctx, "u"); err != nil || u == nil {
-				t.Errorf("after the failed deleteUser GetUser = %+v, %v; want the user still there", u, err)
+			tx := a.Capabilities().Transactions
+			count := func(coll string) int64 {
+				t.Helper()
+				n, err := db.Collection(coll).CountDocuments(ctx, bson.D{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
 			}
-			n, err := db.Collection("sessions").CountDocuments(ctx, bson.D{})
+			wantSessions, wantUsers := int64(0), int64(0)
+			if tx {
+				wantSessions, wantUsers = 2, 1
+			}
+			if n, m := count("sessions"), count("users"); n != wantSessions || m != wantUsers {
+				t.Errorf("after the failed deleteUser: %d sessions and %d users, want %d and %d (transactions: %v)", n, m, wantSessions, wantUsers, tx)
+			}
+			if n := count("accounts"); n != 1 {
+				t.Errorf("after the failed deleteUser: %d accounts, want the 1 it could not delete", n)
+			}
+			mongoadapter.SetAccountsCollectionForTest(a, "accounts")
+			u, err := a.DeleteUser(ctx, "u")
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("retried deleteUser: %v", err)
 			}
-			want := int64(0)
-			if a.Capabilities().Transactions {
-				want = 2
+			if (u != nil) != tx {
+				t.Errorf("retried deleteUser returned %+v; want the user only if the first attempt left it (transactions: %v)", u, tx)
 			}
-			if n != want {
-				t.Errorf("%d sessions left after the failed deleteUser, want %d (transactions: %v)", n, want, a.Capabilities().Transactions)
+			for _, coll := range []string{"users", "accounts", "sessions"} {
+				if n := count(coll); n != 0 {
+					t.Errorf("after the retried deleteUser: %d documents in %s, want 0", n, coll)
+				}
 			}
 		})
 	}

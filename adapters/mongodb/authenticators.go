@@ -13,13 +13,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// CreateAuthenticator is createAuthenticator: a find of the user, then an
-// insert. An unknown user gives an error matching [core.ErrNotFound]; an
-// existing credential id, once [Adapter.EnsureIndexes] has run, one matching
-// [core.ErrAlreadyExists].
-//
-// The check and the insert are two commands: a user deleted between them
-// leaves an authenticator that the next deleteUser of that id removes.
+// CreateAuthenticator is createAuthenticator: a find of the user, the
+// insert, and a find of the user again (see [Adapter.DeleteUser] for why the
+// second one makes a concurrent deleteUser leave no orphan). An unknown
+// user, or one deleted concurrently, gives an error matching
+// [core.ErrNotFound] and leaves no authenticator; an existing credential id,
+// once [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
 	const m = "createAuthenticator"
 	if err := started(ctx, m); err != nil {
@@ -38,9 +37,6 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		"credentialDeviceType", au.CredentialDeviceType, "transports", au.Transports); err != nil {
 		return nil, err
 	}
-	if err := a.requireUser(ctx, m, uid); err != nil {
-		return nil, err
-	}
 	doc := bson.D{
 		{Key: fCredentialID, Value: au.CredentialID},
 		{Key: fUserID, Value: uid},
@@ -51,8 +47,8 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		{Key: fCredentialDeviceType, Value: au.CredentialDeviceType},
 		{Key: fTransports, Value: au.Transports},
 	}
-	if _, err := a.authenticators.InsertOne(ctx, doc); err != nil {
-		return nil, wrapErr(ctx, m, err)
+	if err := a.insertOwned(ctx, m, a.authenticators, uid, doc); err != nil {
+		return nil, err
 	}
 	return &au, nil
 }
@@ -140,6 +136,58 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	}
 	if au == nil {
 		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+	}
+	return au, nil
+}
+
+// AdvanceAuthenticatorCounter implements
+// [core.AuthenticatorCounterAdvancer]: one findOneAndUpdate whose filter
+// holds the condition (counter below the new one), so the server applies
+// the check and the update together; of concurrent calls with the same
+// counter one matches and the others find nothing. When nothing matched, a
+// find tells an unknown credential ([core.ErrNotFound]) from a counter that
+// did not increase ([core.ErrCounterNotIncreased]). A new counter of 0 is
+// only read: it passes when the stored counter is 0 too. Where the server's
+// updates are not atomic (FerretDB, see [Capabilities.AtomicFindAndModify])
+// the updates of one authenticator are serialised within the process only:
+// processes sharing such a server can still both pass.
+func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = string(core.ExtensionAdvanceAuthenticatorCounter)
+	if err := started(ctx, m); err != nil {
+		return nil, err
+	}
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
+	}
+	if credentialID == "" || !validKey(credentialID) {
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	byID := bson.D{{Key: fCredentialID, Value: credentialID}}
+	if newCounter > 0 {
+		unlock, err := a.locks.lock(ctx, lockAuthenticator, credentialID)
+		if err != nil {
+			return nil, wrapErr(ctx, m, err)
+		}
+		res := a.authenticators.FindOneAndUpdate(ctx,
+			bson.D{{Key: fCredentialID, Value: credentialID}, {Key: fCounter, Value: bson.D{{Key: "$lt", Value: newCounter}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
+			options.FindOneAndUpdate().SetReturnDocument(options.After))
+		unlock()
+		au, err := decodeAuthenticator(ctx, m, res)
+		if err != nil || au != nil {
+			return au, err
+		}
+	}
+	au, err := decodeAuthenticator(ctx, m, a.authenticators.FindOne(ctx, byID))
+	switch {
+	case err != nil:
+		return nil, err
+	case au == nil:
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	case !core.CounterAdvances(au.Counter, newCounter) || newCounter != 0:
+		// A positive counter that did not match the update's filter: the
+		// stored one is not below it (the find may see a later value).
+		return nil, fmt.Errorf("%s: stored %d, reported %d: %w", m, au.Counter, newCounter, core.ErrCounterNotIncreased)
 	}
 	return au, nil
 }

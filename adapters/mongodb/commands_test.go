@@ -89,9 +89,10 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 	if !caps.AtomicFindAndModify {
 		use = []string{"find verification_tokens", "delete verification_tokens"}
 	}
-	del := []string{"delete sessions", "delete accounts", "delete authenticators", "findAndModify users"}
+	sweep := []string{"delete sessions", "delete accounts", "delete authenticators"}
+	del := append([]string{"findAndModify users"}, sweep...)
 	if caps.Transactions {
-		del = append(del, "commitTransaction")
+		del = append(append(del, "commitTransaction"), sweep...)
 	}
 
 	steps := []struct {
@@ -106,20 +107,20 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		{"updateUser", []string{"findAndModify users"}, func() (any, error) {
 			return a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Name: core.Set(new("Ada"))})
 		}},
-		{"linkAccount", []string{"find users", "insert accounts"}, func() (any, error) { return a.LinkAccount(ctx, acc) }},
+		{"linkAccount", []string{"find users", "insert accounts", "find users"}, func() (any, error) { return a.LinkAccount(ctx, acc) }},
 		{"getAccount", []string{"find accounts"}, func() (any, error) { return a.GetAccount(ctx, acc.ProviderAccountID, acc.Provider) }},
 		{"getUserByAccount", join("accounts"), func() (any, error) { return a.GetUserByAccount(ctx, acc.Key()) }},
-		{"createSession", []string{"find users", "insert sessions"}, func() (any, error) { return a.CreateSession(ctx, sess) }},
+		{"createSession", []string{"find users", "insert sessions", "find users"}, func() (any, error) { return a.CreateSession(ctx, sess) }},
 		{"getSessionAndUser", join("sessions"), func() (any, error) { return a.GetSessionAndUser(ctx, sess.SessionToken) }},
 		{"updateSession (expires)", []string{"findAndModify sessions"}, func() (any, error) {
 			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, Expires: core.Set(time.Now().Add(2 * time.Hour))})
 		}},
-		{"updateSession (userId)", []string{"find users", "findAndModify sessions"}, func() (any, error) {
+		{"updateSession (userId)", []string{"find users", "findAndModify sessions", "find users"}, func() (any, error) {
 			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, UserID: core.Set(u.ID)})
 		}},
 		{"createVerificationToken", []string{"insert verification_tokens"}, func() (any, error) { return a.CreateVerificationToken(ctx, tok) }},
 		{"useVerificationToken", use, func() (any, error) { return a.UseVerificationToken(ctx, tok.Key()) }},
-		{"createAuthenticator", []string{"find users", "insert authenticators"}, func() (any, error) { return a.CreateAuthenticator(ctx, au) }},
+		{"createAuthenticator", []string{"find users", "insert authenticators", "find users"}, func() (any, error) { return a.CreateAuthenticator(ctx, au) }},
 		{"getAuthenticator", []string{"find authenticators"}, func() (any, error) { return a.GetAuthenticator(ctx, au.CredentialID) }},
 		{"listAuthenticatorsByUserId", []string{"find authenticators"}, func() (any, error) {
 			l, err := a.ListAuthenticatorsByUserID(ctx, u.ID)

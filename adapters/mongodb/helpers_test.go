@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -281,6 +282,34 @@ func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {
 	}
 	return out, nil
 }
+
+// WriteAccount inserts the account exactly as given (not normalized), with
+// the driver alone, as another application sharing the collection (Auth.js's
+// MongoDB adapter) would. User ids are stored as strings, as the suite's
+// adapters (without WithObjectIDs) store them.
+func (r rawView) WriteAccount(ctx context.Context, a core.Account) error {
+	var details any
+	if a.AuthorizationDetails != nil {
+		arr := bson.A{}
+		for _, d := range a.AuthorizationDetails {
+			arr = append(arr, bson.D{{Key: "type", Value: d.Type}, {Key: "locations", Value: d.Locations},
+				{Key: "actions", Value: d.Actions}, {Key: "datatypes", Value: d.Datatypes},
+				{Key: "identifier", Value: d.Identifier}, {Key: "privileges", Value: d.Privileges}})
+		}
+		details = arr
+	}
+	_, err := r.db.Collection(r.names.Accounts).InsertOne(ctx, bson.D{
+		{Key: "userId", Value: a.UserID}, {Key: "type", Value: string(a.Type)}, {Key: "provider", Value: a.Provider},
+		{Key: "providerAccountId", Value: a.ProviderAccountID}, {Key: "access_token", Value: a.AccessToken},
+		{Key: "authorization_details", Value: details}, {Key: "expires_at", Value: a.ExpiresAt},
+		{Key: "expires_in", Value: a.ExpiresIn}, {Key: "id_token", Value: a.IDToken},
+		{Key: "refresh_token", Value: a.RefreshToken}, {Key: "scope", Value: a.Scope},
+		{Key: "token_type", Value: a.TokenType}, {Key: "session_state", Value: a.SessionState},
+	})
+	return err
+}
+
+var _ conformance.RawWriter = rawView{}
 
 func (r rawView) Sessions(ctx context.Context) ([]core.Session, error) {
 	docs, err := r.all(ctx, r.names.Sessions)

@@ -11,13 +11,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// CreateSession is createSession: a find of the user, then an insert. An
-// unknown user gives an error matching [core.ErrNotFound]; an existing token,
-// once [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
-//
-// The check and the insert are two commands: a user deleted between them
-// leaves a session that lets nobody in, since getSessionAndUser returns a
-// session only with its user.
+// CreateSession is createSession: a find of the user, the insert, and a
+// find of the user again (see [Adapter.DeleteUser] for why the second one
+// makes a concurrent deleteUser leave no orphan). An unknown user, or one
+// deleted concurrently, gives an error matching [core.ErrNotFound] and leaves
+// no session; an existing token, once [Adapter.EnsureIndexes] has run, one
+// matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = "createSession"
 	if err := started(ctx, m); err != nil {
@@ -38,16 +37,13 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if !ok {
 		return nil, &core.InputError{Method: m, Field: "expires", Reason: "is out of the range of BSON dates"}
 	}
-	if err := a.requireUser(ctx, m, uid); err != nil {
-		return nil, err
-	}
 	doc := bson.D{
 		{Key: fSessionToken, Value: s.SessionToken},
 		{Key: fUserID, Value: uid},
 		{Key: fExpires, Value: exp},
 	}
-	if _, err := a.sessions.InsertOne(ctx, doc); err != nil {
-		return nil, wrapErr(ctx, m, err)
+	if err := a.insertOwned(ctx, m, a.sessions, uid, doc); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
@@ -110,8 +106,10 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 
 // UpdateSession is updateSession: one findOneAndUpdate returning the
 // updated document (one find when the update sets nothing). Setting the
-// user id adds a find of that user first; an unknown user gives an error
-// matching [core.ErrNotFound] and changes nothing. Where the server's updates
+// user id adds a find of that user before and another after (confirmMove,
+// so that a concurrent deleteUser of that user leaves no orphan); an
+// unknown user, or one deleted concurrently, gives an error matching
+// [core.ErrNotFound] and changes nothing. Where the server's updates
 // are not atomic (see [Capabilities.AtomicFindAndModify]) the updates of one
 // session are serialised within the process.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
@@ -147,19 +145,74 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 		set = append(set, bson.E{Key: fExpires, Value: exp})
 	}
 	filter := bson.D{{Key: fSessionToken, Value: update.SessionToken}}
-	var res *mongo.SingleResult
 	if len(set) == 0 {
-		res = a.sessions.FindOne(ctx, filter)
-	} else {
-		unlock, err := a.locks.lock(ctx, lockSession, update.SessionToken)
-		if err != nil {
-			return nil, wrapErr(ctx, m, err)
-		}
-		res = a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+		return decodeSession(ctx, m, a.sessions.FindOne(ctx, filter))
+	}
+	unlock, err := a.locks.lock(ctx, lockSession, update.SessionToken)
+	if err != nil {
+		return nil, wrapErr(ctx, m, err)
+	}
+	if !update.UserID.Set {
+		res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After))
 		unlock()
+		return decodeSession(ctx, m, res)
 	}
-	return decodeSession(ctx, m, res)
+	res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+		options.FindOneAndUpdate().SetReturnDocument(options.Before))
+	unlock()
+	before, err := decodeSession(ctx, m, res)
+	if err != nil || before == nil {
+		return nil, err
+	}
+	if err := a.confirmMove(ctx, m, *before, set[0].Value); err != nil {
+		return nil, err
+	}
+	after := *before
+	after.UserID = update.UserID.Value
+	if update.Expires.Set {
+		after.Expires = core.NormalizeTime(update.Expires.Value)
+	}
+	return &after, nil
+}
+
+// confirmMove makes a session moved to the user with the stored id uid
+// unable to outlive that user, as insertOwned does for new records: it reads
+// the user again, and if a concurrent deleteUser removed it, puts the
+// session back as it was (before) and returns an error matching
+// [core.ErrNotFound]. Should the session's first user be gone too by then,
+// the session goes with it, as that user's deleteUser would have taken it.
+func (a *Adapter) confirmMove(ctx context.Context, m string, before core.Session, uid any) error {
+	ok, err := a.userExistsOnPrimary(ctx, uid)
+	if err == nil && ok {
+		return nil
+	}
+	cause := fmt.Errorf("%s: user deleted concurrently: %w", m, core.ErrNotFound)
+	if err != nil {
+		cause = wrapErr(ctx, m, err)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	oldUID, _ := a.userIDValue(before.UserID)
+	oldExp, _ := date(before.Expires)
+	unlock, err := a.locks.lock(ctx, lockSession, before.SessionToken)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	_, err = a.sessions.UpdateOne(ctx,
+		bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: fUserID, Value: oldUID}, {Key: fExpires, Value: oldExp}}}})
+	unlock()
+	if err != nil {
+		return errors.Join(cause, fmt.Errorf("%s: putting the session back: %w", m, err))
+	}
+	if ok, err := a.userExistsOnPrimary(ctx, oldUID); err == nil && !ok {
+		_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
+		if err != nil {
+			return errors.Join(cause, fmt.Errorf("%s: removing the session of a deleted user: %w", m, err))
+		}
+	}
+	return cause
 }
 
 // DeleteSession is deleteSession: one findOneAndDelete. It returns the

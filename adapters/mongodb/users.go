@@ -211,16 +211,25 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	return u, nil
 }
 
-// DeleteUser is deleteUser. On a replica set or sharded cluster it deletes
-// the user's sessions, accounts and authenticators and the user in one
-// transaction. Elsewhere it deletes them in that order, sessions first and
-// the user last, so that a failure part-way leaves the user in place (a
-// retry finishes the job) and never a session, account or authenticator of
-// a deleted user.
+// DeleteUser is deleteUser. It removes the user first and then sweeps the
+// user's sessions, accounts and authenticators. On a replica set or sharded
+// cluster the removal of the user and of its records is one transaction,
+// and the sweep runs again after it commits.
 //
-// A session, account or authenticator created concurrently for the user may
-// outlive it (see [Adapter.CreateSession]); such a record lets nobody in,
-// since every read of a session or account joins it to its user.
+// The order is what keeps a concurrent linkAccount, createSession or
+// createAuthenticator for the user from leaving an orphan, with or without
+// transactions: those insert their record and then read the user again
+// (insertOwned). If that read still finds the user, the insert finished
+// before the user's removal, so the sweep, which starts after the removal,
+// finds the record. If it does not, the writer deletes its record itself.
+// (A transaction alone would not do: its deletes see the records of its
+// snapshot, not one inserted while it runs, and an insert does not conflict
+// with them.)
+//
+// A failure part-way may leave records of a removed user, which let nobody
+// in (every read of a session or account joins it to its user); DeleteUser
+// of the same id sweeps them even when the user is already gone, so a retry
+// finishes the job.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
 	const m = "deleteUser"
 	if err := started(ctx, m); err != nil {
@@ -230,35 +239,39 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if !ok || !validKey(id) {
 		return nil, nil
 	}
+	var u *core.User
 	if !a.transactions {
-		u, err := a.deleteUserDocs(ctx, v)
+		var err error
+		if u, err = a.deleteUserDoc(ctx, v); err != nil {
+			return nil, wrapErr(ctx, m, err)
+		}
+	} else {
+		sess, err := a.db.Client().StartSession()
 		if err != nil {
 			return nil, wrapErr(ctx, m, err)
 		}
-		return u, nil
+		defer sess.EndSession(context.WithoutCancel(ctx))
+		res, err := sess.WithTransaction(ctx, func(tctx context.Context) (any, error) {
+			u, err := a.deleteUserDoc(tctx, v)
+			if err != nil {
+				return nil, err
+			}
+			return u, a.sweepUserRecords(tctx, v)
+		})
+		if err != nil {
+			return nil, wrapErr(ctx, m, err)
+		}
+		u, _ = res.(*core.User)
 	}
-	sess, err := a.db.Client().StartSession()
-	if err != nil {
+	if err := a.sweepUserRecords(ctx, v); err != nil {
 		return nil, wrapErr(ctx, m, err)
 	}
-	defer sess.EndSession(context.WithoutCancel(ctx))
-	res, err := sess.WithTransaction(ctx, func(tctx context.Context) (any, error) {
-		return a.deleteUserDocs(tctx, v)
-	})
-	if err != nil {
-		return nil, wrapErr(ctx, m, err)
-	}
-	u, _ := res.(*core.User)
 	return u, nil
 }
 
-func (a *Adapter) deleteUserDocs(ctx context.Context, id any) (*core.User, error) {
-	filter := bson.D{{Key: fUserID, Value: id}}
-	for _, coll := range []*mongo.Collection{a.sessions, a.accounts, a.authenticators} {
-		if _, err := coll.DeleteMany(ctx, filter); err != nil {
-			return nil, err
-		}
-	}
+// deleteUserDoc removes the user document with the stored id and returns
+// the user, or nil when there was none.
+func (a *Adapter) deleteUserDoc(ctx context.Context, id any) (*core.User, error) {
 	var doc userDoc
 	if err := a.users.FindOneAndDelete(ctx, bson.D{{Key: fID, Value: id}}).Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
@@ -269,10 +282,34 @@ func (a *Adapter) deleteUserDocs(ctx context.Context, id any) (*core.User, error
 	return doc.user()
 }
 
+// sweepUserRecords deletes every session, account and authenticator of the
+// user with the stored id.
+func (a *Adapter) sweepUserRecords(ctx context.Context, id any) error {
+	filter := bson.D{{Key: fUserID, Value: id}}
+	for _, coll := range []*mongo.Collection{a.sessions, a.accounts, a.authenticators} {
+		if _, err := coll.DeleteMany(ctx, filter); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // userExists reports whether the user with the stored id v exists: one find
 // that returns only the _id.
 func (a *Adapter) userExists(ctx context.Context, v any) (bool, error) {
 	err := a.users.FindOne(ctx, bson.D{{Key: fID, Value: v}},
+		options.FindOne().SetProjection(bson.D{{Key: fID, Value: 1}})).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// userExistsOnPrimary is userExists read from the primary, whatever the
+// database's read preference, so that it sees a deleteUser that has
+// returned.
+func (a *Adapter) userExistsOnPrimary(ctx context.Context, v any) (bool, error) {
+	err := a.usersPrimary.FindOne(ctx, bson.D{{Key: fID, Value: v}},
 		options.FindOne().SetProjection(bson.D{{Key: fID, Value: 1}})).Err()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return false, nil

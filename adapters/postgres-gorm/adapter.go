@@ -59,8 +59,9 @@ func (a *Adapter) enter(m string) error {
 func (a *Adapter) leave() { a.life.RUnlock() }
 
 var (
-	_ core.Adapter       = (*Adapter)(nil)
-	_ core.ExpiredPurger = (*Adapter)(nil)
+	_ core.Adapter                      = (*Adapter)(nil)
+	_ core.ExpiredPurger                = (*Adapter)(nil)
+	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 )
 
 // Option configures an [Adapter].

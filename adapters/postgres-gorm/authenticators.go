@@ -139,6 +139,77 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	return &au, nil
 }
 
+// AdvanceAuthenticatorCounter implements
+// [core.AuthenticatorCounterAdvancer] with one conditional UPDATE (… WHERE
+// counter < new), which the database applies atomically: of concurrent
+// calls with the same counter, one updates the row and the others find the
+// condition false. When no row was updated, a read tells an unknown
+// credential ([core.ErrNotFound]) from a counter that did not increase
+// ([core.ErrCounterNotIncreased]). A new counter of 0 is only read: it
+// passes when the stored counter is 0 too.
+func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = string(core.ExtensionAdvanceAuthenticatorCounter)
+	if err := a.enterAuthenticators(m); err != nil {
+		return nil, err
+	}
+	defer a.leave()
+	if newCounter < 0 {
+		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
+	}
+	if credentialID == "" || !a.d.storable(credentialID) {
+		return nil, fmt.Errorf("%s: authenticator %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	var r authenticatorRow
+	updated := false
+	var err error
+	if newCounter > 0 {
+		args := append(append([]any{newCounter}, a.stampArgs(TableAuthenticators, false)...), credentialID, newCounter)
+		if a.d.updateReturning {
+			err = a.queryRow(ctx, nil, a.q.advanceCounter, args...).Scan(r.dest()...)
+			updated = err == nil
+			if errors.Is(err, sql.ErrNoRows) {
+				err = nil
+			}
+		} else {
+			err = a.inTx(ctx, []*statement{a.q.advanceCounter, a.q.getAuthenticator}, func(tx *sql.Tx) error {
+				res, err := a.exec(ctx, tx, a.q.advanceCounter, args...)
+				if err != nil {
+					return err
+				}
+				n, err := res.RowsAffected()
+				if err != nil || n == 0 {
+					return err
+				}
+				updated = true
+				return a.queryRow(ctx, tx, a.q.getAuthenticator, credentialID).Scan(r.dest()...)
+			})
+		}
+		if err != nil {
+			return nil, a.wrap(m, err)
+		}
+	}
+	if !updated {
+		err = a.queryRow(ctx, nil, a.q.getAuthenticator, credentialID).Scan(r.dest()...)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("%s: authenticator %q: %w", m, credentialID, core.ErrNotFound)
+		}
+		if err != nil {
+			return nil, a.wrap(m, err)
+		}
+		if stored := r.authenticator().Counter; !core.CounterAdvances(stored, newCounter) {
+			return nil, fmt.Errorf("%s: authenticator %q: stored %d, reported %d: %w", m, credentialID, stored, newCounter, core.ErrCounterNotIncreased)
+		}
+		if newCounter != 0 {
+			// The update found the counter not below newCounter; the read
+			// saw it below: it was lowered in between, which this adapter
+			// never does. Report the race rather than guess.
+			return nil, fmt.Errorf("%s: authenticator %q: the stored counter changed during the call: %w", m, credentialID, core.ErrCounterNotIncreased)
+		}
+	}
+	au := r.authenticator()
+	return &au, nil
+}
+
 // enterAuthenticators is enter for the authenticator methods, which fail
 // when the authenticators table is omitted.
 func (a *Adapter) enterAuthenticators(m string) error {

@@ -53,6 +53,34 @@ func (r *rawView) rows(ctx context.Context, query string, scan func(*sql.Rows) e
 	return rows.Err()
 }
 
+var _ conformance.RawWriter = (*rawView)(nil)
+
+// WriteAccount inserts the account exactly as given (not normalized), with
+// plain SQL, as another application sharing the tables would.
+func (r *rawView) WriteAccount(ctx context.Context, a core.Account) error {
+	var details *string
+	if a.AuthorizationDetails != nil {
+		b, err := json.Marshal(a.AuthorizationDetails)
+		if err != nil {
+			return err
+		}
+		details = new(string(b))
+	}
+	ph := make([]string, 13)
+	for i := range ph {
+		ph[i] = "?"
+		if r.dialect == "postgres" {
+			ph[i] = fmt.Sprintf("$%d", i+1)
+		}
+	}
+	_, err := r.db.ExecContext(ctx, r.quote(`INSERT INTO "accounts" ("userId", "type", "provider", "providerAccountId", "access_token",
+		"authorization_details", "expires_at", "expires_in", "id_token", "refresh_token", "scope", "token_type", "session_state")
+		VALUES (`+strings.Join(ph, ", ")+`)`),
+		a.UserID, string(a.Type), a.Provider, a.ProviderAccountID, a.AccessToken, details,
+		a.ExpiresAt, a.ExpiresIn, a.IDToken, a.RefreshToken, a.Scope, a.TokenType, a.SessionState)
+	return err
+}
+
 // rawTime reads a stored time: time.Time from pgx and from MySQL with
 // parseTime; SQLite stores "YYYY-MM-DD HH:MM:SS.mmm" text, which go-sqlite3
 // hands over as time.Time for DATETIME columns.

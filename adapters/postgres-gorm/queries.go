@@ -34,6 +34,9 @@ type queries struct {
 	createToken, useToken, selectTokenForUpdate, deleteTokenPlain *statement
 
 	createAuthenticator, getAuthenticator, listAuthenticators, updateCounter *statement
+	// advanceCounter is updateCounter only where the stored counter is
+	// below the new one (its last argument, the new counter again).
+	advanceCounter *statement
 
 	purgeSessions, purgeTokens *statement
 
@@ -189,6 +192,13 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *
 		upd += " RETURNING " + cols("", authCols...)
 	}
 	q.updateCounter = st(upd)
+	p = &placeholders{d: d}
+	upd = "UPDATE " + auths + " SET " + id(auc.Counter) + " = " + p.next() + touch(TableAuthenticators, p) +
+		" WHERE " + id(auc.CredentialID) + " = " + p.next() + " AND " + id(auc.Counter) + " < " + p.next()
+	if d.updateReturning {
+		upd += " RETURNING " + cols("", authCols...)
+	}
+	q.advanceCounter = st(upd)
 
 	// Purge.
 	p = &placeholders{d: d}

@@ -137,8 +137,10 @@ func (r *accountRow) account() (*core.Account, error) {
 		IDToken:           strPtr(r.idToken),
 		RefreshToken:      strPtr(r.refreshToken),
 		Scope:             strPtr(r.scope),
-		TokenType:         strPtr(r.tokenType),
-		SessionState:      strPtr(r.sessionState),
+		// Lowercased on read too: another application sharing the table
+		// may have stored "Bearer" (Auth.js's pg and drizzle adapters do).
+		TokenType:    core.NormalizeTokenType(strPtr(r.tokenType)),
+		SessionState: strPtr(r.sessionState),
 	}
 	if r.details.Valid {
 		ds := []core.AuthorizationDetail{}

@@ -72,7 +72,7 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	return acc, nil
+	return normalizeRead(acc), nil
 }
 
 // GetAccount implements [core.AccountGetter].
@@ -100,5 +100,13 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	return acc, nil
+	return normalizeRead(acc), nil
+}
+
+// normalizeRead lowercases the token_type of an account read from Redis:
+// this adapter stores it lowercased, but another program writing the same
+// keys may not have.
+func normalizeRead(acc *core.Account) *core.Account {
+	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
+	return acc
 }

@@ -23,7 +23,10 @@ type Adapter struct {
 	s        *scripts
 }
 
-var _ core.Adapter = (*Adapter)(nil)
+var (
+	_ core.Adapter                      = (*Adapter)(nil)
+	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
+)
 
 // Option configures an [Adapter].
 type Option func(*options)

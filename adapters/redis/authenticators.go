@@ -126,3 +126,46 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 	}
 	return au, nil
 }
+
+// AdvanceAuthenticatorCounter implements
+// [core.AuthenticatorCounterAdvancer] with one script in the user's slot: it
+// sets the counter only if newCounter is above the stored one (both 0
+// passes and changes nothing), else it fails with an error matching
+// [core.ErrCounterNotIncreased].
+func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	const m = core.Method(core.ExtensionAdvanceAuthenticatorCounter)
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	if newCounter < 0 {
+		return nil, invalid(m, "counter", "must not be negative")
+	}
+	if credentialID == "" {
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	v, _, err := a.follow(ctx, a.s.advanceCounter, a.k.authenticator(credentialID), escape(credentialID),
+		strconv.FormatInt(newCounter, 10))
+	if isNil(err) {
+		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	}
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	res, ok := v.([]any)
+	if !ok || len(res) != 2 {
+		return nil, wrap(m, errCorrupt)
+	}
+	flag, _ := res[0].(string)
+	s, ok := res[1].(string)
+	if !ok {
+		return nil, wrap(m, errCorrupt)
+	}
+	au, err := decodeAuthenticator(s)
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	if flag != "ok" {
+		return nil, fmt.Errorf("%s: stored %d, reported %d: %w", m, au.Counter, newCounter, core.ErrCounterNotIncreased)
+	}
+	return au, nil
+}

@@ -27,7 +27,20 @@ var (
 	_ conformance.Raw                = rawView{}
 	_ conformance.Mentioner          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
+	_ conformance.RawWriter          = rawView{}
 )
+
+// WriteAccount stores the account exactly as given (not normalized): its
+// field in the user's accounts hash and its pointer key, with plain
+// commands, as another program sharing the keys would.
+func (r rawView) WriteAccount(ctx context.Context, acc core.Account) error {
+	k := keys{p: r.prefix}
+	field := accountField(acc.Provider, acc.ProviderAccountID)
+	if err := r.c.HSet(ctx, k.accounts(acc.UserID), field, encodeAccount(&acc)).Err(); err != nil {
+		return err
+	}
+	return r.c.Set(ctx, k.account(field), escape(acc.UserID), 0).Err()
+}
 
 // globEscape escapes the glob metacharacters of s for SCAN MATCH.
 func globEscape(s string) string {

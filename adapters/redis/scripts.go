@@ -239,6 +239,23 @@ redis.call('HSET', K[4], ARGV[3], v)
 return v
 `
 
+// advanceAuthenticatorCounter. ARGV: P, mode, field, new counter (decimal,
+// not negative). Sets the counter only if the new one is above the stored
+// one, compared as decimal strings (exact for any int64); both "0" passes
+// unchanged. Returns {'ok', value} or {'low', value}.
+const luaAdvanceCounter = luaResolve + `
+local v = redis.call('HGET', K[4], ARGV[3])
+if not v then return false end
+local i = string.find(v, ' ', 1, true)
+if not i then return redis.error_reply('corrupt authenticator record') end
+local old, new = string.sub(v, 1, i - 1), ARGV[4]
+if old == '0' and new == '0' then return {'ok', v} end
+if #new < #old or (#new == #old and new <= old) then return {'low', v} end
+v = new .. string.sub(v, i)
+redis.call('HSET', K[4], ARGV[3], v)
+return {'ok', v}
+`
+
 // luaLock takes the e-mail-change lease lock of a user on a cluster: the
 // user hash field lockField holds "<nonce> <expiry ms>". KEYS {user}. ARGV:
 // nonce, lease in ms. Returns "=" and the user's e-mail, "busy" while
@@ -301,6 +318,7 @@ type scripts struct {
 	createSession, sessionAndUser, sessionAndUserC   *redis.Script
 	updateSession                                    *redis.Script
 	deleteSession, getAuthenticator, updateCounter   *redis.Script
+	advanceCounter                                   *redis.Script
 	commit, release, repoint, lock, unlock           *redis.Script
 }
 
@@ -322,6 +340,7 @@ func newScripts() *scripts {
 		deleteSession:    h(luaDeleteSession),
 		getAuthenticator: h(luaGetAuthenticator),
 		updateCounter:    h(luaUpdateCounter),
+		advanceCounter:   h(luaAdvanceCounter),
 		commit:           redis.NewScript(luaCommit),
 		release:          redis.NewScript(luaRelease),
 		repoint:          redis.NewScript(luaRepoint),
@@ -335,7 +354,7 @@ func (s *scripts) all() []*redis.Script {
 		s.createUser, s.userByEmail, s.updateUser, s.deleteUser,
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
-		s.deleteSession, s.getAuthenticator, s.updateCounter,
+		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
 		s.commit, s.release, s.repoint, s.lock, s.unlock,
 	}
 }

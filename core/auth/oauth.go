@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
@@ -46,7 +47,9 @@ type OAuthCallback struct {
 //   - else, when its e-mail address belongs to a user, it is linked to that
 //     user only if the provider allows dangerous e-mail account linking,
 //     and otherwise fails with [ErrAccountNotLinked];
-//   - else a user is created (emailVerified null) and the account linked.
+//   - else a user is created (emailVerified null) and the account linked;
+//     if the link fails, the new user is deleted again (when the adapter has
+//     deleteUser), so that no user is left without an account.
 //
 // The account stores what the provider's account callback keeps of the
 // tokens. Unless the caller was signed in already, a session is created.
@@ -131,10 +134,32 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		return nil, err
 	}
 	if err := link(user.ID); err != nil {
-		return nil, err
+		return nil, a.removeUnlinkedUser(ctx, user.ID, err)
 	}
 	return a.signIn(ctx, *user, true)
 }
+
+// removeUnlinkedUser deletes the user a sign-in has just created when
+// linking its account failed (linkErr), so that no user is left without a
+// way to sign in, and returns linkErr, joined with the deletion's error if
+// that failed too. The deletion runs even when ctx was cancelled (the likely
+// cause of the failure), bounded by its own short timeout. An adapter
+// without deleteUser keeps the user; the error says so.
+func (a *Auth) removeUnlinkedUser(ctx context.Context, userID string, linkErr error) error {
+	d, ok := a.adapter.(core.UserDeleter)
+	if !ok {
+		return fmt.Errorf("%w (the new user %q is left without an account: the adapter has no deleteUser)", linkErr, userID)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if _, err := d.DeleteUser(ctx, userID); err != nil {
+		return errors.Join(linkErr, &AdapterError{Method: core.MethodDeleteUser, Err: fmt.Errorf("removing the new user %q whose account could not be linked: %w", userID, err)})
+	}
+	return linkErr
+}
+
+// cleanupTimeout bounds the removal of a half-created sign-in.
+const cleanupTimeout = 10 * time.Second
 
 // signIn creates a database session for the user; with JWT sessions it
 // creates none, and the caller issues the token.

@@ -14,9 +14,10 @@ var (
 	// ErrUnknownAuthenticator: no authenticator has the credential id.
 	ErrUnknownAuthenticator = errors.New("unknown WebAuthn credential")
 	// ErrCounterNotIncreased: the authenticator reported a signature
-	// counter that is not above the stored one, a sign that the credential
-	// may have been cloned. The stored counter is left as it was.
-	ErrCounterNotIncreased = errors.New("WebAuthn signature counter did not increase: possible cloned authenticator")
+	// counter that is not above the stored one: a replayed or raced
+	// assertion, or a sign that the credential may have been cloned. The
+	// stored counter is left as it was. It is [core.ErrCounterNotIncreased].
+	ErrCounterNotIncreased = core.ErrCounterNotIncreased
 )
 
 // RegisterAuthenticator records a verified WebAuthn registration for an
@@ -74,29 +75,28 @@ func (a *Auth) Authenticators(ctx context.Context, userID string) ([]core.Authen
 // the signature is the caller's job; creating a session, too
 // ([Auth.CreateSession]).
 //
-// The check and the update are two adapter calls, not one atomic step: two
-// assertions racing for one credential can both pass, and the later write
-// wins. The adapter contract has no compare-and-set for the counter.
+// When the adapter offers [core.AuthenticatorCounterAdvancer], the check
+// and the update are one atomic step: of several assertions racing with the
+// same counter, or a replay of one, exactly one passes. Otherwise they are
+// two adapter calls (getAuthenticator, then updateAuthenticatorCounter) and
+// two racing assertions can both pass; the later write wins.
 func (a *Auth) AuthenticateWebAuthn(ctx context.Context, credentialID string, newCounter int64) (*core.User, *core.Authenticator, error) {
-	au, err := call(a, "WebAuthn authentication", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
-		return g.GetAuthenticator(ctx, credentialID)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if au == nil {
-		return nil, nil, ErrUnknownAuthenticator
-	}
-	if newCounter <= au.Counter && (newCounter != 0 || au.Counter != 0) {
-		return nil, nil, fmt.Errorf("%w: stored %d, reported %d", ErrCounterNotIncreased, au.Counter, newCounter)
-	}
-	if newCounter != au.Counter {
-		au, err = call(a, "WebAuthn authentication", func(u core.AuthenticatorCounterUpdater) (*core.Authenticator, error) {
-			return u.UpdateAuthenticatorCounter(ctx, credentialID, newCounter)
-		})
-		if err != nil {
-			return nil, nil, err
+	var au *core.Authenticator
+	var err error
+	if adv, ok := a.adapter.(core.AuthenticatorCounterAdvancer); ok {
+		au, err = adv.AdvanceAuthenticatorCounter(ctx, credentialID, newCounter)
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+			return nil, nil, fmt.Errorf("%w: %w", ErrUnknownAuthenticator, err)
+		case errors.Is(err, core.ErrCounterNotIncreased):
+			return nil, nil, fmt.Errorf("WebAuthn authentication: %w", err)
+		case err != nil:
+			return nil, nil, &AdapterError{Method: core.Method(core.ExtensionAdvanceAuthenticatorCounter), Err: err}
+		case au == nil:
+			return nil, nil, &AdapterError{Method: core.Method(core.ExtensionAdvanceAuthenticatorCounter), Err: errors.New("returned no authenticator and no error")}
 		}
+	} else if au, err = a.checkAndUpdateCounter(ctx, credentialID, newCounter); err != nil {
+		return nil, nil, err
 	}
 	user, err := call(a, "WebAuthn authentication", func(g core.UserGetter) (*core.User, error) {
 		return g.GetUser(ctx, au.UserID)
@@ -108,4 +108,27 @@ func (a *Auth) AuthenticateWebAuthn(ctx context.Context, credentialID string, ne
 		return nil, nil, ErrUnknownAuthenticator
 	}
 	return user, au, nil
+}
+
+// checkAndUpdateCounter is the counter check for adapters without
+// [core.AuthenticatorCounterAdvancer]: two calls, not atomic.
+func (a *Auth) checkAndUpdateCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
+	au, err := call(a, "WebAuthn authentication", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
+		return g.GetAuthenticator(ctx, credentialID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if au == nil {
+		return nil, ErrUnknownAuthenticator
+	}
+	if !core.CounterAdvances(au.Counter, newCounter) {
+		return nil, fmt.Errorf("%w: stored %d, reported %d", ErrCounterNotIncreased, au.Counter, newCounter)
+	}
+	if newCounter == au.Counter {
+		return au, nil
+	}
+	return call(a, "WebAuthn authentication", func(u core.AuthenticatorCounterUpdater) (*core.Authenticator, error) {
+		return u.UpdateAuthenticatorCounter(ctx, credentialID, newCounter)
+	})
 }

@@ -550,14 +550,6 @@ func redactToken(err error, token string) error {
 	return &redactedError{msg: strings.ReplaceAll(err.Error(), token, "[token]"), err: err}
 }
 
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
 // HubSpotUser maps HubSpot token metadata: user_id, user (the e-mail
 // address, also the name); no picture.
 func HubSpotUser(_ context.Context, p HubSpotProfile, _ TokenSet) (User, error) {

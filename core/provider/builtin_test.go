@@ -251,9 +251,10 @@ func TestAppleProfileBoolStrings(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	r := BuiltIns()
-	want := []string{"apple", "auth0", "credentials", "discord", "email", "github", "gitlab", "google", "keycloak",
-		"linkedin", "microsoft-entra-id", "okta", "passkey", "slack", "twitch"}
-	// The first built-ins are there; builtins_more_test.go checks the rest.
+	want := []string{"apple", "auth0", "credentials", "discord", "email", "forwardemail", "github", "gitlab", "google", "keycloak",
+		"linkedin", "mailgun", "microsoft-entra-id", "okta", "passkey", "postmark", "resend", "sendgrid", "slack", "twitch"}
+	// These built-ins are there; builtins_more_test.go checks the other
+	// identity providers.
 	for _, id := range want {
 		if r[id] == nil {
 			t.Errorf("IDs = %v, want %s among them", r.IDs(), id)

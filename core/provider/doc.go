@@ -42,4 +42,12 @@
 // [TokenSet] is a token endpoint's response. [DefaultAccount] keeps the
 // tokens an account stores; [TokenSet.Account] turns them into a
 // [github.com/authport/authport/core.Account].
+//
+// # E-mail services
+//
+// [Resend], [SendGrid], [Postmark], [Mailgun] and [ForwardEmail] return
+// e-mail providers whose SendVerificationRequest sends the link
+// ([VerificationEmail]) through that service's HTTP API; failures match
+// [ErrEmailDelivery]. SMTP delivery is in the module
+// github.com/authport/authport/mail.
 package provider

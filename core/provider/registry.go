@@ -27,6 +27,9 @@ type UserConfig struct {
 	// is also FusionAuth's tenantId, Azure AD B2C's user flow (policy) and
 	// WorkOS's connection id.
 	Tenant string
+	// EmailService is what the e-mail delivery services ("forwardemail",
+	// "mailgun", "postmark", "resend", "sendgrid") need.
+	EmailService EmailServiceConfig
 }
 
 // Factory builds a built-in provider from what the user supplies. It
@@ -45,7 +48,9 @@ var ErrUnknownProvider = errors.New("unknown built-in provider")
 // BuiltIns returns a new [Registry] of every built-in provider: the
 // OAuth and OpenID Connect identity providers under Auth.js's identifiers
 // ("apple", "github", "google", … — core/provider/README.md lists them
-// all with their checks, scopes and arguments), and the defaults "email",
+// all with their checks, scopes and arguments); the e-mail delivery
+// services "forwardemail", "mailgun", "postmark", "resend" and "sendgrid"
+// (configured by [UserConfig.EmailService]); and the defaults "email",
 // "credentials" and "passkey".
 //
 // The e-mail and credentials defaults need a callback that a [UserConfig]
@@ -147,6 +152,28 @@ func BuiltIns() Registry {
 		"email":       func(UserConfig) Provider { return Email("", nil) },
 		"credentials": func(UserConfig) Provider { return Credentials(nil) },
 		"passkey":     func(UserConfig) Provider { return Passkey() },
+
+		// E-mail delivery services (email_services.go).
+		"forwardemail": func(c UserConfig) Provider {
+			e := c.EmailService
+			return ForwardEmail(e.APIKey, e.From, e.options()...)
+		},
+		"mailgun": func(c UserConfig) Provider {
+			e := c.EmailService
+			return Mailgun(e.APIKey, e.Domain, e.Region, e.From, e.options()...)
+		},
+		"postmark": func(c UserConfig) Provider {
+			e := c.EmailService
+			return Postmark(e.APIKey, e.From, e.options()...)
+		},
+		"resend": func(c UserConfig) Provider {
+			e := c.EmailService
+			return Resend(e.APIKey, e.From, e.options()...)
+		},
+		"sendgrid": func(c UserConfig) Provider {
+			e := c.EmailService
+			return SendGrid(e.APIKey, e.From, e.options()...)
+		},
 	}
 }
 

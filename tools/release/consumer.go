@@ -87,7 +87,10 @@ func consumerEnv(proxyDir, modCache string) ([]string, error) {
 	}
 	return append(env,
 		"GOWORK=off",
-		"GOFLAGS=-mod=mod",
+		// -trimpath keeps the build cache's keys free of the module
+		// cache's location, which is new on every run: the second run
+		// compiles nothing that did not change.
+		"GOFLAGS=-mod=mod -trimpath",
 		"GOPROXY="+goproxy,
 		"GONOSUMDB="+strings.TrimSuffix(repoPrefix, "/"), // not published yet: no checksum database entry
 		"GOMODCACHE="+modCache,

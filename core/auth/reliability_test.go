@@ -1,0 +1,162 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+)
+
+// oauthStub is an adapter for a first OAuth sign-in whose linkAccount
+// fails; it records which user was created and deleted.
+type oauthStub struct {
+	created, deleted string
+}
+
+func (s *oauthStub) GetUserByAccount(context.Context, core.AccountKey) (*core.User, error) {
+	return nil, nil
+}
+func (s *oauthStub) GetUserByEmail(context.Context, string) (*core.User, error) { return nil, nil }
+func (s *oauthStub) CreateUser(_ context.Context, u core.User) (*core.User, error) {
+	s.created = u.ID
+	return &u, nil
+}
+func (s *oauthStub) LinkAccount(context.Context, core.Account) (*core.Account, error) {
+	return nil, errDown
+}
+
+// oauthStubWithDelete adds a deleteUser that fails with deleteErr, if set.
+type oauthStubWithDelete struct {
+	*oauthStub
+	deleteErr error
+	ctxErr    error // the context's error when DeleteUser was called
+}
+
+func (s *oauthStubWithDelete) DeleteUser(ctx context.Context, id string) (*core.User, error) {
+	s.ctxErr = ctx.Err()
+	if s.deleteErr != nil {
+		return nil, s.deleteErr
+	}
+	s.deleted = id
+	return nil, nil
+}
+
+func newOAuthJWT(t *testing.T, adapter any) *auth.Auth {
+	t.Helper()
+	a, err := auth.New(auth.Config{Adapter: adapter, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+		Providers: []provider.Provider{provider.GitHub("id", "secret")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func firstSignIn(ctx context.Context, a *auth.Auth) error {
+	_, err := a.SignInWithOAuth(ctx, auth.OAuthCallback{ProviderID: "github",
+		Profile: provider.User{ID: "gh-1", Email: "a@example.com"}, Tokens: provider.TokenSet{AccessToken: "x"}})
+	return err
+}
+
+func TestFailedLinkDeletesTheNewUser(t *testing.T) {
+	stub := &oauthStubWithDelete{oauthStub: &oauthStub{}}
+	// A cancelled context (the likely cause of a failed link) must not stop
+	// the removal.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := firstSignIn(ctx, newOAuthJWT(t, stub))
+	if !errors.Is(err, errDown) {
+		t.Fatalf("sign-in whose link fails: %v, want the link's error", err)
+	}
+	if stub.created == "" || stub.deleted != stub.created {
+		t.Errorf("created %q, deleted %q: want the new user deleted", stub.created, stub.deleted)
+	}
+	if stub.ctxErr != nil {
+		t.Errorf("DeleteUser ran with a done context: %v", stub.ctxErr)
+	}
+}
+
+func TestFailedLinkAndFailedDeleteReportBoth(t *testing.T) {
+	errDelete := errors.New("delete failed too")
+	stub := &oauthStubWithDelete{oauthStub: &oauthStub{}, deleteErr: errDelete}
+	err := firstSignIn(context.Background(), newOAuthJWT(t, stub))
+	if !errors.Is(err, errDown) || !errors.Is(err, errDelete) {
+		t.Fatalf("sign-in whose link and clean-up fail: %v, want both errors", err)
+	}
+	var ae *auth.AdapterError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), stub.created) {
+		t.Errorf("error %q should name the user left behind", err)
+	}
+}
+
+func TestFailedLinkWithoutDeleteUserSaysTheUserIsLeft(t *testing.T) {
+	stub := &oauthStub{}
+	err := firstSignIn(context.Background(), newOAuthJWT(t, stub))
+	if !errors.Is(err, errDown) {
+		t.Fatalf("sign-in whose link fails: %v, want the link's error", err)
+	}
+	if !strings.Contains(err.Error(), "no deleteUser") || !strings.Contains(err.Error(), stub.created) {
+		t.Errorf("error %q should say that the new user is left without an account", err)
+	}
+}
+
+// advancerStub has the methods of WebAuthn authentication plus the atomic
+// counter extension; the two-call path must not be taken.
+type advancerStub struct {
+	t       *testing.T
+	au      core.Authenticator
+	advance func(int64) (*core.Authenticator, error)
+}
+
+func (s *advancerStub) AdvanceAuthenticatorCounter(_ context.Context, _ string, c int64) (*core.Authenticator, error) {
+	return s.advance(c)
+}
+func (s *advancerStub) GetAuthenticator(context.Context, string) (*core.Authenticator, error) {
+	s.t.Error("GetAuthenticator called although the adapter advances counters atomically")
+	return &s.au, nil
+}
+func (s *advancerStub) UpdateAuthenticatorCounter(context.Context, string, int64) (*core.Authenticator, error) {
+	s.t.Error("UpdateAuthenticatorCounter called although the adapter advances counters atomically")
+	return &s.au, nil
+}
+func (s *advancerStub) GetUser(_ context.Context, id string) (*core.User, error) {
+	return &core.User{ID: id, Email: id + "@example.com"}, nil
+}
+
+func TestAuthenticateWebAuthnUsesTheAtomicAdvance(t *testing.T) {
+	stub := &advancerStub{t: t, au: core.Authenticator{CredentialID: "c", UserID: "u", Counter: 5}}
+	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Capabilities().HasExtension(core.ExtensionAdvanceAuthenticatorCounter) {
+		t.Fatal("Capabilities does not list the extension")
+	}
+	ctx := context.Background()
+	stub.advance = func(c int64) (*core.Authenticator, error) {
+		au := stub.au
+		au.Counter = c
+		return &au, nil
+	}
+	if u, au, err := a.AuthenticateWebAuthn(ctx, "c", 6); err != nil || u.ID != "u" || au.Counter != 6 {
+		t.Errorf("AuthenticateWebAuthn = %v, %v, %v; want user u, counter 6", u, au, err)
+	}
+	for adapterErr, want := range map[error]error{
+		fmt.Errorf("x: %w", core.ErrCounterNotIncreased): auth.ErrCounterNotIncreased,
+		fmt.Errorf("x: %w", core.ErrNotFound):            auth.ErrUnknownAuthenticator,
+		errDown:                                          errDown,
+	} {
+		stub.advance = func(int64) (*core.Authenticator, error) { return nil, adapterErr }
+		if _, _, err := a.AuthenticateWebAuthn(ctx, "c", 6); !errors.Is(err, want) {
+			t.Errorf("adapter error %v: AuthenticateWebAuthn = %v, want one matching %v", adapterErr, err, want)
+		}
+	}
+	stub.advance = func(int64) (*core.Authenticator, error) { return nil, nil }
+	if _, _, err := a.AuthenticateWebAuthn(ctx, "c", 6); err == nil {
+		t.Error("an advance returning nothing and no error was accepted")
+	}
+}
