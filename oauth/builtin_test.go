@@ -70,9 +70,11 @@ type builtinCase struct {
 // wantUser is the user a fixture must produce.
 type wantUser struct{ email, image string }
 
-// TestBuiltInProviders drives each of the 12 built-in providers, as the
-// registry builds them, through Begin and Callback against the fake, which
-// answers for their real hosts.
+// TestBuiltInProviders drives every OAuth and OIDC built-in, as the
+// registry builds it, through Begin and Callback against the fake, which
+// answers for its real hosts with the provider's fixture (the first twelve
+// below, the others in builtin_fixtures_test.go), and requires a case for
+// each built-in.
 func TestBuiltInProviders(t *testing.T) {
 	oidcParams := map[string]string{"scope": "openid profile email", "code_challenge_method": "S256"}
 	cases := []builtinCase{
