@@ -195,6 +195,13 @@ func oauthFixtures() []builtinCase {
 	}
 	issuer := func(c builtinCase, s string) builtinCase { c.cfg.Issuer = s; return c }
 	via := func(c builtinCase, s string) builtinCase { c.tokenVia = s; return c }
+	headers := func(c builtinCase, kv ...string) builtinCase {
+		c.headers = map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			c.headers[kv[i]] = kv[i+1]
+		}
+		return c
+	}
 	return []builtinCase{
 		scope(o("42-school", "https://api.intra.42.fr/oauth/authorize", basic, "state", "93321", "Ada Lovelace", ada,
 			"https://cdn.intra.42.fr/users/ada/large_ada.jpg",
@@ -238,13 +245,13 @@ func oauthFixtures() []builtinCase {
 			map[string]any{"api.dribbble.com/v2/user": map[string]any{"id": 1, "name": "Dan Cederholm", "login": "simplebits",
 				"html_url": "https://dribbble.com/simplebits", "avatar_url": "https://cdn.dribbble.com/users/1/avatars/normal/dc.jpg", "email": ada}}),
 			"scope", "public"),
-		scope(o("dropbox", "https://www.dropbox.com/oauth2/authorize", basic, "pkce", "dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc", "Franz Ferdinand (Personal)",
+		headers(scope(o("dropbox", "https://www.dropbox.com/oauth2/authorize", basic, "pkce", "dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc", "Franz Ferdinand (Personal)",
 			ada, "https://dl-web.dropbox.com/account_photo/get/dbaphid%3AAAHWGmIXV3sUuOmBfTz0wPsiqHUpBWvv3ZA?vers=1556069330102&size=128x128",
 			map[string]any{"api.dropboxapi.com/2/users/get_current_account": map[string]any{"account_id": "dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc",
 				"name": map[string]any{"abbreviated_name": "FF", "display_name": "Franz Ferdinand (Personal)", "familiar_name": "Franz",
 					"given_name": "Franz", "surname": "Ferdinand"}, "email": ada, "email_verified": true, "disabled": false, "country": "US", "locale": "en",
 				"profile_photo_url": "https://dl-web.dropbox.com/account_photo/get/dbaphid%3AAAHWGmIXV3sUuOmBfTz0wPsiqHUpBWvv3ZA?vers=1556069330102&size=128x128"}}),
-			"scope", "account_info.read", "token_access_type", "offline"),
+			"scope", "account_info.read", "token_access_type", "offline"), ":method", "POST"),
 		scope(o("eveonline", "https://login.eveonline.com/v2/oauth/authorize", basic, "state", "95465499", "CCP Bartender", "",
 			"https://images.evetech.net/characters/95465499/portrait?size=128",
 			map[string]any{"login.eveonline.com/oauth/verify": map[string]any{"CharacterID": 95465499, "CharacterName": "CCP Bartender",
@@ -335,17 +342,18 @@ func oauthFixtures() []builtinCase {
 					"data": map[string]any{"enabled": true, "id": "ada", "email": ada, "displayname": "Ada Lovelace", "language": "en"}}}}),
 				"https://cloud.example.com")
 			c.token = map[string]any{"user_id": "ada"}
+			c.headers = map[string]string{"OCS-APIRequest": "true"}
 			return c
 		}(),
 		// Notion's profile is the owner of the integration's bot user.
-		scope(o("notion", "https://api.notion.com/v1/oauth/authorize", basic, "state", "6794760a-1f15-45cd-9c65-0dfe42f5135a", "Aman Gupta", ada,
+		headers(scope(o("notion", "https://api.notion.com/v1/oauth/authorize", basic, "state", "6794760a-1f15-45cd-9c65-0dfe42f5135a", "Aman Gupta", ada,
 			"https://s3-us-west-2.amazonaws.com/public.notion-static.com/aman.png",
 			map[string]any{"api.notion.com/v1/users/me": map[string]any{"object": "user", "id": "16d84278-ab0e-484c-9bdd-b35da3bd8905",
 				"name": "pied piper", "avatar_url": nil, "type": "bot", "bot": map[string]any{"owner": map[string]any{"type": "user",
 					"user": map[string]any{"object": "user", "id": "6794760a-1f15-45cd-9c65-0dfe42f5135a", "name": "Aman Gupta",
 						"avatar_url": "https://s3-us-west-2.amazonaws.com/public.notion-static.com/aman.png", "type": "person",
 						"person": map[string]any{"email": ada}}}, "workspace_name": "Example"}}}),
-			"owner", "user"),
+			"owner", "user"), "Notion-Version", "2022-06-28"),
 		issuer(o("osso", "https://demo.ossoapp.com/oauth/authorize", post, "state", "a5d9f3b2-2f16-4b7c-8e2a-0f6a2b3c4d5e", ada, ada, "",
 			map[string]any{"demo.ossoapp.com/oauth/me": map[string]any{"id": "a5d9f3b2-2f16-4b7c-8e2a-0f6a2b3c4d5e", "email": ada,
 				"idp": "Okta", "requested": map[string]any{"domain": "example.com"}}}), "https://demo.ossoapp.com"),
@@ -388,10 +396,10 @@ func oauthFixtures() []builtinCase {
 			map[string]any{"graph.threads.net/v1.0/me": map[string]any{"id": "1234567", "username": "ada", "name": "Ada Lovelace",
 				"threads_profile_picture_url": "https://scontent.cdninstagram.com/threads/ada.jpg", "threads_biography": "Analyst"}}),
 			"scope", "threads_basic"),
-		o("trakt", "https://trakt.tv/oauth/authorize", post, "state", "sean", "Sean Rudford", "", "https://walter-r2.trakt.tv/images/users/000/002/297/avatars/large/sean.jpg",
+		headers(o("trakt", "https://trakt.tv/oauth/authorize", post, "state", "sean", "Sean Rudford", "", "https://walter-r2.trakt.tv/images/users/000/002/297/avatars/large/sean.jpg",
 			map[string]any{"api.trakt.tv/users/me": map[string]any{"username": "sean", "private": false, "name": "Sean Rudford", "vip": true,
 				"ids":    map[string]any{"slug": "sean", "uuid": "b6589fc6ab0dc82cf12099d1c2d40ab994e8410c"},
-				"images": map[string]any{"avatar": map[string]any{"full": "https://walter-r2.trakt.tv/images/users/000/002/297/avatars/large/sean.jpg"}}}}),
+				"images": map[string]any{"avatar": map[string]any{"full": "https://walter-r2.trakt.tv/images/users/000/002/297/avatars/large/sean.jpg"}}}}), "trakt-api-version", "2", "trakt-api-key", fakeClientID),
 		scope(o("twitter", "https://x.com/i/oauth2/authorize", basic, "pkce,state", "2244994945", "X Dev", "",
 			"https://pbs.twimg.com/profile_images/1445764922474827784/W2zEPN7U_normal.jpg",
 			map[string]any{"api.x.com/2/users/me": map[string]any{"data": map[string]any{"id": "2244994945", "name": "X Dev", "username": "TwitterDev",

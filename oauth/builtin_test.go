@@ -62,6 +62,7 @@ type builtinCase struct {
 	token    map[string]any    // extra members of the token response
 	issuers  map[string]string // issuer overrides by host+path prefix (trailing slashes, /oauth)
 	tokenVia string            // how userinfo requests carry the token; "" means Bearer when userinfo is called
+	headers  map[string]string // headers every userinfo request must carry (":method" for its method)
 	// want, when set, is the expected user: email and image exactly ("" for
 	// none); otherwise ada@example.com with any image.
 	want *wantUser
@@ -227,7 +228,7 @@ func TestBuiltInProviders(t *testing.T) {
 				if snap := s.store.Snapshot(); len(snap.Users)+len(snap.Accounts)+len(snap.Sessions) != 0 {
 					t.Fatalf("a failed sign-in stored %+v", snap)
 				}
-				fake.authUsed, fake.tokenVia = nil, nil
+				fake.authUsed, fake.tokenVia, fake.userinfoHeaders = nil, nil, nil
 				ctx := context.Background()
 				var err error
 				signedIn, err = s.store.CreateUser(ctx, core.User{ID: "u-1", Email: "ada@example.com", Name: str("Ada")})
@@ -282,6 +283,16 @@ func TestBuiltInProviders(t *testing.T) {
 			}
 			if c.tokenVia != "" && len(fake.tokenVia) == 0 {
 				t.Errorf("userinfo never called")
+			}
+			if len(c.headers) > 0 && len(fake.userinfoHeaders) == 0 {
+				t.Errorf("userinfo never called")
+			}
+			for _, h := range fake.userinfoHeaders {
+				for k, v := range c.headers {
+					if h.Get(k) != v {
+						t.Errorf("userinfo request header %s: %q, want %q", k, h.Get(k), v)
+					}
+				}
 			}
 			if len(fake.authUsed) != 1 || fake.authUsed[0] != c.method {
 				t.Errorf("client authentication %v, want %s", fake.authUsed, c.method)

@@ -33,12 +33,13 @@ type fakeProvider struct {
 	other  *rsa.PrivateKey // never published
 	client *http.Client    // sends every host to srv
 
-	mu       sync.Mutex
-	grants   map[string]*grant
-	issuers  map[string]string // issuer overrides by host+prefix
-	authUsed []string          // client auth method of each token request
-	tokenVia []string          // how each userinfo request carried the token (see tokenVia)
-	hits     map[string]int    // requests by kind: discovery, jwks, token, userinfo
+	mu              sync.Mutex
+	grants          map[string]*grant
+	issuers         map[string]string // issuer overrides by host+prefix
+	authUsed        []string          // client auth method of each token request
+	tokenVia        []string          // how each userinfo request carried the token (see tokenVia)
+	userinfoHeaders []http.Header     // each userinfo request's headers, its method as ":method"
+	hits            map[string]int    // requests by kind: discovery, jwks, token, userinfo
 
 	// Knobs, set before the token request.
 	signWith    *rsa.PrivateKey        // nil: key
@@ -367,6 +368,9 @@ func (f *fakeProvider) serveUserinfo(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.tokenVia = append(f.tokenVia, via)
+	h := r.Header.Clone()
+	h.Set(":method", r.Method)
+	f.userinfoHeaders = append(f.userinfoHeaders, h)
 	f.mu.Unlock()
 	var body any
 	if f.userinfo != nil {

@@ -613,7 +613,7 @@ func Trakt(clientID, clientSecret string) *OAuth2Config[TraktProfile] {
 		var p TraktProfile
 		h := authHeader("Bearer", req.Tokens.AccessToken)
 		h.Set("trakt-api-version", "2")
-		h.Set("trakt-api-key", clientID)
+		h.Set("trakt-api-key", first(req.ClientID, clientID))
 		err := fetchJSON(ctx, req.client(), userinfoCall{url: req.Endpoint.WithParams(), header: h}, &p)
 		return p, err
 	}
