@@ -49,8 +49,7 @@ type FortyTwoSchoolProfile struct {
 }
 
 // FortyTwoSchool returns the 42 School OAuth 2.0 provider (id
-// "42-school"), asking for public, with the state check (42's intranet
-// does not implement PKCE).
+// "42-school"), asking for public, with the state check.
 func FortyTwoSchool(clientID, clientSecret string) *OAuth2Config[FortyTwoSchoolProfile] {
 	c := oauthBuiltIn("42-school", "42 School", "https://api.intra.42.fr/oauth/authorize", "public",
 		"https://api.intra.42.fr/oauth/token", "https://api.intra.42.fr/v2/me", clientID, clientSecret, FortyTwoSchoolUser, "#000000")
@@ -350,6 +349,48 @@ func EVEOnlineUser(_ context.Context, p EVEOnlineProfile, _ TokenSet) (User, err
 	u := User{ID: id, Name: str(p.CharacterName)}
 	if id != "" {
 		u.Image = str("https://images.evetech.net/characters/" + id + "/portrait?size=128")
+	}
+	return u, nil
+}
+
+// EventbriteProfile is the Eventbrite user (GET /v3/users/me/).
+type EventbriteProfile struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Emails    []struct {
+		Email    string `json:"email"`
+		Verified bool   `json:"verified"`
+		Primary  bool   `json:"primary"`
+	} `json:"emails"`
+	ImageID string `json:"image_id"`
+}
+
+// Eventbrite returns the Eventbrite OAuth 2.0 provider (id "eventbrite"),
+// asking for user.profile, with the state check, authenticating with
+// client_secret_post.
+func Eventbrite(clientID, clientSecret string) *OAuth2Config[EventbriteProfile] {
+	c := oauthBuiltIn("eventbrite", "Eventbrite", "https://www.eventbrite.com/oauth/authorize", "user.profile",
+		"https://www.eventbrite.com/oauth/token", "https://www.eventbriteapi.com/v3/users/me/", clientID, clientSecret, EventbriteUser, "#f05537")
+	c.Checks = Checks{CheckState}
+	c.Client = ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
+	return c
+}
+
+// EventbriteUser maps an Eventbrite user: id, the primary address of
+// emails, name (else first and last name), and the image on Eventbrite's
+// image service when image_id is set.
+func EventbriteUser(_ context.Context, p EventbriteProfile, _ TokenSet) (User, error) {
+	u := User{ID: p.ID, Name: str(first(p.Name, joinNonEmpty(p.FirstName, p.LastName)))}
+	for _, e := range p.Emails {
+		if e.Primary {
+			u.Email = e.Email
+			break
+		}
+	}
+	if p.ImageID != "" {
+		u.Image = str("https://img.evbuc.com/" + url.QueryEscape("https://cdn.evbuc.com/images/"+p.ImageID+"/1/original.jpg"))
 	}
 	return u, nil
 }

@@ -96,6 +96,7 @@ func BuiltIns() Registry {
 		"dropbox":                 func(c UserConfig) Provider { return Dropbox(c.ClientID, c.ClientSecret) },
 		"duende-identity-server6": func(c UserConfig) Provider { return DuendeIdentityServer6(c.ClientID, c.ClientSecret, c.Issuer) },
 		"eveonline":               func(c UserConfig) Provider { return EVEOnline(c.ClientID, c.ClientSecret) },
+		"eventbrite":              func(c UserConfig) Provider { return Eventbrite(c.ClientID, c.ClientSecret) },
 		"facebook":                func(c UserConfig) Provider { return Facebook(c.ClientID, c.ClientSecret) },
 		"faceit":                  func(c UserConfig) Provider { return FACEIT(c.ClientID, c.ClientSecret) },
 		"figma":                   func(c UserConfig) Provider { return Figma(c.ClientID, c.ClientSecret) },
