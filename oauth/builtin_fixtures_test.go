@@ -171,6 +171,14 @@ func builtinFixtures() []builtinCase {
 			c.params = map[string]string{"scope": "openid email profile", "resource": "https://auth.unitedeffects.com/ag-1"}
 			return c
 		}(),
+		func() builtinCase {
+			// The profile comes from Vipps's userinfo endpoint.
+			c := oidc("vipps", "", "https://api.vipps.no/access-management-1.0/access/authorize", "c06c4afe-d9e1-4c5d-939a-177d752a0944",
+				provider.UserConfig{}, oidcClaims("c06c4afe-d9e1-4c5d-939a-177d752a0944", "phone_number", "4712345678", "sid", "7d78a726-af92-499e-b857-de263ef9a969"))
+			c.issuers = map[string]string{"api.vipps.no/access-management-1.0/access": "https://api.vipps.no/access-management-1.0/access/"}
+			c.params, c.checks, c.tokenVia = map[string]string{"scope": "openid name email"}, "pkce,state,nonce", "Bearer"
+			return c
+		}(),
 		oidc("zitadel", "", "https://example-abc.zitadel.cloud/authorize", "164849408374603777", iss("https://example-abc.zitadel.cloud"),
 			oidcClaims("164849408374603777", "preferred_username", "ada@example-abc.zitadel.cloud", "gender", "female")),
 	}
@@ -235,12 +243,22 @@ func oauthFixtures() []builtinCase {
 			map[string]any{"jackson.example.com/api/oauth/userinfo": map[string]any{"id": "c7a3b3c4d5", "email": ada,
 				"firstName": "Ada", "lastName": "Lovelace", "requested": map[string]any{"tenant": "example.com", "product": "wiki"}}}),
 			"provider", "saml"), "https://jackson.example.com"),
+		o("click-up", "https://app.clickup.com/api", post, "state", "123", "John Doe", ada, "https://attachments.clickup.com/profilePictures/123_abc.jpg",
+			map[string]any{"api.clickup.com/api/v2/user": map[string]any{"user": map[string]any{"id": 123, "username": "John Doe",
+				"email": ada, "color": "#000000", "profilePicture": "https://attachments.clickup.com/profilePictures/123_abc.jpg",
+				"initials": "JD", "week_start_day": 0, "timezone": "Europe/London"}}}),
 		scope(o("coinbase", "https://login.coinbase.com/oauth2/auth", basic, "pkce,state", "9da7a204-544e-5fd1-9a12-61176c5d4cd8", "User One", ada,
 			"https://images.coinbase.com/avatar?h=vR%2FY8igBoPwuwGren5JMwvDNGpURAY%2F0nRIOgH%2FY2Qh%2BQ6nomR3qusA%2Bh6o2%0Af9rH&s=128",
 			map[string]any{"api.coinbase.com/v2/user": map[string]any{"data": map[string]any{"id": "9da7a204-544e-5fd1-9a12-61176c5d4cd8",
 				"name": "User One", "username": "user1", "email": ada, "resource": "user", "resource_path": "/v2/user",
 				"avatar_url": "https://images.coinbase.com/avatar?h=vR%2FY8igBoPwuwGren5JMwvDNGpURAY%2F0nRIOgH%2FY2Qh%2BQ6nomR3qusA%2Bh6o2%0Af9rH&s=128"}}}),
 			"scope", "wallet:user:email wallet:user:read"),
+		scope(o("concept2", "https://log.concept2.com/oauth/authorize", post, "state", "1", "ada_rows", ada, "https://log.concept2.com/profile/ada.jpg",
+			map[string]any{"log.concept2.com/api/users/me": map[string]any{"data": map[string]any{"id": 1, "username": "ada_rows",
+				"first_name": "Ada", "last_name": "Lovelace", "gender": "F", "dob": "1815-12-10", "email": ada, "country": "GBR",
+				"profile_image": "https://log.concept2.com/profile/ada.jpg", "age_restricted": false, "email_permission": true,
+				"max_heart_rate": nil, "weight": 60000, "logbook_privacy": "private"}}}),
+			"scope", "user:read,results:write"),
 		scope(o("dribbble", "https://dribbble.com/oauth/authorize", post, "state", "1", "Dan Cederholm", ada, "https://cdn.dribbble.com/users/1/avatars/normal/dc.jpg",
 			map[string]any{"api.dribbble.com/v2/user": map[string]any{"id": 1, "name": "Dan Cederholm", "login": "simplebits",
 				"html_url": "https://dribbble.com/simplebits", "avatar_url": "https://cdn.dribbble.com/users/1/avatars/normal/dc.jpg", "email": ada}}),

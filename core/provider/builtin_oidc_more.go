@@ -452,6 +452,27 @@ func UnitedEffects(clientID, clientSecret, issuer string) *OIDCConfig[UnitedEffe
 	return c
 }
 
+// VippsProfile is the Vipps MobilePay userinfo response.
+type VippsProfile struct {
+	StandardClaims
+	PhoneNumber string `json:"phone_number,omitempty"`
+	SID         string `json:"sid,omitempty"`
+}
+
+// Vipps returns the Vipps MobilePay Login OpenID Connect provider (id
+// "vipps", issuer https://api.vipps.no/access-management-1.0/access/, with
+// its trailing slash), asking for openid, name and email, with the pkce,
+// state and nonce checks. The profile comes from the userinfo endpoint
+// (IDToken false).
+func Vipps(clientID, clientSecret string) *OIDCConfig[VippsProfile] {
+	c := oidcBuiltIn("vipps", "Vipps", "https://api.vipps.no/access-management-1.0/access/", clientID, clientSecret, StandardClaimsUser[VippsProfile], "#ff5b24")
+	c.Authorization = Endpoint{Params: params("scope", "openid name email")}
+	c.Checks = Checks{CheckPKCE, CheckState, CheckNonce}
+	no := false
+	c.IDToken = &no
+	return c
+}
+
 // ZitadelProfile is the claims of a ZITADEL ID token.
 type ZitadelProfile struct {
 	StandardClaims
