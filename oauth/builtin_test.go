@@ -2,10 +2,12 @@ package oauth_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,24 +39,46 @@ func githubUserinfo(path string) any {
 	return nil
 }
 
-// TestBuiltInProviders drives each of the 12 built-in providers, as the
-// registry builds them, through Begin and Callback against the fake, which
-// answers for their real hosts.
+// builtinCase is one built-in provider's run through the flow: what the
+// authorization URL must carry, how the client authenticates, the
+// provider's documented responses (the fixture) and the user and account
+// they must produce.
+type builtinCase struct {
+	id              string
+	cfg             provider.UserConfig
+	authURL         string            // the authorization endpoint (scheme, host, path)
+	params          map[string]string // parameters the authorization URL must carry
+	absent          []string          // parameters it must not carry
+	checks          string            // when set, exactly these checks' parameters are sent: "pkce,state,nonce" or a subset
+	method          string            // client authentication at the token endpoint
+	oauth2          bool              // an OAuth 2.0 provider: no id_token, profile from userinfo
+	form            bool              // token response form-encoded (GitHub)
+	post            bool              // response_mode=form_post: the callback is a POST
+	accountID, name string
+
+	// The fixture: the provider's documented responses.
+	userinfo map[string]any    // userinfo bodies by host+path; a key ending in * matches by prefix
+	claims   map[string]any    // ID token (and OIDC userinfo) profile claims; nil keeps the fake's
+	token    map[string]any    // extra members of the token response
+	issuers  map[string]string // issuer overrides by host+path prefix (trailing slashes, /oauth)
+	tokenVia string            // how userinfo requests carry the token; "" means Bearer when userinfo is called
+	headers  map[string]string // headers every userinfo request must carry (":method" for its method)
+	// want, when set, is the expected user: email and image exactly ("" for
+	// none); otherwise ada@example.com with any image.
+	want *wantUser
+}
+
+// wantUser is the user a fixture must produce.
+type wantUser struct{ email, image string }
+
+// TestBuiltInProviders drives every OAuth and OIDC built-in, as the
+// registry builds it, through Begin and Callback against the fake, which
+// answers for its real hosts with the provider's fixture (the first twelve
+// below, the others in builtin_fixtures_test.go), and requires a case for
+// each built-in.
 func TestBuiltInProviders(t *testing.T) {
-	type tc struct {
-		id              string
-		cfg             provider.UserConfig
-		authURL         string            // the authorization endpoint (scheme, host, path)
-		params          map[string]string // parameters the authorization URL must carry
-		absent          []string          // parameters it must not carry
-		method          string            // client authentication at the token endpoint
-		oauth2          bool              // an OAuth 2.0 provider: no id_token, profile from userinfo
-		form            bool              // token response form-encoded (GitHub)
-		post            bool              // response_mode=form_post: the callback is a POST
-		accountID, name string
-	}
 	oidcParams := map[string]string{"scope": "openid profile email", "code_challenge_method": "S256"}
-	cases := []tc{
+	cases := []builtinCase{
 		{id: "github", authURL: "https://github.com/login/oauth/authorize", oauth2: true, form: true,
 			params: map[string]string{"scope": "read:user user:email", "code_challenge_method": "S256"}, absent: []string{"nonce"},
 			method: "client_secret_basic", accountID: "1234", name: "ada"},
@@ -86,14 +110,46 @@ func TestBuiltInProviders(t *testing.T) {
 		{id: "linkedin", authURL: "https://www.linkedin.com/oauth/authorize", params: oidcParams,
 			method: "client_secret_post", accountID: sub("www.linkedin.com"), name: "Ada Lovelace"},
 	}
+	cases = append(cases, builtinFixtures()...)
 	registry := provider.BuiltIns()
+	// Every OAuth and OIDC built-in has a case, and only once.
+	seen := map[string]int{}
+	for _, c := range cases {
+		seen[c.id]++
+	}
+	var oauthIDs int
+	for _, id := range registry.IDs() {
+		if _, ok := registry[id](provider.UserConfig{}).(provider.OAuthProvider); !ok {
+			continue
+		}
+		oauthIDs++
+		if seen[id] != 1 {
+			t.Errorf("built-in %s has %d cases, want 1", id, seen[id])
+		}
+	}
+	if oauthIDs < 60 || oauthIDs != len(cases) {
+		t.Errorf("%d OAuth/OIDC built-ins, %d cases; want at least 60, each with a case", oauthIDs, len(cases))
+	}
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
 			fake := newFakeProvider(t)
 			fake.userinfo = githubUserinfo
+			if c.userinfo != nil {
+				fake.userinfo = fixtureUserinfo(c.userinfo)
+			}
+			if c.claims != nil {
+				fake.profile = c.claims
+			}
+			fake.extraTokens = c.token
 			fake.omitIDToken = c.oauth2
 			fake.tokenForm = c.form
 			fake.issuers["example.eu.auth0.com"] = "https://example.eu.auth0.com/" // Auth0's trailing slash
+			for k, v := range c.issuers {
+				fake.issuers[k] = v
+			}
+			if registry[c.id] == nil {
+				t.Fatalf("%s is not a built-in", c.id)
+			}
 			cfg := c.cfg
 			cfg.ClientID, cfg.ClientSecret = fakeClientID, fakeClientSecret
 			s := newSetup(t, fake.client, "https://app.example.com/api/auth", registry[c.id](cfg))
@@ -117,6 +173,13 @@ func TestBuiltInProviders(t *testing.T) {
 					t.Errorf("%s = %q, want %q", k, q.Get(k), v)
 				}
 			}
+			if c.checks != "" {
+				for check, param := range map[string]string{"pkce": "code_challenge", "state": "state", "nonce": "nonce"} {
+					if want := slices.Contains(strings.Split(c.checks, ","), check); q.Has(param) != want {
+						t.Errorf("%s sent: %v, want %v (checks %s)", param, q.Has(param), want, c.checks)
+					}
+				}
+			}
 			for _, k := range c.absent {
 				if q.Has(k) {
 					t.Errorf("%s sent: %s", k, authURL)
@@ -133,22 +196,51 @@ func TestBuiltInProviders(t *testing.T) {
 				}
 			}
 
-			back := fake.authorize(authURL)
-			var r *http.Request
-			if c.post {
-				form := back.Query()
-				form.Set("user", `{"name":{"firstName":"Ada","lastName":"Byron"},"email":"ada@example.com"}`)
-				back.RawQuery = ""
-				r = httptest.NewRequest(http.MethodPost, back.String(), strings.NewReader(form.Encode()))
-				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			} else {
-				r = httptest.NewRequest(http.MethodGet, back.String(), nil)
+			callback := func(extra ...*http.Cookie) (*auth.SignIn, *httptest.ResponseRecorder, error) {
+				back := fake.authorize(authURL)
+				var r *http.Request
+				if c.post {
+					form := back.Query()
+					form.Set("user", `{"name":{"firstName":"Ada","lastName":"Byron"},"email":"ada@example.com"}`)
+					back.RawQuery = ""
+					r = httptest.NewRequest(http.MethodPost, back.String(), strings.NewReader(form.Encode()))
+					r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				} else {
+					r = httptest.NewRequest(http.MethodGet, back.String(), nil)
+				}
+				for _, ck := range append(cookies, extra...) {
+					r.AddCookie(ck)
+				}
+				rec := httptest.NewRecorder()
+				in, err := s.flow.Callback(context.Background(), rec, r, c.id)
+				return in, rec, err
 			}
-			for _, ck := range cookies {
-				r.AddCookie(ck)
+			// A provider that gives no e-mail address cannot make a new
+			// user (an adapter user needs one): its account is linked to
+			// the user signed in already.
+			noEmail := c.want != nil && c.want.email == ""
+			var signedIn *core.User
+			var extra []*http.Cookie
+			if noEmail {
+				if _, _, err := callback(); !errors.Is(err, auth.ErrProfileInvalid) {
+					t.Fatalf("Callback without e-mail and session: %v, want ErrProfileInvalid", err)
+				}
+				if snap := s.store.Snapshot(); len(snap.Users)+len(snap.Accounts)+len(snap.Sessions) != 0 {
+					t.Fatalf("a failed sign-in stored %+v", snap)
+				}
+				fake.authUsed, fake.tokenVia, fake.userinfoHeaders = nil, nil, nil
+				ctx := context.Background()
+				var err error
+				signedIn, err = s.store.CreateUser(ctx, core.User{ID: "u-1", Email: "ada@example.com", Name: str("Ada")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.store.CreateSession(ctx, core.Session{SessionToken: "sess-1", UserID: "u-1", Expires: time.Now().Add(time.Hour)}); err != nil {
+					t.Fatal(err)
+				}
+				extra = []*http.Cookie{{Name: auth.SecureSessionCookieName, Value: "sess-1"}}
 			}
-			rec := httptest.NewRecorder()
-			in, err := s.flow.Callback(context.Background(), rec, r, c.id)
+			in, rec, err := callback(extra...)
 			if err != nil {
 				t.Fatalf("Callback: %v", err)
 			}
@@ -167,8 +259,40 @@ func TestBuiltInProviders(t *testing.T) {
 			if (acc.IDToken == nil) != c.oauth2 {
 				t.Errorf("account id_token %v", acc.IDToken)
 			}
-			if in.User.Email != "ada@example.com" || in.User.Name == nil || *in.User.Name != c.name {
-				t.Errorf("user %+v, want ada@example.com named %q", in.User, c.name)
+			if noEmail {
+				if in.User.ID != signedIn.ID {
+					t.Errorf("account linked to %s, want the signed-in %s", in.User.ID, signedIn.ID)
+				}
+				checkMapping(t, registry[c.id](cfg), c)
+			} else if c.want == nil {
+				if in.User.Email != "ada@example.com" || in.User.Name == nil || *in.User.Name != c.name {
+					t.Errorf("user %+v, want ada@example.com named %q", in.User, c.name)
+				}
+			} else if in.User.Email != c.want.email || deref(in.User.Name) != c.name || deref(in.User.Image) != c.want.image {
+				t.Errorf("user email %q name %q image %q, want %q %q %q",
+					in.User.Email, deref(in.User.Name), deref(in.User.Image), c.want.email, c.name, c.want.image)
+			}
+			wantVia := c.tokenVia
+			if wantVia == "" {
+				wantVia = "Bearer"
+			}
+			for _, via := range fake.tokenVia {
+				if via != wantVia {
+					t.Errorf("userinfo got the token by %s, want %s", via, wantVia)
+				}
+			}
+			if c.tokenVia != "" && len(fake.tokenVia) == 0 {
+				t.Errorf("userinfo never called")
+			}
+			if len(c.headers) > 0 && len(fake.userinfoHeaders) == 0 {
+				t.Errorf("userinfo never called")
+			}
+			for _, h := range fake.userinfoHeaders {
+				for k, v := range c.headers {
+					if h.Get(k) != v {
+						t.Errorf("userinfo request header %s: %q, want %q", k, h.Get(k), v)
+					}
+				}
 			}
 			if len(fake.authUsed) != 1 || fake.authUsed[0] != c.method {
 				t.Errorf("client authentication %v, want %s", fake.authUsed, c.method)
@@ -178,6 +302,9 @@ func TestBuiltInProviders(t *testing.T) {
 					t.Errorf("check cookie %s not cleared", ck.Name)
 				}
 			}
+			if noEmail {
+				return // the session is the one signed in already
+			}
 			var session bool
 			for _, ck := range rec.Result().Cookies() {
 				session = session || (ck.Name == auth.SecureSessionCookieName && ck.Value == in.Session.SessionToken && ck.Secure)
@@ -186,6 +313,60 @@ func TestBuiltInProviders(t *testing.T) {
 				t.Errorf("no __Secure- session cookie in %v", rec.Result().Cookies())
 			}
 		})
+	}
+}
+
+func str(s string) *string { return &s }
+
+// checkMapping maps a fixture's profile (the OIDC claims, or the one
+// userinfo body) with the provider's profile callback and compares it
+// with the fixture's expected user: for providers whose user is not
+// created from the profile.
+func checkMapping(t *testing.T, p provider.Provider, c builtinCase) {
+	t.Helper()
+	body := any(c.claims)
+	if c.claims == nil {
+		if len(c.userinfo) != 1 {
+			t.Fatalf("checkMapping needs one userinfo body, have %d", len(c.userinfo))
+		}
+		for _, b := range c.userinfo {
+			body = b
+		}
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := p.(provider.OAuthProvider).ProfileFromJSON(context.Background(), raw, provider.TokenSet{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.ID != c.accountID || u.Email != c.want.email || deref(u.Name) != c.name || deref(u.Image) != c.want.image {
+		t.Errorf("profile maps to id %q email %q name %q image %q, want %q %q %q %q",
+			u.ID, u.Email, deref(u.Name), deref(u.Image), c.accountID, c.want.email, c.name, c.want.image)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// fixtureUserinfo answers userinfo requests from a fixture's bodies by
+// host+path (a key ending in * matches by prefix).
+func fixtureUserinfo(bodies map[string]any) func(string) any {
+	return func(path string) any {
+		if b, ok := bodies[path]; ok {
+			return b
+		}
+		for k, b := range bodies {
+			if p, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(path, p) {
+				return b
+			}
+		}
+		return nil
 	}
 }
 

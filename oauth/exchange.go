@@ -191,7 +191,7 @@ func (f *Flow) profileFromClaims(ctx context.Context, p provider.OAuthProvider, 
 func (f *Flow) userinfo(ctx context.Context, p provider.OAuthProvider, o provider.OAuthOptions, e *endpoints,
 	conf *oauth2.Config, tok *oauth2.Token, tokens provider.TokenSet, sub string) (provider.User, error) {
 	endpoint := provider.Endpoint{URL: e.userinfoURL, Params: o.Userinfo.Params}
-	user, ok, err := p.FetchUserinfo(ctx, provider.UserinfoRequest{Endpoint: endpoint, Tokens: tokens, Client: f.client})
+	user, ok, err := p.FetchUserinfo(ctx, provider.UserinfoRequest{Endpoint: endpoint, Tokens: tokens, Client: f.client, ClientID: o.ClientID})
 	if ok {
 		if err != nil {
 			return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrUserinfo, o.ID, err)

@@ -33,11 +33,13 @@ type fakeProvider struct {
 	other  *rsa.PrivateKey // never published
 	client *http.Client    // sends every host to srv
 
-	mu       sync.Mutex
-	grants   map[string]*grant
-	issuers  map[string]string // issuer overrides by host+prefix
-	authUsed []string          // client auth method of each token request
-	hits     map[string]int    // requests by kind: discovery, jwks, token, userinfo
+	mu              sync.Mutex
+	grants          map[string]*grant
+	issuers         map[string]string // issuer overrides by host+prefix
+	authUsed        []string          // client auth method of each token request
+	tokenVia        []string          // how each userinfo request carried the token (see tokenVia)
+	userinfoHeaders []http.Header     // each userinfo request's headers, its method as ":method"
+	hits            map[string]int    // requests by kind: discovery, jwks, token, userinfo
 
 	// Knobs, set before the token request.
 	signWith    *rsa.PrivateKey        // nil: key
@@ -338,11 +340,38 @@ func (f *fakeProvider) idToken(host, prefix string, g *grant) string {
 	return s
 }
 
+// tokenVia says how a userinfo request carried the access token: the
+// Authorization scheme ("Bearer", "OAuth", "Zoho-oauthtoken"), "query:" and
+// the parameter name, or "path"; "" when it carried none.
+func tokenVia(r *http.Request) string {
+	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.HasPrefix(tok, "at-") {
+		return scheme
+	}
+	for _, k := range []string{"access_token", "oauth_token"} {
+		if strings.HasPrefix(r.URL.Query().Get(k), "at-") {
+			return "query:" + k
+		}
+	}
+	for _, seg := range strings.Split(r.URL.Path, "/") {
+		if strings.HasPrefix(seg, "at-") {
+			return "path"
+		}
+	}
+	return ""
+}
+
 func (f *fakeProvider) serveUserinfo(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer at-") {
+	via := tokenVia(r)
+	if via == "" {
 		writeJSON(w, 401, map[string]string{"error": "invalid_token"})
 		return
 	}
+	f.mu.Lock()
+	f.tokenVia = append(f.tokenVia, via)
+	h := r.Header.Clone()
+	h.Set(":method", r.Method)
+	f.userinfoHeaders = append(f.userinfoHeaders, h)
+	f.mu.Unlock()
 	var body any
 	if f.userinfo != nil {
 		body = f.userinfo(r.Host + r.URL.Path)

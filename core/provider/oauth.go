@@ -73,6 +73,9 @@ type UserinfoRequest struct {
 	Tokens TokenSet
 	// Client is the HTTP client to use; nil means [http.DefaultClient].
 	Client *http.Client
+	// ClientID is the provider's client id, for APIs that want it with
+	// every call (Trakt's trakt-api-key).
+	ClientID string
 }
 
 func (r UserinfoRequest) client() *http.Client {
