@@ -33,6 +33,27 @@ type childWrite struct {
 	reuse func(e *env, key, userID string) error
 }
 
+// sessionOwner is the owner of a childWrite of a session: the user of the
+// session with the token, through the adapter.
+func sessionOwner(t *testing.T, e *env, key string) string {
+	if su := e.getSessionAndUser(t, key); su != nil {
+		return su.User.ID
+	}
+	return ""
+}
+
+// storedSessionOwners is the stored of a childWrite of a session: the user
+// ids of the stored sessions with the token.
+func storedSessionOwners(s state, key string) []string {
+	var ids []string
+	for _, se := range s.Sessions {
+		if se.SessionToken == key {
+			ids = append(ids, se.UserID)
+		}
+	}
+	return ids
+}
+
 func childWrites() []childWrite {
 	return []childWrite{
 		{
@@ -81,21 +102,8 @@ func childWrites() []childWrite {
 					return err
 				}, s.SessionToken
 			},
-			owner: func(t *testing.T, e *env, key string) string {
-				if su := e.getSessionAndUser(t, key); su != nil {
-					return su.User.ID
-				}
-				return ""
-			},
-			stored: func(s state, key string) []string {
-				var ids []string
-				for _, se := range s.Sessions {
-					if se.SessionToken == key {
-						ids = append(ids, se.UserID)
-					}
-				}
-				return ids
-			},
+			owner:  sessionOwner,
+			stored: storedSessionOwners,
 			reuse: func(e *env, key, userID string) error {
 				s := e.newSession(userID)
 				s.SessionToken = key
@@ -121,21 +129,8 @@ func childWrites() []childWrite {
 					return err
 				}, s.SessionToken
 			},
-			owner: func(t *testing.T, e *env, key string) string {
-				if su := e.getSessionAndUser(t, key); su != nil {
-					return su.User.ID
-				}
-				return ""
-			},
-			stored: func(s state, key string) []string {
-				var ids []string
-				for _, se := range s.Sessions {
-					if se.SessionToken == key {
-						ids = append(ids, se.UserID)
-					}
-				}
-				return ids
-			},
+			owner:  sessionOwner,
+			stored: storedSessionOwners,
 			reuse: func(e *env, key, userID string) error {
 				// The session stayed with its first user, or went with the
 				// deleted one: either way another user can have it.
