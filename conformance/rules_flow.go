@@ -714,16 +714,9 @@ func flowRules() []rule {
 			}
 			const n = 20
 			errs := make([]error, n)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
-				})
-			}
-			close(start)
-			wg.Wait()
+			concurrently(n, func(i int) {
+				_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
+			})
 			passed := 0
 			for _, err := range errs {
 				if err == nil {

@@ -338,6 +338,22 @@ func outcome(err error) string {
 
 func joinLines(ss []string) string { return strings.Join(ss, "\n  ") }
 
+// concurrently calls f(0) to f(n-1), each in its own goroutine, all
+// released together so that they meet in the adapter, and returns when all
+// have returned.
+func concurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
 // orphansOf describes every stored account, session and authenticator of
 // the user.
 func orphansOf(s state, userID string) []string {
@@ -385,18 +401,11 @@ func counterRules() []rule {
 		{group: advanceCounter, name: "exactly_one_of_concurrent_equal_counters_wins", extension: x, needs: needs, run: func(t *testing.T, e *env) {
 			const n = 20
 			au := setup(t, e, 7)
-			var wg sync.WaitGroup
 			results := make([]*core.Authenticator, n)
 			errs := make([]error, n)
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					results[i], errs[i] = advance(e, au.CredentialID, 8)
-				})
-			}
-			close(start)
-			wg.Wait()
+			concurrently(n, func(i int) {
+				results[i], errs[i] = advance(e, au.CredentialID, 8)
+			})
 			won := 0
 			for i, err := range errs {
 				switch {
