@@ -12,6 +12,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -183,21 +184,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if !ok {
 		return nil, nil
 	}
-	for k, acc := range a.accounts {
-		if acc.UserID == id {
-			delete(a.accounts, k)
-		}
-	}
-	for k, s := range a.sessions {
-		if s.UserID == id {
-			delete(a.sessions, k)
-		}
-	}
-	for k, au := range a.authenticators {
-		if au.UserID == id {
-			delete(a.authenticators, k)
-		}
-	}
+	maps.DeleteFunc(a.accounts, func(_ core.AccountKey, acc core.Account) bool { return acc.UserID == id })
+	maps.DeleteFunc(a.sessions, func(_ string, s core.Session) bool { return s.UserID == id })
+	maps.DeleteFunc(a.authenticators, func(_ string, au core.Authenticator) bool { return au.UserID == id })
 	delete(a.userByEmail, u.Email)
 	delete(a.users, id)
 	return &u, nil
