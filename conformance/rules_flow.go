@@ -68,6 +68,21 @@ type authOptions struct {
 	adapter any
 }
 
+// registeredPasskey configures the library (as newAuth with no options),
+// stores a new user and registers a new authenticator of the user, under
+// the passkey provider's account "pk-account".
+func (e *env) registeredPasskey(t *testing.T) (*auth.Auth, core.User, core.Authenticator) {
+	t.Helper()
+	a := e.newAuth(t, newClock(), authOptions{})
+	u := e.newUser()
+	e.createUser(t, u)
+	au := e.newAuthenticator(u.ID, "pk-account")
+	if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
+		t.Fatal(err)
+	}
+	return a, u, au
+}
+
 // newAuth configures the library on the rule's adapter, with the clock.
 func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	t.Helper()
@@ -602,13 +617,7 @@ func flowRules() []rule {
 		}},
 
 		{group: "webAuthn", name: "register_then_authenticate", run: func(t *testing.T, e *env) {
-			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
-			au := e.newAuthenticator(u.ID, "pk-account")
-			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
-				t.Fatal(err)
-			}
+			a, u, au := e.registeredPasskey(t)
 			if acc := e.getAccount(t, "pk-account", passkeyProvider); acc == nil || acc.UserID != u.ID || acc.Type != core.AccountTypeWebAuthn {
 				t.Errorf("account = %s, want the user's webauthn account", show(acc))
 			}
@@ -624,13 +633,7 @@ func flowRules() []rule {
 			}
 		}},
 		{group: "webAuthn", name: "counter_must_increase", run: func(t *testing.T, e *env) {
-			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
-			au := e.newAuthenticator(u.ID, "pk-account")
-			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
-				t.Fatal(err)
-			}
+			a, _, au := e.registeredPasskey(t)
 			before := e.state(t)
 			for _, c := range []int64{au.Counter, au.Counter - 1, 0} {
 				_, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, c)
@@ -705,25 +708,12 @@ func flowRules() []rule {
 			}
 		}},
 		{group: "webAuthn", name: "raced_or_replayed_assertion_fails", extension: core.ExtensionAdvanceAuthenticatorCounter, run: func(t *testing.T, e *env) {
-			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
-			au := e.newAuthenticator(u.ID, "pk-account")
-			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
-				t.Fatal(err)
-			}
+			a, _, au := e.registeredPasskey(t)
 			const n = 20
 			errs := make([]error, n)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
-				})
-			}
-			close(start)
-			wg.Wait()
+			concurrently(n, func(i int) {
+				_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
+			})
 			passed := 0
 			for _, err := range errs {
 				if err == nil {

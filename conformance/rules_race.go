@@ -33,6 +33,27 @@ type childWrite struct {
 	reuse func(e *env, key, userID string) error
 }
 
+// sessionOwner is the owner of a childWrite of a session: the user of the
+// session with the token, through the adapter.
+func sessionOwner(t *testing.T, e *env, key string) string {
+	if su := e.getSessionAndUser(t, key); su != nil {
+		return su.User.ID
+	}
+	return ""
+}
+
+// storedSessionOwners is the stored of a childWrite of a session: the user
+// ids of the stored sessions with the token.
+func storedSessionOwners(s state, key string) []string {
+	var ids []string
+	for _, se := range s.Sessions {
+		if se.SessionToken == key {
+			ids = append(ids, se.UserID)
+		}
+	}
+	return ids
+}
+
 func childWrites() []childWrite {
 	return []childWrite{
 		{
@@ -81,21 +102,8 @@ func childWrites() []childWrite {
 					return err
 				}, s.SessionToken
 			},
-			owner: func(t *testing.T, e *env, key string) string {
-				if su := e.getSessionAndUser(t, key); su != nil {
-					return su.User.ID
-				}
-				return ""
-			},
-			stored: func(s state, key string) []string {
-				var ids []string
-				for _, se := range s.Sessions {
-					if se.SessionToken == key {
-						ids = append(ids, se.UserID)
-					}
-				}
-				return ids
-			},
+			owner:  sessionOwner,
+			stored: storedSessionOwners,
 			reuse: func(e *env, key, userID string) error {
 				s := e.newSession(userID)
 				s.SessionToken = key
@@ -121,21 +129,8 @@ func childWrites() []childWrite {
 					return err
 				}, s.SessionToken
 			},
-			owner: func(t *testing.T, e *env, key string) string {
-				if su := e.getSessionAndUser(t, key); su != nil {
-					return su.User.ID
-				}
-				return ""
-			},
-			stored: func(s state, key string) []string {
-				var ids []string
-				for _, se := range s.Sessions {
-					if se.SessionToken == key {
-						ids = append(ids, se.UserID)
-					}
-				}
-				return ids
-			},
+			owner:  sessionOwner,
+			stored: storedSessionOwners,
 			reuse: func(e *env, key, userID string) error {
 				// The session stayed with its first user, or went with the
 				// deleted one: either way another user can have it.
@@ -343,6 +338,22 @@ func outcome(err error) string {
 
 func joinLines(ss []string) string { return strings.Join(ss, "\n  ") }
 
+// concurrently calls f(0) to f(n-1), each in its own goroutine, all
+// released together so that they meet in the adapter, and returns when all
+// have returned.
+func concurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
 // orphansOf describes every stored account, session and authenticator of
 // the user.
 func orphansOf(s state, userID string) []string {
@@ -390,18 +401,11 @@ func counterRules() []rule {
 		{group: advanceCounter, name: "exactly_one_of_concurrent_equal_counters_wins", extension: x, needs: needs, run: func(t *testing.T, e *env) {
 			const n = 20
 			au := setup(t, e, 7)
-			var wg sync.WaitGroup
 			results := make([]*core.Authenticator, n)
 			errs := make([]error, n)
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					results[i], errs[i] = advance(e, au.CredentialID, 8)
-				})
-			}
-			close(start)
-			wg.Wait()
+			concurrently(n, func(i int) {
+				results[i], errs[i] = advance(e, au.CredentialID, 8)
+			})
 			won := 0
 			for i, err := range errs {
 				switch {

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -105,18 +104,11 @@ func tokenRules() []rule {
 			const n = 50
 			v := e.newToken()
 			e.createToken(t, v)
-			var wg sync.WaitGroup
 			results := make([]*core.VerificationToken, n)
 			errs := make([]error, n)
-			start := make(chan struct{})
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					results[i], errs[i] = e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, v.Key())
-				})
-			}
-			close(start)
-			wg.Wait()
+			concurrently(n, func(i int) {
+				results[i], errs[i] = e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, v.Key())
+			})
 			won := 0
 			for i := range n {
 				if errs[i] != nil {

@@ -105,35 +105,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 // unknown credential id gives an error matching core.ErrNotFound and a
 // negative counter one matching core.ErrInvalidInput.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	const m = core.MethodUpdateAuthenticatorCounter
-	if newCounter < 0 {
-		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
-	}
-	var out *core.Authenticator
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := bucket(tx, a.root, bucketAuthenticators)
-		if err != nil {
-			return err
-		}
-		au, err := getAuthenticator(b, credentialID)
-		if err != nil {
-			return err
-		}
-		if au == nil {
-			return fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
-		}
-		au.Counter = newCounter
-		if err := b.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
-			return err
-		}
-		out = au
-		return nil
-	})
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return out, nil
+	return a.setCounter(ctx, core.MethodUpdateAuthenticatorCounter, credentialID, newCounter, false)
 }
 
 // AdvanceAuthenticatorCounter implements core.AuthenticatorCounterAdvancer:
@@ -142,7 +114,14 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // error matching core.ErrCounterNotIncreased. An unknown credential id gives
 // an error matching core.ErrNotFound.
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	const m = core.Method(core.ExtensionAdvanceAuthenticatorCounter)
+	return a.setCounter(ctx, core.Method(core.ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, true)
+}
+
+// setCounter sets the authenticator's counter in one write transaction, for
+// method m. With increaseOnly it fails with core.ErrCounterNotIncreased
+// unless newCounter is above the stored one (both 0 passes), and writes only
+// when the counter changes; without, it always writes.
+func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
 	if newCounter < 0 {
 		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
 	}
@@ -160,10 +139,10 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 		if au == nil {
 			return fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
 		}
-		if !core.CounterAdvances(au.Counter, newCounter) {
+		if increaseOnly && !core.CounterAdvances(au.Counter, newCounter) {
 			return fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
 		}
-		if newCounter != au.Counter {
+		if !increaseOnly || newCounter != au.Counter {
 			au.Counter = newCounter
 			if err := b.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
 				return err

@@ -12,6 +12,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -183,21 +184,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if !ok {
 		return nil, nil
 	}
-	for k, acc := range a.accounts {
-		if acc.UserID == id {
-			delete(a.accounts, k)
-		}
-	}
-	for k, s := range a.sessions {
-		if s.UserID == id {
-			delete(a.sessions, k)
-		}
-	}
-	for k, au := range a.authenticators {
-		if au.UserID == id {
-			delete(a.authenticators, k)
-		}
-	}
+	maps.DeleteFunc(a.accounts, func(_ core.AccountKey, acc core.Account) bool { return acc.UserID == id })
+	maps.DeleteFunc(a.sessions, func(_ string, s core.Session) bool { return s.UserID == id })
+	maps.DeleteFunc(a.authenticators, func(_ string, au core.Authenticator) bool { return au.UserID == id })
 	delete(a.userByEmail, u.Email)
 	delete(a.users, id)
 	return &u, nil
@@ -427,21 +416,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	if newCounter < 0 {
-		return nil, &core.InputError{Method: string(core.MethodUpdateAuthenticatorCounter), Field: "counter", Reason: "must not be negative"}
-	}
-	unlock, err := a.lock(ctx, core.MethodUpdateAuthenticatorCounter)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	au, ok := a.authenticators[credentialID]
-	if !ok {
-		return nil, fmt.Errorf("updateAuthenticatorCounter: credential id %q: %w", credentialID, core.ErrNotFound)
-	}
-	au.Counter = newCounter
-	a.authenticators[credentialID] = au
-	return ptr(au.Clone()), nil
+	return a.setCounter(ctx, core.MethodUpdateAuthenticatorCounter, credentialID, newCounter, false)
 }
 
 // AdvanceAuthenticatorCounter implements
@@ -449,11 +424,17 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // counter only if newCounter is above the stored one (both 0 passes and
 // changes nothing), else it fails with [core.ErrCounterNotIncreased].
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	const m = core.ExtensionAdvanceAuthenticatorCounter
+	return a.setCounter(ctx, core.Method(core.ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, true)
+}
+
+// setCounter sets the authenticator's counter under the adapter's lock, for
+// method m; with increaseOnly only if newCounter is above the stored one
+// (both 0 passes), else it fails with [core.ErrCounterNotIncreased].
+func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
 	if newCounter < 0 {
 		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
 	}
-	unlock, err := a.lock(ctx, core.Method(m))
+	unlock, err := a.lock(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +443,7 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 	if !ok {
 		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
 	}
-	if !core.CounterAdvances(au.Counter, newCounter) {
+	if increaseOnly && !core.CounterAdvances(au.Counter, newCounter) {
 		return nil, fmt.Errorf("%s: stored %d, reported %d: %w", m, au.Counter, newCounter, core.ErrCounterNotIncreased)
 	}
 	au.Counter = newCounter

@@ -98,33 +98,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	const m = core.MethodUpdateAuthenticatorCounter
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if newCounter < 0 {
-		return nil, invalid(m, "counter", "must not be negative")
-	}
-	if credentialID == "" {
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
-	}
-	v, _, err := a.follow(ctx, a.s.updateCounter, a.k.authenticator(credentialID), escape(credentialID),
-		strconv.FormatInt(newCounter, 10))
-	if isNil(err) {
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
-	}
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, wrap(m, errCorrupt)
-	}
-	au, err := decodeAuthenticator(s)
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return au, nil
+	return a.setCounter(ctx, core.MethodUpdateAuthenticatorCounter, credentialID, newCounter, false)
 }
 
 // AdvanceAuthenticatorCounter implements
@@ -133,7 +107,14 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // passes and changes nothing), else it fails with an error matching
 // [core.ErrCounterNotIncreased].
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	const m = core.Method(core.ExtensionAdvanceAuthenticatorCounter)
+	return a.setCounter(ctx, core.Method(core.ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, true)
+}
+
+// setCounter runs the counter script for method m: with increaseOnly the
+// advance script, which replies {flag, authenticator} and sets the counter
+// only when it increases ("ok"), else the update script, which replies the
+// updated authenticator.
+func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
 	}
@@ -143,7 +124,11 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 	if credentialID == "" {
 		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
 	}
-	v, _, err := a.follow(ctx, a.s.advanceCounter, a.k.authenticator(credentialID), escape(credentialID),
+	script := a.s.updateCounter
+	if increaseOnly {
+		script = a.s.advanceCounter
+	}
+	v, _, err := a.follow(ctx, script, a.k.authenticator(credentialID), escape(credentialID),
 		strconv.FormatInt(newCounter, 10))
 	if isNil(err) {
 		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
@@ -151,12 +136,16 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	res, ok := v.([]any)
-	if !ok || len(res) != 2 {
-		return nil, wrap(m, errCorrupt)
+	flag := "ok"
+	if increaseOnly {
+		res, ok := v.([]any)
+		if !ok || len(res) != 2 {
+			return nil, wrap(m, errCorrupt)
+		}
+		flag, _ = res[0].(string)
+		v = res[1]
 	}
-	flag, _ := res[0].(string)
-	s, ok := res[1].(string)
+	s, ok := v.(string)
 	if !ok {
 		return nil, wrap(m, errCorrupt)
 	}
