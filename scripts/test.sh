@@ -122,11 +122,11 @@ AUTHPORT_LOG_DIR="$log_dir/fuzz" "$root/scripts/fuzz.sh" >&2 || fail "fuzz: see 
 
 # The consumer check (tools/release): a module outside the repository, with
 # GOWORK=off and the in-repo modules served by a local module proxy made of
-# this tree, gets every adapter with `go get`, builds and runs a program
-# that signs a user in through it against the test databases, and must find
-# no Docker or container client and no other adapter's driver in its build
-# or its go.sum. The table goes to the log.
-step "consumer check (every adapter from a module outside the repository)"
+# this tree, gets every adapter (and jwt, oauth, mail) with `go get`, builds
+# and runs a program that signs a user in through it against the test
+# databases, and must find no Docker or container client and no other
+# adapter's driver in its build or its go.sum. The table goes to the log.
+step "consumer check (every adapter and sign-in module from a module outside the repository)"
 (cd tools/release && GOWORK=off go run . -C "$root" consumers) >&2 || fail "consumer check: see the table above (tools/release/consumer.go)"
 
 step "conformance, per backend (pass/fail/skip of TestConformance/<backend>/<method>/<rule>)"

@@ -16,36 +16,55 @@ import (
 	"time"
 )
 
-// consumerPrograms are the programs the consumer check builds: roundtrip.go
-// with the open function of one adapter (testdata/consumers/<adapter>.go).
+// consumerPrograms are the programs the consumer check builds: main.go with
+// the check of one module (see consumerSpecs).
 //
 //go:embed testdata/consumers/*.go
 var consumerPrograms embed.FS
 
-// adapterNeeds says what each adapter's consumer program needs to run: the
-// variable with its test server's address and the AUTHPORT_REQUIRE name of
-// that server, and the module path prefixes of the adapter's own driver,
-// which no consumer of another adapter may pull in.
-var adapterNeeds = map[string]struct {
+// consumerSpec is what the consumer check knows of one released module.
+type consumerSpec struct {
+	// files are the program's files in testdata/consumers, besides main.go.
+	files []string
+	// also are other modules of the repository (by directory) the program
+	// uses, fetched with the module; core always is.
+	also []string
+	// env names the variable with the test server's address, and backend
+	// its AUTHPORT_REQUIRE name; "" when the program needs no server.
 	env, backend string
-	drivers      []string
-}{
-	"memory":        {},
-	"bbolt":         {drivers: []string{"go.etcd.io/bbolt"}},
-	"redis":         {env: "AUTHPORT_REDIS_URL", backend: "redis", drivers: []string{"github.com/redis/go-redis"}},
-	"postgres-gorm": {env: "AUTHPORT_POSTGRES_URL", backend: "postgres", drivers: []string{"gorm.io/", "github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "github.com/mattn/go-sqlite3"}},
-	"mongodb":       {env: "AUTHPORT_MONGODB_URL", backend: "mongodb", drivers: []string{"go.mongodb.org/mongo-driver"}},
+	// drivers are the module path prefixes of an adapter's own driver,
+	// which no consumer of another module may pull in.
+	drivers []string
 }
 
-// neverInConsumer are module path fragments no consumer may build or list
-// in go.sum: container and Docker clients.
-var neverInConsumer = []string{"testcontainers", "docker", "moby", "containerd"}
+// consumerSpecs returns the modules the consumer check covers, by
+// directory: every adapter (a round trip through core/auth against its
+// test server) and the sign-in modules (their main call, no network).
+func consumerSpecs() map[string]consumerSpec {
+	adapter := func(name, env, backend string, drivers ...string) consumerSpec {
+		return consumerSpec{files: []string{"adapter.go", name + ".go"}, env: env, backend: backend, drivers: drivers}
+	}
+	return map[string]consumerSpec{
+		"adapters/memory":        adapter("memory", "", ""),
+		"adapters/bbolt":         adapter("bbolt", "", "", "go.etcd.io/bbolt"),
+		"adapters/redis":         adapter("redis", "AUTHPORT_REDIS_URL", "redis", "github.com/redis/go-redis"),
+		"adapters/postgres-gorm": adapter("postgres-gorm", "AUTHPORT_POSTGRES_URL", "postgres", "gorm.io/", "github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "github.com/mattn/go-sqlite3"),
+		"adapters/mongodb":       adapter("mongodb", "AUTHPORT_MONGODB_URL", "mongodb", "go.mongodb.org/mongo-driver"),
+		"jwt":                    {files: []string{"jwt.go"}},
+		"oauth":                  {files: []string{"oauth.go"}, also: []string{"adapters/memory"}},
+		"mail":                   {files: []string{"mail.go"}},
+	}
+}
 
-// neverBuilt is what no consumer may compile: the conformance suite. Its
-// go.sum may still name it, because go mod tidy records the checksums of
-// what the adapter's own tests import (so that `go test` of the adapter
+// Module path fragments no consumer may build or list in go.sum: container
+// and Docker clients.
+func neverInConsumer() []string { return []string{"testcontainers", "docker", "moby", "containerd"} }
+
+// What no consumer may compile: the conformance suite. Its go.sum may still
+// name it, because go mod tidy records the checksums of what a
+// dependency's own tests import (so that `go test` of the dependency
 // works), and every adapter tests itself with the suite.
-var neverBuilt = []string{repoPrefix + "conformance"}
+func neverBuilt() []string { return []string{repoPrefix + "conformance"} }
 
 // consumerResult is one row of the consumer check's table.
 type consumerResult struct {
@@ -100,14 +119,9 @@ func consumerEnv(proxyDir, modCache string) ([]string, error) {
 // runConsumer makes a module outside the repository that uses the adapter
 // module m at version, builds and runs its program, and measures what the
 // module pulled in.
-func runConsumer(ctx context.Context, m *Module, version, workDir string, env []string, required func(string) bool) consumerResult {
-	name := path.Base(m.Rel)
+func runConsumer(ctx context.Context, m *Module, spec consumerSpec, version, workDir string, env []string, required func(string) bool) consumerResult {
 	res := consumerResult{Module: m.Rel}
-	needs, ok := adapterNeeds[name]
-	if !ok {
-		res.Err = fmt.Errorf("no consumer program for %s: add tools/release/testdata/consumers/%s.go and a row to adapterNeeds", m.Rel, name)
-		return res
-	}
+	needs := spec
 	if needs.env != "" && os.Getenv(needs.env) == "" {
 		res.Skipped = needs.env + " is not set"
 		if required(needs.backend) {
@@ -115,14 +129,18 @@ func runConsumer(ctx context.Context, m *Module, version, workDir string, env []
 		}
 		return res
 	}
-	dir := filepath.Join(workDir, name)
-	if err := writeConsumer(dir, name); err != nil {
+	dir := filepath.Join(workDir, strings.ReplaceAll(m.Rel, "/", "_"))
+	if err := writeConsumer(dir, m.Rel, spec.files); err != nil {
 		res.Err = err
 		return res
 	}
 	goCmd := func(args ...string) (string, error) { return run(ctx, dir, env, "go", args...) }
+	get := []string{"get", m.Path + "@" + version, repoPrefix + "core@" + version}
+	for _, rel := range spec.also {
+		get = append(get, repoPrefix+rel+"@"+version)
+	}
 	steps := [][]string{
-		{"get", m.Path + "@" + version, repoPrefix + "core@" + version},
+		get,
 		{"mod", "tidy"},
 		{"build", "-tags", "authport_consumer", "-o", "consumer", "."},
 	}
@@ -162,11 +180,14 @@ func runConsumer(ctx context.Context, m *Module, version, workDir string, env []
 			sumModules = append(sumModules, f[0])
 		}
 	}
-	forbidden := slices.Clone(neverInConsumer)
-	for other, n := range adapterNeeds {
-		if other != name {
-			forbidden = append(forbidden, n.drivers...)
-			forbidden = append(forbidden, repoPrefix+"adapters/"+other)
+	// Another adapter's driver may not appear anywhere; another adapter's
+	// module may appear in go.sum (a module's tests may sign in through
+	// adapters/memory) but never in the build.
+	forbidden, unbuilt := neverInConsumer(), neverBuilt()
+	for other, o := range consumerSpecs() {
+		if other != m.Rel && !slices.Contains(spec.also, other) && strings.HasPrefix(other, "adapters/") {
+			forbidden = append(forbidden, o.drivers...)
+			unbuilt = append(unbuilt, repoPrefix+other)
 		}
 	}
 	flag := func(mods, fragments []string) {
@@ -179,20 +200,21 @@ func runConsumer(ctx context.Context, m *Module, version, workDir string, env []
 		}
 	}
 	flag(slices.Concat(res.Built, sumModules), forbidden)
-	flag(res.Built, neverBuilt)
+	flag(res.Built, unbuilt)
 	if len(res.Forbidden) > 0 {
 		res.Err = fmt.Errorf("a consumer of %s pulls in %s", m.Rel, strings.Join(res.Forbidden, ", "))
 	}
 	return res
 }
 
-// writeConsumer writes the consumer module for adapter name into dir.
-func writeConsumer(dir, name string) error {
+// writeConsumer writes into dir the consumer module of the module in
+// directory rel: main.go and the given program files.
+func writeConsumer(dir, rel string, programFiles []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	files := map[string]string{"go.mod": "module example.com/authport-consumer/" + name + "\n\ngo 1.26\n"}
-	for _, f := range []string{"roundtrip.go", name + ".go"} {
+	files := map[string]string{"go.mod": "module example.com/authport-consumer/" + rel + "\n\ngo 1.26\n"}
+	for _, f := range append([]string{"main.go"}, programFiles...) {
 		data, err := consumerPrograms.ReadFile("testdata/consumers/" + f)
 		if err != nil {
 			return fmt.Errorf("consumer program %s: %w", f, err)
@@ -238,15 +260,22 @@ func consumerCheck(ctx context.Context, r *Repo, w io.Writer, keep bool) error {
 		return err
 	}
 	required := requiredBackends(os.Getenv("AUTHPORT_REQUIRE"))
-	fmt.Fprintf(w, "consumer check: every adapter at %s from a local proxy of the working tree, in a module outside the repository (GOWORK=off)\n", version)
+	fmt.Fprintf(w, "consumer check: every adapter and sign-in module at %s from a local proxy of the working tree, in a module outside the repository (GOWORK=off)\n", version)
 	fmt.Fprintf(w, "  %-24s %13s %12s  %-9s %s\n", "module", "modules built", "go.sum lines", "forbidden", "result")
 	var failed []string
+	specs := consumerSpecs()
 	for _, m := range r.Modules {
-		if !strings.HasPrefix(m.Rel, "adapters/") {
+		spec, ok := specs[m.Rel]
+		if !ok && strings.HasPrefix(m.Rel, "adapters/") {
+			fmt.Fprintf(w, "  %-24s FAILED: no consumer program: add tools/release/testdata/consumers/%s.go and a row to consumerSpecs\n", m.Rel, path.Base(m.Rel))
+			failed = append(failed, m.Rel)
 			continue
 		}
+		if !ok {
+			continue // core, conformance: used by every consumer, or by tests only
+		}
 		start := time.Now()
-		res := runConsumer(ctx, m, version, work, env, required)
+		res := runConsumer(ctx, m, spec, version, work, env, required)
 		forbidden := "none"
 		if len(res.Forbidden) > 0 {
 			forbidden = strings.Join(res.Forbidden, ",")

@@ -1,35 +1,25 @@
 //go:build authport_consumer
 
-// This file and the one for the adapter under test make a program of a
-// module outside the repository, built by the consumer check (see
-// consumer.go): it uses the adapter through the released modules only.
+// The check of an adapter module: with main.go and the adapter's own file
+// (which opens it), a program of a module outside the repository, built by
+// the consumer check (see consumer.go).
 package main
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 )
 
-func main() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "consumer:", err)
-		os.Exit(1)
-	}
-}
-
-// run creates a user and a database session, reads both back through
+// check creates a user and a database session, reads both back through
 // core/auth, deletes the user and checks that the session went with it.
-func run(ctx context.Context) (err error) {
+func check(ctx context.Context) (msg string, err error) {
 	store, closeStore, err := open(ctx)
 	if err != nil {
-		return fmt.Errorf("opening the adapter: %w", err)
+		return "", fmt.Errorf("opening the adapter: %w", err)
 	}
 	defer func() {
 		if cerr := closeStore(); err == nil && cerr != nil {
@@ -38,38 +28,37 @@ func run(ctx context.Context) (err error) {
 	}()
 	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{"consumer-check-secret"}})
 	if err != nil {
-		return err
+		return "", err
 	}
 	create, err := core.Require[core.UserCreator](store, "the consumer check")
 	if err != nil {
-		return err
+		return "", err
 	}
 	remove, err := core.Require[core.UserDeleter](store, "the consumer check")
 	if err != nil {
-		return err
+		return "", err
 	}
 	id := fmt.Sprintf("consumer-%d", time.Now().UnixNano())
 	user, err := create.CreateUser(ctx, core.User{ID: id, Email: id + "@example.com"})
 	if err != nil {
-		return fmt.Errorf("createUser: %w", err)
+		return "", fmt.Errorf("createUser: %w", err)
 	}
 	session, err := a.CreateSession(ctx, user.ID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	got, err := a.Session(ctx, session.SessionToken)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if got == nil || got.User.ID != id || got.User.Email != user.Email || got.Session.SessionToken != session.SessionToken {
-		return fmt.Errorf("the session read back is %+v, want user %s and the session just created", got, id)
+		return "", fmt.Errorf("the session read back is %+v, want user %s and the session just created", got, id)
 	}
 	if _, err := remove.DeleteUser(ctx, id); err != nil {
-		return fmt.Errorf("deleteUser: %w", err)
+		return "", fmt.Errorf("deleteUser: %w", err)
 	}
 	if got, err := a.Session(ctx, session.SessionToken); err != nil || got != nil {
-		return fmt.Errorf("after deleteUser the session lookup gave %+v, %v; want nothing", got, err)
+		return "", fmt.Errorf("after deleteUser the session lookup gave %+v, %v; want nothing", got, err)
 	}
-	fmt.Printf("ok: created user %s and a session, read them back and deleted them through %T\n", id, store)
-	return nil
+	return fmt.Sprintf("created user %s and a session, read them back and deleted them through %T", id, store), nil
 }
