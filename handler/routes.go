@@ -150,8 +150,10 @@ func (h *Handler) refreshJWT(w http.ResponseWriter, r *http.Request, s *Session,
 }
 
 func (h *Handler) writeSessionJWT(w http.ResponseWriter, r *http.Request, token string) {
-	c := jwt.NewCookie(h.names.SessionToken, token, h.now().Add(h.sessions.MaxAge))
+	c := jwt.NewCookie(h.names.SessionToken, token, time.Time{})
 	c.Secure = h.secure
+	c.Expires = h.now().Add(h.sessions.MaxAge)
+	c.MaxAge = int(h.sessions.MaxAge / time.Second)
 	jwt.WriteCookie(w, r, c)
 }
 
