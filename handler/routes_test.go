@@ -142,10 +142,10 @@ func TestCSRFRequiredOnEveryPost(t *testing.T) {
 		return []provider.Provider{smtp.emailProvider(t), credentials()}
 	}})
 	posts := map[string]url.Values{
-		"/auth/signin/email":          {"email": {"ada@example.com"}},
+		"/auth/signin/email":         {"email": {"ada@example.com"}},
 		"/auth/callback/credentials": {"username": {"ada"}, "password": {"lovelace"}},
-		"/auth/signout":               {},
-		"/auth/session":               {},
+		"/auth/signout":              {},
+		"/auth/session":              {},
 	}
 	token := e.csrf()
 	for path, form := range posts {
