@@ -341,3 +341,5 @@ func (s *smtpServer) link(t *testing.T) string {
 }
 
 func memoryStore() *memory.Adapter { return memory.New() }
+
+func noProviders(*testing.T, string) []provider.Provider { return nil }
