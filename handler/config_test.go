@@ -70,13 +70,15 @@ func TestSignInPageStyles(t *testing.T) {
 			mk("hostile", provider.ButtonStyle{BrandColor: "red;background:url(https://evil.example)", Logo: "javascript:alert(1)"}),
 			credentials(),
 		}
-	}, config: func(c *handler.Config) { c.Theme = handler.Theme{BrandColor: "#0f766e", Logo: "https://img.example/logo.png"} }})
+	}, config: func(c *handler.Config) {
+		c.Theme = handler.Theme{BrandColor: "#0f766e", Logo: "https://img.example/logo.png"}
+	}})
 	page := e.get("/auth/signin")
 	wantStatus(t, page, 200)
 	wantHeader(t, page, "Content-Type", "text/html; charset=utf-8")
 	wantHeader(t, page, "Cache-Control", "private, no-cache, no-store")
 	for _, want := range []string{
-		`style="--provider-bg:#24292f;--provider-color:#fff"`, // BrandColor wins over Bg, text derived
+		`style="--provider-bg:#24292f;--provider-color:#fff"`,    // BrandColor wins over Bg, text derived
 		`style="--provider-bg:#ffffff;--provider-color:#123456"`, // deprecated Bg and Text honoured
 		">Sign in with BRAND</span>", ">Sign in with HOSTILE</span>",
 		`<label for="input-username-for-credentials">Username</label>`, `type="password"`, ">Sign in with Credentials</button>",

@@ -12,8 +12,8 @@ const maxRedirectLen = 8192
 // SafeRedirect checks a callbackUrl the way Auth.js's default redirect
 // callback does, more strictly: a path ("/dashboard?x=1") is taken relative
 // to origin, an absolute URL must have origin's scheme and host, and
-// anything else (another origin, a protocol-relative "//host" that is not
-// under origin, "javascript:", backslashes, control characters, user info,
+// anything else (another origin, a protocol-relative "//host",
+// "javascript:", backslashes, control characters, user info,
 // relative paths without a leading slash) is refused. origin is
 // "scheme://host[:port]" without a path. The result is absolute, canonical
 // and starts with origin + "/".
@@ -29,6 +29,10 @@ func SafeRedirect(raw, origin string) (string, bool) {
 		if c := raw[i]; c < 0x20 || c == 0x7f || c == '\\' {
 			return "", false
 		}
+	}
+	if strings.HasPrefix(raw, "//") {
+		// Protocol-relative: meant for another host.
+		return "", false
 	}
 	base := o.Scheme + "://" + o.Host
 	candidate := raw
