@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
+	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/jwt v0.1.0
 	github.com/authport/authport/mail v0.1.0
