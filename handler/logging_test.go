@@ -94,7 +94,10 @@ func TestSessionUpdate(t *testing.T) {
 	req, _ = http.NewRequest("POST", e.base+"/session", strings.NewReader(`{"csrfToken":"nope"}`))
 	req.Header.Set("Content-Type", "application/json")
 	res = e.do(nil, req)
-	wantStatus(t, res, 403)
+	wantStatus(t, res, 400)
+	if res.body != "null" || setCookie(res, "authjs.session-token") != nil {
+		t.Errorf("refused update: %s %v", res.body, res.Header["Set-Cookie"])
+	}
 }
 
 // Many browsers at once: each gets its own session, under -race.

@@ -100,7 +100,7 @@ func TestPasskeyRoutes(t *testing.T) {
 	// The callback: CSRF first, then the ceremony, then the session.
 	valid := url.Values{"action": {"authenticate"}, "data": {`{"id":"cred-1"}`}}
 	res = e.post("/auth/callback/passkey", valid)
-	wantLocation(t, e, res, "/auth/error", "error", "MissingCSRF")
+	wantLocation(t, e, res, "/auth/signin", "error", "MissingCSRF")
 	bad := url.Values{"csrfToken": {e.csrf()}, "action": {"authenticate"}, "data": {`{"id":"forged"}`}}
 	res = e.post("/auth/callback/passkey", bad)
 	wantLocation(t, e, res, "/auth/signin", "error", "WebAuthnVerificationError")

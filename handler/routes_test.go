@@ -167,16 +167,25 @@ func TestCSRFRequiredOnEveryPost(t *testing.T) {
 			req, _ := http.NewRequest("POST", e.srv.URL+path, strings.NewReader(f.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			res := e.do(c, req)
-			if res.StatusCode != http.StatusSeeOther {
-				t.Errorf("POST %s with %s token: %d, want 303 to the error page", path, name, res.StatusCode)
+			if res.StatusCode != http.StatusSeeOther && path != "/auth/session" {
+				t.Errorf("POST %s with %s token: %d, want 303 to the sign-in page", path, name, res.StatusCode)
 				continue
 			}
-			wantLocation(t, e, res, "/auth/error", "error", "MissingCSRF")
+			if path == "/auth/session" {
+				if res.StatusCode != http.StatusBadRequest || res.body != "null" {
+					t.Errorf("POST /session with %s token: %d %s, want 400 null", name, res.StatusCode, res.body)
+				}
+				continue
+			}
+			wantLocation(t, e, res, "/auth/signin", "error", "MissingCSRF")
 			if setCookie(res, "authjs.session-token") != nil {
 				t.Errorf("POST %s with %s token set a session cookie", path, name)
 			}
 		}
 		// A script asking for JSON gets 403 JSON.
+		if path == "/auth/session" {
+			continue
+		}
 		res := e.post(path, form, "Accept", "application/json")
 		if res.StatusCode != http.StatusForbidden || !strings.Contains(res.body, `"error":"MissingCSRF"`) {
 			t.Errorf("POST %s (JSON) without token: %d %s, want 403 {\"error\":\"MissingCSRF\"}", path, res.StatusCode, res.body)
@@ -186,8 +195,13 @@ func TestCSRFRequiredOnEveryPost(t *testing.T) {
 	if n := len(smtp.messages()); n != 0 {
 		t.Errorf("%d e-mails sent by refused posts", n)
 	}
-	// The error page says so, with 403.
-	res := e.get("/auth/error?error=MissingCSRF")
+	// The sign-in page says so; so does the error page, with 403.
+	res := e.get("/auth/signin?error=MissingCSRF")
+	wantStatus(t, res, 200)
+	if !strings.Contains(res.body, "CSRF token is missing or wrong") {
+		t.Errorf("sign-in page for MissingCSRF: %s", res.body)
+	}
+	res = e.get("/auth/error?error=MissingCSRF")
 	wantStatus(t, res, 403)
 	if !strings.Contains(res.body, "CSRF") {
 		t.Errorf("error page for MissingCSRF: %s", res.body)
