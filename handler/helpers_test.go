@@ -2,6 +2,7 @@ package handler_test
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"io"
 	"mime"
@@ -226,6 +227,9 @@ func ptr[T any](v T) *T { return &v }
 // credentials is a credentials provider accepting ada/lovelace.
 func credentials() *provider.CredentialsConfig {
 	c := provider.Credentials(func(_ context.Context, req provider.AuthorizeRequest) (*provider.User, error) {
+		if req.Credentials["username"] == "boom" {
+			return nil, errors.New("user store unreachable")
+		}
 		if req.Credentials["username"] == "ada" && req.Credentials["password"] == "lovelace" {
 			return &provider.User{ID: "user-ada", Email: "ada@example.com", Name: ptr("Ada Lovelace")}, nil
 		}

@@ -299,6 +299,9 @@ func TestCredentialsRefused(t *testing.T) {
 	if !strings.Contains(page.body, "Sign in failed. Check the details you provided are correct.") {
 		t.Errorf("sign-in page after CredentialsSignin lacks the message:\n%s", page.body)
 	}
+	// Authorize failing to decide is a server error, not a refusal.
+	res = e.signInCredentials("boom", "x", nil)
+	wantLocation(t, e, res, "/auth/error", "error", "Configuration")
 	// Auth.js's client (X-Auth-Return-Redirect) gets the URL as JSON.
 	form := url.Values{"csrfToken": {e.csrf()}, "username": {"ada"}, "password": {"lovelace"}}
 	res = e.post("/auth/callback/credentials", form, "X-Auth-Return-Redirect", "1")
