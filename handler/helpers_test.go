@@ -2,8 +2,8 @@ package handler_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
