@@ -314,21 +314,28 @@ func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 			h.log.InfoContext(r.Context(), "authport: callbackUrl refused: not on this site")
 			target = h.origin + "/"
 		}
-		if c, err := r.Cookie(h.names.CallbackURL); err != nil || c.Value != target {
-			h.setCookie(w, h.names.CallbackURL, target, 0)
+		if h.callbackCookie(r) != target {
+			// Percent-encoded, as Auth.js's cookie serializer writes it.
+			h.setCookie(w, h.names.CallbackURL, url.QueryEscape(target), 0)
 		}
 		return target
 	}
-	if c, err := r.Cookie(h.names.CallbackURL); err == nil {
-		v := c.Value
-		if un, err := url.QueryUnescape(v); err == nil && strings.Contains(v, "%") {
-			v = un
-		}
-		if target, ok := SafeRedirect(v, h.origin); ok {
-			return target
-		}
+	if target, ok := SafeRedirect(h.callbackCookie(r), h.origin); ok {
+		return target
 	}
 	return h.origin + "/"
+}
+
+// callbackCookie returns the callback-url cookie's value, decoded, or "".
+func (h *Handler) callbackCookie(r *http.Request) string {
+	c, err := r.Cookie(h.names.CallbackURL)
+	if err != nil {
+		return ""
+	}
+	if v, err := url.PathUnescape(c.Value); err == nil {
+		return v
+	}
+	return c.Value
 }
 
 // redirect sends the browser to target: 302 for GET, 303 after a POST; a

@@ -347,3 +347,12 @@ func (s *smtpServer) link(t *testing.T) string {
 func memoryStore() *memory.Adapter { return memory.New() }
 
 func noProviders(*testing.T, string) []provider.Provider { return nil }
+
+// unescape decodes a percent-encoded cookie value.
+func unescape(s string) string {
+	v, err := url.PathUnescape(s)
+	if err != nil {
+		return s
+	}
+	return v
+}
