@@ -128,3 +128,36 @@ func TestEmailSignInErrors(t *testing.T) {
 	wantLocation(t, e, res, "/auth/error", "error", "Configuration")
 	_ = auth.StrategyDatabase
 }
+
+// With JWT sessions the e-mail link still creates the user and its
+// account, but no session: the cookie is a JWT whose sub is the user's id.
+func TestEmailSignInJWT(t *testing.T) {
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, providers: func(t *testing.T, base string) []provider.Provider {
+		return []provider.Provider{smtp.emailProvider(t)}
+	}})
+	res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"jo@example.com"}, "callbackUrl": {e.srv.URL + "/in"}})
+	wantStatus(t, res, http.StatusSeeOther)
+	res = e.get(smtp.link(t))
+	wantLocation(t, e, res, "/in")
+	c := setCookie(res, "authjs.session-token")
+	if c == nil {
+		t.Fatal("no session cookie")
+	}
+	snap := e.store.Snapshot()
+	if len(snap.Users) != 1 || len(snap.Sessions) != 0 || len(snap.Accounts) != 1 || snap.Users[0].EmailVerified == nil {
+		t.Fatalf("stored users %v, sessions %d, accounts %d: want one verified user, its account, no session", snap.Users, len(snap.Sessions), len(snap.Accounts))
+	}
+	s, err := e.h.Session(requestWith(c))
+	if err != nil || s == nil || s.User.ID != snap.Users[0].ID || *s.User.Email != "jo@example.com" {
+		t.Errorf("Handler.Session on the JWT: %+v, %v", s, err)
+	}
+}
+
+func requestWith(cookies ...*http.Cookie) *http.Request {
+	r, _ := http.NewRequest("GET", "http://x/", nil)
+	for _, c := range cookies {
+		r.AddCookie(c)
+	}
+	return r
+}
