@@ -310,11 +310,12 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		if _, ok := h.checkCSRF(w, r); !ok {
 			return
 		}
-		var current *Session
-		if current, _, err = h.session(ctx, r); err == nil {
-			var u = currentUser(current)
-			si, err = h.passkeys.Callback(ctx, w, r, id, u)
+		current, _, serr := h.session(ctx, r)
+		if serr != nil {
+			h.fail(w, r, ErrorConfiguration, serr)
+			return
 		}
+		si, err = h.passkeys.Callback(ctx, w, r, id, currentUser(current))
 		stageErr = func(e error) string {
 			if c := ErrorCode(e, "callback"); c != ErrorConfiguration {
 				return c
