@@ -105,7 +105,17 @@ func TestAuthjsAppInterop(t *testing.T) {
 	out := authjsApp(t,
 		appReq{Method: "POST", URL: app + "/callback/credentials", Cookie: ourCSRF, Body: form},
 		appReq{Method: "GET", URL: app + "/session", Cookie: ourSession.Name + "=" + ourSession.Value},
+		appReq{Method: "GET", URL: app + "/providers"},
+		appReq{Method: "GET", URL: app + "/session"},
 	)
+	// /providers: the same JSON, but for the host.
+	if want, got := strings.ReplaceAll(out[2].Body, "http://localhost:3000", e.srv.URL), e.get("/auth/providers").body; got != want {
+		t.Errorf("/providers: handler %s, Auth.js %s", got, want)
+	}
+	// Signed out: both answer null.
+	if got := e.newClientSession(); out[3].Body != "null" || got != "null" {
+		t.Errorf("signed-out /session: Auth.js %s, handler %s", out[3].Body, got)
+	}
 	if strings.Contains(out[0].Location, "error=") || cookieOf(out[0].SetCookies, "authjs.session-token") == "" {
 		t.Fatalf("Auth.js refused the handler's CSRF cookie: %d %s %v", out[0].Status, out[0].Location, out[0].SetCookies)
 	}

@@ -356,3 +356,10 @@ func unescape(s string) string {
 	}
 	return v
 }
+
+// newClientSession is GET /session's body for a new browser.
+func (e *env) newClientSession() string {
+	e.t.Helper()
+	req, _ := http.NewRequest("GET", e.base+"/session", nil)
+	return e.do(e.newClient(), req).body
+}
