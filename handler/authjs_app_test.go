@@ -112,6 +112,24 @@ func TestAuthjsAppInterop(t *testing.T) {
 	if want, got := strings.ReplaceAll(out[2].Body, "http://localhost:3000", e.srv.URL), e.get("/auth/providers").body; got != want {
 		t.Errorf("/providers: handler %s, Auth.js %s", got, want)
 	}
+	// Failures go where Auth.js sends them: a wrong password, a missing
+	// CSRF token.
+	fails := authjsApp(t,
+		appReq{Method: "POST", URL: app + "/callback/credentials", Cookie: ourCSRF,
+			Body: url.Values{"csrfToken": {token}, "username": {"ada"}, "password": {"wrong"}}.Encode()},
+		appReq{Method: "POST", URL: app + "/callback/credentials", Body: url.Values{"username": {"ada"}, "password": {"lovelace"}}.Encode()},
+	)
+	for i, ourRes := range []response{
+		e.signInCredentials("ada", "wrong", nil),
+		e.post("/auth/callback/credentials", url.Values{"username": {"ada"}, "password": {"lovelace"}}),
+	} {
+		theirLoc, _ := url.Parse(fails[i].Location)
+		ourLoc, _ := url.Parse(ourRes.Header.Get("Location"))
+		if theirLoc == nil || ourLoc == nil || theirLoc.Path != ourLoc.Path || theirLoc.Query().Get("error") != ourLoc.Query().Get("error") ||
+			theirLoc.Query().Get("code") != ourLoc.Query().Get("code") {
+			t.Errorf("failure %d: Auth.js redirects to %q, the handler to %q", i, fails[i].Location, ourRes.Header.Get("Location"))
+		}
+	}
 	// Signed out: both answer null.
 	if got := e.newClientSession(); out[3].Body != "null" || got != "null" {
 		t.Errorf("signed-out /session: Auth.js %s, handler %s", out[3].Body, got)
