@@ -117,28 +117,33 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 'ok'`)
 
 	// KEYS: user, email, account-by-user, session-by-user, authenticators
-	// by user, own accounts, own sessions. ARGV: old json, id, enc of keys
+	// by user, own accounts, own sessions, own authenticators. ARGV: old json, id, enc of keys
 	// 3-5, n, n record keys.
 	uDeleteUser = redis.NewScript(luaUHelpers + `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
 for i = 3, 5 do if not same(KEYS[i], ARGV[i]) then return 'retry' end end
 local targets = {}
 for i = 7, 6 + tonumber(ARGV[6]) do targets[#targets + 1] = ARGV[i] end
-for _, s in ipairs({KEYS[6], KEYS[7]}) do
+for _, s in ipairs({KEYS[6], KEYS[7], KEYS[8]}) do
   for _, m in ipairs(redis.call('SMEMBERS', s)) do targets[#targets + 1] = m end
 end
 for _, k in ipairs(targets) do
   if owned(k, ARGV[2]) then redis.call('DEL', k) end
 end
 if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
-redis.call('DEL', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
 return 'ok'`)
 
 	// KEYS: user, record, by-user, own set. ARGV: uid, json, by-user value,
-	// record key, pxat (0: none).
+	// record key, pxat (0: none), enc of the by-user key's current value,
+	// the Redis key that value names ("": none). The record the by-user key
+	// named so far (written by Auth.js, which keeps only the latest) joins
+	// the own set, so that deleteUser still finds it.
 	uAttach = redis.NewScript(luaUHelpers + `
 if not isuser(KEYS[1], ARGV[1]) then return 'notfound' end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
+if not same(KEYS[3], ARGV[6]) then return 'retry' end
+if ARGV[7] ~= '' and owned(ARGV[7], ARGV[1]) then redis.call('SADD', KEYS[4], ARGV[7]) end
 if ARGV[5] ~= '0' then
   redis.call('SET', KEYS[2], ARGV[2], 'PXAT', ARGV[5])
 else
@@ -180,14 +185,15 @@ if field(KEYS[1], 'identifier') ~= ARGV[1] or field(KEYS[1], 'token') ~= ARGV[2]
 redis.call('DEL', KEYS[1])
 return v`)
 
-	// KEYS: user, authenticator, authenticators by user. ARGV: uid, json,
-	// enc of the old list, new list.
+	// KEYS: user, authenticator, authenticators by user, own set. ARGV:
+	// uid, json, enc of the old list, new list, credential id.
 	uCreateAuth = redis.NewScript(luaUHelpers + `
 if not isuser(KEYS[1], ARGV[1]) then return 'notfound' end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
 if not same(KEYS[3], ARGV[3]) then return 'retry' end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[4])
+redis.call('SADD', KEYS[4], ARGV[5])
 return 'ok'`)
 
 	// KEYS: record. ARGV: old json, new json.
@@ -427,7 +433,7 @@ func (u *ustore) deleteUser(ctx context.Context, id string) (*core.User, error) 
 		}
 		args = append(append(args, len(targets)), targets...)
 		res, err := uDeleteUser.Run(ctx, u.c, []string{u.k.user(id), u.k.email(usr.Email), idx[0], idx[1], idx[2],
-			u.k.ownAccounts(id), u.k.ownSessions(id)}, args...).Text()
+			u.k.ownAccounts(id), u.k.ownSessions(id), u.k.ownAuths(id)}, args...).Text()
 		if err != nil {
 			return nil, wrap(m, err)
 		}
@@ -477,6 +483,29 @@ func (u *ustore) checkAccount(m core.Method, a *core.Account) error {
 	return checkKey(m, "provider", uAccount, u.k.accountLogical(a.Provider, a.ProviderAccountID))
 }
 
+// attach runs uAttach until the by-user key it read has not changed
+// meanwhile. It returns "ok", "exists" or "notfound".
+func (u *ustore) attach(ctx context.Context, uid, key, byUser, own, doc, logical string, pxat int64) (string, error) {
+	for attempt := 0; attempt < casRetries; attempt++ {
+		if err := backoff(ctx, attempt); err != nil {
+			return "", err
+		}
+		prev, ok, err := u.get(ctx, byUser)
+		if err != nil {
+			return "", err
+		}
+		prevKey := ""
+		if ok {
+			prevKey = u.k.redis(prev)
+		}
+		res, err := uAttach.Run(ctx, u.c, []string{u.k.user(uid), key, byUser, own}, uid, doc, logical, key, pxat, enc(prev, ok), prevKey).Text()
+		if err != nil || res != "retry" {
+			return res, err
+		}
+	}
+	return "", errContention
+}
+
 func (u *ustore) linkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	const m = core.MethodLinkAccount
 	if err := ctx.Err(); err != nil {
@@ -495,8 +524,7 @@ func (u *ustore) linkAccount(ctx context.Context, account core.Account) (*core.A
 	}
 	logical := u.k.accountLogical(acc.Provider, acc.ProviderAccountID)
 	key := u.k.redis(logical)
-	res, err := uAttach.Run(ctx, u.c, []string{u.k.user(acc.UserID), key, u.k.accountByUser(acc.UserID), u.k.ownAccounts(acc.UserID)},
-		acc.UserID, doc, logical, key, 0).Text()
+	res, err := u.attach(ctx, acc.UserID, key, u.k.accountByUser(acc.UserID), u.k.ownAccounts(acc.UserID), doc, logical, 0)
 	switch {
 	case err != nil:
 		return nil, wrap(m, err)
@@ -579,8 +607,7 @@ func (u *ustore) createSession(ctx context.Context, session core.Session) (*core
 	}
 	logical := uSession + s.SessionToken
 	key := u.k.redis(logical)
-	res, err := uAttach.Run(ctx, u.c, []string{u.k.user(s.UserID), key, u.k.sessionByUser(s.UserID), u.k.ownSessions(s.UserID)},
-		s.UserID, doc, logical, key, expiryMillis(s.Expires)).Text()
+	res, err := u.attach(ctx, s.UserID, key, u.k.sessionByUser(s.UserID), u.k.ownSessions(s.UserID), doc, logical, expiryMillis(s.Expires))
 	switch {
 	case err != nil:
 		return nil, wrap(m, err)
@@ -830,8 +857,8 @@ func (u *ustore) createAuthenticator(ctx context.Context, authenticator core.Aut
 		if err != nil {
 			return nil, wrap(m, err)
 		}
-		res, err := uCreateAuth.Run(ctx, u.c, []string{u.k.user(au.UserID), u.k.auth(au.CredentialID), listKey},
-			au.UserID, doc, enc(old, ok), newList).Text()
+		res, err := uCreateAuth.Run(ctx, u.c, []string{u.k.user(au.UserID), u.k.auth(au.CredentialID), listKey, u.k.ownAuths(au.UserID)},
+			au.UserID, doc, enc(old, ok), newList, u.k.auth(au.CredentialID)).Text()
 		switch {
 		case err != nil:
 			return nil, wrap(m, err)
@@ -879,24 +906,41 @@ func (u *ustore) listAuthenticators(ctx context.Context, userID string) ([]core.
 	if userID == "" {
 		return out, nil
 	}
-	list, ok, err := u.get(ctx, u.k.authByUser(userID))
+	list, _, err := u.get(ctx, u.k.authByUser(userID))
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	if !ok {
-		return out, nil
+	// authport's own set of the user's authenticator keys complements
+	// unstorage's list, which @auth/unstorage-adapter's
+	// updateAuthenticatorCounter can truncate.
+	own, err := u.c.SMembers(ctx, u.k.ownAuths(userID)).Result()
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	keys := []string{}
+	for _, cred := range credList(list) {
+		keys = append(keys, u.k.auth(cred))
 	}
 	seen := map[string]bool{}
-	for _, cred := range credList(list) {
-		if seen[cred] {
+	for _, k := range append(keys, own...) {
+		if seen[k] {
 			continue // @auth/unstorage-adapter may repeat a credential
 		}
-		seen[cred] = true
-		_, a, err := u.readAuth(ctx, cred)
+		seen[k] = true
+		raw, ok, err := u.get(ctx, k)
 		if err != nil {
 			return nil, wrap(m, err)
 		}
-		if a != nil && a.UserID == userID {
+		if !ok {
+			continue
+		}
+		doc, _ := object(raw)
+		cred, _ := stringField(doc, "credentialID")
+		a, err := decodeUAuth(raw, cred)
+		if err != nil {
+			return nil, wrap(m, err)
+		}
+		if a != nil && a.UserID == userID && u.k.auth(cred) == k {
 			out = append(out, *a)
 		}
 	}

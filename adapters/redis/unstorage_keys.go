@@ -28,6 +28,7 @@ const (
 	uOwnAccounts = "authport:accounts-by-user:"
 	uOwnSessions = "authport:sessions-by-user:"
 	uOwnAccount  = "authport:account:"
+	uOwnAuths    = "authport:authenticators-by-user:"
 )
 
 // unstorageKey normalizes a logical key the way unstorage's storage layer
@@ -103,6 +104,7 @@ func (k ukeys) auth(cred string) string         { return k.redis(uAuth + cred) }
 func (k ukeys) authByUser(uid string) string    { return k.redis(uAuthByUser + uid) }
 func (k ukeys) ownAccounts(uid string) string   { return k.redis(uOwnAccounts + uid) }
 func (k ukeys) ownSessions(uid string) string   { return k.redis(uOwnSessions + uid) }
+func (k ukeys) ownAuths(uid string) string      { return k.redis(uOwnAuths + uid) }
 
 // foreign reports whether the normalized logical key of a record of one
 // kind (its logical prefix) lands among the keys of another kind: a user id
