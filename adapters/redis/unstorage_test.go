@@ -125,25 +125,43 @@ func (r rawUView) WriteAccount(ctx context.Context, acc core.Account) error {
 	return r.c.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
 }
 
-// values returns every string key under the prefix with its value.
+// values returns every key under the prefix with its value (a set's
+// members joined by newlines): a SCAN, then two pipelines.
 func (r rawUView) values(ctx context.Context) (map[string]string, error) {
 	ks, err := scanKeys(ctx, r.c, r.prefix)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, k := range ks {
-		if typ, err := r.c.Type(ctx, k).Result(); err != nil {
-			return nil, err
-		} else if typ == "set" {
-			ms, err := r.c.SMembers(ctx, k).Result()
-			if err != nil {
-				return nil, err
+	types := make([]*redis.StatusCmd, len(ks))
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range ks {
+			types[i] = p.Type(ctx, k)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	gets := make([]*redis.StringCmd, len(ks))
+	sets := make([]*redis.StringSliceCmd, len(ks))
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range ks {
+			if types[i].Val() == "set" {
+				sets[i] = p.SMembers(ctx, k)
+			} else {
+				gets[i] = p.Get(ctx, k)
 			}
-			out[k] = strings.Join(ms, "\n")
+		}
+		return nil
+	}); err != nil && !isNil(err) {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, k := range ks {
+		if sets[i] != nil {
+			out[k] = strings.Join(sets[i].Val(), "\n")
 			continue
 		}
-		v, err := r.c.Get(ctx, k).Result()
+		v, err := gets[i].Result()
 		if isNil(err) {
 			continue // expired meanwhile
 		}
