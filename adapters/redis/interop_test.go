@@ -184,6 +184,27 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 	if u, _ := x.a.GetUser(ctx, nu.ID); u == nil || !eqp(u.Name, sp("Ada L.")) || u.EmailVerified == nil {
 		t.Errorf("GetUser after Auth.js's updateUser: %+v", u)
 	}
+
+	// Auth.js's updateUser moving the e-mail leaves the old e-mail's key
+	// behind; it names nobody for authport and does not block the e-mail.
+	x.node.call(nil, "updateUser", map[string]any{"id": nu.ID, "email": "ada@new.example.com"})
+	if u, err := x.a.GetUserByEmail(ctx, "ada@example.com"); u != nil || err != nil {
+		t.Errorf("GetUserByEmail of the e-mail Auth.js moved away from: %+v, %v", u, err)
+	}
+	if u, err := x.a.GetUserByEmail(ctx, "ada@new.example.com"); err != nil || u == nil || u.ID != nu.ID {
+		t.Errorf("GetUserByEmail of the e-mail Auth.js moved to: %+v, %v", u, err)
+	}
+	if _, err := x.a.CreateUser(ctx, core.User{ID: "go-after-move", Email: "ada@example.com"}); err != nil {
+		t.Errorf("CreateUser with the e-mail Auth.js moved away from: %v", err)
+	}
+	if _, err := x.a.UpdateUser(ctx, core.UserUpdate{ID: "go-after-move", Email: core.Set("ada@new.example.com")}); !errors.Is(err, core.ErrAlreadyExists) {
+		t.Errorf("UpdateUser to the e-mail Auth.js's user holds: %v, want ErrAlreadyExists", err)
+	}
+	var byEmail *nodeUser
+	x.node.call(&byEmail, "getUserByEmail", "ada@example.com")
+	if byEmail == nil || byEmail.ID != "go-after-move" {
+		t.Errorf("Auth.js getUserByEmail of the reused e-mail: %+v", byEmail)
+	}
 }
 
 func TestInteropAuthportWritesNodeReads(t *testing.T) {

@@ -97,19 +97,22 @@ local function owned(k, id) return field(k, 'userId') == id end
 `
 
 var (
-	// KEYS: user, email. ARGV: json, id.
+	// KEYS: user, email. ARGV: json, id, stale e-mail key value ("": none).
 	uCreateUser = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 or KEYS[1] == KEYS[2] then return 'exists' end
+if redis.call('EXISTS', KEYS[1]) == 1 or KEYS[1] == KEYS[2] then return 'exists' end
+local cur = redis.call('GET', KEYS[2])
+if cur and cur ~= ARGV[3] then return 'exists' end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[2])
 return 'ok'`)
 
-	// KEYS: user, old e-mail, new e-mail. ARGV: old json, new json, id, move.
+	// KEYS: user, old e-mail, new e-mail. ARGV: old json, new json, id,
+	// move, stale e-mail key value ("": none).
 	uUpdateUser = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
 if ARGV[4] == '1' then
   local cur = redis.call('GET', KEYS[3])
-  if cur and cur ~= ARGV[3] then return 'exists' end
+  if cur and cur ~= ARGV[3] and cur ~= ARGV[5] then return 'exists' end
   redis.call('SET', KEYS[3], ARGV[3])
   if KEYS[2] ~= KEYS[3] and redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
 end
@@ -224,7 +227,11 @@ func (u *ustore) createUser(ctx context.Context, user core.User) (*core.User, er
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	res, err := uCreateUser.Run(ctx, u.c, []string{u.k.user(nu.ID), u.k.email(nu.Email)}, doc, nu.ID).Text()
+	stale, err := u.staleEmail(ctx, nu.Email, nu.ID)
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	res, err := uCreateUser.Run(ctx, u.c, []string{u.k.user(nu.ID), u.k.email(nu.Email)}, doc, nu.ID, stale).Text()
 	if err != nil {
 		return nil, wrap(m, err)
 	}
@@ -232,6 +239,25 @@ func (u *ustore) createUser(ctx context.Context, user core.User) (*core.User, er
 		return nil, fmt.Errorf("%s: user id %q or e-mail %q: %w", m, nu.ID, nu.Email, core.ErrAlreadyExists)
 	}
 	return &nu, nil
+}
+
+// staleEmail returns the value of email's index key when it names a user
+// other than id that no longer has that e-mail (or no longer exists):
+// @auth/unstorage-adapter's updateUser leaves the old e-mail's key behind.
+// Such a key does not block the e-mail. It returns "" otherwise.
+func (u *ustore) staleEmail(ctx context.Context, email, id string) (string, error) {
+	holder, ok, err := u.get(ctx, u.k.email(email))
+	if err != nil || !ok || holder == id {
+		return "", err
+	}
+	_, usr, err := u.readUser(ctx, holder)
+	if err != nil {
+		return "", err
+	}
+	if usr == nil || usr.Email != email {
+		return holder, nil
+	}
+	return "", nil
 }
 
 func (u *ustore) checkUser(m core.Method, nu *core.User) error {
@@ -372,12 +398,15 @@ func (u *ustore) updateUser(ctx context.Context, up core.UserUpdate) (*core.User
 		if err != nil {
 			return nil, wrap(m, err)
 		}
-		move := "0"
+		move, stale := "0", ""
 		if next.Email != cur.Email {
 			move = "1"
+			if stale, err = u.staleEmail(ctx, next.Email, up.ID); err != nil {
+				return nil, wrap(m, err)
+			}
 		}
 		res, err := uUpdateUser.Run(ctx, u.c, []string{u.k.user(up.ID), u.k.email(cur.Email), u.k.email(next.Email)},
-			raw, s, up.ID, move).Text()
+			raw, s, up.ID, move, stale).Text()
 		if err != nil {
 			return nil, wrap(m, err)
 		}
