@@ -261,3 +261,38 @@ func (r rawUView) Mentions(ctx context.Context, s string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// FuzzUnstorageDecode feeds the unstorage layout's decoders and key
+// normalization arbitrary input: they never panic, a record read back is
+// the one asked for, and normalization is idempotent and yields no empty
+// segment, no leading or trailing ':' and no '/', '\' or '?'.
+func FuzzUnstorageDecode(f *testing.F) {
+	f.Add(`{"id":"u","email":"a@b","emailVerified":"2024-01-02T03:04:05.678Z","name":null}`, "u")
+	f.Add(`{"provider":"p","providerAccountId":"u","userId":"x","type":"oauth","expires_at":1.5}`, "u")
+	f.Add(`{"sessionToken":"u","userId":"x","expires":"2024-01-02T03:04Z"}`, "u")
+	f.Add(`{"credentialID":"u","counter":-1}`, "u")
+	f.Add(`{"identifier":"i","token":"t","expires":"+012345-01-01T00:00:00.000Z"}`, "a//b::c?d")
+	f.Fuzz(func(t *testing.T, doc, id string) {
+		if u, err := decodeUUser(doc, id); err == nil && u != nil && u.ID != id {
+			t.Fatalf("decodeUUser returned user %q for %q", u.ID, id)
+		}
+		if a, err := decodeUAccount(doc, "p", id); err == nil && a != nil && (a.Provider != "p" || a.ProviderAccountID != id) {
+			t.Fatalf("decodeUAccount returned %+v", a)
+		}
+		if s, err := decodeUSession(doc, id); err == nil && s != nil && s.SessionToken != id {
+			t.Fatalf("decodeUSession returned %+v", s)
+		}
+		if a, err := decodeUAuth(doc, id); err == nil && a != nil && (a.CredentialID != id || a.Counter < 0) {
+			t.Fatalf("decodeUAuth returned %+v", a)
+		}
+		_, _ = decodeUToken(doc)
+		_ = credList(doc)
+		n := unstorageKey(id)
+		if unstorageKey(n) != n || strings.ContainsAny(n, `/\?`) || strings.Contains(n, "::") ||
+			strings.HasPrefix(n, ":") || strings.HasSuffix(n, ":") {
+			t.Fatalf("unstorageKey(%q) = %q", id, n)
+		}
+		_ = unstorageBase(id)
+		_ = checkKey(core.MethodCreateUser, "id", uUser, uUser+id)
+	})
+}
