@@ -10,6 +10,9 @@ import (
 // LinkAccount implements [core.AccountLinker]: one script on a single
 // node; claim, write, confirm on a cluster.
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
+	if a.u != nil {
+		return a.u.linkAccount(ctx, account)
+	}
 	const m = core.MethodLinkAccount
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -42,6 +45,9 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 
 // UnlinkAccount implements [core.AccountUnlinker].
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
+	if a.u != nil {
+		return a.u.unlinkAccount(ctx, key)
+	}
 	const m = core.MethodUnlinkAccount
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -77,6 +83,9 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 
 // GetAccount implements [core.AccountGetter].
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
+	if a.u != nil {
+		return a.u.getAccount(ctx, providerAccountID, provider)
+	}
 	const m = core.MethodGetAccount
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)

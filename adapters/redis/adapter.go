@@ -21,6 +21,7 @@ type Adapter struct {
 	cluster  bool
 	claimTTL time.Duration
 	s        *scripts
+	u        *ustore // non-nil with WithUnstorageLayout
 }
 
 var (
@@ -32,15 +33,19 @@ var (
 type Option func(*options)
 
 type options struct {
-	prefix   string
-	cluster  *bool
-	claimTTL time.Duration
+	prefix    string
+	prefixSet bool
+	cluster   *bool
+	claimTTL  time.Duration
+	unstorage *string
 }
 
 // WithPrefix sets the prefix of every key the adapter reads and writes
 // (default [DefaultPrefix]). It must not contain '{' or '}', which would
 // change the hash slots of the keys on Redis Cluster.
-func WithPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
+func WithPrefix(prefix string) Option {
+	return func(o *options) { o.prefix, o.prefixSet = prefix, true }
+}
 
 // WithClusterMode forces the cluster protocol on (true) or off (false).
 // By default it is on exactly when the client is a *redis.ClusterClient.
@@ -76,6 +81,17 @@ func New(client redis.UniversalClient, opts ...Option) (*Adapter, error) {
 		return nil, fmt.Errorf("redisadapter.New: claim TTL %v is not positive: %w", o.claimTTL, core.ErrInvalidInput)
 	}
 	_, isCluster := client.(*redis.ClusterClient)
+	if o.unstorage != nil {
+		if isCluster || (o.cluster != nil && *o.cluster) {
+			return nil, fmt.Errorf("redisadapter.New: WithUnstorageLayout cannot run on Redis Cluster: unstorage's keys carry no hash tags, so the adapter's atomic scripts would span hash slots (CROSSSLOT); use a single server or a failover client: %w", core.ErrInvalidInput)
+		}
+		if o.prefixSet {
+			return nil, fmt.Errorf("redisadapter.New: WithPrefix and WithUnstorageLayout exclude each other; the layout's base is its prefix: %w", core.ErrInvalidInput)
+		}
+		base := unstorageBase(*o.unstorage)
+		return &Adapter{c: client, k: keys{p: base}, pArg: base, claimTTL: o.claimTTL, s: newScripts(),
+			u: &ustore{c: client, k: ukeys{base: base}}}, nil
+	}
 	if o.cluster != nil {
 		isCluster = *o.cluster
 	}
@@ -94,7 +110,8 @@ func isNilClient(c redis.UniversalClient) bool {
 	return false
 }
 
-// Prefix returns the key prefix.
+// Prefix returns the key prefix (with [WithUnstorageLayout], the prefix
+// unstorage's Redis driver puts before every key: the base and a colon).
 func (a *Adapter) Prefix() string { return a.k.p }
 
 // ClusterMode reports whether the adapter uses the cluster protocol.
@@ -105,7 +122,11 @@ func (a *Adapter) ClusterMode() bool { return a.cluster }
 // EVALSHA in one round trip. Without it, the first call of a script on a
 // server sends the script once more.
 func (a *Adapter) Preload(ctx context.Context) error {
-	for _, s := range a.s.all() {
+	all := a.s.all()
+	if a.u != nil {
+		all = unstorageScripts()
+	}
+	for _, s := range all {
 		if err := s.Load(ctx, a.c).Err(); err != nil {
 			return fmt.Errorf("redisadapter: loading scripts: %w", err)
 		}

@@ -13,6 +13,9 @@ import (
 // CreateAuthenticator implements [core.AuthenticatorCreator]: one script
 // on a single node; claim, write, confirm on a cluster.
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
+	if a.u != nil {
+		return a.u.createAuthenticator(ctx, authenticator)
+	}
 	const m = core.MethodCreateAuthenticator
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -45,6 +48,9 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 
 // GetAuthenticator implements [core.AuthenticatorGetter].
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
+	if a.u != nil {
+		return a.u.getAuthenticator(ctx, credentialID)
+	}
 	const m = core.MethodGetAuthenticator
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -73,6 +79,9 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister]
 // with one HVALS of the user's authenticators hash.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	if a.u != nil {
+		return a.u.listAuthenticators(ctx, userID)
+	}
 	const m = core.MethodListAuthenticatorsByUserID
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -115,6 +124,9 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 // only when it increases ("ok"), else the update script, which replies the
 // updated authenticator.
 func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
+	if a.u != nil {
+		return a.u.setCounter(ctx, m, credentialID, newCounter, increaseOnly)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
 	}

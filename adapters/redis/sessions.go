@@ -14,6 +14,9 @@ import (
 // node; on a cluster, SET NX of the session key (expiring at the session's
 // expiry), then the script in the user's slot.
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
+	if a.u != nil {
+		return a.u.createSession(ctx, session)
+	}
 	const m = core.MethodCreateSession
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -62,6 +65,9 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // expiry with the caller's clock, so an expired session is never
 // returned, even before Redis evicts it.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
+	if a.u != nil {
+		return a.u.getSessionAndUser(ctx, sessionToken)
+	}
 	const m = core.MethodGetSessionAndUser
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -112,6 +118,9 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // session key; moving a session to another user takes five steps (see
 // README.md).
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
+	if a.u != nil {
+		return a.u.updateSession(ctx, up)
+	}
 	const m = core.MethodUpdateSession
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -258,6 +267,9 @@ func sessionReply(m core.Method, token string, v any) (*core.Session, error) {
 // DeleteSession implements [core.SessionDeleter]. It returns the deleted
 // session, or nil, nil when there was none or it had expired.
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
+	if a.u != nil {
+		return a.u.deleteSession(ctx, sessionToken)
+	}
 	const m = core.MethodDeleteSession
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)

@@ -12,6 +12,9 @@ import (
 // CreateVerificationToken implements [core.VerificationTokenCreator] with
 // one SET NX PXAT: the key expires at the token's expiry.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
+	if a.u != nil {
+		return a.u.createVerificationToken(ctx, token)
+	}
 	const m = core.MethodCreateVerificationToken
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -38,6 +41,9 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // GETDEL, so of concurrent calls exactly one gets the token. A token past
 // its expiry is never returned, even before Redis evicts it.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
+	if a.u != nil {
+		return a.u.useVerificationToken(ctx, key)
+	}
 	const m = core.MethodUseVerificationToken
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)

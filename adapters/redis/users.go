@@ -17,6 +17,9 @@ import (
 // script; on a cluster it claims the e-mail index key, writes the user in
 // its slot and then confirms the claim (three round trips).
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
+	if a.u != nil {
+		return a.u.createUser(ctx, user)
+	}
 	const m = core.MethodCreateUser
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -68,6 +71,9 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 
 // GetUser implements [core.UserGetter] with one HGETALL.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
+	if a.u != nil {
+		return a.u.getUser(ctx, id)
+	}
 	const m = core.MethodGetUser
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -89,6 +95,9 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 // GetUserByEmail implements [core.UserByEmailGetter]: one script on a
 // single node, GET and HGETALL on a cluster.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	if a.u != nil {
+		return a.u.getUserByEmail(ctx, email)
+	}
 	const m = core.MethodGetUserByEmail
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -135,6 +144,9 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 
 // GetUserByAccount implements [core.UserByAccountGetter].
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	if a.u != nil {
+		return a.u.getUserByAccount(ctx, key)
+	}
 	const m = core.MethodGetUserByAccount
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -162,6 +174,9 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 // takes the user's e-mail-change lock, claims the new index key first and
 // releases the old one last (see updateEmailCluster).
 func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
+	if a.u != nil {
+		return a.u.updateUser(ctx, up)
+	}
 	const m = core.MethodUpdateUser
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -318,6 +333,9 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 // and everything in its slot; on a single node the same script deletes the
 // index keys, on a cluster one pipeline releases them afterwards.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
+	if a.u != nil {
+		return a.u.deleteUser(ctx, id)
+	}
 	const m = core.MethodDeleteUser
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)

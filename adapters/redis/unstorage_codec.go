@@ -1,0 +1,279 @@
+package redisadapter
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// The JSON documents of @auth/unstorage-adapter: the records as Auth.js
+// hands them over, through JSON.stringify (dates as ISO 8601 strings).
+
+type uUserDoc struct {
+	ID            string  `json:"id"`
+	Email         string  `json:"email"`
+	EmailVerified *string `json:"emailVerified"`
+	Name          *string `json:"name"`
+	Image         *string `json:"image"`
+}
+
+type uAccountDoc struct {
+	UserID               string                      `json:"userId"`
+	Type                 core.AccountType            `json:"type"`
+	Provider             string                      `json:"provider"`
+	ProviderAccountID    string                      `json:"providerAccountId"`
+	AccessToken          *string                     `json:"access_token,omitempty"`
+	AuthorizationDetails *[]core.AuthorizationDetail `json:"authorization_details,omitempty"`
+	ExpiresAt            *float64                    `json:"expires_at,omitempty"`
+	ExpiresIn            *float64                    `json:"expires_in,omitempty"`
+	IDToken              *string                     `json:"id_token,omitempty"`
+	RefreshToken         *string                     `json:"refresh_token,omitempty"`
+	Scope                *string                     `json:"scope,omitempty"`
+	TokenType            *string                     `json:"token_type,omitempty"`
+	SessionState         *string                     `json:"session_state,omitempty"`
+	ID                   string                      `json:"id"`
+}
+
+type uSessionDoc struct {
+	SessionToken string `json:"sessionToken"`
+	UserID       string `json:"userId"`
+	Expires      string `json:"expires"`
+}
+
+type uTokenDoc struct {
+	Identifier string `json:"identifier"`
+	Token      string `json:"token"`
+	Expires    string `json:"expires"`
+}
+
+type uAuthDoc struct {
+	CredentialID         string  `json:"credentialID"`
+	UserID               string  `json:"userId"`
+	ProviderAccountID    string  `json:"providerAccountId"`
+	CredentialPublicKey  string  `json:"credentialPublicKey"`
+	Counter              float64 `json:"counter"`
+	CredentialDeviceType string  `json:"credentialDeviceType"`
+	CredentialBackedUp   bool    `json:"credentialBackedUp"`
+	Transports           *string `json:"transports"`
+}
+
+// marshalJSON encodes v without Go's HTML escaping, as JSON.stringify would.
+func marshalJSON(v any) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+// object decodes a stored value as a JSON object. ok is false for a value
+// that is not one (another kind's key, in this layout).
+func object(s string) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// stringField returns the string value of field f of m.
+func stringField(m map[string]json.RawMessage, f string) (string, bool) {
+	var s string
+	if raw, ok := m[f]; !ok || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func encodeUUser(u *core.User) (string, error) {
+	d := uUserDoc{ID: u.ID, Email: u.Email, Name: u.Name, Image: u.Image}
+	if u.EmailVerified != nil {
+		s := isoTime(*u.EmailVerified)
+		d.EmailVerified = &s
+	}
+	return marshalJSON(d)
+}
+
+// decodeUUser decodes a user document; nil, nil when s is not the user id.
+func decodeUUser(s, id string) (*core.User, error) {
+	m, ok := object(s)
+	if !ok {
+		return nil, nil
+	}
+	if got, ok := stringField(m, "id"); !ok || got != id {
+		return nil, nil
+	}
+	var d uUserDoc
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		return nil, fmt.Errorf("%w: user %q: %v", errCorrupt, id, err)
+	}
+	u := &core.User{ID: d.ID, Email: d.Email, Name: d.Name, Image: d.Image}
+	if d.EmailVerified != nil {
+		t, err := parseISOTime(*d.EmailVerified)
+		if err != nil {
+			return nil, err
+		}
+		u.EmailVerified = &t
+	}
+	return u, nil
+}
+
+func encodeUAccount(a *core.Account) (string, error) {
+	d := uAccountDoc{
+		UserID: a.UserID, Type: a.Type, Provider: a.Provider, ProviderAccountID: a.ProviderAccountID,
+		AccessToken: a.AccessToken, IDToken: a.IDToken, RefreshToken: a.RefreshToken, Scope: a.Scope,
+		TokenType: a.TokenType, SessionState: a.SessionState,
+		ID: a.Provider + ":" + a.ProviderAccountID,
+	}
+	if a.AuthorizationDetails != nil {
+		d.AuthorizationDetails = &a.AuthorizationDetails
+	}
+	if a.ExpiresAt != nil {
+		f := float64(*a.ExpiresAt)
+		d.ExpiresAt = &f
+	}
+	if a.ExpiresIn != nil {
+		f := float64(*a.ExpiresIn)
+		d.ExpiresIn = &f
+	}
+	return marshalJSON(d)
+}
+
+// decodeUAccount decodes an account document as stored (token_type as
+// written); nil, nil when s is not the account (provider,
+// providerAccountId).
+func decodeUAccount(s, provider, paid string) (*core.Account, error) {
+	m, ok := object(s)
+	if !ok {
+		return nil, nil
+	}
+	p, ok1 := stringField(m, "provider")
+	id, ok2 := stringField(m, "providerAccountId")
+	if !ok1 || !ok2 || p != provider || id != paid {
+		return nil, nil
+	}
+	var d uAccountDoc
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		return nil, fmt.Errorf("%w: account (%q, %q): %v", errCorrupt, provider, paid, err)
+	}
+	a := &core.Account{
+		UserID: d.UserID, Type: d.Type, Provider: d.Provider, ProviderAccountID: d.ProviderAccountID,
+		AccessToken: d.AccessToken, IDToken: d.IDToken, RefreshToken: d.RefreshToken, Scope: d.Scope,
+		TokenType: d.TokenType, SessionState: d.SessionState,
+	}
+	if d.AuthorizationDetails != nil {
+		a.AuthorizationDetails = *d.AuthorizationDetails
+	}
+	var err error
+	if a.ExpiresAt, err = wholeSeconds(d.ExpiresAt); err != nil {
+		return nil, err
+	}
+	if a.ExpiresIn, err = wholeSeconds(d.ExpiresIn); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// wholeSeconds converts a JSON number of seconds to an int64.
+func wholeSeconds(f *float64) (*int64, error) {
+	if f == nil {
+		return nil, nil
+	}
+	if *f != math.Trunc(*f) || math.Abs(*f) > 1<<53 {
+		return nil, fmt.Errorf("%w: %v is not a whole number of seconds", errCorrupt, *f)
+	}
+	n := int64(*f)
+	return &n, nil
+}
+
+func encodeUSession(s *core.Session) (string, error) {
+	return marshalJSON(uSessionDoc{SessionToken: s.SessionToken, UserID: s.UserID, Expires: isoTime(s.Expires)})
+}
+
+// decodeUSession decodes a session document; nil, nil when s is not the
+// session token's.
+func decodeUSession(s, token string) (*core.Session, error) {
+	m, ok := object(s)
+	if !ok {
+		return nil, nil
+	}
+	if got, ok := stringField(m, "sessionToken"); !ok || got != token {
+		return nil, nil
+	}
+	var d uSessionDoc
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		return nil, fmt.Errorf("%w: session: %v", errCorrupt, err)
+	}
+	exp, err := parseISOTime(d.Expires)
+	if err != nil {
+		return nil, err
+	}
+	return &core.Session{SessionToken: d.SessionToken, UserID: d.UserID, Expires: exp}, nil
+}
+
+func encodeUToken(t *core.VerificationToken) (string, error) {
+	return marshalJSON(uTokenDoc{Identifier: t.Identifier, Token: t.Token, Expires: isoTime(t.Expires)})
+}
+
+func decodeUToken(s string) (*core.VerificationToken, error) {
+	var d uTokenDoc
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		return nil, fmt.Errorf("%w: verification token: %v", errCorrupt, err)
+	}
+	exp, err := parseISOTime(d.Expires)
+	if err != nil {
+		return nil, err
+	}
+	return &core.VerificationToken{Identifier: d.Identifier, Token: d.Token, Expires: exp}, nil
+}
+
+func encodeUAuth(a *core.Authenticator) (string, error) {
+	return marshalJSON(uAuthDoc{
+		CredentialID: a.CredentialID, UserID: a.UserID, ProviderAccountID: a.ProviderAccountID,
+		CredentialPublicKey: a.CredentialPublicKey, Counter: float64(a.Counter),
+		CredentialDeviceType: a.CredentialDeviceType, CredentialBackedUp: a.CredentialBackedUp,
+		Transports: a.Transports,
+	})
+}
+
+// decodeUAuth decodes an authenticator document; nil, nil when s is not
+// the credential's.
+func decodeUAuth(s, cred string) (*core.Authenticator, error) {
+	m, ok := object(s)
+	if !ok {
+		return nil, nil
+	}
+	if got, ok := stringField(m, "credentialID"); !ok || got != cred {
+		return nil, nil
+	}
+	var d uAuthDoc
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		return nil, fmt.Errorf("%w: authenticator %q: %v", errCorrupt, cred, err)
+	}
+	n, err := wholeSeconds(&d.Counter)
+	if err != nil || *n < 0 {
+		return nil, fmt.Errorf("%w: authenticator %q: counter %v", errCorrupt, cred, d.Counter)
+	}
+	return &core.Authenticator{
+		CredentialID: d.CredentialID, UserID: d.UserID, ProviderAccountID: d.ProviderAccountID,
+		CredentialPublicKey: d.CredentialPublicKey, Counter: *n,
+		CredentialDeviceType: d.CredentialDeviceType, CredentialBackedUp: d.CredentialBackedUp,
+		Transports: d.Transports,
+	}, nil
+}
+
+// maxSafeCounter is the largest counter a JSON number (a JavaScript
+// double) holds exactly.
+const maxSafeCounter = 1<<53 - 1
+
+// checkTimes checks that the times of a record fit the layout's ISO
+// strings.
+func checkTimes(m core.Method, field string, t time.Time) error {
+	return checkISOTime(m, field, &t)
+}

@@ -1,0 +1,298 @@
+package redisadapter
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/core"
+)
+
+// uniqueBase returns an unstorage base no other test run uses, and the
+// key prefix it gives.
+func uniqueBase(t testing.TB) (string, string) {
+	p := uniquePrefix(t) // "authport-test:<hex>:"
+	return strings.TrimSuffix(p, ":"), p
+}
+
+// unstorageFixture returns an adapter with the unstorage layout on a fresh
+// base whose keys are deleted when t ends.
+func unstorageFixture(t testing.TB, c redis.UniversalClient) (*Adapter, rawUView) {
+	t.Helper()
+	base, prefix := uniqueBase(t)
+	a, err := New(c, WithUnstorageLayout(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Prefix() != prefix {
+		t.Fatalf("Prefix() = %q, want %q", a.Prefix(), prefix)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := deletePrefix(ctx, c, prefix); err != nil {
+			t.Errorf("cleaning up prefix %s: %v", prefix, err)
+		}
+	})
+	return a, rawUView{c: c, prefix: prefix}
+}
+
+func TestConformanceUnstorage(t *testing.T) {
+	b := &backend{name: "redis", connect: singleNode}
+	conformance.Run(t, conformance.Harness{
+		Name: "redis-unstorage",
+		New: func(t testing.TB) conformance.Fixture {
+			a, raw := unstorageFixture(t, b.get(t))
+			return conformance.Fixture{Adapter: a, Raw: raw}
+		},
+	})
+	if b.client != nil {
+		_ = b.client.Close()
+	}
+}
+
+func TestUnstorageLayoutRefusesCluster(t *testing.T) {
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	defer cc.Close()
+	if _, err := New(cc, WithUnstorageLayout("app")); !errors.Is(err, core.ErrInvalidInput) || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Errorf("New(cluster client, WithUnstorageLayout) = %v, want ErrInvalidInput naming CROSSSLOT", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	if _, err := New(c, WithUnstorageLayout("app"), WithClusterMode(true)); !errors.Is(err, core.ErrInvalidInput) {
+		t.Errorf("WithClusterMode(true) and WithUnstorageLayout: %v, want ErrInvalidInput", err)
+	}
+	if _, err := New(c, WithUnstorageLayout("app"), WithPrefix("x:")); !errors.Is(err, core.ErrInvalidInput) {
+		t.Errorf("WithPrefix and WithUnstorageLayout: %v, want ErrInvalidInput", err)
+	}
+}
+
+func TestUnstorageKeyNormalization(t *testing.T) {
+	// Expected values as unstorage 1.17's normalizeKey and its Redis
+	// driver's base handling compute them.
+	for in, want := range map[string]string{
+		"user:abc":             "user:abc",
+		"user:email:a/b@x":     "user:email:a:b@x",
+		`user:email:a\b@x`:     "user:email:a:b@x",
+		"user:email:a::b@x":    "user:email:a:b@x",
+		"user:email:a?b@x":     "user:email:a",
+		"user:token:x@y:":      "user:token:x@y",
+		"user:session:/t":      "user:session:t",
+		"user:account:gh:1234": "user:account:gh:1234",
+	} {
+		if got := unstorageKey(in); got != want {
+			t.Errorf("unstorageKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"": "", "app": "app:", "app:": "app:", "/a/b/": "a:b:", ":": ""} {
+		if got := unstorageBase(in); got != want {
+			t.Errorf("unstorageBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// rawUView reads the unstorage layout's keys straight from Redis, telling
+// the records apart by their JSON fields. It implements conformance.Raw,
+// conformance.Mentioner and conformance.RawWriter.
+type rawUView struct {
+	c      redis.UniversalClient
+	prefix string
+}
+
+var (
+	_ conformance.Raw       = rawUView{}
+	_ conformance.Mentioner = rawUView{}
+	_ conformance.RawWriter = rawUView{}
+)
+
+// WriteAccount stores the account as @auth/unstorage-adapter's linkAccount
+// does: the document and the by-user-id key, with plain SETs.
+func (r rawUView) WriteAccount(ctx context.Context, acc core.Account) error {
+	k := ukeys{base: r.prefix}
+	doc, err := encodeUAccount(&acc)
+	if err != nil {
+		return err
+	}
+	logical := k.accountLogical(acc.Provider, acc.ProviderAccountID)
+	if err := r.c.Set(ctx, k.redis(logical), doc, 0).Err(); err != nil {
+		return err
+	}
+	return r.c.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
+}
+
+// values returns every key under the prefix with its value (a set's
+// members joined by newlines): a SCAN, then two pipelines.
+func (r rawUView) values(ctx context.Context) (map[string]string, error) {
+	ks, err := scanKeys(ctx, r.c, r.prefix)
+	if err != nil {
+		return nil, err
+	}
+	types := make([]*redis.StatusCmd, len(ks))
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range ks {
+			types[i] = p.Type(ctx, k)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	gets := make([]*redis.StringCmd, len(ks))
+	sets := make([]*redis.StringSliceCmd, len(ks))
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range ks {
+			if types[i].Val() == "set" {
+				sets[i] = p.SMembers(ctx, k)
+			} else {
+				gets[i] = p.Get(ctx, k)
+			}
+		}
+		return nil
+	}); err != nil && !isNil(err) {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, k := range ks {
+		if sets[i] != nil {
+			out[k] = strings.Join(sets[i].Val(), "\n")
+			continue
+		}
+		v, err := gets[i].Result()
+		if isNil(err) {
+			continue // expired meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (r rawUView) records(ctx context.Context) (conformance.Records, error) {
+	var rs conformance.Records
+	vals, err := r.values(ctx)
+	if err != nil {
+		return rs, err
+	}
+	for k, v := range vals {
+		m, ok := object(v)
+		if !ok {
+			continue // an index key
+		}
+		has := func(f string) bool { _, ok := m[f]; return ok }
+		str := func(f string) string { s, _ := stringField(m, f); return s }
+		switch {
+		case has("credentialID"):
+			a, err := decodeUAuth(v, str("credentialID"))
+			if err != nil || a == nil {
+				return rs, errors.Join(errors.New(k), err)
+			}
+			rs.Authenticators = append(rs.Authenticators, *a)
+		case has("sessionToken"):
+			s, err := decodeUSession(v, str("sessionToken"))
+			if err != nil || s == nil {
+				return rs, errors.Join(errors.New(k), err)
+			}
+			rs.Sessions = append(rs.Sessions, *s)
+		case has("identifier"):
+			t, err := decodeUToken(v)
+			if err != nil {
+				return rs, errors.Join(errors.New(k), err)
+			}
+			rs.VerificationTokens = append(rs.VerificationTokens, *t)
+		case has("provider"):
+			a, err := decodeUAccount(v, str("provider"), str("providerAccountId"))
+			if err != nil || a == nil {
+				return rs, errors.Join(errors.New(k), err)
+			}
+			rs.Accounts = append(rs.Accounts, *a)
+		default:
+			u, err := decodeUUser(v, str("id"))
+			if err != nil || u == nil {
+				return rs, errors.Join(errors.New(k), err)
+			}
+			rs.Users = append(rs.Users, *u)
+		}
+	}
+	return rs, nil
+}
+
+func (r rawUView) Users(ctx context.Context) ([]core.User, error) {
+	rs, err := r.records(ctx)
+	return rs.Users, err
+}
+
+func (r rawUView) Accounts(ctx context.Context) ([]core.Account, error) {
+	rs, err := r.records(ctx)
+	return rs.Accounts, err
+}
+
+func (r rawUView) Sessions(ctx context.Context) ([]core.Session, error) {
+	rs, err := r.records(ctx)
+	return rs.Sessions, err
+}
+
+func (r rawUView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
+	rs, err := r.records(ctx)
+	return rs.VerificationTokens, err
+}
+
+func (r rawUView) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
+	rs, err := r.records(ctx)
+	return rs.Authenticators, err
+}
+
+// Mentions returns the keys whose name (after the prefix) or value holds s.
+func (r rawUView) Mentions(ctx context.Context, s string) ([]string, error) {
+	vals, err := r.values(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for k, v := range vals {
+		if strings.Contains(strings.TrimPrefix(k, r.prefix), s) || strings.Contains(v, s) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// FuzzUnstorageDecode feeds the unstorage layout's decoders and key
+// normalization arbitrary input: they never panic, a record read back is
+// the one asked for, and normalization is idempotent and yields no empty
+// segment, no leading or trailing ':' and no '/', '\' or '?'.
+func FuzzUnstorageDecode(f *testing.F) {
+	f.Add(`{"id":"u","email":"a@b","emailVerified":"2024-01-02T03:04:05.678Z","name":null}`, "u")
+	f.Add(`{"provider":"p","providerAccountId":"u","userId":"x","type":"oauth","expires_at":1.5}`, "u")
+	f.Add(`{"sessionToken":"u","userId":"x","expires":"2024-01-02T03:04Z"}`, "u")
+	f.Add(`{"credentialID":"u","counter":-1}`, "u")
+	f.Add(`{"identifier":"i","token":"t","expires":"+012345-01-01T00:00:00.000Z"}`, "a//b::c?d")
+	f.Fuzz(func(t *testing.T, doc, id string) {
+		if u, err := decodeUUser(doc, id); err == nil && u != nil && u.ID != id {
+			t.Fatalf("decodeUUser returned user %q for %q", u.ID, id)
+		}
+		if a, err := decodeUAccount(doc, "p", id); err == nil && a != nil && (a.Provider != "p" || a.ProviderAccountID != id) {
+			t.Fatalf("decodeUAccount returned %+v", a)
+		}
+		if s, err := decodeUSession(doc, id); err == nil && s != nil && s.SessionToken != id {
+			t.Fatalf("decodeUSession returned %+v", s)
+		}
+		if a, err := decodeUAuth(doc, id); err == nil && a != nil && (a.CredentialID != id || a.Counter < 0) {
+			t.Fatalf("decodeUAuth returned %+v", a)
+		}
+		_, _ = decodeUToken(doc)
+		_ = credList(doc)
+		n := unstorageKey(id)
+		if unstorageKey(n) != n || strings.ContainsAny(n, `/\?`) || strings.Contains(n, "::") ||
+			strings.HasPrefix(n, ":") || strings.HasSuffix(n, ":") {
+			t.Fatalf("unstorageKey(%q) = %q", id, n)
+		}
+		_ = unstorageBase(id)
+		_ = checkKey(core.MethodCreateUser, "id", uUser, uUser+id)
+	})
+}
