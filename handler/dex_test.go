@@ -152,3 +152,57 @@ func TestOAuthSigninError(t *testing.T) {
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
 	_ = time.Second
 }
+
+// A signed-in user who signs in with dex gets the dex account linked to
+// them, with database sessions (the flow reads the session cookie) and with
+// JWT sessions (the handler decodes the JWT and names the user), even when
+// the dex address differs from the user's.
+func TestDexLinkWhileSignedIn(t *testing.T) {
+	for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
+		t.Run(string(strategy), func(t *testing.T) {
+			var dex *provision.DexServer
+			smtp := startSMTP(t)
+			e := newEnv(t, envOpts{strategy: strategy, providers: func(t *testing.T, base string) []provider.Provider {
+				dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
+					ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
+				}}})
+				if dex == nil {
+					t.SkipNow()
+				}
+				p := &provider.OIDCConfig[map[string]any]{}
+				p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
+				p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+				return []provider.Provider{smtp.emailProvider(t), p}
+			}})
+			const address = "linker@example.com"
+			e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {address}})
+			res := e.get(smtp.link(t))
+			wantStatus(t, res, http.StatusFound)
+			if u, _ := e.session()["user"].(map[string]any); u == nil || u["email"] != address {
+				t.Fatalf("not signed in by e-mail: %v", e.session())
+			}
+
+			res = e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
+			cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res = e.get(cb.String())
+			wantStatus(t, res, http.StatusFound)
+			snap := e.store.Snapshot()
+			if len(snap.Users) != 1 {
+				t.Fatalf("%d users after linking, want 1: %v", len(snap.Users), snap.Users)
+			}
+			providers := map[string]string{}
+			for _, a := range snap.Accounts {
+				providers[a.Provider] = a.UserID
+			}
+			if len(snap.Accounts) != 2 || providers["email"] != snap.Users[0].ID || providers["dex"] != snap.Users[0].ID {
+				t.Errorf("accounts %v: want the e-mail and the dex account of user %s", snap.Accounts, snap.Users[0].ID)
+			}
+			if u, _ := e.session()["user"].(map[string]any); u == nil || u["email"] != address {
+				t.Errorf("session after linking: %v, want still %s", e.session(), address)
+			}
+		})
+	}
+}

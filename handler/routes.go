@@ -269,13 +269,21 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 	stageErr := func(e error) string { return ErrorCode(e, "callback") }
 	switch p.Common().Type {
 	case provider.TypeOAuth, provider.TypeOIDC:
-		req := r
+		// With database sessions the flow reads the session cookie
+		// itself; a JWT it cannot read, so the signed-in user (to link
+		// the new account to) comes from here.
+		var userID string
 		if h.sessions.Strategy == auth.StrategyJWT {
-			// The flow reads a session cookie as a database session
-			// token; a JWT is none.
-			req = withoutCookie(r, h.names.SessionToken)
+			current, _, serr := h.session(ctx, r)
+			if serr != nil {
+				h.fail(w, r, ErrorConfiguration, serr)
+				return
+			}
+			if u := currentUser(current); u != nil {
+				userID = u.ID
+			}
 		}
-		si, err = h.flow.Callback(ctx, w, req, id)
+		si, err = h.flow.CallbackForUser(ctx, w, r, id, userID)
 	case provider.TypeEmail:
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")

@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -31,18 +30,4 @@ func withQuery(u, rawQuery string) string {
 		return u + "&" + rawQuery
 	}
 	return u + "?" + rawQuery
-}
-
-// withoutCookie returns a shallow copy of r without the cookie name and its
-// chunks (name.0, name.1, …).
-func withoutCookie(r *http.Request, name string) *http.Request {
-	c := r.Clone(r.Context())
-	c.Header.Del("Cookie")
-	for _, ck := range r.Cookies() {
-		if ck.Name == name || strings.HasPrefix(ck.Name, name+".") {
-			continue
-		}
-		c.AddCookie(ck)
-	}
-	return c
 }

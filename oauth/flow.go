@@ -244,7 +244,26 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 // the session. With database sessions Callback sets the session cookie on
 // w. A signed-in caller (session cookie on r) gets the account linked to
 // their user.
+//
+// With JWT sessions (auth.StrategyJWT) the session cookie is a JWT, which
+// the flow does not read: Callback signs the caller in as not signed in.
+// To link the account to a signed-in user, decode the JWT and call
+// [Flow.CallbackForUser] with the user's id.
 func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string) (*auth.SignIn, error) {
+	return f.callback(ctx, w, r, providerID, "")
+}
+
+// CallbackForUser is [Flow.Callback] for JWT sessions, whose caller knows
+// who is signed in: userID is the user the session JWT names, or "" when
+// the caller is not signed in. A new account is then linked to that user,
+// and an account linked to another user fails with
+// auth.ErrAccountNotLinked. With database sessions userID is ignored and
+// the session cookie says who is signed in, as with Callback.
+func (f *Flow) CallbackForUser(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID, userID string) (*auth.SignIn, error) {
+	return f.callback(ctx, w, r, providerID, userID)
+}
+
+func (f *Flow) callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID, userID string) (*auth.SignIn, error) {
 	if f == nil || f.auth == nil {
 		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
 	}
@@ -338,6 +357,7 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	res, err := f.auth.SignInWithOAuth(ctx, auth.OAuthCallback{
 		ProviderID: o.ID, Profile: profile, Tokens: tokens,
 		SessionToken: auth.SessionToken(r, f.secure),
+		UserID:       userID,
 	})
 	if err != nil {
 		return nil, err

@@ -31,9 +31,18 @@ type OAuthCallback struct {
 	Profile provider.User
 	// Tokens is the token endpoint's response.
 	Tokens provider.TokenSet
-	// SessionToken is the caller's current session token, or "" when the
-	// caller is not signed in.
+	// SessionToken is the caller's current database session token, or ""
+	// when the caller is not signed in. It is read only with
+	// [StrategyDatabase].
 	SessionToken string
+	// UserID is the signed-in caller's user id with [StrategyJWT], as the
+	// caller decoded it from its session token, or "" when the caller is
+	// not signed in. It is read only with StrategyJWT: then a new account
+	// is linked to this user, as SessionToken does for database sessions.
+	// A user id that names no user counts as not signed in. Linking this
+	// way needs the adapter's getUser; without it the sign-in fails with
+	// core.ErrMissingAdapterMethod.
+	UserID string
 }
 
 // SignInWithOAuth completes an OAuth or OIDC sign-in (Auth.js's
@@ -65,7 +74,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		return nil, fmt.Errorf("%w: the profile has no id", ErrProfileInvalid)
 	}
 	opts := p.Options()
-	current, err := a.Session(ctx, cb.SessionToken)
+	current, err := a.oauthCaller(ctx, cb)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +165,25 @@ func (a *Auth) removeUnlinkedUser(ctx context.Context, userID string, linkErr er
 		return errors.Join(linkErr, &AdapterError{Method: core.MethodDeleteUser, Err: fmt.Errorf("removing the new user %q whose account could not be linked: %w", userID, err)})
 	}
 	return linkErr
+}
+
+// oauthCaller returns who is signed in while the OAuth callback runs: the
+// database session of cb.SessionToken, or with JWT sessions the user
+// cb.UserID (with a zero Session), or nil.
+func (a *Auth) oauthCaller(ctx context.Context, cb OAuthCallback) (*core.SessionAndUser, error) {
+	if a.strategy != StrategyJWT {
+		return a.Session(ctx, cb.SessionToken)
+	}
+	if cb.UserID == "" {
+		return nil, nil
+	}
+	u, err := call(a, "OAuth sign-in", func(g core.UserGetter) (*core.User, error) {
+		return g.GetUser(ctx, cb.UserID)
+	})
+	if err != nil || u == nil {
+		return nil, err
+	}
+	return &core.SessionAndUser{User: *u}, nil
 }
 
 // cleanupTimeout bounds the removal of a half-created sign-in.
