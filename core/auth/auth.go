@@ -90,6 +90,7 @@ type Config struct {
 type Auth struct {
 	adapter   any
 	providers map[string]provider.Provider
+	list      []provider.Provider // in configuration order
 	secrets   []string
 	strategy  Strategy
 	maxAge    time.Duration
@@ -181,6 +182,7 @@ func New(cfg Config) (*Auth, error) {
 	for _, p := range providers {
 		a.providers[p.Common().ID] = p
 	}
+	a.list = providers
 	if err := a.checkAdapter(providers); err != nil {
 		return nil, err
 	}

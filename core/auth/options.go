@@ -1,0 +1,19 @@
+package auth
+
+import "github.com/authport/authport/core/provider"
+
+// Providers returns the configured providers in configuration order, as
+// [New] validated them (defaults applied), for the HTTP layer that lists
+// them and renders the sign-in page. The slice is a copy; the providers in
+// it are shared and must not be changed.
+func (a *Auth) Providers() []provider.Provider {
+	return append([]provider.Provider(nil), a.list...)
+}
+
+// SessionOptions returns the session settings in effect, defaults applied:
+// the strategy, MaxAge and a non-nil UpdateAge. The HTTP layer uses them to
+// issue and refresh JWT session cookies.
+func (a *Auth) SessionOptions() SessionOptions {
+	updateAge := a.updateAge
+	return SessionOptions{Strategy: a.strategy, MaxAge: a.maxAge, UpdateAge: &updateAge}
+}

@@ -1,0 +1,152 @@
+package handler
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/oauth"
+)
+
+// Auth.js's error codes, the values of the error parameter of the sign-in
+// and error pages.
+const (
+	ErrorConfiguration         = "Configuration"
+	ErrorAccessDenied          = "AccessDenied"
+	ErrorVerification          = "Verification"
+	ErrorOAuthSignin           = "OAuthSignin"
+	ErrorOAuthCallback         = "OAuthCallbackError"
+	ErrorOAuthAccountNotLinked = "OAuthAccountNotLinked"
+	ErrorEmailSignin           = "EmailSignin"
+	ErrorCredentialsSignin     = "CredentialsSignin"
+	ErrorMissingCSRF           = "MissingCSRF"
+	ErrorWebAuthnVerification  = "WebAuthnVerificationError"
+	ErrorSessionRequired       = "SessionRequired"
+)
+
+// ErrorCode maps an error of a sign-in flow to Auth.js's error code:
+// Verification for a bad e-mail link, OAuthAccountNotLinked, OAuthSignin
+// for a failure to start an OAuth sign-in (stage "signin") and
+// OAuthCallbackError for a failed callback (stage "callback"), EmailSignin
+// for an address or delivery problem, Configuration for anything else.
+func ErrorCode(err error, stage string) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, auth.ErrVerificationFailed):
+		return ErrorVerification
+	case errors.Is(err, auth.ErrAccountNotLinked):
+		return ErrorOAuthAccountNotLinked
+	case errors.Is(err, provider.ErrInvalidEmail), errors.Is(err, provider.ErrEmailDelivery):
+		return ErrorEmailSignin
+	case errors.Is(err, oauth.ErrProviderError), errors.Is(err, oauth.ErrStateMissing), errors.Is(err, oauth.ErrStateMismatch),
+		errors.Is(err, oauth.ErrVerifierMissing), errors.Is(err, oauth.ErrNonceMissing), errors.Is(err, oauth.ErrNonceMismatch),
+		errors.Is(err, oauth.ErrIDTokenMissing), errors.Is(err, oauth.ErrIDTokenInvalid), errors.Is(err, oauth.ErrInvalidCallback),
+		errors.Is(err, oauth.ErrTokenExchange), errors.Is(err, oauth.ErrUserinfo), errors.Is(err, oauth.ErrProfile),
+		errors.Is(err, auth.ErrProfileInvalid), errors.Is(err, oauth.ErrDiscovery):
+		if stage == "signin" {
+			return ErrorOAuthSignin
+		}
+		return ErrorOAuthCallback
+	}
+	return ErrorConfiguration
+}
+
+// signInPageErrors are the codes Auth.js shows on the sign-in page (its
+// SignInError kind); the others go to the error page.
+var signInPageErrors = map[string]bool{
+	ErrorOAuthSignin: true, ErrorOAuthCallback: true, ErrorOAuthAccountNotLinked: true,
+	ErrorEmailSignin: true, ErrorCredentialsSignin: true, ErrorWebAuthnVerification: true,
+	ErrorSessionRequired: true,
+}
+
+// errorStatus is the error page's status for a code, as Auth.js's.
+func errorStatus(code string) int {
+	switch code {
+	case ErrorConfiguration:
+		return http.StatusInternalServerError
+	case ErrorAccessDenied, ErrorVerification, ErrorMissingCSRF:
+		return http.StatusForbidden
+	}
+	return http.StatusOK
+}
+
+type errorBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message,omitempty"`
+	URL     string `json:"url,omitempty"`
+}
+
+// noStore marks a response as not cacheable, as Auth.js marks its session
+// and CSRF answers.
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "private, no-cache, no-store")
+	w.Header().Set("Pragma", "no-cache")
+	w.Header().Set("Expires", "0")
+}
+
+// writeJSON answers status with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any, private bool) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":"Configuration"}`)
+	}
+	if private {
+		noStore(w)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// wantsJSON reports whether a POST came from a script that expects JSON
+// rather than a page.
+func wantsJSON(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	return strings.HasPrefix(ct, "application/json") ||
+		!wantsHTML(r) && r.Header.Get("Accept") != "" && r.Header.Get("X-Auth-Return-Redirect") == "" &&
+			containsJSON(r.Header.Get("Accept"))
+}
+
+func containsJSON(accept string) bool { return strings.Contains(accept, "application/json") }
+
+// fail answers a failed action the Auth.js way: a redirect to the sign-in
+// page (sign-in errors) or the error page (others) with ?error=code, or
+// JSON for a script.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code string, err error) {
+	if err != nil {
+		if code == ErrorConfiguration {
+			h.log.ErrorContext(r.Context(), "authport: request failed", "error_code", code, "error", err)
+		} else {
+			h.log.InfoContext(r.Context(), "authport: sign-in failed", "error_code", code, "error", err)
+		}
+	}
+	page := h.pageURL(h.pages.Error, "error")
+	if signInPageErrors[code] {
+		page = h.pageURL(h.pages.SignIn, "signin")
+	}
+	sep := "?"
+	if strings.Contains(page, "?") {
+		sep = "&"
+	}
+	target := page + sep + "error=" + queryEscape(code)
+	if code == ErrorCredentialsSignin {
+		target += "&code=credentials"
+	}
+	if wantsJSON(r) {
+		status := errorStatus(code)
+		if status == http.StatusOK {
+			status = http.StatusBadRequest
+		}
+		if code == ErrorCredentialsSignin {
+			status = http.StatusUnauthorized
+		}
+		writeJSON(w, status, errorBody{Error: code, URL: target}, true)
+		return
+	}
+	h.redirect(w, r, target)
+}

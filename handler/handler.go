@@ -1,0 +1,347 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/jwt"
+	"github.com/authport/authport/oauth"
+)
+
+// ErrInvalidConfig is matched by every error New and NewReader return.
+var ErrInvalidConfig = errors.New("handler: invalid configuration")
+
+// Config configures a Handler.
+type Config struct {
+	// Auth is the configured library: providers, adapter, sessions.
+	// Required.
+	Auth *auth.Auth
+	// Secrets hash the CSRF cookie and encrypt JWT sessions, newest first
+	// (the first makes new ones, all are accepted). Required; use the same
+	// value as Auth.js's AUTH_SECRET to share cookies with an Auth.js app.
+	Secrets []string
+	// BaseURL is the absolute URL of the routes, e.g.
+	// "http://localhost:8080/auth"; its path is where the handler is
+	// mounted. Empty means the Auth's BaseURL. With https cookies are Secure
+	// and carry the __Secure-/__Host- prefixes.
+	BaseURL string
+	// OAuth runs OAuth and OIDC sign-in; nil builds one from Auth, Secrets
+	// and BaseURL when OAuth or OIDC providers are configured.
+	OAuth *oauth.Flow
+	// Passkeys runs the WebAuthn ceremonies; required when a WebAuthn
+	// provider is configured.
+	Passkeys Passkeys
+	// Pages are custom pages replacing the built-in ones.
+	Pages Pages
+	// Theme styles the built-in pages.
+	Theme Theme
+	// Claims, when set, adjusts the claims of a new JWT session (with
+	// strategy jwt) at sign-in: it receives the default claims (name,
+	// email, picture, sub) and the sign-in, and returns the claims to
+	// encode. Auth.js's jwt callback at sign-in.
+	Claims func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
+	// Logger receives one record per failed sign-in and per store error;
+	// nil discards them. It never receives tokens, cookies or secrets.
+	Logger *slog.Logger
+	// Now is the clock for JWT sessions; nil means time.Now. Give the
+	// Auth the same clock.
+	Now func() time.Time
+}
+
+// Pages are the URLs of custom pages (absolute, or paths on the site).
+// When one is set, the handler's route redirects there with the same query,
+// and error redirects go there, as Auth.js's pages option does.
+type Pages struct {
+	SignIn, SignOut, Error, VerifyRequest string
+}
+
+// Theme styles the built-in pages.
+type Theme struct {
+	// BrandColor colours the page's accents, e.g. "#1d4ed8".
+	BrandColor string
+	// Logo is the URL of a logo shown above the forms.
+	Logo string
+	// ButtonText is the text colour of accent buttons, e.g. "#fff".
+	ButtonText string
+}
+
+// Handler serves Auth.js's routes under BaseURL's path: providers, csrf,
+// signin, callback, session, signout, verify-request, error, and for
+// passkeys webauthn-options and passkey.js. It is an http.Handler; mount it
+// with its path prefix, e.g. mux.Handle("/auth/", h). It is safe for
+// concurrent use.
+type Handler struct {
+	*Reader
+	auth      *auth.Auth
+	flow      *oauth.Flow
+	passkeys  Passkeys
+	secrets   []string
+	codec     *jwt.Codec
+	names     jwt.CookieNames
+	secure    bool
+	base      string // BaseURL without a trailing slash
+	basePath  string // its path, e.g. "/auth"
+	origin    string // scheme://host
+	providers []provider.Provider
+	byID      map[string]provider.Provider
+	sessions  auth.SessionOptions
+	pages     Pages
+	theme     Theme
+	claims    func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// New checks cfg and returns the Handler. Its error matches
+// ErrInvalidConfig and says what to fix.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Auth == nil {
+		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", ErrInvalidConfig)
+	}
+	if len(cfg.Secrets) == 0 {
+		return nil, fmt.Errorf("%w: Config.Secrets needs at least one secret (the AUTH_SECRET)", ErrInvalidConfig)
+	}
+	for _, s := range cfg.Secrets {
+		if s == "" {
+			return nil, fmt.Errorf("%w: Config.Secrets holds an empty secret", ErrInvalidConfig)
+		}
+	}
+	h := &Handler{
+		auth:     cfg.Auth,
+		passkeys: cfg.Passkeys,
+		secrets:  append([]string(nil), cfg.Secrets...),
+		sessions: cfg.Auth.SessionOptions(),
+		pages:    cfg.Pages,
+		theme:    cfg.Theme,
+		claims:   cfg.Claims,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		byID:     map[string]provider.Provider{},
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = cfg.Auth.BaseURL()
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%w: BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\"", ErrInvalidConfig, base)
+	}
+	h.secure = u.Scheme == "https"
+	h.origin = u.Scheme + "://" + u.Host
+	h.basePath = strings.TrimSuffix(u.EscapedPath(), "/")
+	h.base = h.origin + h.basePath
+	h.names = jwt.CookieNamesFor(h.secure)
+	if h.codec, err = jwt.NewCodec(h.secrets...); err != nil {
+		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
+	}
+	h.codec = h.codec.WithClock(h.now)
+
+	h.providers = cfg.Auth.Providers()
+	needOAuth := false
+	for _, p := range h.providers {
+		c := p.Common()
+		h.byID[c.ID] = p
+		switch c.Type {
+		case provider.TypeOAuth, provider.TypeOIDC:
+			needOAuth = true
+		case provider.TypeEmail:
+			if ab := strings.TrimSuffix(cfg.Auth.BaseURL(), "/"); ab != h.base {
+				return nil, fmt.Errorf("%w: the e-mail provider %q sends links to auth.Config.BaseURL (%q), which must be the handler's BaseURL %q", ErrInvalidConfig, c.ID, ab, h.base)
+			}
+		case provider.TypeCredentials:
+			if h.sessions.Strategy != auth.StrategyJWT {
+				return nil, fmt.Errorf("%w: the credentials provider %q needs JWT sessions (auth.SessionOptions{Strategy: auth.StrategyJWT}), as in Auth.js: its users are not stored, so no database session can refer to them", ErrInvalidConfig, c.ID)
+			}
+		case provider.TypeWebAuthn:
+			if cfg.Passkeys == nil {
+				return nil, fmt.Errorf("%w: the WebAuthn provider %q needs Config.Passkeys (passkey.New)", ErrInvalidConfig, c.ID)
+			}
+		}
+	}
+	h.flow = cfg.OAuth
+	if h.flow == nil && needOAuth {
+		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth, Secrets: h.secrets, BaseURL: h.base, Now: cfg.Now})
+		if err != nil {
+			return nil, fmt.Errorf("%w: building the OAuth flow: %w", ErrInvalidConfig, err)
+		}
+	}
+	if h.flow != nil && h.flow.SecureCookies() != h.secure {
+		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", ErrInvalidConfig)
+	}
+	h.Reader, err = NewReader(ReaderConfig{
+		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.secure,
+		SignInURL: h.pageURL(h.pages.SignIn, "signin"), Logger: h.log, Now: h.now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// pageURL is a custom page's URL, or the built-in route's.
+func (h *Handler) pageURL(custom, route string) string {
+	if custom != "" {
+		return custom
+	}
+	return h.base + "/" + route
+}
+
+// URL returns the absolute URL of a route under BaseURL, e.g. URL("signin").
+func (h *Handler) URL(route string) string { return h.base + "/" + strings.TrimPrefix(route, "/") }
+
+// maxBody bounds a POST body (forms and the passkey credential JSON).
+const maxBody = 1 << 20
+
+// ServeHTTP routes the request to Auth.js's actions.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), h.basePath+"/")
+	if !ok {
+		h.notFound(w, r)
+		return
+	}
+	action, id, _ := strings.Cut(rest, "/")
+	if id != "" {
+		if unescaped, err := url.PathUnescape(id); err == nil {
+			id = unescaped
+		} else {
+			h.notFound(w, r)
+			return
+		}
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	}
+	type route struct {
+		methods []string
+		serve   func(http.ResponseWriter, *http.Request, string)
+		withID  bool
+	}
+	routes := map[string]route{
+		"providers":        {[]string{"GET"}, h.serveProviders, false},
+		"csrf":             {[]string{"GET"}, h.serveCSRF, false},
+		"session":          {[]string{"GET", "POST"}, h.serveSession, false},
+		"signin":           {[]string{"GET"}, h.serveSignInPage, false},
+		"signout":          {[]string{"GET", "POST"}, h.serveSignOut, false},
+		"verify-request":   {[]string{"GET"}, h.serveVerifyRequest, false},
+		"error":            {[]string{"GET"}, h.serveError, false},
+		"callback":         {[]string{"GET", "POST"}, h.serveCallback, true},
+		"webauthn-options": {[]string{"GET"}, h.serveWebAuthnOptions, true},
+		"passkey.js":       {[]string{"GET"}, h.servePasskeyScript, false},
+	}
+	if action == "signin" && id != "" {
+		routes["signin"] = route{[]string{"POST"}, h.serveSignIn, true}
+	}
+	rt, found := routes[action]
+	if !found || rt.withID != (id != "") || strings.Contains(id, "/") {
+		h.notFound(w, r)
+		return
+	}
+	allowed := false
+	for _, m := range rt.methods {
+		if r.Method == m || (m == "GET" && r.Method == http.MethodHead) {
+			allowed = true
+		}
+	}
+	if !allowed {
+		w.Header().Set("Allow", strings.Join(rt.methods, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed", Message: r.Method + " is not supported here"}, true)
+		return
+	}
+	rt.serve(w, r, id)
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: "no such auth route"}, true)
+}
+
+// setCookie sets a cookie with Auth.js's attributes: HttpOnly,
+// SameSite=Lax, Path=/, Secure on https; maxAge 0 makes a session cookie,
+// negative deletes it.
+func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge time.Duration) {
+	c := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: h.secure}
+	switch {
+	case maxAge > 0:
+		c.MaxAge = int(maxAge / time.Second)
+		c.Expires = h.now().Add(maxAge)
+	case maxAge < 0:
+		c.MaxAge = -1
+		c.Expires = time.Unix(0, 0)
+	}
+	http.SetCookie(w, c)
+}
+
+// form parses a POST's form (URL-encoded or multipart) and returns false,
+// answering 400, when the body cannot be read.
+func (h *Handler) form(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return true
+	}
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(maxBody)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Message: "the request body could not be read as a form"}, true)
+		return false
+	}
+	return true
+}
+
+// callbackURL returns where to go after the action: the request's
+// callbackUrl parameter (query or form) when it passes SafeRedirect, then
+// the callback-url cookie, then the site's root. A new parameter is kept in
+// the callback-url cookie, as Auth.js does.
+func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
+	if raw := r.FormValue("callbackUrl"); raw != "" {
+		target, ok := SafeRedirect(raw, h.origin)
+		if !ok {
+			h.log.InfoContext(r.Context(), "authport: callbackUrl refused: not on this site")
+			target = h.origin + "/"
+		}
+		if c, err := r.Cookie(h.names.CallbackURL); err != nil || c.Value != target {
+			h.setCookie(w, h.names.CallbackURL, target, 0)
+		}
+		return target
+	}
+	if c, err := r.Cookie(h.names.CallbackURL); err == nil {
+		v := c.Value
+		if un, err := url.QueryUnescape(v); err == nil && strings.Contains(v, "%") {
+			v = un
+		}
+		if target, ok := SafeRedirect(v, h.origin); ok {
+			return target
+		}
+	}
+	return h.origin + "/"
+}
+
+// redirect sends the browser to target: 302 for GET, 303 after a POST; a
+// request from Auth.js's client (X-Auth-Return-Redirect) gets {"url":…}.
+func (h *Handler) redirect(w http.ResponseWriter, r *http.Request, target string) {
+	if r.Header.Get("X-Auth-Return-Redirect") != "" {
+		writeJSON(w, http.StatusOK, map[string]string{"url": target}, true)
+		return
+	}
+	noStore(w)
+	code := http.StatusFound
+	if r.Method == http.MethodPost {
+		code = http.StatusSeeOther
+	}
+	http.Redirect(w, r, target, code)
+}

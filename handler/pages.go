@@ -1,0 +1,252 @@
+package handler
+
+import (
+	"bytes"
+	"html/template"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/authport/authport/core/provider"
+)
+
+// colorRE accepts CSS colours only: hex, names, rgb()/hsl() forms.
+var colorRE = regexp.MustCompile(`^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{1,30}|(rgb|rgba|hsl|hsla)\([0-9., %deg]{1,60}\))$`)
+
+// safeColor returns c when it is a plain CSS colour, else "".
+func safeColor(c string) string {
+	c = strings.TrimSpace(c)
+	if colorRE.MatchString(c) {
+		return c
+	}
+	return ""
+}
+
+// textOn picks black or white text for a hex background.
+func textOn(bg string) string {
+	h := strings.TrimPrefix(bg, "#")
+	if len(h) == 3 {
+		h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
+	}
+	if !strings.HasPrefix(bg, "#") || len(h) < 6 {
+		return "#fff"
+	}
+	v, err := strconv.ParseUint(h[:6], 16, 32)
+	if err != nil {
+		return "#fff"
+	}
+	r, g, b := float64(v>>16&0xff), float64(v>>8&0xff), float64(v&0xff)
+	if 0.299*r+0.587*g+0.114*b > 150 {
+		return "#000"
+	}
+	return "#fff"
+}
+
+// safeImage returns an http(s) URL or a site path for an <img>, else "".
+func safeImage(u string) string {
+	switch {
+	case strings.HasPrefix(u, "https://"), strings.HasPrefix(u, "http://"):
+	case strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//"):
+	default:
+		return ""
+	}
+	if strings.ContainsAny(u, "\\\"'<> \t\r\n") {
+		return ""
+	}
+	return u
+}
+
+// buttonStyle is the inline style of a provider's button: BrandColor (or
+// the deprecated Bg) as background, Text (deprecated) or a contrasting
+// colour as text.
+func buttonStyle(s provider.ButtonStyle) template.CSS {
+	bg := safeColor(s.Color())
+	if bg == "" {
+		return ""
+	}
+	text := safeColor(s.Text)
+	if text == "" {
+		text = textOn(bg)
+	}
+	return template.CSS("--provider-bg:" + bg + ";--provider-color:" + text)
+}
+
+type pageProvider struct {
+	ID, Name, Type         string
+	SignInURL, CallbackURL string
+	OptionsURL             string
+	Style                  template.CSS
+	Logo                   string
+	Fields                 []provider.CredentialField
+}
+
+type pageData struct {
+	Base, CSRFToken, CallbackURL string
+	Error, Heading, Message      string
+	Home, Host                   string
+	Providers                    []pageProvider
+	HasPasskey                   bool
+	BrandColor, ButtonText, Logo string
+}
+
+var signInMessages = map[string]string{
+	ErrorOAuthSignin:           "Try signing in with a different account.",
+	ErrorOAuthCallback:         "Try signing in with a different account.",
+	ErrorOAuthAccountNotLinked: "To confirm your identity, sign in with the same account you used originally.",
+	ErrorEmailSignin:           "The e-mail could not be sent.",
+	ErrorCredentialsSignin:     "Sign in failed. Check the details you provided are correct.",
+	ErrorSessionRequired:       "Please sign in to access this page.",
+	ErrorWebAuthnVerification:  "The passkey could not be verified. Try again.",
+}
+
+var errorPages = map[string][2]string{
+	ErrorConfiguration: {"Server error", "There is a problem with the server configuration. Check the server logs for more information."},
+	ErrorAccessDenied:  {"Access Denied", "You do not have permission to sign in."},
+	ErrorVerification:  {"Unable to sign in", "The sign in link is no longer valid. It may have been used already or it may have expired."},
+	ErrorMissingCSRF:   {"Request refused", "The form could not be verified (its CSRF token is missing or wrong). Go back, reload the page and try again."},
+}
+
+func (h *Handler) pageData(r *http.Request, csrfToken, callbackURL string) pageData {
+	d := pageData{
+		Base: h.base, CSRFToken: csrfToken, CallbackURL: callbackURL,
+		Home: h.origin + "/", Host: strings.TrimPrefix(strings.TrimPrefix(h.origin, "https://"), "http://"),
+		BrandColor: safeColor(h.theme.BrandColor), ButtonText: safeColor(h.theme.ButtonText), Logo: safeImage(h.theme.Logo),
+	}
+	if d.BrandColor == "" {
+		d.BrandColor = "#346df1"
+	}
+	if d.ButtonText == "" {
+		d.ButtonText = textOn(d.BrandColor)
+	}
+	if code := r.URL.Query().Get("error"); code != "" {
+		if len(code) > 64 {
+			code = code[:64]
+		}
+		d.Error = code
+		if m, ok := signInMessages[code]; ok {
+			d.Message = m
+		} else if p, ok := errorPages[code]; ok {
+			d.Heading, d.Message = p[0], p[1]
+		} else {
+			d.Message = "Unable to sign in."
+		}
+		if d.Heading == "" {
+			d.Heading = "Error"
+		}
+	}
+	for _, p := range h.providers {
+		c := p.Common()
+		pp := pageProvider{ID: c.ID, Name: c.Name, Type: string(c.Type),
+			SignInURL: h.base + "/signin/" + pathEscape(c.ID), CallbackURL: h.base + "/callback/" + pathEscape(c.ID)}
+		switch v := p.(type) {
+		case provider.OAuthProvider:
+			st := v.Options().Style
+			pp.Style, pp.Logo = buttonStyle(st), safeImage(st.Logo)
+		case *provider.CredentialsConfig:
+			pp.Fields = v.Fields
+		case *provider.WebAuthnConfig:
+			pp.OptionsURL = h.base + "/webauthn-options/" + pathEscape(c.ID)
+			d.HasPasskey = true
+		}
+		d.Providers = append(d.Providers, pp)
+	}
+	return d
+}
+
+// render writes a built-in page.
+func (h *Handler) render(w http.ResponseWriter, status int, name string, d pageData) {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, d); err != nil {
+		h.log.Error("authport: page not rendered", "page", name, "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: ErrorConfiguration}, true)
+		return
+	}
+	noStore(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self' https: http: data:; base-uri 'none'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+var pages = template.Must(template.New("pages").Parse(`
+{{define "head"}}<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.}}</title>
+<style>
+:root{--brand:#346df1;--brand-text:#fff}
+body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}
+main{max-width:22rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
+h1{font-size:1.4rem;margin:0 0 1rem}
+form{margin:0 0 1rem}
+label{display:block;font-size:.9rem;margin:.5rem 0 .25rem}
+input[type=text],input[type=email],input[type=password],input:not([type]),input[type=number],input[type=tel]{box-sizing:border-box;width:100%;padding:.6rem;border:1px solid #9ca3af;border-radius:.4rem;font-size:1rem}
+button{display:flex;align-items:center;justify-content:center;gap:.6rem;width:100%;margin-top:.6rem;padding:.7rem;border:1px solid #d1d5db;border-radius:.4rem;font-size:1rem;cursor:pointer;background:var(--provider-bg,#fff);color:var(--provider-color,#111827)}
+button.accent{background:var(--brand);color:var(--brand-text);border-color:transparent}
+button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563eb;outline-offset:2px}
+.error{background:#fef2f2;color:#991b1b;border:1px solid #fecaca;padding:.75rem;border-radius:.4rem;margin-bottom:1rem}
+.divider{border:0;border-top:1px solid #e5e7eb;margin:1.25rem 0}
+.logo{display:block;max-height:3rem;margin:0 auto 1rem}
+</style></head>{{end}}
+
+{{define "brand"}}<body style="--brand:{{.BrandColor}};--brand-text:{{.ButtonText}}"><main>{{if .Logo}}<img class="logo" src="{{.Logo}}" alt="">{{end}}{{end}}
+
+{{define "signin"}}{{template "head" "Sign In"}}
+{{template "brand" .}}
+<h1>Sign in</h1>
+{{if .Error}}<div class="error" role="alert"><p>{{.Message}}</p></div>{{end}}
+{{$d := .}}{{range $i, $p := .Providers}}{{if $i}}<hr class="divider">{{end}}
+{{if or (eq $p.Type "oauth") (eq $p.Type "oidc")}}<form action="{{$p.SignInURL}}" method="post">
+<input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
+<button type="submit" class="provider" data-provider="{{$p.ID}}"{{if $p.Style}} style="{{$p.Style}}"{{end}}>{{if $p.Logo}}<img src="{{$p.Logo}}" alt="" width="24" height="24">{{end}}<span>Sign in with {{$p.Name}}</span></button>
+</form>{{end}}
+{{if eq $p.Type "email"}}<form action="{{$p.SignInURL}}" method="post">
+<input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
+<label for="input-email-for-{{$p.ID}}">Email</label>
+<input id="input-email-for-{{$p.ID}}" type="email" name="email" autocomplete="email" placeholder="email@example.com" required>
+<button type="submit" class="accent">Sign in with {{$p.Name}}</button>
+</form>{{end}}
+{{if eq $p.Type "credentials"}}<form action="{{$p.CallbackURL}}" method="post">
+<input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
+{{range $p.Fields}}<label for="input-{{.Name}}-for-{{$p.ID}}">{{if .Label}}{{.Label}}{{else}}{{.Name}}{{end}}</label>
+<input id="input-{{.Name}}-for-{{$p.ID}}" name="{{.Name}}" type="{{if .Type}}{{.Type}}{{else}}text{{end}}"{{if .Placeholder}} placeholder="{{.Placeholder}}"{{end}}>
+{{end}}<button type="submit" class="accent">Sign in with {{$p.Name}}</button>
+</form>{{end}}
+{{if eq $p.Type "webauthn"}}<form class="passkey" method="post" action="{{$p.CallbackURL}}" data-authport-passkey data-options-url="{{$p.OptionsURL}}">
+<input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
+<input type="hidden" name="action" value=""><input type="hidden" name="data" value="">
+<label for="input-passkey-email-for-{{$p.ID}}">Email (to register a new passkey)</label>
+<input id="input-passkey-email-for-{{$p.ID}}" name="email" type="email" autocomplete="username webauthn">
+<button type="submit" class="accent">Sign in with Passkey</button>
+</form>{{end}}
+{{end}}
+{{if .HasPasskey}}<script src="{{.Base}}/passkey.js" defer></script>{{end}}
+</main></body></html>{{end}}
+
+{{define "signout"}}{{template "head" "Sign Out"}}
+{{template "brand" .}}
+<h1>Sign out</h1>
+<p>Are you sure you want to sign out?</p>
+<form action="{{.Base}}/signout" method="post">
+<input type="hidden" name="csrfToken" value="{{.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{.CallbackURL}}">
+<button type="submit" class="accent">Sign out</button>
+</form>
+</main></body></html>{{end}}
+
+{{define "verify"}}{{template "head" "Verify Request"}}
+{{template "brand" .}}
+<h1>Check your email</h1>
+<p>A sign in link has been sent to your email address.</p>
+<p><a href="{{.Home}}">{{.Host}}</a></p>
+</main></body></html>{{end}}
+
+{{define "error"}}{{template "head" "Error"}}
+{{template "brand" .}}
+<h1>{{if .Heading}}{{.Heading}}{{else}}Error{{end}}</h1>
+<div role="alert"><p>{{if .Message}}{{.Message}}{{else}}Unable to sign in.{{end}}</p></div>
+<p><a href="{{.Base}}/signin">Sign in</a> · <a href="{{.Home}}">{{.Host}}</a></p>
+</main></body></html>{{end}}
+`))

@@ -1,0 +1,437 @@
+package handler
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/jwt"
+)
+
+// providerJSON is one entry of GET /providers.
+type providerJSON struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	SigninURL   string `json:"signinUrl"`
+	CallbackURL string `json:"callbackUrl"`
+}
+
+// serveProviders answers GET /providers: an object of the providers by id,
+// in configuration order.
+func (h *Handler) serveProviders(w http.ResponseWriter, r *http.Request, _ string) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range h.providers {
+		c := p.Common()
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(c.ID)
+		v, _ := json.Marshal(providerJSON{ID: c.ID, Name: c.Name, Type: string(c.Type),
+			SigninURL: h.base + "/signin/" + pathEscape(c.ID), CallbackURL: h.base + "/callback/" + pathEscape(c.ID)})
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(b.Bytes())
+}
+
+// serveCSRF answers GET /csrf: {"csrfToken":…}, setting the CSRF cookie when
+// the request has no valid one.
+func (h *Handler) serveCSRF(w http.ResponseWriter, r *http.Request, _ string) {
+	token, _ := h.csrf(w, r, "")
+	writeJSON(w, http.StatusOK, map[string]string{"csrfToken": token}, true)
+}
+
+// checkCSRF parses the form, checks the POST's CSRF token and answers the
+// refusal itself (MissingCSRF) when it fails.
+func (h *Handler) checkCSRF(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if !h.form(w, r) {
+		return "", false
+	}
+	submitted := r.PostFormValue("csrfToken")
+	if submitted == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		submitted = h.jsonCSRF(r)
+	}
+	token, ok := h.csrf(w, r, submitted)
+	if !ok {
+		h.fail(w, r, ErrorMissingCSRF, nil)
+		return "", false
+	}
+	return token, true
+}
+
+// jsonCSRF reads csrfToken from a JSON body (session update).
+func (h *Handler) jsonCSRF(r *http.Request) string {
+	var body struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return ""
+	}
+	if json.Unmarshal(data, &body) != nil {
+		return ""
+	}
+	return body.CSRFToken
+}
+
+// serveSession answers GET /session (and POST with a CSRF token, Auth.js's
+// update): the session JSON, or null when signed out. It extends the
+// session per UpdateAge and refreshes its cookie: a database session's
+// expiry, a JWT re-issued with a new exp.
+func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string) {
+	force := false
+	if r.Method == http.MethodPost {
+		if _, ok := h.checkCSRF(w, r); !ok {
+			return
+		}
+		force = true
+	} else {
+		h.csrf(w, r, "")
+	}
+	s, hadCookie, err := h.session(r.Context(), r)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
+		return
+	}
+	if s == nil {
+		if hadCookie {
+			h.clearSession(w, r)
+		}
+		writeJSON(w, http.StatusOK, nil, true)
+		return
+	}
+	if s.Strategy == auth.StrategyJWT {
+		if s, err = h.refreshJWT(w, r, s, force); err != nil {
+			h.log.ErrorContext(r.Context(), "authport: JWT session not refreshed", "error", err)
+			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be refreshed"}, true)
+			return
+		}
+	} else if !s.Expires.Before(h.now().Add(h.sessions.MaxAge).Add(-2 * time.Second)) {
+		// Extended by this lookup: give the cookie the new expiry.
+		http.SetCookie(w, h.auth.SessionCookie(sessionRecord(auth.SessionToken(r, h.secure), s), h.secure))
+	}
+	writeJSON(w, http.StatusOK, s, true)
+}
+
+// refreshJWT re-issues the session token when it is due (UpdateAge after
+// its iat, or force), with the same claims and a new exp.
+func (h *Handler) refreshJWT(w http.ResponseWriter, r *http.Request, s *Session, force bool) (*Session, error) {
+	iat, _ := s.Claims["iat"].(float64)
+	due := time.Unix(int64(iat), 0).Add(*h.sessions.UpdateAge)
+	if !force && h.now().Before(due) {
+		return s, nil
+	}
+	claims := make(map[string]any, len(s.Claims))
+	for k, v := range s.Claims {
+		claims[k] = v
+	}
+	token, err := h.codec.Encode(h.names.SessionToken, claims, h.sessions.MaxAge)
+	if err != nil {
+		return nil, err
+	}
+	fresh, err := h.codec.Decode(h.names.SessionToken, token)
+	if err != nil {
+		return nil, err
+	}
+	h.writeSessionJWT(w, r, token)
+	return sessionFromClaims(fresh), nil
+}
+
+func (h *Handler) writeSessionJWT(w http.ResponseWriter, r *http.Request, token string) {
+	c := jwt.NewCookie(h.names.SessionToken, token, h.now().Add(h.sessions.MaxAge))
+	c.Secure = h.secure
+	jwt.WriteCookie(w, r, c)
+}
+
+// clearSession deletes the session cookie and its chunks.
+func (h *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
+	c := jwt.NewCookie(h.names.SessionToken, "", time.Time{})
+	c.Secure = h.secure
+	jwt.ClearCookie(w, r, c)
+}
+
+// issueSession gives the browser the session of a completed sign-in: a
+// database session's cookie (creating the session when the flow did not),
+// or a new JWT.
+func (h *Handler) issueSession(w http.ResponseWriter, r *http.Request, si *auth.SignIn) error {
+	ctx := r.Context()
+	if h.sessions.Strategy == auth.StrategyJWT {
+		claims := map[string]any{"sub": si.User.ID}
+		if si.User.Name != nil {
+			claims["name"] = *si.User.Name
+		}
+		if si.User.Email != "" {
+			claims["email"] = si.User.Email
+		}
+		if si.User.Image != nil {
+			claims["picture"] = *si.User.Image
+		}
+		if h.claims != nil {
+			c, err := h.claims(ctx, claims, si)
+			if err != nil {
+				return err
+			}
+			claims = c
+		}
+		token, err := h.codec.Encode(h.names.SessionToken, claims, h.sessions.MaxAge)
+		if err != nil {
+			return err
+		}
+		h.writeSessionJWT(w, r, token)
+		return nil
+	}
+	session := si.Session
+	if session.SessionToken == "" {
+		created, err := h.auth.CreateSession(ctx, si.User.ID)
+		if err != nil {
+			return err
+		}
+		session = *created
+	}
+	http.SetCookie(w, h.auth.SessionCookie(session, h.secure))
+	return nil
+}
+
+// serveSignIn answers POST /signin/{provider}: an OAuth/OIDC provider
+// redirects to the provider, an e-mail provider sends the link and
+// redirects to verify-request.
+func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string) {
+	if _, ok := h.checkCSRF(w, r); !ok {
+		return
+	}
+	p, ok := h.byID[id]
+	if !ok {
+		h.fail(w, r, ErrorConfiguration, errors.New("sign-in with an unknown provider"))
+		return
+	}
+	h.callbackURL(w, r)
+	ctx := r.Context()
+	switch c := p.Common(); c.Type {
+	case provider.TypeOAuth, provider.TypeOIDC:
+		to, err := h.flow.Begin(ctx, w, id)
+		if err != nil {
+			h.fail(w, r, ErrorCode(err, "signin"), err)
+			return
+		}
+		h.redirect(w, r, to)
+	case provider.TypeEmail:
+		if _, err := h.auth.StartEmailSignIn(ctx, id, r.PostFormValue("email")); err != nil {
+			code := ErrorCode(err, "signin")
+			if code == ErrorConfiguration {
+				code = ErrorEmailSignin
+			}
+			h.fail(w, r, code, err)
+			return
+		}
+		h.redirect(w, r, h.pageURL(h.pages.VerifyRequest, "verify-request")+"?provider="+queryEscape(id)+"&type=email")
+	default:
+		// Credentials and passkeys post to /callback/{id}; the page
+		// shows their forms.
+		h.redirect(w, r, h.pageURL(h.pages.SignIn, "signin"))
+	}
+}
+
+// serveCallback answers GET|POST /callback/{provider}.
+func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id string) {
+	p, ok := h.byID[id]
+	if !ok {
+		h.fail(w, r, ErrorConfiguration, errors.New("callback of an unknown provider"))
+		return
+	}
+	ctx := r.Context()
+	var si *auth.SignIn
+	var err error
+	stageErr := func(e error) string { return ErrorCode(e, "callback") }
+	switch p.Common().Type {
+	case provider.TypeOAuth, provider.TypeOIDC:
+		req := r
+		if h.sessions.Strategy == auth.StrategyJWT {
+			// The flow reads a session cookie as a database session
+			// token; a JWT is none.
+			req = withoutCookie(r, h.names.SessionToken)
+		}
+		si, err = h.flow.Callback(ctx, w, req, id)
+	case provider.TypeEmail:
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
+			return
+		}
+		q := r.URL.Query()
+		si, err = h.auth.VerifyEmailSignIn(ctx, id, q.Get("email"), q.Get("token"))
+		stageErr = func(e error) string {
+			if c := ErrorCode(e, "callback"); c != ErrorConfiguration {
+				return c
+			}
+			return ErrorConfiguration
+		}
+	case provider.TypeCredentials:
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
+			return
+		}
+		if _, ok := h.checkCSRF(w, r); !ok {
+			return
+		}
+		si, err = h.credentials(r, p.(*provider.CredentialsConfig))
+		stageErr = func(error) string { return ErrorCredentialsSignin }
+	case provider.TypeWebAuthn:
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
+			return
+		}
+		if _, ok := h.checkCSRF(w, r); !ok {
+			return
+		}
+		var current *Session
+		if current, _, err = h.session(ctx, r); err == nil {
+			var u = currentUser(current)
+			si, err = h.passkeys.Callback(ctx, w, r, id, u)
+		}
+		stageErr = func(e error) string {
+			if c := ErrorCode(e, "callback"); c != ErrorConfiguration {
+				return c
+			}
+			return ErrorWebAuthnVerification
+		}
+	}
+	if err == nil && si == nil {
+		err = errors.New("the sign-in returned no user")
+	}
+	if err != nil {
+		h.fail(w, r, stageErr(err), err)
+		return
+	}
+	if err := h.issueSession(w, r, si); err != nil {
+		h.fail(w, r, ErrorConfiguration, err)
+		return
+	}
+	h.redirect(w, r, h.callbackURL(w, r))
+}
+
+// errCredentials: Authorize refused the credentials.
+var errCredentials = errors.New("credentials refused")
+
+// credentials runs the provider's Authorize with the posted fields.
+func (h *Handler) credentials(r *http.Request, p *provider.CredentialsConfig) (*auth.SignIn, error) {
+	creds := map[string]string{}
+	for k, v := range r.PostForm {
+		if k == "csrfToken" || k == "callbackUrl" || len(v) == 0 {
+			continue
+		}
+		creds[k] = v[0]
+	}
+	u, err := p.Authorize(r.Context(), provider.AuthorizeRequest{Credentials: creds, Request: r})
+	if err != nil {
+		return nil, err
+	}
+	if u == nil || u.ID == "" {
+		return nil, errCredentials
+	}
+	return &auth.SignIn{User: u.CoreUser(u.ID)}, nil
+}
+
+// serveSignOut answers GET /signout (a confirmation page posting back) and
+// POST /signout (CSRF-checked: deletes the database session, clears the
+// cookie, redirects to callbackUrl).
+func (h *Handler) serveSignOut(w http.ResponseWriter, r *http.Request, _ string) {
+	if r.Method != http.MethodPost {
+		if h.pages.SignOut != "" {
+			h.redirect(w, r, withQuery(h.pages.SignOut, r.URL.RawQuery))
+			return
+		}
+		token, _ := h.csrf(w, r, "")
+		h.render(w, http.StatusOK, "signout", h.pageData(r, token, h.callbackURL(w, r)))
+		return
+	}
+	if _, ok := h.checkCSRF(w, r); !ok {
+		return
+	}
+	if h.sessions.Strategy == auth.StrategyDatabase {
+		if token := auth.SessionToken(r, h.secure); token != "" {
+			if _, err := h.auth.SignOut(r.Context(), token); err != nil {
+				h.fail(w, r, ErrorConfiguration, err)
+				return
+			}
+		}
+	}
+	h.clearSession(w, r)
+	h.redirect(w, r, h.callbackURL(w, r))
+}
+
+// serveVerifyRequest answers GET /verify-request: "check your e-mail".
+func (h *Handler) serveVerifyRequest(w http.ResponseWriter, r *http.Request, _ string) {
+	if h.pages.VerifyRequest != "" {
+		h.redirect(w, r, withQuery(h.pages.VerifyRequest, r.URL.RawQuery))
+		return
+	}
+	h.render(w, http.StatusOK, "verify", h.pageData(r, "", ""))
+}
+
+// serveError answers GET /error?error=code with the error page and
+// Auth.js's status for the code.
+func (h *Handler) serveError(w http.ResponseWriter, r *http.Request, _ string) {
+	if h.pages.Error != "" {
+		h.redirect(w, r, withQuery(h.pages.Error, r.URL.RawQuery))
+		return
+	}
+	d := h.pageData(r, "", "")
+	h.render(w, errorStatus(d.Error), "error", d)
+}
+
+// serveSignInPage answers GET /signin: the default sign-in page.
+func (h *Handler) serveSignInPage(w http.ResponseWriter, r *http.Request, _ string) {
+	if h.pages.SignIn != "" {
+		h.redirect(w, r, withQuery(h.pages.SignIn, r.URL.RawQuery))
+		return
+	}
+	token, _ := h.csrf(w, r, "")
+	h.render(w, http.StatusOK, "signin", h.pageData(r, token, h.callbackURL(w, r)))
+}
+
+// serveWebAuthnOptions answers GET /webauthn-options/{provider}.
+func (h *Handler) serveWebAuthnOptions(w http.ResponseWriter, r *http.Request, id string) {
+	p, ok := h.byID[id]
+	if !ok || p.Common().Type != provider.TypeWebAuthn {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownProvider", Message: "no WebAuthn provider has this id"}, true)
+		return
+	}
+	current, _, err := h.session(r.Context(), r)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
+		return
+	}
+	body, err := h.passkeys.Options(r.Context(), w, r, id, currentUser(current))
+	if err != nil {
+		h.log.InfoContext(r.Context(), "authport: passkey options refused", "error", err)
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: ErrorWebAuthnVerification, Message: "passkey options could not be made"}, true)
+		return
+	}
+	writeJSON(w, http.StatusOK, body, true)
+}
+
+// servePasskeyScript answers GET /passkey.js.
+func (h *Handler) servePasskeyScript(w http.ResponseWriter, r *http.Request, _ string) {
+	if h.passkeys == nil {
+		h.notFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(h.passkeys.Script())
+}

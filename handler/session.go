@@ -1,0 +1,319 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/jwt"
+)
+
+// Session is the session of a request, whichever the strategy: what
+// Auth.js's GET /session answers ({"user":{"name","email","image"},"expires"}),
+// plus the user's id and, for JWT sessions, every claim of the token.
+type Session struct {
+	// User is the signed-in user.
+	User SessionUser
+	// Expires is when the session ends unless it is extended.
+	Expires time.Time
+	// Strategy is how the session is kept: auth.StrategyDatabase or
+	// auth.StrategyJWT.
+	Strategy auth.Strategy
+	// Claims are the JWT's claims (name, email, picture, sub, iat, exp,
+	// jti and any the application added); nil for database sessions.
+	Claims map[string]any
+}
+
+// SessionUser is the user of a session.
+type SessionUser struct {
+	// ID is the user's id: the database user's id, or the JWT's "sub".
+	// It is not part of the session JSON, as in Auth.js.
+	ID string
+	// Name, Email and Image are the user's; nil when unknown.
+	Name, Email, Image *string
+}
+
+// expiresLayout is how Auth.js writes expires: Date.prototype.toISOString.
+const expiresLayout = "2006-01-02T15:04:05.000Z"
+
+// MarshalJSON writes the session as Auth.js's /session answers it: with
+// database sessions every user field (null when unknown), with JWT sessions
+// only the fields the token has, and expires as an ISO 8601 UTC time with
+// milliseconds.
+func (s Session) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"user":{`)
+	first := true
+	field := func(name string, v *string) {
+		if v == nil && s.Strategy == auth.StrategyJWT {
+			return
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		k, _ := json.Marshal(name)
+		b.Write(k)
+		b.WriteByte(':')
+		val, _ := json.Marshal(v)
+		b.Write(val)
+	}
+	field("name", s.User.Name)
+	field("email", s.User.Email)
+	field("image", s.User.Image)
+	b.WriteString(`},"expires":`)
+	exp, _ := json.Marshal(s.Expires.UTC().Format(expiresLayout))
+	b.Write(exp)
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// CoreUser returns the session's user as a core.User (ID, Name, Email,
+// Image), e.g. for the Passkeys ceremonies.
+func (s *Session) CoreUser() *core.User {
+	u := &core.User{ID: s.User.ID, Name: s.User.Name, Image: s.User.Image}
+	if s.User.Email != nil {
+		u.Email = *s.User.Email
+	}
+	return u
+}
+
+// ReaderConfig configures a Reader.
+type ReaderConfig struct {
+	// Auth is the configured library. Required for database sessions (it
+	// looks the session token up); may be nil for JWT sessions only.
+	Auth *auth.Auth
+	// Secrets decrypt JWT session cookies, newest first: the same
+	// AUTH_SECRET as the Auth.js app whose cookies are read. Required for
+	// JWT sessions.
+	Secrets []string
+	// Strategy is the session strategy; empty means the Auth's, or
+	// auth.StrategyJWT when Auth is nil.
+	Strategy auth.Strategy
+	// Secure says the site is served over https, so the cookie names carry
+	// the __Secure- prefix (as Auth.js names them) and cookies without it are
+	// ignored.
+	Secure bool
+	// SignInURL is where Reader.Require sends a browser that is not signed
+	// in, with a callbackUrl parameter; empty means "/api/auth/signin",
+	// Auth.js's default under Next.js.
+	SignInURL string
+	// Logger receives debug and error records; nil discards them. It never
+	// receives tokens or secrets.
+	Logger *slog.Logger
+	// Now is the clock for JWT expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// Reader reads the Auth.js session of a request, database or JWT, without
+// serving any route: for a Go API sitting behind an application that signs
+// users in with Auth.js (same secret, same cookie names) or with Handler.
+// It is safe for concurrent use.
+type Reader struct {
+	auth      *auth.Auth
+	codec     *jwt.Codec
+	strategy  auth.Strategy
+	secure    bool
+	names     jwt.CookieNames
+	signInURL string
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// NewReader checks cfg and returns a Reader. The error says which field to
+// fix.
+func NewReader(cfg ReaderConfig) (*Reader, error) {
+	r := &Reader{
+		auth:      cfg.Auth,
+		strategy:  cfg.Strategy,
+		secure:    cfg.Secure,
+		names:     jwt.CookieNamesFor(cfg.Secure),
+		signInURL: cfg.SignInURL,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+	}
+	if r.strategy == "" {
+		if cfg.Auth != nil {
+			r.strategy = cfg.Auth.SessionOptions().Strategy
+		} else {
+			r.strategy = auth.StrategyJWT
+		}
+	}
+	switch r.strategy {
+	case auth.StrategyDatabase:
+		if cfg.Auth == nil {
+			return nil, fmt.Errorf("%w: database sessions need ReaderConfig.Auth to look sessions up", ErrInvalidConfig)
+		}
+	case auth.StrategyJWT:
+	default:
+		return nil, fmt.Errorf("%w: Strategy %q is neither %q nor %q", ErrInvalidConfig, r.strategy, auth.StrategyDatabase, auth.StrategyJWT)
+	}
+	if r.strategy == auth.StrategyJWT || len(cfg.Secrets) > 0 {
+		c, err := jwt.NewCodec(cfg.Secrets...)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)
+		}
+		r.codec = c
+	}
+	if r.signInURL == "" {
+		r.signInURL = "/api/auth/signin"
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.codec != nil {
+		r.codec = r.codec.WithClock(r.now)
+	}
+	return r, nil
+}
+
+// Session returns the session of the request, or nil and no error when the
+// request is not signed in (no cookie, or an unknown, expired, tampered or
+// foreign one). An error means the session could not be looked up (the
+// store failed). With database sessions the lookup extends the session in
+// the store per UpdateAge, as Auth.js does; the Reader writes no cookie.
+func (rd *Reader) Session(r *http.Request) (*Session, error) {
+	s, _, err := rd.session(r.Context(), r)
+	return s, err
+}
+
+// session also returns the JWT claims' iat for refreshing.
+func (rd *Reader) session(ctx context.Context, r *http.Request) (*Session, bool, error) {
+	if rd.strategy == auth.StrategyJWT {
+		claims, err := rd.codec.DecodeCookie(r, rd.names.SessionToken)
+		switch {
+		case errors.Is(err, http.ErrNoCookie):
+			return nil, false, nil
+		case err != nil:
+			rd.log.DebugContext(ctx, "authport: JWT session cookie ignored", "reason", errReason(err))
+			return nil, true, nil
+		}
+		return sessionFromClaims(claims), true, nil
+	}
+	token := auth.SessionToken(r, rd.secure)
+	if token == "" {
+		return nil, false, nil
+	}
+	su, err := rd.auth.Session(ctx, token)
+	if err != nil {
+		rd.log.ErrorContext(ctx, "authport: session lookup failed", "error", err)
+		return nil, true, fmt.Errorf("handler: reading the session: %w", err)
+	}
+	if su == nil {
+		return nil, true, nil
+	}
+	return sessionFromUser(su.User, su.Session.Expires), true, nil
+}
+
+func errReason(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrExpiredToken):
+		return "expired"
+	case errors.Is(err, jwt.ErrInvalidToken):
+		return "invalid"
+	}
+	return "unreadable"
+}
+
+func sessionFromUser(u core.User, expires time.Time) *Session {
+	email := u.Email
+	return &Session{
+		User:     SessionUser{ID: u.ID, Name: u.Name, Email: &email, Image: u.Image},
+		Expires:  expires,
+		Strategy: auth.StrategyDatabase,
+	}
+}
+
+func sessionFromClaims(claims map[string]any) *Session {
+	str := func(k string) *string {
+		if v, ok := claims[k].(string); ok {
+			return &v
+		}
+		return nil
+	}
+	s := &Session{Strategy: auth.StrategyJWT, Claims: claims}
+	s.User.Name, s.User.Email, s.User.Image = str("name"), str("email"), str("picture")
+	if sub := str("sub"); sub != nil {
+		s.User.ID = *sub
+	}
+	if exp, ok := claims["exp"].(float64); ok {
+		s.Expires = time.Unix(int64(exp), 0).UTC()
+	}
+	return s
+}
+
+type ctxKey struct{}
+
+// WithSession returns a copy of ctx carrying s, as Middleware does.
+func WithSession(ctx context.Context, s *Session) context.Context {
+	return context.WithValue(ctx, ctxKey{}, s)
+}
+
+// FromContext returns the session Middleware put in ctx; ok is false when
+// the request is not signed in.
+func FromContext(ctx context.Context) (*Session, bool) {
+	s, ok := ctx.Value(ctxKey{}).(*Session)
+	return s, ok && s != nil
+}
+
+// Middleware reads the session of each request (Reader.Session) and puts
+// it in the request's context for FromContext; a request that is not
+// signed in goes on without one. When the store fails, it answers 500 and
+// does not call next.
+func (rd *Reader) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := FromContext(r.Context()); ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s, err := rd.Session(r)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
+			return
+		}
+		if s != nil {
+			r = r.WithContext(WithSession(r.Context(), s))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Require lets only signed-in requests through to next, with the session
+// in the context. Others get 401 with a JSON body when they are API
+// requests (their Accept header does not ask for text/html), and a 303
+// redirect to the sign-in page, with the request's URL as callbackUrl, when
+// they come from a browser page.
+func (rd *Reader) Require(next http.Handler) http.Handler {
+	return rd.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := FromContext(r.Context()); ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !wantsHTML(r) {
+			w.Header().Set("WWW-Authenticate", `Cookie realm="authport"`)
+			writeJSON(w, http.StatusUnauthorized, errorBody{Error: "Unauthorized", Message: "sign in to use this resource"}, true)
+			return
+		}
+		target := rd.signInURL
+		sep := "?"
+		if strings.Contains(target, "?") {
+			sep = "&"
+		}
+		http.Redirect(w, r, target+sep+"callbackUrl="+queryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+	}))
+}
+
+func wantsHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
