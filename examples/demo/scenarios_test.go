@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"strings"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/authport/authport/core"
