@@ -56,11 +56,11 @@ func ErrorCode(err error, stage string) string {
 }
 
 // signInPageErrors are the codes Auth.js shows on the sign-in page (its
-// SignInError kind); the others go to the error page.
+// SignInError kind, MissingCSRF included); the others go to the error page.
 var signInPageErrors = map[string]bool{
 	ErrorOAuthSignin: true, ErrorOAuthCallback: true, ErrorOAuthAccountNotLinked: true,
 	ErrorEmailSignin: true, ErrorCredentialsSignin: true, ErrorWebAuthnVerification: true,
-	ErrorSessionRequired: true,
+	ErrorSessionRequired: true, ErrorMissingCSRF: true,
 }
 
 // errorStatus is the error page's status for a code, as Auth.js's.

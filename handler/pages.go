@@ -98,6 +98,7 @@ var signInMessages = map[string]string{
 	ErrorCredentialsSignin:     "Sign in failed. Check the details you provided are correct.",
 	ErrorSessionRequired:       "Please sign in to access this page.",
 	ErrorWebAuthnVerification:  "The passkey could not be verified. Try again.",
+	ErrorMissingCSRF:           "The form could not be verified (its CSRF token is missing or wrong). Try again.",
 }
 
 var errorPages = map[string][2]string{

@@ -93,7 +93,18 @@ func (h *Handler) jsonCSRF(r *http.Request) string {
 func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string) {
 	force := false
 	if r.Method == http.MethodPost {
-		if _, ok := h.checkCSRF(w, r); !ok {
+		if !h.form(w, r) {
+			return
+		}
+		submitted := r.PostFormValue("csrfToken")
+		if submitted == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			submitted = h.jsonCSRF(r)
+		}
+		if _, ok := h.csrf(w, r, submitted); !ok {
+			// Auth.js answers a failed update with 400 and null: it is
+			// an API route, not a page.
+			h.log.InfoContext(r.Context(), "authport: session update refused", "error_code", ErrorMissingCSRF)
+			writeJSON(w, http.StatusBadRequest, nil, true)
 			return
 		}
 		force = true
@@ -150,8 +161,10 @@ func (h *Handler) refreshJWT(w http.ResponseWriter, r *http.Request, s *Session,
 }
 
 func (h *Handler) writeSessionJWT(w http.ResponseWriter, r *http.Request, token string) {
-	c := jwt.NewCookie(h.names.SessionToken, token, h.now().Add(h.sessions.MaxAge))
+	c := jwt.NewCookie(h.names.SessionToken, token, time.Time{})
 	c.Secure = h.secure
+	c.Expires = h.now().Add(h.sessions.MaxAge)
+	c.MaxAge = int(h.sessions.MaxAge / time.Second)
 	jwt.WriteCookie(w, r, c)
 }
 

@@ -1,0 +1,345 @@
+package handler_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	netmail "net/mail"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/handler"
+	"github.com/authport/authport/mail"
+	"github.com/emersion/go-smtp"
+)
+
+const secret = "handler-test-secret"
+
+// clock is a settable clock shared by the Auth, the adapter and the handler.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Now().UTC().Truncate(time.Second)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type envOpts struct {
+	strategy  auth.Strategy
+	tls       bool
+	maxAge    time.Duration
+	updateAge *time.Duration
+	// providers builds the providers once the base URL is known.
+	providers func(t *testing.T, base string) []provider.Provider
+	config    func(*handler.Config)
+}
+
+// env is a handler mounted at /auth on a real HTTP server, with a browser-
+// like client (cookie jar, no automatic redirects).
+type env struct {
+	t      *testing.T
+	srv    *httptest.Server
+	h      *handler.Handler
+	a      *auth.Auth
+	store  *memory.Adapter
+	client *http.Client
+	base   string
+	clock  *clock
+}
+
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	e := &env{t: t, clock: newClock()}
+	mux := http.NewServeMux()
+	var h http.Handler = http.NotFoundHandler()
+	var mu sync.RWMutex
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.RLock()
+		hh := h
+		mu.RUnlock()
+		hh.ServeHTTP(w, r)
+	}))
+	if o.tls {
+		e.srv = httptest.NewTLSServer(mux)
+	} else {
+		e.srv = httptest.NewServer(mux)
+	}
+	t.Cleanup(e.srv.Close)
+	e.base = e.srv.URL + "/auth"
+	if o.providers == nil {
+		o.providers = func(*testing.T, string) []provider.Provider { return []provider.Provider{credentials()} }
+	}
+	e.store = memory.New(memory.WithClock(e.clock.Now))
+	a, err := auth.New(auth.Config{
+		Adapter: e.store, Providers: o.providers(t, e.base), Secrets: []string{secret}, BaseURL: e.base, Now: e.clock.Now,
+		Session: auth.SessionOptions{Strategy: o.strategy, MaxAge: o.maxAge, UpdateAge: o.updateAge},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.a = a
+	cfg := handler.Config{Auth: a, Secrets: []string{secret}, BaseURL: e.base, Now: e.clock.Now}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	e.h, err = handler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := http.NewServeMux()
+	app.Handle("/auth/", e.h)
+	app.Handle("/api/me", e.h.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, _ := handler.FromContext(r.Context())
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": s.User.ID, "email": s.User.Email})
+	})))
+	app.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "home") }))
+	mu.Lock()
+	h = app
+	mu.Unlock()
+	e.client = e.newClient()
+	return e
+}
+
+// newClient returns a fresh browser: its own cookie jar.
+func (e *env) newClient() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	c := e.srv.Client()
+	return &http.Client{Transport: c.Transport, Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+type response struct {
+	*http.Response
+	body string
+}
+
+func (e *env) do(c *http.Client, req *http.Request) response {
+	e.t.Helper()
+	if c == nil {
+		c = e.client
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return response{res, string(b)}
+}
+
+func (e *env) get(path string, header ...string) response {
+	e.t.Helper()
+	req, _ := http.NewRequest("GET", e.abs(path), nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return e.do(nil, req)
+}
+
+func (e *env) post(path string, form url.Values, header ...string) response {
+	e.t.Helper()
+	req, _ := http.NewRequest("POST", e.abs(path), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return e.do(nil, req)
+}
+
+func (e *env) abs(path string) string {
+	if strings.HasPrefix(path, "http") {
+		return path
+	}
+	return e.srv.URL + path
+}
+
+// csrf fetches a CSRF token (and its cookie) for the client.
+func (e *env) csrf() string {
+	e.t.Helper()
+	res := e.get("/auth/csrf")
+	var body struct{ CSRFToken string }
+	if err := json.Unmarshal([]byte(res.body), &body); err != nil || body.CSRFToken == "" {
+		e.t.Fatalf("GET /csrf: %d %s", res.StatusCode, res.body)
+	}
+	return body.CSRFToken
+}
+
+// session returns GET /session's body decoded (nil for null).
+func (e *env) session() map[string]any {
+	e.t.Helper()
+	res := e.get("/auth/session")
+	if res.StatusCode != 200 {
+		e.t.Fatalf("GET /session: %d %s", res.StatusCode, res.body)
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(res.body), &s); err != nil {
+		e.t.Fatalf("GET /session: %v in %s", err, res.body)
+	}
+	return s
+}
+
+func setCookie(res response, name string) *http.Cookie {
+	for _, c := range res.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (e *env) signInCredentials(username, password string, extra url.Values) response {
+	e.t.Helper()
+	form := url.Values{"csrfToken": {e.csrf()}, "username": {username}, "password": {password}}
+	for k, v := range extra {
+		form[k] = v
+	}
+	return e.post("/auth/callback/credentials", form)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// credentials is a credentials provider accepting ada/lovelace.
+func credentials() *provider.CredentialsConfig {
+	c := provider.Credentials(func(_ context.Context, req provider.AuthorizeRequest) (*provider.User, error) {
+		if req.Credentials["username"] == "ada" && req.Credentials["password"] == "lovelace" {
+			return &provider.User{ID: "user-ada", Email: "ada@example.com", Name: ptr("Ada Lovelace")}, nil
+		}
+		return nil, nil
+	})
+	c.Fields = []provider.CredentialField{{Name: "username", Label: "Username", Type: "text"}, {Name: "password", Label: "Password", Type: "password"}}
+	return c
+}
+
+// smtpServer is a real SMTP server (go-smtp) on loopback keeping the
+// messages it receives.
+type smtpServer struct {
+	host string
+	port int
+	mu   sync.Mutex
+	msgs [][]byte
+	to   []string
+}
+
+func startSMTP(t *testing.T) *smtpServer {
+	t.Helper()
+	s := &smtpServer{}
+	srv := smtp.NewServer(s)
+	srv.Domain = "localhost"
+	srv.ReadTimeout, srv.WriteTimeout = time.Minute, time.Minute
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	s.host = host
+	s.port, _ = strconv.Atoi(port)
+	return s
+}
+
+func (s *smtpServer) NewSession(*smtp.Conn) (smtp.Session, error) { return &smtpSession{srv: s}, nil }
+
+type smtpSession struct {
+	srv *smtpServer
+	to  []string
+}
+
+func (ss *smtpSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.to = append(ss.to, to)
+	return nil
+}
+func (ss *smtpSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	ss.srv.mu.Lock()
+	ss.srv.msgs = append(ss.srv.msgs, b)
+	ss.srv.to = append(ss.srv.to, ss.to...)
+	ss.srv.mu.Unlock()
+	return nil
+}
+func (ss *smtpSession) Reset()        { ss.to = nil }
+func (ss *smtpSession) Logout() error { return nil }
+
+func (s *smtpServer) messages() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.msgs...)
+}
+
+// emailProvider sends through the SMTP server with the mail module.
+func (s *smtpServer) emailProvider(t *testing.T) *provider.EmailConfig {
+	t.Helper()
+	p, err := mail.SMTP(mail.Config{Host: s.host, Port: s.port, TLS: mail.TLSNone, From: "Auth <auth@example.com>", HELO: "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var linkRE = regexp.MustCompile(`https?://[^\s"<>]+/callback/email\?[^\s"<>]+`)
+
+// link returns the sign-in link of the last message, read from its
+// text/plain part.
+func (s *smtpServer) link(t *testing.T) string {
+	t.Helper()
+	msgs := s.messages()
+	if len(msgs) == 0 {
+		t.Fatal("no e-mail received")
+	}
+	m, err := netmail.ReadMessage(strings.NewReader(string(msgs[len(msgs)-1])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := multipart.NewReader(m.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			t.Fatalf("no text/plain part with a link: %v", err)
+		}
+		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
+			b, _ := io.ReadAll(p)
+			l := linkRE.FindString(string(b))
+			if l == "" {
+				t.Fatalf("no link in %q", b)
+			}
+			return l
+		}
+	}
+}
+
+func memoryStore() *memory.Adapter { return memory.New() }
+
+func noProviders(*testing.T, string) []provider.Provider { return nil }

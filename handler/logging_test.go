@@ -1,0 +1,146 @@
+package handler_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/handler"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The logger sees failures, never a secret, token or link.
+func TestLogsHoldNoSecrets(t *testing.T) {
+	var logs syncBuffer
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{
+		providers: func(t *testing.T, base string) []provider.Provider { return []provider.Provider{smtp.emailProvider(t)} },
+		config: func(c *handler.Config) {
+			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		},
+	})
+	csrf := e.csrf()
+	e.post("/auth/signin/email", url.Values{"csrfToken": {csrf}, "email": {"ada@example.com"}})
+	link := smtp.link(t)
+	token := mustQuery(t, link, "token")
+	e.get(link)
+	e.get(link) // reused: Verification, logged
+	e.post("/auth/signin/email", url.Values{"csrfToken": {csrf}, "email": {"bad address"}})
+	e.post("/auth/signout", url.Values{"csrfToken": {"wrong"}})
+	u, _ := url.Parse(e.srv.URL)
+	var session string
+	for _, c := range e.client.Jar.Cookies(u) {
+		if c.Name == "authjs.session-token" {
+			session = c.Value
+		}
+	}
+	out := logs.String()
+	if !strings.Contains(out, "Verification") || !strings.Contains(out, "EmailSignin") {
+		t.Errorf("failures not logged:\n%s", out)
+	}
+	for name, s := range map[string]string{"secret": secret, "csrf token": csrf, "e-mail token": token, "session token": session, "link": link} {
+		if s != "" && strings.Contains(out, s) {
+			t.Errorf("the log holds the %s:\n%s", name, out)
+		}
+	}
+}
+
+func mustQuery(t *testing.T, raw, key string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get(key)
+}
+
+// POST /session (Auth.js's update) re-issues the JWT at once; JSON body
+// carries the CSRF token.
+func TestSessionUpdate(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT})
+	e.signInCredentials("ada", "lovelace", nil)
+	body, _ := json.Marshal(map[string]any{"csrfToken": e.csrf(), "data": map[string]any{"x": 1}})
+	req, _ := http.NewRequest("POST", e.base+"/session", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res := e.do(nil, req)
+	wantStatus(t, res, 200)
+	wantHeader(t, res, "Content-Type", "application/json")
+	if setCookie(res, "authjs.session-token") == nil || !strings.Contains(res.body, `"email":"ada@example.com"`) {
+		t.Errorf("POST /session: %s %v", res.body, res.Header["Set-Cookie"])
+	}
+	req, _ = http.NewRequest("POST", e.base+"/session", strings.NewReader(`{"csrfToken":"nope"}`))
+	req.Header.Set("Content-Type", "application/json")
+	res = e.do(nil, req)
+	wantStatus(t, res, 400)
+	if res.body != "null" || setCookie(res, "authjs.session-token") != nil {
+		t.Errorf("refused update: %s %v", res.body, res.Header["Set-Cookie"])
+	}
+}
+
+// Many browsers at once: each gets its own session, under -race.
+func TestConcurrentSignIns(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT})
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := e.newClient()
+			get := func(path string) string {
+				res, err := c.Get(e.srv.URL + path)
+				if err != nil {
+					errs <- err.Error()
+					return ""
+				}
+				defer res.Body.Close()
+				var b bytes.Buffer
+				b.ReadFrom(res.Body)
+				return b.String()
+			}
+			var tok struct{ CSRFToken string }
+			json.Unmarshal([]byte(get("/auth/csrf")), &tok)
+			res, err := c.PostForm(e.base+"/callback/credentials", url.Values{"csrfToken": {tok.CSRFToken}, "username": {"ada"}, "password": {"lovelace"}})
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusSeeOther {
+				errs <- res.Status
+				return
+			}
+			if s := get("/auth/session"); !strings.Contains(s, "ada@example.com") {
+				errs <- "session " + s
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
