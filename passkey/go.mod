@@ -4,17 +4,12 @@ go 1.26.0
 
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
-	github.com/authport/authport/adapters/redis v0.1.0
-	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/jwt v0.1.0
 	github.com/go-webauthn/webauthn v0.18.2
-	github.com/redis/go-redis/v9 v9.17.2
 )
 
 require (
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/fxamacker/cbor/v2 v2.9.4 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
@@ -31,7 +26,6 @@ require (
 
 replace (
 	github.com/authport/authport/adapters/memory => ../adapters/memory
-	github.com/authport/authport/adapters/redis => ../adapters/redis
 	github.com/authport/authport/conformance => ../conformance
 	github.com/authport/authport/core => ../core
 	github.com/authport/authport/jwt => ../jwt
