@@ -53,6 +53,7 @@ func consumerSpecs() map[string]consumerSpec {
 		"jwt":                    {files: []string{"jwt.go"}},
 		"oauth":                  {files: []string{"oauth.go"}, also: []string{"adapters/memory"}},
 		"mail":                   {files: []string{"mail.go"}},
+		"passkey":                {files: []string{"passkey.go"}, also: []string{"adapters/memory"}},
 	}
 }
 
