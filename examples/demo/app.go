@@ -17,6 +17,7 @@ import (
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/mail"
+	"github.com/authport/authport/passkey"
 )
 
 // appConfig is everything the demo can be told, by flags (main) or by a
@@ -116,7 +117,6 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 	pk := provider.Passkey()
 	pk.RPID, pk.RPName, pk.RPOrigin = origin.Hostname(), "authport demo", origin.String()
 	providers = append(providers, pk)
-	providers = providers[:len(providers)-1] // TODO(passkey): until the passkey module lands
 
 	st, err := openStore(ctx, cfg.DB)
 	if err != nil {
@@ -134,7 +134,12 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure authport: %w", err)
 	}
-	var keys handler.Passkeys // TODO(passkey)
+	keys, err := passkey.New(passkey.Config{
+		Auth: a, Secrets: []string{cfg.Secret}, RPID: pk.RPID, RPName: pk.RPName, Origins: []string{pk.RPOrigin},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configure passkeys: %w", err)
+	}
 	h, err := handler.New(handler.Config{
 		Auth: a, Secrets: []string{cfg.Secret}, BaseURL: base, Passkeys: keys, Logger: cfg.Logger,
 	})

@@ -280,7 +280,7 @@ func TestPasskey(t *testing.T) {
 				return res.AuthenticatorID, err
 			})
 			email := randomName("pia.") + "@example.com"
-			passkeyRegisterAndSignIn(t, b, a, box, l.origin, email, authID)
+			passkeyRegisterAndSignIn(t, b, a, box, l.origin, email, be.name, authID)
 		})
 	}
 }

@@ -31,7 +31,7 @@ func authenticators(t *testing.T, a *app, email string) []core.Authenticator {
 // passkeyRegisterAndSignIn signs in by e-mail, registers a passkey on the
 // sign-in page (signed in, without one: Auth.js registers), signs out, and
 // signs in with the passkey alone.
-func passkeyRegisterAndSignIn(t *testing.T, b *tab, a *app, box *mailbox, origin, email string, authID webauthn.AuthenticatorID) {
+func passkeyRegisterAndSignIn(t *testing.T, b *tab, a *app, box *mailbox, origin, email, backendName string, authID webauthn.AuthenticatorID) {
 	t.Helper()
 	signInByEmail(t, b, a, box, origin, email, 0)
 	b.run("open the sign-in page", chromedp.Navigate(origin+"/auth/signin"))
@@ -59,11 +59,12 @@ func passkeyRegisterAndSignIn(t *testing.T, b *tab, a *app, box *mailbox, origin
 	if got := b.text(); !strings.Contains(got, "Signed in as") || !strings.Contains(got, email) {
 		b.fatalf("after the passkey, the home page does not show %s: %q", email, got)
 	}
-	b.screenshot("passkey-" + t.Name())
+	b.screenshot("passkey-" + backendName)
 	after := authenticators(t, a, email)
 	if len(after) != 1 || after[0].CredentialID != registered[0].CredentialID {
 		t.Fatalf("authenticators after sign-in %+v, want the registered one %+v", after, registered)
 	}
+	t.Logf("stored counter: %d after registering, %d after signing in", registered[0].Counter, after[0].Counter)
 	if after[0].Counter <= registered[0].Counter {
 		t.Errorf("the stored counter went from %d to %d: it must increase", registered[0].Counter, after[0].Counter)
 	}
