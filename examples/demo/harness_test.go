@@ -101,9 +101,13 @@ func redisDB(t *testing.T) string {
 		c := goredis.NewClient(opt)
 		defer c.Close()
 		ctx := context.Background()
-		iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+		// The server may hold millions of other keys: large SCAN steps.
+		iter := c.Scan(ctx, 0, prefix+"*", 100000).Iterator()
 		for iter.Next(ctx) {
 			c.Del(ctx, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("delete the keys under %s: %v", prefix, err)
 		}
 	})
 	u, _ := url.Parse(base)
