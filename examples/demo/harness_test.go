@@ -324,9 +324,15 @@ func (b *tab) screenshot(name string) string {
 	return path
 }
 
-// waitPath waits until the page's path is path, and its query has the
-// given key=value pairs (alternating).
+// waitPath waits until the page's path is path.
 func (b *tab) waitPath(path string) {
+	b.t.Helper()
+	b.waitURL("the page "+path, func(u *url.URL) bool { return u.Path == path })
+}
+
+// waitURL waits until the page's URL satisfies ok; what says what is
+// awaited, for the failure message.
+func (b *tab) waitURL(what string, ok func(*url.URL) bool) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
@@ -334,13 +340,16 @@ func (b *tab) waitPath(path string) {
 	for {
 		if l, err := chromedp.Run(ctx, chromedp.Location()); err == nil {
 			loc = l
-			if u, err := url.Parse(loc); err == nil && u.Path == path {
-				return
+			// The page counts once it has loaded, not when its URL commits.
+			if u, err := url.Parse(loc); err == nil && ok(u) {
+				if state, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.readyState")); err == nil && state == "complete" {
+					return
+				}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			b.fatalf("waited %s for the page %s; still on %s", stepTimeout, path, loc)
+			b.fatalf("waited %s for %s; still on %s", stepTimeout, what, loc)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
