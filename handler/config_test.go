@@ -44,7 +44,7 @@ func TestHTTPSCookieNames(t *testing.T) {
 	}})
 	res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"ada@example.com"}, "callbackUrl": {"/x"}})
 	wantStatus(t, res, http.StatusSeeOther)
-	if c := setCookie(res, "__Secure-authjs.callback-url"); c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Value != e.srv.URL+"/x" {
+	if c := setCookie(res, "__Secure-authjs.callback-url"); c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || unescape(c.Value) != e.srv.URL+"/x" {
 		t.Errorf("callback-url cookie on https: %v", res.Header["Set-Cookie"])
 	}
 	res = e.get(smtp.link(t))

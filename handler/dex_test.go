@@ -97,3 +97,58 @@ func TestDexSignIn(t *testing.T) {
 		})
 	}
 }
+
+// An OAuth account whose e-mail address belongs to a user signed up by
+// e-mail is not linked without allowDangerousEmailAccountLinking:
+// OAuthAccountNotLinked on the sign-in page.
+func TestDexAccountNotLinked(t *testing.T) {
+	var dex *provision.DexServer
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
+		dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
+			ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
+		}}})
+		if dex == nil {
+			t.SkipNow()
+		}
+		p := &provider.OIDCConfig[map[string]any]{}
+		p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
+		p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+		return []provider.Provider{smtp.emailProvider(t), p}
+	}})
+	e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {provision.DefaultDexUserEmail}})
+	other := e.newClient()
+	req, _ := http.NewRequest("GET", smtp.link(t), nil)
+	e.do(other, req) // the e-mail user exists now, signed in elsewhere
+
+	res := e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
+	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = e.get(cb.String())
+	wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
+	page := e.get(res.Header.Get("Location"))
+	if !strings.Contains(page.body, "To confirm your identity, sign in with the same account you used originally.") {
+		t.Errorf("sign-in page for OAuthAccountNotLinked:\n%s", page.body)
+	}
+	if snap := e.store.Snapshot(); len(snap.Accounts) != 1 || snap.Accounts[0].Provider != "email" {
+		t.Errorf("accounts %v: want only the e-mail account", snap.Accounts)
+	}
+}
+
+// A provider that cannot be reached fails at sign-in: OAuthSignin.
+func TestOAuthSigninError(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, providers: func(*testing.T, string) []provider.Provider {
+		p := &provider.OIDCConfig[map[string]any]{}
+		p.ID, p.Name, p.Issuer = "down", "Down", "http://127.0.0.1:1/nowhere"
+		p.ClientID, p.ClientSecret = "id", "secret"
+		return []provider.Provider{p}
+	}})
+	res := e.post("/auth/signin/down", url.Values{"csrfToken": {e.csrf()}})
+	wantStatus(t, res, http.StatusSeeOther)
+	wantLocation(t, e, res, "/auth/signin", "error", "OAuthSignin")
+	res = e.get("/auth/callback/down?code=x&state=y")
+	wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
+	_ = time.Second
+}

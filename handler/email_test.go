@@ -24,8 +24,8 @@ func TestEmailSignInDatabaseSessions(t *testing.T) {
 	if !strings.Contains(page.body, `action="`+e.base+`/signin/email"`) || !strings.Contains(page.body, `type="email" name="email"`) {
 		t.Fatalf("sign-in page has no e-mail form:\n%s", page.body)
 	}
-	if c := setCookie(page, "authjs.callback-url"); c == nil || c.Value != e.srv.URL+"/after" || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
-		t.Errorf("callback-url cookie %v, want %s/after, HttpOnly, Lax", c, e.srv.URL)
+	if c := setCookie(page, "authjs.callback-url"); c == nil || c.Value != url.QueryEscape(e.srv.URL+"/after") || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
+		t.Errorf("callback-url cookie %v, want %s/after percent-encoded (as Auth.js writes it), HttpOnly, Lax", c, e.srv.URL)
 	}
 	res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {" Ada@Example.com "}})
 	wantStatus(t, res, http.StatusSeeOther)
@@ -127,4 +127,37 @@ func TestEmailSignInErrors(t *testing.T) {
 	res = e.post("/auth/signin/nope", url.Values{"csrfToken": {e.csrf()}})
 	wantLocation(t, e, res, "/auth/error", "error", "Configuration")
 	_ = auth.StrategyDatabase
+}
+
+// With JWT sessions the e-mail link still creates the user and its
+// account, but no session: the cookie is a JWT whose sub is the user's id.
+func TestEmailSignInJWT(t *testing.T) {
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, providers: func(t *testing.T, base string) []provider.Provider {
+		return []provider.Provider{smtp.emailProvider(t)}
+	}})
+	res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"jo@example.com"}, "callbackUrl": {e.srv.URL + "/in"}})
+	wantStatus(t, res, http.StatusSeeOther)
+	res = e.get(smtp.link(t))
+	wantLocation(t, e, res, "/in")
+	c := setCookie(res, "authjs.session-token")
+	if c == nil {
+		t.Fatal("no session cookie")
+	}
+	snap := e.store.Snapshot()
+	if len(snap.Users) != 1 || len(snap.Sessions) != 0 || len(snap.Accounts) != 1 || snap.Users[0].EmailVerified == nil {
+		t.Fatalf("stored users %v, sessions %d, accounts %d: want one verified user, its account, no session", snap.Users, len(snap.Sessions), len(snap.Accounts))
+	}
+	s, err := e.h.Session(requestWith(c))
+	if err != nil || s == nil || s.User.ID != snap.Users[0].ID || *s.User.Email != "jo@example.com" {
+		t.Errorf("Handler.Session on the JWT: %+v, %v", s, err)
+	}
+}
+
+func requestWith(cookies ...*http.Cookie) *http.Request {
+	r, _ := http.NewRequest("GET", "http://x/", nil)
+	for _, c := range cookies {
+		r.AddCookie(c)
+	}
+	return r
 }

@@ -57,10 +57,13 @@ func ErrorCode(err error, stage string) string {
 
 // signInPageErrors are the codes Auth.js shows on the sign-in page (its
 // SignInError kind, MissingCSRF included); the others go to the error page.
-var signInPageErrors = map[string]bool{
-	ErrorOAuthSignin: true, ErrorOAuthCallback: true, ErrorOAuthAccountNotLinked: true,
-	ErrorEmailSignin: true, ErrorCredentialsSignin: true, ErrorWebAuthnVerification: true,
-	ErrorSessionRequired: true, ErrorMissingCSRF: true,
+func signInPageError(code string) bool {
+	switch code {
+	case ErrorOAuthSignin, ErrorOAuthCallback, ErrorOAuthAccountNotLinked, ErrorEmailSignin, ErrorCredentialsSignin,
+		ErrorWebAuthnVerification, ErrorSessionRequired, ErrorMissingCSRF:
+		return true
+	}
+	return false
 }
 
 // errorStatus is the error page's status for a code, as Auth.js's.
@@ -126,7 +129,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code string, err 
 		}
 	}
 	page := h.pageURL(h.pages.Error, "error")
-	if signInPageErrors[code] {
+	if signInPageError(code) {
 		page = h.pageURL(h.pages.SignIn, "signin")
 	}
 	sep := "?"

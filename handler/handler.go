@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -95,6 +96,7 @@ type Handler struct {
 	sessions  auth.SessionOptions
 	pages     Pages
 	theme     Theme
+	tmpl      *template.Template
 	claims    func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
 	log       *slog.Logger
 	now       func() time.Time
@@ -182,6 +184,9 @@ func New(cfg Config) (*Handler, error) {
 	if h.flow != nil && h.flow.SecureCookies() != h.secure {
 		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", ErrInvalidConfig)
 	}
+	if h.tmpl, err = parsePages(); err != nil {
+		return nil, fmt.Errorf("handler: built-in pages: %w", err)
+	}
 	h.Reader, err = NewReader(ReaderConfig{
 		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.secure,
 		SignInURL: h.pageURL(h.pages.SignIn, "signin"), Logger: h.log, Now: h.now,
@@ -202,6 +207,44 @@ func (h *Handler) pageURL(custom, route string) string {
 
 // URL returns the absolute URL of a route under BaseURL, e.g. URL("signin").
 func (h *Handler) URL(route string) string { return h.base + "/" + strings.TrimPrefix(route, "/") }
+
+// route is one action of ServeHTTP.
+type route struct {
+	methods []string
+	serve   func(*Handler, http.ResponseWriter, *http.Request, string)
+	withID  bool // the path carries a provider id: /action/{id}
+}
+
+// routeFor returns Auth.js's action for the first path segment, withID
+// when the path carries a provider id (/action/{id}).
+func routeFor(action string, withID bool) (route, bool) {
+	switch action {
+	case "providers":
+		return route{[]string{"GET"}, (*Handler).serveProviders, false}, true
+	case "csrf":
+		return route{[]string{"GET"}, (*Handler).serveCSRF, false}, true
+	case "session":
+		return route{[]string{"GET", "POST"}, (*Handler).serveSession, false}, true
+	case "signin":
+		if withID {
+			return route{[]string{"POST"}, (*Handler).serveSignIn, true}, true
+		}
+		return route{[]string{"GET"}, (*Handler).serveSignInPage, false}, true
+	case "signout":
+		return route{[]string{"GET", "POST"}, (*Handler).serveSignOut, false}, true
+	case "verify-request":
+		return route{[]string{"GET"}, (*Handler).serveVerifyRequest, false}, true
+	case "error":
+		return route{[]string{"GET"}, (*Handler).serveError, false}, true
+	case "callback":
+		return route{[]string{"GET", "POST"}, (*Handler).serveCallback, true}, true
+	case "webauthn-options":
+		return route{[]string{"GET"}, (*Handler).serveWebAuthnOptions, true}, true
+	case "passkey.js":
+		return route{[]string{"GET"}, (*Handler).servePasskeyScript, false}, true
+	}
+	return route{}, false
+}
 
 // maxBody bounds a POST body (forms and the passkey credential JSON).
 const maxBody = 1 << 20
@@ -225,27 +268,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
-	type route struct {
-		methods []string
-		serve   func(http.ResponseWriter, *http.Request, string)
-		withID  bool
-	}
-	routes := map[string]route{
-		"providers":        {[]string{"GET"}, h.serveProviders, false},
-		"csrf":             {[]string{"GET"}, h.serveCSRF, false},
-		"session":          {[]string{"GET", "POST"}, h.serveSession, false},
-		"signin":           {[]string{"GET"}, h.serveSignInPage, false},
-		"signout":          {[]string{"GET", "POST"}, h.serveSignOut, false},
-		"verify-request":   {[]string{"GET"}, h.serveVerifyRequest, false},
-		"error":            {[]string{"GET"}, h.serveError, false},
-		"callback":         {[]string{"GET", "POST"}, h.serveCallback, true},
-		"webauthn-options": {[]string{"GET"}, h.serveWebAuthnOptions, true},
-		"passkey.js":       {[]string{"GET"}, h.servePasskeyScript, false},
-	}
-	if action == "signin" && id != "" {
-		routes["signin"] = route{[]string{"POST"}, h.serveSignIn, true}
-	}
-	rt, found := routes[action]
+	rt, found := routeFor(action, id != "")
 	if !found || rt.withID != (id != "") || strings.Contains(id, "/") {
 		h.notFound(w, r)
 		return
@@ -261,7 +284,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed", Message: r.Method + " is not supported here"}, true)
 		return
 	}
-	rt.serve(w, r, id)
+	rt.serve(h, w, r, id)
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
@@ -314,21 +337,28 @@ func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 			h.log.InfoContext(r.Context(), "authport: callbackUrl refused: not on this site")
 			target = h.origin + "/"
 		}
-		if c, err := r.Cookie(h.names.CallbackURL); err != nil || c.Value != target {
-			h.setCookie(w, h.names.CallbackURL, target, 0)
+		if h.callbackCookie(r) != target {
+			// Percent-encoded, as Auth.js's cookie serializer writes it.
+			h.setCookie(w, h.names.CallbackURL, url.QueryEscape(target), 0)
 		}
 		return target
 	}
-	if c, err := r.Cookie(h.names.CallbackURL); err == nil {
-		v := c.Value
-		if un, err := url.QueryUnescape(v); err == nil && strings.Contains(v, "%") {
-			v = un
-		}
-		if target, ok := SafeRedirect(v, h.origin); ok {
-			return target
-		}
+	if target, ok := SafeRedirect(h.callbackCookie(r), h.origin); ok {
+		return target
 	}
 	return h.origin + "/"
+}
+
+// callbackCookie returns the callback-url cookie's value, decoded, or "".
+func (h *Handler) callbackCookie(r *http.Request) string {
+	c, err := r.Cookie(h.names.CallbackURL)
+	if err != nil {
+		return ""
+	}
+	if v, err := url.PathUnescape(c.Value); err == nil {
+		return v
+	}
+	return c.Value
 }
 
 // redirect sends the browser to target: 302 for GET, 303 after a POST; a

@@ -3,6 +3,7 @@ package handler_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -226,6 +227,9 @@ func ptr[T any](v T) *T { return &v }
 // credentials is a credentials provider accepting ada/lovelace.
 func credentials() *provider.CredentialsConfig {
 	c := provider.Credentials(func(_ context.Context, req provider.AuthorizeRequest) (*provider.User, error) {
+		if req.Credentials["username"] == "boom" {
+			return nil, errors.New("user store unreachable")
+		}
 		if req.Credentials["username"] == "ada" && req.Credentials["password"] == "lovelace" {
 			return &provider.User{ID: "user-ada", Email: "ada@example.com", Name: ptr("Ada Lovelace")}, nil
 		}
@@ -343,3 +347,19 @@ func (s *smtpServer) link(t *testing.T) string {
 func memoryStore() *memory.Adapter { return memory.New() }
 
 func noProviders(*testing.T, string) []provider.Provider { return nil }
+
+// unescape decodes a percent-encoded cookie value.
+func unescape(s string) string {
+	v, err := url.PathUnescape(s)
+	if err != nil {
+		return s
+	}
+	return v
+}
+
+// newClientSession is GET /session's body for a new browser.
+func (e *env) newClientSession() string {
+	e.t.Helper()
+	req, _ := http.NewRequest("GET", e.base+"/session", nil)
+	return e.do(e.newClient(), req).body
+}

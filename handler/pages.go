@@ -4,21 +4,36 @@ import (
 	"bytes"
 	"html/template"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/authport/authport/core/provider"
 )
 
-// colorRE accepts CSS colours only: hex, names, rgb()/hsl() forms.
-var colorRE = regexp.MustCompile(`^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{1,30}|(rgb|rgba|hsl|hsla)\([0-9., %deg]{1,60}\))$`)
-
-// safeColor returns c when it is a plain CSS colour, else "".
+// safeColor returns c when it is a plain CSS colour (hex, a name, or an
+// rgb()/hsl() form of digits), else "".
 func safeColor(c string) string {
 	c = strings.TrimSpace(c)
-	if colorRE.MatchString(c) {
+	only := func(s, set string) bool {
+		for i := 0; i < len(s); i++ {
+			if strings.IndexByte(set, s[i]) < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	const hex, letters = "0123456789abcdefABCDEF", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	switch {
+	case len(c) >= 4 && len(c) <= 9 && c[0] == '#' && only(c[1:], hex):
 		return c
+	case len(c) >= 1 && len(c) <= 30 && only(c, letters):
+		return c
+	}
+	for _, fn := range []string{"rgb(", "rgba(", "hsl(", "hsla("} {
+		if inner, ok := strings.CutPrefix(c, fn); ok && strings.HasSuffix(inner, ")") && len(inner) <= 61 &&
+			len(inner) > 1 && only(inner[:len(inner)-1], "0123456789., %deg") {
+			return c
+		}
 	}
 	return ""
 }
@@ -90,22 +105,40 @@ type pageData struct {
 	BrandColor, ButtonText, Logo string
 }
 
-var signInMessages = map[string]string{
-	ErrorOAuthSignin:           "Try signing in with a different account.",
-	ErrorOAuthCallback:         "Try signing in with a different account.",
-	ErrorOAuthAccountNotLinked: "To confirm your identity, sign in with the same account you used originally.",
-	ErrorEmailSignin:           "The e-mail could not be sent.",
-	ErrorCredentialsSignin:     "Sign in failed. Check the details you provided are correct.",
-	ErrorSessionRequired:       "Please sign in to access this page.",
-	ErrorWebAuthnVerification:  "The passkey could not be verified. Try again.",
-	ErrorMissingCSRF:           "The form could not be verified (its CSRF token is missing or wrong). Try again.",
+// signInMessage is the sign-in page's message for an error code.
+func signInMessage(code string) (string, bool) {
+	switch code {
+	case ErrorOAuthSignin, ErrorOAuthCallback:
+		return "Try signing in with a different account.", true
+	case ErrorOAuthAccountNotLinked:
+		return "To confirm your identity, sign in with the same account you used originally.", true
+	case ErrorEmailSignin:
+		return "The e-mail could not be sent.", true
+	case ErrorCredentialsSignin:
+		return "Sign in failed. Check the details you provided are correct.", true
+	case ErrorSessionRequired:
+		return "Please sign in to access this page.", true
+	case ErrorWebAuthnVerification:
+		return "The passkey could not be verified. Try again.", true
+	case ErrorMissingCSRF:
+		return "The form could not be verified (its CSRF token is missing or wrong). Try again.", true
+	}
+	return "", false
 }
 
-var errorPages = map[string][2]string{
-	ErrorConfiguration: {"Server error", "There is a problem with the server configuration. Check the server logs for more information."},
-	ErrorAccessDenied:  {"Access Denied", "You do not have permission to sign in."},
-	ErrorVerification:  {"Unable to sign in", "The sign in link is no longer valid. It may have been used already or it may have expired."},
-	ErrorMissingCSRF:   {"Request refused", "The form could not be verified (its CSRF token is missing or wrong). Go back, reload the page and try again."},
+// errorPage is the error page's heading and message for an error code.
+func errorPage(code string) (heading, message string, ok bool) {
+	switch code {
+	case ErrorConfiguration:
+		return "Server error", "There is a problem with the server configuration. Check the server logs for more information.", true
+	case ErrorAccessDenied:
+		return "Access Denied", "You do not have permission to sign in.", true
+	case ErrorVerification:
+		return "Unable to sign in", "The sign in link is no longer valid. It may have been used already or it may have expired.", true
+	case ErrorMissingCSRF:
+		return "Request refused", "The form could not be verified (its CSRF token is missing or wrong). Go back, reload the page and try again.", true
+	}
+	return "", "", false
 }
 
 func (h *Handler) pageData(r *http.Request, csrfToken, callbackURL string) pageData {
@@ -125,10 +158,10 @@ func (h *Handler) pageData(r *http.Request, csrfToken, callbackURL string) pageD
 			code = code[:64]
 		}
 		d.Error = code
-		if m, ok := signInMessages[code]; ok {
+		if m, ok := signInMessage(code); ok {
 			d.Message = m
-		} else if p, ok := errorPages[code]; ok {
-			d.Heading, d.Message = p[0], p[1]
+		} else if heading, m, ok := errorPage(code); ok {
+			d.Heading, d.Message = heading, m
 		} else {
 			d.Message = "Unable to sign in."
 		}
@@ -158,7 +191,7 @@ func (h *Handler) pageData(r *http.Request, csrfToken, callbackURL string) pageD
 // render writes a built-in page.
 func (h *Handler) render(w http.ResponseWriter, status int, name string, d pageData) {
 	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, name, d); err != nil {
+	if err := h.tmpl.ExecuteTemplate(&b, name, d); err != nil {
 		h.log.Error("authport: page not rendered", "page", name, "error", err)
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: ErrorConfiguration}, true)
 		return
@@ -173,7 +206,12 @@ func (h *Handler) render(w http.ResponseWriter, status int, name string, d pageD
 	_, _ = w.Write(b.Bytes())
 }
 
-var pages = template.Must(template.New("pages").Parse(`
+// parsePages parses the built-in pages.
+func parsePages() (*template.Template, error) {
+	return template.New("pages").Parse(pagesSource)
+}
+
+const pagesSource = `
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.}}</title>
@@ -250,4 +288,4 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 <div role="alert"><p>{{if .Message}}{{.Message}}{{else}}Unable to sign in.{{end}}</p></div>
 <p><a href="{{.Base}}/signin">Sign in</a> · <a href="{{.Home}}">{{.Host}}</a></p>
 </main></body></html>{{end}}
-`))
+`

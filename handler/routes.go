@@ -284,12 +284,6 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		}
 		q := r.URL.Query()
 		si, err = h.auth.VerifyEmailSignIn(ctx, id, q.Get("email"), q.Get("token"))
-		stageErr = func(e error) string {
-			if c := ErrorCode(e, "callback"); c != ErrorConfiguration {
-				return c
-			}
-			return ErrorConfiguration
-		}
 	case provider.TypeCredentials:
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
@@ -300,7 +294,13 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			return
 		}
 		si, err = h.credentials(r, p.(*provider.CredentialsConfig))
-		stageErr = func(error) string { return ErrorCredentialsSignin }
+		stageErr = func(e error) string {
+			if errors.Is(e, errCredentials) {
+				return ErrorCredentialsSignin
+			}
+			// Authorize failed to decide (Auth.js: CallbackRouteError).
+			return ErrorConfiguration
+		}
 	case provider.TypeWebAuthn:
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
@@ -310,11 +310,12 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		if _, ok := h.checkCSRF(w, r); !ok {
 			return
 		}
-		var current *Session
-		if current, _, err = h.session(ctx, r); err == nil {
-			var u = currentUser(current)
-			si, err = h.passkeys.Callback(ctx, w, r, id, u)
+		current, _, serr := h.session(ctx, r)
+		if serr != nil {
+			h.fail(w, r, ErrorConfiguration, serr)
+			return
 		}
+		si, err = h.passkeys.Callback(ctx, w, r, id, currentUser(current))
 		stageErr = func(e error) string {
 			if c := ErrorCode(e, "callback"); c != ErrorConfiguration {
 				return c
@@ -329,9 +330,13 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		h.fail(w, r, stageErr(err), err)
 		return
 	}
-	if err := h.issueSession(w, r, si); err != nil {
-		h.fail(w, r, ErrorConfiguration, err)
-		return
+	// oauth.Flow.Callback has set the cookie of a database session.
+	flowSetCookie := p.Common().Type.IsOAuth() && h.sessions.Strategy == auth.StrategyDatabase && si.Session.SessionToken != ""
+	if !flowSetCookie {
+		if err := h.issueSession(w, r, si); err != nil {
+			h.fail(w, r, ErrorConfiguration, err)
+			return
+		}
 	}
 	h.redirect(w, r, h.callbackURL(w, r))
 }

@@ -1,6 +1,7 @@
 package handler_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -299,6 +300,9 @@ func TestCredentialsRefused(t *testing.T) {
 	if !strings.Contains(page.body, "Sign in failed. Check the details you provided are correct.") {
 		t.Errorf("sign-in page after CredentialsSignin lacks the message:\n%s", page.body)
 	}
+	// Authorize failing to decide is a server error, not a refusal.
+	res = e.signInCredentials("boom", "x", nil)
+	wantLocation(t, e, res, "/auth/error", "error", "Configuration")
 	// Auth.js's client (X-Auth-Return-Redirect) gets the URL as JSON.
 	form := url.Values{"csrfToken": {e.csrf()}, "username": {"ada"}, "password": {"lovelace"}}
 	res = e.post("/auth/callback/credentials", form, "X-Auth-Return-Redirect", "1")
@@ -381,4 +385,24 @@ func TestCustomPages(t *testing.T) {
 	}
 	res := e.signInCredentials("ada", "wrong", nil)
 	wantHeader(t, res, "Location", "/login?error=CredentialsSignin&code=credentials")
+}
+
+// Config.Claims adds claims to a new JWT; they survive a refresh.
+func TestClaimsHook(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, updateAge: ptr(time.Duration(0)), config: func(c *handler.Config) {
+		c.Claims = func(_ context.Context, claims map[string]any, si *auth.SignIn) (map[string]any, error) {
+			claims["role"] = "admin:" + si.User.ID
+			return claims, nil
+		}
+	}})
+	e.signInCredentials("ada", "lovelace", nil)
+	res := e.get("/auth/session")
+	c := setCookie(res, "authjs.session-token") // updateAge 0: re-issued on every call, as Auth.js
+	if c == nil {
+		t.Fatal("JWT not re-issued with updateAge 0")
+	}
+	s, err := e.h.Session(requestWith(c))
+	if err != nil || s == nil || s.Claims["role"] != "admin:user-ada" {
+		t.Errorf("claims after refresh: %+v, %v", s, err)
+	}
 }
