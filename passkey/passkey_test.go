@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/passkey"
@@ -176,3 +177,13 @@ func TestScript(t *testing.T) {
 		t.Error("Script returns its own buffer")
 	}
 }
+
+// handlerPasskeys mirrors the Passkeys interface of the handler module
+// (handler/passkeys.go), which *passkey.Passkeys implements.
+type handlerPasskeys interface {
+	Options(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (any, error)
+	Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error)
+	Script() []byte
+}
+
+var _ handlerPasskeys = (*passkey.Passkeys)(nil)

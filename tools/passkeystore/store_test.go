@@ -40,7 +40,7 @@ func TestRedis(t *testing.T) {
 		prefix := randomName(t) + ":"
 		t.Cleanup(func() {
 			ctx := context.Background()
-			iter := client.Scan(ctx, 0, prefix+"*", 100).Iterator()
+			iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
 			for iter.Next(ctx) {
 				client.Del(ctx, iter.Val())
 			}
