@@ -42,7 +42,8 @@ type appConfig struct {
 	// OIDC signs in with an OpenID provider when Issuer is set.
 	OIDC oidcConfig
 	// Credentials, "user:password", adds a credentials provider accepting
-	// that one pair (demo only: a real app checks a password hash).
+	// that one pair (demo only: a real app checks a password hash). With
+	// it, sessions are JWT cookies (credentials need them).
 	Credentials string
 	// Console receives the sign-in links when no SMTP server is set, and
 	// the start-up lines.
@@ -128,8 +129,14 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 			_ = st.close()
 		}
 	}()
+	// Auth.js (and the handler) refuse credentials with database
+	// sessions: with -credentials every session is an Auth.js JWT cookie.
+	sessions := auth.SessionOptions{Strategy: auth.StrategyDatabase}
+	if cfg.Credentials != "" {
+		sessions.Strategy = auth.StrategyJWT
+	}
 	a, err := auth.New(auth.Config{
-		Adapter: st.adapter, Providers: providers, Secrets: []string{cfg.Secret}, BaseURL: base,
+		Adapter: st.adapter, Providers: providers, Secrets: []string{cfg.Secret}, BaseURL: base, Session: sessions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configure authport: %w", err)

@@ -302,3 +302,43 @@ func getJSON(t *testing.T, c *http.Client, u string, v any) {
 		t.Fatalf("GET %s: %s, %v", u, resp.Status, err)
 	}
 }
+
+// TestCredentials: with -credentials the form signs in with the one pair
+// (a JWT session: nothing stored) and refuses any other.
+func TestCredentials(t *testing.T) {
+	console := &syncBuffer{}
+	l := listen(t)
+	serve(t, l, appConfig{DB: "memory", Console: console, Credentials: "alice:wonderland"})
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	var csrf struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	getJSON(t, c, l.origin+"/auth/csrf", &csrf)
+	post := func(user, pass string) *http.Response {
+		t.Helper()
+		resp, err := c.PostForm(l.origin+"/auth/callback/credentials", url.Values{
+			"csrfToken": {csrf.CSRFToken}, "username": {user}, "password": {pass}, "callbackUrl": {l.origin + "/protected"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp
+	}
+	if resp := post("alice", "wrong"); resp.Request.URL.Query().Get("error") != "CredentialsSignin" {
+		t.Errorf("a wrong password led to %s, want error=CredentialsSignin", resp.Request.URL)
+	}
+	if resp := post("alice", "wonderland"); resp.Request.URL.Path != "/protected" || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the right password led to %s (%s), want /protected", resp.Request.URL, resp.Status)
+	}
+	var s struct {
+		User struct {
+			Email string `json:"email"`
+		} `json:"user"`
+	}
+	getJSON(t, c, l.origin+"/auth/session", &s)
+	if s.User.Email != "alice@example.com" {
+		t.Errorf("/auth/session = %+v", s)
+	}
+}
