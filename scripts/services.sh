@@ -11,10 +11,11 @@
 #
 # Environment:
 #   AUTHPORT_SERVICES   which services to provide, space-separated (default:
-#                       "postgres mysql redis redis-cluster mongodb dex";
+#                       "postgres mysql redis redis-cluster mongodb dex chromium";
 #                       "none" for none)
 #   AUTHPORT_POSTGRES_URL, AUTHPORT_MYSQL_URL, AUTHPORT_REDIS_URL,
-#   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_MONGODB_URL, AUTHPORT_DEX_BIN
+#   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_MONGODB_URL, AUTHPORT_DEX_BIN,
+#   AUTHPORT_CHROMIUM_BIN
 #                       if already set, that service is left alone and the
 #                       value is printed back unchanged
 #   AUTHPORT_REDIS_CLUSTER_PORTS  the cluster's three ports (default "7001 7002 7003")
@@ -30,14 +31,17 @@
 # (tools/faults). dex (the OpenID provider of the sign-in tests) is only
 # built, from tools/dex, into the same cache: the tests start their own dex
 # servers from AUTHPORT_DEX_BIN. Logs of what this script starts and builds
-# are in $TMPDIR/authport-services.
+# are in $TMPDIR/authport-services. Chromium (the browser of the end-to-end
+# tests in examples/demo) is Debian's chromium, installed when
+# /usr/bin/chromium is missing; the tests start their own headless browsers
+# from AUTHPORT_CHROMIUM_BIN.
 set -euo pipefail
 
 started=$SECONDS
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=${TMPDIR:-/tmp}
 logdir=$tmp/authport-services
-services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex}
+services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex chromium}
 timeout_s=${AUTHPORT_SERVICES_TIMEOUT:-60}
 read -r -a cluster_ports <<<"${AUTHPORT_REDIS_CLUSTER_PORTS:-7001 7002 7003}"
 mongo_port=${AUTHPORT_MONGODB_PORT:-27018}
@@ -448,12 +452,27 @@ ensure_dex() {
 	export_line AUTHPORT_DEX_BIN "$bin"
 }
 
+### Chromium ##################################################################
+
+# ensure_chromium: Debian's chromium, the browser of the end-to-end tests.
+# Nothing is started: each test runs a headless browser of its own
+# (conformance/provision.Chromium).
+ensure_chromium() {
+	given AUTHPORT_CHROMIUM_BIN chromium && return
+	local bin=/usr/bin/chromium
+	if [[ ! -x $bin ]]; then
+		apt_install chromium
+	fi
+	[[ -x $bin ]] || die "chromium: apt-get installed chromium but $bin is missing; set AUTHPORT_CHROMIUM_BIN to a Chromium binary"
+	export_line AUTHPORT_CHROMIUM_BIN "$bin"
+}
+
 ### main ######################################################################
 
 for s in $services; do
 	case $s in
-	postgres | mysql | redis | redis-cluster | mongodb | dex | none) ;;
-	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex, or none)" ;;
+	postgres | mysql | redis | redis-cluster | mongodb | dex | chromium | none) ;;
+	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex chromium, or none)" ;;
 	esac
 done
 
@@ -463,6 +482,7 @@ wanted redis && locked redis ensure_redis
 wanted redis-cluster && locked redis-cluster ensure_redis_cluster
 wanted mongodb && locked mongodb ensure_mongodb
 wanted dex && locked dex ensure_dex
+wanted chromium && locked chromium ensure_chromium
 
 log "ready in $((SECONDS - started))s"
 if ((${#exports[@]})); then

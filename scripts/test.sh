@@ -19,6 +19,9 @@ cd "$root"
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 log_dir=${AUTHPORT_LOG_DIR:-$(mktemp -d -t authport-test.XXXXXX)}
 mkdir -p "$log_dir"
+# The tests see it too, and save artifacts there (the browser tests'
+# screenshots, for one).
+export AUTHPORT_LOG_DIR=$log_dir
 failures=()
 
 step() { printf '\n== %s\n' "$*" >&2; }

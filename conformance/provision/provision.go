@@ -22,7 +22,7 @@
 //  3. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
 //     names the backend: then the test fails with the same reason.
 //     AUTHPORT_REQUIRE is a comma-separated list of backend names (postgres,
-//     mysql, redis, redis-cluster, mongodb, dex; the embedded memory, bbolt
+//     mysql, redis, redis-cluster, mongodb, dex, chromium; the embedded memory, bbolt
 //     and sqlite are accepted too) or "all". A CI that sets it can never pass
 //     with a database silently skipped; a name it does not know (a
 //     misspelling) fails a test whose database is missing, too.
@@ -30,6 +30,10 @@
 // The returned server is shared, and may hold data from earlier runs: a
 // caller isolates each test in a database, schema, key prefix or collection
 // set of its own, and drops it in t.Cleanup.
+//
+// [Chromium] returns the browser binary AUTHPORT_CHROMIUM_BIN names, for
+// end-to-end tests; without it they skip or fail as above (its
+// AUTHPORT_REQUIRE name is chromium).
 //
 // [Dex] is different: it starts an OpenID provider (dex) private to one
 // test, configured with that test's clients and users, from the binary
@@ -67,6 +71,7 @@ func knownBackends() []string {
 	return []string{
 		"memory", "bbolt", BackendRedis, BackendRedisCluster,
 		BackendPostgres, BackendMySQL, "sqlite", BackendMongoDB, BackendDex,
+		BackendChromium,
 	}
 }
 
@@ -112,6 +117,11 @@ func backendFor(name string) backend {
 		return backend{
 			name: name, env: DexBinEnv,
 			missing: "no dex: set AUTHPORT_DEX_BIN to a dex binary (eval \"$(scripts/services.sh)\" builds one from tools/dex)",
+		}
+	case BackendChromium:
+		return backend{
+			name: name, env: ChromiumBinEnv,
+			missing: "no Chromium: set AUTHPORT_CHROMIUM_BIN to a chromium binary (eval \"$(scripts/services.sh)\" installs Debian's chromium)",
 		}
 	}
 	return backend{name: name, missing: "no " + name + " backend"}
@@ -177,8 +187,8 @@ func MongoDB(t testing.TB) string {
 }
 
 // Required reports whether AUTHPORT_REQUIRE names backend (one of postgres,
-// mysql, redis, redis-cluster, mongodb, dex, memory, bbolt, sqlite), or is
-// "all".
+// mysql, redis, redis-cluster, mongodb, dex, chromium, memory, bbolt,
+// sqlite), or is "all".
 // Names are compared without regard to case or surrounding spaces. A test
 // whose required backend is missing fails instead of skipping.
 func Required(backend string) bool {

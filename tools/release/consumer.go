@@ -54,6 +54,7 @@ func consumerSpecs() map[string]consumerSpec {
 		"oauth":                  {files: []string{"oauth.go"}, also: []string{"adapters/memory"}},
 		"mail":                   {files: []string{"mail.go"}},
 		"handler":                {files: []string{"handler.go"}, also: []string{"adapters/memory"}},
+		"passkey":                {files: []string{"passkey.go"}, also: []string{"adapters/memory"}},
 	}
 }
 

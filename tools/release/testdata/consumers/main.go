@@ -2,8 +2,8 @@
 
 // The consumer check (tools/release/consumer.go) builds this file with the
 // check of one module (adapter.go and the adapter's own file, or jwt.go,
-// oauth.go, mail.go) into a program of a module outside the repository,
-// which uses that module through the released modules only.
+// oauth.go, mail.go, passkey.go) into a program of a module outside the
+// repository, which uses that module through the released modules only.
 package main
 
 import (

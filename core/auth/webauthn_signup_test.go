@@ -1,0 +1,170 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+)
+
+// signupStub keeps users, accounts and authenticators in maps, with
+// failures the test sets. (The passkey module runs the same flows against
+// real adapters.)
+type signupStub struct {
+	users          map[string]core.User
+	accounts       map[string]core.Account
+	authenticators map[string]core.Authenticator
+	createUserErr  error
+	createAuthErr  error
+	deleted        []string
+}
+
+func newSignupStub() *signupStub {
+	return &signupStub{users: map[string]core.User{}, accounts: map[string]core.Account{}, authenticators: map[string]core.Authenticator{}}
+}
+
+func (s *signupStub) CreateUser(_ context.Context, u core.User) (*core.User, error) {
+	if s.createUserErr != nil {
+		return nil, s.createUserErr
+	}
+	s.users[u.ID] = u
+	return &u, nil
+}
+func (s *signupStub) GetUser(_ context.Context, id string) (*core.User, error) {
+	if u, ok := s.users[id]; ok {
+		return &u, nil
+	}
+	return nil, nil
+}
+func (s *signupStub) GetUserByEmail(_ context.Context, email string) (*core.User, error) {
+	for _, u := range s.users {
+		if u.Email == email {
+			return &u, nil
+		}
+	}
+	return nil, nil
+}
+func (s *signupStub) DeleteUser(_ context.Context, id string) (*core.User, error) {
+	s.deleted = append(s.deleted, id)
+	delete(s.users, id)
+	for k, a := range s.accounts {
+		if a.UserID == id {
+			delete(s.accounts, k)
+		}
+	}
+	return nil, nil
+}
+func (s *signupStub) LinkAccount(_ context.Context, a core.Account) (*core.Account, error) {
+	s.accounts[a.Provider+"/"+a.ProviderAccountID] = a
+	return &a, nil
+}
+func (s *signupStub) GetAccount(_ context.Context, id, p string) (*core.Account, error) {
+	if a, ok := s.accounts[p+"/"+id]; ok {
+		return &a, nil
+	}
+	return nil, nil
+}
+func (s *signupStub) CreateAuthenticator(_ context.Context, a core.Authenticator) (*core.Authenticator, error) {
+	if s.createAuthErr != nil {
+		return nil, s.createAuthErr
+	}
+	s.authenticators[a.CredentialID] = a
+	return &a, nil
+}
+func (s *signupStub) GetAuthenticator(_ context.Context, id string) (*core.Authenticator, error) {
+	if a, ok := s.authenticators[id]; ok {
+		return &a, nil
+	}
+	return nil, nil
+}
+func (s *signupStub) ListAuthenticatorsByUserID(context.Context, string) ([]core.Authenticator, error) {
+	return []core.Authenticator{}, nil
+}
+func (s *signupStub) UpdateAuthenticatorCounter(context.Context, string, int64) (*core.Authenticator, error) {
+	return nil, errors.New("not used")
+}
+
+func testAuthenticator() core.Authenticator {
+	return core.Authenticator{CredentialID: "Y3JlZA==", CredentialPublicKey: "a2V5", CredentialDeviceType: "singleDevice", ProviderAccountID: "Y3JlZA==", UserID: "ignored"}
+}
+
+func TestRegisterWebAuthnUser(t *testing.T) {
+	ctx := context.Background()
+	stub := newSignupStub()
+	a := newJWT(t, stub, provider.Passkey())
+	name := "Ada"
+	user, au, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{ID: "ignored", Email: "ada@example.com", Name: &name}, testAuthenticator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user.ID == "" || user.ID == "ignored" || user.Email != "ada@example.com" || user.EmailVerified != nil || user.Name == nil || *user.Name != "Ada" {
+		t.Fatalf("new user %+v", user)
+	}
+	if au.UserID != user.ID || stub.authenticators["Y3JlZA=="].UserID != user.ID {
+		t.Fatalf("authenticator %+v for user %s", au, user.ID)
+	}
+	if acc := stub.accounts["passkey/Y3JlZA=="]; acc.UserID != user.ID || acc.Type != core.AccountTypeWebAuthn {
+		t.Fatalf("account %+v", acc)
+	}
+	if p, err := a.WebAuthnProvider("passkey"); err != nil || p.UserVerification != provider.UserVerificationPreferred {
+		t.Fatalf("WebAuthnProvider: %+v, %v", p, err)
+	}
+	if u, err := a.UserByEmail(ctx, "ada@example.com"); err != nil || u == nil || u.ID != user.ID {
+		t.Fatalf("UserByEmail: %+v, %v", u, err)
+	}
+	if got, err := a.WebAuthnAuthenticator(ctx, "Y3JlZA=="); err != nil || got == nil || got.UserID != user.ID {
+		t.Fatalf("WebAuthnAuthenticator: %+v, %v", got, err)
+	}
+	if got, err := a.WebAuthnAuthenticator(ctx, "bm9uZQ=="); err != nil || got != nil {
+		t.Fatalf("WebAuthnAuthenticator of an unknown id: %+v, %v", got, err)
+	}
+
+	// The address belongs to a user now: refused, nothing created.
+	before := len(stub.users)
+	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "ada@example.com"}, testAuthenticator()); !errors.Is(err, auth.ErrAccountNotLinked) {
+		t.Errorf("an existing e-mail: %v", err)
+	}
+	if len(stub.users) != before {
+		t.Error("a user was created for an existing e-mail")
+	}
+}
+
+func TestRegisterWebAuthnUserRefused(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		provider string
+		user     core.User
+		setup    func(*signupStub)
+		want     error
+	}{
+		"unknown provider":    {provider: "nope", user: core.User{Email: "a@example.com"}, want: auth.ErrUnknownProvider},
+		"no e-mail":           {provider: "passkey", user: core.User{}, want: core.ErrInvalidInput},
+		"created by a racer":  {provider: "passkey", user: core.User{Email: "a@example.com"}, setup: func(s *signupStub) { s.createUserErr = core.ErrAlreadyExists }, want: auth.ErrAccountNotLinked},
+		"authenticator fails": {provider: "passkey", user: core.User{Email: "a@example.com"}, setup: func(s *signupStub) { s.createAuthErr = core.ErrAlreadyExists }, want: core.ErrAlreadyExists},
+	} {
+		stub := newSignupStub()
+		if tc.setup != nil {
+			tc.setup(stub)
+		}
+		a := newJWT(t, stub, provider.Passkey())
+		if _, _, err := a.RegisterWebAuthnUser(ctx, tc.provider, tc.user, testAuthenticator()); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", name, err, tc.want)
+		}
+		if len(stub.users) != 0 || len(stub.accounts) != 0 || len(stub.authenticators) != 0 {
+			t.Errorf("%s: left %d users, %d accounts, %d authenticators", name, len(stub.users), len(stub.accounts), len(stub.authenticators))
+		}
+	}
+	// The user created before the failure is the one deleted.
+	stub := newSignupStub()
+	stub.createAuthErr = errors.New("disk full")
+	a := newJWT(t, stub, provider.Passkey())
+	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "b@example.com"}, testAuthenticator()); err == nil || len(stub.deleted) != 1 {
+		t.Errorf("failed registration: %v, deleted %v", err, stub.deleted)
+	}
+	if _, err := a.WebAuthnProvider("github"); !errors.Is(err, auth.ErrUnknownProvider) {
+		t.Errorf("WebAuthnProvider of an unknown id: %v", err)
+	}
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/handler"
+	"github.com/authport/authport/mail"
+	"github.com/authport/authport/passkey"
+)
+
+// appConfig is everything the demo can be told, by flags (main) or by a
+// test building the app in-process.
+type appConfig struct {
+	// URL is the origin the browser uses, e.g. http://localhost:8080; the
+	// auth routes are under URL/auth. Passkeys need a host name (not an IP
+	// address) as relying party id: use localhost, not 127.0.0.1.
+	URL string
+	// DB names the adapter; see openStore. Empty means bbolt in the temp
+	// directory.
+	DB string
+	// Secret signs and encrypts cookies and hashes tokens (AUTH_SECRET).
+	Secret string
+	// SMTP is the mail server for sign-in links, e.g.
+	// smtp://user:pass@smtp.example.com:587 (STARTTLS required),
+	// smtps://…:465, or smtp://127.0.0.1:2525?tls=none; empty prints the
+	// links to Console instead.
+	SMTP string
+	// From is the sender of the sign-in e-mails.
+	From string
+	// OIDC signs in with an OpenID provider when Issuer is set.
+	OIDC oidcConfig
+	// Credentials, "user:password", adds a credentials provider accepting
+	// that one pair (demo only: a real app checks a password hash). With
+	// it, sessions are JWT cookies (credentials need them).
+	Credentials string
+	// Console receives the sign-in links when no SMTP server is set, and
+	// the start-up lines.
+	Console io.Writer
+	// Logger logs the handler's errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// oidcConfig is an OpenID provider, e.g. dex or Keycloak.
+type oidcConfig struct {
+	ID, Name     string // "dex", "Dex" by default
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+}
+
+// app is the demo: its routes, and the adapter it signs users in through.
+type app struct {
+	http.Handler
+	auth  *handler.Handler
+	store *store
+	base  string // URL of the auth routes
+}
+
+// Close releases the adapter's connections or file.
+func (a *app) Close() error { return a.store.close() }
+
+// newApp builds the demo from cfg: it opens the adapter (creating tables or
+// indexes where needed), configures the providers and mounts the routes.
+func newApp(ctx context.Context, cfg appConfig) (*app, error) {
+	origin, err := url.Parse(cfg.URL)
+	if err != nil || (origin.Scheme != "http" && origin.Scheme != "https") || origin.Host == "" || (origin.Path != "" && origin.Path != "/") {
+		return nil, fmt.Errorf("URL %q: want an origin such as http://localhost:8080", cfg.URL)
+	}
+	origin.Path = ""
+	if cfg.Secret == "" {
+		return nil, errors.New("no secret: set AUTH_SECRET (e.g. openssl rand -base64 33)")
+	}
+	if cfg.Console == nil {
+		cfg.Console = io.Discard
+	}
+	base := origin.String() + "/auth"
+
+	email, err := emailProvider(cfg)
+	if err != nil {
+		return nil, err
+	}
+	providers := []provider.Provider{email}
+	if cfg.OIDC.Issuer != "" {
+		o := cfg.OIDC
+		if o.ID == "" {
+			o.ID = "dex"
+		}
+		if o.Name == "" {
+			o.Name = "Dex"
+		}
+		if o.ClientID == "" {
+			return nil, fmt.Errorf("OIDC issuer %s: set its client id (-oidc-client-id)", o.Issuer)
+		}
+		providers = append(providers, &provider.OIDCConfig[map[string]any]{
+			ID: o.ID, Name: o.Name, Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+			Checks: provider.Checks{provider.CheckPKCE, provider.CheckState, provider.CheckNonce},
+		})
+	}
+	if cfg.Credentials != "" {
+		c, err := credentialsProvider(cfg.Credentials)
+		if err != nil {
+			return nil, err
+		}
+		providers = append(providers, c)
+	}
+	pk := provider.Passkey()
+	pk.RPID, pk.RPName, pk.RPOrigin = origin.Hostname(), "authport demo", origin.String()
+	providers = append(providers, pk)
+
+	st, err := openStore(ctx, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = st.close()
+		}
+	}()
+	// Auth.js (and the handler) refuse credentials with database
+	// sessions: with -credentials every session is an Auth.js JWT cookie.
+	sessions := auth.SessionOptions{Strategy: auth.StrategyDatabase}
+	if cfg.Credentials != "" {
+		sessions.Strategy = auth.StrategyJWT
+	}
+	a, err := auth.New(auth.Config{
+		Adapter: st.adapter, Providers: providers, Secrets: []string{cfg.Secret}, BaseURL: base, Session: sessions,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configure authport: %w", err)
+	}
+	keys, err := passkey.New(passkey.Config{
+		Auth: a, Secrets: []string{cfg.Secret}, RPID: pk.RPID, RPName: pk.RPName, Origins: []string{pk.RPOrigin},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configure passkeys: %w", err)
+	}
+	h, err := handler.New(handler.Config{
+		Auth: a, Secrets: []string{cfg.Secret}, BaseURL: base, Passkeys: keys, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configure the auth routes: %w", err)
+	}
+
+	d := &app{auth: h, store: st, base: base}
+	mux := http.NewServeMux()
+	mux.Handle("/auth/", h)
+	mux.Handle("GET /{$}", h.Middleware(http.HandlerFunc(d.home)))
+	mux.Handle("GET /protected", h.Require(http.HandlerFunc(d.protected)))
+	d.Handler = securityHeaders(mux)
+	ok = true
+	return d, nil
+}
+
+// emailProvider sends sign-in links through cfg.SMTP, or prints them to
+// cfg.Console when there is no SMTP server.
+func emailProvider(cfg appConfig) (*provider.EmailConfig, error) {
+	from := cfg.From
+	if from == "" {
+		from = "authport demo <demo@localhost>"
+	}
+	if cfg.SMTP == "" {
+		console := cfg.Console
+		return provider.Email(from, func(_ context.Context, req provider.VerificationRequest) error {
+			_, err := fmt.Fprintf(console, "\nSign-in link for %s (valid until %s):\n\n    %s\n\n",
+				req.Identifier, req.Expires.Format(time.Kitchen), req.URL)
+			return err
+		}), nil
+	}
+	mc, err := smtpConfig(cfg.SMTP)
+	if err != nil {
+		return nil, err
+	}
+	mc.From = from
+	p, err := mail.SMTP(mc)
+	if err != nil {
+		return nil, fmt.Errorf("-smtp: %w", err)
+	}
+	return p, nil
+}
+
+// smtpConfig reads smtp://[user:pass@]host[:port][?tls=mandatory|opportunistic|none]
+// or smtps://… (TLS from the first byte).
+func smtpConfig(raw string) (mail.Config, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return mail.Config{}, fmt.Errorf("-smtp %q: want smtp://[user:pass@]host[:port][?tls=none|opportunistic|mandatory] or smtps://…", raw)
+	}
+	var c mail.Config
+	c.Host = u.Hostname()
+	if p := u.Port(); p != "" {
+		if c.Port, err = strconv.Atoi(p); err != nil {
+			return mail.Config{}, fmt.Errorf("-smtp: bad port %q", p)
+		}
+	}
+	if u.User != nil {
+		c.Username = u.User.Username()
+		c.Password, _ = u.User.Password()
+	}
+	switch tls := u.Query().Get("tls"); {
+	case u.Scheme == "smtps":
+		c.TLS = mail.TLSImplicit
+	case u.Scheme != "smtp":
+		return mail.Config{}, fmt.Errorf("-smtp: scheme %q, want smtp or smtps", u.Scheme)
+	case tls == "" || tls == "mandatory":
+		c.TLS = mail.TLSMandatory
+	case tls == "opportunistic":
+		c.TLS = mail.TLSOpportunistic
+	case tls == "none":
+		c.TLS = mail.TLSNone
+	default:
+		return mail.Config{}, fmt.Errorf("-smtp: tls=%q, want mandatory, opportunistic or none", tls)
+	}
+	return c, nil
+}
+
+// credentialsProvider accepts the one "user:password" pair it is given.
+func credentialsProvider(pair string) (*provider.CredentialsConfig, error) {
+	user, pass, ok := strings.Cut(pair, ":")
+	if !ok || user == "" || pass == "" {
+		return nil, errors.New("-credentials: want user:password")
+	}
+	c := provider.Credentials(func(_ context.Context, req provider.AuthorizeRequest) (*provider.User, error) {
+		u, p := req.Credentials["username"], req.Credentials["password"]
+		if subtle.ConstantTimeCompare([]byte(u), []byte(user))&subtle.ConstantTimeCompare([]byte(p), []byte(pass)) != 1 {
+			return nil, nil
+		}
+		name := user
+		return &provider.User{ID: "demo-" + user, Email: user + "@example.com", Name: &name}, nil
+	})
+	c.Name = "Password"
+	c.Fields = []provider.CredentialField{
+		{Name: "username", Label: "Username", Type: "text"},
+		{Name: "password", Label: "Password", Type: "password"},
+	}
+	return c, nil
+}
+
+// securityHeaders sets the headers every page of the demo carries.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}

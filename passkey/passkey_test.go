@@ -1,0 +1,189 @@
+package passkey_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/passkey"
+	"github.com/authport/authport/passkey/passkeytest"
+)
+
+// The ceremony scenarios on the memory adapter; tools/passkeystore runs
+// them on real servers (Redis, PostgreSQL).
+func TestCeremonies(t *testing.T) {
+	passkeytest.Run(t, func(t *testing.T) passkeytest.Store { return memory.New() })
+}
+
+func TestChallengeCookie(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	e := passkeytest.NewEnv(t, memory.New())
+	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{"passkeytest-secret"}, Timeout: 2 * time.Minute, Now: func() time.Time { return clock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Client.Passkeys = pk
+	sa := e.NewAuthenticator()
+	e.SignUp("k@example.com", sa)
+
+	o, cookies := e.MustOptions("", nil)
+	data := e.Get(sa, o, passkeytest.Ceremony{Origin: passkeytest.Origin})
+	if _, err := e.Callback(nil, "authenticate", data, nil); !errors.Is(err, passkey.ErrChallengeMissing) {
+		t.Errorf("no cookie: %v", err)
+	}
+	tampered := *cookies[0]
+	tampered.Value = tampered.Value[:len(tampered.Value)-2] + "AA"
+	if _, err := e.Callback([]*http.Cookie{&tampered}, "authenticate", data, nil); !errors.Is(err, passkey.ErrChallengeMissing) {
+		t.Errorf("tampered cookie: %v", err)
+	}
+	renamed := *cookies[0]
+	renamed.Name = "__Secure-authjs.challenge"
+	if _, err := e.Callback([]*http.Cookie{&renamed}, "authenticate", data, nil); !errors.Is(err, passkey.ErrChallengeMissing) {
+		t.Errorf("cookie under another name: %v", err)
+	}
+	now = now.Add(2*time.Minute + jwtTolerance)
+	if _, err := e.Callback(cookies, "authenticate", data, nil); !errors.Is(err, passkey.ErrChallengeExpired) {
+		t.Errorf("expired cookie: %v", err)
+	}
+	if got := e.StoredCounter(sa); got != 0 {
+		t.Errorf("counter %d after refused callbacks", got)
+	}
+	// The cookie of a registration cannot serve an authentication.
+	now = time.Now()
+	reg, regCookies := e.MustOptions("email=new@example.com", nil)
+	if reg.Action != "register" {
+		t.Fatal(reg.Action)
+	}
+	o2, _ := e.MustOptions("", nil)
+	if _, err := e.Callback(regCookies, "authenticate", e.Get(sa, o2, passkeytest.Ceremony{Origin: passkeytest.Origin}), nil); !errors.Is(err, passkey.ErrInvalidAction) {
+		t.Errorf("registration cookie for an authentication: %v", err)
+	}
+	// Within its lifetime the cookie works.
+	o3, c3 := e.MustOptions("", nil)
+	now = now.Add(time.Minute)
+	if _, err := e.Callback(c3, "authenticate", e.Get(sa, o3, passkeytest.Ceremony{Origin: passkeytest.Origin}), nil); err != nil {
+		t.Errorf("a cookie within its lifetime: %v", err)
+	}
+}
+
+// jwtTolerance is past the jwt codec's clock tolerance (15 s).
+const jwtTolerance = 16 * time.Second
+
+func TestSecureCookieOnHTTPS(t *testing.T) {
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, BaseURL: "https://example.com/auth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	body, err := pk.Options(context.Background(), w, httptest.NewRequest(http.MethodGet, "https://example.com/auth/webauthn-options/passkey", nil), "passkey", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Result().Cookies()
+	if len(c) != 1 || c[0].Name != "__Secure-authjs.challenge" || !c[0].Secure || !c[0].HttpOnly || c[0].SameSite != http.SameSiteLaxMode || c[0].MaxAge <= 0 || c[0].MaxAge > int(passkey.DefaultTimeout/time.Second) {
+		t.Fatalf("cookie on https: %+v", c)
+	}
+	raw, _ := json.Marshal(body)
+	if !strings.Contains(string(raw), `"rpId":"example.com"`) || !strings.Contains(string(raw), `"action":"authenticate"`) {
+		t.Fatalf("options on https: %s", raw)
+	}
+}
+
+func TestNew(t *testing.T) {
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, cfg := range map[string]passkey.Config{
+		"no auth":        {Secrets: []string{"s"}},
+		"no secret":      {Auth: a},
+		"empty secret":   {Auth: a, Secrets: []string{""}},
+		"IP RP ID":       {Auth: a, Secrets: []string{"s"}, RPID: "127.0.0.1"},
+		"bad origin":     {Auth: a, Secrets: []string{"s"}, Origins: []string{"localhost:3000"}},
+		"negative time":  {Auth: a, Secrets: []string{"s"}, Timeout: -time.Second},
+		"origin w/ path": {Auth: a, Secrets: []string{"s"}, Origins: []string{"https://example.com/app"}},
+	} {
+		if _, err := passkey.New(cfg); !errors.Is(err, passkey.ErrInvalidConfig) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}, RPID: "example.com", Origins: []string{"https://example.com", "https://app.example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not a WebAuthn provider.
+	if _, err := pk.Options(context.Background(), httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "http://x/", nil), "github", nil); !errors.Is(err, auth.ErrUnknownProvider) {
+		t.Errorf("unknown provider: %v", err)
+	}
+}
+
+// Config's RPID and Origins apply when the provider has none, and the
+// provider's win when it has them.
+func TestRelyingPartySettings(t *testing.T) {
+	own := &provider.WebAuthnConfig{ID: "corp", Name: "Corp key", RPID: "corp.example", RPOrigin: "https://login.corp.example"}
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey(), own}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}, RPID: "example.com", RPName: "Example", Origins: []string{"https://example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"passkey": `"rp":{"name":"Example","id":"example.com"}`, "corp": `"rp":{"name":"Example","id":"corp.example"}`} {
+		r := httptest.NewRequest(http.MethodGet, "https://whatever.test/auth/webauthn-options/"+id+"?action=register&email=a@b.c", nil)
+		body, err := pk.Options(context.Background(), httptest.NewRecorder(), r, id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(body)
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("%s: %s lacks %s", id, raw, want)
+		}
+	}
+}
+
+func TestScript(t *testing.T) {
+	e := passkeytest.NewEnv(t, memory.New())
+	pk := e.Client.Passkeys
+	js := string(pk.Script())
+	for _, want := range []string{
+		"form[data-authport-passkey]", "data-options-url", `"email"`, `"action"`, `"data"`,
+		"navigator.credentials.create", "navigator.credentials.get", "authenticate", "register",
+	} {
+		if !strings.Contains(js, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Contains(js, "onclick") || strings.Contains(js, "eval(") {
+		t.Error("script uses inline handlers or eval")
+	}
+	b := pk.Script()
+	b[0] = 'X'
+	if pk.Script()[0] == 'X' {
+		t.Error("Script returns its own buffer")
+	}
+}
+
+// handlerPasskeys mirrors the Passkeys interface of the handler module
+// (handler/passkeys.go), which *passkey.Passkeys implements.
+type handlerPasskeys interface {
+	Options(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (any, error)
+	Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error)
+	Script() []byte
+}
+
+var _ handlerPasskeys = (*passkey.Passkeys)(nil)

@@ -1,0 +1,503 @@
+package passkeytest
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/passkey"
+)
+
+// The relying party [Run] uses: tests run on http://localhost, which
+// browsers treat as a secure context.
+const (
+	BaseURL = "http://localhost:3000/auth"
+	Origin  = "http://localhost:3000"
+)
+
+// Store is what [Run] needs of an adapter besides what core/auth requires
+// for a WebAuthn provider: lookups to read back what the ceremonies stored.
+type Store interface {
+	core.UserByEmailGetter
+	core.UserCreator
+	core.AuthenticatorGetter
+	core.AuthenticatorsByUserLister
+	core.AccountGetter
+}
+
+// Env is one configured library and its ceremonies over a store.
+type Env struct {
+	T      testing.TB
+	Store  Store
+	Auth   *auth.Auth
+	Client Client
+}
+
+// NewEnv configures core/auth (JWT sessions, the default passkey
+// provider, base URL [BaseURL]) and the ceremonies over store.
+func NewEnv(t testing.TB, store Store) *Env {
+	t.Helper()
+	a, err := auth.New(auth.Config{
+		Adapter:   store,
+		Providers: []provider.Provider{provider.Passkey()},
+		Secrets:   []string{"passkeytest-secret"},
+		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
+		BaseURL:   BaseURL,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"passkeytest-secret"}, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{T: t, Store: store, Auth: a, Client: Client{Passkeys: pk, BaseURL: BaseURL, Provider: "passkey"}}
+}
+
+// NewAuthenticator returns a new software authenticator or fails the test.
+func (e *Env) NewAuthenticator() *Authenticator {
+	e.T.Helper()
+	a, err := NewAuthenticator()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return a
+}
+
+// MustOptions calls the options route or fails the test.
+func (e *Env) MustOptions(query string, user *core.User) (Options, []*http.Cookie) {
+	e.T.Helper()
+	o, c, err := e.Client.Options(context.Background(), query, user)
+	if err != nil {
+		e.T.Fatalf("options %q: %v", query, err)
+	}
+	return o, c
+}
+
+// Create answers o with a, or fails the test.
+func (e *Env) Create(a *Authenticator, o Options, c Ceremony) string {
+	e.T.Helper()
+	data, err := a.Create(o, c)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return data
+}
+
+// Get answers o with a, or fails the test.
+func (e *Env) Get(a *Authenticator, o Options, c Ceremony) string {
+	e.T.Helper()
+	data, err := a.Get(o, c)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return data
+}
+
+// Callback posts the callback route.
+func (e *Env) Callback(cookies []*http.Cookie, action, data string, user *core.User) (*auth.SignIn, error) {
+	s, _, err := e.Client.Callback(context.Background(), cookies, action, data, user)
+	return s, err
+}
+
+// SignUp registers a new user with the e-mail address and a, or fails the
+// test.
+func (e *Env) SignUp(email string, a *Authenticator) core.User {
+	e.T.Helper()
+	o, c := e.MustOptions("email="+url.QueryEscape(email), nil)
+	s, err := e.Callback(c, o.Action, e.Create(a, o, Ceremony{Origin: Origin}), nil)
+	if err != nil {
+		e.T.Fatalf("sign-up: %v", err)
+	}
+	if !s.IsNewUser || s.User.Email != email {
+		e.T.Fatalf("sign-up gave %+v", s)
+	}
+	return s.User
+}
+
+// SignIn runs a discoverable sign-in (no e-mail) with a; c.Origin defaults
+// to [Origin].
+func (e *Env) SignIn(a *Authenticator, c Ceremony) (*auth.SignIn, error) {
+	e.T.Helper()
+	o, cookies := e.MustOptions("", nil)
+	if c.Origin == "" {
+		c.Origin = Origin
+	}
+	return e.Callback(cookies, o.Action, e.Get(a, o, c), nil)
+}
+
+// Stored returns a's stored authenticator, or nil.
+func (e *Env) Stored(a *Authenticator) *core.Authenticator {
+	e.T.Helper()
+	s, err := e.Store.GetAuthenticator(context.Background(), a.CredentialID())
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return s
+}
+
+// StoredCounter returns a's stored counter, failing the test when a is not
+// stored.
+func (e *Env) StoredCounter(a *Authenticator) int64 {
+	e.T.Helper()
+	s := e.Stored(a)
+	if s == nil {
+		e.T.Fatal("authenticator not stored")
+	}
+	return s.Counter
+}
+
+// Run runs the ceremony scenarios against stores newStore makes (a fresh,
+// isolated one per scenario): sign-up and sign-in with what is stored
+// checked field by field in Auth.js's encodings, counters that must
+// increase (replays, lower and equal counters refused, 0 over 0 allowed),
+// racing replays of which exactly one wins, refused assertions and
+// registrations that change nothing, and Auth.js's registration rules.
+//
+// The store's adapter must offer what core/auth needs for WebAuthn, and
+// [core.AuthenticatorCounterAdvancer] for the race to have one winner.
+func Run(t *testing.T, newStore func(t *testing.T) Store) {
+	scenarios := []struct {
+		name string
+		f    func(t *testing.T, e *Env)
+	}{
+		{"RegisterAndAuthenticate", registerAndAuthenticate},
+		{"CounterMustIncrease", counterMustIncrease},
+		{"CounterZeroAllowed", counterZeroAllowed},
+		{"ConcurrentReplays", concurrentReplays},
+		{"AuthenticationRefused", authenticationRefused},
+		{"RegistrationRules", registrationRules},
+		{"RegistrationRefused", registrationRefused},
+	}
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			s.f(t, NewEnv(t, newStore(t)))
+		})
+	}
+}
+
+func registerAndAuthenticate(t *testing.T, e *Env) {
+	ctx := context.Background()
+	sa := e.NewAuthenticator()
+	o, cookies := e.MustOptions("email=Ada@Example.com", nil)
+	if o.Action != "register" || o.Options.RP.ID != "localhost" || len(o.Options.Challenge) < 22 || o.Options.User.Name != "ada@example.com" {
+		t.Fatalf("options for a new e-mail: %+v", o)
+	}
+	if len(cookies) != 1 || cookies[0].Name != "authjs.challenge" || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteLaxMode || cookies[0].Secure {
+		t.Fatalf("challenge cookie: %+v", cookies)
+	}
+	s, cleared, err := e.Client.Callback(ctx, cookies, "register", e.Create(sa, o, Ceremony{Origin: Origin}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.IsNewUser || s.User.Email != "ada@example.com" || s.User.EmailVerified != nil || s.Session.SessionToken != "" {
+		t.Fatalf("sign-up: %+v", s)
+	}
+	if len(cleared) != 1 || cleared[0].Name != "authjs.challenge" || cleared[0].MaxAge >= 0 {
+		t.Fatalf("the challenge cookie is not cleared: %+v", cleared)
+	}
+	// What is stored, in Auth.js's encodings.
+	credID := base64.StdEncoding.EncodeToString(mustDecode(t, sa.RawCredentialID()))
+	a := e.Stored(sa)
+	if a == nil {
+		t.Fatal("authenticator not stored")
+	}
+	if a.CredentialID != credID || a.ProviderAccountID != credID || a.UserID != s.User.ID || a.Counter != 0 ||
+		a.CredentialDeviceType != "multiDevice" || !a.CredentialBackedUp || a.Transports == nil || *a.Transports != "internal,hybrid" {
+		t.Fatalf("stored authenticator: %+v", a)
+	}
+	if key, err := base64.StdEncoding.DecodeString(a.CredentialPublicKey); err != nil || len(key) < 64 {
+		t.Fatalf("stored public key %q: %v", a.CredentialPublicKey, err)
+	}
+	acc, err := e.Store.GetAccount(ctx, credID, "passkey")
+	if err != nil || acc == nil || acc.UserID != s.User.ID || acc.Type != core.AccountTypeWebAuthn {
+		t.Fatalf("webauthn account: %+v, %v", acc, err)
+	}
+
+	// A discoverable sign-in (no e-mail), then one with the e-mail, which
+	// lists the user's credential as the allowed one.
+	in, err := e.SignIn(sa, Ceremony{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.User.ID != s.User.ID || in.IsNewUser {
+		t.Fatalf("sign-in: %+v", in)
+	}
+	if got := e.StoredCounter(sa); got != 1 {
+		t.Fatalf("counter after one sign-in: %d", got)
+	}
+	o, cookies = e.MustOptions("email=ada@example.com", nil)
+	if o.Action != "authenticate" || len(o.Options.AllowCredentials) != 1 || o.Options.AllowCredentials[0].ID != sa.RawCredentialID() {
+		t.Fatalf("options for a known e-mail: %+v", o)
+	}
+	if in, err = e.Callback(cookies, "authenticate", e.Get(sa, o, Ceremony{Origin: Origin}), nil); err != nil || in.User.ID != s.User.ID {
+		t.Fatalf("sign-in with e-mail: %+v, %v", in, err)
+	}
+	if got := e.StoredCounter(sa); got != 2 {
+		t.Fatalf("counter after two sign-ins: %d", got)
+	}
+}
+
+func mustDecode(t *testing.T, s string) []byte {
+	b, err := b64u.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func counterMustIncrease(t *testing.T, e *Env) {
+	sa := e.NewAuthenticator()
+	e.SignUp("c@example.com", sa)
+	o, cookies := e.MustOptions("", nil)
+	data := e.Get(sa, o, Ceremony{Origin: Origin})
+	if _, err := e.Callback(cookies, "authenticate", data, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The same assertion again, with its challenge cookie.
+	if _, err := e.Callback(cookies, "authenticate", data, nil); !errors.Is(err, passkey.ErrCounterNotIncreased) {
+		t.Fatalf("replay: %v", err)
+	}
+	// Fresh challenges, but a counter that went back or stayed.
+	for _, n := range []uint32{0, 1} {
+		if _, err := e.SignIn(sa, Ceremony{Counter: &n}); !errors.Is(err, passkey.ErrCounterNotIncreased) {
+			t.Fatalf("counter %d over 1: %v", n, err)
+		}
+	}
+	if got := e.StoredCounter(sa); got != 1 {
+		t.Fatalf("counter changed by refused assertions: %d", got)
+	}
+	big := uint32(1000)
+	if _, err := e.SignIn(sa, Ceremony{Counter: &big}); err != nil {
+		t.Fatalf("a higher counter: %v", err)
+	}
+	if got := e.StoredCounter(sa); got != 1000 {
+		t.Fatalf("counter %d, want 1000", got)
+	}
+}
+
+// An authenticator without a counter reports 0 every time: 0 over 0 is
+// allowed (core/auth's rule, as in the WebAuthn spec).
+func counterZeroAllowed(t *testing.T, e *Env) {
+	sa := e.NewAuthenticator()
+	e.SignUp("z@example.com", sa)
+	zero := uint32(0)
+	for i := range 3 {
+		if _, err := e.SignIn(sa, Ceremony{Counter: &zero}); err != nil {
+			t.Fatalf("sign-in %d with counter 0: %v", i, err)
+		}
+	}
+	if got := e.StoredCounter(sa); got != 0 {
+		t.Fatalf("counter %d", got)
+	}
+}
+
+func concurrentReplays(t *testing.T, e *Env) {
+	sa := e.NewAuthenticator()
+	e.SignUp("race@example.com", sa)
+	o, cookies := e.MustOptions("", nil)
+	data := e.Get(sa, o, Ceremony{Origin: Origin})
+	const n = 12
+	var wins, refused atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for range n {
+		wg.Go(func() {
+			<-start
+			_, err := e.Callback(cookies, "authenticate", data, nil)
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, passkey.ErrCounterNotIncreased):
+				refused.Add(1)
+			default:
+				errs <- err
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("unexpected error: %v", err)
+	}
+	if wins.Load() != 1 || refused.Load() != n-1 {
+		t.Fatalf("%d wins, %d refused of %d racing replays; want exactly one win", wins.Load(), refused.Load(), n)
+	}
+	if got := e.StoredCounter(sa); got != 1 {
+		t.Fatalf("counter %d", got)
+	}
+}
+
+// Every refused assertion leaves the counter as it was.
+func authenticationRefused(t *testing.T, e *Env) {
+	sa := e.NewAuthenticator()
+	user := e.SignUp("r@example.com", sa)
+	other := e.NewAuthenticator()
+	otherUser := e.SignUp("other@example.com", other)
+
+	cases := []struct {
+		name string
+		sa   *Authenticator
+		c    Ceremony
+		want error
+	}{
+		{"wrong origin", sa, Ceremony{Origin: "http://evil.localhost:3000"}, passkey.ErrOriginMismatch},
+		{"wrong RP ID", sa, Ceremony{RPID: "example.com"}, passkey.ErrRPIDMismatch},
+		{"other challenge", sa, Ceremony{Challenge: b64u.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))}, passkey.ErrChallengeMismatch},
+		{"tampered signature", sa, Ceremony{TamperSignature: true}, passkey.ErrVerificationFailed},
+		{"unknown credential", e.NewAuthenticator(), Ceremony{}, passkey.ErrUnknownCredential},
+	}
+	for _, tc := range cases {
+		before := e.StoredCounter(sa)
+		if _, err := e.SignIn(tc.sa, tc.c); !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
+		}
+		if got := e.StoredCounter(sa); got != before {
+			t.Errorf("%s: counter %d -> %d", tc.name, before, got)
+		}
+	}
+
+	// Another user's passkey while signed in.
+	o, cookies := e.MustOptions("", nil)
+	if _, err := e.Callback(cookies, "authenticate", e.Get(other, o, Ceremony{Origin: Origin}), &user); !errors.Is(err, auth.ErrAccountNotLinked) {
+		t.Errorf("another user's passkey while signed in: %v", err)
+	}
+	if got := e.StoredCounter(other); got != 0 {
+		t.Errorf("other counter %d", got)
+	}
+	// The signed-in user's own passkey is fine.
+	o, cookies = e.MustOptions("action=authenticate", &otherUser)
+	if s, err := e.Callback(cookies, "authenticate", e.Get(other, o, Ceremony{Origin: Origin}), &otherUser); err != nil || s.User.ID != otherUser.ID {
+		t.Errorf("own passkey while signed in: %+v, %v", s, err)
+	}
+}
+
+func registrationRules(t *testing.T, e *Env) {
+	ctx := context.Background()
+	sa := e.NewAuthenticator()
+	user := e.SignUp("owner@example.com", sa)
+	opts := func(q string, u *core.User) error { _, _, err := e.Client.Options(ctx, q, u); return err }
+
+	// Not signed in, an existing user's e-mail: registering is refused; no
+	// action means sign in.
+	if err := opts("action=register&email=owner@example.com", nil); !errors.Is(err, passkey.ErrNotAllowed) {
+		t.Errorf("register an existing e-mail: %v", err)
+	}
+	if o, _ := e.MustOptions("email=OWNER@example.com", nil); o.Action != "authenticate" {
+		t.Errorf("no action, existing e-mail: %s", o.Action)
+	}
+	if err := opts("action=register", nil); !errors.Is(err, passkey.ErrNotAllowed) {
+		t.Errorf("register without e-mail: %v", err)
+	}
+	if err := opts("action=register&email=not-an-address", nil); !errors.Is(err, passkey.ErrInvalidEmail) {
+		t.Errorf("bad e-mail: %v", err)
+	}
+	if err := opts("action=delete", nil); !errors.Is(err, passkey.ErrInvalidAction) {
+		t.Errorf("bad action: %v", err)
+	}
+
+	// Signed in: a second passkey, with the first one excluded.
+	second := e.NewAuthenticator()
+	o, cookies := e.MustOptions("action=register", &user)
+	if o.Action != "register" || len(o.Options.ExcludeCredentials) != 1 || o.Options.ExcludeCredentials[0].ID != sa.RawCredentialID() {
+		t.Fatalf("options to add a passkey: %+v", o)
+	}
+	s, err := e.Callback(cookies, "register", e.Create(second, o, Ceremony{Origin: Origin}), &user)
+	if err != nil || s.User.ID != user.ID || s.IsNewUser {
+		t.Fatalf("adding a passkey: %+v, %v", s, err)
+	}
+	list, err := e.Store.ListAuthenticatorsByUserID(ctx, user.ID)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("authenticators: %+v, %v", list, err)
+	}
+	if in, err := e.SignIn(second, Ceremony{}); err != nil || in.User.ID != user.ID {
+		t.Fatalf("sign-in with the second passkey: %+v, %v", in, err)
+	}
+	// Signed in with passkeys already, no action: authenticate.
+	if o, _ := e.MustOptions("", &user); o.Action != "authenticate" || len(o.Options.AllowCredentials) != 2 {
+		t.Errorf("signed in, no action: %+v", o)
+	}
+	// The same credential registered again: refused, nothing added.
+	o, cookies = e.MustOptions("action=register", &user)
+	if _, err := e.Callback(cookies, "register", e.Create(second, o, Ceremony{Origin: Origin}), &user); !errors.Is(err, core.ErrAlreadyExists) {
+		t.Errorf("registering a stored credential again: %v", err)
+	}
+
+	// Options made for a sign-up, while someone took the address in
+	// between: refused at the callback, and nothing is stored.
+	o, cookies = e.MustOptions("email=late@example.com", nil)
+	if _, err := e.Store.CreateUser(ctx, core.User{ID: "7d1e8c40-0000-4000-8000-000000000001", Email: "late@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	late := e.NewAuthenticator()
+	if _, err := e.Callback(cookies, "register", e.Create(late, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, auth.ErrAccountNotLinked) {
+		t.Errorf("sign-up with an address taken meanwhile: %v", err)
+	}
+	if e.Stored(late) != nil {
+		t.Error("the refused registration stored its authenticator")
+	}
+}
+
+// A registration that fails verification stores nothing: no user, no
+// account, no authenticator.
+func registrationRefused(t *testing.T, e *Env) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		c    Ceremony
+		data func(string) string
+		want error
+	}{
+		{name: "wrong-origin", c: Ceremony{Origin: "https://localhost:3000"}, want: passkey.ErrOriginMismatch},
+		{name: "wrong-rp-id", c: Ceremony{Origin: Origin, RPID: "evil.example"}, want: passkey.ErrRPIDMismatch},
+		{name: "other-challenge", c: Ceremony{Origin: Origin, Challenge: b64u.EncodeToString(make([]byte, 32))}, want: passkey.ErrChallengeMismatch},
+		{name: "not-json", c: Ceremony{Origin: Origin}, data: func(string) string { return "{not json" }, want: passkey.ErrInvalidCredential},
+		{name: "not-a-credential", c: Ceremony{Origin: Origin}, data: func(string) string { return `{"id":"x"}` }, want: passkey.ErrInvalidCredential},
+		{name: "cut-attestation", c: Ceremony{Origin: Origin}, data: func(s string) string {
+			return strings.Replace(s, `"attestationObject":"o`, `"attestationObject":"`, 1)
+		}, want: passkey.ErrInvalidCredential},
+		{name: "empty-data", c: Ceremony{Origin: Origin}, data: func(string) string { return "" }, want: passkey.ErrInvalidCredential},
+	}
+	for _, tc := range cases {
+		email := tc.name + "@example.com"
+		sa := e.NewAuthenticator()
+		o, cookies := e.MustOptions("email="+email, nil)
+		data := e.Create(sa, o, tc.c)
+		if tc.data != nil {
+			data = tc.data(data)
+		}
+		if _, err := e.Callback(cookies, "register", data, nil); !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
+		}
+		if u, err := e.Store.GetUserByEmail(ctx, email); err != nil || u != nil {
+			t.Errorf("%s: user stored: %+v, %v", tc.name, u, err)
+		}
+		if e.Stored(sa) != nil {
+			t.Errorf("%s: authenticator stored", tc.name)
+		}
+	}
+	// The action must be the one the options were made for.
+	sa := e.NewAuthenticator()
+	o, cookies := e.MustOptions("email=act@example.com", nil)
+	if _, err := e.Callback(cookies, "authenticate", e.Create(sa, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, passkey.ErrInvalidAction) {
+		t.Errorf("action mismatch: %v", err)
+	}
+	if _, err := e.Callback(cookies, "sign-in", e.Create(sa, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, passkey.ErrInvalidAction) {
+		t.Errorf("bad action: %v", err)
+	}
+	if u, err := e.Store.GetUserByEmail(ctx, "act@example.com"); err != nil || u != nil {
+		t.Errorf("action mismatch: user stored: %+v, %v", u, err)
+	}
+}

@@ -1,0 +1,54 @@
+//go:build authport_consumer
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/passkey"
+)
+
+// check asks for registration options for a new e-mail address and checks
+// the relying party and the sealed challenge cookie; it needs no network.
+func check(ctx context.Context) (string, error) {
+	a, err := auth.New(auth.Config{
+		Adapter:   memory.New(),
+		Providers: []provider.Provider{provider.Passkey()},
+		Secrets:   []string{"consumer-check-secret"},
+		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
+		BaseURL:   "https://app.example.com/auth",
+	})
+	if err != nil {
+		return "", err
+	}
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"consumer-check-secret"}})
+	if err != nil {
+		return "", err
+	}
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "https://app.example.com/auth/webauthn-options/passkey?email=ada@example.com", nil)
+	body, err := pk.Options(ctx, w, r, "passkey", nil)
+	if err != nil {
+		return "", err
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(string(raw), `"action":"register"`) || !strings.Contains(string(raw), `"id":"app.example.com"`) {
+		return "", fmt.Errorf("options %s lack the action or the relying party", raw)
+	}
+	cookies := w.Result().Cookies()
+	if len(cookies) != 1 || cookies[0].Name != "__Secure-authjs.challenge" || len(pk.Script()) == 0 {
+		return "", fmt.Errorf("no challenge cookie or no script: %v", cookies)
+	}
+	return fmt.Sprintf("made registration options for %s with the %s cookie", "app.example.com", cookies[0].Name), nil
+}
