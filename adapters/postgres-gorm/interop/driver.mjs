@@ -223,7 +223,15 @@ rl.on("line", (line) => {
   }
   const p = handle(msg).then(
     (result) => process.stdout.write(encode({ id: msg.id, result }) + "\n"),
-    (e) => process.stdout.write(encode({ id: msg.id, error: String(e?.message ?? e), code: e?.code ?? "" }) + "\n"),
+    (e) => {
+      let error = String(e?.message ?? e);
+      let code = e?.code ?? "";
+      for (let c = e?.cause; c; c = c.cause) {
+        error += `: ${c.message ?? c}`;
+        code ||= c.code ?? "";
+      }
+      process.stdout.write(encode({ id: msg.id, error, code }) + "\n");
+    },
   );
   pending.add(p);
   p.finally(() => pending.delete(p));
