@@ -86,6 +86,7 @@ async function init(cfg) {
       const { createClient } = await import("@libsql/client");
       const client = createClient({ url: cfg.url });
       closers.push(() => client.close());
+      await client.execute("PRAGMA journal_mode = WAL");
       await client.execute("PRAGMA busy_timeout = 10000");
       await client.execute("PRAGMA foreign_keys = ON");
       tables = defineTables();
@@ -117,6 +118,7 @@ async function init(cfg) {
     const db = new Kysely({ dialect: dialectObj });
     closers.push(() => db.destroy());
     if (dialect === "sqlite") {
+      await sql`PRAGMA journal_mode = WAL`.execute(db);
       await sql`PRAGMA busy_timeout = 10000`.execute(db);
       await sql`PRAGMA foreign_keys = ON`.execute(db);
     }
