@@ -97,10 +97,13 @@ func interopPairings() []pairing {
 		{name: "pg-adapter/repository-schema", backend: "postgres", node: "pg", ddl: authJSPgRepoDDL, preset: AuthJSPg, atomicUse: true, expiresPrecision: ms},
 		{name: "drizzle/postgres", backend: "postgres", node: "drizzle", preset: AuthJSDrizzle, authenticators: true, getAccount: true, atomicUse: true, expiresPrecision: ms},
 		{name: "drizzle/mysql", backend: "mysql", node: "drizzle", preset: AuthJSDrizzle, authenticators: true, getAccount: true, atomicUse: false, expiresPrecision: time.Second},
-		{name: "drizzle/sqlite", backend: "sqlite", node: "drizzle", preset: AuthJSDrizzle, authenticators: true, getAccount: true, atomicUse: true, expiresPrecision: ms},
+		// On SQLite the Node side is one DELETE … RETURNING, but libsql
+		// under contention is not reliably single-use (see
+		// verificationTokenRace), so atomicUse is false there.
+		{name: "drizzle/sqlite", backend: "sqlite", node: "drizzle", preset: AuthJSDrizzle, authenticators: true, getAccount: true, atomicUse: false, expiresPrecision: ms},
 		{name: "kysely/postgres", backend: "postgres", node: "kysely", preset: AuthJSKysely, atomicUse: true, expiresPrecision: ms},
 		{name: "kysely/mysql", backend: "mysql", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms},
-		{name: "kysely/sqlite", backend: "sqlite", node: "kysely", preset: AuthJSKysely, atomicUse: true, expiresPrecision: ms},
+		{name: "kysely/sqlite", backend: "sqlite", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms},
 	}
 }
 
@@ -725,18 +728,57 @@ func (e *interopEnv) deleteUser(t *testing.T) {
 // exactly one caller in all gets it. Where the Node side selects, then
 // deletes (MySQL), several may: then authport's callers still get it at
 // most once, at least one caller gets it, and none is left behind.
+//
+// On SQLite, a caller on either side may instead fail with SQLITE_BUSY
+// ("database is locked"): libsql runs each write in autocommit, and in WAL
+// mode a statement whose read snapshot went stale fails at once, busy
+// timeout or not. After such failures the suite has seen, with drizzle on
+// libsql, the file stay locked for over a minute (it cleared at once when
+// Node's garbage collector was run after each failure, which points at
+// failed libsql statements keeping their locks until finalized) and, once
+// in about 40 rounds, the token used twice (authport 1, Auth.js 1). So on
+// SQLite: a round without SQLITE_BUSY must give exactly one use; with it,
+// authport's callers get the token at most once, the lock must clear
+// (within 150 s), and the token must be used at least once in all.
 func (e *interopEnv) verificationTokenRace(t *testing.T) {
 	ctx := context.Background()
 	const perSide, rounds = 25, 4
+	sqlite := e.p.backend == "sqlite"
+	busy := func(err error) bool {
+		return sqlite && err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
+	}
+	// retry runs f until it does not fail with SQLITE_BUSY, for up to 60s.
+	retry := func(what string, f func() error) error {
+		t0 := time.Now()
+		for {
+			err := f()
+			if !busy(err) || time.Since(t0) > 150*time.Second {
+				if waited := time.Since(t0); waited > time.Second {
+					t.Logf("%s waited %v for SQLite's lock", what, waited.Round(time.Millisecond))
+				}
+				return err
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
 	var multi []int
 	for r := range rounds {
 		id, tok := uniq("race")+"@example.com", uniq("t")
+		var err error
 		if r%2 == 0 {
-			e.node.must(t, nil, "createVerificationToken", map[string]any{"identifier": id, "token": tok, "expires": jsd(ms(time.Hour))})
-		} else if _, err := e.a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: id, Token: tok, Expires: ms(time.Hour)}); err != nil {
+			err = retry("createVerificationToken", func() error {
+				return e.node.call(t, nil, "createVerificationToken", map[string]any{"identifier": id, "token": tok, "expires": jsd(ms(time.Hour))})
+			})
+		} else {
+			err = retry("createVerificationToken", func() error {
+				_, err := e.a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: id, Token: tok, Expires: ms(time.Hour)})
+				return err
+			})
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
-		var goWins, nodeWins, nodeBusy atomic.Int32
+		var goWins, nodeWins, goBusy, nodeBusy atomic.Int32
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		errs := make(chan error, 2*perSide)
@@ -746,9 +788,12 @@ func (e *interopEnv) verificationTokenRace(t *testing.T) {
 				defer wg.Done()
 				<-start
 				v, err := e.a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: id, Token: tok})
-				if err != nil {
+				switch {
+				case busy(err):
+					goBusy.Add(1)
+				case err != nil:
 					errs <- fmt.Errorf("authport: %w", err)
-				} else if v != nil {
+				case v != nil:
 					goWins.Add(1)
 				}
 			}()
@@ -758,12 +803,7 @@ func (e *interopEnv) verificationTokenRace(t *testing.T) {
 				var v *jsVerificationToken
 				err := e.node.call(t, &v, "useVerificationToken", map[string]any{"identifier": id, "token": tok})
 				switch {
-				case err != nil && e.p.backend == "sqlite" && strings.Contains(err.Error(), "SQLITE_BUSY"):
-					// libsql runs the DELETE in autocommit; in WAL mode a
-					// statement whose read snapshot went stale before it
-					// could write fails at once with SQLITE_BUSY, busy
-					// timeout or not. The caller gets an error, not the
-					// token.
+				case busy(err):
 					nodeBusy.Add(1)
 				case err != nil:
 					errs <- err
@@ -779,23 +819,45 @@ func (e *interopEnv) verificationTokenRace(t *testing.T) {
 			t.Errorf("useVerificationToken during the race: %v", err)
 		}
 		g, nw := int(goWins.Load()), int(nodeWins.Load())
-		t.Logf("round %d (created by %s): authport %d, Auth.js %d of %d callers each got the token; %d Auth.js calls failed with SQLITE_BUSY",
-			r, map[bool]string{true: "Auth.js", false: "authport"}[r%2 == 0], g, nw, perSide, nodeBusy.Load())
-		if e.p.atomicUse {
-			if g+nw != 1 {
-				t.Errorf("round %d: %d callers got the token (authport %d, Auth.js %d); want exactly 1", r, g+nw, g, nw)
+		t.Logf("round %d (created by %s): authport %d, Auth.js %d of %d callers each got the token; SQLITE_BUSY: authport %d, Auth.js %d",
+			r, map[bool]string{true: "Auth.js", false: "authport"}[r%2 == 0], g, nw, perSide, goBusy.Load(), nodeBusy.Load())
+		var after *core.VerificationToken
+		if err := retry("useVerificationToken after the race", func() error {
+			var err error
+			after, err = e.a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: id, Token: tok})
+			return err
+		}); err != nil {
+			t.Errorf("round %d: useVerificationToken after the race: %v", r, err)
+		}
+		later := 0
+		if after != nil {
+			later = 1
+		}
+		switch {
+		case goBusy.Load()+nodeBusy.Load() == 0 && (e.p.atomicUse || sqlite):
+			if g+nw != 1 || later != 0 {
+				t.Errorf("round %d: %d callers got the token (authport %d, Auth.js %d), %d after; want exactly 1 during the race", r, g+nw, g, nw, later)
 			}
-		} else {
-			if g > 1 || g+nw < 1 {
-				t.Errorf("round %d: authport %d, Auth.js %d got the token; want authport at most 1 and at least 1 in all", r, g, nw)
+		case e.p.atomicUse:
+			t.Errorf("round %d: SQLITE_BUSY on %s", r, e.p.backend)
+		case sqlite:
+			// Seen once in about 40 rounds of drizzle on libsql, after
+			// SQLITE_BUSY failures: authport and Auth.js both got the
+			// token. authport's callers still get it at most once.
+			if g > 1 || g+nw+later < 1 {
+				t.Errorf("round %d: authport %d, Auth.js %d, after the race %d got the token; want authport at most 1, at least 1 in all", r, g, nw, later)
+			}
+			if g+nw+later > 1 {
+				t.Logf("round %d: the token was used %d times (authport %d, Auth.js %d) after SQLITE_BUSY failures", r, g+nw+later, g, nw)
+			}
+		default:
+			if g > 1 || g+nw < 1 || later != 0 {
+				t.Errorf("round %d: authport %d, Auth.js %d got the token, %d after; want authport at most 1, at least 1 in all, none after", r, g, nw, later)
 			}
 			multi = append(multi, g+nw)
 		}
-		if v, err := e.a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: id, Token: tok}); v != nil || err != nil {
-			t.Errorf("round %d: the token is still there after the race: %v, %v", r, v, err)
-		}
 	}
-	if !e.p.atomicUse {
+	if !e.p.atomicUse && !sqlite {
 		t.Logf("Auth.js's %s adapter on %s selects, then deletes: not atomic; callers that got the token per round: %v",
 			e.p.node, e.p.backend, multi)
 	}
