@@ -109,7 +109,7 @@ func checkNode(t *testing.T) string {
 func startNode(t *testing.T, cfg nodeConfig) *nodeAdapter {
 	t.Helper()
 	node := checkNode(t)
-	cmd := exec.Command(node, "driver.mjs")
+	cmd := exec.Command(node, "--expose-gc", "driver.mjs")
 	cmd.Dir = "interop"
 	n := &nodeAdapter{waiting: map[int]chan nodeReply{}}
 	cmd.Stderr = &n.stderr

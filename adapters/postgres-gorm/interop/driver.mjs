@@ -207,6 +207,12 @@ async function handle(msg) {
       const r = await fn.apply(adapter, reviveDates(msg.args ?? []));
       return r === undefined ? null : r;
     }
+    case "gc":
+      // Only the SQLite race asks for it, after the file stayed locked:
+      // finalizing libsql's failed statements releases their locks.
+      if (!globalThis.gc) throw new Error("run node with --expose-gc");
+      globalThis.gc();
+      return null;
     default:
       throw new Error(`unknown op ${msg.op}`);
   }
