@@ -733,10 +733,10 @@ func (e *interopEnv) deleteUser(t *testing.T) {
 // ("database is locked"): libsql runs each write in autocommit, and in WAL
 // mode a statement whose read snapshot went stale fails at once, busy
 // timeout or not. After such failures the suite has seen, with drizzle on
-// libsql, the file stay locked for over a minute (it clears when Node's
-// garbage collector runs, which points at failed libsql statements keeping
-// their locks until finalized: the test runs it after 15 s of waiting and
-// logs the wait) and, once in about 40 rounds, the token used twice
+// libsql, the file stay locked for over a minute (the wait ends soon after
+// Node's garbage collector runs, which suggests that failed libsql
+// statements keep their locks until finalized: the test runs it after 15 s
+// of waiting and logs the total wait) and, once in about 40 rounds, the token used twice
 // (authport 1, Auth.js 1). So on SQLite: a round without SQLITE_BUSY must
 // give exactly one use; with it, authport's callers get the token at most
 // once, the lock must clear, and the token must be used at least once in
