@@ -736,8 +736,9 @@ func (e *interopEnv) deleteUser(t *testing.T) {
 // libsql, the file stay locked for over a minute (the wait ends soon after
 // Node's garbage collector runs, which suggests that failed libsql
 // statements keep their locks until finalized: the test runs it after 15 s
-// of waiting and logs the total wait) and, once in about 40 rounds, the token used twice
-// (authport 1, Auth.js 1). So on SQLite: a round without SQLITE_BUSY must
+// of waiting and logs the total wait) and, once in about 40 rounds of a run
+// that forced Node's garbage collector after every failure, the token used
+// twice (authport 1, Auth.js 1). So on SQLite: a round without SQLITE_BUSY must
 // give exactly one use; with it, authport's callers get the token at most
 // once, the lock must clear, and the token must be used at least once in
 // all.
