@@ -31,6 +31,9 @@ type Adapter struct {
 	// noFK: the schema has no foreign keys; the adapter checks the user
 	// and cascades deleteUser itself (WithoutForeignKeys).
 	noFK bool
+	// serialIDs: user ids come from the users.id column's sequence
+	// (WithSerialUserIDs), see NewUserID.
+	serialIDs bool
 
 	// life is held shared by every call in progress and exclusively by
 	// Close, which sets closed.
@@ -78,6 +81,9 @@ type config struct {
 	// RETURNING (MySQL, MariaDB < 10.5, SQLite < 3.35); tests use it to
 	// run the transactional paths on the servers at hand.
 	noReturning bool
+	// sqliteTimes and serialIDs: WithSQLiteTimes, WithSerialUserIDs.
+	sqliteTimes SQLiteTimeFormat
+	serialIDs   bool
 }
 
 // withoutReturning is the unexported option behind config.noReturning.
@@ -213,8 +219,12 @@ func New(db *gorm.DB, opts ...Option) (*Adapter, error) {
 	if db.Statement != nil && db.Statement.Context != nil {
 		ctx = db.Statement.Context
 	}
-	a := &Adapter{db: sqlDB, names: names, now: c.now, stamps: c.stamps, noFK: c.noFK}
+	a := &Adapter{db: sqlDB, names: names, now: c.now, stamps: c.stamps, noFK: c.noFK, serialIDs: c.serialIDs}
 	a.d.name = db.Dialector.Name()
+	a.d.sqliteTimes = c.sqliteTimes
+	if c.serialIDs && a.d.name != "postgres" {
+		return nil, fmt.Errorf("gormadapter.New: WithSerialUserIDs needs PostgreSQL (a SERIAL users.id), not %s", a.d.name)
+	}
 	if t, ok := db.Dialector.(gorm.ErrorTranslator); ok {
 		a.translator = t
 	}

@@ -177,7 +177,8 @@ func TestPrismaSchema(t *testing.T) {
 
 	t0 := time.Date(2031, 5, 6, 7, 8, 9, 123_000_000, time.UTC)
 	now := t0
-	a, err := New(db.gdb, append([]Option{WithNames(prismaNames("")), WithClock(func() time.Time { return now })}, prismaTimestamps()...)...)
+	// The AuthJSPrisma preset is prismaNames and prismaTimestamps.
+	a, err := New(db.gdb, AuthJSPrisma(), WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,8 +96,15 @@ func (rt *rawTime) Scan(src any) error {
 	case time.Time:
 		rt.t, rt.valid = v, true
 		return nil
+	case int64: // SQLite, WithSQLiteTimes(SQLiteTimeUnixMilli)
+		rt.t, rt.valid = time.UnixMilli(v).UTC(), true
+		return nil
 	case string:
-		t, err := time.ParseInLocation("2006-01-02 15:04:05.000", v, time.UTC)
+		layout := "2006-01-02 15:04:05.000"
+		if strings.HasSuffix(v, "Z") { // SQLite, WithSQLiteTimes(SQLiteTimeISO8601)
+			layout = "2006-01-02T15:04:05.000Z"
+		}
+		t, err := time.ParseInLocation(layout, v, time.UTC)
 		rt.t, rt.valid = t, err == nil
 		return err
 	}

@@ -27,6 +27,8 @@ type dialect struct {
 	// itself, so PostgreSQL does not need it; go-sql-driver/mysql would
 	// otherwise prepare and close a statement around every query.
 	prepare bool
+	// sqliteTimes is how times are stored in SQLite (WithSQLiteTimes).
+	sqliteTimes SQLiteTimeFormat
 }
 
 func (d *dialect) postgres() bool { return d.name == "postgres" }
@@ -79,10 +81,20 @@ func (p *placeholders) list(n int) string {
 // and SQLite's date functions understand them.
 const sqliteTime = "2006-01-02 15:04:05.000"
 
+// sqliteISOTime is JavaScript's Date.prototype.toISOString form, in which
+// Auth.js's Kysely adapter stores times in SQLite.
+const sqliteISOTime = "2006-01-02T15:04:05.000Z"
+
 // timeArg converts a (normalised) time to a bind parameter.
 func (d *dialect) timeArg(t time.Time) any {
 	t = t.UTC()
 	if d.sqlite() {
+		switch d.sqliteTimes {
+		case SQLiteTimeUnixMilli:
+			return t.UnixMilli()
+		case SQLiteTimeISO8601:
+			return t.Format(sqliteISOTime)
+		}
 		return t.Format(sqliteTime)
 	}
 	return t

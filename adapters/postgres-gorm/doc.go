@@ -27,6 +27,15 @@
 // deleteUser itself on a schema without foreign keys (Auth.js's pg
 // adapter's).
 //
+// To share tables with an Auth.js app, use the preset for the schema its
+// adapter created: [AuthJSPg] (@auth/pg-adapter), [AuthJSDrizzle]
+// (@auth/drizzle-adapter, PostgreSQL, MySQL/MariaDB and SQLite),
+// [AuthJSKysely] (@auth/kysely-adapter, the same three) or [AuthJSPrisma]
+// (@auth/prisma-adapter). Each sets the names, omitted columns, foreign key
+// handling, id generation ([Adapter.NewUserID]) and SQLite time format
+// ([WithSQLiteTimes]) of that schema; the module's interop suite runs each
+// against the real npm package.
+//
 // [Adapter.Close] releases the prepared statements; it waits for calls in
 // progress, and every later call fails with [ErrClosed].
 //
@@ -40,7 +49,7 @@
 // TIME ZONE on PostgreSQL, DATETIME(3) on MySQL (use parseTime=true in the
 // DSN; with a loc other than the default UTC the driver stores that zone's
 // wall-clock time, and times still come back in UTC), and text "YYYY-MM-DD
-// HH:MM:SS.mmm" on SQLite.
+// HH:MM:SS.mmm" on SQLite (or another form, [WithSQLiteTimes]).
 //
 // SQLite must be opened with foreign keys enforced ("_foreign_keys=on" for
 // go-sqlite3), or New returns an error: deleteUser relies on the cascade.

@@ -68,3 +68,55 @@ func Example() {
 	// ada@example.com Ada Lovelace 2099-01-02T03:04:05.678Z
 	// <nil> <nil>
 }
+
+// ExampleAuthJSDrizzle opens SQLite tables made as Auth.js's Drizzle adapter
+// makes them (here from the shipped SQL drizzle-kit generates of its
+// default schema) with the matching preset: names, and times stored as
+// INTEGER milliseconds, as drizzle stores them.
+func ExampleAuthJSDrizzle() {
+	dir, err := os.MkdirTemp("", "authport-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	dsn := "file:" + filepath.Join(dir, "shared.db") + "?_foreign_keys=on&_busy_timeout=5000&_journal_mode=WAL"
+	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sqlDB, _ := db.DB()
+	defer sqlDB.Close()
+
+	ctx := context.Background()
+	ddl, err := os.ReadFile("schema/authjs/drizzle-sqlite.sql")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := sqlDB.ExecContext(ctx, string(ddl)); err != nil { // go-sqlite3 runs every statement
+		log.Fatal(err)
+	}
+
+	store, err := gormadapter.New(db.WithContext(ctx), gormadapter.AuthJSDrizzle())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	id, err := store.NewUserID(ctx) // a random UUID, as drizzle makes
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.CreateUser(ctx, core.User{ID: id, Email: "ada@example.com"}); err != nil {
+		log.Fatal(err)
+	}
+	expires := time.Date(2099, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
+	if _, err := store.CreateSession(ctx, core.Session{SessionToken: "cookie-value", UserID: id, Expires: expires}); err != nil {
+		log.Fatal(err)
+	}
+	var stored int64
+	if err := sqlDB.QueryRowContext(ctx, `SELECT expires FROM session`).Scan(&stored); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(stored == expires.UnixMilli())
+	// Output:
+	// true
+}

@@ -27,6 +27,11 @@ func (n *nullTime) Scan(src any) error {
 	case time.Time:
 		n.t, n.valid = core.NormalizeTime(v), true
 		return nil
+	case int64:
+		// Milliseconds since the Unix epoch: SQLite INTEGER columns
+		// (WithSQLiteTimes(SQLiteTimeUnixMilli), drizzle's timestamp_ms).
+		n.t, n.valid = core.NormalizeTime(time.UnixMilli(v)), true
+		return nil
 	case []byte:
 		return n.parse(string(v))
 	case string:

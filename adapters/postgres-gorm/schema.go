@@ -54,6 +54,9 @@ func (d *dialect) colType(t colType) string {
 	case "mysql":
 		return [...]string{"VARCHAR(255)", "VARCHAR(768)", "TEXT", "DATETIME(3)", "BIGINT", "BOOLEAN"}[t]
 	}
+	if t == tTime && d.sqliteTimes == SQLiteTimeUnixMilli {
+		return "INTEGER"
+	}
 	return [...]string{"TEXT", "TEXT", "TEXT", "DATETIME", "INTEGER", "BOOLEAN"}[t]
 }
 

@@ -94,7 +94,14 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 		}
 		expires = a.d.timeArg(exp)
 	}
-	args := append([]any{up.UserID.Set, up.UserID.Value, up.Expires.Set, expires}, a.stampArgs(TableSessions, false)...)
+	// An unset user id is passed as NULL, not "": the CASE does not use it,
+	// but the database still parses it as the column's type (an integer or
+	// uuid "userId" in Auth.js's pg and Kysely schemas).
+	var userID any
+	if up.UserID.Set {
+		userID = up.UserID.Value
+	}
+	args := append([]any{up.UserID.Set, userID, up.Expires.Set, expires}, a.stampArgs(TableSessions, false)...)
 	args = append(args, up.SessionToken)
 	var r sessionRow
 	update := func(tx *sql.Tx) error {
