@@ -8,8 +8,6 @@ import (
 	"html"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -18,31 +16,18 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/passkey"
 )
-
-// chromium finds the browser: AUTHPORT_CHROMIUM, else chromium on PATH.
-func chromium(t *testing.T) string {
-	if p := os.Getenv("AUTHPORT_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium: set AUTHPORT_CHROMIUM or install chromium")
-	return ""
-}
 
 // TestBrowserScript runs passkey.Script in Chromium with a virtual
 // authenticator (the WebAuthn domain of the DevTools protocol): a sign-up
 // with an e-mail address, then a sign-in with the discoverable passkey,
 // through a minimal page with the handler's form contract.
 func TestBrowserScript(t *testing.T) {
-	bin := chromium(t)
+	bin := provision.Chromium(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
