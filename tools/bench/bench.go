@@ -17,10 +17,10 @@ type opFunc func(ctx context.Context, i int) error
 // raw baseline's, and optionally prepare, which makes n fresh records
 // before a phase of n calls (untimed; deleteUser needs users to delete).
 type operation struct {
-	name     string
-	adapter  opFunc
-	raw      opFunc // nil: the backend has no raw baseline (memory)
-	prepare  func(ctx context.Context, side string, round, n int) error
+	name    string
+	adapter opFunc
+	raw     opFunc // nil: the backend has no raw baseline (memory)
+	prepare func(ctx context.Context, side string, round, n int) error
 }
 
 // backend is one database reached through one adapter, with its raw

@@ -28,7 +28,9 @@ func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
 		return nil, err
 	}
 	s := &redisStore{rt: &roundTrips{}, prefix: randomName("authport-bench-") + ":"}
-	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) { return s.rt.dial(ctx, network, addr) }
+	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return s.rt.dial(ctx, network, addr)
+	}
 	opts.PoolSize = 32
 	opts.MinIdleConns = 32
 	opts.ContextTimeoutEnabled = true

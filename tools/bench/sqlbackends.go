@@ -157,7 +157,9 @@ var mysqlCounter = &roundTrips{}
 // openMySQL makes a database of its own on AUTHPORT_MYSQL_URL's server
 // (dropped at close).
 func openMySQL(ctx context.Context, base string) (*sqlStore, error) {
-	registerMySQLDial.Do(func() { mysql.RegisterDialContext("authport-bench", func(ctx context.Context, addr string) (net.Conn, error) { return mysqlCounter.dial(ctx, "tcp", addr) }) })
+	registerMySQLDial.Do(func() {
+		mysql.RegisterDialContext("authport-bench", func(ctx context.Context, addr string) (net.Conn, error) { return mysqlCounter.dial(ctx, "tcp", addr) })
+	})
 	cfg, err := mysql.ParseDSN(base)
 	if err != nil {
 		return nil, err
