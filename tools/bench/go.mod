@@ -7,6 +7,7 @@ require (
 	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/authport/authport/adapters/postgres-gorm v0.1.0
 	github.com/authport/authport/adapters/redis v0.1.0
+	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
 	github.com/go-sql-driver/mysql v1.8.1
 	github.com/jackc/pgx/v5 v5.6.0

@@ -139,16 +139,16 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 		var err error
 		switch name {
 		case "sqlite":
-			s, err = openSQLite("")
+			s, err = openSQLite("", nil)
 		case "postgres":
 			var u string
 			if u, err = env("AUTHPORT_POSTGRES_URL"); err == nil {
-				s, err = openPostgres(ctx, u)
+				s, err = openPostgres(ctx, u, nil)
 			}
 		case "mysql":
 			var u string
 			if u, err = env("AUTHPORT_MYSQL_URL"); err == nil {
-				s, err = openMySQL(ctx, u)
+				s, err = openMySQL(ctx, u, nil)
 			}
 		}
 		if err != nil {

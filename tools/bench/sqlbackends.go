@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,7 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/mattn/go-sqlite3" // the driver adapters/postgres-gorm documents for SQLite
+	"github.com/mattn/go-sqlite3"
 	gormmysql "gorm.io/driver/mysql"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
@@ -111,7 +112,7 @@ func newGormAdapter(s *sqlStore, dialector gorm.Dialector) error {
 // openPostgres makes a schema of its own on AUTHPORT_POSTGRES_URL's
 // database (dropped at close) and opens it through pgx's database/sql
 // driver with a counting dialer.
-func openPostgres(ctx context.Context, base string) (*sqlStore, error) {
+func openPostgres(ctx context.Context, base string, wrap wrapper) (*sqlStore, error) {
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func openPostgres(ctx context.Context, base string) (*sqlStore, error) {
 		return nil, err
 	}
 	cfg.DialFunc = s.rt.dial
-	s.db = stdlib.OpenDB(*cfg)
+	s.db = sql.OpenDB(wrap.apply(stdlib.GetConnector(*cfg)))
 	pool(s.db)
 	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
 	if err := newGormAdapter(s, postgres.New(postgres.Config{Conn: s.db})); err != nil {
@@ -156,7 +157,7 @@ var mysqlCounter = &roundTrips{}
 
 // openMySQL makes a database of its own on AUTHPORT_MYSQL_URL's server
 // (dropped at close).
-func openMySQL(ctx context.Context, base string) (*sqlStore, error) {
+func openMySQL(ctx context.Context, base string, wrap wrapper) (*sqlStore, error) {
 	registerMySQLDial.Do(func() {
 		mysql.RegisterDialContext("authport-bench", func(ctx context.Context, addr string) (net.Conn, error) { return mysqlCounter.dial(ctx, "tcp", addr) })
 	})
@@ -182,11 +183,12 @@ func openMySQL(ctx context.Context, base string) (*sqlStore, error) {
 	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name) })
 	cfg.DBName = name
 	cfg.Net = "authport-bench"
-	s.db, err = sql.Open("mysql", cfg.FormatDSN())
+	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
+	s.db = sql.OpenDB(wrap.apply(conn))
 	pool(s.db)
 	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
 	if err := newGormAdapter(s, gormmysql.New(gormmysql.Config{Conn: s.db})); err != nil {
@@ -199,7 +201,7 @@ func openMySQL(ctx context.Context, base string) (*sqlStore, error) {
 // openSQLite opens a new file in dir with the DSN adapters/postgres-gorm
 // documents (foreign keys on, WAL, a busy timeout, immediate write
 // transactions), removed at close.
-func openSQLite(dir string) (*sqlStore, error) {
+func openSQLite(dir string, wrap wrapper) (*sqlStore, error) {
 	d, err := os.MkdirTemp(dir, "authport-bench-sqlite-")
 	if err != nil {
 		return nil, err
@@ -207,11 +209,7 @@ func openSQLite(dir string) (*sqlStore, error) {
 	s := &sqlStore{dialect: "sqlite"}
 	s.cleanup = append(s.cleanup, func() { _ = os.RemoveAll(d) })
 	dsn := "file:" + filepath.Join(d, "auth.db") + "?_foreign_keys=on&_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate"
-	s.db, err = sql.Open("sqlite3", dsn)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
+	s.db = sql.OpenDB(wrap.apply(dsnConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}))
 	pool(s.db)
 	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
 	if err := newGormAdapter(s, sqlite.New(sqlite.Config{Conn: s.db})); err != nil {
@@ -220,6 +218,26 @@ func openSQLite(dir string) (*sqlStore, error) {
 	}
 	return s, nil
 }
+
+// wrapper wraps the connector a SQL store opens its *sql.DB with (the
+// index test records the adapter's statements so); nil leaves it as is.
+type wrapper func(driver.Connector) driver.Connector
+
+func (w wrapper) apply(c driver.Connector) driver.Connector {
+	if w == nil {
+		return c
+	}
+	return w(c)
+}
+
+// dsnConnector is a driver.Connector for a driver that has none (SQLite).
+type dsnConnector struct {
+	dsn string
+	drv driver.Driver
+}
+
+func (d dsnConnector) Connect(context.Context) (driver.Conn, error) { return d.drv.Open(d.dsn) }
+func (d dsnConnector) Driver() driver.Driver                        { return d.drv }
 
 // flexTime scans a timestamp as the drivers return it: time.Time
 // (PostgreSQL, MariaDB with parseTime) or text (SQLite).
