@@ -173,4 +173,3 @@ func BenchmarkMemoryGetSessionAndUser(b *testing.B) {
 		}
 	}
 }
-
