@@ -39,7 +39,7 @@ func main() {
 	purgeSessions := flag.Int("purge-sessions", 500_000, "expired sessions PurgeExpired removes in -scale mode")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file (- for standard output)")
 	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends to run")
-	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 8, or 2 with -short)")
+	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
 	flag.Parse()
 
 	cfg := fullConfig()
@@ -84,7 +84,7 @@ func writeJSON(path string, rep *report) error {
 }
 
 func fullConfig() config {
-	return config{rounds: 8, calls: 300, callsPerConc: 40, concurrency: []int{1, 32}, users: 10_000, timeout: 10 * time.Second}
+	return config{rounds: 6, calls: 200, callsPerConc: 20, concurrency: []int{1, 32}, users: 10_000, timeout: 10 * time.Second}
 }
 
 func shortConfig() config {
