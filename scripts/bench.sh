@@ -11,14 +11,15 @@
 #   scripts/bench.sh -backends redis,postgres
 #   scripts/bench.sh -scale             scale and purge figures (slow; not run in CI)
 #
-# It starts the local services as the tests do (scripts/services.sh), unless
+# It starts PostgreSQL, MariaDB and Redis as the tests do (scripts/services.sh;
+# AUTHPORT_SERVICES names others), unless
 # AUTHPORT_SERVICES=none: then only the AUTHPORT_*_URL variables already set
 # are used. A backend whose service is unreachable is skipped, with the reason.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ "${AUTHPORT_SERVICES:-}" != none ]; then
-	exports=$("$root/scripts/services.sh")
+	exports=$(AUTHPORT_SERVICES="${AUTHPORT_SERVICES:-postgres mysql redis}" "$root/scripts/services.sh")
 	eval "$exports"
 fi
 cd "$root/tools/bench"
