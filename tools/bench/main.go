@@ -18,7 +18,7 @@ import (
 )
 
 // allBackends in the order the table lists them.
-var allBackends = []string{"memory", "bbolt", "sqlite", "postgres", "mysql", "redis"}
+var allBackends = []string{"memory", "bbolt", "sqlite", "postgres", "mysql", "redis", "redis-cluster"}
 
 // report is the JSON the bench writes with -json.
 type report struct {
@@ -170,6 +170,20 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 		}
 		b, a = &backend{name: name, close: s.close, rt: s.rt}, s.adapter
 		if raw, err = s.rawRedis(ctx); err != nil {
+			s.close()
+			return nil, err
+		}
+	case "redis-cluster":
+		u, err := env("AUTHPORT_REDIS_CLUSTER_URL")
+		if err != nil {
+			return nil, err
+		}
+		s, err := openRedisCluster(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		b, a = &backend{name: name, close: s.close, rt: s.rt}, s.adapter
+		if raw, err = s.rawRedisCluster(ctx); err != nil {
 			s.close()
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,8 @@ import (
 // redisStore is the Redis adapter on a client of its own, with a key
 // prefix of its own (its keys are deleted at close).
 type redisStore struct {
-	c       *redis.Client
+	c       redis.UniversalClient
+	cluster bool
 	prefix  string
 	adapter *redisadapter.Adapter
 	rt      *roundTrips
@@ -47,20 +49,43 @@ func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
 	return s, nil
 }
 
-// close deletes the bench's keys and closes the client.
+// openRedisCluster opens a cluster client on AUTHPORT_REDIS_CLUSTER_URL's
+// comma-separated seed addresses; the adapter runs its cluster protocol.
+func openRedisCluster(ctx context.Context, seeds string) (*redisStore, error) {
+	s := &redisStore{rt: &roundTrips{}, prefix: randomName("authport-bench-") + ":", cluster: true}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), PoolSize: 32, MinIdleConns: 32,
+		ContextTimeoutEnabled: true, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return s.rt.dial(ctx, network, addr)
+		}})
+	s.c = c
+	if err := c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() }); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	var err error
+	if s.adapter, err = redisadapter.New(c, redisadapter.WithPrefix(s.prefix)); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// close deletes the bench's keys (on every master of a cluster) and closes
+// the client.
 func (s *redisStore) close() {
 	ctx := context.Background()
-	iter := s.c.Scan(ctx, 0, s.prefix+"*", 1000).Iterator()
-	var batch []string
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == 1000 {
-			_ = s.c.Unlink(ctx, batch...).Err()
-			batch = batch[:0]
+	clean := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, s.prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			_ = c.Unlink(ctx, iter.Val()).Err()
 		}
+		return nil
 	}
-	if len(batch) > 0 {
-		_ = s.c.Unlink(ctx, batch...).Err()
+	switch c := s.c.(type) {
+	case *redis.ClusterClient:
+		_ = c.ForEachMaster(ctx, clean)
+	case *redis.Client:
+		_ = clean(ctx, c)
 	}
 	_ = s.c.Close()
 }
@@ -118,6 +143,154 @@ for _, c in ipairs(auths) do redis.call('DEL', ARGV[1] .. 'authenticator:{' .. c
 return h
 `
 )
+
+// The raw baseline's scripts in a cluster, each run in the user's slot
+// after the client has read the pointer key (KEYS share the tag {<uid>}).
+const (
+	// KEYS: user, sessions. ARGV: member, now (ms).
+	rawClusterSessionAndUser = `
+local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not s or tonumber(s) <= tonumber(ARGV[2]) then return false end
+return {s, redis.call('HGETALL', KEYS[1])}
+`
+	// KEYS: sessions. ARGV: member, new expiry (ms), now (ms).
+	rawClusterUpdateSession = `
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) <= tonumber(ARGV[3]) then return false end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local m = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], m[2])
+return 1
+`
+	// KEYS: user, sessions. ARGV: member, expiry (ms).
+	rawClusterCreateSession = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('PEXPIREAT', KEYS[2], ARGV[2], 'GT')
+return 'ok'
+`
+	// KEYS: user, accounts, sessions, authenticators. Returns {HGETALL,
+	// e-mail, account fields, session members, authenticator fields}.
+	rawClusterDeleteUser = `
+local h = redis.call('HGETALL', KEYS[1])
+if #h == 0 then return false end
+local r = {h, redis.call('HGET', KEYS[1], 'email'), redis.call('HKEYS', KEYS[2]), redis.call('ZRANGE', KEYS[3], 0, -1), redis.call('HKEYS', KEYS[4])}
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return r
+`
+)
+
+// rawRedisCluster is the raw baseline on a cluster: the pointer key is in
+// another slot than the user's keys, so every operation that follows one
+// reads it first (as the adapter does), and deleteUser deletes the
+// pointers it found in one pipeline after the script.
+func (s *redisStore) rawRedisCluster(ctx context.Context) (*rawOps, error) {
+	load := func(src string) (*redis.Script, error) {
+		sc := redis.NewScript(src)
+		err := s.c.(*redis.ClusterClient).ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return sc.Load(ctx, n).Err() })
+		return sc, err
+	}
+	su, err1 := load(rawClusterSessionAndUser)
+	us, err2 := load(rawClusterUpdateSession)
+	cs, err3 := load(rawClusterCreateSession)
+	du, err4 := load(rawClusterDeleteUser)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, err
+	}
+	single, err := s.rawRedis(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &rawOps{
+		getSessionAndUser: func(ctx context.Context, token, want string) error {
+			uid, err := s.c.Get(ctx, s.key("session", token)).Result()
+			if err != nil {
+				return err
+			}
+			uk := s.key("user", uid)
+			v, err := su.EvalSha(ctx, s.c, []string{uk, uk + ":sessions"}, token, time.Now().UnixMilli()).Slice()
+			if err != nil {
+				return err
+			}
+			if len(v) != 2 {
+				return fmt.Errorf("session %s: %v", token, v)
+			}
+			if h, _ := v[1].([]any); field(h, "id") != want {
+				return fmt.Errorf("session %s: user %v, want %s", token, v[1], want)
+			}
+			return nil
+		},
+		getUserByAccount: func(ctx context.Context, acct, want string) error {
+			uid, err := s.c.Get(ctx, s.key("account", provider+":"+acct)).Result()
+			if err != nil {
+				return err
+			}
+			h, err := s.c.HGetAll(ctx, s.key("user", uid)).Result()
+			if err != nil {
+				return err
+			}
+			if h["id"] != want {
+				return fmt.Errorf("account %s: user %v, want %s", acct, h, want)
+			}
+			return nil
+		},
+		updateSession: func(ctx context.Context, token string, expires time.Time) error {
+			ptr := s.key("session", token)
+			uid, err := s.c.Get(ctx, ptr).Result()
+			if err != nil {
+				return err
+			}
+			if err := us.EvalSha(ctx, s.c, []string{s.key("user", uid) + ":sessions"}, token, expires.UnixMilli(), time.Now().UnixMilli()).Err(); err != nil {
+				return err
+			}
+			return s.c.PExpireAt(ctx, ptr, expires).Err()
+		},
+		createAndUseToken: single.createAndUseToken,
+		createSession: func(ctx context.Context, token, user string, expires time.Time) error {
+			ptr := s.key("session", token)
+			ok, err := s.c.SetArgs(ctx, ptr, user, redis.SetArgs{Mode: "NX", ExpireAt: expires}).Result()
+			if err != nil {
+				return err
+			}
+			if ok != "OK" {
+				return fmt.Errorf("session %s exists", token)
+			}
+			uk := s.key("user", user)
+			res, err := cs.EvalSha(ctx, s.c, []string{uk, uk + ":sessions"}, token, expires.UnixMilli()).Text()
+			if err == nil && res != "ok" {
+				err = errors.New("createSession: " + res)
+			}
+			if err != nil {
+				_ = s.c.Del(context.WithoutCancel(ctx), ptr).Err()
+			}
+			return err
+		},
+		deleteUser: func(ctx context.Context, id string) error {
+			uk := s.key("user", id)
+			v, err := du.EvalSha(ctx, s.c, []string{uk, uk + ":accounts", uk + ":sessions", uk + ":authenticators"}).Slice()
+			if err != nil {
+				return err
+			}
+			if len(v) != 5 {
+				return fmt.Errorf("deleteUser %s: %v", id, v)
+			}
+			if h, _ := v[0].([]any); field(h, "id") != id {
+				return fmt.Errorf("deleted %v, want %s", v[0], id)
+			}
+			pipe := s.c.Pipeline()
+			email, _ := v[1].(string)
+			pipe.Del(ctx, s.key("email", email))
+			for i, kind := range []string{"account", "session", "authenticator"} {
+				list, _ := v[2+i].([]any)
+				for _, m := range list {
+					pipe.Del(ctx, s.key(kind, fmt.Sprint(m)))
+				}
+			}
+			_, err = pipe.Exec(ctx)
+			return err
+		},
+	}, nil
+}
 
 func (s *redisStore) key(kind, id string) string { return s.prefix + kind + ":{" + id + "}" }
 
