@@ -30,6 +30,11 @@ type backend struct {
 	ops   []operation
 	rt    *roundTrips // nil when the store is in-process
 	close func()
+	// concurrency, when set, replaces the run's (the MongoDB stand-in
+	// serialises writes: 32 concurrent deleteUser calls outlast any
+	// sensible deadline on it, so it runs at concurrency 1 only).
+	concurrency []int
+	note        string
 }
 
 // config says how much to run.

@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/authport/authport/adapters/bbolt v0.1.0
 	github.com/authport/authport/adapters/memory v0.1.0
+	github.com/authport/authport/adapters/mongodb v0.1.0
 	github.com/authport/authport/adapters/postgres-gorm v0.1.0
 	github.com/authport/authport/adapters/redis v0.1.0
 	github.com/authport/authport/conformance v0.1.0
@@ -14,6 +15,7 @@ require (
 	github.com/mattn/go-sqlite3 v1.14.22
 	github.com/redis/go-redis/v9 v9.17.2
 	go.etcd.io/bbolt v1.4.3
+	go.mongodb.org/mongo-driver/v2 v2.9.3
 	gorm.io/driver/mysql v1.6.0
 	gorm.io/driver/postgres v1.6.0
 	gorm.io/driver/sqlite v1.6.0
@@ -29,6 +31,11 @@ require (
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/jinzhu/now v1.1.5 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/xdg-go/pbkdf2 v1.0.0 // indirect
+	github.com/xdg-go/scram v1.2.0 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
+	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
@@ -38,6 +45,7 @@ require (
 replace (
 	github.com/authport/authport/adapters/bbolt => ../../adapters/bbolt
 	github.com/authport/authport/adapters/memory => ../../adapters/memory
+	github.com/authport/authport/adapters/mongodb => ../../adapters/mongodb
 	github.com/authport/authport/adapters/postgres-gorm => ../../adapters/postgres-gorm
 	github.com/authport/authport/adapters/redis => ../../adapters/redis
 	github.com/authport/authport/conformance => ../../conformance
