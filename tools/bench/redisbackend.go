@@ -75,11 +75,16 @@ func openRedisCluster(ctx context.Context, seeds string) (*redisStore, error) {
 func (s *redisStore) close() {
 	ctx := context.Background()
 	clean := func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, s.prefix+"*", 1000).Iterator()
+		iter := c.Scan(ctx, 0, s.prefix+"*", 5000).Iterator()
+		var batch []string
 		for iter.Next(ctx) {
-			_ = c.Unlink(ctx, iter.Val()).Err()
+			batch = append(batch, iter.Val())
+			if len(batch) == 5000 {
+				_ = unlinkAll(ctx, c, batch)
+				batch = batch[:0]
+			}
 		}
-		return nil
+		return unlinkAll(ctx, c, batch)
 	}
 	switch c := s.c.(type) {
 	case *redis.ClusterClient:
@@ -387,4 +392,18 @@ func field(pairs []any, name string) any {
 		}
 	}
 	return nil
+}
+
+// unlinkAll unlinks keys one command each, in one pipeline (on a node of a
+// cluster they may lie in different slots).
+func unlinkAll(ctx context.Context, c *redis.Client, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	pipe := c.Pipeline()
+	for _, k := range keys {
+		pipe.Unlink(ctx, k)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
 }
