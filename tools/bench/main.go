@@ -217,7 +217,7 @@ func run(ctx context.Context, cfg config, names []string, out io.Writer) (*repor
 		"rounds": cfg.rounds, "calls_c1": cfg.calls, "calls_per_worker": cfg.callsPerConc,
 		"concurrency": cfg.concurrency, "users": cfg.users, "pool": 32}}
 	fmt.Fprintf(out, "authport bench: %s\n", rep.Machine)
-	fmt.Fprintf(out, "%d users per backend; %d alternated adapter/raw rounds per row, each side %d calls at concurrency 1 and %d per worker above\n\n",
+	fmt.Fprintf(out, "%d users per backend; per row %d rounds of %d calls of each side at concurrency 1, %d per worker at higher concurrency, every worker alternating adapter and raw calls\n\n",
 		cfg.users, cfg.rounds, cfg.calls, cfg.callsPerConc)
 	for _, name := range names {
 		name = strings.TrimSpace(name)

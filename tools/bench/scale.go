@@ -145,8 +145,8 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 				return fmt.Errorf("%s at %d users: %w", op.name, n, err)
 			}
 			acc := accum{}
-			acc.add(0, lat, 0)
-			st := acc.stats(false)
+			acc.add(lat, 0)
+			st := acc.stats()
 			*dst = append(*dst, latency{Users: n, P50Micros: st.P50Micros, P99Micros: st.P99Micros})
 		}
 		return nil
@@ -182,8 +182,8 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 		return res, err
 	}
 	acc := accum{}
-	acc.add(0, idle, 0)
-	p.IdleP99 = acc.stats(false).P99Micros
+	acc.add(idle, 0)
+	p.IdleP99 = acc.stats().P99Micros
 	var during accum
 	done := make(chan struct{})
 	var pr core.PurgeResult
@@ -206,7 +206,7 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 			return res, err
 		}
 		mu.Lock()
-		during.add(0, lat, 0)
+		during.add(lat, 0)
 		mu.Unlock()
 	}
 	p.Seconds = time.Since(pstart).Seconds()
@@ -214,7 +214,7 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 		return res, fmt.Errorf("PurgeExpired: %w", perr)
 	}
 	p.Deleted = pr.Sessions
-	st := during.stats(false)
+	st := during.stats()
 	p.DuringP99, p.DuringCalls = st.P99Micros, st.Calls
 	if p.IdleP99 > 0 {
 		p.P99Ratio = p.DuringP99 / p.IdleP99
