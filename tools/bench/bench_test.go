@@ -186,3 +186,35 @@ func BenchmarkMemoryGetSessionAndUser(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBoltGetSessionAndUser compares the bbolt adapter's
+// getSessionAndUser with the raw read transaction of the bench (the goal:
+// the adapter at ≥ 0.95 of the raw transaction's speed).
+func BenchmarkBoltGetSessionAndUser(b *testing.B) {
+	s, err := openBolt(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	ctx := context.Background()
+	if err := seed(ctx, s.adapter, 1000); err != nil {
+		b.Fatal(err)
+	}
+	raw := s.rawBolt()
+	b.Run("adapter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if su, err := s.adapter.GetSessionAndUser(ctx, "s7"); err != nil || su == nil {
+				b.Fatal(su, err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := raw.getSessionAndUser(ctx, "s7", "u7"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
