@@ -11,7 +11,8 @@
 #   scripts/bench.sh -backends redis,postgres
 #   scripts/bench.sh -scale             scale and purge figures (slow; not run in CI)
 #
-# It starts PostgreSQL, MariaDB and Redis as the tests do (scripts/services.sh;
+# It starts PostgreSQL, MariaDB, Redis, the Redis Cluster and the MongoDB
+# stand-in as the tests do (scripts/services.sh;
 # AUTHPORT_SERVICES names others), unless
 # AUTHPORT_SERVICES=none: then only the AUTHPORT_*_URL variables already set
 # are used. A backend whose service is unreachable is skipped, with the reason.
@@ -19,7 +20,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ "${AUTHPORT_SERVICES:-}" != none ]; then
-	exports=$(AUTHPORT_SERVICES="${AUTHPORT_SERVICES:-postgres mysql redis}" "$root/scripts/services.sh")
+	exports=$(AUTHPORT_SERVICES="${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb}" "$root/scripts/services.sh")
 	eval "$exports"
 fi
 cd "$root/tools/bench"
