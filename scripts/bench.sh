@@ -13,7 +13,7 @@
 #
 # It starts PostgreSQL, MariaDB, Redis, the Redis Cluster and the MongoDB
 # stand-in as the tests do (scripts/services.sh;
-# AUTHPORT_SERVICES names others), unless
+# AUTHPORT_SERVICES overrides the list), unless
 # AUTHPORT_SERVICES=none: then only the AUTHPORT_*_URL variables already set
 # are used. A backend whose service is unreachable is skipped, with the reason.
 set -euo pipefail
