@@ -174,6 +174,12 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('PEXPIREAT', KEYS[2], ARGV[2], 'GT')
 return 'ok'
 `
+	// KEYS: a pointer. ARGV: the user id. Deletes the pointer only if it
+	// still names that user (another user may have claimed it since).
+	rawClusterRelease = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
 	// KEYS: user, accounts, sessions, authenticators. Returns {HGETALL,
 	// e-mail, account fields, session members, authenticator fields}.
 	rawClusterDeleteUser = `
@@ -188,7 +194,9 @@ return r
 // rawRedisCluster is the raw baseline on a cluster: the pointer key is in
 // another slot than the user's keys, so every operation that follows one
 // reads it first (as the adapter does), and deleteUser deletes the
-// pointers it found in one pipeline after the script.
+// pointers it found in one pipeline after the script, each only if it
+// still names the user (the pointers are in other slots: another user may
+// have claimed one meanwhile).
 func (s *redisStore) rawRedisCluster(ctx context.Context) (*rawOps, error) {
 	load := func(src string) (*redis.Script, error) {
 		sc := redis.NewScript(src)
@@ -199,7 +207,8 @@ func (s *redisStore) rawRedisCluster(ctx context.Context) (*rawOps, error) {
 	us, err2 := load(rawClusterUpdateSession)
 	cs, err3 := load(rawClusterCreateSession)
 	du, err4 := load(rawClusterDeleteUser)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	rel, err5 := load(rawClusterRelease)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, err
 	}
 	single, err := s.rawRedis(ctx)
@@ -284,11 +293,11 @@ func (s *redisStore) rawRedisCluster(ctx context.Context) (*rawOps, error) {
 			}
 			pipe := s.c.Pipeline()
 			email, _ := v[1].(string)
-			pipe.Del(ctx, s.key("email", email))
+			rel.EvalSha(ctx, pipe, []string{s.key("email", email)}, id)
 			for i, kind := range []string{"account", "session", "authenticator"} {
 				list, _ := v[2+i].([]any)
 				for _, m := range list {
-					pipe.Del(ctx, s.key(kind, fmt.Sprint(m)))
+					rel.EvalSha(ctx, pipe, []string{s.key(kind, fmt.Sprint(m))}, id)
 				}
 			}
 			_, err = pipe.Exec(ctx)
