@@ -259,6 +259,32 @@ func (d *decoder) str() string {
 	return s
 }
 
+// bytes is str without the copy: a slice of the value being decoded.
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail("string length beyond value")
+		return nil
+	}
+	s := d.b[:n]
+	d.b = d.b[n:]
+	return s
+}
+
+// strOf is str for a value of which src is a string copy: it returns a
+// substring of src instead of allocating a string.
+func (d *decoder) strOf(src string) string {
+	b := d.bytes()
+	if d.err != nil {
+		return ""
+	}
+	off := len(src) - len(d.b) - len(b)
+	return src[off : off+len(b)]
+}
+
 func (d *decoder) optStr() *string {
 	if !d.flag() {
 		return nil
@@ -352,6 +378,59 @@ func decodeUser(b []byte) (*core.User, error) {
 		return nil, err
 	}
 	return u, nil
+}
+
+// decodeSessionRef reads a session record's user id (a slice of b, valid
+// only while b is) and expiry, allocating nothing: getSessionAndUser's
+// first step.
+func decodeSessionRef(b []byte) (uid []byte, expires time.Time, err error) {
+	d := decoder{b: b}
+	d.version("session")
+	d.bytes() // the token, which is the record's key
+	uid = d.bytes()
+	expires = d.time()
+	return uid, expires, d.end("session")
+}
+
+// sessionAndUserBox holds a SessionAndUser and what its user's pointer
+// fields point to, so that decodeSessionAndUser allocates it at once.
+type sessionAndUserBox struct {
+	su          core.SessionAndUser
+	verified    time.Time
+	name, image string
+}
+
+// decodeSessionAndUser decodes the user record b into a SessionAndUser
+// with session s (its user id set to the user's), in two allocations: one
+// string copy of b, of which every string field is a substring, and one
+// sessionAndUserBox. It decodes what decodeUser decodes, with the same
+// checks.
+func decodeSessionAndUser(s core.Session, b []byte) (*core.SessionAndUser, error) {
+	src := string(b)
+	box := &sessionAndUserBox{}
+	d := decoder{b: b}
+	d.version("user")
+	u := &box.su.User
+	u.ID = d.strOf(src)
+	u.Email = d.strOf(src)
+	if d.flag() {
+		box.verified = d.time()
+		u.EmailVerified = &box.verified
+	}
+	if d.flag() {
+		box.name = d.strOf(src)
+		u.Name = &box.name
+	}
+	if d.flag() {
+		box.image = d.strOf(src)
+		u.Image = &box.image
+	}
+	if err := d.end("user"); err != nil {
+		return nil, err
+	}
+	s.UserID = u.ID
+	box.su.Session = s
+	return &box.su, nil
 }
 
 // userIDOfAccount reads only the user id of an encoded account.

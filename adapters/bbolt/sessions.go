@@ -100,19 +100,27 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		if err != nil {
 			return err
 		}
-		s, err := getSession(sessions, sessionToken)
-		if err != nil || s == nil {
+		if sessionToken == "" {
+			return nil
+		}
+		srec := sessions.Get([]byte(sessionToken))
+		if srec == nil {
+			return nil
+		}
+		uid, expires, err := decodeSessionRef(srec)
+		if err != nil {
 			return err
 		}
+		s := core.Session{SessionToken: sessionToken, Expires: expires}
 		if s.Expired(a.now()) {
 			return nil
 		}
-		u, err := getUser(users, []byte(s.UserID))
-		if err != nil || u == nil {
-			return err
+		urec := users.Get(uid)
+		if len(uid) == 0 || urec == nil {
+			return nil
 		}
-		out = &core.SessionAndUser{Session: *s, User: *u}
-		return nil
+		out, err = decodeSessionAndUser(s, urec)
+		return err
 	})
 	if err != nil {
 		return nil, wrap(core.MethodGetSessionAndUser, err)

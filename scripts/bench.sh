@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The bench command (tools/bench): every adapter whose database is
+# reachable, beside a raw baseline on the same database and driver (one
+# hand-written statement, command or script per operation), alternated in
+# rounds, at concurrency 1 and 32 (pool of 32). Prints ops/s, p50, p99,
+# round trips per operation and adapter/raw as a Markdown table.
+#
+#   scripts/bench.sh                    the full run (a few minutes)
+#   scripts/bench.sh -short             the quick run (tools/bench's test runs it too)
+#   scripts/bench.sh -json out.json     also write the results as JSON
+#   scripts/bench.sh -backends redis,postgres
+#   scripts/bench.sh -scale             scale and purge figures (slow; not run in CI)
+#
+# It starts PostgreSQL, MariaDB, Redis, the Redis Cluster and the MongoDB
+# stand-in as the tests do (scripts/services.sh;
+# AUTHPORT_SERVICES overrides the list), unless
+# AUTHPORT_SERVICES=none: then only the AUTHPORT_*_URL variables already set
+# are used. A backend whose service is unreachable is skipped, with the reason.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ "${AUTHPORT_SERVICES:-}" != none ]; then
+	exports=$(AUTHPORT_SERVICES="${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb}" "$root/scripts/services.sh")
+	eval "$exports"
+fi
+cd "$root/tools/bench"
+GOWORK=off GOFLAGS="${GOFLAGS:--buildvcs=false}" go build -o "${TMPDIR:-/tmp}/authport-bench" .
+exec "${TMPDIR:-/tmp}/authport-bench" "$@"

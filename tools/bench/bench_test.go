@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core"
+)
+
+// operationNames are the six rows every backend must have.
+var operationNames = []string{"getSessionAndUser", "getUserByAccount", "updateSession",
+	"createVerificationToken+useVerificationToken", "createSession", "deleteUser"}
+
+// reachable returns the environment the bench needs for backend, skipping
+// (or, when AUTHPORT_REQUIRE names it, failing) when its service is not
+// there.
+func reachable(t *testing.T, backend string) {
+	t.Helper()
+	switch backend {
+	case "postgres":
+		t.Setenv("AUTHPORT_POSTGRES_URL", provision.Postgres(t))
+	case "mysql":
+		t.Setenv("AUTHPORT_MYSQL_URL", provision.MySQL(t))
+	case "redis":
+		t.Setenv("AUTHPORT_REDIS_URL", provision.Redis(t))
+	case "redis-cluster":
+		t.Setenv("AUTHPORT_REDIS_CLUSTER_URL", strings.Join(provision.RedisCluster(t), ","))
+	case "mongodb":
+		t.Setenv("AUTHPORT_MONGODB_URL", provision.MongoDB(t))
+	}
+}
+
+// TestShort runs the bench's short mode on every backend and checks what
+// it printed and wrote: every operation ran at both concurrencies the
+// number of calls asked for (each call checks its own result, so a wrong
+// answer fails the run), the raw baselines ran beside the adapter, the
+// round trips were counted on the network stores, the JSON parses back
+// and the table has a row per result.
+func TestShort(t *testing.T) {
+	cfg := shortConfig()
+	cfg.rounds, cfg.calls, cfg.callsPerConc, cfg.users = 2, 10, 1, 50
+	for _, name := range allBackends {
+		t.Run(name, func(t *testing.T) {
+			reachable(t, name)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var out bytes.Buffer
+			rep, err := run(ctx, cfg, []string{name}, &out)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out.String())
+			}
+			if reason, ok := rep.Skipped[name]; ok {
+				t.Fatalf("%s was skipped although its service is reachable: %s", name, reason)
+			}
+			b, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back report
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatalf("the JSON does not parse back: %v", err)
+			}
+			levels := cfg.concurrency
+			if name == "mongodb" {
+				levels = []int{1}
+			}
+			if len(back.Results) != len(operationNames)*len(levels) {
+				t.Fatalf("%d results, want %d:\n%s", len(back.Results), len(operationNames)*len(levels), out.String())
+			}
+			network := name != "memory" && name != "bbolt" && name != "sqlite"
+			// Both reads are one statement or one script: one round trip
+			// each; on a cluster the pointer key is read first: two.
+			reads := 1.0
+			if name == "redis-cluster" {
+				reads = 2
+			}
+			for i, r := range back.Results {
+				op, c := operationNames[i/len(levels)], levels[i%len(levels)]
+				if r.Backend != name || r.Operation != op || r.Concurrency != c {
+					t.Errorf("result %d is %s/%s/c%d, want %s/%s/c%d", i, r.Backend, r.Operation, r.Concurrency, name, op, c)
+				}
+				n := cfg.calls
+				if c > 1 {
+					n = cfg.callsPerConc * c
+				}
+				if r.Adapter.Calls != cfg.rounds*n || r.Adapter.OpsPerSec <= 0 || r.Adapter.P99Micros < r.Adapter.P50Micros {
+					t.Errorf("%s %s c%d: adapter %+v, want %d calls, a rate, p99 ≥ p50", name, op, c, r.Adapter, cfg.rounds*n)
+				}
+				wantRaw := name != "memory" && name != "mongodb" && (name != "bbolt" || op == "getSessionAndUser" || op == "getUserByAccount")
+				if (r.Raw != nil) != wantRaw {
+					t.Errorf("%s %s c%d: raw baseline %+v, want one: %v", name, op, c, r.Raw, wantRaw)
+				}
+				if r.Raw != nil && (r.Raw.Calls != cfg.rounds*n || r.Ratio <= 0) {
+					t.Errorf("%s %s c%d: raw %+v ratio %v", name, op, c, r.Raw, r.Ratio)
+				}
+				if network != (r.Adapter.RoundTrips >= 0) {
+					t.Errorf("%s %s c%d: round trips %v (network store: %v)", name, op, c, r.Adapter.RoundTrips, network)
+				}
+				// (A little more only if a connection was opened during
+				// the phase.)
+				if network && (op == "getSessionAndUser" || op == "getUserByAccount") && r.Raw != nil && (r.Adapter.RoundTrips < reads || r.Adapter.RoundTrips > reads+0.5 || r.Raw.RoundTrips < reads || r.Raw.RoundTrips > reads+0.5) {
+					t.Errorf("%s %s c%d: %v round trips per call (raw %v), want %v", name, op, c, r.Adapter.RoundTrips, r.Raw.RoundTrips, reads)
+				}
+			}
+			table := out.String()
+			for _, op := range operationNames {
+				for _, c := range levels {
+					row := fmt.Sprintf("| %s ", name)
+					found := false
+					for _, l := range strings.Split(table, "\n") {
+						f := strings.Split(l, "|")
+						if strings.HasPrefix(l, row) && len(f) > 3 && strings.TrimSpace(f[2]) == op && strings.TrimSpace(f[3]) == fmt.Sprint(c) {
+							found = true
+						}
+					}
+					if !found {
+						t.Errorf("the table has no row %s %s c%d:\n%s", name, op, c, table)
+					}
+				}
+			}
+			if t.Failed() || testing.Verbose() {
+				t.Log("\n" + table)
+			}
+		})
+	}
+}
+
+// TestUnknownBackend: a name the bench does not know is reported as
+// skipped with the list of the known ones, not run.
+func TestUnknownBackend(t *testing.T) {
+	rep, err := run(context.Background(), shortConfig(), []string{"oracle"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reason := rep.Skipped["oracle"]; !strings.Contains(reason, "unknown backend") || !strings.Contains(reason, "postgres") {
+		t.Errorf("skipped = %q", reason)
+	}
+	if len(rep.Results) != 0 {
+		t.Errorf("results for an unknown backend: %+v", rep.Results)
+	}
+}
+
+// memorySession returns a memory adapter holding one user (every field
+// set) and its session.
+func memorySession(tb testing.TB) *memory.Adapter {
+	tb.Helper()
+	a := memory.New()
+	ctx := context.Background()
+	if err := createChain(ctx, a, "u1", "a1", "s1", time.Now().Add(time.Hour)); err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// TestMemoryGetSessionAndUserAllocs holds the memory adapter's hot path to
+// its goal of at most two allocations (allocations are deterministic; its
+// time goal, under 1 µs, is BenchmarkMemoryGetSessionAndUser's).
+func TestMemoryGetSessionAndUserAllocs(t *testing.T) {
+	a := memorySession(t)
+	ctx := context.Background()
+	var su *core.SessionAndUser
+	allocs := testing.AllocsPerRun(1000, func() { su, _ = a.GetSessionAndUser(ctx, "s1") })
+	if su == nil || su.User.ID != "u1" || su.User.Name == nil || su.User.Image == nil || su.User.EmailVerified == nil {
+		t.Fatalf("getSessionAndUser = %+v", su)
+	}
+	if allocs > 2 {
+		t.Errorf("getSessionAndUser makes %v allocations, want at most 2", allocs)
+	}
+}
+
+// BenchmarkMemoryGetSessionAndUser: the goal is under 1 µs per call.
+func BenchmarkMemoryGetSessionAndUser(b *testing.B) {
+	a := memorySession(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if su, err := a.GetSessionAndUser(ctx, "s1"); err != nil || su == nil {
+			b.Fatal(su, err)
+		}
+	}
+}
+
+// BenchmarkBoltGetSessionAndUser compares the bbolt adapter's
+// getSessionAndUser with the raw read transaction of the bench (the goal:
+// the adapter at ≥ 0.95 of the raw transaction's speed).
+func BenchmarkBoltGetSessionAndUser(b *testing.B) {
+	s, err := openBolt(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	ctx := context.Background()
+	if err := seed(ctx, s.adapter, 1000); err != nil {
+		b.Fatal(err)
+	}
+	raw := s.rawBolt()
+	b.Run("adapter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if su, err := s.adapter.GetSessionAndUser(ctx, "s7"); err != nil || su == nil {
+				b.Fatal(su, err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := raw.getSessionAndUser(ctx, "s7", "u7"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/authport/authport/core"
+)
+
+// The data set every backend gets: users u0…u(N-1), each with the account
+// (bench, a<i>) and the session s<i>, valid for a day. The operations read
+// them round-robin; the writes make records of their own.
+const provider = "bench"
+
+func userID(i int) string       { return "u" + strconv.Itoa(i) }
+func accountID(i int) string    { return "a" + strconv.Itoa(i) }
+func sessionToken(i int) string { return "s" + strconv.Itoa(i) }
+
+func benchUser(id string) core.User {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	return core.User{ID: id, Email: id + "@bench.example", EmailVerified: &now, Name: ptr("Ada Lovelace"),
+		Image: ptr("https://bench.example/" + id + ".png")}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// fullAdapter is what the bench calls on an adapter.
+type fullAdapter interface {
+	core.UserCreator
+	core.AccountLinker
+	core.SessionCreator
+	core.SessionAndUserGetter
+	core.UserByAccountGetter
+	core.SessionUpdater
+	core.VerificationTokenCreator
+	core.VerificationTokenUser
+	core.UserDeleter
+}
+
+// createChain creates user id with its account and session through a.
+func createChain(ctx context.Context, a fullAdapter, id, acct, token string, expires time.Time) error {
+	if _, err := a.CreateUser(ctx, benchUser(id)); err != nil {
+		return fmt.Errorf("createUser %s: %w", id, err)
+	}
+	if _, err := a.LinkAccount(ctx, core.Account{UserID: id, Provider: provider, Type: core.AccountTypeOAuth,
+		ProviderAccountID: acct, AccessToken: ptr("at-" + acct), TokenType: ptr("bearer")}); err != nil {
+		return fmt.Errorf("linkAccount %s: %w", id, err)
+	}
+	if _, err := a.CreateSession(ctx, core.Session{SessionToken: token, UserID: id, Expires: expires}); err != nil {
+		return fmt.Errorf("createSession %s: %w", id, err)
+	}
+	return nil
+}
+
+// parallel runs f(0…n-1) on w workers and returns the first error.
+func parallel(n, w int, f func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, w)
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || errs[k] != nil {
+					return
+				}
+				errs[k] = f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// seed creates the data set through the adapter.
+func seed(ctx context.Context, a fullAdapter, users int) error {
+	exp := time.Now().Add(24 * time.Hour)
+	return parallel(users, 8, func(i int) error {
+		return createChain(ctx, a, userID(i), accountID(i), sessionToken(i), exp)
+	})
+}
+
+// victims are the users a deleteUser phase deletes: prepare makes them
+// (through the adapter, untimed) and the phase's call i deletes ids[i].
+type victims struct {
+	mu  sync.Mutex
+	ids map[string][]string // by side
+}
+
+func (v *victims) prepare(a fullAdapter) func(ctx context.Context, side string, round, n int) error {
+	return func(ctx context.Context, side string, round, n int) error {
+		ids := make([]string, n)
+		exp := time.Now().Add(24 * time.Hour)
+		tag := side + strconv.Itoa(round+1) + "-"
+		err := parallel(n, 8, func(i int) error {
+			id := "d" + tag + strconv.Itoa(i)
+			ids[i] = id
+			return createChain(ctx, a, id, "d"+tag+"a"+strconv.Itoa(i), "d"+tag+"s"+strconv.Itoa(i), exp)
+		})
+		v.mu.Lock()
+		if v.ids == nil {
+			v.ids = map[string][]string{}
+		}
+		v.ids[side] = ids
+		v.mu.Unlock()
+		return err
+	}
+}
+
+func (v *victims) get(side string, i int) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.ids[side][i]
+}
+
+// rawOps are a backend's raw baselines, in the order of adapterOps.
+type rawOps struct {
+	getSessionAndUser func(ctx context.Context, token, wantUser string) error
+	getUserByAccount  func(ctx context.Context, acct, wantUser string) error
+	updateSession     func(ctx context.Context, token string, expires time.Time) error
+	createAndUseToken func(ctx context.Context, identifier, token string, expires time.Time) error
+	createSession     func(ctx context.Context, token, user string, expires time.Time) error
+	deleteUser        func(ctx context.Context, id string) error
+}
+
+// operations builds the six rows of a backend from its adapter and, when
+// raw is not nil, its raw baselines.
+func operations(a fullAdapter, raw *rawOps, users int) []operation {
+	var seq atomic.Int64 // unique names for the records the writes make
+	uniq := func(kind, side string) string { return kind + side + strconv.FormatInt(seq.Add(1), 36) }
+	v := &victims{}
+	pick := func(i int) int { return (i * 7919) % users } // spread over the data set
+	ops := []operation{
+		{name: "getSessionAndUser", adapter: func(ctx context.Context, i int) error {
+			k := pick(i)
+			su, err := a.GetSessionAndUser(ctx, sessionToken(k))
+			if err != nil {
+				return err
+			}
+			if su == nil || su.User.ID != userID(k) || su.Session.UserID != userID(k) {
+				return fmt.Errorf("getSessionAndUser(%s) = %+v, want user %s", sessionToken(k), su, userID(k))
+			}
+			return nil
+		}},
+		{name: "getUserByAccount", adapter: func(ctx context.Context, i int) error {
+			k := pick(i)
+			u, err := a.GetUserByAccount(ctx, core.AccountKey{Provider: provider, ProviderAccountID: accountID(k)})
+			if err != nil {
+				return err
+			}
+			if u == nil || u.ID != userID(k) {
+				return fmt.Errorf("getUserByAccount(%s) = %+v, want user %s", accountID(k), u, userID(k))
+			}
+			return nil
+		}},
+		{name: "updateSession", adapter: func(ctx context.Context, i int) error {
+			k := pick(i)
+			s, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sessionToken(k),
+				Expires: core.Set(time.Now().Add(24*time.Hour + time.Duration(i)*time.Millisecond))})
+			if err != nil {
+				return err
+			}
+			if s == nil || s.UserID != userID(k) {
+				return fmt.Errorf("updateSession(%s) = %+v, want user %s", sessionToken(k), s, userID(k))
+			}
+			return nil
+		}},
+		{name: "createVerificationToken+useVerificationToken", adapter: func(ctx context.Context, i int) error {
+			t := core.VerificationToken{Identifier: uniq("v", "A") + "@bench.example", Token: "hashed-token", Expires: time.Now().Add(time.Hour)}
+			if _, err := a.CreateVerificationToken(ctx, t); err != nil {
+				return err
+			}
+			got, err := a.UseVerificationToken(ctx, t.Key())
+			if err != nil {
+				return err
+			}
+			if got == nil || got.Identifier != t.Identifier {
+				return fmt.Errorf("useVerificationToken(%s) = %+v", t.Identifier, got)
+			}
+			return nil
+		}},
+		{name: "createSession", adapter: func(ctx context.Context, i int) error {
+			_, err := a.CreateSession(ctx, core.Session{SessionToken: uniq("c", "A"), UserID: userID(pick(i)), Expires: time.Now().Add(time.Hour)})
+			return err
+		}},
+		{name: "deleteUser", prepare: v.prepare(a), adapter: func(ctx context.Context, i int) error {
+			id := v.get("adapter", i)
+			u, err := a.DeleteUser(ctx, id)
+			if err != nil {
+				return err
+			}
+			if u == nil || u.ID != id {
+				return fmt.Errorf("deleteUser(%s) = %+v", id, u)
+			}
+			return nil
+		}},
+	}
+	if raw == nil {
+		return ops
+	}
+	if raw.getSessionAndUser != nil {
+		ops[0].raw = func(ctx context.Context, i int) error {
+			k := pick(i)
+			return raw.getSessionAndUser(ctx, sessionToken(k), userID(k))
+		}
+	}
+	if raw.getUserByAccount != nil {
+		ops[1].raw = func(ctx context.Context, i int) error {
+			k := pick(i)
+			return raw.getUserByAccount(ctx, accountID(k), userID(k))
+		}
+	}
+	if raw.updateSession != nil {
+		ops[2].raw = func(ctx context.Context, i int) error {
+			return raw.updateSession(ctx, sessionToken(pick(i)), time.Now().Add(24*time.Hour+time.Duration(i)*time.Millisecond))
+		}
+	}
+	if raw.createAndUseToken != nil {
+		ops[3].raw = func(ctx context.Context, i int) error {
+			return raw.createAndUseToken(ctx, uniq("v", "R")+"@bench.example", "hashed-token", time.Now().Add(time.Hour))
+		}
+	}
+	if raw.createSession != nil {
+		ops[4].raw = func(ctx context.Context, i int) error {
+			return raw.createSession(ctx, uniq("c", "R"), userID(pick(i)), time.Now().Add(time.Hour))
+		}
+	}
+	if raw.deleteUser != nil {
+		ops[5].raw = func(ctx context.Context, i int) error { return raw.deleteUser(ctx, v.get("raw", i)) }
+	}
+	return ops
+}

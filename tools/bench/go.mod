@@ -1,0 +1,53 @@
+module github.com/authport/authport/tools/bench
+
+go 1.26
+
+require (
+	github.com/authport/authport/adapters/bbolt v0.1.0
+	github.com/authport/authport/adapters/memory v0.1.0
+	github.com/authport/authport/adapters/mongodb v0.1.0
+	github.com/authport/authport/adapters/postgres-gorm v0.1.0
+	github.com/authport/authport/adapters/redis v0.1.0
+	github.com/authport/authport/conformance v0.1.0
+	github.com/authport/authport/core v0.1.0
+	github.com/go-sql-driver/mysql v1.8.1
+	github.com/jackc/pgx/v5 v5.6.0
+	github.com/mattn/go-sqlite3 v1.14.22
+	github.com/redis/go-redis/v9 v9.17.2
+	go.etcd.io/bbolt v1.4.3
+	go.mongodb.org/mongo-driver/v2 v2.9.3
+	gorm.io/driver/mysql v1.6.0
+	gorm.io/driver/postgres v1.6.0
+	gorm.io/driver/sqlite v1.6.0
+	gorm.io/gorm v1.31.1
+)
+
+require (
+	filippo.io/edwards25519 v1.1.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.2 // indirect
+	github.com/jinzhu/inflection v1.0.0 // indirect
+	github.com/jinzhu/now v1.1.5 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/xdg-go/pbkdf2 v1.0.0 // indirect
+	github.com/xdg-go/scram v1.2.0 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
+	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
+	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.40.0 // indirect
+)
+
+replace (
+	github.com/authport/authport/adapters/bbolt => ../../adapters/bbolt
+	github.com/authport/authport/adapters/memory => ../../adapters/memory
+	github.com/authport/authport/adapters/mongodb => ../../adapters/mongodb
+	github.com/authport/authport/adapters/postgres-gorm => ../../adapters/postgres-gorm
+	github.com/authport/authport/adapters/redis => ../../adapters/redis
+	github.com/authport/authport/conformance => ../../conformance
+	github.com/authport/authport/core => ../../core
+)

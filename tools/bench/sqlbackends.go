@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/mattn/go-sqlite3"
+	gormmysql "gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+)
+
+func randomName(prefix string) string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// sqlStore is one SQL database opened for the bench: the *sql.DB the
+// adapter runs on (through gorm) and the raw baseline runs on too.
+type sqlStore struct {
+	dialect string // postgres, mysql, sqlite
+	db      *sql.DB
+	adapter *gormadapter.Adapter
+	rt      *roundTrips
+	cleanup []func()
+}
+
+func (s *sqlStore) close() {
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
+	}
+}
+
+// q turns a query written with "double-quoted" names and ? placeholders
+// into the dialect's.
+func (s *sqlStore) q(query string) string {
+	switch s.dialect {
+	case "mysql":
+		return strings.ReplaceAll(query, `"`, "`")
+	case "postgres":
+		var b strings.Builder
+		n := 0
+		for _, c := range query {
+			if c == '?' {
+				n++
+				b.WriteString("$" + strconv.Itoa(n))
+				continue
+			}
+			b.WriteRune(c)
+		}
+		return b.String()
+	}
+	return query
+}
+
+func (s *sqlStore) timeArg(t time.Time) any {
+	t = t.UTC().Truncate(time.Millisecond)
+	if s.dialect == "sqlite" {
+		return t.Format("2006-01-02 15:04:05.000")
+	}
+	return t
+}
+
+// pool sizes the *sql.DB for concurrency 32.
+func pool(db *sql.DB) {
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+}
+
+func newGormAdapter(s *sqlStore, dialector gorm.Dialector) error {
+	gdb, err := gorm.Open(dialector, &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return err
+	}
+	a, err := gormadapter.New(gdb)
+	if err != nil {
+		return err
+	}
+	s.cleanup = append(s.cleanup, func() { _ = a.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	s.adapter = a
+	return nil
+}
+
+// openPostgres makes a schema of its own on AUTHPORT_POSTGRES_URL's
+// database (dropped at close) and opens it through pgx's database/sql
+// driver with a counting dialer.
+func openPostgres(ctx context.Context, base string, wrap wrapper) (*sqlStore, error) {
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return nil, err
+	}
+	s := &sqlStore{dialect: "postgres", rt: &roundTrips{}}
+	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
+	schema := randomName("authport_bench_")
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	qv := u.Query()
+	qv.Set("search_path", schema)
+	u.RawQuery = qv.Encode()
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	cfg.DialFunc = s.rt.dial
+	s.db = sql.OpenDB(wrap.apply(stdlib.GetConnector(*cfg)))
+	pool(s.db)
+	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
+	if err := newGormAdapter(s, postgres.New(postgres.Config{Conn: s.db})); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+var registerMySQLDial sync.Once
+
+// mysqlCounter is the counter of the "authport-bench" network the MySQL
+// driver dials through (a driver-wide registration, made once).
+var mysqlCounter = &roundTrips{}
+
+// openMySQL makes a database of its own on AUTHPORT_MYSQL_URL's server
+// (dropped at close).
+func openMySQL(ctx context.Context, base string, wrap wrapper) (*sqlStore, error) {
+	registerMySQLDial.Do(func() {
+		mysql.RegisterDialContext("authport-bench", func(ctx context.Context, addr string) (net.Conn, error) { return mysqlCounter.dial(ctx, "tcp", addr) })
+	})
+	cfg, err := mysql.ParseDSN(base)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	adminCfg := cfg.Clone()
+	adminCfg.DBName = ""
+	admin, err := sql.Open("mysql", adminCfg.FormatDSN())
+	if err != nil {
+		return nil, err
+	}
+	s := &sqlStore{dialect: "mysql", rt: mysqlCounter}
+	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
+	name := randomName("authport_bench_")
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name) })
+	cfg.DBName = name
+	cfg.Net = "authport-bench"
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.db = sql.OpenDB(wrap.apply(conn))
+	pool(s.db)
+	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
+	if err := newGormAdapter(s, gormmysql.New(gormmysql.Config{Conn: s.db})); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openSQLite opens a new file in dir with the DSN adapters/postgres-gorm
+// documents (foreign keys on, WAL, a busy timeout, immediate write
+// transactions), removed at close.
+func openSQLite(dir string, wrap wrapper) (*sqlStore, error) {
+	d, err := os.MkdirTemp(dir, "authport-bench-sqlite-")
+	if err != nil {
+		return nil, err
+	}
+	s := &sqlStore{dialect: "sqlite"}
+	s.cleanup = append(s.cleanup, func() { _ = os.RemoveAll(d) })
+	dsn := "file:" + filepath.Join(d, "auth.db") + "?_foreign_keys=on&_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate"
+	s.db = sql.OpenDB(wrap.apply(dsnConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}))
+	pool(s.db)
+	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
+	if err := newGormAdapter(s, sqlite.New(sqlite.Config{Conn: s.db})); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// wrapper wraps the connector a SQL store opens its *sql.DB with (the
+// index test records the adapter's statements so); nil leaves it as is.
+type wrapper func(driver.Connector) driver.Connector
+
+func (w wrapper) apply(c driver.Connector) driver.Connector {
+	if w == nil {
+		return c
+	}
+	return w(c)
+}
+
+// dsnConnector is a driver.Connector for a driver that has none (SQLite).
+type dsnConnector struct {
+	dsn string
+	drv driver.Driver
+}
+
+func (d dsnConnector) Connect(context.Context) (driver.Conn, error) { return d.drv.Open(d.dsn) }
+func (d dsnConnector) Driver() driver.Driver                        { return d.drv }
+
+// flexTime scans a timestamp as the drivers return it: time.Time
+// (PostgreSQL, MariaDB with parseTime) or text (SQLite).
+type flexTime struct{ t time.Time }
+
+func (f *flexTime) Scan(v any) error {
+	switch x := v.(type) {
+	case time.Time:
+		f.t = x
+		return nil
+	case string:
+		return f.parse(x)
+	case []byte:
+		return f.parse(string(x))
+	}
+	return fmt.Errorf("cannot scan %T as a time", v)
+}
+
+func (f *flexTime) parse(s string) error {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", time.RFC3339Nano, "2006-01-02 15:04:05.999999999-07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			f.t = t
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot parse time %q", s)
+}
+
+// rawSQL is the raw baseline: one hand-written statement per operation
+// (prepared once, as a program that cares would), on the adapter's own
+// *sql.DB. MariaDB has no UPDATE … RETURNING, so its updateSession is an
+// UPDATE and a SELECT in a transaction, as the adapter's is.
+func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
+	prep := func(dst **sql.Stmt, query string) error {
+		st, err := s.db.PrepareContext(ctx, s.q(query))
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", query, err)
+		}
+		*dst = st
+		s.cleanup = append(s.cleanup, func() { _ = st.Close() })
+		return nil
+	}
+	var getSU, getUA, updS, selS, insT, useT, insS, delU *sql.Stmt
+	steps := []error{
+		prep(&getSU, `SELECT s."sessionToken", s."userId", s."expires", u."id", u."email", u."emailVerified", u."name", u."image" FROM "sessions" s JOIN "users" u ON u."id" = s."userId" WHERE s."sessionToken" = ?`),
+		prep(&getUA, `SELECT u."id", u."email", u."emailVerified", u."name", u."image" FROM "users" u JOIN "accounts" a ON a."userId" = u."id" WHERE a."provider" = ? AND a."providerAccountId" = ?`),
+		prep(&insT, `INSERT INTO "verification_token" ("identifier", "token", "expires") VALUES (?, ?, ?)`),
+		prep(&useT, `DELETE FROM "verification_token" WHERE "identifier" = ? AND "token" = ? RETURNING "identifier", "token", "expires"`),
+		prep(&insS, `INSERT INTO "sessions" ("sessionToken", "userId", "expires") VALUES (?, ?, ?)`),
+		prep(&delU, `DELETE FROM "users" WHERE "id" = ? RETURNING "id", "email", "emailVerified", "name", "image"`),
+	}
+	if s.dialect == "mysql" {
+		steps = append(steps,
+			prep(&updS, `UPDATE "sessions" SET "expires" = ? WHERE "sessionToken" = ?`),
+			prep(&selS, `SELECT "sessionToken", "userId", "expires" FROM "sessions" WHERE "sessionToken" = ?`))
+	} else {
+		steps = append(steps, prep(&updS, `UPDATE "sessions" SET "expires" = ? WHERE "sessionToken" = ? RETURNING "sessionToken", "userId", "expires"`))
+	}
+	if err := errors.Join(steps...); err != nil {
+		return nil, err
+	}
+	type userCols struct {
+		id, email  string
+		verified   sql.Null[flexTime]
+		name, imag sql.NullString
+	}
+	return &rawOps{
+		getSessionAndUser: func(ctx context.Context, token, want string) error {
+			var tok, uid string
+			var exp flexTime
+			var u userCols
+			if err := getSU.QueryRowContext(ctx, token).Scan(&tok, &uid, &exp, &u.id, &u.email, &u.verified, &u.name, &u.imag); err != nil {
+				return err
+			}
+			if u.id != want || !exp.t.After(time.Now()) {
+				return fmt.Errorf("session %s: user %s, expires %v", token, u.id, exp.t)
+			}
+			return nil
+		},
+		getUserByAccount: func(ctx context.Context, acct, want string) error {
+			var u userCols
+			if err := getUA.QueryRowContext(ctx, provider, acct).Scan(&u.id, &u.email, &u.verified, &u.name, &u.imag); err != nil {
+				return err
+			}
+			if u.id != want {
+				return fmt.Errorf("account %s: user %s, want %s", acct, u.id, want)
+			}
+			return nil
+		},
+		updateSession: func(ctx context.Context, token string, expires time.Time) error {
+			var tok, uid string
+			var exp flexTime
+			if s.dialect != "mysql" {
+				return updS.QueryRowContext(ctx, s.timeArg(expires), token).Scan(&tok, &uid, &exp)
+			}
+			tx, err := s.db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = tx.Rollback() }()
+			if _, err := tx.StmtContext(ctx, updS).ExecContext(ctx, s.timeArg(expires), token); err != nil {
+				return err
+			}
+			if err := tx.StmtContext(ctx, selS).QueryRowContext(ctx, token).Scan(&tok, &uid, &exp); err != nil {
+				return err
+			}
+			return tx.Commit()
+		},
+		createAndUseToken: func(ctx context.Context, identifier, token string, expires time.Time) error {
+			if _, err := insT.ExecContext(ctx, identifier, token, s.timeArg(expires)); err != nil {
+				return err
+			}
+			var id, tok string
+			var exp flexTime
+			if err := useT.QueryRowContext(ctx, identifier, token).Scan(&id, &tok, &exp); err != nil {
+				return err
+			}
+			if id != identifier || !exp.t.After(time.Now()) {
+				return fmt.Errorf("token %s: got %s, expires %v", identifier, id, exp.t)
+			}
+			return nil
+		},
+		createSession: func(ctx context.Context, token, user string, expires time.Time) error {
+			_, err := insS.ExecContext(ctx, token, user, s.timeArg(expires))
+			return err
+		},
+		deleteUser: func(ctx context.Context, id string) error {
+			var u userCols
+			if err := delU.QueryRowContext(ctx, id).Scan(&u.id, &u.email, &u.verified, &u.name, &u.imag); err != nil {
+				return err
+			}
+			if u.id != id {
+				return fmt.Errorf("deleted %s, want %s", u.id, id)
+			}
+			return nil
+		},
+	}, nil
+}
