@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -78,6 +79,55 @@ type Passkeys struct {
 	rpName  string
 	origins []string
 	timeout time.Duration
+	now     func() time.Time
+	used    usedChallenges
+}
+
+// usedChallenges remembers the challenges that served a verified ceremony
+// until their cookie has expired, so that a challenge serves one ceremony
+// even when its cookie is replayed (the cookie is stateless, and synced
+// passkeys report no signature counter that would catch the replay). It
+// holds one entry per successful ceremony of the last Timeout; it is per
+// process: several instances behind a load balancer each keep their own.
+type usedChallenges struct {
+	mu        sync.Mutex
+	until     map[string]time.Time
+	nextPrune time.Time
+}
+
+// claim records challenge as used until until, and reports whether it was
+// unused.
+func (u *usedChallenges) claim(challenge string, now, until time.Time) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.until == nil {
+		u.until = map[string]time.Time{}
+	}
+	if !now.Before(u.nextPrune) {
+		for c, t := range u.until {
+			if now.After(t) {
+				delete(u.until, c)
+			}
+		}
+		u.nextPrune = now.Add(time.Minute)
+	}
+	if _, ok := u.until[challenge]; ok {
+		return false
+	}
+	u.until[challenge] = until
+	return true
+}
+
+// claimChallenge marks the state's challenge used, or fails with
+// ErrChallengeReused. It runs once the ceremony has verified, before
+// anything is stored.
+func (p *Passkeys) claimChallenge(state *challengeState) error {
+	now := p.now()
+	// Past the cookie's lifetime and the JWT clock tolerance.
+	if !p.used.claim(state.Challenge, now, now.Add(p.timeout+jwt.ClockTolerance+time.Minute)) {
+		return ErrChallengeReused
+	}
+	return nil
 }
 
 // New checks cfg and returns the ceremonies. Errors match
@@ -123,6 +173,10 @@ func New(cfg Config) (*Passkeys, error) {
 		rpName:  cfg.RPName,
 		origins: append([]string(nil), cfg.Origins...),
 		timeout: cfg.Timeout,
+		now:     cfg.Now,
+	}
+	if p.now == nil {
+		p.now = time.Now
 	}
 	if p.timeout == 0 {
 		p.timeout = DefaultTimeout
@@ -545,6 +599,9 @@ func (p *Passkeys) register(ctx context.Context, rp *relyingParty, state *challe
 	if err != nil {
 		return nil, verificationError(err)
 	}
+	if err := p.claimChallenge(state); err != nil {
+		return nil, err
+	}
 	au := toAuthenticator(cred, parsed.Response.Transports)
 	if user != nil {
 		au.UserID = user.ID
@@ -609,6 +666,9 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 	session.UserID = parsed.Response.UserHandle
 	if _, err := rp.wa.ValidateLogin(ceremonyUser{id: session.UserID, credentials: creds}, session, parsed); err != nil {
 		return nil, verificationError(err)
+	}
+	if err := p.claimChallenge(state); err != nil {
+		return nil, err
 	}
 	owner, _, err := p.auth.AuthenticateWebAuthn(ctx, credentialID, int64(parsed.Response.AuthenticatorData.Counter))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,5 +230,49 @@ func TestRelyingPartyNotFromRequest(t *testing.T) {
 	c := w.Result().Cookies()
 	if len(c) != 1 || c[0].Name != "__Secure-authjs.challenge" || !c[0].Secure {
 		t.Fatalf("challenge cookie of an https relying party reached over http: %+v", c)
+	}
+}
+
+// A challenge serves one ceremony: an authenticator without a counter
+// (it reports 0 every time, as synced passkeys do) cannot have its
+// assertion replayed with the same challenge cookie, even concurrently.
+func TestChallengeSingleUse(t *testing.T) {
+	e := passkeytest.NewEnv(t, memory.New())
+	sa := e.NewAuthenticator()
+	e.SignUp("once@example.com", sa)
+	zero := uint32(0)
+	o, cookies := e.MustOptions("", nil)
+	data := e.Get(sa, o, passkeytest.Ceremony{Origin: passkeytest.Origin, Counter: &zero})
+	const n = 8
+	var wins, reused int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, err := e.Callback(cookies, "authenticate", data, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, passkey.ErrChallengeReused):
+				reused++
+			default:
+				t.Errorf("replay: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins != 1 || reused != n-1 {
+		t.Fatalf("%d sign-ins, %d refused as reused of %d uses of one challenge; want exactly one sign-in", wins, reused, n)
+	}
+	// Registration too: one options answer registers one credential.
+	ro, rc := e.MustOptions("email=twice@example.com", nil)
+	reg := e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin})
+	if _, err := e.Callback(rc, "register", reg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Callback(rc, "register", e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin}), nil); !errors.Is(err, passkey.ErrChallengeReused) {
+		t.Fatalf("second registration with one challenge: %v", err)
 	}
 }
