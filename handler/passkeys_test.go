@@ -29,6 +29,13 @@ func (p *contractPasskeys) Options(_ context.Context, w http.ResponseWriter, r *
 	p.mu.Lock()
 	p.users = append(p.users, user)
 	p.mu.Unlock()
+	switch r.URL.Query().Get("fail") {
+	case "store":
+		// What passkey.Options returns when the adapter fails.
+		return nil, &auth.AdapterError{Method: core.MethodGetUserByEmail, Err: errors.New("connection refused")}
+	case "input":
+		return nil, errors.New("passkey: WebAuthn ceremony not allowed")
+	}
 	http.SetCookie(w, &http.Cookie{Name: "authjs.challenge", Value: "sealed", Path: "/", HttpOnly: true})
 	return map[string]any{"action": "authenticate", "options": map[string]any{"challenge": "abc", "rpId": "localhost"}}, nil
 }
@@ -95,6 +102,14 @@ func TestPasskeyRoutes(t *testing.T) {
 	}
 	if e.get("/auth/webauthn-options/nope").StatusCode != 404 {
 		t.Error("options of an unknown provider")
+	}
+	// A refused request is the client's error; a failed store is not.
+	if res := e.get("/auth/webauthn-options/passkey?fail=input"); res.StatusCode != 400 {
+		t.Errorf("options refused: %d %s, want 400", res.StatusCode, res.body)
+	}
+	res = e.get("/auth/webauthn-options/passkey?fail=store")
+	if res.StatusCode != 500 || strings.Contains(res.body, "connection refused") {
+		t.Errorf("options with the store down: %d %s, want 500 without the store's error", res.StatusCode, res.body)
 	}
 
 	// The callback: CSRF first, then the ceremony, then the session.

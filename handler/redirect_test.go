@@ -136,3 +136,35 @@ func FuzzSafeRedirect(f *testing.F) {
 		}
 	})
 }
+
+// The request's Host and X-Forwarded-* headers never choose where a
+// redirect goes: relative callbackUrls resolve against the configured
+// BaseURL's origin, and an absolute one naming the forged host is refused.
+func TestRedirectIgnoresHostHeaders(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT})
+	forge := func(req *http.Request) {
+		req.Host = "evil.example"
+		req.Header.Set("X-Forwarded-Host", "evil.example")
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("Forwarded", "host=evil.example;proto=https")
+	}
+	for _, target := range []string{"/dashboard", "http://evil.example/dashboard", "https://evil.example/"} {
+		token := e.csrf()
+		form := url.Values{"csrfToken": {token}, "callbackUrl": {target}}
+		req, _ := http.NewRequest("POST", e.srv.URL+"/auth/signout", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		forge(req)
+		res := e.do(nil, req)
+		loc := res.Header.Get("Location")
+		if !strings.HasPrefix(loc, e.srv.URL+"/") {
+			t.Errorf("sign-out with callbackUrl %q and forged host headers: %d, Location %q", target, res.StatusCode, loc)
+		}
+		// The page's links and form targets too.
+		req, _ = http.NewRequest("GET", e.srv.URL+"/auth/signin?callbackUrl="+url.QueryEscape(target), nil)
+		forge(req)
+		page := e.do(nil, req)
+		if strings.Contains(page.body, "evil.example") {
+			t.Errorf("sign-in page with forged host headers names evil.example: %s", page.body)
+		}
+	}
+}

@@ -442,6 +442,12 @@ func (h *Handler) serveWebAuthnOptions(w http.ResponseWriter, r *http.Request, i
 		return
 	}
 	body, err := h.passkeys.Options(r.Context(), w, r, id, currentUser(current))
+	var storeErr *auth.AdapterError
+	if errors.As(err, &storeErr) {
+		h.log.ErrorContext(r.Context(), "authport: passkey options: store failed", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: ErrorConfiguration, Message: "passkey options could not be made"}, true)
+		return
+	}
 	if err != nil {
 		h.log.InfoContext(r.Context(), "authport: passkey options refused", "error", err)
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: ErrorWebAuthnVerification, Message: "passkey options could not be made"}, true)

@@ -31,6 +31,10 @@ var (
 	// ErrChallengeMismatch: the credential signs another challenge than the
 	// one in the cookie, or the cookie was made for another user.
 	ErrChallengeMismatch = errors.New("passkey: WebAuthn challenge mismatch")
+	// ErrChallengeReused: the challenge already served a verified
+	// ceremony of this Passkeys (a replayed or raced callback with the
+	// same challenge cookie).
+	ErrChallengeReused = errors.New("passkey: WebAuthn challenge already used; request new options")
 	// ErrOriginMismatch: the browser reports an origin that is not one of
 	// the relying party's origins.
 	ErrOriginMismatch = errors.New("passkey: WebAuthn origin mismatch")

@@ -32,6 +32,7 @@ func FuzzCallback(f *testing.F) {
 	typed := []error{
 		passkey.ErrInvalidAction, passkey.ErrInvalidCredential, passkey.ErrChallengeMismatch, passkey.ErrOriginMismatch,
 		passkey.ErrRPIDMismatch, passkey.ErrVerificationFailed, passkey.ErrUnknownCredential, passkey.ErrCounterNotIncreased,
+		passkey.ErrChallengeReused,
 	}
 	var signedUp atomic.Bool // a genuine registration (the first seed) may succeed
 	f.Fuzz(func(t *testing.T, action, data string) {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -49,14 +50,15 @@ type Config struct {
 	Secrets []string
 	// RPID is the relying party id (a domain, e.g. "example.com") for
 	// providers whose RPID is empty. Empty means the host of
-	// [auth.Auth.BaseURL], or else of the request.
+	// [auth.Auth.BaseURL]; New refuses a provider left without one.
 	RPID string
 	// RPName is the name authenticators show, for providers whose RPName is
 	// empty. Empty means the RP id.
 	RPName string
 	// Origins are the origins the browser may report, e.g.
 	// "https://example.com", for providers whose RPOrigin is empty. Empty
-	// means the origin of [auth.Auth.BaseURL], or else of the request.
+	// means the origin of [auth.Auth.BaseURL]; New refuses a provider left
+	// without one.
 	Origins []string
 	// Timeout is the ceremony timeout and the challenge cookie's
 	// lifetime; zero means [DefaultTimeout].
@@ -77,6 +79,55 @@ type Passkeys struct {
 	rpName  string
 	origins []string
 	timeout time.Duration
+	now     func() time.Time
+	used    usedChallenges
+}
+
+// usedChallenges remembers the challenges that served a verified ceremony
+// until their cookie has expired, so that a challenge serves one ceremony
+// even when its cookie is replayed (the cookie is stateless, and synced
+// passkeys report no signature counter that would catch the replay). It
+// holds one entry per successful ceremony of the last Timeout; it is per
+// process: several instances behind a load balancer each keep their own.
+type usedChallenges struct {
+	mu        sync.Mutex
+	until     map[string]time.Time
+	nextPrune time.Time
+}
+
+// claim records challenge as used until until, and reports whether it was
+// unused.
+func (u *usedChallenges) claim(challenge string, now, until time.Time) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.until == nil {
+		u.until = map[string]time.Time{}
+	}
+	if !now.Before(u.nextPrune) {
+		for c, t := range u.until {
+			if now.After(t) {
+				delete(u.until, c)
+			}
+		}
+		u.nextPrune = now.Add(time.Minute)
+	}
+	if _, ok := u.until[challenge]; ok {
+		return false
+	}
+	u.until[challenge] = until
+	return true
+}
+
+// claimChallenge marks the state's challenge used, or fails with
+// ErrChallengeReused. It runs once the ceremony has verified, before
+// anything is stored.
+func (p *Passkeys) claimChallenge(state *challengeState) error {
+	now := p.now()
+	// Past the cookie's lifetime and the JWT clock tolerance.
+	if !p.used.claim(state.Challenge, now, now.Add(p.timeout+jwt.ClockTolerance+time.Minute)) {
+		return ErrChallengeReused
+	}
+	return nil
 }
 
 // New checks cfg and returns the ceremonies. Errors match
@@ -102,6 +153,19 @@ func New(cfg Config) (*Passkeys, error) {
 			return nil, fmt.Errorf("%w: Origins: %w", ErrInvalidConfig, err)
 		}
 	}
+	// The relying party must come from the configuration: the request's
+	// Host header is the client's to choose, and r.TLS is absent behind a
+	// TLS-terminating proxy.
+	base := baseOrigin(cfg.Auth)
+	for _, pr := range cfg.Auth.Providers() {
+		c, ok := pr.(*provider.WebAuthnConfig)
+		if !ok {
+			continue
+		}
+		if base == nil && ((c.RPID == "" && cfg.RPID == "") || (c.RPOrigin == "" && len(cfg.Origins) == 0)) {
+			return nil, fmt.Errorf("%w: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins (or the provider's RPID and RPOrigin)", ErrInvalidConfig, c.ID)
+		}
+	}
 	p := &Passkeys{
 		auth:    cfg.Auth,
 		codec:   codec.WithClock(cfg.Now),
@@ -109,6 +173,10 @@ func New(cfg Config) (*Passkeys, error) {
 		rpName:  cfg.RPName,
 		origins: append([]string(nil), cfg.Origins...),
 		timeout: cfg.Timeout,
+		now:     cfg.Now,
+	}
+	if p.now == nil {
+		p.now = time.Now
 	}
 	if p.timeout == 0 {
 		p.timeout = DefaultTimeout
@@ -131,29 +199,34 @@ type relyingParty struct {
 	id, name   string
 	origins    []string
 	uv         protocol.UserVerificationRequirement
-	wa         *webauthn.WebAuthn
+	// secure: the site is served over https (BaseURL's scheme, else
+	// every origin's), which gives the challenge cookie its "__Secure-"
+	// prefix and Secure attribute, as in Auth.js.
+	secure bool
+	wa     *webauthn.WebAuthn
 }
 
-// relyingParty resolves the relying party of the provider for r: the
-// provider's settings, else the Config's, else the base URL's, else the
-// request's.
-func (p *Passkeys) relyingParty(r *http.Request, providerID string) (*relyingParty, error) {
+// baseOrigin is the scheme and host of the Auth's BaseURL, or nil.
+func baseOrigin(a *auth.Auth) *url.URL {
+	if base := a.BaseURL(); base != "" {
+		if u, err := url.Parse(base); err == nil && u.Host != "" {
+			return &url.URL{Scheme: u.Scheme, Host: u.Host}
+		}
+	}
+	return nil
+}
+
+// relyingParty resolves the relying party of the provider: the provider's
+// settings, else the Config's, else the base URL's. New has checked that
+// one of them is set; the request (its Host) is never used.
+func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 	c, err := p.auth.WebAuthnProvider(providerID)
 	if err != nil {
 		return nil, err
 	}
-	var fallback *url.URL
-	if base := p.auth.BaseURL(); base != "" {
-		if u, err := url.Parse(base); err == nil && u.Host != "" {
-			fallback = &url.URL{Scheme: u.Scheme, Host: u.Host}
-		}
-	}
+	fallback := baseOrigin(p.auth)
 	if fallback == nil {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		fallback = &url.URL{Scheme: scheme, Host: r.Host}
+		fallback = &url.URL{}
 	}
 	rp := &relyingParty{providerID: providerID, id: c.RPID, name: c.RPName, uv: protocol.UserVerificationRequirement(c.UserVerification)}
 	if rp.id == "" {
@@ -180,8 +253,18 @@ func (p *Passkeys) relyingParty(r *http.Request, providerID string) (*relyingPar
 			o, _ = origin(o) // checked by New
 			rp.origins = append(rp.origins, o)
 		}
-	default:
+	case fallback.Host != "":
 		rp.origins = []string{fallback.String()}
+	}
+	if rp.id == "" || len(rp.origins) == 0 {
+		return nil, fmt.Errorf("%w: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins", ErrInvalidConfig, providerID)
+	}
+	rp.secure = strings.EqualFold(fallback.Scheme, "https")
+	if fallback.Host == "" {
+		rp.secure = true
+		for _, o := range rp.origins {
+			rp.secure = rp.secure && strings.HasPrefix(o, "https://")
+		}
 	}
 	if rp.uv == "" {
 		rp.uv = protocol.VerificationPreferred
@@ -255,7 +338,7 @@ type challengeState struct {
 // A refused combination gives [ErrNotAllowed]; a bad action
 // [ErrInvalidAction]; a bad e-mail [ErrInvalidEmail].
 func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (any, error) {
-	rp, err := p.relyingParty(r, providerID)
+	rp, err := p.relyingParty(providerID)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +439,7 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 		body = OptionsResponse{Action: decision, Options: creation.Response}
 	}
 	state.Challenge = state.Session.Challenge
-	if err := p.setChallenge(w, r, state); err != nil {
+	if err := p.setChallenge(w, r, rp, state); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -369,26 +452,17 @@ func deref(s *string) string {
 	return *s
 }
 
-// secure reports whether the site is served over https, which decides the
-// cookie name's "__Secure-" prefix as in Auth.js.
-func (p *Passkeys) secure(r *http.Request) bool {
-	if base := p.auth.BaseURL(); base != "" {
-		return strings.HasPrefix(strings.ToLower(base), "https://")
-	}
-	return r.TLS != nil
-}
-
-func (p *Passkeys) cookieName(r *http.Request) string {
-	return jwt.CookieNamesFor(p.secure(r)).WebAuthnChallenge
+func (p *Passkeys) cookieName(rp *relyingParty) string {
+	return jwt.CookieNamesFor(rp.secure).WebAuthnChallenge
 }
 
 // setChallenge seals the state into Auth.js's challenge cookie.
-func (p *Passkeys) setChallenge(w http.ResponseWriter, r *http.Request, state challengeState) error {
+func (p *Passkeys) setChallenge(w http.ResponseWriter, r *http.Request, rp *relyingParty, state challengeState) error {
 	value, err := json.Marshal(state)
 	if err != nil {
 		return fmt.Errorf("passkey: challenge cookie: %w", err)
 	}
-	name := p.cookieName(r)
+	name := p.cookieName(rp)
 	token, err := p.codec.Encode(name, map[string]any{"value": string(value)}, p.timeout)
 	if err != nil {
 		return fmt.Errorf("passkey: challenge cookie: %w", err)
@@ -400,8 +474,8 @@ func (p *Passkeys) setChallenge(w http.ResponseWriter, r *http.Request, state ch
 
 // useChallenge reads the challenge cookie and clears it on w (Auth.js's
 // webauthnChallenge.use).
-func (p *Passkeys) useChallenge(w http.ResponseWriter, r *http.Request) (*challengeState, error) {
-	name := p.cookieName(r)
+func (p *Passkeys) useChallenge(w http.ResponseWriter, r *http.Request, rp *relyingParty) (*challengeState, error) {
+	name := p.cookieName(rp)
 	claims, err := p.codec.DecodeCookie(r, name)
 	if _, cerr := jwt.JoinCookies(r, name); cerr == nil {
 		jwt.ClearCookie(w, r, jwt.NewCookie(name, "", time.Time{}))
@@ -454,7 +528,7 @@ func (u ceremonyUser) WebAuthnCredentials() []webauthn.Credential { return u.cre
 // The challenge cookie is cleared on w whatever the outcome. Every failure
 // leaves the store unchanged.
 func (p *Passkeys) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error) {
-	rp, err := p.relyingParty(r, providerID)
+	rp, err := p.relyingParty(providerID)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +539,7 @@ func (p *Passkeys) Callback(ctx context.Context, w http.ResponseWriter, r *http.
 		return nil, fmt.Errorf("%w: reading the form: %w", ErrInvalidCredential, err)
 	}
 	action, data := r.PostForm.Get("action"), r.PostForm.Get("data")
-	state, err := p.useChallenge(w, r)
+	state, err := p.useChallenge(w, r, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -524,6 +598,9 @@ func (p *Passkeys) register(ctx context.Context, rp *relyingParty, state *challe
 	cred, err := rp.wa.CreateCredential(ceremonyUser{id: state.Session.UserID, name: reg.Email}, state.Session, parsed)
 	if err != nil {
 		return nil, verificationError(err)
+	}
+	if err := p.claimChallenge(state); err != nil {
+		return nil, err
 	}
 	au := toAuthenticator(cred, parsed.Response.Transports)
 	if user != nil {
@@ -589,6 +666,9 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 	session.UserID = parsed.Response.UserHandle
 	if _, err := rp.wa.ValidateLogin(ceremonyUser{id: session.UserID, credentials: creds}, session, parsed); err != nil {
 		return nil, verificationError(err)
+	}
+	if err := p.claimChallenge(state); err != nil {
+		return nil, err
 	}
 	owner, _, err := p.auth.AuthenticateWebAuthn(ctx, credentialID, int64(parsed.Response.AuthenticatorData.Counter))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,3 +188,91 @@ type handlerPasskeys interface {
 }
 
 var _ handlerPasskeys = (*passkey.Passkeys)(nil)
+
+// The relying party never comes from the request: a Host header names no
+// RP ID or origin, and r.TLS (absent behind a TLS-terminating proxy) does
+// not decide the challenge cookie's Secure attribute and prefix.
+func TestRelyingPartyNotFromRequest(t *testing.T) {
+	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, cfg := range map[string]passkey.Config{
+		"nothing":      {Auth: noBase, Secrets: []string{"s"}},
+		"RPID only":    {Auth: noBase, Secrets: []string{"s"}, RPID: "example.com"},
+		"origins only": {Auth: noBase, Secrets: []string{"s"}, Origins: []string{"https://example.com"}},
+	} {
+		if _, err := passkey.New(cfg); !errors.Is(err, passkey.ErrInvalidConfig) {
+			t.Errorf("%s: New = %v, want ErrInvalidConfig (the relying party would come from the Host header)", name, err)
+		}
+	}
+	// A provider with its own RP ID and origin needs nothing else.
+	own := &provider.WebAuthnConfig{ID: "corp", Name: "Corp key", RPID: "corp.example", RPOrigin: "https://login.corp.example"}
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{own}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Behind a proxy: plain http to the app, an attacker's Host header.
+	r := httptest.NewRequest(http.MethodGet, "http://evil.example/auth/webauthn-options/corp?action=register&email=a@b.c", nil)
+	w := httptest.NewRecorder()
+	body, err := pk.Options(context.Background(), w, r, "corp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(body)
+	if strings.Contains(string(raw), "evil.example") || !strings.Contains(string(raw), `"id":"corp.example"`) {
+		t.Errorf("options: %s", raw)
+	}
+	c := w.Result().Cookies()
+	if len(c) != 1 || c[0].Name != "__Secure-authjs.challenge" || !c[0].Secure {
+		t.Fatalf("challenge cookie of an https relying party reached over http: %+v", c)
+	}
+}
+
+// A challenge serves one ceremony: an authenticator without a counter
+// (it reports 0 every time, as synced passkeys do) cannot have its
+// assertion replayed with the same challenge cookie, even concurrently.
+func TestChallengeSingleUse(t *testing.T) {
+	e := passkeytest.NewEnv(t, memory.New())
+	sa := e.NewAuthenticator()
+	e.SignUp("once@example.com", sa)
+	zero := uint32(0)
+	o, cookies := e.MustOptions("", nil)
+	data := e.Get(sa, o, passkeytest.Ceremony{Origin: passkeytest.Origin, Counter: &zero})
+	const n = 8
+	var wins, reused int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, err := e.Callback(cookies, "authenticate", data, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, passkey.ErrChallengeReused):
+				reused++
+			default:
+				t.Errorf("replay: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins != 1 || reused != n-1 {
+		t.Fatalf("%d sign-ins, %d refused as reused of %d uses of one challenge; want exactly one sign-in", wins, reused, n)
+	}
+	// Registration too: one options answer registers one credential.
+	ro, rc := e.MustOptions("email=twice@example.com", nil)
+	reg := e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin})
+	if _, err := e.Callback(rc, "register", reg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Callback(rc, "register", e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin}), nil); !errors.Is(err, passkey.ErrChallengeReused) {
+		t.Fatalf("second registration with one challenge: %v", err)
+	}
+}

@@ -64,6 +64,21 @@ func NewEnv(t testing.TB, store Store) *Env {
 	return &Env{T: t, Store: store, Auth: a, Client: Client{Passkeys: pk, BaseURL: BaseURL, Provider: "passkey"}}
 }
 
+// Instance returns a client of another Passkeys over the same Auth: a
+// second instance of the application, which shares the store but not the
+// in-process record of used challenges, so that only the store's counter
+// stops a replay through it.
+func (e *Env) Instance() Client {
+	e.T.Helper()
+	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{"passkeytest-secret"}, Timeout: 2 * time.Minute})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	c := e.Client
+	c.Passkeys = pk
+	return c
+}
+
 // NewAuthenticator returns a new software authenticator or fails the test.
 func (e *Env) NewAuthenticator() *Authenticator {
 	e.T.Helper()
@@ -264,9 +279,14 @@ func counterMustIncrease(t *testing.T, e *Env) {
 	if _, err := e.Callback(cookies, "authenticate", data, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The same assertion again, with its challenge cookie.
-	if _, err := e.Callback(cookies, "authenticate", data, nil); !errors.Is(err, passkey.ErrCounterNotIncreased) {
+	// The same assertion again, with its challenge cookie: this instance
+	// knows the challenge is used; another one sees the counter did not
+	// increase.
+	if _, err := e.Callback(cookies, "authenticate", data, nil); !errors.Is(err, passkey.ErrChallengeReused) {
 		t.Fatalf("replay: %v", err)
+	}
+	if _, _, err := e.Instance().Callback(context.Background(), cookies, "authenticate", data, nil); !errors.Is(err, passkey.ErrCounterNotIncreased) {
+		t.Fatalf("replay through another instance: %v", err)
 	}
 	// Fresh challenges, but a counter that went back or stayed.
 	for _, n := range []uint32{0, 1} {
@@ -313,9 +333,12 @@ func concurrentReplays(t *testing.T, e *Env) {
 	errs := make(chan error, n)
 	start := make(chan struct{})
 	for range n {
+		// Each through its own instance, so that the store's counter
+		// decides.
+		c := e.Instance()
 		wg.Go(func() {
 			<-start
-			_, err := e.Callback(cookies, "authenticate", data, nil)
+			_, _, err := c.Callback(context.Background(), cookies, "authenticate", data, nil)
 			switch {
 			case err == nil:
 				wins.Add(1)
