@@ -132,13 +132,13 @@ AUTHPORT_LOG_DIR="$log_dir/fuzz" "$root/scripts/fuzz.sh" >&2 || fail "fuzz: see 
 step "consumer check (every adapter and sign-in module from a module outside the repository)"
 (cd tools/release && GOWORK=off go run . -C "$root" consumers) >&2 || fail "consumer check: see the table above (tools/release/consumer.go)"
 
-step "conformance, per backend (pass/fail/skip of TestConformance/<backend>/<method>/<rule>)"
+step "conformance, per backend and variant (pass/fail/skip of TestConformance*/<backend>/<method>/<rule>)"
 cat "$log_dir"/*.log | awk '
-	match($0, /--- (PASS|FAIL|SKIP): TestConformance\/[^\/ ]+\/[^\/ ]+\/[^ ]+/) {
+	match($0, /--- (PASS|FAIL|SKIP): TestConformance[A-Za-z]*\/[^\/ ]+\/[^\/ ]+\/[^ ]+/) {
 		split(substr($0, RSTART, RLENGTH), f, /[: \/]+/)
 		n[f[4]]++; r[f[4], f[2]]++
 	}
-	END { for (b in n) printf "  %-14s %4d rules: %4d passed, %d failed, %d skipped\n", b, n[b], r[b, "PASS"], r[b, "FAIL"], r[b, "SKIP"] }
+	END { for (b in n) printf "  %-30s %4d rules: %4d passed, %d failed, %d skipped\n", b, n[b], r[b, "PASS"], r[b, "FAIL"], r[b, "SKIP"] }
 ' | sort >&2
 
 passed=$(cat "$log_dir"/*.log | grep -c -E -e '--- PASS' || true)
