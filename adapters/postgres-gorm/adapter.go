@@ -34,6 +34,12 @@ type Adapter struct {
 	// serialIDs: user ids come from the users.id column's sequence
 	// (WithSerialUserIDs), see NewUserID.
 	serialIDs bool
+	// purgeBatch overrides the number of rows per statement of
+	// PurgeExpired (purgeBatch when 0), and afterPurgeBatch, when set, is
+	// called after each of its statements with the rows it deleted: both
+	// for tests.
+	purgeBatch      int
+	afterPurgeBatch func(deleted int)
 
 	// life is held shared by every call in progress and exclusively by
 	// Close, which sets closed.

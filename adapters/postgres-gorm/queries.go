@@ -200,11 +200,25 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *
 	}
 	q.advanceCounter = st(upd)
 
-	// Purge.
-	p = &placeholders{d: d}
-	q.purgeSessions = st("DELETE FROM " + sessions + " WHERE " + id(sc.Expires) + " <= " + p.next())
-	p = &placeholders{d: d}
-	q.purgeTokens = st("DELETE FROM " + tokens + " WHERE " + id(tc.Expires) + " <= " + p.next())
+	// Purge, in bounded batches: each statement deletes at most its
+	// second argument's number of expired rows. The rows are named by their
+	// physical address (PostgreSQL's ctid, SQLite's rowid), which needs no
+	// primary key (Auth.js's Kysely schema has none on its tokens);
+	// MySQL and MariaDB take DELETE … LIMIT.
+	purge := func(table, expires string) *statement {
+		p := &placeholders{d: d}
+		cond := id(expires) + " <= " + p.next()
+		switch {
+		case d.postgres():
+			return st("DELETE FROM " + table + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + table + " WHERE " + cond + " LIMIT " + p.next() + "))")
+		case d.sqlite():
+			return st("DELETE FROM " + table + " WHERE rowid IN (SELECT rowid FROM " + table + " WHERE " + cond + " LIMIT " + p.next() + ")")
+		default:
+			return st("DELETE FROM " + table + " WHERE " + cond + " LIMIT " + p.next())
+		}
+	}
+	q.purgeSessions = purge(sessions, sc.Expires)
+	q.purgeTokens = purge(tokens, tc.Expires)
 
 	if noFK {
 		// FOR KEY SHARE (PostgreSQL) and LOCK IN SHARE MODE (MySQL,

@@ -121,13 +121,14 @@ func (a *Adapter) tableDefs() []tableDef {
 				{n.Session.Expires, tTime, false}},
 			pk:      []string{n.Session.SessionToken},
 			fk:      n.Session.UserID,
-			indexes: []string{n.Session.UserID},
+			indexes: []string{n.Session.UserID, n.Session.Expires},
 		},
 		{
 			name: n.VerificationTokens,
 			cols: []column{{n.VerificationToken.Identifier, tKey, false}, {n.VerificationToken.Token, tKey, false},
 				{n.VerificationToken.Expires, tTime, false}},
-			pk: []string{n.VerificationToken.Identifier, n.VerificationToken.Token},
+			pk:      []string{n.VerificationToken.Identifier, n.VerificationToken.Token},
+			indexes: []string{n.VerificationToken.Expires},
 		},
 		{
 			name: n.Authenticators,

@@ -164,7 +164,8 @@ func TestShippedDDLMatchesMigrate(t *testing.T) {
 				t.Errorf("%d foreign keys cascade on delete, want 3 (accounts, sessions, authenticators):\n%s", cascades, all)
 			}
 			for _, name := range []string{"users_email_key", "accounts_pkey", "sessions_pkey", "verification_token_pkey",
-				"authenticators_pkey", "accounts_userId_idx", "sessions_userId_idx", "authenticators_userId_idx"} {
+				"authenticators_pkey", "accounts_userId_idx", "sessions_userId_idx", "authenticators_userId_idx",
+				"sessions_expires_idx", "verification_token_expires_idx"} {
 				if !strings.Contains(all, name) && !(tc.backend == "mysql" && strings.HasSuffix(name, "_pkey")) {
 					t.Errorf("no %s in the schema", name)
 				}

@@ -174,10 +174,20 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 	return r.session(), nil
 }
 
+// purgeBatch is how many rows one statement of [Adapter.PurgeExpired]
+// deletes at most.
+const purgeBatch = 5000
+
 // PurgeExpired implements [core.ExpiredPurger]: it deletes every session and
-// verification token whose expiry is not after now, with one DELETE per
-// table. Run it periodically (say hourly); expired records are never
-// returned meanwhile.
+// verification token whose expiry is not after now, in bounded batches of
+// at most 5,000 rows per statement, each its own short transaction, until a
+// batch finds fewer; so a purge of millions of rows never holds its locks
+// (or grows a transaction log) for long, and concurrent calls go on. It
+// checks ctx between batches: when ctx is done it stops and returns what it
+// deleted so far with ctx's error. Run it periodically (say hourly);
+// expired records are never returned meanwhile. An index on each table's
+// expires column (created by [Adapter.Migrate] and the shipped schema)
+// lets every batch find its rows without reading the table.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	const m = "purgeExpired"
 	if err := a.enter(m); err != nil {
@@ -186,23 +196,44 @@ func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	defer a.leave()
 	now := a.d.timeArg(core.NormalizeTime(a.now()))
 	var res core.PurgeResult
-	r, err := a.exec(ctx, nil, a.q.purgeSessions, now)
+	var err error
+	res.Sessions, err = a.purge(ctx, a.q.purgeSessions, now)
 	if err != nil {
 		return res, a.wrap(m, err)
 	}
-	n, err := r.RowsAffected()
+	res.VerificationTokens, err = a.purge(ctx, a.q.purgeTokens, now)
 	if err != nil {
 		return res, a.wrap(m, err)
 	}
-	res.Sessions = int(n)
-	r, err = a.exec(ctx, nil, a.q.purgeTokens, now)
-	if err != nil {
-		return res, a.wrap(m, err)
-	}
-	n, err = r.RowsAffected()
-	if err != nil {
-		return res, a.wrap(m, err)
-	}
-	res.VerificationTokens = int(n)
 	return res, nil
+}
+
+// purge runs the batched DELETE s until a batch deletes fewer rows than
+// the batch size, and returns how many rows it deleted.
+func (a *Adapter) purge(ctx context.Context, s *statement, now any) (int, error) {
+	batch := a.purgeBatch
+	if batch <= 0 {
+		batch = purgeBatch
+	}
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		r, err := a.exec(ctx, nil, s, now, batch)
+		if err != nil {
+			return total, err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+		if a.afterPurgeBatch != nil {
+			a.afterPurgeBatch(int(n))
+		}
+		if n < int64(batch) {
+			return total, nil
+		}
+	}
 }

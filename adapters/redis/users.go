@@ -372,17 +372,44 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			}
 		}
 		if len(ptrs) > 0 {
-			bg := context.WithoutCancel(ctx)
-			_, err := a.c.Pipelined(bg, func(p redis.Pipeliner) error {
-				for _, k := range ptrs {
-					p.Eval(bg, luaRelease, []string{k}, escape(id))
-				}
-				return nil
-			})
-			if err != nil {
+			if err := a.releaseAll(context.WithoutCancel(ctx), ptrs, escape(id)); err != nil {
 				return nil, wrap(m, err)
 			}
 		}
 	}
 	return u, nil
+}
+
+// releaseAll releases every pointer in ptrs that still holds uid, in one
+// pipeline of EVALSHA (the script's text is sent only to a node that
+// answers NOSCRIPT, in a second pipeline of EVAL for its pointers).
+func (a *Adapter) releaseAll(ctx context.Context, ptrs []string, uid string) error {
+	cmds, err := a.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range ptrs {
+			a.s.release.EvalSha(ctx, p, []string{k}, uid)
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	var retry []string
+	for i, c := range cmds {
+		if e := c.Err(); e != nil {
+			if !redis.HasErrorPrefix(e, "NOSCRIPT") {
+				return e
+			}
+			retry = append(retry, ptrs[i])
+		}
+	}
+	if len(retry) == 0 {
+		return err
+	}
+	_, err = a.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range retry {
+			a.s.release.Eval(ctx, p, []string{k}, uid)
+		}
+		return nil
+	})
+	return err
 }

@@ -218,3 +218,56 @@ func BenchmarkBoltGetSessionAndUser(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSQLiteGetUserByAccount compares the SQL adapter's
+// getUserByAccount on SQLite with the bench's raw statement (the same
+// JOIN, prepared, through the same pool), serially and from 32 goroutines.
+func BenchmarkSQLiteGetUserByAccount(b *testing.B) {
+	s, err := openSQLite(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	ctx := context.Background()
+	if err := seed(ctx, s.adapter, 1000); err != nil {
+		b.Fatal(err)
+	}
+	raw, err := s.rawSQL(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := core.AccountKey{Provider: provider, ProviderAccountID: accountID(7)}
+	sides := map[string]func() error{
+		"adapter": func() error {
+			u, err := s.adapter.GetUserByAccount(ctx, key)
+			if err == nil && (u == nil || u.ID != userID(7)) {
+				err = fmt.Errorf("getUserByAccount = %+v", u)
+			}
+			return err
+		},
+		"raw": func() error { return raw.getUserByAccount(ctx, accountID(7), userID(7)) },
+	}
+	for _, name := range []string{"adapter", "raw"} {
+		f := sides[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/c32", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(16) // 32 goroutines on 2 CPUs
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := f(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

@@ -98,7 +98,22 @@ func (v *victims) prepare(a fullAdapter) func(ctx context.Context, side string, 
 	return func(ctx context.Context, side string, round, n int) error {
 		ids := make([]string, n)
 		exp := time.Now().Add(24 * time.Hour)
-		tag := side + strconv.Itoa(round+1) + "-"
+		// The victims' names decide their keys' hash slots, and so, on a
+		// cluster, how many nodes a deleteUser's pointer releases reach:
+		// the sides swap name sets every other round, and the warm-up and
+		// round-trip phases (negative rounds, one side after the other)
+		// delete the same users, so that neither side keeps the luckier
+		// placement.
+		label := side
+		switch {
+		case round < 0:
+			label = "w"
+		case round%2 == 1 && side == "adapter":
+			label = "raw"
+		case round%2 == 1 && side == "raw":
+			label = "adapter"
+		}
+		tag := label + strconv.Itoa(round+1) + "-"
 		err := parallel(n, 8, func(i int) error {
 			id := "d" + tag + strconv.Itoa(i)
 			ids[i] = id

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/authport/authport/core"
 )
 
-// TestIndexPlans runs the six operations through the adapter on each SQL
-// backend, records every statement it sent, and EXPLAINs each read, update
+// TestIndexPlans runs the six operations and PurgeExpired through the
+// adapter on each SQL backend, records every statement it sent, and EXPLAINs each read, update
 // and delete with the arguments it ran with: each must find its rows
 // through an index (with sequential scans disabled on PostgreSQL, so that
 // a missing index shows as a Seq Scan even on a small table), never by
@@ -62,6 +64,16 @@ func TestIndexPlans(t *testing.T) {
 					t.Fatalf("%s: %v", op.name, err)
 				}
 			}
+			// PurgeExpired's batched DELETEs must find expired rows
+			// through the expires indexes, not by reading the table.
+			purger, ok := any(s.adapter).(core.ExpiredPurger)
+			if !ok {
+				t.Fatal("the SQL adapter is no core.ExpiredPurger")
+			}
+			if _, err := purger.PurgeExpired(ctx); err != nil {
+				t.Fatalf("PurgeExpired: %v", err)
+			}
+			purges := 0
 			explained := map[string]bool{}
 			for _, st := range c.taken()[before:] {
 				verb := strings.ToUpper(strings.Fields(st.query)[0])
@@ -69,6 +81,9 @@ func TestIndexPlans(t *testing.T) {
 					continue
 				}
 				explained[st.query] = true
+				if strings.Contains(st.query, "expires") && verb == "DELETE" && strings.Contains(st.query, "LIMIT") {
+					purges++
+				}
 				args := make([]any, len(st.args))
 				for i, a := range st.args {
 					args[i] = a.Value
@@ -81,9 +96,10 @@ func TestIndexPlans(t *testing.T) {
 				}
 			}
 			// getSessionAndUser, getUserByAccount, updateSession,
-			// useVerificationToken and deleteUser at least.
-			if len(explained) < 5 {
-				t.Errorf("only %d statements explained: %v", len(explained), explained)
+			// useVerificationToken and deleteUser at least, and the two
+			// purges.
+			if len(explained) < 7 || purges != 2 {
+				t.Errorf("only %d statements explained, %d of them purges (want 2): %v", len(explained), purges, explained)
 			}
 		})
 	}

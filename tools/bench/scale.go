@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,12 @@ type latency struct {
 	Users     int     `json:"users"`
 	P50Micros float64 `json:"p50_us"`
 	P99Micros float64 `json:"p99_us"`
+	// MissesPerCall is, on PostgreSQL, the table and index blocks the
+	// measured calls read from outside shared_buffers (pg_statio), and on
+	// MariaDB the InnoDB buffer pool's reads from disk
+	// (Innodb_buffer_pool_reads, server-wide), per call; -1 where not
+	// measured.
+	MissesPerCall float64 `json:"cache_misses_per_call"`
 }
 
 // purgeResult is PurgeExpired with expired sessions to remove while
@@ -94,6 +101,7 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 	var b bulk
 	var closeFn func()
 	var rs *redisStore
+	var misses func(context.Context) (float64, error) // a cumulative count of cache misses, or nil
 	switch name {
 	case "postgres", "mysql", "sqlite":
 		var s *sqlStore
@@ -110,6 +118,7 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 			return nil, err
 		}
 		a, b, closeFn = s.adapter, &sqlBulk{s}, s.close
+		misses = s.cacheMisses()
 	case "redis":
 		s, err := openRedis(ctx, envOr("AUTHPORT_REDIS_URL"))
 		if err != nil {
@@ -143,6 +152,13 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 			if _, _, _, err := phase(ctx, op.adapter, 3000, 1, nil, 10*time.Second); err != nil {
 				return err
 			}
+			var m0 float64
+			if misses != nil {
+				var err error
+				if m0, err = misses(ctx); err != nil {
+					return err
+				}
+			}
 			_, lat, _, err := phase(ctx, op.adapter, 3000, 1, nil, 10*time.Second)
 			if err != nil {
 				return fmt.Errorf("%s at %d users: %w", op.name, n, err)
@@ -150,7 +166,15 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 			acc := accum{}
 			acc.add(lat, 0)
 			st := acc.stats()
-			*dst = append(*dst, latency{Users: n, P50Micros: st.P50Micros, P99Micros: st.P99Micros})
+			l := latency{Users: n, P50Micros: st.P50Micros, P99Micros: st.P99Micros, MissesPerCall: -1}
+			if misses != nil {
+				m1, err := misses(ctx)
+				if err != nil {
+					return err
+				}
+				l.MissesPerCall = (m1 - m0) / float64(len(lat))
+			}
+			*dst = append(*dst, l)
 		}
 		return nil
 	}
@@ -380,8 +404,8 @@ func redisMemory(ctx context.Context, s *redisStore, res *scaleResult) error {
 
 func printScale(out io.Writer, rs []scaleResult) {
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "\n| backend\t operation\t users\t p50 µs\t p99 µs\t p50, p99 vs 10,000\t")
-	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t")
+	fmt.Fprintln(tw, "\n| backend\t operation\t users\t p50 µs\t p99 µs\t p50, p99 vs 10,000\t cache misses/call\t")
+	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t")
 	for _, r := range rs {
 		for _, l := range []struct {
 			op string
@@ -392,7 +416,11 @@ func printScale(out io.Writer, rs []scaleResult) {
 				if i > 0 && l.ls[0].P99Micros > 0 && l.ls[0].P50Micros > 0 {
 					rel = fmt.Sprintf("%.2f×, %.2f×", x.P50Micros/l.ls[0].P50Micros, x.P99Micros/l.ls[0].P99Micros)
 				}
-				fmt.Fprintf(tw, "| %s\t %s\t %d\t %.0f\t %.0f\t %s\t\n", r.Backend, l.op, x.Users, x.P50Micros, x.P99Micros, rel)
+				miss := "–"
+				if x.MissesPerCall >= 0 {
+					miss = fmt.Sprintf("%.2f", x.MissesPerCall)
+				}
+				fmt.Fprintf(tw, "| %s\t %s\t %d\t %.0f\t %.0f\t %s\t %s\t\n", r.Backend, l.op, x.Users, x.P50Micros, x.P99Micros, rel, miss)
 			}
 		}
 	}
@@ -414,4 +442,31 @@ func printScale(out io.Writer, rs []scaleResult) {
 			fmt.Fprintf(out, "%s: %s\n", r.Backend, r.Error)
 		}
 	}
+}
+
+// cacheMisses returns a cumulative count of the reads the database's own
+// cache could not serve: on PostgreSQL the heap and index blocks of the
+// store's schema read from outside shared_buffers (the statistics are
+// flushed by idle backends within a second, hence the pause), on MariaDB
+// the buffer pool's reads from disk, server-wide; nil on SQLite, whose
+// page cache is per connection and not counted.
+func (s *sqlStore) cacheMisses() func(context.Context) (float64, error) {
+	switch s.dialect {
+	case "postgres":
+		return func(ctx context.Context) (float64, error) {
+			time.Sleep(1500 * time.Millisecond)
+			var n sql.NullFloat64
+			err := s.db.QueryRowContext(ctx, `SELECT sum(coalesce(heap_blks_read, 0) + coalesce(idx_blks_read, 0))
+				FROM pg_statio_user_tables WHERE schemaname = current_schema()`).Scan(&n)
+			return n.Float64, err
+		}
+	case "mysql":
+		return func(ctx context.Context) (float64, error) {
+			var name string
+			var n float64
+			err := s.db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_reads'").Scan(&name, &n)
+			return n, err
+		}
+	}
+	return nil
 }

@@ -41,14 +41,16 @@ CREATE TABLE IF NOT EXISTS `sessions` (
   CONSTRAINT `sessions_pkey` PRIMARY KEY (`sessionToken`),
   CONSTRAINT `sessions_userId_fkey` FOREIGN KEY (`userId`)
     REFERENCES `users` (`id`) ON DELETE CASCADE,
-  INDEX `sessions_userId_idx` (`userId`)
+  INDEX `sessions_userId_idx` (`userId`),
+  INDEX `sessions_expires_idx` (`expires`) -- for PurgeExpired
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_bin;
 
 CREATE TABLE IF NOT EXISTS `verification_token` (
   `identifier` VARCHAR(255) NOT NULL,
   `token`      VARCHAR(255) NOT NULL,
   `expires`    DATETIME(3) NOT NULL,
-  CONSTRAINT `verification_token_pkey` PRIMARY KEY (`identifier`, `token`)
+  CONSTRAINT `verification_token_pkey` PRIMARY KEY (`identifier`, `token`),
+  INDEX `verification_token_expires_idx` (`expires`) -- for PurgeExpired
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_bin;
 
 CREATE TABLE IF NOT EXISTS `authenticators` (

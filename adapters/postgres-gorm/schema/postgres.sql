@@ -64,4 +64,8 @@ CREATE TABLE IF NOT EXISTS "authenticators" (
 
 CREATE INDEX IF NOT EXISTS "accounts_userId_idx" ON "accounts" ("userId");
 CREATE INDEX IF NOT EXISTS "sessions_userId_idx" ON "sessions" ("userId");
+-- The expires indexes let PurgeExpired find each batch of expired rows
+-- without reading the whole table.
+CREATE INDEX IF NOT EXISTS "sessions_expires_idx" ON "sessions" ("expires");
+CREATE INDEX IF NOT EXISTS "verification_token_expires_idx" ON "verification_token" ("expires");
 CREATE INDEX IF NOT EXISTS "authenticators_userId_idx" ON "authenticators" ("userId");
