@@ -467,7 +467,7 @@ func (p *Passkeys) setChallenge(w http.ResponseWriter, r *http.Request, rp *rely
 	if err != nil {
 		return fmt.Errorf("passkey: challenge cookie: %w", err)
 	}
-	c := jwt.NewCookie(name, token, time.Now().Add(p.timeout))
+	c := jwt.NewCookie(name, token, p.now().Add(p.timeout))
 	jwt.WriteCookie(w, r, c)
 	return nil
 }

@@ -41,7 +41,8 @@ func (a *Auth) WebAuthnAuthenticator(ctx context.Context, credentialID string) (
 }
 
 // RegisterWebAuthnUser records a verified WebAuthn registration by someone
-// who is not signed in: it creates the user (newUser's Email and Name;
+// who is not signed in: it creates the user (newUser's Email, normalised
+// with [provider.NormalizeEmail] as e-mail sign-in does, and Name;
 // emailVerified null, a new id) and registers the authenticator to it as
 // [Auth.RegisterAuthenticator] does (au.UserID is replaced by the new id).
 //
@@ -57,7 +58,11 @@ func (a *Auth) RegisterWebAuthnUser(ctx context.Context, providerID string, newU
 	if newUser.Email == "" {
 		return nil, nil, fmt.Errorf("WebAuthn registration: %w: a new user needs an e-mail address", core.ErrInvalidInput)
 	}
-	existing, err := a.UserByEmail(ctx, newUser.Email)
+	email, err := provider.NormalizeEmail(newUser.Email)
+	if err != nil {
+		return nil, nil, fmt.Errorf("WebAuthn registration: %w: %w", core.ErrInvalidInput, err)
+	}
+	existing, err := a.UserByEmail(ctx, email)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +74,7 @@ func (a *Auth) RegisterWebAuthnUser(ctx context.Context, providerID string, newU
 		return nil, nil, fmt.Errorf("WebAuthn registration: user id: %w", err)
 	}
 	user, err := call(a, "WebAuthn registration", func(c core.UserCreator) (*core.User, error) {
-		return c.CreateUser(ctx, core.User{ID: id, Email: newUser.Email, Name: newUser.Name, Image: newUser.Image})
+		return c.CreateUser(ctx, core.User{ID: id, Email: email, Name: newUser.Name, Image: newUser.Image})
 	})
 	if errors.Is(err, core.ErrAlreadyExists) {
 		// A concurrent registration or sign-in created a user with the

@@ -96,7 +96,7 @@ func TestRegisterWebAuthnUser(t *testing.T) {
 	stub := newSignupStub()
 	a := newJWT(t, stub, provider.Passkey())
 	name := "Ada"
-	user, au, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{ID: "ignored", Email: "ada@example.com", Name: &name}, testAuthenticator())
+	user, au, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{ID: "ignored", Email: "  Ada@Example.COM ", Name: &name}, testAuthenticator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +124,13 @@ func TestRegisterWebAuthnUser(t *testing.T) {
 
 	// The address belongs to a user now: refused, nothing created.
 	before := len(stub.users)
-	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "ada@example.com"}, testAuthenticator()); !errors.Is(err, auth.ErrAccountNotLinked) {
-		t.Errorf("an existing e-mail: %v", err)
+	for _, email := range []string{"ada@example.com", "ADA@example.com "} {
+		if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: email}, testAuthenticator()); !errors.Is(err, auth.ErrAccountNotLinked) {
+			t.Errorf("an existing e-mail %q: %v", email, err)
+		}
+	}
+	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "not an address"}, testAuthenticator()); !errors.Is(err, core.ErrInvalidInput) {
+		t.Errorf("an invalid e-mail: %v", err)
 	}
 	if len(stub.users) != before {
 		t.Error("a user was created for an existing e-mail")
