@@ -275,7 +275,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	allowed := false
 	for _, m := range rt.methods {
-		if r.Method == m || (m == "GET" && r.Method == http.MethodHead) {
+		// HEAD is GET without a body, except on a callback: a link
+		// checker's HEAD must not use up the OAuth check cookies or an
+		// e-mail link.
+		if r.Method == m || (m == "GET" && r.Method == http.MethodHead && action != "callback") {
 			allowed = true
 		}
 	}

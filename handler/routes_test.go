@@ -406,3 +406,20 @@ func TestClaimsHook(t *testing.T) {
 		t.Errorf("claims after refresh: %+v, %v", s, err)
 	}
 }
+
+// HEAD is answered like GET on the read-only routes, but refused on the
+// callbacks, where a GET uses up the OAuth check cookies or the e-mail link.
+func TestHeadRefusedOnCallbacks(t *testing.T) {
+	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
+		p := &provider.OIDCConfig[map[string]any]{}
+		p.ID, p.Name, p.Issuer = "idp", "IdP", "http://127.0.0.1:1"
+		p.ClientID, p.ClientSecret = "client", "secret"
+		return []provider.Provider{p}
+	}})
+	req, _ := http.NewRequest(http.MethodHead, e.srv.URL+"/auth/callback/idp?code=c&state=s", nil)
+	res := e.do(e.client, req)
+	wantStatus(t, res, http.StatusMethodNotAllowed)
+	wantHeader(t, res, "Allow", "GET, POST")
+	req, _ = http.NewRequest(http.MethodHead, e.srv.URL+"/auth/providers", nil)
+	wantStatus(t, e.do(e.client, req), http.StatusOK)
+}
