@@ -473,7 +473,7 @@ func (x *interop) race(t *testing.T, key core.VerificationTokenKey, n, nodeN int
 			defer wg.Done()
 			<-start
 			if i < nodeN {
-				res, err := x.node.wait(x.node.send("useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token}))
+				res, err := x.node.Wait(x.node.send("useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token}))
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
