@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/core/auth"
 )
 
@@ -31,16 +31,7 @@ type appRes struct {
 // authjsApp runs requests through Auth.js's own Auth() (testdata/authjs-app.mjs).
 func authjsApp(t *testing.T, reqs ...appReq) []appRes {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"))
-	}
-	if err != nil {
-		if requireNPM() {
-			t.Fatalf("Auth.js is not available (%v): install Node.js 20+ and run npm ci in jwt/interop", err)
-		}
-		t.Skipf("Auth.js is not available (%v): install Node.js 20+ and run npm ci in jwt/interop", err)
-	}
+	node := nodeproc.Check(t, filepath.Join("..", "jwt", "interop"), "@auth/core/index.js")
 	in, _ := json.Marshal(map[string]any{"secret": secret, "requests": reqs})
 	cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "authjs-app.mjs"))
 	cmd.Stdin = bytes.NewReader(in)

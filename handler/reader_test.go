@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/handler"
@@ -40,32 +40,10 @@ type authjsRes struct {
 	Error   string
 }
 
-func requireNPM() bool {
-	for _, s := range strings.Split(os.Getenv("AUTHPORT_REQUIRE"), ",") {
-		if s = strings.TrimSpace(s); s == "all" || s == "npm" {
-			return true
-		}
-	}
-	return false
-}
-
 func authjs(t *testing.T, reqs ...authjsReq) []authjsRes {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if requireNPM() {
-			t.Fatalf("%s (AUTHPORT_REQUIRE=%s)", why, os.Getenv("AUTHPORT_REQUIRE"))
-		}
-		t.Skip(why)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed: install Node.js 20+, then run npm ci in jwt/interop")
-	}
 	dir := filepath.Join("..", "jwt", "interop")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@auth", "core", "jwt.js")); err != nil {
-		missing("Auth.js is not installed: run npm ci in jwt/interop")
-	}
+	node := nodeproc.Check(t, dir, "@auth/core/jwt.js")
 	in, _ := json.Marshal(reqs)
 	cmd := exec.CommandContext(t.Context(), node, "authjs.mjs")
 	cmd.Dir = dir
