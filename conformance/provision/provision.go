@@ -66,12 +66,14 @@ const (
 const RequireEnv = "AUTHPORT_REQUIRE"
 
 // knownBackends returns the names AUTHPORT_REQUIRE may hold besides "all":
-// the backends of this package and the embedded ones, which are always there.
+// the backends of this package, the embedded ones, which are always there,
+// and "npm", which makes a missing Node.js setup fail the interop tests
+// (conformance/nodeproc, scripts/test.sh).
 func knownBackends() []string {
 	return []string{
 		"memory", "bbolt", BackendRedis, BackendRedisCluster,
 		BackendPostgres, BackendMySQL, "sqlite", BackendMongoDB, BackendDex,
-		BackendChromium,
+		BackendChromium, "npm",
 	}
 }
 

@@ -60,6 +60,7 @@ func TestMissingVerdict(t *testing.T) {
 		{"misspelt fails", "postgress", true, `unknown backends postgress`},
 		{"misspelt among known fails", "mysql,mongo", true, `unknown backends mongo`},
 		{"embedded names are known", "memory,bbolt,sqlite", false, "no PostgreSQL"},
+		{"npm is known", "npm", false, "no PostgreSQL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
