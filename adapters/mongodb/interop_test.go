@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 
@@ -24,7 +25,7 @@ import (
 type interop struct {
 	a    *mongoadapter.Adapter
 	db   *mongo.Database
-	node *nodeProc
+	node *nodeproc.Proc
 }
 
 func newInterop(t *testing.T) *interop {
@@ -32,7 +33,7 @@ func newInterop(t *testing.T) *interop {
 	url := provision.MongoDB(t)
 	s := newServer(t, nil)
 	a, db := newAdapter(t, s, mongoadapter.WithObjectIDs())
-	node := startNode(t, "interop", "mongodb.mjs", "@auth/mongodb-adapter/index.js", url, db.Name())
+	node := nodeproc.Start(t, nodeproc.Config{Dir: "interop", Script: "mongodb.mjs", Args: []string{url, db.Name()}, Need: []string{"@auth/mongodb-adapter/index.js"}})
 	return &interop{a: a, db: db, node: node}
 }
 
@@ -41,11 +42,11 @@ type oid struct {
 }
 
 type nodeUser struct {
-	ID            string  `json:"id"`
-	Email         string  `json:"email"`
-	EmailVerified *jsDate `json:"emailVerified"`
-	Name          *string `json:"name"`
-	Image         *string `json:"image"`
+	ID            string         `json:"id"`
+	Email         string         `json:"email"`
+	EmailVerified *nodeproc.Date `json:"emailVerified"`
+	Name          *string        `json:"name"`
+	Image         *string        `json:"image"`
 }
 
 type nodeAccount struct {
@@ -64,15 +65,15 @@ type nodeAccount struct {
 }
 
 type nodeSession struct {
-	SessionToken string  `json:"sessionToken"`
-	UserID       string  `json:"userId"`
-	Expires      *jsDate `json:"expires"`
+	SessionToken string         `json:"sessionToken"`
+	UserID       string         `json:"userId"`
+	Expires      *nodeproc.Date `json:"expires"`
 }
 
 type nodeToken struct {
-	Identifier string  `json:"identifier"`
-	Token      string  `json:"token"`
-	Expires    *jsDate `json:"expires"`
+	Identifier string         `json:"identifier"`
+	Token      string         `json:"token"`
+	Expires    *nodeproc.Date `json:"expires"`
 }
 
 func sp(s string) *string { return &s }
@@ -90,7 +91,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 	ctx := t.Context()
 	verified := ms(-time.Hour)
 	var nu nodeUser
-	x.node.call(&nu, "createUser", map[string]any{"email": "ada@example.com", "emailVerified": dateOf(verified), "name": "Ada", "image": nil})
+	x.node.Call(&nu, "createUser", map[string]any{"email": "ada@example.com", "emailVerified": nodeproc.DateOf(verified), "name": "Ada", "image": nil})
 	if len(nu.ID) != 24 {
 		t.Fatalf("Auth.js's user id %q is not an ObjectId's hex", nu.ID)
 	}
@@ -106,7 +107,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Errorf("GetUserByEmail: %v, %v", byEmail, err)
 	}
 
-	x.node.call(nil, "linkAccount", map[string]any{
+	x.node.Call(nil, "linkAccount", map[string]any{
 		"userId": nu.ID, "type": "oidc", "provider": "google", "providerAccountId": "1234",
 		"access_token": "at", "refresh_token": "rt", "expires_at": 1931234567, "id_token": "idt",
 		"scope": "openid email", "token_type": "Bearer", "session_state": "ss",
@@ -131,13 +132,13 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Errorf("UnlinkAccount of Auth.js's account: %+v, %v", un, err)
 	}
 	var gone *nodeAccount
-	x.node.call(&gone, "getUserByAccount", map[string]any{"provider": "google", "providerAccountId": "1234"})
+	x.node.Call(&gone, "getUserByAccount", map[string]any{"provider": "google", "providerAccountId": "1234"})
 	if gone != nil {
 		t.Errorf("Auth.js still finds the account authport unlinked: %+v", gone)
 	}
 
 	exp := ms(time.Hour)
-	x.node.call(nil, "createSession", map[string]any{"sessionToken": "sess-1", "userId": nu.ID, "expires": dateOf(exp)})
+	x.node.Call(nil, "createSession", map[string]any{"sessionToken": "sess-1", "userId": nu.ID, "expires": nodeproc.DateOf(exp)})
 	su, err := x.a.GetSessionAndUser(ctx, "sess-1")
 	if err != nil || su == nil {
 		t.Fatalf("GetSessionAndUser: %v, %v", su, err)
@@ -146,7 +147,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Errorf("GetSessionAndUser of Auth.js's session: %+v", su)
 	}
 
-	x.node.call(nil, "createVerificationToken", map[string]any{"identifier": "ada@example.com", "token": "hashed-1", "expires": dateOf(exp)})
+	x.node.Call(nil, "createVerificationToken", map[string]any{"identifier": "ada@example.com", "token": "hashed-1", "expires": nodeproc.DateOf(exp)})
 	vt, err := x.a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: "ada@example.com", Token: "hashed-1"})
 	if err != nil || vt == nil || vt.Identifier != "ada@example.com" || vt.Token != "hashed-1" || !vt.Expires.Equal(core.NormalizeTime(exp)) {
 		t.Errorf("UseVerificationToken of Auth.js's token: %+v, %v", vt, err)
@@ -155,7 +156,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Errorf("second UseVerificationToken: %+v, %v", again, err)
 	}
 
-	x.node.call(nil, "updateUser", map[string]any{"id": nu.ID, "name": "Ada L."})
+	x.node.Call(nil, "updateUser", map[string]any{"id": nu.ID, "name": "Ada L."})
 	if u, _ := x.a.GetUser(ctx, nu.ID); u == nil || !eqp(u.Name, sp("Ada L.")) || u.EmailVerified == nil {
 		t.Errorf("GetUser after Auth.js's updateUser: %+v", u)
 	}
@@ -170,12 +171,12 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nu nodeUser
-	x.node.call(&nu, "getUser", u.ID)
-	if nu.ID != u.ID || nu.Email != u.Email || !eqp(nu.Name, u.Name) || !eqp(nu.Image, u.Image) || !nu.EmailVerified.time(t).Equal(core.NormalizeTime(verified)) {
+	x.node.Call(&nu, "getUser", u.ID)
+	if nu.ID != u.ID || nu.Email != u.Email || !eqp(nu.Name, u.Name) || !eqp(nu.Image, u.Image) || !nu.EmailVerified.Time(t).Equal(core.NormalizeTime(verified)) {
 		t.Errorf("Auth.js getUser of authport's user: %+v", nu)
 	}
 	nu = nodeUser{}
-	x.node.call(&nu, "getUserByEmail", u.Email)
+	x.node.Call(&nu, "getUserByEmail", u.Email)
 	if nu.ID != u.ID {
 		t.Errorf("Auth.js getUserByEmail: %+v", nu)
 	}
@@ -188,12 +189,12 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 	// @auth/mongodb-adapter 3.11.3 has no getAccount; getUserByAccount
 	// finds the owner, and unlinkAccount returns the account.
 	nu = nodeUser{}
-	x.node.call(&nu, "getUserByAccount", map[string]any{"provider": "github", "providerAccountId": "77"})
+	x.node.Call(&nu, "getUserByAccount", map[string]any{"provider": "github", "providerAccountId": "77"})
 	if nu.ID != u.ID {
 		t.Errorf("Auth.js getUserByAccount: %+v", nu)
 	}
 	var na nodeAccount
-	x.node.call(&na, "unlinkAccount", map[string]any{"provider": "github", "providerAccountId": "77"})
+	x.node.Call(&na, "unlinkAccount", map[string]any{"provider": "github", "providerAccountId": "77"})
 	if na.UserID != u.ID || na.Type != "oauth" || na.Provider != "github" || na.ProviderAccountID != "77" ||
 		!eqp(na.AccessToken, sp("at")) || na.ExpiresAt == nil || *na.ExpiresAt != 1931234567 || !eqp(na.Scope, sp("read:user")) ||
 		!eqp(na.TokenType, sp("bearer")) || na.RefreshToken != nil || na.IDToken != nil {
@@ -210,8 +211,8 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		Session nodeSession `json:"session"`
 		User    nodeUser    `json:"user"`
 	}
-	x.node.call(&su, "getSessionAndUser", "go-sess")
-	if su.Session.SessionToken != "go-sess" || su.Session.UserID != u.ID || !su.Session.Expires.time(t).Equal(core.NormalizeTime(exp)) || su.User.ID != u.ID {
+	x.node.Call(&su, "getSessionAndUser", "go-sess")
+	if su.Session.SessionToken != "go-sess" || su.Session.UserID != u.ID || !su.Session.Expires.Time(t).Equal(core.NormalizeTime(exp)) || su.User.ID != u.ID {
 		t.Errorf("Auth.js getSessionAndUser of authport's session: %+v", su)
 	}
 
@@ -219,8 +220,8 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var vt *nodeToken
-	x.node.call(&vt, "useVerificationToken", map[string]any{"identifier": u.Email, "token": "go-hashed"})
-	if vt == nil || vt.Identifier != u.Email || vt.Token != "go-hashed" || !vt.Expires.time(t).Equal(core.NormalizeTime(exp)) {
+	x.node.Call(&vt, "useVerificationToken", map[string]any{"identifier": u.Email, "token": "go-hashed"})
+	if vt == nil || vt.Identifier != u.Email || vt.Token != "go-hashed" || !vt.Expires.Time(t).Equal(core.NormalizeTime(exp)) {
 		t.Errorf("Auth.js useVerificationToken of authport's token: %+v", vt)
 	}
 	if got, err := x.a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: u.Email, Token: "go-hashed"}); got != nil || err != nil {
@@ -231,7 +232,7 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	nu = nodeUser{}
-	x.node.call(&nu, "getUser", u.ID)
+	x.node.Call(&nu, "getUser", u.ID)
 	if !eqp(nu.Name, sp("G. Hopper")) || !eqp(nu.Image, u.Image) || nu.EmailVerified == nil {
 		t.Errorf("Auth.js getUser after authport's updateUser: %+v", nu)
 	}
@@ -243,10 +244,10 @@ func TestInteropSessionAcrossSides(t *testing.T) {
 	x := newInterop(t)
 	ctx := t.Context()
 	var nu nodeUser
-	x.node.call(&nu, "createUser", map[string]any{"email": "s@example.com", "emailVerified": nil})
+	x.node.Call(&nu, "createUser", map[string]any{"email": "s@example.com", "emailVerified": nil})
 
 	t.Run("node_creates_authport_updates_and_deletes", func(t *testing.T) {
-		x.node.call(nil, "createSession", map[string]any{"sessionToken": "n-sess", "userId": nu.ID, "expires": dateOf(ms(time.Hour))})
+		x.node.Call(nil, "createSession", map[string]any{"sessionToken": "n-sess", "userId": nu.ID, "expires": nodeproc.DateOf(ms(time.Hour))})
 		later := ms(48 * time.Hour)
 		s, err := x.a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "n-sess", Expires: core.Set(later)})
 		if err != nil || s == nil || !s.Expires.Equal(core.NormalizeTime(later)) {
@@ -255,15 +256,15 @@ func TestInteropSessionAcrossSides(t *testing.T) {
 		var su *struct {
 			Session nodeSession `json:"session"`
 		}
-		x.node.call(&su, "getSessionAndUser", "n-sess")
-		if su == nil || !su.Session.Expires.time(t).Equal(core.NormalizeTime(later)) {
+		x.node.Call(&su, "getSessionAndUser", "n-sess")
+		if su == nil || !su.Session.Expires.Time(t).Equal(core.NormalizeTime(later)) {
 			t.Errorf("Auth.js reads the session authport updated: %+v", su)
 		}
 		if d, err := x.a.DeleteSession(ctx, "n-sess"); err != nil || d == nil || d.UserID != nu.ID {
 			t.Errorf("DeleteSession: %+v, %v", d, err)
 		}
 		su = nil
-		x.node.call(&su, "getSessionAndUser", "n-sess")
+		x.node.Call(&su, "getSessionAndUser", "n-sess")
 		if su != nil {
 			t.Errorf("Auth.js still finds the session authport deleted: %+v", su)
 		}
@@ -274,13 +275,13 @@ func TestInteropSessionAcrossSides(t *testing.T) {
 		}
 		later := ms(72 * time.Hour)
 		var ns nodeSession
-		x.node.call(&ns, "updateSession", map[string]any{"sessionToken": "g-sess", "expires": dateOf(later)})
+		x.node.Call(&ns, "updateSession", map[string]any{"sessionToken": "g-sess", "expires": nodeproc.DateOf(later)})
 		su, err := x.a.GetSessionAndUser(ctx, "g-sess")
 		if err != nil || su == nil || !su.Session.Expires.Equal(core.NormalizeTime(later)) || su.User.ID != nu.ID {
 			t.Fatalf("authport reads the session Auth.js updated: %+v, %v", su, err)
 		}
 		var deleted *nodeSession
-		x.node.call(&deleted, "deleteSession", "g-sess")
+		x.node.Call(&deleted, "deleteSession", "g-sess")
 		if deleted == nil || deleted.SessionToken != "g-sess" || deleted.UserID != nu.ID {
 			t.Errorf("Auth.js deleteSession returned %+v", deleted)
 		}
@@ -319,11 +320,11 @@ func TestInteropDeleteUser(t *testing.T) {
 	t.Run("authport_deletes_what_node_wrote", func(t *testing.T) {
 		x := newInterop(t)
 		var nu nodeUser
-		x.node.call(&nu, "createUser", map[string]any{"email": "del-n@example.com", "emailVerified": nil})
-		x.node.call(nil, "linkAccount", map[string]any{"userId": nu.ID, "type": "oauth", "provider": "github", "providerAccountId": "n1"})
-		x.node.call(nil, "linkAccount", map[string]any{"userId": nu.ID, "type": "oidc", "provider": "google", "providerAccountId": "n2"})
-		x.node.call(nil, "createSession", map[string]any{"sessionToken": "n-s1", "userId": nu.ID, "expires": dateOf(ms(time.Hour))})
-		x.node.call(nil, "createSession", map[string]any{"sessionToken": "n-s2", "userId": nu.ID, "expires": dateOf(ms(time.Hour))})
+		x.node.Call(&nu, "createUser", map[string]any{"email": "del-n@example.com", "emailVerified": nil})
+		x.node.Call(nil, "linkAccount", map[string]any{"userId": nu.ID, "type": "oauth", "provider": "github", "providerAccountId": "n1"})
+		x.node.Call(nil, "linkAccount", map[string]any{"userId": nu.ID, "type": "oidc", "provider": "google", "providerAccountId": "n2"})
+		x.node.Call(nil, "createSession", map[string]any{"sessionToken": "n-s1", "userId": nu.ID, "expires": nodeproc.DateOf(ms(time.Hour))})
+		x.node.Call(nil, "createSession", map[string]any{"sessionToken": "n-s2", "userId": nu.ID, "expires": nodeproc.DateOf(ms(time.Hour))})
 		if _, err := x.a.CreateAuthenticator(t.Context(), core.Authenticator{CredentialID: "c1", CredentialPublicKey: "pk", ProviderAccountID: "n1", UserID: nu.ID}); err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +335,7 @@ func TestInteropDeleteUser(t *testing.T) {
 			t.Errorf("authport's deleteUser left %v", left)
 		}
 		var got *nodeUser
-		x.node.call(&got, "getUserByEmail", "del-n@example.com")
+		x.node.Call(&got, "getUserByEmail", "del-n@example.com")
 		if got != nil {
 			t.Errorf("Auth.js still finds the user: %+v", got)
 		}
@@ -356,7 +357,7 @@ func TestInteropDeleteUser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		x.node.call(nil, "deleteUser", u.ID)
+		x.node.Call(nil, "deleteUser", u.ID)
 		if left := x.leftovers(t, u.ID, u.Email); len(left) != 0 {
 			t.Errorf("Auth.js's deleteUser left %v", left)
 		}
@@ -380,7 +381,7 @@ func (x *interop) race(t *testing.T, key core.VerificationTokenKey, n, nodeN int
 			defer wg.Done()
 			<-start
 			if i < nodeN {
-				res, err := x.node.Wait(x.node.send("useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token}))
+				res, err := x.node.Wait(x.node.SendCall("useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token}))
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -415,7 +416,7 @@ func TestInteropVerificationTokenRace(t *testing.T) {
 	token := func(i int) core.VerificationTokenKey {
 		k := core.VerificationTokenKey{Identifier: "race@example.com", Token: "race-" + string(rune('a'+i))}
 		if i%2 == 0 {
-			x.node.call(nil, "createVerificationToken", map[string]any{"identifier": k.Identifier, "token": k.Token, "expires": dateOf(ms(time.Hour))})
+			x.node.Call(nil, "createVerificationToken", map[string]any{"identifier": k.Identifier, "token": k.Token, "expires": nodeproc.DateOf(ms(time.Hour))})
 		} else if _, err := x.a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: k.Identifier, Token: k.Token, Expires: ms(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}

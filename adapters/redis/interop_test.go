@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 )
@@ -22,7 +23,7 @@ import (
 
 type interop struct {
 	a    *Adapter
-	node *nodeProc
+	node *nodeproc.Proc
 	c    redis.UniversalClient
 	raw  rawUView
 }
@@ -34,18 +35,18 @@ func newInterop(t *testing.T) *interop {
 	t.Cleanup(func() { _ = c.Close() })
 	a, raw := unstorageFixture(t, c)
 	base := strings.TrimSuffix(a.Prefix(), ":")
-	node := startNode(t, "interop", "unstorage.mjs", "@auth/unstorage-adapter/index.js", url, base)
+	node := nodeproc.Start(t, nodeproc.Config{Dir: "interop", Script: "unstorage.mjs", Args: []string{url, base}, Need: []string{"@auth/unstorage-adapter/index.js"}})
 	return &interop{a: a, node: node, c: c, raw: raw}
 }
 
 // nodeUser, nodeAccount, ... are the records as the Node adapter returns
-// them (dates as jsDate).
+// them (dates as nodeproc.Date).
 type nodeUser struct {
-	ID            string  `json:"id"`
-	Email         string  `json:"email"`
-	EmailVerified *jsDate `json:"emailVerified"`
-	Name          *string `json:"name"`
-	Image         *string `json:"image"`
+	ID            string         `json:"id"`
+	Email         string         `json:"email"`
+	EmailVerified *nodeproc.Date `json:"emailVerified"`
+	Name          *string        `json:"name"`
+	Image         *string        `json:"image"`
 }
 
 type nodeAccount struct {
@@ -64,15 +65,15 @@ type nodeAccount struct {
 }
 
 type nodeSession struct {
-	SessionToken string  `json:"sessionToken"`
-	UserID       string  `json:"userId"`
-	Expires      *jsDate `json:"expires"`
+	SessionToken string         `json:"sessionToken"`
+	UserID       string         `json:"userId"`
+	Expires      *nodeproc.Date `json:"expires"`
 }
 
 type nodeToken struct {
-	Identifier string  `json:"identifier"`
-	Token      string  `json:"token"`
-	Expires    *jsDate `json:"expires"`
+	Identifier string         `json:"identifier"`
+	Token      string         `json:"token"`
+	Expires    *nodeproc.Date `json:"expires"`
 }
 
 type nodeAuth struct {
@@ -101,7 +102,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 	ctx := t.Context()
 	verified := ms(-time.Hour)
 	var nu nodeUser
-	x.node.call(&nu, "createUser", map[string]any{"email": "ada@example.com", "emailVerified": dateOf(verified), "name": "Ada", "image": nil})
+	x.node.Call(&nu, "createUser", map[string]any{"email": "ada@example.com", "emailVerified": nodeproc.DateOf(verified), "name": "Ada", "image": nil})
 
 	u, err := x.a.GetUser(ctx, nu.ID)
 	if err != nil || u == nil {
@@ -115,7 +116,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Errorf("GetUserByEmail: %v, %v", byEmail, err)
 	}
 
-	x.node.call(nil, "linkAccount", map[string]any{
+	x.node.Call(nil, "linkAccount", map[string]any{
 		"userId": nu.ID, "type": "oidc", "provider": "google", "providerAccountId": "1234",
 		"access_token": "at", "refresh_token": "rt", "expires_at": 1931234567, "id_token": "idt",
 		"scope": "openid email", "token_type": "Bearer", "session_state": "ss",
@@ -138,7 +139,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 	}
 
 	exp := ms(time.Hour)
-	x.node.call(nil, "createSession", map[string]any{"sessionToken": "sess-1", "userId": nu.ID, "expires": dateOf(exp)})
+	x.node.Call(nil, "createSession", map[string]any{"sessionToken": "sess-1", "userId": nu.ID, "expires": nodeproc.DateOf(exp)})
 	su, err := x.a.GetSessionAndUser(ctx, "sess-1")
 	if err != nil || su == nil {
 		t.Fatalf("GetSessionAndUser: %v, %v", su, err)
@@ -147,7 +148,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Errorf("GetSessionAndUser of Auth.js's session: %+v", su)
 	}
 
-	x.node.call(nil, "createVerificationToken", map[string]any{"identifier": "ada@example.com", "token": "hashed-1", "expires": dateOf(exp)})
+	x.node.Call(nil, "createVerificationToken", map[string]any{"identifier": "ada@example.com", "token": "hashed-1", "expires": nodeproc.DateOf(exp)})
 	vt, err := x.a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: "ada@example.com", Token: "hashed-1"})
 	if err != nil || vt == nil || vt.Identifier != "ada@example.com" || vt.Token != "hashed-1" || !vt.Expires.Equal(core.NormalizeTime(exp)) {
 		t.Errorf("UseVerificationToken of Auth.js's token: %+v, %v", vt, err)
@@ -157,7 +158,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 	}
 
 	for i, cred := range []string{"cred-1", "cred-2"} {
-		x.node.call(nil, "createAuthenticator", map[string]any{
+		x.node.Call(nil, "createAuthenticator", map[string]any{
 			"credentialID": cred, "userId": nu.ID, "providerAccountId": "pk-account", "credentialPublicKey": "pub-" + cred,
 			"counter": 3 + i, "credentialDeviceType": "singleDevice", "credentialBackedUp": i == 1, "transports": "usb,nfc",
 		})
@@ -175,19 +176,19 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var na nodeAuth
-	x.node.call(&na, "getAuthenticator", "cred-2")
+	x.node.Call(&na, "getAuthenticator", "cred-2")
 	if na.Counter != 9 || na.CredentialPublicKey != "pub-cred-2" {
 		t.Errorf("Auth.js reads the counter authport updated: %+v", na)
 	}
 
-	x.node.call(nil, "updateUser", map[string]any{"id": nu.ID, "name": "Ada L."})
+	x.node.Call(nil, "updateUser", map[string]any{"id": nu.ID, "name": "Ada L."})
 	if u, _ := x.a.GetUser(ctx, nu.ID); u == nil || !eqp(u.Name, sp("Ada L.")) || u.EmailVerified == nil {
 		t.Errorf("GetUser after Auth.js's updateUser: %+v", u)
 	}
 
 	// Auth.js's updateUser moving the e-mail leaves the old e-mail's key
 	// behind; it names nobody for authport and does not block the e-mail.
-	x.node.call(nil, "updateUser", map[string]any{"id": nu.ID, "email": "ada@new.example.com"})
+	x.node.Call(nil, "updateUser", map[string]any{"id": nu.ID, "email": "ada@new.example.com"})
 	if u, err := x.a.GetUserByEmail(ctx, "ada@example.com"); u != nil || err != nil {
 		t.Errorf("GetUserByEmail of the e-mail Auth.js moved away from: %+v, %v", u, err)
 	}
@@ -201,7 +202,7 @@ func TestInteropNodeWritesAuthportReads(t *testing.T) {
 		t.Errorf("UpdateUser to the e-mail Auth.js's user holds: %v, want ErrAlreadyExists", err)
 	}
 	var byEmail *nodeUser
-	x.node.call(&byEmail, "getUserByEmail", "ada@example.com")
+	x.node.Call(&byEmail, "getUserByEmail", "ada@example.com")
 	if byEmail == nil || byEmail.ID != "go-after-move" {
 		t.Errorf("Auth.js getUserByEmail of the reused e-mail: %+v", byEmail)
 	}
@@ -216,12 +217,12 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nu nodeUser
-	x.node.call(&nu, "getUser", u.ID)
-	if nu.ID != u.ID || nu.Email != u.Email || !eqp(nu.Name, u.Name) || !eqp(nu.Image, u.Image) || !nu.EmailVerified.time(t).Equal(core.NormalizeTime(verified)) {
+	x.node.Call(&nu, "getUser", u.ID)
+	if nu.ID != u.ID || nu.Email != u.Email || !eqp(nu.Name, u.Name) || !eqp(nu.Image, u.Image) || !nu.EmailVerified.Time(t).Equal(core.NormalizeTime(verified)) {
 		t.Errorf("Auth.js getUser of authport's user: %+v", nu)
 	}
 	nu = nodeUser{}
-	x.node.call(&nu, "getUserByEmail", u.Email)
+	x.node.Call(&nu, "getUserByEmail", u.Email)
 	if nu.ID != u.ID {
 		t.Errorf("Auth.js getUserByEmail: %+v", nu)
 	}
@@ -232,14 +233,14 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var na nodeAccount
-	x.node.call(&na, "getAccount", "77", "github")
+	x.node.Call(&na, "getAccount", "77", "github")
 	if na.UserID != u.ID || na.Type != "oauth" || na.Provider != "github" || na.ProviderAccountID != "77" || na.ID != "github:77" ||
 		!eqp(na.AccessToken, sp("at")) || na.ExpiresAt == nil || *na.ExpiresAt != 1931234567 || !eqp(na.Scope, sp("read:user")) ||
 		!eqp(na.TokenType, sp("bearer")) || na.RefreshToken != nil || na.IDToken != nil {
 		t.Errorf("Auth.js getAccount of authport's account: %+v", na)
 	}
 	nu = nodeUser{}
-	x.node.call(&nu, "getUserByAccount", map[string]any{"provider": "github", "providerAccountId": "77"})
+	x.node.Call(&nu, "getUserByAccount", map[string]any{"provider": "github", "providerAccountId": "77"})
 	if nu.ID != u.ID {
 		t.Errorf("Auth.js getUserByAccount: %+v", nu)
 	}
@@ -251,8 +252,8 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		Session nodeSession `json:"session"`
 		User    nodeUser    `json:"user"`
 	}
-	x.node.call(&su, "getSessionAndUser", "go-sess")
-	if su.Session.SessionToken != "go-sess" || su.Session.UserID != u.ID || !su.Session.Expires.time(t).Equal(core.NormalizeTime(exp)) || su.User.ID != u.ID {
+	x.node.Call(&su, "getSessionAndUser", "go-sess")
+	if su.Session.SessionToken != "go-sess" || su.Session.UserID != u.ID || !su.Session.Expires.Time(t).Equal(core.NormalizeTime(exp)) || su.User.ID != u.ID {
 		t.Errorf("Auth.js getSessionAndUser of authport's session: %+v", su)
 	}
 
@@ -260,8 +261,8 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var vt *nodeToken
-	x.node.call(&vt, "useVerificationToken", map[string]any{"identifier": u.Email, "token": "go-hashed"})
-	if vt == nil || vt.Identifier != u.Email || vt.Token != "go-hashed" || !vt.Expires.time(t).Equal(core.NormalizeTime(exp)) {
+	x.node.Call(&vt, "useVerificationToken", map[string]any{"identifier": u.Email, "token": "go-hashed"})
+	if vt == nil || vt.Identifier != u.Email || vt.Token != "go-hashed" || !vt.Expires.Time(t).Equal(core.NormalizeTime(exp)) {
 		t.Errorf("Auth.js useVerificationToken of authport's token: %+v", vt)
 	}
 	if got, err := x.a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: u.Email, Token: "go-hashed"}); got != nil || err != nil {
@@ -275,7 +276,7 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		}
 	}
 	var list []nodeAuth
-	x.node.call(&list, "listAuthenticatorsByUserId", u.ID)
+	x.node.Call(&list, "listAuthenticatorsByUserId", u.ID)
 	if len(list) != 2 {
 		t.Fatalf("Auth.js listAuthenticatorsByUserId: %+v", list)
 	}
@@ -286,7 +287,7 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		}
 	}
 	var na2 nodeAuth
-	x.node.call(&na2, "updateAuthenticatorCounter", "c-a", 5)
+	x.node.Call(&na2, "updateAuthenticatorCounter", "c-a", 5)
 	if got, err := x.a.GetAuthenticator(ctx, "c-a"); err != nil || got == nil || got.Counter != 5 {
 		t.Errorf("authport reads the counter Auth.js updated: %+v, %v", got, err)
 	}
@@ -297,7 +298,7 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Errorf("authport lists %d authenticators after Auth.js rewrote the list: %v", len(l), err)
 	}
 	list = nil
-	x.node.call(&list, "listAuthenticatorsByUserId", u.ID)
+	x.node.Call(&list, "listAuthenticatorsByUserId", u.ID)
 	t.Logf("Auth.js lists %d of the user's 2 authenticators after its own updateAuthenticatorCounter", len(list))
 
 	// Auth.js's updateUser keeps what it does not know; authport's too.
@@ -305,7 +306,7 @@ func TestInteropAuthportWritesNodeReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	nu = nodeUser{}
-	x.node.call(&nu, "getUser", u.ID)
+	x.node.Call(&nu, "getUser", u.ID)
 	if !eqp(nu.Name, sp("G. Hopper")) || !eqp(nu.Image, u.Image) || nu.EmailVerified == nil {
 		t.Errorf("Auth.js getUser after authport's updateUser: %+v", nu)
 	}
@@ -317,10 +318,10 @@ func TestInteropSessionAcrossSides(t *testing.T) {
 	x := newInterop(t)
 	ctx := t.Context()
 	var nu nodeUser
-	x.node.call(&nu, "createUser", map[string]any{"email": "s@example.com", "emailVerified": nil})
+	x.node.Call(&nu, "createUser", map[string]any{"email": "s@example.com", "emailVerified": nil})
 
 	t.Run("node_creates_authport_updates_and_deletes", func(t *testing.T) {
-		x.node.call(nil, "createSession", map[string]any{"sessionToken": "n-sess", "userId": nu.ID, "expires": dateOf(ms(time.Hour))})
+		x.node.Call(nil, "createSession", map[string]any{"sessionToken": "n-sess", "userId": nu.ID, "expires": nodeproc.DateOf(ms(time.Hour))})
 		later := ms(48 * time.Hour)
 		s, err := x.a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "n-sess", Expires: core.Set(later)})
 		if err != nil || s == nil || !s.Expires.Equal(core.NormalizeTime(later)) {
@@ -329,15 +330,15 @@ func TestInteropSessionAcrossSides(t *testing.T) {
 		var su *struct {
 			Session nodeSession `json:"session"`
 		}
-		x.node.call(&su, "getSessionAndUser", "n-sess")
-		if su == nil || !su.Session.Expires.time(t).Equal(core.NormalizeTime(later)) {
+		x.node.Call(&su, "getSessionAndUser", "n-sess")
+		if su == nil || !su.Session.Expires.Time(t).Equal(core.NormalizeTime(later)) {
 			t.Errorf("Auth.js reads the session authport updated: %+v", su)
 		}
 		if d, err := x.a.DeleteSession(ctx, "n-sess"); err != nil || d == nil || d.UserID != nu.ID {
 			t.Errorf("DeleteSession: %+v, %v", d, err)
 		}
 		su = nil
-		x.node.call(&su, "getSessionAndUser", "n-sess")
+		x.node.Call(&su, "getSessionAndUser", "n-sess")
 		if su != nil {
 			t.Errorf("Auth.js still finds the session authport deleted: %+v", su)
 		}
@@ -348,12 +349,12 @@ func TestInteropSessionAcrossSides(t *testing.T) {
 		}
 		later := ms(72 * time.Hour)
 		var ns nodeSession
-		x.node.call(&ns, "updateSession", map[string]any{"sessionToken": "g-sess", "expires": dateOf(later)})
+		x.node.Call(&ns, "updateSession", map[string]any{"sessionToken": "g-sess", "expires": nodeproc.DateOf(later)})
 		su, err := x.a.GetSessionAndUser(ctx, "g-sess")
 		if err != nil || su == nil || !su.Session.Expires.Equal(core.NormalizeTime(later)) || su.User.ID != nu.ID {
 			t.Fatalf("authport reads the session Auth.js updated: %+v, %v", su, err)
 		}
-		x.node.call(nil, "deleteSession", "g-sess")
+		x.node.Call(nil, "deleteSession", "g-sess")
 		if su, err := x.a.GetSessionAndUser(ctx, "g-sess"); su != nil || err != nil {
 			t.Errorf("authport still finds the session Auth.js deleted: %+v, %v", su, err)
 		}
@@ -384,10 +385,10 @@ func TestInteropDeleteUser(t *testing.T) {
 	t.Run("authport_deletes_what_node_wrote", func(t *testing.T) {
 		x := newInterop(t)
 		var nu nodeUser
-		x.node.call(&nu, "createUser", map[string]any{"email": "del-n@example.com", "emailVerified": nil})
-		x.node.call(nil, "linkAccount", map[string]any{"userId": nu.ID, "type": "oauth", "provider": "github", "providerAccountId": "n1"})
-		x.node.call(nil, "createSession", map[string]any{"sessionToken": "n-s1", "userId": nu.ID, "expires": dateOf(ms(time.Hour))})
-		x.node.call(nil, "createAuthenticator", map[string]any{"credentialID": "n-c1", "userId": nu.ID, "providerAccountId": "n1",
+		x.node.Call(&nu, "createUser", map[string]any{"email": "del-n@example.com", "emailVerified": nil})
+		x.node.Call(nil, "linkAccount", map[string]any{"userId": nu.ID, "type": "oauth", "provider": "github", "providerAccountId": "n1"})
+		x.node.Call(nil, "createSession", map[string]any{"sessionToken": "n-s1", "userId": nu.ID, "expires": nodeproc.DateOf(ms(time.Hour))})
+		x.node.Call(nil, "createAuthenticator", map[string]any{"credentialID": "n-c1", "userId": nu.ID, "providerAccountId": "n1",
 			"credentialPublicKey": "pk", "counter": 0, "credentialDeviceType": "singleDevice", "credentialBackedUp": false})
 		// A second account and session, linked by authport.
 		if _, err := x.a.LinkAccount(t.Context(), core.Account{UserID: nu.ID, Type: core.AccountTypeOIDC, Provider: "google", ProviderAccountID: "n2"}); err != nil {
@@ -403,7 +404,7 @@ func TestInteropDeleteUser(t *testing.T) {
 			t.Errorf("authport's deleteUser left %q", left)
 		}
 		var got *nodeUser
-		x.node.call(&got, "getUserByEmail", "del-n@example.com")
+		x.node.Call(&got, "getUserByEmail", "del-n@example.com")
 		if got != nil {
 			t.Errorf("Auth.js still finds the user: %+v", got)
 		}
@@ -424,7 +425,7 @@ func TestInteropDeleteUser(t *testing.T) {
 		if _, err := x.a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: "g-c1", CredentialPublicKey: "pk", ProviderAccountID: "g1", UserID: u.ID}); err != nil {
 			t.Fatal(err)
 		}
-		x.node.call(nil, "deleteUser", u.ID)
+		x.node.Call(nil, "deleteUser", u.ID)
 		for what, v := range map[string]func() (any, error){
 			"GetUser":           func() (any, error) { return x.a.GetUser(ctx, u.ID) },
 			"GetUserByEmail":    func() (any, error) { return x.a.GetUserByEmail(ctx, u.Email) },
@@ -473,7 +474,7 @@ func (x *interop) race(t *testing.T, key core.VerificationTokenKey, n, nodeN int
 			defer wg.Done()
 			<-start
 			if i < nodeN {
-				res, err := x.node.Wait(x.node.send("useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token}))
+				res, err := x.node.Wait(x.node.SendCall("useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token}))
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -508,7 +509,7 @@ func TestInteropVerificationTokenRace(t *testing.T) {
 	token := func(i int) core.VerificationTokenKey {
 		k := core.VerificationTokenKey{Identifier: "race@example.com", Token: "race-" + string(rune('a'+i))}
 		if i%2 == 0 {
-			x.node.call(nil, "createVerificationToken", map[string]any{"identifier": k.Identifier, "token": k.Token, "expires": dateOf(ms(time.Hour))})
+			x.node.Call(nil, "createVerificationToken", map[string]any{"identifier": k.Identifier, "token": k.Token, "expires": nodeproc.DateOf(ms(time.Hour))})
 		} else if _, err := x.a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: k.Identifier, Token: k.Token, Expires: ms(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}

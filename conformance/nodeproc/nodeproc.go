@@ -118,6 +118,7 @@ func (e *Error) Error() string {
 
 // Proc is one running script. Its methods are safe for concurrent use.
 type Proc struct {
+	t      testing.TB
 	name   string
 	stdin  io.WriteCloser
 	stderr syncBuffer
@@ -138,7 +139,7 @@ func Start(t testing.TB, cfg Config) *Proc {
 	args := append(append(append([]string{}, cfg.NodeFlags...), cfg.Script), cfg.Args...)
 	cmd := exec.Command(node, args...)
 	cmd.Dir = cfg.Dir
-	p := &Proc{name: cfg.Script, pending: map[int]chan Reply{}}
+	p := &Proc{t: t, name: cfg.Script, pending: map[int]chan Reply{}}
 	cmd.Stderr = &p.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -299,4 +300,44 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// The calls below speak the protocol of serve-adapter.mjs, the Node side
+// the adapters' interop scripts share: a request is {"method", "args"} and
+// a Date travels as {"$date": "<ISO 8601>"}.
+
+// SendCall sends a call of the script's method with args, as [Proc.Send].
+func (p *Proc) SendCall(method string, args ...any) <-chan Reply {
+	return p.Send(map[string]any{"method": method, "args": args})
+}
+
+// Call runs the script's method with args and decodes its result into out
+// (when not nil). An error fails the test that [Start] was given, so Call
+// belongs in that test's goroutine.
+func (p *Proc) Call(out any, method string, args ...any) {
+	p.t.Helper()
+	if err := p.Do(map[string]any{"method": method, "args": args}, out); err != nil {
+		p.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+// Date is a JavaScript Date on the wire.
+type Date struct {
+	Date string `json:"$date"`
+}
+
+// DateOf returns t as a Date, in milliseconds as JavaScript keeps it.
+func DateOf(t time.Time) Date { return Date{Date: t.UTC().Format("2006-01-02T15:04:05.000Z")} }
+
+// Time returns d as a UTC time, failing t when d is nil or malformed.
+func (d *Date) Time(t testing.TB) time.Time {
+	t.Helper()
+	if d == nil {
+		t.Fatal("date missing")
+	}
+	v, err := time.Parse(time.RFC3339Nano, d.Date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.UTC()
 }

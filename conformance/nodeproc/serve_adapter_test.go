@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/authport/authport/conformance/nodeproc"
 )
@@ -50,6 +51,19 @@ serveAdapter({
 	}
 	if got.At.Date != "2026-01-02T03:04:06.678Z" || len(got.List) != 1 || got.List[0].Date != arg["$date"] {
 		t.Errorf("dates did not round-trip: %+v", got)
+	}
+	// The same through Call, DateOf and Date.Time.
+	when := time.Date(2026, 5, 6, 7, 8, 9, 123_456_789, time.UTC)
+	var typed struct {
+		At   *nodeproc.Date
+		List []nodeproc.Date
+	}
+	p.Call(&typed, "later", nodeproc.DateOf(when))
+	if want := when.Truncate(time.Millisecond); !typed.At.Time(t).Equal(want.Add(time.Second)) || len(typed.List) != 1 || !typed.List[0].Time(t).Equal(want) {
+		t.Errorf("Call later(%v) = %+v", when, typed)
+	}
+	if _, err := p.Wait(p.SendCall("add", 1, 2)); err != nil {
+		t.Errorf("SendCall: %v", err)
 	}
 	var res json.RawMessage
 	if err := p.Do(map[string]any{"method": "nothing"}, &res); err != nil || string(res) != "null" {
