@@ -74,6 +74,7 @@ type tokenRec struct {
 type callRec struct {
 	start, end time.Time
 	ok         bool
+	err        string // the error of a failed call
 }
 
 // tally collects what the workers saw.
@@ -181,7 +182,11 @@ func (l *load) call(method string, f func(ctx context.Context) error) (err error
 			l.t.mu.Unlock()
 		}
 		l.t.mu.Lock()
-		l.t.calls = append(l.t.calls, callRec{start: start, end: end, ok: err == nil})
+		rec := callRec{start: start, end: end, ok: err == nil}
+		if err != nil {
+			rec.err = method + ": " + err.Error()
+		}
+		l.t.calls = append(l.t.calls, rec)
 		if err != nil {
 			if l.t.errs == nil {
 				l.t.errs = map[string]int{}
@@ -393,6 +398,7 @@ type row struct {
 	errOther       int           // errors of calls outside it
 	down           time.Duration // from the fault to the service being back
 	recovery       time.Duration // from the service being back to the first success; -1: never
+	slowRecovery   []string      // distinct errors of calls that ended between back and the first success
 	visible        bool          // the fault had the effect it must have (fault.expect)
 	crash          bool          // the fault stopped the server (fault.crash)
 	acked          int           // acknowledged writes checked
@@ -509,6 +515,9 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 		}
 		if f.expect == "errors" && c.end.After(began) {
 			r.visible = true
+		}
+		if !c.end.Before(back) && c.end.Before(faultEnd) && len(r.slowRecovery) < 8 && !slices.Contains(r.slowRecovery, c.err) {
+			r.slowRecovery = append(r.slowRecovery, c.err)
 		}
 		if !c.end.Before(began) && !c.start.After(faultEnd) {
 			r.errFault++
