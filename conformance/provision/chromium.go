@@ -1,8 +1,6 @@
 package provision
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"testing"
 )
@@ -30,17 +28,5 @@ func Chromium(t testing.TB) string {
 // getenv. It returns "" only after t.Skip or t.Fatal.
 func chromiumBinary(t testing.TB, getenv func(string) string) string {
 	t.Helper()
-	bin := provide(t, backendFor(BackendChromium), getenv, nil)
-	if bin == "" {
-		return ""
-	}
-	info, err := os.Stat(bin)
-	if err == nil && (info.IsDir() || info.Mode().Perm()&0o111 == 0) {
-		err = errors.New("not an executable file")
-	}
-	if err != nil {
-		t.Fatal(fmt.Sprintf("%s=%q cannot be run (%v): point it at a Chromium binary, or unset it and run eval \"$(scripts/services.sh)\"", ChromiumBinEnv, bin, err))
-		return ""
-	}
-	return bin
+	return executableFrom(t, BackendChromium, ChromiumBinEnv, "a Chromium binary", getenv)
 }

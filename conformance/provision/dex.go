@@ -155,7 +155,16 @@ func Dex(t testing.TB, cfg DexConfig) *DexServer {
 // variable naming something that cannot run fails t.
 func dexBinary(t testing.TB, getenv func(string) string) string {
 	t.Helper()
-	bin := provide(t, backendFor(BackendDex), getenv, nil)
+	return executableFrom(t, BackendDex, DexBinEnv, "a dex binary", getenv)
+}
+
+// executableFrom returns the executable that backend's variable env names,
+// read through getenv (see [provide]). Without the variable t is skipped
+// or failed and "" returned; a variable naming something that is not an
+// executable file fails t, telling to point it at what.
+func executableFrom(t testing.TB, backend, env, what string, getenv func(string) string) string {
+	t.Helper()
+	bin := provide(t, backendFor(backend), getenv, nil)
 	if bin == "" {
 		return ""
 	}
@@ -164,7 +173,7 @@ func dexBinary(t testing.TB, getenv func(string) string) string {
 		err = errors.New("not an executable file")
 	}
 	if err != nil {
-		t.Fatal(fmt.Sprintf("%s=%q cannot be run (%v): point it at a dex binary, or unset it and run eval \"$(scripts/services.sh)\"", DexBinEnv, bin, err))
+		t.Fatal(fmt.Sprintf("%s=%q cannot be run (%v): point it at %s, or unset it and run eval \"$(scripts/services.sh)\"", env, bin, err, what))
 		return ""
 	}
 	return bin
