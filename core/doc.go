@@ -16,6 +16,9 @@
 // Nullable fields are pointers, so null and "" differ. Times are kept in UTC
 // to the millisecond ([NormalizeTime]).
 //
+// The contract is written out in SPEC.md at the repository root; comments
+// throughout authport cite its sections as "SPEC §N".
+//
 // This module has no dependency outside the standard library. Adapters live
 // in their own modules (adapters/memory, adapters/bbolt, adapters/redis,
 // adapters/postgres-gorm, adapters/mongodb), and the conformance module holds
