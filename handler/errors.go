@@ -117,6 +117,14 @@ func wantsJSON(r *http.Request) bool {
 
 func containsJSON(accept string) bool { return strings.Contains(accept, "application/json") }
 
+// unknownProvider answers a sign-in or callback for a provider id that no
+// configured provider has: the client's mistake (a stale or forged link),
+// so 404 and not Auth.js's 500 Configuration.
+func (h *Handler) unknownProvider(w http.ResponseWriter, r *http.Request) {
+	h.log.InfoContext(r.Context(), "authport: request for an unknown provider", "path", r.URL.Path)
+	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownProvider", Message: "no provider has this id"}, true)
+}
+
 // fail answers a failed action the Auth.js way: a redirect to the sign-in
 // page (sign-in errors) or the error page (others) with ?error=code, or
 // JSON for a script.

@@ -226,7 +226,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 	}
 	p, ok := h.byID[id]
 	if !ok {
-		h.fail(w, r, ErrorConfiguration, errors.New("sign-in with an unknown provider"))
+		h.unknownProvider(w, r)
 		return
 	}
 	h.callbackURL(w, r)
@@ -260,7 +260,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id string) {
 	p, ok := h.byID[id]
 	if !ok {
-		h.fail(w, r, ErrorConfiguration, errors.New("callback of an unknown provider"))
+		h.unknownProvider(w, r)
 		return
 	}
 	ctx := r.Context()
