@@ -42,7 +42,7 @@ func ErrorCode(err error, stage string) string {
 		return ErrorOAuthAccountNotLinked
 	case errors.Is(err, provider.ErrInvalidEmail), errors.Is(err, provider.ErrEmailDelivery):
 		return ErrorEmailSignin
-	case errors.Is(err, oauth.ErrProviderError), errors.Is(err, oauth.ErrStateMissing), errors.Is(err, oauth.ErrStateMismatch),
+	case errors.Is(err, oauth.ErrProviderError), errors.Is(err, oauth.ErrStateMissing), errors.Is(err, oauth.ErrStateMismatch), errors.Is(err, oauth.ErrCallbackReplayed),
 		errors.Is(err, oauth.ErrVerifierMissing), errors.Is(err, oauth.ErrNonceMissing), errors.Is(err, oauth.ErrNonceMismatch),
 		errors.Is(err, oauth.ErrIDTokenMissing), errors.Is(err, oauth.ErrIDTokenInvalid), errors.Is(err, oauth.ErrInvalidCallback),
 		errors.Is(err, oauth.ErrTokenExchange), errors.Is(err, oauth.ErrUserinfo), errors.Is(err, oauth.ErrProfile),
