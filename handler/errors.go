@@ -60,7 +60,7 @@ func ErrorCode(err error, stage string) string {
 func signInPageError(code string) bool {
 	switch code {
 	case ErrorOAuthSignin, ErrorOAuthCallback, ErrorOAuthAccountNotLinked, ErrorEmailSignin, ErrorCredentialsSignin,
-		ErrorWebAuthnVerification, ErrorSessionRequired, ErrorMissingCSRF:
+		ErrorWebAuthnVerification, ErrorSessionRequired, ErrorMissingCSRF, ErrorRateLimited:
 		return true
 	}
 	return false
@@ -73,6 +73,8 @@ func errorStatus(code string) int {
 		return http.StatusInternalServerError
 	case ErrorAccessDenied, ErrorVerification, ErrorMissingCSRF:
 		return http.StatusForbidden
+	case ErrorRateLimited:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusOK
 }
