@@ -250,16 +250,70 @@ func flowRules() []rule {
 			c.advance(time.Hour + time.Second)
 			e.expectRemovedOnAccess(t, a, s.SessionToken)
 		}},
-		{group: "sessionLifetime", name: "expired_session_removed_when_accessed", run: func(t *testing.T, e *env) {
-			// Expired by the adapter's clock too, which may hide it: the
-			// library still removes it when it is accessed (SPEC §3).
-			a := e.newAuth(t, newClock(), authOptions{})
+		{group: "sessionLifetime", name: "hidden_expired_session_is_nil_and_costs_no_write", run: func(t *testing.T, e *env) {
+			// Expired by the adapter's clock too, which hides it: the
+			// library gets nil and writes nothing (it cannot tell the
+			// token from an unknown one, issue 23 item 3); removing it is
+			// the adapter's (PurgeExpired, a TTL, or deleting as it reads).
+			full, ok := e.a.(core.Adapter)
+			if !ok {
+				t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
+			}
+			counting := NewCounting(full)
+			a := e.newAuth(t, newClock(), authOptions{adapter: counting})
 			u := e.newUser()
 			e.createUser(t, u)
 			s := e.newSession(u.ID)
 			s.Expires = time.Now().Add(-time.Minute)
 			e.createSession(t, s)
-			e.expectRemovedOnAccess(t, a, s.SessionToken)
+			counting.Reset()
+			if su, err := a.Session(e.ctx, s.SessionToken); su != nil || err != nil {
+				t.Errorf("Session of an expired session = %s, %v; want nil, nil", show(su), err)
+			}
+			if w := counting.Writes(); len(w) != 0 {
+				t.Errorf("Session of a hidden expired session wrote: %v; want no write", w)
+			}
+			if e.purger != nil {
+				if _, err := e.purger.PurgeExpired(e.ctx); err != nil {
+					t.Fatal(err)
+				}
+				if ss := e.state(t).Sessions; len(ss) != 0 {
+					t.Errorf("the expired session is still stored after PurgeExpired: %s", show(ss))
+				}
+			}
+		}},
+		{group: "sessionLifetime", name: "unknown_token_one_read_no_write", run: func(t *testing.T, e *env) {
+			// Issue 23, item 3: a junk session cookie costs one
+			// getSessionAndUser and nothing else.
+			full, ok := e.a.(core.Adapter)
+			if !ok {
+				t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
+			}
+			counting := NewCounting(full)
+			a := e.newAuth(t, newClock(), authOptions{adapter: counting})
+			u := e.newUser()
+			e.createUser(t, u)
+			live, err := a.CreateSession(e.ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := e.state(t)
+			counting.Reset()
+			const n = 5
+			for i := range n {
+				token := e.newSession(u.ID).SessionToken
+				if i == 0 {
+					token = flipLast(live.SessionToken)
+				}
+				if su, err := a.Session(e.ctx, token); su != nil || err != nil {
+					t.Fatalf("Session of an unknown token = %s, %v; want nil, nil", show(su), err)
+				}
+			}
+			calls := counting.Calls()
+			if calls[getSessionAndUser] != n || len(calls) != 1 {
+				t.Errorf("%d lookups of unknown tokens made the calls %v; want %d getSessionAndUser and nothing else", n, calls, n)
+			}
+			e.expectUnchanged(t, before, "lookups of unknown session tokens")
 		}},
 		{group: "sessionLifetime", name: "sign_out_deletes_session", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})

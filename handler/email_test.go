@@ -124,8 +124,12 @@ func TestEmailSignInErrors(t *testing.T) {
 			t.Errorf("callback %q set a session cookie", q)
 		}
 	}
+	// An unknown provider id is the client's mistake: 404, not a 500
+	// Configuration page (issue 23, item 10).
 	res = e.post("/auth/signin/nope", url.Values{"csrfToken": {e.csrf()}})
-	wantLocation(t, e, res, "/auth/error", "error", "Configuration")
+	wantStatus(t, res, 404)
+	res = e.get("/auth/callback/nope")
+	wantStatus(t, res, 404)
 	_ = auth.StrategyDatabase
 }
 

@@ -42,7 +42,7 @@ func ErrorCode(err error, stage string) string {
 		return ErrorOAuthAccountNotLinked
 	case errors.Is(err, provider.ErrInvalidEmail), errors.Is(err, provider.ErrEmailDelivery):
 		return ErrorEmailSignin
-	case errors.Is(err, oauth.ErrProviderError), errors.Is(err, oauth.ErrStateMissing), errors.Is(err, oauth.ErrStateMismatch),
+	case errors.Is(err, oauth.ErrProviderError), errors.Is(err, oauth.ErrStateMissing), errors.Is(err, oauth.ErrStateMismatch), errors.Is(err, oauth.ErrCallbackReplayed),
 		errors.Is(err, oauth.ErrVerifierMissing), errors.Is(err, oauth.ErrNonceMissing), errors.Is(err, oauth.ErrNonceMismatch),
 		errors.Is(err, oauth.ErrIDTokenMissing), errors.Is(err, oauth.ErrIDTokenInvalid), errors.Is(err, oauth.ErrInvalidCallback),
 		errors.Is(err, oauth.ErrTokenExchange), errors.Is(err, oauth.ErrUserinfo), errors.Is(err, oauth.ErrProfile),
@@ -60,7 +60,7 @@ func ErrorCode(err error, stage string) string {
 func signInPageError(code string) bool {
 	switch code {
 	case ErrorOAuthSignin, ErrorOAuthCallback, ErrorOAuthAccountNotLinked, ErrorEmailSignin, ErrorCredentialsSignin,
-		ErrorWebAuthnVerification, ErrorSessionRequired, ErrorMissingCSRF:
+		ErrorWebAuthnVerification, ErrorSessionRequired, ErrorMissingCSRF, ErrorRateLimited:
 		return true
 	}
 	return false
@@ -73,6 +73,8 @@ func errorStatus(code string) int {
 		return http.StatusInternalServerError
 	case ErrorAccessDenied, ErrorVerification, ErrorMissingCSRF:
 		return http.StatusForbidden
+	case ErrorRateLimited:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusOK
 }
@@ -116,6 +118,14 @@ func wantsJSON(r *http.Request) bool {
 }
 
 func containsJSON(accept string) bool { return strings.Contains(accept, "application/json") }
+
+// unknownProvider answers a sign-in or callback for a provider id that no
+// configured provider has: the client's mistake (a stale or forged link),
+// so 404 and not Auth.js's 500 Configuration.
+func (h *Handler) unknownProvider(w http.ResponseWriter, r *http.Request) {
+	h.log.InfoContext(r.Context(), "authport: request for an unknown provider", "path", r.URL.Path)
+	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownProvider", Message: "no provider has this id"}, true)
+}
 
 // fail answers a failed action the Auth.js way: a redirect to the sign-in
 // page (sign-in errors) or the error page (others) with ?error=code, or

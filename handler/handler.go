@@ -49,6 +49,10 @@ type Config struct {
 	// email, picture, sub) and the sign-in, and returns the claims to
 	// encode. Auth.js's jwt callback at sign-in.
 	Claims func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
+	// RateLimit limits sign-in e-mails and other sign-in attempts per
+	// identifier and per client; the zero value is on, with the default
+	// limits, in process. See [RateLimit].
+	RateLimit RateLimit
 	// Logger receives one record per failed sign-in and per store error;
 	// nil discards them. It never receives tokens, cookies or secrets.
 	Logger *slog.Logger
@@ -100,6 +104,7 @@ type Handler struct {
 	claims    func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
 	log       *slog.Logger
 	now       func() time.Time
+	limits    *limiter // nil: no rate limits
 }
 
 // New checks cfg and returns the Handler. Its error matches
@@ -183,6 +188,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if h.flow != nil && h.flow.SecureCookies() != h.secure {
 		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", ErrInvalidConfig)
+	}
+	if h.limits, err = newLimiter(cfg.RateLimit); err != nil {
+		return nil, err
 	}
 	if h.tmpl, err = parsePages(); err != nil {
 		return nil, fmt.Errorf("handler: built-in pages: %w", err)

@@ -102,7 +102,9 @@ func TestSessionUpdate(t *testing.T) {
 
 // Many browsers at once: each gets its own session, under -race.
 func TestConcurrentSignIns(t *testing.T) {
-	e := newEnv(t, envOpts{strategy: auth.StrategyJWT})
+	// 16 browsers on one address signing in as one user: more than the
+	// default rate limits allow (tested in ratelimit_test.go).
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, config: func(c *handler.Config) { c.RateLimit.Disabled = true }})
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
 	for i := 0; i < 16; i++ {

@@ -122,6 +122,8 @@ func signInMessage(code string) (string, bool) {
 		return "The passkey could not be verified. Try again.", true
 	case ErrorMissingCSRF:
 		return "The form could not be verified (its CSRF token is missing or wrong). Try again.", true
+	case ErrorRateLimited:
+		return "Too many attempts. Wait a few minutes, then try again.", true
 	}
 	return "", false
 }

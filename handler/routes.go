@@ -226,13 +226,16 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 	}
 	p, ok := h.byID[id]
 	if !ok {
-		h.fail(w, r, ErrorConfiguration, errors.New("sign-in with an unknown provider"))
+		h.unknownProvider(w, r)
 		return
 	}
 	h.callbackURL(w, r)
 	ctx := r.Context()
 	switch c := p.Common(); c.Type {
 	case provider.TypeOAuth, provider.TypeOIDC:
+		if !h.allowSignIn(w, r, "") {
+			return
+		}
 		to, err := h.flow.Begin(ctx, w, id)
 		if err != nil {
 			h.fail(w, r, ErrorCode(err, "signin"), err)
@@ -240,6 +243,13 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 		}
 		h.redirect(w, r, to)
 	case provider.TypeEmail:
+		var identifier string
+		if ec, ok := p.(*provider.EmailConfig); ok {
+			identifier, _ = ec.Normalize(r.PostFormValue("email"))
+		}
+		if !h.allowEmail(w, r, identifier) {
+			return
+		}
 		if _, err := h.auth.StartEmailSignIn(ctx, id, r.PostFormValue("email")); err != nil {
 			code := ErrorCode(err, "signin")
 			if code == ErrorConfiguration {
@@ -260,7 +270,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id string) {
 	p, ok := h.byID[id]
 	if !ok {
-		h.fail(w, r, ErrorConfiguration, errors.New("callback of an unknown provider"))
+		h.unknownProvider(w, r)
 		return
 	}
 	ctx := r.Context()
@@ -290,6 +300,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
 			return
 		}
+		if !h.allowSignIn(w, r, "") {
+			return
+		}
 		q := r.URL.Query()
 		si, err = h.auth.VerifyEmailSignIn(ctx, id, q.Get("email"), q.Get("token"))
 	case provider.TypeCredentials:
@@ -299,6 +312,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			return
 		}
 		if _, ok := h.checkCSRF(w, r); !ok {
+			return
+		}
+		if !h.allowSignIn(w, r, credentialsIdentifier(r)) {
 			return
 		}
 		si, err = h.credentials(r, p.(*provider.CredentialsConfig))
@@ -316,6 +332,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			return
 		}
 		if _, ok := h.checkCSRF(w, r); !ok {
+			return
+		}
+		if !h.allowSignIn(w, r, "") {
 			return
 		}
 		current, _, serr := h.session(ctx, r)

@@ -201,6 +201,11 @@ func (c *Codec) Decode(salt string, token string) (map[string]any, error) {
 	if parts[1] != "" {
 		return nil, fmt.Errorf("%w: unexpected encrypted key: algorithm \"dir\" has none", ErrInvalidToken)
 	}
+	for i, part := range parts {
+		if !canonicalBase64URL(part) {
+			return nil, fmt.Errorf("%w: part %d is not canonical unpadded base64url", ErrInvalidToken, i+1)
+		}
+	}
 	obj, err := jose.ParseEncryptedCompact(token,
 		[]jose.KeyAlgorithm{jose.DIRECT},
 		[]jose.ContentEncryption{jose.A256CBC_HS512, jose.A256GCM})
@@ -250,6 +255,23 @@ func (c *Codec) Decode(salt string, token string) (map[string]any, error) {
 		return nil, err
 	}
 	return claims, nil
+}
+
+// strictBase64URL is unpadded base64url that refuses non-zero unused bits
+// in the last character.
+var strictBase64URL = base64.RawURLEncoding.Strict()
+
+// canonicalBase64URL reports whether part is the one spelling of its bytes
+// in unpadded base64url (RFC 7515 §2): only the URL alphabet, no padding,
+// no line breaks (which the decoder would skip), and zero unused bits in
+// the last character. Without this check, changing those bits, or adding a
+// newline, gives another token that decodes to the same session.
+func canonicalBase64URL(part string) bool {
+	if strings.ContainsAny(part, "\r\n") {
+		return false
+	}
+	_, err := strictBase64URL.DecodeString(part)
+	return err == nil
 }
 
 // parseHeader decodes the protected header (go-jose has already checked

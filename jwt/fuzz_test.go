@@ -38,6 +38,19 @@ func FuzzDecode(f *testing.F) {
 	f.Add(SessionTokenCookie, gcm)
 	f.Add(SessionTokenCookie, noKID)
 	f.Add(SessionTokenCookie, strings.Replace(gcm, ".", "..", 1))
+	// Non-canonical base64url spellings of valid tokens (issue 23, item 9):
+	// unused bits set in a segment's last character, a skipped newline.
+	for _, tok := range []string{gcm, noKID} {
+		p := strings.Split(tok, ".")
+		for i := range p {
+			if bad := nonCanonical(p[i]); bad != "" && bad != p[i] {
+				q := append([]string(nil), p...)
+				q[i] = bad
+				f.Add(SessionTokenCookie, strings.Join(q, "."))
+			}
+		}
+		f.Add(SessionTokenCookie, strings.Replace(tok, ".", ".\n", 2))
+	}
 	f.Add("", "")
 	f.Fuzz(func(t *testing.T, salt, token string) {
 		claims, err := c.Decode(salt, token)

@@ -239,6 +239,9 @@ func TestBuiltInProviders(t *testing.T) {
 					t.Fatal(err)
 				}
 				extra = []*http.Cookie{{Name: auth.SecureSessionCookieName, Value: "sess-1"}}
+				// The failed callback used up the check values (they are
+				// single-use on the server): sign in again.
+				authURL, cookies = s.begin(t, c.id)
 			}
 			in, rec, err := callback(extra...)
 			if err != nil {

@@ -109,13 +109,15 @@ func TestDexRejects(t *testing.T) {
 		t.Fatalf("stored %+v after a forged state", snap)
 	}
 	// The same code, with the same cookies (as an attacker who copied both
-	// would): the first use signs in, dex refuses the second.
+	// would): the first use signs in; the second is refused before the
+	// code reaches dex, since the check values are single-use on the
+	// server (issue 23, item 8).
 	if _, _, err := s.callback(back, cookies, "dex"); err != nil {
 		t.Fatal(err)
 	}
 	before := s.store.Snapshot()
-	if _, _, err := s.callback(back, cookies, "dex"); !errors.Is(err, oauth.ErrTokenExchange) {
-		t.Errorf("replayed code: %v, want ErrTokenExchange", err)
+	if _, _, err := s.callback(back, cookies, "dex"); !errors.Is(err, oauth.ErrCallbackReplayed) {
+		t.Errorf("replayed code: %v, want ErrCallbackReplayed", err)
 	}
 	if after := s.store.Snapshot(); len(after.Sessions) != len(before.Sessions) || len(after.Users) != 1 || len(after.Accounts) != 1 {
 		t.Errorf("a replayed code stored %+v", after)

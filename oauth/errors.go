@@ -52,6 +52,11 @@ var (
 	ErrUserinfo = errors.New("oauth: userinfo failed")
 	// ErrProfile: the profile callback failed or gave no id.
 	ErrProfile = errors.New("oauth: profile could not be mapped")
+	// ErrCallbackReplayed: the callback's check values (PKCE verifier,
+	// state, nonce) were used by an earlier callback: a replayed callback,
+	// refused before the code is exchanged. It also matches
+	// auth.ErrAlreadyUsed.
+	ErrCallbackReplayed = errors.New("oauth: callback already used")
 )
 
 // maxDescription bounds how much of the provider's error_description goes

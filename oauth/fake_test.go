@@ -49,6 +49,7 @@ type fakeProvider struct {
 	userinfo    func(host string) any  // the userinfo body, by host
 	extraTokens map[string]any         // extra members of the token response
 	profile     map[string]any         // id_token profile claims
+	reuseCodes  bool                   // accept a code more than once (a lax provider)
 }
 
 // testKeys are two RSA keys made once for the package's tests: the
@@ -242,7 +243,7 @@ func (f *fakeProvider) token(w http.ResponseWriter, r *http.Request, prefix stri
 	f.mu.Lock()
 	f.authUsed = append(f.authUsed, method)
 	g := f.grants[r.PostForm.Get("code")]
-	replay := g != nil && g.used
+	replay := g != nil && g.used && !f.reuseCodes
 	if g != nil {
 		g.used = true
 	}

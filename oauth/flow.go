@@ -58,6 +58,8 @@ type Flow struct {
 
 	mu    sync.Mutex
 	cache map[string]*endpoints
+
+	used usedChecks // in-process fallback of useOnce
 }
 
 // New returns a [Flow] for cfg. Its error matches [ErrInvalidConfig] and
@@ -229,6 +231,10 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 //   - reads the check cookies and tells the browser to drop them (each is
 //     used once);
 //   - compares the state parameter with the state cookie (state check);
+//   - records the check values as used, in the adapter (createVerificationToken,
+//     shared by every instance) or else in process, and refuses a callback
+//     whose values were used before ([ErrCallbackReplayed]): a replayed
+//     callback fails even against a provider that accepts a code twice;
 //   - surfaces the provider's error parameter as a [*ProviderError];
 //   - exchanges the code at the token endpoint, with the PKCE verifier
 //     (pkce check) and the client authentication the provider's Client
@@ -308,6 +314,9 @@ func (f *Flow) callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	useNonce := o.Type == provider.TypeOIDC && o.Checks.Has(provider.CheckNonce)
 	if useNonce && nonce == "" {
 		return nil, fmt.Errorf("%w: provider %q: %w", ErrNonceMissing, o.ID, noNonce)
+	}
+	if err := f.useOnce(ctx, o.ID, verifier, state, nonce); err != nil {
+		return nil, err
 	}
 
 	e, err := f.endpoints(ctx, p)

@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/redis/go-redis/v9 v9.17.2
 )
 

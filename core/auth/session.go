@@ -28,11 +28,12 @@ func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session,
 // Session returns the session with the token and its user, or nil when
 // there is none (SPEC §3):
 //
-//   - an unknown token gives nil;
-//   - an expired session is deleted, to clean up, and gives nil (when the
-//     adapter reports no session, the token is deleted in case the
-//     adapter hid an expired one, which costs one write per unknown
-//     token);
+//   - an unknown token gives nil after one read (getSessionAndUser) and no
+//     write, so junk cookies cannot turn reads into writes;
+//   - an expired session the adapter returns (its clock may lag the
+//     library's) is deleted, to clean up, and gives nil; one the adapter
+//     hides is the adapter's to remove (it may delete it as it reads, and
+//     every built-in adapter removes it with PurgeExpired or a TTL);
 //   - otherwise the session is extended to MaxAge from now, at most once
 //     per UpdateAge (every access when UpdateAge is zero), and returned
 //     with its new expiry.
@@ -43,18 +44,12 @@ func (a *Auth) Session(ctx context.Context, sessionToken string) (*core.SessionA
 	su, err := call(a, "session lookup", func(g core.SessionAndUserGetter) (*core.SessionAndUser, error) {
 		return g.GetSessionAndUser(ctx, sessionToken)
 	})
-	if err != nil {
+	if err != nil || su == nil {
+		// No deleteSession for a token the adapter does not know (issue
+		// 23, item 3): Auth.js does not delete either, and a write per
+		// junk cookie is a cheap denial of service on stores that sync
+		// every commit.
 		return nil, err
-	}
-	if su == nil {
-		// Adapters never return an expired session, but need not delete
-		// it: delete it here, so that an expired session is removed when
-		// it is accessed (SPEC §3). For an unknown token this deletes
-		// nothing.
-		if _, err := a.SignOut(ctx, sessionToken); err != nil {
-			return nil, err
-		}
-		return nil, nil
 	}
 	now := a.now()
 	if su.Session.Expired(now) {

@@ -1,0 +1,230 @@
+package handler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core/ratelimit"
+)
+
+// The default limits of [RateLimit]. Auth.js has none.
+var (
+	// DefaultEmailPerAddress: 5 sign-in e-mails to one address per hour
+	// (then one every 12 minutes).
+	DefaultEmailPerAddress = ratelimit.Limit{Events: 5, Period: time.Hour}
+	// DefaultEmailPerClient: 20 sign-in e-mails requested by one client
+	// per hour, whatever the addresses.
+	DefaultEmailPerClient = ratelimit.Limit{Events: 20, Period: time.Hour}
+	// DefaultSignInPerClient: 60 other sign-in attempts (OAuth starts,
+	// credentials, passkeys, e-mail links) by one client per 10 minutes.
+	DefaultSignInPerClient = ratelimit.Limit{Events: 60, Period: 10 * time.Minute}
+	// DefaultSignInPerIdentifier: 10 credentials attempts for one
+	// identifier (the posted email, or else username) per 15 minutes.
+	DefaultSignInPerIdentifier = ratelimit.Limit{Events: 10, Period: 15 * time.Minute}
+)
+
+// RateLimit limits sign-in e-mails and other sign-in attempts, per
+// identifier (the e-mail address, the credentials' email or username) and
+// per client (its IP address; an IPv6 address counts by its /64). A refused
+// request gets the error code RateLimited: a redirect to the sign-in page
+// with ?error=RateLimited, or 429 JSON for a script, with Retry-After.
+//
+// The zero value is the safe default: the Default* limits, counted in
+// process. Several instances behind a load balancer need a shared Store
+// (e.g. github.com/authport/authport/adapters/redis/ratelimit), or each
+// allows the whole limit.
+type RateLimit struct {
+	// Disabled turns every limit off: Auth.js's behaviour.
+	Disabled bool
+	// Store counts the attempts; nil means an in-process
+	// [ratelimit.Memory]. If it fails, the request fails (Configuration)
+	// rather than going unlimited.
+	Store ratelimit.Store
+	// EmailPerAddress, EmailPerClient, SignInPerClient and
+	// SignInPerIdentifier are the limits; a zero Limit means its Default*
+	// value, one with negative Events turns that limit off.
+	EmailPerAddress, EmailPerClient, SignInPerClient, SignInPerIdentifier ratelimit.Limit
+	// ClientKey returns the client's key for per-client limits; nil means
+	// the IP address of the connection (Request.RemoteAddr), or of
+	// X-Forwarded-For per TrustedProxies.
+	ClientKey func(*http.Request) string
+	// TrustedProxies is how many reverse proxies in front of the handler
+	// append to X-Forwarded-For. Zero (the default) ignores the header,
+	// which any client can set; with N, the client is the N-th address
+	// from the right, the one the outermost trusted proxy saw.
+	TrustedProxies int
+}
+
+// ErrorRateLimited is the error code of a request refused by [RateLimit].
+// Auth.js has no such code; it is shown on the sign-in page.
+const ErrorRateLimited = "RateLimited"
+
+// limiter applies a RateLimit.
+type limiter struct {
+	store                                           ratelimit.Store
+	emailAddress, emailClient, signInClient, signID ratelimit.Limit
+	clientKey                                       func(*http.Request) string
+}
+
+func newLimiter(cfg RateLimit) (*limiter, error) {
+	if cfg.Disabled {
+		return nil, nil
+	}
+	if cfg.TrustedProxies < 0 {
+		return nil, fmt.Errorf("%w: RateLimit.TrustedProxies must not be negative", ErrInvalidConfig)
+	}
+	l := &limiter{store: cfg.Store, clientKey: cfg.ClientKey}
+	if l.store == nil {
+		l.store = ratelimit.NewMemory()
+	}
+	pick := func(name string, v, def ratelimit.Limit) (ratelimit.Limit, error) {
+		switch {
+		case v == ratelimit.Limit{}:
+			return def, nil
+		case v.Events < 0:
+			return ratelimit.Limit{}, nil
+		case !v.Enabled():
+			return v, fmt.Errorf("%w: RateLimit.%s %+v needs Events > 0 and Period > 0 (or negative Events to turn it off)", ErrInvalidConfig, name, v)
+		}
+		return v, nil
+	}
+	var err error
+	if l.emailAddress, err = pick("EmailPerAddress", cfg.EmailPerAddress, DefaultEmailPerAddress); err != nil {
+		return nil, err
+	}
+	if l.emailClient, err = pick("EmailPerClient", cfg.EmailPerClient, DefaultEmailPerClient); err != nil {
+		return nil, err
+	}
+	if l.signInClient, err = pick("SignInPerClient", cfg.SignInPerClient, DefaultSignInPerClient); err != nil {
+		return nil, err
+	}
+	if l.signID, err = pick("SignInPerIdentifier", cfg.SignInPerIdentifier, DefaultSignInPerIdentifier); err != nil {
+		return nil, err
+	}
+	if l.clientKey == nil {
+		hops := cfg.TrustedProxies
+		l.clientKey = func(r *http.Request) string { return ClientIP(r, hops) }
+	}
+	return l, nil
+}
+
+// ClientIP returns the client's IP address for rate limits: the
+// connection's (r.RemoteAddr), or with trustedProxies > 0 the address
+// that many entries from the right of X-Forwarded-For (falling back on the
+// connection's when the header has fewer). An IPv6 address is cut to its
+// /64, which one client usually holds whole.
+func ClientIP(r *http.Request, trustedProxies int) string {
+	addr := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	if trustedProxies > 0 {
+		var hops []string
+		for _, h := range r.Header.Values("X-Forwarded-For") {
+			for _, part := range strings.Split(h, ",") {
+				hops = append(hops, strings.TrimSpace(part))
+			}
+		}
+		if len(hops) >= trustedProxies {
+			addr = hops[len(hops)-trustedProxies]
+		}
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return "addr:" + addr
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// rateKey is the store key of one limit: the kind and a hash of the value,
+// so that addresses are not stored in the clear and keys stay short.
+func rateKey(kind, value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return "authport:rl:" + kind + ":" + hex.EncodeToString(sum[:16])
+}
+
+// check counts one event against each (limit, kind, value) in turn and
+// returns the first refusal; a store failure is an error.
+func (l *limiter) check(ctx context.Context, checks ...rateCheck) (ratelimit.Result, error) {
+	for _, c := range checks {
+		if !c.limit.Enabled() || c.value == "" {
+			continue
+		}
+		res, err := l.store.Allow(ctx, rateKey(c.kind, c.value), c.limit)
+		if err != nil {
+			return ratelimit.Result{}, fmt.Errorf("rate limit %s: %w", c.kind, err)
+		}
+		if !res.Allowed {
+			return res, nil
+		}
+	}
+	return ratelimit.Result{Allowed: true}, nil
+}
+
+type rateCheck struct {
+	kind, value string
+	limit       ratelimit.Limit
+}
+
+// allowEmail checks the limits of a sign-in e-mail to identifier (the
+// normalised address, or "" when it is invalid) and answers the refusal
+// itself, returning false.
+func (h *Handler) allowEmail(w http.ResponseWriter, r *http.Request, identifier string) bool {
+	if h.limits == nil {
+		return true
+	}
+	return h.allow(w, r,
+		rateCheck{"email-client", h.limits.clientKey(r), h.limits.emailClient},
+		rateCheck{"email-address", identifier, h.limits.emailAddress})
+}
+
+// allowSignIn checks the limits of another sign-in attempt, with the
+// identifier it names ("" for none), and answers the refusal itself.
+func (h *Handler) allowSignIn(w http.ResponseWriter, r *http.Request, identifier string) bool {
+	if h.limits == nil {
+		return true
+	}
+	return h.allow(w, r,
+		rateCheck{"signin-client", h.limits.clientKey(r), h.limits.signInClient},
+		rateCheck{"signin-identifier", identifier, h.limits.signID})
+}
+
+func (h *Handler) allow(w http.ResponseWriter, r *http.Request, checks ...rateCheck) bool {
+	res, err := h.limits.check(r.Context(), checks...)
+	if err != nil {
+		h.fail(w, r, ErrorConfiguration, err)
+		return false
+	}
+	if res.Allowed {
+		return true
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(res.RetryAfter.Seconds()))))
+	h.fail(w, r, ErrorRateLimited, fmt.Errorf("rate limit reached; retry in %v", res.RetryAfter.Round(time.Second)))
+	return false
+}
+
+// credentialsIdentifier is the identifier a credentials sign-in names:
+// its email field, or else its username, trimmed and lowercased; "" when
+// it has neither.
+func credentialsIdentifier(r *http.Request) string {
+	for _, k := range []string{"email", "username"} {
+		if v := strings.ToLower(strings.TrimSpace(r.PostFormValue(k))); v != "" {
+			return k + ":" + v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,167 @@
+package handler_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/ratelimit"
+	"github.com/authport/authport/handler"
+)
+
+func emailEnv(t *testing.T, rl handler.RateLimit) (*env, *smtpServer) {
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{
+		strategy: auth.StrategyJWT,
+		providers: func(t *testing.T, base string) []provider.Provider {
+			return []provider.Provider{smtp.emailProvider(t), credentials()}
+		},
+		config: func(c *handler.Config) { c.RateLimit = rl },
+	})
+	return e, smtp
+}
+
+// TestEmailRateLimit: 30 requests for one address send the default 5
+// e-mails (issue 23, item 4: they sent 30); the others are refused with
+// RateLimited on the sign-in page, or 429 in JSON, with Retry-After.
+func TestEmailRateLimit(t *testing.T) {
+	e, smtp := emailEnv(t, handler.RateLimit{})
+	refused := 0
+	var last response
+	for i := range 30 {
+		// The address in any spelling counts as one.
+		addr := []string{"ada@example.com", " Ada@Example.COM"}[i%2]
+		res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {addr}})
+		if strings.Contains(res.Header.Get("Location"), "error=RateLimited") {
+			refused++
+			last = res
+		}
+	}
+	if n := len(smtp.messages()); n != handler.DefaultEmailPerAddress.Events || refused != 30-n {
+		t.Fatalf("30 requests for one address: %d e-mails sent, %d refused; want %d sent, the rest refused", n, refused, handler.DefaultEmailPerAddress.Events)
+	}
+	wantLocation(t, e, last, "/auth/signin", "error", "RateLimited")
+	if ra := last.Header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Errorf("Retry-After %q", ra)
+	}
+	page := e.get(last.Header.Get("Location"))
+	if !strings.Contains(page.body, "Too many attempts") {
+		t.Errorf("the sign-in page does not explain the refusal:\n%s", page.body)
+	}
+	res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"ada@example.com"}}, "Accept", "application/json")
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(res.body, `"error":"RateLimited"`) || res.Header.Get("Retry-After") == "" {
+		t.Errorf("JSON refusal: %d %s (Retry-After %q); want 429 RateLimited", res.StatusCode, res.body, res.Header.Get("Retry-After"))
+	}
+
+	// Many addresses from one client: the per-client limit stops them.
+	e, smtp = emailEnv(t, handler.RateLimit{})
+	for i := range 40 {
+		e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {fmt.Sprintf("user%d@example.com", i)}})
+	}
+	if n := len(smtp.messages()); n != handler.DefaultEmailPerClient.Events {
+		t.Errorf("40 addresses from one client: %d e-mails, want %d", n, handler.DefaultEmailPerClient.Events)
+	}
+}
+
+// TestRateLimitDisabled is Auth.js's behaviour, on request: no limit.
+func TestRateLimitDisabled(t *testing.T) {
+	e, smtp := emailEnv(t, handler.RateLimit{Disabled: true})
+	for range 30 {
+		e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"ada@example.com"}})
+	}
+	if n := len(smtp.messages()); n != 30 {
+		t.Errorf("%d e-mails, want 30 with RateLimit.Disabled", n)
+	}
+}
+
+// TestCredentialsRateLimit: wrong passwords for one username run into the
+// per-identifier limit, which then refuses the right one too; another
+// username still signs in until the per-client limit.
+func TestCredentialsRateLimit(t *testing.T) {
+	e, _ := emailEnv(t, handler.RateLimit{SignInPerClient: ratelimit.Limit{Events: 15, Period: time.Hour}})
+	for range handler.DefaultSignInPerIdentifier.Events {
+		res := e.signInCredentials("ada", "wrong", nil)
+		wantLocation(t, e, res, "/auth/signin", "error", "CredentialsSignin")
+	}
+	res := e.signInCredentials("ADA ", "lovelace", nil)
+	wantLocation(t, e, res, "/auth/signin", "error", "RateLimited")
+	res = e.signInCredentials("grace", "x", nil)
+	wantLocation(t, e, res, "/auth/signin", "error", "CredentialsSignin")
+	// 12 attempts so far; the client's 15 an hour end with the 16th.
+	for range 3 {
+		e.signInCredentials("grace", "x", nil)
+	}
+	res = e.signInCredentials("grace", "x", nil)
+	wantLocation(t, e, res, "/auth/signin", "error", "RateLimited")
+}
+
+// TestClientKeyForwardedFor: X-Forwarded-For is ignored unless
+// TrustedProxies says how many proxies append to it.
+func TestClientKeyForwardedFor(t *testing.T) {
+	limit := ratelimit.Limit{Events: 2, Period: time.Hour}
+	for _, tc := range []struct {
+		proxies int
+		want    int // e-mails sent for 6 requests from "different" forwarded addresses
+	}{{0, 2}, {1, 6}} {
+		e, smtp := emailEnv(t, handler.RateLimit{EmailPerClient: limit, TrustedProxies: tc.proxies})
+		for i := range 6 {
+			e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {fmt.Sprintf("u%d@example.com", i)}},
+				"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i))
+		}
+		if n := len(smtp.messages()); n != tc.want {
+			t.Errorf("TrustedProxies %d: %d e-mails for 6 forwarded addresses, want %d", tc.proxies, n, tc.want)
+		}
+	}
+	r := requestFrom(t, "10.0.0.1:5555", "203.0.113.9, 198.51.100.7")
+	for _, tc := range []struct {
+		proxies int
+		want    string
+	}{{0, "10.0.0.1"}, {1, "198.51.100.7"}, {2, "203.0.113.9"}, {3, "10.0.0.1"}} {
+		if got := handler.ClientIP(r, tc.proxies); got != tc.want {
+			t.Errorf("ClientIP(%d) = %q, want %q", tc.proxies, got, tc.want)
+		}
+	}
+	r = requestFrom(t, "[2001:db8:1:2:3:4:5:6]:443", "")
+	if got := handler.ClientIP(r, 0); got != "2001:db8:1:2::/64" {
+		t.Errorf("IPv6 client %q, want its /64", got)
+	}
+}
+
+func requestFrom(t *testing.T, remote, xff string) *http.Request {
+	r, err := http.NewRequest("GET", "http://app.example/auth/session", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RemoteAddr = remote
+	if xff != "" {
+		r.Header.Set("X-Forwarded-For", xff)
+	}
+	return r
+}
+
+// TestRateLimitConfig: an unusable limit is a configuration error.
+func TestRateLimitConfig(t *testing.T) {
+	a, err := auth.New(auth.Config{Adapter: memoryStore(), Providers: []provider.Provider{credentials()}, Secrets: []string{secret},
+		BaseURL: "http://app.example/auth", Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rl := range []handler.RateLimit{
+		{EmailPerAddress: ratelimit.Limit{Events: 5}},
+		{SignInPerClient: ratelimit.Limit{Period: time.Hour}},
+		{TrustedProxies: -1},
+	} {
+		if _, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}, RateLimit: rl}); !errors.Is(err, handler.ErrInvalidConfig) {
+			t.Errorf("%+v: %v; want ErrInvalidConfig", rl, err)
+		}
+	}
+	if _, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}, RateLimit: handler.RateLimit{SignInPerClient: ratelimit.Limit{Events: -1}}}); err != nil {
+		t.Errorf("a limit turned off: %v", err)
+	}
+}
