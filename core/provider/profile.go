@@ -132,18 +132,28 @@ func profileUser[P any](ctx context.Context, cb ProfileCallback[P], profile P, t
 	if strings.TrimSpace(u.ID) == "" {
 		return User{}, fmt.Errorf("profile callback: %w", ErrProfileID)
 	}
-	if u.EmailVerified == nil && u.Email != "" {
-		u.EmailVerified = emailVerifiedClaim(profile, u.Email)
+	if m, ok := any(profile).(map[string]any); ok {
+		withEmailVerified(&u, m)
 	}
 	return u, nil
 }
 
+// withEmailVerified sets u.EmailVerified, when the Profile callback left it
+// nil, from the "email_verified" claim of the profile as the provider sent
+// it (m: its JSON object), provided the profile's "email" is u.Email. A
+// typed profile cannot tell a missing claim from false, so the claim is
+// read from the provider's JSON, not from the typed value.
+func withEmailVerified(u *User, m map[string]any) {
+	if u.EmailVerified == nil && u.Email != "" {
+		u.EmailVerified = emailVerifiedClaim(m, u.Email)
+	}
+}
+
 // emailVerifiedClaim returns the profile's "email_verified" claim when the
-// profile's "email" is email (Auth.js's profiles keep the claim as the
-// provider sent it: a JSON boolean, or a string for Apple), else nil.
-func emailVerifiedClaim(profile any, email string) *bool {
-	m, err := toMap(profile)
-	if err != nil || firstString(m, "email") != email {
+// profile's "email" is email (a JSON boolean, or a string "true"/"false" as
+// Apple sends it), else nil.
+func emailVerifiedClaim(m map[string]any, email string) *bool {
+	if firstString(m, "email") != email {
 		return nil
 	}
 	var v bool
