@@ -1,6 +1,7 @@
 package handler_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -274,5 +275,25 @@ func TestRefusedAddressLeavesNoToken(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.sent != 1 {
 		t.Errorf("%d messages sent, want 1", s.sent)
+	}
+}
+
+// Finding 6 for credentials: the address the application's Authorize
+// returns reaches the session in the one normal form.
+func TestCredentialsAddressNormalised(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: "jwt", providers: func(*testing.T, string) []provider.Provider {
+		c := provider.Credentials(func(_ context.Context, req provider.AuthorizeRequest) (*provider.User, error) {
+			if req.Credentials["username"] == "ada" && req.Credentials["password"] == "lovelace" {
+				return &provider.User{ID: "user-ada", Email: " Ada@BÜCHER.example "}, nil
+			}
+			return nil, nil
+		})
+		c.Fields = []provider.CredentialField{{Name: "username", Label: "Username", Type: "text"}, {Name: "password", Label: "Password", Type: "password"}}
+		return []provider.Provider{c}
+	}})
+	res := e.signInCredentials("ada", "lovelace", nil)
+	wantStatus(t, res, http.StatusSeeOther)
+	if u, _ := e.session()["user"].(map[string]any); u == nil || u["email"] != "ada@xn--bcher-kva.example" {
+		t.Errorf("session user %v, want ada@xn--bcher-kva.example", u)
 	}
 }
