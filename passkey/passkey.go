@@ -549,9 +549,9 @@ func (u ceremonyUser) WebAuthnCredentials() []webauthn.Credential { return u.cre
 // user is the signed-in user, or nil.
 //
 // Registration stores the authenticator (and the webauthn account) for the
-// signed-in user, or creates the user with the e-mail address the options
-// were made for (refused, with [auth.ErrAccountNotLinked], when a user has
-// it by now). Authentication verifies the assertion with the stored public
+// signed-in user, or, only with auth.Config.AllowDangerousUnverifiedEmail,
+// creates the user with the e-mail address the options were made for
+// (refused, with [auth.ErrAccountNotLinked], when a user has it by now). Authentication verifies the assertion with the stored public
 // key, then advances the stored counter, which must increase (unless both
 // are 0): a replay fails with [ErrCounterNotIncreased]. A passkey of
 // another user than the signed-in one gives [auth.ErrAccountNotLinked].
