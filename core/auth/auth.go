@@ -85,8 +85,8 @@ type Config struct {
 	// ObjectIds, say) need a matching generator.
 	GenerateUserID func() (string, error)
 	// AllowDangerousUnverifiedEmail restores Auth.js's behaviour towards
-	// e-mail addresses nobody has proven (see the package documentation's
-	// "Unproven addresses" and the README's Security section): a passkey
+	// e-mail addresses nobody has proven (see core's README, "Unproven
+	// e-mail addresses"): a passkey
 	// registered by someone not signed in creates a user holding the
 	// address typed; an OAuth profile whose provider says email_verified
 	// false creates the user of that address (and, with the provider's
@@ -95,8 +95,9 @@ type Config struct {
 	// it lands in that user, whose passkeys and accounts keep working. Each
 	// lets someone who does not own an address prepare an account that the
 	// owner later signs in to while the attacker keeps access. False (the
-	// default) refuses the first two and gives the proven owner a user of
-	// their own.
+	// default) refuses the first two, and gives the proven owner a user of
+	// their own when the holder has passkeys (the holder is given
+	// [DisplacedEmail] instead of the address).
 	AllowDangerousUnverifiedEmail bool
 }
 
