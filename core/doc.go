@@ -19,7 +19,10 @@
 // The contract is written out in SPEC.md at the repository root; comments
 // throughout authport cite its sections as "SPEC §N".
 //
-// This module has no dependency outside the standard library. Adapters live
+// This module depends only on the standard library and, for the one
+// normalisation of e-mail addresses (auth.NormalizeEmail), on the Go
+// project's golang.org/x/net/idna and golang.org/x/text/unicode/norm; the
+// package core itself imports the standard library alone. Adapters live
 // in their own modules (adapters/memory, adapters/bbolt, adapters/redis,
 // adapters/postgres-gorm, adapters/mongodb), and the conformance module holds
 // the suite that checks any adapter against this contract.

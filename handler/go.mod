@@ -1,6 +1,6 @@
 module github.com/authport/authport/handler
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
@@ -18,8 +18,9 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/wneessen/go-mail v0.8.1 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )
 
 replace (

@@ -58,6 +58,8 @@ type envOpts struct {
 	// providers builds the providers once the base URL is known.
 	providers func(t *testing.T, base string) []provider.Provider
 	config    func(*handler.Config)
+	// authConfig changes the auth.Config before auth.New.
+	authConfig func(*auth.Config)
 }
 
 // env is a handler mounted at /auth on a real HTTP server, with a browser-
@@ -96,10 +98,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 		o.providers = func(*testing.T, string) []provider.Provider { return []provider.Provider{credentials()} }
 	}
 	e.store = memory.New(memory.WithClock(e.clock.Now))
-	a, err := auth.New(auth.Config{
+	ac := auth.Config{
 		Adapter: e.store, Providers: o.providers(t, e.base), Secrets: []string{secret}, BaseURL: e.base, Now: e.clock.Now,
 		Session: auth.SessionOptions{Strategy: o.strategy, MaxAge: o.maxAge, UpdateAge: o.updateAge},
-	})
+	}
+	if o.authConfig != nil {
+		o.authConfig(&ac)
+	}
+	a, err := auth.New(ac)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -387,6 +387,12 @@ func (h *Handler) credentials(r *http.Request, p *provider.CredentialsConfig) (*
 	if u == nil || u.ID == "" {
 		return nil, errCredentials
 	}
+	// The address in the session is in the one normal form, as every
+	// address authport keeps; one it cannot normalise is left as the
+	// application gave it.
+	if normal, err := auth.NormalizeEmail(u.Email); err == nil {
+		u.Email = normal
+	}
 	return &auth.SignIn{User: u.CoreUser(u.ID)}, nil
 }
 

@@ -1,6 +1,6 @@
 module github.com/authport/authport/mail
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
@@ -12,7 +12,8 @@ require (
 
 require (
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )
 
 replace (

@@ -1,6 +1,6 @@
 module github.com/authport/authport/oauth
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/core v0.1.0
@@ -16,7 +16,11 @@ require (
 
 require github.com/authport/authport/jwt v0.1.0
 
-require golang.org/x/crypto v0.54.0 // indirect
+require (
+	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)
 
 replace (
 	github.com/authport/authport/adapters/memory => ../adapters/memory

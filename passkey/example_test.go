@@ -7,8 +7,10 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/passkey"
@@ -22,20 +24,22 @@ func ExampleNew() {
 	a, err := auth.New(auth.Config{
 		Adapter:   memory.New(),
 		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"a-long-random-secret"},
+		Secrets:   []string{"a-long-random-secret-of-32-bytes-or-more"},
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
 		BaseURL:   "https://example.com/auth",
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"a-long-random-secret"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"a-long-random-secret-of-32-bytes-or-more"}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodGet, "https://example.com/auth/webauthn-options/passkey?email=ada@example.com", nil)
-	body, err := pk.Options(context.Background(), w, r, "passkey", nil)
+	// A signed-in user (as the handler finds them) adds a passkey.
+	user := &core.User{ID: "0b8c2a54-3f1d-4e7a-9c35-2f5d0e6b1a77", Email: "ada@example.com"}
+	r := httptest.NewRequest(http.MethodGet, "https://example.com/auth/webauthn-options/passkey?action=register", nil)
+	body, err := pk.Options(context.Background(), w, r, "passkey", user)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,21 +59,24 @@ func ExampleNew() {
 	// __Secure-authjs.challenge true true
 }
 
-// A whole sign-up and sign-in, with the software authenticator of
-// passkeytest standing in for the browser.
+// A passkey added by a signed-in user, then a sign-in with it alone, with
+// the software authenticator of passkeytest standing in for the browser.
+// (Signing up with a passkey while signed out would create a user holding
+// an address nobody has proven; it is refused unless
+// auth.Config.AllowDangerousUnverifiedEmail is set.)
 func Example_ceremony() {
 	store := memory.New()
 	a, err := auth.New(auth.Config{
 		Adapter:   store,
 		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"a-long-random-secret"},
+		Secrets:   []string{"a-long-random-secret-of-32-bytes-or-more"},
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
 		BaseURL:   passkeytest.BaseURL, // http://localhost:3000/auth
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"a-long-random-secret"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"a-long-random-secret-of-32-bytes-or-more"}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -80,7 +87,13 @@ func Example_ceremony() {
 	}
 	ctx := context.Background()
 
-	o, cookies, err := client.Options(ctx, "email=ada@example.com", nil)
+	// The user an e-mail sign-in made, now signed in.
+	now := time.Now()
+	user, err := store.CreateUser(ctx, core.User{ID: "0b8c2a54-3f1d-4e7a-9c35-2f5d0e6b1a77", Email: "ada@example.com", EmailVerified: &now})
+	if err != nil {
+		log.Fatal(err)
+	}
+	o, cookies, err := client.Options(ctx, "action=register", user)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,7 +101,7 @@ func Example_ceremony() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	up, _, err := client.Callback(ctx, cookies, o.Action, data, nil)
+	up, _, err := client.Callback(ctx, cookies, o.Action, data, user)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -109,6 +122,6 @@ func Example_ceremony() {
 	stored, _ := store.GetAuthenticator(ctx, key.CredentialID())
 	fmt.Println(o.Action, in.User.ID == up.User.ID, stored.Counter)
 	// Output:
-	// register ada@example.com true
+	// register ada@example.com false
 	// authenticate true 1
 }

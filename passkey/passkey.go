@@ -65,6 +65,17 @@ type Config struct {
 	Timeout time.Duration
 	// Now is the clock of the challenge cookie; nil means time.Now.
 	Now func() time.Time
+	// ListCredentialsByEmail restores Auth.js's options route for someone
+	// not signed in who gives an e-mail address: the user with the address
+	// is looked up, its credential ids are sent as the allowed credentials
+	// (needed only for authenticators that hold no discoverable passkey),
+	// and an address without a user is offered registration (when
+	// auth.Config.AllowDangerousUnverifiedEmail allows signing up). The
+	// answer then tells anyone which addresses have accounts, and their
+	// credential ids. False (the default): the address is not looked up;
+	// signed out, the answer is always a discoverable authentication, the
+	// same for every address.
+	ListCredentialsByEmail bool
 }
 
 // Passkeys runs WebAuthn registration and authentication ceremonies
@@ -81,6 +92,8 @@ type Passkeys struct {
 	timeout time.Duration
 	now     func() time.Time
 	used    usedChallenges
+	// byEmail is Config.ListCredentialsByEmail.
+	byEmail bool
 }
 
 // usedChallenges remembers the challenges that served a verified ceremony
@@ -174,6 +187,7 @@ func New(cfg Config) (*Passkeys, error) {
 		origins: append([]string(nil), cfg.Origins...),
 		timeout: cfg.Timeout,
 		now:     cfg.Now,
+		byEmail: cfg.ListCredentialsByEmail,
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -319,21 +333,25 @@ type challengeState struct {
 }
 
 // Options answers GET {base}/webauthn-options/{provider}: it decides the
-// action as Auth.js's inferWebAuthnOptions does, makes the options and sets
-// the sealed challenge cookie on w. user is the signed-in user, or nil.
+// action, makes the options and sets the sealed challenge cookie on w. user
+// is the signed-in user, or nil.
 //
-// The query's "action" is "register", "authenticate" or empty, and "email"
-// names the user when not signed in (Auth.js's default getUserInfo):
+// The query's "action" is "register", "authenticate" or empty; "email" is
+// the address someone not signed in typed. By default:
 //
-//   - "authenticate" is always allowed; with the e-mail of an existing
-//     user (or signed in), the user's credentials are the allowed ones,
-//     else any discoverable credential (a passkey) may answer;
-//   - "register" is allowed for the signed-in user (adding a passkey), or
-//     when not signed in for an e-mail address no user has (signing up);
-//   - empty: not signed in, it is "authenticate" without an e-mail or with
-//     one of an existing user, and "register" with a new one. Signed in,
-//     Auth.js refuses; authport runs "register" when the user has no
-//     authenticator yet and "authenticate" otherwise.
+//   - signed in, "register" adds a passkey (the user's credentials are
+//     excluded), "authenticate" lists the user's credentials, and no action
+//     is "register" when the user has no passkey yet, else "authenticate";
+//   - not signed in, "register" is refused: a passkey sign-up would create
+//     a user holding an address nobody has proven (sign in first, then add
+//     a passkey); "authenticate" and no action are a discoverable
+//     authentication. The e-mail address is checked but not looked up, so
+//     the answer is the same whether or not it has an account.
+//
+// Auth.js's inferWebAuthnOptions (an address of a user means
+// "authenticate" with its credentials, an unknown one "register") comes
+// back with [Config.ListCredentialsByEmail] for the lookup, and with
+// auth.Config.AllowDangerousUnverifiedEmail for signing up while signed out.
 //
 // A refused combination gives [ErrNotAllowed]; a bad action
 // [ErrInvalidAction]; a bad e-mail [ErrInvalidEmail].
@@ -347,8 +365,10 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 	if action != "" && action != ActionRegister && action != ActionAuthenticate {
 		return nil, fmt.Errorf("%w: %q (want register or authenticate)", ErrInvalidAction, action)
 	}
+	signUp := p.auth.AllowsDangerousUnverifiedEmail()
 	// Auth.js's getUserInfo: the signed-in user, else the user with the
-	// e-mail address, else a new user with it.
+	// e-mail address, else a new user with it. The address is looked up
+	// only when the answer may depend on it (the options above).
 	var info *registerData
 	exists := false
 	var authenticators []core.Authenticator
@@ -356,9 +376,12 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 	case user != nil:
 		info, exists = &registerData{ID: user.ID, Email: user.Email, Name: user.Name}, true
 	case q.Get("email") != "":
-		email, err := provider.NormalizeEmail(q.Get("email"))
+		email, err := auth.NormalizeEmail(q.Get("email"))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidEmail, err)
+		}
+		if !p.byEmail && !signUp {
+			break
 		}
 		found, err := p.auth.UserByEmail(ctx, email)
 		if err != nil {
@@ -373,6 +396,11 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 		if authenticators, err = p.auth.Authenticators(ctx, info.ID); err != nil {
 			return nil, err
 		}
+		if user == nil && !p.byEmail {
+			// Signing up may look the address up (it must not be
+			// taken), but its credentials are not given out.
+			authenticators = nil
+		}
 	}
 	loggedIn := user != nil
 	decision := ""
@@ -380,21 +408,24 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 	case ActionAuthenticate:
 		decision = ActionAuthenticate
 	case ActionRegister:
-		if info != nil && loggedIn == exists {
+		if info != nil && loggedIn == exists && (loggedIn || signUp) {
 			decision = ActionRegister
 		}
 	case "":
 		switch {
 		case loggedIn && len(authenticators) == 0:
 			decision = ActionRegister
-		case loggedIn, info == nil, exists:
+		case loggedIn, info == nil, exists, !signUp:
 			decision = ActionAuthenticate
 		default:
 			decision = ActionRegister
 		}
 	}
 	if decision == "" {
-		if info == nil {
+		switch {
+		case !loggedIn && !signUp:
+			return nil, fmt.Errorf("%w: %w", ErrNotAllowed, auth.ErrUnprovenSignUp)
+		case info == nil:
 			return nil, fmt.Errorf("%w: registering a passkey needs an e-mail address or a signed-in user", ErrNotAllowed)
 		}
 		return nil, fmt.Errorf("%w: the e-mail address belongs to a user; sign in to add a passkey", ErrNotAllowed)
@@ -518,9 +549,9 @@ func (u ceremonyUser) WebAuthnCredentials() []webauthn.Credential { return u.cre
 // user is the signed-in user, or nil.
 //
 // Registration stores the authenticator (and the webauthn account) for the
-// signed-in user, or creates the user with the e-mail address the options
-// were made for (refused, with [auth.ErrAccountNotLinked], when a user has
-// it by now). Authentication verifies the assertion with the stored public
+// signed-in user, or, only with auth.Config.AllowDangerousUnverifiedEmail,
+// creates the user with the e-mail address the options were made for
+// (refused, with [auth.ErrAccountNotLinked], when a user has it by now). Authentication verifies the assertion with the stored public
 // key, then advances the stored counter, which must increase (unless both
 // are 0): a replay fails with [ErrCounterNotIncreased]. A passkey of
 // another user than the signed-in one gives [auth.ErrAccountNotLinked].

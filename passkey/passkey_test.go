@@ -29,13 +29,13 @@ func TestChallengeCookie(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { return now }
 	e := passkeytest.NewEnv(t, memory.New())
-	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{"passkeytest-secret"}, Timeout: 2 * time.Minute, Now: func() time.Time { return clock() }})
+	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{passkeytest.Secret}, Timeout: 2 * time.Minute, Now: func() time.Time { return clock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Client.Passkeys = pk
 	sa := e.NewAuthenticator()
-	e.SignUp("k@example.com", sa)
+	kUser := e.SignUp("k@example.com", sa)
 
 	o, cookies := e.MustOptions("", nil)
 	data := e.Get(sa, o, passkeytest.Ceremony{Origin: passkeytest.Origin})
@@ -61,7 +61,7 @@ func TestChallengeCookie(t *testing.T) {
 	}
 	// The cookie of a registration cannot serve an authentication.
 	now = time.Now()
-	reg, regCookies := e.MustOptions("email=new@example.com", nil)
+	reg, regCookies := e.MustOptions("action=register", &kUser)
 	if reg.Action != "register" {
 		t.Fatal(reg.Action)
 	}
@@ -145,8 +145,8 @@ func TestRelyingPartySettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{"passkey": `"rp":{"name":"Example","id":"example.com"}`, "corp": `"rp":{"name":"Example","id":"corp.example"}`} {
-		r := httptest.NewRequest(http.MethodGet, "https://whatever.test/auth/webauthn-options/"+id+"?action=register&email=a@b.c", nil)
-		body, err := pk.Options(context.Background(), httptest.NewRecorder(), r, id, nil)
+		r := httptest.NewRequest(http.MethodGet, "https://whatever.test/auth/webauthn-options/"+id+"?action=register", nil)
+		body, err := pk.Options(context.Background(), httptest.NewRecorder(), r, id, &core.User{ID: "u1", Email: "a@b.c"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,9 +217,9 @@ func TestRelyingPartyNotFromRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Behind a proxy: plain http to the app, an attacker's Host header.
-	r := httptest.NewRequest(http.MethodGet, "http://evil.example/auth/webauthn-options/corp?action=register&email=a@b.c", nil)
+	r := httptest.NewRequest(http.MethodGet, "http://evil.example/auth/webauthn-options/corp?action=register", nil)
 	w := httptest.NewRecorder()
-	body, err := pk.Options(context.Background(), w, r, "corp", nil)
+	body, err := pk.Options(context.Background(), w, r, "corp", &core.User{ID: "u1", Email: "a@b.c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestRelyingPartyNotFromRequest(t *testing.T) {
 func TestChallengeSingleUse(t *testing.T) {
 	e := passkeytest.NewEnv(t, memory.New())
 	sa := e.NewAuthenticator()
-	e.SignUp("once@example.com", sa)
+	onceUser := e.SignUp("once@example.com", sa)
 	zero := uint32(0)
 	o, cookies := e.MustOptions("", nil)
 	data := e.Get(sa, o, passkeytest.Ceremony{Origin: passkeytest.Origin, Counter: &zero})
@@ -267,12 +267,12 @@ func TestChallengeSingleUse(t *testing.T) {
 		t.Fatalf("%d sign-ins, %d refused as reused of %d uses of one challenge; want exactly one sign-in", wins, reused, n)
 	}
 	// Registration too: one options answer registers one credential.
-	ro, rc := e.MustOptions("email=twice@example.com", nil)
+	ro, rc := e.MustOptions("action=register", &onceUser)
 	reg := e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin})
-	if _, err := e.Callback(rc, "register", reg, nil); err != nil {
+	if _, err := e.Callback(rc, "register", reg, &onceUser); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Callback(rc, "register", e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin}), nil); !errors.Is(err, passkey.ErrChallengeReused) {
+	if _, err := e.Callback(rc, "register", e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin}), &onceUser); !errors.Is(err, passkey.ErrChallengeReused) {
 		t.Fatalf("second registration with one challenge: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 module github.com/authport/authport/adapters/bbolt
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/conformance v0.1.0
@@ -8,7 +8,11 @@ require (
 	go.etcd.io/bbolt v1.4.3
 )
 
-require golang.org/x/sys v0.47.0 // indirect
+require (
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)
 
 replace (
 	github.com/authport/authport/conformance => ../../conformance

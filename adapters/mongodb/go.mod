@@ -1,6 +1,6 @@
 module github.com/authport/authport/adapters/mongodb
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/conformance v0.1.0
@@ -15,8 +15,9 @@ require (
 	github.com/xdg-go/stringprep v1.0.4 // indirect
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )
 
 replace (

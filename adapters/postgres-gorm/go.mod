@@ -1,6 +1,6 @@
 module github.com/authport/authport/adapters/postgres-gorm
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/conformance v0.1.0
@@ -23,8 +23,9 @@ require (
 	github.com/jinzhu/now v1.1.5 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )
 
 replace (

@@ -1,6 +1,6 @@
 module github.com/authport/authport/adapters/redis
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/conformance v0.1.0
@@ -13,6 +13,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )
 
 replace (

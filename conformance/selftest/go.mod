@@ -1,11 +1,16 @@
 module github.com/authport/authport/conformance/selftest
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
+)
+
+require (
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )
 
 replace (

@@ -84,6 +84,21 @@ type Config struct {
 	// (version 4). Adapters that store ids in another form (MongoDB
 	// ObjectIds, say) need a matching generator.
 	GenerateUserID func() (string, error)
+	// AllowDangerousUnverifiedEmail restores Auth.js's behaviour towards
+	// e-mail addresses nobody has proven (see core's README, "Unproven
+	// e-mail addresses"): a passkey
+	// registered by someone not signed in creates a user holding the
+	// address typed; an OAuth profile whose provider says email_verified
+	// false creates the user of that address (and, with the provider's
+	// allowDangerousEmailAccountLinking, is linked to the user holding it);
+	// and an e-mail sign-in for an address held by a user who never proved
+	// it lands in that user, whose passkeys and accounts keep working. Each
+	// lets someone who does not own an address prepare an account that the
+	// owner later signs in to while the attacker keeps access. False (the
+	// default) refuses the first two, and gives the proven owner a user of
+	// their own when the holder has passkeys (the holder is given
+	// [DisplacedEmail] instead of the address).
+	AllowDangerousUnverifiedEmail bool
 }
 
 // Auth is the configured library. It is safe for concurrent use.
@@ -98,6 +113,8 @@ type Auth struct {
 	baseURL   string
 	now       func() time.Time
 	newUserID func() (string, error)
+	// allowUnverified is Config.AllowDangerousUnverifiedEmail.
+	allowUnverified bool
 }
 
 // ErrInvalidConfig is matched by every configuration error [New] returns.
@@ -150,6 +167,8 @@ func New(cfg Config) (*Auth, error) {
 		baseURL:   cfg.BaseURL,
 		now:       cfg.Now,
 		newUserID: cfg.GenerateUserID,
+
+		allowUnverified: cfg.AllowDangerousUnverifiedEmail,
 	}
 	switch {
 	case a.strategy == "":

@@ -30,9 +30,11 @@ func HashToken(token, secret string) string {
 }
 
 // StartEmailSignIn starts an e-mail sign-in with the e-mail provider
-// providerID: it normalises the address, makes a random token, stores its
-// hash (with the newest secret) with the provider's lifetime, and hands the
-// link to the provider's SendVerificationRequest, if it has one. It returns
+// providerID: it normalises and checks the address (a bad one stores
+// nothing), makes a random token, stores its hash (with the newest secret)
+// with the provider's lifetime, and hands the link to the provider's
+// SendVerificationRequest, if it has one. When sending fails (the mailer
+// refuses the address, say), the stored token is removed again. It returns
 // the request it sent, whose Token is the unhashed token in the link.
 func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (*provider.VerificationRequest, error) {
 	p, err := providerOf[*provider.EmailConfig](a, providerID)
@@ -42,6 +44,9 @@ func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (
 	identifier, err := p.Normalize(email)
 	if err != nil {
 		return nil, fmt.Errorf("e-mail sign-in: %w", err)
+	}
+	if identifier == "" {
+		return nil, fmt.Errorf("e-mail sign-in: %w: NormalizeIdentifier returned an empty identifier", provider.ErrInvalidEmail)
 	}
 	token, err := a.emailToken(p)
 	if err != nil {
@@ -67,10 +72,28 @@ func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (
 	}
 	if p.SendVerificationRequest != nil {
 		if err := p.SendVerificationRequest(ctx, *req); err != nil {
-			return nil, fmt.Errorf("e-mail sign-in: sending the link: %w", err)
+			err = fmt.Errorf("e-mail sign-in: sending the link: %w", err)
+			return nil, a.removeUnsentToken(ctx, core.VerificationTokenKey{Identifier: v.Identifier, Token: v.Token}, err)
 		}
 	}
 	return req, nil
+}
+
+// removeUnsentToken deletes the stored token of a link that could not be
+// sent (the mailer refused the address, say), so that no usable token is
+// left behind, and returns sendErr, joined with the deletion's error if
+// that failed too. Like removeUnlinkedUser it runs even when ctx was
+// cancelled, bounded by its own timeout.
+func (a *Auth) removeUnsentToken(ctx context.Context, key core.VerificationTokenKey, sendErr error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_, err := call(a, "e-mail sign-in", func(u core.VerificationTokenUser) (*core.VerificationToken, error) {
+		return u.UseVerificationToken(ctx, key)
+	})
+	if err != nil {
+		return errors.Join(sendErr, fmt.Errorf("removing the token of the unsent link: %w", err))
+	}
+	return sendErr
 }
 
 func (a *Auth) emailToken(p *provider.EmailConfig) (string, error) {
@@ -100,7 +123,10 @@ func (a *Auth) callbackURL(providerID string, q url.Values) string {
 //
 //   - an unknown address gets a new user, with emailVerified now;
 //   - a known user gets emailVerified set on its first e-mail sign-in, and
-//     only then;
+//     only then; but a user that holds the address without having proven
+//     it and has passkeys (a passkey sign-up by someone not signed in, see
+//     [Config.AllowDangerousUnverifiedEmail]) is not signed in to: it is
+//     given [DisplacedEmail] instead, and the prover gets a new user;
 //   - the user gets an e-mail account for the provider, once;
 //   - a database session is created.
 //
@@ -129,6 +155,17 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 	})
 	if err != nil {
 		return nil, err
+	}
+	if user != nil {
+		// An earlier holder that never proved the address does not become
+		// the prover's account (Config.AllowDangerousUnverifiedEmail).
+		displaced, err := a.displaceUnprovenHolder(ctx, *user)
+		if err != nil {
+			return nil, err
+		}
+		if displaced {
+			user = nil
+		}
 	}
 	isNew := user == nil
 	switch {

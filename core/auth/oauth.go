@@ -53,9 +53,13 @@ type OAuthCallback struct {
 //     that user is the one signed in, or fails with [ErrAccountNotLinked]
 //     when another user is signed in;
 //   - a new account is linked to the signed-in user, if any;
-//   - else, when its e-mail address belongs to a user, it is linked to that
-//     user only if the provider allows dangerous e-mail account linking,
+//   - else, when its e-mail address ([NormalizeEmail]) belongs to a user,
+//     it is linked to that user only if the provider allows dangerous
+//     e-mail account linking and does not say the address is unverified,
 //     and otherwise fails with [ErrAccountNotLinked];
+//   - else, when the provider says the address is unverified
+//     (email_verified false), it fails with [ErrEmailNotVerified], unless
+//     [Config.AllowDangerousUnverifiedEmail] is set;
 //   - else a user is created (emailVerified null) and the account linked;
 //     if the link fails, the new user is deleted again (when the adapter has
 //     deleteUser), so that no user is left without an account.
@@ -110,10 +114,20 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		return &SignIn{User: current.User, Session: current.Session}, nil
 	}
 
-	var byEmail *core.User
+	// The profile's address, in the one normal form, so that any spelling
+	// of an address finds the user holding it.
+	email := ""
 	if cb.Profile.Email != "" {
+		if email, err = NormalizeEmail(cb.Profile.Email); err != nil {
+			return nil, fmt.Errorf("%w: the %s profile's e-mail address: %w", ErrProfileInvalid, cb.ProviderID, err)
+		}
+	}
+	// An address the provider says it has not verified claims nothing.
+	unverified := cb.Profile.EmailVerified != nil && !*cb.Profile.EmailVerified && !a.allowUnverified
+	var byEmail *core.User
+	if email != "" {
 		byEmail, err = call(a, "OAuth sign-in", func(g core.UserByEmailGetter) (*core.User, error) {
-			return g.GetUserByEmail(ctx, cb.Profile.Email)
+			return g.GetUserByEmail(ctx, email)
 		})
 		if err != nil {
 			return nil, err
@@ -123,21 +137,27 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		if !opts.AllowDangerousEmailAccountLinking {
 			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists; sign in as that user and link the account, or allow dangerous e-mail account linking for a provider that verifies addresses", ErrAccountNotLinked, cb.ProviderID)
 		}
+		if unverified {
+			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists, and the provider says it has not verified the address; sign in as that user and link the account", ErrAccountNotLinked, cb.ProviderID)
+		}
 		if err := link(byEmail.ID); err != nil {
 			return nil, err
 		}
 		return a.signIn(ctx, *byEmail, false)
 	}
 
-	if cb.Profile.Email == "" {
+	if email == "" {
 		return nil, fmt.Errorf("%w: a new user needs an e-mail address and the %s profile has none", ErrProfileInvalid, cb.ProviderID)
+	}
+	if unverified {
+		return nil, fmt.Errorf("%w: %s says it has not verified %s; verify the address with the provider, or sign in another way", ErrEmailNotVerified, cb.ProviderID, email)
 	}
 	id, err := a.newUserID()
 	if err != nil {
 		return nil, fmt.Errorf("OAuth sign-in: user id: %w", err)
 	}
 	user, err := call(a, "OAuth sign-in", func(c core.UserCreator) (*core.User, error) {
-		return c.CreateUser(ctx, core.User{ID: id, Email: cb.Profile.Email, Name: cb.Profile.Name, Image: cb.Profile.Image})
+		return c.CreateUser(ctx, core.User{ID: id, Email: email, Name: cb.Profile.Name, Image: cb.Profile.Image})
 	})
 	if err != nil {
 		return nil, err

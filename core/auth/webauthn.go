@@ -23,7 +23,9 @@ var (
 // RegisterAuthenticator records a verified WebAuthn registration for an
 // existing user, with the WebAuthn provider providerID: the user's webauthn
 // account (providerAccountId is the authenticator's, linked once) and the
-// authenticator itself. Verifying the attestation is the caller's job.
+// authenticator itself. It is all or nothing: when storing the
+// authenticator fails, the account it linked is unlinked again (when the
+// adapter has unlinkAccount). Verifying the attestation is the caller's job.
 func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au core.Authenticator) (*core.Authenticator, error) {
 	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
 		return nil, err
@@ -43,6 +45,7 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 	if err != nil {
 		return nil, err
 	}
+	linked := false
 	switch {
 	case acc == nil:
 		_, err = call(a, "WebAuthn registration", func(l core.AccountLinker) (*core.Account, error) {
@@ -51,12 +54,42 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 		if err != nil {
 			return nil, err
 		}
+		linked = true
 	case acc.UserID != user.ID:
 		return nil, fmt.Errorf("WebAuthn registration: %w: account %q belongs to another user", ErrAccountNotLinked, au.ProviderAccountID)
 	}
-	return call(a, "WebAuthn registration", func(c core.AuthenticatorCreator) (*core.Authenticator, error) {
+	// The account first, then the authenticator: the contract can unlink
+	// an account but has no way to delete an authenticator, so the write
+	// that can be undone comes first, and is undone when the second fails.
+	stored, err := call(a, "WebAuthn registration", func(c core.AuthenticatorCreator) (*core.Authenticator, error) {
 		return c.CreateAuthenticator(ctx, au)
 	})
+	if err != nil {
+		if linked {
+			return nil, a.unlinkAccount(ctx, core.AccountKey{Provider: providerID, ProviderAccountID: au.ProviderAccountID}, err)
+		}
+		return nil, err
+	}
+	return stored, nil
+}
+
+// unlinkAccount removes the account a registration has just linked when
+// storing its authenticator failed (createErr), so that no webauthn account
+// is left without its authenticator, and returns createErr, joined with the
+// unlinking's error if that failed too. It runs even when ctx was
+// cancelled, bounded by its own timeout. An adapter without unlinkAccount
+// keeps the account; the error says so.
+func (a *Auth) unlinkAccount(ctx context.Context, key core.AccountKey, createErr error) error {
+	u, ok := a.adapter.(core.AccountUnlinker)
+	if !ok {
+		return fmt.Errorf("%w (the %s account %q is left without its authenticator: the adapter has no unlinkAccount)", createErr, key.Provider, key.ProviderAccountID)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if _, err := u.UnlinkAccount(ctx, key); err != nil {
+		return errors.Join(createErr, &AdapterError{Method: core.MethodUnlinkAccount, Err: fmt.Errorf("removing the %s account %q whose authenticator could not be stored: %w", key.Provider, key.ProviderAccountID, err)})
+	}
+	return createErr
 }
 
 // Authenticators lists the user's authenticators (to offer them as allowed

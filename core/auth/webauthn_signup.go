@@ -23,11 +23,16 @@ func (a *Auth) WebAuthnProvider(id string) (*provider.WebAuthnConfig, error) {
 }
 
 // UserByEmail returns the user with the e-mail address, or nil when there is
-// none (Auth.js's default WebAuthn getUserInfo). The address is looked up as
-// given; normalize it first ([provider.NormalizeEmail]).
+// none (Auth.js's default WebAuthn getUserInfo). The address is normalised
+// first ([NormalizeEmail]); one it refuses gives an error matching
+// [provider.ErrInvalidEmail] and core.ErrInvalidInput.
 func (a *Auth) UserByEmail(ctx context.Context, email string) (*core.User, error) {
+	normal, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", core.ErrInvalidInput, err)
+	}
 	return call(a, "WebAuthn options", func(g core.UserByEmailGetter) (*core.User, error) {
-		return g.GetUserByEmail(ctx, email)
+		return g.GetUserByEmail(ctx, normal)
 	})
 }
 
@@ -42,9 +47,15 @@ func (a *Auth) WebAuthnAuthenticator(ctx context.Context, credentialID string) (
 
 // RegisterWebAuthnUser records a verified WebAuthn registration by someone
 // who is not signed in: it creates the user (newUser's Email, normalised
-// with [provider.NormalizeEmail] as e-mail sign-in does, and Name;
+// with [NormalizeEmail] as e-mail sign-in does, and Name;
 // emailVerified null, a new id) and registers the authenticator to it as
 // [Auth.RegisterAuthenticator] does (au.UserID is replaced by the new id).
+//
+// Nobody has proven the address, so by default this is refused with
+// [ErrUnprovenSignUp]: the user would hold an address whose owner, signing
+// in later with an e-mail link, would land in an account the passkey's
+// holder keeps. It runs only with [Config.AllowDangerousUnverifiedEmail]
+// (Auth.js's behaviour).
 //
 // As in Auth.js, an e-mail address that already belongs to a user is
 // refused with an error matching [ErrAccountNotLinked]: adding a passkey to
@@ -55,10 +66,13 @@ func (a *Auth) RegisterWebAuthnUser(ctx context.Context, providerID string, newU
 	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
 		return nil, nil, err
 	}
+	if !a.allowUnverified {
+		return nil, nil, fmt.Errorf("WebAuthn registration: %w", ErrUnprovenSignUp)
+	}
 	if newUser.Email == "" {
 		return nil, nil, fmt.Errorf("WebAuthn registration: %w: a new user needs an e-mail address", core.ErrInvalidInput)
 	}
-	email, err := provider.NormalizeEmail(newUser.Email)
+	email, err := NormalizeEmail(newUser.Email)
 	if err != nil {
 		return nil, nil, fmt.Errorf("WebAuthn registration: %w: %w", core.ErrInvalidInput, err)
 	}

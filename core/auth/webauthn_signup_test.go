@@ -94,7 +94,7 @@ func testAuthenticator() core.Authenticator {
 func TestRegisterWebAuthnUser(t *testing.T) {
 	ctx := context.Background()
 	stub := newSignupStub()
-	a := newJWT(t, stub, provider.Passkey())
+	a := newDangerous(t, stub, provider.Passkey())
 	name := "Ada"
 	user, au, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{ID: "ignored", Email: "  Ada@Example.COM ", Name: &name}, testAuthenticator())
 	if err != nil {
@@ -154,7 +154,7 @@ func TestRegisterWebAuthnUserRefused(t *testing.T) {
 		if tc.setup != nil {
 			tc.setup(stub)
 		}
-		a := newJWT(t, stub, provider.Passkey())
+		a := newDangerous(t, stub, provider.Passkey())
 		if _, _, err := a.RegisterWebAuthnUser(ctx, tc.provider, tc.user, testAuthenticator()); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", name, err, tc.want)
 		}
@@ -165,7 +165,7 @@ func TestRegisterWebAuthnUserRefused(t *testing.T) {
 	// The user created before the failure is the one deleted.
 	stub := newSignupStub()
 	stub.createAuthErr = errors.New("disk full")
-	a := newJWT(t, stub, provider.Passkey())
+	a := newDangerous(t, stub, provider.Passkey())
 	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "b@example.com"}, testAuthenticator()); err == nil || len(stub.deleted) != 1 {
 		t.Errorf("failed registration: %v, deleted %v", err, stub.deleted)
 	}

@@ -247,12 +247,13 @@ func checkInvariants(t *testing.T, q provider.Provider, proxy string) {
 
 // FuzzNormalizeEmail checks the default e-mail normalisation, which binds
 // a sign-in link to an address: what it accepts comes back trimmed and
-// lowercased, with exactly one '@' between non-empty parts, no white
+// lowercased (exactly that for an ASCII address; NFC and an IDNA ASCII
+// domain otherwise), with exactly one '@' between non-empty parts, no white
 // space, control character or comma, at most 254 bytes, and normalising
 // it again changes nothing; what it refuses matches ErrInvalidEmail.
 func FuzzNormalizeEmail(f *testing.F) {
 	for _, s := range []string{"ada@example.com", " Ada@Example.COM\t", "a@b@c", "@x", "x@", "a@b..c", "a b@c", "a,b@c",
-		"\u212Aelvin@example.com", "\u0130@example.com", "a@[127.0.0.1]", strings.Repeat("a", 65) + "@b", "\xff@x", "a@b\u0085", ""} {
+		"\u212Aelvin@example.com", "\u0130@example.com", "ada@bücher.example", "jose\u0301@example.com", "a@ｅｘａｍｐｌｅ.com", "a@[127.0.0.1]", strings.Repeat("a", 65) + "@b", "\xff@x", "a@b\u0085", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -265,8 +266,10 @@ func FuzzNormalizeEmail(f *testing.F) {
 		}
 		local, domain, _ := strings.Cut(got, "@")
 		switch {
-		case got != strings.ToLower(strings.TrimSpace(s)):
+		case isASCII(s) && got != strings.ToLower(strings.TrimSpace(s)):
 			t.Fatalf("NormalizeEmail(%q) = %q, not trimmed and lowercased", s, got)
+		case !isASCII(domain) || domain != strings.ToLower(domain):
+			t.Fatalf("NormalizeEmail(%q) = %q, the domain is not lowercase ASCII", s, got)
 		case strings.Count(got, "@") != 1 || local == "" || domain == "":
 			t.Fatalf("NormalizeEmail(%q) = %q, not one @ between two parts", s, got)
 		case len(got) > 254 || len(local) > 64:
@@ -326,4 +329,13 @@ func FuzzTokenSetJSON(f *testing.F) {
 			t.Fatalf("decoded %q as %#v, encoded as %s, decoded again as %#v", b, ts, enc, again)
 		}
 	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -476,7 +476,14 @@ func profileFromJSON[P any](ctx context.Context, cb ProfileCallback[P], raw []by
 	if err != nil {
 		return User{}, err
 	}
-	return profileUser(ctx, cb, p, tokens)
+	u, err := profileUser(ctx, cb, p, tokens)
+	if err != nil {
+		return User{}, err
+	}
+	if m, err := decodeObject(raw); err == nil {
+		withEmailVerified(&u, m)
+	}
+	return u, nil
 }
 
 func runUserinfo[P any](ctx context.Context, ep UserinfoEndpoint[P], cb ProfileCallback[P], req UserinfoRequest) (User, bool, error) {

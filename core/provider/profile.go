@@ -26,6 +26,14 @@ type User struct {
 	Name *string
 	// Image is the URL of the user's picture, or nil.
 	Image *string
+	// EmailVerified is what the provider says of Email: true when it has
+	// verified the address, false when it says it has not, nil when it says
+	// nothing. When a Profile callback leaves it nil, it is taken from the
+	// profile's "email_verified" claim (true, false, "true" or "false"),
+	// provided the profile's "email" is Email. core/auth does not let an
+	// address the provider calls unverified claim a user (see
+	// auth.Config.AllowDangerousUnverifiedEmail).
+	EmailVerified *bool
 }
 
 // CoreUser returns the [core.User] to create for u, under the id the
@@ -124,7 +132,47 @@ func profileUser[P any](ctx context.Context, cb ProfileCallback[P], profile P, t
 	if strings.TrimSpace(u.ID) == "" {
 		return User{}, fmt.Errorf("profile callback: %w", ErrProfileID)
 	}
+	if m, ok := any(profile).(map[string]any); ok {
+		withEmailVerified(&u, m)
+	}
 	return u, nil
+}
+
+// withEmailVerified sets u.EmailVerified, when the Profile callback left it
+// nil, from the "email_verified" claim of the profile as the provider sent
+// it (m: its JSON object), provided the profile's "email" is u.Email. A
+// typed profile cannot tell a missing claim from false, so the claim is
+// read from the provider's JSON, not from the typed value.
+func withEmailVerified(u *User, m map[string]any) {
+	if u.EmailVerified == nil && u.Email != "" {
+		u.EmailVerified = emailVerifiedClaim(m, u.Email)
+	}
+}
+
+// emailVerifiedClaim returns the profile's "email_verified" claim when the
+// profile's "email" is email (a JSON boolean, or a string "true"/"false" as
+// Apple sends it), else nil.
+func emailVerifiedClaim(m map[string]any, email string) *bool {
+	if firstString(m, "email") != email {
+		return nil
+	}
+	var v bool
+	switch c := m["email_verified"].(type) {
+	case bool:
+		v = c
+	case string:
+		switch strings.ToLower(strings.TrimSpace(c)) {
+		case "true":
+			v = true
+		case "false":
+			v = false
+		default:
+			return nil
+		}
+	default:
+		return nil
+	}
+	return &v
 }
 
 func toMap(v any) (map[string]any, error) {

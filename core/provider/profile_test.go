@@ -167,3 +167,40 @@ func TestGitHubUserinfoEmailFallback(t *testing.T) {
 		}
 	})
 }
+
+// The provider's email_verified claim reaches User.EmailVerified, read from
+// the provider's JSON: a typed profile's false cannot be told from a
+// missing claim, so only what was sent counts.
+func TestProfileEmailVerified(t *testing.T) {
+	generic := &OIDCConfig[map[string]any]{}
+	google := Google("id", "secret")
+	for _, tc := range []struct {
+		raw  string
+		want string
+	}{
+		{`{"sub":"1","email":"a@b.c","email_verified":false}`, "false"},
+		{`{"sub":"1","email":"a@b.c","email_verified":"false"}`, "false"},
+		{`{"sub":"1","email":"a@b.c","email_verified":true}`, "true"},
+		{`{"sub":"1","email":"a@b.c","email_verified":"TRUE"}`, "true"},
+		{`{"sub":"1","email":"a@b.c"}`, "nil"},
+		{`{"sub":"1","email":"a@b.c","email_verified":"maybe"}`, "nil"},
+		{`{"sub":"1","email_verified":false}`, "nil"},
+	} {
+		for name, p := range map[string]OAuthProvider{"generic": generic, "google": google} {
+			if name == "google" && strings.Contains(tc.raw, `"email_verified":"`) {
+				continue // Google's typed profile wants a boolean
+			}
+			u, err := p.ProfileFromJSON(context.Background(), []byte(tc.raw), TokenSet{})
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, tc.raw, err)
+			}
+			got := "nil"
+			if u.EmailVerified != nil {
+				got = map[bool]string{true: "true", false: "false"}[*u.EmailVerified]
+			}
+			if got != tc.want {
+				t.Errorf("%s %s: EmailVerified %s, want %s", name, tc.raw, got, tc.want)
+			}
+		}
+	}
+}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
-	"unicode"
+
+	"github.com/authport/authport/core/internal/emailnorm"
 )
 
 // Provider is one way to sign in (SPEC §2.1 Provider): an
@@ -117,44 +117,27 @@ func (c *EmailConfig) clone() Provider {
 	return &out
 }
 
-// NormalizeEmail is the default e-mail normalisation: it trims surrounding
-// white space and lowercases the address, and rejects (with an error
-// matching [ErrInvalidEmail]) an address that does not have exactly one
-// '@' with text on both sides, that holds white space, control characters
-// or a comma, whose domain is not dot-separated labels, or that is longer
-// than 254 bytes (64 before the '@').
+// NormalizeEmail is authport's one normalisation of e-mail addresses, the
+// e-mail provider's default and the same function as auth.NormalizeEmail,
+// which core/auth applies to every address that enters (e-mail link,
+// OAuth/OIDC profile, passkey, credentials). It trims surrounding white
+// space, puts the address in Unicode NFC, lowercases the local part (as
+// Auth.js does), and maps the domain to its lowercase ASCII (IDNA, punycode)
+// form. It rejects, with an error matching [ErrInvalidEmail], an address
+// that does not have exactly one '@' with text on both sides, that holds
+// white space, control characters, a comma or invalid UTF-8, whose domain
+// is not a valid (internationalised) domain name, or that is longer than
+// 254 bytes (64 before the '@') once normalised.
 func NormalizeEmail(s string) (string, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	bad := func(why string) (string, error) {
-		return "", &emailError{why: why}
-	}
-	if s == "" {
-		return bad("empty")
-	}
-	if strings.Count(s, "@") != 1 {
-		return bad("must contain exactly one @")
-	}
-	local, domain, _ := strings.Cut(s, "@")
-	if local == "" || domain == "" {
-		return bad("needs text before and after @")
-	}
-	if len(s) > 254 || len(local) > 64 {
-		return bad("too long")
-	}
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == ',' || r == unicode.ReplacementChar {
-			return bad("contains white space, a control character or a comma")
+	out, err := emailnorm.Normalize(s)
+	if err != nil {
+		var e *emailnorm.Error
+		if errors.As(err, &e) {
+			return "", &emailError{why: e.Why}
 		}
+		return "", &emailError{why: err.Error()}
 	}
-	for _, label := range strings.Split(domain, ".") {
-		if label == "" {
-			return bad("domain has an empty label")
-		}
-		if strings.ContainsAny(label, "()<>[]:;\"\\") {
-			return bad("domain has a character not allowed there")
-		}
-	}
-	return s, nil
+	return out, nil
 }
 
 type emailError struct{ why string }

@@ -2,8 +2,11 @@ package passkeytest
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -35,6 +38,10 @@ type Store interface {
 	core.AccountGetter
 }
 
+// Secret is the secret [NewEnv] configures (32 bytes or more, as secrets
+// must be).
+const Secret = "passkeytest-secret-0123456789abcdef0123"
+
 // Env is one configured library and its ceremonies over a store.
 type Env struct {
 	T      testing.TB
@@ -43,21 +50,38 @@ type Env struct {
 	Client Client
 }
 
+// EnvOptions turns on Auth.js's behaviours that authport's defaults refuse.
+type EnvOptions struct {
+	// AllowDangerousUnverifiedEmail is auth.Config's: signing up with a
+	// passkey while signed out.
+	AllowDangerousUnverifiedEmail bool
+	// ListCredentialsByEmail is passkey.Config's.
+	ListCredentialsByEmail bool
+}
+
 // NewEnv configures core/auth (JWT sessions, the default passkey
-// provider, base URL [BaseURL]) and the ceremonies over store.
+// provider, base URL [BaseURL]) and the ceremonies over store, with
+// authport's defaults.
 func NewEnv(t testing.TB, store Store) *Env {
 	t.Helper()
+	return NewEnvWith(t, store, EnvOptions{})
+}
+
+// NewEnvWith is [NewEnv] with Auth.js's behaviours o turns on.
+func NewEnvWith(t testing.TB, store Store, o EnvOptions) *Env {
+	t.Helper()
 	a, err := auth.New(auth.Config{
-		Adapter:   store,
-		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"passkeytest-secret"},
-		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
-		BaseURL:   BaseURL,
+		Adapter:                       store,
+		Providers:                     []provider.Provider{provider.Passkey()},
+		Secrets:                       []string{Secret},
+		Session:                       auth.SessionOptions{Strategy: auth.StrategyJWT},
+		BaseURL:                       BaseURL,
+		AllowDangerousUnverifiedEmail: o.AllowDangerousUnverifiedEmail,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"passkeytest-secret"}, Timeout: 2 * time.Minute})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{Secret}, Timeout: 2 * time.Minute, ListCredentialsByEmail: o.ListCredentialsByEmail})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +94,7 @@ func NewEnv(t testing.TB, store Store) *Env {
 // stops a replay through it.
 func (e *Env) Instance() Client {
 	e.T.Helper()
-	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{"passkeytest-secret"}, Timeout: 2 * time.Minute})
+	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{Secret}, Timeout: 2 * time.Minute})
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -125,19 +149,56 @@ func (e *Env) Callback(cookies []*http.Cookie, action, data string, user *core.U
 	return s, err
 }
 
-// SignUp registers a new user with the e-mail address and a, or fails the
+// NewUser creates a user with the e-mail address as an e-mail sign-in
+// would (address verified), or fails the test.
+func (e *Env) NewUser(email string) core.User {
+	e.T.Helper()
+	normal, err := auth.NormalizeEmail(email)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	u, err := e.Store.CreateUser(context.Background(), core.User{ID: newUUID(), Email: normal, EmailVerified: &now})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return *u
+}
+
+// newUUID returns a random (version 4) UUID, the form of user ids every
+// adapter stores.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// AddPasskey registers a as a passkey of the signed-in user, or fails the
 // test.
+func (e *Env) AddPasskey(user core.User, a *Authenticator) {
+	e.T.Helper()
+	o, c := e.MustOptions("action=register", &user)
+	s, err := e.Callback(c, o.Action, e.Create(a, o, Ceremony{Origin: Origin}), &user)
+	if err != nil {
+		e.T.Fatalf("adding a passkey: %v", err)
+	}
+	if s.IsNewUser || s.User.ID != user.ID {
+		e.T.Fatalf("adding a passkey gave %+v", s)
+	}
+}
+
+// SignUp makes a user with the e-mail address (as an e-mail sign-in
+// would) and registers a as its passkey while signed in, or fails the
+// test. (Signing up with a passkey alone, while signed out, is refused by
+// default; see [EnvOptions].)
 func (e *Env) SignUp(email string, a *Authenticator) core.User {
 	e.T.Helper()
-	o, c := e.MustOptions("email="+url.QueryEscape(email), nil)
-	s, err := e.Callback(c, o.Action, e.Create(a, o, Ceremony{Origin: Origin}), nil)
-	if err != nil {
-		e.T.Fatalf("sign-up: %v", err)
-	}
-	if !s.IsNewUser || s.User.Email != email {
-		e.T.Fatalf("sign-up gave %+v", s)
-	}
-	return s.User
+	u := e.NewUser(email)
+	e.AddPasskey(u, a)
+	return u
 }
 
 // SignIn runs a discoverable sign-in (no e-mail) with a; c.Origin defaults
@@ -182,21 +243,25 @@ func (e *Env) StoredCounter(a *Authenticator) int64 {
 // The store's adapter must offer what core/auth needs for WebAuthn, and
 // [core.AuthenticatorCounterAdvancer] for the race to have one winner.
 func Run(t *testing.T, newStore func(t *testing.T) Store) {
+	authjs := EnvOptions{AllowDangerousUnverifiedEmail: true, ListCredentialsByEmail: true}
 	scenarios := []struct {
 		name string
 		f    func(t *testing.T, e *Env)
+		opts EnvOptions
 	}{
-		{"RegisterAndAuthenticate", registerAndAuthenticate},
-		{"CounterMustIncrease", counterMustIncrease},
-		{"CounterZeroAllowed", counterZeroAllowed},
-		{"ConcurrentReplays", concurrentReplays},
-		{"AuthenticationRefused", authenticationRefused},
-		{"RegistrationRules", registrationRules},
-		{"RegistrationRefused", registrationRefused},
+		{"RegisterAndAuthenticate", registerAndAuthenticate, EnvOptions{}},
+		{"CounterMustIncrease", counterMustIncrease, EnvOptions{}},
+		{"CounterZeroAllowed", counterZeroAllowed, EnvOptions{}},
+		{"ConcurrentReplays", concurrentReplays, EnvOptions{}},
+		{"AuthenticationRefused", authenticationRefused, EnvOptions{}},
+		{"RegistrationRules", registrationRules, EnvOptions{}},
+		{"RegistrationRefused", registrationRefused, EnvOptions{}},
+		{"SignedOutSignUpRefused", signedOutSignUpRefused, EnvOptions{}},
+		{"AuthJSSignUp", authJSSignUp, authjs},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
-			s.f(t, NewEnv(t, newStore(t)))
+			s.f(t, NewEnvWith(t, newStore(t), s.opts))
 		})
 	}
 }
@@ -204,19 +269,20 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 func registerAndAuthenticate(t *testing.T, e *Env) {
 	ctx := context.Background()
 	sa := e.NewAuthenticator()
-	o, cookies := e.MustOptions("email=Ada@Example.com", nil)
+	user := e.NewUser("Ada@Example.com")
+	o, cookies := e.MustOptions("action=register", &user)
 	if o.Action != "register" || o.Options.RP.ID != "localhost" || len(o.Options.Challenge) < 22 || o.Options.User.Name != "ada@example.com" {
-		t.Fatalf("options for a new e-mail: %+v", o)
+		t.Fatalf("options to add a passkey: %+v", o)
 	}
 	if len(cookies) != 1 || cookies[0].Name != "authjs.challenge" || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteLaxMode || cookies[0].Secure {
 		t.Fatalf("challenge cookie: %+v", cookies)
 	}
-	s, cleared, err := e.Client.Callback(ctx, cookies, "register", e.Create(sa, o, Ceremony{Origin: Origin}), nil)
+	s, cleared, err := e.Client.Callback(ctx, cookies, "register", e.Create(sa, o, Ceremony{Origin: Origin}), &user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.IsNewUser || s.User.Email != "ada@example.com" || s.User.EmailVerified != nil || s.Session.SessionToken != "" {
-		t.Fatalf("sign-up: %+v", s)
+	if s.IsNewUser || s.User.ID != user.ID || s.User.Email != "ada@example.com" || s.Session.SessionToken != "" {
+		t.Fatalf("registration: %+v", s)
 	}
 	if len(cleared) != 1 || cleared[0].Name != "authjs.challenge" || cleared[0].MaxAge >= 0 {
 		t.Fatalf("the challenge cookie is not cleared: %+v", cleared)
@@ -239,8 +305,9 @@ func registerAndAuthenticate(t *testing.T, e *Env) {
 		t.Fatalf("webauthn account: %+v, %v", acc, err)
 	}
 
-	// A discoverable sign-in (no e-mail), then one with the e-mail, which
-	// lists the user's credential as the allowed one.
+	// A discoverable sign-in (no e-mail), then one that gives the e-mail,
+	// which changes nothing: the address is not looked up, and no
+	// credential ids are given out.
 	in, err := e.SignIn(sa, Ceremony{})
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +319,7 @@ func registerAndAuthenticate(t *testing.T, e *Env) {
 		t.Fatalf("counter after one sign-in: %d", got)
 	}
 	o, cookies = e.MustOptions("email=ada@example.com", nil)
-	if o.Action != "authenticate" || len(o.Options.AllowCredentials) != 1 || o.Options.AllowCredentials[0].ID != sa.RawCredentialID() {
+	if o.Action != "authenticate" || len(o.Options.AllowCredentials) != 0 {
 		t.Fatalf("options for a known e-mail: %+v", o)
 	}
 	if in, err = e.Callback(cookies, "authenticate", e.Get(sa, o, Ceremony{Origin: Origin}), nil); err != nil || in.User.ID != s.User.ID {
@@ -260,6 +327,93 @@ func registerAndAuthenticate(t *testing.T, e *Env) {
 	}
 	if got := e.StoredCounter(sa); got != 2 {
 		t.Fatalf("counter after two sign-ins: %d", got)
+	}
+}
+
+// signedOutSignUpRefused: by default, someone not signed in cannot
+// register a passkey for an address (finding 1 of issue 23: it would
+// create a user holding an address nobody proved, which its owner would
+// later sign in to), and the options answer the same for an address with
+// an account and one without (finding 5): no lookup, no credential ids.
+func signedOutSignUpRefused(t *testing.T, e *Env) {
+	ctx := context.Background()
+	owner := e.SignUp("owner@example.com", e.NewAuthenticator())
+	for _, q := range []string{"action=register&email=victim@example.com", "action=register&email=owner@example.com", "action=register"} {
+		if _, _, err := e.Client.Options(ctx, q, nil); !errors.Is(err, passkey.ErrNotAllowed) || !errors.Is(err, auth.ErrUnprovenSignUp) {
+			t.Errorf("signed out, %s: %v, want ErrNotAllowed (ErrUnprovenSignUp)", q, err)
+		}
+	}
+	if u, err := e.Store.GetUserByEmail(ctx, "victim@example.com"); err != nil || u != nil {
+		t.Fatalf("a user was stored for the victim's address: %+v, %v", u, err)
+	}
+	// Every other query: one discoverable authentication, whatever the
+	// address.
+	for _, q := range []string{"", "action=authenticate"} {
+		var seen []string
+		for _, email := range []string{"", "owner@example.com", "OWNER@example.com", "victim@example.com"} {
+			query := q
+			if email != "" {
+				query += "&email=" + url.QueryEscape(email)
+			}
+			o, _ := e.MustOptions(strings.TrimPrefix(query, "&"), nil)
+			seen = append(seen, fmt.Sprintf("%s allow=%d user=%q", o.Action, len(o.Options.AllowCredentials), o.Options.User.Name))
+		}
+		for _, got := range seen[1:] {
+			if got != seen[0] || !strings.HasPrefix(got, "authenticate allow=0") {
+				t.Errorf("query %q: answers differ by address: %v", q, seen)
+				break
+			}
+		}
+	}
+	// The signed-out registration cannot be pushed through the callback
+	// either: core/auth refuses it.
+	if _, _, err := e.Auth.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "victim@example.com"}, core.Authenticator{CredentialID: "eA==", ProviderAccountID: "eA==", CredentialPublicKey: "eA=="}); !errors.Is(err, auth.ErrUnprovenSignUp) {
+		t.Errorf("RegisterWebAuthnUser signed out: %v", err)
+	}
+	_ = owner
+}
+
+// authJSSignUp: with auth.Config.AllowDangerousUnverifiedEmail and
+// passkey.Config.ListCredentialsByEmail, Auth.js's behaviour: someone not
+// signed in signs up with an address (the user is created, unverified),
+// an address of a user is offered its credentials, an address taken
+// between the options and the callback is refused.
+func authJSSignUp(t *testing.T, e *Env) {
+	ctx := context.Background()
+	sa := e.NewAuthenticator()
+	o, cookies := e.MustOptions("email=Ada@Example.com", nil)
+	if o.Action != "register" || o.Options.User.Name != "ada@example.com" {
+		t.Fatalf("options for a new e-mail: %+v", o)
+	}
+	s, err := e.Callback(cookies, "register", e.Create(sa, o, Ceremony{Origin: Origin}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.IsNewUser || s.User.Email != "ada@example.com" || s.User.EmailVerified != nil {
+		t.Fatalf("sign-up: %+v", s)
+	}
+	o, cookies = e.MustOptions("email=ada@example.com", nil)
+	if o.Action != "authenticate" || len(o.Options.AllowCredentials) != 1 || o.Options.AllowCredentials[0].ID != sa.RawCredentialID() {
+		t.Fatalf("options for a known e-mail: %+v", o)
+	}
+	if in, err := e.Callback(cookies, "authenticate", e.Get(sa, o, Ceremony{Origin: Origin}), nil); err != nil || in.User.ID != s.User.ID {
+		t.Fatalf("sign-in with e-mail: %+v, %v", in, err)
+	}
+	if _, _, err := e.Client.Options(ctx, "action=register&email=ada@example.com", nil); !errors.Is(err, passkey.ErrNotAllowed) {
+		t.Errorf("register an existing e-mail: %v", err)
+	}
+	// Options made for a sign-up, while someone took the address in
+	// between: refused at the callback, and nothing is stored.
+	o, cookies = e.MustOptions("email=late@example.com", nil)
+	if _, err := e.Store.CreateUser(ctx, core.User{ID: newUUID(), Email: "late@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	late := e.NewAuthenticator()
+	if _, err := e.Callback(cookies, "register", e.Create(late, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, auth.ErrAccountNotLinked) {
+		t.Errorf("sign-up with an address taken meanwhile: %v", err)
+	}
+	if e.Stored(late) != nil {
+		t.Error("the refused registration stored its authenticator")
 	}
 }
 
@@ -458,23 +612,10 @@ func registrationRules(t *testing.T, e *Env) {
 		t.Errorf("registering a stored credential again: %v", err)
 	}
 
-	// Options made for a sign-up, while someone took the address in
-	// between: refused at the callback, and nothing is stored.
-	o, cookies = e.MustOptions("email=late@example.com", nil)
-	if _, err := e.Store.CreateUser(ctx, core.User{ID: "7d1e8c40-0000-4000-8000-000000000001", Email: "late@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	late := e.NewAuthenticator()
-	if _, err := e.Callback(cookies, "register", e.Create(late, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, auth.ErrAccountNotLinked) {
-		t.Errorf("sign-up with an address taken meanwhile: %v", err)
-	}
-	if e.Stored(late) != nil {
-		t.Error("the refused registration stored its authenticator")
-	}
 }
 
-// A registration that fails verification stores nothing: no user, no
-// account, no authenticator.
+// A registration that fails verification stores nothing: no account, no
+// authenticator.
 func registrationRefused(t *testing.T, e *Env) {
 	ctx := context.Background()
 	cases := []struct {
@@ -494,33 +635,34 @@ func registrationRefused(t *testing.T, e *Env) {
 		{name: "empty-data", c: Ceremony{Origin: Origin}, data: func(string) string { return "" }, want: passkey.ErrInvalidCredential},
 	}
 	for _, tc := range cases {
-		email := tc.name + "@example.com"
+		user := e.NewUser(tc.name + "@example.com")
 		sa := e.NewAuthenticator()
-		o, cookies := e.MustOptions("email="+email, nil)
+		o, cookies := e.MustOptions("action=register", &user)
 		data := e.Create(sa, o, tc.c)
 		if tc.data != nil {
 			data = tc.data(data)
 		}
-		if _, err := e.Callback(cookies, "register", data, nil); !errors.Is(err, tc.want) {
+		if _, err := e.Callback(cookies, "register", data, &user); !errors.Is(err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
-		if u, err := e.Store.GetUserByEmail(ctx, email); err != nil || u != nil {
-			t.Errorf("%s: user stored: %+v, %v", tc.name, u, err)
+		if list, err := e.Store.ListAuthenticatorsByUserID(ctx, user.ID); err != nil || len(list) != 0 {
+			t.Errorf("%s: authenticators stored: %+v, %v", tc.name, list, err)
 		}
 		if e.Stored(sa) != nil {
 			t.Errorf("%s: authenticator stored", tc.name)
 		}
 	}
 	// The action must be the one the options were made for.
+	user := e.NewUser("act@example.com")
 	sa := e.NewAuthenticator()
-	o, cookies := e.MustOptions("email=act@example.com", nil)
-	if _, err := e.Callback(cookies, "authenticate", e.Create(sa, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, passkey.ErrInvalidAction) {
+	o, cookies := e.MustOptions("action=register", &user)
+	if _, err := e.Callback(cookies, "authenticate", e.Create(sa, o, Ceremony{Origin: Origin}), &user); !errors.Is(err, passkey.ErrInvalidAction) {
 		t.Errorf("action mismatch: %v", err)
 	}
-	if _, err := e.Callback(cookies, "sign-in", e.Create(sa, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, passkey.ErrInvalidAction) {
+	if _, err := e.Callback(cookies, "sign-in", e.Create(sa, o, Ceremony{Origin: Origin}), &user); !errors.Is(err, passkey.ErrInvalidAction) {
 		t.Errorf("bad action: %v", err)
 	}
-	if u, err := e.Store.GetUserByEmail(ctx, "act@example.com"); err != nil || u != nil {
-		t.Errorf("action mismatch: user stored: %+v, %v", u, err)
+	if e.Stored(sa) != nil {
+		t.Error("action mismatch: authenticator stored")
 	}
 }

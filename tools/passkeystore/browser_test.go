@@ -38,14 +38,17 @@ func TestBrowserScript(t *testing.T) {
 	a, err := auth.New(auth.Config{
 		Adapter:   store,
 		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"browser-test-secret"},
+		Secrets:   []string{"browser-test-secret-0123456789abcdef"},
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
 		BaseURL:   site + "/auth",
+		// The page script's sign-up while signed out (Auth.js's flow),
+		// which authport refuses by default.
+		AllowDangerousUnverifiedEmail: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"browser-test-secret"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"browser-test-secret-0123456789abcdef"}})
 	if err != nil {
 		t.Fatal(err)
 	}

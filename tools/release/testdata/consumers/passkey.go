@@ -11,31 +11,33 @@ import (
 	"strings"
 
 	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/passkey"
 )
 
-// check asks for registration options for a new e-mail address and checks
-// the relying party and the sealed challenge cookie; it needs no network.
+// check asks for registration options for a signed-in user (adding a
+// passkey) and checks the relying party and the sealed challenge cookie; it
+// needs no network.
 func check(ctx context.Context) (string, error) {
 	a, err := auth.New(auth.Config{
 		Adapter:   memory.New(),
 		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"consumer-check-secret"},
+		Secrets:   []string{"consumer-check-secret-0123456789abcdef"},
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
 		BaseURL:   "https://app.example.com/auth",
 	})
 	if err != nil {
 		return "", err
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"consumer-check-secret"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"consumer-check-secret-0123456789abcdef"}})
 	if err != nil {
 		return "", err
 	}
 	w := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodGet, "https://app.example.com/auth/webauthn-options/passkey?email=ada@example.com", nil)
-	body, err := pk.Options(ctx, w, r, "passkey", nil)
+	r := httptest.NewRequest(http.MethodGet, "https://app.example.com/auth/webauthn-options/passkey?action=register", nil)
+	body, err := pk.Options(ctx, w, r, "passkey", &core.User{ID: "0b8c2a54-3f1d-4e7a-9c35-2f5d0e6b1a77", Email: "ada@example.com"})
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,299 @@
+package handler_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/mail"
+	"github.com/emersion/go-smtp"
+)
+
+// The identity findings of issue 23 over real HTTP against the handler:
+// e-mail addresses in one normal form whichever way they enter (6), an
+// address the provider says it has not verified claims nothing (2), and no
+// token is left behind for a link the mailer refused (7).
+
+// fakeOAuth is an OAuth 2.0 provider in process, for what dex cannot be
+// made to send: a profile with email_verified false, or an address with
+// spaces and capitals. It authorises at once and answers the userinfo
+// request with the profile set for the next sign-in.
+type fakeOAuth struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	profile map[string]any
+}
+
+func startFakeOAuth(t *testing.T) *fakeOAuth {
+	t.Helper()
+	f := &fakeOAuth{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		to, err := url.Parse(q.Get("redirect_uri"))
+		if err != nil || q.Get("response_type") != "code" || q.Get("code_challenge") == "" {
+			http.Error(w, "bad authorization request", http.StatusBadRequest)
+			return
+		}
+		to.RawQuery = url.Values{"code": {"code-" + randomSuffix()}, "state": {q.Get("state")}}.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.PostFormValue("code") == "" || r.PostFormValue("code_verifier") == "" {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at-" + randomSuffix(), "token_type": "Bearer", "expires_in": 3600})
+	})
+	mux.HandleFunc("/userinfo", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer at-") {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		f.mu.Lock()
+		p := f.profile
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(p)
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func randomSuffix() string { return strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "") }
+
+// provider returns an OAuth 2.0 provider with the id for the fake.
+func (f *fakeOAuth) provider(id string) *provider.OAuth2Config[map[string]any] {
+	p := &provider.OAuth2Config[map[string]any]{}
+	p.ID, p.Name = id, "Fake "+id
+	p.Authorization = provider.Endpoint{URL: f.srv.URL + "/authorize"}
+	p.Token = provider.TokenEndpoint{URL: f.srv.URL + "/token"}
+	p.Userinfo = provider.UserinfoEndpoint[map[string]any]{URL: f.srv.URL + "/userinfo"}
+	p.ClientID, p.ClientSecret = "client", "client-secret-0123456789abcdef0123456789"
+	return p
+}
+
+// signIn signs the env's browser in with the provider id, the fake
+// answering with profile, and returns the callback's response.
+func (f *fakeOAuth) signIn(t *testing.T, e *env, id string, profile map[string]any) response {
+	t.Helper()
+	f.mu.Lock()
+	f.profile = profile
+	f.mu.Unlock()
+	res := e.post("/auth/signin/"+id, url.Values{"csrfToken": {e.csrf()}})
+	wantStatus(t, res, http.StatusSeeOther)
+	authorize := res.Header.Get("Location")
+	if !strings.HasPrefix(authorize, f.srv.URL+"/authorize") {
+		t.Fatalf("redirected to %s, want the fake's authorization endpoint", authorize)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err := noRedirect.Get(authorize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Body.Close()
+	return e.get(r.Header.Get("Location"))
+}
+
+// signInByEmail signs the env's browser in with an e-mail link sent to
+// address through smtp, and returns the session's user.
+func signInByEmail(t *testing.T, e *env, smtp *smtpServer, address string) map[string]any {
+	t.Helper()
+	res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {address}})
+	wantStatus(t, res, http.StatusSeeOther)
+	res = e.get(smtp.link(t))
+	wantStatus(t, res, http.StatusFound)
+	u, _ := e.session()["user"].(map[string]any)
+	if u == nil {
+		t.Fatalf("not signed in by the e-mail link for %s", address)
+	}
+	return u
+}
+
+// Finding 6: an OAuth profile's address in any spelling finds the user of
+// the address: OAuthAccountNotLinked, as for the exact address, instead of
+// a second user.
+func TestOAuthAddressSpellingsAreOneUser(t *testing.T) {
+	fake := startFakeOAuth(t)
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
+		return []provider.Provider{smtp.emailProvider(t), fake.provider("fake")}
+	}})
+	signInByEmail(t, e, smtp, "victim@example.com")
+	e.client = e.newClient() // the attacker's browser, not signed in
+	for i, spelling := range []string{"victim@example.com", "Victim@Example.COM", " victim@example.com", "VICTIM@example.com\t"} {
+		res := fake.signIn(t, e, "fake", map[string]any{"id": "attacker-" + string(rune('a'+i)), "email": spelling})
+		wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
+	}
+	if snap := e.store.Snapshot(); len(snap.Users) != 1 || len(snap.Accounts) != 1 {
+		t.Errorf("%d users, %d accounts after the OAuth sign-ins: want only the e-mail user: %+v", len(snap.Users), len(snap.Accounts), snap.Users)
+	}
+}
+
+// Finding 6: bücher.example and its punycode form, composed and decomposed
+// josé, are one address each, whichever provider gives them.
+func TestInternationalAddressesAreOneUser(t *testing.T) {
+	fake := startFakeOAuth(t)
+	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
+		return []provider.Provider{fake.provider("one"), fake.provider("two")}
+	}})
+	for _, pair := range [][2]string{
+		{"ada@bücher.example", "ada@xn--bcher-kva.example"},
+		{"jos\u00e9@example.com", "jose\u0301@example.com"},
+	} {
+		e.client = e.newClient()
+		res := fake.signIn(t, e, "one", map[string]any{"id": "one-" + pair[0], "email": pair[0]})
+		wantStatus(t, res, http.StatusFound)
+		e.client = e.newClient()
+		res = fake.signIn(t, e, "two", map[string]any{"id": "two-" + pair[0], "email": pair[1]})
+		wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
+	}
+	snap := e.store.Snapshot()
+	emails := map[string]bool{}
+	for _, u := range snap.Users {
+		emails[u.Email] = true
+	}
+	if len(snap.Users) != 2 || !emails["ada@xn--bcher-kva.example"] || !emails["jos\u00e9@example.com"] {
+		t.Errorf("users %+v: want ada@xn--bcher-kva.example and josé (NFC)", snap.Users)
+	}
+}
+
+// Finding 2: a profile whose provider says email_verified false creates no
+// user for the address, so the owner's later e-mail sign-in gets a user the
+// OAuth account is not part of.
+func TestOAuthUnverifiedAddressClaimsNothing(t *testing.T) {
+	fake := startFakeOAuth(t)
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
+		return []provider.Provider{smtp.emailProvider(t), fake.provider("fake")}
+	}})
+	res := fake.signIn(t, e, "fake", map[string]any{"id": "attacker", "email": "victim@example.com", "email_verified": false})
+	wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
+	if snap := e.store.Snapshot(); len(snap.Users) != 0 || len(snap.Accounts) != 0 || len(snap.Sessions) != 0 {
+		t.Fatalf("the unverified profile stored %+v", snap)
+	}
+	// The owner signs in by e-mail: a user of their own.
+	e.client = e.newClient()
+	owner := signInByEmail(t, e, smtp, "victim@example.com")
+	snap := e.store.Snapshot()
+	if len(snap.Accounts) != 1 || snap.Accounts[0].Provider != "email" || owner["email"] != "victim@example.com" {
+		t.Errorf("accounts %+v: want only the owner's e-mail account", snap.Accounts)
+	}
+	// Now the address has a user: the unverified profile is refused as any
+	// profile of it is, and "true" (or no claim) works as before for a new
+	// address.
+	e.client = e.newClient()
+	res = fake.signIn(t, e, "fake", map[string]any{"id": "attacker", "email": "victim@example.com", "email_verified": "false"})
+	wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
+	e.client = e.newClient()
+	res = fake.signIn(t, e, "fake", map[string]any{"id": "someone", "email": "someone@example.com", "email_verified": true})
+	wantStatus(t, res, http.StatusFound)
+	if n := len(e.store.Snapshot().Users); n != 2 {
+		t.Errorf("%d users, want the owner and someone", n)
+	}
+}
+
+// refusingSMTP is a real SMTP server (go-smtp) that refuses one recipient
+// with 550, as a mail server refuses an unknown mailbox.
+type refusingSMTP struct {
+	host   string
+	port   int
+	refuse string
+	mu     sync.Mutex
+	sent   int
+}
+
+func (s *refusingSMTP) NewSession(*smtp.Conn) (smtp.Session, error) {
+	return &refusingSession{srv: s}, nil
+}
+
+type refusingSession struct{ srv *refusingSMTP }
+
+func (ss *refusingSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (ss *refusingSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if strings.EqualFold(to, ss.srv.refuse) {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such mailbox"}
+	}
+	return nil
+}
+func (ss *refusingSession) Data(r io.Reader) error {
+	_, _ = io.Copy(io.Discard, r)
+	ss.srv.mu.Lock()
+	ss.srv.sent++
+	ss.srv.mu.Unlock()
+	return nil
+}
+func (ss *refusingSession) Reset()        {}
+func (ss *refusingSession) Logout() error { return nil }
+
+// Finding 7: an address the mail server refuses leaves no stored token;
+// one it accepts leaves exactly one.
+func TestRefusedAddressLeavesNoToken(t *testing.T) {
+	s := &refusingSMTP{refuse: "nobody@example.com"}
+	srv := smtp.NewServer(s)
+	srv.Domain = "localhost"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	s.host = "127.0.0.1"
+	s.port = ln.Addr().(*net.TCPAddr).Port
+	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
+		p, err := mail.SMTP(mail.Config{Host: s.host, Port: s.port, TLS: mail.TLSNone, From: "Auth <auth@example.com>", HELO: "localhost"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []provider.Provider{p}
+	}})
+	res := e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"Nobody@Example.com"}})
+	wantLocation(t, e, res, "/auth/signin", "error", "EmailSignin")
+	if toks := e.store.Snapshot().VerificationTokens; len(toks) != 0 {
+		t.Errorf("the refused address left %d stored tokens: %+v", len(toks), toks)
+	}
+	// A malformed address stores nothing and sends nothing either.
+	res = e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"not an address"}})
+	wantLocation(t, e, res, "/auth/signin", "error", "EmailSignin")
+	res = e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"ada@example.com"}})
+	wantStatus(t, res, http.StatusSeeOther)
+	if toks := e.store.Snapshot().VerificationTokens; len(toks) != 1 || toks[0].Identifier != "ada@example.com" {
+		t.Errorf("stored tokens %+v, want one for ada@example.com", toks)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sent != 1 {
+		t.Errorf("%d messages sent, want 1", s.sent)
+	}
+}
+
+// Finding 6 for credentials: the address the application's Authorize
+// returns reaches the session in the one normal form.
+func TestCredentialsAddressNormalised(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: "jwt", providers: func(*testing.T, string) []provider.Provider {
+		c := provider.Credentials(func(_ context.Context, req provider.AuthorizeRequest) (*provider.User, error) {
+			if req.Credentials["username"] == "ada" && req.Credentials["password"] == "lovelace" {
+				return &provider.User{ID: "user-ada", Email: " Ada@BÜCHER.example "}, nil
+			}
+			return nil, nil
+		})
+		c.Fields = []provider.CredentialField{{Name: "username", Label: "Username", Type: "text"}, {Name: "password", Label: "Password", Type: "password"}}
+		return []provider.Provider{c}
+	}})
+	res := e.signInCredentials("ada", "lovelace", nil)
+	wantStatus(t, res, http.StatusSeeOther)
+	if u, _ := e.session()["user"].(map[string]any); u == nil || u["email"] != "ada@xn--bcher-kva.example" {
+		t.Errorf("session user %v, want ada@xn--bcher-kva.example", u)
+	}
+}
