@@ -11,8 +11,8 @@
 #
 # Environment:
 #   AUTHPORT_SERVICES   which services to provide, space-separated (default:
-#                       "postgres mysql redis redis-cluster mongodb dex chromium";
-#                       "none" for none)
+#                       "postgres mysql redis redis-cluster mongodb dex chromium
+#                       containers"; "none" for none)
 #   AUTHPORT_POSTGRES_URL, AUTHPORT_MYSQL_URL, AUTHPORT_REDIS_URL,
 #   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_MONGODB_URL, AUTHPORT_DEX_BIN,
 #   AUTHPORT_CHROMIUM_BIN
@@ -34,14 +34,19 @@
 # are in $TMPDIR/authport-services. Chromium (the browser of the end-to-end
 # tests in examples/demo) is Debian's chromium, installed when
 # /usr/bin/chromium is missing; the tests start their own headless browsers
-# from AUTHPORT_CHROMIUM_BIN.
+# from AUTHPORT_CHROMIUM_BIN. "containers" readies the container path of the
+# conformance suite (conformance/backends) with tools/containers: podman's
+# Docker-compatible API on /run/podman/podman.sock and the database images,
+# built from Debian's packages (see tools/containers/main.go); it is skipped
+# where DOCKER_HOST is set or a Docker engine's socket exists, and
+# testcontainers-go uses that engine with the official images.
 set -euo pipefail
 
 started=$SECONDS
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=${TMPDIR:-/tmp}
 logdir=$tmp/authport-services
-services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex chromium}
+services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex chromium containers}
 timeout_s=${AUTHPORT_SERVICES_TIMEOUT:-60}
 read -r -a cluster_ports <<<"${AUTHPORT_REDIS_CLUSTER_PORTS:-7001 7002 7003}"
 mongo_port=${AUTHPORT_MONGODB_PORT:-27018}
@@ -467,12 +472,35 @@ ensure_chromium() {
 	export_line AUTHPORT_CHROMIUM_BIN "$bin"
 }
 
+### Containers ################################################################
+
+# ensure_containers: podman's API service and the images of the container
+# path, from tools/containers, which prints NAME=VALUE lines (DOCKER_HOST,
+# TESTCONTAINERS_*, AUTHPORT_*_IMAGE) and is quiet when all is there.
+ensure_containers() {
+	given DOCKER_HOST containers && return
+	if [[ -S /var/run/docker.sock ]]; then
+		log "containers: a Docker engine's socket is at /var/run/docker.sock; testcontainers-go uses it"
+		return
+	fi
+	local bin standin out line
+	bin=$(tool_binary containers '' .)
+	standin=$(mongo_binary)
+	out=$(AUTHPORT_MONGOSTANDIN_BIN=$standin timeout 1800 "$bin" 3>&- 9>&-) ||
+		die "containers: tools/containers failed (its output is above)"
+	while IFS= read -r line; do
+		if [[ $line == *=* ]]; then
+			export_line "${line%%=*}" "${line#*=}"
+		fi
+	done <<<"$out"
+}
+
 ### main ######################################################################
 
 for s in $services; do
 	case $s in
-	postgres | mysql | redis | redis-cluster | mongodb | dex | chromium | none) ;;
-	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex chromium, or none)" ;;
+	postgres | mysql | redis | redis-cluster | mongodb | dex | chromium | containers | none) ;;
+	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex chromium containers, or none)" ;;
 	esac
 done
 
@@ -483,6 +511,7 @@ wanted redis-cluster && locked redis-cluster ensure_redis_cluster
 wanted mongodb && locked mongodb ensure_mongodb
 wanted dex && locked dex ensure_dex
 wanted chromium && locked chromium ensure_chromium
+wanted containers && locked containers ensure_containers
 
 log "ready in $((SECONDS - started))s"
 if ((${#exports[@]})); then
