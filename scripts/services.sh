@@ -367,7 +367,8 @@ tool_cache=${XDG_CACHE_HOME:-$HOME/.cache}/authport
 # tool_binary NAME TAGS PACKAGE: print the path of the binary built from the
 # module tools/NAME (PACKAGE is `.` for the module's own main package, or a
 # tool of its go.mod), building it first when the Go version, the build tags,
-# or the module's go.mod, go.sum or top-level Go sources changed since the
+# or the module's go.mod, go.sum, top-level Go sources or images/ (the files
+# tools/containers embeds) changed since the
 # cached build. The build log is $logdir/NAME-build.log; older builds of NAME
 # are removed.
 tool_binary() {
@@ -380,7 +381,9 @@ tool_binary() {
 		{
 			go env GOVERSION
 			echo "$tags"
-			for f in go.mod go.sum $(find . -maxdepth 1 -name '*.go' ! -name '*_test.go' | sort); do
+			for f in go.mod go.sum $(find . -maxdepth 1 -name '*.go' ! -name '*_test.go' | sort) \
+				$(find . -path './images/*' -type f | sort); do
+				[[ -f $f ]] || continue # a module without requirements has no go.sum
 				echo "== $f"
 				cat "$f"
 			done
