@@ -481,15 +481,21 @@ ensure_chromium() {
 # path, from tools/containers, which prints NAME=VALUE lines (DOCKER_HOST,
 # TESTCONTAINERS_*, AUTHPORT_*_IMAGE) and is quiet when all is there.
 ensure_containers() {
-	given DOCKER_HOST containers && return
-	if [[ -S /var/run/docker.sock ]]; then
+	local podman_host=unix:///run/podman/podman.sock
+	# A DOCKER_HOST of the caller's is left alone; ours (from an earlier
+	# run) is checked again, and the images with it.
+	if [[ ${DOCKER_HOST:-$podman_host} != "$podman_host" ]]; then
+		given DOCKER_HOST containers
+		return
+	fi
+	if [[ -z ${DOCKER_HOST:-} && -S /var/run/docker.sock ]]; then
 		log "containers: a Docker engine's socket is at /var/run/docker.sock; testcontainers-go uses it"
 		return
 	fi
 	local bin standin out line
 	bin=$(tool_binary containers '' .)
 	standin=$(mongo_binary)
-	out=$(AUTHPORT_MONGOSTANDIN_BIN=$standin timeout 1800 "$bin" 3>&- 9>&-) ||
+	out=$(AUTHPORT_MONGOSTANDIN_BIN=$standin timeout 1800 "$bin" -socket "${podman_host#unix://}" 3>&- 9>&-) ||
 		die "containers: tools/containers failed (its output is above)"
 	while IFS= read -r line; do
 		if [[ $line == *=* ]]; then

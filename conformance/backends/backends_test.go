@@ -153,6 +153,7 @@ func directConnection(uri string) (string, error) {
 // MariaDB, Redis and MongoDB adapters, each on a container of its database
 // started through testcontainers-go, whatever AUTHPORT_*_URL says: the
 // adapters' own runs use those servers, this one proves the container path.
+// The four run in parallel.
 func TestConformanceContainers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts containers")
@@ -168,6 +169,9 @@ func TestConformanceContainers(t *testing.T) {
 	}
 	for _, b := range backendsUnderTest() {
 		t.Run(b.name, func(t *testing.T) {
+			// The runs wait on their databases more than they compute: at
+			// once, they take about as long as the longest.
+			t.Parallel()
 			image := os.Getenv(b.imageEnv)
 			if image == "" {
 				image = b.defaultImage
