@@ -252,27 +252,40 @@ func runAdapterSuite(t *testing.T, gocmd, root string, b backend, addr string) {
 			t.Logf("output of go test %s: %s", strings.Join(args[1:], " "), log)
 		}
 	}
+	counts, failures := summarize(out, b.name)
+	t.Logf("%s through testcontainers: %d rules passed, %d failed, %d skipped, in %v (%s in %s)",
+		b.name, counts["PASS"], counts["FAIL"], counts["SKIP"], took, "TestConformance/"+b.name, b.adapter)
+	if err != nil || !succeeded(counts) {
+		t.Errorf("go test %s in %s with %s=%s: %v\n%s", strings.Join(args[1:], " "), b.adapter, b.urlEnv, addr, err,
+			tail(failures, out))
+	}
+}
+
+// summarize counts the rules of backend passed, failed and skipped (keys
+// PASS, FAIL, SKIP) in the output of go test -v, and returns the lines that
+// say what failed: results of failed tests, panics and test log lines.
+func summarize(out []byte, backend string) (map[string]int, []string) {
 	counts := map[string]int{}
 	var failures []string
 	s := bufio.NewScanner(bytes.NewReader(out))
 	s.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
 	for s.Scan() {
 		line := s.Text()
-		if m := ruleLine.FindStringSubmatch(line); m != nil && m[2] == b.name {
+		if m := ruleLine.FindStringSubmatch(line); m != nil && m[2] == backend {
 			counts[m[1]]++
 		}
-		if strings.Contains(line, "--- FAIL") || strings.Contains(line, "panic:") ||
-			strings.Contains(line, "_test.go:") && len(failures) < 60 {
+		if len(failures) < 60 && (strings.Contains(line, "--- FAIL") || strings.Contains(line, "panic:") ||
+			strings.Contains(line, "_test.go:")) {
 			failures = append(failures, line)
 		}
 	}
-	t.Logf("%s through testcontainers: %d rules passed, %d failed, %d skipped, in %v (%s in %s)",
-		b.name, counts["PASS"], counts["FAIL"], counts["SKIP"], took, "TestConformance/"+b.name, b.adapter)
-	if err != nil || counts["FAIL"] > 0 || counts["PASS"] == 0 {
-		t.Errorf("go test %s in %s with %s=%s: %v\n%s", strings.Join(args[1:], " "), b.adapter, b.urlEnv, addr, err,
-			tail(failures, out))
-	}
+	return counts, failures
 }
+
+// succeeded reports whether a run with these counts passed: some rule
+// passed and none failed. (A run where the backend itself was skipped has
+// no rule at all.)
+func succeeded(counts map[string]int) bool { return counts["PASS"] > 0 && counts["FAIL"] == 0 }
 
 // tail returns the failure lines, or the end of the output when there are
 // none.
@@ -296,5 +309,34 @@ func TestDirectConnection(t *testing.T) {
 	}
 	if _, err := directConnection("mongodb://[::1"); err == nil {
 		t.Error("directConnection of a broken URI: no error")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	out := []byte(`=== RUN   TestConformance/redis/createUser/a
+--- PASS: TestConformance/redis/createUser/a (0.01s)
+        --- PASS: TestConformance/redis/getUser/b (0.00s)
+        --- SKIP: TestConformance/redis/purgeExpired/c (0.00s)
+        --- FAIL: TestConformance/redis/linkAccount/d (0.00s)
+            rules_account.go:10: want x
+        --- PASS: TestConformance/redis-cluster/getUser/b (0.00s)
+--- FAIL: TestConformance/redis (0.02s)
+`)
+	counts, failures := summarize(out, "redis")
+	if counts["PASS"] != 2 || counts["SKIP"] != 1 || counts["FAIL"] != 1 {
+		t.Errorf("counts = %v, want 2 passed, 1 skipped, 1 failed (redis-cluster's not counted)", counts)
+	}
+	if len(failures) != 2 || !strings.Contains(failures[0], "linkAccount") {
+		t.Errorf("failures = %q", failures)
+	}
+	if succeeded(counts) {
+		t.Error("a run with a failed rule succeeded")
+	}
+	skipped, _ := summarize([]byte("--- SKIP: TestConformance/redis (0.00s)\n"), "redis")
+	if succeeded(skipped) {
+		t.Error("a run with the backend skipped succeeded")
+	}
+	if !succeeded(map[string]int{"PASS": 3, "SKIP": 1}) {
+		t.Error("a run with passes and skips failed")
 	}
 }
