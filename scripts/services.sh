@@ -37,7 +37,9 @@
 # from AUTHPORT_CHROMIUM_BIN. "containers" readies the container path of the
 # conformance suite (conformance/backends) with tools/containers: podman's
 # Docker-compatible API on /run/podman/podman.sock and the database images,
-# built from Debian's packages (see tools/containers/main.go); it is skipped
+# built from Debian's packages (see tools/containers/main.go), in the
+# background when missing (the tests wait for AUTHPORT_IMAGES_STATUS to say
+# "ready"; ~/.cache/authport/containers/background.log); it is skipped
 # where DOCKER_HOST is set or a Docker engine's socket exists, and
 # testcontainers-go uses that engine with the official images.
 set -euo pipefail
@@ -479,7 +481,8 @@ ensure_chromium() {
 
 # ensure_containers: podman's API service and the images of the container
 # path, from tools/containers, which prints NAME=VALUE lines (DOCKER_HOST,
-# TESTCONTAINERS_*, AUTHPORT_*_IMAGE) and is quiet when all is there.
+# TESTCONTAINERS_*, AUTHPORT_*_IMAGE, AUTHPORT_IMAGES_STATUS) at once, and
+# builds what is missing in the background.
 ensure_containers() {
 	local podman_host=unix:///run/podman/podman.sock
 	# A DOCKER_HOST of the caller's is left alone; ours (from an earlier

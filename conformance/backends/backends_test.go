@@ -158,6 +158,7 @@ func TestConformanceContainers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts containers")
 	}
+	waitForImages(t)
 	engine(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -187,6 +188,47 @@ func TestConformanceContainers(t *testing.T) {
 			runAdapterSuite(t, gocmd, root, b, addr)
 		})
 	}
+}
+
+// imagesStatusEnv names the status file of tools/containers' build of the
+// local images: "building", then "ready" or "failed: <error>".
+const imagesStatusEnv = "AUTHPORT_IMAGES_STATUS"
+
+// waitForImages waits, when AUTHPORT_IMAGES_STATUS names a status file, for
+// the build of the local images (and podman's API service) that
+// tools/containers runs in the background, and fails t if it failed or
+// takes over 20 minutes.
+func waitForImages(t *testing.T) {
+	t.Helper()
+	path := os.Getenv(imagesStatusEnv)
+	if path == "" {
+		return
+	}
+	started := time.Now()
+	deadline := started.Add(20 * time.Minute)
+	for {
+		status, err := imagesStatus(path)
+		switch {
+		case err != nil:
+			t.Fatalf("%s=%s: %v (eval \"$(scripts/services.sh)\" writes it)", imagesStatusEnv, path, err)
+		case status == "ready":
+			if waited := time.Since(started); waited > time.Second {
+				t.Logf("waited %v for tools/containers to build the images", waited.Round(time.Second))
+			}
+			return
+		case status != "building":
+			t.Fatalf("tools/containers could not build the images: %s (logs in %s)", status, filepath.Dir(path))
+		case time.Now().After(deadline):
+			t.Fatalf("tools/containers has been building the images for 20 minutes; see %s", filepath.Join(filepath.Dir(path), "background.log"))
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// imagesStatus reads a status file of tools/containers.
+func imagesStatus(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	return strings.TrimSpace(string(data)), err
 }
 
 // engine skips t, or fails it when AUTHPORT_REQUIRE asks for containers,
@@ -338,5 +380,25 @@ func TestSummarize(t *testing.T) {
 	}
 	if !succeeded(map[string]int{"PASS": 3, "SKIP": 1}) {
 		t.Error("a run with passes and skips failed")
+	}
+}
+
+func TestImagesStatus(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status")
+	for status, want := range map[string]string{
+		"ready\n":    "",
+		"building\n": "", // not waited for here
+		"failed: podman build of x: exit status 1\n": "failed: podman build of x",
+	} {
+		if err := os.WriteFile(path, []byte(status), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := imagesStatus(path)
+		if err != nil || (want != "" && !strings.HasPrefix(got, want)) || got != strings.TrimSpace(status) {
+			t.Errorf("imagesStatus of %q = %q, %v", status, got, err)
+		}
+	}
+	if _, err := imagesStatus(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing status file: no error")
 	}
 }

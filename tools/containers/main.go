@@ -18,12 +18,19 @@
 //     with a hash of what went into it and reused while that hash is
 //     unchanged;
 //
-// then prints, one per line, the NAME=VALUE settings the tests need:
-// DOCKER_HOST, TESTCONTAINERS_RYUK_DISABLED, TESTCONTAINERS_HOST_OVERRIDE and
-// AUTHPORT_{POSTGRES,MYSQL,REDIS,MONGODB}_IMAGE. scripts/services.sh runs it
-// (its "containers" service) and turns them into export lines. Progress and
-// the time of each step go to stderr; the logs of podman's service and of
-// each build are in -state.
+// and prints, one per line, the NAME=VALUE settings the tests need:
+// DOCKER_HOST, TESTCONTAINERS_RYUK_DISABLED, TESTCONTAINERS_HOST_OVERRIDE,
+// AUTHPORT_{POSTGRES,MYSQL,REDIS,MONGODB}_IMAGE and AUTHPORT_IMAGES_STATUS.
+// When all is there it only checks; otherwise the steps run in a process of
+// its own while the settings are printed at once (the tags depend only on
+// the inputs), and the status file AUTHPORT_IMAGES_STATUS names says
+// "building", then "ready" or "failed: ...": conformance/backends waits for
+// it, so a cold build overlaps with the rest of the test command. With
+// -foreground the steps run before the settings are printed.
+// scripts/services.sh runs it (its "containers" service) and turns the
+// settings into export lines. Progress and the time of each step go to
+// stderr (background.log for a background build); the logs of podman's
+// service and of each build are in -state.
 //
 // It needs root, as the database services of scripts/services.sh do.
 package main
@@ -74,6 +81,7 @@ type config struct {
 	state        string
 	socket       string
 	mongostandin string
+	foreground   bool
 }
 
 func main() {
@@ -83,10 +91,12 @@ func main() {
 	}
 	var cfg config
 	flag.StringVar(&cfg.state, "state", filepath.Join(cache, "authport", "containers"),
-		"`directory` for containers.conf, build contexts and logs")
+		"`directory` for containers.conf, the status file, build contexts and logs")
 	flag.StringVar(&cfg.socket, "socket", "/run/podman/podman.sock", "`path` of the Docker-compatible API socket")
 	flag.StringVar(&cfg.mongostandin, "mongostandin", os.Getenv("AUTHPORT_MONGOSTANDIN_BIN"),
 		"`path` of the tools/mongostandin binary to put in the MongoDB image")
+	flag.BoolVar(&cfg.foreground, "foreground", false,
+		"build what is missing before printing, instead of in a process of its own")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "containers: unexpected arguments %q\n", flag.Args())
@@ -120,7 +130,28 @@ func timed(what string, f func() error) error {
 	return err
 }
 
+// The status file's contents: what a test waiting for the images reads.
+const (
+	statusBuilding = "building"
+	statusReady    = "ready"
+	statusFailed   = "failed: " // followed by the error
+)
+
+// plan is what run prepares: the images and their tags, which depend only
+// on their inputs, so that they are known before anything is built.
+type plan struct {
+	images []image
+	tags   []string
+}
+
 // run does the work of main and returns the NAME=VALUE settings to print.
+// When something is missing it builds it in a process of its own (this
+// program with -foreground, in a session of its own, its output in
+// background.log), unless cfg.foreground: the settings are printed at once,
+// and AUTHPORT_IMAGES_STATUS names the file that says "building", "ready" or
+// "failed: ...", which conformance/backends waits on. The slow part of a
+// cold start (debootstrap, apt-get in each image) then overlaps with the
+// rest of the test command.
 func run(ctx context.Context, cfg config) ([]string, error) {
 	if cfg.mongostandin == "" {
 		return nil, errors.New("no MongoDB stand-in binary: set AUTHPORT_MONGOSTANDIN_BIN or -mongostandin (eval \"$(scripts/services.sh)\" builds it from tools/mongostandin)")
@@ -128,8 +159,22 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 	if err := os.MkdirAll(cfg.state, 0o755); err != nil {
 		return nil, err
 	}
-	if err := timed("podman, runc and debootstrap present", func() error { return ensurePackages(ctx) }); err != nil {
+	p, err := newPlan(cfg)
+	if err != nil {
 		return nil, err
+	}
+	status := filepath.Join(cfg.state, "status")
+	settings := []string{
+		"DOCKER_HOST=unix://" + cfg.socket,
+		// Ryuk, testcontainers' reaper, is an image from Docker Hub, out of
+		// reach here; the tests terminate their containers themselves.
+		"TESTCONTAINERS_RYUK_DISABLED=true",
+		// Containers are reached only through ports published on 127.0.0.1.
+		"TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1",
+		"AUTHPORT_IMAGES_STATUS=" + status,
+	}
+	for i, img := range p.images {
+		settings = append(settings, img.env+"="+p.tags[i])
 	}
 	conf := filepath.Join(cfg.state, "containers.conf")
 	if err := os.WriteFile(conf, []byte(containersConf), 0o644); err != nil {
@@ -139,51 +184,137 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 	if err := os.Setenv("CONTAINERS_CONF", conf); err != nil {
 		return nil, err
 	}
-	if err := timed("podman API service answers on "+cfg.socket, func() error { return ensureService(ctx, cfg) }); err != nil {
-		return nil, err
+	if !cfg.foreground {
+		if ready(ctx, cfg, p) {
+			logf("podman's API service answers on %s and every image is there", cfg.socket)
+			return settings, writeStatus(status, statusReady)
+		}
+		if err := writeStatus(status, statusBuilding); err != nil {
+			return nil, err
+		}
+		if err := spawn(cfg); err != nil {
+			return nil, err
+		}
+		return settings, nil
 	}
-	if err := timed(baseImage+" present", func() error { return ensureBase(ctx, cfg.state) }); err != nil {
-		return nil, err
-	}
-	baseID, err := output(ctx, podman("image", "inspect", "--format", "{{.Id}}", baseImage)...)
+	// The foreground build, one at a time.
+	unlock, err := lock(filepath.Join(cfg.state, "lock"))
 	if err != nil {
-		return nil, fmt.Errorf("inspecting %s: %w", baseImage, err)
+		return nil, err
 	}
-	all := []image{
+	defer unlock()
+	if err := build(ctx, cfg, p); err != nil {
+		return nil, errors.Join(err, writeStatus(status, statusFailed+err.Error()))
+	}
+	return settings, writeStatus(status, statusReady)
+}
+
+// newPlan lists the images and computes their tags.
+func newPlan(cfg config) (plan, error) {
+	p := plan{images: []image{
 		{name: "postgres", env: "AUTHPORT_POSTGRES_IMAGE"},
 		{name: "mariadb", env: "AUTHPORT_MYSQL_IMAGE"},
 		{name: "redis", env: "AUTHPORT_REDIS_IMAGE"},
 		{name: "mongodb", env: "AUTHPORT_MONGODB_IMAGE", extra: cfg.mongostandin},
+	}}
+	base := baseInputs(aptMirror("/etc/apt", "bookworm"))
+	for _, img := range p.images {
+		hash, err := imageHash(base, img)
+		if err != nil {
+			return plan{}, err
+		}
+		p.tags = append(p.tags, "localhost/authport-"+img.name+":"+hash)
+	}
+	return p, nil
+}
+
+// baseInputs describes how the base image is made, for the images' hashes.
+func baseInputs(mirror string) string {
+	return "debootstrap --variant=minbase bookworm " + mirror
+}
+
+// ready reports whether podman's API answers and every image of p exists.
+func ready(ctx context.Context, cfg config, p plan) bool {
+	if _, err := exec.LookPath("podman"); err != nil || pingSocket(ctx, cfg.socket) != nil {
+		return false
+	}
+	for _, tag := range p.tags {
+		if !succeeds(ctx, podman("image", "exists", tag)...) {
+			return false
+		}
+	}
+	return true
+}
+
+// spawn starts this program with -foreground in a session of its own, its
+// output in background.log.
+func spawn(cfg config) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(cfg.state, "background.log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	c := exec.Command(self, "-foreground", "-state", cfg.state, "-socket", cfg.socket, "-mongostandin", cfg.mongostandin)
+	c.Stdout, c.Stderr = log, log
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		return fmt.Errorf("starting the build in the background: %w", err)
+	}
+	logf("building what is missing in the background (pid %d, log: %s); the tests wait for it", c.Process.Pid, logPath)
+	return c.Process.Release()
+}
+
+// writeStatus replaces the status file's contents.
+func writeStatus(path, status string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(status+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// lock takes an exclusive lock on path, waiting for another build to end.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// build installs, starts and builds whatever of p is missing.
+func build(ctx context.Context, cfg config, p plan) error {
+	if err := timed("podman, runc and debootstrap present", func() error { return ensurePackages(ctx) }); err != nil {
+		return err
+	}
+	if err := timed("podman API service answers on "+cfg.socket, func() error { return ensureService(ctx, cfg) }); err != nil {
+		return err
+	}
+	if err := timed(baseImage+" present", func() error { return ensureBase(ctx, cfg.state) }); err != nil {
+		return err
 	}
 	// The builds spend most of their time downloading packages: they run at
 	// once.
-	tags := make([]string, len(all))
-	errs := make([]error, len(all))
+	errs := make([]error, len(p.images))
 	var wg sync.WaitGroup
-	for i, img := range all {
+	for i, img := range p.images {
 		wg.Go(func() {
-			errs[i] = timed("image "+img.name+" present", func() (err error) {
-				tags[i], err = ensureImage(ctx, cfg.state, strings.TrimSpace(baseID), img)
-				return err
+			errs[i] = timed("image "+img.name+" present", func() error {
+				return ensureImage(ctx, cfg.state, img, p.tags[i])
 			})
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	settings := []string{
-		"DOCKER_HOST=unix://" + cfg.socket,
-		// Ryuk, testcontainers' reaper, is an image from Docker Hub, out of
-		// reach here; the tests terminate their containers themselves.
-		"TESTCONTAINERS_RYUK_DISABLED=true",
-		// Containers are reached only through ports published on 127.0.0.1.
-		"TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1",
-	}
-	for i, img := range all {
-		settings = append(settings, img.env+"="+tags[i])
-	}
-	return settings, nil
+	return errors.Join(errs...)
 }
 
 // containersConf is podman's configuration for this machine: no default
@@ -246,7 +377,7 @@ func ensurePackages(ctx context.Context) error {
 		return fmt.Errorf("%s missing, and installing it needs root: run as root, or apt-get install %s", strings.Join(missing, ", "), strings.Join(missing, " "))
 	}
 	logf("installing %s from Debian's packages", strings.Join(missing, " "))
-	if err := command(ctx, nil, "apt-get", "update", "-q").Run(); err != nil {
+	if err := command(ctx, nil, "apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=300").Run(); err != nil {
 		return fmt.Errorf("apt-get update: %w", err)
 	}
 	install := append([]string{"apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=300", "--no-install-recommends"}, missing...)
@@ -449,11 +580,12 @@ func mirrorIn822(data, suite string) string {
 	return ""
 }
 
-// imageHash returns the hash that names img's build: the base image's ID,
-// the files of its directory under images/ and the extra file's content.
-func imageHash(baseID string, img image) (string, error) {
+// imageHash returns the hash that names img's build: how the base image is
+// made, the files of its directory under images/ and the extra file's
+// content.
+func imageHash(base string, img image) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "base %s\n", baseID)
+	fmt.Fprintf(h, "base %s\n", base)
 	dir := path.Join("images", img.name)
 	entries, err := fs.ReadDir(images, dir)
 	if err != nil {
@@ -481,21 +613,16 @@ func imageHash(baseID string, img image) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// ensureImage returns the tag of img's image, building it unless an image
-// of the same inputs exists. Older builds of img are removed.
-func ensureImage(ctx context.Context, state, baseID string, img image) (string, error) {
-	hash, err := imageHash(baseID, img)
-	if err != nil {
-		return "", err
-	}
-	repo := "localhost/authport-" + img.name
-	tag := repo + ":" + hash
+// ensureImage builds img as tag unless that image exists. Older builds of
+// img are removed.
+func ensureImage(ctx context.Context, state string, img image, tag string) error {
 	if !succeeds(ctx, podman("image", "exists", tag)...) {
 		if err := buildImage(ctx, state, img, tag); err != nil {
-			return "", err
+			return err
 		}
 	}
 	// Older builds go, so that images do not pile up build after build.
+	repo, _, _ := strings.Cut(tag, ":")
 	list, err := output(ctx, podman("images", "--format", "{{.Repository}}:{{.Tag}}", repo)...)
 	if err == nil {
 		for old := range strings.FieldsSeq(list) {
@@ -504,7 +631,7 @@ func ensureImage(ctx context.Context, state, baseID string, img image) (string, 
 			}
 		}
 	}
-	return tag, nil
+	return nil
 }
 
 // buildImage builds img as tag, from a build context made of its files
