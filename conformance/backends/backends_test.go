@@ -216,13 +216,27 @@ func waitForImages(t *testing.T) {
 				t.Logf("waited %v for tools/containers to build the images", waited.Round(time.Second))
 			}
 			return
-		case status != "building":
+		case !strings.HasPrefix(status, "building"):
 			t.Fatalf("tools/containers could not build the images: %s (logs in %s)", status, filepath.Dir(path))
+		case !builderAlive(status):
+			t.Fatalf("tools/containers' build (%s) ended without a result; see %s", status, filepath.Join(filepath.Dir(path), "background.log"))
 		case time.Now().After(deadline):
 			t.Fatalf("tools/containers has been building the images for 20 minutes; see %s", filepath.Join(filepath.Dir(path), "background.log"))
 		}
 		time.Sleep(2 * time.Second)
 	}
+}
+
+// builderAlive reports whether the builder a "building <pid>" status names
+// still runs; a plain "building" (the builder has not started yet) counts as
+// alive.
+func builderAlive(status string) bool {
+	pid, ok := strings.CutPrefix(status, "building ")
+	if _, err := os.Stat("/proc/self"); !ok || err != nil { // no pid, or no /proc to look in
+		return true
+	}
+	_, err := os.Stat(filepath.Join("/proc", strings.TrimSpace(pid)))
+	return err == nil
 }
 
 // imagesStatus reads a status file of tools/containers.
@@ -400,5 +414,11 @@ func TestImagesStatus(t *testing.T) {
 	}
 	if _, err := imagesStatus(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("a missing status file: no error")
+	}
+	if !builderAlive("building") || !builderAlive(fmt.Sprintf("building %d", os.Getpid())) {
+		t.Error("a running builder counted as dead")
+	}
+	if builderAlive("building 2147483647") {
+		t.Error("a builder that does not exist counted as alive")
 	}
 }

@@ -131,6 +131,7 @@ func timed(what string, f func() error) error {
 }
 
 // The status file's contents: what a test waiting for the images reads.
+// While building, the builder adds its pid: "building 1234".
 const (
 	statusBuilding = "building"
 	statusReady    = "ready"
@@ -203,6 +204,10 @@ func run(ctx context.Context, cfg config) ([]string, error) {
 		return nil, err
 	}
 	defer unlock()
+	// The pid lets a waiting test tell a build that died from one that runs.
+	if err := writeStatus(status, fmt.Sprintf("%s %d", statusBuilding, os.Getpid())); err != nil {
+		return nil, err
+	}
 	if err := build(ctx, cfg, p); err != nil {
 		return nil, errors.Join(err, writeStatus(status, statusFailed+err.Error()))
 	}
