@@ -7,8 +7,7 @@
 #
 # A backend's database comes from its AUTHPORT_*_URL variable; where that is
 # unset and a server answers on this machine's default port, that server is
-# used; otherwise provision starts a container with the docker command when a Docker engine runs, and
-# else the backend shows as unavailable. It starts nothing itself: the test
+# used; otherwise the backend shows as unavailable. It starts nothing itself: the test
 # command (scripts/test.sh) does.
 set -euo pipefail
 

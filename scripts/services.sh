@@ -11,8 +11,8 @@
 #
 # Environment:
 #   AUTHPORT_SERVICES   which services to provide, space-separated (default:
-#                       "postgres mysql redis redis-cluster mongodb dex chromium";
-#                       "none" for none)
+#                       "postgres mysql redis redis-cluster mongodb dex chromium
+#                       containers"; "none" for none)
 #   AUTHPORT_POSTGRES_URL, AUTHPORT_MYSQL_URL, AUTHPORT_REDIS_URL,
 #   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_MONGODB_URL, AUTHPORT_DEX_BIN,
 #   AUTHPORT_CHROMIUM_BIN
@@ -34,14 +34,21 @@
 # are in $TMPDIR/authport-services. Chromium (the browser of the end-to-end
 # tests in examples/demo) is Debian's chromium, installed when
 # /usr/bin/chromium is missing; the tests start their own headless browsers
-# from AUTHPORT_CHROMIUM_BIN.
+# from AUTHPORT_CHROMIUM_BIN. "containers" readies the container path of the
+# conformance suite (conformance/backends) with tools/containers: podman's
+# Docker-compatible API on /run/podman/podman.sock and the database images,
+# built from Debian's packages (see tools/containers/main.go), in the
+# background when missing (the tests wait for AUTHPORT_IMAGES_STATUS to say
+# "ready"; ~/.cache/authport/containers/background.log); it is skipped
+# where DOCKER_HOST is set or a Docker engine's socket exists, and
+# testcontainers-go uses that engine with the official images.
 set -euo pipefail
 
 started=$SECONDS
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=${TMPDIR:-/tmp}
 logdir=$tmp/authport-services
-services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex chromium}
+services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex chromium containers}
 timeout_s=${AUTHPORT_SERVICES_TIMEOUT:-60}
 read -r -a cluster_ports <<<"${AUTHPORT_REDIS_CLUSTER_PORTS:-7001 7002 7003}"
 mongo_port=${AUTHPORT_MONGODB_PORT:-27018}
@@ -362,7 +369,8 @@ tool_cache=${XDG_CACHE_HOME:-$HOME/.cache}/authport
 # tool_binary NAME TAGS PACKAGE: print the path of the binary built from the
 # module tools/NAME (PACKAGE is `.` for the module's own main package, or a
 # tool of its go.mod), building it first when the Go version, the build tags,
-# or the module's go.mod, go.sum or top-level Go sources changed since the
+# or the module's go.mod, go.sum, top-level Go sources or images/ (the files
+# tools/containers embeds) changed since the
 # cached build. The build log is $logdir/NAME-build.log; older builds of NAME
 # are removed.
 tool_binary() {
@@ -375,7 +383,9 @@ tool_binary() {
 		{
 			go env GOVERSION
 			echo "$tags"
-			for f in go.mod go.sum $(find . -maxdepth 1 -name '*.go' ! -name '*_test.go' | sort); do
+			for f in go.mod go.sum $(find . -maxdepth 1 -name '*.go' ! -name '*_test.go' | sort) \
+				$(find . -path './images/*' -type f | sort); do
+				[[ -f $f ]] || continue # a module without requirements has no go.sum
 				echo "== $f"
 				cat "$f"
 			done
@@ -467,12 +477,42 @@ ensure_chromium() {
 	export_line AUTHPORT_CHROMIUM_BIN "$bin"
 }
 
+### Containers ################################################################
+
+# ensure_containers: podman's API service and the images of the container
+# path, from tools/containers, which prints NAME=VALUE lines (DOCKER_HOST,
+# TESTCONTAINERS_*, AUTHPORT_*_IMAGE, AUTHPORT_IMAGES_STATUS) at once, and
+# builds what is missing in the background.
+ensure_containers() {
+	local podman_host=unix:///run/podman/podman.sock
+	# A DOCKER_HOST of the caller's is left alone; ours (from an earlier
+	# run) is checked again, and the images with it.
+	if [[ ${DOCKER_HOST:-$podman_host} != "$podman_host" ]]; then
+		given DOCKER_HOST containers
+		return
+	fi
+	if [[ -z ${DOCKER_HOST:-} && -S /var/run/docker.sock ]]; then
+		log "containers: a Docker engine's socket is at /var/run/docker.sock; testcontainers-go uses it"
+		return
+	fi
+	local bin standin out line
+	bin=$(tool_binary containers '' .)
+	standin=$(mongo_binary)
+	out=$(AUTHPORT_MONGOSTANDIN_BIN=$standin timeout 1800 "$bin" -socket "${podman_host#unix://}" 3>&- 9>&-) ||
+		die "containers: tools/containers failed (its output is above)"
+	while IFS= read -r line; do
+		if [[ $line == *=* ]]; then
+			export_line "${line%%=*}" "${line#*=}"
+		fi
+	done <<<"$out"
+}
+
 ### main ######################################################################
 
 for s in $services; do
 	case $s in
-	postgres | mysql | redis | redis-cluster | mongodb | dex | chromium | none) ;;
-	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex chromium, or none)" ;;
+	postgres | mysql | redis | redis-cluster | mongodb | dex | chromium | containers | none) ;;
+	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex chromium containers, or none)" ;;
 	esac
 done
 
@@ -483,6 +523,7 @@ wanted redis-cluster && locked redis-cluster ensure_redis_cluster
 wanted mongodb && locked mongodb ensure_mongodb
 wanted dex && locked dex ensure_dex
 wanted chromium && locked chromium ensure_chromium
+wanted containers && locked containers ensure_containers
 
 log "ready in $((SECONDS - started))s"
 if ((${#exports[@]})); then

@@ -117,6 +117,12 @@ if [ -f "$log_dir/tools_faults.log" ]; then
 	sed -n '/^Fault injection (tools\/faults/,/^$/p' "$log_dir/tools_faults.log" >&2
 fi
 
+# The conformance suite on containers (conformance/backends): one line per
+# backend on the console too.
+if [ -f "$log_dir/conformance_backends.log" ]; then
+	grep -h 'through testcontainers:' "$log_dir/conformance_backends.log" >&2 || true
+fi
+
 # Fuzzing: scripts/fuzz.sh runs every Fuzz target of the workspace modules
 # for ${AUTHPORT_FUZZTIME:-10s} each (plain `go test` above already ran their
 # seed corpora); a crasher fails the run, named with its input file.

@@ -164,7 +164,7 @@ func dexBinary(t testing.TB, getenv func(string) string) string {
 // executable file fails t, telling to point it at what.
 func executableFrom(t testing.TB, backend, env, what string, getenv func(string) string) string {
 	t.Helper()
-	bin := provide(t, backendFor(backend), getenv, nil)
+	bin := provide(t, backendFor(backend), getenv)
 	if bin == "" {
 		return ""
 	}

@@ -11,21 +11,20 @@
 //     redis://127.0.0.1:6379/0), AUTHPORT_REDIS_CLUSTER_URL (comma-separated
 //     host:port seeds of a Redis Cluster) or AUTHPORT_MONGODB_URL (a MongoDB
 //     URI).
-//  2. Otherwise, when a Docker engine answers, a container started with the
-//     docker command: postgres:16-alpine, mariadb:11, redis:7-alpine, or
-//     mongo:7 as an initiated single-node replica set (so transactions work).
-//     Each is started once per test process, on first use, and shared by
-//     every test of that process; a reaper process removes it when the test
-//     process exits, however it ends. No container is started for a Redis
-//     Cluster. The Docker engine is asked once per process, with a short
-//     timeout, so a machine without one loses no time.
-//  3. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
+//  2. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
 //     names the backend: then the test fails with the same reason.
 //     AUTHPORT_REQUIRE is a comma-separated list of backend names (postgres,
-//     mysql, redis, redis-cluster, mongodb, dex, chromium; the embedded memory, bbolt
-//     and sqlite are accepted too) or "all". A CI that sets it can never pass
+//     mysql, redis, redis-cluster, mongodb, dex, chromium; the embedded memory,
+//     bbolt and sqlite, npm and containers are accepted too) or "all". A CI that sets it can never pass
 //     with a database silently skipped; a name it does not know (a
 //     misspelling) fails a test whose database is missing, too.
+//
+// This package starts no database: scripts/services.sh provides every one
+// of them on this machine and prints the variables, and the module
+// conformance/backends runs each adapter's conformance suite on containers
+// it starts through testcontainers-go (which this package must not import:
+// adapters' tests import it, and their consumers' go.sum would get
+// testcontainers' modules).
 //
 // The returned server is shared, and may hold data from earlier runs: a
 // caller isolates each test in a database, schema, key prefix or collection
@@ -43,7 +42,6 @@
 package provision
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -61,6 +59,11 @@ const (
 	BackendMongoDB      = "mongodb"
 )
 
+// BackendContainers is the AUTHPORT_REQUIRE name that makes a missing
+// container engine fail the tests of conformance/backends, which start their
+// databases through testcontainers-go.
+const BackendContainers = "containers"
+
 // RequireEnv is the environment variable that turns a missing database from
 // a skip into a failure; see [Required].
 const RequireEnv = "AUTHPORT_REQUIRE"
@@ -73,7 +76,7 @@ func knownBackends() []string {
 	return []string{
 		"memory", "bbolt", BackendRedis, BackendRedisCluster,
 		BackendPostgres, BackendMySQL, "sqlite", BackendMongoDB, BackendDex,
-		BackendChromium, "npm",
+		BackendChromium, "npm", BackendContainers,
 	}
 }
 
@@ -81,9 +84,12 @@ func knownBackends() []string {
 type backend struct {
 	name    string // the AUTHPORT_REQUIRE name
 	env     string // the variable that names a running server
-	image   string // the container image; "" when none is started
 	missing string // the skip reason
 }
+
+// provided ends the skip reason of a database: where to get one.
+const provided = " (eval \"$(scripts/services.sh)\" provides one on this machine; " +
+	"conformance/backends runs the conformance suite on containers instead)"
 
 // backendFor returns the description of the backend named name (one of the
 // Backend constants); an unknown name gets a description with no variable
@@ -92,28 +98,28 @@ func backendFor(name string) backend {
 	switch name {
 	case BackendPostgres:
 		return backend{
-			name: name, env: "AUTHPORT_POSTGRES_URL", image: "postgres:16-alpine",
-			missing: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine",
+			name: name, env: "AUTHPORT_POSTGRES_URL",
+			missing: "no PostgreSQL: set AUTHPORT_POSTGRES_URL" + provided,
 		}
 	case BackendMySQL:
 		return backend{
-			name: name, env: "AUTHPORT_MYSQL_URL", image: "mariadb:11",
-			missing: "no MySQL/MariaDB: set AUTHPORT_MYSQL_URL or run a Docker engine",
+			name: name, env: "AUTHPORT_MYSQL_URL",
+			missing: "no MySQL/MariaDB: set AUTHPORT_MYSQL_URL" + provided,
 		}
 	case BackendRedis:
 		return backend{
-			name: name, env: "AUTHPORT_REDIS_URL", image: "redis:7-alpine",
-			missing: "no Redis: set AUTHPORT_REDIS_URL or run a Docker engine",
+			name: name, env: "AUTHPORT_REDIS_URL",
+			missing: "no Redis: set AUTHPORT_REDIS_URL" + provided,
 		}
 	case BackendRedisCluster:
 		return backend{
 			name: name, env: "AUTHPORT_REDIS_CLUSTER_URL",
-			missing: "no Redis Cluster: set AUTHPORT_REDIS_CLUSTER_URL (comma-separated host:port seeds); no container is started for a cluster",
+			missing: "no Redis Cluster: set AUTHPORT_REDIS_CLUSTER_URL (comma-separated host:port seeds)" + provided,
 		}
 	case BackendMongoDB:
 		return backend{
-			name: name, env: "AUTHPORT_MONGODB_URL", image: "mongo:7",
-			missing: "no MongoDB: set AUTHPORT_MONGODB_URL or run a Docker engine",
+			name: name, env: "AUTHPORT_MONGODB_URL",
+			missing: "no MongoDB: set AUTHPORT_MONGODB_URL" + provided,
 		}
 	case BackendDex:
 		return backend{
@@ -130,37 +136,35 @@ func backendFor(name string) backend {
 }
 
 // Postgres returns the URL of a PostgreSQL server, e.g.
-// postgres://postgres:postgres@localhost:32771/test?sslmode=disable, from
-// AUTHPORT_POSTGRES_URL or a postgres:16-alpine container. Without either it
-// skips t, or fails it when [Required]("postgres").
+// postgres://postgres@127.0.0.1:5432/test?sslmode=disable, from
+// AUTHPORT_POSTGRES_URL. Without it it skips t, or fails it when
+// [Required]("postgres").
 func Postgres(t testing.TB) string {
 	t.Helper()
-	return provide(t, backendFor(BackendPostgres), os.Getenv, startContainer)
+	return provide(t, backendFor(BackendPostgres), os.Getenv)
 }
 
 // MySQL returns a go-sql-driver/mysql DSN of a MySQL or MariaDB server, e.g.
-// root@tcp(localhost:32772)/test, from AUTHPORT_MYSQL_URL or a mariadb:11
-// container (user root, no password, database test). The DSN carries no
+// root@tcp(127.0.0.1:3306)/test, from AUTHPORT_MYSQL_URL. The DSN carries no
 // parameters of its own beyond those in the variable; the caller adds what
-// its driver needs (parseTime, say). Without either it skips t, or fails it
-// when [Required]("mysql").
+// its driver needs (parseTime, say). Without it it skips t, or fails it when
+// [Required]("mysql").
 func MySQL(t testing.TB) string {
 	t.Helper()
-	return provide(t, backendFor(BackendMySQL), os.Getenv, startContainer)
+	return provide(t, backendFor(BackendMySQL), os.Getenv)
 }
 
 // Redis returns the URL of a single Redis server, e.g.
-// redis://localhost:32773, from AUTHPORT_REDIS_URL or a redis:7-alpine
-// container. Without either it skips t, or fails it when [Required]("redis").
+// redis://127.0.0.1:6379/0, from AUTHPORT_REDIS_URL. Without it it skips t,
+// or fails it when [Required]("redis").
 func Redis(t testing.TB) string {
 	t.Helper()
-	return provide(t, backendFor(BackendRedis), os.Getenv, startContainer)
+	return provide(t, backendFor(BackendRedis), os.Getenv)
 }
 
 // RedisCluster returns the host:port seed addresses of a Redis Cluster from
-// AUTHPORT_REDIS_CLUSTER_URL (comma-separated). No container is started for
-// a cluster: without the variable it skips t, or fails it when
-// [Required]("redis-cluster"). The result has at least one address.
+// AUTHPORT_REDIS_CLUSTER_URL (comma-separated). Without the variable it
+// skips t, or fails it when [Required]("redis-cluster"). The result has at least one address.
 func RedisCluster(t testing.TB) []string {
 	t.Helper()
 	return clusterSeeds(t, os.Getenv)
@@ -179,13 +183,12 @@ func clusterSeeds(t testing.TB, getenv func(string) string) []string {
 	return seeds
 }
 
-// MongoDB returns a MongoDB connection URI from AUTHPORT_MONGODB_URL or a
-// mongo:7 container started as the initiated single-node replica set rs0,
-// e.g. mongodb://localhost:32774/?directConnection=true. Without either it
-// skips t, or fails it when [Required]("mongodb").
+// MongoDB returns a MongoDB connection URI from AUTHPORT_MONGODB_URL, e.g.
+// mongodb://127.0.0.1:27018/. Without it it skips t, or fails it when
+// [Required]("mongodb").
 func MongoDB(t testing.TB) string {
 	t.Helper()
-	return provide(t, backendFor(BackendMongoDB), os.Getenv, startContainer)
+	return provide(t, backendFor(BackendMongoDB), os.Getenv)
 }
 
 // Required reports whether AUTHPORT_REQUIRE names backend (one of postgres,
@@ -281,34 +284,14 @@ func decide(t testing.TB, b backend, require, reason string) {
 	t.Skip(v.reason)
 }
 
-// noDockerError reports that no Docker engine answered; the helpers then
-// skip with the backend's plain reason.
-type noDockerError struct{ err error }
-
-func (e *noDockerError) Error() string { return "no Docker engine answered: " + e.err.Error() }
-
-func (e *noDockerError) Unwrap() error { return e.err }
-
 // provide implements the helpers: the variable named by b.env from getenv,
-// else the address from start (a container), else a skip or failure of t.
-// It returns "" only after t.Skip or t.Fatal (which, on a real test, do not
-// return).
-func provide(t testing.TB, b backend, getenv func(string) string, start func(backend) (string, error)) string {
+// else a skip or failure of t. It returns "" only after t.Skip or t.Fatal
+// (which, on a real test, do not return).
+func provide(t testing.TB, b backend, getenv func(string) string) string {
 	t.Helper()
 	if v := strings.TrimSpace(getenv(b.env)); v != "" {
 		return v
 	}
-	reason := b.missing
-	if b.image != "" {
-		addr, err := start(b)
-		if err == nil {
-			return addr
-		}
-		var noDocker *noDockerError
-		if !errors.As(err, &noDocker) {
-			reason = fmt.Sprintf("%s (a Docker engine answered, but the %s container did not start: %v)", b.missing, b.image, err)
-		}
-	}
-	decide(t, b, getenv(RequireEnv), reason)
+	decide(t, b, getenv(RequireEnv), b.missing)
 	return ""
 }

@@ -1,13 +1,9 @@
 package provision
 
 import (
-	"errors"
-	"net"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestRequired(t *testing.T) {
@@ -53,7 +49,7 @@ func TestMissingVerdict(t *testing.T) {
 		fatal     bool
 		wantInMsg string
 	}{
-		{"unset skips", "", false, "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine"},
+		{"unset skips", "", false, "no PostgreSQL: set AUTHPORT_POSTGRES_URL"},
 		{"other backend skips", "mysql,redis", false, "no PostgreSQL"},
 		{"named fails", "mysql,postgres", true, "AUTHPORT_REQUIRE requires postgres"},
 		{"all fails", "all", true, "no PostgreSQL"},
@@ -61,6 +57,7 @@ func TestMissingVerdict(t *testing.T) {
 		{"misspelt among known fails", "mysql,mongo", true, `unknown backends mongo`},
 		{"embedded names are known", "memory,bbolt,sqlite", false, "no PostgreSQL"},
 		{"npm is known", "npm", false, "no PostgreSQL"},
+		{"containers is known", "containers", false, "no PostgreSQL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,54 +101,47 @@ func env(vars map[string]string) func(string) string {
 
 func TestProvide(t *testing.T) {
 	pg := backendFor(BackendPostgres)
-	noDocker := func(backend) (string, error) { return "", &noDockerError{err: errors.New("socket not found")} }
-	broken := func(backend) (string, error) { return "", errors.New("pull access denied") }
-	running := func(backend) (string, error) { return "postgres://c:5432/test", nil }
-	mustNotStart := func(backend) (string, error) {
-		t.Error("a container was started although the variable is set")
-		return "", errors.New("unexpected")
-	}
 	tests := []struct {
 		name                  string
 		vars                  map[string]string
-		start                 func(backend) (string, error)
 		want, skipped, failed string
 	}{
+		{name: "variable", vars: map[string]string{"AUTHPORT_POSTGRES_URL": " postgres://h/db "}, want: "postgres://h/db"},
 		{
-			name:  "variable first",
-			vars:  map[string]string{"AUTHPORT_POSTGRES_URL": " postgres://h/db "},
-			start: mustNotStart, want: "postgres://h/db",
+			name: "variable even when required",
+			vars: map[string]string{"AUTHPORT_POSTGRES_URL": "postgres://h/db", RequireEnv: "all"}, want: "postgres://h/db",
 		},
+		{name: "unset skips", skipped: pg.missing},
+		{name: "blank variable is unset", vars: map[string]string{"AUTHPORT_POSTGRES_URL": "  "}, skipped: pg.missing},
 		{
-			name:  "variable first even when required",
-			vars:  map[string]string{"AUTHPORT_POSTGRES_URL": "postgres://h/db", RequireEnv: "all"},
-			start: mustNotStart, want: "postgres://h/db",
+			name: "unset required fails", vars: map[string]string{RequireEnv: "postgres"},
+			failed: pg.missing + " (AUTHPORT_REQUIRE requires postgres)",
 		},
-		{name: "container second", start: running, want: "postgres://c:5432/test"},
-		{name: "blank variable is unset", vars: map[string]string{"AUTHPORT_POSTGRES_URL": "  "}, start: running, want: "postgres://c:5432/test"},
-		{name: "no docker skips", start: noDocker, skipped: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine"},
-		{
-			name: "no docker required fails", vars: map[string]string{RequireEnv: "postgres"}, start: noDocker,
-			failed: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine (AUTHPORT_REQUIRE requires postgres)",
-		},
-		{
-			name: "other backend required skips", vars: map[string]string{RequireEnv: "redis"}, start: noDocker,
-			skipped: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine",
-		},
-		{
-			name: "failed container skips with the error", start: broken,
-			skipped: "no PostgreSQL: set AUTHPORT_POSTGRES_URL or run a Docker engine (a Docker engine answered, but the postgres:16-alpine container did not start: pull access denied)",
-		},
+		{name: "other backend required skips", vars: map[string]string{RequireEnv: "redis"}, skipped: pg.missing},
+		{name: "containers required skips", vars: map[string]string{RequireEnv: "containers"}, skipped: pg.missing},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeTB{}
-			got := provide(f, pg, env(tt.vars), tt.start)
+			got := provide(f, pg, env(tt.vars))
 			if got != tt.want || f.skipped != tt.skipped || f.failed != tt.failed {
 				t.Errorf("provide = %q, skipped %q, failed %q;\nwant %q, skipped %q, failed %q",
 					got, f.skipped, f.failed, tt.want, tt.skipped, tt.failed)
 			}
 		})
+	}
+}
+
+// TestMissingSaysWhereToGetOne checks that the reason of every database
+// names its variable, scripts/services.sh and conformance/backends.
+func TestMissingSaysWhereToGetOne(t *testing.T) {
+	for _, name := range []string{BackendPostgres, BackendMySQL, BackendRedis, BackendRedisCluster, BackendMongoDB} {
+		b := backendFor(name)
+		for _, want := range []string{b.env, "scripts/services.sh", "conformance/backends"} {
+			if !strings.Contains(b.missing, want) {
+				t.Errorf("%s: reason %q does not name %s", name, b.missing, want)
+			}
+		}
 	}
 }
 
@@ -183,79 +173,4 @@ func TestClusterSeeds(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestBackendsHaveContainers(t *testing.T) {
-	for _, name := range []string{BackendPostgres, BackendMySQL, BackendRedis, BackendMongoDB} {
-		b := backendFor(name)
-		spec, ok := containerSpecFor(name)
-		if !ok || b.image == "" || b.env == "" || spec.log == "" || spec.logCount < 1 {
-			t.Errorf("%s: image %q, env %q, container %v", name, b.image, b.env, ok)
-		}
-	}
-	if _, ok := containerSpecFor(BackendRedisCluster); ok || backendFor(BackendRedisCluster).image != "" {
-		t.Error("redis-cluster must have no container")
-	}
-}
-
-// TestDetectDockerIsQuick checks that asking for a Docker engine neither
-// hangs nor panics, whether or not one is there.
-func TestDetectDockerIsQuick(t *testing.T) {
-	start := time.Now()
-	err := detectDocker(dockerTimeout)
-	if d := time.Since(start); d > dockerTimeout+2*time.Second {
-		t.Errorf("detectDocker took %v", d)
-	}
-	t.Logf("Docker engine: %v (in %v)", errOrOK(err), time.Since(start).Round(time.Millisecond))
-}
-
-func errOrOK(err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return "answered"
-}
-
-// TestContainers starts each backend's container where a Docker engine
-// answers (on GitHub's runners, say) and checks that its address takes a
-// TCP connection.
-func TestContainers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts containers")
-	}
-	for _, name := range []string{BackendPostgres, BackendMySQL, BackendRedis, BackendMongoDB} {
-		t.Run(name, func(t *testing.T) {
-			addr, err := startContainer(backendFor(name))
-			var noDocker *noDockerError
-			if errors.As(err, &noDocker) {
-				t.Skip(err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := startContainer(backendFor(name))
-			if err != nil || again != addr {
-				t.Errorf("second call = %q, %v; want the same container %q", again, err, addr)
-			}
-			hostPort := addressHostPort(t, addr)
-			conn, err := net.DialTimeout("tcp", hostPort, 10*time.Second)
-			if err != nil {
-				t.Fatalf("%s: %v", addr, err)
-			}
-			_ = conn.Close()
-		})
-	}
-}
-
-// addressHostPort extracts host:port from a URL or a go-sql-driver DSN.
-func addressHostPort(t *testing.T, addr string) string {
-	t.Helper()
-	if i, j := strings.Index(addr, "tcp("), strings.Index(addr, ")"); i >= 0 && j > i {
-		return addr[i+len("tcp(") : j]
-	}
-	u, err := url.Parse(addr)
-	if err != nil {
-		t.Fatalf("%q: %v", addr, err)
-	}
-	return u.Host
 }

@@ -1,0 +1,3 @@
+module github.com/authport/authport/tools/containers
+
+go 1.26
