@@ -53,8 +53,12 @@ func TestSignInFaults(t *testing.T) {
 	}
 	tp := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	started := time.Now()
-	t.Run("postgres", func(t *testing.T) { signInFaults(t, signInPostgres(t, tp)) })
-	t.Run("redis", func(t *testing.T) { signInFaults(t, signInRedis(t, tp)) })
+	// The two backends run side by side (their servers, proxies and
+	// applications are separate); the run is mostly waiting for deadlines.
+	t.Run("backends", func(t *testing.T) {
+		t.Run("postgres", func(t *testing.T) { t.Parallel(); signInFaults(t, signInPostgres(t, tp)) })
+		t.Run("redis", func(t *testing.T) { t.Parallel(); signInFaults(t, signInRedis(t, tp)) })
+	})
 	t.Logf("sign-in under faults: %v in all", time.Since(started).Round(time.Millisecond))
 }
 
@@ -634,7 +638,6 @@ func runSignInFault(t *testing.T, app *signInApp, st *signInStore, wt *writeTrig
 	}
 	return true
 }
-
 
 // signInSecret signs the test application's cookies (32 bytes or more).
 const signInSecret = "faults-signin-secret-0123456789abcdef"
