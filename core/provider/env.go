@@ -17,15 +17,23 @@ func EnvPrefix(id string) string {
 // environment variables Auth.js reads for it, where X is [EnvPrefix] of id:
 // X_ID and X_SECRET (the client credentials), X_ISSUER, X_KEY (an e-mail
 // service's API key, Auth.js's apiKey) and, authport's own, X_TENANT
-// ([UserConfig.Tenant]) and X_FROM (an e-mail service's sender).
+// ([UserConfig.Tenant]) and X_FROM (an e-mail service's sender). For
+// "microsoft-entra-id", X_ISSUER (https://login.microsoftonline.com/<tenant>/v2.0,
+// as Auth.js takes it) stands for the tenant when X_TENANT is unset.
 // getenv is usually [os.Getenv].
 func UserConfigFromEnv(id string, getenv func(string) string) UserConfig {
 	x := EnvPrefix(id)
-	return UserConfig{
+	c := UserConfig{
 		ClientID: getenv(x + "_ID"), ClientSecret: getenv(x + "_SECRET"),
 		Issuer: getenv(x + "_ISSUER"), Tenant: getenv(x + "_TENANT"),
 		EmailService: EmailServiceConfig{APIKey: getenv(x + "_KEY"), From: getenv(x + "_FROM")},
 	}
+	if id == "microsoft-entra-id" && c.Tenant == "" {
+		// Auth.js configures Entra ID by its issuer URL, which names the
+		// tenant; MicrosoftEntraID accepts that URL as its tenant.
+		c.Tenant = c.Issuer
+	}
+	return c
 }
 
 // FromEnv builds the built-in providers named by ids, each configured by
@@ -56,7 +64,9 @@ func SetEnvDefaults(p Provider, getenv func(string) string) {
 	if p == nil || p.isNil() {
 		return
 	}
-	if e, ok := p.(interface{ setEnvDefaults(id, secret, issuer string) }); ok {
+	if e, ok := p.(interface {
+		setEnvDefaults(id, secret, issuer string)
+	}); ok {
 		x := EnvPrefix(p.Common().ID)
 		e.setEnvDefaults(getenv(x+"_ID"), getenv(x+"_SECRET"), getenv(x+"_ISSUER"))
 	}
