@@ -6,6 +6,7 @@ require (
 	github.com/authport/authport/adapters/bbolt v0.1.0
 	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/handler v0.1.0
+	github.com/go-chi/chi/v5 v5.2.3
 )
 
 require (
