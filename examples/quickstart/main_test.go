@@ -195,3 +195,21 @@ func post(t *testing.T, c *http.Client, u string, form url.Values) *http.Respons
 	t.Cleanup(func() { res.Body.Close() })
 	return res
 }
+
+// TestReadme checks that the README's quickstart is this program, from its
+// package clause to the end, so that what a reader copies is what
+// TestQuickstart ran.
+func TestReadme(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, _ := strings.Cut(string(src), "\npackage main\n")
+	if !strings.Contains(string(readme), "```go\npackage main\n"+code+"```\n") {
+		t.Error("README.md's quickstart differs from examples/quickstart/main.go: copy main.go from `package main` on into the README's Quickstart block")
+	}
+}
