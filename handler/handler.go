@@ -49,8 +49,11 @@ type Config struct {
 	// email, picture, sub) and the sign-in, and returns the claims to
 	// encode. Auth.js's jwt callback at sign-in.
 	Claims func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
-	// Logger receives one record per failed sign-in and per store error;
-	// nil discards them. It never receives tokens, cookies or secrets.
+	// Logger receives one record per failed sign-in (WARN, with the error
+	// code and the reason) and per store or configuration error (ERROR);
+	// nil means slog.Default(), read when New runs; give
+	// slog.New(slog.DiscardHandler) to silence it. It never receives
+	// tokens, cookies or secrets.
 	Logger *slog.Logger
 	// Now is the clock for JWT sessions; nil means time.Now. Give the
 	// Auth the same clock.
@@ -129,7 +132,7 @@ func New(cfg Config) (*Handler, error) {
 		byID:     map[string]provider.Provider{},
 	}
 	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
+		h.log = slog.Default()
 	}
 	if h.now == nil {
 		h.now = time.Now

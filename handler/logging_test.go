@@ -144,3 +144,28 @@ func TestConcurrentSignIns(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Without a Logger, failed sign-ins go to slog.Default() at WARN, with the
+// error code and the reason, so that they are not silent by default.
+func TestFailedSignInLoggedByDefault(t *testing.T) {
+	var logs syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{
+		providers: func(t *testing.T, base string) []provider.Provider { return []provider.Provider{smtp.emailProvider(t)} },
+	})
+	csrf := e.csrf()
+	e.post("/auth/signin/email", url.Values{"csrfToken": {csrf}, "email": {"ada@example.com"}})
+	link := smtp.link(t)
+	e.get(link)
+	e.get(link) // used already: Verification
+	out := logs.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "sign-in failed") || !strings.Contains(out, "error_code=Verification") {
+		t.Errorf("the failed sign-in is not in slog.Default() at WARN:\n%s", out)
+	}
+	if token := mustQuery(t, link, "token"); strings.Contains(out, token) || strings.Contains(out, secret) {
+		t.Errorf("the log holds the token or the secret:\n%s", out)
+	}
+}
