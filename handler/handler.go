@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/authport/authport/core/auth"
@@ -103,6 +104,8 @@ type Handler struct {
 	claims    func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
 	log       *slog.Logger
 	now       func() time.Time
+	// mountWarned makes the BaseURL/mount mismatch log once.
+	mountWarned sync.Once
 }
 
 // New checks cfg and returns the Handler. Its error matches
@@ -256,7 +259,7 @@ const maxBody = 1 << 20
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), h.basePath+"/")
 	if !ok {
-		h.notFound(w, r)
+		h.mountMismatch(w, r)
 		return
 	}
 	action, id, _ := strings.Cut(rest, "/")
@@ -291,6 +294,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.serve(h, w, r, id)
+}
+
+// mountMismatch answers a request whose path is not under BaseURL's path:
+// the handler is mounted somewhere else than BaseURL says (or behind
+// http.StripPrefix). The 404 and, once, an ERROR record name both.
+func (h *Handler) mountMismatch(w http.ResponseWriter, r *http.Request) {
+	msg := fmt.Sprintf("the auth handler got %s, but its BaseURL %s puts the routes under %s/: mount it there (mux.Handle(%q, h), without http.StripPrefix) or set BaseURL (AUTH_URL) to where it is mounted",
+		r.URL.EscapedPath(), h.base, h.basePath, h.basePath+"/")
+	h.mountWarned.Do(func() { h.log.ErrorContext(r.Context(), "authport: "+msg) })
+	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: msg}, true)
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
