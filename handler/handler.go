@@ -76,6 +76,14 @@ type Theme struct {
 	Logo string
 	// ButtonText is the text colour of accent buttons, e.g. "#fff".
 	ButtonText string
+	// ProviderLogos is where the built-in providers' logos are: a
+	// provider logo that starts with "/" (the built-ins' "/github.svg", as
+	// in Auth.js) is shown from ProviderLogos + that path, e.g.
+	// "https://authjs.dev/img/providers" (Auth.js's own, an external
+	// request) or a path where the site serves such files. Empty (the
+	// default) omits those logos, so that no image points at a path nothing
+	// serves; a logo given as an absolute URL is always shown.
+	ProviderLogos string
 }
 
 // Handler serves Auth.js's routes under BaseURL's path: providers, csrf,
@@ -233,7 +241,7 @@ func routeFor(action string, withID bool) (route, bool) {
 		return route{[]string{"GET", "POST"}, (*Handler).serveSession, false}, true
 	case "signin":
 		if withID {
-			return route{[]string{"POST"}, (*Handler).serveSignIn, true}, true
+			return route{[]string{"GET", "POST"}, (*Handler).serveSignIn, true}, true
 		}
 		return route{[]string{"GET"}, (*Handler).serveSignInPage, false}, true
 	case "signout":
