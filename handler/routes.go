@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,7 +266,9 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id string) {
 	p, ok := h.byID[id]
 	if !ok {
-		h.fail(w, r, ErrorConfiguration, errors.New("callback of an unknown provider"))
+		// A wrong URL, not a server fault: a 500 (Configuration) here let
+		// any client make the server report an error.
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: "no provider " + strconv.Quote(id) + " is configured"}, true)
 		return
 	}
 	ctx := r.Context()
