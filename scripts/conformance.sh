@@ -8,6 +8,7 @@
 # (an AUTHPORT_*_URL already set is used as is); one that cannot be provided
 # says why in one line and shows as unavailable. memory, bbolt and sqlite
 # need nothing. A line per backend reports progress as it starts and ends.
+# The adapters run at once (-p 4: they wait on their databases, not the CPU).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,5 +26,5 @@ done
 
 (cd conformance && go build -o "$log/authport-matrix" ./cmd/authport-matrix)
 printf 'conformance: running every adapter (go test -json -run ^TestConformance$)\n' >&2
-{ go test -json -count=1 -run '^TestConformance$' github.com/authport/authport/adapters/... 2>&1 || true; } |
+{ go test -json -count=1 -p 4 -run '^TestConformance$' github.com/authport/authport/adapters/... 2>&1 || true; } |
 	"$log/authport-matrix" -progress
