@@ -135,7 +135,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code string, err 
 		if code == ErrorConfiguration {
 			h.log.ErrorContext(r.Context(), "authport: request failed", "error_code", code, "error", err)
 		} else {
-			h.log.InfoContext(r.Context(), "authport: sign-in failed", "error_code", code, "error", err)
+			h.log.WarnContext(r.Context(), "authport: sign-in failed", "error_code", code, "error", err)
 		}
 	}
 	page := h.pageURL(h.pages.Error, "error")

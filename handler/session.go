@@ -106,8 +106,8 @@ type ReaderConfig struct {
 	// in, with a callbackUrl parameter; empty means "/api/auth/signin",
 	// Auth.js's default under Next.js.
 	SignInURL string
-	// Logger receives debug and error records; nil discards them. It never
-	// receives tokens or secrets.
+	// Logger receives debug and error records; nil means slog.Default(),
+	// read when NewReader runs. It never receives tokens or secrets.
 	Logger *slog.Logger
 	// Now is the clock for JWT expiry; nil means time.Now.
 	Now func() time.Time
@@ -167,7 +167,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		r.signInURL = "/api/auth/signin"
 	}
 	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
+		r.log = slog.Default()
 	}
 	if r.now == nil {
 		r.now = time.Now
