@@ -29,6 +29,8 @@ type report struct {
 	Skipped  map[string]string `json:"skipped,omitempty"`
 	Extra    []string          `json:"notes,omitempty"`
 	Scale    []scaleResult     `json:"scale,omitempty"`
+	HTTP     []httpResult      `json:"http,omitempty"`
+	Handler  []handlerResult   `json:"handler,omitempty"` // handler GET /session beside getSessionAndUser, in process
 	Duration string            `json:"duration"`
 }
 
@@ -39,6 +41,7 @@ func main() {
 	purgeSessions := flag.Int("purge-sessions", 500_000, "expired sessions PurgeExpired removes in -scale mode")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file (- for standard output)")
 	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends to run")
+	httpNames := flag.String("http", strings.Join(allHTTPBackends, ","), "comma-separated backends of the HTTP rows (authport's handler beside Auth.js's), or none")
 	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
 	flag.Parse()
 
@@ -58,6 +61,10 @@ func main() {
 		rep, err = runScale(ctx, names, *scaleUsers, *purgeSessions, os.Stdout)
 	} else {
 		rep, err = run(ctx, cfg, names, os.Stdout)
+		if err == nil && *httpNames != "none" {
+			err = runHTTP(ctx, cfg, strings.Split(*httpNames, ","), os.Stdout, rep)
+			rep.Duration = time.Since(rep.Started).Round(time.Millisecond).String()
+		}
 	}
 	if rep != nil && *jsonOut != "" {
 		if werr := writeJSON(*jsonOut, rep); werr != nil {
@@ -267,7 +274,7 @@ func run(ctx context.Context, cfg config, names []string, out io.Writer) (*repor
 
 // printTable writes the results as a Markdown table.
 func printTable(out io.Writer, rs []result) {
-	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "| backend\t operation\t c\t adapter ops/s\t p50 µs\t p99 µs\t RT/op\t raw ops/s\t p50 µs\t p99 µs\t RT/op\t adapter/raw\t")
 	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
 	rt := func(v float64) string {
@@ -289,3 +296,8 @@ func printTable(out io.Writer, rs []result) {
 
 // short reports whether cfg is no bigger than the short mode's.
 func short(cfg config) bool { return cfg.users <= shortConfig().users }
+
+// newTable returns the writer the Markdown tables are aligned with.
+func newTable(out io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
+}
