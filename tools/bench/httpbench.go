@@ -363,17 +363,17 @@ func (s *httpSide) close() {
 // httpBackend is a backend's two sides, its seeded data and its in-process
 // handler-vs-adapter row.
 type httpBackend struct {
-	name        string
-	users       int
-	authport    *httpSide
-	authjs      *httpSide // nil: no Auth.js column (bbolt)
-	jwtCookies  []string  // the JWT backend's cookies, by user
-	inproc      *handler.Handler
-	getter      core.SessionAndUserGetter
-	adapter     any
-	closeStore  func()
-	authjsSkip  string
-	maxAge      time.Duration
+	name       string
+	users      int
+	authport   *httpSide
+	authjs     *httpSide // nil: no Auth.js column (bbolt)
+	jwtCookies []string  // the JWT backend's cookies, by user
+	inproc     *handler.Handler
+	getter     core.SessionAndUserGetter
+	adapter    any
+	closeStore func()
+	authjsSkip string
+	maxAge     time.Duration
 }
 
 func (b *httpBackend) close() {

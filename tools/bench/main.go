@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,6 +43,7 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file (- for standard output)")
 	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends to run")
 	httpNames := flag.String("http", strings.Join(allHTTPBackends, ","), "comma-separated backends of the HTTP rows (authport's handler beside Auth.js's), or none")
+	onlyOps := flag.String("ops", "", "comma-separated operations of the adapter rows to run (empty: all), e.g. getSessionAndUser,getUserByAccount")
 	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
 	flag.Parse()
 
@@ -51,6 +53,9 @@ func main() {
 	}
 	if *rounds > 0 {
 		cfg.rounds = *rounds
+	}
+	if *onlyOps != "" {
+		cfg.ops = strings.Split(*onlyOps, ",")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -252,6 +257,9 @@ func run(ctx context.Context, cfg config, names []string, out io.Writer) (*repor
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s seeded (%d users), measuring…\n", name, bcfg.users)
 		for _, op := range b.ops {
+			if cfg.ops != nil && !slices.Contains(cfg.ops, op.name) {
+				continue
+			}
 			for _, c := range levels {
 				r, err := measure(ctx, b, op, c, bcfg)
 				if err != nil {
