@@ -41,7 +41,7 @@ func main() {
 	scaleUsers := flag.Int("scale-users", 1_000_000, "users and sessions to seed in -scale mode")
 	purgeSessions := flag.Int("purge-sessions", 500_000, "expired sessions PurgeExpired removes in -scale mode")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file (- for standard output)")
-	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends to run")
+	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends of the adapter rows, or none")
 	httpNames := flag.String("http", strings.Join(allHTTPBackends, ","), "comma-separated backends of the HTTP rows (authport's handler beside Auth.js's), or none")
 	onlyOps := flag.String("ops", "", "comma-separated operations of the adapter rows to run (empty: all), e.g. getSessionAndUser,getUserByAccount")
 	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
@@ -60,6 +60,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	names := strings.Split(*only, ",")
+	if *only == "none" {
+		names = nil
+	}
 	var rep *report
 	var err error
 	if *scale {
@@ -272,6 +275,9 @@ func run(ctx context.Context, cfg config, names []string, out io.Writer) (*repor
 		b.close()
 	}
 	rep.Duration = time.Since(start).Round(time.Millisecond).String()
+	if len(rep.Results) == 0 && len(names) == 0 {
+		return rep, ctx.Err()
+	}
 	printTable(out, rep.Results)
 	for _, n := range rep.Extra {
 		fmt.Fprintln(out, "\n"+n)
