@@ -36,3 +36,20 @@ func TestSessionJSONAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSessionJSON: for any name, the session JSON holds it as
+// encoding/json writes it, and is valid JSON.
+func FuzzSessionJSON(f *testing.F) {
+	for _, s := range []string{"", "Ada", `"\`, "<>&", "\x00\x7f", "é", "\u2028", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		s := Session{User: SessionUser{Name: &v}, Expires: time.Unix(0, 0), Strategy: auth.StrategyJWT}
+		got, _ := s.MarshalJSON()
+		q, _ := json.Marshal(v)
+		want := `{"user":{"name":` + string(q) + `},"expires":"1970-01-01T00:00:00.000Z"}`
+		if string(got) != want || !json.Valid(got) {
+			t.Errorf("%q:\n got %s\nwant %s", v, got, want)
+		}
+	})
+}
