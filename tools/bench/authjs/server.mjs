@@ -10,7 +10,8 @@
 // Routes: /auth/* through Auth() (basePath /auth, an e-mail provider "email"
 // that keeps the last link per address instead of sending it), and
 // GET /bench/link?email=<address>, which answers that link (404 if none).
-// It exits when its stdin closes.
+// It exits when its stdin closes. With AUTHPORT_BENCH_DEBUG set, Auth.js's
+// errors go to stderr (the bench then copies node's stderr to its own).
 import http from "node:http"
 import { Auth } from "@auth/core"
 
