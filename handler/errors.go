@@ -95,7 +95,15 @@ func noStore(w http.ResponseWriter) {
 
 // writeJSON answers status with v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any, private bool) {
-	body, err := json.Marshal(v)
+	var body []byte
+	var err error
+	if s, ok := v.(*Session); ok && s != nil {
+		// Its MarshalJSON writes compact, valid JSON: json.Marshal would
+		// only check and copy it.
+		body, err = s.MarshalJSON()
+	} else {
+		body, err = json.Marshal(v)
+	}
 	if err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"error":"Configuration"}`)
 	}

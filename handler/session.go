@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,31 +48,49 @@ const expiresLayout = "2006-01-02T15:04:05.000Z"
 // only the fields the token has, and expires as an ISO 8601 UTC time with
 // milliseconds.
 func (s Session) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"user":{`)
+	b := make([]byte, 0, 128)
+	b = append(b, `{"user":{`...)
 	first := true
 	field := func(name string, v *string) {
 		if v == nil && s.Strategy == auth.StrategyJWT {
 			return
 		}
 		if !first {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		first = false
-		k, _ := json.Marshal(name)
-		b.Write(k)
-		b.WriteByte(':')
-		val, _ := json.Marshal(v)
-		b.Write(val)
+		b = append(b, name...) // a quoted key
+		b = append(b, ':')
+		if v == nil {
+			b = append(b, "null"...)
+			return
+		}
+		b = appendJSONString(b, *v)
 	}
-	field("name", s.User.Name)
-	field("email", s.User.Email)
-	field("image", s.User.Image)
-	b.WriteString(`},"expires":`)
-	exp, _ := json.Marshal(s.Expires.UTC().Format(expiresLayout))
-	b.Write(exp)
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	field(`"name"`, s.User.Name)
+	field(`"email"`, s.User.Email)
+	field(`"image"`, s.User.Image)
+	b = append(b, `},"expires":"`...)
+	b = s.Expires.UTC().AppendFormat(b, expiresLayout)
+	b = append(b, `"}`...)
+	return b, nil
+}
+
+// appendJSONString appends v as encoding/json writes it: as is between
+// quotes when every byte is printable ASCII that needs no escape (the
+// common case, without allocating), else through json.Marshal (which
+// escapes quotes, backslashes, control characters, <, >, &, U+2028,
+// U+2029 and invalid UTF-8).
+func appendJSONString(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(v)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, v...)
+	return append(b, '"')
 }
 
 // CoreUser returns the session's user as a core.User (ID, Name, Email,
