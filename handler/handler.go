@@ -127,13 +127,8 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", ErrInvalidConfig)
 	}
-	if len(cfg.Secrets) == 0 {
-		return nil, fmt.Errorf("%w: Config.Secrets needs at least one secret (the AUTH_SECRET)", ErrInvalidConfig)
-	}
-	for _, s := range cfg.Secrets {
-		if s == "" {
-			return nil, fmt.Errorf("%w: Config.Secrets holds an empty secret", ErrInvalidConfig)
-		}
+	if err := cfg.Auth.CheckSecrets(cfg.Secrets); err != nil {
+		return nil, fmt.Errorf("%w: Config.Secrets (the AUTH_SECRET): %w", ErrInvalidConfig, err)
 	}
 	h := &Handler{
 		auth:     cfg.Auth,

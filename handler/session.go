@@ -112,6 +112,10 @@ type ReaderConfig struct {
 	// AUTH_SECRET as the Auth.js app whose cookies are read. Required for
 	// JWT sessions.
 	Secrets []string
+	// AllowShortSecrets accepts Secrets shorter than auth.MinSecretLength
+	// (32) bytes, for development only; with Auth set, its own
+	// auth.Config.AllowShortSecrets applies as well.
+	AllowShortSecrets bool
 	// Strategy is the session strategy; empty means the Auth's, or
 	// auth.StrategyJWT when Auth is nil.
 	Strategy auth.Strategy
@@ -174,6 +178,13 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		return nil, fmt.Errorf("%w: Strategy %q is neither %q nor %q", ErrInvalidConfig, r.strategy, auth.StrategyDatabase, auth.StrategyJWT)
 	}
 	if r.strategy == auth.StrategyJWT || len(cfg.Secrets) > 0 {
+		check := func(s []string) error { return auth.CheckSecrets(s, cfg.AllowShortSecrets) }
+		if cfg.Auth != nil && !cfg.AllowShortSecrets {
+			check = cfg.Auth.CheckSecrets
+		}
+		if err := check(cfg.Secrets); err != nil {
+			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)
+		}
 		c, err := jwt.NewCodec(cfg.Secrets...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)
