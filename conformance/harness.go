@@ -21,6 +21,13 @@ type Harness struct {
 	// t.Cleanup, and calls t.Skip or t.Fatal when the backend is not there
 	// (package provision does this).
 	New func(t testing.TB) Fixture
+
+	// Parallel runs this backend's suite in parallel with the other
+	// parallel tests of the package (t.Parallel on TestConformance/<Name>),
+	// e.g. the other backends of the same adapter. Set it only when New
+	// isolates every test in its own database, schema or prefix and shares
+	// nothing unsynchronised between backends.
+	Parallel bool
 }
 
 // Fixture is one test's adapter and a raw view of its storage.

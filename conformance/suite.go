@@ -56,6 +56,9 @@ func Run(t *testing.T, h Harness) {
 		t.Fatal("conformance.Run: Harness needs a Name and a New function")
 	}
 	t.Run(h.Name, func(t *testing.T) {
+		if h.Parallel {
+			t.Parallel()
+		}
 		// One fixture up front: a backend whose database is missing skips
 		// (or fails) here, once, and the adapter's extensions are known.
 		probe := h.New(t)

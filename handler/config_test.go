@@ -23,7 +23,8 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}{
 		"no auth":        {handler.Config{Secrets: []string{secret}, BaseURL: "http://x/auth"}, "Config.Auth"},
 		"no secret":      {handler.Config{Auth: jwtAuth, BaseURL: "http://x/auth"}, "Secrets"},
-		"empty secret":   {handler.Config{Auth: jwtAuth, Secrets: []string{secret, ""}, BaseURL: "http://x/auth"}, "empty secret"},
+		"empty secret":   {handler.Config{Auth: jwtAuth, Secrets: []string{secret, ""}, BaseURL: "http://x/auth"}, "is empty"},
+		"short secret":   {handler.Config{Auth: jwtAuth, Secrets: []string{secret, "31-bytes-0123456789abcdefghijkl"}, BaseURL: "http://x/auth"}, "fewer than 32"},
 		"no base URL":    {handler.Config{Auth: jwtAuth, Secrets: []string{secret}}, "BaseURL"},
 		"relative base":  {handler.Config{Auth: jwtAuth, Secrets: []string{secret}, BaseURL: "/auth"}, "BaseURL"},
 		"ftp base":       {handler.Config{Auth: jwtAuth, Secrets: []string{secret}, BaseURL: "ftp://x/auth"}, "BaseURL"},

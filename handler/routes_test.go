@@ -116,7 +116,7 @@ func TestCSRFCookie(t *testing.T) {
 }
 
 func TestCSRFRotatedSecret(t *testing.T) {
-	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, config: func(c *handler.Config) { c.Secrets = []string{"new-secret", secret} }})
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, config: func(c *handler.Config) { c.Secrets = []string{"handler-test-new-secret-0123456789abcdef", secret} }})
 	// A cookie made with the older secret (as before the rotation) is
 	// still valid.
 	token := strings.Repeat("ab", 32)

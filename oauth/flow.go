@@ -81,13 +81,8 @@ func New(cfg Config) (*Flow, error) {
 		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set it (or auth.Config.BaseURL) to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
 	}
 	f.secure = u.Scheme == "https"
-	for i, s := range cfg.Secrets {
-		if s == "" {
-			return nil, fmt.Errorf("%w: Secrets[%d] is empty", ErrInvalidConfig, i)
-		}
-	}
-	if len(cfg.Secrets) == 0 {
-		return nil, fmt.Errorf("%w: Secrets needs at least one secret (newest first) to seal the check cookies", ErrInvalidConfig)
+	if err := cfg.Auth.CheckSecrets(cfg.Secrets); err != nil {
+		return nil, fmt.Errorf("%w: Secrets, which seal the check cookies: %w", ErrInvalidConfig, err)
 	}
 	f.seal, err = newSealer(f.now, cfg.Secrets...)
 	if err != nil {

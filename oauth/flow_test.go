@@ -34,11 +34,11 @@ func newSetup(t testing.TB, client *http.Client, base string, providers ...provi
 	t.Helper()
 	s := &setup{store: memory.New()}
 	var err error
-	s.auth, err = auth.New(auth.Config{Adapter: s.store, Providers: providers, Secrets: []string{"auth secret"}, BaseURL: base})
+	s.auth, err = auth.New(auth.Config{Adapter: s.store, Providers: providers, Secrets: []string{"auth secret-0123456789abcdefghij"}, BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.flow, err = oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret"}, HTTPClient: client})
+	s.flow, err = oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret-0123456789abcdefgh"}, HTTPClient: client})
 	if err != nil {
 		t.Fatal(err)
 	}

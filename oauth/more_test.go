@@ -19,28 +19,28 @@ import (
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	withBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s"}, BaseURL: testBase})
+	withBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: testBase})
 	if err != nil {
 		t.Fatal(err)
 	}
-	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s"}})
+	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, cfg := range map[string]oauth.Config{
-		"nil Auth":        {Secrets: []string{"s"}},
+		"nil Auth":        {Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
 		"no secrets":      {Auth: withBase},
-		"empty secret":    {Auth: withBase, Secrets: []string{"s", ""}},
-		"no base URL":     {Auth: noBase, Secrets: []string{"s"}},
-		"relative base":   {Auth: noBase, Secrets: []string{"s"}, BaseURL: "/auth"},
-		"not http(s)":     {Auth: noBase, Secrets: []string{"s"}, BaseURL: "ftp://example.com/auth"},
-		"unparsable base": {Auth: noBase, Secrets: []string{"s"}, BaseURL: "http://[::1"},
+		"empty secret":    {Auth: withBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst", ""}},
+		"no base URL":     {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
+		"relative base":   {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "/auth"},
+		"not http(s)":     {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "ftp://example.com/auth"},
+		"unparsable base": {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "http://[::1"},
 	} {
 		if f, err := oauth.New(cfg); !errors.Is(err, oauth.ErrInvalidConfig) || f != nil {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
-	f, err := oauth.New(oauth.Config{Auth: noBase, Secrets: []string{"s"}, BaseURL: "https://example.com/auth/"})
+	f, err := oauth.New(oauth.Config{Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "https://example.com/auth/"})
 	if err != nil || !f.SecureCookies() {
 		t.Errorf("https base: %v, secure %v", err, f != nil && f.SecureCookies())
 	}
@@ -51,15 +51,15 @@ func TestNewRejectsBadConfig(t *testing.T) {
 func TestSecretRotation(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
-	before, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"old"}, HTTPClient: fake.client})
+	before, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"old-0123456789abcdefghijklmnopqr"}, HTTPClient: fake.client})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rotated, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new", "old"}, HTTPClient: fake.client})
+	rotated, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new-0123456789abcdefghijklmnopqr", "old-0123456789abcdefghijklmnopqr"}, HTTPClient: fake.client})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dropped, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new"}, HTTPClient: fake.client})
+	dropped, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new-0123456789abcdefghijklmnopqr"}, HTTPClient: fake.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestCheckCookiesAreAuthJSCookies(t *testing.T) {
 		authURL, cookies := s.begin(t, "idp")
 		q, _ := url.Parse(authURL)
 		want := map[string]string{names.PKCECodeVerifier: "", names.State: q.Query().Get("state"), names.Nonce: q.Query().Get("nonce")}
-		codec, err := jwt.NewCodec("cookie secret") // newSetup's Flow secret
+		codec, err := jwt.NewCodec("cookie secret-0123456789abcdefgh") // newSetup's Flow secret
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +321,7 @@ func TestCookieNameConstants(t *testing.T) {
 func TestCheckCookiesExpire(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
-	late, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret"}, HTTPClient: fake.client,
+	late, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret-0123456789abcdefgh"}, HTTPClient: fake.client,
 		Now: func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) }})
 	if err != nil {
 		t.Fatal(err)

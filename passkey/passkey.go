@@ -149,6 +149,9 @@ func New(cfg Config) (*Passkeys, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Auth is nil", ErrInvalidConfig)
 	}
+	if err := cfg.Auth.CheckSecrets(cfg.Secrets); err != nil {
+		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
+	}
 	codec, err := jwt.NewCodec(cfg.Secrets...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)

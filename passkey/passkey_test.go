@@ -81,11 +81,11 @@ func TestChallengeCookie(t *testing.T) {
 const jwtTolerance = 16 * time.Second
 
 func TestSecureCookieOnHTTPS(t *testing.T) {
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, BaseURL: "https://example.com/auth"})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, BaseURL: "https://example.com/auth"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,24 +105,24 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, cfg := range map[string]passkey.Config{
-		"no auth":        {Secrets: []string{"s"}},
+		"no auth":        {Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
 		"no secret":      {Auth: a},
 		"empty secret":   {Auth: a, Secrets: []string{""}},
-		"IP RP ID":       {Auth: a, Secrets: []string{"s"}, RPID: "127.0.0.1"},
-		"bad origin":     {Auth: a, Secrets: []string{"s"}, Origins: []string{"localhost:3000"}},
-		"negative time":  {Auth: a, Secrets: []string{"s"}, Timeout: -time.Second},
-		"origin w/ path": {Auth: a, Secrets: []string{"s"}, Origins: []string{"https://example.com/app"}},
+		"IP RP ID":       {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "127.0.0.1"},
+		"bad origin":     {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Origins: []string{"localhost:3000"}},
+		"negative time":  {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Timeout: -time.Second},
+		"origin w/ path": {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Origins: []string{"https://example.com/app"}},
 	} {
 		if _, err := passkey.New(cfg); !errors.Is(err, passkey.ErrInvalidConfig) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}, RPID: "example.com", Origins: []string{"https://example.com", "https://app.example.com"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "example.com", Origins: []string{"https://example.com", "https://app.example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +136,11 @@ func TestNew(t *testing.T) {
 // provider's win when it has them.
 func TestRelyingPartySettings(t *testing.T) {
 	own := &provider.WebAuthnConfig{ID: "corp", Name: "Corp key", RPID: "corp.example", RPOrigin: "https://login.corp.example"}
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey(), own}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey(), own}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}, RPID: "example.com", RPName: "Example", Origins: []string{"https://example.com"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "example.com", RPName: "Example", Origins: []string{"https://example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,14 +193,14 @@ var _ handlerPasskeys = (*passkey.Passkeys)(nil)
 // RP ID or origin, and r.TLS (absent behind a TLS-terminating proxy) does
 // not decide the challenge cookie's Secure attribute and prefix.
 func TestRelyingPartyNotFromRequest(t *testing.T) {
-	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, cfg := range map[string]passkey.Config{
-		"nothing":      {Auth: noBase, Secrets: []string{"s"}},
-		"RPID only":    {Auth: noBase, Secrets: []string{"s"}, RPID: "example.com"},
-		"origins only": {Auth: noBase, Secrets: []string{"s"}, Origins: []string{"https://example.com"}},
+		"nothing":      {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
+		"RPID only":    {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "example.com"},
+		"origins only": {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Origins: []string{"https://example.com"}},
 	} {
 		if _, err := passkey.New(cfg); !errors.Is(err, passkey.ErrInvalidConfig) {
 			t.Errorf("%s: New = %v, want ErrInvalidConfig (the relying party would come from the Host header)", name, err)
@@ -208,11 +208,11 @@ func TestRelyingPartyNotFromRequest(t *testing.T) {
 	}
 	// A provider with its own RP ID and origin needs nothing else.
 	own := &provider.WebAuthnConfig{ID: "corp", Name: "Corp key", RPID: "corp.example", RPOrigin: "https://login.corp.example"}
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{own}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{own}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
 // Adapter stores authport records in a MongoDB database. It implements every
@@ -234,13 +235,13 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 	if !cfg.noTransactions {
 		tx, err := a.detectTransactions(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("mongoadapter: New: %w", err)
+			return nil, startupError(err)
 		}
 		a.transactions = tx
 	}
 	fam, err := a.detectAtomicFindAndModify(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mongoadapter: New: %w", err)
+		return nil, startupError(err)
 	}
 	a.atomicFAM = fam
 	if !fam {
@@ -249,12 +250,45 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 	if !cfg.noLookup {
 		lk, err := a.detectLookup(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("mongoadapter: New: %w", err)
+			return nil, startupError(err)
 		}
 		a.lookup = lk
 	}
 	return a, nil
 }
+
+// startupError wraps an error of New's first commands. When no server could
+// be selected, the driver's message lists the whole topology on one long
+// line; the message here names each server with its last error and what
+// to check instead, and still wraps the driver's error.
+func startupError(err error) error {
+	var sse topology.ServerSelectionError
+	if !errors.As(err, &sse) {
+		return fmt.Errorf("mongoadapter: New: %w", err)
+	}
+	var servers []string
+	for _, s := range sse.Desc.Servers {
+		d := s.Addr.String()
+		if s.LastError != nil {
+			d += ": " + s.LastError.Error()
+		}
+		servers = append(servers, d)
+	}
+	if len(servers) == 0 {
+		servers = append(servers, "no server known")
+	}
+	return &selectionError{err: err, msg: "mongoadapter: New: no MongoDB server could be selected (" + strings.Join(servers, "; ") +
+		"): check the connection string and that the server runs; the client's server selection timeout (serverSelectionTimeoutMS, 30 s unless set) or New's context bounds the wait"}
+}
+
+// selectionError is a server selection failure with a short message.
+type selectionError struct {
+	err error
+	msg string
+}
+
+func (e *selectionError) Error() string { return e.msg }
+func (e *selectionError) Unwrap() error { return e.err }
 
 // Capabilities reports the server features the adapter uses.
 func (a *Adapter) Capabilities() Capabilities {

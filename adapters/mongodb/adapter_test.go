@@ -12,6 +12,8 @@ import (
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 )
@@ -652,5 +654,25 @@ func TestDeleteUserFailurePartWay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With no server to select, New fails in one short line naming the address
+// and its error, not the driver's topology dump, and still wraps the
+// driver's error.
+func TestNewNoServer(t *testing.T) {
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:1/").SetServerSelectionTimeout(300 * time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(context.Background())
+	_, err = mongoadapter.New(t.Context(), client.Database("x"))
+	var sse topology.ServerSelectionError
+	if err == nil || !errors.As(err, &sse) {
+		t.Fatalf("New: %v; want a server selection error", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "current topology") || strings.Contains(msg, "\n") || !strings.Contains(msg, "127.0.0.1:1: ") || !strings.Contains(msg, "no MongoDB server could be selected") {
+		t.Errorf("message %q", msg)
 	}
 }

@@ -58,7 +58,7 @@ func FuzzSessionToken(f *testing.F) {
 		}
 
 		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		a, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+		a, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
 			Now: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
