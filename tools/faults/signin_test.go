@@ -13,6 +13,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,8 +57,14 @@ func TestSignInFaults(t *testing.T) {
 	// The two backends run side by side (their servers, proxies and
 	// applications are separate); the run is mostly waiting for deadlines.
 	t.Run("backends", func(t *testing.T) {
-		t.Run("postgres", func(t *testing.T) { t.Parallel(); signInFaults(t, signInPostgres(t, tp)) })
-		t.Run("redis", func(t *testing.T) { t.Parallel(); signInFaults(t, signInRedis(t, tp)) })
+		for name, mk := range map[string]func(*testing.T, *toxiproxy.ApiServer) *signInStore{"postgres": signInPostgres, "redis": signInRedis} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				st := mk(t, tp)
+				signInFaults(t, st)
+				t.Logf("%s: %s", name, st.summary())
+			})
+		}
 	})
 	t.Logf("sign-in under faults: %v in all", time.Since(started).Round(time.Millisecond))
 }
@@ -75,13 +82,48 @@ const cleanLimit = 5 * time.Second
 
 // signInStore is one backend of TestSignInFaults.
 type signInStore struct {
-	adapter core.Adapter // through the proxy
-	proxy   *toxiproxy.Proxy
-	probe   func(context.Context) error // through the proxy
+	mu       sync.Mutex
+	notes    map[string]int // outcomes, counted, for the summary line
+	maxClean time.Duration  // the longest wait for the store to be clean
+	adapter  core.Adapter   // through the proxy
+	proxy    *toxiproxy.Proxy
+	probe    func(context.Context) error // through the proxy
 	// halfWritten lists what the store holds that a sign-in must never
 	// leave: an account, session or authenticator without its user, and a
 	// user with one of oauthEmails that has no account.
 	halfWritten func(ctx context.Context, oauthEmails []string) ([]string, error)
+}
+
+func (st *signInStore) note(s string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.notes == nil {
+		st.notes = map[string]int{}
+	}
+	st.notes[s]++
+}
+
+func (st *signInStore) clean(d time.Duration) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.maxClean = max(st.maxClean, d)
+}
+
+// summary is one line of what the failed callbacks answered.
+func (st *signInStore) summary() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	keys := make([]string, 0, len(st.notes))
+	for k := range st.notes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %d; ", k, st.notes[k])
+	}
+	fmt.Fprintf(&b, "store clean at most %v after the database was back", st.maxClean.Round(time.Millisecond))
+	return b.String()
 }
 
 func signInPostgres(t *testing.T, tp *toxiproxy.ApiServer) *signInStore {
@@ -551,7 +593,7 @@ func runSignInFault(t *testing.T, app *signInApp, st *signInStore, wt *writeTrig
 		if got := app.outcome(res); got != "signed in" {
 			t.Errorf("the callback without a fault (writes %v): %s; want signed in", writes, got)
 		}
-		t.Logf("the %s sign-in has %d write(s) %v: no write %d", fl.name, len(writes), writes, at)
+		st.note(fmt.Sprintf("%s writes %v", fl.name, writes))
 		return false
 	}
 	where := f.name
@@ -563,7 +605,7 @@ func runSignInFault(t *testing.T, app *signInApp, st *signInStore, wt *writeTrig
 	if got := app.outcome(res); !strings.HasPrefix(got, "error page") {
 		t.Errorf("the callback with the database failing (%s): %s; want the error page and no session cookie", where, got)
 	} else {
-		t.Logf("%s: %s", where, got)
+		st.note(got)
 	}
 	if err := waitFor(ctx, st.probe); err != nil {
 		t.Fatalf("the database did not answer again: %v", err)
@@ -584,8 +626,8 @@ func runSignInFault(t *testing.T, app *signInApp, st *signInStore, wt *writeTrig
 	}
 	if len(bad) > 0 {
 		t.Errorf("%v after the failed callback (%s) the store still holds half-written records: %v", cleanLimit, where, bad)
-	} else if d := time.Since(back); d > 150*time.Millisecond {
-		t.Logf("the store was clean again %v after the database was back", d.Round(time.Millisecond))
+	} else {
+		st.clean(time.Since(back))
 	}
 
 	// The retry: the same link for an e-mail sign-in (unless the failed
@@ -597,7 +639,7 @@ func runSignInFault(t *testing.T, app *signInApp, st *signInStore, wt *writeTrig
 		}
 		retry = app.outcome(res)
 		if retry == "error page (Verification)" {
-			t.Logf("the link was used up by the failed attempt (%s): asking for a new one", where)
+			st.note("e-mail link used up by the failed attempt, a new one asked for")
 			retry = ""
 		}
 	}
