@@ -19,7 +19,14 @@ func TestConformance(t *testing.T) {
 			Name: backend,
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false)
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}}
+				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}, Peer: func(t testing.TB) any {
+					b, err := New(db.gdb)
+					if err != nil {
+						t.Fatalf("second New on the same database: %v", err)
+					}
+					t.Cleanup(func() { _ = b.Close() })
+					return b
+				}}
 			},
 		})
 	}
