@@ -151,8 +151,8 @@ if ARGV[2] == 'S' then
   if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
   redis.call('SET', KEYS[3], ARGV[3], 'PXAT', pxat(ARGV[5]))
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowms())
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowms()) -- after ZADD: a session created expired is not indexed, as its key is not kept
 zttl(KEYS[2])
 return 'ok'
 `
@@ -161,21 +161,37 @@ return 'ok'
 // baseline of the benchmarks (the same three reads, plus the expiry check).
 // KEYS {sessionPtr}. ARGV: P, member, the caller's time in ms. Returns
 // {expiry, HGETALL}, or nil when the session is missing or has expired at
-// that time. (The session key itself expires by the server's clock.)
+// that time. (The session key itself expires by the server's clock.) A
+// session found expired is removed then (SPEC §3): its key, and its entry
+// with every other expired one in the user's sessions set.
 const luaSessionAndUser = `
 local u = redis.call('GET', KEYS[1])
 if not u then return false end
 local uk = ARGV[1] .. 'user:{' .. u .. '}'
-local s = redis.call('ZSCORE', uk .. ':sessions', ARGV[2])
-if not s or tonumber(s) <= tonumber(ARGV[3]) then return false end
+local z = uk .. ':sessions'
+local s = redis.call('ZSCORE', z, ARGV[2])
+if not s then return false end
+if tonumber(s) <= tonumber(ARGV[3]) then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', z, ARGV[2])
+  redis.call('ZREMRANGEBYSCORE', z, '-inf', ARGV[3])
+  return false
+end
 return {s, redis.call('HGETALL', uk)}
 `
 
 // getSessionAndUser's step in the user's slot on a cluster. KEYS {user,
-// sessions}. ARGV: member, the caller's time in ms.
+// sessions}. ARGV: member, the caller's time in ms. A session found
+// expired is removed from the set, with every other expired one, and the
+// reply is 'expired': the adapter then releases the session key.
 const luaSessionAndUserC = `
 local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not s or tonumber(s) <= tonumber(ARGV[2]) then return false end
+if not s then return false end
+if tonumber(s) <= tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+  return 'expired'
+end
 return {s, redis.call('HGETALL', KEYS[1])}
 `
 
@@ -216,6 +232,7 @@ local s = redis.call('ZSCORE', K[3], ARGV[3])
 if ARGV[2] == 'S' then redis.call('DEL', KEYS[1]) end
 if not s then return false end
 redis.call('ZREM', K[3], ARGV[3])
+redis.call('ZREMRANGEBYSCORE', K[3], '-inf', nowms())
 zttl(K[3])
 local alive = 0
 if tonumber(s) > nowms() then alive = 1 end

@@ -84,6 +84,14 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		var uid string
 		if uid, err = a.pointer(ctx, ptr); err == nil {
 			v, err = a.s.sessionAndUserC.Run(ctx, a.c, []string{a.k.user(uid), a.k.sessions(uid)}, member, time.Now().UnixMilli()).Result()
+			if err == nil && v == "expired" {
+				// Removed from the user's set: drop the session key too,
+				// if it still names this user.
+				if err := a.release(ctx, ptr, uid); err != nil {
+					return nil, wrap(m, err)
+				}
+				return nil, nil
+			}
 		}
 	}
 	if isNil(err) {

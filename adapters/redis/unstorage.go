@@ -165,6 +165,16 @@ redis.call('SREM', KEYS[2], ARGV[2])
 if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
 return 'ok'`)
 
+	// uUnindexSession drops a session's index entries whose record is
+	// gone (it was created already expired, and Redis dropped its key at
+	// once). KEYS: session, own set, by-user. ARGV: session key, by-user
+	// value.
+	uUnindexSession = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'live' end
+redis.call('SREM', KEYS[2], ARGV[1])
+if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+return 'ok'`)
+
 	// KEYS: session, old own set, new own set, new user, new by-user, old
 	// by-user. ARGV: old json, new json, pxat, new uid, session key,
 	// by-user value, move.
@@ -645,6 +655,13 @@ func (u *ustore) createSession(ctx context.Context, session core.Session) (*core
 	case res != "ok":
 		return nil, fmt.Errorf("%s: session token: %w", m, core.ErrAlreadyExists)
 	}
+	if s.Expired(time.Now()) {
+		// Redis dropped the key at once (PXAT in the past): drop its
+		// index entries too, so that nothing points at it.
+		if err := uUnindexSession.Run(context.WithoutCancel(ctx), u.c, []string{key, u.k.ownSessions(s.UserID), u.k.sessionByUser(s.UserID)}, key, logical).Err(); err != nil {
+			return nil, wrap(m, err)
+		}
+	}
 	return &s, nil
 }
 
@@ -665,11 +682,21 @@ func (u *ustore) getSessionAndUser(ctx context.Context, token string) (*core.Ses
 	if token == "" {
 		return nil, nil
 	}
-	_, s, err := u.readSession(ctx, token)
+	raw, s, err := u.readSession(ctx, token)
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	if s == nil || s.Expired(time.Now()) {
+	if s == nil {
+		return nil, nil
+	}
+	if s.Expired(time.Now()) {
+		// Found expired before Redis evicted it: remove it and its index
+		// entries now (SPEC §3), unless it changed meanwhile.
+		logical := uSession + token
+		key := u.k.redis(logical)
+		if err := uDetach.Run(ctx, u.c, []string{key, u.k.ownSessions(s.UserID), u.k.sessionByUser(s.UserID)}, raw, key, logical).Err(); err != nil {
+			return nil, wrap(m, err)
+		}
 		return nil, nil
 	}
 	_, usr, err := u.readUser(ctx, s.UserID)
