@@ -175,6 +175,8 @@ if tonumber(s) <= tonumber(ARGV[3]) then
   redis.call('DEL', KEYS[1])
   redis.call('ZREM', z, ARGV[2])
   redis.call('ZREMRANGEBYSCORE', z, '-inf', ARGV[3])
+  local last = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', z, last[2]) end
   return false
 end
 return {s, redis.call('HGETALL', uk)}
@@ -190,6 +192,8 @@ if not s then return false end
 if tonumber(s) <= tonumber(ARGV[2]) then
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', KEYS[2], last[2]) end
   return 'expired'
 end
 return {s, redis.call('HGETALL', KEYS[1])}
