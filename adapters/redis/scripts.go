@@ -332,6 +332,21 @@ redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 1
 `
 
+// luaConsume is useVerificationToken under client retries. KEYS {token,
+// receipt}: the receipt key is this attempt's own (a random id) in the
+// token's hash slot. A first run takes the token (GETDEL) and leaves its
+// value in the receipt for ARGV[1] ms; a retry of the same attempt, whose
+// first reply was lost, finds the receipt and gets the same answer, where
+// a second GETDEL would say "no token". Returns the value or nil.
+const luaConsume = `
+local r = redis.call('GET', KEYS[2])
+if r then return r end
+local v = redis.call('GETDEL', KEYS[1])
+if not v then return false end
+redis.call('SET', KEYS[2], v, 'PX', ARGV[1])
+return v
+`
+
 // scripts holds one adapter's compiled scripts.
 type scripts struct {
 	createUser, userByEmail, updateUser, deleteUser  *redis.Script
@@ -341,6 +356,7 @@ type scripts struct {
 	deleteSession, getAuthenticator, updateCounter   *redis.Script
 	advanceCounter                                   *redis.Script
 	commit, release, repoint, lock, unlock           *redis.Script
+	consume                                          *redis.Script
 }
 
 func newScripts() *scripts {
@@ -363,6 +379,7 @@ func newScripts() *scripts {
 		updateCounter:    h(luaUpdateCounter),
 		advanceCounter:   h(luaAdvanceCounter),
 		commit:           redis.NewScript(luaCommit),
+		consume:          redis.NewScript(luaConsume),
 		release:          redis.NewScript(luaRelease),
 		repoint:          redis.NewScript(luaRepoint),
 		lock:             redis.NewScript(luaLock),
@@ -376,6 +393,6 @@ func (s *scripts) all() []*redis.Script {
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
-		s.commit, s.release, s.repoint, s.lock, s.unlock,
+		s.commit, s.release, s.repoint, s.lock, s.unlock, s.consume,
 	}
 }
