@@ -120,7 +120,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // unknown user, or one deleted concurrently, gives an error matching
 // [core.ErrNotFound] and changes nothing. Where the server's updates
 // are not atomic (see [Capabilities.AtomicFindAndModify]) the updates of one
-// session are serialised within the process.
+// session are serialised, within the process and across processes.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	const m = "updateSession"
 	if err := started(ctx, m); err != nil {
