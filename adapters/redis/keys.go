@@ -129,6 +129,10 @@ func accountField(provider, providerAccountID string) string {
 }
 func (k keys) account(field string) string { return k.p + "account:{" + field + "}" }
 func (k keys) session(token string) string { return k.p + "session:{" + escape(token) + "}" }
+
+// moving is the marker of a session being moved to another user on a
+// cluster (see [Adapter.settledPointer]); in the session key's slot.
+func (k keys) moving(token string) string { return k.session(token) + ":moving" }
 func (k keys) authenticator(credID string) string {
 	return k.p + "authenticator:{" + escape(credID) + "}"
 }
