@@ -161,13 +161,13 @@ func clusterSeeds(t *testing.T) []string {
 // while the client waits for it), and go-redis retries the command on a
 // new connection (its default on a network error). The retry must give the
 // token, not "no token"; and the token stays single-use: a later call gets
-// nothing. Single node and cluster.
+// nothing. Single node, cluster and the unstorage layout.
 func TestUseVerificationTokenLostReply(t *testing.T) {
-	for _, name := range []string{"redis", "redis-cluster"} {
+	for _, name := range []string{"redis", "redis-cluster", "redis-unstorage"} {
 		t.Run(name, func(t *testing.T) {
 			drop := &connDropper{}
 			var c redis.UniversalClient
-			if name == "redis" {
+			if name != "redis-cluster" {
 				opt, err := redis.ParseURL(provision.Redis(t))
 				if err != nil {
 					t.Fatal(err)
@@ -178,7 +178,15 @@ func TestUseVerificationTokenLostReply(t *testing.T) {
 				c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), Dialer: drop.dial})
 			}
 			t.Cleanup(func() { _ = c.Close() })
-			a, raw := fixture(t, c)
+			var a *Adapter
+			var raw interface {
+				Mentions(context.Context, string) ([]string, error)
+			}
+			if name == "redis-unstorage" {
+				a, raw = unstorageFixture(t, c)
+			} else {
+				a, raw = fixture(t, c)
+			}
 			ctx := context.Background()
 			if err := a.Preload(ctx); err != nil {
 				t.Fatal(err)

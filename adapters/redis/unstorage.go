@@ -191,12 +191,20 @@ redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 'ok'`)
 
 	// KEYS: token. ARGV: identifier, token.
+	// KEYS: token, receipt. ARGV: identifier, token, receipt TTL in ms.
+	// As luaConsume: a retry of the same attempt whose first reply was
+	// lost finds the receipt and gets the same answer. The receipt holds
+	// only the token's expires (no identifier, no token), and so does the
+	// reply.
 	uUseToken = redis.NewScript(luaUHelpers + `
-local v = redis.call('GET', KEYS[1])
-if not v then return false end
+local r = redis.call('GET', KEYS[2])
+if r then return r end
 if field(KEYS[1], 'identifier') ~= ARGV[1] or field(KEYS[1], 'token') ~= ARGV[2] then return false end
+local e = field(KEYS[1], 'expires')
+if type(e) ~= 'string' then e = '' end
 redis.call('DEL', KEYS[1])
-return v`)
+redis.call('SET', KEYS[2], e, 'PX', ARGV[3])
+return e`)
 
 	// KEYS: user, authenticator, authenticators by user, own set. ARGV:
 	// uid, json, enc of the old list, new list, credential id.
@@ -851,17 +859,23 @@ func (u *ustore) useVerificationToken(ctx context.Context, key core.Verification
 	if key.Identifier == "" || key.Token == "" {
 		return nil, nil
 	}
-	v, err := uUseToken.Run(ctx, u.c, []string{u.k.token(key.Identifier, key.Token)}, key.Identifier, key.Token).Text()
+	attempt, err := attemptID()
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	v, err := uUseToken.Run(ctx, u.c, []string{u.k.token(key.Identifier, key.Token), u.k.receipt(attempt)},
+		key.Identifier, key.Token, receiptTTL.Milliseconds()).Text()
 	if isNil(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	t, err := decodeUToken(v)
+	exp, err := parseISOTime(v)
 	if err != nil {
 		return nil, wrap(m, err)
 	}
+	t := &core.VerificationToken{Identifier: key.Identifier, Token: key.Token, Expires: exp}
 	if t.Expired(time.Now()) {
 		return nil, nil
 	}
