@@ -198,8 +198,8 @@ type Capabilities struct {
 	// processes by a lock document in the Locks collection (see
 	// [Collections]), inserted under the record's key (a unique _id) and
 	// deleted after the update. A lock document left by a process that
-	// stopped mid-update is taken over after 10 seconds; an update stalled
-	// longer than that can then still lose a concurrent one.
+	// stopped mid-update is taken over after 3 seconds; an update stalled
+	// longer than that can then lose a concurrent one.
 	AtomicFindAndModify bool
 	// TTL is true when [Adapter.EnsureIndexes] created TTL indexes on the
 	// expiry of sessions and verification tokens, so that the server

@@ -33,7 +33,7 @@ const (
 // (its holder stopped mid-update), and a caller that finds the lock held
 // waits between lockWaitMin and lockWaitMax, doubling, before trying again.
 const (
-	lockLease   = 10 * time.Second
+	lockLease   = 3 * time.Second
 	lockWaitMin = time.Millisecond
 	lockWaitMax = 20 * time.Millisecond
 	// lockReleaseTimeout bounds the delete of a lock document, which runs
