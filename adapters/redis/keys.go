@@ -150,7 +150,7 @@ func (k keys) receipt(slotTag, attempt string) string {
 
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, authenticators, email, account, session, authenticator, verification
+	kind string // user, accounts, sessions, authenticators, email, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -175,6 +175,8 @@ func parseKey(p, key string) (parsedKey, bool) {
 		kind = suffix[1:]
 	case suffix == "" && (kind == "email" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
 	case kind == "used" && suffix != "":
+	case kind == "session" && suffix == ":moving":
+		kind = "moving"
 	default:
 		return parsedKey{}, false
 	}
