@@ -9,7 +9,7 @@ import (
 )
 
 // TestClusterSessionMoveAwaited checks, on a cluster, that an update of a
-// session's expiry, or a delete of the session, arriving while a move of
+// session's expiry, a delete or a read of the session, arriving while a move of
 // the session to another user is under way (the session is absent between
 // the delete at the old user and the create at the new one) waits for the
 // move and acts on the moved session, instead of finding nothing and
@@ -25,7 +25,7 @@ func TestClusterSessionMoveAwaited(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, op := range []string{"update", "delete"} {
+	for _, op := range []string{"update", "delete", "get"} {
 		t.Run(op, func(t *testing.T) {
 			tok := "moving-" + op
 			exp := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
@@ -47,10 +47,16 @@ func TestClusterSessionMoveAwaited(t *testing.T) {
 			done := make(chan result, 1)
 			go func() {
 				var r result
-				if op == "update" {
+				switch op {
+				case "update":
 					r.s, r.err = a.UpdateSession(ctx, core.SessionUpdate{SessionToken: tok, Expires: core.Set(newExp)})
-				} else {
+				case "delete":
 					r.s, r.err = a.DeleteSession(ctx, tok)
+				default:
+					var su *core.SessionAndUser
+					if su, r.err = a.GetSessionAndUser(ctx, tok); su != nil {
+						r.s = &su.Session
+					}
 				}
 				done <- r
 			}()
@@ -82,6 +88,10 @@ func TestClusterSessionMoveAwaited(t *testing.T) {
 			case "delete":
 				if su != nil {
 					t.Fatalf("after the delete the moved session is still there: %+v", su)
+				}
+			default:
+				if su == nil || su.User.ID != "u2" {
+					t.Fatalf("after the move: %+v; want the session of user u2", su)
 				}
 			}
 		})

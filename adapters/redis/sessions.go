@@ -62,8 +62,8 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 }
 
 // GetSessionAndUser implements [core.SessionAndUserGetter]: one script
-// (one round trip) on a single node; GET of the session key, then one
-// script in the user's slot on a cluster (two). Redis evicts the session
+// (one round trip) on a single node; MGET of the session key and its move
+// marker, then one script in the user's slot on a cluster (two). Redis evicts the session
 // key at the session's expiry, and the script also compares the stored
 // expiry with the caller's clock, so an expired session is never
 // returned, even before Redis evicts it.
@@ -84,8 +84,14 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	if !a.cluster {
 		v, err = a.s.sessionAndUser.Run(ctx, a.c, []string{ptr}, a.pArg, member, time.Now().UnixMilli()).Result()
 	} else {
+		// The session key and the move marker in one MGET: a read while
+		// the session is being moved to another user waits for the move
+		// (settledPointer) instead of finding no session.
 		var uid string
-		if uid, err = a.pointer(ctx, ptr); err == nil {
+		if uid, err = a.settledPointer(ctx, sessionToken); err == nil && uid == "" {
+			err = redis.Nil
+		}
+		if err == nil {
 			v, err = a.s.sessionAndUserC.Run(ctx, a.c, []string{a.k.user(uid), a.k.sessions(uid)}, member, time.Now().UnixMilli()).Result()
 			if err == nil && v == "expired" {
 				// Removed from the user's set: drop the session key too,
