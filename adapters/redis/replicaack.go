@@ -45,6 +45,18 @@ func WithReplicaAck(n int, timeout time.Duration) Option {
 	return func(o *options) { o.ackReplicas, o.ackTimeout = n, timeout }
 }
 
+// replicaAckErr moves an ErrReplicaAck out of *err (the write was applied
+// on the master, so the caller goes on with its next steps) and returns
+// it, or nil.
+func replicaAckErr(err *error) error {
+	if errors.Is(*err, ErrReplicaAck) {
+		e := *err
+		*err = nil
+		return e
+	}
+	return nil
+}
+
 // ackClient wraps the adapter's client when [WithReplicaAck] is on: it is
 // the one place where writes get their WAIT. Every method it does not
 // override goes to the wrapped client unchanged.
