@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -99,6 +100,14 @@ type Config struct {
 	// their own when the holder has passkeys (the holder is given
 	// [DisplacedEmail] instead of the address).
 	AllowDangerousUnverifiedEmail bool
+	// Callbacks let the application decide on sign-ins, redirects and the
+	// shape of sessions; see [Callbacks].
+	Callbacks Callbacks
+	// Events tell the application what happened; see [Events].
+	Events Events
+	// Logger receives the errors of [Events]; nil discards them. It never
+	// receives tokens or secrets.
+	Logger *slog.Logger
 }
 
 // Auth is the configured library. It is safe for concurrent use.
@@ -115,6 +124,9 @@ type Auth struct {
 	newUserID func() (string, error)
 	// allowUnverified is Config.AllowDangerousUnverifiedEmail.
 	allowUnverified bool
+	callbacks       Callbacks
+	events          Events
+	log             *slog.Logger
 }
 
 // ErrInvalidConfig is matched by every configuration error [New] returns.
@@ -169,6 +181,12 @@ func New(cfg Config) (*Auth, error) {
 		newUserID: cfg.GenerateUserID,
 
 		allowUnverified: cfg.AllowDangerousUnverifiedEmail,
+		callbacks:       cfg.Callbacks,
+		events:          cfg.Events,
+		log:             cfg.Logger,
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
 	}
 	switch {
 	case a.strategy == "":
@@ -295,14 +313,31 @@ func newUUID() (string, error) {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
 }
 
-// SignIn is the result of a successful sign-in.
+// SignIn is the result of a successful sign-in, whichever the way: what
+// the HTTP layer needs to give the browser its session and to run the JWT
+// callback.
 type SignIn struct {
+	// ProviderID is the provider signed in with.
+	ProviderID string
+	// User is the signed-in user.
 	User core.User
-	// Session is the new database session; with [StrategyJWT] it is the
-	// zero Session, and the caller issues the token.
+	// Account is the account signed in with: for OAuth/OIDC with the
+	// provider's tokens (access, refresh and id token, expiry) as the
+	// provider's account callback kept them, for e-mail and passkeys the
+	// e-mail or webauthn account; nil for credentials.
+	Account *core.Account
+	// Profile is the OAuth/OIDC provider's profile; nil otherwise.
+	Profile *provider.User
+	// Session is the new database session; with [StrategyJWT], or when
+	// KeepSession is set, it is the zero Session (the caller issues the
+	// token).
 	Session core.Session
 	// IsNewUser reports whether the sign-in created the user.
 	IsNewUser bool
+	// KeepSession reports that the caller was signed in already (an
+	// account or passkey was added to their user) and keeps the session
+	// they have: none was created.
+	KeepSession bool
 }
 
 // provider returns the provider with the id, of type T.
@@ -336,6 +371,15 @@ var (
 func (a *Auth) OAuthProvider(id string) (provider.OAuthProvider, error) {
 	return providerOf[provider.OAuthProvider](a, id)
 }
+
+// Secrets returns a copy of [Config.Secrets], newest first: the modules
+// built on the Auth (handler, oauth, passkey) seal and encrypt their
+// cookies with them unless their own configuration gives others.
+func (a *Auth) Secrets() []string { return append([]string(nil), a.secrets...) }
+
+// Clock returns [Config.Now] (time.Now when none was set), the clock of
+// every module built on the Auth.
+func (a *Auth) Clock() func() time.Time { return a.now }
 
 // BaseURL returns [Config.BaseURL]: the absolute URL of the auth routes, or
 // "" when none was configured.
