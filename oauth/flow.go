@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 )
@@ -26,8 +27,9 @@ type Config struct {
 	Auth *auth.Auth
 	// Secrets seal the check cookies, newest first: the first seals, every
 	// one is tried when opening, so a secret can be rotated without
-	// breaking sign-ins under way. At least one is required; use the same
-	// secret as Auth.js (AUTH_SECRET) to share cookies with it.
+	// breaking sign-ins under way. Empty means the Auth's secrets
+	// ([auth.Auth.Secrets]), which is what an application wants: set it
+	// only to seal with other secrets than the Auth's.
 	Secrets []string
 	// BaseURL is the absolute URL of the auth routes, e.g.
 	// "https://example.com/api/auth"; a provider's redirect_uri is
@@ -38,8 +40,8 @@ type Config struct {
 	// token, userinfo). nil means [http.DefaultClient]; give one with a
 	// timeout in production.
 	HTTPClient *http.Client
-	// Now is the clock for cookies and id_token expiry; nil means
-	// [time.Now].
+	// Now is the clock for cookies and id_token expiry; nil means the
+	// Auth's clock ([auth.Auth.Clock]).
 	Now func() time.Time
 }
 
@@ -73,7 +75,10 @@ func New(cfg Config) (*Flow, error) {
 		f.client = http.DefaultClient
 	}
 	if f.now == nil {
-		f.now = time.Now
+		f.now = cfg.Auth.Clock()
+	}
+	if len(cfg.Secrets) == 0 {
+		cfg.Secrets = cfg.Auth.Secrets()
 	}
 	f.base = strings.TrimSuffix(cmp(cfg.BaseURL, cfg.Auth.BaseURL()), "/")
 	u, err := url.Parse(f.base)
@@ -85,9 +90,6 @@ func New(cfg Config) (*Flow, error) {
 		if s == "" {
 			return nil, fmt.Errorf("%w: Secrets[%d] is empty", ErrInvalidConfig, i)
 		}
-	}
-	if len(cfg.Secrets) == 0 {
-		return nil, fmt.Errorf("%w: Secrets needs at least one secret (newest first) to seal the check cookies", ErrInvalidConfig)
 	}
 	f.seal, err = newSealer(f.now, cfg.Secrets...)
 	if err != nil {
@@ -245,31 +247,14 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 //     endpoint (OAuth 2.0, or OIDC with IDToken false), through the
 //     provider's Profile callback;
 //
-// then calls [auth.Auth.SignInWithOAuth], which links the account (with
-// what the provider's Account callback keeps of the tokens) and creates
-// the session. With database sessions Callback sets the session cookie on
-// w. A signed-in caller (session cookie on r) gets the account linked to
-// their user.
-//
-// With JWT sessions (auth.StrategyJWT) the session cookie is a JWT, which
-// the flow does not read: Callback signs the caller in as not signed in.
-// To link the account to a signed-in user, decode the JWT and call
-// [Flow.CallbackForUser] with the user's id.
-func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string) (*auth.SignIn, error) {
-	return f.callback(ctx, w, r, providerID, "")
-}
-
-// CallbackForUser is [Flow.Callback] for JWT sessions, whose caller knows
-// who is signed in: userID is the user the session JWT names, or "" when
-// the caller is not signed in. A new account is then linked to that user,
-// and an account linked to another user fails with
-// auth.ErrAccountNotLinked. With database sessions userID is ignored and
-// the session cookie says who is signed in, as with Callback.
-func (f *Flow) CallbackForUser(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID, userID string) (*auth.SignIn, error) {
-	return f.callback(ctx, w, r, providerID, userID)
-}
-
-func (f *Flow) callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID, userID string) (*auth.SignIn, error) {
+// then calls [auth.Auth.SignInWithOAuth], which runs the SignIn callback,
+// links the account (with what the provider's Account callback keeps of
+// the tokens) and creates the database session. user is the signed-in
+// caller (read from the session by the caller), or nil: a new account is
+// then linked to that user, and an account linked to another user fails
+// with auth.ErrAccountNotLinked. Callback writes no session cookie: the
+// caller (the handler) gives the browser the session of the result.
+func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error) {
 	if f == nil || f.auth == nil {
 		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
 	}
@@ -363,18 +348,9 @@ func (f *Flow) callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 	}
 
-	res, err := f.auth.SignInWithOAuth(ctx, auth.OAuthCallback{
-		ProviderID: o.ID, Profile: profile, Tokens: tokens,
-		SessionToken: auth.SessionToken(r, f.secure),
-		UserID:       userID,
+	return f.auth.SignInWithOAuth(ctx, auth.OAuthCallback{
+		ProviderID: o.ID, Profile: profile, Tokens: tokens, User: user,
 	})
-	if err != nil {
-		return nil, err
-	}
-	if res.Session.SessionToken != "" {
-		http.SetCookie(w, f.auth.SessionCookie(res.Session, f.secure))
-	}
-	return res, nil
 }
 
 // maxCallbackBody bounds a form_post callback's body.

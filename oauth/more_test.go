@@ -29,7 +29,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	for name, cfg := range map[string]oauth.Config{
 		"nil Auth":        {Secrets: []string{"s"}},
-		"no secrets":      {Auth: withBase},
 		"empty secret":    {Auth: withBase, Secrets: []string{"s", ""}},
 		"no base URL":     {Auth: noBase, Secrets: []string{"s"}},
 		"relative base":   {Auth: noBase, Secrets: []string{"s"}, BaseURL: "/auth"},
@@ -39,6 +38,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		if f, err := oauth.New(cfg); !errors.Is(err, oauth.ErrInvalidConfig) || f != nil {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
+	}
+	// Secrets, clock and base URL default to the Auth's.
+	if f, err := oauth.New(oauth.Config{Auth: withBase}); err != nil || f == nil {
+		t.Errorf("no secrets (the Auth's are used): %v", err)
 	}
 	f, err := oauth.New(oauth.Config{Auth: noBase, Secrets: []string{"s"}, BaseURL: "https://example.com/auth/"})
 	if err != nil || !f.SecureCookies() {
@@ -73,7 +76,7 @@ func TestSecretRotation(t *testing.T) {
 		for _, c := range rec.Result().Cookies() {
 			r.AddCookie(c)
 		}
-		_, err = callback.Callback(context.Background(), httptest.NewRecorder(), r, "idp")
+		_, err = callback.Callback(context.Background(), httptest.NewRecorder(), r, "idp", nil)
 		return err
 	}
 	if err := run(before, rotated); err != nil {
@@ -199,7 +202,7 @@ func TestCallbackBadRequests(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL()))
 	ctx := context.Background()
-	if _, err := s.flow.Callback(ctx, nil, nil, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
+	if _, err := s.flow.Callback(ctx, nil, nil, "idp", nil); !errors.Is(err, oauth.ErrInvalidCallback) {
 		t.Errorf("nil request: %v", err)
 	}
 	if _, err := s.flow.Begin(ctx, nil, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
@@ -209,20 +212,20 @@ func TestCallbackBadRequests(t *testing.T) {
 	if _, err := zero.Begin(ctx, httptest.NewRecorder(), "idp"); !errors.Is(err, oauth.ErrInvalidConfig) {
 		t.Errorf("zero Flow: %v", err)
 	}
-	if _, err := (*oauth.Flow)(nil).Callback(ctx, httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), "idp"); !errors.Is(err, oauth.ErrInvalidConfig) {
+	if _, err := (*oauth.Flow)(nil).Callback(ctx, httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), "idp", nil); !errors.Is(err, oauth.ErrInvalidConfig) {
 		t.Errorf("nil Flow: %v", err)
 	}
-	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), &http.Request{Method: http.MethodGet}, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
+	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), &http.Request{Method: http.MethodGet}, "idp", nil); !errors.Is(err, oauth.ErrInvalidCallback) {
 		t.Errorf("request without URL: %v", err)
 	}
 	big := httptest.NewRequest(http.MethodPost, "/auth/callback/idp", &endless{})
 	big.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), big, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
+	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), big, "idp", nil); !errors.Is(err, oauth.ErrInvalidCallback) {
 		t.Errorf("endless form body: %v", err)
 	}
 	r := httptest.NewRequest(http.MethodGet, "/auth/callback/idp?"+url.Values{"code": {"x"}}.Encode(), nil)
 	r.AddCookie(&http.Cookie{Name: "authjs.pkce.code_verifier", Value: "%%%not a token"})
-	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), r, "idp"); !errors.Is(err, oauth.ErrVerifierMissing) {
+	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), r, "idp", nil); !errors.Is(err, oauth.ErrVerifierMissing) {
 		t.Errorf("garbage cookie: %v", err)
 	}
 }
@@ -331,7 +334,7 @@ func TestCheckCookiesExpire(t *testing.T) {
 	for _, c := range cookies {
 		r.AddCookie(c)
 	}
-	_, err = late.Callback(context.Background(), httptest.NewRecorder(), r, "idp")
+	_, err = late.Callback(context.Background(), httptest.NewRecorder(), r, "idp", nil)
 	if !errors.Is(err, oauth.ErrStateMissing) || !errors.Is(err, jwt.ErrExpiredToken) {
 		t.Errorf("error %v, want ErrStateMissing saying the cookie expired", err)
 	}

@@ -50,7 +50,7 @@ func newInstance(t *testing.T, adapter any, fake *fakeProvider, p provider.Provi
 		http.Redirect(w, r, to, http.StatusSeeOther)
 	})
 	mux.HandleFunc("GET /auth/callback/idp", func(w http.ResponseWriter, r *http.Request) {
-		si, err := in.flow.Callback(r.Context(), w, r, "idp")
+		si, err := in.flow.Callback(r.Context(), w, r, "idp", nil)
 		if err != nil {
 			in.errs = append(in.errs, err)
 			http.Error(w, err.Error(), http.StatusForbidden)

@@ -89,4 +89,3 @@ func (a *Auth) SignOut(ctx context.Context, sessionToken string) (*core.Session,
 		return d.DeleteSession(ctx, sessionToken)
 	})
 }
-
