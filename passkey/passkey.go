@@ -46,7 +46,8 @@ type Config struct {
 	// ([provider.Passkey]). Required.
 	Auth *auth.Auth
 	// Secrets seal the challenge cookie (Auth.js's AUTH_SECRET, newest
-	// first). Required; use the secrets the JWT session cookie uses.
+	// first). Empty means the Auth's ([auth.Auth.Secrets]); set it only to
+	// seal with other secrets than the Auth's.
 	Secrets []string
 	// RPID is the relying party id (a domain, e.g. "example.com") for
 	// providers whose RPID is empty. Empty means the host of
@@ -63,7 +64,8 @@ type Config struct {
 	// Timeout is the ceremony timeout and the challenge cookie's
 	// lifetime; zero means [DefaultTimeout].
 	Timeout time.Duration
-	// Now is the clock of the challenge cookie; nil means time.Now.
+	// Now is the clock of the challenge cookie; nil means the Auth's
+	// ([auth.Auth.Clock]).
 	Now func() time.Time
 	// ListCredentialsByEmail restores Auth.js's options route for someone
 	// not signed in who gives an e-mail address: the user with the address
@@ -148,6 +150,12 @@ func (p *Passkeys) claimChallenge(state *challengeState) error {
 func New(cfg Config) (*Passkeys, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Auth is nil", ErrInvalidConfig)
+	}
+	if len(cfg.Secrets) == 0 {
+		cfg.Secrets = cfg.Auth.Secrets()
+	}
+	if cfg.Now == nil {
+		cfg.Now = cfg.Auth.Clock()
 	}
 	codec, err := jwt.NewCodec(cfg.Secrets...)
 	if err != nil {
@@ -544,9 +552,12 @@ func (u ceremonyUser) WebAuthnDisplayName() string                { return u.dis
 func (u ceremonyUser) WebAuthnCredentials() []webauthn.Credential { return u.credentials }
 
 // Callback verifies POST {base}/callback/{provider} (form fields "action"
-// and "data") and registers or authenticates. It returns the sign-in
-// without a session: the caller creates the database session or the JWT.
-// user is the signed-in user, or nil.
+// and "data") and registers or authenticates, through core/auth
+// ([auth.Auth.RegisterWebAuthn], [auth.Auth.SignInWithWebAuthn]), which
+// runs the SignIn callback and creates the database session. It writes no
+// session cookie: the caller (the handler) gives the browser the session of
+// the result, or issues the JWT. user is the signed-in user, or nil; a
+// signed-in user keeps their session (the result's KeepSession).
 //
 // Registration stores the authenticator (and the webauthn account) for the
 // signed-in user, or, only with auth.Config.AllowDangerousUnverifiedEmail,
@@ -634,18 +645,7 @@ func (p *Passkeys) register(ctx context.Context, rp *relyingParty, state *challe
 		return nil, err
 	}
 	au := toAuthenticator(cred, parsed.Response.Transports)
-	if user != nil {
-		au.UserID = user.ID
-		if _, err := p.auth.RegisterAuthenticator(ctx, rp.providerID, au); err != nil {
-			return nil, err
-		}
-		return &auth.SignIn{User: *user}, nil
-	}
-	created, _, err := p.auth.RegisterWebAuthnUser(ctx, rp.providerID, core.User{Email: reg.Email, Name: reg.Name}, au)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.SignIn{User: *created, IsNewUser: true}, nil
+	return p.auth.RegisterWebAuthn(ctx, rp.providerID, user, core.User{Email: reg.Email, Name: reg.Name}, au)
 }
 
 func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *challengeState, data []byte, user *core.User) (*auth.SignIn, error) {
@@ -701,11 +701,7 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 	if err := p.claimChallenge(state); err != nil {
 		return nil, err
 	}
-	owner, _, err := p.auth.AuthenticateWebAuthn(ctx, credentialID, int64(parsed.Response.AuthenticatorData.Counter))
-	if err != nil {
-		return nil, err
-	}
-	return &auth.SignIn{User: *owner}, nil
+	return p.auth.SignInWithWebAuthn(ctx, rp.providerID, credentialID, int64(parsed.Response.AuthenticatorData.Counter), user)
 }
 
 // verificationError wraps a go-webauthn failure, keeping its details.
