@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/jwt"
@@ -26,8 +26,10 @@ type Config struct {
 	// Required.
 	Auth *auth.Auth
 	// Secrets hash the CSRF cookie and encrypt JWT sessions, newest first
-	// (the first makes new ones, all are accepted). Required; use the same
-	// value as Auth.js's AUTH_SECRET to share cookies with an Auth.js app.
+	// (the first makes new ones, all are accepted). Empty means the Auth's
+	// (auth.Config.Secrets, read with Auth.Secrets), which is what an
+	// application wants: one AUTH_SECRET for everything, the same value as
+	// Auth.js's to share cookies with an Auth.js app.
 	Secrets []string
 	// BaseURL is the absolute URL of the routes, e.g.
 	// "http://localhost:8080/auth"; its path is where the handler is
@@ -44,20 +46,16 @@ type Config struct {
 	Pages Pages
 	// Theme styles the built-in pages.
 	Theme Theme
-	// Claims, when set, adjusts the claims of a new JWT session (with
-	// strategy jwt) at sign-in: it receives the default claims (name,
-	// email, picture, sub) and the sign-in, and returns the claims to
-	// encode. Auth.js's jwt callback at sign-in.
-	Claims func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
 	// RateLimit limits sign-in e-mails and other sign-in attempts per
 	// identifier and per client; the zero value is on, with the default
 	// limits, in process. See [RateLimit].
 	RateLimit RateLimit
 	// Logger receives one record per failed sign-in and per store error;
-	// nil discards them. It never receives tokens, cookies or secrets.
+	// nil means the Auth's logger (auth.Config.Logger). It never receives
+	// tokens, cookies or secrets.
 	Logger *slog.Logger
-	// Now is the clock for JWT sessions; nil means time.Now. Give the
-	// Auth the same clock.
+	// Now is the clock for JWT sessions and cookies; nil means the Auth's
+	// (auth.Config.Now).
 	Now func() time.Time
 }
 
@@ -101,7 +99,7 @@ type Handler struct {
 	pages     Pages
 	theme     Theme
 	tmpl      *template.Template
-	claims    func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
+	callbacks auth.Callbacks
 	log       *slog.Logger
 	now       func() time.Time
 	limits    *limiter // nil: no rate limits
@@ -114,7 +112,13 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", ErrInvalidConfig)
 	}
 	if len(cfg.Secrets) == 0 {
-		return nil, fmt.Errorf("%w: Config.Secrets needs at least one secret (the AUTH_SECRET)", ErrInvalidConfig)
+		cfg.Secrets = cfg.Auth.Secrets()
+	}
+	if cfg.Now == nil {
+		cfg.Now = cfg.Auth.Clock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = cfg.Auth.Logger()
 	}
 	for _, s := range cfg.Secrets {
 		if s == "" {
@@ -122,16 +126,16 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	h := &Handler{
-		auth:     cfg.Auth,
-		passkeys: cfg.Passkeys,
-		secrets:  append([]string(nil), cfg.Secrets...),
-		sessions: cfg.Auth.SessionOptions(),
-		pages:    cfg.Pages,
-		theme:    cfg.Theme,
-		claims:   cfg.Claims,
-		log:      cfg.Logger,
-		now:      cfg.Now,
-		byID:     map[string]provider.Provider{},
+		auth:      cfg.Auth,
+		passkeys:  cfg.Passkeys,
+		secrets:   append([]string(nil), cfg.Secrets...),
+		sessions:  cfg.Auth.SessionOptions(),
+		pages:     cfg.Pages,
+		theme:     cfg.Theme,
+		callbacks: cfg.Auth.Callbacks(),
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		byID:      map[string]provider.Provider{},
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -181,7 +185,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.flow = cfg.OAuth
 	if h.flow == nil && needOAuth {
-		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth, Secrets: h.secrets, BaseURL: h.base, Now: cfg.Now})
+		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth, Secrets: h.secrets, BaseURL: h.base, Now: h.now})
 		if err != nil {
 			return nil, fmt.Errorf("%w: building the OAuth flow: %w", ErrInvalidConfig, err)
 		}
@@ -302,6 +306,13 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: "no such auth route"}, true)
 }
 
+// writeSessionCookie gives the browser the database session's cookie
+// (jwt's cookie name), expiring with the session. It and writeSessionJWT
+// are the only writers of the session cookie.
+func (h *Handler) writeSessionCookie(w http.ResponseWriter, s core.Session) {
+	h.setCookie(w, h.names.SessionToken, s.SessionToken, max(time.Second, s.Expires.Sub(h.now())))
+}
+
 // setCookie sets a cookie with Auth.js's attributes: HttpOnly,
 // SameSite=Lax, Path=/, Secure on https; maxAge 0 makes a session cookie,
 // negative deletes it.
@@ -343,7 +354,7 @@ func (h *Handler) form(w http.ResponseWriter, r *http.Request) bool {
 // the callback-url cookie, as Auth.js does.
 func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 	if raw := r.FormValue("callbackUrl"); raw != "" {
-		target, ok := SafeRedirect(raw, h.origin)
+		target, ok := h.redirectPolicy(r, raw)
 		if !ok {
 			h.log.InfoContext(r.Context(), "authport: callbackUrl refused: not on this site")
 			target = h.origin + "/"
@@ -354,10 +365,25 @@ func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 		}
 		return target
 	}
-	if target, ok := SafeRedirect(h.callbackCookie(r), h.origin); ok {
-		return target
+	if c := h.callbackCookie(r); c != "" {
+		if target, ok := h.redirectPolicy(r, c); ok {
+			return target
+		}
 	}
 	return h.origin + "/"
+}
+
+// redirectPolicy is auth.Callbacks.Redirect, or by default SafeRedirect:
+// same origin only.
+func (h *Handler) redirectPolicy(r *http.Request, raw string) (string, bool) {
+	if h.callbacks.Redirect == nil {
+		return SafeRedirect(raw, h.origin)
+	}
+	target, ok := h.callbacks.Redirect(r.Context(), auth.RedirectParams{URL: raw, BaseURL: h.base, Origin: h.origin})
+	if !ok || target == "" {
+		return "", false
+	}
+	return target, true
 }
 
 // callbackCookie returns the callback-url cookie's value, decoded, or "".

@@ -307,3 +307,7 @@ func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User,
 	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *linked, Profile: profile})
 	return linked, nil
 }
+
+// Events returns the configured [Events], for the HTTP layer to learn
+// whether one is set before it prepares its argument.
+func (a *Auth) Events() Events { return a.events }
