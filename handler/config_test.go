@@ -22,7 +22,6 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		want string
 	}{
 		"no auth":        {handler.Config{Secrets: []string{secret}, BaseURL: "http://x/auth"}, "Config.Auth"},
-		"no secret":      {handler.Config{Auth: jwtAuth, BaseURL: "http://x/auth"}, "Secrets"},
 		"empty secret":   {handler.Config{Auth: jwtAuth, Secrets: []string{secret, ""}, BaseURL: "http://x/auth"}, "empty secret"},
 		"no base URL":    {handler.Config{Auth: jwtAuth, Secrets: []string{secret}}, "BaseURL"},
 		"relative base":  {handler.Config{Auth: jwtAuth, Secrets: []string{secret}, BaseURL: "/auth"}, "BaseURL"},
@@ -33,6 +32,10 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		if !errors.Is(err, handler.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want ErrInvalidConfig naming %q", name, err, tc.want)
 		}
+	}
+	// Secrets, clock and base URL are configured once, on the Auth.
+	if _, err := handler.New(handler.Config{Auth: jwtAuth, BaseURL: "http://x/auth"}); err != nil {
+		t.Errorf("no Secrets (the Auth's are used): %v", err)
 	}
 }
 

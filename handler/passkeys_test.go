@@ -44,11 +44,7 @@ func (p *contractPasskeys) Callback(ctx context.Context, _ http.ResponseWriter, 
 	if r.PostFormValue("action") != "authenticate" || r.PostFormValue("data") != `{"id":"cred-1"}` {
 		return nil, errors.New("passkey: assertion invalid")
 	}
-	u, _, err := p.a.AuthenticateWebAuthn(ctx, "cred-1", 0)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.SignIn{User: *u}, nil
+	return p.a.SignInWithWebAuthn(ctx, id, "cred-1", 0, user)
 }
 
 func (p *contractPasskeys) Script() []byte { return []byte("/* passkey script */") }

@@ -387,12 +387,14 @@ func TestCustomPages(t *testing.T) {
 	wantHeader(t, res, "Location", "/login?error=CredentialsSignin&code=credentials")
 }
 
-// Config.Claims adds claims to a new JWT; they survive a refresh.
-func TestClaimsHook(t *testing.T) {
-	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, updateAge: ptr(time.Duration(0)), config: func(c *handler.Config) {
-		c.Claims = func(_ context.Context, claims map[string]any, si *auth.SignIn) (map[string]any, error) {
-			claims["role"] = "admin:" + si.User.ID
-			return claims, nil
+// The JWT callback adds claims to a new JWT; they survive a refresh.
+func TestJWTCallbackClaimsSurviveRefresh(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, updateAge: ptr(time.Duration(0)), authConfig: func(c *auth.Config) {
+		c.Callbacks.JWT = func(_ context.Context, p auth.JWTParams) (map[string]any, error) {
+			if p.User != nil {
+				p.Token["role"] = "admin:" + p.User.ID
+			}
+			return p.Token, nil
 		}
 	}})
 	e.signInCredentials("ada", "lovelace", nil)
