@@ -24,7 +24,7 @@ func FuzzServeHTTP(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}})
+	h, err := handler.New(handler.Config{Auth: a})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -20,24 +20,16 @@ import (
 // ErrInvalidConfig is matched by every error New and NewReader return.
 var ErrInvalidConfig = errors.New("handler: invalid configuration")
 
-// Config configures a Handler.
+// Config configures a Handler. Secrets (CSRF, JWT sessions), the clock and
+// the base URL are the Auth's (auth.Config.Secrets, Now and BaseURL):
+// configured once, there.
 type Config struct {
 	// Auth is the configured library: providers, adapter, sessions.
 	// Required.
 	Auth *auth.Auth
-	// Secrets hash the CSRF cookie and encrypt JWT sessions, newest first
-	// (the first makes new ones, all are accepted). Empty means the Auth's
-	// (auth.Config.Secrets, read with Auth.Secrets), which is what an
-	// application wants: one AUTH_SECRET for everything, the same value as
-	// Auth.js's to share cookies with an Auth.js app.
-	Secrets []string
-	// BaseURL is the absolute URL of the routes, e.g.
-	// "http://localhost:8080/auth"; its path is where the handler is
-	// mounted. Empty means the Auth's BaseURL. With https cookies are Secure
-	// and carry the __Secure-/__Host- prefixes.
-	BaseURL string
-	// OAuth runs OAuth and OIDC sign-in; nil builds one from Auth, Secrets
-	// and BaseURL when OAuth or OIDC providers are configured.
+	// OAuth runs OAuth and OIDC sign-in; nil builds one from Auth when
+	// OAuth or OIDC providers are configured (set it to give the flow an
+	// HTTP client of its own).
 	OAuth *oauth.Flow
 	// Passkeys runs the WebAuthn ceremonies; required when a WebAuthn
 	// provider is configured.
@@ -54,9 +46,6 @@ type Config struct {
 	// nil means the Auth's logger (auth.Config.Logger). It never receives
 	// tokens, cookies or secrets.
 	Logger *slog.Logger
-	// Now is the clock for JWT sessions and cookies; nil means the Auth's
-	// (auth.Config.Now).
-	Now func() time.Time
 }
 
 // Pages are the URLs of custom pages (absolute, or paths on the site).
@@ -111,30 +100,19 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", ErrInvalidConfig)
 	}
-	if len(cfg.Secrets) == 0 {
-		cfg.Secrets = cfg.Auth.Secrets()
-	}
-	if cfg.Now == nil {
-		cfg.Now = cfg.Auth.Clock()
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = cfg.Auth.Logger()
-	}
-	for _, s := range cfg.Secrets {
-		if s == "" {
-			return nil, fmt.Errorf("%w: Config.Secrets holds an empty secret", ErrInvalidConfig)
-		}
 	}
 	h := &Handler{
 		auth:      cfg.Auth,
 		passkeys:  cfg.Passkeys,
-		secrets:   append([]string(nil), cfg.Secrets...),
+		secrets:   cfg.Auth.Secrets(),
 		sessions:  cfg.Auth.SessionOptions(),
 		pages:     cfg.Pages,
 		theme:     cfg.Theme,
 		callbacks: cfg.Auth.Callbacks(),
 		log:       cfg.Logger,
-		now:       cfg.Now,
+		now:       cfg.Auth.Clock(),
 		byID:      map[string]provider.Provider{},
 	}
 	if h.log == nil {
@@ -143,13 +121,10 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = cfg.Auth.BaseURL()
-	}
+	base := cfg.Auth.BaseURL()
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\"", ErrInvalidConfig, base)
+		return nil, fmt.Errorf("%w: auth.Config.BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", ErrInvalidConfig, base)
 	}
 	h.secure = u.Scheme == "https"
 	h.origin = u.Scheme + "://" + u.Host
@@ -185,7 +160,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.flow = cfg.OAuth
 	if h.flow == nil && needOAuth {
-		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth, Secrets: h.secrets, BaseURL: h.base, Now: h.now})
+		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth})
 		if err != nil {
 			return nil, fmt.Errorf("%w: building the OAuth flow: %w", ErrInvalidConfig, err)
 		}

@@ -117,7 +117,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	e.a = a
-	cfg := handler.Config{Auth: a, Secrets: []string{secret}, BaseURL: e.base, Now: e.clock.Now}
+	cfg := handler.Config{Auth: a}
 	if o.config != nil {
 		o.config(&cfg)
 	}

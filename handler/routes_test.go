@@ -116,7 +116,9 @@ func TestCSRFCookie(t *testing.T) {
 }
 
 func TestCSRFRotatedSecret(t *testing.T) {
-	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, config: func(c *handler.Config) { c.Secrets = []string{"new-secret", secret} }})
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, authConfig: func(c *auth.Config) {
+		c.Secrets = []string{"new-secret-0123456789abcdef0123456789", secret}
+	}})
 	// A cookie made with the older secret (as before the rotation) is
 	// still valid.
 	token := strings.Repeat("ab", 32)
@@ -324,7 +326,7 @@ func TestCredentialsNeedJWT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = handler.New(handler.Config{Auth: a, Secrets: []string{secret}})
+	_, err = handler.New(handler.Config{Auth: a})
 	if err == nil || !strings.Contains(err.Error(), "JWT sessions") {
 		t.Errorf("credentials with database sessions: %v, want an error asking for JWT sessions", err)
 	}

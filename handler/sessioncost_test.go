@@ -27,7 +27,7 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}})
+	h, err := handler.New(handler.Config{Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func ExampleFlow() {
 		fmt.Println(err)
 		return
 	}
-	flow, err = oauth.New(oauth.Config{Auth: a, Secrets: []string{"a long random secret"}})
+	flow, err = oauth.New(oauth.Config{Auth: a})
 	if err != nil {
 		fmt.Println(err)
 		return

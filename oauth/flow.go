@@ -20,29 +20,19 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
-// Config configures a [Flow].
+// Config configures a [Flow]. The secrets that seal the check cookies,
+// the clock and the base URL (a provider's redirect_uri is
+// BaseURL/callback/{id}; with https the cookies are Secure and their names
+// carry the __Secure- prefix) are the Auth's ([auth.Config]): configured
+// once, there.
 type Config struct {
 	// Auth is the configured library: its providers, adapter and sessions.
 	// Required.
 	Auth *auth.Auth
-	// Secrets seal the check cookies, newest first: the first seals, every
-	// one is tried when opening, so a secret can be rotated without
-	// breaking sign-ins under way. Empty means the Auth's secrets
-	// ([auth.Auth.Secrets]), which is what an application wants: set it
-	// only to seal with other secrets than the Auth's.
-	Secrets []string
-	// BaseURL is the absolute URL of the auth routes, e.g.
-	// "https://example.com/api/auth"; a provider's redirect_uri is
-	// BaseURL/callback/{id}. Empty means the Auth's BaseURL. With https the
-	// cookies are Secure and their names carry the __Secure- prefix.
-	BaseURL string
 	// HTTPClient makes every request to the providers (discovery, JWKS,
 	// token, userinfo). nil means [http.DefaultClient]; give one with a
 	// timeout in production.
 	HTTPClient *http.Client
-	// Now is the clock for cookies and id_token expiry; nil means the
-	// Auth's clock ([auth.Auth.Clock]).
-	Now func() time.Time
 }
 
 // Flow runs OAuth 2.0 and OpenID Connect sign-in for the OAuth and OIDC
@@ -70,28 +60,23 @@ func New(cfg Config) (*Flow, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Auth is nil; build one with auth.New", ErrInvalidConfig)
 	}
-	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Now, cache: map[string]*endpoints{}}
+	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Auth.Clock(), cache: map[string]*endpoints{}}
 	if f.client == nil {
 		f.client = http.DefaultClient
 	}
-	if f.now == nil {
-		f.now = cfg.Auth.Clock()
-	}
-	if len(cfg.Secrets) == 0 {
-		cfg.Secrets = cfg.Auth.Secrets()
-	}
-	f.base = strings.TrimSuffix(cmp(cfg.BaseURL, cfg.Auth.BaseURL()), "/")
+	secrets := cfg.Auth.Secrets()
+	f.base = strings.TrimSuffix(cfg.Auth.BaseURL(), "/")
 	u, err := url.Parse(f.base)
 	if f.base == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set it (or auth.Config.BaseURL) to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
+		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set auth.Config.BaseURL to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
 	}
 	f.secure = u.Scheme == "https"
-	for i, s := range cfg.Secrets {
+	for i, s := range secrets {
 		if s == "" {
 			return nil, fmt.Errorf("%w: Secrets[%d] is empty", ErrInvalidConfig, i)
 		}
 	}
-	f.seal, err = newSealer(f.now, cfg.Secrets...)
+	f.seal, err = newSealer(f.now, secrets...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}

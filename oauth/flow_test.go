@@ -25,20 +25,39 @@ const testBase = "http://127.0.0.1:3000/auth"
 // setup is one application: a memory adapter, an Auth with the providers
 // and a Flow whose HTTP client is client.
 type setup struct {
-	store *memory.Adapter
-	auth  *auth.Auth
-	flow  *oauth.Flow
+	store     *memory.Adapter
+	auth      *auth.Auth
+	flow      *oauth.Flow
+	client    *http.Client
+	base      string
+	providers []provider.Provider
+}
+
+// flowWith is another instance of the application, on the same store,
+// whose Auth has the secrets and the clock (nil: time.Now): secrets and
+// clock are the Auth's.
+func (s *setup) flowWith(t testing.TB, secrets []string, now func() time.Time) *oauth.Flow {
+	t.Helper()
+	a, err := auth.New(auth.Config{Adapter: s.store, Providers: s.providers, Secrets: secrets, BaseURL: s.base, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := oauth.New(oauth.Config{Auth: a, HTTPClient: s.client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func newSetup(t testing.TB, client *http.Client, base string, providers ...provider.Provider) *setup {
 	t.Helper()
-	s := &setup{store: memory.New()}
+	s := &setup{store: memory.New(), client: client, base: base, providers: providers}
 	var err error
 	s.auth, err = auth.New(auth.Config{Adapter: s.store, Providers: providers, Secrets: []string{"auth secret"}, BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.flow, err = oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret"}, HTTPClient: client})
+	s.flow, err = oauth.New(oauth.Config{Auth: s.auth, HTTPClient: client})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,31 +19,29 @@ import (
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	withBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s"}, BaseURL: testBase})
-	if err != nil {
-		t.Fatal(err)
+	withBase := func(base string) *auth.Auth {
+		a, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"an-auth-secret-of-at-least-32-bytes!"}, BaseURL: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
 	}
-	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The base URL is the Auth's: configured once, there.
 	for name, cfg := range map[string]oauth.Config{
-		"nil Auth":        {Secrets: []string{"s"}},
-		"empty secret":    {Auth: withBase, Secrets: []string{"s", ""}},
-		"no base URL":     {Auth: noBase, Secrets: []string{"s"}},
-		"relative base":   {Auth: noBase, Secrets: []string{"s"}, BaseURL: "/auth"},
-		"not http(s)":     {Auth: noBase, Secrets: []string{"s"}, BaseURL: "ftp://example.com/auth"},
-		"unparsable base": {Auth: noBase, Secrets: []string{"s"}, BaseURL: "http://[::1"},
+		"nil Auth":        {},
+		"no base URL":     {Auth: withBase("")},
+		"relative base":   {Auth: withBase("/auth")},
+		"not http(s)":     {Auth: withBase("ftp://example.com/auth")},
+		"unparsable base": {Auth: withBase("http://[::1")},
 	} {
 		if f, err := oauth.New(cfg); !errors.Is(err, oauth.ErrInvalidConfig) || f != nil {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
-	// Secrets, clock and base URL default to the Auth's.
-	if f, err := oauth.New(oauth.Config{Auth: withBase}); err != nil || f == nil {
-		t.Errorf("no secrets (the Auth's are used): %v", err)
+	if f, err := oauth.New(oauth.Config{Auth: withBase(testBase)}); err != nil || f == nil || f.SecureCookies() {
+		t.Errorf("http base: %v", err)
 	}
-	f, err := oauth.New(oauth.Config{Auth: noBase, Secrets: []string{"s"}, BaseURL: "https://example.com/auth/"})
+	f, err := oauth.New(oauth.Config{Auth: withBase("https://example.com/auth/")})
 	if err != nil || !f.SecureCookies() {
 		t.Errorf("https base: %v, secure %v", err, f != nil && f.SecureCookies())
 	}
@@ -54,18 +52,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 func TestSecretRotation(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
-	before, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"old"}, HTTPClient: fake.client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rotated, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new", "old"}, HTTPClient: fake.client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropped, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new"}, HTTPClient: fake.client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := s.flowWith(t, []string{"old-secret-0123456789abcdef0123456789"}, nil)
+	rotated := s.flowWith(t, []string{"new-secret-0123456789abcdef0123456789", "old-secret-0123456789abcdef0123456789"}, nil)
+	dropped := s.flowWith(t, []string{"new-secret-0123456789abcdef0123456789"}, nil)
 	run := func(begin, callback *oauth.Flow) error {
 		rec := httptest.NewRecorder()
 		authURL, err := begin.Begin(context.Background(), rec, "idp")
@@ -278,7 +267,7 @@ func TestCheckCookiesAreAuthJSCookies(t *testing.T) {
 		authURL, cookies := s.begin(t, "idp")
 		q, _ := url.Parse(authURL)
 		want := map[string]string{names.PKCECodeVerifier: "", names.State: q.Query().Get("state"), names.Nonce: q.Query().Get("nonce")}
-		codec, err := jwt.NewCodec("cookie secret") // newSetup's Flow secret
+		codec, err := jwt.NewCodec("auth secret") // newSetup's Auth secret, which the Flow seals with
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,17 +313,13 @@ func TestCookieNameConstants(t *testing.T) {
 func TestCheckCookiesExpire(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
-	late, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret"}, HTTPClient: fake.client,
-		Now: func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	late := s.flowWith(t, []string{"auth secret"}, func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) })
 	authURL, cookies := s.begin(t, "idp")
 	r := httptest.NewRequest(http.MethodGet, fake.authorize(authURL).String(), nil)
 	for _, c := range cookies {
 		r.AddCookie(c)
 	}
-	_, err = late.Callback(context.Background(), httptest.NewRecorder(), r, "idp", nil)
+	_, err := late.Callback(context.Background(), httptest.NewRecorder(), r, "idp", nil)
 	if !errors.Is(err, oauth.ErrStateMissing) || !errors.Is(err, jwt.ErrExpiredToken) {
 		t.Errorf("error %v, want ErrStateMissing saying the cookie expired", err)
 	}

@@ -45,10 +45,6 @@ type Config struct {
 	// Auth is the configured library, with at least one WebAuthn provider
 	// ([provider.Passkey]). Required.
 	Auth *auth.Auth
-	// Secrets seal the challenge cookie (Auth.js's AUTH_SECRET, newest
-	// first). Empty means the Auth's ([auth.Auth.Secrets]); set it only to
-	// seal with other secrets than the Auth's.
-	Secrets []string
 	// RPID is the relying party id (a domain, e.g. "example.com") for
 	// providers whose RPID is empty. Empty means the host of
 	// [auth.Auth.BaseURL]; New refuses a provider left without one.
@@ -64,9 +60,6 @@ type Config struct {
 	// Timeout is the ceremony timeout and the challenge cookie's
 	// lifetime; zero means [DefaultTimeout].
 	Timeout time.Duration
-	// Now is the clock of the challenge cookie; nil means the Auth's
-	// ([auth.Auth.Clock]).
-	Now func() time.Time
 	// ListCredentialsByEmail restores Auth.js's options route for someone
 	// not signed in who gives an e-mail address: the user with the address
 	// is looked up, its credential ids are sent as the allowed credentials
@@ -151,13 +144,10 @@ func New(cfg Config) (*Passkeys, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Auth is nil", ErrInvalidConfig)
 	}
-	if len(cfg.Secrets) == 0 {
-		cfg.Secrets = cfg.Auth.Secrets()
-	}
-	if cfg.Now == nil {
-		cfg.Now = cfg.Auth.Clock()
-	}
-	codec, err := jwt.NewCodec(cfg.Secrets...)
+	// The challenge cookie is sealed with the Auth's secrets (Auth.js's
+	// AUTH_SECRET) and timed with its clock: configured once, there.
+	now := cfg.Auth.Clock()
+	codec, err := jwt.NewCodec(cfg.Auth.Secrets()...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
 	}
@@ -189,12 +179,12 @@ func New(cfg Config) (*Passkeys, error) {
 	}
 	p := &Passkeys{
 		auth:    cfg.Auth,
-		codec:   codec.WithClock(cfg.Now),
+		codec:   codec.WithClock(now),
 		rpID:    cfg.RPID,
 		rpName:  cfg.RPName,
 		origins: append([]string(nil), cfg.Origins...),
 		timeout: cfg.Timeout,
-		now:     cfg.Now,
+		now:     now,
 		byEmail: cfg.ListCredentialsByEmail,
 	}
 	if p.now == nil {
