@@ -3,7 +3,6 @@ module github.com/authport/authport/handler
 go 1.26.0
 
 require (
-	github.com/authport/authport/adapters/bbolt v0.1.0
 	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
@@ -18,16 +17,13 @@ require (
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/wneessen/go-mail v0.8.1 // indirect
-	go.etcd.io/bbolt v1.4.3 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
 
 replace (
-	github.com/authport/authport/adapters/bbolt => ../adapters/bbolt
 	github.com/authport/authport/adapters/memory => ../adapters/memory
 	github.com/authport/authport/conformance => ../conformance
 	github.com/authport/authport/core => ../core
