@@ -483,3 +483,52 @@ func TestFailingEventsDoNotFailSignIn(t *testing.T) {
 		}
 	}
 }
+
+// Claims the JWT callback adds are decoded by Auth.js's @auth/core, and
+// claims an Auth.js jwt callback added (a token Auth.js encoded) are seen by
+// the handler's Reader and handed to the JWT and Session callbacks.
+func TestJWTCallbackClaimsInteropWithAuthjs(t *testing.T) {
+	var refreshed map[string]any
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, authConfig: func(c *auth.Config) {
+		c.Callbacks.JWT = func(_ context.Context, p auth.JWTParams) (map[string]any, error) {
+			switch p.Trigger {
+			case auth.JWTSignIn, auth.JWTSignUp:
+				p.Token["role"] = "admin"
+				p.Token["tenant"] = map[string]any{"id": "t-42", "plan": "pro"}
+			case auth.JWTRefresh:
+				refreshed = p.Token
+			}
+			return p.Token, nil
+		}
+		c.Callbacks.Session = func(_ context.Context, p auth.SessionParams) (map[string]any, error) {
+			p.Session["role"] = p.Token["role"]
+			return p.Session, nil
+		}
+	}})
+	c := setCookie(e.signInCredentials("ada", "lovelace", nil), "authjs.session-token")
+	if c == nil {
+		t.Fatal("no session cookie")
+	}
+	got := authjs(t, authjsReq{Op: "decode", Secret: secret, Salt: "authjs.session-token", Token: c.Value})[0].Claims
+	tenant, _ := got["tenant"].(map[string]any)
+	if got["role"] != "admin" || tenant["id"] != "t-42" || got["sub"] != "user-ada" {
+		t.Errorf("Auth.js decoded %v, want the JWT callback's role and tenant", got)
+	}
+
+	// A token an Auth.js app's jwt callback shaped.
+	maxAge := 3600
+	minted := authjs(t, authjsReq{Op: "encode", Secret: secret, Salt: "authjs.session-token", MaxAge: &maxAge,
+		Claims: map[string]any{"sub": "user-grace", "email": "grace@example.com", "role": "editor", "orgs": []any{"a", "b"}}})[0].Token
+	s, err := e.h.Session(requestWith(&http.Cookie{Name: "authjs.session-token", Value: minted}))
+	if err != nil || s == nil || s.Claims["role"] != "editor" || len(s.Claims["orgs"].([]any)) != 2 {
+		t.Fatalf("the Reader read %+v, %v; want Auth.js's added claims", s, err)
+	}
+	fresh := e.newClient()
+	u, _ := url.Parse(e.srv.URL)
+	fresh.Jar.SetCookies(u, []*http.Cookie{{Name: "authjs.session-token", Value: minted, Path: "/"}})
+	req, _ := http.NewRequest(http.MethodGet, e.abs("/auth/session"), nil)
+	res := e.do(fresh, req)
+	if !strings.Contains(res.body, `"role":"editor"`) || refreshed["role"] != "editor" {
+		t.Errorf("GET /session with Auth.js's token: %s (JWT callback saw %v), want its role", res.body, refreshed)
+	}
+}
