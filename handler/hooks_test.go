@@ -532,3 +532,34 @@ func TestJWTCallbackClaimsInteropWithAuthjs(t *testing.T) {
 		t.Errorf("GET /session with Auth.js's token: %s (JWT callback saw %v), want its role", res.body, refreshed)
 	}
 }
+
+// A JWT callback that returns no claims on a read ends the session: null,
+// and the cookie is cleared (a revoked user, say).
+func TestJWTCallbackEndsSession(t *testing.T) {
+	var mu sync.Mutex
+	revoked := false
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, authConfig: func(c *auth.Config) {
+		c.Callbacks.JWT = func(_ context.Context, p auth.JWTParams) (map[string]any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if revoked && p.Trigger == auth.JWTRefresh {
+				return nil, nil
+			}
+			return p.Token, nil
+		}
+	}})
+	e.signInCredentials("ada", "lovelace", nil)
+	if u, _ := e.session()["user"].(map[string]any); u == nil {
+		t.Fatal("not signed in")
+	}
+	mu.Lock()
+	revoked = true
+	mu.Unlock()
+	res := e.get("/auth/session")
+	if strings.TrimSpace(res.body) != "null" {
+		t.Errorf("GET /session after the JWT callback ended it: %s", res.body)
+	}
+	if c := setCookie(res, "authjs.session-token"); c == nil || c.MaxAge >= 0 {
+		t.Errorf("the session cookie was not cleared: %v", res.Header["Set-Cookie"])
+	}
+}
