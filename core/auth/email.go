@@ -36,6 +36,8 @@ func HashToken(token, secret string) string {
 // SendVerificationRequest, if it has one. When sending fails (the mailer
 // refuses the address, say), the stored token is removed again. It returns
 // the request it sent, whose Token is the unhashed token in the link.
+// [Callbacks.SignIn] runs first, with VerificationRequest set: a refusal
+// stores and sends nothing.
 func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (*provider.VerificationRequest, error) {
 	p, err := providerOf[*provider.EmailConfig](a, providerID)
 	if err != nil {
@@ -150,6 +152,10 @@ func (a *Auth) callbackURL(providerID string, q url.Values) string {
 //     given [DisplacedEmail] instead, and the prover gets a new user;
 //   - the user gets an e-mail account for the provider, once;
 //   - a database session is created.
+//
+// [Callbacks.SignIn] runs once the token is used and the user known, before
+// anything else is written. [Events] CreateUser or UpdateUser, LinkAccount
+// and SignIn run, in that order.
 //
 // A wrong, expired or reused token, or a token for another address, gives an
 // error matching [ErrVerificationFailed] and signs no one in.

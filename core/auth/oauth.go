@@ -60,8 +60,12 @@ type OAuthCallback struct {
 //     if the link fails, the new user is deleted again (when the adapter has
 //     deleteUser), so that no user is left without an account.
 //
-// The account stores what the provider's account callback keeps of the
-// tokens. Unless the caller was signed in already, a session is created.
+// Once the user is known, and before anything is written, it runs
+// [Callbacks.SignIn] (a refusal is a [*DeniedError]). The account stores
+// what the provider's account callback keeps of the tokens, and the result
+// carries it and the profile. Unless the caller was signed in already
+// (KeepSession), a database session is created. [Events] CreateUser,
+// LinkAccount and SignIn run, in that order.
 func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, error) {
 	p, err := providerOf[provider.OAuthProvider](a, cb.ProviderID)
 	if err != nil {
