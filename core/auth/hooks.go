@@ -161,9 +161,12 @@ func (e *DeniedError) Is(target error) bool { return target == ErrAccessDenied }
 // event's error (or panic) is logged to [Config.Logger] and never fails the
 // sign-in. In one sign-in they run in this order: CreateUser (a new user),
 // UpdateUser (an e-mail sign-in that proved the user's address),
-// LinkAccount (an account linked), SignIn. SignOut runs after the session
-// is deleted (or the JWT cookie cleared), Session on every GET /session
-// that returns a session.
+// LinkAccount (an account linked), SignIn. SignIn runs when core/auth has
+// completed the sign-in (the database session created), before the HTTP
+// layer writes the cookie (with JWT sessions, before the JWT callback,
+// unlike Auth.js, whose signIn event follows its jwt callback). SignOut runs
+// after the session is deleted (or the JWT cookie cleared), Session on every
+// GET /session that returns a session.
 type Events struct {
 	SignIn      func(ctx context.Context, e SignInEvent) error
 	SignOut     func(ctx context.Context, e SignOutEvent) error
