@@ -96,7 +96,7 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 		o.maxAge = time.Hour
 	}
 	if o.secrets == nil {
-		o.secrets = []string{"flow-secret"}
+		o.secrets = []string{"conformance-flow-secret-0123456789abcdef"}
 	}
 	session := auth.SessionOptions{MaxAge: o.maxAge, UpdateAge: &o.updateAge}
 	if o.defaults {
@@ -350,7 +350,7 @@ func flowRules() []rule {
 				t.Errorf("request = %s, want the normalised address and a 256-bit token", show(req))
 			}
 			stored := e.state(t).VerificationTokens
-			if len(stored) != 1 || stored[0].Token != auth.HashToken(req.Token, "flow-secret") || stored[0].Token == req.Token {
+			if len(stored) != 1 || stored[0].Token != auth.HashToken(req.Token, "conformance-flow-secret-0123456789abcdef") || stored[0].Token == req.Token {
 				t.Fatalf("stored tokens = %s, want only the hash of the link's token", show(stored))
 			}
 			if want := core.NormalizeTime(c.Now().Add(provider.DefaultEmailMaxAge)); !stored[0].Expires.Equal(want) {
@@ -427,7 +427,7 @@ func flowRules() []rule {
 			before := e.state(t)
 			for name, try := range map[string][2]string{
 				"a wrong token":       {"ada@example.com", flipLast(req.Token)},
-				"the hash as token":   {"ada@example.com", auth.HashToken(req.Token, "flow-secret")},
+				"the hash as token":   {"ada@example.com", auth.HashToken(req.Token, "conformance-flow-secret-0123456789abcdef")},
 				"another address":     {"eve@example.com", req.Token},
 				"an empty token":      {"ada@example.com", ""},
 				"a malformed address": {"not an address", req.Token},
@@ -457,12 +457,12 @@ func flowRules() []rule {
 		}},
 		{group: "emailSignIn", name: "rotated_secret_still_verifies", run: func(t *testing.T, e *env) {
 			c := newClock()
-			old := e.newAuth(t, c, authOptions{secrets: []string{"old-secret"}})
+			old := e.newAuth(t, c, authOptions{secrets: []string{"conformance-old-secret-0123456789abcdef"}})
 			req, err := old.StartEmailSignIn(e.ctx, emailProvider, "rotate@example.com")
 			if err != nil {
 				t.Fatal(err)
 			}
-			rotated := e.newAuth(t, c, authOptions{secrets: []string{"new-secret", "old-secret"}})
+			rotated := e.newAuth(t, c, authOptions{secrets: []string{"conformance-new-secret-0123456789abcdef", "conformance-old-secret-0123456789abcdef"}})
 			if _, err := rotated.VerifyEmailSignIn(e.ctx, emailProvider, "rotate@example.com", req.Token); err != nil {
 				t.Errorf("a link made with the old secret, after rotation: %v", err)
 			}
@@ -470,7 +470,7 @@ func flowRules() []rule {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := e.state(t).VerificationTokens; len(s) != 1 || s[0].Token != auth.HashToken(next.Token, "new-secret") {
+			if s := e.state(t).VerificationTokens; len(s) != 1 || s[0].Token != auth.HashToken(next.Token, "conformance-new-secret-0123456789abcdef") {
 				t.Errorf("new tokens are not hashed with the newest secret: %s", show(s))
 			}
 		}},

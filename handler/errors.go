@@ -97,7 +97,15 @@ func noStore(w http.ResponseWriter) {
 
 // writeJSON answers status with v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any, private bool) {
-	body, err := json.Marshal(v)
+	var body []byte
+	var err error
+	if s, ok := v.(*Session); ok && s != nil {
+		// Its MarshalJSON writes compact, valid JSON: json.Marshal would
+		// only check and copy it.
+		body, err = s.MarshalJSON()
+	} else {
+		body, err = json.Marshal(v)
+	}
 	if err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"error":"Configuration"}`)
 	}
@@ -137,7 +145,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code string, err 
 		if code == ErrorConfiguration {
 			h.log.ErrorContext(r.Context(), "authport: request failed", "error_code", code, "error", err)
 		} else {
-			h.log.InfoContext(r.Context(), "authport: sign-in failed", "error_code", code, "error", err)
+			h.log.WarnContext(r.Context(), "authport: sign-in failed", "error_code", code, "error", err)
 		}
 	}
 	page := h.pageURL(h.pages.Error, "error")

@@ -26,7 +26,7 @@ func Example() {
 	a, err := auth.New(auth.Config{
 		Adapter:   memory.New(),
 		Providers: []provider.Provider{login},
-		Secrets:   []string{"a long random AUTH_SECRET"},
+		Secrets:   []string{"at least 32 random bytes, e.g. AUTH_SECRET"},
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
 		BaseURL:   "http://localhost:8080/auth",
 	})
@@ -62,7 +62,7 @@ func Example() {
 // needed.
 func ExampleNewReader() {
 	sessions, err := handler.NewReader(handler.ReaderConfig{
-		Secrets: []string{"the Next.js app's AUTH_SECRET"},
+		Secrets: []string{"the Next.js app's AUTH_SECRET (32+ bytes)"},
 		Secure:  true, // the app is served over https: __Secure-authjs.session-token
 	})
 	if err != nil {

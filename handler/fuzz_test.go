@@ -35,6 +35,10 @@ func FuzzServeHTTP(f *testing.F) {
 	f.Add("GET", "/auth/callback/email?token=t&email=a%40b.c&callbackUrl=javascript:alert(1)", "", "")
 	f.Add("POST", "/auth/session", `{"csrfToken":1}`, "authjs.session-token.0=abc")
 	f.Add("GET", "/auth/%2e%2e/x", "", "")
+	f.Add("GET", "/auth/signin/email?callbackUrl=%2F%2Fevil.example&action=register", "", "")
+	f.Add("HEAD", "/auth/signin/credentials", "", "")
+	f.Add("GET", "/auth/signin/%00nope", "", "")
+	f.Add("GET", "/elsewhere/signin", "", "")
 	f.Fuzz(func(t *testing.T, method, target, body, cookie string) {
 		if !strings.HasPrefix(target, "/") || strings.ContainsAny(method, " \t\r\n") || method == "" {
 			return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -42,8 +43,11 @@ type Config struct {
 	// identifier and per client; the zero value is on, with the default
 	// limits, in process. See [RateLimit].
 	RateLimit RateLimit
-	// Logger receives one record per failed sign-in and per store error;
-	// nil means the Auth's logger (auth.Config.Logger). It never receives
+	// Logger receives one record per failed sign-in (WARN, with the error
+	// code and the reason) and per store or configuration error (ERROR);
+	// nil means the Auth's logger (auth.Config.Logger), or slog.Default(),
+	// read when New runs, when the Auth has none; give
+	// slog.New(slog.DiscardHandler) to silence it. It never receives
 	// tokens, cookies or secrets.
 	Logger *slog.Logger
 }
@@ -63,6 +67,14 @@ type Theme struct {
 	Logo string
 	// ButtonText is the text colour of accent buttons, e.g. "#fff".
 	ButtonText string
+	// ProviderLogos is where the built-in providers' logos are: a
+	// provider logo that starts with "/" (the built-ins' "/github.svg", as
+	// in Auth.js) is shown from ProviderLogos + that path, e.g.
+	// "https://authjs.dev/img/providers" (Auth.js's own, an external
+	// request) or a path where the site serves such files. Empty (the
+	// default) omits those logos, so that no image points at a path nothing
+	// serves; a logo given as an absolute URL is always shown.
+	ProviderLogos string
 }
 
 // Handler serves Auth.js's routes under BaseURL's path: providers, csrf,
@@ -92,6 +104,8 @@ type Handler struct {
 	log       *slog.Logger
 	now       func() time.Time
 	limits    *limiter // nil: no rate limits
+	// mountWarned makes the BaseURL/mount mismatch log once.
+	mountWarned sync.Once
 }
 
 // New checks cfg and returns the Handler. Its error matches
@@ -116,7 +130,7 @@ func New(cfg Config) (*Handler, error) {
 		byID:      map[string]provider.Provider{},
 	}
 	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
+		h.log = slog.Default()
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -214,7 +228,7 @@ func routeFor(action string, withID bool) (route, bool) {
 		return route{[]string{"GET", "POST"}, (*Handler).serveSession, false}, true
 	case "signin":
 		if withID {
-			return route{[]string{"POST"}, (*Handler).serveSignIn, true}, true
+			return route{[]string{"GET", "POST"}, (*Handler).serveSignIn, true}, true
 		}
 		return route{[]string{"GET"}, (*Handler).serveSignInPage, false}, true
 	case "signout":
@@ -240,7 +254,7 @@ const maxBody = 1 << 20
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), h.basePath+"/")
 	if !ok {
-		h.notFound(w, r)
+		h.mountMismatch(w, r)
 		return
 	}
 	action, id, _ := strings.Cut(rest, "/")
@@ -275,6 +289,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.serve(h, w, r, id)
+}
+
+// mountMismatch answers a request whose path is not under BaseURL's path:
+// the handler is mounted somewhere else than BaseURL says (or behind
+// http.StripPrefix). The 404 and, once, an ERROR record name both.
+func (h *Handler) mountMismatch(w http.ResponseWriter, r *http.Request) {
+	msg := fmt.Sprintf("the auth handler got %s, but its BaseURL %s puts the routes under %s/: mount it there (mux.Handle(%q, h), without http.StripPrefix) or set BaseURL (AUTH_URL) to where it is mounted",
+		r.URL.EscapedPath(), h.base, h.basePath, h.basePath+"/")
+	h.mountWarned.Do(func() { h.log.ErrorContext(r.Context(), "authport: "+msg) })
+	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: msg}, true)
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {

@@ -28,7 +28,7 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-const secret = "handler-test-secret"
+const secret = "handler-test-secret-0123456789ab"
 
 // clock is a settable clock shared by the Auth, the adapter and the handler.
 type clock struct {

@@ -2,14 +2,17 @@ package handler_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
@@ -144,5 +147,59 @@ func TestConcurrentSignIns(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// Without a Logger, failed sign-ins go to slog.Default() at WARN, with the
+// error code and the reason, so that they are not silent by default.
+func TestFailedSignInLoggedByDefault(t *testing.T) {
+	var logs syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	smtp := startSMTP(t)
+	e := newEnv(t, envOpts{
+		providers: func(t *testing.T, base string) []provider.Provider { return []provider.Provider{smtp.emailProvider(t)} },
+	})
+	csrf := e.csrf()
+	e.post("/auth/signin/email", url.Values{"csrfToken": {csrf}, "email": {"ada@example.com"}})
+	link := smtp.link(t)
+	e.get(link)
+	e.get(link) // used already: Verification
+	out := logs.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "sign-in failed") || !strings.Contains(out, "error_code=Verification") {
+		t.Errorf("the failed sign-in is not in slog.Default() at WARN:\n%s", out)
+	}
+	if token := mustQuery(t, link, "token"); strings.Contains(out, token) || strings.Contains(out, secret) {
+		t.Errorf("the log holds the token or the secret:\n%s", out)
+	}
+}
+
+// A handler mounted elsewhere than its BaseURL says answers 404 naming both,
+// and logs it once, at the first request.
+func TestMountMismatch(t *testing.T) {
+	var logs syncBuffer
+	email := provider.Email("a@example.com", func(context.Context, provider.VerificationRequest) error { return nil })
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{email},
+		Secrets: []string{secret}, BaseURL: "http://localhost:8080/auth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := handler.New(handler.Config{Auth: a,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/auth/", h) // BaseURL says /auth
+	for range 2 {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost:8080/api/auth/providers", nil))
+		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "/api/auth/providers") || !strings.Contains(w.Body.String(), "http://localhost:8080/auth") {
+			t.Fatalf("%d %s; want 404 naming the request's path and the BaseURL", w.Code, w.Body)
+		}
+	}
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "BaseURL http://localhost:8080/auth") {
+		t.Errorf("%d ERROR records, want 1 naming the BaseURL:\n%s", n, logs.String())
 	}
 }

@@ -103,6 +103,12 @@ type pageData struct {
 	Providers                    []pageProvider
 	HasPasskey                   bool
 	BrandColor, ButtonText, Logo string
+	// Title is the page's title; Register makes the passkey page a
+	// registration page, for RegisterEmail (the signed-in user's address,
+	// or "").
+	Title         string
+	Register      bool
+	RegisterEmail string
 }
 
 // signInMessage is the sign-in page's message for an error code.
@@ -178,7 +184,7 @@ func (h *Handler) pageData(r *http.Request, csrfToken, callbackURL string) pageD
 		switch v := p.(type) {
 		case provider.OAuthProvider:
 			st := v.Options().Style
-			pp.Style, pp.Logo = buttonStyle(st), safeImage(st.Logo)
+			pp.Style, pp.Logo = buttonStyle(st), h.providerLogo(st.Logo)
 		case *provider.CredentialsConfig:
 			pp.Fields = v.Fields
 		case *provider.WebAuthnConfig:
@@ -188,6 +194,52 @@ func (h *Handler) pageData(r *http.Request, csrfToken, callbackURL string) pageD
 		d.Providers = append(d.Providers, pp)
 	}
 	return d
+}
+
+// providerLogo resolves a provider's logo: "/name.svg" against
+// Theme.ProviderLogos (omitted when that is empty), anything else through
+// safeImage.
+func (h *Handler) providerLogo(logo string) string {
+	if strings.HasPrefix(logo, "/") && !strings.HasPrefix(logo, "//") {
+		if h.theme.ProviderLogos == "" {
+			return ""
+		}
+		logo = strings.TrimSuffix(h.theme.ProviderLogos, "/") + logo
+	}
+	return safeImage(logo)
+}
+
+// serveProviderPage answers GET /signin/{provider}: the sign-in page with
+// that provider alone; for a passkey provider with ?action=register, the
+// page that creates a passkey. An unknown provider is a 404.
+func (h *Handler) serveProviderPage(w http.ResponseWriter, r *http.Request, id string) {
+	if h.pages.SignIn != "" {
+		h.redirect(w, r, withQuery(h.pages.SignIn, r.URL.RawQuery))
+		return
+	}
+	p, ok := h.byID[id]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: "no provider " + strconv.Quote(id) + " is configured"}, true)
+		return
+	}
+	token, _ := h.csrf(w, r, "")
+	d := h.pageData(r, token, h.callbackURL(w, r))
+	for _, pp := range d.Providers {
+		if pp.ID == id {
+			d.Providers = []pageProvider{pp}
+			break
+		}
+	}
+	d.HasPasskey = p.Common().Type == provider.TypeWebAuthn
+	d.Title = "Sign in with " + p.Common().Name
+	if d.HasPasskey && r.URL.Query().Get("action") == "register" {
+		d.Register, d.Title = true, "Create a passkey"
+		d.Providers[0].OptionsURL += "?action=register"
+		if s, err := h.Session(r); err == nil && s != nil && s.User.Email != nil {
+			d.RegisterEmail = *s.User.Email
+		}
+	}
+	h.render(w, http.StatusOK, "signin", d)
 }
 
 // render writes a built-in page.
@@ -216,28 +268,33 @@ func parsePages() (*template.Template, error) {
 const pagesSource = `
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>{{.}}</title>
 <style>
-:root{--brand:#346df1;--brand-text:#fff}
-body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}
-main{max-width:22rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
+:root{--brand:#346df1;--brand-text:#fff;color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--text:#111827;--border:#d1d5db;--input-border:#9ca3af;--rule:#e5e7eb;--error-bg:#fef2f2;--error-text:#991b1b;--error-border:#fecaca}
+@media (prefers-color-scheme:dark){:root{--bg:#161b22;--card:#0d1117;--text:#e6edf3;--border:#3d444d;--input-border:#6e7681;--rule:#30363d;--error-bg:#3c1618;--error-text:#ffc1c0;--error-border:#8e1519}}
+body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--text)}
+a{color:inherit}
+main{max-width:22rem;margin:4rem auto;padding:2rem;background:var(--card);border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
 h1{font-size:1.4rem;margin:0 0 1rem}
 form{margin:0 0 1rem}
 label{display:block;font-size:.9rem;margin:.5rem 0 .25rem}
-input[type=text],input[type=email],input[type=password],input:not([type]),input[type=number],input[type=tel]{box-sizing:border-box;width:100%;padding:.6rem;border:1px solid #9ca3af;border-radius:.4rem;font-size:1rem}
-button{display:flex;align-items:center;justify-content:center;gap:.6rem;width:100%;margin-top:.6rem;padding:.7rem;border:1px solid #d1d5db;border-radius:.4rem;font-size:1rem;cursor:pointer;background:var(--provider-bg,#fff);color:var(--provider-color,#111827)}
+input[type=text],input[type=email],input[type=password],input:not([type]),input[type=number],input[type=tel]{box-sizing:border-box;width:100%;padding:.6rem;border:1px solid var(--input-border);border-radius:.4rem;font-size:1rem;background:var(--card);color:var(--text)}
+button{display:flex;align-items:center;justify-content:center;gap:.6rem;width:100%;margin-top:.6rem;padding:.7rem;border:1px solid var(--border);border-radius:.4rem;font-size:1rem;cursor:pointer;background:var(--provider-bg,var(--card));color:var(--provider-color,var(--text))}
 button.accent{background:var(--brand);color:var(--brand-text);border-color:transparent}
 button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563eb;outline-offset:2px}
-.error{background:#fef2f2;color:#991b1b;border:1px solid #fecaca;padding:.75rem;border-radius:.4rem;margin-bottom:1rem}
-.divider{border:0;border-top:1px solid #e5e7eb;margin:1.25rem 0}
+.error{background:var(--error-bg);color:var(--error-text);border:1px solid var(--error-border);padding:.75rem;border-radius:.4rem;margin-bottom:1rem}
+.divider{border:0;border-top:1px solid var(--rule);margin:1.25rem 0}
+.hint{font-size:.9rem;text-align:center;margin:.5rem 0 0}
+.error:empty{display:none}
 .logo{display:block;max-height:3rem;margin:0 auto 1rem}
 </style></head>{{end}}
 
 {{define "brand"}}<body style="--brand:{{.BrandColor}};--brand-text:{{.ButtonText}}"><main>{{if .Logo}}<img class="logo" src="{{.Logo}}" alt="">{{end}}{{end}}
 
-{{define "signin"}}{{template "head" "Sign In"}}
+{{define "signin"}}{{template "head" (or .Title "Sign In")}}
 {{template "brand" .}}
-<h1>Sign in</h1>
+<h1>{{if .Register}}Create a passkey{{else}}Sign in{{end}}</h1>
 {{if .Error}}<div class="error" role="alert"><p>{{.Message}}</p></div>{{end}}
 {{$d := .}}{{range $i, $p := .Providers}}{{if $i}}<hr class="divider">{{end}}
 {{if or (eq $p.Type "oauth") (eq $p.Type "oidc")}}<form action="{{$p.SignInURL}}" method="post">
@@ -259,10 +316,17 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 {{if eq $p.Type "webauthn"}}<form class="passkey" method="post" action="{{$p.CallbackURL}}" data-authport-passkey data-options-url="{{$p.OptionsURL}}">
 <input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
 <input type="hidden" name="action" value=""><input type="hidden" name="data" value="">
-<label for="input-passkey-email-for-{{$p.ID}}">Email (to register a new passkey)</label>
+{{if $d.Register}}<p>Create a passkey on this device for your account. Next time you sign in with it: no password, no e-mail link.</p>
+<label for="input-passkey-email-for-{{$p.ID}}">Email</label>
+<input id="input-passkey-email-for-{{$p.ID}}" name="email" type="email" autocomplete="username webauthn" required{{if $d.RegisterEmail}} value="{{$d.RegisterEmail}}" readonly{{end}}>
+<p class="error" data-authport-passkey-error role="alert"></p>
+<button type="submit" class="accent">Create passkey</button>
+</form>
+<p class="hint"><a href="{{$p.SignInURL}}">Sign in with an existing passkey</a></p>{{else}}<label for="input-passkey-email-for-{{$p.ID}}">Email (to register a new passkey)</label>
 <input id="input-passkey-email-for-{{$p.ID}}" name="email" type="email" autocomplete="username webauthn">
 <button type="submit" class="accent">Sign in with Passkey</button>
-</form>{{end}}
+</form>
+<p class="hint"><a href="{{$p.SignInURL}}?action=register">Create a passkey</a></p>{{end}}{{end}}
 {{end}}
 {{if .HasPasskey}}<script src="{{.Base}}/passkey.js" defer></script>{{end}}
 </main></body></html>{{end}}

@@ -69,7 +69,7 @@ func authjs(t *testing.T, reqs ...authjsReq) []authjsRes {
 // A Go API behind a Next.js app reads the session cookie Auth.js minted,
 // whole or in chunks, with the same secret.
 func TestReaderReadsAuthjsCookies(t *testing.T) {
-	const authSecret = "next-app-auth-secret"
+	const authSecret = "next-app-auth-secret-0123456789a"
 	claims := map[string]any{"name": "Grace Hopper", "email": "grace@example.com", "picture": "https://img.example/g.png", "sub": "user-grace"}
 	big := map[string]any{"sub": "user-big", "email": "big@example.com", "blob": strings.Repeat("x", 9000)}
 	maxAge := 3600
@@ -87,7 +87,7 @@ func TestReaderReadsAuthjsCookies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secure, err := handler.NewReader(handler.ReaderConfig{Secrets: []string{"rotated-newer", authSecret}, Secure: true})
+	secure, err := handler.NewReader(handler.ReaderConfig{Secrets: []string{"rotated-newer-0123456789abcdefgh", authSecret}, Secure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestReaderReadsAuthjsCookies(t *testing.T) {
 		t.Errorf("chunked cookie: %v, %v", s, err)
 	}
 	// Another secret, or a tampered token: signed out, no error.
-	other, _ := handler.NewReader(handler.ReaderConfig{Secrets: []string{"another"}})
+	other, _ := handler.NewReader(handler.ReaderConfig{Secrets: []string{"another-0123456789abcdefghijklmn"}})
 	if s, err := other.Session(req(&http.Cookie{Name: "authjs.session-token", Value: res[0].Token})); s != nil || err != nil {
 		t.Errorf("another secret: %v, %v", s, err)
 	}

@@ -304,8 +304,13 @@ func (h *Handler) denied(w http.ResponseWriter, r *http.Request, err error) bool
 
 // serveSignIn answers POST /signin/{provider}: an OAuth/OIDC provider
 // redirects to the provider, an e-mail provider sends the link and
-// redirects to verify-request.
+// redirects to verify-request. GET shows that provider's page
+// (serveProviderPage).
 func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string) {
+	if r.Method != http.MethodPost {
+		h.serveProviderPage(w, r, id)
+		return
+	}
 	if _, ok := h.checkCSRF(w, r); !ok {
 		return
 	}

@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,31 +55,49 @@ const expiresLayout = "2006-01-02T15:04:05.000Z"
 // only the fields the token has, and expires as an ISO 8601 UTC time with
 // milliseconds.
 func (s Session) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"user":{`)
+	b := make([]byte, 0, 128)
+	b = append(b, `{"user":{`...)
 	first := true
 	field := func(name string, v *string) {
 		if v == nil && s.Strategy == auth.StrategyJWT {
 			return
 		}
 		if !first {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		first = false
-		k, _ := json.Marshal(name)
-		b.Write(k)
-		b.WriteByte(':')
-		val, _ := json.Marshal(v)
-		b.Write(val)
+		b = append(b, name...) // a quoted key
+		b = append(b, ':')
+		if v == nil {
+			b = append(b, "null"...)
+			return
+		}
+		b = appendJSONString(b, *v)
 	}
-	field("name", s.User.Name)
-	field("email", s.User.Email)
-	field("image", s.User.Image)
-	b.WriteString(`},"expires":`)
-	exp, _ := json.Marshal(s.Expires.UTC().Format(expiresLayout))
-	b.Write(exp)
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	field(`"name"`, s.User.Name)
+	field(`"email"`, s.User.Email)
+	field(`"image"`, s.User.Image)
+	b = append(b, `},"expires":"`...)
+	b = s.Expires.UTC().AppendFormat(b, expiresLayout)
+	b = append(b, `"}`...)
+	return b, nil
+}
+
+// appendJSONString appends v as encoding/json writes it: as is between
+// quotes when every byte is printable ASCII that needs no escape (the
+// common case, without allocating), else through json.Marshal (which
+// escapes quotes, backslashes, control characters, <, >, &, U+2028,
+// U+2029 and invalid UTF-8).
+func appendJSONString(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(v)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, v...)
+	return append(b, '"')
 }
 
 // CoreUser returns the session's user as a core.User (ID, Name, Email,
@@ -102,6 +119,10 @@ type ReaderConfig struct {
 	// AUTH_SECRET as the Auth.js app whose cookies are read. Required for
 	// JWT sessions when Auth is nil; empty means the Auth's.
 	Secrets []string
+	// AllowShortSecrets accepts Secrets shorter than auth.MinSecretLength
+	// (32) bytes, for development only; with Auth set, its own
+	// auth.Config.AllowShortSecrets applies as well.
+	AllowShortSecrets bool
 	// Strategy is the session strategy; empty means the Auth's, or
 	// auth.StrategyJWT when Auth is nil.
 	Strategy auth.Strategy
@@ -113,8 +134,8 @@ type ReaderConfig struct {
 	// in, with a callbackUrl parameter; empty means "/api/auth/signin",
 	// Auth.js's default under Next.js.
 	SignInURL string
-	// Logger receives debug and error records; nil discards them. It never
-	// receives tokens or secrets.
+	// Logger receives debug and error records; nil means slog.Default(),
+	// read when NewReader runs. It never receives tokens or secrets.
 	Logger *slog.Logger
 	// Now is the clock for JWT expiry; nil means the Auth's clock, or
 	// time.Now when Auth is nil.
@@ -171,6 +192,13 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		r.now = cfg.Auth.Clock()
 	}
 	if r.strategy == auth.StrategyJWT || len(cfg.Secrets) > 0 {
+		check := func(s []string) error { return auth.CheckSecrets(s, cfg.AllowShortSecrets) }
+		if cfg.Auth != nil && !cfg.AllowShortSecrets {
+			check = cfg.Auth.CheckSecrets
+		}
+		if err := check(cfg.Secrets); err != nil {
+			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)
+		}
 		c, err := jwt.NewCodec(cfg.Secrets...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)
@@ -181,7 +209,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		r.signInURL = "/api/auth/signin"
 	}
 	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
+		r.log = slog.Default()
 	}
 	if r.now == nil {
 		r.now = time.Now

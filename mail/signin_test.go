@@ -29,7 +29,7 @@ func TestEmailSignInEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := memory.New()
-	a, err := auth.New(auth.Config{Adapter: store, Providers: []provider.Provider{p}, Secrets: []string{"a-long-random-secret"},
+	a, err := auth.New(auth.Config{Adapter: store, Providers: []provider.Provider{p}, Secrets: []string{"a-long-random-secret-0123456789a"},
 		BaseURL: "https://app.example.com/auth"})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestEmailSignInDeliveryFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{p}, Secrets: []string{"s"}, BaseURL: "https://app.example.com/auth"})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{p}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "https://app.example.com/auth"})
 	if err != nil {
 		t.Fatal(err)
 	}

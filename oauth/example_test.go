@@ -55,7 +55,7 @@ func ExampleFlow() {
 			Userinfo:      provider.UserinfoEndpoint[map[string]any]{URL: idp.URL + "/user"},
 			ClientID:      "client-id", ClientSecret: "client-secret",
 		}},
-		Secrets: []string{"a long random secret"},
+		Secrets: []string{"at least 32 random bytes, e.g. AUTH_SECRET"},
 		BaseURL: app.URL + "/auth",
 	})
 	if err != nil {

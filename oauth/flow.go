@@ -64,19 +64,14 @@ func New(cfg Config) (*Flow, error) {
 	if f.client == nil {
 		f.client = http.DefaultClient
 	}
-	secrets := cfg.Auth.Secrets()
 	f.base = strings.TrimSuffix(cfg.Auth.BaseURL(), "/")
 	u, err := url.Parse(f.base)
 	if f.base == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set auth.Config.BaseURL to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
 	}
 	f.secure = u.Scheme == "https"
-	for i, s := range secrets {
-		if s == "" {
-			return nil, fmt.Errorf("%w: Secrets[%d] is empty", ErrInvalidConfig, i)
-		}
-	}
-	f.seal, err = newSealer(f.now, secrets...)
+	// The Auth's secrets, which auth.New has checked.
+	f.seal, err = newSealer(f.now, cfg.Auth.Secrets()...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}

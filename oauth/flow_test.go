@@ -53,7 +53,7 @@ func newSetup(t testing.TB, client *http.Client, base string, providers ...provi
 	t.Helper()
 	s := &setup{store: memory.New(), client: client, base: base, providers: providers}
 	var err error
-	s.auth, err = auth.New(auth.Config{Adapter: s.store, Providers: providers, Secrets: []string{"auth secret"}, BaseURL: base})
+	s.auth, err = auth.New(auth.Config{Adapter: s.store, Providers: providers, Secrets: []string{"auth secret-0123456789abcdefghij"}, BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}

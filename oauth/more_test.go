@@ -267,7 +267,7 @@ func TestCheckCookiesAreAuthJSCookies(t *testing.T) {
 		authURL, cookies := s.begin(t, "idp")
 		q, _ := url.Parse(authURL)
 		want := map[string]string{names.PKCECodeVerifier: "", names.State: q.Query().Get("state"), names.Nonce: q.Query().Get("nonce")}
-		codec, err := jwt.NewCodec("auth secret") // newSetup's Auth secret, which the Flow seals with
+		codec, err := jwt.NewCodec("auth secret-0123456789abcdefghij") // newSetup's Auth secret, which the Flow seals with
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +313,7 @@ func TestCookieNameConstants(t *testing.T) {
 func TestCheckCookiesExpire(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
-	late := s.flowWith(t, []string{"auth secret"}, func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) })
+	late := s.flowWith(t, []string{"auth secret-0123456789abcdefghij"}, func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) })
 	authURL, cookies := s.begin(t, "idp")
 	r := httptest.NewRequest(http.MethodGet, fake.authorize(authURL).String(), nil)
 	for _, c := range cookies {

@@ -77,7 +77,7 @@ func TestChallengeCookie(t *testing.T) {
 const jwtTolerance = 16 * time.Second
 
 func TestSecureCookieOnHTTPS(t *testing.T) {
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, BaseURL: "https://example.com/auth"})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, BaseURL: "https://example.com/auth"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestNew(t *testing.T) {
 // provider's win when it has them.
 func TestRelyingPartySettings(t *testing.T) {
 	own := &provider.WebAuthnConfig{ID: "corp", Name: "Corp key", RPID: "corp.example", RPOrigin: "https://login.corp.example"}
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey(), own}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey(), own}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ var _ handlerPasskeys = (*passkey.Passkeys)(nil)
 // RP ID or origin, and r.TLS (absent behind a TLS-terminating proxy) does
 // not decide the challenge cookie's Secure attribute and prefix.
 func TestRelyingPartyNotFromRequest(t *testing.T) {
-	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestRelyingPartyNotFromRequest(t *testing.T) {
 	}
 	// A provider with its own RP ID and origin needs nothing else.
 	own := &provider.WebAuthnConfig{ID: "corp", Name: "Corp key", RPID: "corp.example", RPOrigin: "https://login.corp.example"}
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{own}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{own}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,11 +123,16 @@ if [ -f "$log_dir/conformance_backends.log" ]; then
 	grep -h 'through testcontainers:' "$log_dir/conformance_backends.log" >&2 || true
 fi
 
-# Fuzzing: scripts/fuzz.sh runs every Fuzz target of the workspace modules
-# for ${AUTHPORT_FUZZTIME:-10s} each (plain `go test` above already ran their
-# seed corpora); a crasher fails the run, named with its input file.
-step "fuzz (scripts/fuzz.sh, ${AUTHPORT_FUZZTIME:-10s} per target)"
-AUTHPORT_LOG_DIR="$log_dir/fuzz" "$root/scripts/fuzz.sh" >&2 || fail "fuzz: see the FAIL lines above"
+# Fuzzing: `go test` above replays every committed corpus (testdata/fuzz/…)
+# of every Fuzz target, so the same tree always gives the same answer. The
+# open-ended search (scripts/fuzz.sh) runs only when AUTHPORT_FUZZTIME asks
+# for it: developers run it before they stop and commit each crasher as a
+# seed beside its fix; CI never searches, so a new random crasher cannot fail
+# a run that only replays.
+if [ -n "${AUTHPORT_FUZZTIME:-}" ]; then
+	step "fuzz (scripts/fuzz.sh, $AUTHPORT_FUZZTIME per target)"
+	AUTHPORT_LOG_DIR="$log_dir/fuzz" "$root/scripts/fuzz.sh" >&2 || fail "fuzz: see the FAIL lines above"
+fi
 
 # The consumer check (tools/release): a module outside the repository, with
 # GOWORK=off and the in-repo modules served by a local module proxy made of

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -187,6 +189,11 @@ func Open(path string, opts ...Option) (*Adapter, error) {
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("bbolt adapter: open %s: gave up after %v: %w (%w)", path, c.lockTimeout, ErrLocked, err)
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if dir := filepath.Dir(path); !dirExists(dir) {
+			return nil, fmt.Errorf("bbolt adapter: open %s: the directory %s does not exist: create it first, or choose another path: %w", path, dir, err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bbolt adapter: open %s: %w", path, err)
 	}
@@ -197,6 +204,11 @@ func Open(path string, opts ...Option) (*Adapter, error) {
 	}
 	a.owned = true
 	return a, nil
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }
 
 // DB returns the underlying database, e.g. for a backup with tx.WriteTo.

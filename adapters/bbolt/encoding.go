@@ -365,19 +365,52 @@ func (d *decoder) end(kind string) error {
 	return d.err
 }
 
+// decodeUser decodes a user record in two allocations: one string copy of
+// b, of which every string field is a substring, and one userBox holding
+// the User and what its pointer fields point to.
 func decodeUser(b []byte) (*core.User, error) {
-	d := decoder{b: b}
-	d.version("user")
-	u := &core.User{}
-	u.ID = d.str()
-	u.Email = d.str()
-	u.EmailVerified = d.optTime()
-	u.Name = d.optStr()
-	u.Image = d.optStr()
-	if err := d.end("user"); err != nil {
+	box := &userBox{}
+	if err := box.decode(b); err != nil {
 		return nil, err
 	}
-	return u, nil
+	return &box.u, nil
+}
+
+// userBox holds a User and what its optional fields point to, so that a
+// user is decoded into one allocation (and one string copy).
+type userBox struct {
+	u           core.User
+	verified    time.Time
+	name, image string
+}
+
+// decode decodes the user record b into box, with the checks of the
+// format: version, minimal varints, lengths within the value, flag bytes,
+// no trailing bytes.
+func (box *userBox) decode(b []byte) error {
+	src := string(b)
+	d := decoder{b: b}
+	d.version("user")
+	u := &box.u
+	u.ID = d.strOf(src)
+	u.Email = d.strOf(src)
+	if d.flag() {
+		box.verified = d.time()
+		u.EmailVerified = &box.verified
+	}
+	if d.flag() {
+		box.name = d.strOf(src)
+		u.Name = &box.name
+	}
+	if d.flag() {
+		box.image = d.strOf(src)
+		u.Image = &box.image
+	}
+	if err := d.end("user"); err != nil {
+		*box = userBox{}
+		return err
+	}
+	return nil
 }
 
 // decodeSessionRef reads a session record's user id (a slice of b, valid
@@ -435,9 +468,16 @@ func decodeSessionAndUser(s core.Session, b []byte) (*core.SessionAndUser, error
 
 // userIDOfAccount reads only the user id of an encoded account.
 func userIDOfAccount(b []byte) (string, error) {
+	id, err := userIDRefOfAccount(b)
+	return string(id), err
+}
+
+// userIDRefOfAccount is userIDOfAccount without the copy: the id is a
+// slice of b, valid only while b is (inside the read transaction).
+func userIDRefOfAccount(b []byte) ([]byte, error) {
 	d := decoder{b: b}
 	d.version("account")
-	id := d.str()
+	id := d.bytes()
 	return id, d.err
 }
 

@@ -260,3 +260,17 @@ func TestCrashSafety(t *testing.T) {
 		t.Logf("round %d: %d users stored, consistent", round, users)
 	}
 }
+
+// A path in a directory that does not exist says so, at once, and does not
+// blame a lock.
+func TestOpenMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "no", "such")
+	start := time.Now()
+	_, err := Open(filepath.Join(dir, "auth.db"), WithLockTimeout(5*time.Second))
+	if err == nil || !strings.Contains(err.Error(), "the directory "+dir+" does not exist") || errors.Is(err, ErrLocked) || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Open in a missing directory: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
+	}
+}

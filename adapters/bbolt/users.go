@@ -118,11 +118,11 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 		if v == nil {
 			return nil
 		}
-		uid, err := userIDOfAccount(v)
+		uid, err := userIDRefOfAccount(v)
 		if err != nil {
 			return err
 		}
-		u, err = getUser(users, []byte(uid))
+		u, err = getUser(users, uid)
 		return err
 	})
 	if err != nil {

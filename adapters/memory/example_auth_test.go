@@ -22,7 +22,7 @@ func Example_emailSignIn() {
 	a, err := auth.New(auth.Config{
 		Adapter:   memory.New(),
 		Providers: []provider.Provider{email},
-		Secrets:   []string{"a long random secret"},
+		Secrets:   []string{"at least 32 random bytes, e.g. AUTH_SECRET"},
 		BaseURL:   "https://example.com/auth",
 	})
 	if err != nil {

@@ -62,7 +62,7 @@ func FuzzEmailSignIn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, startID, startEmail, verifyID, verifyEmail, token string, useSentToken bool) {
 		ctx := context.Background()
 		store := memory.New()
-		const secret = "fuzz secret"
+		const secret = "fuzz secret-0123456789abcdefghij"
 		var sent []provider.VerificationRequest
 		send := func(_ context.Context, req provider.VerificationRequest) error {
 			sent = append(sent, req)

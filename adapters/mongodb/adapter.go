@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
 // Adapter stores authport records in a MongoDB database. It implements every
@@ -33,8 +34,9 @@ type Adapter struct {
 	transactions   bool
 	atomicFAM      bool
 	ttl            atomic.Bool
-	// locks serialises the updates of each record where the server's
-	// updates are not atomic (atomicFAM false); nil otherwise.
+	// locks serialises the updates of each record, within the process and
+	// across processes (a lock document), where the server's updates are
+	// not atomic (atomicFAM false); nil otherwise.
 	locks *recordLocks
 }
 
@@ -52,11 +54,15 @@ type Collections struct {
 	Sessions           string
 	VerificationTokens string
 	Authenticators     string
+	// Locks holds short-lived lock documents, used only on servers whose
+	// updates are not atomic (see [Capabilities.AtomicFindAndModify]).
+	Locks string
 }
 
 // DefaultCollections returns the default collection names: users,
 // accounts, sessions and verification_tokens, as Auth.js's MongoDB adapter
-// names them, and authenticators (which that adapter does not store).
+// names them, authenticators (which that adapter does not store), and
+// authport_locks (used only on servers whose updates are not atomic).
 func DefaultCollections() Collections {
 	return Collections{
 		Users:              "users",
@@ -64,6 +70,7 @@ func DefaultCollections() Collections {
 		Sessions:           "sessions",
 		VerificationTokens: "verification_tokens",
 		Authenticators:     "authenticators",
+		Locks:              "authport_locks",
 	}
 }
 
@@ -75,6 +82,7 @@ func (c Collections) validate() error {
 		{"Sessions", c.Sessions},
 		{"VerificationTokens", c.VerificationTokens},
 		{"Authenticators", c.Authenticators},
+		{"Locks", c.Locks},
 	}
 	for i, k := range kinds {
 		if reason := invalidCollectionName(k.name); reason != "" {
@@ -138,6 +146,7 @@ func WithCollections(c Collections) Option {
 		set(&cfg.names.Sessions, c.Sessions)
 		set(&cfg.names.VerificationTokens, c.VerificationTokens)
 		set(&cfg.names.Authenticators, c.Authenticators)
+		set(&cfg.names.Locks, c.Locks)
 	}
 }
 
@@ -185,10 +194,13 @@ type Capabilities struct {
 	// only the caller whose delete removed it gets it. FerretDB also applies
 	// an update by rewriting the whole document, so that two concurrent
 	// updates of different fields of one record can lose one; there the
-	// adapter serialises the updates of each record (a lock per record id,
-	// striped, held for the one findOneAndUpdate). That lock is within the
-	// process: several processes updating one record on FerretDB can still
-	// lose an update.
+	// adapter serialises the updates of each record, held for the one
+	// findOneAndUpdate: within the process by a striped lock, and across
+	// processes by a lock document in the Locks collection (see
+	// [Collections]), inserted under the record's key (a unique _id) and
+	// deleted after the update. A lock document left by a process that
+	// stopped mid-update is taken over after 3 seconds; an update stalled
+	// longer than that can then lose a concurrent one.
 	AtomicFindAndModify bool
 	// TTL is true when [Adapter.EnsureIndexes] created TTL indexes on the
 	// expiry of sessions and verification tokens, so that the server
@@ -234,27 +246,60 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 	if !cfg.noTransactions {
 		tx, err := a.detectTransactions(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("mongoadapter: New: %w", err)
+			return nil, startupError(err)
 		}
 		a.transactions = tx
 	}
 	fam, err := a.detectAtomicFindAndModify(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mongoadapter: New: %w", err)
+		return nil, startupError(err)
 	}
 	a.atomicFAM = fam
 	if !fam {
-		a.locks = newRecordLocks()
+		a.locks = newRecordLocks(db.Collection(cfg.names.Locks))
 	}
 	if !cfg.noLookup {
 		lk, err := a.detectLookup(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("mongoadapter: New: %w", err)
+			return nil, startupError(err)
 		}
 		a.lookup = lk
 	}
 	return a, nil
 }
+
+// startupError wraps an error of New's first commands. When no server could
+// be selected, the driver's message lists the whole topology on one long
+// line; the message here names each server with its last error and what
+// to check instead, and still wraps the driver's error.
+func startupError(err error) error {
+	var sse topology.ServerSelectionError
+	if !errors.As(err, &sse) {
+		return fmt.Errorf("mongoadapter: New: %w", err)
+	}
+	var servers []string
+	for _, s := range sse.Desc.Servers {
+		d := s.Addr.String()
+		if s.LastError != nil {
+			d += ": " + s.LastError.Error()
+		}
+		servers = append(servers, d)
+	}
+	if len(servers) == 0 {
+		servers = append(servers, "no server known")
+	}
+	return &selectionError{err: err, msg: "mongoadapter: New: no MongoDB server could be selected (" + strings.Join(servers, "; ") +
+		"): check the connection string and that the server runs; the client's server selection timeout (serverSelectionTimeoutMS, 30 s unless set) or New's context bounds the wait"}
+}
+
+// selectionError is a server selection failure with a short message.
+type selectionError struct {
+	err error
+	msg string
+}
+
+func (e *selectionError) Error() string { return e.msg }
+func (e *selectionError) Unwrap() error { return e.err }
 
 // Capabilities reports the server features the adapter uses.
 func (a *Adapter) Capabilities() Capabilities {

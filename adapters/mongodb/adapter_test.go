@@ -12,6 +12,8 @@ import (
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 )
@@ -442,13 +444,18 @@ func TestExpiredNeverReturned(t *testing.T) {
 		t.Fatal(err)
 	}
 	past := time.Now().Add(-time.Second)
-	for i, tok := range []string{"s1", "s2"} {
+	// s1 and s3 expired, s2 live; s1 is read (and so removed on access,
+	// SPEC §3), s3 is left to PurgeExpired.
+	for i, tok := range []string{"s1", "s2", "s3"} {
 		exp := past
 		if i == 1 {
 			exp = time.Now().Add(time.Hour)
 		}
 		if _, err := a.CreateSession(ctx, core.Session{SessionToken: tok, UserID: "u", Expires: exp}); err != nil {
 			t.Fatal(err)
+		}
+		if tok == "s3" {
+			continue
 		}
 		if _, err := a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: tok, Expires: exp}); err != nil {
 			t.Fatal(err)
@@ -470,7 +477,7 @@ func TestExpiredNeverReturned(t *testing.T) {
 	for _, coll := range []string{"sessions", "verification_tokens"} {
 		n, err := db.Collection(coll).CountDocuments(ctx, bson.D{{Key: "token", Value: "s1"}})
 		if coll == "sessions" {
-			n, err = db.Collection(coll).CountDocuments(ctx, bson.D{{Key: "sessionToken", Value: "s1"}})
+			n, err = db.Collection(coll).CountDocuments(ctx, bson.D{{Key: "sessionToken", Value: bson.D{{Key: "$in", Value: bson.A{"s1", "s3"}}}}})
 		}
 		if err != nil || n != 0 {
 			t.Errorf("%s: expired record left after PurgeExpired (%d, %v)", coll, n, err)
@@ -652,5 +659,25 @@ func TestDeleteUserFailurePartWay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With no server to select, New fails in one short line naming the address
+// and its error, not the driver's topology dump, and still wraps the
+// driver's error.
+func TestNewNoServer(t *testing.T) {
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:1/").SetServerSelectionTimeout(300 * time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(context.Background())
+	_, err = mongoadapter.New(t.Context(), client.Database("x"))
+	var sse topology.ServerSelectionError
+	if err == nil || !errors.As(err, &sse) {
+		t.Fatalf("New: %v; want a server selection error", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "current topology") || strings.Contains(msg, "\n") || !strings.Contains(msg, "127.0.0.1:1: ") || !strings.Contains(msg, "no MongoDB server could be selected") {
+		t.Errorf("message %q", msg)
 	}
 }

@@ -54,6 +54,7 @@ func FuzzEscape(f *testing.F) {
 			{"authenticators", k.authenticators(s), e},
 			{"email", k.email(s), e},
 			{"session", k.session(s), e},
+			{"moving", k.moving(s), e},
 			{"authenticator", k.authenticator(s), e},
 			{"account", k.account(accountField(s, r)), accountField(s, r)},
 			{"verification", k.verification(s, r), escape(s) + ":" + escape(r)},
@@ -163,6 +164,11 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 		}
 		for _, e := range left {
 			if e.expire == -2 { // expired between SCAN and PEXPIRETIME
+				continue
+			}
+			if e.pk.kind == "used" && e.expire > 0 {
+				// A useVerificationToken receipt: it names no record
+				// and expires a minute after the call.
 				continue
 			}
 			t.Errorf("left behind: %s", e.key)

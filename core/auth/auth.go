@@ -68,8 +68,15 @@ type Config struct {
 	// Secrets hash verification tokens. Secrets[0] is the newest and makes
 	// new tokens; every secret is accepted when verifying, so a secret can
 	// be rotated without breaking links already sent. At least one is
-	// required.
+	// required, and each must be at least [MinSecretLength] bytes (make one
+	// with `go run github.com/authport/authport/core/cmd/authport-secret`
+	// or Auth.js's `npx auth secret`) unless AllowShortSecrets is set.
 	Secrets []string
+	// AllowShortSecrets accepts secrets shorter than [MinSecretLength]
+	// bytes. For development only: a short secret can be guessed, and with
+	// it every e-mail link and session cookie forged. Auth.js accepts any
+	// non-empty secret.
+	AllowShortSecrets bool
 	// Session sets the session strategy and lifetime.
 	Session SessionOptions
 	// BaseURL is the absolute URL of the auth routes, e.g.
@@ -124,9 +131,49 @@ type Auth struct {
 	newUserID func() (string, error)
 	// allowUnverified is Config.AllowDangerousUnverifiedEmail.
 	allowUnverified bool
-	callbacks       Callbacks
-	events          Events
-	log             *slog.Logger
+	// allowShortSecrets is Config.AllowShortSecrets.
+	allowShortSecrets bool
+	callbacks         Callbacks
+	events            Events
+	log               *slog.Logger // never nil
+	logSet            bool         // Config.Logger was given
+}
+
+// MinSecretLength is the fewest bytes a secret may have unless
+// [Config.AllowShortSecrets] is set: 32, what Auth.js's `npx auth secret`
+// and authport's `authport-secret` command generate.
+const MinSecretLength = 32
+
+// ErrShortSecret is matched by the error [New] and [Auth.CheckSecrets]
+// return for a secret shorter than [MinSecretLength] bytes (and by
+// [ErrInvalidConfig]).
+var ErrShortSecret = errors.New("secret too short")
+
+// CheckSecrets reports whether secrets (newest first) may seal or sign
+// anything: at least one, none empty, and each at least [MinSecretLength]
+// bytes unless allowShort. Modules that take secrets of their own check
+// them with it, or with [Auth.CheckSecrets] to share the Auth's setting.
+func CheckSecrets(secrets []string, allowShort bool) error {
+	if len(secrets) == 0 {
+		return fmt.Errorf("%w: Secrets needs at least one secret (newest first)", ErrInvalidConfig)
+	}
+	for i, s := range secrets {
+		switch {
+		case s == "":
+			return fmt.Errorf("%w: Secrets[%d] is empty", ErrInvalidConfig, i)
+		case len(s) < MinSecretLength && !allowShort:
+			return fmt.Errorf("%w: %w: Secrets[%d] has %d bytes, fewer than %d; make one with `go run github.com/authport/authport/core/cmd/authport-secret` (or `npx auth secret`), or set AllowShortSecrets for development",
+				ErrInvalidConfig, ErrShortSecret, i, len(s), MinSecretLength)
+		}
+	}
+	return nil
+}
+
+// CheckSecrets is [CheckSecrets] with the Auth's [Config.AllowShortSecrets]:
+// a module that takes secrets of its own (the handler's Reader) checks them
+// with it, so that one setting governs them all.
+func (a *Auth) CheckSecrets(secrets []string) error {
+	return CheckSecrets(secrets, a.allowShortSecrets)
 }
 
 // ErrInvalidConfig is matched by every configuration error [New] returns.
@@ -162,8 +209,8 @@ func New(cfg Config) (*Auth, error) {
 	if cfg.Adapter == nil {
 		return nil, fmt.Errorf("%w: Adapter is nil", ErrInvalidConfig)
 	}
-	if len(cfg.Secrets) == 0 || cfg.Secrets[0] == "" {
-		return nil, fmt.Errorf("%w: Secrets needs at least one non-empty secret", ErrInvalidConfig)
+	if err := CheckSecrets(cfg.Secrets, cfg.AllowShortSecrets); err != nil {
+		return nil, err
 	}
 	providers, err := provider.Validate(cfg.Providers, provider.WithRedirectProxyURL(cfg.RedirectProxyURL))
 	if err != nil {
@@ -180,10 +227,12 @@ func New(cfg Config) (*Auth, error) {
 		now:       cfg.Now,
 		newUserID: cfg.GenerateUserID,
 
-		allowUnverified: cfg.AllowDangerousUnverifiedEmail,
-		callbacks:       cfg.Callbacks,
-		events:          cfg.Events,
-		log:             cfg.Logger,
+		allowUnverified:   cfg.AllowDangerousUnverifiedEmail,
+		allowShortSecrets: cfg.AllowShortSecrets,
+		callbacks:         cfg.Callbacks,
+		events:            cfg.Events,
+		log:               cfg.Logger,
+		logSet:            cfg.Logger != nil,
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

@@ -36,7 +36,7 @@ func send(context.Context, provider.VerificationRequest) error { return nil }
 func TestNewNamesEveryMissingMethod(t *testing.T) {
 	_, err := auth.New(auth.Config{
 		Adapter:   sessionsOnly{},
-		Secrets:   []string{"s"},
+		Secrets:   []string{"s-0123456789abcdefghijklmnopqrst"},
 		Providers: []provider.Provider{provider.Email("a@example.com", send), provider.Passkey()},
 	})
 	var mm *core.MissingMethodsError
@@ -75,11 +75,11 @@ func TestNewNamesEveryMissingMethod(t *testing.T) {
 
 func TestNewNeedsOnlyWhatTheConfigurationUses(t *testing.T) {
 	// JWT sessions and no e-mail or WebAuthn provider: nothing is required.
-	if _, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}}); err != nil {
+	if _, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}}); err != nil {
 		t.Errorf("New with JWT sessions: %v", err)
 	}
 	// With an e-mail provider, only what e-mail sign-in calls.
-	_, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+	_, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
 		Providers: []provider.Provider{provider.Email("a@example.com", send)}})
 	var mm *core.MissingMethodsError
 	if !errors.As(err, &mm) || len(mm.Missing) != 7 {
@@ -89,13 +89,13 @@ func TestNewNeedsOnlyWhatTheConfigurationUses(t *testing.T) {
 
 func TestNewRejectsBadConfiguration(t *testing.T) {
 	for name, cfg := range map[string]auth.Config{
-		"no adapter":       {Secrets: []string{"s"}},
+		"no adapter":       {Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
 		"no secret":        {Adapter: sessionsOnly{}},
 		"empty secret":     {Adapter: sessionsOnly{}, Secrets: []string{""}},
-		"unknown strategy": {Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: "cookie"}},
-		"negative maxAge":  {Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT, MaxAge: -time.Hour}},
-		"invalid provider": {Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Providers: []provider.Provider{provider.Email("a@example.com", nil)}},
-		"duplicate id":     {Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Providers: []provider.Provider{provider.Passkey(), provider.Passkey()}},
+		"unknown strategy": {Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: "cookie"}},
+		"negative maxAge":  {Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT, MaxAge: -time.Hour}},
+		"invalid provider": {Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Providers: []provider.Provider{provider.Email("a@example.com", nil)}},
+		"duplicate id":     {Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Providers: []provider.Provider{provider.Passkey(), provider.Passkey()}},
 	} {
 		if _, err := auth.New(cfg); !errors.Is(err, auth.ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
@@ -105,7 +105,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 
 func newJWT(t *testing.T, adapter any, providers ...provider.Provider) *auth.Auth {
 	t.Helper()
-	a, err := auth.New(auth.Config{Adapter: adapter, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+	a, err := auth.New(auth.Config{Adapter: adapter, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
 		Providers: providers})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestNewNeedsExactlyTheListedMethods(t *testing.T) {
 		"WebAuthn":          {auth.Config{Session: jwt, Providers: []provider.Provider{provider.Passkey()}}, webAuthn},
 		"OAuth":             {auth.Config{Session: jwt, Providers: []provider.Provider{provider.GitHub("id", "secret")}}, oauth},
 	} {
-		tc.cfg.Adapter, tc.cfg.Secrets = struct{}{}, []string{"s"}
+		tc.cfg.Adapter, tc.cfg.Secrets = struct{}{}, []string{"s-0123456789abcdefghijklmnopqrst"}
 		_, err := auth.New(tc.cfg)
 		var mm *core.MissingMethodsError
 		if !errors.As(err, &mm) {
@@ -226,7 +226,7 @@ func equalSets(a, b []core.Method) bool {
 
 func TestNewRejectsNegativeUpdateAge(t *testing.T) {
 	neg := -time.Minute
-	_, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT, UpdateAge: &neg}})
+	_, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT, UpdateAge: &neg}})
 	if !errors.Is(err, auth.ErrInvalidConfig) {
 		t.Errorf("negative updateAge: %v, want ErrInvalidConfig", err)
 	}
@@ -279,7 +279,7 @@ func (s *emailStub) CreateSession(_ context.Context, ss core.Session) (*core.Ses
 
 func newEmailStub(t *testing.T, stub *emailStub, send func(context.Context, provider.VerificationRequest) error) *auth.Auth {
 	t.Helper()
-	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"new-secret", "old-secret"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"new-secret-0123456789abcdefghijk", "old-secret-0123456789abcdefghijk"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
 		Providers: []provider.Provider{provider.Email("a@example.com", send)}, BaseURL: "https://app.example.com/auth"})
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +304,7 @@ func TestStartEmailSignInSendsTheTokenAndStoresItsHash(t *testing.T) {
 	if ok, _ := regexp.MatchString(`^[0-9a-f]{64}$`, req.Token); !ok {
 		t.Errorf("token %q: want 256 random bits as 64 hex digits", req.Token)
 	}
-	if len(stub.created) != 1 || stub.created[0].Token != auth.HashToken(req.Token, "new-secret") || stub.created[0].Identifier != "ada@example.com" {
+	if len(stub.created) != 1 || stub.created[0].Token != auth.HashToken(req.Token, "new-secret-0123456789abcdefghijk") || stub.created[0].Identifier != "ada@example.com" {
 		t.Errorf("stored %+v, want the token hashed with the newest secret", stub.created)
 	}
 	u, err := url.Parse(sent[0].URL)
@@ -362,7 +362,7 @@ func TestJWTSignInCreatesNoDatabaseSession(t *testing.T) {
 func TestOAuthProviderAccessor(t *testing.T) {
 	authorize := func(context.Context, provider.AuthorizeRequest) (*provider.User, error) { return nil, nil }
 	a, err := auth.New(auth.Config{
-		Adapter: &emailStub{t: t}, Secrets: []string{"s"}, BaseURL: "https://example.com/auth",
+		Adapter: &emailStub{t: t}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "https://example.com/auth",
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
 		Providers: []provider.Provider{provider.Credentials(authorize), provider.GitHub("id", "secret")},
 	})
@@ -385,5 +385,41 @@ func TestOAuthProviderAccessor(t *testing.T) {
 	}
 	if _, err := a.OAuthProvider("credentials"); !errors.Is(err, auth.ErrWrongProviderType) {
 		t.Errorf("credentials provider: %v", err)
+	}
+}
+
+// Secrets shorter than 32 bytes are refused (issue 23, item 15): a
+// one-character secret used to be accepted. AllowShortSecrets is the
+// development override, and Auth.CheckSecrets carries it to the modules that
+// take secrets of their own.
+func TestShortSecretsRefused(t *testing.T) {
+	long := strings.Repeat("k", auth.MinSecretLength)
+	jwtOnly := auth.SessionOptions{Strategy: auth.StrategyJWT} // needs no adapter method
+	for name, secrets := range map[string][]string{
+		"one byte":         {"s"},
+		"31 bytes":         {long[:31]},
+		"short old secret": {long, "old"},
+	} {
+		_, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: secrets, Session: jwtOnly})
+		if !errors.Is(err, auth.ErrShortSecret) || !errors.Is(err, auth.ErrInvalidConfig) || !strings.Contains(err.Error(), "authport-secret") {
+			t.Errorf("%s: New = %v, want ErrShortSecret saying how to make one", name, err)
+		}
+	}
+	a, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: []string{long}, Session: jwtOnly})
+	if err != nil {
+		t.Fatalf("a %d-byte secret: %v", len(long), err)
+	}
+	if err := a.CheckSecrets([]string{"dev"}); !errors.Is(err, auth.ErrShortSecret) {
+		t.Errorf("CheckSecrets of a short secret = %v, want ErrShortSecret", err)
+	}
+	dev, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: []string{"dev"}, Session: jwtOnly, AllowShortSecrets: true})
+	if err != nil {
+		t.Fatalf("AllowShortSecrets: %v", err)
+	}
+	if err := dev.CheckSecrets([]string{"dev"}); err != nil {
+		t.Errorf("CheckSecrets with AllowShortSecrets = %v, want nil", err)
+	}
+	if err := dev.CheckSecrets([]string{"dev", ""}); err == nil {
+		t.Error("CheckSecrets accepted an empty secret with AllowShortSecrets")
 	}
 }

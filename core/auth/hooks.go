@@ -209,8 +209,14 @@ type SessionEvent struct {
 // Callbacks returns the configured [Callbacks].
 func (a *Auth) Callbacks() Callbacks { return a.callbacks }
 
-// Logger returns [Config.Logger] (a discarding logger when none was set).
-func (a *Auth) Logger() *slog.Logger { return a.log }
+// Logger returns [Config.Logger], or nil when none was set (the Auth then
+// discards the errors of events; the handler logs to slog.Default()).
+func (a *Auth) Logger() *slog.Logger {
+	if !a.logSet {
+		return nil
+	}
+	return a.log
+}
 
 // emit runs one event; its error or panic goes to the logger.
 func emit[E any](a *Auth, ctx context.Context, name string, f func(context.Context, E) error, e E) {

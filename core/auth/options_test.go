@@ -16,7 +16,7 @@ func TestProvidersAndSessionOptions(t *testing.T) {
 	a, err := auth.New(auth.Config{
 		Adapter:   sessionsOnly{},
 		Providers: []provider.Provider{other, provider.Credentials(authorize)},
-		Secrets:   []string{"s"},
+		Secrets:   []string{"s-0123456789abcdefghijklmnopqrst"},
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT, MaxAge: time.Hour},
 	})
 	if err != nil {

@@ -48,7 +48,7 @@ func (s *oauthStubWithDelete) DeleteUser(ctx context.Context, id string) (*core.
 
 func newOAuthJWT(t *testing.T, adapter any) *auth.Auth {
 	t.Helper()
-	a, err := auth.New(auth.Config{Adapter: adapter, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+	a, err := auth.New(auth.Config{Adapter: adapter, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
 		Providers: []provider.Provider{provider.GitHub("id", "secret")}})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func (s *advancerStub) GetUser(_ context.Context, id string) (*core.User, error)
 
 func TestAuthenticateWebAuthnUsesTheAtomicAdvance(t *testing.T) {
 	stub := &advancerStub{t: t, au: core.Authenticator{CredentialID: "c", UserID: "u", Counter: 5}}
-	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"s"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
 	if err != nil {
 		t.Fatal(err)
 	}

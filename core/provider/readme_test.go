@@ -2,6 +2,7 @@ package provider
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -69,4 +70,43 @@ func TestReadmeTable(t *testing.T) {
 	for id := range rows {
 		t.Errorf("README lists %s, which is not a built-in", id)
 	}
+}
+
+// The package doc (go doc) reaches every built-in identity provider: each
+// OAuth/OIDC entry of BuiltIns has its constructor named as a doc link.
+func TestPackageDocNamesEveryBuiltIn(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " ")
+	n := 0
+	for _, id := range BuiltIns().IDs() {
+		p, _ := BuiltIns().New(id, UserConfig{ClientID: "x", Issuer: "https://idp.example.com", Tenant: "t"})
+		if _, ok := p.(OAuthProvider); !ok {
+			continue
+		}
+		n++
+		name := constructorName(t, id)
+		if !strings.Contains(text, "["+name+"]") {
+			t.Errorf("doc.go does not name [%s] (%s)", name, id)
+		}
+	}
+	if n < 80 {
+		t.Errorf("only %d OAuth/OIDC built-ins", n)
+	}
+}
+
+// constructorName finds the function registry.go calls for id.
+func constructorName(t *testing.T, id string) string {
+	t.Helper()
+	src, err := os.ReadFile("registry.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`"` + regexp.QuoteMeta(id) + `":\s*func\(c UserConfig\) Provider \{\s*return ([A-Za-z0-9]+)\(`).FindSubmatch(src)
+	if m == nil {
+		t.Fatalf("registry.go: no constructor call for %q", id)
+	}
+	return string(m[1])
 }

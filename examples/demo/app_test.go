@@ -81,9 +81,10 @@ func TestSMTPConfig(t *testing.T) {
 func TestNewAppRefuses(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	ok := appConfig{URL: "http://localhost:8080", Secret: "s", DB: "memory"}
+	ok := appConfig{URL: "http://localhost:8080", Secret: "demo-test-secret-of-32-bytes-or-more", DB: "memory"}
 	tests := map[string]func(c *appConfig){
 		"no secret":            func(c *appConfig) { c.Secret = "" },
+		"short secret":         func(c *appConfig) { c.Secret = "s3cret" },
 		"not an origin":        func(c *appConfig) { c.URL = "http://localhost:8080/app" },
 		"no scheme":            func(c *appConfig) { c.URL = "localhost:8080" },
 		"unknown db":           func(c *appConfig) { c.DB = "oracle://db" },

@@ -140,7 +140,7 @@ func serve(t *testing.T, l listener, cfg appConfig) *app {
 	t.Helper()
 	cfg.URL = l.origin
 	if cfg.Secret == "" {
-		cfg.Secret = randomName("secret-")
+		cfg.Secret = randomName("demo-harness-secret-")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -51,7 +51,7 @@ nav a.secondary { background: #eaeef2; color: #1f2328; }
 {{if .Protects}}<p>Only signed-in users see this page: <code>h.Require</code> sent everyone else to the sign-in page.</p>{{end}}
 <nav>
 {{if .Protects}}<a class="secondary" href="/">Home</a>{{else}}<a class="secondary" href="/protected">Protected page</a>{{end}}
-<a class="secondary" href="{{.Base}}/signin?callbackUrl=%2F">Add a passkey</a>
+<a class="secondary" href="{{.Base}}/signin/passkey?action=register&amp;callbackUrl=%2F">Add a passkey</a>
 <a class="secondary" href="{{.Base}}/session">Session JSON</a>
 <a href="{{.Base}}/signout?callbackUrl=%2F">Sign out</a>
 </nav>

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -92,8 +94,11 @@ func openBolt(path string) (*store, error) {
 		return nil, fmt.Errorf("%w: bbolt needs a file, e.g. bbolt:authport.db", errBadDB)
 	}
 	a, err := boltadapter.Open(path, boltadapter.WithLockTimeout(2*time.Second))
-	if err != nil {
+	if errors.Is(err, boltadapter.ErrLocked) {
 		return nil, fmt.Errorf("open bbolt file %s (is another demo using it?): %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open bbolt file: %w", err)
 	}
 	return &store{adapter: a, desc: "bbolt " + path, close: a.Close}, nil
 }
@@ -174,6 +179,14 @@ func openRedis(ctx context.Context, raw string) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %w", errBadDB, redact(raw), err)
 	}
+	// Reach the address first: go-redis logs every failed dial of its
+	// retries (four lines) before returning the error; one line is enough.
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, cmp.Or(ro.Network, "tcp"), ro.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Redis %s: %w", redact(raw), err)
+	}
+	_ = conn.Close()
 	client := goredis.NewClient(ro)
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
@@ -196,7 +209,10 @@ func openMongo(ctx context.Context, raw string) (*store, error) {
 	if name == "" {
 		name = "authport"
 	}
-	client, err := mongo.Connect(options.Client().ApplyURI(raw).SetTimeout(30 * time.Second))
+	client, err := mongo.Connect(options.Client().
+		// 5 s to find a server, not the driver's 30 s: a server that is not
+		// running fails fast (serverSelectionTimeoutMS in the URI wins).
+		SetServerSelectionTimeout(5 * time.Second).ApplyURI(raw).SetTimeout(30 * time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %w", errBadDB, redact(raw), err)
 	}

@@ -45,6 +45,7 @@ type config struct {
 	concurrency  []int         // e.g. 1, 32
 	users        int           // users (with an account and a session) seeded per backend
 	timeout      time.Duration // per call
+	ops          []string      // the adapter rows to run; nil: all
 }
 
 // sideStats is what one side (adapter or raw) of one row measured.

@@ -271,3 +271,36 @@ func BenchmarkSQLiteGetUserByAccount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBoltGetUserByAccount compares the bbolt adapter's
+// getUserByAccount with the bench's raw read transaction (the goal: the
+// adapter at ≥ 0.95 of the raw transaction's speed).
+func BenchmarkBoltGetUserByAccount(b *testing.B) {
+	s, err := openBolt(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.close()
+	ctx := context.Background()
+	if err := seed(ctx, s.adapter, 1000); err != nil {
+		b.Fatal(err)
+	}
+	raw := s.rawBolt()
+	key := core.AccountKey{Provider: provider, ProviderAccountID: accountID(7)}
+	b.Run("adapter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if u, err := s.adapter.GetUserByAccount(ctx, key); err != nil || u == nil {
+				b.Fatal(u, err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := raw.getUserByAccount(ctx, accountID(7), userID(7)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

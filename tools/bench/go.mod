@@ -10,6 +10,8 @@ require (
 	github.com/authport/authport/adapters/redis v0.1.0
 	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
+	github.com/authport/authport/handler v0.1.0
+	github.com/authport/authport/jwt v0.1.0
 	github.com/go-sql-driver/mysql v1.8.1
 	github.com/jackc/pgx/v5 v5.6.0
 	github.com/mattn/go-sqlite3 v1.14.22
@@ -24,8 +26,11 @@ require (
 
 require (
 	filippo.io/edwards25519 v1.1.0 // indirect
+	github.com/authport/authport/oauth v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
@@ -37,6 +42,8 @@ require (
 	github.com/xdg-go/stringprep v1.0.4 // indirect
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
@@ -50,4 +57,8 @@ replace (
 	github.com/authport/authport/adapters/redis => ../../adapters/redis
 	github.com/authport/authport/conformance => ../../conformance
 	github.com/authport/authport/core => ../../core
+	github.com/authport/authport/handler => ../../handler
+	github.com/authport/authport/jwt => ../../jwt
+	github.com/authport/authport/mail => ../../mail
+	github.com/authport/authport/oauth => ../../oauth
 )

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,6 +30,8 @@ type report struct {
 	Skipped  map[string]string `json:"skipped,omitempty"`
 	Extra    []string          `json:"notes,omitempty"`
 	Scale    []scaleResult     `json:"scale,omitempty"`
+	HTTP     []httpResult      `json:"http,omitempty"`
+	Handler  []handlerResult   `json:"handler,omitempty"` // handler GET /session beside getSessionAndUser, in process
 	Duration string            `json:"duration"`
 }
 
@@ -38,7 +41,9 @@ func main() {
 	scaleUsers := flag.Int("scale-users", 1_000_000, "users and sessions to seed in -scale mode")
 	purgeSessions := flag.Int("purge-sessions", 500_000, "expired sessions PurgeExpired removes in -scale mode")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file (- for standard output)")
-	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends to run")
+	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends of the adapter rows, or none")
+	httpNames := flag.String("http", strings.Join(allHTTPBackends, ","), "comma-separated backends of the HTTP rows (authport's handler beside Auth.js's), or none")
+	onlyOps := flag.String("ops", "", "comma-separated operations of the adapter rows to run (empty: all), e.g. getSessionAndUser,getUserByAccount")
 	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
 	flag.Parse()
 
@@ -49,15 +54,25 @@ func main() {
 	if *rounds > 0 {
 		cfg.rounds = *rounds
 	}
+	if *onlyOps != "" {
+		cfg.ops = strings.Split(*onlyOps, ",")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	names := strings.Split(*only, ",")
+	if *only == "none" {
+		names = nil
+	}
 	var rep *report
 	var err error
 	if *scale {
 		rep, err = runScale(ctx, names, *scaleUsers, *purgeSessions, os.Stdout)
 	} else {
 		rep, err = run(ctx, cfg, names, os.Stdout)
+		if err == nil && *httpNames != "none" {
+			err = runHTTP(ctx, cfg, strings.Split(*httpNames, ","), os.Stdout, rep)
+			rep.Duration = time.Since(rep.Started).Round(time.Millisecond).String()
+		}
 	}
 	if rep != nil && *jsonOut != "" {
 		if werr := writeJSON(*jsonOut, rep); werr != nil {
@@ -245,6 +260,9 @@ func run(ctx context.Context, cfg config, names []string, out io.Writer) (*repor
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s seeded (%d users), measuring…\n", name, bcfg.users)
 		for _, op := range b.ops {
+			if cfg.ops != nil && !slices.Contains(cfg.ops, op.name) {
+				continue
+			}
 			for _, c := range levels {
 				r, err := measure(ctx, b, op, c, bcfg)
 				if err != nil {
@@ -257,6 +275,9 @@ func run(ctx context.Context, cfg config, names []string, out io.Writer) (*repor
 		b.close()
 	}
 	rep.Duration = time.Since(start).Round(time.Millisecond).String()
+	if len(rep.Results) == 0 && len(names) == 0 {
+		return rep, ctx.Err()
+	}
 	printTable(out, rep.Results)
 	for _, n := range rep.Extra {
 		fmt.Fprintln(out, "\n"+n)
@@ -267,7 +288,7 @@ func run(ctx context.Context, cfg config, names []string, out io.Writer) (*repor
 
 // printTable writes the results as a Markdown table.
 func printTable(out io.Writer, rs []result) {
-	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "| backend\t operation\t c\t adapter ops/s\t p50 µs\t p99 µs\t RT/op\t raw ops/s\t p50 µs\t p99 µs\t RT/op\t adapter/raw\t")
 	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
 	rt := func(v float64) string {
@@ -289,3 +310,8 @@ func printTable(out io.Writer, rs []result) {
 
 // short reports whether cfg is no bigger than the short mode's.
 func short(cfg config) bool { return cfg.users <= shortConfig().users }
+
+// newTable returns the writer the Markdown tables are aligned with.
+func newTable(out io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
+}

@@ -6,6 +6,7 @@
 //	release version                 the version the go.mod files require each other at
 //	release set-version VERSION     rewrite every in-repo requirement to VERSION
 //	release consumers [-keep]       the consumer check (see consumer.go)
+//	release proxy DIR               serve the working tree as a module proxy in DIR (before tags exist)
 //	release tag [-n] VERSION        check the tree, set VERSION, commit, tag every module
 //
 // The repository root is found from the working directory (git), or given
@@ -35,7 +36,7 @@ func main() {
 	}
 }
 
-const usage = `usage: release [-C DIR] modules | version | set-version VERSION | consumers [-keep] | tag [-n] VERSION`
+const usage = `usage: release [-C DIR] modules | version | set-version VERSION | consumers [-keep] | proxy DIR | tag [-n] VERSION`
 
 func run1(ctx context.Context, args []string) error {
 	global := flag.NewFlagSet("release", flag.ContinueOnError)
@@ -97,6 +98,11 @@ func run1(ctx context.Context, args []string) error {
 			return err
 		}
 		return consumerCheck(ctx, r, os.Stdout, *keep)
+	case "proxy":
+		if len(args) != 1 {
+			return errors.New("usage: release proxy DIR")
+		}
+		return proxyCommand(r, args[0], os.Stdout, os.Stderr)
 	case "tag":
 		fs := flag.NewFlagSet("tag", flag.ContinueOnError)
 		dryRun := fs.Bool("n", false, "check and print what would be done; change nothing")

@@ -119,3 +119,38 @@ type diskFile struct {
 func (f diskFile) Path() string                 { return f.rel }
 func (f diskFile) Lstat() (os.FileInfo, error)  { return f.info, nil }
 func (f diskFile) Open() (io.ReadCloser, error) { return os.Open(f.full) }
+
+// proxyCommand writes a module proxy of the working tree into dir (see
+// [buildProxy]) at the version the modules require each other at, and
+// prints the environment an application outside the repository uses to
+// `go get` authport's modules from it before they are tagged: GOPROXY
+// with dir first, and GONOSUMDB for the repository's modules (they are not
+// in the checksum database until published). The export lines go to
+// stdout, for eval; what to do next goes to stderr.
+func proxyCommand(r *Repo, dir string, stdout, stderr io.Writer) error {
+	version, err := r.Version()
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := buildProxy(r, version, abs); err != nil {
+		return fmt.Errorf("building the proxy in %s: %w", abs, err)
+	}
+	upstream, err := goEnv("GOPROXY")
+	if err != nil {
+		return err
+	}
+	goproxy := "file://" + filepath.ToSlash(abs)
+	if upstream != "" && upstream != "off" {
+		goproxy += "," + upstream
+	}
+	fmt.Fprintf(stdout, "export GOPROXY=%s\nexport GONOSUMDB=%s\n", goproxy, strings.TrimSuffix(repoPrefix, "/"))
+	fmt.Fprintf(stderr, "authport %s from %s is served from %s; with the variables above, in your module:\n"+
+		"  go get %shandler@%s %sadapters/bbolt@%s\n"+
+		"The module cache keeps the first copy of %s it fetches: to follow a clone that changes, use a go.work instead (README, Install).\n",
+		version, r.Root, abs, repoPrefix, version, repoPrefix, version, version)
+	return nil
+}

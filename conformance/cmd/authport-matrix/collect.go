@@ -15,8 +15,9 @@ type event struct {
 	Package     string
 	Test        string
 	Output      string
-	ImportPath  string // build-output and build-fail events
-	FailedBuild string // a package's fail event when it did not build
+	Elapsed     float64 // seconds, on pass, fail and skip
+	ImportPath  string  // build-output and build-fail events
+	FailedBuild string  // a package's fail event when it did not build
 }
 
 // suiteTest is the top-level test every adapter module runs.
@@ -38,6 +39,9 @@ type collector struct {
 	buildOutput map[string][]string   // compiler output by import path
 	testFailed  map[string]bool       // packages with a failed test
 	m           *matrix
+	// progress, when set, gets a line as each backend starts and ends.
+	progress io.Writer
+	counts   map[string]*[3]int // rules passed, failed, skipped by backend
 }
 
 func newCollector(log io.Writer) *collector {
@@ -48,6 +52,7 @@ func newCollector(log io.Writer) *collector {
 		buildOutput: make(map[string][]string),
 		testFailed:  make(map[string]bool),
 		m:           newMatrix(),
+		counts:      make(map[string]*[3]int),
 	}
 }
 
@@ -110,6 +115,7 @@ func (c *collector) event(e event) {
 	inSuite := e.Test == suiteTest || strings.HasPrefix(e.Test, suiteTest+"/")
 	if inSuite {
 		c.m.sawSuite = true
+		c.report(e)
 	}
 	switch e.Action {
 	case "output":
@@ -126,6 +132,36 @@ func (c *collector) event(e event) {
 		if inSuite {
 			c.m.result(e.Package, strings.Split(e.Test, "/")[1:], e.Action, st.output)
 		}
+	}
+}
+
+// report writes the progress lines: one when a backend starts, one when
+// it ends with its rule counts and time.
+func (c *collector) report(e event) {
+	if c.progress == nil {
+		return
+	}
+	parts := strings.Split(e.Test, "/")
+	if len(parts) < 2 {
+		return
+	}
+	backend := parts[1]
+	n := c.counts[backend]
+	if n == nil {
+		n = new([3]int)
+		c.counts[backend] = n
+	}
+	switch {
+	case len(parts) == 2 && e.Action == "run":
+		fmt.Fprintf(c.progress, "  %-14s running\n", backend)
+	case len(parts) == 2 && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
+		fmt.Fprintf(c.progress, "  %-14s %s in %.1fs: %d rules passed, %d failed, %d skipped\n", backend, e.Action, e.Elapsed, n[0], n[1], n[2])
+	case len(parts) >= 4 && e.Action == "pass":
+		n[0]++
+	case len(parts) >= 4 && e.Action == "fail":
+		n[1]++
+	case len(parts) >= 4 && e.Action == "skip":
+		n[2]++
 	}
 }
 

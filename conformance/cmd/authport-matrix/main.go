@@ -6,6 +6,9 @@
 //	go test -json -run '^TestConformance$' ./... | authport-matrix
 //	authport-matrix results.json [more.json ...]
 //
+// With -progress it writes a line to standard error as each backend starts
+// and as it ends (with its rules passed, failed and skipped, and its time).
+//
 // It reads the named files in turn, or standard input when there are none
 // (or for "-"). Every TestConformance/<backend>/<group>/<rule> subtest
 // counts; a group is one of the 19 spec methods of core.Methods() or a rule
@@ -48,16 +51,27 @@ func main() {
 // run is the command with its arguments and streams; it returns the exit
 // status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	progress := false
+	var files []string
 	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
+		switch a {
+		case "-h", "-help", "--help":
 			fmt.Fprintln(stdout, usage)
 			return 0
+		case "-progress":
+			progress = true
+		default:
+			files = append(files, a)
 		}
 	}
+	args = files
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
 	c := newCollector(stderr)
+	if progress {
+		c.progress = stderr
+	}
 	for _, name := range args {
 		if err := readInput(c, name, stdin); err != nil {
 			fmt.Fprintf(stderr, "authport-matrix: %v\n", err)
@@ -72,8 +86,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-const usage = `usage: go test -json -run '^TestConformance$' ./... | authport-matrix
-       authport-matrix [file.json ...]
+const usage = `usage: go test -json -run '^TestConformance$' ./... | authport-matrix [-progress]
+       authport-matrix [-progress] [file.json ...]
+
+-progress writes a line to standard error as each backend starts and ends.
 
 Prints the conformance matrix (spec method x backend) of go test -json
 output; exits 1 when anything failed or no conformance result was found.`

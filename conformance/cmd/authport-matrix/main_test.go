@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -389,5 +390,23 @@ func TestStripFileLine(t *testing.T) {
 		if got := stripFileLine(in); got != want {
 			t.Errorf("stripFileLine(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// -progress says as each backend starts and ends, with its counts; without
+// it the same run writes no progress.
+func TestProgress(t *testing.T) {
+	r := runWith(t, []string{"-progress", filepath.Join("testdata", "ok.json")}, "")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, b := range []string{"memory", "bbolt", "sqlite"} {
+		if !regexp.MustCompile(`(?m)^  `+b+` +running$`).MatchString(r.stderr) ||
+			!regexp.MustCompile(`(?m)^  `+b+` +pass in [0-9.]+s: [1-9][0-9]* rules passed, 0 failed, [0-9]+ skipped$`).MatchString(r.stderr) {
+			t.Errorf("no progress lines for %s:\n%s", b, r.stderr)
+		}
+	}
+	if quiet := runWith(t, []string{filepath.Join("testdata", "ok.json")}, ""); strings.Contains(quiet.stderr, "running") {
+		t.Errorf("progress without -progress:\n%s", quiet.stderr)
 	}
 }

@@ -26,7 +26,7 @@ func check(ctx context.Context) (msg string, err error) {
 			err = fmt.Errorf("closing the adapter: %w", cerr)
 		}
 	}()
-	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{"consumer-check-secret"}})
+	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{"consumer-check-secret-0123456789"}})
 	if err != nil {
 		return "", err
 	}

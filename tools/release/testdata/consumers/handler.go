@@ -21,7 +21,7 @@ func check(ctx context.Context) (string, error) {
 	a, err := auth.New(auth.Config{
 		Adapter:   memory.New(),
 		Providers: []provider.Provider{provider.GitHub("client-id", "client-secret")},
-		Secrets:   []string{"consumer-check-secret"},
+		Secrets:   []string{"consumer-check-secret-0123456789"},
 		BaseURL:   "https://app.example.com/auth",
 	})
 	if err != nil {

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuickstart builds the README's quickstart program and runs it as a
+// user would: it asks for an e-mail sign-in link, restarts the program
+// with the secret rotated (AUTH_SECRET="new,old"), follows the link,
+// reads the session from /auth/session and the protected page, and checks
+// that the GitHub button starts GitHub's flow with AUTH_GITHUB_ID.
+func TestQuickstart(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "quickstart")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir() // auth.db goes here
+	port := freePort(t)
+	site := "http://localhost:" + port
+	oldSecret := "old-secret-0123456789-0123456789-0123456789"
+	newSecret := "new-secret-0123456789-0123456789-0123456789"
+
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	p := start(t, bin, dir, port, oldSecret)
+	res := get(t, c, site+"/", "text/html")
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "/auth/signin") {
+		t.Fatalf("GET / signed out: %d Location %q; want 303 to the sign-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+	csrf := csrfToken(t, c, site)
+	res = post(t, c, site+"/auth/signin/email", url.Values{"email": {"ada@example.com"}, "csrfToken": {csrf}})
+	if !strings.Contains(res.Header.Get("Location"), "/auth/verify-request") {
+		t.Fatalf("POST /auth/signin/email: %d Location %q; want the verify-request page", res.StatusCode, res.Header.Get("Location"))
+	}
+	link := p.link(t, "ada@example.com")
+	p.stop(t)
+
+	// The link was made with the old secret; the new list still accepts it.
+	p = start(t, bin, dir, port, newSecret+","+oldSecret)
+	defer p.stop(t)
+	res = get(t, c, link, "text/html")
+	if res.StatusCode/100 != 3 || strings.Contains(res.Header.Get("Location"), "error") {
+		t.Fatalf("following the link: %d Location %q; want a redirect into the site", res.StatusCode, res.Header.Get("Location"))
+	}
+	res = get(t, c, site+"/auth/session", "application/json")
+	var s struct {
+		User struct{ Email string } `json:"user"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&s); err != nil || s.User.Email != "ada@example.com" {
+		t.Fatalf("/auth/session after signing in: %+v, %v; want ada@example.com", s, err)
+	}
+	res = get(t, c, site+"/", "text/html")
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"email":"ada@example.com"`) {
+		t.Fatalf("GET / signed in: %d %q; want 200 with the session", res.StatusCode, body)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "auth.db")); err != nil {
+		t.Errorf("no bbolt file: %v", err)
+	}
+
+	res = post(t, c, site+"/auth/signin/github", url.Values{"csrfToken": {csrfToken(t, c, site)}})
+	to, _ := url.Parse(res.Header.Get("Location"))
+	if to == nil || to.Host != "github.com" || to.Query().Get("client_id") != "quickstart-github-id" {
+		t.Fatalf("POST /auth/signin/github: %d Location %q; want GitHub's authorize URL with AUTH_GITHUB_ID", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+type proc struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+func start(t *testing.T, bin, dir, port, secret string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PORT="+port, "AUTH_SECRET="+secret,
+		"AUTH_URL=http://localhost:"+port, // origin only: the routes go to /auth
+		"AUTH_GITHUB_ID=quickstart-github-id", "AUTH_GITHUB_SECRET=quickstart-github-secret")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, lines: make(chan string, 100)}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		conn, err := net.Dial("tcp", "localhost:"+port)
+		if err == nil {
+			conn.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			p.stop(t)
+			t.Fatalf("the quickstart does not listen on port %s after 20s", port)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// link waits for the line the quickstart logs with the sign-in link.
+func (p *proc) link(t *testing.T, email string) string {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatal("the quickstart exited before logging a sign-in link")
+			}
+			t.Log(line)
+			if _, l, ok := strings.Cut(line, "sign-in link for "+email+": "); ok {
+				return l
+			}
+		case <-timeout:
+			t.Fatal("no sign-in link logged within 10s")
+		}
+	}
+}
+
+func (p *proc) stop(t *testing.T) {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	for line := range p.lines {
+		t.Log(line)
+	}
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func csrfToken(t *testing.T, c *http.Client, site string) string {
+	t.Helper()
+	var v struct{ CSRFToken string }
+	res := get(t, c, site+"/auth/csrf", "application/json")
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil || v.CSRFToken == "" {
+		t.Fatalf("/auth/csrf: %v", err)
+	}
+	return v.CSRFToken
+}
+
+func get(t *testing.T, c *http.Client, u, accept string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
+	req.Header.Set("Accept", accept)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+func post(t *testing.T, c *http.Client, u string, form url.Values) *http.Response {
+	t.Helper()
+	res, err := c.PostForm(u, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+// TestReadme checks that the README's quickstart is this program, from its
+// package clause to the end, so that what a reader copies is what
+// TestQuickstart ran.
+func TestReadme(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, _ := strings.Cut(string(src), "\npackage main\n")
+	if !strings.Contains(string(readme), "```go\npackage main\n"+code+"```\n") {
+		t.Error("README.md's quickstart differs from examples/quickstart/main.go: copy main.go from `package main` on into the README's Quickstart block")
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/authport/authport/core"
+)
+
+// TestBoltReadRatios (run with AUTHPORT_BENCH_BOLT_RATIOS=1) measures the
+// bbolt adapter's two reads against the bench's raw read transaction in
+// alternating blocks of calls (1,000 adapter calls, 1,000 raw calls, …) on
+// 1 and 32 goroutines, over the bench's 10,000 users, and logs the median
+// of the blocks' ratios (raw time ÷ adapter time): on a loaded machine a
+// median of paired blocks is steadier than the bench's summed latencies,
+// which a few descheduled calls dominate. It also logs the median ratio of
+// the process's CPU time per block (CLOCK_PROCESS_CPUTIME_ID: the time the
+// process ran, the garbage collector's included, not the time it waited
+// for a CPU), which the machine's other load does not enter.
+func TestBoltReadRatios(t *testing.T) {
+	if os.Getenv("AUTHPORT_BENCH_BOLT_RATIOS") == "" {
+		t.Skip("set AUTHPORT_BENCH_BOLT_RATIOS=1 to run")
+	}
+	s, err := openBolt(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	ctx := context.Background()
+	const users = 10_000
+	if err := seed(ctx, s.adapter, users); err != nil {
+		t.Fatal(err)
+	}
+	raw := s.rawBolt()
+	pick := func(i int) int { return (i * 7919) % users }
+	ops := []struct {
+		name         string
+		adapter, raw func(i int) error
+	}{
+		{"getSessionAndUser", func(i int) error {
+			_, err := s.adapter.GetSessionAndUser(ctx, sessionToken(pick(i)))
+			return err
+		}, func(i int) error { k := pick(i); return raw.getSessionAndUser(ctx, sessionToken(k), userID(k)) }},
+		{"getUserByAccount", func(i int) error {
+			_, err := s.adapter.GetUserByAccount(ctx, core.AccountKey{Provider: provider, ProviderAccountID: accountID(pick(i))})
+			return err
+		}, func(i int) error { k := pick(i); return raw.getUserByAccount(ctx, accountID(k), userID(k)) }},
+	}
+	type cost struct{ wall, cpu time.Duration }
+	block := func(f func(int) error, c, n int) cost {
+		var wg sync.WaitGroup
+		cpu0 := processCPU()
+		start := time.Now()
+		for w := range c {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < n; i += c {
+					if err := f(i); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return cost{time.Since(start), processCPU() - cpu0}
+	}
+	for _, op := range ops {
+		for _, c := range []int{1, 32} {
+			var wall, cpu []float64
+			for b := range 60 {
+				var ta, tr cost
+				if b%2 == 0 {
+					ta, tr = block(op.adapter, c, 2000), block(op.raw, c, 2000)
+				} else {
+					tr, ta = block(op.raw, c, 2000), block(op.adapter, c, 2000)
+				}
+				wall = append(wall, float64(tr.wall)/float64(ta.wall))
+				cpu = append(cpu, float64(tr.cpu)/float64(ta.cpu))
+			}
+			slices.Sort(wall)
+			slices.Sort(cpu)
+			q := func(r []float64) string {
+				return fmt.Sprintf("%.3f (quartiles %.3f–%.3f)", r[len(r)/2], r[len(r)/4], r[3*len(r)/4])
+			}
+			t.Logf("%s c%d: adapter/raw, median of %d paired blocks of 2,000 calls: wall %s, CPU %s", op.name, c, len(wall), q(wall), q(cpu))
+		}
+	}
+}
+
+// processCPU returns the CPU time the process has used.
+func processCPU() time.Duration {
+	var ts syscall.Timespec
+	const clockProcessCPUTimeID = 2
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
