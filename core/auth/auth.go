@@ -151,8 +151,9 @@ var ErrShortSecret = errors.New("secret too short")
 
 // CheckSecrets reports whether secrets (newest first) may seal or sign
 // anything: at least one, none empty, and each at least [MinSecretLength]
-// bytes unless allowShort. Modules that take secrets of their own check
-// them with it, or with [Auth.CheckSecrets] to share the Auth's setting.
+// bytes unless allowShort. Code that takes secrets of its own (a
+// handler.Reader without an Auth) checks them with it, or with
+// [Auth.CheckSecrets] to share the Auth's setting.
 func CheckSecrets(secrets []string, allowShort bool) error {
 	if len(secrets) == 0 {
 		return fmt.Errorf("%w: Secrets needs at least one secret (newest first)", ErrInvalidConfig)
