@@ -32,8 +32,8 @@ func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session,
 //     write, so junk cookies cannot turn reads into writes;
 //   - an expired session the adapter returns (its clock may lag the
 //     library's) is deleted, to clean up, and gives nil; one the adapter
-//     hides is the adapter's to remove (it may delete it as it reads, and
-//     every built-in adapter removes it with PurgeExpired or a TTL);
+//     hides is the adapter's to remove (every built-in adapter deletes
+//     it as it reads it, and PurgeExpired or a TTL the ones nobody reads);
 //   - otherwise the session is extended to MaxAge from now, at most once
 //     per UpdateAge (every access when UpdateAge is zero), and returned
 //     with its new expiry; extended reports that it was (the caller then
