@@ -20,16 +20,22 @@ func TestConformance(t *testing.T) {
 			Parallel: true, // postgres, mysql and sqlite at once: each test has a database of its own
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false)
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}, Peer: func(t testing.TB) any {
-					b, err := New(db.gdb)
-					if err != nil {
-						t.Fatalf("second New on the same database: %v", err)
-					}
-					t.Cleanup(func() { _ = b.Close() })
-					return b
-				}}
+				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}, Peer: peerOn(db)}
 			},
 		})
+	}
+}
+
+// peerOn gives the conformance suite a second adapter on db, made with the
+// same options as the first (the two-instance rules).
+func peerOn(db *testDB, opts ...Option) func(t testing.TB) any {
+	return func(t testing.TB) any {
+		b, err := New(db.gdb, opts...)
+		if err != nil {
+			t.Fatalf("second New on the same database: %v", err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		return b
 	}
 }
 
