@@ -38,6 +38,9 @@ type options struct {
 	cluster   *bool
 	claimTTL  time.Duration
 	unstorage *string
+	// WithReplicaAck
+	ackReplicas int
+	ackTimeout  time.Duration
 }
 
 // WithPrefix sets the prefix of every key the adapter reads and writes
@@ -80,7 +83,24 @@ func New(client redis.UniversalClient, opts ...Option) (*Adapter, error) {
 	if o.claimTTL <= 0 {
 		return nil, fmt.Errorf("redisadapter.New: claim TTL %v is not positive: %w", o.claimTTL, core.ErrInvalidInput)
 	}
+	if o.ackReplicas > 0 && o.ackTimeout < 0 {
+		return nil, fmt.Errorf("redisadapter.New: replica-ack timeout %v is negative (0 waits for ever): %w", o.ackTimeout, core.ErrInvalidInput)
+	}
 	_, isCluster := client.(*redis.ClusterClient)
+	a, err := build(client, o, isCluster)
+	if err != nil || o.ackReplicas <= 0 {
+		return a, err
+	}
+	ac := newAckClient(a.c, o.ackReplicas, o.ackTimeout, a.s)
+	a.c = ac
+	if a.u != nil {
+		a.u.c = ac
+	}
+	return a, nil
+}
+
+// build is New after the checks that do not depend on the layout.
+func build(client redis.UniversalClient, o options, isCluster bool) (*Adapter, error) {
 	if o.unstorage != nil {
 		if isCluster || (o.cluster != nil && *o.cluster) {
 			return nil, fmt.Errorf("redisadapter.New: WithUnstorageLayout cannot run on Redis Cluster: unstorage's keys carry no hash tags, so the adapter's atomic scripts would span hash slots (CROSSSLOT); use a single server or a failover client: %w", core.ErrInvalidInput)
