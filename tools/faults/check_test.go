@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -44,6 +45,11 @@ type checked struct {
 	lost    []string // an acknowledged write or delete not (or no longer) in effect
 	partial []string // a record left by an acknowledged deleteUser
 	claims  []string // provisional claims left (see leftover.claim)
+	// By kind, for the failover rows: an acknowledged useVerificationToken
+	// whose token is back, an acknowledged deleteUser whose user or one of
+	// whose sessions is back, an acknowledged createSession whose session
+	// is gone.
+	tokensBack, deletedBack, sessionsBack, sessionsLost int
 }
 
 // check compares what the load had acknowledged with what the server holds.
@@ -72,6 +78,7 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 				return c, err
 			}
 			if found {
+				c.deletedBack++
 				lost("user %s: deleteUser was acknowledged, but the user is still there", u.id)
 			}
 			left, err := rv.leftovers(ctx, u)
@@ -79,6 +86,9 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 				return c, err
 			}
 			for _, l := range left {
+				if !l.claim && (strings.Contains(l.what, "session:{") || strings.Contains(l.what, ":sessions")) {
+					c.sessionsBack++
+				}
 				msg := fmt.Sprintf("user %s deleted (acknowledged) but %s is left", u.id, l.what)
 				switch {
 				case l.claim:
@@ -120,6 +130,7 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 			}
 			switch {
 			case !found || uid != u.id:
+				c.sessionsLost++
 				lost("session %s of user %s: acknowledged, found=%v userId=%q", u.session, u.id, found, uid)
 			case !slices.ContainsFunc(u.sessExpires, func(t time.Time) bool { return t.Equal(exp) }):
 				lost("session %s of user %s: expires %v, want the acknowledged %v (or one of %v)",
@@ -150,6 +161,7 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 			return c, err
 		}
 		if tok.useAck && found {
+			c.tokensBack++
 			lost("verification token %s: used (acknowledged) but still there", tok.key.Identifier)
 		}
 		if !tok.useAck && !found {

@@ -64,11 +64,12 @@ func TestFaults(t *testing.T) {
 		{provision.BackendRedis, runRedis},
 		{provision.BackendRedisCluster, runRedisCluster},
 		{provision.BackendMongoDB, runStandin},
+		{provision.BackendRedisCluster + "-failover", runFailover},
 	} {
 		t.Run(b.name, func(t *testing.T) { b.run(t, tp, add) })
 	}
 
-	table := formatTable(rows)
+	table := formatTable(rows) + formatFailoverTable(rows)
 	host, _ := os.Hostname()
 	fmt.Printf("\nFault injection (tools/faults, TestFaults): %d workers, %v per call, %d CPUs (%s/%s, %s), %v in all\n%s\n",
 		workers, callTimeout, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, host, time.Since(started).Round(time.Second), table)
@@ -80,6 +81,10 @@ func TestFaults(t *testing.T) {
 // judge fails t for every rule row r breaks.
 func judge(t *testing.T, r row) {
 	t.Helper()
+	if r.failover != nil {
+		judgeFailover(t, r)
+		return
+	}
 	where := r.backend + "/" + r.fault
 	if r.lost > 0 && r.durable {
 		t.Errorf("%s: %d acknowledged write(s) lost on a durable server", where, r.lost)
@@ -134,6 +139,9 @@ func formatTable(rows []row) string {
 	b.WriteString("| backend | fault | ops | errors in fault | errors outside | down | back → first success | acked checked | lost | partial | claims left | panics | hung | late, process stalled |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
+		if r.failover != nil {
+			continue
+		}
 		rec := "never"
 		if r.recovery >= 0 {
 			rec = ms(r.recovery)

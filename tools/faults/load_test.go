@@ -410,6 +410,9 @@ type row struct {
 	starved        int // late calls explained by the process not being scheduled
 	maxLate        time.Duration
 	details        []string
+	// By kind (see checked), and for the failover rows (failover_test.go).
+	tokensBack, deletedBack, sessionsBack, sessionsLost int
+	failover                                            *failoverFigures
 }
 
 // fault breaks the service and repairs it. It returns when the fault began
@@ -555,6 +558,7 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 		t.Fatalf("%s/%s: reading the server back: %v", backend, f.name, err)
 	}
 	r.acked, r.lost, r.partial, r.claims = res.acked, r.lost+len(res.lost), len(res.partial), len(res.claims)
+	r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost = res.tokensBack, res.deletedBack, res.sessionsBack, res.sessionsLost
 	r.details = append(r.details, res.lost...)
 	r.details = append(r.details, res.partial...)
 	if len(res.claims) > 0 {
