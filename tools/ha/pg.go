@@ -21,6 +21,8 @@ type pgSetup struct {
 	uid   int
 	gid   int
 	env   []string
+	// exited has a channel per node started, closed when it exits.
+	exited []chan struct{}
 }
 
 // monitorSettings shorten the monitor's health checks, so that a dead
@@ -208,7 +210,9 @@ func (p *pgSetup) runNode(i int, args ...string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	go func() { _ = cmd.Wait() }()
+	exited := make(chan struct{})
+	p.exited = append(p.exited, exited)
+	go func() { _ = cmd.Wait(); close(exited) }()
 	return os.WriteFile(filepath.Join(p.dir, name+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 }
 
@@ -237,7 +241,15 @@ func (p *pgSetup) start(wait time.Duration) error {
 	if err := os.RemoveAll(p.dir); err != nil {
 		return err
 	}
-	for _, d := range []string{p.dir, filepath.Join(p.dir, "xdg", "run")} {
+	// pg_autoctl's processes create their state directories concurrently
+	// and one may fail with "File exists": they are made here first.
+	dirs := []string{p.dir}
+	for i := range p.ports {
+		for _, x := range []string{"run", "config", "data"} {
+			dirs = append(dirs, filepath.Join(p.dir, "xdg", x, "pg_autoctl", p.data(i)))
+		}
+	}
+	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
@@ -252,7 +264,18 @@ func (p *pgSetup) start(wait time.Duration) error {
 	}
 	step := func(what string, ok func() error) error {
 		var last error
-		if !waitFor(time.Until(deadline), func() bool { last = ok(); return last == nil }) {
+		if !waitFor(time.Until(deadline), func() bool {
+			for i, e := range p.exited {
+				select {
+				case <-e:
+					last = fmt.Errorf("pg_autoctl of %s exited (see %s.log)", filepath.Base(p.data(i)), p.data(i))
+					return true
+				default:
+				}
+			}
+			last = ok()
+			return last == nil
+		}) || last != nil {
 			return fmt.Errorf("pg: %s: %w (logs in %s)", what, last, p.dir)
 		}
 		return nil
