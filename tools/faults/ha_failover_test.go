@@ -96,6 +96,12 @@ func haTool(t *testing.T, bin string, args ...string) string {
 // killPidfile sends SIGKILL to the process (group, when group) whose pid
 // dir/name holds.
 func killPidfile(dir, name string, group bool) error {
+	return signalPidfile(dir, name, group, syscall.SIGKILL)
+}
+
+// signalPidfile sends sig to the process (group, when group) whose pid
+// dir/name holds.
+func signalPidfile(dir, name string, group bool, sig syscall.Signal) error {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		return err
@@ -107,7 +113,7 @@ func killPidfile(dir, name string, group bool) error {
 	if group {
 		pid = -pid
 	}
-	return syscall.Kill(pid, syscall.SIGKILL)
+	return syscall.Kill(pid, sig)
 }
 
 // cleanupPidfiles kills, when t ends, every process of a tools/ha
@@ -164,32 +170,116 @@ func runSentinelFailover(t *testing.T, bin string) []haRow {
 	sentinelPort, _ := strconv.Atoi(strings.Split(sentinels, ",")[0])
 
 	var rows []haRow
-	for i, s := range []struct {
+	type run struct {
 		a      *redisadapter.Adapter
 		option string
 		ack    bool
-	}{
-		{plain, "defaults (asynchronous replication)", false},
-		{acked, fmt.Sprintf("WithReplicaAck(1, %v)", ackTimeout), true},
-	} {
+		freeze bool
+	}
+	var runs []run
+	for _, freeze := range []bool{false, true} {
+		runs = append(runs,
+			run{plain, "defaults (asynchronous replication)", false, freeze},
+			run{acked, fmt.Sprintf("WithReplicaAck(1, %v)", ackTimeout), true, freeze})
+	}
+	for i, s := range runs {
 		// Each failover starts from a master with its replica online:
 		// tools/ha reuses the deployment if it is so, and starts it afresh
 		// (same ports) after the previous failover left it without one.
 		if i > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if err := waitFor(ctx, func(ctx context.Context) error { return replicaOnline(ctx, sentinelPort) }); err != nil {
+				t.Logf("before failover %d: %v; tools/ha starts the deployment afresh", i+1, err)
+			}
+			cancel()
 			haTool(t, bin, args...)
 		}
 		f := fault{name: "SIGKILL of the master, replica promoted by the sentinels", crash: true,
 			inject: func(ctx context.Context) (time.Time, time.Time, error) {
 				return killMaster(ctx, dir, sentinelPort)
 			}}
+		deployment := "Redis Sentinel (master + replica + 3 sentinels, down-after 1000 ms): master SIGKILLed"
+		if s.freeze {
+			f = fault{name: "SIGSTOP of the master until the replica is promoted, then SIGCONT", crash: true,
+				inject: func(ctx context.Context) (time.Time, time.Time, error) {
+					return freezeMaster(ctx, dir, sentinelPort)
+				}}
+			deployment = "Redis Sentinel: master frozen (SIGSTOP) until its replica is promoted, then resumed"
+		}
 		r := runScenario(t, "redis-sentinel", false, s.a, redisRaw{c: rawC}, f, fmt.Sprintf("se%d%s", i, randomHex(3)))
-		rows = append(rows, haRow{row: r, deployment: "Redis Sentinel (master + replica + 3 sentinels, down-after 1000 ms)", option: s.option, promised: s.ack})
+		rows = append(rows, haRow{row: r, deployment: deployment, option: s.option, promised: s.ack})
 	}
 	return rows
 }
 
+// replicaOnline: the master the sentinels name has its replica online.
+func replicaOnline(ctx context.Context, sentinelPort int) error {
+	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(sentinelPort)})
+	defer sc.Close()
+	addr, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+	if err != nil {
+		return err
+	}
+	c := redis.NewClient(redisOptions("127.0.0.1:" + addr[1]))
+	defer c.Close()
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(info, "connected_slaves:1") || !strings.Contains(info, "state=online") {
+		return fmt.Errorf("master %s: no replica online yet", addr[1])
+	}
+	return nil
+}
+
+// freezeMaster stops the master the sentinels name (SIGSTOP: clients
+// still reach it, it answers nothing), waits until they promote its
+// replica, resumes it (SIGCONT: it runs and acknowledges what clients sent
+// it meanwhile) and returns when the sentinels have made it the new
+// master's replica, which throws away what it acknowledged.
+func freezeMaster(ctx context.Context, dir string, sentinelPort int) (time.Time, time.Time, error) {
+	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(sentinelPort)})
+	defer sc.Close()
+	addr, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+	if err != nil {
+		return time.Now(), time.Now(), err
+	}
+	pidfile := "redis-" + addr[1] + ".pid"
+	began := time.Now()
+	if err := signalPidfile(dir, pidfile, false, syscall.SIGSTOP); err != nil {
+		return began, began, err
+	}
+	err = waitFor(ctx, func(ctx context.Context) error {
+		now, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+		if err == nil && now[1] == addr[1] {
+			err = fmt.Errorf("the sentinels still name %s", addr[1])
+		}
+		return err
+	})
+	back := time.Now()
+	if cerr := signalPidfile(dir, pidfile, false, syscall.SIGCONT); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return began, back, err
+	}
+	err = waitFor(ctx, func(ctx context.Context) error {
+		c := redis.NewClient(redisOptions("127.0.0.1:" + addr[1]))
+		defer c.Close()
+		info, err := c.Info(ctx, "replication").Result()
+		if err == nil && (!strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up")) {
+			err = fmt.Errorf("the old master %s is not a replica in sync yet", addr[1])
+		}
+		return err
+	})
+	return began, back, err
+}
+
 // killMaster kills the master the sentinels name and returns when a
-// sentinel names the replica instead and it answers as a master.
+// sentinel names the replica instead and it answers as a master. It then
+// starts the killed server again, empty, as tools/ha did: the sentinels
+// turn it into the new master's replica (without one, the writes of
+// WithReplicaAck(1, …) fail after the failover until a replica is back).
 func killMaster(ctx context.Context, dir string, sentinelPort int) (time.Time, time.Time, error) {
 	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(sentinelPort)})
 	defer sc.Close()
@@ -220,7 +310,16 @@ func killMaster(ctx context.Context, dir string, sentinelPort int) (time.Time, t
 		}
 		return nil
 	})
-	return began, time.Now(), err
+	back := time.Now()
+	if err != nil {
+		return began, back, err
+	}
+	port := addr[1]
+	err = run(ctx, "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--daemonize", "yes", "--dir", dir,
+		"--pidfile", filepath.Join(dir, "redis-"+port+".pid"), "--logfile", filepath.Join(dir, "redis-"+port+".log"),
+		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+	return began, back, err
 }
 
 // ---- PostgreSQL HA -----------------------------------------------------------
