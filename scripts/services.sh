@@ -486,13 +486,21 @@ ensure_chromium() {
 
 ### High availability: Redis Sentinel, PostgreSQL HA ##########################
 
+ha_bin=
+# ensure_ha_bin: build tools/ha and export its path once (the fault suite
+# starts private deployments with it, even when the caller gave the URLs).
+ensure_ha_bin() {
+	if [[ -z $ha_bin ]]; then
+		ha_bin=$(tool_binary ha '' .)
+		export_line AUTHPORT_HA_BIN "$ha_bin"
+	fi
+}
+
 # ha_service COMMAND VAR: run tools/ha COMMAND (sentinel or pg), which
 # starts the deployment or reuses a healthy one and prints VAR=VALUE.
 ha_service() {
-	local bin out
-	bin=$(tool_binary ha '' .)
-	export_line AUTHPORT_HA_BIN "$bin"
-	out=$(quiet_err "ha-$1" timeout 600 "$bin" "$1") || die_log "ha-$1" "tools/ha $1 failed"
+	local out
+	out=$(quiet_err "ha-$1" timeout 600 "$ha_bin" "$1") || die_log "ha-$1" "tools/ha $1 failed"
 	[[ $out == "$2="* ]] || die "tools/ha $1 printed '$out', not $2=..."
 	export_line "$2" "${out#*=}"
 }
@@ -505,12 +513,14 @@ quiet_err() {
 }
 
 ensure_redis_sentinel() {
+	ensure_ha_bin
 	given AUTHPORT_REDIS_SENTINEL_URL redis-sentinel && return
 	ensure_redis_installed
 	ha_service sentinel AUTHPORT_REDIS_SENTINEL_URL
 }
 
 ensure_postgres_ha() {
+	ensure_ha_bin
 	given AUTHPORT_POSTGRES_HA_URL postgres-ha && return
 	need_root "running PostgreSQL HA (pg_auto_failover, as user postgres)"
 	if ! command -v pg_autoctl >/dev/null; then
