@@ -24,7 +24,10 @@ type env struct {
 	a      any
 	raw    Raw
 	purger core.ExpiredPurger
-	seq    atomic.Int64
+	// peer is a second adapter instance on the same store, for the rules
+	// with needsPeer; nil otherwise.
+	peer any
+	seq  atomic.Int64
 }
 
 // id returns a fresh id with the prefix, unique within the test. The

@@ -39,6 +39,15 @@ type Fixture struct {
 	// so that the suite checks the database and not only what the adapter
 	// says. It may also implement [Mentioner] and [ConsistencyChecker].
 	Raw Raw
+	// Peer, optional, returns a second adapter instance on the same
+	// storage as Adapter, as a second process of the application would
+	// open one: its own adapter value (and, where the backend has them, its
+	// own client and in-process state), reading and writing the records
+	// Adapter reads and writes. The rules that run two instances against
+	// one store are skipped, with this field named, when Peer is nil. A
+	// backend whose store is the adapter value itself (an in-process map)
+	// may return Adapter.
+	Peer func(t testing.TB) any
 }
 
 // Raw reads every stored record of one kind straight from the backend's

@@ -250,11 +250,13 @@ func flowRules() []rule {
 			c.advance(time.Hour + time.Second)
 			e.expectRemovedOnAccess(t, a, s.SessionToken)
 		}},
-		{group: "sessionLifetime", name: "hidden_expired_session_is_nil_and_costs_no_write", run: func(t *testing.T, e *env) {
+		{group: "sessionLifetime", name: "expired_session_is_nil_without_a_library_write", run: func(t *testing.T, e *env) {
 			// Expired by the adapter's clock too, which hides it: the
-			// library gets nil and writes nothing (it cannot tell the
-			// token from an unknown one, issue 23 item 3); removing it is
-			// the adapter's (PurgeExpired, a TTL, or deleting as it reads).
+			// library gets nil and calls no write method (it cannot tell
+			// the token from an unknown one, issue 23 item 3). Removing it
+			// is the adapter's, as it reads (the rule
+			// getSessionAndUser/expired_session_removed_on_access checks
+			// the raw store), by PurgeExpired or by a TTL.
 			full, ok := e.a.(core.Adapter)
 			if !ok {
 				t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)

@@ -1,7 +1,10 @@
 package conformance
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,6 +143,75 @@ func sessionRules() []rule {
 			}
 		}},
 
+		{group: string(getSessionAndUser), name: "expired_session_removed_on_access", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
+			// SPEC §3: a session accessed after it expires is removed from
+			// the database. Checked in the raw store: the record and, on
+			// stores with indexes, every entry that mentions its token.
+			u := e.newUser()
+			e.createUser(t, u)
+			keep := e.newSession(u.ID)
+			e.createSession(t, keep)
+			s := e.newSession(u.ID)
+			s.Expires = time.Now().Add(-time.Minute)
+			e.createSession(t, s)
+			if su := e.getSessionAndUser(t, s.SessionToken); su != nil {
+				t.Errorf("getSessionAndUser of an expired session = %s, want nil", show(su))
+			}
+			expectEqual(t, "stored sessions after the expired one was accessed", e.state(t).Sessions, []core.Session{keep.Normalize()})
+			if m, ok := e.raw.(Mentioner); ok {
+				left, err := m.Mentions(e.ctx, s.SessionToken)
+				if err != nil {
+					t.Fatalf("raw mentions: %v", err)
+				}
+				if len(left) > 0 {
+					t.Errorf("after the expired session was accessed, the store still mentions its token in %q", left)
+				}
+			}
+			if su := e.getSessionAndUser(t, keep.SessionToken); su == nil {
+				t.Error("the user's other session is gone after the expired one was removed")
+			}
+		}},
+		{group: string(updateSession), name: "two_instances_update_different_fields", needs: []core.Method{createUser, getSessionAndUser}, needsPeer: true, run: func(t *testing.T, e *env) {
+			// Two adapter instances on one store: one extends a session
+			// while the other moves it to another user. Both are kept.
+			instances := []core.SessionUpdater{e.a.(core.SessionUpdater), e.peer.(core.SessionUpdater)}
+			for round := range 10 {
+				u, other := e.newUser(), e.newUser()
+				e.createUser(t, u)
+				e.createUser(t, other)
+				s := e.newSession(u.ID)
+				e.createSession(t, s)
+				want := s.Normalize()
+				want.UserID = other.ID
+				want.Expires = core.NormalizeTime(s.Expires.Add(time.Duration(round+1) * time.Hour))
+				updates := []core.SessionUpdate{
+					{SessionToken: s.SessionToken, Expires: core.Set(want.Expires)},
+					{SessionToken: s.SessionToken, UserID: core.Set(other.ID)},
+				}
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				errs := make([]error, len(updates))
+				for i, up := range updates {
+					wg.Go(func() {
+						<-start
+						_, errs[i] = instances[i%2].UpdateSession(e.ctx, up)
+					})
+				}
+				close(start)
+				wg.Wait()
+				if err := errors.Join(errs...); err != nil {
+					t.Fatal(err)
+				}
+				su := e.getSessionAndUser(t, s.SessionToken)
+				if su == nil {
+					t.Fatalf("round %d: getSessionAndUser after the concurrent updates = nil", round)
+				}
+				expectSession(t, fmt.Sprintf("round %d: session after concurrent updates of expires and userId through two instances", round), &su.Session, want)
+				if t.Failed() {
+					return
+				}
+			}
+		}},
 		{group: string(updateSession), name: "changes_only_given_fields", needs: []core.Method{createUser, createSession, getSessionAndUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)

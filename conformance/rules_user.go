@@ -343,6 +343,46 @@ func userRules() []rule {
 				}
 			}
 		}},
+		{group: string(updateUser), name: "two_instances_update_different_fields", needs: []core.Method{createUser, getUser}, needsPeer: true, run: func(t *testing.T, e *env) {
+			// Two adapter instances on one store (two processes of the
+			// application) update different fields of one user at once:
+			// each writes only the fields it is given, so every update
+			// is kept. In-process serialisation cannot pass this rule.
+			instances := []core.UserUpdater{e.a.(core.UserUpdater), e.peer.(core.UserUpdater)}
+			for round := range 10 {
+				u := e.newUser()
+				e.createUser(t, u)
+				want := u.Normalize()
+				want.Name = ptr(fmt.Sprintf("name %d", round))
+				want.Image = ptr(fmt.Sprintf("image %d", round))
+				want.Email = e.id("moved") + "@example.com"
+				want.EmailVerified = ptr(core.NormalizeTime(at(time.Duration(round+1) * time.Hour)))
+				updates := []core.UserUpdate{
+					{ID: u.ID, Name: core.Set(want.Name)},
+					{ID: u.ID, Image: core.Set(want.Image)},
+					{ID: u.ID, EmailVerified: core.Set(want.EmailVerified)},
+					{ID: u.ID, Email: core.Set(want.Email)},
+				}
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				errs := make([]error, len(updates))
+				for i, up := range updates {
+					wg.Go(func() {
+						<-start
+						_, errs[i] = instances[i%2].UpdateUser(e.ctx, up)
+					})
+				}
+				close(start)
+				wg.Wait()
+				if err := errors.Join(errs...); err != nil {
+					t.Fatal(err)
+				}
+				expectUser(t, fmt.Sprintf("round %d: getUser after four concurrent updates of different fields through two instances", round), e.getUser(t, u.ID), want)
+				if t.Failed() {
+					return
+				}
+			}
+		}},
 		{group: string(updateUser), name: "moves_email", needs: []core.Method{createUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)

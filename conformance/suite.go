@@ -45,7 +45,10 @@ type rule struct {
 	// needsRawWriter marks rules that write through the [RawWriter] view;
 	// they are skipped, named, when the Raw view does not offer it.
 	needsRawWriter bool
-	run            func(t *testing.T, e *env)
+	// needsPeer marks rules that run a second adapter instance on the same
+	// store ([Fixture.Peer]); they are skipped, named, without one.
+	needsPeer bool
+	run       func(t *testing.T, e *env)
 }
 
 // Run runs every rule of the contract against the backend h describes, as
@@ -116,10 +119,22 @@ func runRule(t *testing.T, h Harness, r rule) {
 	if _, ok := f.Raw.(RawWriter); r.needsRawWriter && !ok {
 		t.Skipf("the Raw view %T does not implement conformance.RawWriter, which this rule writes through", f.Raw)
 	}
+	if r.needsPeer && f.Peer == nil {
+		t.Skip("the harness gives no second adapter instance on the same store (conformance.Fixture.Peer is nil), which this rule runs")
+	}
 	purger, _ := f.Adapter.(core.ExpiredPurger)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	e := &env{ctx: ctx, a: f.Adapter, raw: f.Raw, purger: purger}
+	if r.needsPeer {
+		e.peer = f.Peer(t)
+		if e.peer == nil {
+			t.Fatal("conformance.Fixture.Peer returned nil")
+		}
+		if missing := core.Probe(e.peer).Missing(needs...); len(missing) > 0 {
+			t.Fatalf("the peer adapter %T lacks %v, which the fixture's adapter has", e.peer, missing)
+		}
+	}
 	if c, ok := f.Raw.(ConsistencyChecker); ok {
 		// Registered before the rule runs so that it runs after the rule
 		// and before the fixture's own teardown.

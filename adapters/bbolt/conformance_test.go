@@ -13,7 +13,15 @@ func TestConformance(t *testing.T) {
 		Name: "bbolt",
 		New: func(t testing.TB) conformance.Fixture {
 			a, raw := newTestAdapter(t)
-			return conformance.Fixture{Adapter: a, Raw: raw}
+			return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
+				// A second adapter on the same open file (bbolt locks the
+				// file to one process).
+				b, err := New(a.DB())
+				if err != nil {
+					t.Fatalf("New on the same *bbolt.DB: %v", err)
+				}
+				return b
+			}}
 		},
 	})
 }

@@ -91,10 +91,12 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 }
 
 // GetSessionAndUser implements getSessionAndUser in one read transaction. An
-// expired session is not returned; it stays stored until PurgeExpired (or
-// DeleteSession) removes it.
+// expired session is not returned; it is then removed with its index
+// entries in a write transaction (SPEC §3: removed when accessed), if it is
+// still expired there, so that a concurrent extension wins.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	var out *core.SessionAndUser
+	expired := false
 	err := a.view(ctx, func(tx *bolt.Tx) error {
 		sessions, users, err := bucket2(tx, a.root, bucketSessions, bucketUsers)
 		if err != nil {
@@ -113,6 +115,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		}
 		s := core.Session{SessionToken: sessionToken, Expires: expires}
 		if s.Expired(a.now()) {
+			expired = true
 			return nil
 		}
 		urec := users.Get(uid)
@@ -122,10 +125,29 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		out, err = decodeSessionAndUser(s, urec)
 		return err
 	})
+	if err == nil && expired {
+		err = a.removeExpiredSession(ctx, sessionToken)
+	}
 	if err != nil {
 		return nil, wrap(core.MethodGetSessionAndUser, err)
 	}
 	return out, nil
+}
+
+// removeExpiredSession removes the session with the token and its index
+// entries if it is stored and expired.
+func (a *Adapter) removeExpiredSession(ctx context.Context, sessionToken string) error {
+	return a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		s, err := getSession(b.sessions, sessionToken)
+		if err != nil || s == nil || !s.Expired(a.now()) {
+			return err
+		}
+		return removeSession(b, s)
+	})
 }
 
 // UpdateSession implements updateSession. A changed user or expiry moves the

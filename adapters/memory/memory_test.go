@@ -15,7 +15,9 @@ func TestConformance(t *testing.T) {
 
 func newFixture(testing.TB) conformance.Fixture {
 	a := memory.New()
-	return conformance.Fixture{Adapter: a, Raw: rawView{
+	return conformance.Fixture{Adapter: a, Peer: func(testing.TB) any {
+		return a // the store is the adapter value: a second "instance" shares it
+	}, Raw: rawView{
 		Raw: conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
 			return conformance.Records(a.Snapshot()), nil
 		}),

@@ -34,8 +34,9 @@ type Adapter struct {
 	transactions   bool
 	atomicFAM      bool
 	ttl            atomic.Bool
-	// locks serialises the updates of each record where the server's
-	// updates are not atomic (atomicFAM false); nil otherwise.
+	// locks serialises the updates of each record, within the process and
+	// across processes (a lock document), where the server's updates are
+	// not atomic (atomicFAM false); nil otherwise.
 	locks *recordLocks
 }
 
@@ -53,11 +54,15 @@ type Collections struct {
 	Sessions           string
 	VerificationTokens string
 	Authenticators     string
+	// Locks holds short-lived lock documents, used only on servers whose
+	// updates are not atomic (see [Capabilities.AtomicFindAndModify]).
+	Locks string
 }
 
 // DefaultCollections returns the default collection names: users,
 // accounts, sessions and verification_tokens, as Auth.js's MongoDB adapter
-// names them, and authenticators (which that adapter does not store).
+// names them, authenticators (which that adapter does not store), and
+// authport_locks (used only on servers whose updates are not atomic).
 func DefaultCollections() Collections {
 	return Collections{
 		Users:              "users",
@@ -65,6 +70,7 @@ func DefaultCollections() Collections {
 		Sessions:           "sessions",
 		VerificationTokens: "verification_tokens",
 		Authenticators:     "authenticators",
+		Locks:              "authport_locks",
 	}
 }
 
@@ -76,6 +82,7 @@ func (c Collections) validate() error {
 		{"Sessions", c.Sessions},
 		{"VerificationTokens", c.VerificationTokens},
 		{"Authenticators", c.Authenticators},
+		{"Locks", c.Locks},
 	}
 	for i, k := range kinds {
 		if reason := invalidCollectionName(k.name); reason != "" {
@@ -139,6 +146,7 @@ func WithCollections(c Collections) Option {
 		set(&cfg.names.Sessions, c.Sessions)
 		set(&cfg.names.VerificationTokens, c.VerificationTokens)
 		set(&cfg.names.Authenticators, c.Authenticators)
+		set(&cfg.names.Locks, c.Locks)
 	}
 }
 
@@ -186,10 +194,13 @@ type Capabilities struct {
 	// only the caller whose delete removed it gets it. FerretDB also applies
 	// an update by rewriting the whole document, so that two concurrent
 	// updates of different fields of one record can lose one; there the
-	// adapter serialises the updates of each record (a lock per record id,
-	// striped, held for the one findOneAndUpdate). That lock is within the
-	// process: several processes updating one record on FerretDB can still
-	// lose an update.
+	// adapter serialises the updates of each record, held for the one
+	// findOneAndUpdate: within the process by a striped lock, and across
+	// processes by a lock document in the Locks collection (see
+	// [Collections]), inserted under the record's key (a unique _id) and
+	// deleted after the update. A lock document left by a process that
+	// stopped mid-update is taken over after 3 seconds; an update stalled
+	// longer than that can then lose a concurrent one.
 	AtomicFindAndModify bool
 	// TTL is true when [Adapter.EnsureIndexes] created TTL indexes on the
 	// expiry of sessions and verification tokens, so that the server
@@ -245,7 +256,7 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 	}
 	a.atomicFAM = fam
 	if !fam {
-		a.locks = newRecordLocks()
+		a.locks = newRecordLocks(db.Collection(cfg.names.Locks))
 	}
 	if !cfg.noLookup {
 		lk, err := a.detectLookup(ctx)

@@ -444,13 +444,18 @@ func TestExpiredNeverReturned(t *testing.T) {
 		t.Fatal(err)
 	}
 	past := time.Now().Add(-time.Second)
-	for i, tok := range []string{"s1", "s2"} {
+	// s1 and s3 expired, s2 live; s1 is read (and so removed on access,
+	// SPEC §3), s3 is left to PurgeExpired.
+	for i, tok := range []string{"s1", "s2", "s3"} {
 		exp := past
 		if i == 1 {
 			exp = time.Now().Add(time.Hour)
 		}
 		if _, err := a.CreateSession(ctx, core.Session{SessionToken: tok, UserID: "u", Expires: exp}); err != nil {
 			t.Fatal(err)
+		}
+		if tok == "s3" {
+			continue
 		}
 		if _, err := a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: tok, Expires: exp}); err != nil {
 			t.Fatal(err)
@@ -472,7 +477,7 @@ func TestExpiredNeverReturned(t *testing.T) {
 	for _, coll := range []string{"sessions", "verification_tokens"} {
 		n, err := db.Collection(coll).CountDocuments(ctx, bson.D{{Key: "token", Value: "s1"}})
 		if coll == "sessions" {
-			n, err = db.Collection(coll).CountDocuments(ctx, bson.D{{Key: "sessionToken", Value: "s1"}})
+			n, err = db.Collection(coll).CountDocuments(ctx, bson.D{{Key: "sessionToken", Value: bson.D{{Key: "$in", Value: bson.A{"s1", "s3"}}}}})
 		}
 		if err != nil || n != 0 {
 			t.Errorf("%s: expired record left after PurgeExpired (%d, %v)", coll, n, err)

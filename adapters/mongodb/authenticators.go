@@ -107,7 +107,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 // gives an error matching [core.ErrNotFound]; a negative counter one matching
 // [core.ErrInvalidInput]. Where the server's updates are not atomic (see
 // [Capabilities.AtomicFindAndModify]) the updates of one authenticator are
-// serialised within the process.
+// serialised, within the process and across processes.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
 	const m = "updateAuthenticatorCounter"
 	if err := started(ctx, m); err != nil {
@@ -149,8 +149,7 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // did not increase ([core.ErrCounterNotIncreased]). A new counter of 0 is
 // only read: it passes when the stored counter is 0 too. Where the server's
 // updates are not atomic (FerretDB, see [Capabilities.AtomicFindAndModify])
-// the updates of one authenticator are serialised within the process only:
-// processes sharing such a server can still both pass.
+// the updates of one authenticator are serialised, across processes too.
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
 	const m = string(core.ExtensionAdvanceAuthenticatorCounter)
 	if err := started(ctx, m); err != nil {

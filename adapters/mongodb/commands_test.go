@@ -89,6 +89,14 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 	if !caps.AtomicFindAndModify {
 		use = []string{"find verification_tokens", "delete verification_tokens"}
 	}
+	// locked is the cost of an update: where updates are not atomic, the
+	// update is wrapped in the insert and delete of its lock document.
+	locked := func(update string) []string {
+		if caps.AtomicFindAndModify {
+			return []string{update}
+		}
+		return []string{"insert authport_locks", update, "delete authport_locks"}
+	}
 	sweep := []string{"delete sessions", "delete accounts", "delete authenticators"}
 	del := append([]string{"findAndModify users"}, sweep...)
 	if caps.Transactions {
@@ -104,7 +112,7 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		{"createUser (second)", []string{"insert users"}, func() (any, error) { return a.CreateUser(ctx, other) }},
 		{"getUser", []string{"find users"}, func() (any, error) { return a.GetUser(ctx, u.ID) }},
 		{"getUserByEmail", []string{"find users"}, func() (any, error) { return a.GetUserByEmail(ctx, u.Email) }},
-		{"updateUser", []string{"findAndModify users"}, func() (any, error) {
+		{"updateUser", locked("findAndModify users"), func() (any, error) {
 			return a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Name: core.Set(new("Ada"))})
 		}},
 		{"linkAccount", []string{"find users", "insert accounts", "find users"}, func() (any, error) { return a.LinkAccount(ctx, acc) }},
@@ -112,10 +120,10 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		{"getUserByAccount", join("accounts"), func() (any, error) { return a.GetUserByAccount(ctx, acc.Key()) }},
 		{"createSession", []string{"find users", "insert sessions", "find users"}, func() (any, error) { return a.CreateSession(ctx, sess) }},
 		{"getSessionAndUser", join("sessions"), func() (any, error) { return a.GetSessionAndUser(ctx, sess.SessionToken) }},
-		{"updateSession (expires)", []string{"findAndModify sessions"}, func() (any, error) {
+		{"updateSession (expires)", locked("findAndModify sessions"), func() (any, error) {
 			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, Expires: core.Set(time.Now().Add(2 * time.Hour))})
 		}},
-		{"updateSession (userId)", []string{"find users", "findAndModify sessions", "find users"}, func() (any, error) {
+		{"updateSession (userId)", append(append([]string{"find users"}, locked("findAndModify sessions")...), "find users"), func() (any, error) {
 			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, UserID: core.Set(u.ID)})
 		}},
 		{"createVerificationToken", []string{"insert verification_tokens"}, func() (any, error) { return a.CreateVerificationToken(ctx, tok) }},
@@ -129,7 +137,7 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 			}
 			return l, err
 		}},
-		{"updateAuthenticatorCounter", []string{"findAndModify authenticators"}, func() (any, error) {
+		{"updateAuthenticatorCounter", locked("findAndModify authenticators"), func() (any, error) {
 			return a.UpdateAuthenticatorCounter(ctx, au.CredentialID, 8)
 		}},
 		{"deleteSession", []string{"findAndModify sessions"}, func() (any, error) { return a.DeleteSession(ctx, sess.SessionToken) }},

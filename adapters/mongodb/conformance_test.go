@@ -1,7 +1,14 @@
 package mongoadapter_test
 
 import (
+	"context"
 	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/authport/authport/conformance/provision"
 
 	"github.com/authport/authport/conformance"
 
@@ -16,7 +23,7 @@ func TestConformance(t *testing.T) {
 	s := newServer(t, nil)
 	conformance.Run(t, conformance.Harness{Name: "mongodb", New: func(t testing.TB) conformance.Fixture {
 		a, db := newAdapter(t, s)
-		return conformance.Fixture{Adapter: a, Raw: rawView{db: db, names: a.Collections()}}
+		return conformance.Fixture{Adapter: a, Raw: rawView{db: db, names: a.Collections()}, Peer: peerOn(db)}
 	}})
 }
 
@@ -35,6 +42,25 @@ func TestConformanceFallbacks(t *testing.T) {
 	}
 	conformance.Run(t, conformance.Harness{Name: "mongodb", New: func(t testing.TB) conformance.Fixture {
 		a, db := newAdapter(t, s, mongoadapter.WithoutLookup(), mongoadapter.WithoutTransactions())
-		return conformance.Fixture{Adapter: a, Raw: rawView{db: db, names: a.Collections()}}
+		return conformance.Fixture{Adapter: a, Raw: rawView{db: db, names: a.Collections()},
+			Peer: peerOn(db, mongoadapter.WithoutLookup(), mongoadapter.WithoutTransactions())}
 	}})
+}
+
+// peerOn returns a Fixture.Peer: a second adapter on the same database,
+// with a client of its own, as a second process of the application has.
+func peerOn(db *mongo.Database, opts ...mongoadapter.Option) func(t testing.TB) any {
+	return func(t testing.TB) any {
+		t.Helper()
+		c, err := mongo.Connect(options.Client().ApplyURI(provision.MongoDB(t)).SetTimeout(30 * time.Second))
+		if err != nil {
+			t.Fatalf("connecting the second client: %v", err)
+		}
+		t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+		b, err := mongoadapter.New(context.Background(), c.Database(db.Name()), opts...)
+		if err != nil {
+			t.Fatalf("second New on the same database: %v", err)
+		}
+		return b
+	}
 }

@@ -6,3 +6,7 @@ package mongoadapter
 func SetAccountsCollectionForTest(a *Adapter, name string) {
 	a.accounts = a.db.Collection(name)
 }
+
+// LockIDForTest is the _id of the lock document of a user's updates (on
+// servers whose updates are not atomic).
+func LockIDForTest(userID string) string { return lockID(lockUser, userID) }

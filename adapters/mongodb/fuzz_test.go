@@ -10,7 +10,7 @@ import (
 // FuzzAdapterRoundTrip writes records built from fuzzed fields through the
 // adapter into a real MongoDB server and reads them back (see
 // fuzzrecord.RoundTrip), then checks that deleting the user left no
-// document behind. It needs AUTHPORT_MONGODB_URL (or a Docker engine) and
+// document behind. It needs AUTHPORT_MONGODB_URL and
 // skips without one, unless AUTHPORT_REQUIRE names mongodb. Each fuzzing
 // worker has a database of its own.
 func FuzzAdapterRoundTrip(f *testing.F) {

@@ -24,7 +24,7 @@ func TestRecordLocks(t *testing.T) {
 	u1()
 	u2()
 
-	l := newRecordLocks()
+	l := newRecordLocks(nil)
 	unlock, err := l.lock(ctx, lockSession, "s")
 	if err != nil {
 		t.Fatal(err)

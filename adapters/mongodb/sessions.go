@@ -50,9 +50,12 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 
 // GetSessionAndUser is getSessionAndUser: one aggregation joining the
 // session to its user with $lookup where the server supports it, otherwise
-// a find of the session and a find of its user. Both filter on
-// expires > now, so an expired session is never returned, whatever the TTL
-// monitor's lag. A session whose user is gone is not returned either.
+// a find of the session and a find of its user. Both check expires
+// against now, so an expired session is never returned, whatever the TTL
+// monitor's lag; an expired session found is deleted then (SPEC §3:
+// removed when accessed), by a delete that matches it only while it is
+// still expired, so that a concurrent extension wins. A session whose user
+// is gone is not returned either.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	const m = "getSessionAndUser"
 	if err := started(ctx, m); err != nil {
@@ -61,7 +64,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	if !validKey(sessionToken) {
 		return nil, nil
 	}
-	match := bson.D{{Key: fSessionToken, Value: sessionToken}, notExpired()}
+	match := bson.D{{Key: fSessionToken, Value: sessionToken}}
 	if !a.lookup {
 		var sd sessionDoc
 		if err := a.sessions.FindOne(ctx, match).Decode(&sd); err != nil {
@@ -69,6 +72,9 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 				return nil, nil
 			}
 			return nil, wrapErr(ctx, m, err)
+		}
+		if sd.Expires <= now() {
+			return nil, a.removeExpiredSession(ctx, m, sessionToken)
 		}
 		s, err := sd.session()
 		if err != nil {
@@ -97,6 +103,9 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	if len(docs) == 0 {
 		return nil, nil
 	}
+	if docs[0].Expires <= now() {
+		return nil, a.removeExpiredSession(ctx, m, sessionToken)
+	}
 	su, err := docs[0].sessionAndUser()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m, err)
@@ -111,7 +120,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // unknown user, or one deleted concurrently, gives an error matching
 // [core.ErrNotFound] and changes nothing. Where the server's updates
 // are not atomic (see [Capabilities.AtomicFindAndModify]) the updates of one
-// session are serialised within the process.
+// session are serialised, within the process and across processes.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	const m = "updateSession"
 	if err := started(ctx, m); err != nil {
@@ -245,4 +254,17 @@ func decodeSession(ctx context.Context, m string, res *mongo.SingleResult) (*cor
 		return nil, fmt.Errorf("%s: %w", m, err)
 	}
 	return s, nil
+}
+
+// removeExpiredSession deletes the session with the token if it has
+// expired.
+func (a *Adapter) removeExpiredSession(ctx context.Context, m, sessionToken string) error {
+	_, err := a.sessions.DeleteOne(ctx, bson.D{
+		{Key: fSessionToken, Value: sessionToken},
+		{Key: fExpires, Value: bson.D{{Key: "$lte", Value: now()}}},
+	})
+	if err != nil {
+		return wrapErr(ctx, m, err)
+	}
+	return nil
 }

@@ -141,7 +141,7 @@ func aggregate(ctx context.Context, coll *mongo.Collection, pipeline mongo.Pipel
 // error matching [core.ErrNotFound]; an e-mail taken by another user one
 // matching [core.ErrAlreadyExists]. Where the server's updates are not atomic
 // (see [Capabilities.AtomicFindAndModify]) the updates of one user are
-// serialised within the process.
+// serialised, within the process and across processes (a lock document).
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
 	const m = "updateUser"
 	if err := started(ctx, m); err != nil {

@@ -90,6 +90,8 @@ type config struct {
 	// sqliteTimes and serialIDs: WithSQLiteTimes, WithSerialUserIDs.
 	sqliteTimes SQLiteTimeFormat
 	serialIDs   bool
+	// allowCICollation: WithCaseInsensitiveCollation.
+	allowCICollation bool
 }
 
 // withoutReturning is the unexported option behind config.noReturning.
@@ -192,7 +194,11 @@ func WithoutForeignKeys() Option {
 //
 // New asks the server, once, for what it supports (its version, and for
 // SQLite whether foreign keys are enforced), using db's context (set it with
-// db.WithContext). SQLite must enforce foreign keys on every connection or
+// db.WithContext). On MySQL and MariaDB it also reads the collation of the
+// existing key columns (session and verification tokens, identifier,
+// e-mail, provider and provider account id, credential id) and fails when
+// one does not compare exactly, naming the column and the ALTER TABLE that
+// fixes it, unless [WithCaseInsensitiveCollation] is given. SQLite must enforce foreign keys on every connection or
 // deleteUser would not cascade: open it with "_foreign_keys=on" in the DSN
 // (go-sqlite3) or "_pragma=foreign_keys(1)" (modernc), or New fails.
 //
@@ -249,6 +255,11 @@ func New(db *gorm.DB, opts ...Option) (*Adapter, error) {
 		// MariaDB has DELETE … RETURNING since 10.5; MySQL has none, and
 		// neither has UPDATE … RETURNING.
 		a.d.deleteReturning = a.d.mariadb && versionAtLeast(a.d.version, 10, 5)
+		if !c.allowCICollation {
+			if err := a.checkCollations(ctx); err != nil {
+				return nil, fmt.Errorf("gormadapter.New: %w", err)
+			}
+		}
 	case "sqlite":
 		a.d.prepare = true
 		if err := sqlDB.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&a.d.version); err != nil {
@@ -462,7 +473,46 @@ func (a *Adapter) inTx(ctx context.Context, uses []*statement, fn func(tx *sql.T
 		_ = tx.Rollback()
 		return err
 	}
+	if a.d.mysql() {
+		return commitMySQL(ctx, tx)
+	}
 	return tx.Commit()
+}
+
+// commitMySQL commits tx within ctx. database/sql's Tx.Commit takes no
+// context, and go-sql-driver/mysql watches a context only during the calls
+// that take one, so a COMMIT the server does not answer would hold the
+// caller for as long as the server stalls, whatever its deadline. The
+// COMMIT is therefore sent as a statement with ctx: when ctx ends first,
+// the driver closes the connection and the call returns ctx's error at
+// once. The transaction then either committed or not (the server may have
+// committed before the connection closed), as with any reply lost, and the
+// error says so.
+//
+// After a COMMIT that succeeded, the server has no open transaction, and
+// tx is ended with a Rollback (a no-op on the server; database/sql needs it
+// to release the connection): one more round trip. It is waited for while
+// ctx lasts, so that ctx's end does not make database/sql discard the
+// connection; should the server stall then, the call returns at ctx's end,
+// nil (the commit is done), and the Rollback finishes in the background.
+func commitMySQL(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
+		_ = tx.Rollback()
+		if ctx.Err() != nil {
+			return fmt.Errorf("commit cut short, the transaction may or may not have been committed: %w", err)
+		}
+		return err
+	}
+	ended := make(chan struct{})
+	go func() {
+		_ = tx.Rollback()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // Close releases the statements the adapter prepared. It does not close

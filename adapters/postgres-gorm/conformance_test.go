@@ -22,7 +22,14 @@ func TestConformance(t *testing.T) {
 			Parallel: true, // postgres, mysql and sqlite at once: each test has a database of its own
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false)
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: db.dialect}}
+				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: db.dialect}, Peer: func(t testing.TB) any {
+					b, err := New(db.gdb)
+					if err != nil {
+						t.Fatalf("second New on the same database: %v", err)
+					}
+					t.Cleanup(func() { _ = b.Close() })
+					return b
+				}}
 			},
 		})
 	}

@@ -29,8 +29,15 @@ type counter struct {
 
 func (c *counter) stmt(query string) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if query == "COMMIT" {
+		// The end of a transaction on MySQL, sent as a statement so that
+		// it honours the context (commitMySQL): a commit, not a statement
+		// of the operation.
+		c.commits++
+		return
+	}
 	c.statements = append(c.statements, query)
-	c.mu.Unlock()
 }
 
 func (c *counter) reset() {

@@ -133,6 +133,13 @@ func setupPairing(t *testing.T, p pairing) *interopEnv {
 		gdb, sqlDB = db.gdb, db.sqlDB
 	case "mysql":
 		db := openMySQL(t, false)
+		// Auth.js's MySQL tables take the database's collation, on most
+		// servers a case-insensitive one, which New refuses (see
+		// WithCaseInsensitiveCollation); the fix README.md gives for them
+		// is a database whose default collation is binary.
+		if _, err := db.sqlDB.ExecContext(context.Background(), "ALTER DATABASE "+db.name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+			t.Fatal(err)
+		}
 		c, err := mysqldriver.ParseDSN(provision.MySQL(t))
 		if err != nil {
 			t.Fatal(err)

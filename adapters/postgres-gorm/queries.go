@@ -30,6 +30,9 @@ type queries struct {
 
 	createSession, getSessionAndUser, updateSession, selectSession *statement
 	deleteSession, selectSessionForUpdate, deleteSessionPlain      *statement
+	// deleteExpiredSession deletes the session with the token if it has
+	// expired at the time given second.
+	deleteExpiredSession *statement
 
 	createToken, useToken, selectTokenForUpdate, deleteTokenPlain *statement
 
@@ -165,6 +168,9 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *
 	q.selectSessionForUpdate = st(q.selectSession.sql + forUpdate)
 	q.deleteSessionPlain = st("DELETE FROM " + sessions + sessionKey)
 	q.deleteSession = st(q.deleteSessionPlain.sql + " RETURNING " + cols("", sessionCols...))
+	p = &placeholders{d: d}
+	q.deleteExpiredSession = st("DELETE FROM " + sessions + " WHERE " + id(sc.SessionToken) + " = " + p.next() +
+		" AND " + id(sc.Expires) + " <= " + p.next())
 
 	// Verification tokens.
 	tokens, tc := d.table(n.VerificationTokens), n.VerificationToken

@@ -36,8 +36,9 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 }
 
 // GetSessionAndUser implements [core.SessionAndUserGetter] with one SELECT
-// joining sessions to users. An expired session is not returned (and is
-// left for [Adapter.PurgeExpired]).
+// joining sessions to users. An expired session is not returned; it is
+// deleted then (SPEC §3: removed when accessed), by a DELETE that matches
+// it only while it is still expired, so that a concurrent extension wins.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	const m = "getSessionAndUser"
 	if err := a.enter(m); err != nil {
@@ -58,7 +59,10 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		return nil, a.wrap(m, err)
 	}
 	session := s.session()
-	if session.Expired(a.now()) {
+	if now := a.now(); session.Expired(now) {
+		if _, err := a.exec(ctx, nil, a.q.deleteExpiredSession, sessionToken, a.d.timeArg(core.NormalizeTime(now))); err != nil {
+			return nil, a.wrap(m, err)
+		}
 		return nil, nil
 	}
 	return &core.SessionAndUser{Session: *session, User: *u.user()}, nil

@@ -22,6 +22,7 @@ type Adapter struct {
 	claimTTL time.Duration
 	s        *scripts
 	u        *ustore // non-nil with WithUnstorageLayout
+	slots    slotTags
 }
 
 var (

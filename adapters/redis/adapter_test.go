@@ -113,6 +113,7 @@ func TestKeysNeverCollide(t *testing.T) {
 		add("authenticators", k.authenticators(x), "authenticators "+x)
 		add("email", k.email(x), "email "+x)
 		add("session", k.session(x), "session "+x)
+		add("moving", k.moving(x), "move marker "+x)
 		add("authenticator", k.authenticator(x), "authenticator "+x)
 		for _, y := range nasty {
 			add("account", k.account(accountField(x, y)), fmt.Sprintf("account %q/%q", x, y))

@@ -54,6 +54,7 @@ func FuzzEscape(f *testing.F) {
 			{"authenticators", k.authenticators(s), e},
 			{"email", k.email(s), e},
 			{"session", k.session(s), e},
+			{"moving", k.moving(s), e},
 			{"authenticator", k.authenticator(s), e},
 			{"account", k.account(accountField(s, r)), accountField(s, r)},
 			{"verification", k.verification(s, r), escape(s) + ":" + escape(r)},
@@ -144,8 +145,8 @@ func FuzzCodecRoundTrip(f *testing.F) {
 // FuzzAdapterRoundTrip writes records built from fuzzed fields through the
 // adapter into a real Redis server and reads them back (see
 // fuzzrecord.RoundTrip), then checks that deleting the user left no key
-// behind and the indexes consistent. It needs AUTHPORT_REDIS_URL (or a
-// Docker engine) and skips without one, unless AUTHPORT_REQUIRE names
+// behind and the indexes consistent. It needs AUTHPORT_REDIS_URL and skips
+// without one, unless AUTHPORT_REQUIRE names
 // redis. Each fuzzing worker has its own key prefix.
 func FuzzAdapterRoundTrip(f *testing.F) {
 	for _, b := range fuzzrecord.Seeds() {
@@ -165,6 +166,11 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 			if e.expire == -2 { // expired between SCAN and PEXPIRETIME
 				continue
 			}
+			if e.pk.kind == "used" && e.expire > 0 {
+				// A useVerificationToken receipt: it names no record
+				// and expires a minute after the call.
+				continue
+			}
 			t.Errorf("left behind: %s", e.key)
 		}
 		if err := raw.CheckConsistency(ctx); err != nil {
@@ -176,7 +182,7 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 // FuzzEscapeLua checks that enc, the Lua twin of escape that the scripts
 // use to build key names, escapes every string exactly as escape does, on
 // a real Redis server: if they differed, a script would build a key the Go
-// code never reads. It needs AUTHPORT_REDIS_URL (or a Docker engine) and
+// code never reads. It needs AUTHPORT_REDIS_URL and
 // skips without one, unless AUTHPORT_REQUIRE names redis.
 func FuzzEscapeLua(f *testing.F) {
 	for _, s := range []string{"", "a", "ada@example.com", "user:{1}", "%41", "\x00\xff é\n", "a.b_c+d-e@f", "[]^$()%*?"} {

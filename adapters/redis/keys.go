@@ -2,7 +2,9 @@ package redisadapter
 
 import (
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // DefaultPrefix is the key prefix an [Adapter] uses unless [WithPrefix]
@@ -127,6 +129,10 @@ func accountField(provider, providerAccountID string) string {
 }
 func (k keys) account(field string) string { return k.p + "account:{" + field + "}" }
 func (k keys) session(token string) string { return k.p + "session:{" + escape(token) + "}" }
+
+// moving is the marker of a session being moved to another user on a
+// cluster (see [Adapter.settledPointer]); in the session key's slot.
+func (k keys) moving(token string) string { return k.session(token) + ":moving" }
 func (k keys) authenticator(credID string) string {
 	return k.p + "authenticator:{" + escape(credID) + "}"
 }
@@ -134,9 +140,17 @@ func (k keys) verification(ident, tok string) string {
 	return k.p + "verification:{" + escape(ident) + ":" + escape(tok) + "}"
 }
 
+// receipt returns the key of one useVerificationToken attempt's receipt
+// (see luaConsume), under hash tag slotTag: on a cluster, one of the token
+// key's hash slot that names neither the identifier nor the token, so that
+// no stored key mentions an e-mail address once its token is used.
+func (k keys) receipt(slotTag, attempt string) string {
+	return k.p + "used:{" + slotTag + "}" + attempt
+}
+
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, authenticators, email, account, session, authenticator, verification
+	kind string // user, accounts, sessions, authenticators, email, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -160,6 +174,9 @@ func parseKey(p, key string) (parsedKey, bool) {
 	case kind == "user" && (suffix == ":accounts" || suffix == ":sessions" || suffix == ":authenticators"):
 		kind = suffix[1:]
 	case suffix == "" && (kind == "email" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
+	case kind == "used" && suffix != "":
+	case kind == "session" && suffix == ":moving":
+		kind = "moving"
 	default:
 		return parsedKey{}, false
 	}
@@ -181,4 +198,42 @@ func splitPair(s string) (string, string, error) {
 		return "", "", err
 	}
 	return ua, ub, nil
+}
+
+// crc16 is the CRC-16/XMODEM of s, Redis Cluster's key hash.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// slotTags maps each cluster hash slot to a short hash tag ("r" and a
+// base-36 number) whose key hash is that slot. It is built on first use.
+type slotTags struct {
+	once sync.Once
+	tags *[16384]string
+}
+
+func (st *slotTags) tag(slot uint16) string {
+	st.once.Do(func() {
+		var t [16384]string
+		for i, left := 0, len(t); left > 0; i++ {
+			s := "r" + strconv.FormatInt(int64(i), 36)
+			if n := crc16(s) % 16384; t[n] == "" {
+				t[n] = s
+				left--
+			}
+		}
+		st.tags = &t
+	})
+	return st.tags[slot]
 }

@@ -99,7 +99,16 @@ func TestConformance(t *testing.T) {
 				if want := b.name == "redis-cluster"; a.ClusterMode() != want {
 					t.Fatalf("cluster mode = %v, want %v", a.ClusterMode(), want)
 				}
-				return conformance.Fixture{Adapter: a, Raw: raw}
+				return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
+					// A second instance with a client of its own.
+					c := b.connect(t)
+					t.Cleanup(func() { _ = c.Close() })
+					p, err := New(c, WithPrefix(raw.prefix))
+					if err != nil {
+						t.Fatalf("second New on the same prefix: %v", err)
+					}
+					return p
+				}}
 			},
 		})
 		if b.client != nil {

@@ -29,7 +29,10 @@ var ErrReplicaAck = errors.New("redisadapter: the write was not acknowledged by 
 // acknowledged write is on n+1 servers. A write that gets fewer than n
 // acknowledgements in time returns an error matching [ErrReplicaAck].
 //
-// n <= 0 turns it off (the default). It costs one replication round trip
+// n <= 0 turns it off (the default). A timeout of 0 waits until the
+// call's context ends (Redis's WAIT 0 blocks for ever; give the client
+// ContextTimeoutEnabled so that the context bounds it); a negative one is
+// refused by [New]. It costs one replication round trip
 // on each of those writes; reads are unchanged. Every server must have at
 // least n replicas, or every write fails after timeout. The WAIT is sent
 // on the connection that sent the write, in one pipeline with it (on a
@@ -40,6 +43,18 @@ var ErrReplicaAck = errors.New("redisadapter: the write was not acknowledged by 
 // README.md, "Failover and replica acknowledgement".
 func WithReplicaAck(n int, timeout time.Duration) Option {
 	return func(o *options) { o.ackReplicas, o.ackTimeout = n, timeout }
+}
+
+// replicaAckErr moves an ErrReplicaAck out of *err (the write was applied
+// on the master, so the caller goes on with its next steps) and returns
+// it, or nil.
+func replicaAckErr(err *error) error {
+	if errors.Is(*err, ErrReplicaAck) {
+		e := *err
+		*err = nil
+		return e
+	}
+	return nil
 }
 
 // ackClient wraps the adapter's client when [WithReplicaAck] is on: it is

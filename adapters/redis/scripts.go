@@ -151,8 +151,8 @@ if ARGV[2] == 'S' then
   if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
   redis.call('SET', KEYS[3], ARGV[3], 'PXAT', pxat(ARGV[5]))
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowms())
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowms()) -- after ZADD: a session created expired is not indexed, as its key is not kept
 zttl(KEYS[2])
 return 'ok'
 `
@@ -161,21 +161,41 @@ return 'ok'
 // baseline of the benchmarks (the same three reads, plus the expiry check).
 // KEYS {sessionPtr}. ARGV: P, member, the caller's time in ms. Returns
 // {expiry, HGETALL}, or nil when the session is missing or has expired at
-// that time. (The session key itself expires by the server's clock.)
+// that time. (The session key itself expires by the server's clock.) A
+// session found expired is removed then (SPEC §3): its key, and its entry
+// with every other expired one in the user's sessions set.
 const luaSessionAndUser = `
 local u = redis.call('GET', KEYS[1])
 if not u then return false end
 local uk = ARGV[1] .. 'user:{' .. u .. '}'
-local s = redis.call('ZSCORE', uk .. ':sessions', ARGV[2])
-if not s or tonumber(s) <= tonumber(ARGV[3]) then return false end
+local z = uk .. ':sessions'
+local s = redis.call('ZSCORE', z, ARGV[2])
+if not s then return false end
+if tonumber(s) <= tonumber(ARGV[3]) then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', z, ARGV[2])
+  redis.call('ZREMRANGEBYSCORE', z, '-inf', ARGV[3])
+  local last = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', z, last[2]) end
+  return false
+end
 return {s, redis.call('HGETALL', uk)}
 `
 
 // getSessionAndUser's step in the user's slot on a cluster. KEYS {user,
-// sessions}. ARGV: member, the caller's time in ms.
+// sessions}. ARGV: member, the caller's time in ms. A session found
+// expired is removed from the set, with every other expired one, and the
+// reply is 'expired': the adapter then releases the session key.
 const luaSessionAndUserC = `
 local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not s or tonumber(s) <= tonumber(ARGV[2]) then return false end
+if not s then return false end
+if tonumber(s) <= tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIREAT', KEYS[2], last[2]) end
+  return 'expired'
+end
 return {s, redis.call('HGETALL', KEYS[1])}
 `
 
@@ -216,6 +236,7 @@ local s = redis.call('ZSCORE', K[3], ARGV[3])
 if ARGV[2] == 'S' then redis.call('DEL', KEYS[1]) end
 if not s then return false end
 redis.call('ZREM', K[3], ARGV[3])
+redis.call('ZREMRANGEBYSCORE', K[3], '-inf', nowms())
 zttl(K[3])
 local alive = 0
 if tonumber(s) > nowms() then alive = 1 end
@@ -311,6 +332,21 @@ redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 1
 `
 
+// luaConsume is useVerificationToken under client retries. KEYS {token,
+// receipt}: the receipt key is this attempt's own (a random id) in the
+// token's hash slot. A first run takes the token (GETDEL) and leaves its
+// value in the receipt for ARGV[1] ms; a retry of the same attempt, whose
+// first reply was lost, finds the receipt and gets the same answer, where
+// a second GETDEL would say "no token". Returns the value or nil.
+const luaConsume = `
+local r = redis.call('GET', KEYS[2])
+if r then return r end
+local v = redis.call('GETDEL', KEYS[1])
+if not v then return false end
+redis.call('SET', KEYS[2], v, 'PX', ARGV[1])
+return v
+`
+
 // scripts holds one adapter's compiled scripts.
 type scripts struct {
 	createUser, userByEmail, updateUser, deleteUser  *redis.Script
@@ -320,6 +356,7 @@ type scripts struct {
 	deleteSession, getAuthenticator, updateCounter   *redis.Script
 	advanceCounter                                   *redis.Script
 	commit, release, repoint, lock, unlock           *redis.Script
+	consume                                          *redis.Script
 }
 
 func newScripts() *scripts {
@@ -342,6 +379,7 @@ func newScripts() *scripts {
 		updateCounter:    h(luaUpdateCounter),
 		advanceCounter:   h(luaAdvanceCounter),
 		commit:           redis.NewScript(luaCommit),
+		consume:          redis.NewScript(luaConsume),
 		release:          redis.NewScript(luaRelease),
 		repoint:          redis.NewScript(luaRepoint),
 		lock:             redis.NewScript(luaLock),
@@ -355,6 +393,6 @@ func (s *scripts) all() []*redis.Script {
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
-		s.commit, s.release, s.repoint, s.lock, s.unlock,
+		s.commit, s.release, s.repoint, s.lock, s.unlock, s.consume,
 	}
 }

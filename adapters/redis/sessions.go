@@ -2,12 +2,15 @@ package redisadapter
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/redis/go-redis/v9"
 )
 
 // CreateSession implements [core.SessionCreator]: one script on a single
@@ -59,8 +62,8 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 }
 
 // GetSessionAndUser implements [core.SessionAndUserGetter]: one script
-// (one round trip) on a single node; GET of the session key, then one
-// script in the user's slot on a cluster (two). Redis evicts the session
+// (one round trip) on a single node; MGET of the session key and its move
+// marker, then one script in the user's slot on a cluster (two). Redis evicts the session
 // key at the session's expiry, and the script also compares the stored
 // expiry with the caller's clock, so an expired session is never
 // returned, even before Redis evicts it.
@@ -81,9 +84,23 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	if !a.cluster {
 		v, err = a.s.sessionAndUser.Run(ctx, a.c, []string{ptr}, a.pArg, member, time.Now().UnixMilli()).Result()
 	} else {
+		// The session key and the move marker in one MGET: a read while
+		// the session is being moved to another user waits for the move
+		// (settledPointer) instead of finding no session.
 		var uid string
-		if uid, err = a.pointer(ctx, ptr); err == nil {
+		if uid, err = a.settledPointer(ctx, sessionToken); err == nil && uid == "" {
+			err = redis.Nil
+		}
+		if err == nil {
 			v, err = a.s.sessionAndUserC.Run(ctx, a.c, []string{a.k.user(uid), a.k.sessions(uid)}, member, time.Now().UnixMilli()).Result()
+			if err == nil && v == "expired" {
+				// Removed from the user's set: drop the session key too,
+				// if it still names this user.
+				if err := a.release(ctx, ptr, uid); err != nil {
+					return nil, wrap(m, err)
+				}
+				return nil, nil
+			}
 		}
 	}
 	if isNil(err) {
@@ -162,14 +179,16 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 
 	ctx = context.WithoutCancel(ctx) // the steps below run to the end
 	// A session moved to another user between reading its key and acting
-	// in the user's slot is looked up again (a bounded number of times).
+	// in the user's slot is looked up again (a bounded number of times);
+	// while a move is under way, its end is awaited, so that an update of
+	// the expiry is applied to the moved session rather than lost.
+	uid, err := a.settledPointer(ctx, up.SessionToken)
 	for attempt := 0; ; attempt++ {
-		uid, err := a.pointer(ctx, ptr)
-		if isNil(err) {
-			return nil, nil
-		}
 		if err != nil {
 			return nil, wrap(m, err)
+		}
+		if uid == "" {
+			return nil, nil
 		}
 		if newUID != "" && newUID != uid {
 			return a.moveSessionCluster(ctx, up.SessionToken, uid, newUID, newExp)
@@ -192,8 +211,61 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 				return s, nil
 			}
 		}
-		if attempt == 2 || !a.movedFrom(ctx, ptr, uid) {
+		if attempt == 2 {
+			return nil, nil
+		}
+		var cur string
+		if cur, err = a.settledPointer(ctx, up.SessionToken); err == nil && cur == uid {
 			return nil, nil // deleted or expired meanwhile
+		}
+		uid = cur
+	}
+}
+
+// Timing of the wait for a move of a session on a cluster: the marker
+// lives for moveMarkerTTL (should the mover stop), a waiter polls every
+// movePoll and gives up after moveWaitMax.
+const (
+	moveMarkerTTL = 5 * time.Second
+	movePoll      = 2 * time.Millisecond
+	moveWaitMax   = 2 * time.Second
+)
+
+// settledPointer returns the user the session key of token names ("" when
+// there is none), on a cluster. While a move of the session to another user
+// is under way (its marker exists: the session is briefly absent between
+// the delete at the old user and the create at the new one), it waits for
+// the move to end, up to moveWaitMax, so that a concurrent update or
+// delete of the session acts on the moved session instead of finding
+// nothing. The two keys share a slot and are read with one MGET.
+func (a *Adapter) settledPointer(ctx context.Context, token string) (string, error) {
+	ptr, mark := a.k.session(token), a.k.moving(token)
+	deadline := time.Now().Add(moveWaitMax)
+	for {
+		vals, err := a.c.MGet(ctx, ptr, mark).Result()
+		if err != nil {
+			return "", err
+		}
+		if len(vals) != 2 {
+			return "", errCorrupt
+		}
+		if vals[1] == nil || !time.Now().Before(deadline) {
+			if vals[0] == nil {
+				return "", nil
+			}
+			v, _ := vals[0].(string)
+			uid, err := unescape(v)
+			if err != nil {
+				return "", errCorrupt
+			}
+			return uid, nil
+		}
+		t := time.NewTimer(movePoll)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return "", ctx.Err()
 		}
 	}
 }
@@ -220,7 +292,18 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newEx
 	if n == 0 {
 		return nil, fmt.Errorf("%s: user %q: %w", m, to, core.ErrNotFound)
 	}
-	old, err := a.DeleteSession(ctx, token)
+	// Mark the move, so that a concurrent update or delete of the session
+	// waits for its end (settledPointer) instead of finding it absent in
+	// between; the marker is removed after, only if it is still ours.
+	mark := a.k.moving(token)
+	nonce := make([]byte, 12)
+	_, _ = rand.Read(nonce)
+	own := hex.EncodeToString(nonce)
+	if err := a.c.Set(ctx, mark, own, moveMarkerTTL).Err(); err != nil {
+		return nil, wrap(m, err)
+	}
+	defer func() { _ = a.s.release.Run(ctx, a.c, []string{mark}, own).Err() }()
+	old, err := a.deleteSession(ctx, token, false)
 	if err != nil {
 		return nil, wrap(m, err)
 	}
@@ -270,6 +353,14 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 	if a.u != nil {
 		return a.u.deleteSession(ctx, sessionToken)
 	}
+	return a.deleteSession(ctx, sessionToken, true)
+}
+
+// deleteSession is DeleteSession; on a cluster, awaitMoves makes it wait
+// for a move of the session under way (see settledPointer) when it finds
+// the session absent, and delete the moved session. The move itself
+// deletes without waiting for its own marker.
+func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitMoves bool) (*core.Session, error) {
 	const m = core.MethodDeleteSession
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(m, err)
@@ -279,6 +370,18 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 	}
 	ptr := a.k.session(sessionToken)
 	v, uid, err := a.follow(ctx, a.s.deleteSession, ptr, escape(sessionToken))
+	if a.cluster && awaitMoves && isNil(err) {
+		// Absent, or absent for a moment while a move is under way.
+		var cur string
+		if cur, err = a.settledPointer(ctx, sessionToken); err != nil {
+			return nil, wrap(m, err)
+		}
+		err = redis.Nil
+		if cur != "" && cur != uid {
+			uid = cur
+			v, err = a.s.deleteSession.Run(ctx, a.c, a.userKeys(uid), a.k.p, "C", escape(sessionToken)).Result()
+		}
+	}
 	// On a cluster the session may have moved to another user between
 	// reading its key and deleting in the user's slot: look again.
 	for attempt := 0; a.cluster && isNil(err) && uid != "" && attempt < 2 && a.movedFrom(ctx, ptr, uid); attempt++ {

@@ -2,6 +2,8 @@ package redisadapter
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -38,8 +40,12 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 }
 
 // UseVerificationToken implements [core.VerificationTokenUser] with one
-// GETDEL, so of concurrent calls exactly one gets the token. A token past
-// its expiry is never returned, even before Redis evicts it.
+// script around GETDEL, so of concurrent calls exactly one gets the token.
+// The script also leaves the value under a receipt key of this call's own
+// for a minute ([receiptTTL]), so that when the client retries the script
+// because its reply was lost (go-redis does, after a network error), the
+// retry gets the token too instead of "no token". A token past its expiry
+// is never returned, even before Redis evicts it.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
 	if a.u != nil {
 		return a.u.useVerificationToken(ctx, key)
@@ -51,7 +57,16 @@ func (a *Adapter) UseVerificationToken(ctx context.Context, key core.Verificatio
 	if key.Identifier == "" || key.Token == "" {
 		return nil, nil
 	}
-	v, err := a.c.GetDel(ctx, a.k.verification(key.Identifier, key.Token)).Result()
+	attempt, err := attemptID()
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	slotTag := "r"
+	if a.cluster {
+		slotTag = a.slots.tag(crc16(escape(key.Identifier)+":"+escape(key.Token)) % 16384)
+	}
+	v, err := a.s.consume.Run(ctx, a.c, []string{a.k.verification(key.Identifier, key.Token), a.k.receipt(slotTag, attempt)},
+		receiptTTL.Milliseconds()).Text()
 	if isNil(err) {
 		return nil, nil
 	}
@@ -67,4 +82,17 @@ func (a *Adapter) UseVerificationToken(ctx context.Context, key core.Verificatio
 		return nil, nil
 	}
 	return t, nil
+}
+
+// receiptTTL is how long a useVerificationToken receipt outlives the call:
+// far longer than go-redis's retries of one command take.
+const receiptTTL = time.Minute
+
+// attemptID returns a random id for one useVerificationToken call.
+func attemptID() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }

@@ -165,6 +165,16 @@ redis.call('SREM', KEYS[2], ARGV[2])
 if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
 return 'ok'`)
 
+	// uUnindexSession drops a session's index entries whose record is
+	// gone (it was created already expired, and Redis dropped its key at
+	// once). KEYS: session, own set, by-user. ARGV: session key, by-user
+	// value.
+	uUnindexSession = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'live' end
+redis.call('SREM', KEYS[2], ARGV[1])
+if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+return 'ok'`)
+
 	// KEYS: session, old own set, new own set, new user, new by-user, old
 	// by-user. ARGV: old json, new json, pxat, new uid, session key,
 	// by-user value, move.
@@ -181,12 +191,20 @@ redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 'ok'`)
 
 	// KEYS: token. ARGV: identifier, token.
+	// KEYS: token, receipt. ARGV: identifier, token, receipt TTL in ms.
+	// As luaConsume: a retry of the same attempt whose first reply was
+	// lost finds the receipt and gets the same answer. The receipt holds
+	// only the token's expires (no identifier, no token), and so does the
+	// reply.
 	uUseToken = redis.NewScript(luaUHelpers + `
-local v = redis.call('GET', KEYS[1])
-if not v then return false end
+local r = redis.call('GET', KEYS[2])
+if r then return r end
 if field(KEYS[1], 'identifier') ~= ARGV[1] or field(KEYS[1], 'token') ~= ARGV[2] then return false end
+local e = field(KEYS[1], 'expires')
+if type(e) ~= 'string' then e = '' end
 redis.call('DEL', KEYS[1])
-return v`)
+redis.call('SET', KEYS[2], e, 'PX', ARGV[3])
+return e`)
 
 	// KEYS: user, authenticator, authenticators by user, own set. ARGV:
 	// uid, json, enc of the old list, new list, credential id.
@@ -645,6 +663,13 @@ func (u *ustore) createSession(ctx context.Context, session core.Session) (*core
 	case res != "ok":
 		return nil, fmt.Errorf("%s: session token: %w", m, core.ErrAlreadyExists)
 	}
+	if s.Expired(time.Now()) {
+		// Redis dropped the key at once (PXAT in the past): drop its
+		// index entries too, so that nothing points at it.
+		if err := uUnindexSession.Run(context.WithoutCancel(ctx), u.c, []string{key, u.k.ownSessions(s.UserID), u.k.sessionByUser(s.UserID)}, key, logical).Err(); err != nil {
+			return nil, wrap(m, err)
+		}
+	}
 	return &s, nil
 }
 
@@ -665,11 +690,21 @@ func (u *ustore) getSessionAndUser(ctx context.Context, token string) (*core.Ses
 	if token == "" {
 		return nil, nil
 	}
-	_, s, err := u.readSession(ctx, token)
+	raw, s, err := u.readSession(ctx, token)
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	if s == nil || s.Expired(time.Now()) {
+	if s == nil {
+		return nil, nil
+	}
+	if s.Expired(time.Now()) {
+		// Found expired before Redis evicted it: remove it and its index
+		// entries now (SPEC §3), unless it changed meanwhile.
+		logical := uSession + token
+		key := u.k.redis(logical)
+		if err := uDetach.Run(ctx, u.c, []string{key, u.k.ownSessions(s.UserID), u.k.sessionByUser(s.UserID)}, raw, key, logical).Err(); err != nil {
+			return nil, wrap(m, err)
+		}
 		return nil, nil
 	}
 	_, usr, err := u.readUser(ctx, s.UserID)
@@ -824,17 +859,23 @@ func (u *ustore) useVerificationToken(ctx context.Context, key core.Verification
 	if key.Identifier == "" || key.Token == "" {
 		return nil, nil
 	}
-	v, err := uUseToken.Run(ctx, u.c, []string{u.k.token(key.Identifier, key.Token)}, key.Identifier, key.Token).Text()
+	attempt, err := attemptID()
+	if err != nil {
+		return nil, wrap(m, err)
+	}
+	v, err := uUseToken.Run(ctx, u.c, []string{u.k.token(key.Identifier, key.Token), u.k.receipt(attempt)},
+		key.Identifier, key.Token, receiptTTL.Milliseconds()).Text()
 	if isNil(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, wrap(m, err)
 	}
-	t, err := decodeUToken(v)
+	exp, err := parseISOTime(v)
 	if err != nil {
 		return nil, wrap(m, err)
 	}
+	t := &core.VerificationToken{Identifier: key.Identifier, Token: key.Token, Expires: exp}
 	if t.Expired(time.Now()) {
 		return nil, nil
 	}

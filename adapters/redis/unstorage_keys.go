@@ -29,6 +29,9 @@ const (
 	uOwnSessions = "authport:sessions-by-user:"
 	uOwnAccount  = "authport:account:"
 	uOwnAuths    = "authport:authenticators-by-user:"
+	// uUsed + a random attempt id: the receipt of one useVerificationToken
+	// call (see uUseToken), for a minute.
+	uUsed = "authport:used:"
 )
 
 // unstorageKey normalizes a logical key the way unstorage's storage layer
@@ -102,6 +105,7 @@ func (k ukeys) sessionByUser(uid string) string { return k.redis(uSessionByUser 
 func (k ukeys) token(ident, tok string) string  { return k.redis(uToken + ident + ":" + tok) }
 func (k ukeys) auth(cred string) string         { return k.redis(uAuth + cred) }
 func (k ukeys) authByUser(uid string) string    { return k.redis(uAuthByUser + uid) }
+func (k ukeys) receipt(attempt string) string   { return k.redis(uUsed + attempt) }
 func (k ukeys) ownAccounts(uid string) string   { return k.redis(uOwnAccounts + uid) }
 func (k ukeys) ownSessions(uid string) string   { return k.redis(uOwnSessions + uid) }
 func (k ukeys) ownAuths(uid string) string      { return k.redis(uOwnAuths + uid) }

@@ -48,7 +48,15 @@ func TestConformanceUnstorage(t *testing.T) {
 		Name: "redis-unstorage",
 		New: func(t testing.TB) conformance.Fixture {
 			a, raw := unstorageFixture(t, b.get(t))
-			return conformance.Fixture{Adapter: a, Raw: raw}
+			return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
+				c := b.connect(t)
+				t.Cleanup(func() { _ = c.Close() })
+				p, err := New(c, WithUnstorageLayout(strings.TrimSuffix(raw.prefix, ":")))
+				if err != nil {
+					t.Fatalf("second New on the same base: %v", err)
+				}
+				return p
+			}}
 		},
 	})
 	if b.client != nil {

@@ -347,6 +347,11 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if isNil(err) {
 		return nil, nil
 	}
+	// ErrReplicaAck (WithReplicaAck): the master deleted the user (v is
+	// its answer) but too few replicas confirmed it in time. Finish the
+	// cascade, so that no index key is left pointing at the deleted user,
+	// then report it.
+	ackErr := replicaAckErr(&err)
 	if err != nil {
 		return nil, wrap(m, err)
 	}
@@ -376,6 +381,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 				return nil, wrap(m, err)
 			}
 		}
+	}
+	if ackErr != nil {
+		return nil, wrap(m, ackErr)
 	}
 	return u, nil
 }

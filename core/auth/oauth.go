@@ -159,6 +159,14 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	user, err := call(a, "OAuth sign-in", func(c core.UserCreator) (*core.User, error) {
 		return c.CreateUser(ctx, core.User{ID: id, Email: email, Name: cb.Profile.Name, Image: cb.Profile.Image})
 	})
+	var adapterErr *AdapterError
+	if errors.As(err, &adapterErr) {
+		// The store may have created the user although the call failed
+		// (its answer lost, or a client's retry of a create that had
+		// succeeded reporting ErrAlreadyExists). The id is new and ours,
+		// so removing it can only remove that user.
+		return nil, a.removeUnlinkedUser(ctx, id, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -179,12 +187,38 @@ func (a *Auth) removeUnlinkedUser(ctx context.Context, userID string, linkErr er
 	if !ok {
 		return fmt.Errorf("%w (the new user %q is left without an account: the adapter has no deleteUser)", linkErr, userID)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	if _, err := d.DeleteUser(ctx, userID); err != nil {
-		return errors.Join(linkErr, &AdapterError{Method: core.MethodDeleteUser, Err: fmt.Errorf("removing the new user %q whose account could not be linked: %w", userID, err)})
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	_, err := d.DeleteUser(dctx, userID)
+	cancel()
+	if err != nil {
+		go a.removeUnlinkedUserLater(context.WithoutCancel(ctx), d, userID)
+		return errors.Join(linkErr, &AdapterError{Method: core.MethodDeleteUser, Err: fmt.Errorf("removing the new user %q whose account could not be linked (retrying in the background for %v): %w", userID, cleanupRetryWindow, err)})
 	}
 	return linkErr
+}
+
+// cleanupRetryWindow is how long removeUnlinkedUserLater goes on trying.
+const cleanupRetryWindow = time.Minute
+
+// removeUnlinkedUserLater retries the removal of a half-created user whose
+// first removal failed (the store was failing: the likely reason the
+// sign-in failed), every 50 ms at first, then at most every second, for
+// cleanupRetryWindow. Without it, the user would stay once the store is
+// back, with no account, and the same person's next OAuth sign-in would
+// find its e-mail address taken and be refused (OAuthAccountNotLinked).
+// It is in process: a crash of the process in that window leaves the user.
+func (a *Auth) removeUnlinkedUserLater(ctx context.Context, d core.UserDeleter, userID string) {
+	wait := 50 * time.Millisecond
+	for end := time.Now().Add(cleanupRetryWindow); time.Now().Before(end); {
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
+		dctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		_, err := d.DeleteUser(dctx, userID)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 }
 
 // oauthCaller returns who is signed in while the OAuth callback runs: the

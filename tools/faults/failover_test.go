@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,11 +134,23 @@ func (rc *replicatedCluster) aMaster(ctx context.Context) (int, error) {
 	return 0, fmt.Errorf("no master answers among %v", rc.ports)
 }
 
-// failover kills a master and counts the service back when the survivors
-// serve every slot again (its replica promoted). It then starts the killed
-// node again, which rejoins as the replica of the node that replaced it.
-func (rc *replicatedCluster) failover(t *testing.T) fault {
-	return fault{name: "failover: SIGKILL of a master, its replica promoted", crash: true,
+// failover kills a master (SIGKILL) and counts the service back when the
+// survivors flag it as failed and serve every slot again (its replica
+// promoted). It then starts the killed node again, which rejoins as the
+// replica of the node that replaced it.
+//
+// With freeze, the master is stopped (SIGSTOP) instead, and continued
+// (SIGCONT) once its replica has been promoted: the classic way Redis
+// Cluster loses acknowledged writes. The old master wakes up with the
+// commands the clients sent it while it was frozen, runs and acknowledges
+// them before it learns that it was replaced, and then, turned into a
+// replica, drops them.
+func (rc *replicatedCluster) failover(t *testing.T, freeze bool) fault {
+	name := "SIGKILL of a master, its replica promoted"
+	if freeze {
+		name = "SIGSTOP of a master until its replica is promoted, then SIGCONT"
+	}
+	return fault{name: name, crash: true,
 		inject: func(ctx context.Context) (time.Time, time.Time, error) {
 			i, err := rc.aMaster(ctx)
 			if err != nil {
@@ -157,7 +170,12 @@ func (rc *replicatedCluster) failover(t *testing.T) fault {
 				return time.Now(), time.Now(), err
 			}
 			began := time.Now()
-			if err := victim.kill(); err != nil {
+			if freeze {
+				err = victim.signal(syscall.SIGSTOP)
+			} else {
+				err = victim.kill()
+			}
+			if err != nil {
 				return began, began, err
 			}
 			promoted := func(ctx context.Context) error {
@@ -167,11 +185,18 @@ func (rc *replicatedCluster) failover(t *testing.T) fault {
 				return clusterHealthy(ctx, survivors)
 			}
 			if err := waitFor(ctx, promoted); err != nil {
+				if freeze {
+					_ = victim.signal(syscall.SIGCONT)
+				}
 				return began, began, fmt.Errorf("waiting for the replica of %d to take over: %w", rc.ports[i], err)
 			}
 			back := time.Now()
-			t.Logf("failover: master %d killed, its replica serving its slots after %v", rc.ports[i], back.Sub(began).Round(time.Millisecond))
-			if err := victim.start(); err != nil {
+			t.Logf("%s: master %d, its replica serving its slots after %v", name, rc.ports[i], back.Sub(began).Round(time.Millisecond))
+			if freeze {
+				if err := victim.signal(syscall.SIGCONT); err != nil {
+					return began, back, err
+				}
+			} else if err := victim.start(); err != nil {
 				return began, back, fmt.Errorf("starting the old master again: %w", err)
 			}
 			return began, back, nil
@@ -217,12 +242,17 @@ func runFailover(t *testing.T, _ *toxiproxy.ApiServer, add func(row)) {
 	}
 	rawClient := client()
 	t.Cleanup(func() { _ = rawClient.Close() })
+	plainFig := failoverFigures{option: "defaults (asynchronous replication)"}
+	ackFig := failoverFigures{option: fmt.Sprintf("WithReplicaAck(1, %v)", ackTimeout), ack: true}
 	for i, s := range []struct {
-		a   *redisadapter.Adapter
-		fig failoverFigures
+		a      *redisadapter.Adapter
+		fig    failoverFigures
+		freeze bool
 	}{
-		{plain, failoverFigures{option: "defaults (asynchronous replication)"}},
-		{acked, failoverFigures{option: fmt.Sprintf("WithReplicaAck(1, %v)", ackTimeout), ack: true}},
+		{plain, plainFig, false},
+		{acked, ackFig, false},
+		{plain, plainFig, true},
+		{acked, ackFig, true},
 	} {
 		// Each failover starts from a cluster with every master replicated
 		// and in sync (the node killed before has rejoined as a replica).
@@ -232,7 +262,7 @@ func runFailover(t *testing.T, _ *toxiproxy.ApiServer, add func(row)) {
 		if err != nil {
 			t.Fatalf("before failover %d: %v", i+1, err)
 		}
-		r := runScenario(t, "redis-cluster (3 + 3 replicas)", false, s.a, redisRaw{c: rawClient}, rc.failover(t), fmt.Sprintf("fo%d%s", i, randomHex(3)))
+		r := runScenario(t, "redis-cluster (3 + 3 replicas)", false, s.a, redisRaw{c: rawClient}, rc.failover(t, s.freeze), fmt.Sprintf("fo%d%s", i, randomHex(3)))
 		r.failover = &s.fig
 		add(r)
 	}
@@ -244,7 +274,7 @@ func runFailover(t *testing.T, _ *toxiproxy.ApiServer, add func(row)) {
 // The other losses are what asynchronous replication allows: reported.
 func judgeFailover(t *testing.T, r row) {
 	t.Helper()
-	where := r.backend + "/" + r.failover.option
+	where := r.backend + "/" + r.fault + "/" + r.failover.option
 	if r.panics > 0 {
 		t.Errorf("%s: %d panic(s)", where, r.panics)
 	}
@@ -279,16 +309,16 @@ func formatFailoverTable(rows []row) string {
 			continue
 		}
 		if b.Len() == 0 {
-			fmt.Fprintf(&b, "Redis Cluster failover (3 masters + 3 replicas, cluster-node-timeout %d ms): a master SIGKILLed under the load, its replica promoted\n", failoverNodeTimeout)
-			b.WriteString("| adapter option | ops | failed calls | kill → replica serving | kill → first success after it | acked checked | token uses back | deleted users back | deleted sessions back | acked sessions lost | acked writes lost (all kinds) | panics | hung |\n")
-			b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			fmt.Fprintf(&b, "Redis Cluster failover (3 masters + 3 replicas, cluster-node-timeout %d ms), under the same load:\n", failoverNodeTimeout)
+			b.WriteString("| fault | adapter option | ops | failed calls | fault → replica serving | fault → first success after it | acked checked | token uses back | deleted users back | deleted sessions back | acked sessions lost | acked writes lost (all kinds) | panics | hung |\n")
+			b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		}
 		first := "never"
 		if r.recovery >= 0 {
 			first = ms(r.down + r.recovery)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |\n",
-			r.failover.option, r.ops, r.errFault+r.errOther, ms(r.down), first, r.acked,
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |\n",
+			r.fault, r.failover.option, r.ops, r.errFault+r.errOther, ms(r.down), first, r.acked,
 			r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost, r.lost+r.partial, r.panics, r.hung)
 	}
 	return b.String()

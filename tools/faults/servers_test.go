@@ -428,3 +428,11 @@ func newStandin(t *testing.T, ping func(port int) func(context.Context) error) (
 	startProcess(t, p, ping(port))
 	return p, port
 }
+
+// signal sends sig to the running process (SIGSTOP, SIGCONT).
+func (p *process) signal(sig syscall.Signal) error {
+	if err := p.exited(); err != nil {
+		return err
+	}
+	return p.cmd.Process.Signal(sig)
+}
