@@ -76,9 +76,24 @@ type haRow struct {
 // prints; its progress goes to the test's log.
 func haTool(t *testing.T, bin string, args ...string) string {
 	t.Helper()
+	return haToolAs(t, false, bin, args...)
+}
+
+// privileged is the command name args, through `sudo -n` when root is
+// needed (asRoot) and this test does not run as root.
+func privileged(ctx context.Context, asRoot bool, name string, args ...string) *exec.Cmd {
+	if !asRoot || os.Geteuid() == 0 {
+		return exec.CommandContext(ctx, name, args...)
+	}
+	return exec.CommandContext(ctx, "sudo", append([]string{"-n", name}, args...)...)
+}
+
+// haToolAs is haTool, run as root when asRoot.
+func haToolAs(t *testing.T, asRoot bool, bin string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := privileged(ctx, asRoot, bin, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -112,6 +127,10 @@ func signalPidfile(dir, name string, group bool, sig syscall.Signal) error {
 	}
 	if group {
 		pid = -pid
+	}
+	if group && os.Geteuid() != 0 {
+		// A pg_autoctl node runs as postgres, started through sudo.
+		return privileged(context.Background(), true, "kill", "-"+strconv.Itoa(int(sig)), "--", strconv.Itoa(pid)).Run()
 	}
 	return syscall.Kill(pid, sig)
 }
@@ -325,8 +344,8 @@ func killMaster(ctx context.Context, dir string, sentinelPort int) (time.Time, t
 // ---- PostgreSQL HA -----------------------------------------------------------
 
 func runPGFailover(t *testing.T, bin string) []haRow {
-	if os.Geteuid() != 0 {
-		missing(t, provision.BackendPostgresHA, "tools/ha runs the formation as user postgres: needs root")
+	if os.Geteuid() != 0 && exec.Command("sudo", "-n", "true").Run() != nil {
+		missing(t, provision.BackendPostgresHA, "tools/ha runs the formation as user postgres: needs root or passwordless sudo")
 	}
 	if _, err := exec.LookPath("pg_autoctl"); err != nil {
 		missing(t, provision.BackendPostgresHA, "no pg_autoctl (apt-get install postgresql-15-auto-failover)")
@@ -339,7 +358,7 @@ func runPGFailover(t *testing.T, bin string) []haRow {
 	dir = filepath.Join(dir, "f")
 	cleanupPidfiles(t, dir)
 	ps := ports(t, 3)
-	url := haTool(t, bin, "pg", "-dir", dir, "-ports", ps)
+	url := haToolAs(t, true, bin, "pg", "-dir", dir, "-ports", ps)
 	a := newGorm(t, postgres.New(postgres.Config{Conn: openSQL(t, "pgx", url)}), true)
 	rv := sqlRaw{db: openSQL(t, "pgx", url)}
 	nodes := strings.Split(ps, ",")[1:]

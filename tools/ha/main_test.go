@@ -31,3 +31,17 @@ func TestFields(t *testing.T) {
 		t.Fatalf("fields = %v", f)
 	}
 }
+
+func TestSortHosts(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://postgres@127.0.0.1:5442,127.0.0.1:5441/test?target_session_attrs=read-write": "postgres://postgres@127.0.0.1:5441,127.0.0.1:5442/test?target_session_attrs=read-write",
+		"postgres://b:2,a:1/test": "postgres://a:1,b:2/test",
+		"postgres://b:2,a:1?x=y":  "postgres://a:1,b:2?x=y",
+		"postgres://u@b:2,a:1":    "postgres://u@a:1,b:2",
+		"not a url":               "not a url",
+	} {
+		if got := sortHosts(in); got != want {
+			t.Errorf("sortHosts(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

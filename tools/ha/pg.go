@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,8 +68,27 @@ func pgCmd(args []string) error {
 		uri = strings.Replace(uri, "postgres://", "postgres://postgres@", 1)
 	}
 	uri = strings.Replace(uri, "sslmode=prefer", "sslmode=disable", 1)
+	uri = sortHosts(uri)
 	fmt.Printf("AUTHPORT_POSTGRES_HA_URL=%s\n", uri)
 	return nil
+}
+
+// sortHosts puts the hosts of a multi-host URL in order: pg_autoctl lists
+// the primary first, which changes with every failover, and the URL should
+// not (target_session_attrs=read-write finds the primary anyway).
+func sortHosts(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return uri
+	}
+	at := strings.Index(rest, "@") + 1
+	end := strings.IndexAny(rest[at:], "/?")
+	if end < 0 {
+		end = len(rest) - at
+	}
+	hosts := strings.Split(rest[at:at+end], ",")
+	slices.Sort(hosts)
+	return scheme + "://" + rest[:at] + strings.Join(hosts, ",") + rest[at+end:]
 }
 
 func newPG(dir, ps string) (*pgSetup, error) {
@@ -253,6 +273,11 @@ func (p *pgSetup) start(wait time.Duration) error {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
+	}
+	// The pid files in dir are readable by all: a test that started the
+	// formation through sudo reads them to kill a node.
+	if err := os.Chmod(p.dir, 0o755); err != nil {
+		return err
 	}
 	if err := filepath.Walk(p.dir, func(path string, _ os.FileInfo, err error) error {
 		if err != nil {
