@@ -124,7 +124,7 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 // token finds nothing and removes it from the store.
 func (e *env) expectRemovedOnAccess(t *testing.T, a *auth.Auth, token string) {
 	t.Helper()
-	if su, err := a.Session(e.ctx, token); su != nil || err != nil {
+	if su, _, err := a.Session(e.ctx, token); su != nil || err != nil {
 		t.Errorf("Session of an expired session = %s, %v; want nil, nil", show(su), err)
 	}
 	if ss := e.state(t).Sessions; len(ss) != 0 {
@@ -133,7 +133,12 @@ func (e *env) expectRemovedOnAccess(t *testing.T, a *auth.Auth, token string) {
 }
 
 // oauthCallback is a sign-in callback from the provider for the profile.
-func oauthCallback(providerID, accountID, email, sessionToken string) auth.OAuthCallback {
+// signedIn is the caller signed in by an earlier sign-in, or nil.
+func oauthCallback(providerID, accountID, email string, signedIn *auth.SignIn) auth.OAuthCallback {
+	var current *core.User
+	if signedIn != nil {
+		current = &signedIn.User
+	}
 	return auth.OAuthCallback{
 		ProviderID: providerID,
 		Profile:    provider.User{ID: accountID, Email: email, Name: ptr("Octo Cat"), Image: ptr("https://example.com/octo.png")},
@@ -141,7 +146,7 @@ func oauthCallback(providerID, accountID, email, sessionToken string) auth.OAuth
 			AccessToken: "gho_access", RefreshToken: "ghr_refresh", TokenType: "Bearer", Scope: "read:user",
 			ExpiresIn: ptr(int64(3600)), IDToken: "id-token", Extra: map[string]any{"custom": "dropped"},
 		},
-		SessionToken: sessionToken,
+		User: current,
 	}
 }
 
@@ -172,7 +177,7 @@ func flowRules() []rule {
 		{group: "sessionLifetime", name: "unknown_token_is_nil", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
 			for _, tok := range []string{"", "no-such-session"} {
-				if su, err := a.Session(e.ctx, tok); su != nil || err != nil {
+				if su, _, err := a.Session(e.ctx, tok); su != nil || err != nil {
 					t.Errorf("Session(%q) = %s, %v; want nil, nil", tok, show(su), err)
 				}
 			}
@@ -195,14 +200,14 @@ func flowRules() []rule {
 			}
 			created := s.Expires
 			c.advance(9 * time.Minute)
-			if su, err := a.Session(e.ctx, s.SessionToken); err != nil || su == nil {
+			if su, _, err := a.Session(e.ctx, s.SessionToken); err != nil || su == nil {
 				t.Fatalf("Session after 9m = %s, %v", show(su), err)
 			}
 			if got := stored(); !got.Equal(created) {
 				t.Errorf("after 9m (updateAge 10m) expires moved to %v, want it unchanged at %v", got, created)
 			}
 			c.advance(2 * time.Minute)
-			su, err := a.Session(e.ctx, s.SessionToken)
+			su, _, err := a.Session(e.ctx, s.SessionToken)
 			if err != nil || su == nil {
 				t.Fatalf("Session after 11m = %s, %v", show(su), err)
 			}
@@ -211,7 +216,7 @@ func flowRules() []rule {
 				t.Errorf("after 11m expires = %v (returned %v), want now+maxAge = %v", got, su.Session.Expires, want)
 			}
 			c.advance(time.Minute)
-			if _, err := a.Session(e.ctx, s.SessionToken); err != nil {
+			if _, _, err := a.Session(e.ctx, s.SessionToken); err != nil {
 				t.Fatal(err)
 			}
 			if got := stored(); !got.Equal(want) {
@@ -229,7 +234,7 @@ func flowRules() []rule {
 			}
 			for range 2 {
 				c.advance(time.Second)
-				su, err := a.Session(e.ctx, s.SessionToken)
+				su, _, err := a.Session(e.ctx, s.SessionToken)
 				if err != nil || su == nil {
 					t.Fatalf("Session = %s, %v", show(su), err)
 				}
@@ -269,7 +274,7 @@ func flowRules() []rule {
 			s.Expires = time.Now().Add(-time.Minute)
 			e.createSession(t, s)
 			counting.Reset()
-			if su, err := a.Session(e.ctx, s.SessionToken); su != nil || err != nil {
+			if su, _, err := a.Session(e.ctx, s.SessionToken); su != nil || err != nil {
 				t.Errorf("Session of an expired session = %s, %v; want nil, nil", show(su), err)
 			}
 			if w := counting.Writes(); len(w) != 0 {
@@ -307,7 +312,7 @@ func flowRules() []rule {
 				if i == 0 {
 					token = flipLast(live.SessionToken)
 				}
-				if su, err := a.Session(e.ctx, token); su != nil || err != nil {
+				if su, _, err := a.Session(e.ctx, token); su != nil || err != nil {
 					t.Fatalf("Session of an unknown token = %s, %v; want nil, nil", show(su), err)
 				}
 			}
@@ -328,7 +333,7 @@ func flowRules() []rule {
 			if _, err := a.SignOut(e.ctx, s.SessionToken); err != nil {
 				t.Fatal(err)
 			}
-			if su, _ := a.Session(e.ctx, s.SessionToken); su != nil {
+			if su, _, _ := a.Session(e.ctx, s.SessionToken); su != nil {
 				t.Errorf("Session after sign-out = %s", show(su))
 			}
 			if ss := e.state(t).Sessions; len(ss) != 0 {
@@ -475,7 +480,7 @@ func flowRules() []rule {
 		{group: "oauthSignIn", name: "new_user_and_account", run: func(t *testing.T, e *env) {
 			c := newClock()
 			a := e.newAuth(t, c, authOptions{})
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", ""))
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -496,11 +501,11 @@ func flowRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "linked_account_signs_in_its_user", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", ""))
+			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "changed@example.com", ""))
+			again, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "changed@example.com", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -513,41 +518,41 @@ func flowRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "linked_account_of_signed_in_user_changes_nothing", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", ""))
+			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
 			before := e.state(t)
-			again, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", first.Session.SessionToken))
+			again, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", first))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.User.ID != first.User.ID || again.Session.SessionToken != first.Session.SessionToken {
+			if again.User.ID != first.User.ID || !again.KeepSession {
 				t.Errorf("sign-in while signed in = %s, want the current user and session", show(again))
 			}
 			e.expectUnchanged(t, before, "signing in again with the linked account")
 		}},
 		{group: "oauthSignIn", name: "account_of_another_user_rejected", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			if _, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", "")); err != nil {
+			if _, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", nil)); err != nil {
 				t.Fatal(err)
 			}
-			b, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-b", "b@example.com", ""))
+			b, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-b", "b@example.com", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
 			before := e.state(t)
-			_, err = a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", b.Session.SessionToken))
+			_, err = a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", b))
 			expectErr(t, "signed in as b, signing in with a's account", err, auth.ErrAccountNotLinked)
 			e.expectUnchanged(t, before, "the rejected sign-in")
 		}},
 		{group: "oauthSignIn", name: "new_account_linked_to_signed_in_user", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", ""))
+			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(googleProvider, "google-sub", "other@example.com", first.Session.SessionToken))
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(googleProvider, "google-sub", "other@example.com", first))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -567,7 +572,7 @@ func flowRules() []rule {
 			u := e.newUser()
 			e.createUser(t, u)
 			before := e.state(t)
-			_, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", u.Email, ""))
+			_, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", u.Email, nil))
 			expectErr(t, "a new account whose e-mail belongs to a user", err, auth.ErrAccountNotLinked)
 			e.expectUnchanged(t, before, "the rejected sign-in")
 		}},
@@ -575,7 +580,7 @@ func flowRules() []rule {
 			a := e.newAuth(t, newClock(), authOptions{})
 			u := e.newUser()
 			e.createUser(t, u)
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(linkingProvider, "gh-1", u.Email, ""))
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(linkingProvider, "gh-1", u.Email, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -588,7 +593,7 @@ func flowRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "oidc_without_id_token_rejected", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			cb := oauthCallback(googleProvider, "google-sub", "g@example.com", "")
+			cb := oauthCallback(googleProvider, "google-sub", "g@example.com", nil)
 			cb.Tokens.IDToken = ""
 			before := e.state(t)
 			_, err := a.SignInWithOAuth(e.ctx, cb)
@@ -597,7 +602,7 @@ func flowRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "account_callback_subset_stored", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			if _, err := a.SignInWithOAuth(e.ctx, oauthCallback(subsetProvider, "gh-1", "octo@example.com", "")); err != nil {
+			if _, err := a.SignInWithOAuth(e.ctx, oauthCallback(subsetProvider, "gh-1", "octo@example.com", nil)); err != nil {
 				t.Fatal(err)
 			}
 			got := e.getAccount(t, "gh-1", subsetProvider)
@@ -624,14 +629,14 @@ func flowRules() []rule {
 				t.Errorf("expires = %v, want now+30 days = %v", s.Expires, want)
 			}
 			c.advance(23 * time.Hour)
-			if su, err := a.Session(e.ctx, s.SessionToken); err != nil || su == nil {
+			if su, _, err := a.Session(e.ctx, s.SessionToken); err != nil || su == nil {
 				t.Fatalf("Session after 23h = %s, %v", show(su), err)
 			}
 			if got := e.getSessionAndUser(t, s.SessionToken); got == nil || !got.Session.Expires.Equal(s.Expires) {
 				t.Errorf("after 23h (default updateAge 24h) the session is %s, want expires unchanged at %v", show(got), s.Expires)
 			}
 			c.advance(2 * time.Hour)
-			su, err := a.Session(e.ctx, s.SessionToken)
+			su, _, err := a.Session(e.ctx, s.SessionToken)
 			if err != nil || su == nil {
 				t.Fatalf("Session after 25h = %s, %v", show(su), err)
 			}
@@ -656,16 +661,16 @@ func flowRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "new_account_while_signed_in_keeps_the_session", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", ""))
+			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(googleProvider, "google-sub", "other@example.com", first.Session.SessionToken))
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(googleProvider, "google-sub", "other@example.com", first))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in.Session.SessionToken != first.Session.SessionToken {
-				t.Errorf("session %s, want the current session %s", show(in.Session), show(first.Session))
+			if !in.KeepSession || in.Session.SessionToken != "" {
+				t.Errorf("session %s, want the current session kept (KeepSession, no new session)", show(in.Session))
 			}
 			if s := e.state(t); len(s.Sessions) != 1 || len(s.Accounts) != 2 || len(s.Users) != 1 {
 				t.Errorf("stored: %s; want one user with two accounts and the one session", show(s))
@@ -797,14 +802,14 @@ func flowRules() []rule {
 			injected := errors.New("injected linkAccount failure")
 			a := e.newAuth(t, newClock(), authOptions{adapter: failingLinker{Adapter: full, err: injected}})
 			before := e.state(t)
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-4242", "octo@example.com", ""))
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-4242", "octo@example.com", nil))
 			if !errors.Is(err, injected) {
 				t.Fatalf("sign-in whose link fails = %s, %v; want the link's error", show(in), err)
 			}
 			e.expectUnchanged(t, before, "a sign-in whose linkAccount failed")
 			// The address is free: signing in again, with a working link,
 			// creates the user and the account.
-			in, err = e.newAuth(t, newClock(), authOptions{}).SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-4242", "octo@example.com", ""))
+			in, err = e.newAuth(t, newClock(), authOptions{}).SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-4242", "octo@example.com", nil))
 			if err != nil || !in.IsNewUser {
 				t.Fatalf("sign-in after the failed one = %s, %v; want a new user", show(in), err)
 			}

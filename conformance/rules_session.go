@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -188,17 +187,10 @@ func sessionRules() []rule {
 					{SessionToken: s.SessionToken, Expires: core.Set(want.Expires)},
 					{SessionToken: s.SessionToken, UserID: core.Set(other.ID)},
 				}
-				var wg sync.WaitGroup
-				start := make(chan struct{})
 				errs := make([]error, len(updates))
-				for i, up := range updates {
-					wg.Go(func() {
-						<-start
-						_, errs[i] = instances[i%2].UpdateSession(e.ctx, up)
-					})
-				}
-				close(start)
-				wg.Wait()
+				concurrently(len(updates), func(i int) {
+					_, errs[i] = instances[i%2].UpdateSession(e.ctx, updates[i])
+				})
 				if err := errors.Join(errs...); err != nil {
 					t.Fatal(err)
 				}

@@ -363,17 +363,10 @@ func userRules() []rule {
 					{ID: u.ID, EmailVerified: core.Set(want.EmailVerified)},
 					{ID: u.ID, Email: core.Set(want.Email)},
 				}
-				var wg sync.WaitGroup
-				start := make(chan struct{})
 				errs := make([]error, len(updates))
-				for i, up := range updates {
-					wg.Go(func() {
-						<-start
-						_, errs[i] = instances[i%2].UpdateUser(e.ctx, up)
-					})
-				}
-				close(start)
-				wg.Wait()
+				concurrently(len(updates), func(i int) {
+					_, errs[i] = instances[i%2].UpdateUser(e.ctx, updates[i])
+				})
 				if err := errors.Join(errs...); err != nil {
 					t.Fatal(err)
 				}

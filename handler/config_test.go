@@ -1,7 +1,6 @@
 package handler_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -14,26 +13,30 @@ import (
 )
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	jwtAuth, _ := auth.New(auth.Config{Adapter: memoryStore(), Secrets: []string{secret}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
-	email := provider.Email("a@example.com", func(context.Context, provider.VerificationRequest) error { return nil })
-	emailAuth, _ := auth.New(auth.Config{Adapter: memoryStore(), Secrets: []string{secret}, Providers: []provider.Provider{email}, BaseURL: "http://other.example/auth"})
+	// The base URL (like the secrets and the clock) is the Auth's.
+	jwtAuthAt := func(base string) *auth.Auth {
+		a, err := auth.New(auth.Config{Adapter: memoryStore(), Secrets: []string{secret}, BaseURL: base, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
 	for name, tc := range map[string]struct {
 		cfg  handler.Config
 		want string
 	}{
-		"no auth":        {handler.Config{Secrets: []string{secret}, BaseURL: "http://x/auth"}, "Config.Auth"},
-		"no secret":      {handler.Config{Auth: jwtAuth, BaseURL: "http://x/auth"}, "Secrets"},
-		"empty secret":   {handler.Config{Auth: jwtAuth, Secrets: []string{secret, ""}, BaseURL: "http://x/auth"}, "is empty"},
-		"short secret":   {handler.Config{Auth: jwtAuth, Secrets: []string{secret, "31-bytes-0123456789abcdefghijkl"}, BaseURL: "http://x/auth"}, "fewer than 32"},
-		"no base URL":    {handler.Config{Auth: jwtAuth, Secrets: []string{secret}}, "BaseURL"},
-		"relative base":  {handler.Config{Auth: jwtAuth, Secrets: []string{secret}, BaseURL: "/auth"}, "BaseURL"},
-		"ftp base":       {handler.Config{Auth: jwtAuth, Secrets: []string{secret}, BaseURL: "ftp://x/auth"}, "BaseURL"},
-		"email base URL": {handler.Config{Auth: emailAuth, Secrets: []string{secret}, BaseURL: "http://x/auth"}, "e-mail provider"},
+		"no auth":       {handler.Config{}, "Config.Auth"},
+		"no base URL":   {handler.Config{Auth: jwtAuthAt("")}, "BaseURL"},
+		"relative base": {handler.Config{Auth: jwtAuthAt("/auth")}, "BaseURL"},
+		"ftp base":      {handler.Config{Auth: jwtAuthAt("ftp://x/auth")}, "BaseURL"},
 	} {
 		_, err := handler.New(tc.cfg)
 		if !errors.Is(err, handler.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want ErrInvalidConfig naming %q", name, err, tc.want)
 		}
+	}
+	if _, err := handler.New(handler.Config{Auth: jwtAuthAt("http://x/auth")}); err != nil {
+		t.Errorf("secrets, clock and base URL from the Auth: %v", err)
 	}
 }
 

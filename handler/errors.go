@@ -28,7 +28,7 @@ const (
 )
 
 // ErrorCode maps an error of a sign-in flow to Auth.js's error code:
-// Verification for a bad e-mail link, OAuthAccountNotLinked, OAuthSignin
+// AccessDenied for a sign-in the SignIn callback refused, Verification for a bad e-mail link, OAuthAccountNotLinked, OAuthSignin
 // for a failure to start an OAuth sign-in (stage "signin") and
 // OAuthCallbackError for a failed callback (stage "callback"), EmailSignin
 // for an address or delivery problem, Configuration for anything else.
@@ -36,6 +36,8 @@ func ErrorCode(err error, stage string) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, auth.ErrAccessDenied):
+		return ErrorAccessDenied
 	case errors.Is(err, auth.ErrVerificationFailed):
 		return ErrorVerification
 	case errors.Is(err, auth.ErrAccountNotLinked):

@@ -34,7 +34,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{"at least 32 random bytes, e.g. AUTH_SECRET"}})
+	h, err := handler.New(handler.Config{Auth: a})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/jwt"
@@ -21,22 +21,16 @@ import (
 // ErrInvalidConfig is matched by every error New and NewReader return.
 var ErrInvalidConfig = errors.New("handler: invalid configuration")
 
-// Config configures a Handler.
+// Config configures a Handler. Secrets (CSRF, JWT sessions), the clock and
+// the base URL are the Auth's (auth.Config.Secrets, Now and BaseURL):
+// configured once, there.
 type Config struct {
 	// Auth is the configured library: providers, adapter, sessions.
 	// Required.
 	Auth *auth.Auth
-	// Secrets hash the CSRF cookie and encrypt JWT sessions, newest first
-	// (the first makes new ones, all are accepted). Required; use the same
-	// value as Auth.js's AUTH_SECRET to share cookies with an Auth.js app.
-	Secrets []string
-	// BaseURL is the absolute URL of the routes, e.g.
-	// "http://localhost:8080/auth"; its path is where the handler is
-	// mounted. Empty means the Auth's BaseURL. With https cookies are Secure
-	// and carry the __Secure-/__Host- prefixes.
-	BaseURL string
-	// OAuth runs OAuth and OIDC sign-in; nil builds one from Auth, Secrets
-	// and BaseURL when OAuth or OIDC providers are configured.
+	// OAuth runs OAuth and OIDC sign-in; nil builds one from Auth when
+	// OAuth or OIDC providers are configured (set it to give the flow an
+	// HTTP client of its own).
 	OAuth *oauth.Flow
 	// Passkeys runs the WebAuthn ceremonies; required when a WebAuthn
 	// provider is configured.
@@ -45,24 +39,17 @@ type Config struct {
 	Pages Pages
 	// Theme styles the built-in pages.
 	Theme Theme
-	// Claims, when set, adjusts the claims of a new JWT session (with
-	// strategy jwt) at sign-in: it receives the default claims (name,
-	// email, picture, sub) and the sign-in, and returns the claims to
-	// encode. Auth.js's jwt callback at sign-in.
-	Claims func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
 	// RateLimit limits sign-in e-mails and other sign-in attempts per
 	// identifier and per client; the zero value is on, with the default
 	// limits, in process. See [RateLimit].
 	RateLimit RateLimit
 	// Logger receives one record per failed sign-in (WARN, with the error
 	// code and the reason) and per store or configuration error (ERROR);
-	// nil means slog.Default(), read when New runs; give
+	// nil means the Auth's logger (auth.Config.Logger), or slog.Default(),
+	// read when New runs, when the Auth has none; give
 	// slog.New(slog.DiscardHandler) to silence it. It never receives
 	// tokens, cookies or secrets.
 	Logger *slog.Logger
-	// Now is the clock for JWT sessions; nil means time.Now. Give the
-	// Auth the same clock.
-	Now func() time.Time
 }
 
 // Pages are the URLs of custom pages (absolute, or paths on the site).
@@ -113,7 +100,7 @@ type Handler struct {
 	pages     Pages
 	theme     Theme
 	tmpl      *template.Template
-	claims    func(ctx context.Context, claims map[string]any, signIn *auth.SignIn) (map[string]any, error)
+	callbacks auth.Callbacks
 	log       *slog.Logger
 	now       func() time.Time
 	limits    *limiter // nil: no rate limits
@@ -127,20 +114,20 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", ErrInvalidConfig)
 	}
-	if err := cfg.Auth.CheckSecrets(cfg.Secrets); err != nil {
-		return nil, fmt.Errorf("%w: Config.Secrets (the AUTH_SECRET): %w", ErrInvalidConfig, err)
+	if cfg.Logger == nil {
+		cfg.Logger = cfg.Auth.Logger()
 	}
 	h := &Handler{
-		auth:     cfg.Auth,
-		passkeys: cfg.Passkeys,
-		secrets:  append([]string(nil), cfg.Secrets...),
-		sessions: cfg.Auth.SessionOptions(),
-		pages:    cfg.Pages,
-		theme:    cfg.Theme,
-		claims:   cfg.Claims,
-		log:      cfg.Logger,
-		now:      cfg.Now,
-		byID:     map[string]provider.Provider{},
+		auth:      cfg.Auth,
+		passkeys:  cfg.Passkeys,
+		secrets:   cfg.Auth.Secrets(),
+		sessions:  cfg.Auth.SessionOptions(),
+		pages:     cfg.Pages,
+		theme:     cfg.Theme,
+		callbacks: cfg.Auth.Callbacks(),
+		log:       cfg.Logger,
+		now:       cfg.Auth.Clock(),
+		byID:      map[string]provider.Provider{},
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -148,13 +135,10 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = cfg.Auth.BaseURL()
-	}
+	base := cfg.Auth.BaseURL()
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\"", ErrInvalidConfig, base)
+		return nil, fmt.Errorf("%w: auth.Config.BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", ErrInvalidConfig, base)
 	}
 	h.secure = u.Scheme == "https"
 	h.origin = u.Scheme + "://" + u.Host
@@ -190,7 +174,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.flow = cfg.OAuth
 	if h.flow == nil && needOAuth {
-		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth, Secrets: h.secrets, BaseURL: h.base, Now: cfg.Now})
+		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth})
 		if err != nil {
 			return nil, fmt.Errorf("%w: building the OAuth flow: %w", ErrInvalidConfig, err)
 		}
@@ -321,6 +305,13 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: "no such auth route"}, true)
 }
 
+// writeSessionCookie gives the browser the database session's cookie
+// (jwt's cookie name), expiring with the session. It and writeSessionJWT
+// are the only writers of the session cookie.
+func (h *Handler) writeSessionCookie(w http.ResponseWriter, s core.Session) {
+	h.setCookie(w, h.names.SessionToken, s.SessionToken, max(time.Second, s.Expires.Sub(h.now())))
+}
+
 // setCookie sets a cookie with Auth.js's attributes: HttpOnly,
 // SameSite=Lax, Path=/, Secure on https; maxAge 0 makes a session cookie,
 // negative deletes it.
@@ -362,7 +353,7 @@ func (h *Handler) form(w http.ResponseWriter, r *http.Request) bool {
 // the callback-url cookie, as Auth.js does.
 func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 	if raw := r.FormValue("callbackUrl"); raw != "" {
-		target, ok := SafeRedirect(raw, h.origin)
+		target, ok := h.redirectPolicy(r, raw)
 		if !ok {
 			h.log.InfoContext(r.Context(), "authport: callbackUrl refused: not on this site")
 			target = h.origin + "/"
@@ -373,10 +364,25 @@ func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 		}
 		return target
 	}
-	if target, ok := SafeRedirect(h.callbackCookie(r), h.origin); ok {
-		return target
+	if c := h.callbackCookie(r); c != "" {
+		if target, ok := h.redirectPolicy(r, c); ok {
+			return target
+		}
 	}
 	return h.origin + "/"
+}
+
+// redirectPolicy is auth.Callbacks.Redirect, or by default SafeRedirect:
+// same origin only.
+func (h *Handler) redirectPolicy(r *http.Request, raw string) (string, bool) {
+	if h.callbacks.Redirect == nil {
+		return SafeRedirect(raw, h.origin)
+	}
+	target, ok := h.callbacks.Redirect(r.Context(), auth.RedirectParams{URL: raw, BaseURL: h.base, Origin: h.origin})
+	if !ok || target == "" {
+		return "", false
+	}
+	return target, true
 }
 
 // callbackCookie returns the callback-url cookie's value, decoded, or "".

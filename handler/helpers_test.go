@@ -60,6 +60,9 @@ type envOpts struct {
 	config    func(*handler.Config)
 	// authConfig changes the auth.Config before auth.New.
 	authConfig func(*auth.Config)
+	// adapter, when set, opens the store instead of the memory adapter
+	// (env.store is then unused), with the env's clock.
+	adapter func(t *testing.T, now func() time.Time) any
 }
 
 // env is a handler mounted at /auth on a real HTTP server, with a browser-
@@ -98,8 +101,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 		o.providers = func(*testing.T, string) []provider.Provider { return []provider.Provider{credentials()} }
 	}
 	e.store = memory.New(memory.WithClock(e.clock.Now))
+	var store any = e.store
+	if o.adapter != nil {
+		store = o.adapter(t, e.clock.Now)
+	}
 	ac := auth.Config{
-		Adapter: e.store, Providers: o.providers(t, e.base), Secrets: []string{secret}, BaseURL: e.base, Now: e.clock.Now,
+		Adapter: store, Providers: o.providers(t, e.base), Secrets: []string{secret}, BaseURL: e.base, Now: e.clock.Now,
 		Session: auth.SessionOptions{Strategy: o.strategy, MaxAge: o.maxAge, UpdateAge: o.updateAge},
 	}
 	if o.authConfig != nil {
@@ -110,7 +117,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	e.a = a
-	cfg := handler.Config{Auth: a, Secrets: []string{secret}, BaseURL: e.base, Now: e.clock.Now}
+	cfg := handler.Config{Auth: a}
 	if o.config != nil {
 		o.config(&cfg)
 	}

@@ -185,7 +185,7 @@ func TestMountMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret},
+	h, err := handler.New(handler.Config{Auth: a,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -18,8 +18,10 @@ type Passkeys interface {
 	Options(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (any, error)
 	// Callback verifies POST {base}/callback/{provider} (form fields "action" and "data",
 	// the credential JSON, as Auth.js's client posts them; CSRF already checked by the
-	// handler), registers or authenticates, and returns the sign-in WITHOUT a session:
-	// the handler creates the database session or the JWT, sets the cookie, redirects.
+	// handler), registers or authenticates through core/auth (auth.Auth.SignInWithWebAuthn,
+	// auth.Auth.RegisterWebAuthn: the SignIn callback, the database session), and returns
+	// that sign-in. It writes no session cookie: the handler sets the cookie (or issues the
+	// JWT) and redirects.
 	Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error)
 	// Script is the JavaScript the default sign-in page loads (served by the handler at
 	// {base}/passkey.js) to run the ceremony in the browser.

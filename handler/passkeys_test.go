@@ -44,11 +44,7 @@ func (p *contractPasskeys) Callback(ctx context.Context, _ http.ResponseWriter, 
 	if r.PostFormValue("action") != "authenticate" || r.PostFormValue("data") != `{"id":"cred-1"}` {
 		return nil, errors.New("passkey: assertion invalid")
 	}
-	u, _, err := p.a.AuthenticateWebAuthn(ctx, "cred-1", 0)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.SignIn{User: *u}, nil
+	return p.a.SignInWithWebAuthn(ctx, id, "cred-1", 0, user)
 }
 
 func (p *contractPasskeys) Script() []byte { return []byte("/* passkey script */") }
@@ -148,7 +144,7 @@ func TestPasskeysRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}}); !errors.Is(err, handler.ErrInvalidConfig) || !strings.Contains(err.Error(), "Passkeys") {
+	if _, err := handler.New(handler.Config{Auth: a}); !errors.Is(err, handler.ErrInvalidConfig) || !strings.Contains(err.Error(), "Passkeys") {
 		t.Errorf("WebAuthn provider without Passkeys: %v", err)
 	}
 }

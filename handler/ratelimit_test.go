@@ -157,11 +157,11 @@ func TestRateLimitConfig(t *testing.T) {
 		{SignInPerClient: ratelimit.Limit{Period: time.Hour}},
 		{TrustedProxies: -1},
 	} {
-		if _, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}, RateLimit: rl}); !errors.Is(err, handler.ErrInvalidConfig) {
+		if _, err := handler.New(handler.Config{Auth: a, RateLimit: rl}); !errors.Is(err, handler.ErrInvalidConfig) {
 			t.Errorf("%+v: %v; want ErrInvalidConfig", rl, err)
 		}
 	}
-	if _, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}, RateLimit: handler.RateLimit{SignInPerClient: ratelimit.Limit{Events: -1}}}); err != nil {
+	if _, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{SignInPerClient: ratelimit.Limit{Events: -1}}}); err != nil {
 		t.Errorf("a limit turned off: %v", err)
 	}
 }

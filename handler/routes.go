@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -89,16 +90,20 @@ func (h *Handler) jsonCSRF(r *http.Request) string {
 // serveSession answers GET /session (and POST with a CSRF token, Auth.js's
 // update): the session JSON, or null when signed out. It extends the
 // session per UpdateAge and refreshes its cookie: a database session's
-// expiry, a JWT re-issued with a new exp.
+// expiry when auth.Auth.Session extended it, a JWT re-issued with a new
+// exp. The JWT callback runs on every read (trigger refresh) and on POST
+// (trigger update, with the client's data); the Session callback shapes
+// the JSON; the session event runs last.
 func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string) {
 	force := false
+	var update any
 	if r.Method == http.MethodPost {
 		if !h.form(w, r) {
 			return
 		}
 		submitted := r.PostFormValue("csrfToken")
 		if submitted == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-			submitted = h.jsonCSRF(r)
+			submitted, update = h.jsonUpdate(r)
 		}
 		if _, ok := h.csrf(w, r, submitted); !ok {
 			// Auth.js answers a failed update with 400 and null: it is
@@ -111,10 +116,21 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 	} else {
 		h.csrf(w, r, "")
 	}
-	s, hadCookie, err := h.session(r.Context(), r)
+	ctx := r.Context()
+	s, hadCookie, err := h.session(ctx, r)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
 		return
+	}
+	if s != nil && s.Strategy == auth.StrategyJWT {
+		if s, err = h.refreshJWT(w, r, s, force, update); err != nil {
+			h.log.ErrorContext(ctx, "authport: JWT session not refreshed", "error", err)
+			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be refreshed"}, true)
+			return
+		}
+	} else if s != nil && s.extended {
+		// Extended by this lookup: give the cookie the new expiry.
+		h.writeSessionCookie(w, sessionRecord(s.token, s))
 	}
 	if s == nil {
 		if hadCookie {
@@ -123,30 +139,76 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 		writeJSON(w, http.StatusOK, nil, true)
 		return
 	}
-	if s.Strategy == auth.StrategyJWT {
-		if s, err = h.refreshJWT(w, r, s, force); err != nil {
-			h.log.ErrorContext(r.Context(), "authport: JWT session not refreshed", "error", err)
-			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be refreshed"}, true)
-			return
-		}
-	} else if !s.Expires.Before(h.now().Add(h.sessions.MaxAge).Add(-2 * time.Second)) {
-		// Extended by this lookup: give the cookie the new expiry.
-		http.SetCookie(w, h.auth.SessionCookie(sessionRecord(auth.SessionToken(r, h.secure), s), h.secure))
+	if h.callbacks.Session == nil && h.auth.Events().Session == nil {
+		writeJSON(w, http.StatusOK, s, true)
+		return
 	}
-	writeJSON(w, http.StatusOK, s, true)
+	body, err := sessionMap(s)
+	if err == nil && h.callbacks.Session != nil {
+		body, err = h.callbacks.Session(ctx, auth.SessionParams{Session: body, User: s.user, Token: s.Claims})
+	}
+	if err != nil {
+		h.log.ErrorContext(ctx, "authport: the Session callback failed", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be shaped"}, true)
+		return
+	}
+	writeJSON(w, http.StatusOK, body, true)
+	h.auth.EmitSession(ctx, auth.SessionEvent{Session: body, Token: s.Claims})
+}
+
+// sessionMap is the session's default JSON as a map, for the Session
+// callback to change.
+func sessionMap(s *Session) (map[string]any, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(data, &m)
+}
+
+// jsonUpdate reads csrfToken and data from a JSON body (Auth.js's
+// update(data) posts {"csrfToken":…,"data":…}).
+func (h *Handler) jsonUpdate(r *http.Request) (string, any) {
+	var body struct {
+		CSRFToken string `json:"csrfToken"`
+		Data      any    `json:"data"`
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil || json.Unmarshal(data, &body) != nil {
+		return "", nil
+	}
+	return body.CSRFToken, body.Data
 }
 
 // refreshJWT re-issues the session token when it is due (UpdateAge after
-// its iat, or force), with the same claims and a new exp.
-func (h *Handler) refreshJWT(w http.ResponseWriter, r *http.Request, s *Session, force bool) (*Session, error) {
-	iat, _ := s.Claims["iat"].(float64)
-	due := time.Unix(int64(iat), 0).Add(*h.sessions.UpdateAge)
-	if !force && h.now().Before(due) {
-		return s, nil
-	}
+// its iat, or force), with the same claims and a new exp. With a JWT
+// callback it runs the callback (trigger update when force, else refresh)
+// and re-issues the token every time, as Auth.js does; claims the callback
+// returns as nil end the session (nil Session).
+func (h *Handler) refreshJWT(w http.ResponseWriter, r *http.Request, s *Session, force bool, update any) (*Session, error) {
 	claims := make(map[string]any, len(s.Claims))
 	for k, v := range s.Claims {
 		claims[k] = v
+	}
+	if h.callbacks.JWT != nil {
+		p := auth.JWTParams{Token: claims, Trigger: auth.JWTRefresh}
+		if force {
+			p.Trigger, p.Update = auth.JWTUpdate, update
+		}
+		var err error
+		if claims, err = h.callbacks.JWT(r.Context(), p); err != nil {
+			return nil, fmt.Errorf("the JWT callback failed: %w", err)
+		}
+		if claims == nil {
+			return nil, nil
+		}
+	} else {
+		iat, _ := s.Claims["iat"].(float64)
+		due := time.Unix(int64(iat), 0).Add(*h.sessions.UpdateAge)
+		if !force && h.now().Before(due) {
+			return s, nil
+		}
 	}
 	token, err := h.codec.Encode(h.names.SessionToken, claims, h.sessions.MaxAge)
 	if err != nil {
@@ -175,46 +237,69 @@ func (h *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
 	jwt.ClearCookie(w, r, c)
 }
 
-// issueSession gives the browser the session of a completed sign-in: a
-// database session's cookie (creating the session when the flow did not),
-// or a new JWT.
+// issueSession gives the browser the session of a completed sign-in: the
+// cookie of the database session core/auth created, or a new JWT (through
+// the JWT callback, trigger signIn or signUp). A caller who was signed in
+// already keeps the cookie they have.
 func (h *Handler) issueSession(w http.ResponseWriter, r *http.Request, si *auth.SignIn) error {
-	ctx := r.Context()
-	if h.sessions.Strategy == auth.StrategyJWT {
-		claims := map[string]any{"sub": si.User.ID}
-		if si.User.Name != nil {
-			claims["name"] = *si.User.Name
-		}
-		if si.User.Email != "" {
-			claims["email"] = si.User.Email
-		}
-		if si.User.Image != nil {
-			claims["picture"] = *si.User.Image
-		}
-		if h.claims != nil {
-			c, err := h.claims(ctx, claims, si)
-			if err != nil {
-				return err
-			}
-			claims = c
-		}
-		token, err := h.codec.Encode(h.names.SessionToken, claims, h.sessions.MaxAge)
-		if err != nil {
-			return err
-		}
-		h.writeSessionJWT(w, r, token)
+	if si.KeepSession {
 		return nil
 	}
-	session := si.Session
-	if session.SessionToken == "" {
-		created, err := h.auth.CreateSession(ctx, si.User.ID)
-		if err != nil {
-			return err
+	if h.sessions.Strategy != auth.StrategyJWT {
+		if si.Session.SessionToken == "" {
+			return errors.New("the sign-in made no database session")
 		}
-		session = *created
+		h.writeSessionCookie(w, si.Session)
+		return nil
 	}
-	http.SetCookie(w, h.auth.SessionCookie(session, h.secure))
+	claims := map[string]any{"sub": si.User.ID}
+	if si.User.Name != nil {
+		claims["name"] = *si.User.Name
+	}
+	if si.User.Email != "" {
+		claims["email"] = si.User.Email
+	}
+	if si.User.Image != nil {
+		claims["picture"] = *si.User.Image
+	}
+	if h.callbacks.JWT != nil {
+		user := si.User
+		p := auth.JWTParams{Token: claims, Trigger: auth.JWTSignIn, User: &user, Account: si.Account, Profile: si.Profile, IsNewUser: si.IsNewUser}
+		if si.IsNewUser {
+			p.Trigger = auth.JWTSignUp
+		}
+		c, err := h.callbacks.JWT(r.Context(), p)
+		if err != nil {
+			return fmt.Errorf("the JWT callback failed: %w", err)
+		}
+		if c == nil {
+			return errors.New("the JWT callback returned no claims at sign-in")
+		}
+		claims = c
+	}
+	token, err := h.codec.Encode(h.names.SessionToken, claims, h.sessions.MaxAge)
+	if err != nil {
+		return err
+	}
+	h.writeSessionJWT(w, r, token)
 	return nil
+}
+
+// denied answers a sign-in the SignIn callback refused: a redirect where
+// the callback sent it, or the AccessDenied error. It reports whether err
+// was such a refusal.
+func (h *Handler) denied(w http.ResponseWriter, r *http.Request, err error) bool {
+	var d *auth.DeniedError
+	if !errors.As(err, &d) {
+		return false
+	}
+	if d.Redirect != "" {
+		h.log.InfoContext(r.Context(), "authport: sign-in redirected by the SignIn callback", "provider", d.ProviderID)
+		h.redirect(w, r, d.Redirect)
+		return true
+	}
+	h.fail(w, r, ErrorAccessDenied, err)
+	return true
 }
 
 // serveSignIn answers POST /signin/{provider}: an OAuth/OIDC provider
@@ -256,6 +341,9 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 			return
 		}
 		if _, err := h.auth.StartEmailSignIn(ctx, id, r.PostFormValue("email")); err != nil {
+			if h.denied(w, r, err) {
+				return
+			}
 			code := ErrorCode(err, "signin")
 			if code == ErrorConfiguration {
 				code = ErrorEmailSignin
@@ -284,21 +372,14 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 	stageErr := func(e error) string { return ErrorCode(e, "callback") }
 	switch p.Common().Type {
 	case provider.TypeOAuth, provider.TypeOIDC:
-		// With database sessions the flow reads the session cookie
-		// itself; a JWT it cannot read, so the signed-in user (to link
-		// the new account to) comes from here.
-		var userID string
-		if h.sessions.Strategy == auth.StrategyJWT {
-			current, _, serr := h.session(ctx, r)
-			if serr != nil {
-				h.fail(w, r, ErrorConfiguration, serr)
-				return
-			}
-			if u := currentUser(current); u != nil {
-				userID = u.ID
-			}
+		// The signed-in user, whichever the strategy: a new account is
+		// linked to them.
+		current, _, serr := h.session(ctx, r)
+		if serr != nil {
+			h.fail(w, r, ErrorConfiguration, serr)
+			return
 		}
-		si, err = h.flow.CallbackForUser(ctx, w, r, id, userID)
+		si, err = h.flow.Callback(ctx, w, r, id, currentUser(current))
 	case provider.TypeEmail:
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")
@@ -322,7 +403,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		if !h.allowSignIn(w, r, credentialsIdentifier(r)) {
 			return
 		}
-		si, err = h.credentials(r, p.(*provider.CredentialsConfig))
+		si, err = h.credentials(r, id, p.(*provider.CredentialsConfig))
 		stageErr = func(e error) string {
 			if errors.Is(e, errCredentials) {
 				return ErrorCredentialsSignin
@@ -359,16 +440,14 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		err = errors.New("the sign-in returned no user")
 	}
 	if err != nil {
-		h.fail(w, r, stageErr(err), err)
+		if !h.denied(w, r, err) {
+			h.fail(w, r, stageErr(err), err)
+		}
 		return
 	}
-	// oauth.Flow.Callback has set the cookie of a database session.
-	flowSetCookie := p.Common().Type.IsOAuth() && h.sessions.Strategy == auth.StrategyDatabase && si.Session.SessionToken != ""
-	if !flowSetCookie {
-		if err := h.issueSession(w, r, si); err != nil {
-			h.fail(w, r, ErrorConfiguration, err)
-			return
-		}
+	if err := h.issueSession(w, r, si); err != nil {
+		h.fail(w, r, ErrorConfiguration, err)
+		return
 	}
 	h.redirect(w, r, h.callbackURL(w, r))
 }
@@ -376,8 +455,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 // errCredentials: Authorize refused the credentials.
 var errCredentials = errors.New("credentials refused")
 
-// credentials runs the provider's Authorize with the posted fields.
-func (h *Handler) credentials(r *http.Request, p *provider.CredentialsConfig) (*auth.SignIn, error) {
+// credentials runs the provider's Authorize with the posted fields, then
+// core/auth's credentials sign-in (the SignIn callback).
+func (h *Handler) credentials(r *http.Request, id string, p *provider.CredentialsConfig) (*auth.SignIn, error) {
 	creds := map[string]string{}
 	for k, v := range r.PostForm {
 		if k == "csrfToken" || k == "callbackUrl" || len(v) == 0 {
@@ -398,7 +478,7 @@ func (h *Handler) credentials(r *http.Request, p *provider.CredentialsConfig) (*
 	if normal, err := auth.NormalizeEmail(u.Email); err == nil {
 		u.Email = normal
 	}
-	return &auth.SignIn{User: u.CoreUser(u.ID)}, nil
+	return h.auth.SignInWithCredentials(r.Context(), id, u.CoreUser(u.ID), creds)
 }
 
 // serveSignOut answers GET /signout (a confirmation page posting back) and
@@ -417,15 +497,27 @@ func (h *Handler) serveSignOut(w http.ResponseWriter, r *http.Request, _ string)
 	if _, ok := h.checkCSRF(w, r); !ok {
 		return
 	}
+	var event *auth.SignOutEvent
 	if h.sessions.Strategy == auth.StrategyDatabase {
-		if token := auth.SessionToken(r, h.secure); token != "" {
-			if _, err := h.auth.SignOut(r.Context(), token); err != nil {
+		if token := h.sessionToken(r); token != "" {
+			deleted, err := h.auth.SignOut(r.Context(), token)
+			if err != nil {
 				h.fail(w, r, ErrorConfiguration, err)
 				return
 			}
+			if deleted != nil {
+				event = &auth.SignOutEvent{Session: deleted}
+			}
+		}
+	} else if h.auth.Events().SignOut != nil {
+		if s, _, _ := h.session(r.Context(), r); s != nil {
+			event = &auth.SignOutEvent{Token: s.Claims}
 		}
 	}
 	h.clearSession(w, r)
+	if event != nil {
+		h.auth.EmitSignOut(r.Context(), *event)
+	}
 	h.redirect(w, r, h.callbackURL(w, r))
 }
 

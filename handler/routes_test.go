@@ -116,7 +116,9 @@ func TestCSRFCookie(t *testing.T) {
 }
 
 func TestCSRFRotatedSecret(t *testing.T) {
-	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, config: func(c *handler.Config) { c.Secrets = []string{"handler-test-new-secret-0123456789abcdef", secret} }})
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, authConfig: func(c *auth.Config) {
+		c.Secrets = []string{"new-secret-0123456789abcdef0123456789", secret}
+	}})
 	// A cookie made with the older secret (as before the rotation) is
 	// still valid.
 	token := strings.Repeat("ab", 32)
@@ -324,7 +326,7 @@ func TestCredentialsNeedJWT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = handler.New(handler.Config{Auth: a, Secrets: []string{secret}})
+	_, err = handler.New(handler.Config{Auth: a})
 	if err == nil || !strings.Contains(err.Error(), "JWT sessions") {
 		t.Errorf("credentials with database sessions: %v, want an error asking for JWT sessions", err)
 	}
@@ -387,12 +389,14 @@ func TestCustomPages(t *testing.T) {
 	wantHeader(t, res, "Location", "/login?error=CredentialsSignin&code=credentials")
 }
 
-// Config.Claims adds claims to a new JWT; they survive a refresh.
-func TestClaimsHook(t *testing.T) {
-	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, updateAge: ptr(time.Duration(0)), config: func(c *handler.Config) {
-		c.Claims = func(_ context.Context, claims map[string]any, si *auth.SignIn) (map[string]any, error) {
-			claims["role"] = "admin:" + si.User.ID
-			return claims, nil
+// The JWT callback adds claims to a new JWT; they survive a refresh.
+func TestJWTCallbackClaimsSurviveRefresh(t *testing.T) {
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, updateAge: ptr(time.Duration(0)), authConfig: func(c *auth.Config) {
+		c.Callbacks.JWT = func(_ context.Context, p auth.JWTParams) (map[string]any, error) {
+			if p.User != nil {
+				p.Token["role"] = "admin:" + p.User.ID
+			}
+			return p.Token, nil
 		}
 	}})
 	e.signInCredentials("ada", "lovelace", nil)

@@ -29,6 +29,13 @@ type Session struct {
 	// Claims are the JWT's claims (name, email, picture, sub, iat, exp,
 	// jti and any the application added); nil for database sessions.
 	Claims map[string]any
+
+	// user is the database session's user; extended reports that reading
+	// the database session extended it (auth.Auth.Session), token is its
+	// token.
+	user     *core.User
+	extended bool
+	token    string
 }
 
 // SessionUser is the user of a session.
@@ -110,7 +117,7 @@ type ReaderConfig struct {
 	Auth *auth.Auth
 	// Secrets decrypt JWT session cookies, newest first: the same
 	// AUTH_SECRET as the Auth.js app whose cookies are read. Required for
-	// JWT sessions.
+	// JWT sessions when Auth is nil; empty means the Auth's.
 	Secrets []string
 	// AllowShortSecrets accepts Secrets shorter than auth.MinSecretLength
 	// (32) bytes, for development only; with Auth set, its own
@@ -130,7 +137,8 @@ type ReaderConfig struct {
 	// Logger receives debug and error records; nil means slog.Default(),
 	// read when NewReader runs. It never receives tokens or secrets.
 	Logger *slog.Logger
-	// Now is the clock for JWT expiry; nil means time.Now.
+	// Now is the clock for JWT expiry; nil means the Auth's clock, or
+	// time.Now when Auth is nil.
 	Now func() time.Time
 }
 
@@ -176,6 +184,12 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	case auth.StrategyJWT:
 	default:
 		return nil, fmt.Errorf("%w: Strategy %q is neither %q nor %q", ErrInvalidConfig, r.strategy, auth.StrategyDatabase, auth.StrategyJWT)
+	}
+	if len(cfg.Secrets) == 0 && cfg.Auth != nil {
+		cfg.Secrets = cfg.Auth.Secrets()
+	}
+	if r.now == nil && cfg.Auth != nil {
+		r.now = cfg.Auth.Clock()
 	}
 	if r.strategy == auth.StrategyJWT || len(cfg.Secrets) > 0 {
 		check := func(s []string) error { return auth.CheckSecrets(s, cfg.AllowShortSecrets) }
@@ -229,11 +243,11 @@ func (rd *Reader) session(ctx context.Context, r *http.Request) (*Session, bool,
 		}
 		return sessionFromClaims(claims), true, nil
 	}
-	token := auth.SessionToken(r, rd.secure)
+	token := rd.sessionToken(r)
 	if token == "" {
 		return nil, false, nil
 	}
-	su, err := rd.auth.Session(ctx, token)
+	su, extended, err := rd.auth.Session(ctx, token)
 	if err != nil {
 		rd.log.ErrorContext(ctx, "authport: session lookup failed", "error", err)
 		return nil, true, fmt.Errorf("handler: reading the session: %w", err)
@@ -241,7 +255,20 @@ func (rd *Reader) session(ctx context.Context, r *http.Request) (*Session, bool,
 	if su == nil {
 		return nil, true, nil
 	}
-	return sessionFromUser(su.User, su.Session.Expires), true, nil
+	s := sessionFromUser(su.User, su.Session.Expires)
+	s.extended, s.token = extended, token
+	return s, true, nil
+}
+
+// sessionToken reads the database session token from the session cookie
+// (jwt's cookie name: with Secure only the __Secure- cookie counts, so that
+// a cookie planted over plain HTTP is ignored), or "".
+func (rd *Reader) sessionToken(r *http.Request) string {
+	c, err := r.Cookie(rd.names.SessionToken)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(c.Value)
 }
 
 func errReason(err error) string {
@@ -260,6 +287,7 @@ func sessionFromUser(u core.User, expires time.Time) *Session {
 		User:     SessionUser{ID: u.ID, Name: u.Name, Email: &email, Image: u.Image},
 		Expires:  expires,
 		Strategy: auth.StrategyDatabase,
+		user:     &u,
 	}
 }
 

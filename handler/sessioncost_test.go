@@ -11,6 +11,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
+	"github.com/authport/authport/jwt"
 )
 
 // TestUnknownSessionTokenCostsOneRead sends junk session cookies to
@@ -26,7 +27,7 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}})
+	h, err := handler.New(handler.Config{Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 	for i := range n {
 		path := []string{"/auth/session", "/api/me"}[i%2]
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		req.AddCookie(&http.Cookie{Name: auth.SessionCookieName, Value: "junk-" + string(rune('a'+i))})
+		req.AddCookie(&http.Cookie{Name: jwt.SessionTokenCookie, Value: "junk-" + string(rune('a'+i))})
 		res, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)

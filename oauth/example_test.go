@@ -36,7 +36,7 @@ func ExampleFlow() {
 	})
 	// GET /auth/callback/{provider}: check what comes back, sign in.
 	mux.HandleFunc("GET /auth/callback/{provider}", func(w http.ResponseWriter, r *http.Request) {
-		in, err := flow.Callback(r.Context(), w, r, r.PathValue("provider"))
+		in, err := flow.Callback(r.Context(), w, r, r.PathValue("provider"), nil)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden) // errors.Is(err, oauth.ErrStateMismatch), …
 			return
@@ -62,7 +62,7 @@ func ExampleFlow() {
 		fmt.Println(err)
 		return
 	}
-	flow, err = oauth.New(oauth.Config{Auth: a, Secrets: []string{"at least 32 random bytes, e.g. AUTH_SECRET"}})
+	flow, err = oauth.New(oauth.Config{Auth: a})
 	if err != nil {
 		fmt.Println(err)
 		return

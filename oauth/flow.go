@@ -15,32 +15,24 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 )
 
-// Config configures a [Flow].
+// Config configures a [Flow]. The secrets that seal the check cookies,
+// the clock and the base URL (a provider's redirect_uri is
+// BaseURL/callback/{id}; with https the cookies are Secure and their names
+// carry the __Secure- prefix) are the Auth's ([auth.Config]): configured
+// once, there.
 type Config struct {
 	// Auth is the configured library: its providers, adapter and sessions.
 	// Required.
 	Auth *auth.Auth
-	// Secrets seal the check cookies, newest first: the first seals, every
-	// one is tried when opening, so a secret can be rotated without
-	// breaking sign-ins under way. At least one is required; use the same
-	// secret as Auth.js (AUTH_SECRET) to share cookies with it.
-	Secrets []string
-	// BaseURL is the absolute URL of the auth routes, e.g.
-	// "https://example.com/api/auth"; a provider's redirect_uri is
-	// BaseURL/callback/{id}. Empty means the Auth's BaseURL. With https the
-	// cookies are Secure and their names carry the __Secure- prefix.
-	BaseURL string
 	// HTTPClient makes every request to the providers (discovery, JWKS,
 	// token, userinfo). nil means [http.DefaultClient]; give one with a
 	// timeout in production.
 	HTTPClient *http.Client
-	// Now is the clock for cookies and id_token expiry; nil means
-	// [time.Now].
-	Now func() time.Time
 }
 
 // Flow runs OAuth 2.0 and OpenID Connect sign-in for the OAuth and OIDC
@@ -68,23 +60,18 @@ func New(cfg Config) (*Flow, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Auth is nil; build one with auth.New", ErrInvalidConfig)
 	}
-	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Now, cache: map[string]*endpoints{}}
+	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Auth.Clock(), cache: map[string]*endpoints{}}
 	if f.client == nil {
 		f.client = http.DefaultClient
 	}
-	if f.now == nil {
-		f.now = time.Now
-	}
-	f.base = strings.TrimSuffix(cmp(cfg.BaseURL, cfg.Auth.BaseURL()), "/")
+	f.base = strings.TrimSuffix(cfg.Auth.BaseURL(), "/")
 	u, err := url.Parse(f.base)
 	if f.base == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set it (or auth.Config.BaseURL) to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
+		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set auth.Config.BaseURL to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
 	}
 	f.secure = u.Scheme == "https"
-	if err := cfg.Auth.CheckSecrets(cfg.Secrets); err != nil {
-		return nil, fmt.Errorf("%w: Secrets, which seal the check cookies: %w", ErrInvalidConfig, err)
-	}
-	f.seal, err = newSealer(f.now, cfg.Secrets...)
+	// The Auth's secrets, which auth.New has checked.
+	f.seal, err = newSealer(f.now, cfg.Auth.Secrets()...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -240,31 +227,14 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 //     endpoint (OAuth 2.0, or OIDC with IDToken false), through the
 //     provider's Profile callback;
 //
-// then calls [auth.Auth.SignInWithOAuth], which links the account (with
-// what the provider's Account callback keeps of the tokens) and creates
-// the session. With database sessions Callback sets the session cookie on
-// w. A signed-in caller (session cookie on r) gets the account linked to
-// their user.
-//
-// With JWT sessions (auth.StrategyJWT) the session cookie is a JWT, which
-// the flow does not read: Callback signs the caller in as not signed in.
-// To link the account to a signed-in user, decode the JWT and call
-// [Flow.CallbackForUser] with the user's id.
-func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string) (*auth.SignIn, error) {
-	return f.callback(ctx, w, r, providerID, "")
-}
-
-// CallbackForUser is [Flow.Callback] for JWT sessions, whose caller knows
-// who is signed in: userID is the user the session JWT names, or "" when
-// the caller is not signed in. A new account is then linked to that user,
-// and an account linked to another user fails with
-// auth.ErrAccountNotLinked. With database sessions userID is ignored and
-// the session cookie says who is signed in, as with Callback.
-func (f *Flow) CallbackForUser(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID, userID string) (*auth.SignIn, error) {
-	return f.callback(ctx, w, r, providerID, userID)
-}
-
-func (f *Flow) callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID, userID string) (*auth.SignIn, error) {
+// then calls [auth.Auth.SignInWithOAuth], which runs the SignIn callback,
+// links the account (with what the provider's Account callback keeps of
+// the tokens) and creates the database session. user is the signed-in
+// caller (read from the session by the caller), or nil: a new account is
+// then linked to that user, and an account linked to another user fails
+// with auth.ErrAccountNotLinked. Callback writes no session cookie: the
+// caller (the handler) gives the browser the session of the result.
+func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error) {
 	if f == nil || f.auth == nil {
 		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
 	}
@@ -358,18 +328,9 @@ func (f *Flow) callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 	}
 
-	res, err := f.auth.SignInWithOAuth(ctx, auth.OAuthCallback{
-		ProviderID: o.ID, Profile: profile, Tokens: tokens,
-		SessionToken: auth.SessionToken(r, f.secure),
-		UserID:       userID,
+	return f.auth.SignInWithOAuth(ctx, auth.OAuthCallback{
+		ProviderID: o.ID, Profile: profile, Tokens: tokens, User: user,
 	})
-	if err != nil {
-		return nil, err
-	}
-	if res.Session.SessionToken != "" {
-		http.SetCookie(w, f.auth.SessionCookie(res.Session, f.secure))
-	}
-	return res, nil
 }
 
 // maxCallbackBody bounds a form_post callback's body.

@@ -33,7 +33,7 @@ func FuzzCallback(f *testing.F) {
 			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
 		r.Header.Set("Cookie", cookieName+"="+cookieValue)
-		in, err := s.flow.Callback(context.Background(), httptest.NewRecorder(), r, "idp")
+		in, err := s.flow.Callback(context.Background(), httptest.NewRecorder(), r, "idp", nil)
 		if err == nil {
 			t.Fatalf("signed in %+v from a forged callback", in)
 		}

@@ -19,28 +19,29 @@ import (
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	withBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: testBase})
-	if err != nil {
-		t.Fatal(err)
+	withBase := func(base string) *auth.Auth {
+		a, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"an-auth-secret-of-at-least-32-bytes!"}, BaseURL: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
 	}
-	noBase, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The base URL is the Auth's: configured once, there.
 	for name, cfg := range map[string]oauth.Config{
-		"nil Auth":        {Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
-		"no secrets":      {Auth: withBase},
-		"empty secret":    {Auth: withBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst", ""}},
-		"no base URL":     {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
-		"relative base":   {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "/auth"},
-		"not http(s)":     {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "ftp://example.com/auth"},
-		"unparsable base": {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "http://[::1"},
+		"nil Auth":        {},
+		"no base URL":     {Auth: withBase("")},
+		"relative base":   {Auth: withBase("/auth")},
+		"not http(s)":     {Auth: withBase("ftp://example.com/auth")},
+		"unparsable base": {Auth: withBase("http://[::1")},
 	} {
 		if f, err := oauth.New(cfg); !errors.Is(err, oauth.ErrInvalidConfig) || f != nil {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
-	f, err := oauth.New(oauth.Config{Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "https://example.com/auth/"})
+	if f, err := oauth.New(oauth.Config{Auth: withBase(testBase)}); err != nil || f == nil || f.SecureCookies() {
+		t.Errorf("http base: %v", err)
+	}
+	f, err := oauth.New(oauth.Config{Auth: withBase("https://example.com/auth/")})
 	if err != nil || !f.SecureCookies() {
 		t.Errorf("https base: %v, secure %v", err, f != nil && f.SecureCookies())
 	}
@@ -51,18 +52,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 func TestSecretRotation(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
-	before, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"old-0123456789abcdefghijklmnopqr"}, HTTPClient: fake.client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rotated, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new-0123456789abcdefghijklmnopqr", "old-0123456789abcdefghijklmnopqr"}, HTTPClient: fake.client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropped, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"new-0123456789abcdefghijklmnopqr"}, HTTPClient: fake.client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := s.flowWith(t, []string{"old-secret-0123456789abcdef0123456789"}, nil)
+	rotated := s.flowWith(t, []string{"new-secret-0123456789abcdef0123456789", "old-secret-0123456789abcdef0123456789"}, nil)
+	dropped := s.flowWith(t, []string{"new-secret-0123456789abcdef0123456789"}, nil)
 	run := func(begin, callback *oauth.Flow) error {
 		rec := httptest.NewRecorder()
 		authURL, err := begin.Begin(context.Background(), rec, "idp")
@@ -73,7 +65,7 @@ func TestSecretRotation(t *testing.T) {
 		for _, c := range rec.Result().Cookies() {
 			r.AddCookie(c)
 		}
-		_, err = callback.Callback(context.Background(), httptest.NewRecorder(), r, "idp")
+		_, err = callback.Callback(context.Background(), httptest.NewRecorder(), r, "idp", nil)
 		return err
 	}
 	if err := run(before, rotated); err != nil {
@@ -199,7 +191,7 @@ func TestCallbackBadRequests(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL()))
 	ctx := context.Background()
-	if _, err := s.flow.Callback(ctx, nil, nil, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
+	if _, err := s.flow.Callback(ctx, nil, nil, "idp", nil); !errors.Is(err, oauth.ErrInvalidCallback) {
 		t.Errorf("nil request: %v", err)
 	}
 	if _, err := s.flow.Begin(ctx, nil, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
@@ -209,20 +201,20 @@ func TestCallbackBadRequests(t *testing.T) {
 	if _, err := zero.Begin(ctx, httptest.NewRecorder(), "idp"); !errors.Is(err, oauth.ErrInvalidConfig) {
 		t.Errorf("zero Flow: %v", err)
 	}
-	if _, err := (*oauth.Flow)(nil).Callback(ctx, httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), "idp"); !errors.Is(err, oauth.ErrInvalidConfig) {
+	if _, err := (*oauth.Flow)(nil).Callback(ctx, httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), "idp", nil); !errors.Is(err, oauth.ErrInvalidConfig) {
 		t.Errorf("nil Flow: %v", err)
 	}
-	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), &http.Request{Method: http.MethodGet}, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
+	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), &http.Request{Method: http.MethodGet}, "idp", nil); !errors.Is(err, oauth.ErrInvalidCallback) {
 		t.Errorf("request without URL: %v", err)
 	}
 	big := httptest.NewRequest(http.MethodPost, "/auth/callback/idp", &endless{})
 	big.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), big, "idp"); !errors.Is(err, oauth.ErrInvalidCallback) {
+	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), big, "idp", nil); !errors.Is(err, oauth.ErrInvalidCallback) {
 		t.Errorf("endless form body: %v", err)
 	}
 	r := httptest.NewRequest(http.MethodGet, "/auth/callback/idp?"+url.Values{"code": {"x"}}.Encode(), nil)
 	r.AddCookie(&http.Cookie{Name: "authjs.pkce.code_verifier", Value: "%%%not a token"})
-	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), r, "idp"); !errors.Is(err, oauth.ErrVerifierMissing) {
+	if _, err := s.flow.Callback(ctx, httptest.NewRecorder(), r, "idp", nil); !errors.Is(err, oauth.ErrVerifierMissing) {
 		t.Errorf("garbage cookie: %v", err)
 	}
 }
@@ -275,7 +267,7 @@ func TestCheckCookiesAreAuthJSCookies(t *testing.T) {
 		authURL, cookies := s.begin(t, "idp")
 		q, _ := url.Parse(authURL)
 		want := map[string]string{names.PKCECodeVerifier: "", names.State: q.Query().Get("state"), names.Nonce: q.Query().Get("nonce")}
-		codec, err := jwt.NewCodec("cookie secret-0123456789abcdefgh") // newSetup's Flow secret
+		codec, err := jwt.NewCodec("auth secret-0123456789abcdefghij") // newSetup's Auth secret, which the Flow seals with
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,17 +313,13 @@ func TestCookieNameConstants(t *testing.T) {
 func TestCheckCookiesExpire(t *testing.T) {
 	fake := newFakeProvider(t)
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL(), provider.CheckPKCE, provider.CheckState))
-	late, err := oauth.New(oauth.Config{Auth: s.auth, Secrets: []string{"cookie secret-0123456789abcdefgh"}, HTTPClient: fake.client,
-		Now: func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	late := s.flowWith(t, []string{"auth secret-0123456789abcdefghij"}, func() time.Time { return time.Now().Add(oauth.CheckMaxAge + time.Minute) })
 	authURL, cookies := s.begin(t, "idp")
 	r := httptest.NewRequest(http.MethodGet, fake.authorize(authURL).String(), nil)
 	for _, c := range cookies {
 		r.AddCookie(c)
 	}
-	_, err = late.Callback(context.Background(), httptest.NewRecorder(), r, "idp")
+	_, err := late.Callback(context.Background(), httptest.NewRecorder(), r, "idp", nil)
 	if !errors.Is(err, oauth.ErrStateMissing) || !errors.Is(err, jwt.ErrExpiredToken) {
 		t.Errorf("error %v, want ErrStateMissing saying the cookie expired", err)
 	}

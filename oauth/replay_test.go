@@ -37,7 +37,7 @@ func newInstance(t *testing.T, adapter any, fake *fakeProvider, p provider.Provi
 	}
 	// Every instance shares the cookie secret, as instances behind one
 	// load balancer do.
-	in.flow, err = oauth.New(oauth.Config{Auth: a, Secrets: []string{"a-cookie-secret-of-at-least-32-bytes"}, HTTPClient: fake.client})
+	in.flow, err = oauth.New(oauth.Config{Auth: a, HTTPClient: fake.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func newInstance(t *testing.T, adapter any, fake *fakeProvider, p provider.Provi
 		http.Redirect(w, r, to, http.StatusSeeOther)
 	})
 	mux.HandleFunc("GET /auth/callback/idp", func(w http.ResponseWriter, r *http.Request) {
-		si, err := in.flow.Callback(r.Context(), w, r, "idp")
+		si, err := in.flow.Callback(r.Context(), w, r, "idp", nil)
 		if err != nil {
 			in.errs = append(in.errs, err)
 			http.Error(w, err.Error(), http.StatusForbidden)

@@ -31,7 +31,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"a-long-random-secret-of-32-bytes-or-more"}})
+	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func Example_ceremony() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"a-long-random-secret-of-32-bytes-or-more"}})
+	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		log.Fatal(err)
 	}

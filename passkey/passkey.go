@@ -45,9 +45,6 @@ type Config struct {
 	// Auth is the configured library, with at least one WebAuthn provider
 	// ([provider.Passkey]). Required.
 	Auth *auth.Auth
-	// Secrets seal the challenge cookie (Auth.js's AUTH_SECRET, newest
-	// first). Required; use the secrets the JWT session cookie uses.
-	Secrets []string
 	// RPID is the relying party id (a domain, e.g. "example.com") for
 	// providers whose RPID is empty. Empty means the host of
 	// [auth.Auth.BaseURL]; New refuses a provider left without one.
@@ -63,8 +60,6 @@ type Config struct {
 	// Timeout is the ceremony timeout and the challenge cookie's
 	// lifetime; zero means [DefaultTimeout].
 	Timeout time.Duration
-	// Now is the clock of the challenge cookie; nil means time.Now.
-	Now func() time.Time
 	// ListCredentialsByEmail restores Auth.js's options route for someone
 	// not signed in who gives an e-mail address: the user with the address
 	// is looked up, its credential ids are sent as the allowed credentials
@@ -149,10 +144,10 @@ func New(cfg Config) (*Passkeys, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Auth is nil", ErrInvalidConfig)
 	}
-	if err := cfg.Auth.CheckSecrets(cfg.Secrets); err != nil {
-		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
-	}
-	codec, err := jwt.NewCodec(cfg.Secrets...)
+	// The challenge cookie is sealed with the Auth's secrets (Auth.js's
+	// AUTH_SECRET) and timed with its clock: configured once, there.
+	now := cfg.Auth.Clock()
+	codec, err := jwt.NewCodec(cfg.Auth.Secrets()...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
 	}
@@ -184,12 +179,12 @@ func New(cfg Config) (*Passkeys, error) {
 	}
 	p := &Passkeys{
 		auth:    cfg.Auth,
-		codec:   codec.WithClock(cfg.Now),
+		codec:   codec.WithClock(now),
 		rpID:    cfg.RPID,
 		rpName:  cfg.RPName,
 		origins: append([]string(nil), cfg.Origins...),
 		timeout: cfg.Timeout,
-		now:     cfg.Now,
+		now:     now,
 		byEmail: cfg.ListCredentialsByEmail,
 	}
 	if p.now == nil {
@@ -547,9 +542,12 @@ func (u ceremonyUser) WebAuthnDisplayName() string                { return u.dis
 func (u ceremonyUser) WebAuthnCredentials() []webauthn.Credential { return u.credentials }
 
 // Callback verifies POST {base}/callback/{provider} (form fields "action"
-// and "data") and registers or authenticates. It returns the sign-in
-// without a session: the caller creates the database session or the JWT.
-// user is the signed-in user, or nil.
+// and "data") and registers or authenticates, through core/auth
+// ([auth.Auth.RegisterWebAuthn], [auth.Auth.SignInWithWebAuthn]), which
+// runs the SignIn callback and creates the database session. It writes no
+// session cookie: the caller (the handler) gives the browser the session of
+// the result, or issues the JWT. user is the signed-in user, or nil; a
+// signed-in user keeps their session (the result's KeepSession).
 //
 // Registration stores the authenticator (and the webauthn account) for the
 // signed-in user, or, only with auth.Config.AllowDangerousUnverifiedEmail,
@@ -637,18 +635,7 @@ func (p *Passkeys) register(ctx context.Context, rp *relyingParty, state *challe
 		return nil, err
 	}
 	au := toAuthenticator(cred, parsed.Response.Transports)
-	if user != nil {
-		au.UserID = user.ID
-		if _, err := p.auth.RegisterAuthenticator(ctx, rp.providerID, au); err != nil {
-			return nil, err
-		}
-		return &auth.SignIn{User: *user}, nil
-	}
-	created, _, err := p.auth.RegisterWebAuthnUser(ctx, rp.providerID, core.User{Email: reg.Email, Name: reg.Name}, au)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.SignIn{User: *created, IsNewUser: true}, nil
+	return p.auth.RegisterWebAuthn(ctx, rp.providerID, user, core.User{Email: reg.Email, Name: reg.Name}, au)
 }
 
 func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *challengeState, data []byte, user *core.User) (*auth.SignIn, error) {
@@ -704,11 +691,7 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 	if err := p.claimChallenge(state); err != nil {
 		return nil, err
 	}
-	owner, _, err := p.auth.AuthenticateWebAuthn(ctx, credentialID, int64(parsed.Response.AuthenticatorData.Counter))
-	if err != nil {
-		return nil, err
-	}
-	return &auth.SignIn{User: *owner}, nil
+	return p.auth.SignInWithWebAuthn(ctx, rp.providerID, credentialID, int64(parsed.Response.AuthenticatorData.Counter), user)
 }
 
 // verificationError wraps a go-webauthn failure, keeping its details.

@@ -28,12 +28,8 @@ func TestCeremonies(t *testing.T) {
 func TestChallengeCookie(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { return now }
-	e := passkeytest.NewEnv(t, memory.New())
-	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{passkeytest.Secret}, Timeout: 2 * time.Minute, Now: func() time.Time { return clock() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Client.Passkeys = pk
+	// The challenge cookie runs on the Auth's clock.
+	e := passkeytest.NewEnvWith(t, memory.New(), passkeytest.EnvOptions{Now: func() time.Time { return clock() }})
 	sa := e.NewAuthenticator()
 	kUser := e.SignUp("k@example.com", sa)
 
@@ -85,7 +81,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}})
+	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,19 +106,17 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, cfg := range map[string]passkey.Config{
-		"no auth":        {Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
-		"no secret":      {Auth: a},
-		"empty secret":   {Auth: a, Secrets: []string{""}},
-		"IP RP ID":       {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "127.0.0.1"},
-		"bad origin":     {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Origins: []string{"localhost:3000"}},
-		"negative time":  {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Timeout: -time.Second},
-		"origin w/ path": {Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Origins: []string{"https://example.com/app"}},
+		"no auth":        {},
+		"IP RP ID":       {Auth: a, RPID: "127.0.0.1"},
+		"bad origin":     {Auth: a, Origins: []string{"localhost:3000"}},
+		"negative time":  {Auth: a, Timeout: -time.Second},
+		"origin w/ path": {Auth: a, Origins: []string{"https://example.com/app"}},
 	} {
 		if _, err := passkey.New(cfg); !errors.Is(err, passkey.ErrInvalidConfig) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "example.com", Origins: []string{"https://example.com", "https://app.example.com"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, RPID: "example.com", Origins: []string{"https://example.com", "https://app.example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +134,7 @@ func TestRelyingPartySettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "example.com", RPName: "Example", Origins: []string{"https://example.com"}})
+	pk, err := passkey.New(passkey.Config{Auth: a, RPID: "example.com", RPName: "Example", Origins: []string{"https://example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +192,9 @@ func TestRelyingPartyNotFromRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, cfg := range map[string]passkey.Config{
-		"nothing":      {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}},
-		"RPID only":    {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, RPID: "example.com"},
-		"origins only": {Auth: noBase, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Origins: []string{"https://example.com"}},
+		"nothing":      {Auth: noBase},
+		"RPID only":    {Auth: noBase, RPID: "example.com"},
+		"origins only": {Auth: noBase, Origins: []string{"https://example.com"}},
 	} {
 		if _, err := passkey.New(cfg); !errors.Is(err, passkey.ErrInvalidConfig) {
 			t.Errorf("%s: New = %v, want ErrInvalidConfig (the relying party would come from the Host header)", name, err)
@@ -212,7 +206,7 @@ func TestRelyingPartyNotFromRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}})
+	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}

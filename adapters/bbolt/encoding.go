@@ -370,7 +370,7 @@ func (d *decoder) end(kind string) error {
 // the User and what its pointer fields point to.
 func decodeUser(b []byte) (*core.User, error) {
 	box := &userBox{}
-	if err := box.decode(b); err != nil {
+	if err := box.decodeUser(b, &box.u); err != nil {
 		return nil, err
 	}
 	return &box.u, nil
@@ -379,38 +379,40 @@ func decodeUser(b []byte) (*core.User, error) {
 // userBox holds a User and what its optional fields point to, so that a
 // user is decoded into one allocation (and one string copy).
 type userBox struct {
-	u           core.User
+	u core.User
+	userFields
+}
+
+// userFields holds what a decoded User's pointer fields point to, inside
+// the one allocation that also holds the User.
+type userFields struct {
 	verified    time.Time
 	name, image string
 }
 
-// decode decodes the user record b into box, with the checks of the
-// format: version, minimal varints, lengths within the value, flag bytes,
-// no trailing bytes.
-func (box *userBox) decode(b []byte) error {
+// decodeUser decodes the user record b into u, whose pointer fields point
+// into f, with the checks of the format: version, minimal varints, lengths
+// within the value, flag bytes, no trailing bytes. Every string field is a
+// substring of one copy of b.
+func (f *userFields) decodeUser(b []byte, u *core.User) error {
 	src := string(b)
 	d := decoder{b: b}
 	d.version("user")
-	u := &box.u
 	u.ID = d.strOf(src)
 	u.Email = d.strOf(src)
 	if d.flag() {
-		box.verified = d.time()
-		u.EmailVerified = &box.verified
+		f.verified = d.time()
+		u.EmailVerified = &f.verified
 	}
 	if d.flag() {
-		box.name = d.strOf(src)
-		u.Name = &box.name
+		f.name = d.strOf(src)
+		u.Name = &f.name
 	}
 	if d.flag() {
-		box.image = d.strOf(src)
-		u.Image = &box.image
+		f.image = d.strOf(src)
+		u.Image = &f.image
 	}
-	if err := d.end("user"); err != nil {
-		*box = userBox{}
-		return err
-	}
-	return nil
+	return d.end("user")
 }
 
 // decodeSessionRef reads a session record's user id (a slice of b, valid
@@ -428,9 +430,8 @@ func decodeSessionRef(b []byte) (uid []byte, expires time.Time, err error) {
 // sessionAndUserBox holds a SessionAndUser and what its user's pointer
 // fields point to, so that decodeSessionAndUser allocates it at once.
 type sessionAndUserBox struct {
-	su          core.SessionAndUser
-	verified    time.Time
-	name, image string
+	su core.SessionAndUser
+	userFields
 }
 
 // decodeSessionAndUser decodes the user record b into a SessionAndUser
@@ -439,29 +440,11 @@ type sessionAndUserBox struct {
 // sessionAndUserBox. It decodes what decodeUser decodes, with the same
 // checks.
 func decodeSessionAndUser(s core.Session, b []byte) (*core.SessionAndUser, error) {
-	src := string(b)
 	box := &sessionAndUserBox{}
-	d := decoder{b: b}
-	d.version("user")
-	u := &box.su.User
-	u.ID = d.strOf(src)
-	u.Email = d.strOf(src)
-	if d.flag() {
-		box.verified = d.time()
-		u.EmailVerified = &box.verified
-	}
-	if d.flag() {
-		box.name = d.strOf(src)
-		u.Name = &box.name
-	}
-	if d.flag() {
-		box.image = d.strOf(src)
-		u.Image = &box.image
-	}
-	if err := d.end("user"); err != nil {
+	if err := box.decodeUser(b, &box.su.User); err != nil {
 		return nil, err
 	}
-	s.UserID = u.ID
+	s.UserID = box.su.User.ID
 	box.su.Session = s
 	return &box.su, nil
 }

@@ -45,7 +45,7 @@ func Example_emailSignIn() {
 	fmt.Println("signed in:", in.User.Email, "new user:", in.IsNewUser)
 
 	// Later requests find the session through the cookie's token.
-	su, err := a.Session(ctx, in.Session.SessionToken)
+	su, _, err := a.Session(ctx, in.Session.SessionToken)
 	if err != nil {
 		fmt.Println(err)
 		return

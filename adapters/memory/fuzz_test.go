@@ -168,7 +168,7 @@ func FuzzEmailSignIn(f *testing.F) {
 			in.Session.UserID != in.User.ID || !in.Session.Expires.After(time.Now()) {
 			t.Fatalf("signed in as %+v", in)
 		}
-		su, err := a.Session(ctx, in.Session.SessionToken)
+		su, _, err := a.Session(ctx, in.Session.SessionToken)
 		if err != nil || su == nil || su.User.ID != in.User.ID {
 			t.Fatalf("session lookup after sign-in: %+v, %v", su, err)
 		}

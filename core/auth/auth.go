@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -106,6 +107,14 @@ type Config struct {
 	// their own when the holder has passkeys (the holder is given
 	// [DisplacedEmail] instead of the address).
 	AllowDangerousUnverifiedEmail bool
+	// Callbacks let the application decide on sign-ins, redirects and the
+	// shape of sessions; see [Callbacks].
+	Callbacks Callbacks
+	// Events tell the application what happened; see [Events].
+	Events Events
+	// Logger receives the errors of [Events]; nil discards them. It never
+	// receives tokens or secrets.
+	Logger *slog.Logger
 }
 
 // Auth is the configured library. It is safe for concurrent use.
@@ -124,6 +133,10 @@ type Auth struct {
 	allowUnverified bool
 	// allowShortSecrets is Config.AllowShortSecrets.
 	allowShortSecrets bool
+	callbacks         Callbacks
+	events            Events
+	log               *slog.Logger // never nil
+	logSet            bool         // Config.Logger was given
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless
@@ -138,8 +151,9 @@ var ErrShortSecret = errors.New("secret too short")
 
 // CheckSecrets reports whether secrets (newest first) may seal or sign
 // anything: at least one, none empty, and each at least [MinSecretLength]
-// bytes unless allowShort. Modules that take secrets of their own check
-// them with it, or with [Auth.CheckSecrets] to share the Auth's setting.
+// bytes unless allowShort. Code that takes secrets of its own (a
+// handler.Reader without an Auth) checks them with it, or with
+// [Auth.CheckSecrets] to share the Auth's setting.
 func CheckSecrets(secrets []string, allowShort bool) error {
 	if len(secrets) == 0 {
 		return fmt.Errorf("%w: Secrets needs at least one secret (newest first)", ErrInvalidConfig)
@@ -157,8 +171,8 @@ func CheckSecrets(secrets []string, allowShort bool) error {
 }
 
 // CheckSecrets is [CheckSecrets] with the Auth's [Config.AllowShortSecrets]:
-// the handler, oauth and passkey modules check their secrets with it, so
-// that one setting governs them all.
+// a module that takes secrets of its own (the handler's Reader) checks them
+// with it, so that one setting governs them all.
 func (a *Auth) CheckSecrets(secrets []string) error {
 	return CheckSecrets(secrets, a.allowShortSecrets)
 }
@@ -216,6 +230,13 @@ func New(cfg Config) (*Auth, error) {
 
 		allowUnverified:   cfg.AllowDangerousUnverifiedEmail,
 		allowShortSecrets: cfg.AllowShortSecrets,
+		callbacks:         cfg.Callbacks,
+		events:            cfg.Events,
+		log:               cfg.Logger,
+		logSet:            cfg.Logger != nil,
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
 	}
 	switch {
 	case a.strategy == "":
@@ -342,14 +363,31 @@ func newUUID() (string, error) {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
 }
 
-// SignIn is the result of a successful sign-in.
+// SignIn is the result of a successful sign-in, whichever the way: what
+// the HTTP layer needs to give the browser its session and to run the JWT
+// callback.
 type SignIn struct {
+	// ProviderID is the provider signed in with.
+	ProviderID string
+	// User is the signed-in user.
 	User core.User
-	// Session is the new database session; with [StrategyJWT] it is the
-	// zero Session, and the caller issues the token.
+	// Account is the account signed in with: for OAuth/OIDC with the
+	// provider's tokens (access, refresh and id token, expiry) as the
+	// provider's account callback kept them, for e-mail and passkeys the
+	// e-mail or webauthn account; nil for credentials.
+	Account *core.Account
+	// Profile is the OAuth/OIDC provider's profile; nil otherwise.
+	Profile *provider.User
+	// Session is the new database session; with [StrategyJWT], or when
+	// KeepSession is set, it is the zero Session (the caller issues the
+	// token).
 	Session core.Session
 	// IsNewUser reports whether the sign-in created the user.
 	IsNewUser bool
+	// KeepSession reports that the caller was signed in already (an
+	// account or passkey was added to their user) and keeps the session
+	// they have: none was created.
+	KeepSession bool
 }
 
 // provider returns the provider with the id, of type T.
@@ -383,6 +421,15 @@ var (
 func (a *Auth) OAuthProvider(id string) (provider.OAuthProvider, error) {
 	return providerOf[provider.OAuthProvider](a, id)
 }
+
+// Secrets returns a copy of [Config.Secrets], newest first: the modules
+// built on the Auth (handler, oauth, passkey) seal and encrypt their
+// cookies with them unless their own configuration gives others.
+func (a *Auth) Secrets() []string { return append([]string(nil), a.secrets...) }
+
+// Clock returns [Config.Now] (time.Now when none was set), the clock of
+// every module built on the Auth.
+func (a *Auth) Clock() func() time.Time { return a.now }
 
 // BaseURL returns [Config.BaseURL]: the absolute URL of the auth routes, or
 // "" when none was configured.

@@ -36,6 +36,8 @@ func HashToken(token, secret string) string {
 // SendVerificationRequest, if it has one. When sending fails (the mailer
 // refuses the address, say), the stored token is removed again. It returns
 // the request it sent, whose Token is the unhashed token in the link.
+// [Callbacks.SignIn] runs first, with VerificationRequest set: a refusal
+// stores and sends nothing.
 func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (*provider.VerificationRequest, error) {
 	p, err := providerOf[*provider.EmailConfig](a, providerID)
 	if err != nil {
@@ -47,6 +49,27 @@ func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (
 	}
 	if identifier == "" {
 		return nil, fmt.Errorf("e-mail sign-in: %w: NormalizeIdentifier returned an empty identifier", provider.ErrInvalidEmail)
+	}
+	if a.callbacks.SignIn != nil {
+		// Before anything is stored or sent (Auth.js's signIn callback
+		// with verificationRequest: true).
+		params := SignInParams{ProviderID: providerID, Type: provider.TypeEmail, VerificationRequest: true,
+			Account: &core.Account{Provider: providerID, Type: core.AccountTypeEmail, ProviderAccountID: identifier}}
+		holder, err := call(a, "e-mail sign-in", func(g core.UserByEmailGetter) (*core.User, error) {
+			return g.GetUserByEmail(ctx, identifier)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if holder != nil {
+			params.User = *holder
+		} else {
+			params.User, params.IsNewUser = core.User{Email: identifier}, true
+		}
+		params.Account.UserID = params.User.ID
+		if err := a.authorize(ctx, params); err != nil {
+			return nil, err
+		}
 	}
 	token, err := a.emailToken(p)
 	if err != nil {
@@ -130,6 +153,10 @@ func (a *Auth) callbackURL(providerID string, q url.Values) string {
 //   - the user gets an e-mail account for the provider, once;
 //   - a database session is created.
 //
+// [Callbacks.SignIn] runs once the token is used and the user known, before
+// anything else is written. [Events] CreateUser or UpdateUser, LinkAccount
+// and SignIn run, in that order.
+//
 // A wrong, expired or reused token, or a token for another address, gives an
 // error matching [ErrVerificationFailed] and signs no one in.
 func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token string) (*SignIn, error) {
@@ -159,13 +186,24 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 	if user != nil {
 		// An earlier holder that never proved the address does not become
 		// the prover's account (Config.AllowDangerousUnverifiedEmail).
-		displaced, err := a.displaceUnprovenHolder(ctx, *user)
+		displace, err := a.mustDisplace(ctx, *user)
 		if err != nil {
 			return nil, err
 		}
-		if displaced {
+		if displace {
+			holder := *user
 			user = nil
+			if err := a.authorizeEmail(ctx, providerID, nil, identifier); err != nil {
+				return nil, err
+			}
+			if err := a.displace(ctx, holder); err != nil {
+				return nil, err
+			}
+		} else if err := a.authorizeEmail(ctx, providerID, user, identifier); err != nil {
+			return nil, err
 		}
+	} else if err := a.authorizeEmail(ctx, providerID, nil, identifier); err != nil {
+		return nil, err
 	}
 	isNew := user == nil
 	switch {
@@ -174,9 +212,7 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 		if err != nil {
 			return nil, fmt.Errorf("e-mail sign-in: user id: %w", err)
 		}
-		user, err = call(a, "e-mail sign-in", func(c core.UserCreator) (*core.User, error) {
-			return c.CreateUser(ctx, core.User{ID: id, Email: identifier, EmailVerified: &now})
-		})
+		user, err = a.createUser(ctx, "e-mail sign-in", core.User{ID: id, Email: identifier, EmailVerified: &now})
 		if errors.Is(err, core.ErrAlreadyExists) {
 			// A concurrent first sign-in for the address created the
 			// user; sign in as that user.
@@ -198,11 +234,27 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 		if err != nil {
 			return nil, err
 		}
+		emit(a, ctx, "updateUser", a.events.UpdateUser, *user)
 	}
-	if err := a.linkEmailAccount(ctx, providerID, *user); err != nil {
+	acc, err := a.linkEmailAccount(ctx, providerID, *user)
+	if err != nil {
 		return nil, err
 	}
-	return a.signIn(ctx, *user, isNew)
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, IsNewUser: isNew})
+}
+
+// authorizeEmail runs [Callbacks.SignIn] for a used e-mail link: user is
+// the user signing in, or nil for a new user of the address.
+func (a *Auth) authorizeEmail(ctx context.Context, providerID string, user *core.User, identifier string) error {
+	params := SignInParams{ProviderID: providerID, Type: provider.TypeEmail,
+		Account: &core.Account{Provider: providerID, Type: core.AccountTypeEmail, ProviderAccountID: identifier}}
+	if user != nil {
+		params.User = *user
+		params.Account.UserID = user.ID
+	} else {
+		params.User, params.IsNewUser = core.User{Email: identifier}, true
+	}
+	return a.authorize(ctx, params)
 }
 
 // useToken uses the token hashed with each secret, newest first, and
@@ -224,20 +276,23 @@ func (a *Auth) useToken(ctx context.Context, identifier, token string) (*core.Ve
 }
 
 // linkEmailAccount links the user's e-mail account (SPEC §2.8: for e-mail,
-// providerAccountId is the address) unless it is linked already.
-func (a *Auth) linkEmailAccount(ctx context.Context, providerID string, user core.User) error {
+// providerAccountId is the address) unless it is linked already, and
+// returns it.
+func (a *Auth) linkEmailAccount(ctx context.Context, providerID string, user core.User) (*core.Account, error) {
+	acc := core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeEmail, ProviderAccountID: user.Email}
 	key := core.AccountKey{Provider: providerID, ProviderAccountID: user.Email}
 	owner, err := call(a, "e-mail sign-in", func(g core.UserByAccountGetter) (*core.User, error) {
 		return g.GetUserByAccount(ctx, key)
 	})
-	if err != nil || owner != nil {
-		return err
+	if err != nil {
+		return nil, err
 	}
-	_, err = call(a, "e-mail sign-in", func(l core.AccountLinker) (*core.Account, error) {
-		return l.LinkAccount(ctx, core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeEmail, ProviderAccountID: user.Email})
-	})
+	if owner != nil {
+		return &acc, nil
+	}
+	linked, err := a.linkAccount(ctx, "e-mail sign-in", user, acc, nil)
 	if errors.Is(err, core.ErrAlreadyExists) { // a concurrent sign-in linked it first
-		return nil
+		return &acc, nil
 	}
-	return err
+	return linked, err
 }

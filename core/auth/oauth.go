@@ -31,18 +31,14 @@ type OAuthCallback struct {
 	Profile provider.User
 	// Tokens is the token endpoint's response.
 	Tokens provider.TokenSet
-	// SessionToken is the caller's current database session token, or ""
-	// when the caller is not signed in. It is read only with
-	// [StrategyDatabase].
-	SessionToken string
-	// UserID is the signed-in caller's user id with [StrategyJWT], as the
-	// caller decoded it from its session token, or "" when the caller is
-	// not signed in. It is read only with StrategyJWT: then a new account
-	// is linked to this user, as SessionToken does for database sessions.
-	// A user id that names no user counts as not signed in. Linking this
-	// way needs the adapter's getUser; without it the sign-in fails with
-	// core.ErrMissingAdapterMethod.
-	UserID string
+	// User is the signed-in caller, or nil when the caller is not signed
+	// in: a new account is then linked to this user, and an account linked
+	// to another user fails with [ErrAccountNotLinked]. The HTTP layer
+	// reads it from the session (the module oauth's Flow.Callback takes it
+	// as a parameter). With [StrategyJWT] the user is looked up by its id
+	// (the adapter's getUser): a user id that names no user counts as not
+	// signed in.
+	User *core.User
 }
 
 // SignInWithOAuth completes an OAuth or OIDC sign-in (Auth.js's
@@ -64,8 +60,12 @@ type OAuthCallback struct {
 //     if the link fails, the new user is deleted again (when the adapter has
 //     deleteUser), so that no user is left without an account.
 //
-// The account stores what the provider's account callback keeps of the
-// tokens. Unless the caller was signed in already, a session is created.
+// Once the user is known, and before anything is written, it runs
+// [Callbacks.SignIn] (a refusal is a [*DeniedError]). The account stores
+// what the provider's account callback keeps of the tokens, and the result
+// carries it and the profile. Unless the caller was signed in already
+// (KeepSession), a database session is created. [Events] CreateUser,
+// LinkAccount and SignIn run, in that order.
 func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, error) {
 	p, err := providerOf[provider.OAuthProvider](a, cb.ProviderID)
 	if err != nil {
@@ -90,28 +90,43 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		return nil, err
 	}
 
-	if owner != nil { // a returning account
-		if current == nil {
-			return a.signIn(ctx, *owner, false)
+	profile := cb.Profile
+	acc := p.AccountTokens(cb.Tokens, a.now()).Account("", cb.ProviderID, accountType(opts.Type), cb.Profile.ID)
+	params := SignInParams{ProviderID: cb.ProviderID, Type: opts.Type, Account: &acc, Profile: &profile}
+	result := &SignIn{ProviderID: cb.ProviderID, Account: &acc, Profile: &profile}
+	link := func(user core.User) error {
+		acc.UserID = user.ID
+		linked, err := a.linkAccount(ctx, "OAuth sign-in", user, acc, &profile)
+		if err == nil {
+			result.Account = linked
 		}
-		if current.User.ID != owner.ID {
-			return nil, fmt.Errorf("%w: %s account %q belongs to another user", ErrAccountNotLinked, cb.ProviderID, cb.Profile.ID)
-		}
-		return &SignIn{User: current.User, Session: current.Session}, nil
-	}
-
-	link := func(userID string) error {
-		acc := p.AccountTokens(cb.Tokens, a.now()).Account(userID, cb.ProviderID, accountType(opts.Type), cb.Profile.ID)
-		_, err := call(a, "OAuth sign-in", func(l core.AccountLinker) (*core.Account, error) {
-			return l.LinkAccount(ctx, acc)
-		})
 		return err
 	}
-	if current != nil { // a new account for the signed-in user
-		if err := link(current.User.ID); err != nil {
+
+	if owner != nil { // a returning account
+		acc.UserID = owner.ID
+		if current != nil && current.ID != owner.ID {
+			return nil, fmt.Errorf("%w: %s account %q belongs to another user", ErrAccountNotLinked, cb.ProviderID, cb.Profile.ID)
+		}
+		params.User = *owner
+		if err := a.authorize(ctx, params); err != nil {
 			return nil, err
 		}
-		return &SignIn{User: current.User, Session: current.Session}, nil
+		result.User = *owner
+		result.KeepSession = current != nil
+		return a.finish(ctx, result)
+	}
+
+	if current != nil { // a new account for the signed-in user
+		params.User = *current
+		if err := a.authorize(ctx, params); err != nil {
+			return nil, err
+		}
+		if err := link(*current); err != nil {
+			return nil, err
+		}
+		result.User, result.KeepSession = *current, true
+		return a.finish(ctx, result)
 	}
 
 	// The profile's address, in the one normal form, so that any spelling
@@ -140,10 +155,15 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		if unverified {
 			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists, and the provider says it has not verified the address; sign in as that user and link the account", ErrAccountNotLinked, cb.ProviderID)
 		}
-		if err := link(byEmail.ID); err != nil {
+		params.User = *byEmail
+		if err := a.authorize(ctx, params); err != nil {
 			return nil, err
 		}
-		return a.signIn(ctx, *byEmail, false)
+		if err := link(*byEmail); err != nil {
+			return nil, err
+		}
+		result.User = *byEmail
+		return a.finish(ctx, result)
 	}
 
 	if email == "" {
@@ -152,28 +172,31 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	if unverified {
 		return nil, fmt.Errorf("%w: %s says it has not verified %s; verify the address with the provider, or sign in another way", ErrEmailNotVerified, cb.ProviderID, email)
 	}
-	id, err := a.newUserID()
-	if err != nil {
+	newUser := core.User{Email: email, Name: cb.Profile.Name, Image: cb.Profile.Image}
+	params.User, params.IsNewUser = newUser, true
+	if err := a.authorize(ctx, params); err != nil {
+		return nil, err
+	}
+	if newUser.ID, err = a.newUserID(); err != nil {
 		return nil, fmt.Errorf("OAuth sign-in: user id: %w", err)
 	}
-	user, err := call(a, "OAuth sign-in", func(c core.UserCreator) (*core.User, error) {
-		return c.CreateUser(ctx, core.User{ID: id, Email: email, Name: cb.Profile.Name, Image: cb.Profile.Image})
-	})
+	user, err := a.createUser(ctx, "OAuth sign-in", newUser)
 	var adapterErr *AdapterError
 	if errors.As(err, &adapterErr) {
 		// The store may have created the user although the call failed
 		// (its answer lost, or a client's retry of a create that had
 		// succeeded reporting ErrAlreadyExists). The id is new and ours,
 		// so removing it can only remove that user.
-		return nil, a.removeUnlinkedUser(ctx, id, err)
+		return nil, a.removeUnlinkedUser(ctx, newUser.ID, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := link(user.ID); err != nil {
+	if err := link(*user); err != nil {
 		return nil, a.removeUnlinkedUser(ctx, user.ID, err)
 	}
-	return a.signIn(ctx, *user, true)
+	result.User, result.IsNewUser = *user, true
+	return a.finish(ctx, result)
 }
 
 // removeUnlinkedUser deletes the user a sign-in has just created when
@@ -221,40 +244,23 @@ func (a *Auth) removeUnlinkedUserLater(ctx context.Context, d core.UserDeleter, 
 	}
 }
 
-// oauthCaller returns who is signed in while the OAuth callback runs: the
-// database session of cb.SessionToken, or with JWT sessions the user
-// cb.UserID (with a zero Session), or nil.
-func (a *Auth) oauthCaller(ctx context.Context, cb OAuthCallback) (*core.SessionAndUser, error) {
-	if a.strategy != StrategyJWT {
-		return a.Session(ctx, cb.SessionToken)
-	}
-	if cb.UserID == "" {
+// oauthCaller returns who is signed in while the OAuth callback runs:
+// cb.User, looked up again by id with JWT sessions (whose token may name a
+// user that is gone), or nil.
+func (a *Auth) oauthCaller(ctx context.Context, cb OAuthCallback) (*core.User, error) {
+	if cb.User == nil || cb.User.ID == "" {
 		return nil, nil
 	}
-	u, err := call(a, "OAuth sign-in", func(g core.UserGetter) (*core.User, error) {
-		return g.GetUser(ctx, cb.UserID)
-	})
-	if err != nil || u == nil {
-		return nil, err
+	if a.strategy != StrategyJWT {
+		return cb.User, nil
 	}
-	return &core.SessionAndUser{User: *u}, nil
+	return call(a, "OAuth sign-in", func(g core.UserGetter) (*core.User, error) {
+		return g.GetUser(ctx, cb.User.ID)
+	})
 }
 
 // cleanupTimeout bounds the removal of a half-created sign-in.
 const cleanupTimeout = 10 * time.Second
-
-// signIn creates a database session for the user; with JWT sessions it
-// creates none, and the caller issues the token.
-func (a *Auth) signIn(ctx context.Context, user core.User, isNew bool) (*SignIn, error) {
-	if a.strategy == StrategyJWT {
-		return &SignIn{User: user, IsNewUser: isNew}, nil
-	}
-	s, err := a.CreateSession(ctx, user.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &SignIn{User: user, Session: *s, IsNewUser: isNew}, nil
-}
 
 func accountType(t provider.Type) core.AccountType {
 	if t == provider.TypeOIDC {

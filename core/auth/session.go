@@ -2,9 +2,6 @@ package auth
 
 import (
 	"context"
-	"net/http"
-	"strings"
-	"time"
 
 	"github.com/authport/authport/core"
 )
@@ -13,7 +10,10 @@ import (
 const sessionTokenBytes = 32
 
 // CreateSession starts a database session for the user, expiring MaxAge
-// from now, with a fresh 256-bit token from crypto/rand.
+// from now, with a fresh 256-bit token from crypto/rand. It is the one
+// function that creates sessions: every sign-in ([Auth.SignInWithOAuth],
+// [Auth.VerifyEmailSignIn], [Auth.SignInWithWebAuthn], [Auth.RegisterWebAuthn])
+// calls it. Writing the cookie is the HTTP layer's job.
 func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session, error) {
 	token, err := randomHex(sessionTokenBytes)
 	if err != nil {
@@ -32,12 +32,18 @@ func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session,
 //     write, so junk cookies cannot turn reads into writes;
 //   - an expired session the adapter returns (its clock may lag the
 //     library's) is deleted, to clean up, and gives nil; one the adapter
-//     hides is the adapter's to remove (it may delete it as it reads, and
-//     every built-in adapter removes it with PurgeExpired or a TTL);
+//     hides is the adapter's to remove (every built-in adapter deletes
+//     it as it reads it, and PurgeExpired or a TTL the ones nobody reads);
 //   - otherwise the session is extended to MaxAge from now, at most once
 //     per UpdateAge (every access when UpdateAge is zero), and returned
-//     with its new expiry.
-func (a *Auth) Session(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
+//     with its new expiry; extended reports that it was (the caller then
+//     gives the cookie the new expiry).
+func (a *Auth) Session(ctx context.Context, sessionToken string) (su *core.SessionAndUser, extended bool, err error) {
+	su, err = a.lookupSession(ctx, sessionToken, &extended)
+	return su, extended, err
+}
+
+func (a *Auth) lookupSession(ctx context.Context, sessionToken string, extended *bool) (*core.SessionAndUser, error) {
 	if sessionToken == "" {
 		return nil, nil
 	}
@@ -72,6 +78,7 @@ func (a *Auth) Session(ctx context.Context, sessionToken string) (*core.SessionA
 			return nil, nil
 		}
 		su.Session = *updated
+		*extended = true
 	}
 	return su, nil
 }
@@ -81,60 +88,4 @@ func (a *Auth) SignOut(ctx context.Context, sessionToken string) (*core.Session,
 	return call(a, "sign-out", func(d core.SessionDeleter) (*core.Session, error) {
 		return d.DeleteSession(ctx, sessionToken)
 	})
-}
-
-// Session cookie names. Browsers accept a __Secure- cookie only when it is
-// set with Secure over HTTPS.
-const (
-	SessionCookieName       = "authjs.session-token"
-	SecureSessionCookieName = "__Secure-authjs.session-token"
-)
-
-// SessionCookie returns the cookie that carries the session token: HttpOnly,
-// SameSite=Lax, Path=/, expiring with the session. With secure (the site is
-// served over HTTPS) it is Secure and its name has the __Secure- prefix.
-func (a *Auth) SessionCookie(s core.Session, secure bool) *http.Cookie {
-	c := sessionCookie(s.SessionToken, secure)
-	c.Expires = s.Expires.UTC()
-	c.MaxAge = max(1, int(s.Expires.Sub(a.now()).Seconds()))
-	return c
-}
-
-func sessionCookie(value string, secure bool) *http.Cookie {
-	name := SessionCookieName
-	if secure {
-		name = SecureSessionCookieName
-	}
-	return &http.Cookie{
-		Name:     name,
-		Value:    value,
-		Path:     "/",
-		Secure:   secure,
-		HttpOnly: true,
-		SameSite: http.SameSiteLaxMode,
-	}
-}
-
-// ClearSessionCookie returns a cookie that makes the browser drop the
-// session cookie, for sign-out.
-func ClearSessionCookie(secure bool) *http.Cookie {
-	c := sessionCookie("", secure)
-	c.Expires = time.Unix(0, 0)
-	c.MaxAge = -1
-	return c
-}
-
-// SessionToken reads the session token from the request's cookie, or ""
-// when it has none. With secure only the __Secure- cookie counts, so that a
-// cookie planted over plain HTTP is ignored.
-func SessionToken(r *http.Request, secure bool) string {
-	name := SessionCookieName
-	if secure {
-		name = SecureSessionCookieName
-	}
-	c, err := r.Cookie(name)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(c.Value)
 }

@@ -44,16 +44,15 @@ func DisplacedEmail(userID string) string {
 	return "unproven-" + hex.EncodeToString(sum[:16]) + "@" + displacedDomain
 }
 
-// displaceUnprovenHolder is called when an e-mail link proves identifier
-// and holder, whose address was never verified, holds it. Unless
+// mustDisplace is asked when an e-mail link proves an address and holder,
+// whose address was never verified, holds it. Unless
 // AllowDangerousUnverifiedEmail is set, a holder with passkeys (registered
-// while nobody had proven the address: the sign-up of finding 1) loses the
-// address, which it is given DisplacedEmail instead of, so that the owner
-// gets a user of their own and nothing the passkeys' holder can reach. It
-// reports whether the holder was displaced. A holder without passkeys (an
+// while nobody had proven the address: the sign-up of finding 1) must lose
+// the address ([Auth.displace]), so that the owner gets a user of their own
+// and nothing the passkeys' holder can reach. A holder without passkeys (an
 // OAuth sign-up, whose provider vouched for the address) is not displaced:
 // the owner signs in to it, as in Auth.js.
-func (a *Auth) displaceUnprovenHolder(ctx context.Context, holder core.User) (bool, error) {
+func (a *Auth) mustDisplace(ctx context.Context, holder core.User) (bool, error) {
 	if a.allowUnverified || holder.EmailVerified != nil {
 		return false, nil
 	}
@@ -65,14 +64,16 @@ func (a *Auth) displaceUnprovenHolder(ctx context.Context, holder core.User) (bo
 	if err != nil {
 		return false, &AdapterError{Method: core.MethodListAuthenticatorsByUserID, Err: err}
 	}
-	if len(list) == 0 {
-		return false, nil
-	}
-	_, err = call(a, "e-mail sign-in", func(u core.UserUpdater) (*core.User, error) {
+	return len(list) > 0, nil
+}
+
+// displace gives the holder [DisplacedEmail] instead of the address.
+func (a *Auth) displace(ctx context.Context, holder core.User) error {
+	updated, err := call(a, "e-mail sign-in", func(u core.UserUpdater) (*core.User, error) {
 		return u.UpdateUser(ctx, core.UserUpdate{ID: holder.ID, Email: core.Set(DisplacedEmail(holder.ID))})
 	})
-	if err != nil {
-		return false, err
+	if err == nil && updated != nil {
+		emit(a, ctx, "updateUser", a.events.UpdateUser, *updated)
 	}
-	return true, nil
+	return err
 }

@@ -48,9 +48,7 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 	linked := false
 	switch {
 	case acc == nil:
-		_, err = call(a, "WebAuthn registration", func(l core.AccountLinker) (*core.Account, error) {
-			return l.LinkAccount(ctx, core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID})
-		})
+		_, err = a.linkAccount(ctx, "WebAuthn registration", *user, core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -57,6 +57,8 @@ func (a *Auth) WebAuthnAuthenticator(ctx context.Context, credentialID string) (
 // holder keeps. It runs only with [Config.AllowDangerousUnverifiedEmail]
 // (Auth.js's behaviour).
 //
+// [Callbacks.SignIn] runs before the user is created.
+//
 // As in Auth.js, an e-mail address that already belongs to a user is
 // refused with an error matching [ErrAccountNotLinked]: adding a passkey to
 // an existing user needs that user signed in. When registering the
@@ -83,13 +85,17 @@ func (a *Auth) RegisterWebAuthnUser(ctx context.Context, providerID string, newU
 	if existing != nil {
 		return nil, nil, fmt.Errorf("WebAuthn registration: %w: the e-mail address belongs to a user; sign in to add a passkey", ErrAccountNotLinked)
 	}
+	candidate := core.User{Email: email, Name: newUser.Name, Image: newUser.Image}
+	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: candidate, IsNewUser: true,
+		Account: &core.Account{Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}}); err != nil {
+		return nil, nil, err
+	}
 	id, err := a.newUserID()
 	if err != nil {
 		return nil, nil, fmt.Errorf("WebAuthn registration: user id: %w", err)
 	}
-	user, err := call(a, "WebAuthn registration", func(c core.UserCreator) (*core.User, error) {
-		return c.CreateUser(ctx, core.User{ID: id, Email: email, Name: newUser.Name, Image: newUser.Image})
-	})
+	candidate.ID = id
+	user, err := a.createUser(ctx, "WebAuthn registration", candidate)
 	if errors.Is(err, core.ErrAlreadyExists) {
 		// A concurrent registration or sign-in created a user with the
 		// address first.
@@ -104,4 +110,56 @@ func (a *Auth) RegisterWebAuthnUser(ctx context.Context, providerID string, newU
 		return nil, nil, a.removeUnlinkedUser(ctx, user.ID, err)
 	}
 	return user, stored, nil
+}
+
+// SignInWithWebAuthn completes a passkey sign-in whose assertion the caller
+// (module github.com/authport/authport/passkey) has verified: it records
+// the assertion ([Auth.AuthenticateWebAuthn]: the counter check and update,
+// which are part of verifying it), runs [Callbacks.SignIn], and creates
+// the session. current is the signed-in caller, or nil; a caller signed in
+// keeps their session.
+func (a *Auth) SignInWithWebAuthn(ctx context.Context, providerID, credentialID string, counter int64, current *core.User) (*SignIn, error) {
+	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
+		return nil, err
+	}
+	user, au, err := a.AuthenticateWebAuthn(ctx, credentialID, counter)
+	if err != nil {
+		return nil, err
+	}
+	if current != nil && current.ID != user.ID {
+		return nil, fmt.Errorf("WebAuthn authentication: %w: the passkey belongs to another user than the one signed in", ErrAccountNotLinked)
+	}
+	acc := &core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
+	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *user, Account: acc}); err != nil {
+		return nil, err
+	}
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, KeepSession: current != nil})
+}
+
+// RegisterWebAuthn completes a passkey registration whose attestation the
+// caller has verified, and signs in: for the signed-in caller current (who
+// keeps their session) it runs [Callbacks.SignIn] and then
+// [Auth.RegisterAuthenticator]; for someone not signed in (current nil) it
+// is [Auth.RegisterWebAuthnUser] with newUser, then a new session.
+func (a *Auth) RegisterWebAuthn(ctx context.Context, providerID string, current *core.User, newUser core.User, au core.Authenticator) (*SignIn, error) {
+	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
+		return nil, err
+	}
+	if current == nil {
+		user, _, err := a.RegisterWebAuthnUser(ctx, providerID, newUser, au)
+		if err != nil {
+			return nil, err
+		}
+		acc := &core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
+		return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, IsNewUser: true})
+	}
+	au.UserID = current.ID
+	acc := &core.Account{UserID: current.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
+	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *current, Account: acc}); err != nil {
+		return nil, err
+	}
+	if _, err := a.RegisterAuthenticator(ctx, providerID, au); err != nil {
+		return nil, err
+	}
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *current, Account: acc, KeepSession: true})
 }

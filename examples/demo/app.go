@@ -142,13 +142,13 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 		return nil, fmt.Errorf("configure authport: %w", err)
 	}
 	keys, err := passkey.New(passkey.Config{
-		Auth: a, Secrets: []string{cfg.Secret}, RPID: pk.RPID, RPName: pk.RPName, Origins: []string{pk.RPOrigin},
+		Auth: a, RPID: pk.RPID, RPName: pk.RPName, Origins: []string{pk.RPOrigin},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configure passkeys: %w", err)
 	}
 	h, err := handler.New(handler.Config{
-		Auth: a, Secrets: []string{cfg.Secret}, BaseURL: base, Passkeys: keys, Logger: cfg.Logger,
+		Auth: a, Passkeys: keys, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configure the auth routes: %w", err)

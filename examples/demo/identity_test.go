@@ -60,11 +60,11 @@ func newIDEnv(t *testing.T, store *memory.Adapter, configure func(*auth.Config))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{identitySecret}})
+	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{identitySecret}, BaseURL: base, Passkeys: pk})
+	h, err := handler.New(handler.Config{Auth: a, Passkeys: pk})
 	if err != nil {
 		t.Fatal(err)
 	}

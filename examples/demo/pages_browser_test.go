@@ -47,7 +47,7 @@ func builtInSite(t *testing.T, l listener, logos string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}, Theme: handler.Theme{ProviderLogos: logos}})
+	h, err := handler.New(handler.Config{Auth: a, Theme: handler.Theme{ProviderLogos: logos}})
 	if err != nil {
 		t.Fatal(err)
 	}

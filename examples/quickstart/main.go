@@ -37,7 +37,7 @@ func main() {
 	cfg.BaseURL = cmp.Or(cfg.BaseURL, "http://localhost:8080/auth")
 	a, err := auth.New(cfg)
 	must(err)
-	h, err := handler.New(handler.Config{Auth: a, Secrets: cfg.Secrets})
+	h, err := handler.New(handler.Config{Auth: a})
 	must(err)
 
 	mux := http.NewServeMux()

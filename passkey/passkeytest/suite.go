@@ -57,6 +57,9 @@ type EnvOptions struct {
 	AllowDangerousUnverifiedEmail bool
 	// ListCredentialsByEmail is passkey.Config's.
 	ListCredentialsByEmail bool
+	// Now is auth.Config's clock (the challenge cookie's); nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // NewEnv configures core/auth (JWT sessions, the default passkey
@@ -77,11 +80,12 @@ func NewEnvWith(t testing.TB, store Store, o EnvOptions) *Env {
 		Session:                       auth.SessionOptions{Strategy: auth.StrategyJWT},
 		BaseURL:                       BaseURL,
 		AllowDangerousUnverifiedEmail: o.AllowDangerousUnverifiedEmail,
+		Now:                           o.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{Secret}, Timeout: 2 * time.Minute, ListCredentialsByEmail: o.ListCredentialsByEmail})
+	pk, err := passkey.New(passkey.Config{Auth: a, Timeout: 2 * time.Minute, ListCredentialsByEmail: o.ListCredentialsByEmail})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func NewEnvWith(t testing.TB, store Store, o EnvOptions) *Env {
 // stops a replay through it.
 func (e *Env) Instance() Client {
 	e.T.Helper()
-	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Secrets: []string{Secret}, Timeout: 2 * time.Minute})
+	pk, err := passkey.New(passkey.Config{Auth: e.Auth, Timeout: 2 * time.Minute})
 	if err != nil {
 		e.T.Fatal(err)
 	}

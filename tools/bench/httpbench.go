@@ -110,7 +110,7 @@ func goHandler(origin string, c goServerConfig, links *linkStore) (*handler.Hand
 	if err != nil {
 		return nil, err
 	}
-	return handler.New(handler.Config{Auth: a, Secrets: []string{benchSecret}})
+	return handler.New(handler.Config{Auth: a})
 }
 
 // startGo serves authport's handler on a loopback port.

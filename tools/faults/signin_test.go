@@ -269,11 +269,11 @@ func newSignInApp(t *testing.T, store core.Adapter) *signInApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app.pk, err = passkey.New(passkey.Config{Auth: a, Secrets: []string{signInSecret}})
+	app.pk, err = passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{signInSecret}, BaseURL: app.base, Passkeys: app.pk,
+	h, err := handler.New(handler.Config{Auth: a, Passkeys: app.pk,
 		RateLimit: handler.RateLimit{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}, RateLimit: handler.RateLimit{Store: shared}})
+				h, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{Store: shared}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -33,7 +33,7 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := handler.New(handler.Config{Auth: a, Secrets: []string{secret}})
+			h, err := handler.New(handler.Config{Auth: a})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 
 			get := func(path, token string) int {
 				req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-				req.AddCookie(&http.Cookie{Name: auth.SessionCookieName, Value: token})
+				req.AddCookie(&http.Cookie{Name: "authjs.session-token", Value: token})
 				res, err := srv.Client().Do(req)
 				if err != nil {
 					t.Fatal(err)

@@ -48,7 +48,7 @@ func TestBrowserScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"browser-test-secret-0123456789abcdef"}})
+	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}

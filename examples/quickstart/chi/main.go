@@ -48,7 +48,7 @@ func newAuth(store any, getenv func(string) string, send func(context.Context, p
 	if err != nil {
 		return nil, err
 	}
-	return handler.New(handler.Config{Auth: a, Secrets: cfg.Secrets})
+	return handler.New(handler.Config{Auth: a})
 }
 
 // router mounts the auth routes and the site's pages on chi.

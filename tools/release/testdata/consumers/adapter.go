@@ -47,7 +47,7 @@ func check(ctx context.Context) (msg string, err error) {
 	if err != nil {
 		return "", err
 	}
-	got, err := a.Session(ctx, session.SessionToken)
+	got, _, err := a.Session(ctx, session.SessionToken)
 	if err != nil {
 		return "", err
 	}
@@ -57,7 +57,7 @@ func check(ctx context.Context) (msg string, err error) {
 	if _, err := remove.DeleteUser(ctx, id); err != nil {
 		return "", fmt.Errorf("deleteUser: %w", err)
 	}
-	if got, err := a.Session(ctx, session.SessionToken); err != nil || got != nil {
+	if got, _, err := a.Session(ctx, session.SessionToken); err != nil || got != nil {
 		return "", fmt.Errorf("after deleteUser the session lookup gave %+v, %v; want nothing", got, err)
 	}
 	return fmt.Sprintf("created user %s and a session, read them back and deleted them through %T", id, store), nil

@@ -27,7 +27,7 @@ func check(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h, err := handler.New(handler.Config{Auth: a, Secrets: []string{"consumer-check-secret-0123456789"}})
+	h, err := handler.New(handler.Config{Auth: a})
 	if err != nil {
 		return "", err
 	}

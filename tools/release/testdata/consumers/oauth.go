@@ -26,7 +26,7 @@ func check(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	flow, err := oauth.New(oauth.Config{Auth: a, Secrets: []string{"consumer-check-secret-0123456789"}})
+	flow, err := oauth.New(oauth.Config{Auth: a})
 	if err != nil {
 		return "", err
 	}

@@ -31,7 +31,7 @@ func check(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pk, err := passkey.New(passkey.Config{Auth: a, Secrets: []string{"consumer-check-secret-0123456789abcdef"}})
+	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,322 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/provider"
+)
+
+// Callbacks are the decisions an application takes part in, Auth.js's
+// callbacks option in Go. They live on [Config] because core/auth owns the
+// sign-in (SignIn runs before it writes anything); the HTTP layer
+// (module github.com/authport/authport/handler) reads Redirect, Session and
+// JWT from [Auth.Callbacks]. Every field is optional.
+type Callbacks struct {
+	// SignIn decides whether a sign-in may go on: the zero
+	// [SignInDecision] allows it, Deny refuses it ([ErrAccessDenied]; the
+	// handler shows Auth.js's AccessDenied error page) and Redirect
+	// refuses it and sends the browser to that URL instead. It runs for
+	// every way to sign in, before the sign-in writes anything (no user
+	// created, no account linked, no session): OAuth/OIDC after the
+	// provider's profile is known, credentials after Authorize, passkeys
+	// after the authenticator is verified, and e-mail twice, before the
+	// link is stored and sent ([SignInParams.VerificationRequest]) and
+	// when it is used. An error fails the sign-in as a configuration
+	// error (the handler's Configuration page), not as a denial.
+	SignIn func(ctx context.Context, p SignInParams) (SignInDecision, error)
+	// Redirect is the policy for every callbackUrl: it returns the URL to
+	// go to and true, or false to refuse it (the handler then goes to the
+	// site's root). nil keeps the default, the handler's SafeRedirect:
+	// same origin only. Widening it (subdomains, an app's deep-link
+	// scheme) is the application's explicit choice here; whatever it
+	// returns is used as is.
+	Redirect func(ctx context.Context, p RedirectParams) (string, bool)
+	// Session shapes the JSON of GET /session: it receives the default
+	// object ({"user":{…},"expires":…}), and the user (database sessions)
+	// or the decoded token (JWT sessions), and returns the object to send.
+	// An error answers 500.
+	Session func(ctx context.Context, p SessionParams) (map[string]any, error)
+	// JWT shapes the claims of a JWT session (StrategyJWT) whenever the
+	// token is issued or read: at sign-in ([JWTSignIn], or [JWTSignUp] for
+	// a new user) with the user, the account with the provider's tokens
+	// and the provider's profile; on POST /session ([JWTUpdate], Auth.js's
+	// update()) with the client's data; on every GET /session
+	// ([JWTRefresh]). It returns the claims to encode; nil claims end the
+	// session. An error fails the request.
+	JWT func(ctx context.Context, p JWTParams) (map[string]any, error)
+}
+
+// SignInDecision is what [Callbacks.SignIn] decides. The zero value allows
+// the sign-in.
+type SignInDecision struct {
+	// Deny refuses the sign-in with [ErrAccessDenied].
+	Deny bool
+	// Redirect, when set, refuses the sign-in and sends the browser here
+	// instead (Auth.js's signIn callback returning a URL).
+	Redirect string
+}
+
+// SignInParams is what [Callbacks.SignIn] decides on.
+type SignInParams struct {
+	// ProviderID and Type name the provider signed in with.
+	ProviderID string
+	Type       provider.Type
+	// User is who signs in: the stored user, or for a new user the fields
+	// it would be created with (ID empty). For credentials it is what
+	// Authorize returned.
+	User core.User
+	// IsNewUser reports that the sign-in would create the user.
+	IsNewUser bool
+	// Account is the account signed in with (OAuth: with the provider's
+	// tokens; e-mail and passkeys: the e-mail or webauthn account), nil for
+	// credentials.
+	Account *core.Account
+	// Profile is the OAuth/OIDC provider's profile; nil otherwise.
+	Profile *provider.User
+	// Credentials are the fields a credentials sign-in posted.
+	Credentials map[string]string
+	// VerificationRequest is true when an e-mail sign-in is asked for,
+	// before the link is stored and sent; false when the link is used.
+	VerificationRequest bool
+}
+
+// RedirectParams is what [Callbacks.Redirect] decides on.
+type RedirectParams struct {
+	// URL is the callbackUrl as the client gave it (or as the callback-url
+	// cookie kept it).
+	URL string
+	// BaseURL is the absolute URL of the auth routes; Origin its scheme
+	// and host.
+	BaseURL, Origin string
+}
+
+// SessionParams is what [Callbacks.Session] shapes.
+type SessionParams struct {
+	// Session is the default JSON object of GET /session; the callback may
+	// change and return it.
+	Session map[string]any
+	// User is the session's user with database sessions; nil with JWT.
+	User *core.User
+	// Token is the JWT's claims (after [Callbacks.JWT]) with JWT sessions;
+	// nil with database sessions.
+	Token map[string]any
+}
+
+// JWTTrigger says why [Callbacks.JWT] runs.
+type JWTTrigger string
+
+// The triggers of [Callbacks.JWT].
+const (
+	JWTSignIn  JWTTrigger = "signIn"
+	JWTSignUp  JWTTrigger = "signUp"
+	JWTUpdate  JWTTrigger = "update"
+	JWTRefresh JWTTrigger = "refresh"
+)
+
+// JWTParams is what [Callbacks.JWT] shapes.
+type JWTParams struct {
+	// Token is the current claims: at sign-in the defaults (sub, name,
+	// email, picture), later the decoded session token.
+	Token   map[string]any
+	Trigger JWTTrigger
+	// User, Account and Profile are set at sign-in and sign-up only:
+	// the user, the account with the provider's tokens (nil for
+	// credentials) and the OAuth/OIDC provider's profile (nil otherwise).
+	User    *core.User
+	Account *core.Account
+	Profile *provider.User
+	// IsNewUser is true with JWTSignUp.
+	IsNewUser bool
+	// Update is the data the client sent with POST /session (Auth.js's
+	// update(data)), decoded from JSON; nil otherwise.
+	Update any
+}
+
+// ErrAccessDenied reports a sign-in [Callbacks.SignIn] refused. Auth.js
+// calls it AccessDenied.
+var ErrAccessDenied = errors.New("sign-in denied")
+
+// DeniedError is the error of a sign-in [Callbacks.SignIn] refused; it
+// matches [ErrAccessDenied]. Redirect is where the callback sent the
+// browser instead, or "".
+type DeniedError struct {
+	ProviderID string
+	Redirect   string
+}
+
+// Error says which sign-in was refused.
+func (e *DeniedError) Error() string {
+	return fmt.Sprintf("%v: the SignIn callback refused the %s sign-in", ErrAccessDenied, e.ProviderID)
+}
+
+// Is makes errors.Is(err, ErrAccessDenied) true.
+func (e *DeniedError) Is(target error) bool { return target == ErrAccessDenied }
+
+// Events are told what happened, after the fact (Auth.js's events option).
+// They run synchronously in the request, after the write they report; an
+// event's error (or panic) is logged to [Config.Logger] and never fails the
+// sign-in. In one sign-in they run in this order: CreateUser (a new user),
+// UpdateUser (an e-mail sign-in that proved the user's address),
+// LinkAccount (an account linked), SignIn. SignIn runs when core/auth has
+// completed the sign-in (the database session created), before the HTTP
+// layer writes the cookie (with JWT sessions, before the JWT callback,
+// unlike Auth.js, whose signIn event follows its jwt callback). SignOut runs
+// after the session is deleted (or the JWT cookie cleared), Session on every
+// GET /session that returns a session.
+type Events struct {
+	SignIn      func(ctx context.Context, e SignInEvent) error
+	SignOut     func(ctx context.Context, e SignOutEvent) error
+	CreateUser  func(ctx context.Context, user core.User) error
+	UpdateUser  func(ctx context.Context, user core.User) error
+	LinkAccount func(ctx context.Context, e LinkAccountEvent) error
+	Session     func(ctx context.Context, e SessionEvent) error
+}
+
+// SignInEvent reports a completed sign-in.
+type SignInEvent struct {
+	ProviderID string
+	User       core.User
+	Account    *core.Account
+	Profile    *provider.User
+	IsNewUser  bool
+}
+
+// SignOutEvent reports a sign-out: the deleted database session, or the
+// JWT's claims.
+type SignOutEvent struct {
+	Session *core.Session
+	Token   map[string]any
+}
+
+// LinkAccountEvent reports an account linked to a user.
+type LinkAccountEvent struct {
+	User    core.User
+	Account core.Account
+	Profile *provider.User
+}
+
+// SessionEvent reports a session read by GET /session: the JSON sent, and
+// the JWT's claims with JWT sessions.
+type SessionEvent struct {
+	Session map[string]any
+	Token   map[string]any
+}
+
+// Callbacks returns the configured [Callbacks].
+func (a *Auth) Callbacks() Callbacks { return a.callbacks }
+
+// Logger returns [Config.Logger], or nil when none was set (the Auth then
+// discards the errors of events; the handler logs to slog.Default()).
+func (a *Auth) Logger() *slog.Logger {
+	if !a.logSet {
+		return nil
+	}
+	return a.log
+}
+
+// emit runs one event; its error or panic goes to the logger.
+func emit[E any](a *Auth, ctx context.Context, name string, f func(context.Context, E) error, e E) {
+	if f == nil {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.ErrorContext(ctx, "authport: event panicked", "event", name, "panic", fmt.Sprint(p))
+		}
+	}()
+	if err := f(ctx, e); err != nil {
+		a.log.ErrorContext(ctx, "authport: event failed", "event", name, "error", err)
+	}
+}
+
+// EmitSignOut runs [Events.SignOut]; the HTTP layer calls it after a
+// sign-out. Its error only goes to the logger.
+func (a *Auth) EmitSignOut(ctx context.Context, e SignOutEvent) {
+	emit(a, ctx, "signOut", a.events.SignOut, e)
+}
+
+// EmitSession runs [Events.Session]; the HTTP layer calls it after GET
+// /session. Its error only goes to the logger.
+func (a *Auth) EmitSession(ctx context.Context, e SessionEvent) {
+	emit(a, ctx, "session", a.events.Session, e)
+}
+
+// authorize runs [Callbacks.SignIn], before the sign-in writes anything.
+func (a *Auth) authorize(ctx context.Context, p SignInParams) error {
+	if a.callbacks.SignIn == nil {
+		return nil
+	}
+	d, err := a.callbacks.SignIn(ctx, p)
+	if err != nil {
+		return fmt.Errorf("the SignIn callback failed: %w", err)
+	}
+	if d.Deny || d.Redirect != "" {
+		return &DeniedError{ProviderID: p.ProviderID, Redirect: d.Redirect}
+	}
+	return nil
+}
+
+// SignInWithCredentials runs [Callbacks.SignIn] for a credentials sign-in
+// and returns the sign-in (credentials sessions are JWTs, which the HTTP
+// layer issues): user is what the provider's Authorize returned, creds the
+// posted fields. A refusal matches [ErrAccessDenied].
+func (a *Auth) SignInWithCredentials(ctx context.Context, providerID string, user core.User, creds map[string]string) (*SignIn, error) {
+	if _, err := providerOf[*provider.CredentialsConfig](a, providerID); err != nil {
+		return nil, err
+	}
+	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeCredentials, User: user, Credentials: creds}); err != nil {
+		return nil, err
+	}
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: user})
+}
+
+// finish completes every sign-in: it creates the database session (the one
+// place a sign-in session is made; with JWT sessions the caller issues the
+// token, and a caller who was signed in keeps their session) and runs
+// [Events.SignIn].
+func (a *Auth) finish(ctx context.Context, si *SignIn) (*SignIn, error) {
+	if a.strategy == StrategyDatabase && !si.KeepSession {
+		s, err := a.CreateSession(ctx, si.User.ID)
+		if err != nil {
+			return nil, err
+		}
+		si.Session = *s
+	}
+	emit(a, ctx, "signIn", a.events.SignIn, SignInEvent{ProviderID: si.ProviderID, User: si.User, Account: si.Account, Profile: si.Profile, IsNewUser: si.IsNewUser})
+	return si, nil
+}
+
+// createUser creates the user and runs [Events.CreateUser].
+func (a *Auth) createUser(ctx context.Context, neededBy string, u core.User) (*core.User, error) {
+	created, err := call(a, neededBy, func(c core.UserCreator) (*core.User, error) {
+		return c.CreateUser(ctx, u)
+	})
+	if err != nil {
+		return nil, err
+	}
+	emit(a, ctx, "createUser", a.events.CreateUser, *created)
+	return created, nil
+}
+
+// linkAccount links the account and runs [Events.LinkAccount].
+func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User, acc core.Account, profile *provider.User) (*core.Account, error) {
+	linked, err := call(a, neededBy, func(l core.AccountLinker) (*core.Account, error) {
+		return l.LinkAccount(ctx, acc)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if linked == nil {
+		linked = &acc
+	}
+	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *linked, Profile: profile})
+	return linked, nil
+}
+
+// Events returns the configured [Events], for the HTTP layer to learn
+// whether one is set before it prepares its argument.
+func (a *Auth) Events() Events { return a.events }
