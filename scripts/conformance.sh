@@ -16,7 +16,7 @@ cd "$root"
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 log=$(mktemp -d -t authport-conformance.XXXXXX)
 
-for s in postgres mysql redis redis-cluster mongodb; do
+for s in postgres mysql redis redis-cluster redis-sentinel postgres-ha mongodb; do
 	if exports=$(AUTHPORT_SERVICES=$s "$root/scripts/services.sh" 2>"$log/$s.log"); then
 		eval "$exports"
 	else

@@ -11,10 +11,12 @@
 #
 # Environment:
 #   AUTHPORT_SERVICES   which services to provide, space-separated (default:
-#                       "postgres mysql redis redis-cluster mongodb dex chromium
-#                       containers"; "none" for none)
+#                       "postgres mysql redis redis-cluster redis-sentinel
+#                       postgres-ha mongodb dex chromium containers"; "none"
+#                       for none)
 #   AUTHPORT_POSTGRES_URL, AUTHPORT_MYSQL_URL, AUTHPORT_REDIS_URL,
-#   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_MONGODB_URL, AUTHPORT_DEX_BIN,
+#   AUTHPORT_REDIS_CLUSTER_URL, AUTHPORT_REDIS_SENTINEL_URL,
+#   AUTHPORT_POSTGRES_HA_URL, AUTHPORT_MONGODB_URL, AUTHPORT_DEX_BIN,
 #   AUTHPORT_CHROMIUM_BIN
 #                       if already set, that service is left alone and the
 #                       value is printed back unchanged
@@ -24,7 +26,12 @@
 #
 # PostgreSQL, MariaDB and Redis are the machine's own servers on their usual
 # ports. The Redis Cluster (three masters, no replicas) lives in
-# $TMPDIR/authport-redis-cluster. MongoDB is tools/mongostandin (FerretDB on
+# $TMPDIR/authport-redis-cluster. Redis Sentinel (a master and a replica on
+# 6390-6391, sentinels on 26390-26392) and the highly available PostgreSQL
+# (a pg_auto_failover monitor, primary and synchronous standby on 5440-5442)
+# are started by tools/ha, in $TMPDIR/authport-redis-sentinel and
+# $TMPDIR/authport-pg-ha; its binary's path is printed as AUTHPORT_HA_BIN,
+# for the fault suite, which starts private ones to kill. MongoDB is tools/mongostandin (FerretDB on
 # SQLite), built into ${XDG_CACHE_HOME:-$HOME/.cache}/authport and run with its
 # data in $TMPDIR/authport-mongostandin-PORT; the binary's path is printed as
 # AUTHPORT_MONGOSTANDIN_BIN too, for tests that start stand-ins of their own
@@ -48,7 +55,7 @@ started=$SECONDS
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=${TMPDIR:-/tmp}
 logdir=$tmp/authport-services
-services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb dex chromium containers}
+services=${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster redis-sentinel postgres-ha mongodb dex chromium containers}
 timeout_s=${AUTHPORT_SERVICES_TIMEOUT:-60}
 read -r -a cluster_ports <<<"${AUTHPORT_REDIS_CLUSTER_PORTS:-7001 7002 7003}"
 mongo_port=${AUTHPORT_MONGODB_PORT:-27018}
@@ -477,6 +484,53 @@ ensure_chromium() {
 	export_line AUTHPORT_CHROMIUM_BIN "$bin"
 }
 
+### High availability: Redis Sentinel, PostgreSQL HA ##########################
+
+ha_bin=
+# ensure_ha_bin: build tools/ha and export its path once (the fault suite
+# starts private deployments with it, even when the caller gave the URLs).
+ensure_ha_bin() {
+	if [[ -z $ha_bin ]]; then
+		ha_bin=$(tool_binary ha '' .)
+		export_line AUTHPORT_HA_BIN "$ha_bin"
+	fi
+}
+
+# ha_service COMMAND VAR: run tools/ha COMMAND (sentinel or pg), which
+# starts the deployment or reuses a healthy one and prints VAR=VALUE.
+ha_service() {
+	local out
+	out=$(quiet_err "ha-$1" timeout 600 "$ha_bin" "$1") || die_log "ha-$1" "tools/ha $1 failed"
+	[[ $out == "$2="* ]] || die "tools/ha $1 printed '$out', not $2=..."
+	export_line "$2" "${out#*=}"
+}
+
+# quiet_err LOG CMD...: like quiet, but CMD's stdout is kept.
+quiet_err() {
+	local name=$1
+	shift
+	"$@" </dev/null 2>>"$logdir/$name.log" 3>&- 9>&-
+}
+
+ensure_redis_sentinel() {
+	ensure_ha_bin
+	given AUTHPORT_REDIS_SENTINEL_URL redis-sentinel && return
+	ensure_redis_installed
+	ha_service sentinel AUTHPORT_REDIS_SENTINEL_URL
+}
+
+ensure_postgres_ha() {
+	ensure_ha_bin
+	given AUTHPORT_POSTGRES_HA_URL postgres-ha && return
+	need_root "running PostgreSQL HA (pg_auto_failover, as user postgres)"
+	if ! command -v pg_autoctl >/dev/null; then
+		local ver
+		ver=$(find /usr/lib/postgresql -path '*/bin/postgres' 2>/dev/null | sed 's|^/usr/lib/postgresql/||; s|/.*||' | sort -V | tail -n 1)
+		apt_install "postgresql-${ver:-15}-auto-failover"
+	fi
+	ha_service pg AUTHPORT_POSTGRES_HA_URL
+}
+
 ### Containers ################################################################
 
 # ensure_containers: podman's API service and the images of the container
@@ -511,8 +565,8 @@ ensure_containers() {
 
 for s in $services; do
 	case $s in
-	postgres | mysql | redis | redis-cluster | mongodb | dex | chromium | containers | none) ;;
-	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster mongodb dex chromium containers, or none)" ;;
+	postgres | mysql | redis | redis-cluster | redis-sentinel | postgres-ha | mongodb | dex | chromium | containers | none) ;;
+	*) die "unknown service '$s' in AUTHPORT_SERVICES (known: postgres mysql redis redis-cluster redis-sentinel postgres-ha mongodb dex chromium containers, or none)" ;;
 	esac
 done
 
@@ -520,6 +574,8 @@ wanted postgres && locked postgres ensure_postgres
 wanted mysql && locked mysql ensure_mysql
 wanted redis && locked redis ensure_redis
 wanted redis-cluster && locked redis-cluster ensure_redis_cluster
+wanted redis-sentinel && locked redis-sentinel ensure_redis_sentinel
+wanted postgres-ha && locked postgres-ha ensure_postgres_ha
 wanted mongodb && locked mongodb ensure_mongodb
 wanted dex && locked dex ensure_dex
 wanted chromium && locked chromium ensure_chromium

@@ -115,6 +115,7 @@ done
 # too, not only to its log.
 if [ -f "$log_dir/tools_faults.log" ]; then
 	sed -n '/^Fault injection (tools\/faults/,/^$/p' "$log_dir/tools_faults.log" >&2
+	sed -n '/^Failover under load (tools\/faults/,/^$/p' "$log_dir/tools_faults.log" >&2
 fi
 
 # The conformance suite on containers (conformance/backends): one line per

@@ -14,13 +14,15 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	for _, backend := range backends {
+	// postgres-ha: a pg_auto_failover primary and synchronous standby,
+	// through the multi-host URL (AUTHPORT_POSTGRES_HA_URL).
+	for _, backend := range append(backends[:len(backends):len(backends)], "postgres-ha") {
 		conformance.Run(t, conformance.Harness{
 			Name:     backend,
 			Parallel: true, // postgres, mysql and sqlite at once: each test has a database of its own
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false)
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}, Peer: peerOn(db)}
+				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: db.dialect}, Peer: peerOn(db)}
 			},
 		})
 	}

@@ -57,6 +57,8 @@ func openDB(t testing.TB, backend string, counting bool) *testDB {
 	switch backend {
 	case "postgres":
 		return openPostgres(t, counting)
+	case "postgres-ha":
+		return openPostgresAt(t, provision.PostgresHA(t), counting, nil)
 	case "mysql":
 		return openMySQL(t, counting)
 	case "sqlite":
@@ -75,7 +77,13 @@ func openPostgres(t testing.TB, counting bool) *testDB {
 // default_query_exec_mode, say).
 func openPostgresWith(t testing.TB, counting bool, params map[string]string) *testDB {
 	t.Helper()
-	base := provision.Postgres(t)
+	return openPostgresAt(t, provision.Postgres(t), counting, params)
+}
+
+// openPostgresAt is openPostgresWith on the server (or, with a multi-host
+// URL, the highly available formation) base names.
+func openPostgresAt(t testing.TB, base string, counting bool, params map[string]string) *testDB {
+	t.Helper()
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +101,7 @@ func openPostgresWith(t testing.TB, counting bool, params map[string]string) *te
 	})
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("AUTHPORT_POSTGRES_URL: %v", err)
+		t.Fatalf("PostgreSQL URL: %v", err)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)

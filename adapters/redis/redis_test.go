@@ -34,6 +34,16 @@ func cluster(t testing.TB) redis.UniversalClient {
 	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: provision.RedisCluster(t)})
 }
 
+// sentinel connects through go-redis's failover client to the master the
+// sentinels of AUTHPORT_REDIS_SENTINEL_URL name.
+func sentinel(t testing.TB) redis.UniversalClient {
+	opt, err := redis.ParseFailoverURL(provision.RedisSentinel(t))
+	if err != nil {
+		t.Fatalf("AUTHPORT_REDIS_SENTINEL_URL: %v", err)
+	}
+	return redis.NewFailoverClient(opt)
+}
+
 // get returns the backend's shared client, connecting once. It skips or
 // fails t (through provision) when the backend is not there.
 func (b *backend) get(t testing.TB) redis.UniversalClient {
@@ -80,6 +90,7 @@ func TestConformance(t *testing.T) {
 	for _, b := range []*backend{
 		{name: "redis", connect: singleNode},
 		{name: "redis-cluster", connect: cluster},
+		{name: "redis-sentinel", connect: sentinel},
 	} {
 		conformance.Run(t, conformance.Harness{
 			Name: b.name,

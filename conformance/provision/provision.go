@@ -9,12 +9,15 @@
 //     AUTHPORT_MYSQL_URL (a go-sql-driver/mysql DSN, e.g.
 //     root@tcp(127.0.0.1:3306)/test), AUTHPORT_REDIS_URL (a Redis URL, e.g.
 //     redis://127.0.0.1:6379/0), AUTHPORT_REDIS_CLUSTER_URL (comma-separated
-//     host:port seeds of a Redis Cluster) or AUTHPORT_MONGODB_URL (a MongoDB
-//     URI).
+//     host:port seeds of a Redis Cluster), AUTHPORT_REDIS_SENTINEL_URL (a
+//     Redis Sentinel deployment, see [RedisSentinel]),
+//     AUTHPORT_POSTGRES_HA_URL (a multi-host PostgreSQL URL, see
+//     [PostgresHA]) or AUTHPORT_MONGODB_URL (a MongoDB URI).
 //  2. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
 //     names the backend: then the test fails with the same reason.
 //     AUTHPORT_REQUIRE is a comma-separated list of backend names (postgres,
-//     mysql, redis, redis-cluster, mongodb, dex, chromium; the embedded memory,
+//     mysql, redis, redis-cluster, redis-sentinel, postgres-ha, mongodb, dex,
+//     chromium; the embedded memory,
 //     bbolt and sqlite, npm and containers are accepted too) or "all". A CI that sets it can never pass
 //     with a database silently skipped; a name it does not know (a
 //     misspelling) fails a test whose database is missing, too.
@@ -57,6 +60,12 @@ const (
 	BackendRedis        = "redis"
 	BackendRedisCluster = "redis-cluster"
 	BackendMongoDB      = "mongodb"
+	// BackendRedisSentinel is Redis Sentinel: a master, its replica and
+	// sentinels, reached through go-redis's failover client.
+	BackendRedisSentinel = "redis-sentinel"
+	// BackendPostgresHA is a highly available PostgreSQL (a primary and a
+	// synchronous standby), reached through a multi-host URL.
+	BackendPostgresHA = "postgres-ha"
 )
 
 // BackendContainers is the AUTHPORT_REQUIRE name that makes a missing
@@ -74,8 +83,8 @@ const RequireEnv = "AUTHPORT_REQUIRE"
 // (conformance/nodeproc, scripts/test.sh).
 func knownBackends() []string {
 	return []string{
-		"memory", "bbolt", BackendRedis, BackendRedisCluster,
-		BackendPostgres, BackendMySQL, "sqlite", BackendMongoDB, BackendDex,
+		"memory", "bbolt", BackendRedis, BackendRedisCluster, BackendRedisSentinel,
+		BackendPostgres, BackendPostgresHA, BackendMySQL, "sqlite", BackendMongoDB, BackendDex,
 		BackendChromium, "npm", BackendContainers,
 	}
 }
@@ -115,6 +124,16 @@ func backendFor(name string) backend {
 		return backend{
 			name: name, env: "AUTHPORT_REDIS_CLUSTER_URL",
 			missing: "no Redis Cluster: set AUTHPORT_REDIS_CLUSTER_URL (comma-separated host:port seeds)" + provided,
+		}
+	case BackendRedisSentinel:
+		return backend{
+			name: name, env: "AUTHPORT_REDIS_SENTINEL_URL",
+			missing: "no Redis Sentinel: set AUTHPORT_REDIS_SENTINEL_URL (redis://SENTINEL/0?master_name=NAME&addr=SENTINEL2...)" + provided,
+		}
+	case BackendPostgresHA:
+		return backend{
+			name: name, env: "AUTHPORT_POSTGRES_HA_URL",
+			missing: "no highly available PostgreSQL: set AUTHPORT_POSTGRES_HA_URL (a multi-host URL with target_session_attrs=read-write)" + provided,
 		}
 	case BackendMongoDB:
 		return backend{
@@ -183,6 +202,25 @@ func clusterSeeds(t testing.TB, getenv func(string) string) []string {
 	return seeds
 }
 
+// RedisSentinel returns the URL of a Redis Sentinel deployment from
+// AUTHPORT_REDIS_SENTINEL_URL, in the form go-redis's ParseFailoverURL
+// reads, e.g.
+// redis://127.0.0.1:26390/0?master_name=authport&addr=127.0.0.1:26391.
+// Without it it skips t, or fails it when [Required]("redis-sentinel").
+func RedisSentinel(t testing.TB) string {
+	t.Helper()
+	return provide(t, backendFor(BackendRedisSentinel), os.Getenv)
+}
+
+// PostgresHA returns the multi-host URL of a highly available PostgreSQL
+// (a primary and a synchronous standby) from AUTHPORT_POSTGRES_HA_URL, e.g.
+// postgres://postgres@127.0.0.1:5441,127.0.0.1:5442/test?target_session_attrs=read-write&sslmode=disable.
+// Without it it skips t, or fails it when [Required]("postgres-ha").
+func PostgresHA(t testing.TB) string {
+	t.Helper()
+	return provide(t, backendFor(BackendPostgresHA), os.Getenv)
+}
+
 // MongoDB returns a MongoDB connection URI from AUTHPORT_MONGODB_URL, e.g.
 // mongodb://127.0.0.1:27018/. Without it it skips t, or fails it when
 // [Required]("mongodb").
@@ -192,7 +230,8 @@ func MongoDB(t testing.TB) string {
 }
 
 // Required reports whether AUTHPORT_REQUIRE names backend (one of postgres,
-// mysql, redis, redis-cluster, mongodb, dex, chromium, memory, bbolt,
+// mysql, redis, redis-cluster, redis-sentinel, postgres-ha, mongodb, dex,
+// chromium, memory, bbolt,
 // sqlite), or is "all".
 // Names are compared without regard to case or surrounding spaces. A test
 // whose required backend is missing fails instead of skipping.

@@ -174,3 +174,24 @@ func TestClusterSeeds(t *testing.T) {
 		})
 	}
 }
+
+// The high-availability backends are known names: required by "all" or by
+// name, and a missing one fails rather than skips when required.
+func TestHABackends(t *testing.T) {
+	for _, b := range []string{BackendRedisSentinel, BackendPostgresHA} {
+		if !requiredIn("all", b) || !requiredIn(b, b) || requiredIn("redis,postgres", b) {
+			t.Errorf("%s: requiredIn wrong", b)
+		}
+		if u := unknownRequired(b); len(u) != 0 {
+			t.Errorf("%s: unknown to AUTHPORT_REQUIRE: %v", b, u)
+		}
+		env := backendFor(b).env
+		if env == "" {
+			t.Fatalf("%s: no variable", b)
+		}
+		getenv := func(k string) string { return map[string]string{RequireEnv: "all"}[k] }
+		if v := missingVerdict(backendFor(b), getenv(RequireEnv), backendFor(b).missing); !v.fatal || !strings.Contains(v.reason, env) {
+			t.Errorf("%s: missing under all: %+v", b, v)
+		}
+	}
+}

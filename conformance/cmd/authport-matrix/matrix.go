@@ -12,7 +12,7 @@ import (
 // backendOrder is the order of the repository's backends in the matrix;
 // others follow alphabetically.
 func backendOrder() []string {
-	return []string{"memory", "bbolt", "redis", "redis-cluster", "postgres", "mysql", "sqlite", "mongodb"}
+	return []string{"memory", "bbolt", "redis", "redis-cluster", "redis-sentinel", "postgres", "postgres-ha", "mysql", "sqlite", "mongodb"}
 }
 
 // Cell values.

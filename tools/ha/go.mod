@@ -1,0 +1,3 @@
+module github.com/authport/authport/tools/ha
+
+go 1.26
