@@ -322,6 +322,56 @@ func flowRules() []rule {
 			}
 			e.expectUnchanged(t, before, "lookups of unknown session tokens")
 		}},
+		{group: "sessionLifetime", name: "concurrent_requests_extend_once", run: func(t *testing.T, e *env) {
+			// Issue 24, item 4: a burst of requests on a session due for
+			// extension (a page loading its API calls) writes expires
+			// once, not once per request, and every request sees the new
+			// expiry.
+			full, ok := e.a.(core.Adapter)
+			if !ok {
+				t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
+			}
+			counting := NewCounting(full)
+			c := newClock()
+			a := e.newAuth(t, c, authOptions{adapter: counting, maxAge: time.Hour, updateAge: 10 * time.Minute})
+			u := e.newUser()
+			e.createUser(t, u)
+			s, err := a.CreateSession(e.ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.advance(11 * time.Minute)
+			want := core.NormalizeTime(c.Now().Add(time.Hour))
+			counting.Reset()
+			const n = 8
+			expires := make([]time.Time, n)
+			errs := make([]error, n)
+			concurrently(n, func(i int) {
+				su, _, err := a.Session(e.ctx, s.SessionToken)
+				switch {
+				case err != nil:
+					errs[i] = err
+				case su == nil:
+					errs[i] = errors.New("Session = nil; want the session")
+				default:
+					expires[i] = su.Session.Expires
+				}
+			})
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			if w := counting.Writes(); w[updateSession] != 1 || len(w) != 1 {
+				t.Errorf("%d concurrent requests on a session due for extension wrote %v; want one updateSession", n, w)
+			}
+			for i, got := range expires {
+				if !core.NormalizeTime(got).Equal(want) {
+					t.Errorf("request %d got expires %v; want the extension's %v", i, got, want)
+				}
+			}
+			if su := e.getSessionAndUser(t, s.SessionToken); su == nil || !su.Session.Expires.Equal(want) {
+				t.Errorf("stored session after the burst: %s; want expires %v", show(su), want)
+			}
+		}},
 		{group: "sessionLifetime", name: "sign_out_deletes_session", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
 			u := e.newUser()

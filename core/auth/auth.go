@@ -137,6 +137,7 @@ type Auth struct {
 	events            Events
 	log               *slog.Logger // never nil
 	logSet            bool         // Config.Logger was given
+	extensions        extensions   // session extensions being written
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless

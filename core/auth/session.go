@@ -37,7 +37,8 @@ func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session,
 //   - otherwise the session is extended to MaxAge from now, at most once
 //     per UpdateAge (every access when UpdateAge is zero), and returned
 //     with its new expiry; extended reports that it was (the caller then
-//     gives the cookie the new expiry).
+//     gives the cookie the new expiry). Concurrent requests of this
+//     process that find the session due share one extension write.
 func (a *Auth) Session(ctx context.Context, sessionToken string) (su *core.SessionAndUser, extended bool, err error) {
 	su, err = a.lookupSession(ctx, sessionToken, &extended)
 	return su, extended, err
@@ -67,10 +68,7 @@ func (a *Auth) lookupSession(ctx context.Context, sessionToken string, extended 
 	// The session was last extended at Expires-MaxAge; it is due for
 	// another extension UpdateAge after that.
 	if due := su.Session.Expires.Add(-a.maxAge).Add(a.updateAge); !now.Before(due) {
-		expires := now.Add(a.maxAge)
-		updated, err := call(a, "session extension", func(u core.SessionUpdater) (*core.Session, error) {
-			return u.UpdateSession(ctx, core.SessionUpdate{SessionToken: sessionToken, Expires: core.Set(expires)})
-		})
+		updated, err := a.extendSession(ctx, su.Session, now)
 		if err != nil {
 			return nil, err
 		}
