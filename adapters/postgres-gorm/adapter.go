@@ -130,6 +130,8 @@ const (
 	numTables = int(TableAuthenticators) + 1
 )
 
+// String returns the table's default name ("users", "verification_token", …),
+// the name it has unless a table-name option or a preset renames it.
 func (t Table) String() string {
 	switch t {
 	case TableUsers:
