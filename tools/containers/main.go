@@ -440,6 +440,11 @@ func ensureService(ctx context.Context, cfg config) error {
 	args := podman("system", "service", "--time=0", "unix://"+cfg.socket)
 	c := exec.Command(args[0], args[1:]...)
 	c.Stdout, c.Stderr = log, log
+	// Not the caller's directory (a checkout, often a clean clone that is
+	// deleted after its run): the containers' conmon inherits the service's
+	// working directory, and once it is gone every container start fails
+	// with "write child: broken pipe".
+	c.Dir = cfg.state
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := c.Start(); err != nil {
 		return fmt.Errorf("starting podman system service: %w", err)
