@@ -16,21 +16,25 @@ import (
 	"github.com/authport/authport/core/ratelimit"
 )
 
-// The default limits of [RateLimit]. Auth.js has none.
-var (
-	// DefaultEmailPerAddress: 5 sign-in e-mails to one address per hour
-	// (then one every 12 minutes).
-	DefaultEmailPerAddress = ratelimit.Limit{Events: 5, Period: time.Hour}
-	// DefaultEmailPerClient: 20 sign-in e-mails requested by one client
-	// per hour, whatever the addresses.
-	DefaultEmailPerClient = ratelimit.Limit{Events: 20, Period: time.Hour}
-	// DefaultSignInPerClient: 60 other sign-in attempts (OAuth starts,
-	// credentials, passkeys, e-mail links) by one client per 10 minutes.
-	DefaultSignInPerClient = ratelimit.Limit{Events: 60, Period: 10 * time.Minute}
-	// DefaultSignInPerIdentifier: 10 credentials attempts for one
-	// identifier (the posted email, or else username) per 15 minutes.
-	DefaultSignInPerIdentifier = ratelimit.Limit{Events: 10, Period: 15 * time.Minute}
-)
+// DefaultRateLimit returns the limits a zero [RateLimit] applies (Auth.js
+// has none):
+//
+//   - EmailPerAddress: 5 sign-in e-mails to one address per hour (then one
+//     every 12 minutes);
+//   - EmailPerClient: 20 sign-in e-mails requested by one client per hour,
+//     whatever the addresses;
+//   - SignInPerClient: 60 other sign-in attempts (OAuth starts,
+//     credentials, passkeys, e-mail links) by one client per 10 minutes;
+//   - SignInPerIdentifier: 10 credentials attempts for one identifier (the
+//     posted email, or else username) per 15 minutes.
+func DefaultRateLimit() RateLimit {
+	return RateLimit{
+		EmailPerAddress:     ratelimit.Limit{Events: 5, Period: time.Hour},
+		EmailPerClient:      ratelimit.Limit{Events: 20, Period: time.Hour},
+		SignInPerClient:     ratelimit.Limit{Events: 60, Period: 10 * time.Minute},
+		SignInPerIdentifier: ratelimit.Limit{Events: 10, Period: 15 * time.Minute},
+	}
+}
 
 // RateLimit limits sign-in e-mails and other sign-in attempts, per
 // identifier (the e-mail address, the credentials' email or username) and
@@ -38,8 +42,8 @@ var (
 // request gets the error code RateLimited: a redirect to the sign-in page
 // with ?error=RateLimited, or 429 JSON for a script, with Retry-After.
 //
-// The zero value is the safe default: the Default* limits, counted in
-// process. Several instances behind a load balancer need a shared Store
+// The zero value is the safe default: the limits of [DefaultRateLimit],
+// counted in process. Several instances behind a load balancer need a shared Store
 // (e.g. github.com/authport/authport/adapters/redis/ratelimit), or each
 // allows the whole limit.
 type RateLimit struct {
@@ -50,8 +54,9 @@ type RateLimit struct {
 	// rather than going unlimited.
 	Store ratelimit.Store
 	// EmailPerAddress, EmailPerClient, SignInPerClient and
-	// SignInPerIdentifier are the limits; a zero Limit means its Default*
-	// value, one with negative Events turns that limit off.
+	// SignInPerIdentifier are the limits; a zero Limit means its
+	// [DefaultRateLimit] value, one with negative Events turns that limit
+	// off.
 	EmailPerAddress, EmailPerClient, SignInPerClient, SignInPerIdentifier ratelimit.Limit
 	// ClientKey returns the client's key for per-client limits; nil means
 	// the IP address of the connection (Request.RemoteAddr), or of
@@ -97,17 +102,18 @@ func newLimiter(cfg RateLimit) (*limiter, error) {
 		}
 		return v, nil
 	}
+	def := DefaultRateLimit()
 	var err error
-	if l.emailAddress, err = pick("EmailPerAddress", cfg.EmailPerAddress, DefaultEmailPerAddress); err != nil {
+	if l.emailAddress, err = pick("EmailPerAddress", cfg.EmailPerAddress, def.EmailPerAddress); err != nil {
 		return nil, err
 	}
-	if l.emailClient, err = pick("EmailPerClient", cfg.EmailPerClient, DefaultEmailPerClient); err != nil {
+	if l.emailClient, err = pick("EmailPerClient", cfg.EmailPerClient, def.EmailPerClient); err != nil {
 		return nil, err
 	}
-	if l.signInClient, err = pick("SignInPerClient", cfg.SignInPerClient, DefaultSignInPerClient); err != nil {
+	if l.signInClient, err = pick("SignInPerClient", cfg.SignInPerClient, def.SignInPerClient); err != nil {
 		return nil, err
 	}
-	if l.signID, err = pick("SignInPerIdentifier", cfg.SignInPerIdentifier, DefaultSignInPerIdentifier); err != nil {
+	if l.signID, err = pick("SignInPerIdentifier", cfg.SignInPerIdentifier, def.SignInPerIdentifier); err != nil {
 		return nil, err
 	}
 	if l.clientKey == nil {

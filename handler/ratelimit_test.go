@@ -43,8 +43,8 @@ func TestEmailRateLimit(t *testing.T) {
 			last = res
 		}
 	}
-	if n := len(smtp.messages()); n != handler.DefaultEmailPerAddress.Events || refused != 30-n {
-		t.Fatalf("30 requests for one address: %d e-mails sent, %d refused; want %d sent, the rest refused", n, refused, handler.DefaultEmailPerAddress.Events)
+	if n := len(smtp.messages()); n != handler.DefaultRateLimit().EmailPerAddress.Events || refused != 30-n {
+		t.Fatalf("30 requests for one address: %d e-mails sent, %d refused; want %d sent, the rest refused", n, refused, handler.DefaultRateLimit().EmailPerAddress.Events)
 	}
 	wantLocation(t, e, last, "/auth/signin", "error", "RateLimited")
 	if ra := last.Header.Get("Retry-After"); ra == "" || ra == "0" {
@@ -64,8 +64,8 @@ func TestEmailRateLimit(t *testing.T) {
 	for i := range 40 {
 		e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {fmt.Sprintf("user%d@example.com", i)}})
 	}
-	if n := len(smtp.messages()); n != handler.DefaultEmailPerClient.Events {
-		t.Errorf("40 addresses from one client: %d e-mails, want %d", n, handler.DefaultEmailPerClient.Events)
+	if n := len(smtp.messages()); n != handler.DefaultRateLimit().EmailPerClient.Events {
+		t.Errorf("40 addresses from one client: %d e-mails, want %d", n, handler.DefaultRateLimit().EmailPerClient.Events)
 	}
 }
 
@@ -85,7 +85,7 @@ func TestRateLimitDisabled(t *testing.T) {
 // username still signs in until the per-client limit.
 func TestCredentialsRateLimit(t *testing.T) {
 	e, _ := emailEnv(t, handler.RateLimit{SignInPerClient: ratelimit.Limit{Events: 15, Period: time.Hour}})
-	for range handler.DefaultSignInPerIdentifier.Events {
+	for range handler.DefaultRateLimit().SignInPerIdentifier.Events {
 		res := e.signInCredentials("ada", "wrong", nil)
 		wantLocation(t, e, res, "/auth/signin", "error", "CredentialsSignin")
 	}
