@@ -57,6 +57,17 @@ var flowNeeds = []core.Method{
 	createAuth, listAuth, updateCounter,
 }
 
+// counting wraps the rule's adapter in a [Counting], so that a rule can
+// count the calls the library makes, or skips t when the adapter does not
+// implement every method (the wrapper embeds core.Adapter).
+func (e *env) counting(t *testing.T) *Counting {
+	full, ok := e.a.(core.Adapter)
+	if !ok {
+		t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
+	}
+	return NewCounting(full)
+}
+
 // authOptions adjusts the configuration of one flow rule.
 type authOptions struct {
 	maxAge, updateAge time.Duration
@@ -262,11 +273,7 @@ func flowRules() []rule {
 			// is the adapter's, as it reads (the rule
 			// getSessionAndUser/expired_session_removed_on_access checks
 			// the raw store), by PurgeExpired or by a TTL.
-			full, ok := e.a.(core.Adapter)
-			if !ok {
-				t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
-			}
-			counting := NewCounting(full)
+			counting := e.counting(t)
 			a := e.newAuth(t, newClock(), authOptions{adapter: counting})
 			u := e.newUser()
 			e.createUser(t, u)
@@ -292,11 +299,7 @@ func flowRules() []rule {
 		{group: "sessionLifetime", name: "unknown_token_one_read_no_write", run: func(t *testing.T, e *env) {
 			// Issue 23, item 3: a junk session cookie costs one
 			// getSessionAndUser and nothing else.
-			full, ok := e.a.(core.Adapter)
-			if !ok {
-				t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
-			}
-			counting := NewCounting(full)
+			counting := e.counting(t)
 			a := e.newAuth(t, newClock(), authOptions{adapter: counting})
 			u := e.newUser()
 			e.createUser(t, u)
@@ -327,11 +330,7 @@ func flowRules() []rule {
 			// extension (a page loading its API calls) writes expires
 			// once, not once per request, and every request sees the new
 			// expiry.
-			full, ok := e.a.(core.Adapter)
-			if !ok {
-				t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
-			}
-			counting := NewCounting(full)
+			counting := e.counting(t)
 			c := newClock()
 			a := e.newAuth(t, c, authOptions{adapter: counting, maxAge: time.Hour, updateAge: 10 * time.Minute})
 			u := e.newUser()
