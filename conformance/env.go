@@ -20,13 +20,17 @@ import (
 // that fail the test on an unexpected error. Helpers that call an adapter
 // method assume the rule declared the method in its needs.
 type env struct {
-	ctx    context.Context
-	a      any
-	raw    Raw
-	purger core.ExpiredPurger
-	// peer is a second adapter instance on the same store, for the rules
-	// with needsPeer; nil otherwise.
-	peer any
+	ctx context.Context
+	// a is the adapter under test behind core's checked layer (a
+	// *core.Store): rules call methods through it, as core/auth does.
+	a *core.Store
+	// adapter is the adapter itself, for rules that wrap it.
+	adapter any
+	raw     Raw
+	purger  core.ExpiredPurger
+	// peer is a second adapter instance on the same store, behind the
+	// checked layer, for the rules with needsPeer; nil otherwise.
+	peer *core.Store
 	seq  atomic.Int64
 }
 
@@ -114,7 +118,7 @@ func (e *env) newAuthenticator(userID, providerAccountID string) core.Authentica
 
 func (e *env) createUser(t *testing.T, u core.User) core.User {
 	t.Helper()
-	got, err := e.a.(core.UserCreator).CreateUser(e.ctx, u)
+	got, err := e.a.CreateUser(e.ctx, u)
 	if err != nil {
 		t.Fatalf("createUser(%s): %v", show(u), err)
 	}
@@ -126,7 +130,7 @@ func (e *env) createUser(t *testing.T, u core.User) core.User {
 
 func (e *env) getUser(t *testing.T, id string) *core.User {
 	t.Helper()
-	u, err := e.a.(core.UserGetter).GetUser(e.ctx, id)
+	u, err := e.a.GetUser(e.ctx, id)
 	if err != nil {
 		t.Fatalf("getUser(%q): %v", id, err)
 	}
@@ -135,7 +139,7 @@ func (e *env) getUser(t *testing.T, id string) *core.User {
 
 func (e *env) getUserByEmail(t *testing.T, email string) *core.User {
 	t.Helper()
-	u, err := e.a.(core.UserByEmailGetter).GetUserByEmail(e.ctx, email)
+	u, err := e.a.GetUserByEmail(e.ctx, email)
 	if err != nil {
 		t.Fatalf("getUserByEmail(%q): %v", email, err)
 	}
@@ -144,7 +148,7 @@ func (e *env) getUserByEmail(t *testing.T, email string) *core.User {
 
 func (e *env) linkAccount(t *testing.T, acc core.Account) core.Account {
 	t.Helper()
-	got, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+	got, err := e.a.LinkAccount(e.ctx, acc)
 	if err != nil {
 		t.Fatalf("linkAccount(%s): %v", show(acc), err)
 	}
@@ -158,7 +162,7 @@ func (e *env) linkAccount(t *testing.T, acc core.Account) core.Account {
 
 func (e *env) getAccount(t *testing.T, providerAccountID, provider string) *core.Account {
 	t.Helper()
-	acc, err := e.a.(core.AccountGetter).GetAccount(e.ctx, providerAccountID, provider)
+	acc, err := e.a.GetAccount(e.ctx, providerAccountID, provider)
 	if err != nil {
 		t.Fatalf("getAccount(%q, %q): %v", providerAccountID, provider, err)
 	}
@@ -167,7 +171,7 @@ func (e *env) getAccount(t *testing.T, providerAccountID, provider string) *core
 
 func (e *env) createSession(t *testing.T, s core.Session) core.Session {
 	t.Helper()
-	got, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+	got, err := e.a.CreateSession(e.ctx, s)
 	if err != nil {
 		t.Fatalf("createSession(%s): %v", show(s), err)
 	}
@@ -179,7 +183,7 @@ func (e *env) createSession(t *testing.T, s core.Session) core.Session {
 
 func (e *env) getSessionAndUser(t *testing.T, token string) *core.SessionAndUser {
 	t.Helper()
-	su, err := e.a.(core.SessionAndUserGetter).GetSessionAndUser(e.ctx, token)
+	su, err := e.a.GetSessionAndUser(e.ctx, token)
 	if err != nil {
 		t.Fatalf("getSessionAndUser(%q): %v", token, err)
 	}
@@ -188,14 +192,14 @@ func (e *env) getSessionAndUser(t *testing.T, token string) *core.SessionAndUser
 
 func (e *env) createToken(t *testing.T, v core.VerificationToken) {
 	t.Helper()
-	if _, err := e.a.(core.VerificationTokenCreator).CreateVerificationToken(e.ctx, v); err != nil {
+	if _, err := e.a.CreateVerificationToken(e.ctx, v); err != nil {
 		t.Fatalf("createVerificationToken(%s): %v", show(v), err)
 	}
 }
 
 func (e *env) useToken(t *testing.T, identifier, token string) *core.VerificationToken {
 	t.Helper()
-	v, err := e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, core.VerificationTokenKey{Identifier: identifier, Token: token})
+	v, err := e.a.UseVerificationToken(e.ctx, core.VerificationTokenKey{Identifier: identifier, Token: token})
 	if err != nil {
 		t.Fatalf("useVerificationToken(%q, %q): %v", identifier, token, err)
 	}
@@ -204,7 +208,7 @@ func (e *env) useToken(t *testing.T, identifier, token string) *core.Verificatio
 
 func (e *env) createAuthenticator(t *testing.T, au core.Authenticator) core.Authenticator {
 	t.Helper()
-	got, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, au)
+	got, err := e.a.CreateAuthenticator(e.ctx, au)
 	if err != nil {
 		t.Fatalf("createAuthenticator(%s): %v", show(au), err)
 	}
@@ -216,7 +220,7 @@ func (e *env) createAuthenticator(t *testing.T, au core.Authenticator) core.Auth
 
 func (e *env) getAuthenticator(t *testing.T, id string) *core.Authenticator {
 	t.Helper()
-	au, err := e.a.(core.AuthenticatorGetter).GetAuthenticator(e.ctx, id)
+	au, err := e.a.GetAuthenticator(e.ctx, id)
 	if err != nil {
 		t.Fatalf("getAuthenticator(%q): %v", id, err)
 	}

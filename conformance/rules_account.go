@@ -16,7 +16,7 @@ func accountRules() []rule {
 			if want.TokenType == nil || *want.TokenType != "bearer" {
 				t.Fatalf("core.Account.Normalize kept token_type %v, want bearer", want.TokenType)
 			}
-			got, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+			got, err := e.a.LinkAccount(e.ctx, acc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func accountRules() []rule {
 			e.linkAccount(t, gh)
 			e.linkAccount(t, gl)
 			for _, acc := range []core.Account{gh, gl} {
-				got, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, acc.Key())
+				got, err := e.a.GetUserByAccount(e.ctx, acc.Key())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,14 +114,14 @@ func accountRules() []rule {
 			before := e.state(t)
 			dup := e.newAccount(other.ID)
 			dup.ProviderAccountID = acc.ProviderAccountID
-			_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, dup)
+			_, err := e.a.LinkAccount(e.ctx, dup)
 			expectErr(t, "linkAccount of a linked (provider, providerAccountId)", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected linkAccount")
 		}},
 		{group: string(linkAccount), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.createUser(t, e.newUser())
 			before := e.state(t)
-			_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, e.newAccount("no-such-user"))
+			_, err := e.a.LinkAccount(e.ctx, e.newAccount("no-such-user"))
 			expectErr(t, "linkAccount to an unknown user", err, core.ErrNotFound)
 			e.expectUnchanged(t, before, "the rejected linkAccount")
 		}},
@@ -138,7 +138,7 @@ func accountRules() []rule {
 			for name, spoil := range bad {
 				acc := e.newAccount(u.ID)
 				spoil(&acc)
-				_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+				_, err := e.a.LinkAccount(e.ctx, acc)
 				expectErr(t, "linkAccount with "+name, err, core.ErrInvalidInput)
 			}
 			e.expectUnchanged(t, before, "the rejected linkAccount calls")
@@ -151,7 +151,7 @@ func accountRules() []rule {
 				acc := e.newAccount(u.ID)
 				acc.ProviderAccountID = e.id("bad") + s
 				acc.AccessToken = ptr(s)
-				if _, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc); err != nil {
+				if _, err := e.a.LinkAccount(e.ctx, acc); err != nil {
 					e.expectUnchanged(t, before, "linkAccount with "+name+" that failed")
 					continue
 				}
@@ -168,7 +168,7 @@ func accountRules() []rule {
 			acc, keep := e.newAccount(u.ID), e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, keep)
-			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, acc.Key())
+			got, err := e.a.UnlinkAccount(e.ctx, acc.Key())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func accountRules() []rule {
 			e.createUser(t, u)
 			e.linkAccount(t, e.newAccount(u.ID))
 			before := e.state(t)
-			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: "nope"})
+			got, err := e.a.UnlinkAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: "nope"})
 			if err != nil || got != nil {
 				t.Errorf("unlinkAccount of an unknown account = %s, %v; want nil, nil", show(got), err)
 			}
@@ -242,7 +242,7 @@ func accountRules() []rule {
 		}},
 		{group: string(unlinkAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
 			acc := e.rawMixedCaseAccount(t)
-			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, acc.Key())
+			got, err := e.a.UnlinkAccount(e.ctx, acc.Key())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,9 +61,9 @@ var flowNeeds = []core.Method{
 // count the calls the library makes, or skips t when the adapter does not
 // implement every method (the wrapper embeds core.Adapter).
 func (e *env) counting(t *testing.T) *Counting {
-	full, ok := e.a.(core.Adapter)
+	full, ok := e.adapter.(core.Adapter)
 	if !ok {
-		t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.a)
+		t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.adapter)
 	}
 	return NewCounting(full)
 }
@@ -113,7 +113,7 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	if o.defaults {
 		session = auth.SessionOptions{}
 	}
-	adapter := e.a
+	adapter := e.adapter
 	if o.adapter != nil {
 		adapter = o.adapter
 	}
@@ -844,9 +844,9 @@ func flowRules() []rule {
 			}
 		}},
 		{group: "oauthSignIn", name: "failed_link_leaves_no_user", needs: []core.Method{deleteUser}, run: func(t *testing.T, e *env) {
-			full, ok := e.a.(core.Adapter)
+			full, ok := e.adapter.(core.Adapter)
 			if !ok {
-				t.Skipf("adapter %T does not implement every method (core.Adapter), which the failing wrapper embeds", e.a)
+				t.Skipf("adapter %T does not implement every method (core.Adapter), which the failing wrapper embeds", e.adapter)
 			}
 			injected := errors.New("injected linkAccount failure")
 			a := e.newAuth(t, newClock(), authOptions{adapter: failingLinker{Adapter: full, err: injected}})

@@ -62,12 +62,12 @@ func childWrites() []childWrite {
 			make: func(e *env, userID string) (func() error, string) {
 				acc := e.newAccount(userID)
 				return func() error {
-					_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+					_, err := e.a.LinkAccount(e.ctx, acc)
 					return err
 				}, acc.ProviderAccountID
 			},
 			owner: func(t *testing.T, e *env, key string) string {
-				u, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: key})
+				u, err := e.a.GetUserByAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: key})
 				if err != nil {
 					t.Fatalf("getUserByAccount: %v", err)
 				}
@@ -88,7 +88,7 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				acc := e.newAccount(userID)
 				acc.ProviderAccountID = key
-				_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+				_, err := e.a.LinkAccount(e.ctx, acc)
 				return err
 			},
 		},
@@ -98,7 +98,7 @@ func childWrites() []childWrite {
 			make: func(e *env, userID string) (func() error, string) {
 				s := e.newSession(userID)
 				return func() error {
-					_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+					_, err := e.a.CreateSession(e.ctx, s)
 					return err
 				}, s.SessionToken
 			},
@@ -107,7 +107,7 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				s := e.newSession(userID)
 				s.SessionToken = key
-				_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+				_, err := e.a.CreateSession(e.ctx, s)
 				return err
 			},
 		},
@@ -117,15 +117,15 @@ func childWrites() []childWrite {
 			needs: []core.Method{createSession, updateSession, getSessionAndUser},
 			make: func(e *env, userID string) (func() error, string) {
 				holder := e.newUser()
-				if _, err := e.a.(core.UserCreator).CreateUser(e.ctx, holder); err != nil {
+				if _, err := e.a.CreateUser(e.ctx, holder); err != nil {
 					return func() error { return fmt.Errorf("setting up the session's first user: %w", err) }, ""
 				}
 				s := e.newSession(holder.ID)
-				if _, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s); err != nil {
+				if _, err := e.a.CreateSession(e.ctx, s); err != nil {
 					return func() error { return fmt.Errorf("setting up the session: %w", err) }, ""
 				}
 				return func() error {
-					_, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(userID)})
+					_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(userID)})
 					return err
 				}, s.SessionToken
 			},
@@ -134,13 +134,13 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				// The session stayed with its first user, or went with the
 				// deleted one: either way another user can have it.
-				got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: key, UserID: core.Set(userID)})
+				got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: key, UserID: core.Set(userID)})
 				if err != nil || got != nil {
 					return err
 				}
 				s := e.newSession(userID)
 				s.SessionToken = key
-				_, err = e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+				_, err = e.a.CreateSession(e.ctx, s)
 				return err
 			},
 		},
@@ -150,7 +150,7 @@ func childWrites() []childWrite {
 			make: func(e *env, userID string) (func() error, string) {
 				au := e.newAuthenticator(userID, e.id("pk"))
 				return func() error {
-					_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, au)
+					_, err := e.a.CreateAuthenticator(e.ctx, au)
 					return err
 				}, au.CredentialID
 			},
@@ -172,7 +172,7 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				au := e.newAuthenticator(userID, e.id("pk"))
 				au.CredentialID = key
-				_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, au)
+				_, err := e.a.CreateAuthenticator(e.ctx, au)
 				return err
 			},
 		},
@@ -257,7 +257,7 @@ func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *ra
 		if trial%2 == 0 {
 			time.Sleep(lag)
 		}
-		_, deleteErr = e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID)
+		_, deleteErr = e.a.DeleteUser(e.ctx, u.ID)
 	})
 	close(start)
 	wg.Wait()
@@ -306,8 +306,8 @@ func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *ra
 		tally.inherited++
 		tally.fail("trial %d: a user created again with the deleted user's id owns its %s %q", trial, w.kind, key)
 	}
-	if lister, ok := e.a.(core.AuthenticatorsByUserLister); ok {
-		list, err := lister.ListAuthenticatorsByUserID(e.ctx, u.ID)
+	if e.a.Capabilities().Has(core.MethodListAuthenticatorsByUserID) {
+		list, err := e.a.ListAuthenticatorsByUserID(e.ctx, u.ID)
 		if err != nil {
 			t.Fatalf("listAuthenticatorsByUserId: %v", err)
 		}
@@ -386,7 +386,7 @@ func counterRules() []rule {
 	x := core.ExtensionAdvanceAuthenticatorCounter
 	needs := []core.Method{createUser, createAuth, getAuth}
 	advance := func(e *env, id string, c int64) (*core.Authenticator, error) {
-		return e.a.(core.AuthenticatorCounterAdvancer).AdvanceAuthenticatorCounter(e.ctx, id, c)
+		return e.a.AdvanceAuthenticatorCounter(e.ctx, id, c)
 	}
 	// setup stores a user and an authenticator with the counter.
 	setup := func(t *testing.T, e *env, counter int64) core.Authenticator {
@@ -477,7 +477,7 @@ func counterRules() []rule {
 			before := e.state(t)
 			ctx, cancel := contextCancelled(e.ctx)
 			defer cancel()
-			if _, err := e.a.(core.AuthenticatorCounterAdvancer).AdvanceAuthenticatorCounter(ctx, au.CredentialID, 8); err == nil {
+			if _, err := e.a.AdvanceAuthenticatorCounter(ctx, au.CredentialID, 8); err == nil {
 				t.Error("advance with a cancelled context returned no error")
 			}
 			e.expectUnchanged(t, before, "advance with a cancelled context")

@@ -14,7 +14,7 @@ func tokenRules() []rule {
 			v := e.newToken()
 			v.Expires = future().In(time.FixedZone("UTC+9", 9*3600))
 			want := v.Normalize()
-			got, err := e.a.(core.VerificationTokenCreator).CreateVerificationToken(e.ctx, v)
+			got, err := e.a.CreateVerificationToken(e.ctx, v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -30,7 +30,7 @@ func tokenRules() []rule {
 			before := e.state(t)
 			dup := v
 			dup.Expires = v.Expires.Add(time.Hour)
-			_, err := e.a.(core.VerificationTokenCreator).CreateVerificationToken(e.ctx, dup)
+			_, err := e.a.CreateVerificationToken(e.ctx, dup)
 			expectErr(t, "createVerificationToken of an existing (identifier, token)", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected createVerificationToken")
 		}},
@@ -50,7 +50,7 @@ func tokenRules() []rule {
 				"empty token":      {Identifier: "a@example.com", Expires: future()},
 				"zero expires":     {Identifier: "a@example.com", Token: "t"},
 			} {
-				_, err := e.a.(core.VerificationTokenCreator).CreateVerificationToken(e.ctx, v)
+				_, err := e.a.CreateVerificationToken(e.ctx, v)
 				expectErr(t, "createVerificationToken with "+name, err, core.ErrInvalidInput)
 			}
 			e.expectUnchanged(t, before, "the rejected createVerificationToken calls")
@@ -79,7 +79,7 @@ func tokenRules() []rule {
 			v := e.newToken()
 			e.createToken(t, v)
 			for _, tok := range []string{"hash-other", v.Token + "x", v.Token[:len(v.Token)-1], ""} {
-				got, err := e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, core.VerificationTokenKey{Identifier: v.Identifier, Token: tok})
+				got, err := e.a.UseVerificationToken(e.ctx, core.VerificationTokenKey{Identifier: v.Identifier, Token: tok})
 				if got != nil {
 					t.Errorf("use with token %q = %s, want nil", tok, show(got))
 				}
@@ -107,7 +107,7 @@ func tokenRules() []rule {
 			results := make([]*core.VerificationToken, n)
 			errs := make([]error, n)
 			concurrently(n, func(i int) {
-				results[i], errs[i] = e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, v.Key())
+				results[i], errs[i] = e.a.UseVerificationToken(e.ctx, v.Key())
 			})
 			won := 0
 			for i := range n {
@@ -131,7 +131,7 @@ func tokenRules() []rule {
 			before := e.state(t)
 			for name, s := range badStrings() {
 				for _, key := range []core.VerificationTokenKey{{Identifier: s, Token: v.Token}, {Identifier: v.Identifier, Token: s}} {
-					got, err := e.a.(core.VerificationTokenUser).UseVerificationToken(e.ctx, key)
+					got, err := e.a.UseVerificationToken(e.ctx, key)
 					if err == nil && got != nil {
 						t.Errorf("use with %s returned %s", name, show(got))
 					}
@@ -180,14 +180,14 @@ func authenticatorRules() []rule {
 			before := e.state(t)
 			dup := e.newAuthenticator(u.ID, "pa-2")
 			dup.CredentialID = au.CredentialID
-			_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, dup)
+			_, err := e.a.CreateAuthenticator(e.ctx, dup)
 			expectErr(t, "createAuthenticator with a taken credential id", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected createAuthenticator")
 		}},
 		{group: string(createAuth), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.createUser(t, e.newUser())
 			before := e.state(t)
-			_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, e.newAuthenticator("no-such-user", "pa"))
+			_, err := e.a.CreateAuthenticator(e.ctx, e.newAuthenticator("no-such-user", "pa"))
 			expectErr(t, "createAuthenticator for an unknown user", err, core.ErrNotFound)
 			e.expectUnchanged(t, before, "the rejected createAuthenticator")
 		}},
@@ -205,7 +205,7 @@ func authenticatorRules() []rule {
 			for name, spoil := range bad {
 				au := e.newAuthenticator(u.ID, "pa")
 				spoil(&au)
-				_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, au)
+				_, err := e.a.CreateAuthenticator(e.ctx, au)
 				expectErr(t, "createAuthenticator with "+name, err, core.ErrInvalidInput)
 			}
 			e.expectUnchanged(t, before, "the rejected createAuthenticator calls")
@@ -242,7 +242,7 @@ func authenticatorRules() []rule {
 			e.createAuthenticator(t, a2)
 			e.createAuthenticator(t, a1)
 			e.createAuthenticator(t, e.newAuthenticator(other.ID, "pb"))
-			got, err := e.a.(core.AuthenticatorsByUserLister).ListAuthenticatorsByUserID(e.ctx, u.ID)
+			got, err := e.a.ListAuthenticatorsByUserID(e.ctx, u.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,7 +252,7 @@ func authenticatorRules() []rule {
 			u := e.newUser()
 			e.createUser(t, u)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
-			got, err := e.a.(core.AuthenticatorsByUserLister).ListAuthenticatorsByUserID(e.ctx, "no-such-user")
+			got, err := e.a.ListAuthenticatorsByUserID(e.ctx, "no-such-user")
 			if err != nil {
 				t.Errorf("listAuthenticatorsByUserId of an unknown user: %v, want an empty list and no error", err)
 			}
@@ -267,7 +267,7 @@ func authenticatorRules() []rule {
 			au, other := e.newAuthenticator(u.ID, "pa"), e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			e.createAuthenticator(t, other)
-			got, err := e.a.(core.AuthenticatorCounterUpdater).UpdateAuthenticatorCounter(e.ctx, au.CredentialID, 1<<40)
+			got, err := e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, 1<<40)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +289,7 @@ func authenticatorRules() []rule {
 			e.createUser(t, u)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
 			before := e.state(t)
-			got, err := e.a.(core.AuthenticatorCounterUpdater).UpdateAuthenticatorCounter(e.ctx, "no-such-credential", 3)
+			got, err := e.a.UpdateAuthenticatorCounter(e.ctx, "no-such-credential", 3)
 			expectErr(t, "updateAuthenticatorCounter of an unknown credential (the spec says it must throw)", err, core.ErrNotFound)
 			if got != nil {
 				t.Errorf("it also returned %s", show(got))
@@ -302,7 +302,7 @@ func authenticatorRules() []rule {
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			before := e.state(t)
-			_, err := e.a.(core.AuthenticatorCounterUpdater).UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1)
+			_, err := e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1)
 			expectErr(t, "updateAuthenticatorCounter to -1", err, core.ErrInvalidInput)
 			e.expectUnchanged(t, before, "the rejected updateAuthenticatorCounter")
 		}},

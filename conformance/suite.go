@@ -125,14 +125,15 @@ func runRule(t *testing.T, h Harness, r rule) {
 	purger, _ := f.Adapter.(core.ExpiredPurger)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	e := &env{ctx: ctx, a: f.Adapter, raw: f.Raw, purger: purger}
+	e := &env{ctx: ctx, a: core.NewStore(f.Adapter), adapter: f.Adapter, raw: f.Raw, purger: purger}
 	if r.needsPeer {
-		e.peer = f.Peer(t)
-		if e.peer == nil {
+		peer := f.Peer(t)
+		if peer == nil {
 			t.Fatal("conformance.Fixture.Peer returned nil")
 		}
+		e.peer = core.NewStore(peer)
 		if missing := core.Probe(e.peer).Missing(needs...); len(missing) > 0 {
-			t.Fatalf("the peer adapter %T lacks %v, which the fixture's adapter has", e.peer, missing)
+			t.Fatalf("the peer adapter %T lacks %v, which the fixture's adapter has", peer, missing)
 		}
 	}
 	if c, ok := f.Raw.(ConsistencyChecker); ok {
