@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/authport/authport/core"
-	"github.com/authport/authport/core/auth"
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 )
 
 func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *challengeState, data []byte, user *core.User) (*auth.SignIn, error) {

@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/authport/authport/jwt"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/authport/authport/jwt"
 )
 
 // usedChallenges remembers the challenges that served a verified ceremony

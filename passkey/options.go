@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/authport/authport/core"
-	"github.com/authport/authport/core/auth"
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 )
 
 // OptionsResponse is the body of the webauthn-options route, as Auth.js

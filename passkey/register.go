@@ -7,9 +7,10 @@ import (
 	"crypto/subtle"
 	"fmt"
 
+	"github.com/go-webauthn/webauthn/protocol"
+
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
-	"github.com/go-webauthn/webauthn/protocol"
 )
 
 // checkClient checks the challenge, origin and RP id hash first, so that

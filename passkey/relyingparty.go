@@ -5,9 +5,10 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/authport/authport/core/auth"
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/authport/authport/core/auth"
 )
 
 // relyingParty is what one ceremony runs with.
