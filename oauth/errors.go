@@ -40,6 +40,9 @@ var (
 	// parameter (e.g. access_denied when the user declined). Retrieve the
 	// details with errors.As and a [*ProviderError].
 	ErrProviderError = errors.New("oauth: the provider returned an error")
+	// ErrInvalidParams: an authorization parameter of a sign-in request
+	// (see [Flow.Begin]) has a value that cannot be sent.
+	ErrInvalidParams = errors.New("oauth: invalid authorization parameter")
 	// ErrInvalidCallback: the callback request carries no authorization
 	// code.
 	ErrInvalidCallback = errors.New("oauth: invalid callback request")
