@@ -79,11 +79,7 @@ func (f *Flow) clientAssertion(o provider.OAuthOptions, tokenURL string) (string
 	}
 	jws, err := signer.Sign(claims)
 	if err != nil {
-		hint := ""
-		if err == jose.ErrInvalidKeySize {
-			hint = fmt.Sprintf("; %s needs a client secret of at least as many bytes as its hash (32 for HS256)", alg)
-		}
-		return "", fmt.Errorf("%w: provider %q: signing the client assertion: %w%s", ErrInvalidConfig, o.ID, err, hint)
+		return "", fmt.Errorf("%w: provider %q: signing the client assertion: %w", ErrInvalidConfig, o.ID, err)
 	}
 	return jws.CompactSerialize()
 }
@@ -102,6 +98,10 @@ func assertionKey(o provider.OAuthOptions) (any, jose.SignatureAlgorithm, error)
 		case jose.HS256, jose.HS384, jose.HS512:
 		default:
 			return nil, "", fmt.Errorf("client_secret_jwt signs with HS256, HS384 or HS512, not %q (Client.TokenEndpointAuthSigningAlg)", alg)
+		}
+		// RFC 7518 §3.2: a key at least as long as the hash.
+		if bits := map[jose.SignatureAlgorithm]int{jose.HS256: 256, jose.HS384: 384, jose.HS512: 512}[alg]; len(o.ClientSecret)*8 < bits {
+			return nil, "", fmt.Errorf("client_secret_jwt with %s needs a client secret of at least %d bytes (RFC 7518 §3.2), this one has %d", alg, bits/8, len(o.ClientSecret))
 		}
 		return []byte(o.ClientSecret), alg, nil
 	}
