@@ -194,6 +194,12 @@ func (f *Flow) fresh(ctx context.Context, acc core.Account) (*core.Account, erro
 	if acc.RefreshToken == nil || *acc.RefreshToken == "" {
 		return nil, noRefreshToken(acc.Provider)
 	}
+	// A refresh whose result cannot be stored would use the refresh token
+	// up (providers that rotate refuse it afterwards): refuse first.
+	if !f.auth.Capabilities().HasExtension(core.ExtensionUpdateAccount) {
+		return nil, fmt.Errorf("%w: refreshing provider tokens stores them with the adapter's updateAccount extension (core.AccountUpdater), which %s lacks",
+			core.ErrMissingAdapterMethod, f.auth.Capabilities().Adapter())
+	}
 	key := core.AccountKey{Provider: acc.Provider, ProviderAccountID: acc.ProviderAccountID}
 	return f.refreshes.do(ctx, key, func(ctx context.Context) (*core.Account, error) {
 		return f.refresh(ctx, key)
