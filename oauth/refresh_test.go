@@ -160,8 +160,10 @@ func TestAccessTokenErrors(t *testing.T) {
 	// A server error is ErrRefresh, not ErrInvalidGrant; so is an error
 	// answered with 200 (GitHub's way) and an answer without access_token.
 	for name, answer := range map[string]func(http.ResponseWriter, string){
-		"500":             func(w http.ResponseWriter, _ string) { writeJSON(w, 500, map[string]string{"error": "server_error"}) },
-		"error with 200":  func(w http.ResponseWriter, _ string) { writeJSON(w, 200, map[string]string{"error": "bad_refresh_token"}) },
+		"500": func(w http.ResponseWriter, _ string) { writeJSON(w, 500, map[string]string{"error": "server_error"}) },
+		"error with 200": func(w http.ResponseWriter, _ string) {
+			writeJSON(w, 200, map[string]string{"error": "bad_refresh_token"})
+		},
 		"no access_token": func(w http.ResponseWriter, _ string) { writeJSON(w, 200, map[string]string{"token_type": "bearer"}) },
 		"not JSON":        func(w http.ResponseWriter, _ string) { w.WriteHeader(200); _, _ = w.Write([]byte("<html>")) },
 	} {
@@ -172,7 +174,9 @@ func TestAccessTokenErrors(t *testing.T) {
 	}
 
 	// Two accounts at one provider: name one.
-	rs.answer = func(w http.ResponseWriter, _ string) { writeJSON(w, 200, map[string]any{"access_token": "at-2", "expires_in": 60}) }
+	rs.answer = func(w http.ResponseWriter, _ string) {
+		writeJSON(w, 200, map[string]any{"access_token": "at-2", "expires_in": 60})
+	}
 	second := core.Account{UserID: user, Provider: "p", ProviderAccountID: "second", Type: core.AccountTypeOAuth}
 	if _, err := s.store.LinkAccount(ctx, second); err != nil {
 		t.Fatal(err)
