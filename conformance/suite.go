@@ -177,7 +177,7 @@ func allRules() []rule {
 	rs = append(rs, purgeRules()...)
 	rs = append(rs, raceRules()...)
 	rs = append(rs, counterRules()...)
-	for _, r := range flowRules() {
+	for _, r := range append(flowRules(), accountFlowRules()...) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)
 	}
