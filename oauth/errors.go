@@ -107,16 +107,21 @@ type ProviderError struct {
 
 // Error names the provider and the error code, with its description.
 func (e *ProviderError) Error() string {
-	d := e.Description
+	msg := withDescription(fmt.Sprintf("%v: provider %q answered %q", ErrProviderError, e.ProviderID, e.Code), e.Description)
+	if e.Code == "access_denied" {
+		msg += "; the user declined or the provider refused the sign-in"
+	}
+	return msg
+}
+
+// withDescription appends the provider's error_description to msg,
+// bounded to maxDescription bytes.
+func withDescription(msg, d string) string {
 	if len(d) > maxDescription {
 		d = d[:maxDescription] + "…"
 	}
-	msg := fmt.Sprintf("%v: provider %q answered %q", ErrProviderError, e.ProviderID, e.Code)
 	if d != "" {
 		msg += fmt.Sprintf(" (%q)", d)
-	}
-	if e.Code == "access_denied" {
-		msg += "; the user declined or the provider refused the sign-in"
 	}
 	return msg
 }
@@ -141,17 +146,11 @@ type TokenError struct {
 
 // Error names the provider, the status and the OAuth error.
 func (e *TokenError) Error() string {
-	d := e.Description
-	if len(d) > maxDescription {
-		d = d[:maxDescription] + "…"
-	}
 	msg := fmt.Sprintf("%v: provider %q: the token endpoint answered %d", ErrRefresh, e.ProviderID, e.StatusCode)
 	if e.Code != "" {
 		msg += fmt.Sprintf(" %q", e.Code)
 	}
-	if d != "" {
-		msg += fmt.Sprintf(" (%q)", d)
-	}
+	msg = withDescription(msg, e.Description)
 	if e.Code == "invalid_grant" {
 		msg += "; the grant is gone (refresh token expired, revoked or already used): the user must sign in with the provider again"
 	}

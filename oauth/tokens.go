@@ -74,6 +74,9 @@ func (f *Flow) AccountAccessToken(ctx context.Context, key core.AccountKey) (*co
 	if f == nil || f.auth == nil {
 		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
 	}
+	if _, err := f.auth.OAuthProvider(key.Provider); err != nil {
+		return nil, err
+	}
 	acc, err := f.auth.Account(ctx, key)
 	if err != nil {
 		return nil, err
