@@ -43,8 +43,9 @@ const refreshTimeout = time.Minute
 // the account with the adapter's updateAccount extension before it is
 // returned. A token without expires_at is returned as it is.
 //
-// Concurrent calls for one account in this process make one token
-// request: the others wait for it and get its result. This matters for
+// Concurrent calls for one account through this Flow make one token
+// request: the others wait for it and get its result (use one Flow per
+// process, the one given to the handler too). This matters for
 // providers that rotate refresh tokens, which refuse a used one: two
 // refreshes would lose the user's grant. The refresh runs to its end
 // (bounded by a minute) even when the caller that started it gives up, so
