@@ -10,6 +10,7 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -56,15 +57,15 @@ var flowNeeds = []core.Method{
 	createAuth, listAuth, updateCounter,
 }
 
-// counting wraps the rule's adapter in a [Counting], so that a rule can
+// counting wraps the rule's adapter in a [coretest.Counting], so that a rule can
 // count the calls the library makes, or skips t when the adapter does not
 // implement every method (the wrapper embeds core.Adapter).
-func (e *env) counting(t *testing.T) *Counting {
+func (e *env) counting(t *testing.T) *coretest.Counting {
 	full, ok := e.adapter.(core.Adapter)
 	if !ok {
 		t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.adapter)
 	}
-	return NewCounting(full)
+	return coretest.NewCounting(full)
 }
 
 // authOptions adjusts the configuration of one flow rule.

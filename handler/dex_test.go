@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/jwt"
+	"github.com/authport/authport/oauth/oauthtest"
 )
 
 // OIDC sign-in end to end through the handler against a real dex: the
@@ -19,17 +19,17 @@ import (
 func TestDexSignIn(t *testing.T) {
 	for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 		t.Run(string(strategy), func(t *testing.T) {
-			var dex *provision.DexServer
+			var dex *oauthtest.DexServer
 			e := newEnv(t, envOpts{strategy: strategy, providers: func(t *testing.T, base string) []provider.Provider {
-				dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
-					ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
+				dex = oauthtest.Dex(t, oauthtest.DexConfig{Clients: []oauthtest.DexClient{{
+					ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
 				}}})
 				if dex == nil {
 					t.SkipNow()
 				}
 				p := &provider.OIDCConfig[map[string]any]{}
 				p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-				p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+				p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
 				p.Style = provider.ButtonStyle{BrandColor: "#ffcc00", Logo: "https://img.example/dex.svg"}
 				return []provider.Provider{p}
 			}})
@@ -47,7 +47,7 @@ func TestDexSignIn(t *testing.T) {
 			if setCookie(res, "authjs.pkce.code_verifier") == nil {
 				t.Errorf("no PKCE cookie: %v", res.Header["Set-Cookie"])
 			}
-			cb, err := dex.Login(t.Context(), authURL, provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+			cb, err := dex.Login(t.Context(), authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestDexSignIn(t *testing.T) {
 			wantStatus(t, res, http.StatusFound)
 			wantLocation(t, e, res, "/welcome")
 			s := e.session()
-			if u, _ := s["user"].(map[string]any); u == nil || u["email"] != provision.DefaultDexUserEmail {
+			if u, _ := s["user"].(map[string]any); u == nil || u["email"] != oauthtest.DefaultDexUserEmail {
 				t.Fatalf("session after dex sign-in: %v", s)
 			}
 			snap := e.store.Snapshot()
@@ -81,7 +81,7 @@ func TestDexSignIn(t *testing.T) {
 				// Signing in again while signed in works (the JWT is not
 				// taken for a database session token).
 				res = e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-				cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+				cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -102,27 +102,27 @@ func TestDexSignIn(t *testing.T) {
 // e-mail is not linked without allowDangerousEmailAccountLinking:
 // OAuthAccountNotLinked on the sign-in page.
 func TestDexAccountNotLinked(t *testing.T) {
-	var dex *provision.DexServer
+	var dex *oauthtest.DexServer
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
-			ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
+		dex = oauthtest.Dex(t, oauthtest.DexConfig{Clients: []oauthtest.DexClient{{
+			ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
 		}}})
 		if dex == nil {
 			t.SkipNow()
 		}
 		p := &provider.OIDCConfig[map[string]any]{}
 		p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-		p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+		p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
 		return []provider.Provider{smtp.emailProvider(t), p}
 	}})
-	e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {provision.DefaultDexUserEmail}})
+	e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {oauthtest.DefaultDexUserEmail}})
 	other := e.newClient()
 	req, _ := http.NewRequest("GET", smtp.link(t), nil)
 	e.do(other, req) // the e-mail user exists now, signed in elsewhere
 
 	res := e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,18 +160,18 @@ func TestOAuthSigninError(t *testing.T) {
 func TestDexLinkWhileSignedIn(t *testing.T) {
 	for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 		t.Run(string(strategy), func(t *testing.T) {
-			var dex *provision.DexServer
+			var dex *oauthtest.DexServer
 			smtp := startSMTP(t)
 			e := newEnv(t, envOpts{strategy: strategy, providers: func(t *testing.T, base string) []provider.Provider {
-				dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
-					ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
+				dex = oauthtest.Dex(t, oauthtest.DexConfig{Clients: []oauthtest.DexClient{{
+					ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
 				}}})
 				if dex == nil {
 					t.SkipNow()
 				}
 				p := &provider.OIDCConfig[map[string]any]{}
 				p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-				p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+				p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
 				return []provider.Provider{smtp.emailProvider(t), p}
 			}})
 			const address = "linker@example.com"
@@ -183,7 +183,7 @@ func TestDexLinkWhileSignedIn(t *testing.T) {
 			}
 
 			res = e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-			cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+			cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 			if err != nil {
 				t.Fatal(err)
 			}

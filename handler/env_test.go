@@ -1,17 +1,13 @@
 package handler
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 )
@@ -28,20 +24,9 @@ type authjsEnv struct {
 // with the built-in providers ids, each in Auth.js's function form.
 func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 	t.Helper()
-	node := nodeproc.Check(t, filepath.Join("..", "jwt", "interop"), "@auth/core/index.js")
-	in, _ := json.Marshal(map[string]any{"env": env, "providers": ids})
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "authjs-env.mjs"))
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("authjs-env.mjs: %v\n%s", err, stderr.String())
-	}
 	var res authjsEnv
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("authjs-env.mjs answered %s (%v)", out, err)
-	}
+	RunAuthJS(t, "", filepath.Join("testdata", "authjs-env.mjs"), filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"),
+		map[string]any{"env": env, "providers": ids}, &res)
 	return res
 }
 

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
-	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/jwt v0.1.0
 	github.com/authport/authport/mail v0.1.0

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/authport/authport/adapters/memory"
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
@@ -19,7 +19,7 @@ import (
 // deleteSession, a write): each must cost one getSessionAndUser and no
 // write. tools/handlersec runs the same on bbolt, PostgreSQL and Redis.
 func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
-	counting := conformance.NewCounting(memory.New())
+	counting := coretest.NewCounting(memory.New())
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)
 	a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{provider.GitHub("id", "secret")},

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 )
@@ -25,7 +25,7 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			store := st.open(t)
-			counting := conformance.NewCounting(store)
+			counting := coretest.NewCounting(store)
 			srv := httptest.NewServer(nil)
 			t.Cleanup(srv.Close)
 			a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{provider.GitHub("id", "secret")},

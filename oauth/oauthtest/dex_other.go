@@ -1,6 +1,6 @@
 //go:build !linux
 
-package provision
+package oauthtest
 
 import "syscall"
 

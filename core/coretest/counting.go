@@ -1,4 +1,7 @@
-package conformance
+// Package coretest holds helpers for tests of code that calls an adapter:
+// [Counting] counts the calls of each method, e.g. to show that a request
+// costs one read and no write. It uses only the standard library and core.
+package coretest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package provision
+package oauthtest
 
 import (
 	"context"
@@ -473,4 +473,20 @@ func ExampleDex() {
 		_ = callback.Query().Get("code") // for the client under test to redeem
 	}
 	_ = testSignIn
+}
+
+// fakeTB records what dexBinary does to its test instead of ending it.
+type fakeTB struct {
+	testing.TB // nil: anything not overridden below panics
+	skipped    string
+	failed     string
+}
+
+func (f *fakeTB) Helper()           {}
+func (f *fakeTB) Skip(args ...any)  { f.skipped = fmt.Sprint(args...) }
+func (f *fakeTB) Fatal(args ...any) { f.failed = fmt.Sprint(args...) }
+
+// env reads variables from vars instead of the process environment.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
 }

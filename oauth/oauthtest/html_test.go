@@ -1,4 +1,4 @@
-package provision
+package oauthtest
 
 import (
 	"context"
@@ -115,7 +115,7 @@ func TestPageText(t *testing.T) {
 }
 
 // fakeDex serves pages shaped like dex's for the cases a real dex, as
-// provision.Dex configures it, does not show: a connector list, an approval
+// oauthtest.Dex configures it, does not show: a connector list, an approval
 // screen, broken pages.
 func fakeDex(t *testing.T) *httptest.Server {
 	mux := http.NewServeMux()

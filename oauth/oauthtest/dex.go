@@ -1,4 +1,4 @@
-package provision
+package oauthtest
 
 import (
 	"context"
@@ -127,12 +127,12 @@ func Dex(t testing.TB, cfg DexConfig) *DexServer {
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		t.Fatalf("provision.Dex: %v", err)
+		t.Fatalf("oauthtest.Dex: %v", err)
 		return nil
 	}
 	passwords, err := dexPasswords(cfg.Users)
 	if err != nil {
-		t.Fatalf("provision.Dex: %v", err)
+		t.Fatalf("oauthtest.Dex: %v", err)
 		return nil
 	}
 	dir := t.TempDir()
@@ -153,26 +153,32 @@ func Dex(t testing.TB, cfg DexConfig) *DexServer {
 			break
 		}
 	}
-	t.Fatalf("provision.Dex: %v", lastErr)
+	t.Fatalf("oauthtest.Dex: %v", lastErr)
 	return nil
 }
 
+// RequireEnv is the environment variable that turns a missing dex from a
+// skip into a failure: a comma-separated list of names (the same list the
+// database helpers of conformance/provision read) that holds "dex" or
+// "all".
+const RequireEnv = "AUTHPORT_REQUIRE"
+
 // dexBinary returns the dex binary named by AUTHPORT_DEX_BIN, read through
-// getenv. Without it t is skipped or failed (see [Dex]) and "" returned; a
-// variable naming something that cannot run fails t.
+// getenv. Without it t is skipped, or failed when AUTHPORT_REQUIRE names
+// dex or is all, and "" returned; a variable naming something that is not
+// an executable file fails t.
 func dexBinary(t testing.TB, getenv func(string) string) string {
 	t.Helper()
-	return executableFrom(t, BackendDex, DexBinEnv, "a dex binary", getenv)
-}
-
-// executableFrom returns the executable that backend's variable env names,
-// read through getenv (see [provide]). Without the variable t is skipped
-// or failed and "" returned; a variable naming something that is not an
-// executable file fails t, telling to point it at what.
-func executableFrom(t testing.TB, backend, env, what string, getenv func(string) string) string {
-	t.Helper()
-	bin := provide(t, backendFor(backend), getenv)
+	bin := strings.TrimSpace(getenv(DexBinEnv))
 	if bin == "" {
+		why := "no dex: set " + DexBinEnv + " to a dex binary (eval \"$(scripts/services.sh)\" builds one from tools/dex)"
+		for name := range strings.SplitSeq(getenv(RequireEnv), ",") {
+			if name = strings.ToLower(strings.TrimSpace(name)); name == "all" || name == BackendDex {
+				t.Fatal(why + " (" + RequireEnv + " requires " + BackendDex + ")")
+				return ""
+			}
+		}
+		t.Skip(why)
 		return ""
 	}
 	info, err := os.Stat(bin)
@@ -180,7 +186,7 @@ func executableFrom(t testing.TB, backend, env, what string, getenv func(string)
 		err = errors.New("not an executable file")
 	}
 	if err != nil {
-		t.Fatal(fmt.Sprintf("%s=%q cannot be run (%v): point it at %s, or unset it and run eval \"$(scripts/services.sh)\"", env, bin, err, what))
+		t.Fatal(fmt.Sprintf("%s=%q cannot be run (%v): point it at a dex binary, or unset it and run eval \"$(scripts/services.sh)\"", DexBinEnv, bin, err))
 		return ""
 	}
 	return bin
