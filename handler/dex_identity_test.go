@@ -15,16 +15,8 @@ func TestDexAddressSpelling(t *testing.T) {
 	var dex *oauthtest.DexServer
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		dex = oauthtest.Dex(t, oauthtest.DexConfig{
-			Clients: []oauthtest.DexClient{{ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"}}},
-			Users:   []oauthtest.DexUser{{Email: "Victim@Example.COM", Password: oauthtest.DefaultDexUserPassword}},
-		})
-		if dex == nil {
-			t.SkipNow()
-		}
-		p := &provider.OIDCConfig[map[string]any]{}
-		p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-		p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
+		var p *provider.OIDCConfig[map[string]any]
+		dex, p = dexProvider(t, base, oauthtest.DexUser{Email: "Victim@Example.COM", Password: oauthtest.DefaultDexUserPassword})
 		return []provider.Provider{smtp.emailProvider(t), p}
 	}})
 	signInByEmail(t, e, smtp, "victim@example.com")

@@ -5,13 +5,30 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/jwt"
 	"github.com/authport/authport/oauth/oauthtest"
 )
+
+// dexProvider starts a dex for t whose client (the default one) redirects
+// to base's dex callback, with users (the default user when none), and
+// returns it with the OIDC provider "dex" configured for it; it skips t
+// without dex.
+func dexProvider(t *testing.T, base string, users ...oauthtest.DexUser) (*oauthtest.DexServer, *provider.OIDCConfig[map[string]any]) {
+	t.Helper()
+	dex := oauthtest.Dex(t, oauthtest.DexConfig{Users: users, Clients: []oauthtest.DexClient{{
+		ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
+	}}})
+	if dex == nil {
+		t.SkipNow()
+	}
+	p := &provider.OIDCConfig[map[string]any]{}
+	p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
+	p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
+	return dex, p
+}
 
 // OIDC sign-in end to end through the handler against a real dex: the
 // sign-in page's form, the redirect to dex, dex's login form, the callback,
@@ -21,15 +38,8 @@ func TestDexSignIn(t *testing.T) {
 		t.Run(string(strategy), func(t *testing.T) {
 			var dex *oauthtest.DexServer
 			e := newEnv(t, envOpts{strategy: strategy, providers: func(t *testing.T, base string) []provider.Provider {
-				dex = oauthtest.Dex(t, oauthtest.DexConfig{Clients: []oauthtest.DexClient{{
-					ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
-				}}})
-				if dex == nil {
-					t.SkipNow()
-				}
-				p := &provider.OIDCConfig[map[string]any]{}
-				p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-				p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
+				var p *provider.OIDCConfig[map[string]any]
+				dex, p = dexProvider(t, base)
 				p.Style = provider.ButtonStyle{BrandColor: "#ffcc00", Logo: "https://img.example/dex.svg"}
 				return []provider.Provider{p}
 			}})
@@ -93,7 +103,6 @@ func TestDexSignIn(t *testing.T) {
 			// A replayed callback fails its checks (the cookies were used).
 			res = e.get(cb.String())
 			wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
-			_ = time.Second
 		})
 	}
 }
@@ -105,15 +114,8 @@ func TestDexAccountNotLinked(t *testing.T) {
 	var dex *oauthtest.DexServer
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		dex = oauthtest.Dex(t, oauthtest.DexConfig{Clients: []oauthtest.DexClient{{
-			ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
-		}}})
-		if dex == nil {
-			t.SkipNow()
-		}
-		p := &provider.OIDCConfig[map[string]any]{}
-		p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-		p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
+		var p *provider.OIDCConfig[map[string]any]
+		dex, p = dexProvider(t, base)
 		return []provider.Provider{smtp.emailProvider(t), p}
 	}})
 	e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {oauthtest.DefaultDexUserEmail}})
@@ -150,7 +152,6 @@ func TestOAuthSigninError(t *testing.T) {
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthSignin")
 	res = e.get("/auth/callback/down?code=x&state=y")
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
-	_ = time.Second
 }
 
 // A signed-in user who signs in with dex gets the dex account linked to
@@ -163,15 +164,8 @@ func TestDexLinkWhileSignedIn(t *testing.T) {
 			var dex *oauthtest.DexServer
 			smtp := startSMTP(t)
 			e := newEnv(t, envOpts{strategy: strategy, providers: func(t *testing.T, base string) []provider.Provider {
-				dex = oauthtest.Dex(t, oauthtest.DexConfig{Clients: []oauthtest.DexClient{{
-					ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
-				}}})
-				if dex == nil {
-					t.SkipNow()
-				}
-				p := &provider.OIDCConfig[map[string]any]{}
-				p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-				p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
+				var p *provider.OIDCConfig[map[string]any]
+				dex, p = dexProvider(t, base)
 				return []provider.Provider{smtp.emailProvider(t), p}
 			}})
 			const address = "linker@example.com"
