@@ -33,9 +33,10 @@ func setupInterop(t *testing.T) *interop.Fixture {
 		Leftovers: func(t testing.TB, u interop.Trace) []string { return leftovers(t, db, u) },
 		NewUserID: func(testing.TB) string { return bson.NewObjectID().Hex() },
 		// @auth/mongodb-adapter 3.11.3 has no getAccount and no
-		// authenticator methods; its unlinkAccount returns the account.
-		UnlinkReturnsAccount: true,
-		Authenticators:       true,
+		// authenticator methods; its unlinkAccount and deleteSession return
+		// what they deleted.
+		ReturnsDeleted: true,
+		Authenticators: true,
 		// It uses findOneAndDelete: atomic exactly where the server's
 		// findAndModify is (MongoDB; not FerretDB).
 		AtomicUse: a.Capabilities().AtomicFindAndModify,

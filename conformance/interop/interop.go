@@ -59,8 +59,9 @@ type Fixture struct {
 
 	// GetAccount: the Auth.js adapter has getAccount.
 	GetAccount bool
-	// UnlinkReturnsAccount: Auth.js's unlinkAccount returns the account.
-	UnlinkReturnsAccount bool
+	// ReturnsDeleted: Auth.js's unlinkAccount and deleteSession return the
+	// account and the session they deleted.
+	ReturnsDeleted bool
 	// NodeAuthenticators: the Auth.js adapter has the authenticator
 	// methods.
 	NodeAuthenticators bool
@@ -173,21 +174,6 @@ type User struct {
 	EmailVerified *Time   `json:"emailVerified"`
 	Name          *string `json:"name"`
 	Image         *string `json:"image"`
-}
-
-// Account is an account as the Auth.js adapter returns it.
-type Account struct {
-	UserID            ID      `json:"userId"`
-	Type              string  `json:"type"`
-	Provider          string  `json:"provider"`
-	ProviderAccountID string  `json:"providerAccountId"`
-	AccessToken       *string `json:"access_token"`
-	ExpiresAt         *Int    `json:"expires_at"`
-	IDToken           *string `json:"id_token"`
-	RefreshToken      *string `json:"refresh_token"`
-	Scope             *string `json:"scope"`
-	TokenType         *string `json:"token_type"`
-	SessionState      *string `json:"session_state"`
 }
 
 // Session is a session as the Auth.js adapter returns it.

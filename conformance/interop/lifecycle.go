@@ -56,7 +56,11 @@ func (f *Fixture) sessionAcrossSides(t *testing.T) {
 		if got.User.ID != string(nu.ID) {
 			t.Errorf("session's user: %q", got.User.ID)
 		}
-		f.must(t, nil, "deleteSession", tok)
+		var deleted *Session
+		f.must(t, &deleted, "deleteSession", tok)
+		if f.ReturnsDeleted && (deleted == nil || deleted.SessionToken != tok || string(deleted.UserID) != string(nu.ID)) {
+			t.Errorf("Auth.js's deleteSession returned %+v", deleted)
+		}
 		if got, err := a.GetSessionAndUser(ctx, tok); got != nil || err != nil {
 			t.Errorf("authport still finds the session Auth.js deleted: %v, %v", got, err)
 		}
