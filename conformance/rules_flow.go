@@ -10,9 +10,8 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
-	"github.com/authport/authport/core/provider"
-
 	"github.com/authport/authport/core/coretest"
+	"github.com/authport/authport/core/provider"
 )
 
 // The flow rules run the library (core/auth) on top of the adapter, so that

@@ -17,10 +17,9 @@ import (
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
-
-	"github.com/authport/authport/core/coretest"
 )
 
 // The callbacks and events of issue 22 (items 2 and 3), over HTTP against

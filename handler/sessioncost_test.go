@@ -8,11 +8,10 @@ import (
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
-
-	"github.com/authport/authport/core/coretest"
 )
 
 // TestUnknownSessionTokenCostsOneRead sends junk session cookies to

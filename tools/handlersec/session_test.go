@@ -9,10 +9,9 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
-
-	"github.com/authport/authport/core/coretest"
 )
 
 const secret = "handlersec-secret-of-at-least-32-bytes"
