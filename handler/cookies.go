@@ -179,7 +179,13 @@ func (h *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
 // r.Cookie.
 func cookieValue(r *http.Request, name string) (string, bool) {
 	for _, line := range r.Header["Cookie"] {
-		for part := range strings.SplitSeq(line, ";") {
+		for line != "" {
+			part := line
+			if i := strings.IndexByte(line, ';'); i >= 0 {
+				part, line = line[:i], line[i+1:]
+			} else {
+				line = ""
+			}
 			k, v, ok := strings.Cut(strings.Trim(part, " \t"), "=")
 			if !ok || strings.TrimRight(k, " \t") != name {
 				continue

@@ -33,12 +33,10 @@ type Session struct {
 	// Bearer" header (ReaderConfig.Bearer), not from the session cookie.
 	Bearer bool
 
-	// user is the database session's user (pointing at stored, kept in
-	// the Session's own allocation); extended reports that reading the
-	// database session extended it (auth.Auth.Session), token is its
-	// token.
+	// user is the database session's user (the adapter's record, not
+	// copied); extended reports that reading the database session
+	// extended it (auth.Auth.Session), token is its token.
 	user     *core.User
-	stored   core.User
 	email    string // User.Email's target, apart from the user's
 	extended bool
 	token    string
@@ -100,28 +98,12 @@ func appendExpires(b []byte, t time.Time) []byte {
 		return t.AppendFormat(b, expiresLayout)
 	}
 	hour, minute, sec := t.Clock()
-	digits := func(b []byte, v, n int) []byte {
-		var d [4]byte
-		for i := n - 1; i >= 0; i-- {
-			d[i] = byte('0' + v%10)
-			v /= 10
-		}
-		return append(b, d[:n]...)
-	}
-	b = digits(b, year, 4)
-	b = append(b, '-')
-	b = digits(b, int(month), 2)
-	b = append(b, '-')
-	b = digits(b, day, 2)
-	b = append(b, 'T')
-	b = digits(b, hour, 2)
-	b = append(b, ':')
-	b = digits(b, minute, 2)
-	b = append(b, ':')
-	b = digits(b, sec, 2)
-	b = append(b, '.')
-	b = digits(b, t.Nanosecond()/1e6, 3)
-	return append(b, 'Z')
+	ms := t.Nanosecond() / 1e6
+	return append(b,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // appendJSONString appends v as encoding/json writes it: as is between
@@ -342,7 +324,7 @@ func (rd *Reader) databaseSession(ctx context.Context, token string) (*Session, 
 	if su == nil {
 		return nil, nil
 	}
-	s := sessionFromUser(su.User, su.Session.Expires)
+	s := sessionFromUser(&su.User, su.Session.Expires)
 	s.extended, s.token = extended, token
 	return s, nil
 }
@@ -365,11 +347,10 @@ func errReason(err error) string {
 	return "unreadable"
 }
 
-// sessionFromUser makes a database session's Session in one allocation:
-// the user is kept in it.
-func sessionFromUser(u core.User, expires time.Time) *Session {
-	s := &Session{Expires: expires, Strategy: auth.StrategyDatabase, stored: u, email: u.Email}
-	s.user = &s.stored
+// sessionFromUser makes a database session's Session in one allocation,
+// keeping u (the adapter's record of the lookup) as its user.
+func sessionFromUser(u *core.User, expires time.Time) *Session {
+	s := &Session{Expires: expires, Strategy: auth.StrategyDatabase, user: u, email: u.Email}
 	s.User = SessionUser{ID: u.ID, Name: u.Name, Email: &s.email, Image: u.Image}
 	return s
 }

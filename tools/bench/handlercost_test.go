@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/authport/authport/core/auth"
+)
+
+// BenchmarkHandlerCost is the pair behind issue 27's "handler's own cost"
+// on bbolt: GET /auth/session through the handler in process (ServeHTTP,
+// a database session, no socket) and the adapter's getSessionAndUser of
+// the same sessions, serially (c1) and from 32 goroutines (c32). Each
+// side checks its answer alike (the user's e-mail in the result). Compare
+// handler with adapter: ns/op of adapter over ns/op of handler is the
+// throughput ratio.
+//
+//	GOWORK=off go test -run - -bench HandlerCost -benchtime 200000x -count 6
+func BenchmarkHandlerCost(b *testing.B) {
+	const users = 1000
+	s, err := openBolt("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.close)
+	ctx := context.Background()
+	if err := seedSessions(ctx, s.adapter, users); err != nil {
+		b.Fatal(err)
+	}
+	h, err := goHandler("http://127.0.0.1", goServerConfig{adapter: s.adapter, strategy: auth.StrategyDatabase}, &linkStore{links: map[string]string{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqs := make([]*http.Request, users)
+	emails := make([][]byte, users)
+	for i := range users {
+		reqs[i], _ = http.NewRequestWithContext(ctx, "GET", "http://127.0.0.1/auth/session", nil)
+		reqs[i].Header.Set("Cookie", sessionCookie+"="+sessionToken(i))
+		emails[i] = []byte(`"email":"` + userID(i) + `@bench.example"`)
+	}
+	handlerCall := func(i int) bool {
+		w := &inprocResponse{h: http.Header{}, body: make([]byte, 0, 256)}
+		h.ServeHTTP(w, reqs[i])
+		return w.status == http.StatusOK && bytes.Contains(w.body, emails[i])
+	}
+	adapterCall := func(i int) bool {
+		su, err := s.adapter.GetSessionAndUser(ctx, sessionToken(i))
+		return err == nil && su != nil && su.User.Email == userID(i)+"@bench.example"
+	}
+	for _, side := range []struct {
+		name string
+		call func(int) bool
+	}{{"handler", handlerCall}, {"adapter", adapterCall}} {
+		b.Run(side.name+"/c1", func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if !side.call(i % users) {
+					b.Fatalf("%s: wrong answer for user %d", side.name, i%users)
+				}
+				i += 7
+			}
+		})
+		b.Run(side.name+"/c32", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(16) // 32 goroutines on 2 CPUs
+			var next atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := int(next.Add(7) % users)
+					if !side.call(i) {
+						b.Errorf("%s: wrong answer for user %d", side.name, i)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestHandlerCostRatios (run with AUTHPORT_BENCH_HANDLER_RATIOS=1) is the
+// handler-cost row of the HTTP bench (inprocOp: GET /auth/session through
+// the handler in process beside getSessionAndUser, 10,000 users on bbolt)
+// measured as TestBoltReadRatios measures bbolt's reads: the median of
+// paired blocks' ratios, by wall time and by the process's CPU time, which
+// the machine's other load does not enter. The ratio is handler ÷ adapter
+// throughput.
+func TestHandlerCostRatios(t *testing.T) {
+	if os.Getenv("AUTHPORT_BENCH_HANDLER_RATIOS") == "" {
+		t.Skip("set AUTHPORT_BENCH_HANDLER_RATIOS=1 to run")
+	}
+	s, err := openBolt(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	ctx := context.Background()
+	const users = 10_000
+	if err := seedSessions(ctx, s.adapter, users); err != nil {
+		t.Fatal(err)
+	}
+	h, err := goHandler("http://127.0.0.1", goServerConfig{adapter: s.adapter, strategy: auth.StrategyDatabase}, &linkStore{links: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := inprocOp(&httpBackend{users: users, inproc: h, getter: s.adapter})
+	for _, c := range []int{1, 32} {
+		wall, cpu := pairedRatios(t, func(i int) error { return op.adapter(ctx, i) }, func(i int) error { return op.raw(ctx, i) }, c, 60, 2000)
+		t.Logf("bbolt c%d: handler/adapter, median of 60 paired blocks of 2,000 calls: wall %s, CPU %s", c, wall, cpu)
+	}
+}
