@@ -230,3 +230,21 @@ func TestBearerJWTSalt(t *testing.T) {
 		}
 	}
 }
+
+// A session JWT minted by Auth.js's own @auth/core/jwt (the value of its
+// __Secure-authjs.session-token cookie) is a bearer token for a Reader
+// with the same secret.
+func TestBearerReadsAuthjsJWT(t *testing.T) {
+	maxAge := 3600
+	minted := authjs(t, authjsReq{Op: "encode", Secret: secret, Salt: jwt.SecureSessionTokenCookie,
+		Claims: map[string]any{"sub": "user-authjs", "email": "authjs@example.com"}, MaxAge: &maxAge})[0].Token
+	rd, err := handler.NewReader(handler.ReaderConfig{Secrets: []string{secret}, Secure: true, Bearer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("Authorization", "Bearer "+minted)
+	if s, err := rd.Session(r); err != nil || s == nil || !s.Bearer || s.User.ID != "user-authjs" {
+		t.Errorf("Auth.js's JWT as a bearer token: %+v, %v", s, err)
+	}
+}
