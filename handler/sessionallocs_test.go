@@ -23,8 +23,8 @@ import (
 // per header value); race-enabled builds count the same.
 const (
 	// GET /auth/session, database session: the adapter's, the Session,
-	// the JSON body, the header values.
-	sessionGetAllocs = 4
+	// the JSON body with the header values.
+	sessionGetAllocs = 3
 	// A request through Require with the session cookie or a bearer
 	// token: the adapter's, the Session, the context value and the
 	// request copy WithContext makes.
