@@ -12,10 +12,12 @@ import (
 	"unsafe"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 )
 
 // TestBoltReadRatios (run with AUTHPORT_BENCH_BOLT_RATIOS=1) measures the
-// bbolt adapter's two reads against the bench's raw read transaction in
+// bbolt adapter's two reads against the bench's raw read transaction, and
+// GET /auth/session through the handler against getSessionAndUser, in
 // alternating blocks of calls (1,000 adapter calls, 1,000 raw calls, …) on
 // 1 and 32 goroutines, over the bench's 10,000 users, and logs the median
 // of the blocks' ratios (raw time ÷ adapter time): on a loaded machine a
@@ -53,6 +55,19 @@ func TestBoltReadRatios(t *testing.T) {
 			return err
 		}, func(i int) error { k := pick(i); return raw.getUserByAccount(ctx, accountID(k), userID(k)) }},
 	}
+	// The handler-cost row of the HTTP bench (inprocOp: GET /auth/session
+	// through the handler in process beside getSessionAndUser), its
+	// UpdateAge as long as MaxAge so that no read is due an extension.
+	maxAge := auth.DefaultMaxAge
+	h, err := goHandler("http://127.0.0.1", goServerConfig{adapter: s.adapter, strategy: auth.StrategyDatabase, updateAge: &maxAge}, &linkStore{links: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inproc := inprocOp(&httpBackend{users: users, inproc: h, getter: s.adapter})
+	ops = append(ops, struct {
+		name         string
+		adapter, raw func(i int) error
+	}{"handler GET /session ÷ getSessionAndUser", func(i int) error { return inproc.adapter(ctx, i) }, func(i int) error { return inproc.raw(ctx, i) }})
 	for _, op := range ops {
 		for _, c := range []int{1, 32} {
 			wall, cpu := pairedRatios(t, op.adapter, op.raw, c, 60, 2000)

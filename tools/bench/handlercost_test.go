@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"testing"
 
@@ -79,37 +78,5 @@ func BenchmarkHandlerCost(b *testing.B) {
 				}
 			})
 		})
-	}
-}
-
-// TestHandlerCostRatios (run with AUTHPORT_BENCH_HANDLER_RATIOS=1) is the
-// handler-cost row of the HTTP bench (inprocOp: GET /auth/session through
-// the handler in process beside getSessionAndUser, 10,000 users on bbolt)
-// measured as TestBoltReadRatios measures bbolt's reads: the median of
-// paired blocks' ratios, by wall time and by the process's CPU time, which
-// the machine's other load does not enter. The ratio is handler ÷ adapter
-// throughput.
-func TestHandlerCostRatios(t *testing.T) {
-	if os.Getenv("AUTHPORT_BENCH_HANDLER_RATIOS") == "" {
-		t.Skip("set AUTHPORT_BENCH_HANDLER_RATIOS=1 to run")
-	}
-	s, err := openBolt(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
-	ctx := context.Background()
-	const users = 10_000
-	if err := seedSessions(ctx, s.adapter, users); err != nil {
-		t.Fatal(err)
-	}
-	h, err := goHandler("http://127.0.0.1", goServerConfig{adapter: s.adapter, strategy: auth.StrategyDatabase}, &linkStore{links: map[string]string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := inprocOp(&httpBackend{users: users, inproc: h, getter: s.adapter})
-	for _, c := range []int{1, 32} {
-		wall, cpu := pairedRatios(t, func(i int) error { return op.adapter(ctx, i) }, func(i int) error { return op.raw(ctx, i) }, c, 60, 2000)
-		t.Logf("bbolt c%d: handler/adapter, median of 60 paired blocks of 2,000 calls: wall %s, CPU %s", c, wall, cpu)
 	}
 }
