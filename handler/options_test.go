@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -259,17 +260,16 @@ func TestBearerReadsAuthjsJWT(t *testing.T) {
 	}
 }
 
-// newCookieHandler builds a handler at base with the cookie options, JWT
-// or database sessions, credentials (JWT only) and e-mail providers.
-func newCookieHandler(t *testing.T, base string, strategy auth.Strategy, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, *auth.Auth, error) {
+// newCookieHandler builds a handler at base with the cookie options and
+// the providers; its log goes to logs.
+func newCookieHandler(t *testing.T, base string, logs *hookLog, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
 	t.Helper()
 	a, err := auth.New(auth.Config{Adapter: memoryStore(), Providers: providers, Secrets: []string{secret}, BaseURL: base,
-		Session: auth.SessionOptions{Strategy: strategy}})
+		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := handler.New(handler.Config{Auth: a, Cookies: opts})
-	return h, a, err
+	return handler.New(handler.Config{Auth: a, Cookies: opts})
 }
 
 // Cookie options are checked when the handler is built; each error says
@@ -304,7 +304,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 		{"http://app.localhost/auth", handler.CookieOptions{Secure: handler.SecureOn}, ""},
 		{"https://auth.example.test/auth", handler.CookieOptions{Secure: 7}, "SecureAuto"},
 	} {
-		_, _, err := newCookieHandler(t, c.base, auth.StrategyJWT, c.opts)
+		_, err := newCookieHandler(t, c.base, &hookLog{}, c.opts)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %+v: %v", c.base, c.opts, err)
@@ -314,7 +314,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 	}
 	// SecureOff with an https BaseURL and an OAuth provider: the oauth
 	// module's check cookies stay Secure, so it is refused.
-	_, _, err := newCookieHandler(t, "https://auth.example.test/auth", auth.StrategyJWT, handler.CookieOptions{Secure: handler.SecureOff}, provider.GitHub("id", "secret"))
+	_, err := newCookieHandler(t, "https://auth.example.test/auth", &hookLog{}, handler.CookieOptions{Secure: handler.SecureOff}, provider.GitHub("id", "secret"))
 	if err == nil || !strings.Contains(err.Error(), "OAuth check cookies") {
 		t.Errorf("SecureOff with an OAuth provider: %v", err)
 	}
@@ -410,9 +410,13 @@ func TestCookieOptionsSetCookie(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h, _, err := newCookieHandler(t, c.base, auth.StrategyJWT, c.opts, credentials())
+			logs := &hookLog{}
+			h, err := newCookieHandler(t, c.base, logs, c.opts, credentials())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if warned := strings.Contains(logs.String(), "SecureOff"); warned != (c.opts.Secure == handler.SecureOff) {
+				t.Errorf("SecureOff warning logged: %v; log %q", warned, logs.String())
 			}
 			csrfName, _, _ := strings.Cut(c.want.csrf, "=")
 			csrf, signIn, signOut := signInHeaders(t, h, c.base, csrfName)
