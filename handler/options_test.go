@@ -680,3 +680,50 @@ func TestSessionExpiresFormat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBearerHeader: no Authorization header, with or without a session
+// cookie, panics or gets a 5xx through Require with Bearer on; each is
+// 200 (a session), 401 or, for a page without a bearer credential, 303.
+func FuzzBearerHeader(f *testing.F) {
+	f.Add("Bearer abc", "", false)
+	f.Add("bearer  a.b.c==", "authjs.session-token=x", true)
+	f.Add("Bearer", "authjs.session-token.0=", false)
+	f.Add("Basic dXNlcjpwYXNz", "", true)
+	f.Add("Bearer \x00\xff", "a=b; authjs.session-token=\"q\"", false)
+	store := memory.New()
+	ctx := context.Background()
+	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "fuzz@example.com"}); err != nil {
+		f.Fatal(err)
+	}
+	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{secret}, BaseURL: "http://app.example.com/auth"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := a.CreateSession(ctx, "u1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("Bearer "+s.SessionToken, "", false)
+	h, err := handler.New(handler.Config{Auth: a, Bearer: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	api := h.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+	f.Fuzz(func(t *testing.T, authz, cookie string, page bool) {
+		r := httptest.NewRequest("GET", "/api", nil)
+		r.Header["Authorization"] = strings.Split(authz, "\n")
+		if cookie != "" {
+			r.Header["Cookie"] = []string{cookie}
+		}
+		if page {
+			r.Header.Set("Accept", "text/html")
+		}
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, r)
+		switch w.Code {
+		case http.StatusOK, http.StatusUnauthorized, http.StatusSeeOther:
+		default:
+			t.Fatalf("Authorization %q, Cookie %q: %d", authz, cookie, w.Code)
+		}
+	})
+}
