@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
@@ -33,7 +33,7 @@ import (
 // token: the token the session cookie would hold for each strategy.
 type bearerEnv struct {
 	*env
-	counting *conformance.Counting
+	counting *coretest.Counting
 	dbToken  string // a database session of user-b
 	jwtToken string // a JWT session of user-b (the cookie's salt)
 }
@@ -43,7 +43,7 @@ func newBearerEnv(t *testing.T, strategy auth.Strategy, bearer bool) *bearerEnv 
 	be := &bearerEnv{}
 	be.env = newEnv(t, envOpts{strategy: strategy, providers: noProviders,
 		adapter: func(_ *testing.T, now func() time.Time) any {
-			be.counting = conformance.NewCounting(memory.New(memory.WithClock(now)))
+			be.counting = coretest.NewCounting(memory.New(memory.WithClock(now)))
 			return be.counting
 		},
 		config: func(c *handler.Config) { c.Bearer = bearer },

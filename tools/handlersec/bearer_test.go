@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
 )
@@ -28,7 +28,7 @@ func TestBearerSessions(t *testing.T) {
 		for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 			t.Run(st.name+"/"+string(strategy), func(t *testing.T) {
 				store := st.open(t)
-				counting := conformance.NewCounting(store)
+				counting := coretest.NewCounting(store)
 				srv := httptest.NewServer(nil)
 				t.Cleanup(srv.Close)
 				a, err := auth.New(auth.Config{Adapter: counting, Secrets: []string{secret}, BaseURL: srv.URL + "/auth",
