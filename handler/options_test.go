@@ -608,24 +608,33 @@ func (w *bareResponse) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func TestSessionReadAllocs(t *testing.T) {
+// bearerHandler is a handler at base with Bearer on, over a memory store
+// holding user u1 with a database session.
+func bearerHandler(tb testing.TB, base string) (*handler.Handler, *auth.Auth, core.Session) {
+	tb.Helper()
 	store := memory.New()
 	ctx := context.Background()
 	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "ada@example.com", Name: ptr("Ada Lovelace")}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{secret}, BaseURL: "https://app.example.com/auth"})
+	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{secret}, BaseURL: base, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	s, err := a.CreateSession(ctx, "u1")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	h, err := handler.New(handler.Config{Auth: a, Bearer: true})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return h, a, *s
+}
+
+func TestSessionReadAllocs(t *testing.T) {
+	ctx := context.Background()
+	h, a, s := bearerHandler(t, "https://app.example.com/auth")
 	get := func(path, header, value string) *http.Request {
 		r, _ := http.NewRequestWithContext(ctx, "GET", "https://app.example.com"+path, nil)
 		r.Header.Set("Cookie", "theme=dark; other=1")
@@ -698,24 +707,8 @@ func FuzzBearerHeader(f *testing.F) {
 	f.Add("Bearer", "authjs.session-token.0=", false)
 	f.Add("Basic dXNlcjpwYXNz", "", true)
 	f.Add("Bearer \x00\xff", "a=b; authjs.session-token=\"q\"", false)
-	store := memory.New()
-	ctx := context.Background()
-	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "fuzz@example.com"}); err != nil {
-		f.Fatal(err)
-	}
-	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{secret}, BaseURL: "http://app.example.com/auth"})
-	if err != nil {
-		f.Fatal(err)
-	}
-	s, err := a.CreateSession(ctx, "u1")
-	if err != nil {
-		f.Fatal(err)
-	}
+	h, _, s := bearerHandler(f, "http://app.example.com/auth")
 	f.Add("Bearer "+s.SessionToken, "", false)
-	h, err := handler.New(handler.Config{Auth: a, Bearer: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		f.Fatal(err)
-	}
 	api := h.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 	f.Fuzz(func(t *testing.T, authz, cookie string, page bool) {
 		r := httptest.NewRequest("GET", "/api", nil)
