@@ -12,6 +12,7 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 )
 
 // The flow rules run the library (core/auth) on top of the adapter, so that
@@ -97,10 +98,10 @@ func (e *env) registeredPasskey(t *testing.T) (*auth.Auth, core.User, core.Authe
 // newAuth configures the library on the rule's adapter, with the clock.
 func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	t.Helper()
-	gh := provider.GitHub("client-id", "client-secret")
-	linking := provider.GitHub("client-id", "client-secret")
+	gh := providers.GitHub("client-id", "client-secret")
+	linking := providers.GitHub("client-id", "client-secret")
 	linking.ID, linking.Name, linking.AllowDangerousEmailAccountLinking = linkingProvider, "GitHub (linking)", true
-	subset := provider.GitHub("client-id", "client-secret")
+	subset := providers.GitHub("client-id", "client-secret")
 	subset.ID, subset.Name = subsetProvider, "GitHub (subset)"
 	subset.Account = func(ts provider.TokenSet) provider.TokenSet { return provider.TokenSet{AccessToken: ts.AccessToken} }
 	if o.maxAge == 0 {
@@ -119,7 +120,7 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	}
 	a, err := auth.New(auth.Config{
 		Adapter:   adapter,
-		Providers: []provider.Provider{provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }), gh, linking, subset, provider.Google("client-id", "client-secret"), provider.Passkey()},
+		Providers: []provider.Provider{provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }), gh, linking, subset, providers.Google("client-id", "client-secret"), provider.Passkey()},
 		Secrets:   o.secrets,
 		Session:   session,
 		BaseURL:   "https://app.example.com/auth",

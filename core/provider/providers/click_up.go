@@ -1,0 +1,35 @@
+package providers
+
+import (
+	"context"
+
+	"github.com/authport/authport/core/provider"
+)
+
+// ClickUpProfile is the ClickUp user (GET /api/v2/user).
+type ClickUpProfile struct {
+	User struct {
+		ID             int64  `json:"id"`
+		Username       string `json:"username"`
+		Email          string `json:"email"`
+		Color          string `json:"color"`
+		ProfilePicture string `json:"profilePicture"`
+	} `json:"user"`
+}
+
+// ClickUp returns the ClickUp OAuth 2.0 provider (id "click-up") with the
+// state check, authenticating with client_secret_post.
+func ClickUp(clientID, clientSecret string) *provider.OAuth2Config[ClickUpProfile] {
+	c := oauthBuiltIn("click-up", "ClickUp", "https://app.clickup.com/api", "",
+		"https://api.clickup.com/api/v2/oauth/token", "https://api.clickup.com/api/v2/user", clientID, clientSecret, ClickUpUser, "#7b68ee")
+	c.Checks = provider.Checks{provider.CheckState}
+	c.Client = postAuth()
+	return c
+}
+
+// ClickUpUser maps a ClickUp user: user.id, email, username,
+// profilePicture.
+func ClickUpUser(_ context.Context, p ClickUpProfile, _ provider.TokenSet) (provider.User, error) {
+	u := p.User
+	return provider.User{ID: itoa(u.ID), Email: u.Email, Name: str(u.Username), Image: str(u.ProfilePicture)}, nil
+}

@@ -1,0 +1,34 @@
+package providers
+
+import (
+	"context"
+
+	"github.com/authport/authport/core/provider"
+)
+
+// FreshbooksProfile is the FreshBooks identity (GET /auth/api/v1/users/me).
+type FreshbooksProfile struct {
+	Response struct {
+		ID        int64  `json:"id"`
+		FirstName string `json:"first_name"`
+		LastName  string `json:"last_name"`
+		Email     string `json:"email"`
+	} `json:"response"`
+}
+
+// Freshbooks returns the FreshBooks OAuth 2.0 provider (id "freshbooks")
+// with the state check.
+func Freshbooks(clientID, clientSecret string) *provider.OAuth2Config[FreshbooksProfile] {
+	c := oauthBuiltIn("freshbooks", "FreshBooks", "https://auth.freshbooks.com/service/auth/oauth/authorize", "user:profile:read",
+		"https://api.freshbooks.com/auth/oauth/token", "https://api.freshbooks.com/auth/api/v1/users/me", clientID, clientSecret, FreshbooksUser, "#0075dd")
+	c.Checks = provider.Checks{provider.CheckState}
+	c.Client = postAuth()
+	return c
+}
+
+// FreshbooksUser maps a FreshBooks identity: response.id, email, first and
+// last name; no picture.
+func FreshbooksUser(_ context.Context, p FreshbooksProfile, _ provider.TokenSet) (provider.User, error) {
+	r := p.Response
+	return provider.User{ID: itoa(r.ID), Email: r.Email, Name: str(joinNonEmpty(r.FirstName, r.LastName))}, nil
+}

@@ -1,0 +1,20 @@
+package providers
+
+import (
+	"github.com/authport/authport/core/provider"
+)
+
+// PingIDProfile is the claims of a PingOne ID token.
+type PingIDProfile struct {
+	StandardClaims
+	Env string `json:"env,omitempty"`
+	Org string `json:"org,omitempty"`
+}
+
+// PingID returns the Ping Identity (PingOne) OpenID Connect provider (id
+// "ping-id"). issuer is the environment's issuer,
+// https://auth.pingone.com/{environmentId}/as (other regions use
+// auth.pingone.eu, .ca, .asia).
+func PingID(clientID, clientSecret, issuer string) *provider.OIDCConfig[PingIDProfile] {
+	return oidcBuiltIn("ping-id", "Ping Identity", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[PingIDProfile], "#b3282d")
+}

@@ -1,0 +1,36 @@
+package providers
+
+import (
+	"context"
+
+	"github.com/authport/authport/core/provider"
+)
+
+// PipedriveProfile is the Pipedrive user (GET /v1/users/me).
+type PipedriveProfile struct {
+	Success bool `json:"success"`
+	Data    struct {
+		ID          int64  `json:"id"`
+		Name        string `json:"name"`
+		Email       string `json:"email"`
+		IconURL     string `json:"icon_url"`
+		CompanyID   int64  `json:"company_id"`
+		CompanyName string `json:"company_name"`
+		Locale      string `json:"locale"`
+	} `json:"data"`
+}
+
+// Pipedrive returns the Pipedrive OAuth 2.0 provider (id "pipedrive")
+// with the state check.
+func Pipedrive(clientID, clientSecret string) *provider.OAuth2Config[PipedriveProfile] {
+	c := oauthBuiltIn("pipedrive", "Pipedrive", "https://oauth.pipedrive.com/oauth/authorize", "",
+		"https://oauth.pipedrive.com/oauth/token", "https://api.pipedrive.com/v1/users/me", clientID, clientSecret, PipedriveUser, "#017737")
+	c.Checks = provider.Checks{provider.CheckState}
+	return c
+}
+
+// PipedriveUser maps a Pipedrive user: data.id, email, name, icon_url.
+func PipedriveUser(_ context.Context, p PipedriveProfile, _ provider.TokenSet) (provider.User, error) {
+	d := p.Data
+	return provider.User{ID: itoa(d.ID), Email: d.Email, Name: str(d.Name), Image: str(d.IconURL)}, nil
+}
