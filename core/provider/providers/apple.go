@@ -50,18 +50,6 @@ type AppleProfile struct {
 	User *AppleUserData `json:"user,omitempty"`
 }
 
-// Apple returns the Sign in with Apple OpenID Connect provider (id
-// "apple", issuer https://appleid.apple.com), asking for name and email
-// with response_mode form_post, and authenticating with
-// client_secret_post. clientSecret is the JWT Apple requires, signed with
-// the team's key; it expires (at most six months) and must be renewed.
-func Apple(clientID, clientSecret string) *provider.OIDCConfig[AppleProfile] {
-	c := oidcBuiltIn("apple", "Apple", "https://appleid.apple.com", clientID, clientSecret, AppleUser, "#000000")
-	c.Authorization = provider.Endpoint{Params: params("scope", "name email", "response_mode", "form_post")}
-	c.Client = postAuth()
-	return c
-}
-
 // AppleUser is the Apple profile mapping: sub, email, and the name
 // from the first sign-in's user object; Apple has no picture.
 func AppleUser(_ context.Context, p AppleProfile, _ provider.TokenSet) (provider.User, error) {
@@ -74,4 +62,15 @@ func AppleUser(_ context.Context, p AppleProfile, _ provider.TokenSet) (provider
 		}
 	}
 	return u, nil
+}
+
+// Apple returns the Sign in with Apple OpenID Connect provider (id
+// "apple", issuer https://appleid.apple.com), asking for name and email
+// with response_mode form_post, and authenticating with
+// client_secret_post. clientSecret is the JWT Apple requires, signed with
+// the team's key; it expires (at most six months) and must be renewed.
+func Apple(clientID, clientSecret string) *provider.OIDCConfig[AppleProfile] {
+	c := oidcBuiltIn("apple", "Apple", "#000000", "post", clientID, clientSecret, AppleUser, "https://appleid.apple.com")
+	c.Authorization = provider.Endpoint{Params: params("scope", "name email", "response_mode", "form_post")}
+	return c
 }

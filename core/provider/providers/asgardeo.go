@@ -28,5 +28,5 @@ func Asgardeo(clientID, clientSecret, org string) *provider.OIDCConfig[AsgardeoP
 	if base != "" {
 		issuer = base + "/oauth2/token"
 	}
-	return oidcBuiltIn("asgardeo", "Asgardeo", issuer, clientID, clientSecret, StandardClaimsUser[AsgardeoProfile], "#ff5000")
+	return oidcBuiltIn("asgardeo", "Asgardeo", "#ff5000", "", clientID, clientSecret, StandardClaimsUser[AsgardeoProfile], issuer)
 }

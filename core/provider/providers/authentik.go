@@ -15,5 +15,5 @@ type AuthentikProfile struct {
 // https://auth.example.com/application/o/my-app/ (authentik keeps the
 // trailing slash).
 func Authentik(clientID, clientSecret, issuer string) *provider.OIDCConfig[AuthentikProfile] {
-	return oidcBuiltIn("authentik", "Authentik", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[AuthentikProfile], "#fd4b2d")
+	return oidcBuiltIn("authentik", "Authentik", "#fd4b2d", "", clientID, clientSecret, StandardClaimsUser[AuthentikProfile], issuerURL(issuer))
 }

@@ -11,5 +11,5 @@ type BeyondIdentityProfile struct{ StandardClaims }
 // "beyondidentity"). issuer is the application's issuer, e.g.
 // https://auth-us.beyondidentity.com/v1/tenants/{t}/realms/{r}/applications/{a}.
 func BeyondIdentity(clientID, clientSecret, issuer string) *provider.OIDCConfig[BeyondIdentityProfile] {
-	return oidcBuiltIn("beyondidentity", "Beyond Identity", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[BeyondIdentityProfile], "#5077c5")
+	return oidcBuiltIn("beyondidentity", "Beyond Identity", "#5077c5", "", clientID, clientSecret, StandardClaimsUser[BeyondIdentityProfile], issuerURL(issuer))
 }

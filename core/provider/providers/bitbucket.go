@@ -24,17 +24,6 @@ type BitbucketProfile struct {
 	Email string `json:"email,omitempty"`
 }
 
-// Bitbucket returns the Bitbucket Cloud OAuth 2.0 provider (id
-// "bitbucket"), asking for account and email. Its userinfo handler reads
-// /2.0/user, then /2.0/user/emails for the primary confirmed address.
-func Bitbucket(clientID, clientSecret string) *provider.OAuth2Config[BitbucketProfile] {
-	c := oauthBuiltIn("bitbucket", "Bitbucket", "https://bitbucket.org/site/oauth2/authorize", "account email",
-		"https://bitbucket.org/site/oauth2/access_token", "https://api.bitbucket.org/2.0/user", clientID, clientSecret, BitbucketUser, "#205081")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
-	c.Userinfo.Request = bitbucketUserinfo
-	return c
-}
-
 func bitbucketUserinfo(ctx context.Context, req provider.UserinfoRequest) (BitbucketProfile, error) {
 	var p BitbucketProfile
 	bearer := authHeader("Bearer", req.Tokens.AccessToken)
@@ -72,4 +61,14 @@ func bitbucketUserinfo(ctx context.Context, req provider.UserinfoRequest) (Bitbu
 func BitbucketUser(_ context.Context, p BitbucketProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: first(p.AccountID, p.UUID), Email: p.Email, Name: str(first(p.DisplayName, p.Username, p.Nickname)),
 		Image: str(p.Links.Avatar.Href)}, nil
+}
+
+// Bitbucket returns the Bitbucket Cloud OAuth 2.0 provider (id
+// "bitbucket"), asking for account and email. Its userinfo handler reads
+// /2.0/user, then /2.0/user/emails for the primary confirmed address.
+func Bitbucket(clientID, clientSecret string) *provider.OAuth2Config[BitbucketProfile] {
+	c := oauthBuiltIn("bitbucket", "Bitbucket", "#205081", "pkce state", clientID, clientSecret, BitbucketUser,
+		"https://bitbucket.org/site/oauth2/authorize", "account email", "https://bitbucket.org/site/oauth2/access_token", "https://api.bitbucket.org/2.0/user")
+	c.Userinfo.Request = bitbucketUserinfo
+	return c
 }

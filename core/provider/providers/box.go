@@ -17,18 +17,15 @@ type BoxProfile struct {
 	Status    string `json:"status"`
 }
 
-// Box returns the Box OAuth 2.0 provider (id "box") with the state check,
-// authenticating with client_secret_post as Box documents.
-func Box(clientID, clientSecret string) *provider.OAuth2Config[BoxProfile] {
-	c := oauthBuiltIn("box", "Box", "https://account.box.com/api/oauth2/authorize", "",
-		"https://api.box.com/oauth2/token", "https://api.box.com/2.0/users/me", clientID, clientSecret, BoxUser, "#0075C9")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // BoxUser maps a Box profile: id, login (the e-mail address), name,
 // avatar_url.
 func BoxUser(_ context.Context, p BoxProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.ID, Email: p.Login, Name: str(p.Name), Image: str(p.AvatarURL)}, nil
+}
+
+// Box returns the Box OAuth 2.0 provider (id "box") with the state check,
+// authenticating with client_secret_post as Box documents.
+func Box(clientID, clientSecret string) *provider.OAuth2Config[BoxProfile] {
+	return oauthBuiltIn("box", "Box", "#0075C9", "state post", clientID, clientSecret, BoxUser,
+		"https://account.box.com/api/oauth2/authorize", "", "https://api.box.com/oauth2/token", "https://api.box.com/2.0/users/me")
 }

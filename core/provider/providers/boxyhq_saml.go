@@ -15,6 +15,12 @@ type BoxyHQSAMLProfile struct {
 	Requested any    `json:"requested,omitempty"`
 }
 
+// BoxyHQSAMLUser maps a SAML Jackson profile: id, email, first and last
+// name joined.
+func BoxyHQSAMLUser(_ context.Context, p BoxyHQSAMLProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.ID, Email: p.Email, Name: str(joinNonEmpty(p.FirstName, p.LastName))}, nil
+}
+
 // BoxyHQSAML returns the BoxyHQ SAML Jackson provider (id
 // "boxyhq-saml"): SAML single sign-on behind an OAuth 2.0 interface, with
 // the pkce and state checks and provider=saml on the authorization
@@ -22,18 +28,11 @@ type BoxyHQSAMLProfile struct {
 // product as authorization parameters when signing in.
 func BoxyHQSAML(clientID, clientSecret, issuer string) *provider.OAuth2Config[BoxyHQSAMLProfile] {
 	base := baseURL(issuer)
-	c := oauthBuiltIn("boxyhq-saml", "BoxyHQ SAML", base+"/api/oauth/authorize", "",
-		base+"/api/oauth/token", base+"/api/oauth/userinfo", clientID, clientSecret, BoxyHQSAMLUser, "#25c2a0")
+	c := oauthBuiltIn("boxyhq-saml", "BoxyHQ SAML", "#25c2a0", "pkce state", clientID, clientSecret, BoxyHQSAMLUser,
+		base+"/api/oauth/authorize", "", base+"/api/oauth/token", base+"/api/oauth/userinfo")
 	if base == "" {
 		c.Authorization.URL, c.Token.URL, c.Userinfo.URL = "", "", ""
 	}
 	c.Authorization.Params = params("provider", "saml")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
 	return c
-}
-
-// BoxyHQSAMLUser maps a SAML Jackson profile: id, email, first and last
-// name joined.
-func BoxyHQSAMLUser(_ context.Context, p BoxyHQSAMLProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.ID, Email: p.Email, Name: str(joinNonEmpty(p.FirstName, p.LastName))}, nil
 }

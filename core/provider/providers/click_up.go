@@ -17,19 +17,16 @@ type ClickUpProfile struct {
 	} `json:"user"`
 }
 
-// ClickUp returns the ClickUp OAuth 2.0 provider (id "click-up") with the
-// state check, authenticating with client_secret_post.
-func ClickUp(clientID, clientSecret string) *provider.OAuth2Config[ClickUpProfile] {
-	c := oauthBuiltIn("click-up", "ClickUp", "https://app.clickup.com/api", "",
-		"https://api.clickup.com/api/v2/oauth/token", "https://api.clickup.com/api/v2/user", clientID, clientSecret, ClickUpUser, "#7b68ee")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // ClickUpUser maps a ClickUp user: user.id, email, username,
 // profilePicture.
 func ClickUpUser(_ context.Context, p ClickUpProfile, _ provider.TokenSet) (provider.User, error) {
 	u := p.User
 	return provider.User{ID: itoa(u.ID), Email: u.Email, Name: str(u.Username), Image: str(u.ProfilePicture)}, nil
+}
+
+// ClickUp returns the ClickUp OAuth 2.0 provider (id "click-up") with the
+// state check, authenticating with client_secret_post.
+func ClickUp(clientID, clientSecret string) *provider.OAuth2Config[ClickUpProfile] {
+	return oauthBuiltIn("click-up", "ClickUp", "#7b68ee", "state post", clientID, clientSecret, ClickUpUser,
+		"https://app.clickup.com/api", "", "https://api.clickup.com/api/v2/oauth/token", "https://api.clickup.com/api/v2/user")
 }

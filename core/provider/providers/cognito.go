@@ -12,13 +12,6 @@ type CognitoProfile struct {
 	Username string `json:"cognito:username,omitempty"`
 }
 
-// Cognito returns the Amazon Cognito OpenID Connect provider (id
-// "cognito"). issuer is the user pool's issuer,
-// https://cognito-idp.{region}.amazonaws.com/{userPoolId}.
-func Cognito(clientID, clientSecret, issuer string) *provider.OIDCConfig[CognitoProfile] {
-	return oidcBuiltIn("cognito", "Cognito", issuerURL(issuer), clientID, clientSecret, CognitoUser, "#C17B9E")
-}
-
 // CognitoUser maps a Cognito profile: sub, email, name (else
 // cognito:username), picture.
 func CognitoUser(ctx context.Context, p CognitoProfile, t provider.TokenSet) (provider.User, error) {
@@ -27,4 +20,11 @@ func CognitoUser(ctx context.Context, p CognitoProfile, t provider.TokenSet) (pr
 		u.Name = str(p.Username)
 	}
 	return u, err
+}
+
+// Cognito returns the Amazon Cognito OpenID Connect provider (id
+// "cognito"). issuer is the user pool's issuer,
+// https://cognito-idp.{region}.amazonaws.com/{userPoolId}.
+func Cognito(clientID, clientSecret, issuer string) *provider.OIDCConfig[CognitoProfile] {
+	return oidcBuiltIn("cognito", "Cognito", "#C17B9E", "", clientID, clientSecret, CognitoUser, issuerURL(issuer))
 }

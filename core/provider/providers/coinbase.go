@@ -17,18 +17,16 @@ type CoinbaseProfile struct {
 	} `json:"data"`
 }
 
-// Coinbase returns the Coinbase OAuth 2.0 provider (id "coinbase"),
-// asking for wallet:user:email and wallet:user:read.
-func Coinbase(clientID, clientSecret string) *provider.OAuth2Config[CoinbaseProfile] {
-	c := oauthBuiltIn("coinbase", "Coinbase", "https://login.coinbase.com/oauth2/auth", "wallet:user:email wallet:user:read",
-		"https://login.coinbase.com/oauth2/token", "https://api.coinbase.com/v2/user", clientID, clientSecret, CoinbaseUser, "#0052ff")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
-	return c
-}
-
 // CoinbaseUser maps a Coinbase profile: data.id, data.email, data.name
 // (else data.username), data.avatar_url.
 func CoinbaseUser(_ context.Context, p CoinbaseProfile, _ provider.TokenSet) (provider.User, error) {
 	d := p.Data
 	return provider.User{ID: d.ID, Email: d.Email, Name: str(first(d.Name, d.Username)), Image: str(d.AvatarURL)}, nil
+}
+
+// Coinbase returns the Coinbase OAuth 2.0 provider (id "coinbase"),
+// asking for wallet:user:email and wallet:user:read.
+func Coinbase(clientID, clientSecret string) *provider.OAuth2Config[CoinbaseProfile] {
+	return oauthBuiltIn("coinbase", "Coinbase", "#0052ff", "pkce state", clientID, clientSecret, CoinbaseUser,
+		"https://login.coinbase.com/oauth2/auth", "wallet:user:email wallet:user:read", "https://login.coinbase.com/oauth2/token", "https://api.coinbase.com/v2/user")
 }

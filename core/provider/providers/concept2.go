@@ -19,21 +19,18 @@ type Concept2Profile struct {
 	} `json:"data"`
 }
 
-// Concept2 returns the Concept2 Logbook OAuth 2.0 provider (id
-// "concept2"), asking for user:read and results:write (comma-separated, as
-// Concept2 takes them), with the state check, authenticating with
-// client_secret_post.
-func Concept2(clientID, clientSecret string) *provider.OAuth2Config[Concept2Profile] {
-	c := oauthBuiltIn("concept2", "Concept2", "https://log.concept2.com/oauth/authorize", "user:read,results:write",
-		"https://log.concept2.com/oauth/access_token", "https://log.concept2.com/api/users/me", clientID, clientSecret, Concept2User, "#003a70")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // Concept2User maps a Concept2 user: data.id, email, username (else first
 // and last name), profile_image.
 func Concept2User(_ context.Context, p Concept2Profile, _ provider.TokenSet) (provider.User, error) {
 	d := p.Data
 	return provider.User{ID: itoa(d.ID), Email: d.Email, Name: str(first(d.Username, joinNonEmpty(d.FirstName, d.LastName))), Image: str(d.ProfileImage)}, nil
+}
+
+// Concept2 returns the Concept2 Logbook OAuth 2.0 provider (id
+// "concept2"), asking for user:read and results:write (comma-separated, as
+// Concept2 takes them), with the state check, authenticating with
+// client_secret_post.
+func Concept2(clientID, clientSecret string) *provider.OAuth2Config[Concept2Profile] {
+	return oauthBuiltIn("concept2", "Concept2", "#003a70", "state post", clientID, clientSecret, Concept2User,
+		"https://log.concept2.com/oauth/authorize", "user:read,results:write", "https://log.concept2.com/oauth/access_token", "https://log.concept2.com/api/users/me")
 }

@@ -20,7 +20,5 @@ func Descope(clientID, clientSecret, issuer string) *provider.OIDCConfig[Descope
 	if strings.TrimSpace(issuer) == "" && clientID != "" {
 		issuer = "https://api.descope.com/" + url.PathEscape(clientID)
 	}
-	c := oidcBuiltIn("descope", "Descope", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[DescopeProfile], "#1C1C23")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
-	return c
+	return oidcBuiltIn("descope", "Descope", "#1C1C23", "pkce state", clientID, clientSecret, StandardClaimsUser[DescopeProfile], issuerURL(issuer))
 }

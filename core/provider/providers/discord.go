@@ -31,13 +31,6 @@ type DiscordProfile struct {
 	PublicFlags   int64   `json:"public_flags"`
 }
 
-// Discord returns the Discord OAuth 2.0 provider (id "discord"), asking
-// for identify and email.
-func Discord(clientID, clientSecret string) *provider.OAuth2Config[DiscordProfile] {
-	return oauthBuiltIn("discord", "Discord", "https://discord.com/api/oauth2/authorize", "identify email",
-		"https://discord.com/api/oauth2/token", "https://discord.com/api/users/@me", clientID, clientSecret, DiscordUser, "#5865F2")
-}
-
 // DiscordUser is the Discord profile mapping: id, global_name (else
 // username), email, and the avatar URL built from the id and avatar hash
 // (animated hashes, prefixed a_, give a GIF), or Discord's default avatar
@@ -74,4 +67,11 @@ func DiscordAvatarURL(p DiscordProfile) string {
 		format = "gif"
 	}
 	return "https://cdn.discordapp.com/avatars/" + url.PathEscape(p.ID) + "/" + url.PathEscape(*p.Avatar) + "." + format
+}
+
+// Discord returns the Discord OAuth 2.0 provider (id "discord"), asking
+// for identify and email.
+func Discord(clientID, clientSecret string) *provider.OAuth2Config[DiscordProfile] {
+	return oauthBuiltIn("discord", "Discord", "#5865F2", "", clientID, clientSecret, DiscordUser,
+		"https://discord.com/api/oauth2/authorize", "identify email", "https://discord.com/api/oauth2/token", "https://discord.com/api/users/@me")
 }

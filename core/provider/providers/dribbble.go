@@ -15,18 +15,15 @@ type DribbbleProfile struct {
 	AvatarURL string `json:"avatar_url"`
 }
 
-// Dribbble returns the Dribbble OAuth 2.0 provider (id "dribbble"),
-// asking for public, with the state check.
-func Dribbble(clientID, clientSecret string) *provider.OAuth2Config[DribbbleProfile] {
-	c := oauthBuiltIn("dribbble", "Dribbble", "https://dribbble.com/oauth/authorize", "public",
-		"https://dribbble.com/oauth/token", "https://api.dribbble.com/v2/user", clientID, clientSecret, DribbbleUser, "#ea4c89")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // DribbbleUser maps a Dribbble profile: id, email, name (else login),
 // avatar_url.
 func DribbbleUser(_ context.Context, p DribbbleProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: itoa(p.ID), Email: p.Email, Name: str(first(p.Name, p.Login)), Image: str(p.AvatarURL)}, nil
+}
+
+// Dribbble returns the Dribbble OAuth 2.0 provider (id "dribbble"),
+// asking for public, with the state check.
+func Dribbble(clientID, clientSecret string) *provider.OAuth2Config[DribbbleProfile] {
+	return oauthBuiltIn("dribbble", "Dribbble", "#ea4c89", "state post", clientID, clientSecret, DribbbleUser,
+		"https://dribbble.com/oauth/authorize", "public", "https://dribbble.com/oauth/token", "https://api.dribbble.com/v2/user")
 }

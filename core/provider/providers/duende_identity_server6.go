@@ -11,5 +11,5 @@ type DuendeIdentityServer6Profile struct{ StandardClaims }
 // DuendeIdentityServer6 returns the Duende IdentityServer OpenID Connect
 // provider (id "duende-identity-server6"). issuer is the server's URL.
 func DuendeIdentityServer6(clientID, clientSecret, issuer string) *provider.OIDCConfig[DuendeIdentityServer6Profile] {
-	return oidcBuiltIn("duende-identity-server6", "Duende IdentityServer 6", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[DuendeIdentityServer6Profile], "#3b82f6")
+	return oidcBuiltIn("duende-identity-server6", "Duende IdentityServer 6", "#3b82f6", "", clientID, clientSecret, StandardClaimsUser[DuendeIdentityServer6Profile], issuerURL(issuer))
 }

@@ -21,17 +21,6 @@ type EventbriteProfile struct {
 	ImageID string `json:"image_id"`
 }
 
-// Eventbrite returns the Eventbrite OAuth 2.0 provider (id "eventbrite"),
-// asking for user.profile, with the state check, authenticating with
-// client_secret_post.
-func Eventbrite(clientID, clientSecret string) *provider.OAuth2Config[EventbriteProfile] {
-	c := oauthBuiltIn("eventbrite", "Eventbrite", "https://www.eventbrite.com/oauth/authorize", "user.profile",
-		"https://www.eventbrite.com/oauth/token", "https://www.eventbriteapi.com/v3/users/me/", clientID, clientSecret, EventbriteUser, "#f05537")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // EventbriteUser maps an Eventbrite user: id, the primary address of
 // emails, name (else first and last name), and the image on Eventbrite's
 // image service when image_id is set.
@@ -47,4 +36,12 @@ func EventbriteUser(_ context.Context, p EventbriteProfile, _ provider.TokenSet)
 		u.Image = str("https://img.evbuc.com/" + url.QueryEscape("https://cdn.evbuc.com/images/"+p.ImageID+"/1/original.jpg"))
 	}
 	return u, nil
+}
+
+// Eventbrite returns the Eventbrite OAuth 2.0 provider (id "eventbrite"),
+// asking for user.profile, with the state check, authenticating with
+// client_secret_post.
+func Eventbrite(clientID, clientSecret string) *provider.OAuth2Config[EventbriteProfile] {
+	return oauthBuiltIn("eventbrite", "Eventbrite", "#f05537", "state post", clientID, clientSecret, EventbriteUser,
+		"https://www.eventbrite.com/oauth/authorize", "user.profile", "https://www.eventbrite.com/oauth/token", "https://www.eventbriteapi.com/v3/users/me/")
 }

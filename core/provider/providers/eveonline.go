@@ -17,15 +17,6 @@ type EVEOnlineProfile struct {
 	IntellectualProperty string `json:"IntellectualProperty"`
 }
 
-// EVEOnline returns the EVE Online SSO provider (id "eveonline"), asking
-// for publicData, with the state check.
-func EVEOnline(clientID, clientSecret string) *provider.OAuth2Config[EVEOnlineProfile] {
-	c := oauthBuiltIn("eveonline", "EVE Online", "https://login.eveonline.com/v2/oauth/authorize", "publicData",
-		"https://login.eveonline.com/v2/oauth/token", "https://login.eveonline.com/oauth/verify", clientID, clientSecret, EVEOnlineUser, "#000000")
-	c.Checks = provider.Checks{provider.CheckState}
-	return c
-}
-
 // EVEOnlineUser maps an EVE character: CharacterID, CharacterName, and
 // the character's portrait on EVE's image server; EVE gives no e-mail
 // address.
@@ -36,4 +27,11 @@ func EVEOnlineUser(_ context.Context, p EVEOnlineProfile, _ provider.TokenSet) (
 		u.Image = str("https://images.evetech.net/characters/" + id + "/portrait?size=128")
 	}
 	return u, nil
+}
+
+// EVEOnline returns the EVE Online SSO provider (id "eveonline"), asking
+// for publicData, with the state check.
+func EVEOnline(clientID, clientSecret string) *provider.OAuth2Config[EVEOnlineProfile] {
+	return oauthBuiltIn("eveonline", "EVE Online", "#000000", "state", clientID, clientSecret, EVEOnlineUser,
+		"https://login.eveonline.com/v2/oauth/authorize", "publicData", "https://login.eveonline.com/v2/oauth/token", "https://login.eveonline.com/oauth/verify")
 }

@@ -24,23 +24,6 @@ type FoursquareProfile struct {
 	} `json:"response"`
 }
 
-// Foursquare returns the Foursquare OAuth 2.0 provider (id "foursquare")
-// with the state check. Foursquare's v2 API takes the token as the
-// oauth_token query parameter and a version date as v.
-func Foursquare(clientID, clientSecret string) *provider.OAuth2Config[FoursquareProfile] {
-	c := oauthBuiltIn("foursquare", "Foursquare", "https://foursquare.com/oauth2/authenticate", "",
-		"https://foursquare.com/oauth2/access_token", "https://api.foursquare.com/v2/users/self", clientID, clientSecret, FoursquareUser, "#f94877")
-	c.Userinfo.Params = params("v", "20230131")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (FoursquareProfile, error) {
-		var p FoursquareProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: withQuery(req.Endpoint.WithParams(), "oauth_token", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
-	return c
-}
-
 // FoursquareUser maps a Foursquare profile: id, contact.email, first and
 // last name, the original-size photo (prefix + "original" + suffix).
 func FoursquareUser(_ context.Context, p FoursquareProfile, _ provider.TokenSet) (provider.User, error) {
@@ -50,4 +33,19 @@ func FoursquareUser(_ context.Context, p FoursquareProfile, _ provider.TokenSet)
 		out.Image = str(u.Photo.Prefix + "original" + u.Photo.Suffix)
 	}
 	return out, nil
+}
+
+// Foursquare returns the Foursquare OAuth 2.0 provider (id "foursquare")
+// with the state check. Foursquare's v2 API takes the token as the
+// oauth_token query parameter and a version date as v.
+func Foursquare(clientID, clientSecret string) *provider.OAuth2Config[FoursquareProfile] {
+	c := oauthBuiltIn("foursquare", "Foursquare", "#f94877", "state post", clientID, clientSecret, FoursquareUser,
+		"https://foursquare.com/oauth2/authenticate", "", "https://foursquare.com/oauth2/access_token", "https://api.foursquare.com/v2/users/self")
+	c.Userinfo.Params = params("v", "20230131")
+	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (FoursquareProfile, error) {
+		var p FoursquareProfile
+		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: withQuery(req.Endpoint.WithParams(), "oauth_token", req.Tokens.AccessToken)}, &p)
+		return p, err
+	}
+	return c
 }

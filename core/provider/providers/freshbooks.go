@@ -16,19 +16,16 @@ type FreshbooksProfile struct {
 	} `json:"response"`
 }
 
-// Freshbooks returns the FreshBooks OAuth 2.0 provider (id "freshbooks")
-// with the state check.
-func Freshbooks(clientID, clientSecret string) *provider.OAuth2Config[FreshbooksProfile] {
-	c := oauthBuiltIn("freshbooks", "FreshBooks", "https://auth.freshbooks.com/service/auth/oauth/authorize", "user:profile:read",
-		"https://api.freshbooks.com/auth/oauth/token", "https://api.freshbooks.com/auth/api/v1/users/me", clientID, clientSecret, FreshbooksUser, "#0075dd")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // FreshbooksUser maps a FreshBooks identity: response.id, email, first and
 // last name; no picture.
 func FreshbooksUser(_ context.Context, p FreshbooksProfile, _ provider.TokenSet) (provider.User, error) {
 	r := p.Response
 	return provider.User{ID: itoa(r.ID), Email: r.Email, Name: str(joinNonEmpty(r.FirstName, r.LastName))}, nil
+}
+
+// Freshbooks returns the FreshBooks OAuth 2.0 provider (id "freshbooks")
+// with the state check.
+func Freshbooks(clientID, clientSecret string) *provider.OAuth2Config[FreshbooksProfile] {
+	return oauthBuiltIn("freshbooks", "FreshBooks", "#0075dd", "state post", clientID, clientSecret, FreshbooksUser,
+		"https://auth.freshbooks.com/service/auth/oauth/authorize", "user:profile:read", "https://api.freshbooks.com/auth/oauth/token", "https://api.freshbooks.com/auth/api/v1/users/me")
 }

@@ -13,19 +13,6 @@ type FronteggProfile struct {
 	TenantID          string `json:"tenantId,omitempty"`
 }
 
-// Frontegg returns the Frontegg OpenID Connect provider (id "frontegg").
-// issuer is the workspace's domain or URL, e.g.
-// https://app-abc123.frontegg.com; Frontegg publishes its discovery
-// document under /oauth.
-func Frontegg(clientID, clientSecret, issuer string) *provider.OIDCConfig[FronteggProfile] {
-	base := baseURL(issuer)
-	c := oidcBuiltIn("frontegg", "Frontegg", base, clientID, clientSecret, FronteggUser, "#4461f2")
-	if base != "" {
-		c.WellKnown = base + "/oauth/.well-known/openid-configuration"
-	}
-	return c
-}
-
 // FronteggUser maps a Frontegg profile: sub, email, name, and picture or
 // else profilePictureUrl.
 func FronteggUser(ctx context.Context, p FronteggProfile, t provider.TokenSet) (provider.User, error) {
@@ -34,4 +21,17 @@ func FronteggUser(ctx context.Context, p FronteggProfile, t provider.TokenSet) (
 		u.Image = str(p.ProfilePictureURL)
 	}
 	return u, err
+}
+
+// Frontegg returns the Frontegg OpenID Connect provider (id "frontegg").
+// issuer is the workspace's domain or URL, e.g.
+// https://app-abc123.frontegg.com; Frontegg publishes its discovery
+// document under /oauth.
+func Frontegg(clientID, clientSecret, issuer string) *provider.OIDCConfig[FronteggProfile] {
+	base := baseURL(issuer)
+	c := oidcBuiltIn("frontegg", "Frontegg", "#4461f2", "", clientID, clientSecret, FronteggUser, base)
+	if base != "" {
+		c.WellKnown = base + "/oauth/.well-known/openid-configuration"
+	}
+	return c
 }

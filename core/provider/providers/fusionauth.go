@@ -22,8 +22,7 @@ type FusionAuthProfile struct {
 // authorization (for instances with several tenants).
 func FusionAuth(clientID, clientSecret, issuer, tenantID string) *provider.OIDCConfig[FusionAuthProfile] {
 	base := baseURL(issuer)
-	c := oidcBuiltIn("fusionauth", "FusionAuth", base, clientID, clientSecret, StandardClaimsUser[FusionAuthProfile], "#f58320")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
+	c := oidcBuiltIn("fusionauth", "FusionAuth", "#f58320", "pkce state", clientID, clientSecret, StandardClaimsUser[FusionAuthProfile], base)
 	c.Authorization = provider.Endpoint{Params: params("scope", "openid offline_access email profile")}
 	if t := strings.TrimSpace(tenantID); t != "" {
 		c.Authorization.Params.Set("tenantId", t)

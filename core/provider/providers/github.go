@@ -36,17 +36,6 @@ type GitHubEmail struct {
 	Visibility *string `json:"visibility"`
 }
 
-// GitHub returns the GitHub OAuth 2.0 provider (id "github"), asking for
-// read:user and user:email. When the profile has no public e-mail address
-// its userinfo handler reads /user/emails and takes the primary verified
-// address, else the first verified one.
-func GitHub(clientID, clientSecret string) *provider.OAuth2Config[GitHubProfile] {
-	c := oauthBuiltIn("github", "GitHub", "https://github.com/login/oauth/authorize", "read:user user:email",
-		"https://github.com/login/oauth/access_token", "https://api.github.com/user", clientID, clientSecret, GitHubUser, "#24292f")
-	c.Userinfo.Request = githubUserinfo
-	return c
-}
-
 // GitHubUser is the GitHub profile mapping: id as a decimal string, name
 // (else login), email, avatar_url.
 func GitHubUser(_ context.Context, p GitHubProfile, _ provider.TokenSet) (provider.User, error) {
@@ -99,4 +88,15 @@ func githubUserinfo(ctx context.Context, req provider.UserinfoRequest) (GitHubPr
 		p.Email = str(pick.Email)
 	}
 	return p, nil
+}
+
+// GitHub returns the GitHub OAuth 2.0 provider (id "github"), asking for
+// read:user and user:email. When the profile has no public e-mail address
+// its userinfo handler reads /user/emails and takes the primary verified
+// address, else the first verified one.
+func GitHub(clientID, clientSecret string) *provider.OAuth2Config[GitHubProfile] {
+	c := oauthBuiltIn("github", "GitHub", "#24292f", "", clientID, clientSecret, GitHubUser,
+		"https://github.com/login/oauth/authorize", "read:user user:email", "https://github.com/login/oauth/access_token", "https://api.github.com/user")
+	c.Userinfo.Request = githubUserinfo
+	return c
 }

@@ -24,13 +24,6 @@ type GitLabProfile struct {
 	ConfirmedAt      string `json:"confirmed_at"`
 }
 
-// GitLab returns the GitLab.com OAuth 2.0 provider (id "gitlab"), asking
-// for read_user. For a self-managed GitLab, change the three endpoint URLs.
-func GitLab(clientID, clientSecret string) *provider.OAuth2Config[GitLabProfile] {
-	return oauthBuiltIn("gitlab", "GitLab", "https://gitlab.com/oauth/authorize", "read_user",
-		"https://gitlab.com/oauth/token", "https://gitlab.com/api/v4/user", clientID, clientSecret, GitLabUser, "#FC6D26")
-}
-
 // GitLabUser is the GitLab profile mapping: id as a decimal string, name
 // (else username), email, avatar_url.
 func GitLabUser(_ context.Context, p GitLabProfile, _ provider.TokenSet) (provider.User, error) {
@@ -42,4 +35,11 @@ func GitLabUser(_ context.Context, p GitLabProfile, _ provider.TokenSet) (provid
 		u.Name = str(p.Username)
 	}
 	return u, nil
+}
+
+// GitLab returns the GitLab.com OAuth 2.0 provider (id "gitlab"), asking
+// for read_user. For a self-managed GitLab, change the three endpoint URLs.
+func GitLab(clientID, clientSecret string) *provider.OAuth2Config[GitLabProfile] {
+	return oauthBuiltIn("gitlab", "GitLab", "#FC6D26", "", clientID, clientSecret, GitLabUser,
+		"https://gitlab.com/oauth/authorize", "read_user", "https://gitlab.com/oauth/token", "https://gitlab.com/api/v4/user")
 }

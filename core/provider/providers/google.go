@@ -23,13 +23,13 @@ type GoogleProfile struct {
 	Exp           int64  `json:"exp"`
 }
 
-// Google returns the Google OpenID Connect provider (id "google", issuer
-// https://accounts.google.com).
-func Google(clientID, clientSecret string) *provider.OIDCConfig[GoogleProfile] {
-	return oidcBuiltIn("google", "Google", "https://accounts.google.com", clientID, clientSecret, GoogleUser, "#1a73e8")
-}
-
 // GoogleUser is the Google profile mapping: sub, email, name, picture.
 func GoogleUser(_ context.Context, p GoogleProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+}
+
+// Google returns the Google OpenID Connect provider (id "google", issuer
+// https://accounts.google.com).
+func Google(clientID, clientSecret string) *provider.OIDCConfig[GoogleProfile] {
+	return oidcBuiltIn("google", "Google", "#1a73e8", "", clientID, clientSecret, GoogleUser, "https://accounts.google.com")
 }

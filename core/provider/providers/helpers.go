@@ -159,9 +159,12 @@ func getJSON(ctx context.Context, c *http.Client, rawURL, accessToken string, ds
 	return nil
 }
 
-// oauthBuiltIn is the common shape of an OAuth 2.0 built-in. scope, when
-// not empty, is sent as the authorization request's scope.
-func oauthBuiltIn[P any](id, name, authURL, scope, tokenURL, userinfoURL, clientID, clientSecret string, profile provider.ProfileCallback[P], color string) *provider.OAuth2Config[P] {
+// oauthBuiltIn is the common shape of an OAuth 2.0 built-in: its id, name
+// and button colour, the options in with (see [withOptions]), the client
+// credentials and profile mapping, and its endpoints. scope, when not
+// empty, is sent as the authorization request's scope.
+func oauthBuiltIn[P any](id, name, color, with, clientID, clientSecret string, profile provider.ProfileCallback[P],
+	authURL, scope, tokenURL, userinfoURL string) *provider.OAuth2Config[P] {
 	c := &provider.OAuth2Config[P]{
 		ID:            id,
 		Name:          name,
@@ -176,7 +179,28 @@ func oauthBuiltIn[P any](id, name, authURL, scope, tokenURL, userinfoURL, client
 	if scope != "" {
 		c.Authorization.Params = params("scope", scope)
 	}
+	withOptions(with, c)
 	return c
+}
+
+// withOptions applies a built-in's options, space-separated words: the
+// callback checks ("pkce", "state", "nonce"; none of them leaves Checks
+// empty, which [provider.Validate] makes pkce) and the token endpoint's
+// client authentication ("post" for client_secret_post, "basic" for
+// client_secret_basic stated explicitly). Every constructor of this
+// package passes constant options, which TestReadmeTable checks against
+// the README's table; an unknown word is a bug here and panics.
+func withOptions[P any](with string, c *provider.OAuth2Config[P]) {
+	for _, w := range strings.Fields(with) {
+		switch w {
+		case "pkce", "state", "nonce":
+			c.Checks = append(c.Checks, provider.Check(w))
+		case "post", "basic":
+			c.Client.TokenEndpointAuthMethod = "client_secret_" + w
+		default:
+			panic("providers: unknown built-in option " + w)
+		}
+	}
 }
 
 func itoa(n int64) string {
@@ -212,12 +236,16 @@ func first(ss ...string) string {
 	return ""
 }
 
-// oidcBuiltIn is the common shape of an issuer-based OIDC built-in.
-func oidcBuiltIn[P any](id, name, issuer, clientID, clientSecret string, profile provider.ProfileCallback[P], color string) *provider.OIDCConfig[P] {
-	return &provider.OIDCConfig[P]{OAuth2Config: provider.OAuth2Config[P]{
+// oidcBuiltIn is the common shape of an issuer-based OIDC built-in: as
+// [oauthBuiltIn], with the issuer instead of the endpoints, which come
+// from discovery.
+func oidcBuiltIn[P any](id, name, color, with, clientID, clientSecret string, profile provider.ProfileCallback[P], issuer string) *provider.OIDCConfig[P] {
+	c := &provider.OIDCConfig[P]{OAuth2Config: provider.OAuth2Config[P]{
 		ID: id, Name: name, Issuer: issuer, ClientID: clientID, ClientSecret: clientSecret, Profile: profile,
 		Style: provider.ButtonStyle{Logo: "/" + id + ".svg", BrandColor: color},
 	}}
+	withOptions(with, &c.OAuth2Config)
+	return c
 }
 
 // postAuth is the client metadata of a provider that wants the client

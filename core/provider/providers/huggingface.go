@@ -18,8 +18,7 @@ type HuggingfaceProfile struct {
 // provider (id "huggingface", issuer https://huggingface.co) with the
 // pkce and state checks, asking for openid, profile and email.
 func Huggingface(clientID, clientSecret string) *provider.OIDCConfig[HuggingfaceProfile] {
-	c := oidcBuiltIn("huggingface", "Hugging Face", "https://huggingface.co", clientID, clientSecret, StandardClaimsUser[HuggingfaceProfile], "#FFD21E")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
+	c := oidcBuiltIn("huggingface", "Hugging Face", "#FFD21E", "pkce state", clientID, clientSecret, StandardClaimsUser[HuggingfaceProfile], "https://huggingface.co")
 	c.Authorization = provider.Endpoint{Params: params("scope", "openid profile email")}
 	return c
 }

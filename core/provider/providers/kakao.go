@@ -22,19 +22,16 @@ type KakaoProfile struct {
 	} `json:"kakao_account"`
 }
 
-// Kakao returns the Kakao Login OAuth 2.0 provider (id "kakao") with the
-// state check, authenticating with client_secret_post.
-func Kakao(clientID, clientSecret string) *provider.OAuth2Config[KakaoProfile] {
-	c := oauthBuiltIn("kakao", "Kakao", "https://kauth.kakao.com/oauth/authorize", "",
-		"https://kauth.kakao.com/oauth/token", "https://kapi.kakao.com/v2/user/me", clientID, clientSecret, KakaoUser, "#FEE500")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // KakaoUser maps a Kakao profile: id, kakao_account.email, the profile's
 // nickname (else the account name), profile_image_url.
 func KakaoUser(_ context.Context, p KakaoProfile, _ provider.TokenSet) (provider.User, error) {
 	a := p.KakaoAccount
 	return provider.User{ID: itoa(p.ID), Email: a.Email, Name: str(first(a.Profile.Nickname, a.Name)), Image: str(a.Profile.ProfileImageURL)}, nil
+}
+
+// Kakao returns the Kakao Login OAuth 2.0 provider (id "kakao") with the
+// state check, authenticating with client_secret_post.
+func Kakao(clientID, clientSecret string) *provider.OAuth2Config[KakaoProfile] {
+	return oauthBuiltIn("kakao", "Kakao", "#FEE500", "state post", clientID, clientSecret, KakaoUser,
+		"https://kauth.kakao.com/oauth/authorize", "", "https://kauth.kakao.com/oauth/token", "https://kapi.kakao.com/v2/user/me")
 }

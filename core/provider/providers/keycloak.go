@@ -20,14 +20,14 @@ type KeycloakProfile struct {
 	SessionState      string `json:"session_state,omitempty"`
 }
 
-// Keycloak returns the Keycloak OpenID Connect provider (id "keycloak").
-// issuer is the realm's URL, e.g. https://auth.example.com/realms/myrealm.
-func Keycloak(clientID, clientSecret, issuer string) *provider.OIDCConfig[KeycloakProfile] {
-	return oidcBuiltIn("keycloak", "Keycloak", issuerURL(issuer), clientID, clientSecret, KeycloakUser, "#428bca")
-}
-
 // KeycloakUser is the Keycloak profile mapping: sub, email, name (else
 // preferred_username), picture.
 func KeycloakUser(_ context.Context, p KeycloakProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.PreferredUsername)), Image: str(p.Picture)}, nil
+}
+
+// Keycloak returns the Keycloak OpenID Connect provider (id "keycloak").
+// issuer is the realm's URL, e.g. https://auth.example.com/realms/myrealm.
+func Keycloak(clientID, clientSecret, issuer string) *provider.OIDCConfig[KeycloakProfile] {
+	return oidcBuiltIn("keycloak", "Keycloak", "#428bca", "", clientID, clientSecret, KeycloakUser, issuerURL(issuer))
 }

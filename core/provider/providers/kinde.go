@@ -14,7 +14,5 @@ type KindeProfile struct {
 // pkce and state checks. issuer is the business domain, e.g.
 // https://example.kinde.com.
 func Kinde(clientID, clientSecret, issuer string) *provider.OIDCConfig[KindeProfile] {
-	c := oidcBuiltIn("kinde", "Kinde", baseURL(issuer), clientID, clientSecret, StandardClaimsUser[KindeProfile], "#000000")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
-	return c
+	return oidcBuiltIn("kinde", "Kinde", "#000000", "pkce state", clientID, clientSecret, StandardClaimsUser[KindeProfile], baseURL(issuer))
 }

@@ -12,17 +12,17 @@ type LogtoProfile struct {
 	Username string `json:"username,omitempty"`
 }
 
-// Logto returns the Logto OpenID Connect provider (id "logto"), asking for
-// offline_access, openid, email and profile. issuer is the tenant's OIDC
-// issuer, e.g. https://example.logto.app/oidc.
-func Logto(clientID, clientSecret, issuer string) *provider.OIDCConfig[LogtoProfile] {
-	c := oidcBuiltIn("logto", "Logto", issuerURL(issuer), clientID, clientSecret, LogtoUser, "#5d34f2")
-	c.Authorization = provider.Endpoint{Params: params("scope", "offline_access openid email profile")}
-	return c
-}
-
 // LogtoUser maps a Logto profile: sub, email, name (else username),
 // picture.
 func LogtoUser(_ context.Context, p LogtoProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.Username)), Image: str(p.Picture)}, nil
+}
+
+// Logto returns the Logto OpenID Connect provider (id "logto"), asking for
+// offline_access, openid, email and profile. issuer is the tenant's OIDC
+// issuer, e.g. https://example.logto.app/oidc.
+func Logto(clientID, clientSecret, issuer string) *provider.OIDCConfig[LogtoProfile] {
+	c := oidcBuiltIn("logto", "Logto", "#5d34f2", "", clientID, clientSecret, LogtoUser, issuerURL(issuer))
+	c.Authorization = provider.Endpoint{Params: params("scope", "offline_access openid email profile")}
+	return c
 }

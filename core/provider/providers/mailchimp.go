@@ -23,25 +23,23 @@ type MailchimpProfile struct {
 	APIEndpoint string `json:"api_endpoint"`
 }
 
+// MailchimpUser maps Mailchimp metadata: login.login_id, login.email
+// (else login_email), accountname (else login_name), login.avatar.
+func MailchimpUser(_ context.Context, p MailchimpProfile, _ provider.TokenSet) (provider.User, error) {
+	l := p.Login
+	return provider.User{ID: itoa(l.LoginID), Email: first(l.Email, l.LoginEmail), Name: str(first(p.AccountName, l.LoginName)), Image: str(l.Avatar)}, nil
+}
+
 // Mailchimp returns the Mailchimp OAuth 2.0 provider (id "mailchimp")
 // with the state check, authenticating with client_secret_post. Its
 // metadata endpoint takes the token as "Authorization: OAuth {token}".
 func Mailchimp(clientID, clientSecret string) *provider.OAuth2Config[MailchimpProfile] {
-	c := oauthBuiltIn("mailchimp", "Mailchimp", "https://login.mailchimp.com/oauth2/authorize", "",
-		"https://login.mailchimp.com/oauth2/token", "https://login.mailchimp.com/oauth2/metadata", clientID, clientSecret, MailchimpUser, "#ffe01b")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
+	c := oauthBuiltIn("mailchimp", "Mailchimp", "#ffe01b", "state post", clientID, clientSecret, MailchimpUser,
+		"https://login.mailchimp.com/oauth2/authorize", "", "https://login.mailchimp.com/oauth2/token", "https://login.mailchimp.com/oauth2/metadata")
 	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (MailchimpProfile, error) {
 		var p MailchimpProfile
 		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("OAuth", req.Tokens.AccessToken)}, &p)
 		return p, err
 	}
 	return c
-}
-
-// MailchimpUser maps Mailchimp metadata: login.login_id, login.email
-// (else login_email), accountname (else login_name), login.avatar.
-func MailchimpUser(_ context.Context, p MailchimpProfile, _ provider.TokenSet) (provider.User, error) {
-	l := p.Login
-	return provider.User{ID: itoa(l.LoginID), Email: first(l.Email, l.LoginEmail), Name: str(first(p.AccountName, l.LoginName)), Image: str(l.Avatar)}, nil
 }

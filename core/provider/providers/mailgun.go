@@ -9,10 +9,6 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
-// MailgunRegion is the region of a Mailgun account, which decides the API
-// host.
-type MailgunRegion string
-
 // The Mailgun regions.
 const (
 	// MailgunUS is api.mailgun.net, the default.
@@ -20,6 +16,10 @@ const (
 	// MailgunEU is api.eu.mailgun.net.
 	MailgunEU MailgunRegion = "eu"
 )
+
+// MailgunRegion is the region of a Mailgun account, which decides the API
+// host.
+type MailgunRegion string
 
 // Mailgun returns an e-mail provider (id "mailgun") that sends the sign-in
 // link through Mailgun's API: POST https://api.mailgun.net/v3/DOMAIN/messages

@@ -22,6 +22,13 @@ type MicrosoftEntraIDProfile struct {
 	Picture           string `json:"picture,omitempty"`
 }
 
+// MicrosoftEntraIDUser is the Microsoft Entra ID profile mapping: sub,
+// email, name, picture (the ID token has no picture unless one was added;
+// the photo is behind Microsoft Graph).
+func MicrosoftEntraIDUser(_ context.Context, p MicrosoftEntraIDProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+}
+
 // MicrosoftEntraID returns the Microsoft Entra ID OpenID Connect provider
 // (id "microsoft-entra-id"), asking for openid, profile, email and
 // User.Read. The issuer is https://login.microsoftonline.com/{tenant}/v2.0;
@@ -40,14 +47,7 @@ func MicrosoftEntraID(clientID, clientSecret, tenant string) *provider.OIDCConfi
 		}
 		issuer = "https://login.microsoftonline.com/" + url.PathEscape(issuer) + "/v2.0"
 	}
-	c := oidcBuiltIn("microsoft-entra-id", "Microsoft Entra ID", issuer, clientID, clientSecret, MicrosoftEntraIDUser, "#0072c6")
+	c := oidcBuiltIn("microsoft-entra-id", "Microsoft Entra ID", "#0072c6", "", clientID, clientSecret, MicrosoftEntraIDUser, issuer)
 	c.Authorization = provider.Endpoint{Params: params("scope", "openid profile email User.Read")}
 	return c
-}
-
-// MicrosoftEntraIDUser is the Microsoft Entra ID profile mapping: sub,
-// email, name, picture (the ID token has no picture unless one was added;
-// the photo is behind Microsoft Graph).
-func MicrosoftEntraIDUser(_ context.Context, p MicrosoftEntraIDProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
 }

@@ -23,19 +23,16 @@ type NaverProfile struct {
 	} `json:"response"`
 }
 
-// Naver returns the Naver Login OAuth 2.0 provider (id "naver") with the
-// state check Naver requires, authenticating with client_secret_post.
-func Naver(clientID, clientSecret string) *provider.OAuth2Config[NaverProfile] {
-	c := oauthBuiltIn("naver", "Naver", "https://nid.naver.com/oauth2.0/authorize", "",
-		"https://nid.naver.com/oauth2.0/token", "https://openapi.naver.com/v1/nid/me", clientID, clientSecret, NaverUser, "#03C75A")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // NaverUser maps a Naver profile: response.id, email, nickname (else
 // name), profile_image.
 func NaverUser(_ context.Context, p NaverProfile, _ provider.TokenSet) (provider.User, error) {
 	r := p.Response
 	return provider.User{ID: r.ID, Email: r.Email, Name: str(first(r.Nickname, r.Name)), Image: str(r.ProfileImage)}, nil
+}
+
+// Naver returns the Naver Login OAuth 2.0 provider (id "naver") with the
+// state check Naver requires, authenticating with client_secret_post.
+func Naver(clientID, clientSecret string) *provider.OAuth2Config[NaverProfile] {
+	return oauthBuiltIn("naver", "Naver", "#03C75A", "state post", clientID, clientSecret, NaverUser,
+		"https://nid.naver.com/oauth2.0/authorize", "", "https://nid.naver.com/oauth2.0/token", "https://openapi.naver.com/v1/nid/me")
 }

@@ -21,17 +21,21 @@ type NextcloudProfile struct {
 	AvatarURL string `json:"avatar_url,omitempty"`
 }
 
+// NextcloudUser maps a Nextcloud user: id, email, displayname, the avatar
+// URL.
+func NextcloudUser(_ context.Context, p NextcloudProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.ID, Email: p.Email, Name: str(first(p.DisplayName, p.ID)), Image: str(p.AvatarURL)}, nil
+}
+
 // Nextcloud returns the Nextcloud OAuth 2.0 provider (id "nextcloud") for
 // the server at issuer, with the state check, authenticating with
 // client_secret_post. Its userinfo handler reads the OCS user API for the
 // user_id of the token response, with the OCS-APIRequest header.
 func Nextcloud(clientID, clientSecret, issuer string) *provider.OAuth2Config[NextcloudProfile] {
 	base := baseURL(issuer)
-	c := oauthBuiltIn("nextcloud", "Nextcloud", base+"/apps/oauth2/authorize", "",
-		base+"/apps/oauth2/api/v1/token", base+"/ocs/v1.php/cloud/users", clientID, clientSecret, NextcloudUser, "#0082c9")
+	c := oauthBuiltIn("nextcloud", "Nextcloud", "#0082c9", "state post", clientID, clientSecret, NextcloudUser,
+		base+"/apps/oauth2/authorize", "", base+"/apps/oauth2/api/v1/token", base+"/ocs/v1.php/cloud/users")
 	clearIfNoBase(c, base)
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
 	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (NextcloudProfile, error) {
 		var env struct {
 			OCS struct {
@@ -55,10 +59,4 @@ func Nextcloud(clientID, clientSecret, issuer string) *provider.OAuth2Config[Nex
 		return p, nil
 	}
 	return c
-}
-
-// NextcloudUser maps a Nextcloud user: id, email, displayname, the avatar
-// URL.
-func NextcloudUser(_ context.Context, p NextcloudProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.ID, Email: p.Email, Name: str(first(p.DisplayName, p.ID)), Image: str(p.AvatarURL)}, nil
 }

@@ -7,6 +7,9 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
+// notionVersion is the Notion API version the Notion provider sends.
+const notionVersion = "2022-06-28"
+
 // NotionProfile is the person who installed a Notion public integration:
 // the bot user's owner.user (GET /v1/users/me).
 type NotionProfile struct {
@@ -20,18 +23,20 @@ type NotionProfile struct {
 	} `json:"person"`
 }
 
-// notionVersion is the Notion API version the Notion provider sends.
-const notionVersion = "2022-06-28"
+// NotionUser maps the owning Notion user: id, person.email, name,
+// avatar_url.
+func NotionUser(_ context.Context, p NotionProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.ID, Email: p.Person.Email, Name: str(p.Name), Image: str(p.AvatarURL)}, nil
+}
 
 // Notion returns the Notion public integration provider (id "notion"),
 // asking for owner=user, with the state check. Its userinfo handler reads
 // the integration's bot user (GET /v1/users/me, with the Notion-Version
 // header) and returns the user who owns it.
 func Notion(clientID, clientSecret string) *provider.OAuth2Config[NotionProfile] {
-	c := oauthBuiltIn("notion", "Notion", "https://api.notion.com/v1/oauth/authorize", "",
-		"https://api.notion.com/v1/oauth/token", "https://api.notion.com/v1/users/me", clientID, clientSecret, NotionUser, "#000000")
+	c := oauthBuiltIn("notion", "Notion", "#000000", "state", clientID, clientSecret, NotionUser,
+		"https://api.notion.com/v1/oauth/authorize", "", "https://api.notion.com/v1/oauth/token", "https://api.notion.com/v1/users/me")
 	c.Authorization.Params = params("owner", "user")
-	c.Checks = provider.Checks{provider.CheckState}
 	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (NotionProfile, error) {
 		var bot struct {
 			Bot struct {
@@ -52,10 +57,4 @@ func Notion(clientID, clientSecret string) *provider.OAuth2Config[NotionProfile]
 		return bot.Bot.Owner.User, nil
 	}
 	return c
-}
-
-// NotionUser maps the owning Notion user: id, person.email, name,
-// avatar_url.
-func NotionUser(_ context.Context, p NotionProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.ID, Email: p.Person.Email, Name: str(p.Name), Image: str(p.AvatarURL)}, nil
 }

@@ -22,18 +22,16 @@ type OktaProfile struct {
 	Zoneinfo          string `json:"zoneinfo,omitempty"`
 }
 
+// OktaUser is the Okta profile mapping: sub, email, name (else nickname,
+// else preferred_username), picture.
+func OktaUser(_ context.Context, p OktaProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.Nickname, p.PreferredUsername)), Image: str(p.Picture)}, nil
+}
+
 // Okta returns the Okta OpenID Connect provider (id "okta") with the pkce
 // and state checks. issuer is the org or authorization server URL, e.g.
 // https://dev-123456.okta.com/oauth2/default; a bare domain is taken as
 // https://{domain}.
 func Okta(clientID, clientSecret, issuer string) *provider.OIDCConfig[OktaProfile] {
-	c := oidcBuiltIn("okta", "Okta", issuerURL(issuer), clientID, clientSecret, OktaUser, "#000000")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
-	return c
-}
-
-// OktaUser is the Okta profile mapping: sub, email, name (else nickname,
-// else preferred_username), picture.
-func OktaUser(_ context.Context, p OktaProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.Nickname, p.PreferredUsername)), Image: str(p.Picture)}, nil
+	return oidcBuiltIn("okta", "Okta", "#000000", "pkce state", clientID, clientSecret, OktaUser, issuerURL(issuer))
 }

@@ -25,5 +25,5 @@ func OneLogin(clientID, clientSecret, issuer string) *provider.OIDCConfig[OneLog
 	if is != "" && !strings.HasSuffix(is, "/oidc/2") {
 		is += "/oidc/2"
 	}
-	return oidcBuiltIn("onelogin", "OneLogin", is, clientID, clientSecret, StandardClaimsUser[OneLoginProfile], "#1c1f2a")
+	return oidcBuiltIn("onelogin", "OneLogin", "#1c1f2a", "", clientID, clientSecret, StandardClaimsUser[OneLoginProfile], is)
 }

@@ -15,5 +15,5 @@ type OryHydraProfile struct {
 // "ory-hydra"). issuer is the Hydra public URL or the Ory Network project
 // URL.
 func OryHydra(clientID, clientSecret, issuer string) *provider.OIDCConfig[OryHydraProfile] {
-	return oidcBuiltIn("ory-hydra", "Ory Hydra", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[OryHydraProfile], "#0f172a")
+	return oidcBuiltIn("ory-hydra", "Ory Hydra", "#0f172a", "", clientID, clientSecret, StandardClaimsUser[OryHydraProfile], issuerURL(issuer))
 }

@@ -17,20 +17,18 @@ type OssoProfile struct {
 	} `json:"requested"`
 }
 
-// Osso returns the Osso (SAML single sign-on) OAuth 2.0 provider (id
-// "osso") for the deployment at issuer, with the state check.
-func Osso(clientID, clientSecret, issuer string) *provider.OAuth2Config[OssoProfile] {
-	base := baseURL(issuer)
-	c := oauthBuiltIn("osso", "Osso", base+"/oauth/authorize", "",
-		base+"/oauth/token", base+"/oauth/me", clientID, clientSecret, OssoUser, "#5a67d8")
-	clearIfNoBase(c, base)
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // OssoUser maps an Osso user: id, email (also the name, SAML giving no
 // other); no picture.
 func OssoUser(_ context.Context, p OssoProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.ID, Email: p.Email, Name: str(p.Email)}, nil
+}
+
+// Osso returns the Osso (SAML single sign-on) OAuth 2.0 provider (id
+// "osso") for the deployment at issuer, with the state check.
+func Osso(clientID, clientSecret, issuer string) *provider.OAuth2Config[OssoProfile] {
+	base := baseURL(issuer)
+	c := oauthBuiltIn("osso", "Osso", "#5a67d8", "state post", clientID, clientSecret, OssoUser,
+		base+"/oauth/authorize", "", base+"/oauth/token", base+"/oauth/me")
+	clearIfNoBase(c, base)
+	return c
 }

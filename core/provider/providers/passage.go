@@ -23,7 +23,5 @@ func Passage(clientID, clientSecret, issuer string) *provider.OIDCConfig[Passage
 	if is != "" && !strings.ContainsAny(is, "/.") {
 		is = "https://auth.passage.id/v1/apps/" + url.PathEscape(is)
 	}
-	c := oidcBuiltIn("passage", "Passage", issuerURL(is), clientID, clientSecret, StandardClaimsUser[PassageProfile], "#000000")
-	c.Client = provider.ClientOptions{TokenEndpointAuthMethod: "client_secret_basic"}
-	return c
+	return oidcBuiltIn("passage", "Passage", "#000000", "basic", clientID, clientSecret, StandardClaimsUser[PassageProfile], issuerURL(is))
 }

@@ -16,5 +16,5 @@ type PingIDProfile struct {
 // https://auth.pingone.com/{environmentId}/as (other regions use
 // auth.pingone.eu, .ca, .asia).
 func PingID(clientID, clientSecret, issuer string) *provider.OIDCConfig[PingIDProfile] {
-	return oidcBuiltIn("ping-id", "Ping Identity", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[PingIDProfile], "#b3282d")
+	return oidcBuiltIn("ping-id", "Ping Identity", "#b3282d", "", clientID, clientSecret, StandardClaimsUser[PingIDProfile], issuerURL(issuer))
 }

@@ -18,19 +18,17 @@ type PinterestProfile struct {
 	FollowingCount int64  `json:"following_count"`
 }
 
-// Pinterest returns the Pinterest OAuth 2.0 provider (id "pinterest"),
-// asking for user_accounts:read, with the state check. Pinterest gives no
-// e-mail address.
-func Pinterest(clientID, clientSecret string) *provider.OAuth2Config[PinterestProfile] {
-	c := oauthBuiltIn("pinterest", "Pinterest", "https://www.pinterest.com/oauth", "user_accounts:read",
-		"https://api.pinterest.com/v5/oauth/token", "https://api.pinterest.com/v5/user_account", clientID, clientSecret, PinterestUser, "#bd081c")
-	c.Checks = provider.Checks{provider.CheckState}
-	return c
-}
-
 // PinterestUser maps a Pinterest account: username as the id (stable for
 // Pinterest, and the id field is absent from older responses) and the
 // name, profile_image.
 func PinterestUser(_ context.Context, p PinterestProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.Username, Name: str(first(p.BusinessName, p.Username)), Image: str(p.ProfileImage)}, nil
+}
+
+// Pinterest returns the Pinterest OAuth 2.0 provider (id "pinterest"),
+// asking for user_accounts:read, with the state check. Pinterest gives no
+// e-mail address.
+func Pinterest(clientID, clientSecret string) *provider.OAuth2Config[PinterestProfile] {
+	return oauthBuiltIn("pinterest", "Pinterest", "#bd081c", "state", clientID, clientSecret, PinterestUser,
+		"https://www.pinterest.com/oauth", "user_accounts:read", "https://api.pinterest.com/v5/oauth/token", "https://api.pinterest.com/v5/user_account")
 }

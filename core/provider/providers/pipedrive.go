@@ -20,17 +20,15 @@ type PipedriveProfile struct {
 	} `json:"data"`
 }
 
-// Pipedrive returns the Pipedrive OAuth 2.0 provider (id "pipedrive")
-// with the state check.
-func Pipedrive(clientID, clientSecret string) *provider.OAuth2Config[PipedriveProfile] {
-	c := oauthBuiltIn("pipedrive", "Pipedrive", "https://oauth.pipedrive.com/oauth/authorize", "",
-		"https://oauth.pipedrive.com/oauth/token", "https://api.pipedrive.com/v1/users/me", clientID, clientSecret, PipedriveUser, "#017737")
-	c.Checks = provider.Checks{provider.CheckState}
-	return c
-}
-
 // PipedriveUser maps a Pipedrive user: data.id, email, name, icon_url.
 func PipedriveUser(_ context.Context, p PipedriveProfile, _ provider.TokenSet) (provider.User, error) {
 	d := p.Data
 	return provider.User{ID: itoa(d.ID), Email: d.Email, Name: str(d.Name), Image: str(d.IconURL)}, nil
+}
+
+// Pipedrive returns the Pipedrive OAuth 2.0 provider (id "pipedrive")
+// with the state check.
+func Pipedrive(clientID, clientSecret string) *provider.OAuth2Config[PipedriveProfile] {
+	return oauthBuiltIn("pipedrive", "Pipedrive", "#017737", "state", clientID, clientSecret, PipedriveUser,
+		"https://oauth.pipedrive.com/oauth/authorize", "", "https://oauth.pipedrive.com/oauth/token", "https://api.pipedrive.com/v1/users/me")
 }

@@ -18,19 +18,17 @@ type RedditProfile struct {
 	Created          float64 `json:"created"`
 }
 
-// Reddit returns the Reddit OAuth 2.0 provider (id "reddit"), asking for
-// identity, with the state check (Reddit has no PKCE). Reddit gives no
-// e-mail address.
-func Reddit(clientID, clientSecret string) *provider.OAuth2Config[RedditProfile] {
-	c := oauthBuiltIn("reddit", "Reddit", "https://www.reddit.com/api/v1/authorize", "identity",
-		"https://www.reddit.com/api/v1/access_token", "https://oauth.reddit.com/api/v1/me", clientID, clientSecret, RedditUser, "#FF4500")
-	c.Checks = provider.Checks{provider.CheckState}
-	return c
-}
-
 // RedditUser maps a Reddit account: id, name, icon_img (HTML-escaped by
 // Reddit: &amp; is undone), else snoovatar_img.
 func RedditUser(_ context.Context, p RedditProfile, _ provider.TokenSet) (provider.User, error) {
 	img := strings.ReplaceAll(first(p.IconImg, p.SnoovatarImg), "&amp;", "&")
 	return provider.User{ID: p.ID, Name: str(p.Name), Image: str(img)}, nil
+}
+
+// Reddit returns the Reddit OAuth 2.0 provider (id "reddit"), asking for
+// identity, with the state check (Reddit has no PKCE). Reddit gives no
+// e-mail address.
+func Reddit(clientID, clientSecret string) *provider.OAuth2Config[RedditProfile] {
+	return oauthBuiltIn("reddit", "Reddit", "#FF4500", "state", clientID, clientSecret, RedditUser,
+		"https://www.reddit.com/api/v1/authorize", "identity", "https://www.reddit.com/api/v1/access_token", "https://oauth.reddit.com/api/v1/me")
 }

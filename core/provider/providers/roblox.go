@@ -16,8 +16,7 @@ type RobloxProfile struct {
 // and state checks, asking for openid and profile. Roblox gives no e-mail
 // address.
 func Roblox(clientID, clientSecret string) *provider.OIDCConfig[RobloxProfile] {
-	c := oidcBuiltIn("roblox", "Roblox", "https://apis.roblox.com/oauth/", clientID, clientSecret, StandardClaimsUser[RobloxProfile], "#000000")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
+	c := oidcBuiltIn("roblox", "Roblox", "#000000", "pkce state", clientID, clientSecret, StandardClaimsUser[RobloxProfile], "https://apis.roblox.com/oauth/")
 	c.Authorization = provider.Endpoint{Params: params("scope", "openid profile")}
 	return c
 }

@@ -24,8 +24,7 @@ func Salesforce(clientID, clientSecret, issuer string) *provider.OIDCConfig[Sale
 	if strings.TrimSpace(issuer) == "" {
 		issuer = "https://login.salesforce.com"
 	}
-	c := oidcBuiltIn("salesforce", "Salesforce", issuerURL(issuer), clientID, clientSecret, StandardClaimsUser[SalesforceProfile], "#00a1e0")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState, provider.CheckNonce}
+	c := oidcBuiltIn("salesforce", "Salesforce", "#00a1e0", "pkce state nonce", clientID, clientSecret, StandardClaimsUser[SalesforceProfile], issuerURL(issuer))
 	no := false
 	c.IDToken = &no
 	return c

@@ -13,14 +13,14 @@ type SimpleLoginProfile struct {
 	ID        int64  `json:"id,omitempty"`
 }
 
-// SimpleLogin returns the Sign in with SimpleLogin OpenID Connect
-// provider (id "simplelogin", issuer https://app.simplelogin.io).
-func SimpleLogin(clientID, clientSecret string) *provider.OIDCConfig[SimpleLoginProfile] {
-	return oidcBuiltIn("simplelogin", "SimpleLogin", "https://app.simplelogin.io", clientID, clientSecret, SimpleLoginUser, "#e3156a")
-}
-
 // SimpleLoginUser maps a SimpleLogin profile: sub, email, name,
 // avatar_url.
 func SimpleLoginUser(_ context.Context, p SimpleLoginProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(first(p.AvatarURL, p.Picture))}, nil
+}
+
+// SimpleLogin returns the Sign in with SimpleLogin OpenID Connect
+// provider (id "simplelogin", issuer https://app.simplelogin.io).
+func SimpleLogin(clientID, clientSecret string) *provider.OIDCConfig[SimpleLoginProfile] {
+	return oidcBuiltIn("simplelogin", "SimpleLogin", "#e3156a", "", clientID, clientSecret, SimpleLoginUser, "https://app.simplelogin.io")
 }

@@ -24,16 +24,14 @@ type SlackProfile struct {
 	Locale        string `json:"locale,omitempty"`
 }
 
-// Slack returns the Sign in with Slack OpenID Connect provider (id
-// "slack", issuer https://slack.com) with the nonce check.
-func Slack(clientID, clientSecret string) *provider.OIDCConfig[SlackProfile] {
-	c := oidcBuiltIn("slack", "Slack", "https://slack.com", clientID, clientSecret, SlackUser, "#611f69")
-	c.Checks = provider.Checks{provider.CheckNonce}
-	return c
-}
-
 // SlackUser is the Slack profile mapping: sub (else the Slack user id),
 // email, name, picture (else the 512px user image).
 func SlackUser(_ context.Context, p SlackProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: first(p.Sub, p.UserID), Email: p.Email, Name: str(p.Name), Image: str(first(p.Picture, p.UserImage512))}, nil
+}
+
+// Slack returns the Sign in with Slack OpenID Connect provider (id
+// "slack", issuer https://slack.com) with the nonce check.
+func Slack(clientID, clientSecret string) *provider.OIDCConfig[SlackProfile] {
+	return oidcBuiltIn("slack", "Slack", "#611f69", "nonce", clientID, clientSecret, SlackUser, "https://slack.com")
 }

@@ -20,13 +20,6 @@ type SpotifyProfile struct {
 	} `json:"images"`
 }
 
-// Spotify returns the Spotify OAuth 2.0 provider (id "spotify"), asking
-// for user-read-email.
-func Spotify(clientID, clientSecret string) *provider.OAuth2Config[SpotifyProfile] {
-	return oauthBuiltIn("spotify", "Spotify", "https://accounts.spotify.com/authorize", "user-read-email",
-		"https://accounts.spotify.com/api/token", "https://api.spotify.com/v1/me", clientID, clientSecret, SpotifyUser, "#1db954")
-}
-
 // SpotifyUser maps a Spotify user: id, email, display_name (else id), the
 // first image.
 func SpotifyUser(_ context.Context, p SpotifyProfile, _ provider.TokenSet) (provider.User, error) {
@@ -35,4 +28,11 @@ func SpotifyUser(_ context.Context, p SpotifyProfile, _ provider.TokenSet) (prov
 		u.Image = str(p.Images[0].URL)
 	}
 	return u, nil
+}
+
+// Spotify returns the Spotify OAuth 2.0 provider (id "spotify"), asking
+// for user-read-email.
+func Spotify(clientID, clientSecret string) *provider.OAuth2Config[SpotifyProfile] {
+	return oauthBuiltIn("spotify", "Spotify", "#1db954", "", clientID, clientSecret, SpotifyUser,
+		"https://accounts.spotify.com/authorize", "user-read-email", "https://accounts.spotify.com/api/token", "https://api.spotify.com/v1/me")
 }

@@ -18,20 +18,18 @@ type StravaProfile struct {
 	ProfileMedium string `json:"profile_medium"`
 }
 
-// Strava returns the Strava OAuth 2.0 provider (id "strava"), asking for
-// read with approval_prompt auto, with the state check, authenticating
-// with client_secret_post. Strava gives no e-mail address.
-func Strava(clientID, clientSecret string) *provider.OAuth2Config[StravaProfile] {
-	c := oauthBuiltIn("strava", "Strava", "https://www.strava.com/oauth/authorize", "read",
-		"https://www.strava.com/oauth/token", "https://www.strava.com/api/v3/athlete", clientID, clientSecret, StravaUser, "#fc4c02")
-	c.Authorization.Params.Set("approval_prompt", "auto")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // StravaUser maps a Strava athlete: id, first and last name, profile (the
 // large picture).
 func StravaUser(_ context.Context, p StravaProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: itoa(p.ID), Name: str(first(joinNonEmpty(p.Firstname, p.Lastname), p.Username)), Image: str(first(p.Profile, p.ProfileMedium))}, nil
+}
+
+// Strava returns the Strava OAuth 2.0 provider (id "strava"), asking for
+// read with approval_prompt auto, with the state check, authenticating
+// with client_secret_post. Strava gives no e-mail address.
+func Strava(clientID, clientSecret string) *provider.OAuth2Config[StravaProfile] {
+	c := oauthBuiltIn("strava", "Strava", "#fc4c02", "state post", clientID, clientSecret, StravaUser,
+		"https://www.strava.com/oauth/authorize", "read", "https://www.strava.com/oauth/token", "https://www.strava.com/api/v3/athlete")
+	c.Authorization.Params.Set("approval_prompt", "auto")
+	return c
 }

@@ -23,16 +23,20 @@ type TraktProfile struct {
 	} `json:"images"`
 }
 
+// TraktUser maps a Trakt user: ids.slug (else ids.uuid), name (else
+// username), images.avatar.full.
+func TraktUser(_ context.Context, p TraktProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: first(p.IDs.Slug, p.IDs.UUID), Name: str(first(p.Name, p.Username)), Image: str(p.Images.Avatar.Full)}, nil
+}
+
 // Trakt returns the Trakt OAuth 2.0 provider (id "trakt") with the state
 // check, authenticating with client_secret_post. Trakt's API wants the
 // trakt-api-version and trakt-api-key (the client id) headers. Trakt
 // gives no e-mail address.
 func Trakt(clientID, clientSecret string) *provider.OAuth2Config[TraktProfile] {
-	c := oauthBuiltIn("trakt", "Trakt", "https://trakt.tv/oauth/authorize", "",
-		"https://api.trakt.tv/oauth/token", "https://api.trakt.tv/users/me", clientID, clientSecret, TraktUser, "#ED2224")
+	c := oauthBuiltIn("trakt", "Trakt", "#ED2224", "state post", clientID, clientSecret, TraktUser,
+		"https://trakt.tv/oauth/authorize", "", "https://api.trakt.tv/oauth/token", "https://api.trakt.tv/users/me")
 	c.Userinfo.Params = params("extended", "full")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
 	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (TraktProfile, error) {
 		var p TraktProfile
 		h := authHeader("Bearer", req.Tokens.AccessToken)
@@ -42,10 +46,4 @@ func Trakt(clientID, clientSecret string) *provider.OAuth2Config[TraktProfile] {
 		return p, err
 	}
 	return c
-}
-
-// TraktUser maps a Trakt user: ids.slug (else ids.uuid), name (else
-// username), images.avatar.full.
-func TraktUser(_ context.Context, p TraktProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: first(p.IDs.Slug, p.IDs.UUID), Name: str(first(p.Name, p.Username)), Image: str(p.Images.Avatar.Full)}, nil
 }

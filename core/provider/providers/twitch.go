@@ -16,6 +16,12 @@ type TwitchProfile struct {
 	Picture           string `json:"picture"`
 }
 
+// TwitchUser is the Twitch profile mapping: sub, email,
+// preferred_username, picture.
+func TwitchUser(_ context.Context, p TwitchProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.PreferredUsername), Image: str(p.Picture)}, nil
+}
+
 // Twitch returns the Twitch OpenID Connect provider (id "twitch", issuer
 // https://id.twitch.tv/oauth2), asking for openid and user:read:email and
 // for the email, picture and preferred_username claims in the ID token,
@@ -23,14 +29,7 @@ type TwitchProfile struct {
 // list; [TokenSet] joins it.
 func Twitch(clientID, clientSecret string) *provider.OIDCConfig[TwitchProfile] {
 	claims := `{"id_token":{"email":null,"picture":null,"preferred_username":null}}`
-	c := oidcBuiltIn("twitch", "Twitch", "https://id.twitch.tv/oauth2", clientID, clientSecret, TwitchUser, "#65459B")
+	c := oidcBuiltIn("twitch", "Twitch", "#65459B", "post", clientID, clientSecret, TwitchUser, "https://id.twitch.tv/oauth2")
 	c.Authorization = provider.Endpoint{Params: params("scope", "openid user:read:email", "claims", claims)}
-	c.Client = postAuth()
 	return c
-}
-
-// TwitchUser is the Twitch profile mapping: sub, email,
-// preferred_username, picture.
-func TwitchUser(_ context.Context, p TwitchProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.PreferredUsername), Image: str(p.Picture)}, nil
 }

@@ -17,22 +17,21 @@ type TwitterProfile struct {
 	} `json:"data"`
 }
 
+// TwitterUser maps an X user: data.id, data.name (else username),
+// confirmed_email, profile_image_url.
+func TwitterUser(_ context.Context, p TwitterProfile, _ provider.TokenSet) (provider.User, error) {
+	d := p.Data
+	return provider.User{ID: d.ID, Email: d.ConfirmedEmail, Name: str(first(d.Name, d.Username)), Image: str(d.ProfileImageURL)}, nil
+}
+
 // Twitter returns the X (Twitter) OAuth 2.0 provider (id "twitter"),
 // asking for users.read, tweet.read and offline.access, with the pkce and
 // state checks X requires. X gives an e-mail address only with the
 // users.email scope (add it to the scope, and confirmed_email to
 // user.fields).
 func Twitter(clientID, clientSecret string) *provider.OAuth2Config[TwitterProfile] {
-	c := oauthBuiltIn("twitter", "Twitter", "https://x.com/i/oauth2/authorize", "users.read tweet.read offline.access",
-		"https://api.x.com/2/oauth2/token", "https://api.x.com/2/users/me", clientID, clientSecret, TwitterUser, "#000000")
+	c := oauthBuiltIn("twitter", "Twitter", "#000000", "pkce state", clientID, clientSecret, TwitterUser,
+		"https://x.com/i/oauth2/authorize", "users.read tweet.read offline.access", "https://api.x.com/2/oauth2/token", "https://api.x.com/2/users/me")
 	c.Userinfo.Params = params("user.fields", "profile_image_url")
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState}
 	return c
-}
-
-// TwitterUser maps an X user: data.id, data.name (else username),
-// confirmed_email, profile_image_url.
-func TwitterUser(_ context.Context, p TwitterProfile, _ provider.TokenSet) (provider.User, error) {
-	d := p.Data
-	return provider.User{ID: d.ID, Email: d.ConfirmedEmail, Name: str(first(d.Name, d.Username)), Image: str(d.ProfileImageURL)}, nil
 }

@@ -13,7 +13,7 @@ type UnitedEffectsProfile struct{ StandardClaims }
 // https://auth.unitedeffects.com/{authGroupId}.
 func UnitedEffects(clientID, clientSecret, issuer string) *provider.OIDCConfig[UnitedEffectsProfile] {
 	is := issuerURL(issuer)
-	c := oidcBuiltIn("united-effects", "United Effects", is, clientID, clientSecret, StandardClaimsUser[UnitedEffectsProfile], "#000000")
+	c := oidcBuiltIn("united-effects", "United Effects", "#000000", "", clientID, clientSecret, StandardClaimsUser[UnitedEffectsProfile], is)
 	c.Authorization = provider.Endpoint{Params: params("scope", "openid email profile", "resource", is)}
 	return c
 }

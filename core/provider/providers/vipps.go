@@ -17,9 +17,8 @@ type VippsProfile struct {
 // state and nonce checks. The profile comes from the userinfo endpoint
 // (IDToken false).
 func Vipps(clientID, clientSecret string) *provider.OIDCConfig[VippsProfile] {
-	c := oidcBuiltIn("vipps", "Vipps", "https://api.vipps.no/access-management-1.0/access/", clientID, clientSecret, StandardClaimsUser[VippsProfile], "#ff5b24")
+	c := oidcBuiltIn("vipps", "Vipps", "#ff5b24", "pkce state nonce", clientID, clientSecret, StandardClaimsUser[VippsProfile], "https://api.vipps.no/access-management-1.0/access/")
 	c.Authorization = provider.Endpoint{Params: params("scope", "openid name email")}
-	c.Checks = provider.Checks{provider.CheckPKCE, provider.CheckState, provider.CheckNonce}
 	no := false
 	c.IDToken = &no
 	return c

@@ -7,6 +7,9 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
+// vkAPIVersion is the VK API version the VK provider asks for.
+const vkAPIVersion = "5.131"
+
 // VKProfile is one VK user (users.get), with the e-mail address of the
 // token response.
 type VKProfile struct {
@@ -18,21 +21,22 @@ type VKProfile struct {
 	Email string `json:"email,omitempty"`
 }
 
-// vkAPIVersion is the VK API version the VK provider asks for.
-const vkAPIVersion = "5.131"
+// VKUser maps a VK user: id, the token response's email, first and last
+// name, photo_100.
+func VKUser(_ context.Context, p VKProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: itoa(p.ID), Email: p.Email, Name: str(joinNonEmpty(p.FirstName, p.LastName)), Image: str(p.Photo100)}, nil
+}
 
 // VK returns the VK OAuth 2.0 provider (id "vk"), asking for email, with
 // the state check, authenticating with client_secret_post. VK returns the
 // e-mail address in the token response (email), and the profile from
 // users.get as a list under response.
 func VK(clientID, clientSecret string) *provider.OAuth2Config[VKProfile] {
-	c := oauthBuiltIn("vk", "VK", "https://oauth.vk.com/authorize", "email",
-		"https://oauth.vk.com/access_token", "https://api.vk.com/method/users.get", clientID, clientSecret, VKUser, "#0077FF")
+	c := oauthBuiltIn("vk", "VK", "#0077FF", "state post", clientID, clientSecret, VKUser,
+		"https://oauth.vk.com/authorize", "email", "https://oauth.vk.com/access_token", "https://api.vk.com/method/users.get")
 	c.Authorization.Params.Set("v", vkAPIVersion)
 	c.Token.Params = params("v", vkAPIVersion)
 	c.Userinfo.Params = params("fields", "photo_100", "v", vkAPIVersion)
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
 	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (VKProfile, error) {
 		var res struct {
 			Response []VKProfile `json:"response"`
@@ -55,10 +59,4 @@ func VK(clientID, clientSecret string) *provider.OAuth2Config[VKProfile] {
 		return p, nil
 	}
 	return c
-}
-
-// VKUser maps a VK user: id, the token response's email, first and last
-// name, photo_100.
-func VKUser(_ context.Context, p VKProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: itoa(p.ID), Email: p.Email, Name: str(joinNonEmpty(p.FirstName, p.LastName)), Image: str(p.Photo100)}, nil
 }

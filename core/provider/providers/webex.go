@@ -18,15 +18,6 @@ type WebexProfile struct {
 	OrgID       string   `json:"orgId"`
 }
 
-// Webex returns the Webex OAuth 2.0 provider (id "webex"), asking for
-// spark:kms and spark:people_read, authenticating with client_secret_post.
-func Webex(clientID, clientSecret string) *provider.OAuth2Config[WebexProfile] {
-	c := oauthBuiltIn("webex", "Webex", "https://webexapis.com/v1/authorize", "spark:kms spark:people_read",
-		"https://webexapis.com/v1/access_token", "https://webexapis.com/v1/people/me", clientID, clientSecret, WebexUser, "#07C1E4")
-	c.Client = postAuth()
-	return c
-}
-
 // WebexUser maps a Webex person: id, the first of emails, displayName,
 // avatar.
 func WebexUser(_ context.Context, p WebexProfile, _ provider.TokenSet) (provider.User, error) {
@@ -35,4 +26,11 @@ func WebexUser(_ context.Context, p WebexProfile, _ provider.TokenSet) (provider
 		u.Email = p.Emails[0]
 	}
 	return u, nil
+}
+
+// Webex returns the Webex OAuth 2.0 provider (id "webex"), asking for
+// spark:kms and spark:people_read, authenticating with client_secret_post.
+func Webex(clientID, clientSecret string) *provider.OAuth2Config[WebexProfile] {
+	return oauthBuiltIn("webex", "Webex", "#07C1E4", "post", clientID, clientSecret, WebexUser,
+		"https://webexapis.com/v1/authorize", "spark:kms spark:people_read", "https://webexapis.com/v1/access_token", "https://webexapis.com/v1/people/me")
 }

@@ -21,17 +21,17 @@ type WikimediaProfile struct {
 	Registered     string   `json:"registered"`
 }
 
+// WikimediaUser maps a Wikimedia profile: sub, email, username; no
+// picture.
+func WikimediaUser(_ context.Context, p WikimediaProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Username, p.Realname))}, nil
+}
+
 // Wikimedia returns the Wikimedia (Wikipedia and sister projects) OAuth
 // 2.0 provider (id "wikimedia") at meta.wikimedia.org. The e-mail address
 // is in the profile only when the consumer was granted it.
 func Wikimedia(clientID, clientSecret string) *provider.OAuth2Config[WikimediaProfile] {
 	const base = "https://meta.wikimedia.org/w/rest.php/oauth2"
-	return oauthBuiltIn("wikimedia", "Wikimedia", base+"/authorize", "",
-		base+"/access_token", base+"/resource/profile", clientID, clientSecret, WikimediaUser, "#000000")
-}
-
-// WikimediaUser maps a Wikimedia profile: sub, email, username; no
-// picture.
-func WikimediaUser(_ context.Context, p WikimediaProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Username, p.Realname))}, nil
+	return oauthBuiltIn("wikimedia", "Wikimedia", "#000000", "", clientID, clientSecret, WikimediaUser,
+		base+"/authorize", "", base+"/access_token", base+"/resource/profile")
 }

@@ -18,19 +18,16 @@ type WordPressProfile struct {
 	PrimaryBlog   int64  `json:"primary_blog"`
 }
 
-// WordPress returns the WordPress.com OAuth 2.0 provider (id
-// "wordpress"), asking for auth, with the state check, authenticating
-// with client_secret_post.
-func WordPress(clientID, clientSecret string) *provider.OAuth2Config[WordPressProfile] {
-	c := oauthBuiltIn("wordpress", "WordPress.com", "https://public-api.wordpress.com/oauth2/authorize", "auth",
-		"https://public-api.wordpress.com/oauth2/token", "https://public-api.wordpress.com/rest/v1/me", clientID, clientSecret, WordPressUser, "#3499cd")
-	c.Checks = provider.Checks{provider.CheckState}
-	c.Client = postAuth()
-	return c
-}
-
 // WordPressUser maps a WordPress.com user: ID, email, display_name (else
 // username), avatar_URL.
 func WordPressUser(_ context.Context, p WordPressProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: itoa(p.ID), Email: p.Email, Name: str(first(p.DisplayName, p.Username)), Image: str(p.AvatarURL)}, nil
+}
+
+// WordPress returns the WordPress.com OAuth 2.0 provider (id
+// "wordpress"), asking for auth, with the state check, authenticating
+// with client_secret_post.
+func WordPress(clientID, clientSecret string) *provider.OAuth2Config[WordPressProfile] {
+	return oauthBuiltIn("wordpress", "WordPress.com", "#3499cd", "state post", clientID, clientSecret, WordPressUser,
+		"https://public-api.wordpress.com/oauth2/authorize", "auth", "https://public-api.wordpress.com/oauth2/token", "https://public-api.wordpress.com/rest/v1/me")
 }

@@ -23,21 +23,6 @@ type YandexProfile struct {
 	PSUID           string   `json:"psuid"`
 }
 
-// Yandex returns the Yandex ID OAuth 2.0 provider (id "yandex"), asking
-// for login:info, login:email and login:avatar. Its userinfo endpoint
-// takes the token as "Authorization: OAuth {token}".
-func Yandex(clientID, clientSecret string) *provider.OAuth2Config[YandexProfile] {
-	c := oauthBuiltIn("yandex", "Yandex", "https://oauth.yandex.ru/authorize", "login:info login:email login:avatar",
-		"https://oauth.yandex.ru/token", "https://login.yandex.ru/info", clientID, clientSecret, YandexUser, "#ffcc00")
-	c.Userinfo.Params = params("format", "json")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (YandexProfile, error) {
-		var p YandexProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("OAuth", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
-	return c
-}
-
 // YandexUser maps a Yandex user: id, default_email (else the first of
 // emails), display_name (else real_name, else first_name), and the
 // avatar's 200px URL unless is_avatar_empty.
@@ -50,4 +35,19 @@ func YandexUser(_ context.Context, p YandexProfile, _ provider.TokenSet) (provid
 		u.Image = str("https://avatars.yandex.net/get-yapic/" + url.PathEscape(p.DefaultAvatarID) + "/islands-200")
 	}
 	return u, nil
+}
+
+// Yandex returns the Yandex ID OAuth 2.0 provider (id "yandex"), asking
+// for login:info, login:email and login:avatar. Its userinfo endpoint
+// takes the token as "Authorization: OAuth {token}".
+func Yandex(clientID, clientSecret string) *provider.OAuth2Config[YandexProfile] {
+	c := oauthBuiltIn("yandex", "Yandex", "#ffcc00", "", clientID, clientSecret, YandexUser,
+		"https://oauth.yandex.ru/authorize", "login:info login:email login:avatar", "https://oauth.yandex.ru/token", "https://login.yandex.ru/info")
+	c.Userinfo.Params = params("format", "json")
+	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (YandexProfile, error) {
+		var p YandexProfile
+		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("OAuth", req.Tokens.AccessToken)}, &p)
+		return p, err
+	}
+	return c
 }

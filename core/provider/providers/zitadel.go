@@ -14,5 +14,5 @@ type ZitadelProfile struct {
 // Zitadel returns the ZITADEL OpenID Connect provider (id "zitadel").
 // issuer is the instance's URL, e.g. https://example-abc.zitadel.cloud.
 func Zitadel(clientID, clientSecret, issuer string) *provider.OIDCConfig[ZitadelProfile] {
-	return oidcBuiltIn("zitadel", "ZITADEL", baseURL(issuer), clientID, clientSecret, StandardClaimsUser[ZitadelProfile], "#000000")
+	return oidcBuiltIn("zitadel", "ZITADEL", "#000000", "", clientID, clientSecret, StandardClaimsUser[ZitadelProfile], baseURL(issuer))
 }

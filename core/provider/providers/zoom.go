@@ -20,14 +20,14 @@ type ZoomProfile struct {
 	VerifiedState int    `json:"verified"`
 }
 
-// Zoom returns the Zoom OAuth 2.0 provider (id "zoom").
-func Zoom(clientID, clientSecret string) *provider.OAuth2Config[ZoomProfile] {
-	return oauthBuiltIn("zoom", "Zoom", "https://zoom.us/oauth/authorize", "",
-		"https://zoom.us/oauth/token", "https://api.zoom.us/v2/users/me", clientID, clientSecret, ZoomUser, "#0b5cff")
-}
-
 // ZoomUser maps a Zoom user: id, email, display_name (else first and last
 // name), pic_url.
 func ZoomUser(_ context.Context, p ZoomProfile, _ provider.TokenSet) (provider.User, error) {
 	return provider.User{ID: p.ID, Email: p.Email, Name: str(first(p.DisplayName, joinNonEmpty(p.FirstName, p.LastName))), Image: str(p.PicURL)}, nil
+}
+
+// Zoom returns the Zoom OAuth 2.0 provider (id "zoom").
+func Zoom(clientID, clientSecret string) *provider.OAuth2Config[ZoomProfile] {
+	return oauthBuiltIn("zoom", "Zoom", "#0b5cff", "", clientID, clientSecret, ZoomUser,
+		"https://zoom.us/oauth/authorize", "", "https://zoom.us/oauth/token", "https://api.zoom.us/v2/users/me")
 }
