@@ -223,7 +223,11 @@ const (
 
 // Valid reports whether v is one of the three requirements.
 func (v UserVerification) Valid() bool {
-	return v == UserVerificationRequired || v == UserVerificationPreferred || v == UserVerificationDiscouraged
+	switch v {
+	case UserVerificationRequired, UserVerificationPreferred, UserVerificationDiscouraged:
+		return true
+	}
+	return false
 }
 
 // WebAuthnConfig configures sign-in with passkeys and other WebAuthn

@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // AuthentikProfile is the claims of an authentik ID token.
 type AuthentikProfile struct {

@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // BeyondIdentityProfile is the claims of a Beyond Identity ID token.
 type BeyondIdentityProfile struct{ StandardClaims }

@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // DuendeIdentityServer6Profile is the claims of a Duende IdentityServer
 // ID token.

@@ -125,7 +125,7 @@ func wantHeader(t *testing.T, h http.Header, name, want string) {
 	}
 }
 
-func basicAuth(user, pass string) string {
+func basicAuthValue(user, pass string) string {
 	r, _ := http.NewRequest("GET", "http://x", nil)
 	r.SetBasicAuth(user, pass)
 	return r.Header.Get("Authorization")
@@ -223,7 +223,7 @@ func serviceCases() []serviceCase {
 			},
 			okStatus: 200, okAnswer: `{"id":"<20261123.1@mg.acme.example>","message":"Queued. Thank you."}`,
 			host: "api.mailgun.net", path: "/v3/mg.acme.example/messages",
-			auth: func(t *testing.T, h http.Header) { wantHeader(t, h, "Authorization", basicAuth("api", testKey)) },
+			auth: func(t *testing.T, h http.Header) { wantHeader(t, h, "Authorization", basicAuthValue("api", testKey)) },
 			body: func(t *testing.T, b []byte) {
 				f, err := url.ParseQuery(string(b))
 				if err != nil {
@@ -243,7 +243,7 @@ func serviceCases() []serviceCase {
 			},
 			okStatus: 200, okAnswer: `{"id":"6523b1a5","status":"queued"}`,
 			host: "api.forwardemail.net", path: "/v1/emails",
-			auth:       func(t *testing.T, h http.Header) { wantHeader(t, h, "Authorization", basicAuth(testKey, "")) },
+			auth:       func(t *testing.T, h http.Header) { wantHeader(t, h, "Authorization", basicAuthValue(testKey, "")) },
 			body:       simpleJSON("from", "to", "text", "html", false),
 			failStatus: 401, failAnswer: `{"statusCode":401,"error":"Unauthorized","message":"Invalid API token."}`,
 			failMessage: "Invalid API token.",

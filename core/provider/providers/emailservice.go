@@ -197,17 +197,44 @@ func (e *redactedError) Error() string { return e.msg }
 
 func (e *redactedError) Unwrap() error { return e.err }
 
-func jsonRequest(endpoint string, body any) (*http.Request, error) {
+// jsonRequest builds a POST of body as JSON, with the service's credentials
+// set by auth.
+func jsonRequest(endpoint string, auth requestAuth, body any) (*http.Request, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	r, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(b))
+	return postRequest(endpoint, auth, "application/json", b)
+}
+
+// postRequest builds a POST of body, of the given content type, with the
+// service's credentials set by auth.
+func postRequest(endpoint string, auth requestAuth, contentType string, body []byte) (*http.Request, error) {
+	r, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Content-Type", contentType)
+	auth(r)
 	return r, nil
+}
+
+// requestAuth sets a service's credentials on a request.
+type requestAuth func(r *http.Request)
+
+// bearerAuth sends "Authorization: Bearer key".
+func bearerAuth(key string) requestAuth {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }
+}
+
+// basicAuth sends HTTP basic authentication.
+func basicAuth(user, password string) requestAuth {
+	return func(r *http.Request) { r.SetBasicAuth(user, password) }
+}
+
+// headerAuth sends the key in the header name.
+func headerAuth(name, key string) requestAuth {
+	return func(r *http.Request) { r.Header.Set(name, key) }
 }
 
 // serviceMessage finds the human-readable message in a service's error

@@ -12,12 +12,8 @@ import (
 // (the API key as the user name, no password) and a JSON body.
 func ForwardEmail(apiKey, from string, opts ...EmailServiceOption) *provider.EmailConfig {
 	return newEmailService("forwardemail", "Forward Email", apiKey, from, opts, func(s *emailService, from, to string, m provider.EmailMessage) (*http.Request, error) {
-		r, err := jsonRequest("https://api.forwardemail.net/v1/emails", map[string]any{
+		return jsonRequest("https://api.forwardemail.net/v1/emails", basicAuth(s.apiKey, ""), map[string]any{
 			"from": from, "to": to, "subject": m.Subject, "text": m.Text, "html": m.HTML,
 		})
-		if err == nil {
-			r.SetBasicAuth(s.apiKey, "")
-		}
-		return r, err
 	})
 }

@@ -269,3 +269,14 @@ func clientOf(req provider.UserinfoRequest) *http.Client {
 	}
 	return http.DefaultClient
 }
+
+// userinfoWithScheme is a userinfo handler that sends the access token as
+// "Authorization: {scheme} {token}", for APIs that want a scheme other
+// than Bearer.
+func userinfoWithScheme[P any](scheme string) func(context.Context, provider.UserinfoRequest) (P, error) {
+	return func(ctx context.Context, req provider.UserinfoRequest) (P, error) {
+		var p P
+		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader(scheme, req.Tokens.AccessToken)}, &p)
+		return p, err
+	}
+}

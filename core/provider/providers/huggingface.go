@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // HuggingfaceProfile is the claims of a Hugging Face ID token.
 type HuggingfaceProfile struct {

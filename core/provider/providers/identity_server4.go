@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // IdentityServer4Profile is the claims of an IdentityServer4 ID token.
 type IdentityServer4Profile struct{ StandardClaims }

@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // KindeProfile is the claims of a Kinde ID token.
 type KindeProfile struct {

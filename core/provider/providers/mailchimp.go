@@ -36,10 +36,6 @@ func MailchimpUser(_ context.Context, p MailchimpProfile, _ provider.TokenSet) (
 func Mailchimp(clientID, clientSecret string) *provider.OAuth2Config[MailchimpProfile] {
 	c := oauthBuiltIn("mailchimp", "Mailchimp", "#ffe01b", "state post", clientID, clientSecret, MailchimpUser,
 		"https://login.mailchimp.com/oauth2/authorize", "", "https://login.mailchimp.com/oauth2/token", "https://login.mailchimp.com/oauth2/metadata")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (MailchimpProfile, error) {
-		var p MailchimpProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("OAuth", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	c.Userinfo.Request = userinfoWithScheme[MailchimpProfile]("OAuth")
 	return c
 }

@@ -42,12 +42,7 @@ func Mailgun(apiKey, domain string, region MailgunRegion, from string, opts ...E
 			return nil, fmt.Errorf("%w: mailgun: sending domain %q is empty or not a domain (pass the domain set up in Mailgun, e.g. mg.example.com)", provider.ErrInvalidConfig, domain)
 		}
 		form := url.Values{"from": {from}, "to": {to}, "subject": {m.Subject}, "text": {m.Text}, "html": {m.HTML}}
-		r, err := http.NewRequest(http.MethodPost, "https://"+host+"/v3/"+url.PathEscape(d)+"/messages", strings.NewReader(form.Encode()))
-		if err != nil {
-			return nil, err
-		}
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		r.SetBasicAuth("api", s.apiKey)
-		return r, nil
+		return postRequest("https://"+host+"/v3/"+url.PathEscape(d)+"/messages", basicAuth("api", s.apiKey),
+			"application/x-www-form-urlencoded", []byte(form.Encode()))
 	})
 }

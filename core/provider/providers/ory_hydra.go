@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // OryHydraProfile is the claims of an Ory Hydra (or Ory Network) ID
 // token.

@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // PingIDProfile is the claims of a PingOne ID token.
 type PingIDProfile struct {

@@ -12,13 +12,9 @@ import (
 // body, on the "outbound" message stream.
 func Postmark(serverToken, from string, opts ...EmailServiceOption) *provider.EmailConfig {
 	return newEmailService("postmark", "Postmark", serverToken, from, opts, func(s *emailService, from, to string, m provider.EmailMessage) (*http.Request, error) {
-		r, err := jsonRequest("https://api.postmarkapp.com/email", map[string]any{
+		return jsonRequest("https://api.postmarkapp.com/email", headerAuth("X-Postmark-Server-Token", s.apiKey), map[string]any{
 			"From": from, "To": to, "Subject": m.Subject, "TextBody": m.Text, "HtmlBody": m.HTML,
 			"MessageStream": "outbound",
 		})
-		if err == nil {
-			r.Header.Set("X-Postmark-Server-Token", s.apiKey)
-		}
-		return r, err
 	})
 }

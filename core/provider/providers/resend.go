@@ -11,12 +11,8 @@ import (
 // "Authorization: Bearer apiKey" and a JSON body.
 func Resend(apiKey, from string, opts ...EmailServiceOption) *provider.EmailConfig {
 	return newEmailService("resend", "Resend", apiKey, from, opts, func(s *emailService, from, to string, m provider.EmailMessage) (*http.Request, error) {
-		r, err := jsonRequest("https://api.resend.com/emails", map[string]any{
+		return jsonRequest("https://api.resend.com/emails", bearerAuth(s.apiKey), map[string]any{
 			"from": from, "to": []string{to}, "subject": m.Subject, "text": m.Text, "html": m.HTML,
 		})
-		if err == nil {
-			r.Header.Set("Authorization", "Bearer "+s.apiKey)
-		}
-		return r, err
 	})
 }

@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // RobloxProfile is the claims of a Roblox ID token.
 type RobloxProfile struct {

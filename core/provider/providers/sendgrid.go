@@ -22,7 +22,7 @@ func SendGrid(apiKey, from string, opts ...EmailServiceOption) *provider.EmailCo
 		if addr.Name != "" {
 			sender["name"] = addr.Name
 		}
-		r, err := jsonRequest("https://api.sendgrid.com/v3/mail/send", map[string]any{
+		return jsonRequest("https://api.sendgrid.com/v3/mail/send", bearerAuth(s.apiKey), map[string]any{
 			"personalizations": []any{map[string]any{"to": []any{map[string]string{"email": to}}}},
 			"from":             sender,
 			"subject":          m.Subject,
@@ -31,9 +31,5 @@ func SendGrid(apiKey, from string, opts ...EmailServiceOption) *provider.EmailCo
 				map[string]string{"type": "text/html", "value": m.HTML},
 			},
 		})
-		if err == nil {
-			r.Header.Set("Authorization", "Bearer "+s.apiKey)
-		}
-		return r, err
 	})
 }

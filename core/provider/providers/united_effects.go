@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // UnitedEffectsProfile is the claims of a United Effects ID token.
 type UnitedEffectsProfile struct{ StandardClaims }

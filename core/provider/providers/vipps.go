@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // VippsProfile is the Vipps MobilePay userinfo response.
 type VippsProfile struct {

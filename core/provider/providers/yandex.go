@@ -44,10 +44,6 @@ func Yandex(clientID, clientSecret string) *provider.OAuth2Config[YandexProfile]
 	c := oauthBuiltIn("yandex", "Yandex", "#ffcc00", "", clientID, clientSecret, YandexUser,
 		"https://oauth.yandex.ru/authorize", "login:info login:email login:avatar", "https://oauth.yandex.ru/token", "https://login.yandex.ru/info")
 	c.Userinfo.Params = params("format", "json")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (YandexProfile, error) {
-		var p YandexProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("OAuth", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	c.Userinfo.Request = userinfoWithScheme[YandexProfile]("OAuth")
 	return c
 }

@@ -1,8 +1,6 @@
 package providers
 
-import (
-	"github.com/authport/authport/core/provider"
-)
+import "github.com/authport/authport/core/provider"
 
 // ZitadelProfile is the claims of a ZITADEL ID token.
 type ZitadelProfile struct {

@@ -28,10 +28,6 @@ func ZohoUser(_ context.Context, p ZohoProfile, _ provider.TokenSet) (provider.U
 func Zoho(clientID, clientSecret string) *provider.OAuth2Config[ZohoProfile] {
 	c := oauthBuiltIn("zoho", "Zoho", "#e42527", "state post", clientID, clientSecret, ZohoUser,
 		"https://accounts.zoho.com/oauth/v2/auth", "AaaServer.profile.Read", "https://accounts.zoho.com/oauth/v2/token", "https://accounts.zoho.com/oauth/user/info")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (ZohoProfile, error) {
-		var p ZohoProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader("Zoho-oauthtoken", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	c.Userinfo.Request = userinfoWithScheme[ZohoProfile]("Zoho-oauthtoken")
 	return c
 }
