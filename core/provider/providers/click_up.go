@@ -8,20 +8,22 @@ import (
 
 // ClickUpProfile is the ClickUp user (GET /api/v2/user).
 type ClickUpProfile struct {
-	User struct {
-		ID             int64  `json:"id"`
-		Username       string `json:"username"`
-		Email          string `json:"email"`
-		Color          string `json:"color"`
-		ProfilePicture string `json:"profilePicture"`
-	} `json:"user"`
+	User ClickUpProfileUser `json:"user"`
+}
+
+// ClickUpProfileUser is the User member of [ClickUpProfile].
+type ClickUpProfileUser struct {
+	ID             int64  `json:"id"`
+	Username       string `json:"username"`
+	Email          string `json:"email"`
+	Color          string `json:"color"`
+	ProfilePicture string `json:"profilePicture"`
 }
 
 // ClickUpUser maps a ClickUp user: user.id, email, username,
 // profilePicture.
 func ClickUpUser(_ context.Context, p ClickUpProfile, _ provider.TokenSet) (provider.User, error) {
-	u := p.User
-	return provider.User{ID: itoa(u.ID), Email: u.Email, Name: str(u.Username), Image: str(u.ProfilePicture)}, nil
+	return provider.User{ID: itoa(p.User.ID), Email: p.User.Email, Name: str(p.User.Username), Image: str(p.User.ProfilePicture)}, nil
 }
 
 // ClickUp returns the ClickUp OAuth 2.0 provider (id "click-up") with the

@@ -8,20 +8,22 @@ import (
 
 // CoinbaseProfile is the Coinbase user (GET /v2/user).
 type CoinbaseProfile struct {
-	Data struct {
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		Username  string `json:"username"`
-		Email     string `json:"email"`
-		AvatarURL string `json:"avatar_url"`
-	} `json:"data"`
+	Data CoinbaseProfileData `json:"data"`
+}
+
+// CoinbaseProfileData is the Data member of [CoinbaseProfile].
+type CoinbaseProfileData struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Username  string `json:"username"`
+	Email     string `json:"email"`
+	AvatarURL string `json:"avatar_url"`
 }
 
 // CoinbaseUser maps a Coinbase profile: data.id, data.email, data.name
 // (else data.username), data.avatar_url.
 func CoinbaseUser(_ context.Context, p CoinbaseProfile, _ provider.TokenSet) (provider.User, error) {
-	d := p.Data
-	return provider.User{ID: d.ID, Email: d.Email, Name: str(first(d.Name, d.Username)), Image: str(d.AvatarURL)}, nil
+	return provider.User{ID: p.Data.ID, Email: p.Data.Email, Name: str(first(p.Data.Name, p.Data.Username)), Image: str(p.Data.AvatarURL)}, nil
 }
 
 // Coinbase returns the Coinbase OAuth 2.0 provider (id "coinbase"),

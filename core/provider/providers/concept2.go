@@ -8,22 +8,24 @@ import (
 
 // Concept2Profile is the Concept2 Logbook user (GET /api/users/me).
 type Concept2Profile struct {
-	Data struct {
-		ID           int64  `json:"id"`
-		Username     string `json:"username"`
-		FirstName    string `json:"first_name"`
-		LastName     string `json:"last_name"`
-		Email        string `json:"email"`
-		ProfileImage string `json:"profile_image"`
-		Country      string `json:"country"`
-	} `json:"data"`
+	Data Concept2ProfileData `json:"data"`
+}
+
+// Concept2ProfileData is the Data member of [Concept2Profile].
+type Concept2ProfileData struct {
+	ID           int64  `json:"id"`
+	Username     string `json:"username"`
+	FirstName    string `json:"first_name"`
+	LastName     string `json:"last_name"`
+	Email        string `json:"email"`
+	ProfileImage string `json:"profile_image"`
+	Country      string `json:"country"`
 }
 
 // Concept2User maps a Concept2 user: data.id, email, username (else first
 // and last name), profile_image.
 func Concept2User(_ context.Context, p Concept2Profile, _ provider.TokenSet) (provider.User, error) {
-	d := p.Data
-	return provider.User{ID: itoa(d.ID), Email: d.Email, Name: str(first(d.Username, joinNonEmpty(d.FirstName, d.LastName))), Image: str(d.ProfileImage)}, nil
+	return provider.User{ID: itoa(p.Data.ID), Email: p.Data.Email, Name: str(first(p.Data.Username, joinNonEmpty(p.Data.FirstName, p.Data.LastName))), Image: str(p.Data.ProfileImage)}, nil
 }
 
 // Concept2 returns the Concept2 Logbook OAuth 2.0 provider (id

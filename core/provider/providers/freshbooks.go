@@ -8,19 +8,21 @@ import (
 
 // FreshbooksProfile is the FreshBooks identity (GET /auth/api/v1/users/me).
 type FreshbooksProfile struct {
-	Response struct {
-		ID        int64  `json:"id"`
-		FirstName string `json:"first_name"`
-		LastName  string `json:"last_name"`
-		Email     string `json:"email"`
-	} `json:"response"`
+	Response FreshbooksProfileResponse `json:"response"`
+}
+
+// FreshbooksProfileResponse is the Response member of [FreshbooksProfile].
+type FreshbooksProfileResponse struct {
+	ID        int64  `json:"id"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Email     string `json:"email"`
 }
 
 // FreshbooksUser maps a FreshBooks identity: response.id, email, first and
 // last name; no picture.
 func FreshbooksUser(_ context.Context, p FreshbooksProfile, _ provider.TokenSet) (provider.User, error) {
-	r := p.Response
-	return provider.User{ID: itoa(r.ID), Email: r.Email, Name: str(joinNonEmpty(r.FirstName, r.LastName))}, nil
+	return provider.User{ID: itoa(p.Response.ID), Email: p.Response.Email, Name: str(joinNonEmpty(p.Response.FirstName, p.Response.LastName))}, nil
 }
 
 // Freshbooks returns the FreshBooks OAuth 2.0 provider (id "freshbooks")

@@ -8,25 +8,27 @@ import (
 
 // KakaoProfile is the Kakao user (GET /v2/user/me).
 type KakaoProfile struct {
-	ID           int64 `json:"id"`
-	KakaoAccount struct {
-		Profile struct {
-			Nickname        string `json:"nickname"`
-			ProfileImageURL string `json:"profile_image_url"`
-			ThumbnailURL    string `json:"thumbnail_image_url"`
-		} `json:"profile"`
-		Email           string `json:"email"`
-		IsEmailValid    bool   `json:"is_email_valid"`
-		IsEmailVerified bool   `json:"is_email_verified"`
-		Name            string `json:"name"`
-	} `json:"kakao_account"`
+	ID           int64                    `json:"id"`
+	KakaoAccount KakaoProfileKakaoAccount `json:"kakao_account"`
+}
+
+// KakaoProfileKakaoAccount is the KakaoAccount member of [KakaoProfile].
+type KakaoProfileKakaoAccount struct {
+	Profile struct {
+		Nickname        string `json:"nickname"`
+		ProfileImageURL string `json:"profile_image_url"`
+		ThumbnailURL    string `json:"thumbnail_image_url"`
+	} `json:"profile"`
+	Email           string `json:"email"`
+	IsEmailValid    bool   `json:"is_email_valid"`
+	IsEmailVerified bool   `json:"is_email_verified"`
+	Name            string `json:"name"`
 }
 
 // KakaoUser maps a Kakao profile: id, kakao_account.email, the profile's
 // nickname (else the account name), profile_image_url.
 func KakaoUser(_ context.Context, p KakaoProfile, _ provider.TokenSet) (provider.User, error) {
-	a := p.KakaoAccount
-	return provider.User{ID: itoa(p.ID), Email: a.Email, Name: str(first(a.Profile.Nickname, a.Name)), Image: str(a.Profile.ProfileImageURL)}, nil
+	return provider.User{ID: itoa(p.ID), Email: p.KakaoAccount.Email, Name: str(first(p.KakaoAccount.Profile.Nickname, p.KakaoAccount.Name)), Image: str(p.KakaoAccount.Profile.ProfileImageURL)}, nil
 }
 
 // Kakao returns the Kakao Login OAuth 2.0 provider (id "kakao") with the

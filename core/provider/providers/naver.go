@@ -8,26 +8,28 @@ import (
 
 // NaverProfile is the Naver member profile (GET /v1/nid/me).
 type NaverProfile struct {
-	ResultCode string `json:"resultcode"`
-	Message    string `json:"message"`
-	Response   struct {
-		ID           string `json:"id"`
-		Nickname     string `json:"nickname"`
-		Name         string `json:"name"`
-		Email        string `json:"email"`
-		Gender       string `json:"gender"`
-		Age          string `json:"age"`
-		Birthday     string `json:"birthday"`
-		ProfileImage string `json:"profile_image"`
-		Mobile       string `json:"mobile"`
-	} `json:"response"`
+	ResultCode string               `json:"resultcode"`
+	Message    string               `json:"message"`
+	Response   NaverProfileResponse `json:"response"`
+}
+
+// NaverProfileResponse is the Response member of [NaverProfile].
+type NaverProfileResponse struct {
+	ID           string `json:"id"`
+	Nickname     string `json:"nickname"`
+	Name         string `json:"name"`
+	Email        string `json:"email"`
+	Gender       string `json:"gender"`
+	Age          string `json:"age"`
+	Birthday     string `json:"birthday"`
+	ProfileImage string `json:"profile_image"`
+	Mobile       string `json:"mobile"`
 }
 
 // NaverUser maps a Naver profile: response.id, email, nickname (else
 // name), profile_image.
 func NaverUser(_ context.Context, p NaverProfile, _ provider.TokenSet) (provider.User, error) {
-	r := p.Response
-	return provider.User{ID: r.ID, Email: r.Email, Name: str(first(r.Nickname, r.Name)), Image: str(r.ProfileImage)}, nil
+	return provider.User{ID: p.Response.ID, Email: p.Response.Email, Name: str(first(p.Response.Nickname, p.Response.Name)), Image: str(p.Response.ProfileImage)}, nil
 }
 
 // Naver returns the Naver Login OAuth 2.0 provider (id "naver") with the

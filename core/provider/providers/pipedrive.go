@@ -8,22 +8,24 @@ import (
 
 // PipedriveProfile is the Pipedrive user (GET /v1/users/me).
 type PipedriveProfile struct {
-	Success bool `json:"success"`
-	Data    struct {
-		ID          int64  `json:"id"`
-		Name        string `json:"name"`
-		Email       string `json:"email"`
-		IconURL     string `json:"icon_url"`
-		CompanyID   int64  `json:"company_id"`
-		CompanyName string `json:"company_name"`
-		Locale      string `json:"locale"`
-	} `json:"data"`
+	Success bool                 `json:"success"`
+	Data    PipedriveProfileData `json:"data"`
+}
+
+// PipedriveProfileData is the Data member of [PipedriveProfile].
+type PipedriveProfileData struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Email       string `json:"email"`
+	IconURL     string `json:"icon_url"`
+	CompanyID   int64  `json:"company_id"`
+	CompanyName string `json:"company_name"`
+	Locale      string `json:"locale"`
 }
 
 // PipedriveUser maps a Pipedrive user: data.id, email, name, icon_url.
 func PipedriveUser(_ context.Context, p PipedriveProfile, _ provider.TokenSet) (provider.User, error) {
-	d := p.Data
-	return provider.User{ID: itoa(d.ID), Email: d.Email, Name: str(d.Name), Image: str(d.IconURL)}, nil
+	return provider.User{ID: itoa(p.Data.ID), Email: p.Data.Email, Name: str(p.Data.Name), Image: str(p.Data.IconURL)}, nil
 }
 
 // Pipedrive returns the Pipedrive OAuth 2.0 provider (id "pipedrive")

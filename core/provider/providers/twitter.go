@@ -8,20 +8,22 @@ import (
 
 // TwitterProfile is the X (Twitter) user (GET /2/users/me).
 type TwitterProfile struct {
-	Data struct {
-		ID              string `json:"id"`
-		Name            string `json:"name"`
-		Username        string `json:"username"`
-		ProfileImageURL string `json:"profile_image_url"`
-		ConfirmedEmail  string `json:"confirmed_email,omitempty"`
-	} `json:"data"`
+	Data TwitterProfileData `json:"data"`
+}
+
+// TwitterProfileData is the Data member of [TwitterProfile].
+type TwitterProfileData struct {
+	ID              string `json:"id"`
+	Name            string `json:"name"`
+	Username        string `json:"username"`
+	ProfileImageURL string `json:"profile_image_url"`
+	ConfirmedEmail  string `json:"confirmed_email,omitempty"`
 }
 
 // TwitterUser maps an X user: data.id, data.name (else username),
 // confirmed_email, profile_image_url.
 func TwitterUser(_ context.Context, p TwitterProfile, _ provider.TokenSet) (provider.User, error) {
-	d := p.Data
-	return provider.User{ID: d.ID, Email: d.ConfirmedEmail, Name: str(first(d.Name, d.Username)), Image: str(d.ProfileImageURL)}, nil
+	return provider.User{ID: p.Data.ID, Email: p.Data.ConfirmedEmail, Name: str(first(p.Data.Name, p.Data.Username)), Image: str(p.Data.ProfileImageURL)}, nil
 }
 
 // Twitter returns the X (Twitter) OAuth 2.0 provider (id "twitter"),
