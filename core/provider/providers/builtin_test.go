@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,7 +138,7 @@ func TestBuiltInProviders(t *testing.T) {
 					t.Errorf("authorization param %s = %q, want %q", k, got, vs[0])
 				}
 			}
-			if len(o.Checks) != len(tc.checks) || (tc.checks != nil && !equalChecks(o.Checks, tc.checks)) {
+			if len(o.Checks) != len(tc.checks) || (tc.checks != nil && !slices.Equal(o.Checks, tc.checks)) {
 				t.Errorf("Checks = %v, want %v", o.Checks, tc.checks)
 			}
 			if o.Client.TokenEndpointAuthMethod != tc.authMethod {
@@ -163,18 +164,6 @@ func TestBuiltInProviders(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalChecks(a, b provider.Checks) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestDiscordAvatarURL(t *testing.T) {
@@ -305,16 +294,4 @@ func TestRegistry(t *testing.T) {
 	matchProblems(t, err, []wantProblem{
 		{0, "From", "required"}, {0, "SendVerificationRequest", "required"}, {1, "Authorize", "required"},
 	})
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

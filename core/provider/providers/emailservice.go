@@ -193,8 +193,10 @@ type redactedError struct {
 	err error
 }
 
+// Error is the message with the API key removed.
 func (e *redactedError) Error() string { return e.msg }
 
+// Unwrap returns the original error.
 func (e *redactedError) Unwrap() error { return e.err }
 
 // jsonRequest builds a POST of body as JSON, with the service's credentials
