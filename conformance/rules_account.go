@@ -1,12 +1,18 @@
 package conformance
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/authport/authport/core"
 )
 
 func accountRules() []rule {
+	return slices.Concat(linkAccountRules(), unlinkAccountRules(), getAccountRules())
+}
+
+// linkAccountRules are the rules of the linkAccount method.
+func linkAccountRules() []rule {
 	return []rule{
 		{group: string(linkAccount), name: "round_trip_all_fields", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -16,7 +22,7 @@ func accountRules() []rule {
 			if want.TokenType == nil || *want.TokenType != "bearer" {
 				t.Fatalf("core.Account.Normalize kept token_type %v, want bearer", want.TokenType)
 			}
-			got, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+			got, err := e.a.LinkAccount(e.ctx, acc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +81,7 @@ func accountRules() []rule {
 			e.linkAccount(t, gh)
 			e.linkAccount(t, gl)
 			for _, acc := range []core.Account{gh, gl} {
-				got, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, acc.Key())
+				got, err := e.a.GetUserByAccount(e.ctx, acc.Key())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,14 +120,14 @@ func accountRules() []rule {
 			before := e.state(t)
 			dup := e.newAccount(other.ID)
 			dup.ProviderAccountID = acc.ProviderAccountID
-			_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, dup)
+			_, err := e.a.LinkAccount(e.ctx, dup)
 			expectErr(t, "linkAccount of a linked (provider, providerAccountId)", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected linkAccount")
 		}},
 		{group: string(linkAccount), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.createUser(t, e.newUser())
 			before := e.state(t)
-			_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, e.newAccount("no-such-user"))
+			_, err := e.a.LinkAccount(e.ctx, e.newAccount("no-such-user"))
 			expectErr(t, "linkAccount to an unknown user", err, core.ErrNotFound)
 			e.expectUnchanged(t, before, "the rejected linkAccount")
 		}},
@@ -138,7 +144,7 @@ func accountRules() []rule {
 			for name, spoil := range bad {
 				acc := e.newAccount(u.ID)
 				spoil(&acc)
-				_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+				_, err := e.a.LinkAccount(e.ctx, acc)
 				expectErr(t, "linkAccount with "+name, err, core.ErrInvalidInput)
 			}
 			e.expectUnchanged(t, before, "the rejected linkAccount calls")
@@ -151,7 +157,7 @@ func accountRules() []rule {
 				acc := e.newAccount(u.ID)
 				acc.ProviderAccountID = e.id("bad") + s
 				acc.AccessToken = ptr(s)
-				if _, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc); err != nil {
+				if _, err := e.a.LinkAccount(e.ctx, acc); err != nil {
 					e.expectUnchanged(t, before, "linkAccount with "+name+" that failed")
 					continue
 				}
@@ -161,14 +167,19 @@ func accountRules() []rule {
 				}
 			}
 		}},
+	}
+}
 
+// unlinkAccountRules are the rules of the unlinkAccount method.
+func unlinkAccountRules() []rule {
+	return []rule{
 		{group: string(unlinkAccount), name: "removes_account", needs: []core.Method{createUser, linkAccount, getAccount, getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)
 			acc, keep := e.newAccount(u.ID), e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, keep)
-			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, acc.Key())
+			got, err := e.a.UnlinkAccount(e.ctx, acc.Key())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,13 +199,32 @@ func accountRules() []rule {
 			e.createUser(t, u)
 			e.linkAccount(t, e.newAccount(u.ID))
 			before := e.state(t)
-			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: "nope"})
+			got, err := e.a.UnlinkAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: "nope"})
 			if err != nil || got != nil {
 				t.Errorf("unlinkAccount of an unknown account = %s, %v; want nil, nil", show(got), err)
 			}
 			e.expectUnchanged(t, before, "unlinkAccount of an unknown account")
 		}},
 
+		{group: string(unlinkAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
+			acc := e.rawMixedCaseAccount(t)
+			got, err := e.a.UnlinkAccount(e.ctx, acc.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil { // the spec lets unlinkAccount return nothing
+				expectEqual(t, "unlinkAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
+			}
+			if s := e.state(t); len(s.Accounts) != 0 {
+				t.Errorf("accounts left after unlinkAccount: %s", show(s.Accounts))
+			}
+		}},
+	}
+}
+
+// getAccountRules are the rules of the getAccount method.
+func getAccountRules() []rule {
+	return []rule{
 		{group: string(getAccount), name: "finds_account", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)
@@ -239,19 +269,6 @@ func accountRules() []rule {
 				t.Fatalf("getAccount of an account the raw view wrote = nil")
 			}
 			expectEqual(t, "getAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
-		}},
-		{group: string(unlinkAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
-			acc := e.rawMixedCaseAccount(t)
-			got, err := e.a.(core.AccountUnlinker).UnlinkAccount(e.ctx, acc.Key())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != nil { // the spec lets unlinkAccount return nothing
-				expectEqual(t, "unlinkAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
-			}
-			if s := e.state(t); len(s.Accounts) != 0 {
-				t.Errorf("accounts left after unlinkAccount: %s", show(s.Accounts))
-			}
 		}},
 	}
 }

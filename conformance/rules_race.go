@@ -62,12 +62,12 @@ func childWrites() []childWrite {
 			make: func(e *env, userID string) (func() error, string) {
 				acc := e.newAccount(userID)
 				return func() error {
-					_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+					_, err := e.a.LinkAccount(e.ctx, acc)
 					return err
 				}, acc.ProviderAccountID
 			},
 			owner: func(t *testing.T, e *env, key string) string {
-				u, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: key})
+				u, err := e.a.GetUserByAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: key})
 				if err != nil {
 					t.Fatalf("getUserByAccount: %v", err)
 				}
@@ -88,7 +88,7 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				acc := e.newAccount(userID)
 				acc.ProviderAccountID = key
-				_, err := e.a.(core.AccountLinker).LinkAccount(e.ctx, acc)
+				_, err := e.a.LinkAccount(e.ctx, acc)
 				return err
 			},
 		},
@@ -98,7 +98,7 @@ func childWrites() []childWrite {
 			make: func(e *env, userID string) (func() error, string) {
 				s := e.newSession(userID)
 				return func() error {
-					_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+					_, err := e.a.CreateSession(e.ctx, s)
 					return err
 				}, s.SessionToken
 			},
@@ -107,7 +107,7 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				s := e.newSession(userID)
 				s.SessionToken = key
-				_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+				_, err := e.a.CreateSession(e.ctx, s)
 				return err
 			},
 		},
@@ -117,15 +117,15 @@ func childWrites() []childWrite {
 			needs: []core.Method{createSession, updateSession, getSessionAndUser},
 			make: func(e *env, userID string) (func() error, string) {
 				holder := e.newUser()
-				if _, err := e.a.(core.UserCreator).CreateUser(e.ctx, holder); err != nil {
+				if _, err := e.a.CreateUser(e.ctx, holder); err != nil {
 					return func() error { return fmt.Errorf("setting up the session's first user: %w", err) }, ""
 				}
 				s := e.newSession(holder.ID)
-				if _, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s); err != nil {
+				if _, err := e.a.CreateSession(e.ctx, s); err != nil {
 					return func() error { return fmt.Errorf("setting up the session: %w", err) }, ""
 				}
 				return func() error {
-					_, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(userID)})
+					_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(userID)})
 					return err
 				}, s.SessionToken
 			},
@@ -134,13 +134,13 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				// The session stayed with its first user, or went with the
 				// deleted one: either way another user can have it.
-				got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: key, UserID: core.Set(userID)})
+				got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: key, UserID: core.Set(userID)})
 				if err != nil || got != nil {
 					return err
 				}
 				s := e.newSession(userID)
 				s.SessionToken = key
-				_, err = e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+				_, err = e.a.CreateSession(e.ctx, s)
 				return err
 			},
 		},
@@ -150,7 +150,7 @@ func childWrites() []childWrite {
 			make: func(e *env, userID string) (func() error, string) {
 				au := e.newAuthenticator(userID, e.id("pk"))
 				return func() error {
-					_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, au)
+					_, err := e.a.CreateAuthenticator(e.ctx, au)
 					return err
 				}, au.CredentialID
 			},
@@ -172,7 +172,7 @@ func childWrites() []childWrite {
 			reuse: func(e *env, key, userID string) error {
 				au := e.newAuthenticator(userID, e.id("pk"))
 				au.CredentialID = key
-				_, err := e.a.(core.AuthenticatorCreator).CreateAuthenticator(e.ctx, au)
+				_, err := e.a.CreateAuthenticator(e.ctx, au)
 				return err
 			},
 		},
@@ -257,7 +257,7 @@ func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *ra
 		if trial%2 == 0 {
 			time.Sleep(lag)
 		}
-		_, deleteErr = e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID)
+		_, deleteErr = e.a.DeleteUser(e.ctx, u.ID)
 	})
 	close(start)
 	wg.Wait()
@@ -306,8 +306,8 @@ func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *ra
 		tally.inherited++
 		tally.fail("trial %d: a user created again with the deleted user's id owns its %s %q", trial, w.kind, key)
 	}
-	if lister, ok := e.a.(core.AuthenticatorsByUserLister); ok {
-		list, err := lister.ListAuthenticatorsByUserID(e.ctx, u.ID)
+	if e.a.Capabilities().Has(core.MethodListAuthenticatorsByUserID) {
+		list, err := e.a.ListAuthenticatorsByUserID(e.ctx, u.ID)
 		if err != nil {
 			t.Fatalf("listAuthenticatorsByUserId: %v", err)
 		}
@@ -378,109 +378,3 @@ func orphansOf(s state, userID string) []string {
 
 // advanceCounter is the core.AuthenticatorCounterAdvancer extension's group.
 const advanceCounter = "advanceAuthenticatorCounter"
-
-// counterRules check core.AuthenticatorCounterAdvancer: the signature
-// counter only ever increases, in one atomic step, so that a replayed or
-// raced WebAuthn assertion fails.
-func counterRules() []rule {
-	x := core.ExtensionAdvanceAuthenticatorCounter
-	needs := []core.Method{createUser, createAuth, getAuth}
-	advance := func(e *env, id string, c int64) (*core.Authenticator, error) {
-		return e.a.(core.AuthenticatorCounterAdvancer).AdvanceAuthenticatorCounter(e.ctx, id, c)
-	}
-	// setup stores a user and an authenticator with the counter.
-	setup := func(t *testing.T, e *env, counter int64) core.Authenticator {
-		u := e.newUser()
-		e.createUser(t, u)
-		au := e.newAuthenticator(u.ID, e.id("pk"))
-		au.Counter = counter
-		e.createAuthenticator(t, au)
-		return au
-	}
-	return []rule{
-		{group: advanceCounter, name: "exactly_one_of_concurrent_equal_counters_wins", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			const n = 20
-			au := setup(t, e, 7)
-			results := make([]*core.Authenticator, n)
-			errs := make([]error, n)
-			concurrently(n, func(i int) {
-				results[i], errs[i] = advance(e, au.CredentialID, 8)
-			})
-			won := 0
-			for i, err := range errs {
-				switch {
-				case err == nil:
-					won++
-					want := au
-					want.Counter = 8
-					expectEqual(t, "the winning advance's result", results[i], &want)
-				case !errors.Is(err, core.ErrCounterNotIncreased):
-					t.Errorf("a losing concurrent advance: %v, want an error matching ErrCounterNotIncreased", err)
-				}
-			}
-			if won != 1 {
-				t.Errorf("%d of %d concurrent advances to the same counter succeeded, want exactly 1", won, n)
-			}
-			if got := e.getAuthenticator(t, au.CredentialID); got == nil || got.Counter != 8 {
-				t.Errorf("stored authenticator = %s, want counter 8", show(got))
-			}
-		}},
-		{group: advanceCounter, name: "replayed_or_older_counter_fails", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			au := setup(t, e, 7)
-			got, err := advance(e, au.CredentialID, 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got == nil || got.Counter != 10 {
-				t.Errorf("advance to 10 returned %s", show(got))
-			}
-			before := e.state(t)
-			for _, c := range []int64{10, 9, 7, 1, 0} {
-				got, err := advance(e, au.CredentialID, c)
-				expectErr(t, fmt.Sprintf("advance to %d with 10 stored", c), err, core.ErrCounterNotIncreased)
-				if got != nil {
-					t.Errorf("advance to %d with 10 stored returned %s as well as an error", c, show(got))
-				}
-			}
-			e.expectUnchanged(t, before, "the rejected advances")
-			if got, err := advance(e, au.CredentialID, 1<<40); err != nil || got == nil || got.Counter != 1<<40 {
-				t.Errorf("advance to 2^40 = %s, %v; want the counter 2^40", show(got), err)
-			}
-		}},
-		{group: advanceCounter, name: "zero_counters_mean_no_counter", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			au := setup(t, e, 0)
-			before := e.state(t)
-			for range 3 {
-				got, err := advance(e, au.CredentialID, 0)
-				if err != nil || got == nil || got.Counter != 0 || got.CredentialID != au.CredentialID {
-					t.Errorf("advance 0 → 0 (an authenticator without a counter) = %s, %v; want the authenticator unchanged", show(got), err)
-				}
-			}
-			e.expectUnchanged(t, before, "advancing 0 to 0")
-			if got, err := advance(e, au.CredentialID, 3); err != nil || got == nil || got.Counter != 3 {
-				t.Errorf("advance 0 → 3 = %s, %v", show(got), err)
-			}
-			_, err := advance(e, au.CredentialID, 0)
-			expectErr(t, "advance 3 → 0", err, core.ErrCounterNotIncreased)
-		}},
-		{group: advanceCounter, name: "unknown_or_negative_rejected", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			au := setup(t, e, 7)
-			before := e.state(t)
-			_, err := advance(e, "no-such-credential", 8)
-			expectErr(t, "advance of an unknown credential", err, core.ErrNotFound)
-			_, err = advance(e, au.CredentialID, -1)
-			expectErr(t, "advance to a negative counter", err, core.ErrInvalidInput)
-			e.expectUnchanged(t, before, "the rejected advances")
-		}},
-		{group: advanceCounter, name: "cancelled_context_errors", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			au := setup(t, e, 7)
-			before := e.state(t)
-			ctx, cancel := contextCancelled(e.ctx)
-			defer cancel()
-			if _, err := e.a.(core.AuthenticatorCounterAdvancer).AdvanceAuthenticatorCounter(ctx, au.CredentialID, 8); err == nil {
-				t.Error("advance with a cancelled context returned no error")
-			}
-			e.expectUnchanged(t, before, "advance with a cancelled context")
-		}},
-	}
-}

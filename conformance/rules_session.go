@@ -11,6 +11,11 @@ import (
 )
 
 func sessionRules() []rule {
+	return slices.Concat(createSessionRules(), getSessionAndUserRules(), updateSessionRules(), deleteSessionRules())
+}
+
+// createSessionRules are the rules of the createSession method.
+func createSessionRules() []rule {
 	return []rule{
 		{group: string(createSession), name: "round_trip", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -55,14 +60,14 @@ func sessionRules() []rule {
 			before := e.state(t)
 			dup := e.newSession(other.ID)
 			dup.SessionToken = s.SessionToken
-			_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, dup)
+			_, err := e.a.CreateSession(e.ctx, dup)
 			expectErr(t, "createSession with a taken token", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected createSession")
 		}},
 		{group: string(createSession), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.createUser(t, e.newUser())
 			before := e.state(t)
-			_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, e.newSession("no-such-user"))
+			_, err := e.a.CreateSession(e.ctx, e.newSession("no-such-user"))
 			expectErr(t, "createSession for an unknown user", err, core.ErrNotFound)
 			e.expectUnchanged(t, before, "the rejected createSession")
 		}},
@@ -76,7 +81,7 @@ func sessionRules() []rule {
 				"zero expires":  {SessionToken: e.id("tok"), UserID: u.ID},
 				"token and all": {},
 			} {
-				_, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s)
+				_, err := e.a.CreateSession(e.ctx, s)
 				expectErr(t, "createSession with "+name, err, core.ErrInvalidInput)
 			}
 			e.expectUnchanged(t, before, "the rejected createSession calls")
@@ -88,7 +93,7 @@ func sessionRules() []rule {
 				before := e.state(t)
 				s := e.newSession(u.ID)
 				s.SessionToken = e.id("bad") + tok
-				if _, err := e.a.(core.SessionCreator).CreateSession(e.ctx, s); err != nil {
+				if _, err := e.a.CreateSession(e.ctx, s); err != nil {
 					e.expectUnchanged(t, before, "createSession with "+name+" that failed")
 					continue
 				}
@@ -98,7 +103,12 @@ func sessionRules() []rule {
 				}
 			}
 		}},
+	}
+}
 
+// getSessionAndUserRules are the rules of the getSessionAndUser method.
+func getSessionAndUserRules() []rule {
+	return []rule{
 		{group: string(getSessionAndUser), name: "finds_session_and_user", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -119,7 +129,7 @@ func sessionRules() []rule {
 			e.createUser(t, u)
 			e.createSession(t, e.newSession(u.ID))
 			for _, tok := range []string{"no-such-token", ""} {
-				su, err := e.a.(core.SessionAndUserGetter).GetSessionAndUser(e.ctx, tok)
+				su, err := e.a.GetSessionAndUser(e.ctx, tok)
 				if su != nil {
 					t.Errorf("getSessionAndUser(%q) = %s, want nil", tok, show(su))
 				}
@@ -170,10 +180,16 @@ func sessionRules() []rule {
 				t.Error("the user's other session is gone after the expired one was removed")
 			}
 		}},
+	}
+}
+
+// updateSessionRules are the rules of the updateSession method.
+func updateSessionRules() []rule {
+	return []rule{
 		{group: string(updateSession), name: "two_instances_update_different_fields", needs: []core.Method{createUser, getSessionAndUser}, needsPeer: true, run: func(t *testing.T, e *env) {
 			// Two adapter instances on one store: one extends a session
 			// while the other moves it to another user. Both are kept.
-			instances := []core.SessionUpdater{e.a.(core.SessionUpdater), e.peer.(core.SessionUpdater)}
+			instances := []core.SessionUpdater{e.a, e.peer}
 			for round := range 10 {
 				u, other := e.newUser(), e.newUser()
 				e.createUser(t, u)
@@ -211,7 +227,7 @@ func sessionRules() []rule {
 			e.createSession(t, s)
 			e.createSession(t, other)
 			later := s.Expires.Add(48*time.Hour + 777*time.Microsecond)
-			got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(later)})
+			got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(later)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,7 +246,7 @@ func sessionRules() []rule {
 			e.createUser(t, u)
 			e.createSession(t, e.newSession(u.ID))
 			before := e.state(t)
-			got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
+			got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
 			if err != nil || got != nil {
 				t.Errorf("updateSession of an unknown token = %s, %v; want nil, nil", show(got), err)
 			}
@@ -241,7 +257,7 @@ func sessionRules() []rule {
 			e.createUser(t, u)
 			e.createSession(t, e.newSession(u.ID))
 			before := e.state(t)
-			_, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())})
+			_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())})
 			expectErr(t, "updateSession with an empty token", err, core.ErrInvalidInput)
 			e.expectUnchanged(t, before, "the rejected updateSession")
 		}},
@@ -252,7 +268,7 @@ func sessionRules() []rule {
 			e.createUser(t, other)
 			s := e.newSession(u.ID)
 			e.createSession(t, s)
-			got, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(other.ID)})
+			got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(other.ID)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,17 +288,23 @@ func sessionRules() []rule {
 			s := e.newSession(u.ID)
 			e.createSession(t, s)
 			before := e.state(t)
-			_, err := e.a.(core.SessionUpdater).UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set("no-such-user")})
+			_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set("no-such-user")})
 			expectErr(t, "updateSession to an unknown user", err, core.ErrNotFound)
 			e.expectUnchanged(t, before, "the rejected updateSession")
 		}},
+	}
+}
+
+// deleteSessionRules are the rules of the deleteSession method.
+func deleteSessionRules() []rule {
+	return []rule{
 		{group: string(deleteSession), name: "removes_session", needs: []core.Method{createUser, createSession, getSessionAndUser, getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)
 			s, keep := e.newSession(u.ID), e.newSession(u.ID)
 			e.createSession(t, s)
 			e.createSession(t, keep)
-			got, err := e.a.(core.SessionDeleter).DeleteSession(e.ctx, s.SessionToken)
+			got, err := e.a.DeleteSession(e.ctx, s.SessionToken)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +324,7 @@ func sessionRules() []rule {
 			e.createUser(t, u)
 			e.createSession(t, e.newSession(u.ID))
 			before := e.state(t)
-			got, err := e.a.(core.SessionDeleter).DeleteSession(e.ctx, "no-such-token")
+			got, err := e.a.DeleteSession(e.ctx, "no-such-token")
 			if err != nil || got != nil {
 				t.Errorf("deleteSession of an unknown token = %s, %v; want nil, nil", show(got), err)
 			}

@@ -48,6 +48,11 @@ func badStrings() map[string]string {
 }
 
 func userRules() []rule {
+	return slices.Concat(createUserRules(), getUserRules(), getUserByEmailRules(), getUserByAccountRules(), updateUserRules(), deleteUserRules())
+}
+
+// createUserRules are the rules of the createUser method.
+func createUserRules() []rule {
 	return []rule{
 		{group: string(createUser), name: "round_trip_all_fields", needs: []core.Method{getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -93,7 +98,7 @@ func userRules() []rule {
 			before := e.state(t)
 			dup := e.newUser()
 			dup.Email = u.Email
-			_, err := e.a.(core.UserCreator).CreateUser(e.ctx, dup)
+			_, err := e.a.CreateUser(e.ctx, dup)
 			expectErr(t, "createUser with a taken e-mail", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected createUser")
 		}},
@@ -103,7 +108,7 @@ func userRules() []rule {
 			before := e.state(t)
 			dup := e.newUser()
 			dup.ID = u.ID
-			_, err := e.a.(core.UserCreator).CreateUser(e.ctx, dup)
+			_, err := e.a.CreateUser(e.ctx, dup)
 			expectErr(t, "createUser with a taken id", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected createUser")
 		}},
@@ -115,7 +120,7 @@ func userRules() []rule {
 			for i := range n {
 				u := e.newUser()
 				u.Email = email
-				wg.Go(func() { _, errs[i] = e.a.(core.UserCreator).CreateUser(e.ctx, u) })
+				wg.Go(func() { _, errs[i] = e.a.CreateUser(e.ctx, u) })
 			}
 			wg.Wait()
 			ok := 0
@@ -139,7 +144,7 @@ func userRules() []rule {
 				"empty id":     {ID: "", Email: e.id("x") + "@example.com"},
 				"empty e-mail": {ID: e.id("user"), Email: ""},
 			} {
-				_, err := e.a.(core.UserCreator).CreateUser(e.ctx, u)
+				_, err := e.a.CreateUser(e.ctx, u)
 				expectErr(t, "createUser with "+name, err, core.ErrInvalidInput)
 			}
 			e.expectUnchanged(t, before, "the rejected createUser calls")
@@ -148,7 +153,7 @@ func userRules() []rule {
 			before := e.state(t)
 			ctx, cancel := contextCancelled(e.ctx)
 			defer cancel()
-			if _, err := e.a.(core.UserCreator).CreateUser(ctx, e.newUser()); err == nil {
+			if _, err := e.a.CreateUser(ctx, e.newUser()); err == nil {
 				t.Error("createUser with a cancelled context returned no error")
 			}
 			e.expectUnchanged(t, before, "createUser with a cancelled context")
@@ -159,7 +164,7 @@ func userRules() []rule {
 				u := e.newUser()
 				u.Name = ptr(s)
 				u.Email = e.id("bad") + s + "@example.com"
-				got, err := e.a.(core.UserCreator).CreateUser(e.ctx, u)
+				got, err := e.a.CreateUser(e.ctx, u)
 				if err != nil {
 					e.expectUnchanged(t, before, "createUser with "+name+" that failed")
 					continue
@@ -187,7 +192,12 @@ func userRules() []rule {
 			}
 			expectUser(t, "getUser after the caller changed a fetched copy", e.getUser(t, u.ID), want)
 		}},
+	}
+}
 
+// getUserRules are the rules of the getUser method.
+func getUserRules() []rule {
+	return []rule{
 		{group: string(getUser), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -206,7 +216,7 @@ func userRules() []rule {
 			ids := badStrings()
 			ids["empty"] = ""
 			for name, id := range ids {
-				u, err := e.a.(core.UserGetter).GetUser(e.ctx, id)
+				u, err := e.a.GetUser(e.ctx, id)
 				if err == nil && u != nil {
 					t.Errorf("getUser(%s) found %s", name, show(u))
 				}
@@ -216,11 +226,16 @@ func userRules() []rule {
 		{group: string(getUser), name: "cancelled_context_errors", run: func(t *testing.T, e *env) {
 			ctx, cancel := contextCancelled(e.ctx)
 			defer cancel()
-			if _, err := e.a.(core.UserGetter).GetUser(ctx, "any"); err == nil {
+			if _, err := e.a.GetUser(ctx, "any"); err == nil {
 				t.Error("getUser with a cancelled context returned no error")
 			}
 		}},
+	}
+}
 
+// getUserByEmailRules are the rules of the getUserByEmail method.
+func getUserByEmailRules() []rule {
+	return []rule{
 		{group: string(getUserByEmail), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -233,7 +248,12 @@ func userRules() []rule {
 				t.Errorf("getUserByEmail of an unknown address = %s, want nil", show(u))
 			}
 		}},
+	}
+}
 
+// getUserByAccountRules are the rules of the getUserByAccount method.
+func getUserByAccountRules() []rule {
+	return []rule{
 		{group: string(getUserByAccount), name: "finds_owner", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -241,7 +261,7 @@ func userRules() []rule {
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, e.newAccount(other.ID))
-			got, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, acc.Key())
+			got, err := e.a.GetUserByAccount(e.ctx, acc.Key())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +276,7 @@ func userRules() []rule {
 				{Provider: "github", ProviderAccountID: "no-such-account"},
 				{Provider: "gitlab", ProviderAccountID: acc.ProviderAccountID},
 			} {
-				got, err := e.a.(core.UserByAccountGetter).GetUserByAccount(e.ctx, key)
+				got, err := e.a.GetUserByAccount(e.ctx, key)
 				if err != nil || got != nil {
 					t.Errorf("getUserByAccount(%+v) = %s, %v; want nil, nil", key, show(got), err)
 				}
@@ -268,7 +288,7 @@ func userRules() []rule {
 			acc := e.newAccount(u.ID)
 			acc.Provider, acc.ProviderAccountID = "alpha", "beta"
 			e.linkAccount(t, acc)
-			lookup := e.a.(core.UserByAccountGetter).GetUserByAccount
+			lookup := e.a.GetUserByAccount
 			got, err := lookup(e.ctx, core.AccountKey{Provider: "alpha", ProviderAccountID: "beta"})
 			if err != nil {
 				t.Fatal(err)
@@ -278,12 +298,17 @@ func userRules() []rule {
 				t.Errorf("getUserByAccount with provider and id swapped = %s, %v; want nil, nil", show(got), err)
 			}
 		}},
+	}
+}
 
+// updateUserRules are the rules of the updateUser method.
+func updateUserRules() []rule {
+	return []rule{
 		{group: string(updateUser), name: "changes_only_given_fields", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
 			e.createUser(t, other)
-			got, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(ptr("Grace"))})
+			got, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(ptr("Grace"))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -296,7 +321,7 @@ func userRules() []rule {
 		{group: string(updateUser), name: "sets_nullable_fields_to_null", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)
-			got, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{
+			got, err := e.a.UpdateUser(e.ctx, core.UserUpdate{
 				ID: u.ID, Name: core.Null[string](), EmailVerified: core.Null[time.Time](), Image: core.Set(ptr("")),
 			})
 			if err != nil {
@@ -313,7 +338,7 @@ func userRules() []rule {
 			u.EmailVerified = nil
 			e.createUser(t, u)
 			verified := at(time.Hour)
-			if _, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, EmailVerified: core.Set(&verified)}); err != nil {
+			if _, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, EmailVerified: core.Set(&verified)}); err != nil {
 				t.Fatal(err)
 			}
 			want := u.Normalize()
@@ -328,10 +353,10 @@ func userRules() []rule {
 				var wg sync.WaitGroup
 				errs := make([]error, 2)
 				wg.Go(func() {
-					_, errs[0] = e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(name)})
+					_, errs[0] = e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(name)})
 				})
 				wg.Go(func() {
-					_, errs[1] = e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Image: core.Set(image)})
+					_, errs[1] = e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Image: core.Set(image)})
 				})
 				wg.Wait()
 				if err := errors.Join(errs...); err != nil {
@@ -348,7 +373,7 @@ func userRules() []rule {
 			// application) update different fields of one user at once:
 			// each writes only the fields it is given, so every update
 			// is kept. In-process serialisation cannot pass this rule.
-			instances := []core.UserUpdater{e.a.(core.UserUpdater), e.peer.(core.UserUpdater)}
+			instances := []core.UserUpdater{e.a, e.peer}
 			for round := range 10 {
 				u := e.newUser()
 				e.createUser(t, u)
@@ -380,7 +405,7 @@ func userRules() []rule {
 			u := e.newUser()
 			e.createUser(t, u)
 			newEmail := e.id("moved") + "@example.com"
-			if _, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(newEmail)}); err != nil {
+			if _, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(newEmail)}); err != nil {
 				t.Fatal(err)
 			}
 			if got := e.getUserByEmail(t, u.Email); got != nil {
@@ -399,25 +424,30 @@ func userRules() []rule {
 			e.createUser(t, u)
 			e.createUser(t, other)
 			before := e.state(t)
-			_, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(other.Email), Name: core.Set(ptr("x"))})
+			_, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(other.Email), Name: core.Set(ptr("x"))})
 			expectErr(t, "updateUser to another user's e-mail", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected updateUser")
 		}},
 		{group: string(updateUser), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.createUser(t, e.newUser())
 			before := e.state(t)
-			_, err := e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: "no-such-user", Name: core.Set(ptr("x"))})
+			_, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: "no-such-user", Name: core.Set(ptr("x"))})
 			expectErr(t, "updateUser of an unknown id", err, core.ErrNotFound)
-			_, err = e.a.(core.UserUpdater).UpdateUser(e.ctx, core.UserUpdate{ID: "", Name: core.Set(ptr("x"))})
+			_, err = e.a.UpdateUser(e.ctx, core.UserUpdate{ID: "", Name: core.Set(ptr("x"))})
 			expectErr(t, "updateUser with an empty id", err, core.ErrInvalidInput)
 			e.expectUnchanged(t, before, "the rejected updateUser")
 		}},
+	}
+}
 
+// deleteUserRules are the rules of the deleteUser method.
+func deleteUserRules() []rule {
+	return []rule{
 		{group: string(deleteUser), name: "removes_user", needs: []core.Method{createUser, getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
 			e.createUser(t, other)
-			got, err := e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID)
+			got, err := e.a.DeleteUser(e.ctx, u.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -448,7 +478,7 @@ func userRules() []rule {
 				e.createAuthenticator(t, e.newAuthenticator(id, acc.ProviderAccountID))
 			}
 			keep := e.state(t)
-			if _, err := e.a.(core.UserDeleter).DeleteUser(e.ctx, u.ID); err != nil {
+			if _, err := e.a.DeleteUser(e.ctx, u.ID); err != nil {
 				t.Fatal(err)
 			}
 			s := e.state(t)
@@ -486,7 +516,7 @@ func userRules() []rule {
 		{group: string(deleteUser), name: "unknown_user_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.createUser(t, e.newUser())
 			before := e.state(t)
-			got, err := e.a.(core.UserDeleter).DeleteUser(e.ctx, "no-such-user")
+			got, err := e.a.DeleteUser(e.ctx, "no-such-user")
 			if err != nil || got != nil {
 				t.Errorf("deleteUser of an unknown id = %s, %v; want nil, nil", show(got), err)
 			}

@@ -85,20 +85,30 @@ type Capabilities struct {
 
 // Probe reports which of the adapter methods a implements. It looks at a's
 // method set once; a nil a implements nothing.
+//
+// A [*Store] is looked through: Probe reports the adapter it wraps. Methods
+// an adapter names in [MethodOmitter.OmittedMethods] are not reported.
 func Probe(a any) Capabilities {
+	if s, ok := a.(*Store); ok {
+		return s.caps
+	}
 	table := methodTable()
 	c := Capabilities{adapter: adapterName(a), has: make(map[Method]bool, len(table))}
 	if a == nil {
 		return c
 	}
+	var omitted []Method
+	if o, ok := a.(MethodOmitter); ok {
+		omitted = o.OmittedMethods()
+	}
 	t := reflect.TypeOf(a)
 	for _, e := range table {
-		if t.Implements(e.iface) {
+		if t.Implements(e.iface) && !slices.Contains(omitted, e.method) {
 			c.has[e.method] = true
 		}
 	}
 	for _, e := range extensionTable() {
-		if t.Implements(e.iface) {
+		if t.Implements(e.iface) && !slices.Contains(omitted, Method(e.ext)) {
 			c.extensions = append(c.extensions, e.ext)
 		}
 	}
@@ -115,6 +125,17 @@ const (
 	ExtensionPurgeExpired Extension = "purgeExpired"
 	// ExtensionAdvanceAuthenticatorCounter is [AuthenticatorCounterAdvancer].
 	ExtensionAdvanceAuthenticatorCounter Extension = "advanceAuthenticatorCounter"
+	// ExtensionListAccountsByUserID is [AccountsByUserLister].
+	ExtensionListAccountsByUserID Extension = Extension(MethodListAccountsByUserID)
+	// ExtensionUpdateAccount is [AccountUpdater].
+	ExtensionUpdateAccount Extension = Extension(MethodUpdateAccount)
+)
+
+// The names of the extension methods that are called like spec methods,
+// for errors ([InputError.Method], [MethodError.Method]).
+const (
+	MethodListAccountsByUserID Method = "listAccountsByUserId"
+	MethodUpdateAccount        Method = "updateAccount"
 )
 
 // extensionTable maps each extension to its interface.
@@ -128,11 +149,14 @@ func extensionTable() []struct {
 	}{
 		{ExtensionPurgeExpired, reflect.TypeFor[ExpiredPurger]()},
 		{ExtensionAdvanceAuthenticatorCounter, reflect.TypeFor[AuthenticatorCounterAdvancer]()},
+		{ExtensionListAccountsByUserID, reflect.TypeFor[AccountsByUserLister]()},
+		{ExtensionUpdateAccount, reflect.TypeFor[AccountUpdater]()},
 	}
 }
 
 // Extensions returns the extensions the adapter offers ([ExpiredPurger],
-// [AuthenticatorCounterAdvancer]), in a fixed order.
+// [AuthenticatorCounterAdvancer], [AccountsByUserLister], [AccountUpdater]),
+// in a fixed order.
 func (c Capabilities) Extensions() []Extension { return slices.Clone(c.extensions) }
 
 // HasExtension reports whether the adapter offers the extension x.
@@ -206,24 +230,42 @@ func (c Capabilities) String() string {
 // neededBy. I must be one of the 19 method interfaces of this package:
 //
 //	get, err := core.Require[core.SessionAndUserGetter](adapter, "session lookup")
+//
+// A [*Store] is looked through: Require succeeds, returning the Store, when
+// the adapter it wraps implements the method. An adapter's
+// [MethodOmitter.OmittedMethods] count as missing.
 func Require[I any](a any, neededBy string) (I, error) {
-	if i, ok := a.(I); ok {
-		return i, nil
-	}
 	var zero I
+	m := MethodOf[I]()
+	if s, ok := a.(*Store); ok {
+		if s.has(m) {
+			return any(s).(I), nil
+		}
+		return zero, &MissingMethodsError{Adapter: s.caps.adapter, Missing: []MissingMethod{{Method: m, NeededBy: neededBy}}}
+	}
+	if i, ok := a.(I); ok {
+		if o, ok := a.(MethodOmitter); !ok || !slices.Contains(o.OmittedMethods(), m) {
+			return i, nil
+		}
+	}
 	return zero, &MissingMethodsError{
 		Adapter: adapterName(a),
-		Missing: []MissingMethod{{Method: MethodOf[I](), NeededBy: neededBy}},
+		Missing: []MissingMethod{{Method: m, NeededBy: neededBy}},
 	}
 }
 
-// MethodOf returns the spec name of the method interface I, or "" when I is
-// not one of the 19 method interfaces.
+// MethodOf returns the spec name of the method interface I (or the name of
+// the extension interface I), or "" when I is neither.
 func MethodOf[I any]() Method {
 	t := reflect.TypeFor[I]()
 	for _, e := range methodTable() {
 		if e.iface == t {
 			return e.method
+		}
+	}
+	for _, e := range extensionTable() {
+		if e.iface == t {
+			return Method(e.ext)
 		}
 	}
 	return ""
@@ -274,4 +316,24 @@ type AuthenticatorCounterAdvancer interface {
 // the rule [AuthenticatorCounterAdvancer] applies.
 func CounterAdvances(stored, reported int64) bool {
 	return reported > stored || (reported == 0 && stored == 0)
+}
+
+// AccountsByUserLister is not a spec method: it lists the accounts linked to
+// a user, so that an application can show them and unlink one, and the
+// library can refuse to unlink the last way to sign in.
+type AccountsByUserLister interface {
+	// ListAccountsByUserID returns every account of the user, ordered by
+	// provider then provider account id. For an unknown user it returns an
+	// empty, non-nil list and no error.
+	ListAccountsByUserID(ctx context.Context, userID string) ([]Account, error)
+}
+
+// AccountUpdater is not a spec method: it changes the token fields of one
+// account, so that the library can store the tokens a refresh returned.
+type AccountUpdater interface {
+	// UpdateAccount applies the update to the account it names and returns
+	// the account as stored afterwards, or nil, nil when there is no such
+	// account. Fields the update does not set are left as stored, even
+	// when another instance changes them concurrently.
+	UpdateAccount(ctx context.Context, update AccountUpdate) (*Account, error)
 }

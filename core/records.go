@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -43,6 +44,13 @@ type User struct {
 	Name *string
 	// Image is a URL of the user's picture, or nil.
 	Image *string
+	// Data holds the application's own fields on the user (a role, a
+	// tenant id), by name, each a JSON value; nil when there are none.
+	// Names follow [ValidDataName]. Read and write them typed with
+	// [UserField]. Adapters store them beside the standard fields (extra
+	// columns, document fields, JSON keys) and keep the fields another
+	// application wrote. A JSON null is not stored: the field is absent.
+	Data map[string]json.RawMessage
 }
 
 // AccountKey names an account by its provider and the provider's id for it

@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Field is one field of a partial update: it is left alone unless Set is true.
 // For a nullable field (a pointer type) Set with a nil Value sets it to null.
@@ -32,6 +35,10 @@ type UserUpdate struct {
 	EmailVerified Field[*time.Time]
 	Name          Field[*string]
 	Image         Field[*string]
+	// Data changes the application fields named in it and leaves the
+	// others as stored: a JSON value sets the field, nil (or JSON null)
+	// removes it.
+	Data map[string]json.RawMessage
 }
 
 // Apply returns u with the update's set fields applied, times normalised as
@@ -42,7 +49,9 @@ func (up UserUpdate) Apply(u User) User {
 	up.Name.Apply(&u.Name)
 	up.Image.Apply(&u.Image)
 	u.EmailVerified = NormalizeTimePtr(u.EmailVerified)
-	return u.Clone()
+	u = u.Clone()
+	u.Data = MergeData(u.Data, up.Data)
+	return u
 }
 
 // Validate reports bad input: an empty id, or an e-mail set to "".
@@ -53,7 +62,7 @@ func (up UserUpdate) Validate() error {
 	if up.Email.Set && up.Email.Value == "" {
 		return invalid("updateUser", "email", "must not be empty")
 	}
-	return nil
+	return validateData(MethodUpdateUser, up.Data, true)
 }
 
 // SessionUpdate is the Partial<AdapterSession> that UpdateSession takes:
@@ -84,6 +93,55 @@ func (up SessionUpdate) Validate() error {
 	}
 	if up.Expires.Set && up.Expires.Value.IsZero() {
 		return invalid("updateSession", "expires", "must not be the zero time")
+	}
+	return nil
+}
+
+// AccountUpdate is what UpdateAccount takes: Provider and ProviderAccountID
+// name the account, and only the token fields that are Set change. It is
+// how the library stores the tokens a refresh returned.
+type AccountUpdate struct {
+	Provider             string
+	ProviderAccountID    string
+	AccessToken          Field[*string]
+	AuthorizationDetails Field[[]AuthorizationDetail]
+	ExpiresAt            Field[*int64]
+	ExpiresIn            Field[*int64]
+	IDToken              Field[*string]
+	RefreshToken         Field[*string]
+	Scope                Field[*string]
+	TokenType            Field[*string]
+	SessionState         Field[*string]
+}
+
+// Key returns the (Provider, ProviderAccountID) key of the account updated.
+func (up AccountUpdate) Key() AccountKey {
+	return AccountKey{Provider: up.Provider, ProviderAccountID: up.ProviderAccountID}
+}
+
+// Apply returns a with the update's set fields applied, normalised as
+// adapters store it (token type lowercased). It does not change a.
+func (up AccountUpdate) Apply(a Account) Account {
+	a = a.Clone()
+	up.AccessToken.Apply(&a.AccessToken)
+	up.AuthorizationDetails.Apply(&a.AuthorizationDetails)
+	up.ExpiresAt.Apply(&a.ExpiresAt)
+	up.ExpiresIn.Apply(&a.ExpiresIn)
+	up.IDToken.Apply(&a.IDToken)
+	up.RefreshToken.Apply(&a.RefreshToken)
+	up.Scope.Apply(&a.Scope)
+	up.TokenType.Apply(&a.TokenType)
+	up.SessionState.Apply(&a.SessionState)
+	return a.Normalize()
+}
+
+// Validate reports bad input: an empty provider or provider account id.
+func (up AccountUpdate) Validate() error {
+	if up.Provider == "" {
+		return invalid(string(MethodUpdateAccount), "provider", "must not be empty")
+	}
+	if up.ProviderAccountID == "" {
+		return invalid(string(MethodUpdateAccount), "providerAccountId", "must not be empty")
 	}
 	return nil
 }

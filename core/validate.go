@@ -10,7 +10,7 @@ func (u *User) Validate() error {
 	case u.Email == "":
 		return invalid("createUser", "email", "must not be empty")
 	}
-	return nil
+	return validateData(MethodCreateUser, u.Data, false)
 }
 
 // Validate reports whether a can be linked: its user, provider, provider
@@ -79,6 +79,7 @@ func (u User) Clone() User {
 	u.EmailVerified = clonePtr(u.EmailVerified)
 	u.Name = clonePtr(u.Name)
 	u.Image = clonePtr(u.Image)
+	u.Data = cloneData(u.Data)
 	return u
 }
 

@@ -119,7 +119,7 @@ type Config struct {
 
 // Auth is the configured library. It is safe for concurrent use.
 type Auth struct {
-	adapter   any
+	store     *core.Store // the adapter, behind core's checked layer
 	providers map[string]provider.Provider
 	list      []provider.Provider // in configuration order
 	secrets   []string
@@ -138,6 +138,7 @@ type Auth struct {
 	log               *slog.Logger // never nil
 	logSet            bool         // Config.Logger was given
 	extensions        extensions   // session extensions being written
+	userLocks         keyedLocks   // serialises UnlinkAccount per user
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless
@@ -219,7 +220,7 @@ func New(cfg Config) (*Auth, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	a := &Auth{
-		adapter:   cfg.Adapter,
+		store:     core.NewStore(cfg.Adapter),
 		providers: make(map[string]provider.Provider, len(providers)),
 		secrets:   append([]string(nil), cfg.Secrets...),
 		strategy:  cfg.Session.Strategy,
@@ -280,7 +281,7 @@ func New(cfg Config) (*Auth, error) {
 // checkAdapter returns one error naming every adapter method that the
 // providers and the session strategy need but the adapter lacks.
 func (a *Auth) checkAdapter(providers []provider.Provider) error {
-	caps := core.Probe(a.adapter)
+	caps := a.store.Capabilities()
 	var missing []core.MissingMethod
 	seen := map[core.Method]bool{}
 	need := func(neededBy string, methods []core.Method) {
@@ -311,7 +312,7 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 }
 
 // Capabilities reports which adapter methods the configured adapter has.
-func (a *Auth) Capabilities() core.Capabilities { return core.Probe(a.adapter) }
+func (a *Auth) Capabilities() core.Capabilities { return a.store.Capabilities() }
 
 // AdapterError is an adapter method's failure, wrapped with the method's
 // spec name. errors.Is sees through it to the adapter's error.
@@ -326,11 +327,18 @@ func (e *AdapterError) Error() string { return fmt.Sprintf("adapter %s failed: %
 // Unwrap returns the adapter's error.
 func (e *AdapterError) Unwrap() error { return e.Err }
 
+// has returns the adapter method I (through the checked layer) and whether
+// the adapter implements it.
+func has[I any](a *Auth) (I, bool) {
+	m, err := core.Require[I](a.store, "")
+	return m, err == nil
+}
+
 // call finds the adapter method I and calls it, or returns the missing
 // method error; a failure of the call comes back as an *AdapterError.
 func call[I, R any](a *Auth, neededBy string, f func(I) (R, error)) (R, error) {
 	var zero R
-	m, err := core.Require[I](a.adapter, neededBy)
+	m, err := core.Require[I](a.store, neededBy)
 	if err != nil {
 		return zero, err
 	}

@@ -206,7 +206,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 // cause of the failure), bounded by its own short timeout. An adapter
 // without deleteUser keeps the user; the error says so.
 func (a *Auth) removeUnlinkedUser(ctx context.Context, userID string, linkErr error) error {
-	d, ok := a.adapter.(core.UserDeleter)
+	d, ok := has[core.UserDeleter](a)
 	if !ok {
 		return fmt.Errorf("%w (the new user %q is left without an account: the adapter has no deleteUser)", linkErr, userID)
 	}

@@ -17,6 +17,9 @@ import (
 // fails; it records which user was created and deleted.
 type oauthStub struct {
 	created, deleted string
+	// cancel, if set, is called when linkAccount fails, as a deadline
+	// that expires during the call would.
+	cancel context.CancelFunc
 }
 
 func (s *oauthStub) GetUserByAccount(context.Context, core.AccountKey) (*core.User, error) {
@@ -28,6 +31,9 @@ func (s *oauthStub) CreateUser(_ context.Context, u core.User) (*core.User, erro
 	return &u, nil
 }
 func (s *oauthStub) LinkAccount(context.Context, core.Account) (*core.Account, error) {
+	if s.cancel != nil {
+		s.cancel()
+	}
 	return nil, errDown
 }
 
@@ -64,11 +70,11 @@ func firstSignIn(ctx context.Context, a *auth.Auth) error {
 }
 
 func TestFailedLinkDeletesTheNewUser(t *testing.T) {
-	stub := &oauthStubWithDelete{oauthStub: &oauthStub{}}
-	// A cancelled context (the likely cause of a failed link) must not stop
-	// the removal.
+	// A context cancelled during the link (the likely cause of a failed
+	// link) must not stop the removal.
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
+	defer cancel()
+	stub := &oauthStubWithDelete{oauthStub: &oauthStub{cancel: cancel}}
 	err := firstSignIn(ctx, newOAuthJWT(t, stub))
 	if !errors.Is(err, errDown) {
 		t.Fatalf("sign-in whose link fails: %v, want the link's error", err)

@@ -56,7 +56,7 @@ func (a *Auth) mustDisplace(ctx context.Context, holder core.User) (bool, error)
 	if a.allowUnverified || holder.EmailVerified != nil {
 		return false, nil
 	}
-	lister, ok := a.adapter.(core.AuthenticatorsByUserLister)
+	lister, ok := has[core.AuthenticatorsByUserLister](a)
 	if !ok {
 		return false, nil
 	}

@@ -78,7 +78,7 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 // cancelled, bounded by its own timeout. An adapter without unlinkAccount
 // keeps the account; the error says so.
 func (a *Auth) unlinkAccount(ctx context.Context, key core.AccountKey, createErr error) error {
-	u, ok := a.adapter.(core.AccountUnlinker)
+	u, ok := has[core.AccountUnlinker](a)
 	if !ok {
 		return fmt.Errorf("%w (the %s account %q is left without its authenticator: the adapter has no unlinkAccount)", createErr, key.Provider, key.ProviderAccountID)
 	}
@@ -114,7 +114,7 @@ func (a *Auth) Authenticators(ctx context.Context, userID string) ([]core.Authen
 func (a *Auth) AuthenticateWebAuthn(ctx context.Context, credentialID string, newCounter int64) (*core.User, *core.Authenticator, error) {
 	var au *core.Authenticator
 	var err error
-	if adv, ok := a.adapter.(core.AuthenticatorCounterAdvancer); ok {
+	if adv, ok := has[core.AuthenticatorCounterAdvancer](a); ok {
 		au, err = adv.AdvanceAuthenticatorCounter(ctx, credentialID, newCounter)
 		switch {
 		case errors.Is(err, core.ErrNotFound):
