@@ -248,11 +248,6 @@ func oidcBuiltIn[P any](id, name, color, with, clientID, clientSecret string, pr
 	return c
 }
 
-// postAuth is the client metadata of a provider that wants the client
-// credentials in the token request's body (client_secret_post).
-func postAuth() provider.ClientOptions {
-	return provider.ClientOptions{TokenEndpointAuthMethod: "client_secret_post"}
-}
 
 // str returns a pointer to s, or nil for "".
 func str(s string) *string {
