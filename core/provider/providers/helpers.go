@@ -248,7 +248,6 @@ func oidcBuiltIn[P any](id, name, color, with, clientID, clientSecret string, pr
 	return c
 }
 
-
 // str returns a pointer to s, or nil for "".
 func str(s string) *string {
 	if s == "" {
