@@ -10,6 +10,7 @@ import (
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 )
 
 // authjsEnv is what Auth.js's setEnvDefaults made of an environment.
@@ -31,7 +32,7 @@ func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 }
 
 // TestEnvLikeAuthJS gives the same AUTH_* variables to Auth.js's
-// setEnvDefaults and to auth.SetEnvDefaults with provider.FromEnv, for every
+// setEnvDefaults and to auth.SetEnvDefaults with providers.FromEnv, for every
 // built-in OAuth/OIDC provider Auth.js also ships, and compares the secret
 // list (AUTH_SECRET with AUTH_SECRET_1.._3 rotated in), the base path from
 // AUTH_URL, the redirect proxy and each provider's client id, secret and
@@ -40,8 +41,8 @@ func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 func TestEnvLikeAuthJS(t *testing.T) {
 	core := filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "providers")
 	var ids []string
-	for _, id := range provider.BuiltIns().IDs() {
-		p, _ := provider.BuiltIns().New(id, provider.UserConfig{})
+	for _, id := range providers.BuiltIns().IDs() {
+		p, _ := providers.BuiltIns().New(id, providers.UserConfig{})
 		if _, ok := p.(provider.OAuthProvider); !ok {
 			continue
 		}
@@ -66,7 +67,7 @@ func TestEnvLikeAuthJS(t *testing.T) {
 	if len(want.Providers) != len(ids) || len(ids) < 40 {
 		t.Fatalf("Auth.js configured %d providers of %d (%v)", len(want.Providers), len(ids), ids)
 	}
-	providers, err := provider.FromEnv(getenv, ids...)
+	providers, err := providers.FromEnv(getenv, ids...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 )
 
@@ -28,7 +29,7 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 			counting := coretest.NewCounting(store)
 			srv := httptest.NewServer(nil)
 			t.Cleanup(srv.Close)
-			a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{provider.GitHub("id", "secret")},
+			a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{providers.GitHub("id", "secret")},
 				Secrets: []string{secret}, BaseURL: srv.URL + "/auth"})
 			if err != nil {
 				t.Fatal(err)
