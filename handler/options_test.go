@@ -24,6 +24,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
 )
@@ -314,7 +315,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 	}
 	// SecureOff with an https BaseURL and an OAuth provider: the oauth
 	// module's check cookies stay Secure, so it is refused.
-	_, err := newCookieHandler(t, "https://auth.example.test/auth", &hookLog{}, handler.CookieOptions{Secure: handler.SecureOff}, provider.GitHub("id", "secret"))
+	_, err := newCookieHandler(t, "https://auth.example.test/auth", &hookLog{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
 	if err == nil || !strings.Contains(err.Error(), "OAuth check cookies") {
 		t.Errorf("SecureOff with an OAuth provider: %v", err)
 	}
