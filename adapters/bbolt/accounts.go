@@ -11,9 +11,6 @@ import (
 // LinkAccount implements linkAccount: the account and its user index entry
 // are written in one transaction, after checking that the user exists.
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	if err := account.Validate(); err != nil {
-		return nil, err
-	}
 	acc := account.Normalize()
 	val := encodeAccount(&acc)
 	key := accountKey(acc.Provider, acc.ProviderAccountID)
@@ -34,7 +31,7 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 		return b.userAccounts.Put(ownerKey(acc.UserID, key), marker)
 	})
 	if err != nil {
-		return nil, wrap(core.MethodLinkAccount, err)
+		return nil, storeErr(err)
 	}
 	out := acc.Clone()
 	return &out, nil
@@ -68,7 +65,7 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(core.MethodUnlinkAccount, err)
+		return nil, storeErr(err)
 	}
 	return normalizeRead(out), nil
 }
@@ -99,7 +96,7 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 		return err
 	})
 	if err != nil {
-		return nil, wrap(core.MethodGetAccount, err)
+		return nil, storeErr(err)
 	}
 	return normalizeRead(out), nil
 }

@@ -276,25 +276,13 @@ func (a *Adapter) update(ctx context.Context, fn func(tx *bolt.Tx) error) error 
 	}
 }
 
-// storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput.
+// storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput
+// (errors carry no method name: core.Store adds it).
 func storeErr(err error) error {
 	if errors.Is(err, bolt.ErrKeyTooLarge) || errors.Is(err, bolt.ErrValueTooLarge) || errors.Is(err, bolt.ErrKeyRequired) {
 		return fmt.Errorf("%w: %w", core.ErrInvalidInput, err)
 	}
 	return err
-}
-
-// wrap prefixes err with the spec method name, leaving core.InputError
-// (which names the method already) alone.
-func wrap(method core.Method, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ie *core.InputError
-	if errors.As(err, &ie) && ie.Method == string(method) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", method, storeErr(err))
 }
 
 // grouper commits concurrent writes together (WriteGroup). The first writer

@@ -464,7 +464,7 @@ func TestCancelledContextAndBadInput(t *testing.T) {
 	a, raw := newTestAdapter(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "e"}); !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "createUser: ") {
+	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "e"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("CreateUser with a cancelled ctx = %v", err)
 	}
 	if _, err := a.GetSessionAndUser(ctx, "x"); !errors.Is(err, context.Canceled) {
@@ -473,7 +473,7 @@ func TestCancelledContextAndBadInput(t *testing.T) {
 	bg := context.Background()
 	// A key longer than bbolt's limit is invalid input, and nothing is stored.
 	long := strings.Repeat("x", bolt.MaxKeySize+1)
-	if _, err := a.CreateUser(bg, core.User{ID: long, Email: "e"}); !errors.Is(err, core.ErrInvalidInput) || !strings.HasPrefix(err.Error(), "createUser: ") {
+	if _, err := a.CreateUser(bg, core.User{ID: long, Email: "e"}); !errors.Is(err, core.ErrInvalidInput) {
 		t.Errorf("CreateUser with a too-long id = %v, want ErrInvalidInput", err)
 	}
 	must(t)(a.CreateUser(bg, core.User{ID: "u", Email: "e"}))

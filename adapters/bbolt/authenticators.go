@@ -13,9 +13,6 @@ import (
 // its user index entry are written in one transaction, after checking that
 // the user exists.
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	if err := authenticator.Validate(); err != nil {
-		return nil, err
-	}
 	au := authenticator.Clone()
 	val := encodeAuthenticator(&au)
 	id := []byte(au.CredentialID)
@@ -36,7 +33,7 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		return b.userAuthent.Put(ownerKey(au.UserID, id), marker)
 	})
 	if err != nil {
-		return nil, wrap(core.MethodCreateAuthenticator, err)
+		return nil, storeErr(err)
 	}
 	out := au.Clone()
 	return &out, nil
@@ -65,7 +62,7 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 		return err
 	})
 	if err != nil {
-		return nil, wrap(core.MethodGetAuthenticator, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }
@@ -96,16 +93,16 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(core.MethodListAuthenticatorsByUserID, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }
 
 // UpdateAuthenticatorCounter implements updateAuthenticatorCounter. An
 // unknown credential id gives an error matching core.ErrNotFound and a
-// negative counter one matching core.ErrInvalidInput.
+// negative counter (through core.Store) one matching core.ErrInvalidInput.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.MethodUpdateAuthenticatorCounter, credentialID, newCounter, false)
+	return a.setCounter(ctx, credentialID, newCounter, false)
 }
 
 // AdvanceAuthenticatorCounter implements core.AuthenticatorCounterAdvancer:
@@ -114,17 +111,14 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // error matching core.ErrCounterNotIncreased. An unknown credential id gives
 // an error matching core.ErrNotFound.
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.Method(core.ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, true)
+	return a.setCounter(ctx, credentialID, newCounter, true)
 }
 
-// setCounter sets the authenticator's counter in one write transaction, for
-// method m. With increaseOnly it fails with core.ErrCounterNotIncreased
+// setCounter sets the authenticator's counter in one write transaction.
+// With increaseOnly it fails with core.ErrCounterNotIncreased
 // unless newCounter is above the stored one (both 0 passes), and writes only
 // when the counter changes; without, it always writes.
-func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
-	if newCounter < 0 {
-		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
-	}
+func (a *Adapter) setCounter(ctx context.Context, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
 	var out *core.Authenticator
 	err := a.update(ctx, func(tx *bolt.Tx) error {
 		out = nil
@@ -152,7 +146,7 @@ func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID st
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }

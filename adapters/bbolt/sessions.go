@@ -64,9 +64,6 @@ func getSession(sessions *bolt.Bucket, token string) (*core.Session, error) {
 // CreateSession implements createSession.
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
-	if err := session.Validate(); err != nil {
-		return nil, err
-	}
 	s := session.Normalize()
 	if !timeOK(s.Expires) {
 		return nil, invalidTime(m, "expires")
@@ -85,7 +82,7 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 		return putSession(b, &s)
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	return &s, nil
 }
@@ -129,7 +126,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		err = a.removeExpiredSession(ctx, sessionToken)
 	}
 	if err != nil {
-		return nil, wrap(core.MethodGetSessionAndUser, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }
@@ -154,9 +151,6 @@ func (a *Adapter) removeExpiredSession(ctx context.Context, sessionToken string)
 // session's index entries in the same transaction.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	const m = core.MethodUpdateSession
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
 	if update.Expires.Set && !timeOK(core.NormalizeTime(update.Expires.Value)) {
 		return nil, invalidTime(m, "expires")
 	}
@@ -189,7 +183,7 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }
@@ -214,7 +208,7 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(core.MethodDeleteSession, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }

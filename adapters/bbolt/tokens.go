@@ -12,9 +12,6 @@ import (
 // its expiry index entry are written in one transaction.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
 	const m = core.MethodCreateVerificationToken
-	if err := token.Validate(); err != nil {
-		return nil, err
-	}
 	v := token.Normalize()
 	if !timeOK(v.Expires) {
 		return nil, invalidTime(m, "expires")
@@ -35,7 +32,7 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 		return b.tokenExpiry.Put(expiryKey(v.Expires.UnixMilli(), key), marker)
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	return &v, nil
 }
@@ -72,7 +69,7 @@ func (a *Adapter) UseVerificationToken(ctx context.Context, key core.Verificatio
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(core.MethodUseVerificationToken, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }

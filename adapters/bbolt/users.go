@@ -24,9 +24,6 @@ func checkTime(method core.Method, field string, t *time.Time) error {
 // entry in one transaction.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
-	if err := user.Validate(); err != nil {
-		return nil, err
-	}
 	u := user.Normalize()
 	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
 		return nil, err
@@ -50,7 +47,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		return b.usersByEmail.Put([]byte(u.Email), id)
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	out := u.Clone()
 	return &out, nil
@@ -80,7 +77,7 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 		return err
 	})
 	if err != nil {
-		return nil, wrap(core.MethodGetUser, err)
+		return nil, storeErr(err)
 	}
 	return u, nil
 }
@@ -101,7 +98,7 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 		return err
 	})
 	if err != nil {
-		return nil, wrap(core.MethodGetUserByEmail, err)
+		return nil, storeErr(err)
 	}
 	return u, nil
 }
@@ -126,7 +123,7 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 		return err
 	})
 	if err != nil {
-		return nil, wrap(core.MethodGetUserByAccount, err)
+		return nil, storeErr(err)
 	}
 	return u, nil
 }
@@ -135,9 +132,6 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 // entry in the same transaction.
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
 	const m = core.MethodUpdateUser
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
 	if update.EmailVerified.Set {
 		if err := checkTime(m, "emailVerified", core.NormalizeTimePtr(update.EmailVerified.Value)); err != nil {
 			return nil, err
@@ -177,7 +171,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }
@@ -235,7 +229,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(core.MethodDeleteUser, err)
+		return nil, storeErr(err)
 	}
 	return out, nil
 }

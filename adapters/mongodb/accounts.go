@@ -18,23 +18,16 @@ import (
 // account; an existing (provider, providerAccountId), once
 // [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	const m = "linkAccount"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := account.Validate(); err != nil {
-		return nil, err
-	}
 	acc := account.Normalize()
 	uid, ok := a.userIDValue(acc.UserID)
 	if !ok {
-		return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+		return nil, &core.InputError{Method: string(core.MethodLinkAccount), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
 	}
 	doc, err := a.accountDocument(acc, uid)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.insertOwned(ctx, m, a.accounts, uid, doc); err != nil {
+	if err := a.insertOwned(ctx, a.accounts, uid, doc); err != nil {
 		return nil, err
 	}
 	return &acc, nil
@@ -50,13 +43,13 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 // deletion, so the sweep that deleteUser runs after removing the user will
 // find it. A failure after the insert also deletes the record again, so
 // that a failed write changes nothing.
-func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collection, uid any, doc bson.D) error {
-	if err := a.requireUser(ctx, m, uid); err != nil {
+func (a *Adapter) insertOwned(ctx context.Context, coll *mongo.Collection, uid any, doc bson.D) error {
+	if err := a.requireUser(ctx, uid); err != nil {
 		return err
 	}
 	res, err := coll.InsertOne(ctx, doc)
 	if err != nil {
-		return wrapErr(ctx, m, err)
+		return wrapErr(ctx, err)
 	}
 	ok, err := a.userExistsOnPrimary(ctx, uid)
 	if err == nil && ok {
@@ -64,9 +57,9 @@ func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collect
 	}
 	var cause error
 	if err != nil {
-		cause = wrapErr(ctx, m, err)
+		cause = wrapErr(ctx, err)
 	} else {
-		cause = fmt.Errorf("%s: user deleted concurrently: %w", m, core.ErrNotFound)
+		cause = fmt.Errorf("user deleted concurrently: %w", core.ErrNotFound)
 	}
 	// Undo the insert even when ctx has ended, bounded by its own timeout.
 	derr := undo(ctx, func(ctx context.Context) error {
@@ -74,7 +67,7 @@ func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collect
 		return err
 	})
 	if derr != nil {
-		return errors.Join(cause, fmt.Errorf("%s: removing the record just inserted: %w", m, derr))
+		return errors.Join(cause, fmt.Errorf("removing the record just inserted: %w", derr))
 	}
 	return cause
 }
@@ -105,13 +98,13 @@ func undo(ctx context.Context, f func(context.Context) error) error {
 
 // requireUser returns an error matching [core.ErrNotFound] when the user
 // with the stored id v does not exist.
-func (a *Adapter) requireUser(ctx context.Context, m string, v any) error {
+func (a *Adapter) requireUser(ctx context.Context, v any) error {
 	ok, err := a.userExists(ctx, v)
 	if err != nil {
-		return wrapErr(ctx, m, err)
+		return wrapErr(ctx, err)
 	}
 	if !ok {
-		return fmt.Errorf("%s: user: %w", m, core.ErrNotFound)
+		return fmt.Errorf("user: %w", core.ErrNotFound)
 	}
 	return nil
 }
@@ -119,41 +112,27 @@ func (a *Adapter) requireUser(ctx context.Context, m string, v any) error {
 // UnlinkAccount is unlinkAccount: one findOneAndDelete. It returns the
 // deleted account, or nil, nil when there was none.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	const m = "unlinkAccount"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(key.Provider, key.ProviderAccountID) {
-		return nil, nil
-	}
 	filter := bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
-	return decodeAccount(ctx, m, a.accounts.FindOneAndDelete(ctx, filter))
+	return decodeAccount(ctx, a.accounts.FindOneAndDelete(ctx, filter))
 }
 
 // GetAccount is getAccount: one find.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	const m = "getAccount"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(provider, providerAccountID) {
-		return nil, nil
-	}
 	filter := bson.D{{Key: fProvider, Value: provider}, {Key: fProviderAccountID, Value: providerAccountID}}
-	return decodeAccount(ctx, m, a.accounts.FindOne(ctx, filter))
+	return decodeAccount(ctx, a.accounts.FindOne(ctx, filter))
 }
 
-func decodeAccount(ctx context.Context, m string, res *mongo.SingleResult) (*core.Account, error) {
+func decodeAccount(ctx context.Context, res *mongo.SingleResult) (*core.Account, error) {
 	var doc accountDoc
 	if err := res.Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	acc, err := doc.account()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	// This adapter stores token_type lowercased; another application
 	// sharing the collection may not have.

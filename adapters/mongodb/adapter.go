@@ -519,12 +519,12 @@ func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	filter := bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: bson.NewDateTimeFromTime(time.Now())}}}}
 	r, err := a.sessions.DeleteMany(ctx, filter)
 	if err != nil {
-		return res, wrapErr(ctx, "purgeExpired", err)
+		return res, wrapErr(ctx, err)
 	}
 	res.Sessions = int(r.DeletedCount)
 	r, err = a.tokens.DeleteMany(ctx, filter)
 	if err != nil {
-		return res, wrapErr(ctx, "purgeExpired", err)
+		return res, wrapErr(ctx, err)
 	}
 	res.VerificationTokens = int(r.DeletedCount)
 	return res, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -206,49 +205,16 @@ func notExpired() bson.E {
 	return bson.E{Key: fExpires, Value: bson.D{{Key: "$gt", Value: now()}}}
 }
 
-// checkStrings reports the first field whose value is not valid UTF-8,
-// which BSON strings cannot hold.
-func checkStrings(method string, fields ...any) error {
-	for i := 0; i+1 < len(fields); i += 2 {
-		name, _ := fields[i].(string)
-		switch v := fields[i+1].(type) {
-		case string:
-			if !utf8.ValidString(v) {
-				return &core.InputError{Method: method, Field: name, Reason: "is not valid UTF-8"}
-			}
-		case *string:
-			if v != nil && !utf8.ValidString(*v) {
-				return &core.InputError{Method: method, Field: name, Reason: "is not valid UTF-8"}
-			}
-		}
-	}
-	return nil
-}
-
-// validKey reports whether every string is valid UTF-8: a lookup by a key
-// that is not can match nothing stored.
-func validKey(ss ...string) bool {
-	for _, s := range ss {
-		if !utf8.ValidString(s) {
-			return false
-		}
-	}
-	return true
-}
-
 func (a *Adapter) userDocument(u core.User) (bson.D, error) {
 	id, ok := a.userIDValue(u.ID)
 	if !ok {
-		return nil, &core.InputError{Method: "createUser", Field: "id", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	if err := checkStrings("createUser", "id", u.ID, "email", u.Email, "name", u.Name, "image", u.Image); err != nil {
-		return nil, err
+		return nil, &core.InputError{Method: string(core.MethodCreateUser), Field: "id", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
 	}
 	var verified any
 	if u.EmailVerified != nil {
 		d, ok := date(*u.EmailVerified)
 		if !ok {
-			return nil, &core.InputError{Method: "createUser", Field: "emailVerified", Reason: "is out of the range of BSON dates"}
+			return nil, &core.InputError{Method: string(core.MethodCreateUser), Field: "emailVerified", Reason: "is out of the range of BSON dates"}
 		}
 		verified = d
 	}
@@ -275,13 +241,6 @@ func (d *userDoc) user() (*core.User, error) {
 }
 
 func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) {
-	if err := checkStrings("linkAccount",
-		"userId", acc.UserID, "provider", acc.Provider, "type", string(acc.Type),
-		"providerAccountId", acc.ProviderAccountID, "access_token", acc.AccessToken,
-		"id_token", acc.IDToken, "refresh_token", acc.RefreshToken, "scope", acc.Scope,
-		"token_type", acc.TokenType, "session_state", acc.SessionState); err != nil {
-		return nil, err
-	}
 	var details any
 	if acc.AuthorizationDetails != nil {
 		arr := make(bson.A, len(acc.AuthorizationDetails))
@@ -292,9 +251,6 @@ func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) 
 			doc = appendList(doc, "datatypes", det.Datatypes)
 			doc = append(doc, bson.E{Key: "identifier", Value: det.Identifier})
 			doc = appendList(doc, "privileges", det.Privileges)
-			if err := checkDetail(det); err != nil {
-				return nil, err
-			}
 			arr[i] = doc
 		}
 		details = arr
@@ -314,17 +270,6 @@ func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) 
 		{Key: fTokenType, Value: acc.TokenType},
 		{Key: fSessionState, Value: acc.SessionState},
 	}, nil
-}
-
-func checkDetail(det core.AuthorizationDetail) error {
-	all := append([]string{det.Type, det.Identifier}, det.Locations...)
-	all = append(all, det.Actions...)
-	all = append(all, det.Datatypes...)
-	all = append(all, det.Privileges...)
-	if !validKey(all...) {
-		return &core.InputError{Method: "linkAccount", Field: "authorization_details", Reason: "holds a string that is not valid UTF-8"}
-	}
-	return nil
 }
 
 func appendList(doc bson.D, key string, list []string) bson.D {
@@ -467,30 +412,30 @@ var invalidInputCodes = []int{
 	17280, // KeyTooLong
 }
 
-// wrapErr wraps a driver error with the spec method name, matching
-// [core.ErrAlreadyExists] for a duplicate key, [core.ErrInvalidInput] for a
-// document the server or driver cannot hold, and ctx's error when ctx is
-// done.
-func wrapErr(ctx context.Context, method string, err error) error {
+// wrapErr maps a driver error to the core errors: [core.ErrAlreadyExists]
+// for a duplicate key, [core.ErrInvalidInput] for a document the server or
+// driver cannot hold, and ctx's error when ctx is done. It adds no method
+// name ([core.Store] does).
+func wrapErr(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("%s: %w: %w", method, ctxErr, err)
+		return fmt.Errorf("%w: %w", ctxErr, err)
 	}
 	if mongo.IsDuplicateKeyError(err) || isStandInDuplicate(err) {
-		return fmt.Errorf("%s: %w: %w", method, core.ErrAlreadyExists, err)
+		return fmt.Errorf("%w: %w", core.ErrAlreadyExists, err)
 	}
 	var me mongo.MarshalError
 	if errors.As(err, &me) {
-		return fmt.Errorf("%s: %w: %w", method, core.ErrInvalidInput, err)
+		return fmt.Errorf("%w: %w", core.ErrInvalidInput, err)
 	}
 	var se mongo.ServerError
 	if errors.As(err, &se) {
 		for _, c := range invalidInputCodes {
 			if se.HasErrorCode(c) {
-				return fmt.Errorf("%s: %w: %w", method, core.ErrInvalidInput, err)
+				return fmt.Errorf("%w: %w", core.ErrInvalidInput, err)
 			}
 		}
 	}
-	return fmt.Errorf("%s: %w", method, err)
+	return err
 }
 
 // isStandInDuplicate recognises the error FerretDB v1 (SQLite backend)
@@ -499,13 +444,4 @@ func wrapErr(ctx context.Context, method string, err error) error {
 func isStandInDuplicate(err error) bool {
 	var se mongo.ServerError
 	return errors.As(err, &se) && se.HasErrorCode(1) && se.HasErrorMessage("UNIQUE constraint failed")
-}
-
-// started returns ctx's error, wrapped with the method name, when ctx is
-// already done.
-func started(ctx context.Context, method string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	return nil
 }
