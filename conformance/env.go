@@ -305,7 +305,28 @@ func canonUser(u core.User) core.User {
 	if u.EmailVerified != nil {
 		u.EmailVerified = ptr(canonTime(*u.EmailVerified))
 	}
+	u.Data = canonData(u.Data)
 	return u
+}
+
+// canonData rewrites each application field in one canonical JSON form, so
+// that equal values compare equal whatever the store's spelling (3 and 3.0,
+// spacing, key order); an empty map becomes nil.
+func canonData(data map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(data) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(data))
+	for k, v := range data {
+		var x any
+		if err := json.Unmarshal(v, &x); err != nil {
+			out[k] = v // left as it is, so that the comparison shows it
+			continue
+		}
+		b, _ := json.Marshal(x)
+		out[k] = b
+	}
+	return out
 }
 
 // expectUTC fails the test unless the adapter returned tm in UTC.

@@ -77,6 +77,8 @@ type authOptions struct {
 	defaults bool
 	// adapter replaces the rule's adapter (with a wrapper, say).
 	adapter any
+	// noEmail leaves the e-mail provider out of the configuration.
+	noEmail bool
 }
 
 // registeredPasskey configures the library (as newAuth with no options),
@@ -113,13 +115,17 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	if o.defaults {
 		session = auth.SessionOptions{}
 	}
+	providers := []provider.Provider{gh, linking, subset, provider.Google("client-id", "client-secret"), provider.Passkey()}
+	if !o.noEmail {
+		providers = append(providers, provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }))
+	}
 	adapter := e.adapter
 	if o.adapter != nil {
 		adapter = o.adapter
 	}
 	a, err := auth.New(auth.Config{
 		Adapter:   adapter,
-		Providers: []provider.Provider{provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }), gh, linking, subset, provider.Google("client-id", "client-secret"), provider.Passkey()},
+		Providers: providers,
 		Secrets:   o.secrets,
 		Session:   session,
 		BaseURL:   "https://app.example.com/auth",
