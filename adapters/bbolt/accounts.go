@@ -1,8 +1,12 @@
 package bboltadapter
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
@@ -99,4 +103,73 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 		return nil, storeErr(err)
 	}
 	return normalizeRead(out), nil
+}
+
+// ListAccountsByUserID implements [core.AccountsByUserLister]: one prefix
+// scan of the user's index entries in a read transaction, ordered by
+// provider, then providerAccountId. An unknown user gives an empty, non-nil
+// list.
+func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	out := []core.Account{}
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		index, accounts, err := bucket2(tx, a.root, bucketUserAccounts, bucketAccounts)
+		if err != nil {
+			return err
+		}
+		prefix := ownerPrefix(userID)
+		c := index.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			v := accounts.Get(k[len(prefix):])
+			if v == nil {
+				return fmt.Errorf("%w: index entry for a missing account", ErrCorrupt)
+			}
+			acc, err := decodeAccount(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, *normalizeRead(acc))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	// Index keys are length-prefixed, so they are not in provider order.
+	slices.SortFunc(out, func(x, y core.Account) int {
+		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+	})
+	return out, nil
+}
+
+// UpdateAccount implements [core.AccountUpdater]: it reads, changes the set
+// fields of, and writes the account in one write transaction. It returns
+// nil, nil when there is no such account.
+func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
+	var out *core.Account
+	k := accountKey(update.Provider, update.ProviderAccountID)
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		out = nil
+		accounts, err := bucket(tx, a.root, bucketAccounts)
+		if err != nil {
+			return err
+		}
+		v := accounts.Get(k)
+		if v == nil {
+			return nil
+		}
+		old, err := decodeAccount(v)
+		if err != nil {
+			return err
+		}
+		acc := update.Apply(*old)
+		if err := accounts.Put(k, encodeAccount(&acc)); err != nil {
+			return err
+		}
+		out = &acc
+		return nil
+	})
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	return out, nil
 }

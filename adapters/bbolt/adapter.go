@@ -32,6 +32,8 @@ var (
 	_ core.Adapter                      = (*Adapter)(nil)
 	_ core.ExpiredPurger                = (*Adapter)(nil)
 	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
+	_ core.AccountsByUserLister         = (*Adapter)(nil)
+	_ core.AccountUpdater               = (*Adapter)(nil)
 )
 
 // WriteMode chooses how write transactions are committed. bbolt has one

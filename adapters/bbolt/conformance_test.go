@@ -31,4 +31,5 @@ var (
 	_ conformance.Mentioner          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
+	_ conformance.UserDataWriter     = rawView{}
 )

@@ -1,9 +1,13 @@
 package bboltadapter
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -22,6 +26,12 @@ import (
 //	optint   0x00 (null) | 0x01 int
 //	bool     0x00 | 0x01
 //	optlist  0x00 (null) | 0x01 uvarint count, then count × str
+//	data     nothing (no application fields) | uvarint count ≥ 1, then
+//	         count × (str name, str JSON value), names in ascending byte
+//	         order, each once
+//
+// A user record ends with data: a record without application fields
+// ([core.User.Data]) has the same bytes as before data was added.
 //
 // Varints must be minimal, so every record has exactly one encoding. A
 // decoder reads the version byte first and dispatches on it, so a later
@@ -90,6 +100,9 @@ func timeOK(t time.Time) bool {
 
 func encodeUser(u *core.User) []byte {
 	n := 8 + len(u.ID) + len(u.Email)
+	for k, v := range u.Data {
+		n += len(k) + len(v) + 4
+	}
 	if u.Name != nil {
 		n += len(*u.Name) + 4
 	}
@@ -103,6 +116,20 @@ func encodeUser(u *core.User) []byte {
 	b = appendOptTime(b, u.EmailVerified)
 	b = appendOptStr(b, u.Name)
 	b = appendOptStr(b, u.Image)
+	return appendData(b, u.Data)
+}
+
+// appendData appends the application fields, sorted by name; nothing when
+// there are none.
+func appendData(b []byte, data map[string]json.RawMessage) []byte {
+	if len(data) == 0 {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(data)))
+	for _, name := range slices.Sorted(maps.Keys(data)) {
+		b = appendStr(b, name)
+		b = appendStr(b, string(data[name]))
+	}
 	return b
 }
 
@@ -412,7 +439,44 @@ func (f *userFields) decodeUser(b []byte, u *core.User) error {
 		f.image = d.strOf(src)
 		u.Image = &f.image
 	}
+	if len(d.b) > 0 && d.err == nil {
+		u.Data = d.data(src)
+	}
 	return d.end("user")
+}
+
+// data reads the application fields of a user record: names are
+// substrings of src, values copies. A count of 0, names out of order or
+// repeated, or a value that is not JSON are corrupt (the encoding is
+// canonical).
+func (d *decoder) data(src string) map[string]json.RawMessage {
+	n := d.count()
+	if d.err != nil {
+		return nil
+	}
+	if n == 0 {
+		d.fail("user: empty application fields")
+		return nil
+	}
+	out := make(map[string]json.RawMessage, n)
+	prev := ""
+	for i := range n {
+		name := d.strOf(src)
+		v := d.bytes()
+		switch {
+		case d.err != nil:
+			return nil
+		case i > 0 && name <= prev:
+			d.fail("user: application fields out of order")
+			return nil
+		case !json.Valid(v):
+			d.fail("user: application field " + name + " is not JSON")
+			return nil
+		}
+		out[name] = bytes.Clone(v)
+		prev = name
+	}
+	return out
 }
 
 // decodeSessionRef reads a session record's user id (a slice of b, valid
