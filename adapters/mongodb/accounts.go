@@ -1,14 +1,19 @@
 package mongoadapter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // LinkAccount is linkAccount: a find of the user, the insert, and a find of
@@ -138,4 +143,77 @@ func decodeAccount(ctx context.Context, res *mongo.SingleResult) (*core.Account,
 	// sharing the collection may not have.
 	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
 	return acc, nil
+}
+
+// ListAccountsByUserID implements [core.AccountsByUserLister]: one find by
+// userId, ordered by provider, then providerAccountId (in Go's byte order,
+// whatever the collection's collation). An unknown user gives an empty,
+// non-nil list.
+func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	out := []core.Account{}
+	uid, ok := a.userIDValue(userID)
+	if !ok {
+		return out, nil
+	}
+	cur, err := a.accounts.Find(ctx, bson.D{{Key: fUserID, Value: uid}},
+		options.Find().SetSort(bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}}))
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	var docs []accountDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	for i := range docs {
+		acc, err := docs[i].account()
+		if err != nil {
+			return nil, err
+		}
+		acc.TokenType = core.NormalizeTokenType(acc.TokenType)
+		out = append(out, *acc)
+	}
+	byKey := func(x, y core.Account) int {
+		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+	}
+	if !slices.IsSortedFunc(out, byKey) {
+		slices.SortFunc(out, byKey)
+	}
+	return out, nil
+}
+
+// UpdateAccount implements [core.AccountUpdater]: one findOneAndUpdate that
+// sets ($set) only the fields given, returning the updated document (one
+// find when the update sets nothing). It returns nil, nil when there is no
+// such account. Where the server's updates are not atomic (see
+// [Capabilities.AtomicFindAndModify]) the updates of one account are
+// serialised, within the process and across processes.
+func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
+	var set bson.D
+	add := func(key string, given bool, v any) {
+		if given {
+			set = append(set, bson.E{Key: key, Value: v})
+		}
+	}
+	add(fAccessToken, update.AccessToken.Set, update.AccessToken.Value)
+	add(fAuthorizationDetails, update.AuthorizationDetails.Set, detailsValue(update.AuthorizationDetails.Value))
+	add(fExpiresAt, update.ExpiresAt.Set, update.ExpiresAt.Value)
+	add(fExpiresIn, update.ExpiresIn.Set, update.ExpiresIn.Value)
+	add(fIDToken, update.IDToken.Set, update.IDToken.Value)
+	add(fRefreshToken, update.RefreshToken.Set, update.RefreshToken.Value)
+	add(fScope, update.Scope.Set, update.Scope.Value)
+	add(fTokenType, update.TokenType.Set, core.NormalizeTokenType(update.TokenType.Value))
+	add(fSessionState, update.SessionState.Set, update.SessionState.Value)
+	filter := bson.D{{Key: fProvider, Value: update.Provider}, {Key: fProviderAccountID, Value: update.ProviderAccountID}}
+	if len(set) == 0 {
+		return decodeAccount(ctx, a.accounts.FindOne(ctx, filter))
+	}
+	key := strconv.Itoa(len(update.Provider)) + ":" + update.Provider + update.ProviderAccountID
+	unlock, err := a.locks.lock(ctx, lockAccount, key)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	res := a.accounts.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+		options.FindOneAndUpdate().SetReturnDocument(options.After))
+	unlock()
+	return decodeAccount(ctx, res)
 }

@@ -44,6 +44,8 @@ var (
 	_ core.Adapter                      = (*Adapter)(nil)
 	_ core.ExpiredPurger                = (*Adapter)(nil)
 	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
+	_ core.AccountsByUserLister         = (*Adapter)(nil)
+	_ core.AccountUpdater               = (*Adapter)(nil)
 )
 
 // Collections names the collections the adapter uses. An empty name keeps

@@ -2,6 +2,7 @@ package mongoadapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -46,13 +47,14 @@ const (
 	fJoinedUser = "user"
 )
 
-// userDoc is a stored user.
+// userDoc is a stored user; see [userDoc.UnmarshalBSON].
 type userDoc struct {
-	ID            bson.RawValue  `bson:"_id"`
-	Email         string         `bson:"email"`
-	EmailVerified *bson.DateTime `bson:"emailVerified"`
-	Name          *string        `bson:"name"`
-	Image         *string        `bson:"image"`
+	ID            bson.RawValue
+	Email         string
+	EmailVerified *bson.DateTime
+	Name          *string
+	Image         *string
+	Data          map[string]json.RawMessage
 }
 
 // accountDoc is a stored account.
@@ -218,13 +220,13 @@ func (a *Adapter) userDocument(u core.User) (bson.D, error) {
 		}
 		verified = d
 	}
-	return bson.D{
+	return appendData(bson.D{
 		{Key: fID, Value: id},
 		{Key: fEmail, Value: u.Email},
 		{Key: fEmailVerified, Value: verified},
 		{Key: fName, Value: u.Name},
 		{Key: fImage, Value: u.Image},
-	}, nil
+	}, u.Data)
 }
 
 func (d *userDoc) user() (*core.User, error) {
@@ -232,7 +234,7 @@ func (d *userDoc) user() (*core.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &core.User{ID: id, Email: d.Email, Name: d.Name, Image: d.Image}
+	u := &core.User{ID: id, Email: d.Email, Name: d.Name, Image: d.Image, Data: d.Data}
 	if d.EmailVerified != nil {
 		t := fromDate(*d.EmailVerified)
 		u.EmailVerified = &t
@@ -241,27 +243,13 @@ func (d *userDoc) user() (*core.User, error) {
 }
 
 func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) {
-	var details any
-	if acc.AuthorizationDetails != nil {
-		arr := make(bson.A, len(acc.AuthorizationDetails))
-		for i, det := range acc.AuthorizationDetails {
-			doc := bson.D{{Key: "type", Value: det.Type}}
-			doc = appendList(doc, "locations", det.Locations)
-			doc = appendList(doc, "actions", det.Actions)
-			doc = appendList(doc, "datatypes", det.Datatypes)
-			doc = append(doc, bson.E{Key: "identifier", Value: det.Identifier})
-			doc = appendList(doc, "privileges", det.Privileges)
-			arr[i] = doc
-		}
-		details = arr
-	}
 	return bson.D{
 		{Key: fUserID, Value: userID},
 		{Key: fType, Value: string(acc.Type)},
 		{Key: fProvider, Value: acc.Provider},
 		{Key: fProviderAccountID, Value: acc.ProviderAccountID},
 		{Key: fAccessToken, Value: acc.AccessToken},
-		{Key: fAuthorizationDetails, Value: details},
+		{Key: fAuthorizationDetails, Value: detailsValue(acc.AuthorizationDetails)},
 		{Key: fExpiresAt, Value: acc.ExpiresAt},
 		{Key: fExpiresIn, Value: acc.ExpiresIn},
 		{Key: fIDToken, Value: acc.IDToken},
@@ -270,6 +258,25 @@ func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) 
 		{Key: fTokenType, Value: acc.TokenType},
 		{Key: fSessionState, Value: acc.SessionState},
 	}, nil
+}
+
+// detailsValue returns the stored form of authorization details: nil, or
+// an array of documents whose nil lists are absent.
+func detailsValue(details []core.AuthorizationDetail) any {
+	if details == nil {
+		return nil
+	}
+	arr := make(bson.A, len(details))
+	for i, det := range details {
+		doc := bson.D{{Key: "type", Value: det.Type}}
+		doc = appendList(doc, "locations", det.Locations)
+		doc = appendList(doc, "actions", det.Actions)
+		doc = appendList(doc, "datatypes", det.Datatypes)
+		doc = append(doc, bson.E{Key: "identifier", Value: det.Identifier})
+		doc = appendList(doc, "privileges", det.Privileges)
+		arr[i] = doc
+	}
+	return arr
 }
 
 func appendList(doc bson.D, key string, list []string) bson.D {

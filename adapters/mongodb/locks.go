@@ -27,6 +27,7 @@ const (
 	lockUser byte = iota + 1
 	lockSession
 	lockAuthenticator
+	lockAccount
 )
 
 // Timing of the lock documents: a lock older than lockLease is taken over

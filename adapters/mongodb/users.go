@@ -114,7 +114,9 @@ func aggregate(ctx context.Context, coll *mongo.Collection, pipeline mongo.Pipel
 // UpdateUser is updateUser: one findOneAndUpdate returning the updated
 // document (one find when the update sets nothing). An unknown id gives an
 // error matching [core.ErrNotFound]; an e-mail taken by another user one
-// matching [core.ErrAlreadyExists]. Where the server's updates are not atomic
+// matching [core.ErrAlreadyExists]. Application fields are set ($set) and
+// removed ($unset) one by one, so fields not named stay as stored, also
+// when another application wrote them. Where the server's updates are not atomic
 // (see [Capabilities.AtomicFindAndModify]) the updates of one user are
 // serialised, within the process and across processes (a lock document).
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
@@ -143,16 +145,28 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	if update.Image.Set {
 		set = append(set, bson.E{Key: fImage, Value: update.Image.Value})
 	}
+	dset, unset, err := dataUpdate(update.Data)
+	if err != nil {
+		return nil, err
+	}
+	set = append(set, dset...)
+	var change bson.D
+	if len(set) > 0 {
+		change = append(change, bson.E{Key: "$set", Value: set})
+	}
+	if len(unset) > 0 {
+		change = append(change, bson.E{Key: "$unset", Value: unset})
+	}
 	filter := bson.D{{Key: fID, Value: id}}
 	var res *mongo.SingleResult
-	if len(set) == 0 {
+	if len(change) == 0 {
 		res = a.users.FindOne(ctx, filter)
 	} else {
 		unlock, err := a.locks.lock(ctx, lockUser, update.ID)
 		if err != nil {
 			return nil, wrapErr(ctx, err)
 		}
-		res = a.users.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+		res = a.users.FindOneAndUpdate(ctx, filter, change,
 			options.FindOneAndUpdate().SetReturnDocument(options.After))
 		unlock()
 	}
