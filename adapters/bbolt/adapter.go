@@ -131,13 +131,13 @@ func newConfig(opts []Option) (config, error) {
 	}
 	switch {
 	case c.root == "":
-		return c, fmt.Errorf("bbolt adapter: root bucket name must not be empty: %w", core.ErrInvalidInput)
+		return c, fmt.Errorf("bboltadapter: root bucket name must not be empty: %w", core.ErrInvalidInput)
 	case c.now == nil:
-		return c, fmt.Errorf("bbolt adapter: clock must not be nil: %w", core.ErrInvalidInput)
+		return c, fmt.Errorf("bboltadapter: clock must not be nil: %w", core.ErrInvalidInput)
 	case c.mode < WriteGroup || c.mode > WriteBatch:
-		return c, fmt.Errorf("bbolt adapter: unknown %v: %w", c.mode, core.ErrInvalidInput)
+		return c, fmt.Errorf("bboltadapter: unknown %v: %w", c.mode, core.ErrInvalidInput)
 	case c.lockTimeout <= 0:
-		return c, fmt.Errorf("bbolt adapter: lock timeout must be positive: %w", core.ErrInvalidInput)
+		return c, fmt.Errorf("bboltadapter: lock timeout must be positive: %w", core.ErrInvalidInput)
 	}
 	return c, nil
 }
@@ -148,9 +148,12 @@ func newConfig(opts []Option) (config, error) {
 // and fails if db is nil or read-only and the buckets are missing. It
 // refuses, with an error matching [ErrLayout], a root bucket of a layout
 // version this build does not read, whether db is writable or read-only.
-func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
+func New(ctx context.Context, db *bolt.DB, opts ...Option) (*Adapter, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bboltadapter: %w", err)
+	}
 	if db == nil {
-		return nil, fmt.Errorf("bbolt adapter: nil *bbolt.DB: %w", core.ErrInvalidInput)
+		return nil, fmt.Errorf("bboltadapter: nil *bbolt.DB: %w", core.ErrInvalidInput)
 	}
 	c, err := newConfig(opts)
 	if err != nil {
@@ -165,7 +168,7 @@ func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
 		err = db.Update(func(tx *bolt.Tx) error { return createBuckets(tx, a.root) })
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bbolt adapter: %w", err)
+		return nil, fmt.Errorf("bboltadapter: %w", err)
 	}
 	return a, nil
 }
@@ -175,7 +178,10 @@ func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
 // process; when it is locked, Open waits up to the lock timeout
 // ([WithLockTimeout], default [DefaultLockTimeout]) and then fails with an
 // error matching [ErrLocked] rather than hang.
-func Open(path string, opts ...Option) (*Adapter, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Adapter, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bboltadapter: %w", err)
+	}
 	c, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -189,17 +195,17 @@ func Open(path string, opts ...Option) (*Adapter, error) {
 	bo.Timeout = c.lockTimeout
 	db, err := bolt.Open(path, c.fileMode, &bo)
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("bbolt adapter: open %s: gave up after %v: %w (%w)", path, c.lockTimeout, ErrLocked, err)
+		return nil, fmt.Errorf("bboltadapter: open %s: gave up after %v: %w (%w)", path, c.lockTimeout, ErrLocked, err)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if dir := filepath.Dir(path); !dirExists(dir) {
-			return nil, fmt.Errorf("bbolt adapter: open %s: the directory %s does not exist: create it first, or choose another path: %w", path, dir, err)
+			return nil, fmt.Errorf("bboltadapter: open %s: the directory %s does not exist: create it first, or choose another path: %w", path, dir, err)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bbolt adapter: open %s: %w", path, err)
+		return nil, fmt.Errorf("bboltadapter: open %s: %w", path, err)
 	}
-	a, err := New(db, opts...)
+	a, err := New(ctx, db, opts...)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -232,7 +238,7 @@ func (a *Adapter) Close() error {
 
 // errZeroAdapter is returned by every method of an Adapter not made by New
 // or Open (a nil pointer or the zero value).
-var errZeroAdapter = errors.New("bbolt adapter: not created with New or Open")
+var errZeroAdapter = errors.New("bboltadapter: not created with New or Open")
 
 // ready reports an unusable adapter or a done context.
 func (a *Adapter) ready(ctx context.Context) error {
@@ -416,7 +422,7 @@ func (g *grouper) lead(group []*groupCall) {
 		p := recover()
 		for _, c := range group {
 			if !c.answered {
-				c.answer(fmt.Errorf("bbolt adapter: write group aborted, the write may or may not be committed: %w", panicError(p)))
+				c.answer(fmt.Errorf("write group aborted, the write may or may not be committed: %w", panicError(p)))
 			}
 		}
 		g.mu.Lock()
@@ -470,7 +476,7 @@ func (g *grouper) run(group []*groupCall) {
 func (g *grouper) alone(fn func(*bolt.Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("bbolt adapter: write aborted, it may or may not be committed: %w", panicError(p))
+			err = fmt.Errorf("write aborted, it may or may not be committed: %w", panicError(p))
 		}
 	}()
 	return g.update(func(tx *bolt.Tx) error { return safeCall(fn, tx) })
@@ -490,7 +496,7 @@ func panicError(p any) error {
 func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("bbolt adapter: panic in write: %v", p)
+			err = fmt.Errorf("panic in write: %v", p)
 		}
 	}()
 	return fn(tx)

@@ -115,7 +115,7 @@ func (r rawView) WriteAccount(_ context.Context, acc core.Account) error {
 func newTestAdapter(t testing.TB, opts ...Option) (*Adapter, rawView) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "auth.db")
-	a, err := Open(path, opts...)
+	a, err := Open(context.Background(), path, opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

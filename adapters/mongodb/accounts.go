@@ -21,7 +21,7 @@ import (
 // concurrent deleteUser leave no orphan). An unknown user, or one deleted
 // concurrently, gives an error matching [core.ErrNotFound] and leaves no
 // account; an existing (provider, providerAccountId), once
-// [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
+// [Adapter.Migrate] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	acc := account.Normalize()
 	uid, ok := a.userIDValue(acc.UserID)

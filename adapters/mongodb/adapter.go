@@ -29,6 +29,7 @@ type Adapter struct {
 	tokens         *mongo.Collection
 	authenticators *mongo.Collection
 	names          Collections
+	now            func() time.Time
 	objectIDs      bool
 	lookup         bool
 	transactions   bool
@@ -124,6 +125,7 @@ func invalidCollectionName(name string) string {
 type Option func(*config)
 
 type config struct {
+	now            func() time.Time
 	names          Collections
 	objectIDs      bool
 	noLookup       bool
@@ -150,6 +152,13 @@ func WithCollections(c Collections) Option {
 		set(&cfg.names.Authenticators, c.Authenticators)
 		set(&cfg.names.Locks, c.Locks)
 	}
+}
+
+// WithClock sets the clock that decides whether sessions and verification
+// tokens have expired (default time.Now). Tests use it to move time. The
+// server's TTL indexes, where it has them, expire records by its own clock.
+func WithClock(now func() time.Time) Option {
+	return func(cfg *config) { cfg.now = now }
 }
 
 // WithObjectIDs stores user ids as ObjectIds: the users' _id and the userId
@@ -204,7 +213,7 @@ type Capabilities struct {
 	// stopped mid-update is taken over after 3 seconds; an update stalled
 	// longer than that can then lose a concurrent one.
 	AtomicFindAndModify bool
-	// TTL is true when [Adapter.EnsureIndexes] created TTL indexes on the
+	// TTL is true when [Adapter.Migrate] created TTL indexes on the
 	// expiry of sessions and verification tokens, so that the server
 	// removes expired ones by itself. When false, call
 	// [Adapter.PurgeExpired] periodically.
@@ -220,19 +229,22 @@ type Capabilities struct {
 // Invalid collection names (see [WithCollections]) give an error matching
 // [core.ErrInvalidInput] before any command is sent.
 //
-// New creates no index: call [Adapter.EnsureIndexes] before serving.
+// New creates no index: call [Adapter.Migrate] before serving.
 func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, error) {
 	if db == nil {
-		return nil, fmt.Errorf("mongoadapter: New: nil *mongo.Database: %w", core.ErrInvalidInput)
+		return nil, fmt.Errorf("mongoadapter: nil *mongo.Database: %w", core.ErrInvalidInput)
 	}
-	cfg := config{names: DefaultCollections()}
+	cfg := config{names: DefaultCollections(), now: time.Now}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
 	if err := cfg.names.validate(); err != nil {
-		return nil, fmt.Errorf("mongoadapter: New: %w", err)
+		return nil, fmt.Errorf("mongoadapter: %w", err)
+	}
+	if cfg.now == nil {
+		return nil, fmt.Errorf("mongoadapter: clock must not be nil: %w", core.ErrInvalidInput)
 	}
 	a := &Adapter{
 		db:             db,
@@ -243,6 +255,7 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 		tokens:         db.Collection(cfg.names.VerificationTokens),
 		authenticators: db.Collection(cfg.names.Authenticators),
 		names:          cfg.names,
+		now:            cfg.now,
 		objectIDs:      cfg.objectIDs,
 	}
 	if !cfg.noTransactions {
@@ -277,7 +290,7 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 func startupError(err error) error {
 	var sse topology.ServerSelectionError
 	if !errors.As(err, &sse) {
-		return fmt.Errorf("mongoadapter: New: %w", err)
+		return fmt.Errorf("mongoadapter: %w", err)
 	}
 	var servers []string
 	for _, s := range sse.Desc.Servers {
@@ -290,7 +303,7 @@ func startupError(err error) error {
 	if len(servers) == 0 {
 		servers = append(servers, "no server known")
 	}
-	return &selectionError{err: err, msg: "mongoadapter: New: no MongoDB server could be selected (" + strings.Join(servers, "; ") +
+	return &selectionError{err: err, msg: "mongoadapter: no MongoDB server could be selected (" + strings.Join(servers, "; ") +
 		"): check the connection string and that the server runs; the client's server selection timeout (serverSelectionTimeoutMS, 30 s unless set) or New's context bounds the wait"}
 }
 
@@ -388,7 +401,7 @@ func (a *Adapter) detectLookup(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// EnsureIndexes creates the indexes the adapter relies on:
+// Migrate creates the indexes the adapter relies on:
 //
 //   - users: unique email;
 //   - accounts: unique (provider, providerAccountId); userId;
@@ -402,12 +415,12 @@ func (a *Adapter) detectLookup(ctx context.Context) (bool, error) {
 //
 // The expires indexes are TTL indexes (expireAfterSeconds 0) where the
 // server supports them; where it does not, they are plain indexes, serving
-// [Adapter.PurgeExpired], and EnsureIndexes does not fail.
+// [Adapter.PurgeExpired], and Migrate does not fail.
 // [Adapter.Capabilities] reports which.
 //
 // Without the unique indexes, duplicates other than a duplicate user id are
 // not detected.
-func (a *Adapter) EnsureIndexes(ctx context.Context) error {
+func (a *Adapter) Migrate(ctx context.Context) error {
 	type index struct {
 		keys   []string
 		unique bool
@@ -427,7 +440,7 @@ func (a *Adapter) EnsureIndexes(ctx context.Context) error {
 	for _, s := range sets {
 		existing, err := listIndexes(ctx, s.coll)
 		if err != nil {
-			return fmt.Errorf("mongoadapter: EnsureIndexes: %s: %w", s.coll.Name(), err)
+			return fmt.Errorf("mongoadapter: indexes of %s: %w", s.coll.Name(), err)
 		}
 		var models []mongo.IndexModel
 		for _, ix := range s.indexes {
@@ -449,7 +462,7 @@ func (a *Adapter) EnsureIndexes(ctx context.Context) error {
 			if ix.ttl {
 				ok, err := ensureExpiryIndex(ctx, s.coll, keys, name)
 				if err != nil {
-					return fmt.Errorf("mongoadapter: EnsureIndexes: %s: %w", s.coll.Name(), err)
+					return fmt.Errorf("mongoadapter: indexes of %s: %w", s.coll.Name(), err)
 				}
 				ttl = ttl && ok
 				continue
@@ -464,7 +477,7 @@ func (a *Adapter) EnsureIndexes(ctx context.Context) error {
 			continue
 		}
 		if _, err := s.coll.Indexes().CreateMany(ctx, models); err != nil {
-			return fmt.Errorf("mongoadapter: EnsureIndexes: %s: %w", s.coll.Name(), err)
+			return fmt.Errorf("mongoadapter: indexes of %s: %w", s.coll.Name(), err)
 		}
 	}
 	a.ttl.Store(ttl)
@@ -513,12 +526,12 @@ func ensureExpiryIndex(ctx context.Context, coll *mongo.Collection, keys bson.D,
 
 // PurgeExpired deletes every session and verification token whose expiry is
 // not after now, and reports how many it deleted. Where the server has TTL
-// indexes (see [Adapter.EnsureIndexes]) it expires them by itself and this is
+// indexes (see [Adapter.Migrate]) it expires them by itself and this is
 // only needed to remove them sooner; either way the adapter never returns an
 // expired session or token.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	var res core.PurgeResult
-	filter := bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: bson.NewDateTimeFromTime(time.Now())}}}}
+	filter := bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}}}
 	r, err := a.sessions.DeleteMany(ctx, filter)
 	if err != nil {
 		return res, wrapErr(ctx, err)

@@ -316,13 +316,13 @@ func TestOperatorLikeValues(t *testing.T) {
 	}
 }
 
-// TestEnsureIndexes checks the indexes, and that a second call succeeds.
-func TestEnsureIndexes(t *testing.T) {
+// TestMigrate checks the indexes, and that a second call succeeds.
+func TestMigrate(t *testing.T) {
 	s := newServer(t, nil)
 	a, db := newAdapter(t, s)
 	ctx := context.Background()
-	if err := a.EnsureIndexes(ctx); err != nil {
-		t.Fatalf("second EnsureIndexes: %v", err)
+	if err := a.Migrate(ctx); err != nil {
+		t.Fatalf("second Migrate: %v", err)
 	}
 	ttl := a.Capabilities().TTL
 	t.Logf("TTL indexes: %v", ttl)

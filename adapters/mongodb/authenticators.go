@@ -18,7 +18,7 @@ import (
 // second one makes a concurrent deleteUser leave no orphan). An unknown
 // user, or one deleted concurrently, gives an error matching
 // [core.ErrNotFound] and leaves no authenticator; an existing credential id,
-// once [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
+// once [Adapter.Migrate] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
 	au := authenticator.Clone()
 	uid, ok := a.userIDValue(au.UserID)

@@ -83,7 +83,7 @@ func newAdapter(t testing.TB, s *server, opts ...mongoadapter.Option) (*mongoada
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.EnsureIndexes(ctx); err != nil {
+	if err := a.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return a, db

@@ -15,7 +15,7 @@ import (
 // find of the user again (see [Adapter.DeleteUser] for why the second one
 // makes a concurrent deleteUser leave no orphan). An unknown user, or one
 // deleted concurrently, gives an error matching [core.ErrNotFound] and leaves
-// no session; an existing token, once [Adapter.EnsureIndexes] has run, one
+// no session; an existing token, once [Adapter.Migrate] has run, one
 // matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	s := session.Normalize()
@@ -56,7 +56,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 			}
 			return nil, wrapErr(ctx, err)
 		}
-		if sd.Expires <= now() {
+		if sd.Expires <= a.nowDate() {
 			return nil, a.removeExpiredSession(ctx, sessionToken)
 		}
 		s, err := sd.session()
@@ -86,7 +86,7 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	if docs[0].Expires <= now() {
+	if docs[0].Expires <= a.nowDate() {
 		return nil, a.removeExpiredSession(ctx, sessionToken)
 	}
 	su, err := docs[0].sessionAndUser()
@@ -224,7 +224,7 @@ func decodeSession(ctx context.Context, res *mongo.SingleResult) (*core.Session,
 func (a *Adapter) removeExpiredSession(ctx context.Context, sessionToken string) error {
 	_, err := a.sessions.DeleteOne(ctx, bson.D{
 		{Key: fSessionToken, Value: sessionToken},
-		{Key: fExpires, Value: bson.D{{Key: "$lte", Value: now()}}},
+		{Key: fExpires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}},
 	})
 	if err != nil {
 		return wrapErr(ctx, err)

@@ -10,7 +10,7 @@ import (
 )
 
 // CreateVerificationToken is createVerificationToken: one insert. An
-// existing (identifier, token), once [Adapter.EnsureIndexes] has run, gives
+// existing (identifier, token), once [Adapter.Migrate] has run, gives
 // an error matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
 	v := token.Normalize()
@@ -39,7 +39,7 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // [Capabilities.AtomicFindAndModify]) it is a find and a delete by _id
 // instead, and only the call whose delete removed the token returns it.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
-	filter := bson.D{{Key: fIdentifier, Value: key.Identifier}, {Key: fToken, Value: key.Token}, notExpired()}
+	filter := bson.D{{Key: fIdentifier, Value: key.Identifier}, {Key: fToken, Value: key.Token}, a.notExpired()}
 	if !a.atomicFAM {
 		return a.useTokenFindDelete(ctx, filter)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // CreateUser is createUser: one insert. A user with the same id, or with the
-// same e-mail once [Adapter.EnsureIndexes] has run, gives an error matching
+// same e-mail once [Adapter.Migrate] has run, gives an error matching
 // [core.ErrAlreadyExists].
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	u := user.Normalize()
