@@ -681,3 +681,30 @@ func TestNewNoServer(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 }
+
+// TestWithClock: the clock given decides expiry, for sessions and tokens.
+func TestWithClock(t *testing.T) {
+	s := newServer(t, nil)
+	later := time.Now().Add(2 * time.Hour)
+	a, _ := newAdapter(t, s, mongoadapter.WithClock(func() time.Time { return later }))
+	ctx := context.Background()
+	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour) // live by the wall clock, expired by the adapter's
+	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if su, err := a.GetSessionAndUser(ctx, "s"); su != nil || err != nil {
+		t.Errorf("GetSessionAndUser of a session expired by the clock = %+v, %v; want nil, nil", su, err)
+	}
+	if vt, err := a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: "i", Token: "t"}); vt != nil || err != nil {
+		t.Errorf("UseVerificationToken of a token expired by the clock = %+v, %v; want nil, nil", vt, err)
+	}
+	if _, err := mongoadapter.New(ctx, s.db(t), mongoadapter.WithClock(nil)); !errors.Is(err, core.ErrInvalidInput) || !strings.HasPrefix(err.Error(), "mongoadapter: ") {
+		t.Errorf("New with a nil clock = %v, want mongoadapter: … ErrInvalidInput", err)
+	}
+}
