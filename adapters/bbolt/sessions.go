@@ -92,43 +92,49 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // entries in a write transaction (SPEC §3: removed when accessed), if it is
 // still expired there, so that a concurrent extension wins.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	var out *core.SessionAndUser
-	expired := false
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		sessions, users, err := bucket2(tx, a.root, bucketSessions, bucketUsers)
-		if err != nil {
-			return err
-		}
-		if sessionToken == "" {
-			return nil
-		}
-		srec := sessions.Get([]byte(sessionToken))
-		if srec == nil {
-			return nil
-		}
-		uid, expires, err := decodeSessionRef(srec)
-		if err != nil {
-			return err
-		}
-		s := core.Session{SessionToken: sessionToken, Expires: expires}
-		if s.Expired(a.now()) {
-			expired = true
-			return nil
-		}
-		urec := users.Get(uid)
-		if len(uid) == 0 || urec == nil {
-			return nil
-		}
-		out, err = decodeSessionAndUser(s, urec)
-		return err
-	})
+	su, expired, err := a.readSessionAndUser(ctx, sessionToken)
 	if err == nil && expired {
 		err = a.removeExpiredSession(ctx, sessionToken)
 	}
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	return out, nil
+	return su, nil
+}
+
+// readSessionAndUser is GetSessionAndUser's read transaction, which ends
+// before an expired session is removed. The hot path of every request: it
+// runs without a closure (whose captured results would be allocated),
+// looks the token up without copying it, and decodes the user into one
+// allocation (decodeSessionAndUser).
+func (a *Adapter) readSessionAndUser(ctx context.Context, sessionToken string) (su *core.SessionAndUser, expired bool, err error) {
+	tx, err := a.readTx(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	sessions, users, err := bucket2(tx, a.root, bucketSessions, bucketUsers)
+	if err != nil || sessionToken == "" {
+		return nil, false, err
+	}
+	srec := sessions.Get(keyOf(sessionToken))
+	if srec == nil {
+		return nil, false, nil
+	}
+	uid, expires, err := decodeSessionRef(srec)
+	if err != nil {
+		return nil, false, err
+	}
+	s := core.Session{SessionToken: sessionToken, Expires: expires}
+	if s.Expired(a.now()) {
+		return nil, true, nil
+	}
+	urec := users.Get(uid)
+	if len(uid) == 0 || urec == nil {
+		return nil, false, nil
+	}
+	su, err = decodeSessionAndUser(s, urec)
+	return su, false, err
 }
 
 // removeExpiredSession removes the session with the token and its index

@@ -103,29 +103,35 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 	return u, nil
 }
 
-// GetUserByAccount implements getUserByAccount.
+// GetUserByAccount implements getUserByAccount in one read transaction,
+// without a closure and without copying the key, like GetSessionAndUser.
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	var u *core.User
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		accounts, users, err := bucket2(tx, a.root, bucketAccounts, bucketUsers)
-		if err != nil {
-			return err
-		}
-		v := accounts.Get(accountKey(key.Provider, key.ProviderAccountID))
-		if v == nil {
-			return nil
-		}
-		uid, err := userIDRefOfAccount(v)
-		if err != nil {
-			return err
-		}
-		u, err = getUser(users, uid)
-		return err
-	})
+	u, err := a.readUserByAccount(ctx, key)
 	if err != nil {
 		return nil, storeErr(err)
 	}
 	return u, nil
+}
+
+func (a *Adapter) readUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	tx, err := a.readTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	accounts, users, err := bucket2(tx, a.root, bucketAccounts, bucketUsers)
+	if err != nil {
+		return nil, err
+	}
+	v := accounts.Get(accountKey(key.Provider, key.ProviderAccountID))
+	if v == nil {
+		return nil, nil
+	}
+	uid, err := userIDRefOfAccount(v)
+	if err != nil {
+		return nil, err
+	}
+	return getUser(users, uid)
 }
 
 // UpdateUser implements updateUser. A changed e-mail moves the e-mail index
