@@ -155,14 +155,10 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 	if !ok {
 		return out, nil
 	}
-	cur, err := a.accounts.Find(ctx, bson.D{{Key: fUserID, Value: uid}},
-		options.Find().SetSort(bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}}))
+	docs, err := findAll[accountDoc](ctx, a.accounts, bson.D{{Key: fUserID, Value: uid}},
+		bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}})
 	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	var docs []accountDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrapErr(ctx, err)
+		return nil, err
 	}
 	for i := range docs {
 		acc, err := docs[i].account()

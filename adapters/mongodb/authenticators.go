@@ -54,14 +54,9 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 	if !ok {
 		return out, nil
 	}
-	cur, err := a.authenticators.Find(ctx, bson.D{{Key: fUserID, Value: uid}},
-		options.Find().SetSort(bson.D{{Key: fCredentialID, Value: 1}}))
+	docs, err := findAll[authenticatorDoc](ctx, a.authenticators, bson.D{{Key: fUserID, Value: uid}}, bson.D{{Key: fCredentialID, Value: 1}})
 	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	var docs []authenticatorDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrapErr(ctx, err)
+		return nil, err
 	}
 	for i := range docs {
 		au, err := docs[i].authenticator()

@@ -194,16 +194,6 @@ func date(t time.Time) (bson.DateTime, bool) {
 // fromDate returns a stored date as a UTC time.
 func fromDate(d bson.DateTime) time.Time { return time.UnixMilli(int64(d)).UTC() }
 
-// nowDate returns the adapter's current time ([WithClock]) as a BSON date.
-func (a *Adapter) nowDate() bson.DateTime { return bson.DateTime(a.now().UnixMilli()) }
-
-// notExpired is the filter condition every read of a session or token
-// carries, so that an expired one is never returned whatever the TTL
-// monitor's lag.
-func (a *Adapter) notExpired() bson.E {
-	return bson.E{Key: fExpires, Value: bson.D{{Key: "$gt", Value: a.nowDate()}}}
-}
-
 func (a *Adapter) userDocument(u core.User) (bson.D, error) {
 	id, ok := a.userIDValue(u.ID)
 	if !ok {

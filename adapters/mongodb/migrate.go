@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -132,25 +131,4 @@ func ensureExpiryIndex(ctx context.Context, coll *mongo.Collection, keys bson.D,
 		return false, fmt.Errorf("%w (TTL index: %w)", err2, err)
 	}
 	return false, nil
-}
-
-// PurgeExpired deletes every session and verification token whose expiry is
-// not after now, and reports how many it deleted. Where the server has TTL
-// indexes (see [Adapter.Migrate]) it expires them by itself and this is
-// only needed to remove them sooner; either way the adapter never returns an
-// expired session or token.
-func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
-	var res core.PurgeResult
-	filter := bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}}}
-	r, err := a.sessions.DeleteMany(ctx, filter)
-	if err != nil {
-		return res, wrapErr(ctx, err)
-	}
-	res.Sessions = int(r.DeletedCount)
-	r, err = a.tokens.DeleteMany(ctx, filter)
-	if err != nil {
-		return res, wrapErr(ctx, err)
-	}
-	res.VerificationTokens = int(r.DeletedCount)
-	return res, nil
 }

@@ -33,12 +33,12 @@ func (d *userDoc) UnmarshalBSON(b []byte) error {
 		case fID:
 			d.ID = v
 		case fEmail:
-			if !isNull(v) {
-				s, ok := v.StringValueOK()
-				if !ok {
-					return fmt.Errorf("email has BSON type %v, want string", v.Type)
-				}
-				d.Email = s
+			p, err := optString(k, v)
+			if err != nil {
+				return err
+			}
+			if p != nil {
+				d.Email = *p
 			}
 		case fEmailVerified:
 			if !isNull(v) {
@@ -49,18 +49,13 @@ func (d *userDoc) UnmarshalBSON(b []byte) error {
 				dt := bson.DateTime(t)
 				d.EmailVerified = &dt
 			}
-		case fName, fImage:
-			if isNull(v) {
-				continue
+		case fName:
+			if d.Name, err = optString(k, v); err != nil {
+				return err
 			}
-			s, ok := v.StringValueOK()
-			if !ok {
-				return fmt.Errorf("%s has BSON type %v, want string", k, v.Type)
-			}
-			if k == fName {
-				d.Name = &s
-			} else {
-				d.Image = &s
+		case fImage:
+			if d.Image, err = optString(k, v); err != nil {
+				return err
 			}
 		default:
 			if isNull(v) || core.ValidDataName(k) != nil {
@@ -77,6 +72,18 @@ func (d *userDoc) UnmarshalBSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// optString decodes a nullable string field.
+func optString(key string, v bson.RawValue) (*string, error) {
+	if isNull(v) {
+		return nil, nil
+	}
+	s, ok := v.StringValueOK()
+	if !ok {
+		return nil, fmt.Errorf("%s has BSON type %v, want string", key, v.Type)
+	}
+	return &s, nil
 }
 
 // jsonOf returns a stored value as JSON: strings, numbers, booleans,

@@ -101,6 +101,20 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 	return u, nil
 }
 
+// findAll finds the documents of coll that match filter, in the order of
+// sort, and decodes them.
+func findAll[D any](ctx context.Context, coll *mongo.Collection, filter, sort bson.D) ([]D, error) {
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(sort))
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	var docs []D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return docs, nil
+}
+
 // aggregate runs a pipeline whose result fits in the first batch and
 // decodes it into out.
 func aggregate(ctx context.Context, coll *mongo.Collection, pipeline mongo.Pipeline, out any) error {
