@@ -1,7 +1,6 @@
 package bboltadapter
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -43,35 +42,25 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 
 // UnlinkAccount implements unlinkAccount.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	var out *core.Account
 	k := accountKey(key.Provider, key.ProviderAccountID)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	acc, err := write(ctx, a, func(b *buckets) (*core.Account, error) {
 		v := b.accounts.Get(k)
 		if v == nil {
-			return nil
+			return nil, nil
 		}
 		acc, err := decodeAccount(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.userAccounts.Delete(ownerKey(acc.UserID, k)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.accounts.Delete(k); err != nil {
-			return err
+			return nil, err
 		}
-		out = acc
-		return nil
+		return acc, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return normalizeRead(out), nil
+	return normalizeRead(acc), err
 }
 
 // normalizeRead lowercases the token_type of an account read from the file:
@@ -86,23 +75,8 @@ func normalizeRead(acc *core.Account) *core.Account {
 
 // GetAccount implements getAccount (note the spec's argument order).
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	var out *core.Account
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		accounts, err := bucket(tx, a.root, bucketAccounts)
-		if err != nil {
-			return err
-		}
-		v := accounts.Get(accountKey(provider, providerAccountID))
-		if v == nil {
-			return nil
-		}
-		out, err = decodeAccount(v)
-		return err
-	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return normalizeRead(out), nil
+	acc, err := getOne(ctx, a, bucketAccounts, accountKey(provider, providerAccountID), decodeAccount)
+	return normalizeRead(acc), err
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister]: one prefix
@@ -110,29 +84,12 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 // provider, then providerAccountId. An unknown user gives an empty, non-nil
 // list.
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
-	out := []core.Account{}
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		index, accounts, err := bucket2(tx, a.root, bucketUserAccounts, bucketAccounts)
-		if err != nil {
-			return err
-		}
-		prefix := ownerPrefix(userID)
-		c := index.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			v := accounts.Get(k[len(prefix):])
-			if v == nil {
-				return fmt.Errorf("%w: index entry for a missing account", ErrCorrupt)
-			}
-			acc, err := decodeAccount(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, *normalizeRead(acc))
-		}
-		return nil
-	})
+	out, err := listOwned(ctx, a, bucketUserAccounts, bucketAccounts, userID, decodeAccount)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, err
+	}
+	for i := range out {
+		normalizeRead(&out[i])
 	}
 	// Index keys are length-prefixed, so they are not in provider order.
 	slices.SortFunc(out, func(x, y core.Account) int {
@@ -145,31 +102,20 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 // fields of, and writes the account in one write transaction. It returns
 // nil, nil when there is no such account.
 func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
-	var out *core.Account
 	k := accountKey(update.Provider, update.ProviderAccountID)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		accounts, err := bucket(tx, a.root, bucketAccounts)
-		if err != nil {
-			return err
-		}
-		v := accounts.Get(k)
+	return write(ctx, a, func(b *buckets) (*core.Account, error) {
+		v := b.accounts.Get(k)
 		if v == nil {
-			return nil
+			return nil, nil
 		}
 		old, err := decodeAccount(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		acc := update.Apply(*old)
-		if err := accounts.Put(k, encodeAccount(&acc)); err != nil {
-			return err
+		if err := b.accounts.Put(k, encodeAccount(&acc)); err != nil {
+			return nil, err
 		}
-		out = &acc
-		return nil
+		return &acc, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
 }

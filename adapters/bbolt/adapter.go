@@ -1,6 +1,7 @@
 package bboltadapter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -194,4 +195,82 @@ func storeErr(err error) error {
 		return fmt.Errorf("%w: %w", core.ErrInvalidInput, err)
 	}
 	return err
+}
+
+// write runs fn on the adapter's buckets in a write transaction, committed
+// according to the write mode (see update: fn may run more than once), and
+// returns the result of its last run.
+func write[T any](ctx context.Context, a *Adapter, fn func(b *buckets) (T, error)) (T, error) {
+	var out T
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		out, err = fn(b)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, storeErr(err)
+	}
+	return out, nil
+}
+
+// read runs fn in a read transaction and returns its result.
+func read[T any](ctx context.Context, a *Adapter, fn func(tx *bolt.Tx) (T, error)) (T, error) {
+	var out T
+	err := a.view(ctx, func(tx *bolt.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, storeErr(err)
+	}
+	return out, nil
+}
+
+// getOne reads and decodes the record under key in the bucket name; nil
+// when there is none.
+func getOne[T any](ctx context.Context, a *Adapter, name, key []byte, decode func([]byte) (*T, error)) (*T, error) {
+	return read(ctx, a, func(tx *bolt.Tx) (*T, error) {
+		b, err := bucket(tx, a.root, name)
+		if err != nil || len(key) == 0 {
+			return nil, err
+		}
+		v := b.Get(key)
+		if v == nil {
+			return nil, nil
+		}
+		return decode(v)
+	})
+}
+
+// listOwned returns the records of the bucket recs that the user's entries
+// in the owner index idx point to, in index order; an empty, non-nil list
+// for a user with none.
+func listOwned[T any](ctx context.Context, a *Adapter, idx, recs []byte, userID string, decode func([]byte) (*T, error)) ([]T, error) {
+	return read(ctx, a, func(tx *bolt.Tx) ([]T, error) {
+		index, records, err := bucket2(tx, a.root, idx, recs)
+		if err != nil {
+			return nil, err
+		}
+		out := []T{}
+		prefix := ownerPrefix(userID)
+		c := index.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			v := records.Get(k[len(prefix):])
+			if v == nil {
+				return nil, fmt.Errorf("%w: index entry in %s for a missing record", ErrCorrupt, idx)
+			}
+			x, err := decode(v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, *x)
+		}
+		return out, nil
+	})
 }

@@ -1,7 +1,6 @@
 package bboltadapter
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -52,50 +51,14 @@ func getAuthenticator(b *bolt.Bucket, credentialID string) (*core.Authenticator,
 
 // GetAuthenticator implements getAuthenticator.
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	var out *core.Authenticator
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		b, err := bucket(tx, a.root, bucketAuthenticators)
-		if err != nil {
-			return err
-		}
-		out, err = getAuthenticator(b, credentialID)
-		return err
-	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
+	return getOne(ctx, a, bucketAuthenticators, []byte(credentialID), decodeAuthenticator)
 }
 
 // ListAuthenticatorsByUserID implements listAuthenticatorsByUserId: one
 // prefix scan of the user's index entries, which are ordered by credential
 // id. An unknown user gives an empty, non-nil list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	out := []core.Authenticator{}
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		index, auths, err := bucket2(tx, a.root, bucketUserAuths, bucketAuthenticators)
-		if err != nil {
-			return err
-		}
-		prefix := ownerPrefix(userID)
-		c := index.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			v := auths.Get(k[len(prefix):])
-			if v == nil {
-				return fmt.Errorf("%w: index entry for a missing authenticator", ErrCorrupt)
-			}
-			au, err := decodeAuthenticator(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, *au)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
+	return listOwned(ctx, a, bucketUserAuths, bucketAuthenticators, userID, decodeAuthenticator)
 }
 
 // UpdateAuthenticatorCounter implements updateAuthenticatorCounter. An
@@ -119,34 +82,23 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 // unless newCounter is above the stored one (both 0 passes), and writes only
 // when the counter changes; without, it always writes.
 func (a *Adapter) setCounter(ctx context.Context, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
-	var out *core.Authenticator
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := bucket(tx, a.root, bucketAuthenticators)
+	return write(ctx, a, func(b *buckets) (*core.Authenticator, error) {
+		au, err := getAuthenticator(b.authenticators, credentialID)
 		if err != nil {
-			return err
-		}
-		au, err := getAuthenticator(b, credentialID)
-		if err != nil {
-			return err
+			return nil, err
 		}
 		if au == nil {
-			return fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
+			return nil, fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
 		}
 		if increaseOnly && !core.CounterAdvances(au.Counter, newCounter) {
-			return fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
+			return nil, fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
 		}
 		if !increaseOnly || newCounter != au.Counter {
 			au.Counter = newCounter
-			if err := b.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
-				return err
+			if err := b.authenticators.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
+				return nil, err
 			}
 		}
-		out = au
-		return nil
+		return au, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
 }

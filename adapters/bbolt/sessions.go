@@ -160,61 +160,39 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	if update.Expires.Set && !timeOK(core.NormalizeTime(update.Expires.Value)) {
 		return nil, invalidTime(m, "expires")
 	}
-	var out *core.Session
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.Session, error) {
 		old, err := getSession(b.sessions, update.SessionToken)
 		if err != nil || old == nil {
-			return err
+			return nil, err
 		}
 		s := update.Apply(*old)
 		if s.UserID != old.UserID && b.users.Get([]byte(s.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 		}
 		if s.UserID != old.UserID || !s.Expires.Equal(old.Expires) {
 			if err := removeSession(b, old); err != nil {
-				return err
+				return nil, err
 			}
 			if err := putSession(b, &s); err != nil {
-				return err
+				return nil, err
 			}
 		} else if err := b.sessions.Put([]byte(s.SessionToken), encodeSession(&s)); err != nil {
-			return err
+			return nil, err
 		}
-		out = &s
-		return nil
+		return &s, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
 }
 
 // DeleteSession implements deleteSession and returns the deleted session.
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	var out *core.Session
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.Session, error) {
 		s, err := getSession(b.sessions, sessionToken)
 		if err != nil || s == nil {
-			return err
+			return nil, err
 		}
 		if err := removeSession(b, s); err != nil {
-			return err
+			return nil, err
 		}
-		out = s
-		return nil
+		return s, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
 }

@@ -41,35 +41,25 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // the token in one write transaction, so of concurrent calls exactly one
 // gets it. An expired token is deleted too, and not returned.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
-	var out *core.VerificationToken
 	k := tokenKey(key.Identifier, key.Token)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.VerificationToken, error) {
 		raw := b.tokens.Get(k)
 		if raw == nil {
-			return nil
+			return nil, nil
 		}
 		v, err := decodeVerificationToken(raw)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.tokenExpiry.Delete(expiryKey(v.Expires.UnixMilli(), k)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.tokens.Delete(k); err != nil {
-			return err
+			return nil, err
 		}
-		if !v.Expired(a.now()) {
-			out = v
+		if v.Expired(a.now()) {
+			return nil, nil
 		}
-		return nil
+		return v, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
 }

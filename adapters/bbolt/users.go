@@ -67,40 +67,18 @@ func getUser(users *bolt.Bucket, id []byte) (*core.User, error) {
 
 // GetUser implements getUser.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
-	var u *core.User
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		users, err := bucket(tx, a.root, bucketUsers)
-		if err != nil {
-			return err
-		}
-		u, err = getUser(users, []byte(id))
-		return err
-	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return u, nil
+	return getOne(ctx, a, bucketUsers, []byte(id), decodeUser)
 }
 
 // GetUserByEmail implements getUserByEmail: e-mails are compared exactly.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	var u *core.User
-	err := a.view(ctx, func(tx *bolt.Tx) error {
+	return read(ctx, a, func(tx *bolt.Tx) (*core.User, error) {
 		byEmail, users, err := bucket2(tx, a.root, bucketUsersByEmail, bucketUsers)
 		if err != nil || email == "" {
-			return err
+			return nil, err
 		}
-		id := byEmail.Get([]byte(email))
-		if id == nil {
-			return nil
-		}
-		u, err = getUser(users, id)
-		return err
+		return getUser(users, byEmail.Get([]byte(email)))
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return u, nil
 }
 
 // GetUserByAccount implements getUserByAccount in one read transaction,
@@ -143,99 +121,77 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 			return nil, err
 		}
 	}
-	var out *core.User
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.User, error) {
 		id := []byte(update.ID)
 		old, err := getUser(b.users, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if old == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 		}
 		u := update.Apply(*old)
 		if u.Email != old.Email {
 			if b.usersByEmail.Get([]byte(u.Email)) != nil {
-				return fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
+				return nil, fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
 			}
 			if err := b.usersByEmail.Delete([]byte(old.Email)); err != nil {
-				return err
+				return nil, err
 			}
 			if err := b.usersByEmail.Put([]byte(u.Email), id); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := b.users.Put(id, encodeUser(&u)); err != nil {
-			return err
+			return nil, err
 		}
-		out = &u
-		return nil
+		return &u, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
 }
 
 // DeleteUser implements deleteUser: the user, its e-mail index entry, its
 // accounts, sessions and authenticators and all their index entries go in
 // one transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	var out *core.User
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.User, error) {
 		u, err := getUser(b.users, []byte(id))
 		if err != nil || u == nil {
-			return err
+			return nil, err
 		}
 		prefix := ownerPrefix(id)
 		accs, err := deletePrefix(b.userAccounts, prefix)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, k := range accs {
 			if err := b.accounts.Delete(k); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		toks, err := deletePrefix(b.userSessions, prefix)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, t := range toks {
 			if err := deleteSession(b, t); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		creds, err := deletePrefix(b.userAuthent, prefix)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, c := range creds {
 			if err := b.authenticators.Delete(c); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := b.usersByEmail.Delete([]byte(u.Email)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.users.Delete([]byte(id)); err != nil {
-			return err
+			return nil, err
 		}
-		out = u
-		return nil
+		return u, nil
 	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return out, nil
 }
