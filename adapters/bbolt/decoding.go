@@ -398,29 +398,30 @@ func decodeAccount(b []byte) (*core.Account, error) {
 }
 
 func decodeSession(b []byte) (*core.Session, error) {
-	d := decoder{b: b}
-	d.version("session")
-	s := &core.Session{}
-	s.SessionToken = d.str()
-	s.UserID = d.str()
-	s.Expires = d.time()
-	if err := d.end("session"); err != nil {
+	token, uid, expires, err := decodeTimed("session", b)
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &core.Session{SessionToken: token, UserID: uid, Expires: expires}, nil
 }
 
 func decodeVerificationToken(b []byte) (*core.VerificationToken, error) {
-	d := decoder{b: b}
-	d.version("verification token")
-	v := &core.VerificationToken{}
-	v.Identifier = d.str()
-	v.Token = d.str()
-	v.Expires = d.time()
-	if err := d.end("verification token"); err != nil {
+	identifier, token, expires, err := decodeTimed("verification token", b)
+	if err != nil {
 		return nil, err
 	}
-	return v, nil
+	return &core.VerificationToken{Identifier: identifier, Token: token, Expires: expires}, nil
+}
+
+// decodeTimed decodes what encodeTimed encodes.
+func decodeTimed(kind string, b []byte) (s1, s2 string, t time.Time, err error) {
+	d := decoder{b: b}
+	d.version(kind)
+	s1, s2, t = d.str(), d.str(), d.time()
+	if err := d.end(kind); err != nil {
+		return "", "", time.Time{}, err
+	}
+	return s1, s2, t, nil
 }
 
 func decodeAuthenticator(b []byte) (*core.Authenticator, error) {

@@ -163,21 +163,22 @@ func encodeAccount(a *core.Account) []byte {
 }
 
 func encodeSession(s *core.Session) []byte {
-	b := make([]byte, 0, 16+len(s.SessionToken)+len(s.UserID))
-	b = append(b, recordVersion1)
-	b = appendStr(b, s.SessionToken)
-	b = appendStr(b, s.UserID)
-	b = appendTime(b, s.Expires)
-	return b
+	return encodeTimed(s.SessionToken, s.UserID, s.Expires)
 }
 
 func encodeVerificationToken(v *core.VerificationToken) []byte {
-	b := make([]byte, 0, 16+len(v.Identifier)+len(v.Token))
+	return encodeTimed(v.Identifier, v.Token, v.Expires)
+}
+
+// encodeTimed encodes the records of two strings and a time: sessions
+// (token, user id, expires) and verification tokens (identifier, token,
+// expires).
+func encodeTimed(s1, s2 string, t time.Time) []byte {
+	b := make([]byte, 0, 16+len(s1)+len(s2))
 	b = append(b, recordVersion1)
-	b = appendStr(b, v.Identifier)
-	b = appendStr(b, v.Token)
-	b = appendTime(b, v.Expires)
-	return b
+	b = appendStr(b, s1)
+	b = appendStr(b, s2)
+	return appendTime(b, t)
 }
 
 func encodeAuthenticator(a *core.Authenticator) []byte {
