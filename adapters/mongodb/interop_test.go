@@ -2,6 +2,7 @@ package mongoadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -442,5 +443,40 @@ func TestInteropVerificationTokenRace(t *testing.T) {
 		if g+nw < 1 || (atomic && g+nw != 1) {
 			t.Errorf("round %d: %d winners in all", round, g+nw)
 		}
+	}
+}
+
+// TestInteropUserData: fields an Auth.js application puts on its users are
+// application fields (core.User.Data) on authport's side, and fields
+// authport sets are fields of the user Auth.js reads; an update on either
+// side keeps the fields it does not name.
+func TestInteropUserData(t *testing.T) {
+	x := newInterop(t)
+	ctx := t.Context()
+	var nu nodeUser
+	x.node.Call(&nu, "createUser", map[string]any{"email": "lin@example.com", "emailVerified": nil, "name": "Lin", "image": nil,
+		"role": "admin", "level": 3})
+	u, err := x.a.GetUser(ctx, nu.ID)
+	if err != nil || u == nil {
+		t.Fatalf("GetUser(%q) = %v, %v", nu.ID, u, err)
+	}
+	if len(u.Data) != 2 || string(u.Data["role"]) != `"admin"` || string(u.Data["level"]) != `3` {
+		t.Errorf("Data of a user Auth.js wrote with role and level = %s", u.Data)
+	}
+	if _, err := x.a.UpdateUser(ctx, core.UserUpdate{ID: nu.ID, Data: map[string]json.RawMessage{"tenantId": json.RawMessage(`"t1"`), "level": nil}}); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	x.node.Call(&got, "getUser", nu.ID)
+	if got["role"] != "admin" || got["tenantId"] != "t1" || got["name"] != "Lin" {
+		t.Errorf("Auth.js reads the user authport updated as %v, want role admin, tenantId t1, name Lin", got)
+	}
+	if _, ok := got["level"]; ok {
+		t.Errorf("Auth.js still reads level, which authport removed: %v", got)
+	}
+	x.node.Call(nil, "updateUser", map[string]any{"id": nu.ID, "name": "Lin Yu"})
+	u, err = x.a.GetUser(ctx, nu.ID)
+	if err != nil || u == nil || !eqp(u.Name, sp("Lin Yu")) || string(u.Data["role"]) != `"admin"` || string(u.Data["tenantId"]) != `"t1"` {
+		t.Errorf("GetUser after Auth.js's updateUser of the name = %+v, %v; want the application fields kept", u, err)
 	}
 }
