@@ -220,7 +220,8 @@ func decodeUser(b []byte) (*core.User, error) {
 }
 
 // userBox holds a User and what its optional fields point to, so that a
-// user is decoded into one allocation (and one string copy).
+// user is decoded into one allocation, the record's bytes included when they
+// fit (see userFields).
 type userBox struct {
 	u core.User
 	userFields
