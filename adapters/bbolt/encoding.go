@@ -145,20 +145,18 @@ func encodeAccount(a *core.Account) []byte {
 		b = binary.AppendUvarint(append(b, 1), uint64(len(a.AuthorizationDetails)))
 		for _, d := range a.AuthorizationDetails {
 			b = appendStr(b, d.Type)
-			b = appendOptList(b, d.Locations)
-			b = appendOptList(b, d.Actions)
-			b = appendOptList(b, d.Datatypes)
+			for _, l := range [...][]string{d.Locations, d.Actions, d.Datatypes} {
+				b = appendOptList(b, l)
+			}
 			b = appendStr(b, d.Identifier)
 			b = appendOptList(b, d.Privileges)
 		}
 	}
 	b = appendOptInt(b, a.ExpiresAt)
 	b = appendOptInt(b, a.ExpiresIn)
-	b = appendOptStr(b, a.IDToken)
-	b = appendOptStr(b, a.RefreshToken)
-	b = appendOptStr(b, a.Scope)
-	b = appendOptStr(b, a.TokenType)
-	b = appendOptStr(b, a.SessionState)
+	for _, p := range [...]*string{a.IDToken, a.RefreshToken, a.Scope, a.TokenType, a.SessionState} {
+		b = appendOptStr(b, p)
+	}
 	return b
 }
 
