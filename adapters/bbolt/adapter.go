@@ -39,6 +39,8 @@ var _ core.AccountUpdater = (*Adapter)(nil)
 // and fails if db is nil or read-only and the buckets are missing. It
 // refuses, with an error matching [ErrLayout], a root bucket of a layout
 // version this build does not read, whether db is writable or read-only.
+// A ctx already done stops it before the transaction (bbolt cannot cancel
+// one once it runs); errors start with "bboltadapter: ".
 func New(ctx context.Context, db *bolt.DB, opts ...Option) (*Adapter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bboltadapter: %w", err)
@@ -68,7 +70,8 @@ func New(ctx context.Context, db *bolt.DB, opts ...Option) (*Adapter, error) {
 // adapter that owns it: Close closes the file. bbolt locks the file for one
 // process; when it is locked, Open waits up to the lock timeout
 // ([WithLockTimeout], default [DefaultLockTimeout]) and then fails with an
-// error matching [ErrLocked] rather than hang.
+// error matching [ErrLocked] rather than hang. A ctx already done stops it
+// before the file is opened.
 func Open(ctx context.Context, path string, opts ...Option) (*Adapter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bboltadapter: %w", err)
