@@ -119,6 +119,15 @@ func (d *decoder) bytes() []byte {
 // strOf is str for a value of which src is a string copy: it returns a
 // substring of src instead of allocating a string.
 func (d *decoder) strOf(src string) string {
+	// The common case first, without the varint decoder's call: a length
+	// below 128 is one byte (and so minimal).
+	if len(d.b) > 0 && d.b[0] < 0x80 && d.err == nil {
+		if n := int(d.b[0]); n < len(d.b) {
+			off := len(src) - len(d.b) + 1
+			d.b = d.b[1+n:]
+			return src[off : off+n]
+		}
+	}
 	b := d.bytes()
 	if d.err != nil {
 		return ""
