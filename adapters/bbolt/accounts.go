@@ -1,8 +1,11 @@
 package bboltadapter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
@@ -11,9 +14,6 @@ import (
 // LinkAccount implements linkAccount: the account and its user index entry
 // are written in one transaction, after checking that the user exists.
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	if err := account.Validate(); err != nil {
-		return nil, err
-	}
 	acc := account.Normalize()
 	val := encodeAccount(&acc)
 	key := accountKey(acc.Provider, acc.ProviderAccountID)
@@ -34,7 +34,7 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 		return b.userAccounts.Put(ownerKey(acc.UserID, key), marker)
 	})
 	if err != nil {
-		return nil, wrap(core.MethodLinkAccount, err)
+		return nil, storeErr(err)
 	}
 	out := acc.Clone()
 	return &out, nil
@@ -42,35 +42,25 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 
 // UnlinkAccount implements unlinkAccount.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	var out *core.Account
 	k := accountKey(key.Provider, key.ProviderAccountID)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	acc, err := write(ctx, a, func(b *buckets) (*core.Account, error) {
 		v := b.accounts.Get(k)
 		if v == nil {
-			return nil
+			return nil, nil
 		}
 		acc, err := decodeAccount(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.userAccounts.Delete(ownerKey(acc.UserID, k)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.accounts.Delete(k); err != nil {
-			return err
+			return nil, err
 		}
-		out = acc
-		return nil
+		return acc, nil
 	})
-	if err != nil {
-		return nil, wrap(core.MethodUnlinkAccount, err)
-	}
-	return normalizeRead(out), nil
+	return normalizeRead(acc), err
 }
 
 // normalizeRead lowercases the token_type of an account read from the file:
@@ -85,21 +75,47 @@ func normalizeRead(acc *core.Account) *core.Account {
 
 // GetAccount implements getAccount (note the spec's argument order).
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	var out *core.Account
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		accounts, err := bucket(tx, a.root, bucketAccounts)
-		if err != nil {
-			return err
-		}
-		v := accounts.Get(accountKey(provider, providerAccountID))
-		if v == nil {
-			return nil
-		}
-		out, err = decodeAccount(v)
-		return err
-	})
+	acc, err := getOne(ctx, a, bucketAccounts, accountKey(provider, providerAccountID), decodeAccount)
+	return normalizeRead(acc), err
+}
+
+// ListAccountsByUserID implements [core.AccountsByUserLister]: one prefix
+// scan of the user's index entries in a read transaction, ordered by
+// provider, then providerAccountId. An unknown user gives an empty, non-nil
+// list.
+func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	out, err := listOwned(ctx, a, bucketUserAccounts, bucketAccounts, userID, decodeAccount)
 	if err != nil {
-		return nil, wrap(core.MethodGetAccount, err)
+		return nil, err
 	}
-	return normalizeRead(out), nil
+	for i := range out {
+		normalizeRead(&out[i])
+	}
+	// Index keys are length-prefixed, so they are not in provider order.
+	slices.SortFunc(out, func(x, y core.Account) int {
+		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+	})
+	return out, nil
+}
+
+// UpdateAccount implements [core.AccountUpdater]: it reads, changes the set
+// fields of, and writes the account in one write transaction. It returns
+// nil, nil when there is no such account.
+func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
+	k := accountKey(update.Provider, update.ProviderAccountID)
+	return write(ctx, a, func(b *buckets) (*core.Account, error) {
+		v := b.accounts.Get(k)
+		if v == nil {
+			return nil, nil
+		}
+		old, err := decodeAccount(v)
+		if err != nil {
+			return nil, err
+		}
+		acc := update.Apply(*old)
+		if err := b.accounts.Put(k, encodeAccount(&acc)); err != nil {
+			return nil, err
+		}
+		return &acc, nil
+	})
 }

@@ -1,16 +1,15 @@
 package bboltadapter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
@@ -28,117 +27,11 @@ type Adapter struct {
 	grouper grouper
 }
 
-var (
-	_ core.Adapter                      = (*Adapter)(nil)
-	_ core.ExpiredPurger                = (*Adapter)(nil)
-	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
-)
-
-// WriteMode chooses how write transactions are committed. bbolt has one
-// writer at a time and every commit pays an fsync; batching many callers'
-// writes into one commit amortises it.
-type WriteMode int
-
-const (
-	// WriteGroup (the default) runs a write at once when no other write is
-	// committing, and otherwise joins it to the next commit together with
-	// every write that arrived meanwhile. A lone writer waits for nothing;
-	// concurrent writers share fsyncs. A write that fails in a shared
-	// transaction, and every member of a group whose commit fails, is rerun
-	// alone, so that each write gets its own result; a write whose context
-	// is done while it is still queued leaves the queue, uncommitted. See
-	// the README's "Writes and throughput" and benchmarks.
-	WriteGroup WriteMode = iota
-	// WriteUpdate gives every write its own db.Update transaction.
-	WriteUpdate
-	// WriteBatch sends every write through db.Batch, which waits up to
-	// db.MaxBatchDelay (10ms by default) to collect a batch, even for a
-	// lone writer.
-	WriteBatch
-)
-
-// String returns the mode's name: "group", "update" or "batch".
-func (m WriteMode) String() string {
-	switch m {
-	case WriteGroup:
-		return "group"
-	case WriteUpdate:
-		return "update"
-	case WriteBatch:
-		return "batch"
-	}
-	return fmt.Sprintf("WriteMode(%d)", int(m))
-}
-
-// Option configures [New] and [Open].
-type Option func(*config)
-
-type config struct {
-	root        string
-	now         func() time.Time
-	mode        WriteMode
-	lockTimeout time.Duration
-	fileMode    os.FileMode
-	boltOptions *bolt.Options
-}
-
-// DefaultLockTimeout is how long [Open] waits for the file lock by default.
-const DefaultLockTimeout = time.Second
-
-// DefaultRootBucket is the name of the bucket that holds all of the
-// adapter's buckets unless [WithRootBucket] names another.
-const DefaultRootBucket = "authport"
-
-// WithRootBucket names the top-level bucket that holds the adapter's
-// buckets (default [DefaultRootBucket]). Two adapters on one file with
-// different root buckets are independent stores.
-func WithRootBucket(name string) Option { return func(c *config) { c.root = name } }
-
-// WithClock sets the clock used to decide expiry (default time.Now). Tests
-// use it to move time.
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
-
-// WithWriteMode sets how writes are committed (default [WriteGroup]).
-func WithWriteMode(m WriteMode) Option { return func(c *config) { c.mode = m } }
-
-// WithLockTimeout sets how long [Open] waits for the file lock that another
-// process (or another Open of the same file) holds, before it gives up with
-// an error matching [ErrLocked] (default [DefaultLockTimeout]). It must be
-// positive; New ignores it.
-func WithLockTimeout(d time.Duration) Option { return func(c *config) { c.lockTimeout = d } }
-
-// WithFileMode sets the permissions [Open] creates the file with (default
-// 0600). New ignores it.
-func WithFileMode(m os.FileMode) Option { return func(c *config) { c.fileMode = m } }
-
-// WithBoltOptions passes bbolt options to [Open] (its Timeout is replaced by
-// the lock timeout). New ignores it.
-func WithBoltOptions(o *bolt.Options) Option { return func(c *config) { c.boltOptions = o } }
-
-// ErrLocked is matched by the error [Open] returns when another process, or
-// another open handle in this process, holds the file's lock past the lock
-// timeout. bbolt allows one process per file.
-var ErrLocked = errors.New("database file is locked by another process or another open handle")
-
-func newConfig(opts []Option) (config, error) {
-	c := config{root: DefaultRootBucket, now: time.Now, mode: WriteGroup, lockTimeout: DefaultLockTimeout, fileMode: 0o600}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	switch {
-	case c.root == "":
-		return c, fmt.Errorf("bbolt adapter: root bucket name must not be empty: %w", core.ErrInvalidInput)
-	case c.now == nil:
-		return c, fmt.Errorf("bbolt adapter: clock must not be nil: %w", core.ErrInvalidInput)
-	case c.mode < WriteGroup || c.mode > WriteBatch:
-		return c, fmt.Errorf("bbolt adapter: unknown %v: %w", c.mode, core.ErrInvalidInput)
-	case c.lockTimeout <= 0:
-		return c, fmt.Errorf("bbolt adapter: lock timeout must be positive: %w", core.ErrInvalidInput)
-	}
-	return c, nil
-}
+var _ core.Adapter = (*Adapter)(nil)
+var _ core.ExpiredPurger = (*Adapter)(nil)
+var _ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
+var _ core.AccountsByUserLister = (*Adapter)(nil)
+var _ core.AccountUpdater = (*Adapter)(nil)
 
 // New returns an adapter that keeps its records in db, which the caller
 // opened and keeps owning (Close does not close it). It creates the root
@@ -146,9 +39,14 @@ func newConfig(opts []Option) (config, error) {
 // and fails if db is nil or read-only and the buckets are missing. It
 // refuses, with an error matching [ErrLayout], a root bucket of a layout
 // version this build does not read, whether db is writable or read-only.
-func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
+// A ctx already done stops it before the transaction (bbolt cannot cancel
+// one once it runs); errors start with "bboltadapter: ".
+func New(ctx context.Context, db *bolt.DB, opts ...Option) (*Adapter, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bboltadapter: %w", err)
+	}
 	if db == nil {
-		return nil, fmt.Errorf("bbolt adapter: nil *bbolt.DB: %w", core.ErrInvalidInput)
+		return nil, fmt.Errorf("bboltadapter: nil *bbolt.DB: %w", core.ErrInvalidInput)
 	}
 	c, err := newConfig(opts)
 	if err != nil {
@@ -163,7 +61,7 @@ func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
 		err = db.Update(func(tx *bolt.Tx) error { return createBuckets(tx, a.root) })
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bbolt adapter: %w", err)
+		return nil, fmt.Errorf("bboltadapter: %w", err)
 	}
 	return a, nil
 }
@@ -172,8 +70,12 @@ func New(db *bolt.DB, opts ...Option) (*Adapter, error) {
 // adapter that owns it: Close closes the file. bbolt locks the file for one
 // process; when it is locked, Open waits up to the lock timeout
 // ([WithLockTimeout], default [DefaultLockTimeout]) and then fails with an
-// error matching [ErrLocked] rather than hang.
-func Open(path string, opts ...Option) (*Adapter, error) {
+// error matching [ErrLocked] rather than hang. A ctx already done stops it
+// before the file is opened.
+func Open(ctx context.Context, path string, opts ...Option) (*Adapter, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bboltadapter: %w", err)
+	}
 	c, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -187,17 +89,17 @@ func Open(path string, opts ...Option) (*Adapter, error) {
 	bo.Timeout = c.lockTimeout
 	db, err := bolt.Open(path, c.fileMode, &bo)
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("bbolt adapter: open %s: gave up after %v: %w (%w)", path, c.lockTimeout, ErrLocked, err)
+		return nil, fmt.Errorf("bboltadapter: open %s: gave up after %v: %w (%w)", path, c.lockTimeout, ErrLocked, err)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if dir := filepath.Dir(path); !dirExists(dir) {
-			return nil, fmt.Errorf("bbolt adapter: open %s: the directory %s does not exist: create it first, or choose another path: %w", path, dir, err)
+			return nil, fmt.Errorf("bboltadapter: open %s: the directory %s does not exist: create it first, or choose another path: %w", path, dir, err)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bbolt adapter: open %s: %w", path, err)
+		return nil, fmt.Errorf("bboltadapter: open %s: %w", path, err)
 	}
-	a, err := New(db, opts...)
+	a, err := New(ctx, db, opts...)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
@@ -230,7 +132,7 @@ func (a *Adapter) Close() error {
 
 // errZeroAdapter is returned by every method of an Adapter not made by New
 // or Open (a nil pointer or the zero value).
-var errZeroAdapter = errors.New("bbolt adapter: not created with New or Open")
+var errZeroAdapter = errors.New("bboltadapter: not created with New or Open")
 
 // ready reports an unusable adapter or a done context.
 func (a *Adapter) ready(ctx context.Context) error {
@@ -250,6 +152,19 @@ func (a *Adapter) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	}
 	return a.db.View(fn)
 }
+
+// readTx begins a read transaction, for the hot reads that run without
+// view's closure; the caller must roll it back.
+func (a *Adapter) readTx(ctx context.Context) (*bolt.Tx, error) {
+	if err := a.ready(ctx); err != nil {
+		return nil, err
+	}
+	return a.db.Begin(false)
+}
+
+// keyOf returns s's bytes without copying them, for lookups (bbolt's Get
+// and Seek only read the key). s must not be empty.
+func keyOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // update runs fn in a write transaction, committed according to the write
 // mode. fn may run more than once (when a group it joined is retried), so
@@ -276,7 +191,8 @@ func (a *Adapter) update(ctx context.Context, fn func(tx *bolt.Tx) error) error 
 	}
 }
 
-// storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput.
+// storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput
+// (errors carry no method name: core.Store adds it).
 func storeErr(err error) error {
 	if errors.Is(err, bolt.ErrKeyTooLarge) || errors.Is(err, bolt.ErrValueTooLarge) || errors.Is(err, bolt.ErrKeyRequired) {
 		return fmt.Errorf("%w: %w", core.ErrInvalidInput, err)
@@ -284,224 +200,80 @@ func storeErr(err error) error {
 	return err
 }
 
-// wrap prefixes err with the spec method name, leaving core.InputError
-// (which names the method already) alone.
-func wrap(method core.Method, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ie *core.InputError
-	if errors.As(err, &ie) && ie.Method == string(method) {
+// write runs fn on the adapter's buckets in a write transaction, committed
+// according to the write mode (see update: fn may run more than once), and
+// returns the result of its last run.
+func write[T any](ctx context.Context, a *Adapter, fn func(b *buckets) (T, error)) (T, error) {
+	var out T
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		out, err = fn(b)
 		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, storeErr(err)
 	}
-	return fmt.Errorf("%s: %w", method, storeErr(err))
+	return out, nil
 }
 
-// grouper commits concurrent writes together (WriteGroup). The first writer
-// to arrive while none is committing becomes the leader: it takes every
-// queued write, runs them in one transaction, and hands leadership to the
-// first write queued meanwhile. A write whose fn fails is taken out and run
-// alone, so one failing write never fails the others; if the commit itself
-// fails, every member is rerun alone, so that each gets its own result.
-//
-// A write leaves the queue when its context is done before a leader took
-// it; once taken, it waits for its result. The leader answers every member
-// and hands over leadership even if bbolt panics (deferred in lead), so a
-// panic cannot leave later writes waiting for ever.
-type grouper struct {
-	db     *bolt.DB
-	update func(func(*bolt.Tx) error) error // db.Update; tests inject failures
-
-	mu      sync.Mutex
-	running bool         // a leader is running a group, or has been named (errLead sent)
-	queue   []*groupCall // waiting to be taken into a group; queue[0] may hold errLead
-
-	// Counters for tests: the largest group taken into one transaction
-	// (counted when taken, before failing members are taken out), and how
-	// many calls were sent back to run alone.
-	maxGroup, solo atomic.Int64
-}
-
-type groupCall struct {
-	fn func(*bolt.Tx) error
-	ch chan error // buffered 1: errLead, errSolo or the result
-
-	// answered is set by the leader once it has sent the call's answer;
-	// only the leader of the call's group reads or writes it.
-	answered bool
-}
-
-// answer sends c its result, errSolo or a panic error (once).
-func (c *groupCall) answer(err error) {
-	c.answered = true
-	c.ch <- err
-}
-
-var (
-	errLead = errors.New("lead the next group")
-	errSolo = errors.New("run alone")
-)
-
-func (g *grouper) do(ctx context.Context, fn func(*bolt.Tx) error) error {
-	c := &groupCall{fn: fn, ch: make(chan error, 1)}
-	g.mu.Lock()
-	g.queue = append(g.queue, c)
-	if g.running {
-		g.mu.Unlock()
+// read runs fn in a read transaction and returns its result.
+func read[T any](ctx context.Context, a *Adapter, fn func(tx *bolt.Tx) (T, error)) (T, error) {
+	var out T
+	err := a.view(ctx, func(tx *bolt.Tx) error {
 		var err error
-		select {
-		case err = <-c.ch:
-		case <-ctx.Done():
-			if g.leave(c) {
-				return ctx.Err() // never taken: nothing of it was committed
-			}
-			err = <-c.ch // taken into a group already: wait for its result
-		}
-		if err != errLead {
-			return g.result(ctx, c, err)
-		}
-		g.mu.Lock()
-	}
-	g.running = true
-	group := g.queue
-	g.queue = nil
-	if n := int64(len(group)); n > g.maxGroup.Load() {
-		g.maxGroup.Store(n) // under mu: one leader at a time
-	}
-	g.mu.Unlock()
-
-	g.lead(group)
-	return g.result(ctx, c, <-c.ch)
-}
-
-// leave takes c out of the queue after its context is done, and reports
-// whether it was still there. If c had just been named leader (errLead in
-// its channel), it passes the lead on. It reports false if a leader has
-// taken c into a group already; c must then wait for its answer.
-func (g *grouper) leave(c *groupCall) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	i := slices.Index(g.queue, c)
-	if i < 0 {
-		return false
-	}
-	g.queue = slices.Delete(g.queue, i, i+1)
-	select {
-	case <-c.ch: // only errLead can be sent to a queued call
-		g.handoff()
-	default:
-	}
-	return true
-}
-
-// handoff names the first queued call the next leader, or marks the
-// grouper idle. g.mu must be held.
-func (g *grouper) handoff() {
-	if len(g.queue) > 0 {
-		g.queue[0].ch <- errLead
-	} else {
-		g.running = false
-	}
-}
-
-// result turns a call's answer into its caller's result: errSolo means the
-// call was rolled back with its group and must run alone, unless its
-// context is done by now (nothing of it was committed).
-func (g *grouper) result(ctx context.Context, c *groupCall, err error) error {
-	if err != errSolo {
+		out, err = fn(tx)
 		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, storeErr(err)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return g.alone(c.fn)
+	return out, nil
 }
 
-// lead runs group, then hands over leadership. Whatever happens in run,
-// even a panic in bbolt, every member of the group is answered (a member
-// left unanswered gets an error, since whether its write was committed is
-// unknown) and the lead is passed on; the panic is not re-raised.
-func (g *grouper) lead(group []*groupCall) {
-	defer func() {
-		p := recover()
-		for _, c := range group {
-			if !c.answered {
-				c.answer(fmt.Errorf("bbolt adapter: write group aborted, the write may or may not be committed: %w", panicError(p)))
-			}
+// getOne reads and decodes the record under key in the bucket name; nil
+// when there is none.
+func getOne[T any](ctx context.Context, a *Adapter, name, key []byte, decode func([]byte) (*T, error)) (*T, error) {
+	return read(ctx, a, func(tx *bolt.Tx) (*T, error) {
+		b, err := bucket(tx, a.root, name)
+		if err != nil || len(key) == 0 {
+			return nil, err
 		}
-		g.mu.Lock()
-		g.handoff()
-		g.mu.Unlock()
-	}()
-	g.run(group)
-}
-
-// run commits the group in one transaction. A call whose fn fails is taken
-// out and sent back to run alone, and the others are retried without it; if
-// the transaction fails with no call to blame (the commit failed), every
-// call is sent back to run alone.
-func (g *grouper) run(group []*groupCall) {
-	for len(group) > 1 {
-		failed := -1
-		err := g.update(func(tx *bolt.Tx) error {
-			for i, c := range group {
-				if err := safeCall(c.fn, tx); err != nil {
-					failed = i
-					return err
-				}
-			}
-			return nil
-		})
-		switch {
-		case failed >= 0:
-			g.solo.Add(1)
-			group[failed].answer(errSolo)
-			group = slices.Concat(group[:failed], group[failed+1:])
-		case err != nil:
-			g.solo.Add(int64(len(group)))
-			for _, c := range group {
-				c.answer(errSolo)
-			}
-			return
-		default:
-			for _, c := range group {
-				c.answer(nil)
-			}
-			return
+		v := b.Get(key)
+		if v == nil {
+			return nil, nil
 		}
-	}
-	if len(group) == 1 {
-		group[0].answer(g.alone(group[0].fn))
-	}
+		return decode(v)
+	})
 }
 
-// alone runs fn in a transaction of its own. A panic, in fn or in bbolt,
-// is returned as an error.
-func (g *grouper) alone(fn func(*bolt.Tx) error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("bbolt adapter: write aborted, it may or may not be committed: %w", panicError(p))
+// listOwned returns the records of the bucket recs that the user's entries
+// in the owner index idx point to, in index order; an empty, non-nil list
+// for a user with none.
+func listOwned[T any](ctx context.Context, a *Adapter, idx, recs []byte, userID string, decode func([]byte) (*T, error)) ([]T, error) {
+	return read(ctx, a, func(tx *bolt.Tx) ([]T, error) {
+		index, records, err := bucket2(tx, a.root, idx, recs)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	return g.update(func(tx *bolt.Tx) error { return safeCall(fn, tx) })
-}
-
-// panicError describes a recovered panic value (nil when the goroutine
-// exited by runtime.Goexit).
-func panicError(p any) error {
-	if p == nil {
-		return errors.New("the leading write's goroutine exited")
-	}
-	return fmt.Errorf("panic while committing: %v", p)
-}
-
-// safeCall runs fn, turning a panic (a bug, never expected) into an error
-// so that one call cannot take down the other callers of its group.
-func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("bbolt adapter: panic in write: %v", p)
+		out := []T{}
+		prefix := ownerPrefix(userID)
+		c := index.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			v := records.Get(k[len(prefix):])
+			if v == nil {
+				return nil, fmt.Errorf("%w: index entry in %s for a missing record", ErrCorrupt, idx)
+			}
+			x, err := decode(v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, *x)
 		}
-	}()
-	return fn(tx)
+		return out, nil
+	})
 }

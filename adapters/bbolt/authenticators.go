@@ -1,7 +1,6 @@
 package bboltadapter
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -13,9 +12,6 @@ import (
 // its user index entry are written in one transaction, after checking that
 // the user exists.
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	if err := authenticator.Validate(); err != nil {
-		return nil, err
-	}
 	au := authenticator.Clone()
 	val := encodeAuthenticator(&au)
 	id := []byte(au.CredentialID)
@@ -36,7 +32,7 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		return b.userAuthent.Put(ownerKey(au.UserID, id), marker)
 	})
 	if err != nil {
-		return nil, wrap(core.MethodCreateAuthenticator, err)
+		return nil, storeErr(err)
 	}
 	out := au.Clone()
 	return &out, nil
@@ -55,57 +51,21 @@ func getAuthenticator(b *bolt.Bucket, credentialID string) (*core.Authenticator,
 
 // GetAuthenticator implements getAuthenticator.
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	var out *core.Authenticator
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		b, err := bucket(tx, a.root, bucketAuthenticators)
-		if err != nil {
-			return err
-		}
-		out, err = getAuthenticator(b, credentialID)
-		return err
-	})
-	if err != nil {
-		return nil, wrap(core.MethodGetAuthenticator, err)
-	}
-	return out, nil
+	return getOne(ctx, a, bucketAuthenticators, []byte(credentialID), decodeAuthenticator)
 }
 
 // ListAuthenticatorsByUserID implements listAuthenticatorsByUserId: one
 // prefix scan of the user's index entries, which are ordered by credential
 // id. An unknown user gives an empty, non-nil list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	out := []core.Authenticator{}
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		index, auths, err := bucket2(tx, a.root, bucketUserAuths, bucketAuthenticators)
-		if err != nil {
-			return err
-		}
-		prefix := ownerPrefix(userID)
-		c := index.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			v := auths.Get(k[len(prefix):])
-			if v == nil {
-				return fmt.Errorf("%w: index entry for a missing authenticator", ErrCorrupt)
-			}
-			au, err := decodeAuthenticator(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, *au)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, wrap(core.MethodListAuthenticatorsByUserID, err)
-	}
-	return out, nil
+	return listOwned(ctx, a, bucketUserAuths, bucketAuthenticators, userID, decodeAuthenticator)
 }
 
 // UpdateAuthenticatorCounter implements updateAuthenticatorCounter. An
 // unknown credential id gives an error matching core.ErrNotFound and a
-// negative counter one matching core.ErrInvalidInput.
+// negative counter (through core.Store) one matching core.ErrInvalidInput.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.MethodUpdateAuthenticatorCounter, credentialID, newCounter, false)
+	return a.setCounter(ctx, credentialID, newCounter, false)
 }
 
 // AdvanceAuthenticatorCounter implements core.AuthenticatorCounterAdvancer:
@@ -114,45 +74,31 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // error matching core.ErrCounterNotIncreased. An unknown credential id gives
 // an error matching core.ErrNotFound.
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.Method(core.ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, true)
+	return a.setCounter(ctx, credentialID, newCounter, true)
 }
 
-// setCounter sets the authenticator's counter in one write transaction, for
-// method m. With increaseOnly it fails with core.ErrCounterNotIncreased
+// setCounter sets the authenticator's counter in one write transaction.
+// With increaseOnly it fails with core.ErrCounterNotIncreased
 // unless newCounter is above the stored one (both 0 passes), and writes only
 // when the counter changes; without, it always writes.
-func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
-	if newCounter < 0 {
-		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
-	}
-	var out *core.Authenticator
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := bucket(tx, a.root, bucketAuthenticators)
+func (a *Adapter) setCounter(ctx context.Context, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
+	return write(ctx, a, func(b *buckets) (*core.Authenticator, error) {
+		au, err := getAuthenticator(b.authenticators, credentialID)
 		if err != nil {
-			return err
-		}
-		au, err := getAuthenticator(b, credentialID)
-		if err != nil {
-			return err
+			return nil, err
 		}
 		if au == nil {
-			return fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
+			return nil, fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
 		}
 		if increaseOnly && !core.CounterAdvances(au.Counter, newCounter) {
-			return fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
+			return nil, fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
 		}
 		if !increaseOnly || newCounter != au.Counter {
 			au.Counter = newCounter
-			if err := b.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
-				return err
+			if err := b.authenticators.Put([]byte(credentialID), encodeAuthenticator(au)); err != nil {
+				return nil, err
 			}
 		}
-		out = au
-		return nil
+		return au, nil
 	})
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return out, nil
 }

@@ -1,6 +1,7 @@
 package bboltadapter
 
 import (
+	"context"
 	"testing"
 
 	"github.com/authport/authport/conformance"
@@ -16,7 +17,7 @@ func TestConformance(t *testing.T) {
 			return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
 				// A second adapter on the same open file (bbolt locks the
 				// file to one process).
-				b, err := New(a.DB())
+				b, err := New(context.Background(), a.DB())
 				if err != nil {
 					t.Fatalf("New on the same *bbolt.DB: %v", err)
 				}
@@ -31,4 +32,5 @@ var (
 	_ conformance.Mentioner          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
+	_ conformance.UserDataWriter     = rawView{}
 )

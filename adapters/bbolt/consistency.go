@@ -25,7 +25,7 @@ func (e *ConsistencyError) Error() string {
 		more = fmt.Sprintf("; and %d more", len(p)-show)
 		p = p[:show]
 	}
-	return fmt.Sprintf("bbolt adapter: %d consistency problem(s): %s%s", len(e.Problems), strings.Join(p, "; "), more)
+	return fmt.Sprintf("bboltadapter: %d consistency problem(s): %s%s", len(e.Problems), strings.Join(p, "; "), more)
 }
 
 // CheckConsistency walks every bucket of the adapter in one read

@@ -2,8 +2,10 @@ package bboltadapter
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
-	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -22,6 +24,12 @@ import (
 //	optint   0x00 (null) | 0x01 int
 //	bool     0x00 | 0x01
 //	optlist  0x00 (null) | 0x01 uvarint count, then count × str
+//	data     nothing (no application fields) | uvarint count ≥ 1, then
+//	         count × (str name, str JSON value), names in ascending byte
+//	         order, each once
+//
+// A user record ends with data: a record without application fields
+// ([core.User.Data]) has the same bytes as before data was added.
 //
 // Varints must be minimal, so every record has exactly one encoding. A
 // decoder reads the version byte first and dispatches on it, so a later
@@ -90,6 +98,9 @@ func timeOK(t time.Time) bool {
 
 func encodeUser(u *core.User) []byte {
 	n := 8 + len(u.ID) + len(u.Email)
+	for k, v := range u.Data {
+		n += len(k) + len(v) + 4
+	}
 	if u.Name != nil {
 		n += len(*u.Name) + 4
 	}
@@ -103,6 +114,20 @@ func encodeUser(u *core.User) []byte {
 	b = appendOptTime(b, u.EmailVerified)
 	b = appendOptStr(b, u.Name)
 	b = appendOptStr(b, u.Image)
+	return appendData(b, u.Data)
+}
+
+// appendData appends the application fields, sorted by name; nothing when
+// there are none.
+func appendData(b []byte, data map[string]json.RawMessage) []byte {
+	if len(data) == 0 {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(data)))
+	for _, name := range slices.Sorted(maps.Keys(data)) {
+		b = appendStr(b, name)
+		b = appendStr(b, string(data[name]))
+	}
 	return b
 }
 
@@ -120,39 +145,38 @@ func encodeAccount(a *core.Account) []byte {
 		b = binary.AppendUvarint(append(b, 1), uint64(len(a.AuthorizationDetails)))
 		for _, d := range a.AuthorizationDetails {
 			b = appendStr(b, d.Type)
-			b = appendOptList(b, d.Locations)
-			b = appendOptList(b, d.Actions)
-			b = appendOptList(b, d.Datatypes)
+			for _, l := range [...][]string{d.Locations, d.Actions, d.Datatypes} {
+				b = appendOptList(b, l)
+			}
 			b = appendStr(b, d.Identifier)
 			b = appendOptList(b, d.Privileges)
 		}
 	}
 	b = appendOptInt(b, a.ExpiresAt)
 	b = appendOptInt(b, a.ExpiresIn)
-	b = appendOptStr(b, a.IDToken)
-	b = appendOptStr(b, a.RefreshToken)
-	b = appendOptStr(b, a.Scope)
-	b = appendOptStr(b, a.TokenType)
-	b = appendOptStr(b, a.SessionState)
+	for _, p := range [...]*string{a.IDToken, a.RefreshToken, a.Scope, a.TokenType, a.SessionState} {
+		b = appendOptStr(b, p)
+	}
 	return b
 }
 
 func encodeSession(s *core.Session) []byte {
-	b := make([]byte, 0, 16+len(s.SessionToken)+len(s.UserID))
-	b = append(b, recordVersion1)
-	b = appendStr(b, s.SessionToken)
-	b = appendStr(b, s.UserID)
-	b = appendTime(b, s.Expires)
-	return b
+	return encodeTimed(s.SessionToken, s.UserID, s.Expires)
 }
 
 func encodeVerificationToken(v *core.VerificationToken) []byte {
-	b := make([]byte, 0, 16+len(v.Identifier)+len(v.Token))
+	return encodeTimed(v.Identifier, v.Token, v.Expires)
+}
+
+// encodeTimed encodes the records of two strings and a time: sessions
+// (token, user id, expires) and verification tokens (identifier, token,
+// expires).
+func encodeTimed(s1, s2 string, t time.Time) []byte {
+	b := make([]byte, 0, 16+len(s1)+len(s2))
 	b = append(b, recordVersion1)
-	b = appendStr(b, v.Identifier)
-	b = appendStr(b, v.Token)
-	b = appendTime(b, v.Expires)
-	return b
+	b = appendStr(b, s1)
+	b = appendStr(b, s2)
+	return appendTime(b, t)
 }
 
 func encodeAuthenticator(a *core.Authenticator) []byte {
@@ -167,380 +191,4 @@ func encodeAuthenticator(a *core.Authenticator) []byte {
 	b = appendStr(b, a.UserID)
 	b = appendOptStr(b, a.Transports)
 	return b
-}
-
-// decoder reads one record. The first failure sticks in err; later reads
-// return zero values. It never panics, whatever the bytes.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s", ErrCorrupt, what)
-	}
-}
-
-// version reads the version byte and fails on any version but 1.
-func (d *decoder) version(kind string) {
-	if len(d.b) == 0 {
-		d.fail(kind + ": empty value")
-		return
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	if v != recordVersion1 {
-		d.fail(fmt.Sprintf("%s: unsupported record version %d", kind, v))
-	}
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 || (n > 1 && d.b[n-1] == 0) { // overflow, truncated or not minimal
-		d.fail("bad uvarint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 || (n > 1 && d.b[n-1] == 0) { // overflow, truncated or not minimal
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) byte1() byte {
-	if d.err != nil {
-		return 0
-	}
-	if len(d.b) == 0 {
-		d.fail("truncated")
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) flag() bool {
-	switch d.byte1() {
-	case 0:
-		return false
-	case 1:
-		return true
-	}
-	d.fail("bad flag byte")
-	return false
-}
-
-func (d *decoder) str() string {
-	n := d.uvarint()
-	if d.err != nil {
-		return ""
-	}
-	if n > uint64(len(d.b)) {
-		d.fail("string length beyond value")
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
-
-// bytes is str without the copy: a slice of the value being decoded.
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.fail("string length beyond value")
-		return nil
-	}
-	s := d.b[:n]
-	d.b = d.b[n:]
-	return s
-}
-
-// strOf is str for a value of which src is a string copy: it returns a
-// substring of src instead of allocating a string.
-func (d *decoder) strOf(src string) string {
-	b := d.bytes()
-	if d.err != nil {
-		return ""
-	}
-	off := len(src) - len(d.b) - len(b)
-	return src[off : off+len(b)]
-}
-
-func (d *decoder) optStr() *string {
-	if !d.flag() {
-		return nil
-	}
-	s := d.str()
-	if d.err != nil {
-		return nil
-	}
-	return &s
-}
-
-func (d *decoder) time() time.Time {
-	ms := d.varint()
-	if d.err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
-
-func (d *decoder) optTime() *time.Time {
-	if !d.flag() {
-		return nil
-	}
-	t := d.time()
-	if d.err != nil {
-		return nil
-	}
-	return &t
-}
-
-func (d *decoder) optInt() *int64 {
-	if !d.flag() {
-		return nil
-	}
-	v := d.varint()
-	if d.err != nil {
-		return nil
-	}
-	return &v
-}
-
-// count reads a list length, bounded by the bytes left (every element takes
-// at least one byte), so a corrupt length cannot make a huge allocation.
-func (d *decoder) count() int {
-	n := d.uvarint()
-	if d.err != nil {
-		return 0
-	}
-	if n > uint64(len(d.b)) {
-		d.fail("list length beyond value")
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) optList() []string {
-	if !d.flag() {
-		return nil
-	}
-	n := d.count()
-	if d.err != nil {
-		return nil
-	}
-	l := make([]string, n)
-	for i := range l {
-		l[i] = d.str()
-	}
-	if d.err != nil {
-		return nil
-	}
-	return l
-}
-
-func (d *decoder) end(kind string) error {
-	if d.err == nil && len(d.b) != 0 {
-		d.fail(kind + ": trailing bytes")
-	}
-	return d.err
-}
-
-// decodeUser decodes a user record in two allocations: one string copy of
-// b, of which every string field is a substring, and one userBox holding
-// the User and what its pointer fields point to.
-func decodeUser(b []byte) (*core.User, error) {
-	box := &userBox{}
-	if err := box.decodeUser(b, &box.u); err != nil {
-		return nil, err
-	}
-	return &box.u, nil
-}
-
-// userBox holds a User and what its optional fields point to, so that a
-// user is decoded into one allocation (and one string copy).
-type userBox struct {
-	u core.User
-	userFields
-}
-
-// userFields holds what a decoded User's pointer fields point to, inside
-// the one allocation that also holds the User.
-type userFields struct {
-	verified    time.Time
-	name, image string
-}
-
-// decodeUser decodes the user record b into u, whose pointer fields point
-// into f, with the checks of the format: version, minimal varints, lengths
-// within the value, flag bytes, no trailing bytes. Every string field is a
-// substring of one copy of b.
-func (f *userFields) decodeUser(b []byte, u *core.User) error {
-	src := string(b)
-	d := decoder{b: b}
-	d.version("user")
-	u.ID = d.strOf(src)
-	u.Email = d.strOf(src)
-	if d.flag() {
-		f.verified = d.time()
-		u.EmailVerified = &f.verified
-	}
-	if d.flag() {
-		f.name = d.strOf(src)
-		u.Name = &f.name
-	}
-	if d.flag() {
-		f.image = d.strOf(src)
-		u.Image = &f.image
-	}
-	return d.end("user")
-}
-
-// decodeSessionRef reads a session record's user id (a slice of b, valid
-// only while b is) and expiry, allocating nothing: getSessionAndUser's
-// first step.
-func decodeSessionRef(b []byte) (uid []byte, expires time.Time, err error) {
-	d := decoder{b: b}
-	d.version("session")
-	d.bytes() // the token, which is the record's key
-	uid = d.bytes()
-	expires = d.time()
-	return uid, expires, d.end("session")
-}
-
-// sessionAndUserBox holds a SessionAndUser and what its user's pointer
-// fields point to, so that decodeSessionAndUser allocates it at once.
-type sessionAndUserBox struct {
-	su core.SessionAndUser
-	userFields
-}
-
-// decodeSessionAndUser decodes the user record b into a SessionAndUser
-// with session s (its user id set to the user's), in two allocations: one
-// string copy of b, of which every string field is a substring, and one
-// sessionAndUserBox. It decodes what decodeUser decodes, with the same
-// checks.
-func decodeSessionAndUser(s core.Session, b []byte) (*core.SessionAndUser, error) {
-	box := &sessionAndUserBox{}
-	if err := box.decodeUser(b, &box.su.User); err != nil {
-		return nil, err
-	}
-	s.UserID = box.su.User.ID
-	box.su.Session = s
-	return &box.su, nil
-}
-
-// userIDOfAccount reads only the user id of an encoded account.
-func userIDOfAccount(b []byte) (string, error) {
-	id, err := userIDRefOfAccount(b)
-	return string(id), err
-}
-
-// userIDRefOfAccount is userIDOfAccount without the copy: the id is a
-// slice of b, valid only while b is (inside the read transaction).
-func userIDRefOfAccount(b []byte) ([]byte, error) {
-	d := decoder{b: b}
-	d.version("account")
-	id := d.bytes()
-	return id, d.err
-}
-
-func decodeAccount(b []byte) (*core.Account, error) {
-	d := decoder{b: b}
-	d.version("account")
-	a := &core.Account{}
-	a.UserID = d.str()
-	a.Provider = d.str()
-	a.Type = core.AccountType(d.str())
-	a.ProviderAccountID = d.str()
-	a.AccessToken = d.optStr()
-	if d.flag() {
-		n := d.count()
-		if d.err == nil {
-			a.AuthorizationDetails = make([]core.AuthorizationDetail, n)
-			for i := range a.AuthorizationDetails {
-				ad := &a.AuthorizationDetails[i]
-				ad.Type = d.str()
-				ad.Locations = d.optList()
-				ad.Actions = d.optList()
-				ad.Datatypes = d.optList()
-				ad.Identifier = d.str()
-				ad.Privileges = d.optList()
-			}
-		}
-	}
-	a.ExpiresAt = d.optInt()
-	a.ExpiresIn = d.optInt()
-	a.IDToken = d.optStr()
-	a.RefreshToken = d.optStr()
-	a.Scope = d.optStr()
-	a.TokenType = d.optStr()
-	a.SessionState = d.optStr()
-	if err := d.end("account"); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-func decodeSession(b []byte) (*core.Session, error) {
-	d := decoder{b: b}
-	d.version("session")
-	s := &core.Session{}
-	s.SessionToken = d.str()
-	s.UserID = d.str()
-	s.Expires = d.time()
-	if err := d.end("session"); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func decodeVerificationToken(b []byte) (*core.VerificationToken, error) {
-	d := decoder{b: b}
-	d.version("verification token")
-	v := &core.VerificationToken{}
-	v.Identifier = d.str()
-	v.Token = d.str()
-	v.Expires = d.time()
-	if err := d.end("verification token"); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-func decodeAuthenticator(b []byte) (*core.Authenticator, error) {
-	d := decoder{b: b}
-	d.version("authenticator")
-	a := &core.Authenticator{}
-	a.CredentialID = d.str()
-	a.CredentialPublicKey = d.str()
-	a.Counter = d.varint()
-	a.CredentialBackedUp = d.flag()
-	a.CredentialDeviceType = d.str()
-	a.ProviderAccountID = d.str()
-	a.UserID = d.str()
-	a.Transports = d.optStr()
-	if err := d.end("authenticator"); err != nil {
-		return nil, err
-	}
-	return a, nil
 }

@@ -2,6 +2,7 @@ package bboltadapter
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -140,4 +141,30 @@ func FuzzDecode(f *testing.F) {
 		_, _, _ = splitPairKey(b)
 		_, _, _ = splitExpiryKey(b)
 	})
+}
+
+// TestEncodingUserData: application fields follow the standard fields,
+// sorted by name, so that a user without them keeps its bytes; a section
+// that is empty, out of order or not JSON is corrupt.
+func TestEncodingUserData(t *testing.T) {
+	plain := core.User{ID: "u", Email: "e", Name: sp("n")}
+	withData := plain
+	withData.Data = map[string]json.RawMessage{"role": json.RawMessage(`"admin"`), "level": json.RawMessage(`3`)}
+	b := roundTrip(t, "user with data", withData, encodeUser, decodeUser)
+	base := encodeUser(&plain)
+	want := append(bytes.Clone(base), 2, 5, 'l', 'e', 'v', 'e', 'l', 1, '3', 4, 'r', 'o', 'l', 'e', 7, '"', 'a', 'd', 'm', 'i', 'n', '"')
+	if !bytes.Equal(b, want) {
+		t.Errorf("encoding\n got % x\nwant % x", b, want)
+	}
+	for name, bad := range map[string][]byte{
+		"empty section":   append(bytes.Clone(base), 0),
+		"out of order":    append(bytes.Clone(base), 2, 1, 'b', 1, '1', 1, 'a', 1, '2'),
+		"repeated name":   append(bytes.Clone(base), 2, 1, 'a', 1, '1', 1, 'a', 1, '2'),
+		"not JSON":        append(bytes.Clone(base), 1, 1, 'a', 1, '{'),
+		"count too large": append(bytes.Clone(base), 3, 1, 'a', 1, '1'),
+	} {
+		if _, err := decodeUser(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decodeUser(%s): err = %v, want ErrCorrupt", name, err)
+		}
+	}
 }

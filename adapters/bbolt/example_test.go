@@ -23,15 +23,15 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
 	// Open waits at most a second for another process's lock.
-	store, err := bboltadapter.Open(filepath.Join(dir, "auth.db"), bboltadapter.WithLockTimeout(time.Second))
+	store, err := bboltadapter.Open(ctx, filepath.Join(dir, "auth.db"), bboltadapter.WithLockTimeout(time.Second))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer store.Close()
-
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
 	go store.Sweep(ctx, 10*time.Minute, nil) // purge expired sessions and tokens in the background
 
 	name := "Ada"

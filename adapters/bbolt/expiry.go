@@ -23,7 +23,7 @@ const purgeChunk = 1000
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	var res core.PurgeResult
 	if err := a.ready(ctx); err != nil {
-		return res, fmt.Errorf("purgeExpired: %w", err)
+		return res, err
 	}
 	now := a.now().UnixMilli()
 	for {
@@ -47,7 +47,7 @@ func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 			return err
 		})
 		if err != nil {
-			return res, fmt.Errorf("purgeExpired: %w", err)
+			return res, err
 		}
 		res.Sessions += ns
 		res.VerificationTokens += nt

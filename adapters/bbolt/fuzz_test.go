@@ -124,7 +124,7 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 	for _, b := range fuzzrecord.Seeds() {
 		f.Add(b)
 	}
-	a, err := Open(filepath.Join(f.TempDir(), "fuzz.db"), WithWriteMode(WriteUpdate), WithBoltOptions(&bolt.Options{NoSync: true}))
+	a, err := Open(context.Background(), filepath.Join(f.TempDir(), "fuzz.db"), WithWriteMode(WriteUpdate), WithBoltOptions(&bolt.Options{NoSync: true}))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestHelperProcess(t *testing.T) {
 	parts := strings.SplitN(mode, ":", 3)
 	switch {
 	case parts[0] == "hold" && len(parts) == 2:
-		a, err := Open(parts[1])
+		a, err := Open(context.Background(), parts[1])
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(2)
@@ -51,7 +51,7 @@ func TestHelperProcess(t *testing.T) {
 
 // childWrite writes with every kind of operation in a loop until killed.
 func childWrite(path, prefix string) {
-	a, err := Open(path, WithLockTimeout(10*time.Second))
+	a, err := Open(context.Background(), path, WithLockTimeout(10*time.Second))
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(2)
@@ -148,7 +148,7 @@ func TestOpenLockedFileTimesOut(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "auth.db")
 	check := func(t *testing.T) {
 		start := time.Now()
-		a, err := Open(path, WithLockTimeout(300*time.Millisecond))
+		a, err := Open(context.Background(), path, WithLockTimeout(300*time.Millisecond))
 		took := time.Since(start)
 		if err == nil {
 			_ = a.Close()
@@ -167,7 +167,7 @@ func TestOpenLockedFileTimesOut(t *testing.T) {
 	// second Open in this process conflicts with the first just as
 	// another process would.
 	t.Run("same_process", func(t *testing.T) {
-		a, err := Open(path)
+		a, err := Open(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestOpenLockedFileTimesOut(t *testing.T) {
 		_ = stdin.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		a, err := Open(path, WithLockTimeout(5*time.Second))
+		a, err := Open(context.Background(), path, WithLockTimeout(5*time.Second))
 		if err != nil {
 			t.Fatalf("Open after the holder died: %v", err)
 		}
@@ -218,7 +218,7 @@ func TestCrashSafety(t *testing.T) {
 		}
 
 		a, raw := func() (*Adapter, rawView) {
-			a, err := Open(path, WithLockTimeout(5*time.Second))
+			a, err := Open(context.Background(), path, WithLockTimeout(5*time.Second))
 			if err != nil {
 				t.Fatalf("round %d: reopen after kill: %v", round, err)
 			}
@@ -266,7 +266,7 @@ func TestCrashSafety(t *testing.T) {
 func TestOpenMissingDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "no", "such")
 	start := time.Now()
-	_, err := Open(filepath.Join(dir, "auth.db"), WithLockTimeout(5*time.Second))
+	_, err := Open(context.Background(), filepath.Join(dir, "auth.db"), WithLockTimeout(5*time.Second))
 	if err == nil || !strings.Contains(err.Error(), "the directory "+dir+" does not exist") || errors.Is(err, ErrLocked) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Open in a missing directory: %v", err)
 	}

@@ -3,6 +3,7 @@ package bboltadapter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -114,7 +115,7 @@ func (r rawView) WriteAccount(_ context.Context, acc core.Account) error {
 func newTestAdapter(t testing.TB, opts ...Option) (*Adapter, rawView) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "auth.db")
-	a, err := Open(path, opts...)
+	a, err := Open(context.Background(), path, opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -124,4 +125,26 @@ func newTestAdapter(t testing.TB, opts ...Option) (*Adapter, rawView) {
 		}
 	})
 	return a, rawView{db: a.DB(), root: a.root, check: a.CheckConsistency}
+}
+
+// WriteUserData sets application fields in the stored user record, as
+// another program sharing the file would (conformance.UserDataWriter).
+func (r rawView) WriteUserData(_ context.Context, userID string, data map[string]json.RawMessage) error {
+	return r.db.Update(func(tx *bolt.Tx) error {
+		root := tx.Bucket(r.root)
+		if root == nil {
+			return fmt.Errorf("no root bucket %q", r.root)
+		}
+		users := root.Bucket(bucketUsers)
+		v := users.Get([]byte(userID))
+		if v == nil {
+			return fmt.Errorf("no user %q", userID)
+		}
+		u, err := decodeUser(v)
+		if err != nil {
+			return err
+		}
+		u.Data = core.MergeData(u.Data, data)
+		return users.Put([]byte(userID), encodeUser(u))
+	})
 }

@@ -64,9 +64,6 @@ func getSession(sessions *bolt.Bucket, token string) (*core.Session, error) {
 // CreateSession implements createSession.
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
-	if err := session.Validate(); err != nil {
-		return nil, err
-	}
 	s := session.Normalize()
 	if !timeOK(s.Expires) {
 		return nil, invalidTime(m, "expires")
@@ -85,7 +82,7 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 		return putSession(b, &s)
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	return &s, nil
 }
@@ -95,43 +92,49 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // entries in a write transaction (SPEC §3: removed when accessed), if it is
 // still expired there, so that a concurrent extension wins.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	var out *core.SessionAndUser
-	expired := false
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		sessions, users, err := bucket2(tx, a.root, bucketSessions, bucketUsers)
-		if err != nil {
-			return err
-		}
-		if sessionToken == "" {
-			return nil
-		}
-		srec := sessions.Get([]byte(sessionToken))
-		if srec == nil {
-			return nil
-		}
-		uid, expires, err := decodeSessionRef(srec)
-		if err != nil {
-			return err
-		}
-		s := core.Session{SessionToken: sessionToken, Expires: expires}
-		if s.Expired(a.now()) {
-			expired = true
-			return nil
-		}
-		urec := users.Get(uid)
-		if len(uid) == 0 || urec == nil {
-			return nil
-		}
-		out, err = decodeSessionAndUser(s, urec)
-		return err
-	})
+	su, expired, err := a.readSessionAndUser(ctx, sessionToken)
 	if err == nil && expired {
 		err = a.removeExpiredSession(ctx, sessionToken)
 	}
 	if err != nil {
-		return nil, wrap(core.MethodGetSessionAndUser, err)
+		return nil, storeErr(err)
 	}
-	return out, nil
+	return su, nil
+}
+
+// readSessionAndUser is GetSessionAndUser's read transaction, which ends
+// before an expired session is removed. The hot path of every request: it
+// runs without a closure (whose captured results would be allocated),
+// looks the token up without copying it, and decodes the user into one
+// allocation (decodeSessionAndUser).
+func (a *Adapter) readSessionAndUser(ctx context.Context, sessionToken string) (su *core.SessionAndUser, expired bool, err error) {
+	tx, err := a.readTx(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	sessions, users, err := bucket2(tx, a.root, bucketSessions, bucketUsers)
+	if err != nil || sessionToken == "" {
+		return nil, false, err
+	}
+	srec := sessions.Get(keyOf(sessionToken))
+	if srec == nil {
+		return nil, false, nil
+	}
+	uid, expires, err := decodeSessionRef(srec)
+	if err != nil {
+		return nil, false, err
+	}
+	s := core.Session{SessionToken: sessionToken, Expires: expires}
+	if s.Expired(a.now()) {
+		return nil, true, nil
+	}
+	urec := users.Get(uid)
+	if len(uid) == 0 || urec == nil {
+		return nil, false, nil
+	}
+	su, err = decodeSessionAndUser(s, urec)
+	return su, false, err
 }
 
 // removeExpiredSession removes the session with the token and its index
@@ -154,67 +157,42 @@ func (a *Adapter) removeExpiredSession(ctx context.Context, sessionToken string)
 // session's index entries in the same transaction.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	const m = core.MethodUpdateSession
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
 	if update.Expires.Set && !timeOK(core.NormalizeTime(update.Expires.Value)) {
 		return nil, invalidTime(m, "expires")
 	}
-	var out *core.Session
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.Session, error) {
 		old, err := getSession(b.sessions, update.SessionToken)
 		if err != nil || old == nil {
-			return err
+			return nil, err
 		}
 		s := update.Apply(*old)
 		if s.UserID != old.UserID && b.users.Get([]byte(s.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 		}
 		if s.UserID != old.UserID || !s.Expires.Equal(old.Expires) {
 			if err := removeSession(b, old); err != nil {
-				return err
+				return nil, err
 			}
 			if err := putSession(b, &s); err != nil {
-				return err
+				return nil, err
 			}
 		} else if err := b.sessions.Put([]byte(s.SessionToken), encodeSession(&s)); err != nil {
-			return err
+			return nil, err
 		}
-		out = &s
-		return nil
+		return &s, nil
 	})
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return out, nil
 }
 
 // DeleteSession implements deleteSession and returns the deleted session.
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	var out *core.Session
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.Session, error) {
 		s, err := getSession(b.sessions, sessionToken)
 		if err != nil || s == nil {
-			return err
+			return nil, err
 		}
 		if err := removeSession(b, s); err != nil {
-			return err
+			return nil, err
 		}
-		out = s
-		return nil
+		return s, nil
 	})
-	if err != nil {
-		return nil, wrap(core.MethodDeleteSession, err)
-	}
-	return out, nil
 }

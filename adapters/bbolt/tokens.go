@@ -12,9 +12,6 @@ import (
 // its expiry index entry are written in one transaction.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
 	const m = core.MethodCreateVerificationToken
-	if err := token.Validate(); err != nil {
-		return nil, err
-	}
 	v := token.Normalize()
 	if !timeOK(v.Expires) {
 		return nil, invalidTime(m, "expires")
@@ -35,7 +32,7 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 		return b.tokenExpiry.Put(expiryKey(v.Expires.UnixMilli(), key), marker)
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	return &v, nil
 }
@@ -44,35 +41,25 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // the token in one write transaction, so of concurrent calls exactly one
 // gets it. An expired token is deleted too, and not returned.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
-	var out *core.VerificationToken
 	k := tokenKey(key.Identifier, key.Token)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.VerificationToken, error) {
 		raw := b.tokens.Get(k)
 		if raw == nil {
-			return nil
+			return nil, nil
 		}
 		v, err := decodeVerificationToken(raw)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.tokenExpiry.Delete(expiryKey(v.Expires.UnixMilli(), k)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.tokens.Delete(k); err != nil {
-			return err
+			return nil, err
 		}
-		if !v.Expired(a.now()) {
-			out = v
+		if v.Expired(a.now()) {
+			return nil, nil
 		}
-		return nil
+		return v, nil
 	})
-	if err != nil {
-		return nil, wrap(core.MethodUseVerificationToken, err)
-	}
-	return out, nil
 }

@@ -24,9 +24,6 @@ func checkTime(method core.Method, field string, t *time.Time) error {
 // entry in one transaction.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
-	if err := user.Validate(); err != nil {
-		return nil, err
-	}
 	u := user.Normalize()
 	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
 		return nil, err
@@ -50,7 +47,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		return b.usersByEmail.Put([]byte(u.Email), id)
 	})
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, storeErr(err)
 	}
 	out := u.Clone()
 	return &out, nil
@@ -70,172 +67,131 @@ func getUser(users *bolt.Bucket, id []byte) (*core.User, error) {
 
 // GetUser implements getUser.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
-	var u *core.User
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		users, err := bucket(tx, a.root, bucketUsers)
-		if err != nil {
-			return err
-		}
-		u, err = getUser(users, []byte(id))
-		return err
-	})
-	if err != nil {
-		return nil, wrap(core.MethodGetUser, err)
-	}
-	return u, nil
+	return getOne(ctx, a, bucketUsers, []byte(id), decodeUser)
 }
 
 // GetUserByEmail implements getUserByEmail: e-mails are compared exactly.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	var u *core.User
-	err := a.view(ctx, func(tx *bolt.Tx) error {
+	return read(ctx, a, func(tx *bolt.Tx) (*core.User, error) {
 		byEmail, users, err := bucket2(tx, a.root, bucketUsersByEmail, bucketUsers)
 		if err != nil || email == "" {
-			return err
+			return nil, err
 		}
-		id := byEmail.Get([]byte(email))
-		if id == nil {
-			return nil
-		}
-		u, err = getUser(users, id)
-		return err
+		return getUser(users, byEmail.Get([]byte(email)))
 	})
+}
+
+// GetUserByAccount implements getUserByAccount in one read transaction,
+// without a closure and without copying the key, like GetSessionAndUser.
+func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	u, err := a.readUserByAccount(ctx, key)
 	if err != nil {
-		return nil, wrap(core.MethodGetUserByEmail, err)
+		return nil, storeErr(err)
 	}
 	return u, nil
 }
 
-// GetUserByAccount implements getUserByAccount.
-func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	var u *core.User
-	err := a.view(ctx, func(tx *bolt.Tx) error {
-		accounts, users, err := bucket2(tx, a.root, bucketAccounts, bucketUsers)
-		if err != nil {
-			return err
-		}
-		v := accounts.Get(accountKey(key.Provider, key.ProviderAccountID))
-		if v == nil {
-			return nil
-		}
-		uid, err := userIDRefOfAccount(v)
-		if err != nil {
-			return err
-		}
-		u, err = getUser(users, uid)
-		return err
-	})
+func (a *Adapter) readUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
+	tx, err := a.readTx(ctx)
 	if err != nil {
-		return nil, wrap(core.MethodGetUserByAccount, err)
+		return nil, err
 	}
-	return u, nil
+	defer func() { _ = tx.Rollback() }()
+	accounts, users, err := bucket2(tx, a.root, bucketAccounts, bucketUsers)
+	if err != nil {
+		return nil, err
+	}
+	v := accounts.Get(accountKey(key.Provider, key.ProviderAccountID))
+	if v == nil {
+		return nil, nil
+	}
+	uid, err := userIDRefOfAccount(v)
+	if err != nil {
+		return nil, err
+	}
+	return getUser(users, uid)
 }
 
 // UpdateUser implements updateUser. A changed e-mail moves the e-mail index
 // entry in the same transaction.
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
 	const m = core.MethodUpdateUser
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
 	if update.EmailVerified.Set {
 		if err := checkTime(m, "emailVerified", core.NormalizeTimePtr(update.EmailVerified.Value)); err != nil {
 			return nil, err
 		}
 	}
-	var out *core.User
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.User, error) {
 		id := []byte(update.ID)
 		old, err := getUser(b.users, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if old == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 		}
 		u := update.Apply(*old)
 		if u.Email != old.Email {
 			if b.usersByEmail.Get([]byte(u.Email)) != nil {
-				return fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
+				return nil, fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
 			}
 			if err := b.usersByEmail.Delete([]byte(old.Email)); err != nil {
-				return err
+				return nil, err
 			}
 			if err := b.usersByEmail.Put([]byte(u.Email), id); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := b.users.Put(id, encodeUser(&u)); err != nil {
-			return err
+			return nil, err
 		}
-		out = &u
-		return nil
+		return &u, nil
 	})
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return out, nil
 }
 
 // DeleteUser implements deleteUser: the user, its e-mail index entry, its
 // accounts, sessions and authenticators and all their index entries go in
 // one transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	var out *core.User
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		out = nil
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
+	return write(ctx, a, func(b *buckets) (*core.User, error) {
 		u, err := getUser(b.users, []byte(id))
 		if err != nil || u == nil {
-			return err
+			return nil, err
 		}
 		prefix := ownerPrefix(id)
 		accs, err := deletePrefix(b.userAccounts, prefix)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, k := range accs {
 			if err := b.accounts.Delete(k); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		toks, err := deletePrefix(b.userSessions, prefix)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, t := range toks {
 			if err := deleteSession(b, t); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		creds, err := deletePrefix(b.userAuthent, prefix)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, c := range creds {
 			if err := b.authenticators.Delete(c); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := b.usersByEmail.Delete([]byte(u.Email)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.users.Delete([]byte(id)); err != nil {
-			return err
+			return nil, err
 		}
-		out = u
-		return nil
+		return u, nil
 	})
-	if err != nil {
-		return nil, wrap(core.MethodDeleteUser, err)
-	}
-	return out, nil
 }

@@ -1,14 +1,19 @@
 package mongoadapter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // LinkAccount is linkAccount: a find of the user, the insert, and a find of
@@ -16,25 +21,18 @@ import (
 // concurrent deleteUser leave no orphan). An unknown user, or one deleted
 // concurrently, gives an error matching [core.ErrNotFound] and leaves no
 // account; an existing (provider, providerAccountId), once
-// [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
+// [Adapter.Migrate] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	const m = "linkAccount"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := account.Validate(); err != nil {
-		return nil, err
-	}
 	acc := account.Normalize()
 	uid, ok := a.userIDValue(acc.UserID)
 	if !ok {
-		return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+		return nil, &core.InputError{Method: string(core.MethodLinkAccount), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
 	}
 	doc, err := a.accountDocument(acc, uid)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.insertOwned(ctx, m, a.accounts, uid, doc); err != nil {
+	if err := a.insertOwned(ctx, a.accounts, uid, doc); err != nil {
 		return nil, err
 	}
 	return &acc, nil
@@ -50,13 +48,13 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 // deletion, so the sweep that deleteUser runs after removing the user will
 // find it. A failure after the insert also deletes the record again, so
 // that a failed write changes nothing.
-func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collection, uid any, doc bson.D) error {
-	if err := a.requireUser(ctx, m, uid); err != nil {
+func (a *Adapter) insertOwned(ctx context.Context, coll *mongo.Collection, uid any, doc bson.D) error {
+	if err := a.requireUser(ctx, uid); err != nil {
 		return err
 	}
 	res, err := coll.InsertOne(ctx, doc)
 	if err != nil {
-		return wrapErr(ctx, m, err)
+		return wrapErr(ctx, err)
 	}
 	ok, err := a.userExistsOnPrimary(ctx, uid)
 	if err == nil && ok {
@@ -64,9 +62,9 @@ func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collect
 	}
 	var cause error
 	if err != nil {
-		cause = wrapErr(ctx, m, err)
+		cause = wrapErr(ctx, err)
 	} else {
-		cause = fmt.Errorf("%s: user deleted concurrently: %w", m, core.ErrNotFound)
+		cause = fmt.Errorf("user deleted concurrently: %w", core.ErrNotFound)
 	}
 	// Undo the insert even when ctx has ended, bounded by its own timeout.
 	derr := undo(ctx, func(ctx context.Context) error {
@@ -74,7 +72,7 @@ func (a *Adapter) insertOwned(ctx context.Context, m string, coll *mongo.Collect
 		return err
 	})
 	if derr != nil {
-		return errors.Join(cause, fmt.Errorf("%s: removing the record just inserted: %w", m, derr))
+		return errors.Join(cause, fmt.Errorf("removing the record just inserted: %w", derr))
 	}
 	return cause
 }
@@ -105,13 +103,13 @@ func undo(ctx context.Context, f func(context.Context) error) error {
 
 // requireUser returns an error matching [core.ErrNotFound] when the user
 // with the stored id v does not exist.
-func (a *Adapter) requireUser(ctx context.Context, m string, v any) error {
+func (a *Adapter) requireUser(ctx context.Context, v any) error {
 	ok, err := a.userExists(ctx, v)
 	if err != nil {
-		return wrapErr(ctx, m, err)
+		return wrapErr(ctx, err)
 	}
 	if !ok {
-		return fmt.Errorf("%s: user: %w", m, core.ErrNotFound)
+		return fmt.Errorf("user: %w", core.ErrNotFound)
 	}
 	return nil
 }
@@ -119,44 +117,99 @@ func (a *Adapter) requireUser(ctx context.Context, m string, v any) error {
 // UnlinkAccount is unlinkAccount: one findOneAndDelete. It returns the
 // deleted account, or nil, nil when there was none.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	const m = "unlinkAccount"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(key.Provider, key.ProviderAccountID) {
-		return nil, nil
-	}
 	filter := bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
-	return decodeAccount(ctx, m, a.accounts.FindOneAndDelete(ctx, filter))
+	return decodeAccount(ctx, a.accounts.FindOneAndDelete(ctx, filter))
 }
 
 // GetAccount is getAccount: one find.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	const m = "getAccount"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(provider, providerAccountID) {
-		return nil, nil
-	}
 	filter := bson.D{{Key: fProvider, Value: provider}, {Key: fProviderAccountID, Value: providerAccountID}}
-	return decodeAccount(ctx, m, a.accounts.FindOne(ctx, filter))
+	return decodeAccount(ctx, a.accounts.FindOne(ctx, filter))
 }
 
-func decodeAccount(ctx context.Context, m string, res *mongo.SingleResult) (*core.Account, error) {
+func decodeAccount(ctx context.Context, res *mongo.SingleResult) (*core.Account, error) {
 	var doc accountDoc
 	if err := res.Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	acc, err := doc.account()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	// This adapter stores token_type lowercased; another application
 	// sharing the collection may not have.
 	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
 	return acc, nil
+}
+
+// ListAccountsByUserID implements [core.AccountsByUserLister]: one find by
+// userId, ordered by provider, then providerAccountId (in Go's byte order,
+// whatever the collection's collation). An unknown user gives an empty,
+// non-nil list.
+func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	out := []core.Account{}
+	uid, ok := a.userIDValue(userID)
+	if !ok {
+		return out, nil
+	}
+	docs, err := findAll[accountDoc](ctx, a.accounts, bson.D{{Key: fUserID, Value: uid}},
+		bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}})
+	if err != nil {
+		return nil, err
+	}
+	for i := range docs {
+		acc, err := docs[i].account()
+		if err != nil {
+			return nil, err
+		}
+		acc.TokenType = core.NormalizeTokenType(acc.TokenType)
+		out = append(out, *acc)
+	}
+	byKey := func(x, y core.Account) int {
+		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+	}
+	if !slices.IsSortedFunc(out, byKey) {
+		slices.SortFunc(out, byKey)
+	}
+	return out, nil
+}
+
+// UpdateAccount implements [core.AccountUpdater]: one findOneAndUpdate that
+// sets ($set) only the fields given, returning the updated document (one
+// find when the update sets nothing). It returns nil, nil when there is no
+// such account. Where the server's updates are not atomic (see
+// [Capabilities.AtomicFindAndModify]) the updates of one account are
+// serialised, within the process and across processes.
+func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
+	var set bson.D
+	add := func(key string, given bool, v any) {
+		if given {
+			set = append(set, bson.E{Key: key, Value: v})
+		}
+	}
+	add(fAccessToken, update.AccessToken.Set, update.AccessToken.Value)
+	add(fAuthorizationDetails, update.AuthorizationDetails.Set, detailsValue(update.AuthorizationDetails.Value))
+	add(fExpiresAt, update.ExpiresAt.Set, update.ExpiresAt.Value)
+	add(fExpiresIn, update.ExpiresIn.Set, update.ExpiresIn.Value)
+	add(fIDToken, update.IDToken.Set, update.IDToken.Value)
+	add(fRefreshToken, update.RefreshToken.Set, update.RefreshToken.Value)
+	add(fScope, update.Scope.Set, update.Scope.Value)
+	add(fTokenType, update.TokenType.Set, core.NormalizeTokenType(update.TokenType.Value))
+	add(fSessionState, update.SessionState.Set, update.SessionState.Value)
+	filter := bson.D{{Key: fProvider, Value: update.Provider}, {Key: fProviderAccountID, Value: update.ProviderAccountID}}
+	if len(set) == 0 {
+		return decodeAccount(ctx, a.accounts.FindOne(ctx, filter))
+	}
+	key := strconv.Itoa(len(update.Provider)) + ":" + update.Provider + update.ProviderAccountID
+	unlock, err := a.locks.lock(ctx, lockAccount, key)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	res := a.accounts.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+		options.FindOneAndUpdate().SetReturnDocument(options.After))
+	unlock()
+	return decodeAccount(ctx, res)
 }

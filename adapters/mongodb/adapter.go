@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -29,6 +28,7 @@ type Adapter struct {
 	tokens         *mongo.Collection
 	authenticators *mongo.Collection
 	names          Collections
+	now            func() time.Time
 	objectIDs      bool
 	lookup         bool
 	transactions   bool
@@ -40,139 +40,11 @@ type Adapter struct {
 	locks *recordLocks
 }
 
-var (
-	_ core.Adapter                      = (*Adapter)(nil)
-	_ core.ExpiredPurger                = (*Adapter)(nil)
-	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
-)
-
-// Collections names the collections the adapter uses. An empty name keeps
-// the default of [DefaultCollections].
-type Collections struct {
-	Users              string
-	Accounts           string
-	Sessions           string
-	VerificationTokens string
-	Authenticators     string
-	// Locks holds short-lived lock documents, used only on servers whose
-	// updates are not atomic (see [Capabilities.AtomicFindAndModify]).
-	Locks string
-}
-
-// DefaultCollections returns the default collection names: users,
-// accounts, sessions and verification_tokens, as Auth.js's MongoDB adapter
-// names them, authenticators (which that adapter does not store), and
-// authport_locks (used only on servers whose updates are not atomic).
-func DefaultCollections() Collections {
-	return Collections{
-		Users:              "users",
-		Accounts:           "accounts",
-		Sessions:           "sessions",
-		VerificationTokens: "verification_tokens",
-		Authenticators:     "authenticators",
-		Locks:              "authport_locks",
-	}
-}
-
-// validate checks that every name is a valid collection name of its own.
-func (c Collections) validate() error {
-	kinds := []struct{ field, name string }{
-		{"Users", c.Users},
-		{"Accounts", c.Accounts},
-		{"Sessions", c.Sessions},
-		{"VerificationTokens", c.VerificationTokens},
-		{"Authenticators", c.Authenticators},
-		{"Locks", c.Locks},
-	}
-	for i, k := range kinds {
-		if reason := invalidCollectionName(k.name); reason != "" {
-			return fmt.Errorf("collection name %s %q %s: %w", k.field, k.name, reason, core.ErrInvalidInput)
-		}
-		for _, o := range kinds[:i] {
-			if o.name == k.name {
-				return fmt.Errorf("collections %s and %s are both %q; each kind of record needs a collection of its own: %w",
-					o.field, k.field, k.name, core.ErrInvalidInput)
-			}
-		}
-	}
-	return nil
-}
-
-// invalidCollectionName says what is wrong with a collection name, or
-// returns "" for a valid one.
-func invalidCollectionName(name string) string {
-	switch {
-	case name == "":
-		return "is empty"
-	case !utf8.ValidString(name):
-		return "is not valid UTF-8"
-	case strings.ContainsRune(name, '$'):
-		return "contains '$'"
-	case strings.ContainsRune(name, 0):
-		return "contains a NUL character"
-	case strings.HasPrefix(name, "."):
-		return "starts with '.'"
-	case strings.HasPrefix(name, "system."):
-		return `starts with "system." (reserved by the server)`
-	}
-	return ""
-}
-
-// Option configures an [Adapter]; pass options to [New].
-type Option func(*config)
-
-type config struct {
-	names          Collections
-	objectIDs      bool
-	noLookup       bool
-	noTransactions bool
-}
-
-// WithCollections sets the names of the collections. Fields left empty keep
-// their defaults (see [DefaultCollections]). [New] rejects, with an error
-// matching [core.ErrInvalidInput], names that are not valid collection names
-// (one containing '$' or NUL, starting with '.' or "system.", or not UTF-8)
-// and two kinds of record sharing one collection. The server checks the
-// length of the name, when the adapter first writes to the collection.
-func WithCollections(c Collections) Option {
-	return func(cfg *config) {
-		set := func(dst *string, v string) {
-			if v != "" {
-				*dst = v
-			}
-		}
-		set(&cfg.names.Users, c.Users)
-		set(&cfg.names.Accounts, c.Accounts)
-		set(&cfg.names.Sessions, c.Sessions)
-		set(&cfg.names.VerificationTokens, c.VerificationTokens)
-		set(&cfg.names.Authenticators, c.Authenticators)
-		set(&cfg.names.Locks, c.Locks)
-	}
-}
-
-// WithObjectIDs stores user ids as ObjectIds: the users' _id and the userId
-// of accounts, sessions and authenticators, as Auth.js's MongoDB adapter
-// writes them. User ids are then the 24-character lowercase hexadecimal form
-// of an ObjectId ([bson.ObjectID.Hex]). An id not of that form is never
-// replaced by another: creating a record with it gives an error matching
-// [core.ErrInvalidInput], and looking one up finds nothing.
-//
-// Without this option user ids are stored as strings, as given.
-func WithObjectIDs() Option {
-	return func(cfg *config) { cfg.objectIDs = true }
-}
-
-// WithoutLookup makes getSessionAndUser and getUserByAccount use two finds
-// even where the server supports $lookup.
-func WithoutLookup() Option {
-	return func(cfg *config) { cfg.noLookup = true }
-}
-
-// WithoutTransactions makes deleteUser use ordered deletes even where the
-// server supports transactions.
-func WithoutTransactions() Option {
-	return func(cfg *config) { cfg.noTransactions = true }
-}
+var _ core.Adapter = (*Adapter)(nil)
+var _ core.ExpiredPurger = (*Adapter)(nil)
+var _ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
+var _ core.AccountsByUserLister = (*Adapter)(nil)
+var _ core.AccountUpdater = (*Adapter)(nil)
 
 // Capabilities reports which server features an [Adapter] uses.
 type Capabilities struct {
@@ -202,7 +74,7 @@ type Capabilities struct {
 	// stopped mid-update is taken over after 3 seconds; an update stalled
 	// longer than that can then lose a concurrent one.
 	AtomicFindAndModify bool
-	// TTL is true when [Adapter.EnsureIndexes] created TTL indexes on the
+	// TTL is true when [Adapter.Migrate] created TTL indexes on the
 	// expiry of sessions and verification tokens, so that the server
 	// removes expired ones by itself. When false, call
 	// [Adapter.PurgeExpired] periodically.
@@ -218,19 +90,22 @@ type Capabilities struct {
 // Invalid collection names (see [WithCollections]) give an error matching
 // [core.ErrInvalidInput] before any command is sent.
 //
-// New creates no index: call [Adapter.EnsureIndexes] before serving.
+// New creates no index: call [Adapter.Migrate] before serving.
 func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, error) {
 	if db == nil {
-		return nil, fmt.Errorf("mongoadapter: New: nil *mongo.Database: %w", core.ErrInvalidInput)
+		return nil, fmt.Errorf("mongoadapter: nil *mongo.Database: %w", core.ErrInvalidInput)
 	}
-	cfg := config{names: DefaultCollections()}
+	cfg := config{names: DefaultCollections(), now: time.Now}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
 	if err := cfg.names.validate(); err != nil {
-		return nil, fmt.Errorf("mongoadapter: New: %w", err)
+		return nil, fmt.Errorf("mongoadapter: %w", err)
+	}
+	if cfg.now == nil {
+		return nil, fmt.Errorf("mongoadapter: clock must not be nil: %w", core.ErrInvalidInput)
 	}
 	a := &Adapter{
 		db:             db,
@@ -241,6 +116,7 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 		tokens:         db.Collection(cfg.names.VerificationTokens),
 		authenticators: db.Collection(cfg.names.Authenticators),
 		names:          cfg.names,
+		now:            cfg.now,
 		objectIDs:      cfg.objectIDs,
 	}
 	if !cfg.noTransactions {
@@ -275,7 +151,7 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 func startupError(err error) error {
 	var sse topology.ServerSelectionError
 	if !errors.As(err, &sse) {
-		return fmt.Errorf("mongoadapter: New: %w", err)
+		return fmt.Errorf("mongoadapter: %w", err)
 	}
 	var servers []string
 	for _, s := range sse.Desc.Servers {
@@ -288,7 +164,7 @@ func startupError(err error) error {
 	if len(servers) == 0 {
 		servers = append(servers, "no server known")
 	}
-	return &selectionError{err: err, msg: "mongoadapter: New: no MongoDB server could be selected (" + strings.Join(servers, "; ") +
+	return &selectionError{err: err, msg: "mongoadapter: no MongoDB server could be selected (" + strings.Join(servers, "; ") +
 		"): check the connection string and that the server runs; the client's server selection timeout (serverSelectionTimeoutMS, 30 s unless set) or New's context bounds the wait"}
 }
 
@@ -384,148 +260,4 @@ func (a *Adapter) detectLookup(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("probing $lookup: %w", err)
 	}
 	return true, nil
-}
-
-// EnsureIndexes creates the indexes the adapter relies on:
-//
-//   - users: unique email;
-//   - accounts: unique (provider, providerAccountId); userId;
-//   - sessions: unique sessionToken; userId; expires (TTL);
-//   - verification_tokens: unique (identifier, token); expires (TTL);
-//   - authenticators: unique credentialID; (userId, credentialID).
-//
-// It lists each collection's indexes first and creates only those missing
-// (by their default names, e.g. "email_1"), so it is cheap and safe to call
-// at every start-up; an existing index of the same name is kept as it is.
-//
-// The expires indexes are TTL indexes (expireAfterSeconds 0) where the
-// server supports them; where it does not, they are plain indexes, serving
-// [Adapter.PurgeExpired], and EnsureIndexes does not fail.
-// [Adapter.Capabilities] reports which.
-//
-// Without the unique indexes, duplicates other than a duplicate user id are
-// not detected.
-func (a *Adapter) EnsureIndexes(ctx context.Context) error {
-	type index struct {
-		keys   []string
-		unique bool
-		ttl    bool
-	}
-	sets := []struct {
-		coll    *mongo.Collection
-		indexes []index
-	}{
-		{a.users, []index{{keys: []string{fEmail}, unique: true}}},
-		{a.accounts, []index{{keys: []string{fProvider, fProviderAccountID}, unique: true}, {keys: []string{fUserID}}}},
-		{a.sessions, []index{{keys: []string{fSessionToken}, unique: true}, {keys: []string{fUserID}}, {keys: []string{fExpires}, ttl: true}}},
-		{a.tokens, []index{{keys: []string{fIdentifier, fToken}, unique: true}, {keys: []string{fExpires}, ttl: true}}},
-		{a.authenticators, []index{{keys: []string{fCredentialID}, unique: true}, {keys: []string{fUserID, fCredentialID}}}},
-	}
-	ttl := true
-	for _, s := range sets {
-		existing, err := listIndexes(ctx, s.coll)
-		if err != nil {
-			return fmt.Errorf("mongoadapter: EnsureIndexes: %s: %w", s.coll.Name(), err)
-		}
-		var models []mongo.IndexModel
-		for _, ix := range s.indexes {
-			keys := make(bson.D, len(ix.keys))
-			name := ""
-			for i, k := range ix.keys {
-				keys[i] = bson.E{Key: k, Value: 1}
-				if i > 0 {
-					name += "_"
-				}
-				name += k + "_1"
-			}
-			if spec, ok := existing[name]; ok {
-				if ix.ttl {
-					ttl = ttl && spec.ExpireAfterSeconds != nil
-				}
-				continue
-			}
-			if ix.ttl {
-				ok, err := ensureExpiryIndex(ctx, s.coll, keys, name)
-				if err != nil {
-					return fmt.Errorf("mongoadapter: EnsureIndexes: %s: %w", s.coll.Name(), err)
-				}
-				ttl = ttl && ok
-				continue
-			}
-			opts := options.Index().SetName(name)
-			if ix.unique {
-				opts.SetUnique(true)
-			}
-			models = append(models, mongo.IndexModel{Keys: keys, Options: opts})
-		}
-		if len(models) == 0 {
-			continue
-		}
-		if _, err := s.coll.Indexes().CreateMany(ctx, models); err != nil {
-			return fmt.Errorf("mongoadapter: EnsureIndexes: %s: %w", s.coll.Name(), err)
-		}
-	}
-	a.ttl.Store(ttl)
-	return nil
-}
-
-// listIndexes returns a collection's indexes by name; none for a
-// collection that does not exist yet.
-func listIndexes(ctx context.Context, coll *mongo.Collection) (map[string]mongo.IndexSpecification, error) {
-	specs, err := coll.Indexes().ListSpecifications(ctx)
-	if err != nil {
-		var se mongo.ServerError
-		if errors.As(err, &se) && se.HasErrorCode(26) { // NamespaceNotFound
-			return nil, nil
-		}
-		return nil, err
-	}
-	out := make(map[string]mongo.IndexSpecification, len(specs))
-	for _, sp := range specs {
-		out[sp.Name] = sp
-	}
-	return out, nil
-}
-
-// ensureExpiryIndex creates a TTL index on expires, or a plain one where the
-// server refuses TTL indexes. It reports whether the index is a TTL index.
-func ensureExpiryIndex(ctx context.Context, coll *mongo.Collection, keys bson.D, name string) (bool, error) {
-	_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys:    keys,
-		Options: options.Index().SetName(name).SetExpireAfterSeconds(0),
-	})
-	if err == nil {
-		return true, nil
-	}
-	var se mongo.ServerError
-	if !errors.As(err, &se) || ctx.Err() != nil {
-		return false, err
-	}
-	// The server refused the TTL option: fall back to a plain index, which
-	// serves PurgeExpired. Reads filter on expires either way.
-	if _, err2 := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys, Options: options.Index().SetName(name)}); err2 != nil {
-		return false, fmt.Errorf("%w (TTL index: %w)", err2, err)
-	}
-	return false, nil
-}
-
-// PurgeExpired deletes every session and verification token whose expiry is
-// not after now, and reports how many it deleted. Where the server has TTL
-// indexes (see [Adapter.EnsureIndexes]) it expires them by itself and this is
-// only needed to remove them sooner; either way the adapter never returns an
-// expired session or token.
-func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
-	var res core.PurgeResult
-	filter := bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: bson.NewDateTimeFromTime(time.Now())}}}}
-	r, err := a.sessions.DeleteMany(ctx, filter)
-	if err != nil {
-		return res, wrapErr(ctx, "purgeExpired", err)
-	}
-	res.Sessions = int(r.DeletedCount)
-	r, err = a.tokens.DeleteMany(ctx, filter)
-	if err != nil {
-		return res, wrapErr(ctx, "purgeExpired", err)
-	}
-	res.VerificationTokens = int(r.DeletedCount)
-	return res, nil
 }

@@ -18,24 +18,12 @@ import (
 // second one makes a concurrent deleteUser leave no orphan). An unknown
 // user, or one deleted concurrently, gives an error matching
 // [core.ErrNotFound] and leaves no authenticator; an existing credential id,
-// once [Adapter.EnsureIndexes] has run, one matching [core.ErrAlreadyExists].
+// once [Adapter.Migrate] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	const m = "createAuthenticator"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := authenticator.Validate(); err != nil {
-		return nil, err
-	}
 	au := authenticator.Clone()
 	uid, ok := a.userIDValue(au.UserID)
 	if !ok {
-		return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	if err := checkStrings(m, "credentialID", au.CredentialID, "userId", au.UserID,
-		"providerAccountId", au.ProviderAccountID, "credentialPublicKey", au.CredentialPublicKey,
-		"credentialDeviceType", au.CredentialDeviceType, "transports", au.Transports); err != nil {
-		return nil, err
+		return nil, &core.InputError{Method: string(core.MethodCreateAuthenticator), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
 	}
 	doc := bson.D{
 		{Key: fCredentialID, Value: au.CredentialID},
@@ -47,7 +35,7 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 		{Key: fCredentialDeviceType, Value: au.CredentialDeviceType},
 		{Key: fTransports, Value: au.Transports},
 	}
-	if err := a.insertOwned(ctx, m, a.authenticators, uid, doc); err != nil {
+	if err := a.insertOwned(ctx, a.authenticators, uid, doc); err != nil {
 		return nil, err
 	}
 	return &au, nil
@@ -55,41 +43,25 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 
 // GetAuthenticator is getAuthenticator: one find.
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	const m = "getAuthenticator"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(credentialID) {
-		return nil, nil
-	}
-	return decodeAuthenticator(ctx, m, a.authenticators.FindOne(ctx, bson.D{{Key: fCredentialID, Value: credentialID}}))
+	return decodeAuthenticator(ctx, a.authenticators.FindOne(ctx, bson.D{{Key: fCredentialID, Value: credentialID}}))
 }
 
 // ListAuthenticatorsByUserID is listAuthenticatorsByUserId: one find,
 // sorted by credentialID. An unknown user gives an empty, non-nil list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	const m = "listAuthenticatorsByUserId"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
 	out := []core.Authenticator{}
 	uid, ok := a.userIDValue(userID)
-	if !ok || !validKey(userID) {
+	if !ok {
 		return out, nil
 	}
-	cur, err := a.authenticators.Find(ctx, bson.D{{Key: fUserID, Value: uid}},
-		options.Find().SetSort(bson.D{{Key: fCredentialID, Value: 1}}))
+	docs, err := findAll[authenticatorDoc](ctx, a.authenticators, bson.D{{Key: fUserID, Value: uid}}, bson.D{{Key: fCredentialID, Value: 1}})
 	if err != nil {
-		return nil, wrapErr(ctx, m, err)
-	}
-	var docs []authenticatorDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, err
 	}
 	for i := range docs {
 		au, err := docs[i].authenticator()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m, err)
+			return nil, err
 		}
 		out = append(out, *au)
 	}
@@ -104,38 +76,24 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 
 // UpdateAuthenticatorCounter is updateAuthenticatorCounter: one
 // findOneAndUpdate returning the updated document. An unknown credential id
-// gives an error matching [core.ErrNotFound]; a negative counter one matching
-// [core.ErrInvalidInput]. Where the server's updates are not atomic (see
+// gives an error matching [core.ErrNotFound]. Where the server's updates are not atomic (see
 // [Capabilities.AtomicFindAndModify]) the updates of one authenticator are
 // serialised, within the process and across processes.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	const m = "updateAuthenticatorCounter"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if newCounter < 0 {
-		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
-	}
-	if credentialID == "" {
-		return nil, &core.InputError{Method: m, Field: "credentialID", Reason: "must not be empty"}
-	}
-	if !validKey(credentialID) {
-		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
-	}
 	unlock, err := a.locks.lock(ctx, lockAuthenticator, credentialID)
 	if err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	res := a.authenticators.FindOneAndUpdate(ctx, bson.D{{Key: fCredentialID, Value: credentialID}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After))
 	unlock()
-	au, err := decodeAuthenticator(ctx, m, res)
+	au, err := decodeAuthenticator(ctx, res)
 	if err != nil {
 		return nil, err
 	}
 	if au == nil {
-		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+		return nil, fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
 	}
 	return au, nil
 }
@@ -151,57 +109,47 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // updates are not atomic (FerretDB, see [Capabilities.AtomicFindAndModify])
 // the updates of one authenticator are serialised, across processes too.
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	const m = string(core.ExtensionAdvanceAuthenticatorCounter)
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if newCounter < 0 {
-		return nil, &core.InputError{Method: m, Field: "counter", Reason: "must not be negative"}
-	}
-	if credentialID == "" || !validKey(credentialID) {
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
-	}
 	byID := bson.D{{Key: fCredentialID, Value: credentialID}}
 	if newCounter > 0 {
 		unlock, err := a.locks.lock(ctx, lockAuthenticator, credentialID)
 		if err != nil {
-			return nil, wrapErr(ctx, m, err)
+			return nil, wrapErr(ctx, err)
 		}
 		res := a.authenticators.FindOneAndUpdate(ctx,
 			bson.D{{Key: fCredentialID, Value: credentialID}, {Key: fCounter, Value: bson.D{{Key: "$lt", Value: newCounter}}}},
 			bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After))
 		unlock()
-		au, err := decodeAuthenticator(ctx, m, res)
+		au, err := decodeAuthenticator(ctx, res)
 		if err != nil || au != nil {
 			return au, err
 		}
 	}
-	au, err := decodeAuthenticator(ctx, m, a.authenticators.FindOne(ctx, byID))
+	au, err := decodeAuthenticator(ctx, a.authenticators.FindOne(ctx, byID))
 	switch {
 	case err != nil:
 		return nil, err
 	case au == nil:
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+		return nil, fmt.Errorf("credential id %q: %w", credentialID, core.ErrNotFound)
 	case !core.CounterAdvances(au.Counter, newCounter) || newCounter != 0:
 		// A positive counter that did not match the update's filter: the
 		// stored one is not below it (the find may see a later value).
-		return nil, fmt.Errorf("%s: stored %d, reported %d: %w", m, au.Counter, newCounter, core.ErrCounterNotIncreased)
+		return nil, fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
 	}
 	return au, nil
 }
 
-func decodeAuthenticator(ctx context.Context, m string, res *mongo.SingleResult) (*core.Authenticator, error) {
+func decodeAuthenticator(ctx context.Context, res *mongo.SingleResult) (*core.Authenticator, error) {
 	var doc authenticatorDoc
 	if err := res.Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	au, err := doc.authenticator()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	return au, nil
 }

@@ -153,30 +153,34 @@ func rawLookup(ctx context.Context, db *mongo.Database, token string) error {
 	return nil
 }
 
-func BenchmarkCreateSession(b *testing.B) {
-	a, _, u, _ := benchSetup(b)
+// BenchmarkSessionWrites creates sessions and extends one.
+func BenchmarkSessionWrites(b *testing.B) {
+	a, _, u, s := benchSetup(b)
 	ctx := context.Background()
 	exp := time.Now().Add(time.Hour)
-	i := 0
-	for b.Loop() {
-		i++
-		if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s-" + strconv.Itoa(i), UserID: u.ID, Expires: exp}); err != nil {
-			b.Fatal(err)
-		}
+	writes := map[string]func(i int) error{
+		"createSession": func(i int) error {
+			_, err := a.CreateSession(ctx, core.Session{SessionToken: "s-" + strconv.Itoa(i), UserID: u.ID, Expires: exp})
+			return err
+		},
+		"updateSession": func(i int) error {
+			got, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(exp.Add(time.Duration(i) * time.Millisecond))})
+			if err == nil && got == nil {
+				err = errors.New("session not found")
+			}
+			return err
+		},
 	}
-}
-
-func BenchmarkUpdateSession(b *testing.B) {
-	a, _, _, s := benchSetup(b)
-	ctx := context.Background()
-	exp := time.Now().Add(time.Hour)
-	i := 0
-	for b.Loop() {
-		i++
-		got, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(exp.Add(time.Duration(i) * time.Millisecond))})
-		if err != nil || got == nil {
-			b.Fatal(got, err)
-		}
+	for name, write := range writes {
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				i++
+				if err := write(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 // provision.MongoDB, each test in a database of its own, with the paths New
 // picks for that server ($lookup and transactions on a real MongoDB replica
 // set; two finds and ordered deletes on the FerretDB stand-in).
+var _ conformance.UserDataWriter = rawView{}
+
 func TestConformance(t *testing.T) {
 	s := newServer(t, nil)
 	conformance.Run(t, conformance.Harness{Name: "mongodb", New: func(t testing.TB) conformance.Fixture {

@@ -12,7 +12,7 @@
 // with an Auth.js application reads the same. User ids are stored as strings,
 // or as ObjectIds with [WithObjectIDs], as Auth.js writes them.
 //
-// Call [Adapter.EnsureIndexes] once at start-up: it creates the unique indexes
+// Call [Adapter.Migrate] once at start-up: it creates the unique indexes
 // that make duplicate e-mails, accounts, session tokens, verification tokens
 // and credential ids fail with [core.ErrAlreadyExists], and TTL indexes that
 // let the server expire sessions and tokens where it supports them.

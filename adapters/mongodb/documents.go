@@ -1,15 +1,12 @@
 package mongoadapter
 
 import (
-	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // Field names, as Auth.js's MongoDB adapter writes them.
@@ -47,13 +44,14 @@ const (
 	fJoinedUser = "user"
 )
 
-// userDoc is a stored user.
+// userDoc is a stored user; see [userDoc.UnmarshalBSON].
 type userDoc struct {
-	ID            bson.RawValue  `bson:"_id"`
-	Email         string         `bson:"email"`
-	EmailVerified *bson.DateTime `bson:"emailVerified"`
-	Name          *string        `bson:"name"`
-	Image         *string        `bson:"image"`
+	ID            bson.RawValue
+	Email         string
+	EmailVerified *bson.DateTime
+	Name          *string
+	Image         *string
+	Data          map[string]json.RawMessage
 }
 
 // accountDoc is a stored account.
@@ -196,69 +194,26 @@ func date(t time.Time) (bson.DateTime, bool) {
 // fromDate returns a stored date as a UTC time.
 func fromDate(d bson.DateTime) time.Time { return time.UnixMilli(int64(d)).UTC() }
 
-// now returns the current time as a BSON date.
-func now() bson.DateTime { return bson.DateTime(time.Now().UnixMilli()) }
-
-// notExpired is the filter condition every read of a session or token
-// carries, so that an expired one is never returned whatever the TTL
-// monitor's lag.
-func notExpired() bson.E {
-	return bson.E{Key: fExpires, Value: bson.D{{Key: "$gt", Value: now()}}}
-}
-
-// checkStrings reports the first field whose value is not valid UTF-8,
-// which BSON strings cannot hold.
-func checkStrings(method string, fields ...any) error {
-	for i := 0; i+1 < len(fields); i += 2 {
-		name, _ := fields[i].(string)
-		switch v := fields[i+1].(type) {
-		case string:
-			if !utf8.ValidString(v) {
-				return &core.InputError{Method: method, Field: name, Reason: "is not valid UTF-8"}
-			}
-		case *string:
-			if v != nil && !utf8.ValidString(*v) {
-				return &core.InputError{Method: method, Field: name, Reason: "is not valid UTF-8"}
-			}
-		}
-	}
-	return nil
-}
-
-// validKey reports whether every string is valid UTF-8: a lookup by a key
-// that is not can match nothing stored.
-func validKey(ss ...string) bool {
-	for _, s := range ss {
-		if !utf8.ValidString(s) {
-			return false
-		}
-	}
-	return true
-}
-
 func (a *Adapter) userDocument(u core.User) (bson.D, error) {
 	id, ok := a.userIDValue(u.ID)
 	if !ok {
-		return nil, &core.InputError{Method: "createUser", Field: "id", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	if err := checkStrings("createUser", "id", u.ID, "email", u.Email, "name", u.Name, "image", u.Image); err != nil {
-		return nil, err
+		return nil, &core.InputError{Method: string(core.MethodCreateUser), Field: "id", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
 	}
 	var verified any
 	if u.EmailVerified != nil {
 		d, ok := date(*u.EmailVerified)
 		if !ok {
-			return nil, &core.InputError{Method: "createUser", Field: "emailVerified", Reason: "is out of the range of BSON dates"}
+			return nil, &core.InputError{Method: string(core.MethodCreateUser), Field: "emailVerified", Reason: "is out of the range of BSON dates"}
 		}
 		verified = d
 	}
-	return bson.D{
+	return appendData(bson.D{
 		{Key: fID, Value: id},
 		{Key: fEmail, Value: u.Email},
 		{Key: fEmailVerified, Value: verified},
 		{Key: fName, Value: u.Name},
 		{Key: fImage, Value: u.Image},
-	}, nil
+	}, u.Data)
 }
 
 func (d *userDoc) user() (*core.User, error) {
@@ -266,7 +221,7 @@ func (d *userDoc) user() (*core.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &core.User{ID: id, Email: d.Email, Name: d.Name, Image: d.Image}
+	u := &core.User{ID: id, Email: d.Email, Name: d.Name, Image: d.Image, Data: d.Data}
 	if d.EmailVerified != nil {
 		t := fromDate(*d.EmailVerified)
 		u.EmailVerified = &t
@@ -275,37 +230,13 @@ func (d *userDoc) user() (*core.User, error) {
 }
 
 func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) {
-	if err := checkStrings("linkAccount",
-		"userId", acc.UserID, "provider", acc.Provider, "type", string(acc.Type),
-		"providerAccountId", acc.ProviderAccountID, "access_token", acc.AccessToken,
-		"id_token", acc.IDToken, "refresh_token", acc.RefreshToken, "scope", acc.Scope,
-		"token_type", acc.TokenType, "session_state", acc.SessionState); err != nil {
-		return nil, err
-	}
-	var details any
-	if acc.AuthorizationDetails != nil {
-		arr := make(bson.A, len(acc.AuthorizationDetails))
-		for i, det := range acc.AuthorizationDetails {
-			doc := bson.D{{Key: "type", Value: det.Type}}
-			doc = appendList(doc, "locations", det.Locations)
-			doc = appendList(doc, "actions", det.Actions)
-			doc = appendList(doc, "datatypes", det.Datatypes)
-			doc = append(doc, bson.E{Key: "identifier", Value: det.Identifier})
-			doc = appendList(doc, "privileges", det.Privileges)
-			if err := checkDetail(det); err != nil {
-				return nil, err
-			}
-			arr[i] = doc
-		}
-		details = arr
-	}
 	return bson.D{
 		{Key: fUserID, Value: userID},
 		{Key: fType, Value: string(acc.Type)},
 		{Key: fProvider, Value: acc.Provider},
 		{Key: fProviderAccountID, Value: acc.ProviderAccountID},
 		{Key: fAccessToken, Value: acc.AccessToken},
-		{Key: fAuthorizationDetails, Value: details},
+		{Key: fAuthorizationDetails, Value: detailsValue(acc.AuthorizationDetails)},
 		{Key: fExpiresAt, Value: acc.ExpiresAt},
 		{Key: fExpiresIn, Value: acc.ExpiresIn},
 		{Key: fIDToken, Value: acc.IDToken},
@@ -316,15 +247,23 @@ func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) 
 	}, nil
 }
 
-func checkDetail(det core.AuthorizationDetail) error {
-	all := append([]string{det.Type, det.Identifier}, det.Locations...)
-	all = append(all, det.Actions...)
-	all = append(all, det.Datatypes...)
-	all = append(all, det.Privileges...)
-	if !validKey(all...) {
-		return &core.InputError{Method: "linkAccount", Field: "authorization_details", Reason: "holds a string that is not valid UTF-8"}
+// detailsValue returns the stored form of authorization details: nil, or
+// an array of documents whose nil lists are absent.
+func detailsValue(details []core.AuthorizationDetail) any {
+	if details == nil {
+		return nil
 	}
-	return nil
+	arr := make(bson.A, len(details))
+	for i, det := range details {
+		doc := bson.D{{Key: "type", Value: det.Type}}
+		doc = appendList(doc, "locations", det.Locations)
+		doc = appendList(doc, "actions", det.Actions)
+		doc = appendList(doc, "datatypes", det.Datatypes)
+		doc = append(doc, bson.E{Key: "identifier", Value: det.Identifier})
+		doc = appendList(doc, "privileges", det.Privileges)
+		arr[i] = doc
+	}
+	return arr
 }
 
 func appendList(doc bson.D, key string, list []string) bson.D {
@@ -457,55 +396,4 @@ func (d *authenticatorDoc) authenticator() (*core.Authenticator, error) {
 		UserID:               uid,
 		Transports:           d.Transports,
 	}, nil
-}
-
-// Server error codes that mean the input cannot be stored.
-var invalidInputCodes = []int{
-	2,     // BadValue
-	22,    // InvalidBSON
-	10334, // BSONObjectTooLarge
-	17280, // KeyTooLong
-}
-
-// wrapErr wraps a driver error with the spec method name, matching
-// [core.ErrAlreadyExists] for a duplicate key, [core.ErrInvalidInput] for a
-// document the server or driver cannot hold, and ctx's error when ctx is
-// done.
-func wrapErr(ctx context.Context, method string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		return fmt.Errorf("%s: %w: %w", method, ctxErr, err)
-	}
-	if mongo.IsDuplicateKeyError(err) || isStandInDuplicate(err) {
-		return fmt.Errorf("%s: %w: %w", method, core.ErrAlreadyExists, err)
-	}
-	var me mongo.MarshalError
-	if errors.As(err, &me) {
-		return fmt.Errorf("%s: %w: %w", method, core.ErrInvalidInput, err)
-	}
-	var se mongo.ServerError
-	if errors.As(err, &se) {
-		for _, c := range invalidInputCodes {
-			if se.HasErrorCode(c) {
-				return fmt.Errorf("%s: %w: %w", method, core.ErrInvalidInput, err)
-			}
-		}
-	}
-	return fmt.Errorf("%s: %w", method, err)
-}
-
-// isStandInDuplicate recognises the error FerretDB v1 (SQLite backend)
-// returns for an update that breaks a unique index: an InternalError
-// carrying SQLite's message instead of MongoDB's code 11000.
-func isStandInDuplicate(err error) bool {
-	var se mongo.ServerError
-	return errors.As(err, &se) && se.HasErrorCode(1) && se.HasErrorMessage("UNIQUE constraint failed")
-}
-
-// started returns ctx's error, wrapped with the method name, when ctx is
-// already done.
-func started(ctx context.Context, method string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	return nil
 }

@@ -29,7 +29,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	// Once at start-up: unique indexes, and TTL indexes where supported.
-	if err := store.EnsureIndexes(ctx); err != nil {
+	if err := store.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
 

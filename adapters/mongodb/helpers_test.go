@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -82,7 +83,7 @@ func newAdapter(t testing.TB, s *server, opts ...mongoadapter.Option) (*mongoada
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.EnsureIndexes(ctx); err != nil {
+	if err := a.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return a, db
@@ -232,15 +233,70 @@ func (r rawView) Users(ctx context.Context) ([]core.User, error) {
 	out := []core.User{}
 	for _, d := range docs {
 		f := field{doc: d}
-		out = append(out, core.User{
+		u := core.User{
 			ID: f.id("_id"), Email: f.str("email"), EmailVerified: f.nullTime("emailVerified"),
 			Name: f.nullStr("name"), Image: f.nullStr("image"),
-		})
+		}
 		if f.err != nil {
 			return nil, f.err
 		}
+		if u.Data, err = otherFields(d); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
 	}
 	return out, nil
+}
+
+// otherFields returns the fields of a user document beside the standard
+// ones, as JSON (relaxed extended JSON), nil when there are none.
+func otherFields(d bson.Raw) (map[string]json.RawMessage, error) {
+	elems, err := d.Elements()
+	if err != nil {
+		return nil, err
+	}
+	var data map[string]json.RawMessage
+	for _, e := range elems {
+		switch e.Key() {
+		case "_id", "email", "emailVerified", "name", "image":
+			continue
+		}
+		b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: e.Value()}}, false, false)
+		if err != nil {
+			return nil, err
+		}
+		var w struct{ V json.RawMessage }
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, err
+		}
+		if data == nil {
+			data = map[string]json.RawMessage{}
+		}
+		data[e.Key()] = w.V
+	}
+	return data, nil
+}
+
+// WriteUserData sets top-level fields of the user document, as another
+// application sharing the collection would (conformance.UserDataWriter).
+func (r rawView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
+	var id any = userID
+	if oid, err := bson.ObjectIDFromHex(userID); err == nil && len(userID) == 24 {
+		id = oid
+	}
+	set := bson.D{}
+	for k, v := range data {
+		var x any
+		if err := bson.UnmarshalExtJSON([]byte(`{"v":`+string(v)+`}`), false, &x); err != nil {
+			return err
+		}
+		set = append(set, bson.E{Key: k, Value: x.(bson.D)[0].Value})
+	}
+	res, err := r.db.Collection(r.names.Users).UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: set}})
+	if err == nil && res.MatchedCount != 1 {
+		err = fmt.Errorf("no user %q", userID)
+	}
+	return err
 }
 
 func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {

@@ -27,6 +27,7 @@ const (
 	lockUser byte = iota + 1
 	lockSession
 	lockAuthenticator
+	lockAccount
 )
 
 // Timing of the lock documents: a lock older than lockLease is taken over
@@ -141,7 +142,7 @@ func (l *recordLocks) lockDocument(ctx context.Context, kind byte, key string) (
 			continue // released meanwhile
 		case err != nil:
 			return nil, fmt.Errorf("reading the lock of the record: %w", err)
-		case held.Expires <= now():
+		case held.Expires <= bson.DateTime(time.Now().UnixMilli()):
 			// Left by a holder that stopped: delete that one, not a
 			// newer lock taken over by someone else meanwhile.
 			if _, err := l.coll.DeleteOne(ctx, bson.D{{Key: fID, Value: id}, {Key: "owner", Value: held.Owner}}); err != nil {

@@ -15,34 +15,24 @@ import (
 // find of the user again (see [Adapter.DeleteUser] for why the second one
 // makes a concurrent deleteUser leave no orphan). An unknown user, or one
 // deleted concurrently, gives an error matching [core.ErrNotFound] and leaves
-// no session; an existing token, once [Adapter.EnsureIndexes] has run, one
+// no session; an existing token, once [Adapter.Migrate] has run, one
 // matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	const m = "createSession"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := session.Validate(); err != nil {
-		return nil, err
-	}
 	s := session.Normalize()
 	uid, ok := a.userIDValue(s.UserID)
 	if !ok {
-		return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	if err := checkStrings(m, "sessionToken", s.SessionToken, "userId", s.UserID); err != nil {
-		return nil, err
+		return nil, &core.InputError{Method: string(core.MethodCreateSession), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
 	}
 	exp, ok := date(s.Expires)
 	if !ok {
-		return nil, &core.InputError{Method: m, Field: "expires", Reason: "is out of the range of BSON dates"}
+		return nil, &core.InputError{Method: string(core.MethodCreateSession), Field: "expires", Reason: "is out of the range of BSON dates"}
 	}
 	doc := bson.D{
 		{Key: fSessionToken, Value: s.SessionToken},
 		{Key: fUserID, Value: uid},
 		{Key: fExpires, Value: exp},
 	}
-	if err := a.insertOwned(ctx, m, a.sessions, uid, doc); err != nil {
+	if err := a.insertOwned(ctx, a.sessions, uid, doc); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -57,13 +47,6 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // still expired, so that a concurrent extension wins. A session whose user
 // is gone is not returned either.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	const m = "getSessionAndUser"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(sessionToken) {
-		return nil, nil
-	}
 	match := bson.D{{Key: fSessionToken, Value: sessionToken}}
 	if !a.lookup {
 		var sd sessionDoc
@@ -71,16 +54,16 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 			if errors.Is(err, mongo.ErrNoDocuments) {
 				return nil, nil
 			}
-			return nil, wrapErr(ctx, m, err)
+			return nil, wrapErr(ctx, err)
 		}
-		if sd.Expires <= now() {
-			return nil, a.removeExpiredSession(ctx, m, sessionToken)
+		if sd.Expires <= a.nowDate() {
+			return nil, a.removeExpiredSession(ctx, sessionToken)
 		}
 		s, err := sd.session()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m, err)
+			return nil, err
 		}
-		u, err := a.findUser(ctx, m, bson.D{{Key: fID, Value: sd.UserID}})
+		u, err := a.findUser(ctx, bson.D{{Key: fID, Value: sd.UserID}})
 		if u == nil || err != nil {
 			return nil, err
 		}
@@ -98,17 +81,17 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	}
 	var docs []sessionUserDoc
 	if err := aggregate(ctx, a.sessions, pipeline, &docs); err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	if docs[0].Expires <= now() {
-		return nil, a.removeExpiredSession(ctx, m, sessionToken)
+	if docs[0].Expires <= a.nowDate() {
+		return nil, a.removeExpiredSession(ctx, sessionToken)
 	}
 	su, err := docs[0].sessionAndUser()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	return su, nil
 }
@@ -122,26 +105,13 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // are not atomic (see [Capabilities.AtomicFindAndModify]) the updates of one
 // session are serialised, within the process and across processes.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
-	const m = "updateSession"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
-	if !validKey(update.SessionToken) {
-		return nil, nil
-	}
 	var set bson.D
 	if update.UserID.Set {
 		uid, ok := a.userIDValue(update.UserID.Value)
 		if !ok {
-			return nil, &core.InputError{Method: m, Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+			return nil, &core.InputError{Method: string(core.MethodUpdateSession), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
 		}
-		if err := checkStrings(m, "userId", update.UserID.Value); err != nil {
-			return nil, err
-		}
-		if err := a.requireUser(ctx, m, uid); err != nil {
+		if err := a.requireUser(ctx, uid); err != nil {
 			return nil, err
 		}
 		set = append(set, bson.E{Key: fUserID, Value: uid})
@@ -149,32 +119,32 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	if update.Expires.Set {
 		exp, ok := date(core.NormalizeTime(update.Expires.Value))
 		if !ok || update.Expires.Value.IsZero() {
-			return nil, &core.InputError{Method: m, Field: "expires", Reason: "must be set, within the range of BSON dates"}
+			return nil, &core.InputError{Method: string(core.MethodUpdateSession), Field: "expires", Reason: "must be set, within the range of BSON dates"}
 		}
 		set = append(set, bson.E{Key: fExpires, Value: exp})
 	}
 	filter := bson.D{{Key: fSessionToken, Value: update.SessionToken}}
 	if len(set) == 0 {
-		return decodeSession(ctx, m, a.sessions.FindOne(ctx, filter))
+		return decodeSession(ctx, a.sessions.FindOne(ctx, filter))
 	}
 	unlock, err := a.locks.lock(ctx, lockSession, update.SessionToken)
 	if err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	if !update.UserID.Set {
 		res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After))
 		unlock()
-		return decodeSession(ctx, m, res)
+		return decodeSession(ctx, res)
 	}
 	res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
 		options.FindOneAndUpdate().SetReturnDocument(options.Before))
 	unlock()
-	before, err := decodeSession(ctx, m, res)
+	before, err := decodeSession(ctx, res)
 	if err != nil || before == nil {
 		return nil, err
 	}
-	if err := a.confirmMove(ctx, m, *before, set[0].Value); err != nil {
+	if err := a.confirmMove(ctx, *before, set[0].Value); err != nil {
 		return nil, err
 	}
 	after := *before
@@ -191,14 +161,14 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 // session back as it was (before) and returns an error matching
 // [core.ErrNotFound]. Should the session's first user be gone too by then,
 // the session goes with it, as that user's deleteUser would have taken it.
-func (a *Adapter) confirmMove(ctx context.Context, m string, before core.Session, uid any) error {
+func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any) error {
 	ok, err := a.userExistsOnPrimary(ctx, uid)
 	if err == nil && ok {
 		return nil
 	}
-	cause := fmt.Errorf("%s: user deleted concurrently: %w", m, core.ErrNotFound)
+	cause := fmt.Errorf("user deleted concurrently: %w", core.ErrNotFound)
 	if err != nil {
-		cause = wrapErr(ctx, m, err)
+		cause = wrapErr(ctx, err)
 	}
 	oldUID, _ := a.userIDValue(before.UserID)
 	oldExp, _ := date(before.Expires)
@@ -212,12 +182,12 @@ func (a *Adapter) confirmMove(ctx context.Context, m string, before core.Session
 			bson.D{{Key: "$set", Value: bson.D{{Key: fUserID, Value: oldUID}, {Key: fExpires, Value: oldExp}}}})
 		unlock()
 		if err != nil {
-			return fmt.Errorf("%s: putting the session back: %w", m, err)
+			return fmt.Errorf("putting the session back: %w", err)
 		}
 		if ok, err := a.userExistsOnPrimary(ctx, oldUID); err == nil && !ok {
 			_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
 			if err != nil {
-				return fmt.Errorf("%s: removing the session of a deleted user: %w", m, err)
+				return fmt.Errorf("removing the session of a deleted user: %w", err)
 			}
 		}
 		return nil
@@ -231,40 +201,33 @@ func (a *Adapter) confirmMove(ctx context.Context, m string, before core.Session
 // DeleteSession is deleteSession: one findOneAndDelete. It returns the
 // deleted session, expired or not, or nil, nil when there was none.
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	const m = "deleteSession"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(sessionToken) {
-		return nil, nil
-	}
-	return decodeSession(ctx, m, a.sessions.FindOneAndDelete(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
+	return decodeSession(ctx, a.sessions.FindOneAndDelete(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
 }
 
-func decodeSession(ctx context.Context, m string, res *mongo.SingleResult) (*core.Session, error) {
+func decodeSession(ctx context.Context, res *mongo.SingleResult) (*core.Session, error) {
 	var doc sessionDoc
 	if err := res.Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	s, err := doc.session()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	return s, nil
 }
 
 // removeExpiredSession deletes the session with the token if it has
 // expired.
-func (a *Adapter) removeExpiredSession(ctx context.Context, m, sessionToken string) error {
+func (a *Adapter) removeExpiredSession(ctx context.Context, sessionToken string) error {
 	_, err := a.sessions.DeleteOne(ctx, bson.D{
 		{Key: fSessionToken, Value: sessionToken},
-		{Key: fExpires, Value: bson.D{{Key: "$lte", Value: now()}}},
+		{Key: fExpires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}},
 	})
 	if err != nil {
-		return wrapErr(ctx, m, err)
+		return wrapErr(ctx, err)
 	}
 	return nil
 }

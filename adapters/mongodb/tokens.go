@@ -10,23 +10,13 @@ import (
 )
 
 // CreateVerificationToken is createVerificationToken: one insert. An
-// existing (identifier, token), once [Adapter.EnsureIndexes] has run, gives
+// existing (identifier, token), once [Adapter.Migrate] has run, gives
 // an error matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
-	const m = "createVerificationToken"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := token.Validate(); err != nil {
-		return nil, err
-	}
 	v := token.Normalize()
-	if err := checkStrings(m, "identifier", v.Identifier, "token", v.Token); err != nil {
-		return nil, err
-	}
 	exp, ok := date(v.Expires)
 	if !ok {
-		return nil, &core.InputError{Method: m, Field: "expires", Reason: "is out of the range of BSON dates"}
+		return nil, &core.InputError{Method: string(core.MethodCreateVerificationToken), Field: "expires", Reason: "is out of the range of BSON dates"}
 	}
 	doc := bson.D{
 		{Key: fIdentifier, Value: v.Identifier},
@@ -34,7 +24,7 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 		{Key: fExpires, Value: exp},
 	}
 	if _, err := a.tokens.InsertOne(ctx, doc); err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	return &v, nil
 }
@@ -49,23 +39,16 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // [Capabilities.AtomicFindAndModify]) it is a find and a delete by _id
 // instead, and only the call whose delete removed the token returns it.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
-	const m = "useVerificationToken"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(key.Identifier, key.Token) {
-		return nil, nil
-	}
-	filter := bson.D{{Key: fIdentifier, Value: key.Identifier}, {Key: fToken, Value: key.Token}, notExpired()}
+	filter := bson.D{{Key: fIdentifier, Value: key.Identifier}, {Key: fToken, Value: key.Token}, a.notExpired()}
 	if !a.atomicFAM {
-		return a.useTokenFindDelete(ctx, m, filter)
+		return a.useTokenFindDelete(ctx, filter)
 	}
 	var doc tokenDoc
 	if err := a.tokens.FindOneAndDelete(ctx, filter).Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	return doc.token(), nil
 }
@@ -73,17 +56,17 @@ func (a *Adapter) UseVerificationToken(ctx context.Context, key core.Verificatio
 // useTokenFindDelete is useVerificationToken as a find and a delete by _id,
 // for servers whose findAndModify is not atomic. The delete's count says
 // which of concurrent callers removed the token.
-func (a *Adapter) useTokenFindDelete(ctx context.Context, m string, filter bson.D) (*core.VerificationToken, error) {
+func (a *Adapter) useTokenFindDelete(ctx context.Context, filter bson.D) (*core.VerificationToken, error) {
 	var doc tokenIDDoc
 	if err := a.tokens.FindOne(ctx, filter).Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	res, err := a.tokens.DeleteOne(ctx, bson.D{{Key: fID, Value: doc.ID}})
 	if err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	if res.DeletedCount != 1 {
 		return nil, nil // another call used it first

@@ -12,63 +12,45 @@ import (
 )
 
 // CreateUser is createUser: one insert. A user with the same id, or with the
-// same e-mail once [Adapter.EnsureIndexes] has run, gives an error matching
+// same e-mail once [Adapter.Migrate] has run, gives an error matching
 // [core.ErrAlreadyExists].
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
-	const m = "createUser"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := user.Validate(); err != nil {
-		return nil, err
-	}
 	u := user.Normalize()
 	doc, err := a.userDocument(u)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := a.users.InsertOne(ctx, doc); err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	return &u, nil
 }
 
 // GetUser is getUser: one find by _id.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
-	const m = "getUser"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
 	v, ok := a.userIDValue(id)
-	if !ok || !validKey(id) {
+	if !ok {
 		return nil, nil
 	}
-	return a.findUser(ctx, m, bson.D{{Key: fID, Value: v}})
+	return a.findUser(ctx, bson.D{{Key: fID, Value: v}})
 }
 
 // GetUserByEmail is getUserByEmail: one find by email.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	const m = "getUserByEmail"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(email) {
-		return nil, nil
-	}
-	return a.findUser(ctx, m, bson.D{{Key: fEmail, Value: email}})
+	return a.findUser(ctx, bson.D{{Key: fEmail, Value: email}})
 }
 
-func (a *Adapter) findUser(ctx context.Context, m string, filter bson.D) (*core.User, error) {
+func (a *Adapter) findUser(ctx context.Context, filter bson.D) (*core.User, error) {
 	var doc userDoc
 	if err := a.users.FindOne(ctx, filter).Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return nil, nil
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	u, err := doc.user()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	return u, nil
 }
@@ -77,13 +59,6 @@ func (a *Adapter) findUser(ctx context.Context, m string, filter bson.D) (*core.
 // to its user with $lookup where the server supports it, otherwise a find of
 // the account and a find of its user.
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	const m = "getUserByAccount"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if !validKey(key.Provider, key.ProviderAccountID) {
-		return nil, nil
-	}
 	match := bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
 	if !a.lookup {
 		var acc struct {
@@ -94,12 +69,12 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 			if errors.Is(err, mongo.ErrNoDocuments) {
 				return nil, nil
 			}
-			return nil, wrapErr(ctx, m, err)
+			return nil, wrapErr(ctx, err)
 		}
 		if isNull(acc.UserID) {
 			return nil, nil
 		}
-		return a.findUser(ctx, m, bson.D{{Key: fID, Value: acc.UserID}})
+		return a.findUser(ctx, bson.D{{Key: fID, Value: acc.UserID}})
 	}
 	pipeline := mongo.Pipeline{
 		{{Key: "$match", Value: match}},
@@ -114,16 +89,30 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 	}
 	var docs []accountUserDoc
 	if err := aggregate(ctx, a.accounts, pipeline, &docs); err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	if len(docs) == 0 || len(docs[0].User) == 0 {
 		return nil, nil
 	}
 	u, err := docs[0].User[0].user()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	return u, nil
+}
+
+// findAll finds the documents of coll that match filter, in the order of
+// sort, and decodes them.
+func findAll[D any](ctx context.Context, coll *mongo.Collection, filter, sort bson.D) ([]D, error) {
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(sort))
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	var docs []D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return docs, nil
 }
 
 // aggregate runs a pipeline whose result fits in the first batch and
@@ -139,26 +128,18 @@ func aggregate(ctx context.Context, coll *mongo.Collection, pipeline mongo.Pipel
 // UpdateUser is updateUser: one findOneAndUpdate returning the updated
 // document (one find when the update sets nothing). An unknown id gives an
 // error matching [core.ErrNotFound]; an e-mail taken by another user one
-// matching [core.ErrAlreadyExists]. Where the server's updates are not atomic
+// matching [core.ErrAlreadyExists]. Application fields are set ($set) and
+// removed ($unset) one by one, so fields not named stay as stored, also
+// when another application wrote them. Where the server's updates are not atomic
 // (see [Capabilities.AtomicFindAndModify]) the updates of one user are
 // serialised, within the process and across processes (a lock document).
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
-	const m = "updateUser"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
 	id, ok := a.userIDValue(update.ID)
-	if !ok || !validKey(update.ID) {
-		return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+	if !ok {
+		return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 	}
 	var set bson.D
 	if update.Email.Set {
-		if err := checkStrings(m, "email", update.Email.Value); err != nil {
-			return nil, err
-		}
 		set = append(set, bson.E{Key: fEmail, Value: update.Email.Value})
 	}
 	if update.EmailVerified.Set {
@@ -166,47 +147,53 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 		if t := update.EmailVerified.Value; t != nil {
 			d, ok := date(core.NormalizeTime(*t))
 			if !ok {
-				return nil, &core.InputError{Method: m, Field: "emailVerified", Reason: "is out of the range of BSON dates"}
+				return nil, &core.InputError{Method: string(core.MethodUpdateUser), Field: "emailVerified", Reason: "is out of the range of BSON dates"}
 			}
 			v = d
 		}
 		set = append(set, bson.E{Key: fEmailVerified, Value: v})
 	}
 	if update.Name.Set {
-		if err := checkStrings(m, "name", update.Name.Value); err != nil {
-			return nil, err
-		}
 		set = append(set, bson.E{Key: fName, Value: update.Name.Value})
 	}
 	if update.Image.Set {
-		if err := checkStrings(m, "image", update.Image.Value); err != nil {
-			return nil, err
-		}
 		set = append(set, bson.E{Key: fImage, Value: update.Image.Value})
+	}
+	dset, unset, err := dataUpdate(update.Data)
+	if err != nil {
+		return nil, err
+	}
+	set = append(set, dset...)
+	var change bson.D
+	if len(set) > 0 {
+		change = append(change, bson.E{Key: "$set", Value: set})
+	}
+	if len(unset) > 0 {
+		change = append(change, bson.E{Key: "$unset", Value: unset})
 	}
 	filter := bson.D{{Key: fID, Value: id}}
 	var res *mongo.SingleResult
-	if len(set) == 0 {
+	if len(change) == 0 {
 		res = a.users.FindOne(ctx, filter)
 	} else {
 		unlock, err := a.locks.lock(ctx, lockUser, update.ID)
 		if err != nil {
-			return nil, wrapErr(ctx, m, err)
+			return nil, wrapErr(ctx, err)
 		}
-		res = a.users.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
+		res = a.users.FindOneAndUpdate(ctx, filter, change,
 			options.FindOneAndUpdate().SetReturnDocument(options.After))
 		unlock()
 	}
 	var doc userDoc
 	if err := res.Decode(&doc); err != nil {
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, fmt.Errorf("%s: %w", m, core.ErrNotFound)
+			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 		}
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	u, err := doc.user()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
+		return nil, err
 	}
 	return u, nil
 }
@@ -231,24 +218,20 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 // of the same id sweeps them even when the user is already gone, so a retry
 // finishes the job.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	const m = "deleteUser"
-	if err := started(ctx, m); err != nil {
-		return nil, err
-	}
 	v, ok := a.userIDValue(id)
-	if !ok || !validKey(id) {
+	if !ok {
 		return nil, nil
 	}
 	var u *core.User
 	if !a.transactions {
 		var err error
 		if u, err = a.deleteUserDoc(ctx, v); err != nil {
-			return nil, wrapErr(ctx, m, err)
+			return nil, wrapErr(ctx, err)
 		}
 	} else {
 		sess, err := a.db.Client().StartSession()
 		if err != nil {
-			return nil, wrapErr(ctx, m, err)
+			return nil, wrapErr(ctx, err)
 		}
 		defer sess.EndSession(context.WithoutCancel(ctx))
 		res, err := sess.WithTransaction(ctx, func(tctx context.Context) (any, error) {
@@ -259,12 +242,12 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			return u, a.sweepUserRecords(tctx, v)
 		})
 		if err != nil {
-			return nil, wrapErr(ctx, m, err)
+			return nil, wrapErr(ctx, err)
 		}
 		u, _ = res.(*core.User)
 	}
 	if err := a.sweepUserRecords(ctx, v); err != nil {
-		return nil, wrapErr(ctx, m, err)
+		return nil, wrapErr(ctx, err)
 	}
 	return u, nil
 }

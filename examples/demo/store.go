@@ -57,9 +57,9 @@ func openStore(ctx context.Context, db string) (*store, error) {
 	scheme, rest, _ := strings.Cut(db, ":")
 	switch {
 	case db == "" || db == "bbolt":
-		return openBolt(defaultBoltPath())
+		return openBolt(ctx, defaultBoltPath())
 	case scheme == "bbolt":
-		return openBolt(rest)
+		return openBolt(ctx, rest)
 	case db == "memory":
 		return &store{adapter: memory.New(), desc: "memory (gone when the demo stops)", close: func() error { return nil }}, nil
 	case scheme == "postgres" || scheme == "postgresql":
@@ -89,11 +89,11 @@ func openStore(ctx context.Context, db string) (*store, error) {
 	return nil, fmt.Errorf("%w %q: use bbolt:PATH, memory, postgres://…, mysql://…, sqlite:PATH, redis://… or mongodb://…", errBadDB, db)
 }
 
-func openBolt(path string) (*store, error) {
+func openBolt(ctx context.Context, path string) (*store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: bbolt needs a file, e.g. bbolt:authport.db", errBadDB)
 	}
-	a, err := boltadapter.Open(path, boltadapter.WithLockTimeout(2*time.Second))
+	a, err := boltadapter.Open(ctx, path, boltadapter.WithLockTimeout(2*time.Second))
 	if errors.Is(err, boltadapter.ErrLocked) {
 		return nil, fmt.Errorf("open bbolt file %s (is another demo using it?): %w", path, err)
 	}
@@ -219,7 +219,7 @@ func openMongo(ctx context.Context, raw string) (*store, error) {
 	closeClient := func() error { return client.Disconnect(context.Background()) }
 	a, err := mongoadapter.New(ctx, client.Database(name))
 	if err == nil {
-		err = a.EnsureIndexes(ctx)
+		err = a.Migrate(ctx)
 	}
 	if err != nil {
 		_ = closeClient()

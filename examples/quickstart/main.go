@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	store, err := bboltadapter.Open("auth.db") // the default adapter: one file, one process
+	store, err := bboltadapter.Open(context.Background(), "auth.db") // the default adapter: one file, one process
 	must(err)
 	defer store.Close()
 	github, err := providers.FromEnv(os.Getenv, "github") // AUTH_GITHUB_ID, AUTH_GITHUB_SECRET

@@ -33,7 +33,7 @@ func openBolt(dir string) (*boltStore, error) {
 		_ = os.RemoveAll(d)
 		return nil, err
 	}
-	a, err := bboltadapter.New(db)
+	a, err := bboltadapter.New(context.Background(), db)
 	if err != nil {
 		_ = db.Close()
 		_ = os.RemoveAll(d)

@@ -36,7 +36,7 @@ func openMongo(ctx context.Context, uri string) (*mongoStore, error) {
 	s.c = c
 	s.db = c.Database(randomName("authport_bench_"))
 	if s.adapter, err = mongoadapter.New(ctx, s.db); err == nil {
-		err = s.adapter.EnsureIndexes(ctx)
+		err = s.adapter.Migrate(ctx)
 	}
 	if err != nil {
 		s.close()

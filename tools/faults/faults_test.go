@@ -481,7 +481,7 @@ func newMongoAdapter(t *testing.T, db *mongo.Database, indexes bool) *mongoadapt
 		t.Fatal(err)
 	}
 	if indexes {
-		if err := a.EnsureIndexes(ctx); err != nil {
+		if err := a.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

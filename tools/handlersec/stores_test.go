@@ -41,7 +41,7 @@ var stores = []struct {
 }
 
 func openBbolt(t *testing.T) core.Adapter {
-	a, err := bboltadapter.Open(filepath.Join(t.TempDir(), "auth.db"))
+	a, err := bboltadapter.Open(t.Context(), filepath.Join(t.TempDir(), "auth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

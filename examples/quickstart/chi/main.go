@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	store, err := bboltadapter.Open("auth.db")
+	store, err := bboltadapter.Open(context.Background(), "auth.db")
 	must(err)
 	defer store.Close()
 	h, err := newAuth(store, os.Getenv, func(_ context.Context, r provider.VerificationRequest) error {

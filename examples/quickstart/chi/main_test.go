@@ -20,7 +20,7 @@ import (
 // session in both groups: the home page (Middleware) and /account
 // (Require), signed out and signed in.
 func TestChi(t *testing.T) {
-	store, err := bboltadapter.Open(filepath.Join(t.TempDir(), "auth.db"))
+	store, err := bboltadapter.Open(t.Context(), filepath.Join(t.TempDir(), "auth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,12 @@ import (
 	bboltadapter "github.com/authport/authport/adapters/bbolt"
 )
 
-func open(context.Context) (any, func() error, error) {
+func open(ctx context.Context) (any, func() error, error) {
 	dir, err := os.MkdirTemp("", "authport-consumer")
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := bboltadapter.Open(filepath.Join(dir, "auth.db"), bboltadapter.WithLockTimeout(time.Second))
+	store, err := bboltadapter.Open(ctx, filepath.Join(dir, "auth.db"), bboltadapter.WithLockTimeout(time.Second))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

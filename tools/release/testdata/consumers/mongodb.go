@@ -26,7 +26,7 @@ func open(ctx context.Context) (any, func() error, error) {
 	}
 	store, err := mongoadapter.New(ctx, db)
 	if err == nil {
-		err = store.EnsureIndexes(ctx)
+		err = store.Migrate(ctx)
 	}
 	if err != nil {
 		return nil, nil, errors.Join(err, cleanup())
