@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 // same options as the first (the two-instance rules).
 func peerOn(db *testDB, opts ...Option) func(t testing.TB) any {
 	return func(t testing.TB) any {
-		b, err := New(db.gdb, opts...)
+		b, err := New(context.Background(), db.gdb, opts...)
 		if err != nil {
 			t.Fatalf("second New on the same database: %v", err)
 		}

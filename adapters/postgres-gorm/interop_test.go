@@ -170,7 +170,7 @@ func setupPairing(t *testing.T, p pairing) *interopEnv {
 	if p.ddl == nil {
 		checkShippedAuthJSDDL(t, p, n.DDL)
 	}
-	a, err := New(gdb, p.preset())
+	a, err := New(context.Background(), gdb, p.preset())
 	if err != nil {
 		t.Fatalf("New with the preset: %v", err)
 	}

@@ -60,15 +60,14 @@ func WithSerialUserIDs() Option {
 // otherwise a random UUID (version 4), the same form as authport's default
 // and as the ids Auth.js's Drizzle, Kysely and Prisma adapters make.
 func (a *Adapter) NewUserID(ctx context.Context) (string, error) {
-	const m = "newUserID"
-	if err := a.enter(m); err != nil {
+	if err := a.enter(); err != nil {
 		return "", err
 	}
 	defer a.leave()
 	if !a.serialIDs {
 		var b [16]byte
 		if _, err := rand.Read(b[:]); err != nil {
-			return "", fmt.Errorf("%s: %w", m, err)
+			return "", fmt.Errorf("gormadapter: NewUserID: %w", err)
 		}
 		b[6] = b[6]&0x0f | 0x40
 		b[8] = b[8]&0x3f | 0x80
@@ -78,7 +77,7 @@ func (a *Adapter) NewUserID(ctx context.Context) (string, error) {
 	err := a.db.QueryRowContext(ctx, "SELECT nextval(pg_get_serial_sequence($1, $2))",
 		a.d.table(a.names.Users), a.names.User.ID).Scan(&n)
 	if err != nil {
-		return "", fmt.Errorf("%s: taking the next id of %s.%s's sequence (is it SERIAL?): %w", m, a.names.Users, a.names.User.ID, err)
+		return "", fmt.Errorf("gormadapter: NewUserID: taking the next id of %s.%s's sequence (is it SERIAL?): %w", a.names.Users, a.names.User.ID, err)
 	}
 	return strconv.FormatInt(n, 10), nil
 }

@@ -48,10 +48,10 @@ func TestPresetOptions(t *testing.T) {
 
 func TestWithSQLiteTimesAndSerialIDsRefused(t *testing.T) {
 	db := openSQLite(t, false)
-	if _, err := New(db.gdb, WithSQLiteTimes(SQLiteTimeFormat(7))); err == nil {
+	if _, err := New(context.Background(), db.gdb, WithSQLiteTimes(SQLiteTimeFormat(7))); err == nil {
 		t.Error("New accepted an unknown SQLite time format")
 	}
-	if _, err := New(db.gdb, WithSerialUserIDs()); err == nil {
+	if _, err := New(context.Background(), db.gdb, WithSerialUserIDs()); err == nil {
 		t.Error("New accepted WithSerialUserIDs on SQLite")
 	}
 }
@@ -75,7 +75,7 @@ func TestNewUserID(t *testing.T) {
 
 	db := openPostgres(t, false)
 	execAll(t, db.sqlDB, authJSPgDDL)
-	pg, err := New(db.gdb, AuthJSPg())
+	pg, err := New(context.Background(), db.gdb, AuthJSPg())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,23 +13,17 @@ import (
 // unknown user is reported by the foreign key, as [core.ErrNotFound] (with
 // [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	const m = "createSession"
-	if err := a.enter(m); err != nil {
+	const m = core.MethodCreateSession
+	if err := a.enter(); err != nil {
 		return nil, err
 	}
 	defer a.leave()
-	if err := session.Validate(); err != nil {
-		return nil, err
-	}
 	s := session.Normalize()
-	if err := checkUTF8(m, "sessionToken", s.SessionToken, "userId", s.UserID); err != nil {
-		return nil, err
-	}
 	if err := checkTime(m, "expires", &s.Expires); err != nil {
 		return nil, err
 	}
 	args := append([]any{s.SessionToken, s.UserID, a.d.timeArg(s.Expires)}, a.stampArgs(TableSessions, true)...)
-	if err := a.insertForUser(ctx, m, s.UserID, a.q.createSession, args...); err != nil {
+	if err := a.insertForUser(ctx, s.UserID, a.qs().createSession, args...); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -40,28 +34,24 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // deleted then (SPEC §3: removed when accessed), by a DELETE that matches
 // it only while it is still expired, so that a concurrent extension wins.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	const m = "getSessionAndUser"
-	if err := a.enter(m); err != nil {
+	if err := a.enter(); err != nil {
 		return nil, err
 	}
 	defer a.leave()
-	if !a.d.storable(sessionToken) {
-		return nil, none(ctx, m)
-	}
-	var s sessionRow
-	var u userRow
-	err := a.queryRow(ctx, nil, a.q.getSessionAndUser, sessionToken).Scan(
-		&s.token, &s.userID, &s.expires, &u.id, &u.email, &u.verified, &u.name, &u.image)
+	var s expiryRow
+	q := a.qs()
+	u := newUserRow(q)
+	err := a.queryRow(ctx, nil, q.getSessionAndUser, sessionToken).Scan(append(s.dest(), u.dest()...)...)
 	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, a.wrap(m, err)
+		return nil, a.wrap(err)
 	}
 	session := s.session()
 	if now := a.now(); session.Expired(now) {
-		if _, err := a.exec(ctx, nil, a.q.deleteExpiredSession, sessionToken, a.d.timeArg(core.NormalizeTime(now))); err != nil {
-			return nil, a.wrap(m, err)
+		if _, err := a.exec(ctx, nil, a.qs().deleteExpiredSession, sessionToken, a.d.timeArg(core.NormalizeTime(now))); err != nil {
+			return nil, a.wrap(err)
 		}
 		return nil, nil
 	}
@@ -73,24 +63,15 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // and MariaDB. With [WithoutForeignKeys], moving the session to another
 // user first checks, in the same transaction, that the user exists.
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
-	const m = "updateSession"
-	if err := a.enter(m); err != nil {
+	const m = core.MethodUpdateSession
+	if err := a.enter(); err != nil {
 		return nil, err
 	}
 	defer a.leave()
-	if err := up.Validate(); err != nil {
-		return nil, err
-	}
-	if !a.d.storable(up.SessionToken) {
-		return nil, none(ctx, m)
-	}
-	if err := checkUTF8(m, "userId", up.UserID.Value); err != nil {
-		return nil, err
-	}
 	var expires any
 	if up.Expires.Set {
 		if up.Expires.Value.IsZero() {
-			return nil, &core.InputError{Method: m, Field: "expires", Reason: "must be set"}
+			return nil, &core.InputError{Method: string(m), Field: "expires", Reason: "must be set"}
 		}
 		exp := core.NormalizeTime(up.Expires.Value)
 		if err := checkTime(m, "expires", &exp); err != nil {
@@ -107,20 +88,20 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 	}
 	args := append([]any{up.UserID.Set, userID, up.Expires.Set, expires}, a.stampArgs(TableSessions, false)...)
 	args = append(args, up.SessionToken)
-	var r sessionRow
+	var r expiryRow
 	update := func(tx *sql.Tx) error {
 		if a.d.updateReturning {
-			return a.queryRow(ctx, tx, a.q.updateSession, args...).Scan(r.dest()...)
+			return a.queryRow(ctx, tx, a.qs().updateSession, args...).Scan(r.dest()...)
 		}
-		if _, err := a.exec(ctx, tx, a.q.updateSession, args...); err != nil {
+		if _, err := a.exec(ctx, tx, a.qs().updateSession, args...); err != nil {
 			return err
 		}
-		return a.queryRow(ctx, tx, a.q.selectSession, up.SessionToken).Scan(r.dest()...)
+		return a.queryRow(ctx, tx, a.qs().selectSession, up.SessionToken).Scan(r.dest()...)
 	}
 	var err error
 	switch {
 	case a.noFK && up.UserID.Set:
-		err = a.inTx(ctx, []*statement{a.q.lockUser, a.q.updateSession, a.q.selectSession}, func(tx *sql.Tx) error {
+		err = a.inTx(ctx, []*statement{a.qs().lockUser, a.qs().updateSession, a.qs().selectSession}, func(tx *sql.Tx) error {
 			if err := a.requireUser(ctx, tx, up.UserID.Value); !errors.Is(err, errNoUser) {
 				if err != nil {
 					return err
@@ -129,8 +110,8 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 			}
 			// No such user: an error if the session exists (as the
 			// foreign key would report it), else nothing to update.
-			var s sessionRow
-			if err := a.queryRow(ctx, tx, a.q.selectSession, up.SessionToken).Scan(s.dest()...); err != nil {
+			var s expiryRow
+			if err := a.queryRow(ctx, tx, a.qs().selectSession, up.SessionToken).Scan(s.dest()...); err != nil {
 				return err
 			}
 			return errNoUser
@@ -138,16 +119,16 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 	case a.d.updateReturning:
 		err = update(nil)
 	default:
-		err = a.inTx(ctx, []*statement{a.q.updateSession, a.q.selectSession}, update)
+		err = a.inTx(ctx, []*statement{a.qs().updateSession, a.qs().selectSession}, update)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if errors.Is(err, errNoUser) {
-		return nil, fmt.Errorf("%s: user %q: %w", m, up.UserID.Value, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", up.UserID.Value, core.ErrNotFound)
 	}
 	if err != nil {
-		return nil, a.wrap(m, err)
+		return nil, a.wrap(err)
 	}
 	return r.session(), nil
 }
@@ -155,22 +136,18 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 // DeleteSession implements [core.SessionDeleter] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	const m = "deleteSession"
-	if err := a.enter(m); err != nil {
+	if err := a.enter(); err != nil {
 		return nil, err
 	}
 	defer a.leave()
-	if !a.d.storable(sessionToken) {
-		return nil, none(ctx, m)
-	}
-	var r sessionRow
-	found, err := a.deleteReturning(ctx, a.q.deleteSession, a.q.selectSessionForUpdate, a.q.deleteSessionPlain,
+	var r expiryRow
+	found, err := a.deleteReturning(ctx, a.qs().deleteSession, a.qs().selectSessionForUpdate, a.qs().deleteSessionPlain,
 		r.dest(), sessionToken)
 	if keyUnusable(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, a.wrap(m, err)
+		return nil, a.wrap(err)
 	}
 	if !found {
 		return nil, nil
@@ -193,21 +170,20 @@ const purgeBatch = 5000
 // expires column (created by [Adapter.Migrate] and the shipped schema)
 // lets every batch find its rows without reading the table.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
-	const m = "purgeExpired"
-	if err := a.enter(m); err != nil {
+	if err := a.enter(); err != nil {
 		return core.PurgeResult{}, err
 	}
 	defer a.leave()
 	now := a.d.timeArg(core.NormalizeTime(a.now()))
 	var res core.PurgeResult
 	var err error
-	res.Sessions, err = a.purge(ctx, a.q.purgeSessions, now)
+	res.Sessions, err = a.purge(ctx, a.qs().purgeSessions, now)
 	if err != nil {
-		return res, a.wrap(m, err)
+		return res, a.wrap(err)
 	}
-	res.VerificationTokens, err = a.purge(ctx, a.q.purgeTokens, now)
+	res.VerificationTokens, err = a.purge(ctx, a.qs().purgeTokens, now)
 	if err != nil {
-		return res, a.wrap(m, err)
+		return res, a.wrap(err)
 	}
 	return res, nil
 }

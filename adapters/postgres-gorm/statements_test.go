@@ -242,7 +242,7 @@ func TestConformancePgxSimpleProtocol(t *testing.T) {
 		Name: "postgres_simple_protocol",
 		New: func(t testing.TB) conformance.Fixture {
 			db := openPostgresWith(t, false, map[string]string{"default_query_exec_mode": "simple_protocol"})
-			a, err := New(db.gdb)
+			a, err := New(context.Background(), db.gdb)
 			if err != nil {
 				t.Fatal(err)
 			}
