@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -21,16 +22,13 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 	}
 	defer a.leave()
 	acc := account.Normalize()
-	details, err := encodeDetails(acc.AuthorizationDetails)
+	tokens, err := tokenArgs(m, &acc)
 	if err != nil {
-		return nil, &core.InputError{Method: string(m), Field: "authorization_details", Reason: "cannot be encoded as JSON: " + err.Error()}
+		return nil, err
 	}
-	optional := [9]any{nullStr(acc.AccessToken), details, nullInt(acc.ExpiresAt), nullInt(acc.ExpiresIn),
-		nullStr(acc.IDToken), nullStr(acc.RefreshToken), nullStr(acc.Scope), nullStr(acc.TokenType),
-		nullStr(acc.SessionState)}
 	args := make([]any, 0, 13)
 	args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
-	for i, v := range optional {
+	for i, v := range tokens {
 		if a.qs().accountCols[i] {
 			args = append(args, v)
 		}
@@ -46,34 +44,30 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 // dropOmitted clears the fields whose columns are omitted (see [Omit]), so
 // that what LinkAccount returns is what is stored.
 func (a *Adapter) dropOmitted(acc *core.Account) {
-	c := a.qs().accountCols
-	if !c[0] {
-		acc.AccessToken = nil
+	for i, p := range tokenFields(acc) {
+		if !a.qs().accountCols[i] {
+			reflect.ValueOf(p).Elem().SetZero()
+		}
 	}
-	if !c[1] {
-		acc.AuthorizationDetails = nil
+}
+
+// tokenFields returns pointers to the nine token fields of acc, in the
+// order of the optional account columns (queries.accountCols).
+func tokenFields(acc *core.Account) [9]any {
+	return [9]any{&acc.AccessToken, &acc.AuthorizationDetails, &acc.ExpiresAt, &acc.ExpiresIn,
+		&acc.IDToken, &acc.RefreshToken, &acc.Scope, &acc.TokenType, &acc.SessionState}
+}
+
+// tokenArgs returns the bind values of acc's nine token fields, in the
+// order of tokenFields.
+func tokenArgs(m core.Method, acc *core.Account) ([9]any, error) {
+	details, err := encodeDetails(acc.AuthorizationDetails)
+	if err != nil {
+		return [9]any{}, &core.InputError{Method: string(m), Field: "authorization_details", Reason: "cannot be encoded as JSON: " + err.Error()}
 	}
-	if !c[2] {
-		acc.ExpiresAt = nil
-	}
-	if !c[3] {
-		acc.ExpiresIn = nil
-	}
-	if !c[4] {
-		acc.IDToken = nil
-	}
-	if !c[5] {
-		acc.RefreshToken = nil
-	}
-	if !c[6] {
-		acc.Scope = nil
-	}
-	if !c[7] {
-		acc.TokenType = nil
-	}
-	if !c[8] {
-		acc.SessionState = nil
-	}
+	return [9]any{nullStr(acc.AccessToken), details, nullInt(acc.ExpiresAt), nullInt(acc.ExpiresIn),
+		nullStr(acc.IDToken), nullStr(acc.RefreshToken), nullStr(acc.Scope), nullStr(acc.TokenType),
+		nullStr(acc.SessionState)}, nil
 }
 
 // GetAccount implements [core.AccountGetter] with one SELECT.
@@ -107,14 +101,8 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 	var r accountRow
 	found, err := a.deleteReturning(ctx, a.qs().unlinkAccount, a.qs().selectAccountForUpdate, a.qs().unlinkAccountPlain,
 		r.dest(), key.Provider, key.ProviderAccountID)
-	if keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	if !found {
-		return nil, nil
+	if found, err = a.deleted(found, err); !found {
+		return nil, err
 	}
 	acc, err := r.account()
 	if err != nil {
@@ -165,32 +153,23 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 		return nil, err
 	}
 	defer a.leave()
-	q, ac := a.qs(), a.names.Account
+	q := a.qs()
+	probe := up.Apply(core.Account{})
+	tokens, err := tokenArgs(m, &probe)
+	if err != nil {
+		return nil, err
+	}
+	given := [9]bool{up.AccessToken.Set, up.AuthorizationDetails.Set, up.ExpiresAt.Set, up.ExpiresIn.Set,
+		up.IDToken.Set, up.RefreshToken.Set, up.Scope.Set, up.TokenType.Set, up.SessionState.Set}
 	var set []string
 	var args []any
-	add := func(given bool, col string, v any) {
-		if given && col != Omit {
-			set, args = append(set, col), append(args, v)
+	for i, col := range q.accountColumns[4:] {
+		if given[i] && col != Omit {
+			set, args = append(set, col), append(args, tokens[i])
 		}
 	}
-	add(up.AccessToken.Set, ac.AccessToken, nullStr(up.AccessToken.Value))
-	if up.AuthorizationDetails.Set {
-		details, err := encodeDetails(up.AuthorizationDetails.Value)
-		if err != nil {
-			return nil, &core.InputError{Method: string(m), Field: "authorization_details", Reason: "cannot be encoded as JSON: " + err.Error()}
-		}
-		add(true, ac.AuthorizationDetails, details)
-	}
-	add(up.ExpiresAt.Set, ac.ExpiresAt, nullInt(up.ExpiresAt.Value))
-	add(up.ExpiresIn.Set, ac.ExpiresIn, nullInt(up.ExpiresIn.Value))
-	add(up.IDToken.Set, ac.IDToken, nullStr(up.IDToken.Value))
-	add(up.RefreshToken.Set, ac.RefreshToken, nullStr(up.RefreshToken.Value))
-	add(up.Scope.Set, ac.Scope, nullStr(up.Scope.Value))
-	add(up.TokenType.Set, ac.TokenType, nullStr(up.TokenType.Value))
-	add(up.SessionState.Set, ac.SessionState, nullStr(up.SessionState.Value))
 	key := []any{up.Provider, up.ProviderAccountID}
 	var r accountRow
-	var err error
 	switch {
 	case len(set) == 0:
 		err = a.queryRow(ctx, nil, q.getAccount, key...).Scan(r.dest()...)

@@ -608,7 +608,7 @@ func TestConformanceWithoutForeignKeys(t *testing.T) {
 			Name: backend + "_without_foreign_keys",
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false, WithoutForeignKeys())
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}, Peer: peerOn(db, WithoutForeignKeys())}
+				return fixture(t, a, db, WithoutForeignKeys())
 			},
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +23,29 @@ func TestConformance(t *testing.T) {
 			Parallel: true, // postgres, mysql and sqlite at once: each test has a database of its own
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false)
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: db.dialect}, Peer: peerOn(db)}
+				return fixture(t, a, db)
 			},
 		})
 	}
+}
+
+// fixture is the conformance fixture of a migrated adapter on db: the
+// users table gets a column for each of conformance.UserDataFields (as an
+// application's migration would add them), and the raw view reads and
+// writes them. opts are a's options, for the second instance.
+func fixture(t testing.TB, a *Adapter, db *testDB, opts ...Option) conformance.Fixture {
+	t.Helper()
+	ctx := context.Background()
+	for _, f := range conformance.UserDataFields() {
+		ddl := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", a.d.table(a.names.Users), a.d.ident(f.Name), f.SQLType)
+		if _, err := db.sqlDB.ExecContext(ctx, ddl); err != nil {
+			t.Fatalf("%s: %v", ddl, err)
+		}
+	}
+	if _, err := a.refreshUserColumns(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: db.dialect, data: true}, Peer: peerOn(db, opts...)}
 }
 
 // peerOn gives the conformance suite a second adapter on db, made with the
@@ -46,6 +66,8 @@ func peerOn(db *testDB, opts ...Option) func(t testing.TB) any {
 type rawView struct {
 	db      *sql.DB
 	dialect string
+	// data: the users table has the columns of conformance.UserDataFields.
+	data bool
 }
 
 func (r *rawView) quote(cols string) string {
@@ -136,17 +158,70 @@ func (rt rawTime) ptr() *time.Time {
 
 func (r *rawView) Users(ctx context.Context) ([]core.User, error) {
 	out := []core.User{}
-	err := r.rows(ctx, `SELECT "id", "email", "emailVerified", "name", "image" FROM "users"`, func(rows *sql.Rows) error {
+	query := `SELECT "id", "email", "emailVerified", "name", "image"`
+	if r.data {
+		query += `, "role", "tenantId", "level", "beta"`
+	}
+	err := r.rows(ctx, query+` FROM "users"`, func(rows *sql.Rows) error {
 		var u core.User
 		var ev rawTime
-		if err := rows.Scan(&u.ID, &u.Email, &ev, &u.Name, &u.Image); err != nil {
+		var role, tenant *string
+		var level *int64
+		var beta *bool
+		dest := []any{&u.ID, &u.Email, &ev, &u.Name, &u.Image}
+		if r.data {
+			dest = append(dest, &role, &tenant, &level, &beta)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		u.EmailVerified = ev.ptr()
+		for name, v := range map[string]any{"role": role, "tenantId": tenant, "level": level, "beta": beta} {
+			if reflect.ValueOf(v).IsNil() {
+				continue
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			if u.Data == nil {
+				u.Data = map[string]json.RawMessage{}
+			}
+			u.Data[name] = b
+		}
 		out = append(out, u)
 		return nil
 	})
 	return out, err
+}
+
+var _ conformance.UserDataWriter = (*rawView)(nil)
+
+// WriteUserData sets application columns of a user with plain SQL, as
+// another application sharing the table would.
+func (r *rawView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
+	var sets []string
+	var args []any
+	for name, raw := range data {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		if f, ok := v.(float64); ok && f == float64(int64(f)) {
+			v = int64(f)
+		}
+		ph := "?"
+		if r.dialect == "postgres" {
+			ph = fmt.Sprintf("$%d", len(args)+1)
+		}
+		sets, args = append(sets, `"`+name+`" = `+ph), append(args, v)
+	}
+	ph := "?"
+	if r.dialect == "postgres" {
+		ph = fmt.Sprintf("$%d", len(args)+1)
+	}
+	_, err := r.db.ExecContext(ctx, r.quote(`UPDATE "users" SET `+strings.Join(sets, ", ")+` WHERE "id" = `+ph), append(args, userID)...)
+	return err
 }
 
 func (r *rawView) Accounts(ctx context.Context) ([]core.Account, error) {

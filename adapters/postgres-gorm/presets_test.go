@@ -132,7 +132,7 @@ func TestConformanceSQLiteTimeFormats(t *testing.T) {
 			Name: "sqlite_" + tc.name,
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, "sqlite", false, WithSQLiteTimes(tc.f))
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: "sqlite"}, Peer: peerOn(db, WithSQLiteTimes(tc.f))}
+				return fixture(t, a, db, WithSQLiteTimes(tc.f))
 			},
 		})
 		t.Run(tc.name+"/stored", func(t *testing.T) {

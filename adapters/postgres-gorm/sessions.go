@@ -143,14 +143,8 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 	var r expiryRow
 	found, err := a.deleteReturning(ctx, a.qs().deleteSession, a.qs().selectSessionForUpdate, a.qs().deleteSessionPlain,
 		r.dest(), sessionToken)
-	if keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	if !found {
-		return nil, nil
+	if found, err = a.deleted(found, err); !found {
+		return nil, err
 	}
 	return r.session(), nil
 }

@@ -228,7 +228,7 @@ func TestConformanceWithoutReturning(t *testing.T) {
 			Name: backend + "_without_returning",
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false, withoutReturning())
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}, Peer: peerOn(db, withoutReturning())}
+				return fixture(t, a, db, withoutReturning())
 			},
 		})
 	}
@@ -250,7 +250,7 @@ func TestConformancePgxSimpleProtocol(t *testing.T) {
 			if err := a.Migrate(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: "postgres"}, Peer: peerOn(db)}
+			return fixture(t, a, db)
 		},
 	})
 }

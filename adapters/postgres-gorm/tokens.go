@@ -38,14 +38,8 @@ func (a *Adapter) UseVerificationToken(ctx context.Context, key core.Verificatio
 	var r expiryRow
 	found, err := a.deleteReturning(ctx, a.qs().useToken, a.qs().selectTokenForUpdate, a.qs().deleteTokenPlain,
 		r.dest(), key.Identifier, key.Token)
-	if keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	if !found {
-		return nil, nil
+	if found, err = a.deleted(found, err); !found {
+		return nil, err
 	}
 	v := r.verificationToken()
 	if v.Expired(a.now()) {

@@ -34,6 +34,27 @@ func extraColumnsDDL(dialect string) []string {
 	return out
 }
 
+// migratedWithExtras returns an adapter on a new database of the backend
+// whose tables it created, after which the extra columns were added.
+func migratedWithExtras(t *testing.T, backend string) (*Adapter, *testDB) {
+	t.Helper()
+	ctx := context.Background()
+	db := openDB(t, backend, false)
+	a, err := New(ctx, db.gdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range extraColumnsDDL(backend) {
+		if _, err := db.sqlDB.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return a, db
+}
+
 func jsonEqual(t *testing.T, got, want map[string]json.RawMessage) {
 	t.Helper()
 	norm := func(m map[string]json.RawMessage) string {
@@ -75,20 +96,8 @@ func TestUserDataColumns(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db := openDB(t, backend, false)
-			first, err := New(context.Background(), db.gdb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := first.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range extraColumnsDDL(backend) {
-				if _, err := db.sqlDB.ExecContext(ctx, s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-			}
-			a, err := New(context.Background(), db.gdb)
+			first, db := migratedWithExtras(t, backend)
+			a, err := New(ctx, db.gdb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,20 +192,8 @@ func TestUserDataConcurrentFields(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db := openDB(t, backend, false)
-			a, err := New(context.Background(), db.gdb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := a.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range extraColumnsDDL(backend) {
-				if _, err := db.sqlDB.ExecContext(ctx, s); err != nil {
-					t.Fatal(err)
-				}
-			}
-			b, err := New(context.Background(), db.gdb)
+			a, db := migratedWithExtras(t, backend)
+			b, err := New(ctx, db.gdb)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -156,14 +156,8 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	} else {
 		found, err = a.deleteReturning(ctx, q.deleteUser, q.selectUserForUpdate, q.deleteUserPlain, r.dest(), id)
 	}
-	if keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	if !found {
-		return nil, nil
+	if found, err = a.deleted(found, err); !found {
+		return nil, err
 	}
 	return r.user(), nil
 }
@@ -205,6 +199,17 @@ func (a *Adapter) deleteUserAndDependents(ctx context.Context, q *queries, dest 
 		return nil
 	})
 	return found && err == nil, err
+}
+
+// deleted turns what deleteReturning (or deleteUserAndDependents)
+// returned into a method's result: whether a row was deleted, and the
+// error wrapped. A key the database cannot convert to its column's type
+// (keyUnusable) named no row.
+func (a *Adapter) deleted(found bool, err error) (bool, error) {
+	if keyUnusable(err) {
+		return false, nil
+	}
+	return found && err == nil, a.wrap(err)
 }
 
 // deleteReturning deletes the row the args name and scans it into dest:
