@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -77,7 +76,13 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 	}
 	defer a.leave()
 	var r accountRow
-	err := a.queryRow(ctx, nil, a.qs().getAccount, provider, providerAccountID).Scan(r.dest()...)
+	return a.scannedAccount(&r, a.queryRow(ctx, nil, a.qs().getAccount, provider, providerAccountID).Scan(r.dest()...))
+}
+
+// scannedAccount turns the scan of one account row into a method's
+// result: no row (or a key the database cannot convert to its column's
+// type) is nil, nil.
+func (a *Adapter) scannedAccount(r *accountRow, err error) (*core.Account, error) {
 	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 		return nil, nil
 	}
@@ -104,11 +109,7 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 	if found, err = a.deleted(found, err); !found {
 		return nil, err
 	}
-	acc, err := r.account()
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	return acc, nil
+	return a.scannedAccount(&r, nil)
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister] with one
@@ -187,15 +188,5 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 			return a.queryRow(ctx, tx, q.getAccount, key...).Scan(r.dest()...)
 		})
 	}
-	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	acc, err := r.account()
-	if err != nil {
-		return nil, a.wrap(fmt.Errorf("account %s/%s: %w", up.Provider, up.ProviderAccountID, err))
-	}
-	return acc, nil
+	return a.scannedAccount(&r, err)
 }
