@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/authport/authport/core"
@@ -60,6 +61,28 @@ func accountFlowRules() []rule {
 				t.Errorf("UnlinkAccount of another user's account: %v, want an error matching core.ErrNotFound", err)
 			}
 			e.expectUnchanged(t, before, "unlinking another user's account")
+		}},
+		{group: "accounts", name: "user_updated_through_the_library", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			in, err := a.SignInWithOAuth(e.ctx, oauthCallback("github", e.id("gh"), e.id("ada")+"@example.com", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			role := core.UserField[string]{Name: "role"}
+			up := core.UserUpdate{ID: in.User.ID, Email: core.Set("  " + strings.ToUpper(in.User.Email) + " ")}
+			if err := role.Set(&up, "admin"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.UpdateUser(e.ctx, up); err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.User(e.ctx, in.User.ID)
+			if err != nil || got == nil {
+				t.Fatalf("User after UpdateUser = %s, %v", show(got), err)
+			}
+			if r, ok, _ := role.Get(got); r != "admin" || !ok || got.Email != in.User.Email {
+				t.Errorf("user after UpdateUser = %s; want role admin and the address normalised back to %q", show(got), in.User.Email)
+			}
 		}},
 	}
 }

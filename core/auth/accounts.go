@@ -130,3 +130,34 @@ func (k *keyedLocks) lock(key string) (unlock func()) {
 		k.mu.Unlock()
 	}
 }
+
+// User returns the user with the id, or nil when there is none.
+func (a *Auth) User(ctx context.Context, id string) (*core.User, error) {
+	return call(a, "user lookup", func(g core.UserGetter) (*core.User, error) {
+		return g.GetUser(ctx, id)
+	})
+}
+
+// UpdateUser changes the fields of a user the update sets (an
+// application field such as a role, through [core.UserField.Set], or the
+// name) and returns the user as stored afterwards; [Events] UpdateUser
+// runs after it. An e-mail address is normalised as at sign-in
+// ([NormalizeEmail]). An unknown user gives an error matching
+// [core.ErrNotFound].
+func (a *Auth) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
+	if update.Email.Set {
+		email, err := NormalizeEmail(update.Email.Value)
+		if err != nil {
+			return nil, err
+		}
+		update.Email.Value = email
+	}
+	u, err := call(a, "user update", func(up core.UserUpdater) (*core.User, error) {
+		return up.UpdateUser(ctx, update)
+	})
+	if err != nil {
+		return nil, err
+	}
+	emit(a, ctx, "updateUser", a.events.UpdateUser, *u)
+	return u, nil
+}
