@@ -16,28 +16,26 @@ import (
 // [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	const m = core.MethodLinkAccount
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	acc := account.Normalize()
-	tokens, err := tokenArgs(m, &acc)
-	if err != nil {
-		return nil, err
-	}
-	args := make([]any, 0, 13)
-	args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
-	for i, v := range tokens {
-		if a.qs().accountCols[i] {
-			args = append(args, v)
+	return guard(a, a.enter, func() (*core.Account, error) {
+		acc := account.Normalize()
+		tokens, err := tokenArgs(m, &acc)
+		if err != nil {
+			return nil, err
 		}
-	}
-	args = append(args, a.stampArgs(TableAccounts, true)...)
-	if err := a.insertForUser(ctx, acc.UserID, a.qs().linkAccount, args...); err != nil {
-		return nil, err
-	}
-	a.dropOmitted(&acc)
-	return &acc, nil
+		args := make([]any, 0, 13)
+		args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
+		for i, v := range tokens {
+			if a.qs().accountCols[i] {
+				args = append(args, v)
+			}
+		}
+		args = append(args, a.stampArgs(TableAccounts, true)...)
+		if err := a.insertForUser(ctx, acc.UserID, a.qs().linkAccount, args...); err != nil {
+			return nil, err
+		}
+		a.dropOmitted(&acc)
+		return &acc, nil
+	})
 }
 
 // dropOmitted clears the fields whose columns are omitted (see [Omit]), so
@@ -71,12 +69,10 @@ func tokenArgs(m core.Method, acc *core.Account) ([9]any, error) {
 
 // GetAccount implements [core.AccountGetter] with one SELECT.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	var r accountRow
-	return a.scannedAccount(&r, a.queryRow(ctx, nil, a.qs().getAccount, provider, providerAccountID).Scan(r.dest()...))
+	return guard(a, a.enter, func() (*core.Account, error) {
+		var r accountRow
+		return a.scannedAccount(&r, a.queryRow(ctx, nil, a.qs().getAccount, provider, providerAccountID).Scan(r.dest()...))
+	})
 }
 
 // scannedAccount turns the scan of one account row into a method's
@@ -99,17 +95,15 @@ func (a *Adapter) scannedAccount(r *accountRow, err error) (*core.Account, error
 // UnlinkAccount implements [core.AccountUnlinker] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	var r accountRow
-	found, err := a.deleteReturning(ctx, a.qs().unlinkAccount, a.qs().selectAccountForUpdate, a.qs().unlinkAccountPlain,
-		r.dest(), key.Provider, key.ProviderAccountID)
-	if found, err = a.deleted(found, err); !found {
-		return nil, err
-	}
-	return a.scannedAccount(&r, nil)
+	return guard(a, a.enter, func() (*core.Account, error) {
+		var r accountRow
+		found, err := a.deleteReturning(ctx, a.qs().unlinkAccount, a.qs().selectAccountForUpdate, a.qs().unlinkAccountPlain,
+			r.dest(), key.Provider, key.ProviderAccountID)
+		if found, err = a.deleted(found, err); !found {
+			return nil, err
+		}
+		return a.scannedAccount(&r, nil)
+	})
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister] with one
@@ -117,31 +111,29 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 // byte for byte whatever the columns' collation; an unknown user gives an
 // empty list.
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	out, err := list(ctx, a, a.qs().listAccounts, userID, func(rows *sql.Rows) (core.Account, error) {
-		var r accountRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return core.Account{}, err
-		}
-		acc, err := r.account()
+	return guard(a, a.enter, func() ([]core.Account, error) {
+		out, err := list(ctx, a, a.qs().listAccounts, userID, func(rows *sql.Rows) (core.Account, error) {
+			var r accountRow
+			if err := rows.Scan(r.dest()...); err != nil {
+				return core.Account{}, err
+			}
+			acc, err := r.account()
+			if err != nil {
+				return core.Account{}, err
+			}
+			return *acc, nil
+		})
 		if err != nil {
-			return core.Account{}, err
+			return nil, err
 		}
-		return *acc, nil
+		slices.SortFunc(out, func(x, y core.Account) int {
+			if c := strings.Compare(x.Provider, y.Provider); c != 0 {
+				return c
+			}
+			return strings.Compare(x.ProviderAccountID, y.ProviderAccountID)
+		})
+		return out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(x, y core.Account) int {
-		if c := strings.Compare(x.Provider, y.Provider); c != 0 {
-			return c
-		}
-		return strings.Compare(x.ProviderAccountID, y.ProviderAccountID)
-	})
-	return out, nil
 }
 
 // UpdateAccount implements [core.AccountUpdater] with one UPDATE of only
@@ -150,43 +142,41 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 // whose columns are omitted ([Omit]) are not stored and read back nil.
 func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*core.Account, error) {
 	const m = core.MethodUpdateAccount
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	q := a.qs()
-	probe := up.Apply(core.Account{})
-	tokens, err := tokenArgs(m, &probe)
-	if err != nil {
-		return nil, err
-	}
-	given := [9]bool{up.AccessToken.Set, up.AuthorizationDetails.Set, up.ExpiresAt.Set, up.ExpiresIn.Set,
-		up.IDToken.Set, up.RefreshToken.Set, up.Scope.Set, up.TokenType.Set, up.SessionState.Set}
-	var set []string
-	var args []any
-	for i, col := range q.accountColumns[4:] {
-		if given[i] && col != Omit {
-			set, args = append(set, col), append(args, tokens[i])
+	return guard(a, a.enter, func() (*core.Account, error) {
+		q := a.qs()
+		probe := up.Apply(core.Account{})
+		tokens, err := tokenArgs(m, &probe)
+		if err != nil {
+			return nil, err
 		}
-	}
-	key := []any{up.Provider, up.ProviderAccountID}
-	var r accountRow
-	switch {
-	case len(set) == 0:
-		err = a.queryRow(ctx, nil, q.getAccount, key...).Scan(r.dest()...)
-	case a.d.updateReturning:
-		s := &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateAccount(a.names, set, q.accountColumns)}
-		args = append(append(args, a.stampArgs(TableAccounts, false)...), key...)
-		err = a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
-	default:
-		s := &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateAccount(a.names, set, nil)}
-		args = append(append(args, a.stampArgs(TableAccounts, false)...), key...)
-		err = a.inTx(ctx, []*statement{q.getAccount}, func(tx *sql.Tx) error {
-			if _, err := a.exec(ctx, tx, s, args...); err != nil {
-				return err
+		given := [9]bool{up.AccessToken.Set, up.AuthorizationDetails.Set, up.ExpiresAt.Set, up.ExpiresIn.Set,
+			up.IDToken.Set, up.RefreshToken.Set, up.Scope.Set, up.TokenType.Set, up.SessionState.Set}
+		var set []string
+		var args []any
+		for i, col := range q.accountColumns[4:] {
+			if given[i] && col != Omit {
+				set, args = append(set, col), append(args, tokens[i])
 			}
-			return a.queryRow(ctx, tx, q.getAccount, key...).Scan(r.dest()...)
-		})
-	}
-	return a.scannedAccount(&r, err)
+		}
+		key := []any{up.Provider, up.ProviderAccountID}
+		var r accountRow
+		switch {
+		case len(set) == 0:
+			err = a.queryRow(ctx, nil, q.getAccount, key...).Scan(r.dest()...)
+		case a.d.updateReturning:
+			s := &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateAccount(a.names, set, q.accountColumns)}
+			args = append(append(args, a.stampArgs(TableAccounts, false)...), key...)
+			err = a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
+		default:
+			s := &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateAccount(a.names, set, nil)}
+			args = append(append(args, a.stampArgs(TableAccounts, false)...), key...)
+			err = a.inTx(ctx, []*statement{q.getAccount}, func(tx *sql.Tx) error {
+				if _, err := a.exec(ctx, tx, s, args...); err != nil {
+					return err
+				}
+				return a.queryRow(ctx, tx, q.getAccount, key...).Scan(r.dest()...)
+			})
+		}
+		return a.scannedAccount(&r, err)
+	})
 }

@@ -73,6 +73,17 @@ func (a *Adapter) enter() error {
 
 func (a *Adapter) leave() { a.life.RUnlock() }
 
+// guard runs f, a method's body, between enter (a.enter, or
+// a.enterAuthenticators for the authenticator methods) and leave.
+func guard[T any](a *Adapter, enter func() error, f func() (T, error)) (T, error) {
+	if err := enter(); err != nil {
+		var zero T
+		return zero, err
+	}
+	defer a.leave()
+	return f()
+}
+
 var (
 	_ core.Adapter                      = (*Adapter)(nil)
 	_ core.ExpiredPurger                = (*Adapter)(nil)

@@ -16,87 +16,79 @@ import (
 // [core.ErrNotFound] (with [WithoutForeignKeys]: checked first, in the
 // INSERT's transaction).
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	if err := a.enterAuthenticators(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	au := authenticator.Clone()
-	args := append([]any{au.CredentialID, au.CredentialPublicKey, au.Counter, au.CredentialBackedUp,
-		au.CredentialDeviceType, au.ProviderAccountID, au.UserID, nullStr(au.Transports)},
-		a.stampArgs(TableAuthenticators, true)...)
-	if err := a.insertForUser(ctx, au.UserID, a.qs().createAuthenticator, args...); err != nil {
-		return nil, err
-	}
-	return &au, nil
+	return guard(a, a.enterAuthenticators, func() (*core.Authenticator, error) {
+		au := authenticator.Clone()
+		args := append([]any{au.CredentialID, au.CredentialPublicKey, au.Counter, au.CredentialBackedUp,
+			au.CredentialDeviceType, au.ProviderAccountID, au.UserID, nullStr(au.Transports)},
+			a.stampArgs(TableAuthenticators, true)...)
+		if err := a.insertForUser(ctx, au.UserID, a.qs().createAuthenticator, args...); err != nil {
+			return nil, err
+		}
+		return &au, nil
+	})
 }
 
 // GetAuthenticator implements [core.AuthenticatorGetter] with one SELECT.
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	if err := a.enterAuthenticators(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	var r authenticatorRow
-	err := a.queryRow(ctx, nil, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	au := r.authenticator()
-	return &au, nil
+	return guard(a, a.enterAuthenticators, func() (*core.Authenticator, error) {
+		var r authenticatorRow
+		err := a.queryRow(ctx, nil, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
+		if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		au := r.authenticator()
+		return &au, nil
+	})
 }
 
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister]
 // with one SELECT. The result is ordered by credential id byte for byte,
 // whatever the column's collation; an unknown user gives an empty list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	if err := a.enterAuthenticators(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	out, err := list(ctx, a, a.qs().listAuthenticators, userID, func(rows *sql.Rows) (core.Authenticator, error) {
-		var r authenticatorRow
-		err := rows.Scan(r.dest()...)
-		return r.authenticator(), err
+	return guard(a, a.enterAuthenticators, func() ([]core.Authenticator, error) {
+		out, err := list(ctx, a, a.qs().listAuthenticators, userID, func(rows *sql.Rows) (core.Authenticator, error) {
+			var r authenticatorRow
+			err := rows.Scan(r.dest()...)
+			return r.authenticator(), err
+		})
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+		return out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
-	return out, nil
 }
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater]:
 // one UPDATE … RETURNING on PostgreSQL and SQLite, an UPDATE and a SELECT in
 // one transaction on MySQL and MariaDB.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	if err := a.enterAuthenticators(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	args := append(append([]any{newCounter}, a.stampArgs(TableAuthenticators, false)...), credentialID)
-	var r authenticatorRow
-	var err error
-	if a.d.updateReturning {
-		err = a.queryRow(ctx, nil, a.qs().updateCounter, args...).Scan(r.dest()...)
-	} else {
-		err = a.inTx(ctx, []*statement{a.qs().updateCounter, a.qs().getAuthenticator}, func(tx *sql.Tx) error {
-			if _, err := a.exec(ctx, tx, a.qs().updateCounter, args...); err != nil {
-				return err
-			}
-			return a.queryRow(ctx, tx, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
-		})
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("authenticator %q: %w", credentialID, core.ErrNotFound)
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	au := r.authenticator()
-	return &au, nil
+	return guard(a, a.enterAuthenticators, func() (*core.Authenticator, error) {
+		args := append(append([]any{newCounter}, a.stampArgs(TableAuthenticators, false)...), credentialID)
+		var r authenticatorRow
+		var err error
+		if a.d.updateReturning {
+			err = a.queryRow(ctx, nil, a.qs().updateCounter, args...).Scan(r.dest()...)
+		} else {
+			err = a.inTx(ctx, []*statement{a.qs().updateCounter, a.qs().getAuthenticator}, func(tx *sql.Tx) error {
+				if _, err := a.exec(ctx, tx, a.qs().updateCounter, args...); err != nil {
+					return err
+				}
+				return a.queryRow(ctx, tx, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
+			})
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("authenticator %q: %w", credentialID, core.ErrNotFound)
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		au := r.authenticator()
+		return &au, nil
+	})
 }
 
 // AdvanceAuthenticatorCounter implements
@@ -108,59 +100,57 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // ([core.ErrCounterNotIncreased]). A new counter of 0 is only read: it
 // passes when the stored counter is 0 too.
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	if err := a.enterAuthenticators(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	var r authenticatorRow
-	updated := false
-	var err error
-	if newCounter > 0 {
-		args := append(append([]any{newCounter}, a.stampArgs(TableAuthenticators, false)...), credentialID, newCounter)
-		if a.d.updateReturning {
-			err = a.queryRow(ctx, nil, a.qs().advanceCounter, args...).Scan(r.dest()...)
-			updated = err == nil
-			if errors.Is(err, sql.ErrNoRows) {
-				err = nil
+	return guard(a, a.enterAuthenticators, func() (*core.Authenticator, error) {
+		var r authenticatorRow
+		updated := false
+		var err error
+		if newCounter > 0 {
+			args := append(append([]any{newCounter}, a.stampArgs(TableAuthenticators, false)...), credentialID, newCounter)
+			if a.d.updateReturning {
+				err = a.queryRow(ctx, nil, a.qs().advanceCounter, args...).Scan(r.dest()...)
+				updated = err == nil
+				if errors.Is(err, sql.ErrNoRows) {
+					err = nil
+				}
+			} else {
+				err = a.inTx(ctx, []*statement{a.qs().advanceCounter, a.qs().getAuthenticator}, func(tx *sql.Tx) error {
+					res, err := a.exec(ctx, tx, a.qs().advanceCounter, args...)
+					if err != nil {
+						return err
+					}
+					n, err := res.RowsAffected()
+					if err != nil || n == 0 {
+						return err
+					}
+					updated = true
+					return a.queryRow(ctx, tx, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
+				})
 			}
-		} else {
-			err = a.inTx(ctx, []*statement{a.qs().advanceCounter, a.qs().getAuthenticator}, func(tx *sql.Tx) error {
-				res, err := a.exec(ctx, tx, a.qs().advanceCounter, args...)
-				if err != nil {
-					return err
-				}
-				n, err := res.RowsAffected()
-				if err != nil || n == 0 {
-					return err
-				}
-				updated = true
-				return a.queryRow(ctx, tx, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
-			})
+			if err != nil {
+				return nil, a.wrap(err)
+			}
 		}
-		if err != nil {
-			return nil, a.wrap(err)
+		if !updated {
+			err = a.queryRow(ctx, nil, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("authenticator %q: %w", credentialID, core.ErrNotFound)
+			}
+			if err != nil {
+				return nil, a.wrap(err)
+			}
+			if stored := r.authenticator().Counter; !core.CounterAdvances(stored, newCounter) {
+				return nil, fmt.Errorf("authenticator %q: stored %d, reported %d: %w", credentialID, stored, newCounter, core.ErrCounterNotIncreased)
+			}
+			if newCounter != 0 {
+				// The update found the counter not below newCounter; the read
+				// saw it below: it was lowered in between, which this adapter
+				// never does. Report the race rather than guess.
+				return nil, fmt.Errorf("authenticator %q: the stored counter changed during the call: %w", credentialID, core.ErrCounterNotIncreased)
+			}
 		}
-	}
-	if !updated {
-		err = a.queryRow(ctx, nil, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("authenticator %q: %w", credentialID, core.ErrNotFound)
-		}
-		if err != nil {
-			return nil, a.wrap(err)
-		}
-		if stored := r.authenticator().Counter; !core.CounterAdvances(stored, newCounter) {
-			return nil, fmt.Errorf("authenticator %q: stored %d, reported %d: %w", credentialID, stored, newCounter, core.ErrCounterNotIncreased)
-		}
-		if newCounter != 0 {
-			// The update found the counter not below newCounter; the read
-			// saw it below: it was lowered in between, which this adapter
-			// never does. Report the race rather than guess.
-			return nil, fmt.Errorf("authenticator %q: the stored counter changed during the call: %w", credentialID, core.ErrCounterNotIncreased)
-		}
-	}
-	au := r.authenticator()
-	return &au, nil
+		au := r.authenticator()
+		return &au, nil
+	})
 }
 
 // enterAuthenticators is enter for the authenticator methods, which fail

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -603,15 +602,7 @@ func mustNew(t *testing.T, db *testDB, opts ...Option) *Adapter {
 // foreign keys (Migrate under WithoutForeignKeys), where the adapter
 // checks users and cascades deleteUser itself.
 func TestConformanceWithoutForeignKeys(t *testing.T) {
-	for _, backend := range backends {
-		conformance.Run(t, conformance.Harness{
-			Name: backend + "_without_foreign_keys",
-			New: func(t testing.TB) conformance.Fixture {
-				a, db := newAdapter(t, backend, false, WithoutForeignKeys())
-				return fixture(t, a, db, WithoutForeignKeys())
-			},
-		})
-	}
+	runVariant(t, "without_foreign_keys", backends, WithoutForeignKeys())
 }
 
 // TestWithoutForeignKeysRace races creates of a user's records against its

@@ -52,6 +52,20 @@ func fixture(t testing.TB, a *Adapter, db *testDB, opts ...Option) conformance.F
 	return conformance.Fixture{Adapter: a, Raw: raw, Peer: peerOn(db, opts...)}
 }
 
+// runVariant runs the suite on each backend with the adapter made (and
+// its tables migrated) with opt, as <backend>_<name>.
+func runVariant(t *testing.T, name string, backends []string, opt Option) {
+	for _, backend := range backends {
+		conformance.Run(t, conformance.Harness{
+			Name: backend + "_" + name,
+			New: func(t testing.TB) conformance.Fixture {
+				a, db := newAdapter(t, backend, false, opt)
+				return fixture(t, a, db, opt)
+			},
+		})
+	}
+}
+
 // TestConformancePresetsUserData runs the suite's userData rules on the
 // tables each Auth.js preset names, as Migrate creates them under the
 // preset, with the application columns added. (The other rules store

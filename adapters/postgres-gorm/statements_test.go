@@ -223,15 +223,7 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 // paths the adapter takes where a server has no RETURNING (MySQL, MariaDB
 // < 10.5, SQLite < 3.35), on the servers at hand.
 func TestConformanceWithoutReturning(t *testing.T) {
-	for _, backend := range []string{"mysql", "sqlite"} {
-		conformance.Run(t, conformance.Harness{
-			Name: backend + "_without_returning",
-			New: func(t testing.TB) conformance.Fixture {
-				a, db := newAdapter(t, backend, false, withoutReturning())
-				return fixture(t, a, db, withoutReturning())
-			},
-		})
-	}
+	runVariant(t, "without_returning", []string{"mysql", "sqlite"}, withoutReturning())
 }
 
 // TestConformancePgxSimpleProtocol runs the suite on PostgreSQL through

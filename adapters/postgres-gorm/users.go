@@ -14,35 +14,33 @@ import (
 // user.Data.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	u := user.Clone()
-	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
-		return nil, err
-	}
-	q, data, err := a.dataColumns(ctx, m, u.Data)
-	if err != nil {
-		return nil, err
-	}
-	args := []any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)}
-	s := q.createUser
-	if len(data) > 0 {
-		cols := append([]string(nil), q.userCols[:5]...)
-		for _, c := range data {
-			v, err := a.dataArg(m, c, u.Data[c.name])
-			if err != nil {
-				return nil, err
-			}
-			cols, args = append(cols, c.name), append(args, v)
+	return guard(a, a.enter, func() (*core.User, error) {
+		u := user.Clone()
+		if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
+			return nil, err
 		}
-		s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.insert(a.d.table(a.names.Users), TableUsers, cols)}
-	}
-	if _, err := a.exec(ctx, nil, s, append(args, a.stampArgs(TableUsers, true)...)...); err != nil {
-		return nil, a.wrap(err)
-	}
-	return &u, nil
+		q, data, err := a.dataColumns(ctx, m, u.Data)
+		if err != nil {
+			return nil, err
+		}
+		args := []any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)}
+		s := q.createUser
+		if len(data) > 0 {
+			cols := append([]string(nil), q.userCols[:5]...)
+			for _, c := range data {
+				v, err := a.dataArg(m, c, u.Data[c.name])
+				if err != nil {
+					return nil, err
+				}
+				cols, args = append(cols, c.name), append(args, v)
+			}
+			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.insert(a.d.table(a.names.Users), TableUsers, cols)}
+		}
+		if _, err := a.exec(ctx, nil, s, append(args, a.stampArgs(TableUsers, true)...)...); err != nil {
+			return nil, a.wrap(err)
+		}
+		return &u, nil
+	})
 }
 
 // GetUser implements [core.UserGetter] with one SELECT.
@@ -63,20 +61,18 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 }
 
 func (a *Adapter) getUserBy(ctx context.Context, s func(*queries) *statement, args ...any) (*core.User, error) {
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	q := a.qs()
-	r := newUserRow(q)
-	err := a.queryRow(ctx, nil, s(q), args...).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	return r.user(), nil
+	return guard(a, a.enter, func() (*core.User, error) {
+		q := a.qs()
+		r := newUserRow(q)
+		err := a.queryRow(ctx, nil, s(q), args...).Scan(r.dest()...)
+		if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		return r.user(), nil
+	})
 }
 
 // UpdateUser implements [core.UserUpdater]: one UPDATE … RETURNING on
@@ -86,53 +82,51 @@ func (a *Adapter) getUserBy(ctx context.Context, s func(*queries) *statement, ar
 // fields changed concurrently by another writer are kept.
 func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
 	const m = core.MethodUpdateUser
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if err := checkTime(m, "emailVerified", up.EmailVerified.Value); err != nil {
-		return nil, err
-	}
-	q, data, err := a.dataColumns(ctx, m, up.Data)
-	if err != nil {
-		return nil, err
-	}
-	args := []any{
-		up.Email.Set, up.Email.Value,
-		up.EmailVerified.Set, a.d.timePtrArg(up.EmailVerified.Value),
-		up.Name.Set, nullStr(up.Name.Value),
-		up.Image.Set, nullStr(up.Image.Value),
-	}
-	s := q.updateUser
-	if len(data) > 0 {
-		for _, c := range data {
-			v, err := a.dataArg(m, c, up.Data[c.name])
-			if err != nil {
-				return nil, err
-			}
-			args = append(args, v)
+	return guard(a, a.enter, func() (*core.User, error) {
+		if err := checkTime(m, "emailVerified", up.EmailVerified.Value); err != nil {
+			return nil, err
 		}
-		s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateUser(a.names, q.userCols, data)}
-	}
-	args = append(append(args, a.stampArgs(TableUsers, false)...), up.ID)
-	r := newUserRow(q)
-	if a.d.updateReturning {
-		err = a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
-	} else {
-		err = a.inTx(ctx, []*statement{s, q.getUser}, func(tx *sql.Tx) error {
-			if _, err := a.exec(ctx, tx, s, args...); err != nil {
-				return err
+		q, data, err := a.dataColumns(ctx, m, up.Data)
+		if err != nil {
+			return nil, err
+		}
+		args := []any{
+			up.Email.Set, up.Email.Value,
+			up.EmailVerified.Set, a.d.timePtrArg(up.EmailVerified.Value),
+			up.Name.Set, nullStr(up.Name.Value),
+			up.Image.Set, nullStr(up.Image.Value),
+		}
+		s := q.updateUser
+		if len(data) > 0 {
+			for _, c := range data {
+				v, err := a.dataArg(m, c, up.Data[c.name])
+				if err != nil {
+					return nil, err
+				}
+				args = append(args, v)
 			}
-			return a.queryRow(ctx, tx, q.getUser, up.ID).Scan(r.dest()...)
-		})
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
-	}
-	if err != nil {
-		return nil, a.wrap(err)
-	}
-	return r.user(), nil
+			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateUser(a.names, q.userCols, data)}
+		}
+		args = append(append(args, a.stampArgs(TableUsers, false)...), up.ID)
+		r := newUserRow(q)
+		if a.d.updateReturning {
+			err = a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
+		} else {
+			err = a.inTx(ctx, []*statement{s, q.getUser}, func(tx *sql.Tx) error {
+				if _, err := a.exec(ctx, tx, s, args...); err != nil {
+					return err
+				}
+				return a.queryRow(ctx, tx, q.getUser, up.ID).Scan(r.dest()...)
+			})
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		return r.user(), nil
+	})
 }
 
 // DeleteUser implements [core.UserDeleter] with one DELETE … RETURNING; the
@@ -143,23 +137,21 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 // user and then its sessions, accounts and authenticators, in one
 // transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	if err := a.enter(); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	q := a.qs()
-	r := newUserRow(q)
-	var found bool
-	var err error
-	if a.noFK {
-		found, err = a.deleteUserAndDependents(ctx, q, r.dest(), id)
-	} else {
-		found, err = a.deleteReturning(ctx, q.deleteUser, q.selectUserForUpdate, q.deleteUserPlain, r.dest(), id)
-	}
-	if found, err = a.deleted(found, err); !found {
-		return nil, err
-	}
-	return r.user(), nil
+	return guard(a, a.enter, func() (*core.User, error) {
+		q := a.qs()
+		r := newUserRow(q)
+		var found bool
+		var err error
+		if a.noFK {
+			found, err = a.deleteUserAndDependents(ctx, q, r.dest(), id)
+		} else {
+			found, err = a.deleteReturning(ctx, q.deleteUser, q.selectUserForUpdate, q.deleteUserPlain, r.dest(), id)
+		}
+		if found, err = a.deleted(found, err); !found {
+			return nil, err
+		}
+		return r.user(), nil
+	})
 }
 
 // deleteUserAndDependents is deleteUser without foreign keys: in one
