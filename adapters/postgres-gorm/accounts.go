@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/authport/authport/core"
 )
@@ -12,101 +15,79 @@ import (
 // user is reported by the foreign key, as [core.ErrNotFound] (with
 // [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	const m = "linkAccount"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if err := account.Validate(); err != nil {
-		return nil, err
-	}
-	acc := account.Normalize()
-	if err := checkUTF8(m, "userId", acc.UserID, "provider", acc.Provider,
-		"providerAccountId", acc.ProviderAccountID, "access_token", deref(acc.AccessToken),
-		"id_token", deref(acc.IDToken), "refresh_token", deref(acc.RefreshToken),
-		"scope", deref(acc.Scope), "token_type", deref(acc.TokenType),
-		"session_state", deref(acc.SessionState)); err != nil {
-		return nil, err
-	}
-	if !detailsUTF8(acc.AuthorizationDetails) {
-		return nil, &core.InputError{Method: m, Field: "authorization_details", Reason: "is not valid UTF-8"}
-	}
-	details, err := encodeDetails(acc.AuthorizationDetails)
-	if err != nil {
-		return nil, &core.InputError{Method: m, Field: "authorization_details", Reason: "cannot be encoded as JSON: " + err.Error()}
-	}
-	optional := [9]any{nullStr(acc.AccessToken), details, nullInt(acc.ExpiresAt), nullInt(acc.ExpiresIn),
-		nullStr(acc.IDToken), nullStr(acc.RefreshToken), nullStr(acc.Scope), nullStr(acc.TokenType),
-		nullStr(acc.SessionState)}
-	args := make([]any, 0, 13)
-	args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
-	for i, v := range optional {
-		if a.q.accountCols[i] {
-			args = append(args, v)
+	const m = core.MethodLinkAccount
+	return guard(a, a.enter, func() (*core.Account, error) {
+		acc := account.Normalize()
+		tokens, err := tokenArgs(m, &acc)
+		if err != nil {
+			return nil, err
 		}
-	}
-	args = append(args, a.stampArgs(TableAccounts, true)...)
-	if err := a.insertForUser(ctx, m, acc.UserID, a.q.linkAccount, args...); err != nil {
-		return nil, err
-	}
-	a.dropOmitted(&acc)
-	return &acc, nil
+		args := make([]any, 0, 13)
+		args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
+		for i, v := range tokens {
+			if a.qs().accountCols[i] {
+				args = append(args, v)
+			}
+		}
+		args = append(args, a.stampArgs(TableAccounts, true)...)
+		if err := a.insertForUser(ctx, acc.UserID, a.qs().linkAccount, args...); err != nil {
+			return nil, err
+		}
+		a.dropOmitted(&acc)
+		return &acc, nil
+	})
 }
 
 // dropOmitted clears the fields whose columns are omitted (see [Omit]), so
 // that what LinkAccount returns is what is stored.
 func (a *Adapter) dropOmitted(acc *core.Account) {
-	c := a.q.accountCols
-	if !c[0] {
-		acc.AccessToken = nil
+	for i, p := range tokenFields(acc) {
+		if !a.qs().accountCols[i] {
+			reflect.ValueOf(p).Elem().SetZero()
+		}
 	}
-	if !c[1] {
-		acc.AuthorizationDetails = nil
+}
+
+// tokenFields returns pointers to the nine token fields of acc, in the
+// order of the optional account columns (queries.accountCols).
+func tokenFields(acc *core.Account) [9]any {
+	return [9]any{&acc.AccessToken, &acc.AuthorizationDetails, &acc.ExpiresAt, &acc.ExpiresIn,
+		&acc.IDToken, &acc.RefreshToken, &acc.Scope, &acc.TokenType, &acc.SessionState}
+}
+
+// tokenArgs returns the bind values of acc's nine token fields, in the
+// order of tokenFields.
+func tokenArgs(m core.Method, acc *core.Account) ([9]any, error) {
+	details, err := encodeDetails(acc.AuthorizationDetails)
+	if err != nil {
+		return [9]any{}, &core.InputError{Method: string(m), Field: "authorization_details", Reason: "cannot be encoded as JSON: " + err.Error()}
 	}
-	if !c[2] {
-		acc.ExpiresAt = nil
-	}
-	if !c[3] {
-		acc.ExpiresIn = nil
-	}
-	if !c[4] {
-		acc.IDToken = nil
-	}
-	if !c[5] {
-		acc.RefreshToken = nil
-	}
-	if !c[6] {
-		acc.Scope = nil
-	}
-	if !c[7] {
-		acc.TokenType = nil
-	}
-	if !c[8] {
-		acc.SessionState = nil
-	}
+	return [9]any{nullStr(acc.AccessToken), details, nullInt(acc.ExpiresAt), nullInt(acc.ExpiresIn),
+		nullStr(acc.IDToken), nullStr(acc.RefreshToken), nullStr(acc.Scope), nullStr(acc.TokenType),
+		nullStr(acc.SessionState)}, nil
 }
 
 // GetAccount implements [core.AccountGetter] with one SELECT.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	const m = "getAccount"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if !a.d.storable(provider) || !a.d.storable(providerAccountID) {
-		return nil, none(ctx, m)
-	}
-	var r accountRow
-	err := a.queryRow(ctx, nil, a.q.getAccount, provider, providerAccountID).Scan(r.dest()...)
+	return guard(a, a.enter, func() (*core.Account, error) {
+		var r accountRow
+		return a.scannedAccount(&r, a.queryRow(ctx, nil, a.qs().getAccount, provider, providerAccountID).Scan(r.dest()...))
+	})
+}
+
+// scannedAccount turns the scan of one account row into a method's
+// result: no row (or a key the database cannot convert to its column's
+// type) is nil, nil.
+func (a *Adapter) scannedAccount(r *accountRow, err error) (*core.Account, error) {
 	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, a.wrap(m, err)
+		return nil, a.wrap(err)
 	}
 	acc, err := r.account()
 	if err != nil {
-		return nil, a.wrap(m, err)
+		return nil, a.wrap(err)
 	}
 	return acc, nil
 }
@@ -114,48 +95,88 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 // UnlinkAccount implements [core.AccountUnlinker] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	const m = "unlinkAccount"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if !a.d.storable(key.Provider) || !a.d.storable(key.ProviderAccountID) {
-		return nil, none(ctx, m)
-	}
-	var r accountRow
-	found, err := a.deleteReturning(ctx, a.q.unlinkAccount, a.q.selectAccountForUpdate, a.q.unlinkAccountPlain,
-		r.dest(), key.Provider, key.ProviderAccountID)
-	if keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	if !found {
-		return nil, nil
-	}
-	acc, err := r.account()
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	return acc, nil
+	return guard(a, a.enter, func() (*core.Account, error) {
+		var r accountRow
+		found, err := a.deleteReturning(ctx, a.qs().unlinkAccount, a.qs().selectAccountForUpdate, a.qs().unlinkAccountPlain,
+			r.dest(), key.Provider, key.ProviderAccountID)
+		if found, err = a.deleted(found, err); !found {
+			return nil, err
+		}
+		return a.scannedAccount(&r, nil)
+	})
 }
 
-// detailsUTF8 reports whether every string in ds is valid UTF-8 (JSON
-// encoding would otherwise replace bad bytes, and the value would not
-// read back as written).
-func detailsUTF8(ds []core.AuthorizationDetail) bool {
-	for _, d := range ds {
-		if !validUTF8(d.Type) || !validUTF8(d.Identifier) {
-			return false
+// ListAccountsByUserID implements [core.AccountsByUserLister] with one
+// SELECT. The result is ordered by provider, then provider account id,
+// byte for byte whatever the columns' collation; an unknown user gives an
+// empty list.
+func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	return guard(a, a.enter, func() ([]core.Account, error) {
+		out, err := list(ctx, a, a.qs().listAccounts, userID, func(rows *sql.Rows) (core.Account, error) {
+			var r accountRow
+			if err := rows.Scan(r.dest()...); err != nil {
+				return core.Account{}, err
+			}
+			acc, err := r.account()
+			if err != nil {
+				return core.Account{}, err
+			}
+			return *acc, nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		for _, l := range [][]string{d.Locations, d.Actions, d.Datatypes, d.Privileges} {
-			for _, s := range l {
-				if !validUTF8(s) {
-					return false
-				}
+		slices.SortFunc(out, func(x, y core.Account) int {
+			if c := strings.Compare(x.Provider, y.Provider); c != 0 {
+				return c
+			}
+			return strings.Compare(x.ProviderAccountID, y.ProviderAccountID)
+		})
+		return out, nil
+	})
+}
+
+// UpdateAccount implements [core.AccountUpdater] with one UPDATE of only
+// the columns the update sets (… RETURNING on PostgreSQL and SQLite; an
+// UPDATE and a SELECT in one transaction on MySQL and MariaDB). Fields
+// whose columns are omitted ([Omit]) are not stored and read back nil.
+func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*core.Account, error) {
+	const m = core.MethodUpdateAccount
+	return guard(a, a.enter, func() (*core.Account, error) {
+		q := a.qs()
+		probe := up.Apply(core.Account{})
+		tokens, err := tokenArgs(m, &probe)
+		if err != nil {
+			return nil, err
+		}
+		given := [9]bool{up.AccessToken.Set, up.AuthorizationDetails.Set, up.ExpiresAt.Set, up.ExpiresIn.Set,
+			up.IDToken.Set, up.RefreshToken.Set, up.Scope.Set, up.TokenType.Set, up.SessionState.Set}
+		var set []string
+		var args []any
+		for i, col := range q.accountColumns[4:] {
+			if given[i] && col != Omit {
+				set, args = append(set, col), append(args, tokens[i])
 			}
 		}
-	}
-	return true
+		key := []any{up.Provider, up.ProviderAccountID}
+		var r accountRow
+		switch {
+		case len(set) == 0:
+			err = a.queryRow(ctx, nil, q.getAccount, key...).Scan(r.dest()...)
+		case a.d.updateReturning:
+			s := &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateAccount(a.names, set, q.accountColumns)}
+			args = append(append(args, a.stampArgs(TableAccounts, false)...), key...)
+			err = a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
+		default:
+			s := &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateAccount(a.names, set, nil)}
+			args = append(append(args, a.stampArgs(TableAccounts, false)...), key...)
+			err = a.inTx(ctx, []*statement{q.getAccount}, func(tx *sql.Tx) error {
+				if _, err := a.exec(ctx, tx, s, args...); err != nil {
+					return err
+				}
+				return a.queryRow(ctx, tx, q.getAccount, key...).Scan(r.dest()...)
+			})
+		}
+		return a.scannedAccount(&r, err)
+	})
 }

@@ -20,7 +20,7 @@ import (
 func TestMySQLCaseInsensitiveCollation(t *testing.T) {
 	db := openMySQL(t, false)
 	ctx := context.Background()
-	probe, err := New(db.gdb, WithCaseInsensitiveCollation())
+	probe, err := New(context.Background(), db.gdb, WithCaseInsensitiveCollation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestMySQLCaseInsensitiveCollation(t *testing.T) {
 		}
 	}
 
-	_, err = New(db.gdb)
+	_, err = New(context.Background(), db.gdb)
 	if err == nil {
 		t.Fatal("New accepted key columns with collation utf8mb4_unicode_ci")
 	}
@@ -52,7 +52,7 @@ func TestMySQLCaseInsensitiveCollation(t *testing.T) {
 	}
 
 	// Accepted knowingly: Auth.js's behaviour on such a schema.
-	ci, err := New(db.gdb, WithCaseInsensitiveCollation())
+	ci, err := New(context.Background(), db.gdb, WithCaseInsensitiveCollation())
 	if err != nil {
 		t.Fatalf("New with WithCaseInsensitiveCollation: %v", err)
 	}
@@ -72,7 +72,7 @@ func TestMySQLCaseInsensitiveCollation(t *testing.T) {
 			t.Fatalf("the fix %q: %v", f, err)
 		}
 	}
-	a, err := New(db.gdb)
+	a, err := New(context.Background(), db.gdb)
 	if err != nil {
 		t.Fatalf("New after the fixes: %v", err)
 	}

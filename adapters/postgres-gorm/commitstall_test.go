@@ -111,7 +111,7 @@ func (p *stallProxy) close() {
 func TestMySQLCommitHonoursDeadline(t *testing.T) {
 	direct := openMySQL(t, false)
 	ctx := context.Background()
-	setup, err := New(direct.gdb)
+	setup, err := New(context.Background(), direct.gdb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestMySQLCommitHonoursDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(gdb)
+	a, err := New(context.Background(), gdb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func openSQLite(t testing.TB, counting bool) *testDB {
 func newAdapter(t testing.TB, backend string, counting bool, opts ...Option) (*Adapter, *testDB) {
 	t.Helper()
 	db := openDB(t, backend, counting)
-	a, err := New(db.gdb, opts...)
+	a, err := New(context.Background(), db.gdb, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // dialect is what the adapter needs to know about the database it talks to.
@@ -106,19 +105,6 @@ func (d *dialect) timePtrArg(t *time.Time) any {
 		return nil
 	}
 	return d.timeArg(*t)
-}
-
-// storable reports whether the database can hold s at all; a lookup of a
-// value that cannot be stored finds nothing without asking the database.
-// PostgreSQL text cannot hold NUL; no dialect here is given invalid UTF-8.
-func (d *dialect) storable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	if d.postgres() && strings.IndexByte(s, 0) >= 0 {
-		return false
-	}
-	return true
 }
 
 // versionAtLeast compares a dotted version prefix ("10.11.6-MariaDB-…",

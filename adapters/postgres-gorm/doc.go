@@ -4,8 +4,12 @@
 //
 // [New] takes the application's own *gorm.DB, so pooling, TLS, logging and
 // instrumentation stay the application's. The adapter implements all 19
-// methods of the adapter contract ([github.com/authport/authport/core.Adapter])
-// and [github.com/authport/authport/core.ExpiredPurger].
+// methods of the adapter contract ([github.com/authport/authport/core.Adapter]),
+// [github.com/authport/authport/core.ExpiredPurger], the counter, account
+// listing and account update extensions, and application fields on users
+// ([github.com/authport/authport/core.User.Data]) as extra columns of the
+// users table. Call it through core.Store (core/auth does), which checks
+// input and names the method in errors; the adapter holds only storage.
 //
 // Each operation is one SQL statement where the dialect allows it:
 // getSessionAndUser and getUserByAccount are one JOIN, useVerificationToken,
@@ -14,7 +18,8 @@
 // updateSession and updateAuthenticatorCounter one UPDATE … RETURNING.
 // Where a dialect lacks RETURNING (MySQL; MariaDB has DELETE … RETURNING
 // since 10.5 but no UPDATE … RETURNING) the operation runs as two statements
-// in one transaction. The statements are built once, in [New], and run on
+// in one transaction. The statements are built once, in [New] (again when
+// the users table gains an application column), and run on
 // the *sql.DB behind the *gorm.DB, not through gorm's query builder.
 //
 // The schema (tables, foreign keys, unique constraints, indexes) is created

@@ -123,8 +123,7 @@ func (a *Adapter) classify(err error) errKind {
 // cannot be converted to its column's type: 22P02 (invalid text
 // representation: "abc" for a SERIAL id) or 22003 (out of range). No row
 // can hold such a key, so the lookups and deletes keyed by it find nothing
-// (nil, nil), as for a key the adapter knows it cannot store (see
-// dialect.storable); writes report the same errors as core.ErrInvalidInput.
+// (nil, nil), as core.Store does for a key no write could store; writes report the same errors as core.ErrInvalidInput.
 func keyUnusable(err error) bool {
 	if err == nil {
 		return false // before pg escapes: lookups that succeed allocate nothing here
@@ -135,9 +134,9 @@ func keyUnusable(err error) bool {
 
 // errNoAuthenticators is what the authenticator methods return when the
 // authenticators table is omitted (Names.Authenticators is Omit).
-func errNoAuthenticators(method string) error {
-	return fmt.Errorf("%s: the authenticators table is omitted (Names.Authenticators is gormadapter.Omit): %w: %w",
-		method, core.ErrMissingAdapterMethod, errors.ErrUnsupported)
+func errNoAuthenticators() error {
+	return fmt.Errorf("the authenticators table is omitted (Names.Authenticators is gormadapter.Omit): %w: %w",
+		core.ErrMissingAdapterMethod, errors.ErrUnsupported)
 }
 
 // sqliteCode finds a SQLite extended result code in err's tree.
@@ -170,33 +169,21 @@ func sqliteCode(err error) (int, bool) {
 	return 0, false
 }
 
-// wrap turns a database error into the adapter's error for method: wrapped
-// with the spec method name and, where the driver's code says what it
-// means, with core.ErrAlreadyExists, core.ErrNotFound or
-// core.ErrInvalidInput. The driver's error stays in the chain.
-func (a *Adapter) wrap(method string, err error) error {
+// wrap turns a database error into the adapter's error: where the
+// driver's code says what it means, wrapped with core.ErrAlreadyExists,
+// core.ErrNotFound or core.ErrInvalidInput. The driver's error stays in the
+// chain; the method's name is added by core.Store.
+func (a *Adapter) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
 	switch a.classify(err) {
 	case kindExists:
-		return fmt.Errorf("%s: %w: %w", method, core.ErrAlreadyExists, err)
+		return fmt.Errorf("%w: %w", core.ErrAlreadyExists, err)
 	case kindNotFound:
-		return fmt.Errorf("%s: %w (referenced user does not exist): %w", method, core.ErrNotFound, err)
+		return fmt.Errorf("%w (referenced user does not exist): %w", core.ErrNotFound, err)
 	case kindInvalid:
-		return fmt.Errorf("%s: %w (rejected by the database): %w", method, core.ErrInvalidInput, err)
+		return fmt.Errorf("%w (rejected by the database): %w", core.ErrInvalidInput, err)
 	}
-	return fmt.Errorf("%s: %w", method, err)
-}
-
-// checkUTF8 rejects strings that are not valid UTF-8: no dialect here can
-// store them as text (PostgreSQL and MySQL reject them; SQLite would keep
-// bytes that other readers of the table cannot decode).
-func checkUTF8(method string, fields ...string) error {
-	for i := 0; i+1 < len(fields); i += 2 {
-		if !validUTF8(fields[i+1]) {
-			return &core.InputError{Method: method, Field: fields[i], Reason: "is not valid UTF-8"}
-		}
-	}
-	return nil
+	return err
 }

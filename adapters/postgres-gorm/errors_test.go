@@ -22,20 +22,21 @@ func TestDatabaseRejections(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			a, _ := newAdapter(t, backend, false)
+			st := core.NewStore(a)
 			u := core.User{ID: "u1", Email: "a@example.com"}
 			if _, err := a.CreateUser(ctx, u); err != nil {
 				t.Fatal(err)
 			}
 
 			// Unique violation, as reported by the database.
-			_, err := a.CreateUser(ctx, core.User{ID: "u2", Email: "a@example.com"})
+			_, err := st.CreateUser(ctx, core.User{ID: "u2", Email: "a@example.com"})
 			if !errors.Is(err, core.ErrAlreadyExists) || !strings.HasPrefix(err.Error(), "createUser: ") {
 				t.Errorf("duplicate e-mail: %v, want createUser: … ErrAlreadyExists", err)
 			}
 			expectDriverCode(t, backend, err, "23505", 1062, 2067)
 
 			// Foreign key violation: an account of a user that does not exist.
-			_, err = a.LinkAccount(ctx, core.Account{UserID: "nobody", Provider: "p", Type: core.AccountTypeOIDC, ProviderAccountID: "x"})
+			_, err = st.LinkAccount(ctx, core.Account{UserID: "nobody", Provider: "p", Type: core.AccountTypeOIDC, ProviderAccountID: "x"})
 			if !errors.Is(err, core.ErrNotFound) || !strings.HasPrefix(err.Error(), "linkAccount: ") {
 				t.Errorf("account of an unknown user: %v, want linkAccount: … ErrNotFound", err)
 			}
@@ -50,8 +51,9 @@ func TestDatabaseRejections(t *testing.T) {
 				t.Errorf("session moved to an unknown user: %v, want ErrNotFound", err)
 			}
 
-			// Invalid UTF-8 is refused before the database sees it, on every dialect.
-			_, err = a.CreateUser(ctx, core.User{ID: "u3", Email: "bad\xffutf8@example.com"})
+			// Invalid UTF-8 is refused (by core.Store) before the database
+			// sees it, on every dialect.
+			_, err = st.CreateUser(ctx, core.User{ID: "u3", Email: "bad\xffutf8@example.com"})
 			var ie *core.InputError
 			if !errors.Is(err, core.ErrInvalidInput) || !errors.As(err, &ie) || ie.Field != "email" {
 				t.Errorf("invalid UTF-8 e-mail: %v, want an InputError on email", err)
@@ -128,17 +130,17 @@ func ptr[T any](v T) *T { return &v }
 
 // TestNew checks the constructor's refusals and the names options.
 func TestNew(t *testing.T) {
-	if _, err := New(nil); err == nil {
-		t.Error("New(nil) gave no error")
+	if _, err := New(context.Background(), nil); err == nil {
+		t.Error("New(context.Background(), nil) gave no error")
 	}
 	db := openSQLite(t, false)
-	if _, err := New(db.gdb, WithNames(Names{Users: "t", Accounts: "t"})); err == nil {
+	if _, err := New(context.Background(), db.gdb, WithNames(Names{Users: "t", Accounts: "t"})); err == nil {
 		t.Error("two tables with one name gave no error")
 	}
-	if _, err := New(db.gdb, WithNames(Names{User: UserColumns{Email: Omit}})); err == nil {
+	if _, err := New(context.Background(), db.gdb, WithNames(Names{User: UserColumns{Email: Omit}})); err == nil {
 		t.Error("an omitted users.email gave no error")
 	}
-	if _, err := New(db.gdb, WithNames(Names{Users: "a..b"})); err == nil {
+	if _, err := New(context.Background(), db.gdb, WithNames(Names{Users: "a..b"})); err == nil {
 		t.Error("an empty schema part gave no error")
 	}
 	for _, tc := range []struct {
@@ -152,14 +154,14 @@ func TestNew(t *testing.T) {
 		{"timestamps for an omitted table", []Option{WithNames(Names{Authenticators: Omit}),
 			WithTimestampColumns(TableAuthenticators, "", "updated")}},
 	} {
-		if _, err := New(db.gdb, tc.opts...); err == nil {
+		if _, err := New(context.Background(), db.gdb, tc.opts...); err == nil {
 			t.Errorf("%s gave no error", tc.what)
 		}
 	}
-	if _, err := New(db.gdb, WithTimestampColumns(TableUsers, "", "updatedAt"), WithNames(Names{Authenticators: Omit})); err != nil {
+	if _, err := New(context.Background(), db.gdb, WithTimestampColumns(TableUsers, "", "updatedAt"), WithNames(Names{Authenticators: Omit})); err != nil {
 		t.Errorf("an updated-only timestamp column and an omitted authenticators table: %v", err)
 	}
-	a, err := New(db.gdb)
+	a, err := New(context.Background(), db.gdb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestNew(t *testing.T) {
 	if _, err := db.sqlDB.Exec("PRAGMA foreign_keys = OFF"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(db.gdb); err == nil || !strings.Contains(err.Error(), "foreign keys") {
+	if _, err := New(context.Background(), db.gdb); err == nil || !strings.Contains(err.Error(), "foreign keys") {
 		t.Errorf("New on SQLite without foreign keys: %v", err)
 	}
 }
@@ -238,7 +240,7 @@ func TestMySQLTimeSettings(t *testing.T) {
 	}{{"parseTime_off", false, time.UTC}, {"loc_Asia_Tokyo", true, tokyo}} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openMySQLWith(t, false, tc.parseTime, tc.loc)
-			a, err := New(db.gdb)
+			a, err := New(context.Background(), db.gdb)
 			if err != nil {
 				t.Fatal(err)
 			}

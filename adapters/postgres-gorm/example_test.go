@@ -35,7 +35,7 @@ func Example() {
 	defer sqlDB.Close()
 
 	ctx := context.Background()
-	store, err := gormadapter.New(db.WithContext(ctx))
+	store, err := gormadapter.New(ctx, db)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func ExampleAuthJSDrizzle() {
 		log.Fatal(err)
 	}
 
-	store, err := gormadapter.New(db.WithContext(ctx), gormadapter.AuthJSDrizzle())
+	store, err := gormadapter.New(ctx, db, gormadapter.AuthJSDrizzle())
 	if err != nil {
 		log.Fatal(err)
 	}

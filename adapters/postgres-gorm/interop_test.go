@@ -181,7 +181,7 @@ func setupPairing(t *testing.T, p pairing) *interop.Fixture {
 	if p.ddl == nil {
 		checkShippedAuthJSDDL(t, p, opened.DDL)
 	}
-	a, err := New(gdb, p.preset())
+	a, err := New(context.Background(), gdb, p.preset())
 	if err != nil {
 		t.Fatalf("New with the preset: %v", err)
 	}

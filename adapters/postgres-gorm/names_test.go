@@ -35,7 +35,7 @@ func TestCustomNames(t *testing.T) {
 			if backend == "postgres" {
 				schema = db.name
 			}
-			a, err := New(db.gdb, WithNames(prismaNames(schema)))
+			a, err := New(context.Background(), db.gdb, WithNames(prismaNames(schema)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,27 +60,24 @@ func WithSerialUserIDs() Option {
 // otherwise a random UUID (version 4), the same form as authport's default
 // and as the ids Auth.js's Drizzle, Kysely and Prisma adapters make.
 func (a *Adapter) NewUserID(ctx context.Context) (string, error) {
-	const m = "newUserID"
-	if err := a.enter(m); err != nil {
-		return "", err
-	}
-	defer a.leave()
-	if !a.serialIDs {
-		var b [16]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", fmt.Errorf("%s: %w", m, err)
+	return guard(a, a.enter, func() (string, error) {
+		if !a.serialIDs {
+			var b [16]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return "", fmt.Errorf("gormadapter: NewUserID: %w", err)
+			}
+			b[6] = b[6]&0x0f | 0x40
+			b[8] = b[8]&0x3f | 0x80
+			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
 		}
-		b[6] = b[6]&0x0f | 0x40
-		b[8] = b[8]&0x3f | 0x80
-		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
-	}
-	var n int64
-	err := a.db.QueryRowContext(ctx, "SELECT nextval(pg_get_serial_sequence($1, $2))",
-		a.d.table(a.names.Users), a.names.User.ID).Scan(&n)
-	if err != nil {
-		return "", fmt.Errorf("%s: taking the next id of %s.%s's sequence (is it SERIAL?): %w", m, a.names.Users, a.names.User.ID, err)
-	}
-	return strconv.FormatInt(n, 10), nil
+		var n int64
+		err := a.db.QueryRowContext(ctx, "SELECT nextval(pg_get_serial_sequence($1, $2))",
+			a.d.table(a.names.Users), a.names.User.ID).Scan(&n)
+		if err != nil {
+			return "", fmt.Errorf("gormadapter: NewUserID: taking the next id of %s.%s's sequence (is it SERIAL?): %w", a.names.Users, a.names.User.ID, err)
+		}
+		return strconv.FormatInt(n, 10), nil
+	})
 }
 
 // accountColumnsAuthJS are the account columns of every Auth.js SQL schema:

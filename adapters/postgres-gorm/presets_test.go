@@ -48,10 +48,10 @@ func TestPresetOptions(t *testing.T) {
 
 func TestWithSQLiteTimesAndSerialIDsRefused(t *testing.T) {
 	db := openSQLite(t, false)
-	if _, err := New(db.gdb, WithSQLiteTimes(SQLiteTimeFormat(7))); err == nil {
+	if _, err := New(context.Background(), db.gdb, WithSQLiteTimes(SQLiteTimeFormat(7))); err == nil {
 		t.Error("New accepted an unknown SQLite time format")
 	}
-	if _, err := New(db.gdb, WithSerialUserIDs()); err == nil {
+	if _, err := New(context.Background(), db.gdb, WithSerialUserIDs()); err == nil {
 		t.Error("New accepted WithSerialUserIDs on SQLite")
 	}
 }
@@ -75,7 +75,7 @@ func TestNewUserID(t *testing.T) {
 
 	db := openPostgres(t, false)
 	execAll(t, db.sqlDB, authJSPgDDL)
-	pg, err := New(db.gdb, AuthJSPg())
+	pg, err := New(context.Background(), db.gdb, AuthJSPg())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestConformanceSQLiteTimeFormats(t *testing.T) {
 			Name: "sqlite_" + tc.name,
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, "sqlite", false, WithSQLiteTimes(tc.f))
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: "sqlite"}, Peer: peerOn(db, WithSQLiteTimes(tc.f))}
+				return fixture(t, a, db, WithSQLiteTimes(tc.f))
 			},
 		})
 		t.Run(tc.name+"/stored", func(t *testing.T) {

@@ -25,6 +25,11 @@ type queries struct {
 	updateUser, selectUserForUpdate, deleteUser, deleteUserPlain *statement
 
 	linkAccount, getAccount, unlinkAccount, selectAccountForUpdate, unlinkAccountPlain *statement
+	// listAccounts selects a user's accounts; accountColumns are the
+	// account columns every account statement returns (NULL for omitted
+	// ones).
+	listAccounts   *statement
+	accountColumns []string
 	// accountCols reports which of the 9 optional account columns exist.
 	accountCols [9]bool
 
@@ -48,53 +53,35 @@ type queries struct {
 	// the user's dependents (deleteUserAuthenticators is nil when the
 	// authenticators table is omitted).
 	lockUser, deleteUserSessions, deleteUserAccounts, deleteUserAuthenticators *statement
+
+	// extras are the users table's application columns, read after the
+	// standard ones by every statement that returns users; usersKnown
+	// says whether the table existed when they were discovered.
+	extras     []dataColumn
+	usersKnown bool
+	// userCols are the columns every user statement returns: the
+	// standard ones, then extras.
+	userCols []string
 }
 
-func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *queries {
-	q := &queries{}
+func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, extras []dataColumn) *queries {
+	q := &queries{extras: extras}
 	st := func(s string) *statement { return &statement{sql: s} }
-	id := d.ident
-	cols := func(prefix string, names ...string) string {
-		out := make([]string, len(names))
-		for i, c := range names {
-			if c == Omit {
-				out[i] = "NULL"
-				continue
-			}
-			out[i] = prefix + id(c)
-		}
-		return strings.Join(out, ", ")
-	}
+	b := builder{d: d, stamps: stamps}
+	id, cols, insert, touch := d.ident, b.cols, b.insert, b.touch
 	forUpdate := ""
 	if d.mysql() || d.postgres() {
 		forUpdate = " FOR UPDATE"
-	}
-	// insert returns an INSERT of the columns, followed by the table's
-	// timestamp columns (bound after the row's values, see stampArgs).
-	insert := func(table string, t Table, columns []string) string {
-		columns = append([]string(nil), columns...)
-		if c := stamps[t].created; c != "" {
-			columns = append(columns, c)
-		}
-		if c := stamps[t].updated; c != "" {
-			columns = append(columns, c)
-		}
-		p := &placeholders{d: d}
-		return "INSERT INTO " + table + " (" + cols("", columns...) + ") VALUES (" + p.list(len(columns)) + ")"
-	}
-	// touch is the SET clause of an UPDATE's updated-at column, bound
-	// before the WHERE clause's parameters (see stampArgs), or "".
-	touch := func(t Table, p *placeholders) string {
-		if c := stamps[t].updated; c != "" {
-			return ", " + id(c) + " = " + p.next()
-		}
-		return ""
 	}
 
 	// Users.
 	users, uc := d.table(n.Users), n.User
 	userCols := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image}
-	q.createUser = st(insert(users, TableUsers, userCols))
+	for _, c := range extras {
+		userCols = append(userCols, c.name)
+	}
+	q.userCols = userCols
+	q.createUser = st(insert(users, TableUsers, userCols[:5]))
 	p := &placeholders{d: d}
 	q.getUser = st("SELECT " + cols("", userCols...) + " FROM " + users + " WHERE " + id(uc.ID) + " = " + p.next())
 	p = &placeholders{d: d}
@@ -107,19 +94,11 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *
 		" a ON a." + id(ac.UserID) + " = u." + id(uc.ID) +
 		" WHERE a." + id(ac.Provider) + " = " + p.next() + " AND a." + id(ac.ProviderAccountID) + " = " + p.next())
 
-	// UPDATE with one flag per field: CASE WHEN <set> THEN <value> ELSE
-	// <column> END keeps one statement text for every combination of set
-	// fields.
-	p = &placeholders{d: d}
+	q.updateUser = st(b.updateUser(n, userCols, nil))
+	var upd string
 	setCase := func(c string) string {
 		return id(c) + " = CASE WHEN " + p.next() + " THEN " + p.next() + " ELSE " + id(c) + " END"
 	}
-	upd := "UPDATE " + users + " SET " + setCase(uc.Email) + ", " + setCase(uc.EmailVerified) + ", " +
-		setCase(uc.Name) + ", " + setCase(uc.Image) + touch(TableUsers, p) + " WHERE " + id(uc.ID) + " = " + p.next()
-	if d.updateReturning {
-		upd += " RETURNING " + cols("", userCols...)
-	}
-	q.updateUser = st(upd)
 
 	p = &placeholders{d: d}
 	del := "DELETE FROM " + users + " WHERE " + id(uc.ID) + " = " + p.next()
@@ -144,6 +123,9 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *
 	accountKey := " WHERE " + id(ac.Provider) + " = " + p.next() + " AND " + id(ac.ProviderAccountID) + " = " + p.next()
 	q.getAccount = st("SELECT " + cols("", accountCols...) + " FROM " + accounts + accountKey)
 	q.selectAccountForUpdate = st(q.getAccount.sql + forUpdate)
+	q.accountColumns = accountCols
+	p = &placeholders{d: d}
+	q.listAccounts = st("SELECT " + cols("", accountCols...) + " FROM " + accounts + " WHERE " + id(ac.UserID) + " = " + p.next())
 	q.unlinkAccountPlain = st("DELETE FROM " + accounts + accountKey)
 	q.unlinkAccount = st(q.unlinkAccountPlain.sql + " RETURNING " + cols("", accountCols...))
 
@@ -250,4 +232,104 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool) *
 		}
 	}
 	return q
+}
+
+// builder holds what the SQL of every statement depends on.
+type builder struct {
+	d      *dialect
+	stamps [numTables]stampCols
+}
+
+// cols joins quoted column names, each after prefix; an omitted column
+// ([Omit]) reads as NULL.
+func (b builder) cols(prefix string, names ...string) string {
+	out := make([]string, len(names))
+	for i, c := range names {
+		if c == Omit {
+			out[i] = "NULL"
+			continue
+		}
+		out[i] = prefix + b.d.ident(c)
+	}
+	return strings.Join(out, ", ")
+}
+
+// insert returns an INSERT of the columns into table t, followed by the
+// table's timestamp columns (bound after the row's values, see stampArgs).
+func (b builder) insert(table string, t Table, columns []string) string {
+	columns = append([]string(nil), columns...)
+	if c := b.stamps[t].created; c != "" {
+		columns = append(columns, c)
+	}
+	if c := b.stamps[t].updated; c != "" {
+		columns = append(columns, c)
+	}
+	p := &placeholders{d: b.d}
+	return "INSERT INTO " + table + " (" + b.cols("", columns...) + ") VALUES (" + p.list(len(columns)) + ")"
+}
+
+// touch is the SET clause of an UPDATE's updated-at column, bound before
+// the WHERE clause's parameters (see stampArgs), or "".
+func (b builder) touch(t Table, p *placeholders) string {
+	if c := b.stamps[t].updated; c != "" {
+		return ", " + b.d.ident(c) + " = " + p.next()
+	}
+	return ""
+}
+
+// updateUser returns the UPDATE of a user: one flag and one value per
+// standard field (CASE WHEN <set> THEN <value> ELSE <column> END keeps one
+// statement text for every combination of set fields), then one value per
+// application column in data, the updated-at column and the id, returning
+// userCols where the dialect can.
+func (b builder) updateUser(n Names, userCols []string, data []dataColumn) string {
+	id, uc := b.d.ident, n.User
+	p := &placeholders{d: b.d}
+	setCase := func(c string) string {
+		return id(c) + " = CASE WHEN " + p.next() + " THEN " + p.next() + " ELSE " + id(c) + " END"
+	}
+	upd := "UPDATE " + b.d.table(n.Users) + " SET " + setCase(uc.Email) + ", " + setCase(uc.EmailVerified) + ", " +
+		setCase(uc.Name) + ", " + setCase(uc.Image)
+	for _, c := range data {
+		upd += ", " + id(c.name) + " = " + p.next()
+	}
+	upd += b.touch(TableUsers, p) + " WHERE " + id(uc.ID) + " = " + p.next()
+	if b.d.updateReturning {
+		upd += " RETURNING " + b.cols("", userCols...)
+	}
+	return upd
+}
+
+// updateAccount returns the UPDATE of the account columns set (names, in
+// the order their values are bound), then the updated-at column, keyed by
+// provider and provider account id, returning every account column where
+// the dialect can.
+func (b builder) updateAccount(n Names, set []string, returning []string) string {
+	id, ac := b.d.ident, n.Account
+	p := &placeholders{d: b.d}
+	sets := make([]string, len(set))
+	for i, c := range set {
+		sets[i] = id(c) + " = " + p.next()
+	}
+	upd := "UPDATE " + b.d.table(n.Accounts) + " SET " + strings.Join(sets, ", ") + b.touch(TableAccounts, p) +
+		" WHERE " + id(ac.Provider) + " = " + p.next() + " AND " + id(ac.ProviderAccountID) + " = " + p.next()
+	if b.d.updateReturning {
+		upd += " RETURNING " + b.cols("", returning...)
+	}
+	return upd
+}
+
+// all returns every statement, for Close.
+func (q *queries) all() []*statement {
+	return []*statement{
+		q.createUser, q.getUser, q.getUserByEmail, q.getUserByAccount,
+		q.updateUser, q.selectUserForUpdate, q.deleteUser, q.deleteUserPlain,
+		q.linkAccount, q.getAccount, q.unlinkAccount, q.selectAccountForUpdate, q.unlinkAccountPlain, q.listAccounts,
+		q.createSession, q.getSessionAndUser, q.updateSession, q.selectSession, q.deleteExpiredSession,
+		q.deleteSession, q.selectSessionForUpdate, q.deleteSessionPlain,
+		q.createToken, q.useToken, q.selectTokenForUpdate, q.deleteTokenPlain,
+		q.createAuthenticator, q.getAuthenticator, q.listAuthenticators, q.updateCounter, q.advanceCounter,
+		q.purgeSessions, q.purgeTokens,
+		q.lockUser, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators,
+	}
 }

@@ -66,9 +66,9 @@ var (
 
 // checkTime returns an error matching core.ErrInvalidInput for a time
 // outside the years 1 to 9999.
-func checkTime(method, field string, t *time.Time) error {
+func checkTime(method core.Method, field string, t *time.Time) error {
 	if t != nil && (t.Before(minTime) || !t.Before(maxTime)) {
-		return &core.InputError{Method: method, Field: field, Reason: "is outside the years 1 to 9999 that SQL databases store"}
+		return &core.InputError{Method: string(method), Field: field, Reason: "is outside the years 1 to 9999 that SQL databases store"}
 	}
 	return nil
 }
@@ -112,24 +112,50 @@ func nullInt(p *int64) any {
 }
 
 // userRow scans the user columns in the order of the adapter's SELECTs.
+// The application columns (queries.extras) follow the standard ones.
 type userRow struct {
 	id, email   string
 	verified    nullTime
 	name, image sql.NullString
+	extras      []dataColumn
+	data        []dataCell
+}
+
+// newUserRow returns a row for the user columns of q's statements.
+func newUserRow(q *queries) *userRow {
+	r := &userRow{extras: q.extras, data: make([]dataCell, len(q.extras))}
+	for i, c := range q.extras {
+		r.data[i].kind = c.kind
+	}
+	return r
 }
 
 func (r *userRow) dest() []any {
-	return []any{&r.id, &r.email, &r.verified, &r.name, &r.image}
+	d := []any{&r.id, &r.email, &r.verified, &r.name, &r.image}
+	for i := range r.data {
+		d = append(d, &r.data[i])
+	}
+	return d
 }
 
 func (r *userRow) user() *core.User {
-	return &core.User{
+	u := &core.User{
 		ID:            r.id,
 		Email:         r.email,
 		EmailVerified: r.verified.ptr(),
 		Name:          strPtr(r.name),
 		Image:         strPtr(r.image),
 	}
+	for i, c := range r.data {
+		if c.value == nil {
+			continue
+		}
+		if u.Data == nil {
+			u.Data = make(map[string]json.RawMessage)
+		}
+		u.Data[r.extras[i].name] = c.value
+	}
+	return u
 }
 
 // accountRow scans the account columns in the order of the adapter's SELECTs.
@@ -187,28 +213,22 @@ func encodeDetails(ds []core.AuthorizationDetail) (any, error) {
 	return string(b), nil
 }
 
-// sessionRow scans the session columns in the order of the adapter's SELECTs.
-type sessionRow struct {
-	token, userID string
+// expiryRow scans two key strings and an expiry: a session's token, user
+// id and expires, or a verification token's identifier, token and expires,
+// in the order of the adapter's SELECTs.
+type expiryRow struct {
+	first, second string
 	expires       nullTime
 }
 
-func (r *sessionRow) dest() []any { return []any{&r.token, &r.userID, &r.expires} }
+func (r *expiryRow) dest() []any { return []any{&r.first, &r.second, &r.expires} }
 
-func (r *sessionRow) session() *core.Session {
-	return &core.Session{SessionToken: r.token, UserID: r.userID, Expires: r.expires.t}
+func (r *expiryRow) session() *core.Session {
+	return &core.Session{SessionToken: r.first, UserID: r.second, Expires: r.expires.t}
 }
 
-// tokenRow scans the verification token columns.
-type tokenRow struct {
-	identifier, token string
-	expires           nullTime
-}
-
-func (r *tokenRow) dest() []any { return []any{&r.identifier, &r.token, &r.expires} }
-
-func (r *tokenRow) verificationToken() *core.VerificationToken {
-	return &core.VerificationToken{Identifier: r.identifier, Token: r.token, Expires: r.expires.t}
+func (r *expiryRow) verificationToken() *core.VerificationToken {
+	return &core.VerificationToken{Identifier: r.first, Token: r.second, Expires: r.expires.t}
 }
 
 // authenticatorRow scans the authenticator columns.

@@ -13,20 +13,30 @@ var schemaFiles embed.FS
 
 // SchemaSQL returns the shipped DDL for a database, with the default
 // names: "postgres" (schema/postgres.sql), "mariadb" (schema/mariadb.sql)
-// or "mysql" (schema/mysql.sql, MySQL ≥ 8.0). The files hold
+// or "mysql" (MySQL ≥ 8.0: schema/mariadb.sql with MySQL 8's no-pad binary
+// collation, utf8mb4_0900_bin, in place of MariaDB's utf8mb4_nopad_bin;
+// the two dialects agree on everything else). The text holds
 // ";"-terminated statements and "--" comments (with no ";" in them), and
-// create the same schema as [Adapter.Migrate]; apply them with psql, the
+// creates the same schema as [Adapter.Migrate]; apply it with psql, the
 // mysql client or your own migration tool.
 func SchemaSQL(database string) (string, error) {
+	file := database
 	switch database {
-	case "postgres", "mariadb", "mysql":
-		b, err := schemaFiles.ReadFile("schema/" + database + ".sql")
-		if err != nil {
-			return "", err
-		}
-		return string(b), nil
+	case "postgres", "mariadb":
+	case "mysql":
+		file = "mariadb"
+	default:
+		return "", fmt.Errorf("gormadapter: no shipped schema for %q (want postgres, mariadb or mysql)", database)
 	}
-	return "", fmt.Errorf("gormadapter: no shipped schema for %q (want postgres, mariadb or mysql)", database)
+	b, err := schemaFiles.ReadFile("schema/" + file + ".sql")
+	if err != nil {
+		return "", fmt.Errorf("gormadapter: %w", err)
+	}
+	if database == "mysql" {
+		mysql := &dialect{name: "mysql", version: "8.0"}
+		return strings.ReplaceAll(string(b), (&dialect{name: "mysql", mariadb: true}).mysqlCollation(), mysql.mysqlCollation()), nil
+	}
+	return string(b), nil
 }
 
 // column is one column of the generated DDL.
@@ -220,7 +230,7 @@ func (a *Adapter) DDL() []string {
 // statement itself. The timestamp columns of [WithTimestampColumns] are
 // created too; with [WithoutForeignKeys] no foreign keys are.
 func (a *Adapter) Migrate(ctx context.Context) error {
-	if err := a.enter("migrate"); err != nil {
+	if err := a.enter(); err != nil {
 		return err
 	}
 	defer a.leave()
@@ -228,24 +238,30 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 	run := func(ex func(context.Context, string, ...any) (sql.Result, error)) error {
 		for _, s := range stmts {
 			if _, err := ex(ctx, s); err != nil {
-				return fmt.Errorf("migrate: %w", err)
+				return fmt.Errorf("gormadapter: migrate: %w", err)
 			}
 		}
 		return nil
 	}
 	if a.d.mysql() {
-		return run(a.db.ExecContext)
+		if err := run(a.db.ExecContext); err != nil {
+			return err
+		}
+	} else {
+		tx, err := a.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("gormadapter: migrate: %w", err)
+		}
+		if err := run(tx.ExecContext); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("gormadapter: migrate: %w", err)
+		}
 	}
-	tx, err := a.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := run(tx.ExecContext); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	if _, err := a.refreshUserColumns(ctx); err != nil {
+		return fmt.Errorf("gormadapter: migrate: %w", err)
 	}
 	return nil
 }

@@ -13,26 +13,18 @@ import (
 // unknown user is reported by the foreign key, as [core.ErrNotFound] (with
 // [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	const m = "createSession"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if err := session.Validate(); err != nil {
-		return nil, err
-	}
-	s := session.Normalize()
-	if err := checkUTF8(m, "sessionToken", s.SessionToken, "userId", s.UserID); err != nil {
-		return nil, err
-	}
-	if err := checkTime(m, "expires", &s.Expires); err != nil {
-		return nil, err
-	}
-	args := append([]any{s.SessionToken, s.UserID, a.d.timeArg(s.Expires)}, a.stampArgs(TableSessions, true)...)
-	if err := a.insertForUser(ctx, m, s.UserID, a.q.createSession, args...); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	const m = core.MethodCreateSession
+	return guard(a, a.enter, func() (*core.Session, error) {
+		s := session.Normalize()
+		if err := checkTime(m, "expires", &s.Expires); err != nil {
+			return nil, err
+		}
+		args := append([]any{s.SessionToken, s.UserID, a.d.timeArg(s.Expires)}, a.stampArgs(TableSessions, true)...)
+		if err := a.insertForUser(ctx, s.UserID, a.qs().createSession, args...); err != nil {
+			return nil, err
+		}
+		return &s, nil
+	})
 }
 
 // GetSessionAndUser implements [core.SessionAndUserGetter] with one SELECT
@@ -40,32 +32,26 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // deleted then (SPEC §3: removed when accessed), by a DELETE that matches
 // it only while it is still expired, so that a concurrent extension wins.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	const m = "getSessionAndUser"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if !a.d.storable(sessionToken) {
-		return nil, none(ctx, m)
-	}
-	var s sessionRow
-	var u userRow
-	err := a.queryRow(ctx, nil, a.q.getSessionAndUser, sessionToken).Scan(
-		&s.token, &s.userID, &s.expires, &u.id, &u.email, &u.verified, &u.name, &u.image)
-	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	session := s.session()
-	if now := a.now(); session.Expired(now) {
-		if _, err := a.exec(ctx, nil, a.q.deleteExpiredSession, sessionToken, a.d.timeArg(core.NormalizeTime(now))); err != nil {
-			return nil, a.wrap(m, err)
+	return guard(a, a.enter, func() (*core.SessionAndUser, error) {
+		var s expiryRow
+		q := a.qs()
+		u := newUserRow(q)
+		err := a.queryRow(ctx, nil, q.getSessionAndUser, sessionToken).Scan(append(s.dest(), u.dest()...)...)
+		if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
+			return nil, nil
 		}
-		return nil, nil
-	}
-	return &core.SessionAndUser{Session: *session, User: *u.user()}, nil
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		session := s.session()
+		if now := a.now(); session.Expired(now) {
+			if _, err := a.exec(ctx, nil, a.qs().deleteExpiredSession, sessionToken, a.d.timeArg(core.NormalizeTime(now))); err != nil {
+				return nil, a.wrap(err)
+			}
+			return nil, nil
+		}
+		return &core.SessionAndUser{Session: *session, User: *u.user()}, nil
+	})
 }
 
 // UpdateSession implements [core.SessionUpdater]: one UPDATE … RETURNING on
@@ -73,109 +59,86 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // and MariaDB. With [WithoutForeignKeys], moving the session to another
 // user first checks, in the same transaction, that the user exists.
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
-	const m = "updateSession"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if err := up.Validate(); err != nil {
-		return nil, err
-	}
-	if !a.d.storable(up.SessionToken) {
-		return nil, none(ctx, m)
-	}
-	if err := checkUTF8(m, "userId", up.UserID.Value); err != nil {
-		return nil, err
-	}
-	var expires any
-	if up.Expires.Set {
-		if up.Expires.Value.IsZero() {
-			return nil, &core.InputError{Method: m, Field: "expires", Reason: "must be set"}
-		}
-		exp := core.NormalizeTime(up.Expires.Value)
-		if err := checkTime(m, "expires", &exp); err != nil {
-			return nil, err
-		}
-		expires = a.d.timeArg(exp)
-	}
-	// An unset user id is passed as NULL, not "": the CASE does not use it,
-	// but the database still parses it as the column's type (an integer or
-	// uuid "userId" in Auth.js's pg and Kysely schemas).
-	var userID any
-	if up.UserID.Set {
-		userID = up.UserID.Value
-	}
-	args := append([]any{up.UserID.Set, userID, up.Expires.Set, expires}, a.stampArgs(TableSessions, false)...)
-	args = append(args, up.SessionToken)
-	var r sessionRow
-	update := func(tx *sql.Tx) error {
-		if a.d.updateReturning {
-			return a.queryRow(ctx, tx, a.q.updateSession, args...).Scan(r.dest()...)
-		}
-		if _, err := a.exec(ctx, tx, a.q.updateSession, args...); err != nil {
-			return err
-		}
-		return a.queryRow(ctx, tx, a.q.selectSession, up.SessionToken).Scan(r.dest()...)
-	}
-	var err error
-	switch {
-	case a.noFK && up.UserID.Set:
-		err = a.inTx(ctx, []*statement{a.q.lockUser, a.q.updateSession, a.q.selectSession}, func(tx *sql.Tx) error {
-			if err := a.requireUser(ctx, tx, up.UserID.Value); !errors.Is(err, errNoUser) {
-				if err != nil {
-					return err
-				}
-				return update(tx)
+	const m = core.MethodUpdateSession
+	return guard(a, a.enter, func() (*core.Session, error) {
+		var expires any
+		if up.Expires.Set {
+			if up.Expires.Value.IsZero() {
+				return nil, &core.InputError{Method: string(m), Field: "expires", Reason: "must be set"}
 			}
-			// No such user: an error if the session exists (as the
-			// foreign key would report it), else nothing to update.
-			var s sessionRow
-			if err := a.queryRow(ctx, tx, a.q.selectSession, up.SessionToken).Scan(s.dest()...); err != nil {
+			exp := core.NormalizeTime(up.Expires.Value)
+			if err := checkTime(m, "expires", &exp); err != nil {
+				return nil, err
+			}
+			expires = a.d.timeArg(exp)
+		}
+		// An unset user id is passed as NULL, not "": the CASE does not use it,
+		// but the database still parses it as the column's type (an integer or
+		// uuid "userId" in Auth.js's pg and Kysely schemas).
+		var userID any
+		if up.UserID.Set {
+			userID = up.UserID.Value
+		}
+		args := append([]any{up.UserID.Set, userID, up.Expires.Set, expires}, a.stampArgs(TableSessions, false)...)
+		args = append(args, up.SessionToken)
+		var r expiryRow
+		update := func(tx *sql.Tx) error {
+			if a.d.updateReturning {
+				return a.queryRow(ctx, tx, a.qs().updateSession, args...).Scan(r.dest()...)
+			}
+			if _, err := a.exec(ctx, tx, a.qs().updateSession, args...); err != nil {
 				return err
 			}
-			return errNoUser
-		})
-	case a.d.updateReturning:
-		err = update(nil)
-	default:
-		err = a.inTx(ctx, []*statement{a.q.updateSession, a.q.selectSession}, update)
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if errors.Is(err, errNoUser) {
-		return nil, fmt.Errorf("%s: user %q: %w", m, up.UserID.Value, core.ErrNotFound)
-	}
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	return r.session(), nil
+			return a.queryRow(ctx, tx, a.qs().selectSession, up.SessionToken).Scan(r.dest()...)
+		}
+		var err error
+		switch {
+		case a.noFK && up.UserID.Set:
+			err = a.inTx(ctx, []*statement{a.qs().lockUser, a.qs().updateSession, a.qs().selectSession}, func(tx *sql.Tx) error {
+				if err := a.requireUser(ctx, tx, up.UserID.Value); !errors.Is(err, errNoUser) {
+					if err != nil {
+						return err
+					}
+					return update(tx)
+				}
+				// No such user: an error if the session exists (as the
+				// foreign key would report it), else nothing to update.
+				var s expiryRow
+				if err := a.queryRow(ctx, tx, a.qs().selectSession, up.SessionToken).Scan(s.dest()...); err != nil {
+					return err
+				}
+				return errNoUser
+			})
+		case a.d.updateReturning:
+			err = update(nil)
+		default:
+			err = a.inTx(ctx, []*statement{a.qs().updateSession, a.qs().selectSession}, update)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+		if errors.Is(err, errNoUser) {
+			return nil, fmt.Errorf("user %q: %w", up.UserID.Value, core.ErrNotFound)
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		return r.session(), nil
+	})
 }
 
 // DeleteSession implements [core.SessionDeleter] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	const m = "deleteSession"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if !a.d.storable(sessionToken) {
-		return nil, none(ctx, m)
-	}
-	var r sessionRow
-	found, err := a.deleteReturning(ctx, a.q.deleteSession, a.q.selectSessionForUpdate, a.q.deleteSessionPlain,
-		r.dest(), sessionToken)
-	if keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	if !found {
-		return nil, nil
-	}
-	return r.session(), nil
+	return guard(a, a.enter, func() (*core.Session, error) {
+		var r expiryRow
+		found, err := a.deleteReturning(ctx, a.qs().deleteSession, a.qs().selectSessionForUpdate, a.qs().deleteSessionPlain,
+			r.dest(), sessionToken)
+		if found, err = a.deleted(found, err); !found {
+			return nil, err
+		}
+		return r.session(), nil
+	})
 }
 
 // purgeBatch is how many rows one statement of [Adapter.PurgeExpired]
@@ -193,23 +156,20 @@ const purgeBatch = 5000
 // expires column (created by [Adapter.Migrate] and the shipped schema)
 // lets every batch find its rows without reading the table.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
-	const m = "purgeExpired"
-	if err := a.enter(m); err != nil {
-		return core.PurgeResult{}, err
-	}
-	defer a.leave()
-	now := a.d.timeArg(core.NormalizeTime(a.now()))
-	var res core.PurgeResult
-	var err error
-	res.Sessions, err = a.purge(ctx, a.q.purgeSessions, now)
-	if err != nil {
-		return res, a.wrap(m, err)
-	}
-	res.VerificationTokens, err = a.purge(ctx, a.q.purgeTokens, now)
-	if err != nil {
-		return res, a.wrap(m, err)
-	}
-	return res, nil
+	return guard(a, a.enter, func() (core.PurgeResult, error) {
+		now := a.d.timeArg(core.NormalizeTime(a.now()))
+		var res core.PurgeResult
+		var err error
+		res.Sessions, err = a.purge(ctx, a.qs().purgeSessions, now)
+		if err != nil {
+			return res, a.wrap(err)
+		}
+		res.VerificationTokens, err = a.purge(ctx, a.qs().purgeTokens, now)
+		if err != nil {
+			return res, a.wrap(err)
+		}
+		return res, nil
+	})
 }
 
 // purge runs the batched DELETE s until a batch deletes fewer rows than

@@ -223,15 +223,7 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 // paths the adapter takes where a server has no RETURNING (MySQL, MariaDB
 // < 10.5, SQLite < 3.35), on the servers at hand.
 func TestConformanceWithoutReturning(t *testing.T) {
-	for _, backend := range []string{"mysql", "sqlite"} {
-		conformance.Run(t, conformance.Harness{
-			Name: backend + "_without_returning",
-			New: func(t testing.TB) conformance.Fixture {
-				a, db := newAdapter(t, backend, false, withoutReturning())
-				return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: backend}, Peer: peerOn(db, withoutReturning())}
-			},
-		})
-	}
+	runVariant(t, "without_returning", []string{"mysql", "sqlite"}, withoutReturning())
 }
 
 // TestConformancePgxSimpleProtocol runs the suite on PostgreSQL through
@@ -242,7 +234,7 @@ func TestConformancePgxSimpleProtocol(t *testing.T) {
 		Name: "postgres_simple_protocol",
 		New: func(t testing.TB) conformance.Fixture {
 			db := openPostgresWith(t, false, map[string]string{"default_query_exec_mode": "simple_protocol"})
-			a, err := New(db.gdb)
+			a, err := New(context.Background(), db.gdb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +242,7 @@ func TestConformancePgxSimpleProtocol(t *testing.T) {
 			if err := a.Migrate(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			return conformance.Fixture{Adapter: a, Raw: &rawView{db: db.sqlDB, dialect: "postgres"}, Peer: peerOn(db)}
+			return fixture(t, a, db)
 		},
 	})
 }

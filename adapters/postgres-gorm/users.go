@@ -9,117 +9,124 @@ import (
 	"github.com/authport/authport/core"
 )
 
-// CreateUser implements [core.UserCreator] with one INSERT.
+// CreateUser implements [core.UserCreator] with one INSERT, of the
+// standard columns and the columns of the application fields in
+// user.Data.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
-	const m = "createUser"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if err := user.Validate(); err != nil {
-		return nil, err
-	}
-	u := user.Normalize()
-	if err := checkUTF8(m, "id", u.ID, "email", u.Email, "name", deref(u.Name), "image", deref(u.Image)); err != nil {
-		return nil, err
-	}
-	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
-		return nil, err
-	}
-	args := append([]any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)},
-		a.stampArgs(TableUsers, true)...)
-	_, err := a.exec(ctx, nil, a.q.createUser, args...)
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	return &u, nil
+	const m = core.MethodCreateUser
+	return guard(a, a.enter, func() (*core.User, error) {
+		u := user.Clone()
+		if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
+			return nil, err
+		}
+		q, data, err := a.dataColumns(ctx, m, u.Data)
+		if err != nil {
+			return nil, err
+		}
+		args := []any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)}
+		s := q.createUser
+		if len(data) > 0 {
+			cols := append([]string(nil), q.userCols[:5]...)
+			for _, c := range data {
+				v, err := a.dataArg(m, c, u.Data[c.name])
+				if err != nil {
+					return nil, err
+				}
+				cols, args = append(cols, c.name), append(args, v)
+			}
+			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.insert(a.d.table(a.names.Users), TableUsers, cols)}
+		}
+		if _, err := a.exec(ctx, nil, s, append(args, a.stampArgs(TableUsers, true)...)...); err != nil {
+			return nil, a.wrap(err)
+		}
+		return &u, nil
+	})
 }
 
 // GetUser implements [core.UserGetter] with one SELECT.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
-	return a.getUserBy(ctx, "getUser", a.q.getUser, id)
+	return a.getUserBy(ctx, func(q *queries) *statement { return q.getUser }, id)
 }
 
 // GetUserByEmail implements [core.UserByEmailGetter] with one SELECT. The
 // e-mail address is compared exactly (byte for byte).
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	return a.getUserBy(ctx, "getUserByEmail", a.q.getUserByEmail, email)
-}
-
-func (a *Adapter) getUserBy(ctx context.Context, m string, s *statement, args ...any) (*core.User, error) {
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	for _, v := range args {
-		if !a.d.storable(v.(string)) {
-			return nil, none(ctx, m)
-		}
-	}
-	var r userRow
-	err := a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	return r.user(), nil
+	return a.getUserBy(ctx, func(q *queries) *statement { return q.getUserByEmail }, email)
 }
 
 // GetUserByAccount implements [core.UserByAccountGetter] with one SELECT
 // joining accounts to users.
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	return a.getUserBy(ctx, "getUserByAccount", a.q.getUserByAccount, key.Provider, key.ProviderAccountID)
+	return a.getUserBy(ctx, func(q *queries) *statement { return q.getUserByAccount }, key.Provider, key.ProviderAccountID)
+}
+
+func (a *Adapter) getUserBy(ctx context.Context, s func(*queries) *statement, args ...any) (*core.User, error) {
+	return guard(a, a.enter, func() (*core.User, error) {
+		q := a.qs()
+		r := newUserRow(q)
+		err := a.queryRow(ctx, nil, s(q), args...).Scan(r.dest()...)
+		if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		return r.user(), nil
+	})
 }
 
 // UpdateUser implements [core.UserUpdater]: one UPDATE … RETURNING on
 // PostgreSQL and SQLite; on MySQL and MariaDB, which lack UPDATE …
-// RETURNING, an UPDATE and a SELECT in one transaction.
+// RETURNING, an UPDATE and a SELECT in one transaction. Of the application
+// columns, it writes only those of the fields named in up.Data, so that
+// fields changed concurrently by another writer are kept.
 func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
-	const m = "updateUser"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if err := up.Validate(); err != nil {
-		return nil, err
-	}
-	if !a.d.storable(up.ID) {
-		return nil, fmt.Errorf("%s: user %q: %w", m, up.ID, core.ErrNotFound)
-	}
-	if err := checkUTF8(m, "email", up.Email.Value, "name", deref(up.Name.Value), "image", deref(up.Image.Value)); err != nil {
-		return nil, err
-	}
-	if err := checkTime(m, "emailVerified", core.NormalizeTimePtr(up.EmailVerified.Value)); err != nil {
-		return nil, err
-	}
-	args := []any{
-		up.Email.Set, up.Email.Value,
-		up.EmailVerified.Set, a.d.timePtrArg(core.NormalizeTimePtr(up.EmailVerified.Value)),
-		up.Name.Set, nullStr(up.Name.Value),
-		up.Image.Set, nullStr(up.Image.Value),
-	}
-	args = append(append(args, a.stampArgs(TableUsers, false)...), up.ID)
-	var r userRow
-	var err error
-	if a.d.updateReturning {
-		err = a.queryRow(ctx, nil, a.q.updateUser, args...).Scan(r.dest()...)
-	} else {
-		err = a.inTx(ctx, []*statement{a.q.updateUser, a.q.getUser}, func(tx *sql.Tx) error {
-			if _, err := a.exec(ctx, tx, a.q.updateUser, args...); err != nil {
-				return err
+	const m = core.MethodUpdateUser
+	return guard(a, a.enter, func() (*core.User, error) {
+		if err := checkTime(m, "emailVerified", up.EmailVerified.Value); err != nil {
+			return nil, err
+		}
+		q, data, err := a.dataColumns(ctx, m, up.Data)
+		if err != nil {
+			return nil, err
+		}
+		args := []any{
+			up.Email.Set, up.Email.Value,
+			up.EmailVerified.Set, a.d.timePtrArg(up.EmailVerified.Value),
+			up.Name.Set, nullStr(up.Name.Value),
+			up.Image.Set, nullStr(up.Image.Value),
+		}
+		s := q.updateUser
+		if len(data) > 0 {
+			for _, c := range data {
+				v, err := a.dataArg(m, c, up.Data[c.name])
+				if err != nil {
+					return nil, err
+				}
+				args = append(args, v)
 			}
-			return a.queryRow(ctx, tx, a.q.getUser, up.ID).Scan(r.dest()...)
-		})
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%s: user %q: %w", m, up.ID, core.ErrNotFound)
-	}
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	return r.user(), nil
+			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateUser(a.names, q.userCols, data)}
+		}
+		args = append(append(args, a.stampArgs(TableUsers, false)...), up.ID)
+		r := newUserRow(q)
+		if a.d.updateReturning {
+			err = a.queryRow(ctx, nil, s, args...).Scan(r.dest()...)
+		} else {
+			err = a.inTx(ctx, []*statement{s, q.getUser}, func(tx *sql.Tx) error {
+				if _, err := a.exec(ctx, tx, s, args...); err != nil {
+					return err
+				}
+				return a.queryRow(ctx, tx, q.getUser, up.ID).Scan(r.dest()...)
+			})
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		return r.user(), nil
+	})
 }
 
 // DeleteUser implements [core.UserDeleter] with one DELETE … RETURNING; the
@@ -130,32 +137,21 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 // user and then its sessions, accounts and authenticators, in one
 // transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	const m = "deleteUser"
-	if err := a.enter(m); err != nil {
-		return nil, err
-	}
-	defer a.leave()
-	if !a.d.storable(id) {
-		return nil, none(ctx, m)
-	}
-	var r userRow
-	var found bool
-	var err error
-	if a.noFK {
-		found, err = a.deleteUserAndDependents(ctx, r.dest(), id)
-	} else {
-		found, err = a.deleteReturning(ctx, a.q.deleteUser, a.q.selectUserForUpdate, a.q.deleteUserPlain, r.dest(), id)
-	}
-	if keyUnusable(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, a.wrap(m, err)
-	}
-	if !found {
-		return nil, nil
-	}
-	return r.user(), nil
+	return guard(a, a.enter, func() (*core.User, error) {
+		q := a.qs()
+		r := newUserRow(q)
+		var found bool
+		var err error
+		if a.noFK {
+			found, err = a.deleteUserAndDependents(ctx, q, r.dest(), id)
+		} else {
+			found, err = a.deleteReturning(ctx, q.deleteUser, q.selectUserForUpdate, q.deleteUserPlain, r.dest(), id)
+		}
+		if found, err = a.deleted(found, err); !found {
+			return nil, err
+		}
+		return r.user(), nil
+	})
 }
 
 // deleteUserAndDependents is deleteUser without foreign keys: in one
@@ -163,19 +159,19 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 // linkAccount, createSession or createAuthenticator can add a record for
 // the user from then on: they lock the row to check it), then its
 // sessions, accounts and authenticators.
-func (a *Adapter) deleteUserAndDependents(ctx context.Context, dest []any, id string) (bool, error) {
+func (a *Adapter) deleteUserAndDependents(ctx context.Context, q *queries, dest []any, id string) (bool, error) {
 	found := false
-	uses := []*statement{a.q.deleteUser, a.q.deleteUserSessions, a.q.deleteUserAccounts, a.q.deleteUserAuthenticators}
+	uses := []*statement{q.deleteUser, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators}
 	if !a.d.deleteReturning {
-		uses[0] = a.q.selectUserForUpdate
-		uses = append(uses, a.q.deleteUserPlain)
+		uses[0] = q.selectUserForUpdate
+		uses = append(uses, q.deleteUserPlain)
 	}
 	err := a.inTx(ctx, uses, func(tx *sql.Tx) error {
 		var err error
 		if a.d.deleteReturning {
-			err = a.queryRow(ctx, tx, a.q.deleteUser, id).Scan(dest...)
-		} else if err = a.queryRow(ctx, tx, a.q.selectUserForUpdate, id).Scan(dest...); err == nil {
-			_, err = a.exec(ctx, tx, a.q.deleteUserPlain, id)
+			err = a.queryRow(ctx, tx, q.deleteUser, id).Scan(dest...)
+		} else if err = a.queryRow(ctx, tx, q.selectUserForUpdate, id).Scan(dest...); err == nil {
+			_, err = a.exec(ctx, tx, q.deleteUserPlain, id)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -184,7 +180,7 @@ func (a *Adapter) deleteUserAndDependents(ctx context.Context, dest []any, id st
 			return err
 		}
 		found = true
-		for _, s := range []*statement{a.q.deleteUserSessions, a.q.deleteUserAccounts, a.q.deleteUserAuthenticators} {
+		for _, s := range []*statement{q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators} {
 			if s == nil {
 				continue
 			}
@@ -195,6 +191,17 @@ func (a *Adapter) deleteUserAndDependents(ctx context.Context, dest []any, id st
 		return nil
 	})
 	return found && err == nil, err
+}
+
+// deleted turns what deleteReturning (or deleteUserAndDependents)
+// returned into a method's result: whether a row was deleted, and the
+// error wrapped. A key the database cannot convert to its column's type
+// (keyUnusable) named no row.
+func (a *Adapter) deleted(found bool, err error) (bool, error) {
+	if keyUnusable(err) {
+		return false, nil
+	}
+	return found && err == nil, a.wrap(err)
 }
 
 // deleteReturning deletes the row the args name and scans it into dest:
@@ -243,7 +250,7 @@ func deref(p *string) string {
 // be stored): nil, or the context's error when it is done.
 func none(ctx context.Context, m string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", m, err)
+		return fmt.Errorf("%w", err)
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func openGorm(ctx context.Context, dialector gorm.Dialector, desc string) (*stor
 		}
 		return sqlDB.Close()
 	}
-	a, err := gormadapter.New(db.WithContext(ctx))
+	a, err := gormadapter.New(ctx, db)
 	if err == nil {
 		err = a.Migrate(ctx)
 	}

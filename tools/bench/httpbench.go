@@ -587,7 +587,7 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 		s.close()
 		return nil, "", err
 	}
-	if s.adapter, err = gormadapter.New(gdb, gormadapter.AuthJSPg()); err != nil {
+	if s.adapter, err = gormadapter.New(ctx, gdb, gormadapter.AuthJSPg()); err != nil {
 		s.close()
 		return nil, "", err
 	}

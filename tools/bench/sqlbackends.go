@@ -95,7 +95,7 @@ func newGormAdapter(s *sqlStore, dialector gorm.Dialector) error {
 	if err != nil {
 		return err
 	}
-	a, err := gormadapter.New(gdb)
+	a, err := gormadapter.New(context.Background(), gdb)
 	if err != nil {
 		return err
 	}

@@ -285,7 +285,7 @@ func newGorm(t *testing.T, dialector gorm.Dialector, migrate bool) *gormadapter.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := gormadapter.New(gdb)
+	a, err := gormadapter.New(context.Background(), gdb)
 	if err != nil {
 		t.Fatal(err)
 	}

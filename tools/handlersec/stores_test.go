@@ -109,7 +109,7 @@ func openPostgres(t *testing.T) core.Adapter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := postgresgorm.New(gdb)
+	a, err := postgresgorm.New(ctx, gdb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func TestPostgres(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := postgresgorm.New(gdb)
+		a, err := postgresgorm.New(ctx, gdb)
 		if err != nil {
 			t.Fatal(err)
 		}

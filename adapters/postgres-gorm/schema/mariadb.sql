@@ -2,7 +2,8 @@
 -- Equivalent to Adapter.Migrate on MariaDB: a test checks that both give the
 -- same columns, types, nullability, collations, constraints and indexes.
 -- Strings use utf8mb4_nopad_bin: compared byte for byte, trailing spaces
--- significant. Times are DATETIME(3) in UTC. For MySQL 8 use mysql.sql.
+-- significant. Times are DATETIME(3) in UTC. For MySQL 8,
+-- gormadapter.SchemaSQL("mysql") gives this file with MySQL 8's collation.
 
 CREATE TABLE IF NOT EXISTS `users` (
   `id`            VARCHAR(255) NOT NULL,

@@ -53,7 +53,7 @@ func open(ctx context.Context) (any, func() error, error) {
 		}
 		return sql.Close()
 	}
-	store, err := gormadapter.New(db.WithContext(ctx))
+	store, err := gormadapter.New(ctx, db)
 	if err == nil {
 		err = store.Migrate(ctx)
 	}

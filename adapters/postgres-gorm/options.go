@@ -1,0 +1,122 @@
+package gormadapter
+
+import (
+	"fmt"
+	"time"
+)
+
+// Option configures an [Adapter].
+type Option func(*config)
+
+type config struct {
+	names  Names
+	now    func() time.Time
+	stamps [numTables]stampCols
+	// stampErr is the first invalid WithTimestampColumns call.
+	stampErr error
+	noFK     bool
+	// noReturning makes the adapter behave as on a server without
+	// RETURNING (MySQL, MariaDB < 10.5, SQLite < 3.35); tests use it to
+	// run the transactional paths on the servers at hand.
+	noReturning bool
+	// sqliteTimes and serialIDs: WithSQLiteTimes, WithSerialUserIDs.
+	sqliteTimes SQLiteTimeFormat
+	serialIDs   bool
+	// allowCICollation: WithCaseInsensitiveCollation.
+	allowCICollation bool
+}
+
+// withoutReturning is the unexported option behind config.noReturning.
+func withoutReturning() Option {
+	return func(c *config) { c.noReturning = true }
+}
+
+// WithNames sets the table and column names (see [Names]); names left empty
+// keep their defaults.
+func WithNames(n Names) Option {
+	return func(c *config) { c.names = n }
+}
+
+// WithClock sets the clock the adapter compares expiry times with (default
+// time.Now). Tests use it to move time.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+// Table names one of the adapter's five tables, for the options that apply
+// to one table.
+type Table int
+
+// The tables, as [Table] values.
+const (
+	TableUsers Table = iota + 1
+	TableAccounts
+	TableSessions
+	TableVerificationTokens
+	TableAuthenticators
+
+	numTables = int(TableAuthenticators) + 1
+)
+
+// String returns the table's default name ("users", "verification_token", …),
+// the name it has unless a table-name option or a preset renames it.
+func (t Table) String() string {
+	switch t {
+	case TableUsers:
+		return "users"
+	case TableAccounts:
+		return "accounts"
+	case TableSessions:
+		return "sessions"
+	case TableVerificationTokens:
+		return "verification_token"
+	case TableAuthenticators:
+		return "authenticators"
+	}
+	return fmt.Sprintf("Table(%d)", int(t))
+}
+
+// stampCols are one table's timestamp columns; "" is none.
+type stampCols struct{ created, updated string }
+
+// WithTimestampColumns names the columns in which table t records when a
+// row was created and when it was last updated, for schemas whose columns
+// are NOT NULL without a default, such as Prisma's
+// "updatedAt DateTime @updatedAt" (TIMESTAMP(3) NOT NULL: Prisma's client,
+// not the database, fills it in). The adapter writes the adapter's clock
+// ([WithClock]) in UTC, to the millisecond, into created (if not "") on
+// insert and into updated (if not "") on insert and on every update
+// (updateUser, updateSession, updateAuthenticatorCounter). Leave created
+// empty to let a database default fill it. [Adapter.Migrate] creates the
+// columns (NOT NULL timestamps) in the tables it creates. Call it once per
+// table that has such columns.
+func WithTimestampColumns(t Table, created, updated string) Option {
+	return func(c *config) {
+		if t < TableUsers || t > TableAuthenticators {
+			if c.stampErr == nil {
+				c.stampErr = fmt.Errorf("WithTimestampColumns: unknown table %v", t)
+			}
+			return
+		}
+		c.stamps[t] = stampCols{created, updated}
+	}
+}
+
+// WithoutForeignKeys tells the adapter that the schema has no foreign keys
+// from accounts, sessions and authenticators to users, as in the schema of
+// Auth.js's pg adapter (@auth/pg-adapter). The adapter then does itself
+// what the ON DELETE CASCADE foreign keys would do: deleteUser deletes the
+// user, its sessions, accounts and authenticators in one transaction, and
+// linkAccount, createSession, createAuthenticator and an updateSession
+// that moves a session to another user check, in the transaction of their
+// INSERT or UPDATE and with the user's row locked against a concurrent
+// deleteUser, that the user exists ([core.ErrNotFound] if not).
+// [Adapter.Migrate] then creates no foreign keys, and SQLite is accepted
+// without PRAGMA foreign_keys.
+func WithoutForeignKeys() Option {
+	return func(c *config) { c.noFK = true }
+}
