@@ -123,9 +123,16 @@ func appendJSONString(b []byte, v string) []byte {
 	return append(b, '"')
 }
 
-// CoreUser returns the session's user as a core.User (ID, Name, Email,
-// Image), e.g. for the Passkeys ceremonies.
+// CoreUser returns the session's user as a core.User: with database
+// sessions a copy of the stored user, application fields ([core.User.Data],
+// e.g. a role read with [core.UserField]) included; with JWT sessions the
+// token's ID, Name, Email and Image (application fields there are claims:
+// see Claims).
 func (s *Session) CoreUser() *core.User {
+	if s.user != nil {
+		u := s.user.Clone()
+		return &u
+	}
 	u := &core.User{ID: s.User.ID, Name: s.User.Name, Image: s.User.Image}
 	if s.User.Email != nil {
 		u.Email = *s.User.Email
