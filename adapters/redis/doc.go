@@ -22,9 +22,9 @@
 // Key names are escaped so that no value can collide with another key,
 // leave the prefix or change a key's hash slot. README.md lists every key.
 //
-// With [WithUnstorageLayout] the adapter instead reads and writes the keys
-// and JSON values of Auth.js's @auth/unstorage-adapter over unstorage's
-// Redis driver, on a single server, so that an Auth.js application and an
-// authport one can share one Redis database; README.md says what holds
-// there and what does not.
+// Package github.com/authport/authport/adapters/redis/unstorage, in this
+// module, is the adapter for the keys and JSON values of Auth.js's
+// @auth/unstorage-adapter over unstorage's Redis driver, on a single
+// server, so that an Auth.js application and an authport one can share one
+// Redis database; README.md says what holds there and what does not.
 package redisadapter

@@ -18,12 +18,12 @@ import (
 // acknowledges, and a failover that keeps every acknowledged write) is in
 // tools/faults, which starts a cluster with replicas.
 func TestReplicaAckWithoutReplicas(t *testing.T) {
-	if _, err := New(singleNodeOrSkip(t), WithReplicaAck(1, -time.Second)); !errors.Is(err, core.ErrInvalidInput) {
+	if _, err := New(context.Background(), singleNodeOrSkip(t), WithReplicaAck(1, -time.Second)); !errors.Is(err, core.ErrInvalidInput) {
 		t.Errorf("New with a negative replica-ack timeout: %v, want ErrInvalidInput", err)
 	}
 	eachBackend(t, func(t *testing.T, c redis.UniversalClient, plain *Adapter, _ rawView) {
 		ctx := context.Background()
-		a, err := New(c, WithPrefix(plain.Prefix()), WithReplicaAck(1, 20*time.Millisecond))
+		a, err := New(context.Background(), c, WithPrefix(plain.Prefix()), WithReplicaAck(1, 20*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -347,6 +347,14 @@ redis.call('SET', KEYS[2], v, 'PX', ARGV[1])
 return v
 `
 
+// luaReplaceField sets field ARGV[1] of hash KEYS[1] to ARGV[3] if it
+// still holds ARGV[2] (updateAccount's compare-and-set). Returns 1 if set.
+const luaReplaceField = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`
+
 // scripts holds one adapter's compiled scripts.
 type scripts struct {
 	createUser, userByEmail, updateUser, deleteUser  *redis.Script
@@ -356,7 +364,7 @@ type scripts struct {
 	deleteSession, getAuthenticator, updateCounter   *redis.Script
 	advanceCounter                                   *redis.Script
 	commit, release, repoint, lock, unlock           *redis.Script
-	consume                                          *redis.Script
+	consume, replaceField                            *redis.Script
 }
 
 func newScripts() *scripts {
@@ -380,6 +388,7 @@ func newScripts() *scripts {
 		advanceCounter:   h(luaAdvanceCounter),
 		commit:           redis.NewScript(luaCommit),
 		consume:          redis.NewScript(luaConsume),
+		replaceField:     redis.NewScript(luaReplaceField),
 		release:          redis.NewScript(luaRelease),
 		repoint:          redis.NewScript(luaRepoint),
 		lock:             redis.NewScript(luaLock),
@@ -393,6 +402,6 @@ func (s *scripts) all() []*redis.Script {
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
-		s.commit, s.release, s.repoint, s.lock, s.unlock, s.consume,
+		s.commit, s.release, s.repoint, s.lock, s.unlock, s.consume, s.replaceField,
 	}
 }

@@ -1,8 +1,9 @@
-package redisadapter
+package unstorage
 
 import (
 	"context"
 	"errors"
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"slices"
 	"strings"
 	"sync"
@@ -19,10 +20,10 @@ import (
 // The interop tests run Auth.js's own @auth/unstorage-adapter (with
 // unstorage's Redis driver; versions pinned in interop/package.json) in one
 // Node process per test, through interop/unstorage.mjs, against the same
-// Redis database and base as an authport adapter with WithUnstorageLayout.
+// Redis database and base as an authport adapter of this package.
 
 type interop struct {
-	a    *Adapter
+	a    *core.Store // the adapter, behind the checked layer as core/auth uses it
 	node *nodeproc.Proc
 	c    redis.UniversalClient
 	raw  rawUView
@@ -31,12 +32,12 @@ type interop struct {
 func newInterop(t *testing.T) *interop {
 	t.Helper()
 	url := provision.Redis(t)
-	c := singleNode(t)
+	c := redistest.SingleNode(t)
 	t.Cleanup(func() { _ = c.Close() })
 	a, raw := unstorageFixture(t, c)
 	base := strings.TrimSuffix(a.Prefix(), ":")
 	node := nodeproc.Start(t, nodeproc.Config{Dir: "interop", Script: "unstorage.mjs", Args: []string{url, base}, Need: []string{"@auth/unstorage-adapter/index.js"}})
-	return &interop{a: a, node: node, c: c, raw: raw}
+	return &interop{a: core.NewStore(a), node: node, c: c, raw: raw}
 }
 
 // nodeUser, nodeAccount, ... are the records as the Node adapter returns

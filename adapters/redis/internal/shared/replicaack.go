@@ -1,4 +1,4 @@
-package redisadapter
+package shared
 
 import (
 	"context"
@@ -13,42 +13,14 @@ import (
 )
 
 // ErrReplicaAck is matched (with errors.Is) by the error of a write that
-// the server applied but fewer replicas than [WithReplicaAck] asks for
-// acknowledged within its timeout. The write may survive or be lost in a
-// failover: treat the call as failed, as for any write whose outcome is
-// unknown.
-var ErrReplicaAck = errors.New("redisadapter: the write was not acknowledged by enough replicas in time")
+// the server applied but fewer replicas than WithReplicaAck asks for
+// acknowledged within its timeout.
+var ErrReplicaAck = errors.New("the write was not acknowledged by enough replicas in time")
 
-// WithReplicaAck makes every write script, token create and token use
-// wait, before the call returns, until n replicas of the master that ran
-// it have acknowledged it (Redis's WAIT n timeout), for at most timeout.
-// Redis replicates asynchronously: without it, a write the master
-// acknowledged and a replica had not yet received is undone when that
-// replica takes over in a failover (a used verification token comes back,
-// a deleted session comes back, a created session is gone). With it, an
-// acknowledged write is on n+1 servers. A write that gets fewer than n
-// acknowledgements in time returns an error matching [ErrReplicaAck].
-//
-// n <= 0 turns it off (the default). A timeout of 0 waits until the
-// call's context ends (Redis's WAIT 0 blocks for ever; give the client
-// ContextTimeoutEnabled so that the context bounds it); a negative one is
-// refused by [New]. It costs one replication round trip
-// on each of those writes; reads are unchanged. Every server must have at
-// least n replicas, or every write fails after timeout. The WAIT is sent
-// on the connection that sent the write, in one pipeline with it (on a
-// cluster, to the master of the write's first key), so it covers exactly
-// that write. Multi-command pipelines the adapter sends (Redis Cluster's
-// release of a deleted user's index keys) are not covered: a lost release
-// leaves a pointer to a deleted user, which reads verify and ignore. See
-// README.md, "Failover and replica acknowledgement".
-func WithReplicaAck(n int, timeout time.Duration) Option {
-	return func(o *options) { o.ackReplicas, o.ackTimeout = n, timeout }
-}
-
-// replicaAckErr moves an ErrReplicaAck out of *err (the write was applied
+// ReplicaAckErr moves an ErrReplicaAck out of *err (the write was applied
 // on the master, so the caller goes on with its next steps) and returns
 // it, or nil.
-func replicaAckErr(err *error) error {
+func ReplicaAckErr(err *error) error {
 	if errors.Is(*err, ErrReplicaAck) {
 		e := *err
 		*err = nil
@@ -67,9 +39,9 @@ type ackClient struct {
 	reads   map[string]bool // SHA1s of the read-only scripts, which get no WAIT
 }
 
-func newAckClient(c redis.UniversalClient, n int, timeout time.Duration, s *scripts) *ackClient {
+func newAckClient(c redis.UniversalClient, n int, timeout time.Duration, readScripts []*redis.Script) *ackClient {
 	reads := map[string]bool{}
-	for _, r := range []*redis.Script{s.userByEmail, s.userByAccount, s.getAccount, s.sessionAndUser, s.sessionAndUserC, s.getAuthenticator} {
+	for _, r := range readScripts {
 		reads[r.Hash()] = true
 	}
 	return &ackClient{UniversalClient: c, n: n, timeout: timeout, reads: reads}
@@ -91,7 +63,7 @@ func (c *ackClient) acked(ctx context.Context, key string, write func(p redis.Pi
 		if err == nil {
 			_, err = node.Pipelined(ctx, pipe)
 		}
-		if err != nil && !isNil(err) && !strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if err != nil && !IsNil(err) && !strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			// A stale slot map (MOVED after a failover) or a dead node:
 			// let the cluster client read the topology again.
 			cc.ReloadState(ctx)
@@ -129,7 +101,7 @@ func (c *ackClient) EvalSha(ctx context.Context, sha1 string, keys []string, arg
 	var out *redis.Cmd
 	c.acked(ctx, keys[0], func(p redis.Pipeliner) redis.Cmder { out = p.EvalSha(ctx, sha1, keys, args...); return out })
 	if out == nil {
-		return failed(ctx, errors.New("redisadapter: no server for key "+keys[0]), "evalsha", sha1)
+		return failed(ctx, errors.New("no server for key "+keys[0]), "evalsha", sha1)
 	}
 	return out
 }
@@ -144,7 +116,7 @@ func (c *ackClient) Eval(ctx context.Context, script string, keys []string, args
 	var out *redis.Cmd
 	c.acked(ctx, keys[0], func(p redis.Pipeliner) redis.Cmder { out = p.Eval(ctx, script, keys, args...); return out })
 	if out == nil {
-		return failed(ctx, errors.New("redisadapter: no server for key "+keys[0]), "eval")
+		return failed(ctx, errors.New("no server for key "+keys[0]), "eval")
 	}
 	return out
 }
@@ -156,7 +128,7 @@ func (c *ackClient) GetDel(ctx context.Context, key string) *redis.StringCmd {
 	c.acked(ctx, key, func(p redis.Pipeliner) redis.Cmder { out = p.GetDel(ctx, key); return out })
 	if out == nil {
 		out = redis.NewStringCmd(ctx, "getdel", key)
-		out.SetErr(errors.New("redisadapter: no server for key " + key))
+		out.SetErr(errors.New("no server for key " + key))
 	}
 	return out
 }
@@ -175,7 +147,7 @@ func (c *ackClient) Do(ctx context.Context, args ...any) *redis.Cmd {
 	var out *redis.Cmd
 	c.acked(ctx, key, func(p redis.Pipeliner) redis.Cmder { out = p.Do(ctx, args...); return out })
 	if out == nil {
-		return failed(ctx, errors.New("redisadapter: no server for key "+key), args...)
+		return failed(ctx, errors.New("no server for key "+key), args...)
 	}
 	return out
 }

@@ -6,7 +6,7 @@
 import { createStorage } from "unstorage"
 import redisDriver from "unstorage/drivers/redis"
 import { UnstorageAdapter } from "@auth/unstorage-adapter"
-import { serveAdapter } from "../../../conformance/nodeproc/serve-adapter.mjs"
+import { serveAdapter } from "../../../../conformance/nodeproc/serve-adapter.mjs"
 
 const [url, base] = process.argv.slice(2)
 const storage = createStorage({ driver: redisDriver({ url, base }) })
