@@ -4,55 +4,32 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"slices"
 	"strings"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
 // LinkAccount implements [core.AccountLinker]: one script on a single
 // node; claim, write, confirm on a cluster.
-func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	const m = core.MethodLinkAccount
-	acc := account.Normalize()
+func (a *Adapter) LinkAccount(ctx context.Context, acc core.Account) (*core.Account, error) {
 	field := accountField(acc.Provider, acc.ProviderAccountID)
-	ptr := a.k.account(field)
-	value := encodeAccount(&acc)
-	var res string
-	var err error
-	if !a.cluster {
-		res, err = a.s.attach.Run(ctx, a.c, []string{a.k.user(acc.UserID), a.k.accounts(acc.UserID), ptr},
-			a.k.p, "S", shared.Escape(acc.UserID), field, value).Text()
-	} else {
-		res, err = a.attachCluster(ctx, ptr, acc.UserID, a.k.accounts(acc.UserID), field, value)
-	}
-	switch {
-	case err != nil:
+	err := a.attach(ctx, acc.UserID, a.k.account(field), a.k.accounts, field, encodeAccount(&acc),
+		fmt.Sprintf("account (%q, %q)", acc.Provider, acc.ProviderAccountID))
+	if err != nil {
 		return nil, err
-	case res == "notfound":
-		return nil, fmt.Errorf("user %q: %w", acc.UserID, core.ErrNotFound)
-	case res != "ok":
-		return nil, fmt.Errorf("account (%q, %q): %w", acc.Provider, acc.ProviderAccountID, core.ErrAlreadyExists)
 	}
 	return &acc, nil
 }
 
 // UnlinkAccount implements [core.AccountUnlinker].
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	const m = core.MethodUnlinkAccount
 	field := accountField(key.Provider, key.ProviderAccountID)
 	ptr := a.k.account(field)
-	v, uid, err := a.follow(ctx, a.s.unlinkAccount, ptr, field)
-	if shared.IsNil(err) {
-		return nil, nil
-	}
-	if err != nil {
+	s, uid, err := a.followRecord(ctx, a.s.unlinkAccount, ptr, field)
+	if err != nil || s == "" {
 		return nil, err
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, shared.ErrCorrupt
 	}
 	if a.cluster {
 		// The record is gone from the user's slot; now the pointer.
@@ -60,44 +37,17 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 			return nil, err
 		}
 	}
-	acc, err := decodeAccount(s)
-	if err != nil {
-		return nil, err
-	}
-	return normalizeRead(acc), nil
+	return decodeAccount(s)
 }
 
 // GetAccount implements [core.AccountGetter].
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	const m = core.MethodGetAccount
-	if provider == "" || providerAccountID == "" {
-		return nil, nil
-	}
 	field := accountField(provider, providerAccountID)
-	v, _, err := a.follow(ctx, a.s.getAccount, a.k.account(field), field)
-	if shared.IsNil(err) {
-		return nil, nil
-	}
-	if err != nil {
+	s, _, err := a.followRecord(ctx, a.s.getAccount, a.k.account(field), field)
+	if err != nil || s == "" {
 		return nil, err
 	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, shared.ErrCorrupt
-	}
-	acc, err := decodeAccount(s)
-	if err != nil {
-		return nil, err
-	}
-	return normalizeRead(acc), nil
-}
-
-// normalizeRead lowercases the token_type of an account read from Redis:
-// this adapter stores it lowercased, but another program writing the same
-// keys may not have.
-func normalizeRead(acc *core.Account) *core.Account {
-	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
-	return acc
+	return decodeAccount(s)
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister] with one

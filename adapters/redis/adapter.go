@@ -2,7 +2,6 @@ package redisadapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -196,17 +195,71 @@ func (a *Adapter) pointer(ctx context.Context, ptr string) (string, error) {
 
 // claim sets ptr to uid unless it exists, expiring at the given time in
 // ms (atMs > 0) or after the claim TTL. It reports whether it set it.
-func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64) (bool, error) {
-	var err error
-	if atMs > 0 {
-		err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "pxat", atMs).Err()
-	} else {
-		err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "px", a.claimTTL.Milliseconds()).Err()
+//
+// An operation cut short on a cluster (by its deadline, or a reply lost
+// after the server acted) can leave a confirmed pointer (one without a
+// TTL) whose record is gone: deleteUser and unlinkAccount remove the
+// record first and release the pointer after. With holds non-nil, claim
+// repairs such a pointer: when ptr is taken by a confirmed pointer and
+// holds(holder) reports that the holder's record no longer has it, the
+// pointer is released (only if it is still that confirmed pointer) and
+// claimed again. A provisional claim (one with a TTL) is never touched:
+// it is confirmed or expires.
+func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64, holds func(ctx context.Context, holder string) (bool, error)) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		var err error
+		if atMs > 0 {
+			err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "pxat", atMs).Err()
+		} else {
+			err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "px", a.claimTTL.Milliseconds()).Err()
+		}
+		if !shared.IsNil(err) {
+			return err == nil, err
+		}
+		if holds == nil || attempt == 2 {
+			return false, nil
+		}
+		holder, confirmed, err := a.pointerState(ctx, ptr)
+		if err != nil || !confirmed {
+			return false, err
+		}
+		if live, err := holds(ctx, holder); err != nil || live {
+			return false, err
+		}
+		if err := a.s.releaseStale.Run(ctx, a.c, []string{ptr}, shared.Escape(holder)).Err(); err != nil {
+			return false, err
+		}
 	}
-	if errors.Is(err, redis.Nil) {
-		return false, nil
+}
+
+// pointerState reads an index key: the user id it holds, and whether it
+// is confirmed (exists without a TTL).
+func (a *Adapter) pointerState(ctx context.Context, ptr string) (string, bool, error) {
+	var get *redis.StringCmd
+	var ttl *redis.DurationCmd
+	_, err := a.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get, ttl = p.Get(ctx, ptr), p.PTTL(ctx, ptr)
+		return nil
+	})
+	if shared.IsNil(err) {
+		return "", false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return "", false, err
+	}
+	uid, err := shared.Unescape(get.Val())
+	if err != nil {
+		return "", false, shared.ErrCorrupt
+	}
+	return uid, ttl.Val() == -1, nil
+}
+
+// hasField returns a claim's holds function for a pointer to a field of
+// a hash of the holder's slot (an account or an authenticator).
+func (a *Adapter) hasField(hashKey func(uid string) string, field string) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, holder string) (bool, error) {
+		return a.c.HExists(ctx, hashKey(holder), field).Result()
+	}
 }
 
 // commit makes a claimed pointer permanent if it still holds uid.
@@ -221,22 +274,63 @@ func (a *Adapter) release(ctx context.Context, ptr, uid string) error {
 	return a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, shared.Escape(uid)).Err()
 }
 
+// attach writes a record (field of the user's hash hashKey) under its
+// unique pointer ptr: one script on a single node, attachCluster on a
+// cluster. what names the record in the error of a taken pointer.
+func (a *Adapter) attach(ctx context.Context, uid, ptr string, hashKey func(string) string, field, value, what string) error {
+	var res string
+	var err error
+	if !a.cluster {
+		res, err = a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hashKey(uid), ptr}, a.k.p, "S", shared.Escape(uid), field, value).Text()
+	} else {
+		res, err = a.attachCluster(ctx, ptr, uid, hashKey, field, value)
+	}
+	switch {
+	case err != nil:
+		return err
+	case res == "notfound":
+		return fmt.Errorf("user %q: %w", uid, core.ErrNotFound)
+	case res != "ok":
+		return fmt.Errorf("%s: %w", what, core.ErrAlreadyExists)
+	}
+	return nil
+}
+
+// followRecord runs a pointer-following script that replies one stored
+// record (see follow); it returns "" when there is none, and the user id
+// on a cluster.
+func (a *Adapter) followRecord(ctx context.Context, s *redis.Script, ptr string, args ...any) (string, string, error) {
+	v, uid, err := a.follow(ctx, s, ptr, args...)
+	if shared.IsNil(err) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	rec, ok := v.(string)
+	if !ok || rec == "" {
+		return "", "", shared.ErrCorrupt
+	}
+	return rec, uid, nil
+}
+
 // attachCluster is the cluster protocol of linkAccount and
 // createAuthenticator: claim the unique pointer, write the record in the
 // user's slot, confirm the pointer. It returns "ok", "exists" or
 // "notfound", and undoes its steps on failure.
-func (a *Adapter) attachCluster(ctx context.Context, ptr, uid, hashKey, field, value string) (string, error) {
-	ok, err := a.claim(ctx, ptr, uid, 0)
+func (a *Adapter) attachCluster(ctx context.Context, ptr, uid string, hashKey func(string) string, field, value string) (string, error) {
+	ok, err := a.claim(ctx, ptr, uid, 0, a.hasField(hashKey, field))
 	if err != nil {
 		return "", err
 	}
+	hk := hashKey(uid)
 	if !ok {
 		return "exists", nil
 	}
 	// From here on the steps run to the end even if ctx is cancelled, so
 	// that no half-done write is left behind.
 	ctx = context.WithoutCancel(ctx)
-	res, err := a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hashKey}, a.k.p, "C", uid, field, value).Text()
+	res, err := a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hk}, a.k.p, "C", uid, field, value).Text()
 	if err != nil || res != "ok" {
 		_ = a.release(ctx, ptr, uid)
 		return res, err
@@ -250,14 +344,14 @@ func (a *Adapter) attachCluster(ctx context.Context, ptr, uid, hashKey, field, v
 		// record and releases its pointer. Removing the record of a
 		// committed pointer would leave the pointer orphaned for good.
 		if a.release(ctx, ptr, uid) == nil {
-			_ = a.c.HDel(ctx, hashKey, field).Err()
+			_ = a.c.HDel(ctx, hk, field).Err()
 		}
 		return "", err
 	}
 	if !ok {
 		// The user was deleted (which released the pointer) or the claim
 		// outlived its TTL: undo the record.
-		_ = a.c.HDel(ctx, hashKey, field).Err()
+		_ = a.c.HDel(ctx, hk, field).Err()
 		return "notfound", nil
 	}
 	return "ok", nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"reflect"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 

@@ -3,66 +3,37 @@ package redisadapter
 import (
 	"context"
 	"fmt"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
 // CreateAuthenticator implements [core.AuthenticatorCreator]: one script
 // on a single node; claim, write, confirm on a cluster.
-func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	const m = core.MethodCreateAuthenticator
-	au := authenticator.Clone()
-	field := shared.Escape(au.CredentialID)
-	ptr := a.k.authenticator(au.CredentialID)
-	value := encodeAuthenticator(&au)
-	var res string
-	var err error
-	if !a.cluster {
-		res, err = a.s.attach.Run(ctx, a.c, []string{a.k.user(au.UserID), a.k.authenticators(au.UserID), ptr},
-			a.k.p, "S", shared.Escape(au.UserID), field, value).Text()
-	} else {
-		res, err = a.attachCluster(ctx, ptr, au.UserID, a.k.authenticators(au.UserID), field, value)
-	}
-	switch {
-	case err != nil:
+func (a *Adapter) CreateAuthenticator(ctx context.Context, au core.Authenticator) (*core.Authenticator, error) {
+	err := a.attach(ctx, au.UserID, a.k.authenticator(au.CredentialID), a.k.authenticators,
+		shared.Escape(au.CredentialID), encodeAuthenticator(&au), fmt.Sprintf("credential id %q", au.CredentialID))
+	if err != nil {
 		return nil, err
-	case res == "notfound":
-		return nil, fmt.Errorf("user %q: %w", au.UserID, core.ErrNotFound)
-	case res != "ok":
-		return nil, fmt.Errorf("credential id %q: %w", au.CredentialID, core.ErrAlreadyExists)
 	}
 	return &au, nil
 }
 
 // GetAuthenticator implements [core.AuthenticatorGetter].
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	const m = core.MethodGetAuthenticator
-	v, _, err := a.follow(ctx, a.s.getAuthenticator, a.k.authenticator(credentialID), shared.Escape(credentialID))
-	if shared.IsNil(err) {
-		return nil, nil
-	}
-	if err != nil {
+	s, _, err := a.followRecord(ctx, a.s.getAuthenticator, a.k.authenticator(credentialID), shared.Escape(credentialID))
+	if err != nil || s == "" {
 		return nil, err
 	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, shared.ErrCorrupt
-	}
-	au, err := decodeAuthenticator(s)
-	if err != nil {
-		return nil, err
-	}
-	return au, nil
+	return decodeAuthenticator(s)
 }
 
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister]
 // with one HVALS of the user's authenticators hash.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	const m = core.MethodListAuthenticatorsByUserID
 	out := []core.Authenticator{}
 	if userID == "" {
 		return out, nil

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 

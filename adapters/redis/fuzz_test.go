@@ -3,12 +3,12 @@ package redisadapter
 import (
 	"context"
 	"errors"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/conformance/fuzzrecord"
 	"github.com/authport/authport/core"
 )

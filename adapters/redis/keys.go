@@ -1,10 +1,11 @@
 package redisadapter
 
 import (
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/authport/authport/adapters/redis/internal/shared"
 )
 
 // DefaultPrefix is the key prefix an [Adapter] uses unless [WithPrefix]

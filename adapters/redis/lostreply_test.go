@@ -2,13 +2,13 @@ package redisadapter
 
 import (
 	"context"
-	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 )

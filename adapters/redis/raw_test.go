@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/authport/authport/adapters/redis/internal/redistest"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 )

@@ -2,11 +2,11 @@ package redisadapter
 
 import (
 	"context"
-	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/conformance"
 )
 

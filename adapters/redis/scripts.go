@@ -324,6 +324,14 @@ redis.call('DEL', KEYS[1])
 return 1
 `
 
+// luaReleaseStale deletes a pointer if it still holds ARGV[1] and has no
+// TTL (a confirmed pointer, not a claim in progress). Returns 1 or 0.
+const luaReleaseStale = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('PTTL', KEYS[1]) ~= -1 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`
+
 // luaRepoint changes a pointer from ARGV[1] to ARGV[2], expiring at ARGV[3]
 // ms, if it still holds ARGV[1]. Returns 1 or 0.
 const luaRepoint = `
@@ -363,7 +371,8 @@ type scripts struct {
 	updateSession                                    *redis.Script
 	deleteSession, getAuthenticator, updateCounter   *redis.Script
 	advanceCounter                                   *redis.Script
-	commit, release, repoint, lock, unlock           *redis.Script
+	commit, release, releaseStale, repoint, lock     *redis.Script
+	unlock                                           *redis.Script
 	consume, replaceField                            *redis.Script
 }
 
@@ -390,6 +399,7 @@ func newScripts() *scripts {
 		consume:          redis.NewScript(luaConsume),
 		replaceField:     redis.NewScript(luaReplaceField),
 		release:          redis.NewScript(luaRelease),
+		releaseStale:     redis.NewScript(luaReleaseStale),
 		repoint:          redis.NewScript(luaRepoint),
 		lock:             redis.NewScript(luaLock),
 		unlock:           redis.NewScript(luaUnlock),
@@ -402,6 +412,6 @@ func (s *scripts) all() []*redis.Script {
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
-		s.commit, s.release, s.repoint, s.lock, s.unlock, s.consume, s.replaceField,
+		s.commit, s.release, s.releaseStale, s.repoint, s.lock, s.unlock, s.consume, s.replaceField,
 	}
 }

@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"strconv"
 	"time"
 
-	"github.com/authport/authport/core"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/authport/authport/adapters/redis/internal/shared"
+	"github.com/authport/authport/core"
 )
 
 // CreateSession implements [core.SessionCreator]: one script on a single
@@ -32,7 +33,7 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 		res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID), ptr}, args...).Text()
 	} else {
 		var ok bool
-		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires)); err == nil {
+		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires), nil); err == nil {
 			res = "exists"
 			if ok {
 				res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID)}, args...).Text()
@@ -60,7 +61,6 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // expiry with the caller's clock, so an expired session is never
 // returned, even before Redis evicts it.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	const m = core.MethodGetSessionAndUser
 	ptr, member := a.k.session(sessionToken), shared.Escape(sessionToken)
 	var v any
 	var err error
@@ -258,7 +258,6 @@ func (a *Adapter) movedFrom(ctx context.Context, ptr, uid string) bool {
 // at nothing. The new user is checked first, so that an unknown user
 // changes nothing.
 func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newExp string) (*core.Session, error) {
-	const m = core.MethodUpdateSession
 	n, err := a.c.Exists(ctx, a.k.user(to)).Result()
 	if err != nil {
 		return nil, err
@@ -332,7 +331,6 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 // the session absent, and delete the moved session. The move itself
 // deletes without waiting for its own marker.
 func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitMoves bool) (*core.Session, error) {
-	const m = core.MethodDeleteSession
 	ptr := a.k.session(sessionToken)
 	v, uid, err := a.follow(ctx, a.s.deleteSession, ptr, shared.Escape(sessionToken))
 	if a.cluster && awaitMoves && shared.IsNil(err) {

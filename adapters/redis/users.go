@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
@@ -35,7 +35,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		}
 		return &u, nil
 	}
-	ok, err := a.claim(ctx, ek, u.ID, 0)
+	ok, err := a.claim(ctx, ek, u.ID, 0, a.hasEmail(u.Email))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,6 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 
 // GetUser implements [core.UserGetter] with one HGETALL.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
-	const m = core.MethodGetUser
 	h, err := a.c.HGetAll(ctx, a.k.user(id)).Result()
 	if err != nil {
 		return nil, err
@@ -78,7 +77,6 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 // GetUserByEmail implements [core.UserByEmailGetter]: one script on a
 // single node, GET and HGETALL on a cluster.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	const m = core.MethodGetUserByEmail
 	ek := a.k.email(email)
 	var u *core.User
 	if !a.cluster {
@@ -118,7 +116,6 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 
 // GetUserByAccount implements [core.UserByAccountGetter].
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	const m = core.MethodGetUserByAccount
 	field := accountField(key.Provider, key.ProviderAccountID)
 	v, _, err := a.follow(ctx, a.s.userByAccount, a.k.account(field), field)
 	if shared.IsNil(err) {
@@ -192,7 +189,6 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 
 // updateUserReply decodes the update script's reply.
 func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
-	const m = core.MethodUpdateUser
 	switch v {
 	case "notfound":
 		return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
@@ -217,7 +213,6 @@ func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
 // the new e-mail's index key, update the user, confirm the claim, release
 // the old e-mail's index key.
 func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, args []any) (*core.User, error) {
-	const m = core.MethodUpdateUser
 	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
 	uk := a.k.user(id)
 	var nb [12]byte
@@ -258,12 +253,20 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 		return update()
 	}
 	ek := a.k.email(newEmail)
-	claimed, err := a.claim(ctx, ek, id, 0)
+	claimed, err := a.claim(ctx, ek, id, 0, a.hasEmail(newEmail))
 	if err != nil {
 		return nil, err
 	}
 	if !claimed {
-		if holder, err := a.pointer(ctx, ek); err != nil || holder != id {
+		// Our own pointer, left by an earlier change: make it provisional
+		// again, so that it is confirmed with the update or released.
+		holder, err := a.pointer(ctx, ek)
+		if err == nil && holder == id {
+			var n int
+			n, err = a.s.commit.Run(ctx, a.c, []string{ek}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
+			claimed = n == 1
+		}
+		if err != nil || !claimed {
 			return nil, fmt.Errorf("e-mail %q: %w", newEmail, core.ErrAlreadyExists)
 		}
 	}
@@ -296,7 +299,6 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 // and everything in its slot; on a single node the same script deletes the
 // index keys, on a cluster one pipeline releases them afterwards.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	const m = core.MethodDeleteUser
 	v, err := a.s.deleteUser.Run(ctx, a.c, a.userKeys(id), a.k.p, a.mode()).Result()
 	if shared.IsNil(err) {
 		return nil, nil
@@ -340,6 +342,18 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		return nil, ackErr
 	}
 	return u, nil
+}
+
+// hasEmail returns a claim's holds function for the index key of email:
+// whether the holder still has that e-mail.
+func (a *Adapter) hasEmail(email string) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, holder string) (bool, error) {
+		cur, err := a.c.HGet(ctx, a.k.user(holder), fEmail).Result()
+		if shared.IsNil(err) {
+			return false, nil
+		}
+		return cur == email, err
+	}
 }
 
 // releaseAll releases every pointer in ptrs that still holds uid, in one

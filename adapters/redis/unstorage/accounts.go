@@ -108,32 +108,21 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 		keys = append(keys, a.k.redis(latest))
 	}
 	out := []core.Account{}
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		raw, ok, err := shared.Get(ctx, a.c, k)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
+	err = a.eachDoc(ctx, keys, func(k, raw string) error {
 		doc, _ := object(raw)
 		p, _ := stringField(doc, "provider")
 		paid, _ := stringField(doc, "providerAccountId")
 		if a.k.account(p, paid) != k {
-			continue
+			return nil
 		}
 		acc, err := decodeUAccount(raw, p, paid)
-		if err != nil {
-			return nil, err
-		}
 		if acc != nil && acc.UserID == userID {
 			out = append(out, *acc)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(x, y core.Account) int {
 		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))

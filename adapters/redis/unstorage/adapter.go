@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -124,6 +125,29 @@ func mergeDoc(raw, doc string, drop ...string) (string, error) {
 		out[k] = v
 	}
 	return marshalJSON(out)
+}
+
+// eachDoc reads the documents at keys, each key once (Auth.js may list a
+// record twice), in one MGET, and calls f with each key that exists and its
+// document.
+func (a *Adapter) eachDoc(ctx context.Context, keys []string, f func(key, raw string) error) error {
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if len(keys) == 0 {
+		return nil
+	}
+	vals, err := a.c.MGet(ctx, keys...).Result()
+	if err != nil {
+		return err
+	}
+	for i, v := range vals {
+		if raw, ok := v.(string); ok {
+			if err := f(keys[i], raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // replyErr maps a script's reply: "notfound" is the user's ErrNotFound,

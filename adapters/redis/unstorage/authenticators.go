@@ -88,28 +88,17 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 		keys = append(keys, a.k.auth(cred))
 	}
 	out := []core.Authenticator{}
-	seen := map[string]bool{}
-	for _, k := range append(keys, own...) {
-		if seen[k] {
-			continue // @auth/unstorage-adapter may repeat a credential
-		}
-		seen[k] = true
-		raw, ok, err := shared.Get(ctx, a.c, k)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
+	err = a.eachDoc(ctx, append(keys, own...), func(k, raw string) error {
 		doc, _ := object(raw)
 		cred, _ := stringField(doc, "credentialID")
 		au, err := decodeUAuth(raw, cred)
-		if err != nil {
-			return nil, err
-		}
 		if au != nil && au.UserID == userID && a.k.auth(cred) == k {
 			out = append(out, *au)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
 	return out, nil

@@ -3,7 +3,6 @@ package unstorage
 import (
 	"context"
 	"errors"
-	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"

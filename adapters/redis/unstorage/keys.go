@@ -2,10 +2,10 @@ package unstorage
 
 import (
 	"fmt"
-	"github.com/authport/authport/adapters/redis/internal/shared"
 	"strings"
 	"time"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 

@@ -3,16 +3,16 @@ package unstorage
 import (
 	"context"
 	"errors"
-	"github.com/authport/authport/adapters/redis/internal/redistest"
-	"github.com/authport/authport/adapters/redis/internal/shared"
-	"github.com/authport/authport/conformance/provision"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 )
 

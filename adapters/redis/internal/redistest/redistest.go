@@ -29,18 +29,21 @@ type Backend struct {
 	client  redis.UniversalClient
 }
 
-// SingleNode connects to AUTHPORT_REDIS_URL.
+// SingleNode connects to AUTHPORT_REDIS_URL. The clients of this package
+// end a command when its context ends (ContextTimeoutEnabled), as
+// README.md advises.
 func SingleNode(t testing.TB) redis.UniversalClient {
 	opt, err := redis.ParseURL(provision.Redis(t))
 	if err != nil {
 		t.Fatalf("AUTHPORT_REDIS_URL: %v", err)
 	}
+	opt.ContextTimeoutEnabled = true
 	return redis.NewClient(opt)
 }
 
 // Cluster connects to AUTHPORT_REDIS_CLUSTER_URL.
 func Cluster(t testing.TB) redis.UniversalClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: provision.RedisCluster(t)})
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: provision.RedisCluster(t), ContextTimeoutEnabled: true})
 }
 
 // Sentinel connects through go-redis's failover client to the master the
@@ -50,6 +53,7 @@ func Sentinel(t testing.TB) redis.UniversalClient {
 	if err != nil {
 		t.Fatalf("AUTHPORT_REDIS_SENTINEL_URL: %v", err)
 	}
+	opt.ContextTimeoutEnabled = true
 	return redis.NewFailoverClient(opt)
 }
 
