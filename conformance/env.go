@@ -114,45 +114,48 @@ func (e *env) newAuthenticator(userID, providerAccountID string) core.Authentica
 	}
 }
 
-// Typed access to the adapter's methods.
+// Typed access to the adapter's methods: each fails the test on an error.
+
+// must fails the test when err is set, naming the call, and returns v.
+func must[T any](t *testing.T, call string, v T, err error) T {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", call, err)
+	}
+	return v
+}
+
+// created is must for a create method, which must return the record.
+func created[T any](t *testing.T, call string, v *T, err error) T {
+	t.Helper()
+	if must(t, call, v, err) == nil {
+		t.Fatalf("%s returned nil and no error", call)
+	}
+	return *v
+}
 
 func (e *env) createUser(t *testing.T, u core.User) core.User {
 	t.Helper()
 	got, err := e.a.CreateUser(e.ctx, u)
-	if err != nil {
-		t.Fatalf("createUser(%s): %v", show(u), err)
-	}
-	if got == nil {
-		t.Fatal("createUser returned nil and no error")
-	}
-	return *got
+	return created(t, "createUser("+show(u)+")", got, err)
 }
 
 func (e *env) getUser(t *testing.T, id string) *core.User {
 	t.Helper()
 	u, err := e.a.GetUser(e.ctx, id)
-	if err != nil {
-		t.Fatalf("getUser(%q): %v", id, err)
-	}
-	return u
+	return must(t, fmt.Sprintf("getUser(%q)", id), u, err)
 }
 
 func (e *env) getUserByEmail(t *testing.T, email string) *core.User {
 	t.Helper()
 	u, err := e.a.GetUserByEmail(e.ctx, email)
-	if err != nil {
-		t.Fatalf("getUserByEmail(%q): %v", email, err)
-	}
-	return u
+	return must(t, fmt.Sprintf("getUserByEmail(%q)", email), u, err)
 }
 
 func (e *env) linkAccount(t *testing.T, acc core.Account) core.Account {
 	t.Helper()
 	got, err := e.a.LinkAccount(e.ctx, acc)
-	if err != nil {
-		t.Fatalf("linkAccount(%s): %v", show(acc), err)
-	}
-	if got == nil {
+	if must(t, "linkAccount("+show(acc)+")", got, err) == nil {
 		// The spec lets linkAccount return nothing; the stored record is
 		// checked through getAccount and the raw view instead.
 		return acc.Normalize()
@@ -163,68 +166,43 @@ func (e *env) linkAccount(t *testing.T, acc core.Account) core.Account {
 func (e *env) getAccount(t *testing.T, providerAccountID, provider string) *core.Account {
 	t.Helper()
 	acc, err := e.a.GetAccount(e.ctx, providerAccountID, provider)
-	if err != nil {
-		t.Fatalf("getAccount(%q, %q): %v", providerAccountID, provider, err)
-	}
-	return acc
+	return must(t, fmt.Sprintf("getAccount(%q, %q)", providerAccountID, provider), acc, err)
 }
 
 func (e *env) createSession(t *testing.T, s core.Session) core.Session {
 	t.Helper()
 	got, err := e.a.CreateSession(e.ctx, s)
-	if err != nil {
-		t.Fatalf("createSession(%s): %v", show(s), err)
-	}
-	if got == nil {
-		t.Fatal("createSession returned nil and no error")
-	}
-	return *got
+	return created(t, "createSession("+show(s)+")", got, err)
 }
 
 func (e *env) getSessionAndUser(t *testing.T, token string) *core.SessionAndUser {
 	t.Helper()
 	su, err := e.a.GetSessionAndUser(e.ctx, token)
-	if err != nil {
-		t.Fatalf("getSessionAndUser(%q): %v", token, err)
-	}
-	return su
+	return must(t, fmt.Sprintf("getSessionAndUser(%q)", token), su, err)
 }
 
 func (e *env) createToken(t *testing.T, v core.VerificationToken) {
 	t.Helper()
-	if _, err := e.a.CreateVerificationToken(e.ctx, v); err != nil {
-		t.Fatalf("createVerificationToken(%s): %v", show(v), err)
-	}
+	_, err := e.a.CreateVerificationToken(e.ctx, v)
+	must(t, "createVerificationToken("+show(v)+")", 0, err)
 }
 
 func (e *env) useToken(t *testing.T, identifier, token string) *core.VerificationToken {
 	t.Helper()
 	v, err := e.a.UseVerificationToken(e.ctx, core.VerificationTokenKey{Identifier: identifier, Token: token})
-	if err != nil {
-		t.Fatalf("useVerificationToken(%q, %q): %v", identifier, token, err)
-	}
-	return v
+	return must(t, fmt.Sprintf("useVerificationToken(%q, %q)", identifier, token), v, err)
 }
 
 func (e *env) createAuthenticator(t *testing.T, au core.Authenticator) core.Authenticator {
 	t.Helper()
 	got, err := e.a.CreateAuthenticator(e.ctx, au)
-	if err != nil {
-		t.Fatalf("createAuthenticator(%s): %v", show(au), err)
-	}
-	if got == nil {
-		t.Fatal("createAuthenticator returned nil and no error")
-	}
-	return *got
+	return created(t, "createAuthenticator("+show(au)+")", got, err)
 }
 
 func (e *env) getAuthenticator(t *testing.T, id string) *core.Authenticator {
 	t.Helper()
 	au, err := e.a.GetAuthenticator(e.ctx, id)
-	if err != nil {
-		t.Fatalf("getAuthenticator(%q): %v", id, err)
-	}
-	return au
+	return must(t, fmt.Sprintf("getAuthenticator(%q)", id), au, err)
 }
 
 // state is everything the raw view shows, sorted, with times in UTC.
@@ -305,7 +283,28 @@ func canonUser(u core.User) core.User {
 	if u.EmailVerified != nil {
 		u.EmailVerified = ptr(canonTime(*u.EmailVerified))
 	}
+	u.Data = canonData(u.Data)
 	return u
+}
+
+// canonData rewrites each application field in one canonical JSON form, so
+// that equal values compare equal whatever the store's spelling (3 and 3.0,
+// spacing, key order); an empty map becomes nil.
+func canonData(data map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(data) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(data))
+	for k, v := range data {
+		var x any
+		if err := json.Unmarshal(v, &x); err != nil {
+			out[k] = v // left as it is, so that the comparison shows it
+			continue
+		}
+		b, _ := json.Marshal(x)
+		out[k] = b
+	}
+	return out
 }
 
 // expectUTC fails the test unless the adapter returned tm in UTC.

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/authport/authport/core"
@@ -83,6 +84,42 @@ type Mentioner interface {
 type RawWriter interface {
 	// WriteAccount stores the account as given; its user exists.
 	WriteAccount(ctx context.Context, account core.Account) error
+}
+
+// UserDataWriter is optionally implemented by a [Raw] view that can set
+// application fields on a stored user the way another application sharing
+// the database would: a column of the users table, a field of the user's
+// document or JSON object. The rules that check that the adapter keeps what
+// others wrote need it and are skipped, named, without it.
+//
+// The rules use the fields [UserDataFields] names; a SQL backend's test
+// schema needs a column for each.
+type UserDataWriter interface {
+	// WriteUserData sets the fields of the user with the id to the JSON
+	// values given, leaving its other fields as stored.
+	WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error
+}
+
+// UserDataField is one application field the suite's rules store on users.
+type UserDataField struct {
+	// Name is the field's name, as in [core.User.Data].
+	Name string
+	// SQLType is a column type that holds it in PostgreSQL, MySQL and
+	// SQLite, for backends that keep application fields as columns.
+	SQLType string
+}
+
+// UserDataFields returns the application fields the rules use. Backends that
+// keep application fields as columns of the users table (SQL) must add
+// these columns to their test schema; the Raw view's Users must return the
+// fields in [core.User.Data].
+func UserDataFields() []UserDataField {
+	return []UserDataField{
+		{Name: "role", SQLType: "VARCHAR(255)"},
+		{Name: "tenantId", SQLType: "VARCHAR(255)"},
+		{Name: "level", SQLType: "BIGINT"},
+		{Name: "beta", SQLType: "BOOLEAN"},
+	}
 }
 
 // ConsistencyChecker is optionally implemented by a [Raw] whose storage

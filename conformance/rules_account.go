@@ -1,12 +1,18 @@
 package conformance
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/authport/authport/core"
 )
 
 func accountRules() []rule {
+	return slices.Concat(linkAccountRules(), unlinkAccountRules(), getAccountRules())
+}
+
+// linkAccountRules are the rules of the linkAccount method.
+func linkAccountRules() []rule {
 	return []rule{
 		{group: string(linkAccount), name: "round_trip_all_fields", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -161,7 +167,12 @@ func accountRules() []rule {
 				}
 			}
 		}},
+	}
+}
 
+// unlinkAccountRules are the rules of the unlinkAccount method.
+func unlinkAccountRules() []rule {
+	return []rule{
 		{group: string(unlinkAccount), name: "removes_account", needs: []core.Method{createUser, linkAccount, getAccount, getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)
@@ -195,6 +206,25 @@ func accountRules() []rule {
 			e.expectUnchanged(t, before, "unlinkAccount of an unknown account")
 		}},
 
+		{group: string(unlinkAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
+			acc := e.rawMixedCaseAccount(t)
+			got, err := e.a.UnlinkAccount(e.ctx, acc.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != nil { // the spec lets unlinkAccount return nothing
+				expectEqual(t, "unlinkAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
+			}
+			if s := e.state(t); len(s.Accounts) != 0 {
+				t.Errorf("accounts left after unlinkAccount: %s", show(s.Accounts))
+			}
+		}},
+	}
+}
+
+// getAccountRules are the rules of the getAccount method.
+func getAccountRules() []rule {
+	return []rule{
 		{group: string(getAccount), name: "finds_account", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)
@@ -239,19 +269,6 @@ func accountRules() []rule {
 				t.Fatalf("getAccount of an account the raw view wrote = nil")
 			}
 			expectEqual(t, "getAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
-		}},
-		{group: string(unlinkAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
-			acc := e.rawMixedCaseAccount(t)
-			got, err := e.a.UnlinkAccount(e.ctx, acc.Key())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != nil { // the spec lets unlinkAccount return nothing
-				expectEqual(t, "unlinkAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
-			}
-			if s := e.state(t); len(s.Accounts) != 0 {
-				t.Errorf("accounts left after unlinkAccount: %s", show(s.Accounts))
-			}
 		}},
 	}
 }

@@ -11,6 +11,11 @@ import (
 )
 
 func sessionRules() []rule {
+	return slices.Concat(createSessionRules(), getSessionAndUserRules(), updateSessionRules(), deleteSessionRules())
+}
+
+// createSessionRules are the rules of the createSession method.
+func createSessionRules() []rule {
 	return []rule{
 		{group: string(createSession), name: "round_trip", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -98,7 +103,12 @@ func sessionRules() []rule {
 				}
 			}
 		}},
+	}
+}
 
+// getSessionAndUserRules are the rules of the getSessionAndUser method.
+func getSessionAndUserRules() []rule {
+	return []rule{
 		{group: string(getSessionAndUser), name: "finds_session_and_user", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -170,6 +180,12 @@ func sessionRules() []rule {
 				t.Error("the user's other session is gone after the expired one was removed")
 			}
 		}},
+	}
+}
+
+// updateSessionRules are the rules of the updateSession method.
+func updateSessionRules() []rule {
+	return []rule{
 		{group: string(updateSession), name: "two_instances_update_different_fields", needs: []core.Method{createUser, getSessionAndUser}, needsPeer: true, run: func(t *testing.T, e *env) {
 			// Two adapter instances on one store: one extends a session
 			// while the other moves it to another user. Both are kept.
@@ -276,6 +292,12 @@ func sessionRules() []rule {
 			expectErr(t, "updateSession to an unknown user", err, core.ErrNotFound)
 			e.expectUnchanged(t, before, "the rejected updateSession")
 		}},
+	}
+}
+
+// deleteSessionRules are the rules of the deleteSession method.
+func deleteSessionRules() []rule {
+	return []rule{
 		{group: string(deleteSession), name: "removes_session", needs: []core.Method{createUser, createSession, getSessionAndUser, getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			e.createUser(t, u)

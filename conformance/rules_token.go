@@ -9,6 +9,11 @@ import (
 )
 
 func tokenRules() []rule {
+	return slices.Concat(createTokenRules(), useTokenRules())
+}
+
+// createTokenRules are the rules of createVerificationToken.
+func createTokenRules() []rule {
 	return []rule{
 		{group: string(createToken), name: "round_trip", needs: []core.Method{useToken}, run: func(t *testing.T, e *env) {
 			v := e.newToken()
@@ -55,7 +60,12 @@ func tokenRules() []rule {
 			}
 			e.expectUnchanged(t, before, "the rejected createVerificationToken calls")
 		}},
+	}
+}
 
+// useTokenRules are the rules of useVerificationToken.
+func useTokenRules() []rule {
+	return []rule{
 		{group: string(useToken), name: "returns_token_once", needs: []core.Method{createToken}, run: func(t *testing.T, e *env) {
 			v, other := e.newToken(), e.newToken()
 			e.createToken(t, v)
@@ -142,173 +152,6 @@ func tokenRules() []rule {
 	}
 }
 
-func authenticatorRules() []rule {
-	return []rule{
-		{group: string(createAuth), name: "round_trip", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			au := e.newAuthenticator(u.ID, "pa-1")
-			got := e.createAuthenticator(t, au)
-			expectEqual(t, "createAuthenticator result", got, au)
-			fetched := e.getAuthenticator(t, au.CredentialID)
-			if fetched == nil {
-				t.Fatal("getAuthenticator after createAuthenticator = nil")
-			}
-			expectEqual(t, "getAuthenticator", *fetched, au)
-			expectEqual(t, "stored authenticators", e.state(t).Authenticators, []core.Authenticator{au})
-		}},
-		{group: string(createAuth), name: "null_and_empty_differ", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			nul, empty := e.newAuthenticator(u.ID, "pa"), e.newAuthenticator(u.ID, "pa")
-			nul.Transports, empty.Transports = nil, ptr("")
-			nul.Counter, nul.CredentialBackedUp = 0, false
-			for _, au := range []core.Authenticator{nul, empty} {
-				e.createAuthenticator(t, au)
-				got := e.getAuthenticator(t, au.CredentialID)
-				if got == nil {
-					t.Fatalf("getAuthenticator(%q) = nil", au.CredentialID)
-				}
-				expectEqual(t, "getAuthenticator", *got, au)
-			}
-		}},
-		{group: string(createAuth), name: "duplicate_credential_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			au := e.newAuthenticator(u.ID, "pa")
-			e.createAuthenticator(t, au)
-			before := e.state(t)
-			dup := e.newAuthenticator(u.ID, "pa-2")
-			dup.CredentialID = au.CredentialID
-			_, err := e.a.CreateAuthenticator(e.ctx, dup)
-			expectErr(t, "createAuthenticator with a taken credential id", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createAuthenticator")
-		}},
-		{group: string(createAuth), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
-			before := e.state(t)
-			_, err := e.a.CreateAuthenticator(e.ctx, e.newAuthenticator("no-such-user", "pa"))
-			expectErr(t, "createAuthenticator for an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected createAuthenticator")
-		}},
-		{group: string(createAuth), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			before := e.state(t)
-			bad := map[string]func(*core.Authenticator){
-				"empty credentialID":        func(a *core.Authenticator) { a.CredentialID = "" },
-				"empty credentialPublicKey": func(a *core.Authenticator) { a.CredentialPublicKey = "" },
-				"empty userId":              func(a *core.Authenticator) { a.UserID = "" },
-				"empty providerAccountId":   func(a *core.Authenticator) { a.ProviderAccountID = "" },
-				"negative counter":          func(a *core.Authenticator) { a.Counter = -1 },
-			}
-			for name, spoil := range bad {
-				au := e.newAuthenticator(u.ID, "pa")
-				spoil(&au)
-				_, err := e.a.CreateAuthenticator(e.ctx, au)
-				expectErr(t, "createAuthenticator with "+name, err, core.ErrInvalidInput)
-			}
-			e.expectUnchanged(t, before, "the rejected createAuthenticator calls")
-		}},
-
-		{group: string(getAuth), name: "finds_authenticator", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			au := e.newAuthenticator(u.ID, "pa")
-			e.createAuthenticator(t, au)
-			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
-			got := e.getAuthenticator(t, au.CredentialID)
-			if got == nil {
-				t.Fatal("getAuthenticator = nil")
-			}
-			expectEqual(t, "getAuthenticator", *got, au)
-		}},
-		{group: string(getAuth), name: "not_found_is_nil", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
-			if got := e.getAuthenticator(t, "no-such-credential"); got != nil {
-				t.Errorf("getAuthenticator of an unknown id = %s, want nil", show(got))
-			}
-		}},
-
-		{group: string(listAuth), name: "lists_the_users_authenticators", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
-			a2 := e.newAuthenticator(u.ID, "pa")
-			a1 := e.newAuthenticator(u.ID, "pa")
-			a1.CredentialID = "A" + a1.CredentialID // sorts before a2
-			e.createAuthenticator(t, a2)
-			e.createAuthenticator(t, a1)
-			e.createAuthenticator(t, e.newAuthenticator(other.ID, "pb"))
-			got, err := e.a.ListAuthenticatorsByUserID(e.ctx, u.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			expectEqual(t, "listAuthenticatorsByUserId (ordered by credential id)", got, []core.Authenticator{a1, a2})
-		}},
-		{group: string(listAuth), name: "unknown_user_empty_list", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
-			got, err := e.a.ListAuthenticatorsByUserID(e.ctx, "no-such-user")
-			if err != nil {
-				t.Errorf("listAuthenticatorsByUserId of an unknown user: %v, want an empty list and no error", err)
-			}
-			if got == nil || len(got) != 0 {
-				t.Errorf("listAuthenticatorsByUserId of an unknown user = %#v, want an empty, non-nil list", got)
-			}
-		}},
-
-		{group: string(updateCounter), name: "updates_counter", needs: []core.Method{createUser, createAuth, getAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			au, other := e.newAuthenticator(u.ID, "pa"), e.newAuthenticator(u.ID, "pa")
-			e.createAuthenticator(t, au)
-			e.createAuthenticator(t, other)
-			got, err := e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, 1<<40)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := au
-			want.Counter = 1 << 40
-			if got == nil {
-				t.Fatal("updateAuthenticatorCounter returned nil and no error")
-			}
-			expectEqual(t, "updateAuthenticatorCounter result", *got, want)
-			if g := e.getAuthenticator(t, au.CredentialID); g == nil {
-				t.Error("getAuthenticator after the update = nil")
-			} else {
-				expectEqual(t, "getAuthenticator after the update", *g, want)
-			}
-			expectEqual(t, "stored authenticators", e.state(t).Authenticators, sortedAuthenticators(want, other))
-		}},
-		{group: string(updateCounter), name: "unknown_credential_errors", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
-			before := e.state(t)
-			got, err := e.a.UpdateAuthenticatorCounter(e.ctx, "no-such-credential", 3)
-			expectErr(t, "updateAuthenticatorCounter of an unknown credential (the spec says it must throw)", err, core.ErrNotFound)
-			if got != nil {
-				t.Errorf("it also returned %s", show(got))
-			}
-			e.expectUnchanged(t, before, "the failed updateAuthenticatorCounter")
-		}},
-		{group: string(updateCounter), name: "negative_counter_rejected", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			au := e.newAuthenticator(u.ID, "pa")
-			e.createAuthenticator(t, au)
-			before := e.state(t)
-			_, err := e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1)
-			expectErr(t, "updateAuthenticatorCounter to -1", err, core.ErrInvalidInput)
-			e.expectUnchanged(t, before, "the rejected updateAuthenticatorCounter")
-		}},
-	}
-}
-
 // purgeRules check core.ExpiredPurger, which is not a spec method: adapters
 // whose store expires records by itself need not offer it.
 func purgeRules() []rule {
@@ -336,9 +179,4 @@ func purgeRules() []rule {
 			}
 		}},
 	}
-}
-
-func sortedAuthenticators(as ...core.Authenticator) []core.Authenticator {
-	slices.SortFunc(as, byCredentialID)
-	return as
 }

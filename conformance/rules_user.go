@@ -48,6 +48,11 @@ func badStrings() map[string]string {
 }
 
 func userRules() []rule {
+	return slices.Concat(createUserRules(), getUserRules(), getUserByEmailRules(), getUserByAccountRules(), updateUserRules(), deleteUserRules())
+}
+
+// createUserRules are the rules of the createUser method.
+func createUserRules() []rule {
 	return []rule{
 		{group: string(createUser), name: "round_trip_all_fields", needs: []core.Method{getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -187,7 +192,12 @@ func userRules() []rule {
 			}
 			expectUser(t, "getUser after the caller changed a fetched copy", e.getUser(t, u.ID), want)
 		}},
+	}
+}
 
+// getUserRules are the rules of the getUser method.
+func getUserRules() []rule {
+	return []rule{
 		{group: string(getUser), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -220,7 +230,12 @@ func userRules() []rule {
 				t.Error("getUser with a cancelled context returned no error")
 			}
 		}},
+	}
+}
 
+// getUserByEmailRules are the rules of the getUserByEmail method.
+func getUserByEmailRules() []rule {
+	return []rule{
 		{group: string(getUserByEmail), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -233,7 +248,12 @@ func userRules() []rule {
 				t.Errorf("getUserByEmail of an unknown address = %s, want nil", show(u))
 			}
 		}},
+	}
+}
 
+// getUserByAccountRules are the rules of the getUserByAccount method.
+func getUserByAccountRules() []rule {
+	return []rule{
 		{group: string(getUserByAccount), name: "finds_owner", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -278,7 +298,12 @@ func userRules() []rule {
 				t.Errorf("getUserByAccount with provider and id swapped = %s, %v; want nil, nil", show(got), err)
 			}
 		}},
+	}
+}
 
+// updateUserRules are the rules of the updateUser method.
+func updateUserRules() []rule {
+	return []rule{
 		{group: string(updateUser), name: "changes_only_given_fields", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)
@@ -412,7 +437,12 @@ func userRules() []rule {
 			expectErr(t, "updateUser with an empty id", err, core.ErrInvalidInput)
 			e.expectUnchanged(t, before, "the rejected updateUser")
 		}},
+	}
+}
 
+// deleteUserRules are the rules of the deleteUser method.
+func deleteUserRules() []rule {
+	return []rule{
 		{group: string(deleteUser), name: "removes_user", needs: []core.Method{createUser, getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u, other := e.newUser(), e.newUser()
 			e.createUser(t, u)

@@ -45,6 +45,9 @@ type rule struct {
 	// needsRawWriter marks rules that write through the [RawWriter] view;
 	// they are skipped, named, when the Raw view does not offer it.
 	needsRawWriter bool
+	// needsDataWriter marks rules that write through the [UserDataWriter]
+	// view; they are skipped, named, when the Raw view does not offer it.
+	needsDataWriter bool
 	// needsPeer marks rules that run a second adapter instance on the same
 	// store ([Fixture.Peer]); they are skipped, named, without one.
 	needsPeer bool
@@ -119,6 +122,9 @@ func runRule(t *testing.T, h Harness, r rule) {
 	if _, ok := f.Raw.(RawWriter); r.needsRawWriter && !ok {
 		t.Skipf("the Raw view %T does not implement conformance.RawWriter, which this rule writes through", f.Raw)
 	}
+	if _, ok := f.Raw.(UserDataWriter); r.needsDataWriter && !ok {
+		t.Skipf("the Raw view %T does not implement conformance.UserDataWriter, which this rule writes through", f.Raw)
+	}
 	if r.needsPeer && f.Peer == nil {
 		t.Skip("the harness gives no second adapter instance on the same store (conformance.Fixture.Peer is nil), which this rule runs")
 	}
@@ -161,7 +167,10 @@ func isSpecMethod(m core.Method) bool {
 func allRules() []rule {
 	var rs []rule
 	rs = append(rs, userRules()...)
+	rs = append(rs, userDataRules()...)
 	rs = append(rs, accountRules()...)
+	rs = append(rs, accountListRules()...)
+	rs = append(rs, accountUpdateRules()...)
 	rs = append(rs, sessionRules()...)
 	rs = append(rs, tokenRules()...)
 	rs = append(rs, authenticatorRules()...)
@@ -169,7 +178,7 @@ func allRules() []rule {
 	rs = append(rs, raceRules()...)
 	rs = append(rs, counterRules()...)
 	rs = append(rs, cutRules()...)
-	for _, r := range flowRules() {
+	for _, r := range append(flowRules(), accountFlowRules()...) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)
 	}

@@ -326,7 +326,11 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 		if !h.allowSignIn(w, r, "") {
 			return
 		}
-		to, err := h.flow.Begin(ctx, w, id)
+		// Authorization parameters of the sign-in request (Auth.js's
+		// signIn(id, options, authorizationParams) puts them in the
+		// query), e.g. prompt or login_hint; the flow takes only its
+		// allow-list.
+		to, err := h.flow.Begin(ctx, w, id, r.URL.Query(), r.PostForm)
 		if err != nil {
 			h.fail(w, r, ErrorCode(err, "signin"), err)
 			return

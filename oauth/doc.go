@@ -2,7 +2,7 @@
 // OIDC providers of an [auth.Auth] (SPEC §5.2–5.4), in Auth.js's shape, so
 // that an HTTP layer is a few lines over it:
 //
-//	POST /signin/{provider}         to, err := flow.Begin(ctx, w, id); redirect to `to`
+//	POST /signin/{provider}         to, err := flow.Begin(ctx, w, id, r.URL.Query()); redirect to `to`
 //	GET|POST /callback/{provider}   signIn, err := flow.Callback(ctx, w, r, id)
 //
 // [Flow.Begin] builds the authorization URL (client_id, redirect_uri,
@@ -20,6 +20,16 @@
 // userinfo where the profile comes from there, maps the profile and the
 // tokens with the provider's callbacks, and only then calls
 // [auth.Auth.SignInWithOAuth]: a failed check writes nothing.
+//
+// [Flow.AccessToken] returns a valid access token of a user's account for
+// calling the provider's API, refreshed with the stored refresh token when
+// it has expired (one token request per account at a time, the rotated
+// tokens stored). Every provider call goes through one HTTP client, by
+// default with a [DefaultHTTPTimeout] of 10 s. [Flow.Begin] passes the
+// sign-in request's authorization parameters on (prompt, login_hint,
+// ui_locales; see [SignInParams]). The token endpoint authentication
+// includes private_key_jwt and client_secret_jwt (RFC 7523), configured on
+// the provider's [provider.ClientOptions].
 //
 // The protocol is golang.org/x/oauth2's (authorization URL, PKCE, code
 // exchange) and github.com/coreos/go-oidc's (discovery, keys, id_token

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -48,6 +47,11 @@ func (f *Flow) exchange(ctx context.Context, p provider.OAuthProvider, o provide
 			opts = append(opts, oauth2.SetAuthURLParam(k, vs[0]))
 		}
 	}
+	auth, err := f.clientAuth(o, conf.Endpoint.TokenURL)
+	if err != nil {
+		return provider.TokenSet{}, nil, err
+	}
+	opts = append(opts, authOptions(auth)...)
 	// Keep the token endpoint's response body: x/oauth2 exposes its members
 	// one by one only, and the Account callback gets them all.
 	rec := &recorder{base: f.client.Transport}
@@ -99,20 +103,10 @@ func (r *recorder) tokenSet(tok *oauth2.Token) provider.TokenSet {
 	r.mu.Lock()
 	body, ctype := r.body, r.ctype
 	r.mu.Unlock()
-	if mt, _, _ := mime.ParseMediaType(ctype); mt == "application/x-www-form-urlencoded" || mt == "text/plain" {
-		if vals, err := url.ParseQuery(string(body)); err == nil {
-			m := make(map[string]any, len(vals))
-			for k := range vals {
-				m[k] = vals.Get(k)
-			}
-			body, _ = json.Marshal(m)
-		}
-	}
-	var ts provider.TokenSet
-	if err := json.Unmarshal(body, &ts); err == nil && ts.AccessToken == tok.AccessToken {
+	if ts, err := decodeTokens(body, ctype); err == nil && ts.AccessToken == tok.AccessToken {
 		return ts
 	}
-	ts = provider.TokenSet{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType}
+	ts := provider.TokenSet{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType}
 	if tok.ExpiresIn != 0 {
 		n := tok.ExpiresIn
 		ts.ExpiresIn = &n

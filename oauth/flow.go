@@ -30,9 +30,19 @@ type Config struct {
 	// Required.
 	Auth *auth.Auth
 	// HTTPClient makes every request to the providers (discovery, JWKS,
-	// token, userinfo). nil means [http.DefaultClient]; give one with a
-	// timeout in production.
+	// token, userinfo, refresh). nil means a client on
+	// http.DefaultTransport whose Timeout is [DefaultHTTPTimeout] (10 s),
+	// so that a provider that never answers fails the sign-in within
+	// seconds. A client given here is used as it is: give it a Timeout
+	// (and, for tls_client_auth, the client certificate).
 	HTTPClient *http.Client
+	// AuthorizationParams names the parameters, beyond [SignInParams],
+	// that [Flow.Begin] passes from a sign-in request to the authorization
+	// URL. client_id, redirect_uri, response_type, response_mode, scope,
+	// request and request_uri come from a sign-in request only when named
+	// here (Auth.js passes every query parameter, these included);
+	// state, nonce, code_challenge and code_challenge_method never do.
+	AuthorizationParams []string
 }
 
 // Flow runs OAuth 2.0 and OpenID Connect sign-in for the OAuth and OIDC
@@ -47,11 +57,13 @@ type Flow struct {
 	secure bool
 	client *http.Client
 	now    func() time.Time
+	params map[string]bool // the sign-in request's parameters Begin passes on
 
 	mu    sync.Mutex
 	cache map[string]*endpoints
 
-	used usedChecks // in-process fallback of useOnce
+	used      usedChecks // in-process fallback of useOnce
+	refreshes flights    // one token refresh per account at a time
 }
 
 // New returns a [Flow] for cfg. Its error matches [ErrInvalidConfig] and
@@ -62,7 +74,7 @@ func New(cfg Config) (*Flow, error) {
 	}
 	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Auth.Clock(), cache: map[string]*endpoints{}}
 	if f.client == nil {
-		f.client = http.DefaultClient
+		f.client = defaultClient()
 	}
 	f.base = strings.TrimSuffix(cfg.Auth.BaseURL(), "/")
 	u, err := url.Parse(f.base)
@@ -70,6 +82,9 @@ func New(cfg Config) (*Flow, error) {
 		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set auth.Config.BaseURL to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
 	}
 	f.secure = u.Scheme == "https"
+	if f.params, err = paramAllowList(cfg.AuthorizationParams); err != nil {
+		return nil, err
+	}
 	// The Auth's secrets, which auth.New has checked.
 	f.seal, err = newSealer(f.now, cfg.Auth.Secrets()...)
 	if err != nil {
@@ -93,8 +108,18 @@ func (f *Flow) SecureCookies() bool { return f.secure }
 // The URL carries client_id, redirect_uri (BaseURL/callback/{id}, or the
 // provider's redirect proxy URL), response_type=code, the provider's
 // authorization parameters (scope defaults to "openid profile email" for
-// OIDC), and the checks: code_challenge (S256), state, nonce.
-func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID string) (string, error) {
+// OIDC), the sign-in request's, and the checks: code_challenge (S256),
+// state, nonce.
+//
+// params are the sign-in request's authorization parameters, as Auth.js's
+// signIn(provider, options, authorizationParams) sends them: e.g.
+// r.URL.Query() and r.PostForm, the first set naming a parameter winning.
+// Only the names of [SignInParams] and Config.AuthorizationParams are
+// taken (prompt=login, login_hint, ui_locales, …), each with its first
+// value; they replace the provider's configured value of the same name.
+// A value over 2048 bytes or with control characters fails with
+// [ErrInvalidParams].
+func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID string, params ...url.Values) (string, error) {
 	if f == nil || f.auth == nil {
 		return "", fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
 	}
@@ -114,12 +139,22 @@ func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID stri
 	if err != nil {
 		return "", err
 	}
+	request, err := f.signInParams(params)
+	if err != nil {
+		return "", err
+	}
+	auth := o.Authorization.Params
+	if auth == nil {
+		auth = url.Values{}
+	}
+	for k, vs := range request {
+		auth[k] = vs
+	}
 	var opts []oauth2.AuthCodeOption
-	params := o.Authorization.Params
-	if params.Get("scope") == "" && o.Type == provider.TypeOIDC {
+	if auth.Get("scope") == "" && o.Type == provider.TypeOIDC {
 		opts = append(opts, oauth2.SetAuthURLParam("scope", "openid profile email"))
 	}
-	for k, vs := range params {
+	for k, vs := range auth {
 		if len(vs) > 0 {
 			opts = append(opts, oauth2.SetAuthURLParam(k, vs[0]))
 		}
@@ -148,7 +183,7 @@ func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID stri
 		opts = append(opts, oauth2.SetAuthURLParam("nonce", v))
 		checks = append(checks, check{NonceCookieName, v})
 	}
-	formPost := params.Get("response_mode") == "form_post"
+	formPost := auth.Get("response_mode") == "form_post"
 	for _, c := range checks {
 		if err := f.setCheck(w, c.cookie, c.value, formPost); err != nil {
 			return "", err
@@ -193,11 +228,18 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 		conf.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
 	case "client_secret_post":
 		conf.Endpoint.AuthStyle = oauth2.AuthStyleInParams
-	case "none", "tls_client_auth", "self_signed_tls_client_auth":
+	case "none", "tls_client_auth", "self_signed_tls_client_auth", "client_secret_jwt", "private_key_jwt":
 		// client_id in the body and no secret; for the TLS methods the
-		// client certificate comes from Config.HTTPClient.
+		// client certificate comes from Config.HTTPClient, for the JWT
+		// methods the client assertion is added to each request
+		// (clientAuth), unless a Token.Request handler makes it.
 		conf.Endpoint.AuthStyle = oauth2.AuthStyleInParams
 		conf.ClientSecret = ""
+		if jwtAuth(m) && o.Token.Request == nil {
+			if _, _, err := assertionKey(o); err != nil {
+				return nil, fmt.Errorf("%w: provider %q: %w", ErrInvalidConfig, o.ID, err)
+			}
+		}
 	default:
 		if o.Token.Request == nil {
 			return nil, fmt.Errorf("%w: provider %q: token endpoint auth method %q is not supported here; give the provider a Token.Request handler that authenticates itself", ErrInvalidConfig, o.ID, m)

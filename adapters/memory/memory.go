@@ -10,6 +10,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -24,7 +25,7 @@ import (
 // Adapter is an in-memory adapter. Create one with [New]; the zero value is
 // not usable.
 type Adapter struct {
-	now func() time.Time
+	config
 
 	mu             sync.Mutex
 	users          map[string]core.User
@@ -39,21 +40,28 @@ var (
 	_ core.Adapter                      = (*Adapter)(nil)
 	_ core.ExpiredPurger                = (*Adapter)(nil)
 	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
+	_ core.AccountsByUserLister         = (*Adapter)(nil)
+	_ core.AccountUpdater               = (*Adapter)(nil)
 )
 
+// config is what the options set.
+type config struct {
+	now func() time.Time
+}
+
 // Option configures an [Adapter].
-type Option func(*Adapter)
+type Option func(*config)
 
 // WithClock makes the adapter read the current time from now instead of
 // [time.Now]; it decides which sessions and tokens have expired.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) { a.now = now }
+	return func(c *config) { c.now = now }
 }
 
 // New returns an empty adapter.
 func New(opts ...Option) *Adapter {
 	a := &Adapter{
-		now:            time.Now,
+		config:         config{now: time.Now},
 		users:          make(map[string]core.User),
 		userByEmail:    make(map[string]string),
 		accounts:       make(map[core.AccountKey]core.Account),
@@ -62,37 +70,27 @@ func New(opts ...Option) *Adapter {
 		authenticators: make(map[string]core.Authenticator),
 	}
 	for _, o := range opts {
-		o(a)
+		o(&a.config)
 	}
 	return a
 }
 
-// lock takes the mutex unless ctx is already done.
-func (a *Adapter) lock(ctx context.Context, m core.Method) (unlock func(), err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", m, err)
-	}
+// lock takes the mutex and returns its unlock.
+func (a *Adapter) lock() (unlock func()) {
 	a.mu.Lock()
-	return a.mu.Unlock, nil
+	return a.mu.Unlock
 }
 
 func ptr[T any](v T) *T { return &v }
 
 // CreateUser implements [core.UserCreator].
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
-	if err := user.Validate(); err != nil {
-		return nil, err
-	}
-	unlock, err := a.lock(ctx, core.MethodCreateUser)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	if _, ok := a.users[user.ID]; ok {
-		return nil, fmt.Errorf("createUser: user id %q: %w", user.ID, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("user id %q: %w", user.ID, core.ErrAlreadyExists)
 	}
 	if _, ok := a.userByEmail[user.Email]; ok {
-		return nil, fmt.Errorf("createUser: e-mail %q: %w", user.Email, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("e-mail %q: %w", user.Email, core.ErrAlreadyExists)
 	}
 	u := user.Normalize()
 	a.users[u.ID] = u
@@ -102,11 +100,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 
 // GetUser implements [core.UserGetter].
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
-	unlock, err := a.lock(ctx, core.MethodGetUser)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	return a.userLocked(id), nil
 }
 
@@ -120,11 +114,7 @@ func (a *Adapter) userLocked(id string) *core.User {
 
 // GetUserByEmail implements [core.UserByEmailGetter].
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	unlock, err := a.lock(ctx, core.MethodGetUserByEmail)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	id, ok := a.userByEmail[email]
 	if !ok {
 		return nil, nil
@@ -134,11 +124,7 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 
 // GetUserByAccount implements [core.UserByAccountGetter].
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	unlock, err := a.lock(ctx, core.MethodGetUserByAccount)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	acc, ok := a.accounts[key]
 	if !ok {
 		return nil, nil
@@ -148,22 +134,15 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 
 // UpdateUser implements [core.UserUpdater].
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
-	unlock, err := a.lock(ctx, core.MethodUpdateUser)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	old, ok := a.users[update.ID]
 	if !ok {
-		return nil, fmt.Errorf("updateUser: user %q: %w", update.ID, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", update.ID, core.ErrNotFound)
 	}
 	u := update.Apply(old)
 	if u.Email != old.Email {
 		if _, taken := a.userByEmail[u.Email]; taken {
-			return nil, fmt.Errorf("updateUser: e-mail %q: %w", u.Email, core.ErrAlreadyExists)
+			return nil, fmt.Errorf("e-mail %q: %w", u.Email, core.ErrAlreadyExists)
 		}
 		delete(a.userByEmail, old.Email)
 		a.userByEmail[u.Email] = u.ID
@@ -175,11 +154,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 // DeleteUser implements [core.UserDeleter]. It removes the user's accounts,
 // sessions and authenticators with it.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	unlock, err := a.lock(ctx, core.MethodDeleteUser)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	u, ok := a.users[id]
 	if !ok {
 		return nil, nil
@@ -194,19 +169,12 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 
 // LinkAccount implements [core.AccountLinker].
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	if err := account.Validate(); err != nil {
-		return nil, err
-	}
-	unlock, err := a.lock(ctx, core.MethodLinkAccount)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	if _, ok := a.users[account.UserID]; !ok {
-		return nil, fmt.Errorf("linkAccount: user %q: %w", account.UserID, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", account.UserID, core.ErrNotFound)
 	}
 	if _, ok := a.accounts[account.Key()]; ok {
-		return nil, fmt.Errorf("linkAccount: account %q/%q: %w", account.Provider, account.ProviderAccountID, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("account %q/%q: %w", account.Provider, account.ProviderAccountID, core.ErrAlreadyExists)
 	}
 	acc := account.Normalize()
 	a.accounts[acc.Key()] = acc
@@ -215,11 +183,7 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 
 // UnlinkAccount implements [core.AccountUnlinker].
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	unlock, err := a.lock(ctx, core.MethodUnlinkAccount)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	acc, ok := a.accounts[key]
 	if !ok {
 		return nil, nil
@@ -230,11 +194,7 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 
 // GetAccount implements [core.AccountGetter].
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	unlock, err := a.lock(ctx, core.MethodGetAccount)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	acc, ok := a.accounts[core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID}]
 	if !ok {
 		return nil, nil
@@ -244,21 +204,41 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 	return ptr(acc.Normalize()), nil
 }
 
+// ListAccountsByUserID implements [core.AccountsByUserLister].
+func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	defer a.lock()()
+	list := []core.Account{}
+	for _, acc := range a.accounts {
+		if acc.UserID == userID {
+			list = append(list, acc.Normalize())
+		}
+	}
+	slices.SortFunc(list, func(x, y core.Account) int {
+		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+	})
+	return list, nil
+}
+
+// UpdateAccount implements [core.AccountUpdater].
+func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
+	defer a.lock()()
+	old, ok := a.accounts[update.Key()]
+	if !ok {
+		return nil, nil
+	}
+	acc := update.Apply(old)
+	a.accounts[acc.Key()] = acc
+	return ptr(acc.Clone()), nil
+}
+
 // CreateSession implements [core.SessionCreator].
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	if err := session.Validate(); err != nil {
-		return nil, err
-	}
-	unlock, err := a.lock(ctx, core.MethodCreateSession)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	if _, ok := a.users[session.UserID]; !ok {
-		return nil, fmt.Errorf("createSession: user %q: %w", session.UserID, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", session.UserID, core.ErrNotFound)
 	}
 	if _, ok := a.sessions[session.SessionToken]; ok {
-		return nil, fmt.Errorf("createSession: session token: %w", core.ErrAlreadyExists)
+		return nil, fmt.Errorf("session token: %w", core.ErrAlreadyExists)
 	}
 	s := session.Normalize()
 	a.sessions[s.SessionToken] = s
@@ -271,9 +251,6 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	// The hot path of every request: it locks without lock's closure and
 	// returns the result and the copies of the user's nullable fields in
 	// one allocation (sessionAndUserBox), not four.
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", core.MethodGetSessionAndUser, err)
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.sessions[sessionToken]
@@ -301,6 +278,9 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		box.image = *u.Image
 		box.su.User.Image = &box.image
 	}
+	if u.Data != nil {
+		box.su.User.Data = core.MergeData(u.Data, nil)
+	}
 	return &box.su, nil
 }
 
@@ -315,21 +295,14 @@ type sessionAndUserBox struct {
 
 // UpdateSession implements [core.SessionUpdater].
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
-	if err := update.Validate(); err != nil {
-		return nil, err
-	}
-	unlock, err := a.lock(ctx, core.MethodUpdateSession)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	old, ok := a.sessions[update.SessionToken]
 	if !ok {
 		return nil, nil
 	}
 	s := update.Apply(old)
 	if _, ok := a.users[s.UserID]; !ok {
-		return nil, fmt.Errorf("updateSession: user %q: %w", s.UserID, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", s.UserID, core.ErrNotFound)
 	}
 	a.sessions[s.SessionToken] = s
 	return &s, nil
@@ -337,11 +310,7 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 
 // DeleteSession implements [core.SessionDeleter].
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	unlock, err := a.lock(ctx, core.MethodDeleteSession)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	s, ok := a.sessions[sessionToken]
 	if !ok {
 		return nil, nil
@@ -352,16 +321,9 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 
 // CreateVerificationToken implements [core.VerificationTokenCreator].
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
-	if err := token.Validate(); err != nil {
-		return nil, err
-	}
-	unlock, err := a.lock(ctx, core.MethodCreateVerificationToken)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	if _, ok := a.tokens[token.Key()]; ok {
-		return nil, fmt.Errorf("createVerificationToken: %w", core.ErrAlreadyExists)
+		return nil, fmt.Errorf("%w", core.ErrAlreadyExists)
 	}
 	v := token.Normalize()
 	a.tokens[v.Key()] = v
@@ -371,11 +333,7 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // UseVerificationToken implements [core.VerificationTokenUser]. An expired
 // token is deleted and reported as not found.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
-	unlock, err := a.lock(ctx, core.MethodUseVerificationToken)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	v, ok := a.tokens[key]
 	if !ok {
 		return nil, nil
@@ -389,19 +347,12 @@ func (a *Adapter) UseVerificationToken(ctx context.Context, key core.Verificatio
 
 // CreateAuthenticator implements [core.AuthenticatorCreator].
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	if err := authenticator.Validate(); err != nil {
-		return nil, err
-	}
-	unlock, err := a.lock(ctx, core.MethodCreateAuthenticator)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	if _, ok := a.users[authenticator.UserID]; !ok {
-		return nil, fmt.Errorf("createAuthenticator: user %q: %w", authenticator.UserID, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", authenticator.UserID, core.ErrNotFound)
 	}
 	if _, ok := a.authenticators[authenticator.CredentialID]; ok {
-		return nil, fmt.Errorf("createAuthenticator: credential id %q: %w", authenticator.CredentialID, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("credential id %q: %w", authenticator.CredentialID, core.ErrAlreadyExists)
 	}
 	au := authenticator.Clone()
 	a.authenticators[au.CredentialID] = au
@@ -410,11 +361,7 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 
 // GetAuthenticator implements [core.AuthenticatorGetter].
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	unlock, err := a.lock(ctx, core.MethodGetAuthenticator)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	au, ok := a.authenticators[credentialID]
 	if !ok {
 		return nil, nil
@@ -424,11 +371,7 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister].
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	unlock, err := a.lock(ctx, core.MethodListAuthenticatorsByUserID)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	defer a.lock()()
 	list := []core.Authenticator{}
 	for _, au := range a.authenticators {
 		if au.UserID == userID {
@@ -441,7 +384,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.MethodUpdateAuthenticatorCounter, credentialID, newCounter, false)
+	return a.setCounter(credentialID, newCounter, false)
 }
 
 // AdvanceAuthenticatorCounter implements
@@ -449,27 +392,20 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // counter only if newCounter is above the stored one (both 0 passes and
 // changes nothing), else it fails with [core.ErrCounterNotIncreased].
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.Method(core.ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, true)
+	return a.setCounter(credentialID, newCounter, true)
 }
 
-// setCounter sets the authenticator's counter under the adapter's lock, for
-// method m; with increaseOnly only if newCounter is above the stored one
+// setCounter sets the authenticator's counter under the adapter's lock;
+// with increaseOnly only if newCounter is above the stored one
 // (both 0 passes), else it fails with [core.ErrCounterNotIncreased].
-func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
-	if newCounter < 0 {
-		return nil, &core.InputError{Method: string(m), Field: "counter", Reason: "must not be negative"}
-	}
-	unlock, err := a.lock(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+func (a *Adapter) setCounter(credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
+	defer a.lock()()
 	au, ok := a.authenticators[credentialID]
 	if !ok {
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+		return nil, fmt.Errorf("credential id %q: %w", credentialID, core.ErrNotFound)
 	}
 	if increaseOnly && !core.CounterAdvances(au.Counter, newCounter) {
-		return nil, fmt.Errorf("%s: stored %d, reported %d: %w", m, au.Counter, newCounter, core.ErrCounterNotIncreased)
+		return nil, fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
 	}
 	au.Counter = newCounter
 	a.authenticators[credentialID] = au
@@ -479,11 +415,7 @@ func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID st
 // PurgeExpired implements [core.ExpiredPurger]: it deletes every session and
 // verification token that has expired.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
-	unlock, err := a.lock(ctx, "purgeExpired")
-	if err != nil {
-		return core.PurgeResult{}, err
-	}
-	defer unlock()
+	defer a.lock()()
 	now := a.now()
 	var r core.PurgeResult
 	for k, s := range a.sessions {
@@ -518,11 +450,7 @@ type Snapshot struct {
 // stored replace the stored ones; nothing checks that a record's user
 // exists.
 func (a *Adapter) Import(ctx context.Context, s Snapshot) error {
-	unlock, err := a.lock(ctx, "import")
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	defer a.lock()()
 	for _, u := range s.Users {
 		if old, ok := a.users[u.ID]; ok {
 			delete(a.userByEmail, old.Email)

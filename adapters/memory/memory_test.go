@@ -2,6 +2,8 @@ package memory_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/authport/authport/adapters/memory"
@@ -33,4 +35,16 @@ type rawView struct {
 
 func (r rawView) WriteAccount(ctx context.Context, acc core.Account) error {
 	return r.a.Import(ctx, memory.Snapshot{Accounts: []core.Account{acc}})
+}
+
+// WriteUserData sets application fields on a stored user as another program
+// would: it reads the user from a snapshot and imports it back changed.
+func (r rawView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
+	for _, u := range r.a.Snapshot().Users {
+		if u.ID == userID {
+			u.Data = core.MergeData(u.Data, data)
+			return r.a.Import(ctx, memory.Snapshot{Users: []core.User{u}})
+		}
+	}
+	return fmt.Errorf("no user %q", userID)
 }

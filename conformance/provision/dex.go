@@ -56,6 +56,13 @@ const (
 type DexConfig struct {
 	Clients []DexClient
 	Users   []DexUser
+	// PostgresURL, when set, is a PostgreSQL database
+	// (postgres://user:password@host:port/db?sslmode=disable) dex keeps
+	// its state in, instead of memory. Refreshing needs it: dex's memory
+	// (and SQLite, one connection) storage deadlocks on a refresh_token
+	// grant, whose rotation reads the offline session while holding the
+	// refresh token's transaction. The database must be the test's own.
+	PostgresURL string
 }
 
 // DexClient is an OAuth 2.0 client registered with dex.
@@ -190,7 +197,7 @@ var errDexConfig = errors.New("invalid DexConfig")
 // optional fields filled in, or an error wrapping errDexConfig naming what
 // is missing.
 func (c DexConfig) withDefaults() (DexConfig, error) {
-	out := DexConfig{}
+	out := DexConfig{PostgresURL: c.PostgresURL}
 	if len(c.Clients) == 0 {
 		out.Clients = []DexClient{{
 			ID: DefaultDexClientID, Secret: DefaultDexClientSecret, Name: "authport tests",
@@ -290,7 +297,8 @@ func dexPasswords(users []DexUser) ([]dexPassword, error) {
 type dexConfigFile struct {
 	Issuer  string `json:"issuer"`
 	Storage struct {
-		Type string `json:"type"`
+		Type   string       `json:"type"`
+		Config *dexPostgres `json:"config,omitempty"`
 	} `json:"storage"`
 	Web struct {
 		HTTP string `json:"http"`
@@ -305,6 +313,29 @@ type dexConfigFile struct {
 	EnablePasswordDB bool              `json:"enablePasswordDB"`
 	StaticClients    []dexStaticClient `json:"staticClients"`
 	StaticPasswords  []dexPassword     `json:"staticPasswords"`
+}
+
+// dexPostgres is dex's postgres storage configuration.
+type dexPostgres struct {
+	Host     string `json:"host"`
+	Database string `json:"database"`
+	User     string `json:"user"`
+	Password string `json:"password,omitempty"`
+	SSL      struct {
+		Mode string `json:"mode"`
+	} `json:"ssl"`
+}
+
+// newDexPostgres reads a postgres:// URL into dex's configuration.
+func newDexPostgres(raw string) (*dexPostgres, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" || len(u.Path) < 2 {
+		return nil, fmt.Errorf("%w: PostgresURL %q is not postgres://user@host:port/database", errDexConfig, raw)
+	}
+	p := &dexPostgres{Host: u.Host, Database: u.Path[1:], User: u.User.Username()}
+	p.Password, _ = u.User.Password()
+	p.SSL.Mode = cmpOr(u.Query().Get("sslmode"), "disable")
+	return p, nil
 }
 
 // dexStaticClient is one entry of dex's staticClients.
@@ -328,6 +359,12 @@ func startDex(bin, dir string, cfg DexConfig, passwords []dexPassword) (*DexServ
 	var file dexConfigFile
 	file.Issuer = issuer
 	file.Storage.Type = "memory"
+	if cfg.PostgresURL != "" {
+		if file.Storage.Config, err = newDexPostgres(cfg.PostgresURL); err != nil {
+			return nil, nil, err
+		}
+		file.Storage.Type = "postgres"
+	}
 	file.Web.HTTP = addr
 	file.OAuth2.SkipApprovalScreen = true
 	file.Logger.Level = "info" // debug would log requests in full

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -102,6 +103,32 @@ func (a counterReplayAccepted) AdvanceAuthenticatorCounter(ctx context.Context, 
 	return a.UpdateAuthenticatorCounter(ctx, id, c)
 }
 
+// dataReplacedOnUpdate replaces every application field of a user by those
+// an update names, instead of changing only those.
+type dataReplacedOnUpdate struct{ *memory.Adapter }
+
+func (a dataReplacedOnUpdate) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
+	if u, _ := a.Adapter.GetUser(ctx, up.ID); u != nil && up.Data != nil {
+		data := maps.Clone(up.Data)
+		for name := range u.Data {
+			if _, named := data[name]; !named {
+				data[name] = nil
+			}
+		}
+		up.Data = data
+	}
+	return a.Adapter.UpdateUser(ctx, up)
+}
+
+// accountsInReverse lists a user's accounts in reverse order.
+type accountsInReverse struct{ *memory.Adapter }
+
+func (a accountsInReverse) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	list, err := a.Adapter.ListAccountsByUserID(ctx, userID)
+	slices.Reverse(list)
+	return list, err
+}
+
 // accountAfterUserCheck checks that the user exists, then, a moment later,
 // stores the account without checking again: a deleteUser in between
 // leaves an orphan.
@@ -170,6 +197,8 @@ func variants() map[string]func() conformance.Fixture {
 		"counter_replay_accepted":  plain(func(a *memory.Adapter) any { return counterReplayAccepted{a} }),
 		"account_after_user_check": plain(func(a *memory.Adapter) any { return accountAfterUserCheck{a} }),
 		"contract_only":            plain(func(a *memory.Adapter) any { return contractOnly{a} }),
+		"data_replaced_on_update":  plain(func(a *memory.Adapter) any { return dataReplacedOnUpdate{a} }),
+		"accounts_in_reverse":      plain(func(a *memory.Adapter) any { return accountsInReverse{a} }),
 		"sessions_outlive_user": func() conformance.Fixture {
 			a := sessionsOutliveUser{Adapter: memory.New(), copies: map[string]core.Session{}}
 			return conformance.Fixture{Adapter: a, Raw: snapshot(a.Adapter, func(rs *conformance.Records) {
@@ -227,6 +256,8 @@ func TestBrokenVariantsFail(t *testing.T) {
 				"webAuthn/raced_or_replayed_assertion_fails":                                "does not implement advanceAuthenticatorCounter (an optional extension)",
 			},
 		},
+		{variant: "data_replaced_on_update", fails: []string{"userData/update_changes_only_named_fields"}, passes: []string{"userData/round_trip", "userData/none_is_nil"}},
+		{variant: "accounts_in_reverse", fails: []string{"listAccountsByUserId/lists_the_users_accounts_in_order"}, passes: []string{"listAccountsByUserId/unknown_user_is_an_empty_list"}},
 		{variant: "account_after_user_check", fails: []string{"deleteUserRace/with_account_leaves_no_orphan"}, passes: []string{"deleteUserRace/with_session_leaves_no_orphan"}},
 		{variant: "sessions_outlive_user", fails: []string{"deleteUser/cascades_to_accounts_sessions_authenticators"}, passes: []string{"deleteUser/removes_user"}},
 		{variant: "not_found_is_an_error", fails: []string{"getUser/not_found_is_nil"}, passes: []string{"getUser/finds_user"}},

@@ -138,6 +138,7 @@ type Auth struct {
 	log               *slog.Logger // never nil
 	logSet            bool         // Config.Logger was given
 	extensions        extensions   // session extensions being written
+	userLocks         keyedLocks   // serialises UnlinkAccount per user
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless

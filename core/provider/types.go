@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"crypto"
 	"net/url"
 	"slices"
 
@@ -210,6 +211,19 @@ type ClientOptions struct {
 	DefaultMaxAge int64
 	// RequireAuthTime requires the auth_time claim in ID tokens.
 	RequireAuthTime bool
+	// TokenEndpointAuthSigningAlg is the JWS algorithm of the client
+	// assertion (token_endpoint_auth_signing_alg): for client_secret_jwt
+	// HS256 (the default), HS384 or HS512, keyed with ClientSecret; for
+	// private_key_jwt one that fits PrivateKey (default RS256 for RSA,
+	// ES256/ES384/ES512 for P-256/P-384/P-521, EdDSA for Ed25519).
+	TokenEndpointAuthSigningAlg string
+	// PrivateKey signs the client assertion of private_key_jwt (RFC 7523):
+	// an *rsa.PrivateKey, *ecdsa.PrivateKey, ed25519.PrivateKey, or any
+	// crypto.Signer with one of their public keys (a key in a KMS).
+	PrivateKey crypto.Signer
+	// PrivateKeyID is the kid of the assertion's header: the id under
+	// which the provider knows PrivateKey's public key, or "".
+	PrivateKeyID string
 	// Extra holds further client metadata, by its registered name.
 	Extra map[string]any
 }

@@ -100,7 +100,9 @@ func WithRedirectProxyURL(u string) ValidateOption {
 //   - every URL given is absolute http(s);
 //   - Checks are none, state or pkce, plus nonce for OIDC; none is alone,
 //     and not combined with a redirect proxy (which needs state);
-//   - Client.TokenEndpointAuthMethod is a known method, DefaultMaxAge ≥ 0.
+//   - Client.TokenEndpointAuthMethod is a known method, DefaultMaxAge ≥ 0;
+//     private_key_jwt has Client.PrivateKey, client_secret_jwt a
+//     ClientSecret (unless Token.Request authenticates itself).
 //
 // E-mail: From is an address, SendVerificationRequest is set, MaxAge ≥ 0.
 // Credentials: Authorize is set; field names are set and unique. WebAuthn:
@@ -260,6 +262,18 @@ func validateOAuthFields[P any](v *validator, c *OAuth2Config[P], t Type, o vali
 	case m == "":
 	case !slices.Contains(TokenEndpointAuthMethods(), m):
 		v.add("Client.TokenEndpointAuthMethod", fmt.Sprintf("%q is not one of %s", m, strings.Join(TokenEndpointAuthMethods(), ", ")))
+	}
+	if c.Token.Request == nil {
+		switch c.Client.TokenEndpointAuthMethod {
+		case "private_key_jwt":
+			if c.Client.PrivateKey == nil {
+				v.add("Client.PrivateKey", "private_key_jwt needs the key that signs the client assertion")
+			}
+		case "client_secret_jwt":
+			if c.ClientSecret == "" {
+				v.add("ClientSecret", "client_secret_jwt signs the client assertion with the client secret")
+			}
+		}
 	}
 	if c.Client.DefaultMaxAge < 0 {
 		v.add("Client.DefaultMaxAge", "must not be negative")

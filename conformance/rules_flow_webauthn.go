@@ -1,0 +1,140 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+)
+
+// webAuthnRules are the library flow rules of the webAuthn group.
+func webAuthnRules() []rule {
+	return []rule{
+		{group: "webAuthn", name: "register_then_authenticate", run: func(t *testing.T, e *env) {
+			a, u, au := e.registeredPasskey(t)
+			if acc := e.getAccount(t, "pk-account", passkeyProvider); acc == nil || acc.UserID != u.ID || acc.Type != core.AccountTypeWebAuthn {
+				t.Errorf("account = %s, want the user's webauthn account", show(acc))
+			}
+			user, got, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if user.ID != u.ID || got.Counter != au.Counter+1 {
+				t.Errorf("authenticated %s with %s, want user %s and counter %d", show(user), show(got), u.ID, au.Counter+1)
+			}
+			if stored := e.getAuthenticator(t, au.CredentialID); stored == nil || stored.Counter != au.Counter+1 {
+				t.Errorf("stored authenticator = %s, want counter %d", show(stored), au.Counter+1)
+			}
+		}},
+		{group: "webAuthn", name: "counter_must_increase", run: func(t *testing.T, e *env) {
+			a, _, au := e.registeredPasskey(t)
+			before := e.state(t)
+			for _, c := range []int64{au.Counter, au.Counter - 1, 0} {
+				_, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, c)
+				expectErr(t, "a counter that did not increase", err, auth.ErrCounterNotIncreased)
+			}
+			e.expectUnchanged(t, before, "the rejected authentications")
+		}},
+		{group: "webAuthn", name: "zero_counters_accepted", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u := e.newUser()
+			e.createUser(t, u)
+			au := e.newAuthenticator(u.ID, "pk-account")
+			au.Counter = 0
+			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, 0); err != nil {
+				t.Errorf("an authenticator without a counter (both 0): %v", err)
+			}
+		}},
+		{group: "webAuthn", name: "account_of_another_user_rejected", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u1, u2 := e.newUser(), e.newUser()
+			e.createUser(t, u1)
+			e.createUser(t, u2)
+			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u1.ID, "pk-account")); err != nil {
+				t.Fatal(err)
+			}
+			before := e.state(t)
+			_, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u2.ID, "pk-account"))
+			expectErr(t, "registering for u2 under u1's webauthn account", err, auth.ErrAccountNotLinked)
+			e.expectUnchanged(t, before, "the rejected registration")
+		}},
+		{group: "webAuthn", name: "second_authenticator_reuses_the_account", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u := e.newUser()
+			e.createUser(t, u)
+			for range 2 {
+				if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u.ID, "pk-account")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s := e.state(t); len(s.Accounts) != 1 || len(s.Authenticators) != 2 {
+				t.Errorf("stored: %s; want one webauthn account and two authenticators", show(s))
+			}
+		}},
+		{group: "webAuthn", name: "unknown_user_rejected", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u := e.newUser() // never created
+			before := e.state(t)
+			_, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u.ID, "pk-account"))
+			expectErr(t, "registering for an unknown user", err, core.ErrNotFound)
+			e.expectUnchanged(t, before, "the rejected registration")
+		}},
+		{group: "webAuthn", name: "authenticators_listed_by_user", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			u1, u2 := e.newUser(), e.newUser()
+			e.createUser(t, u1)
+			e.createUser(t, u2)
+			au := e.newAuthenticator(u1.ID, "pk-1")
+			for _, x := range []core.Authenticator{au, e.newAuthenticator(u2.ID, "pk-2")} {
+				if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := a.Authenticators(e.ctx, u1.ID)
+			if err != nil || len(got) != 1 || got[0].CredentialID != au.CredentialID {
+				t.Errorf("Authenticators(u1) = %s, %v; want u1's one authenticator", show(got), err)
+			}
+			if got, err := a.Authenticators(e.ctx, e.newUser().ID); err != nil || len(got) != 0 {
+				t.Errorf("Authenticators(unknown user) = %s, %v; want none", show(got), err)
+			}
+		}},
+		{group: "webAuthn", name: "raced_or_replayed_assertion_fails", extension: core.ExtensionAdvanceAuthenticatorCounter, run: func(t *testing.T, e *env) {
+			a, _, au := e.registeredPasskey(t)
+			const n = 20
+			errs := make([]error, n)
+			concurrently(n, func(i int) {
+				_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
+			})
+			passed := 0
+			for _, err := range errs {
+				if err == nil {
+					passed++
+				} else {
+					expectErr(t, "a losing concurrent assertion", err, auth.ErrCounterNotIncreased)
+				}
+			}
+			if passed != 1 {
+				t.Errorf("%d of %d concurrent assertions with the same counter passed, want exactly 1", passed, n)
+			}
+			for _, c := range []int64{au.Counter + 1, au.Counter} {
+				_, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, c)
+				expectErr(t, fmt.Sprintf("a replayed assertion with counter %d", c), err, auth.ErrCounterNotIncreased)
+			}
+			if stored := e.getAuthenticator(t, au.CredentialID); stored == nil || stored.Counter != au.Counter+1 {
+				t.Errorf("stored authenticator = %s, want counter %d", show(stored), au.Counter+1)
+			}
+		}},
+		{group: "webAuthn", name: "unknown_credential_rejected", run: func(t *testing.T, e *env) {
+			a := e.newAuth(t, newClock(), authOptions{})
+			_, _, err := a.AuthenticateWebAuthn(e.ctx, "no-such-credential", 1)
+			if !errors.Is(err, auth.ErrUnknownAuthenticator) {
+				t.Errorf("unknown credential: %v, want ErrUnknownAuthenticator", err)
+			}
+		}},
+	}
+}

@@ -1,0 +1,79 @@
+package passkey
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+)
+
+func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *challengeState, data []byte, user *core.User) (*auth.SignIn, error) {
+	if state.RegisterData != nil {
+		return nil, fmt.Errorf("%w: the challenge cookie was made for a registration", ErrInvalidAction)
+	}
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidCredential, err)
+	}
+	credentialID := base64.StdEncoding.EncodeToString(parsed.RawID)
+	stored, err := p.auth.WebAuthnAuthenticator(ctx, credentialID)
+	if err != nil {
+		return nil, err
+	}
+	if stored == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownCredential, credentialID)
+	}
+	if err := checkClient(rp, state, parsed.Response.CollectedClientData, parsed.Response.AuthenticatorData.RPIDHash); err != nil {
+		return nil, err
+	}
+	if user != nil && user.ID != stored.UserID {
+		return nil, fmt.Errorf("%w: the passkey belongs to another user than the one signed in", auth.ErrAccountNotLinked)
+	}
+	// The owner's credentials: go-webauthn checks that every allowed
+	// credential of the options belongs to the user it verifies for.
+	owned, err := p.auth.Authenticators(ctx, stored.UserID)
+	if err != nil {
+		return nil, err
+	}
+	creds := make([]webauthn.Credential, 0, len(owned)+1)
+	found := false
+	for _, a := range owned {
+		c, err := toCredential(a)
+		if err != nil {
+			return nil, err
+		}
+		found = found || a.CredentialID == stored.CredentialID
+		creds = append(creds, c)
+	}
+	if !found {
+		c, err := toCredential(*stored)
+		if err != nil {
+			return nil, err
+		}
+		creds = append(creds, c)
+	}
+	session := state.Session
+	session.UserID = parsed.Response.UserHandle
+	if _, err := rp.wa.ValidateLogin(ceremonyUser{id: session.UserID, credentials: creds}, session, parsed); err != nil {
+		return nil, verificationError(err)
+	}
+	if err := p.claimChallenge(state); err != nil {
+		return nil, err
+	}
+	return p.auth.SignInWithWebAuthn(ctx, rp.providerID, credentialID, int64(parsed.Response.AuthenticatorData.Counter), user)
+}
+
+// verificationError wraps a go-webauthn failure, keeping its details.
+func verificationError(err error) error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.DevInfo != "" {
+		return fmt.Errorf("%w: %w (%s)", ErrVerificationFailed, err, pe.DevInfo)
+	}
+	return fmt.Errorf("%w: %w", ErrVerificationFailed, err)
+}

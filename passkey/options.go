@@ -1,0 +1,190 @@
+package passkey
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
+)
+
+// OptionsResponse is the body of the webauthn-options route, as Auth.js
+// sends it: the action the browser must run and the options of
+// navigator.credentials.create (register) or .get (authenticate), in the
+// JSON form with base64url strings for binary values.
+type OptionsResponse struct {
+	Action  string `json:"action"`
+	Options any    `json:"options"`
+}
+
+// Options answers GET {base}/webauthn-options/{provider}: it decides the
+// action, makes the options and sets the sealed challenge cookie on w. user
+// is the signed-in user, or nil.
+//
+// The query's "action" is "register", "authenticate" or empty; "email" is
+// the address someone not signed in typed. By default:
+//
+//   - signed in, "register" adds a passkey (the user's credentials are
+//     excluded), "authenticate" lists the user's credentials, and no action
+//     is "register" when the user has no passkey yet, else "authenticate";
+//   - not signed in, "register" is refused: a passkey sign-up would create
+//     a user holding an address nobody has proven (sign in first, then add
+//     a passkey); "authenticate" and no action are a discoverable
+//     authentication. The e-mail address is checked but not looked up, so
+//     the answer is the same whether or not it has an account.
+//
+// Auth.js's inferWebAuthnOptions (an address of a user means
+// "authenticate" with its credentials, an unknown one "register") comes
+// back with [Config.ListCredentialsByEmail] for the lookup, and with
+// auth.Config.AllowDangerousUnverifiedEmail for signing up while signed out.
+//
+// A refused combination gives [ErrNotAllowed]; a bad action
+// [ErrInvalidAction]; a bad e-mail [ErrInvalidEmail].
+func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (any, error) {
+	rp, err := p.relyingParty(providerID)
+	if err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	action := q.Get("action")
+	if action != "" && action != ActionRegister && action != ActionAuthenticate {
+		return nil, fmt.Errorf("%w: %q (want register or authenticate)", ErrInvalidAction, action)
+	}
+	signUp := p.auth.AllowsDangerousUnverifiedEmail()
+	// Auth.js's getUserInfo: the signed-in user, else the user with the
+	// e-mail address, else a new user with it. The address is looked up
+	// only when the answer may depend on it (the options above).
+	var info *registerData
+	exists := false
+	var authenticators []core.Authenticator
+	switch {
+	case user != nil:
+		info, exists = &registerData{ID: user.ID, Email: user.Email, Name: user.Name}, true
+	case q.Get("email") != "":
+		email, err := auth.NormalizeEmail(q.Get("email"))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidEmail, err)
+		}
+		if !p.byEmail && !signUp {
+			break
+		}
+		found, err := p.auth.UserByEmail(ctx, email)
+		if err != nil {
+			return nil, err
+		}
+		info = &registerData{Email: email}
+		if found != nil {
+			info, exists = &registerData{ID: found.ID, Email: found.Email, Name: found.Name}, true
+		}
+	}
+	if exists {
+		if authenticators, err = p.auth.Authenticators(ctx, info.ID); err != nil {
+			return nil, err
+		}
+		if user == nil && !p.byEmail {
+			// Signing up may look the address up (it must not be
+			// taken), but its credentials are not given out.
+			authenticators = nil
+		}
+	}
+	loggedIn := user != nil
+	decision := ""
+	switch action {
+	case ActionAuthenticate:
+		decision = ActionAuthenticate
+	case ActionRegister:
+		if info != nil && loggedIn == exists && (loggedIn || signUp) {
+			decision = ActionRegister
+		}
+	case "":
+		switch {
+		case loggedIn && len(authenticators) == 0:
+			decision = ActionRegister
+		case loggedIn, info == nil, exists, !signUp:
+			decision = ActionAuthenticate
+		default:
+			decision = ActionRegister
+		}
+	}
+	if decision == "" {
+		switch {
+		case !loggedIn && !signUp:
+			return nil, fmt.Errorf("%w: %w", ErrNotAllowed, auth.ErrUnprovenSignUp)
+		case info == nil:
+			return nil, fmt.Errorf("%w: registering a passkey needs an e-mail address or a signed-in user", ErrNotAllowed)
+		}
+		return nil, fmt.Errorf("%w: the e-mail address belongs to a user; sign in to add a passkey", ErrNotAllowed)
+	}
+	descriptors := make([]protocol.CredentialDescriptor, 0, len(authenticators))
+	for _, a := range authenticators {
+		d, err := descriptor(a)
+		if err != nil {
+			return nil, err
+		}
+		descriptors = append(descriptors, d)
+	}
+
+	state := challengeState{Action: decision, Provider: providerID}
+	var body OptionsResponse
+	if decision == ActionAuthenticate {
+		var opts []webauthn.LoginOption
+		if len(descriptors) > 0 {
+			opts = append(opts, webauthn.WithAllowedCredentials(descriptors))
+		}
+		assertion, session, err := rp.wa.BeginDiscoverableLogin(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("passkey: authentication options: %w", err)
+		}
+		state.Session = *session
+		body = OptionsResponse{Action: decision, Options: assertion.Response}
+	} else {
+		handle := make([]byte, 32)
+		if _, err := rand.Read(handle); err != nil {
+			return nil, fmt.Errorf("passkey: user handle: %w", err)
+		}
+		opts := []webauthn.RegistrationOption{}
+		if len(descriptors) > 0 {
+			opts = append(opts, webauthn.WithExclusions(descriptors))
+		}
+		creation, session, err := rp.wa.BeginRegistration(ceremonyUser{id: handle, name: info.Email, displayName: deref(info.Name)}, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("passkey: registration options: %w", err)
+		}
+		state.Session = *session
+		state.RegisterData = info
+		body = OptionsResponse{Action: decision, Options: creation.Response}
+	}
+	state.Challenge = state.Session.Challenge
+	if err := p.setChallenge(w, r, rp, state); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// ceremonyUser is go-webauthn's view of the user of one ceremony. Like
+// Auth.js, authport does not keep user handles: registration gives each
+// credential a random handle, and authentication finds the user through
+// the credential id.
+type ceremonyUser struct {
+	id          []byte
+	name        string
+	displayName string
+	credentials []webauthn.Credential
+}
+
+func (u ceremonyUser) WebAuthnID() []byte                         { return u.id }
+func (u ceremonyUser) WebAuthnName() string                       { return u.name }
+func (u ceremonyUser) WebAuthnDisplayName() string                { return u.displayName }
+func (u ceremonyUser) WebAuthnCredentials() []webauthn.Credential { return u.credentials }
