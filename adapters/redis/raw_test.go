@@ -2,6 +2,7 @@ package redisadapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -30,6 +31,7 @@ var (
 	_ conformance.Mentioner          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
+	_ conformance.UserDataWriter     = rawView{}
 )
 
 // WriteAccount stores the account exactly as given (not normalized): its
@@ -42,6 +44,16 @@ func (r rawView) WriteAccount(ctx context.Context, acc core.Account) error {
 		return err
 	}
 	return r.c.Set(ctx, k.account(field), shared.Escape(acc.UserID), 0).Err()
+}
+
+// WriteUserData sets application fields on a stored user as another
+// program would: HSET of data:<name> fields in the user's hash.
+func (r rawView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
+	args := []any{}
+	for name, v := range data {
+		args = append(args, fDataPrefix+name, string(v))
+	}
+	return r.c.HSet(ctx, keys{p: r.prefix}.user(userID), args...).Err()
 }
 
 // entry is one stored key, read and parsed.

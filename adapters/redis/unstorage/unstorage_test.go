@@ -2,7 +2,9 @@ package unstorage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -132,9 +134,10 @@ type rawUView struct {
 }
 
 var (
-	_ conformance.Raw       = rawUView{}
-	_ conformance.Mentioner = rawUView{}
-	_ conformance.RawWriter = rawUView{}
+	_ conformance.Raw            = rawUView{}
+	_ conformance.Mentioner      = rawUView{}
+	_ conformance.RawWriter      = rawUView{}
+	_ conformance.UserDataWriter = rawUView{}
 )
 
 // WriteAccount stores the account as @auth/unstorage-adapter's linkAccount
@@ -150,6 +153,28 @@ func (r rawUView) WriteAccount(ctx context.Context, acc core.Account) error {
 		return err
 	}
 	return r.c.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
+}
+
+// WriteUserData sets top-level fields of a stored user document as
+// another application sharing the keys would: read, set, write back.
+func (r rawUView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
+	k := ukeys{base: r.prefix}.user(userID)
+	raw, err := r.c.Get(ctx, k).Result()
+	if err != nil {
+		return err
+	}
+	doc, ok := object(raw)
+	if !ok {
+		return fmt.Errorf("user %q: not a JSON object: %q", userID, raw)
+	}
+	for name, v := range data {
+		doc[name] = v
+	}
+	s, err := marshalJSON(doc)
+	if err != nil {
+		return err
+	}
+	return r.c.Set(ctx, k, s, 0).Err()
 }
 
 // values returns every key under the prefix with its value (a set's
