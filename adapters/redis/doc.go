@@ -2,7 +2,11 @@
 // accounts, sessions, verification tokens and authenticators in Redis
 // through a go-redis v9 [github.com/redis/go-redis/v9.UniversalClient] — a
 // single server, a failover (sentinel) client or a Redis Cluster — and
-// implements all 19 methods of the adapter contract ([core.Adapter]).
+// implements all 19 methods of the adapter contract ([core.Adapter]) and
+// the extensions [core.AuthenticatorCounterAdvancer],
+// [core.AccountsByUserLister] and [core.AccountUpdater]. Call it through
+// [core.NewStore] (core/auth does): the checked layer validates input and
+// names the method in errors, so the adapter does neither.
 //
 // Everything about one user (the user hash, its accounts, its sessions and
 // its authenticators) lives in the user's hash slot, {<user id>}. Lookups by

@@ -161,7 +161,7 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 	a, raw := fixture(f, c)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fuzzrecord.RoundTrip(ctx, t, a, b)
+		fuzzrecord.RoundTrip(ctx, t, core.NewStore(a), b)
 		left, err := raw.snapshot(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,9 @@
 package unstorage_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"time"
@@ -18,11 +18,7 @@ import (
 // @auth/unstorage-adapter with unstorage's Redis driver and the same base.
 func Example() {
 	ctx := context.Background()
-	url := os.Getenv("AUTHPORT_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opt, err := redis.ParseURL(url)
+	opt, err := redis.ParseURL(cmp.Or(os.Getenv("AUTHPORT_REDIS_URL"), "redis://127.0.0.1:6379"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -30,16 +26,15 @@ func Example() {
 	client := redis.NewClient(opt)
 	defer client.Close()
 
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	base := "authport-example-" + hex.EncodeToString(b[:]) // Auth.js: redisDriver({ url, base })
+	base := "authport-example-" + rand.Text() // Auth.js: redisDriver({ url, base })
 	store, err := unstorage.New(ctx, client, base)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	verified := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "ada@example.com", EmailVerified: &verified}); err != nil {
+	user := core.User{ID: "u1", Email: "ada@example.com", EmailVerified: &verified}
+	if _, err := core.NewStore(store).CreateUser(ctx, user); err != nil {
 		fmt.Println(err)
 		return
 	}
