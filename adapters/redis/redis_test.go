@@ -30,30 +30,18 @@ func fixture(t testing.TB, c redis.UniversalClient, opts ...Option) (*Adapter, r
 }
 
 func TestConformance(t *testing.T) {
-	for _, b := range []*redistest.Backend{
+	backends := []*redistest.Backend{
 		{Name: "redis", Connect: redistest.SingleNode},
 		{Name: "redis-cluster", Connect: redistest.Cluster},
 		{Name: "redis-sentinel", Connect: redistest.Sentinel},
-	} {
-		conformance.Run(t, conformance.Harness{
-			Name: b.Name,
-			New: func(t testing.TB) conformance.Fixture {
-				a, raw := fixture(t, b.Get(t))
-				if want := b.Name == "redis-cluster"; a.ClusterMode() != want {
-					t.Fatalf("cluster mode = %v, want %v", a.ClusterMode(), want)
-				}
-				return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
-					// A second instance with a client of its own.
-					c := b.Connect(t)
-					t.Cleanup(func() { _ = c.Close() })
-					p, err := New(context.Background(), c, WithPrefix(raw.prefix))
-					if err != nil {
-						t.Fatalf("second New on the same prefix: %v", err)
-					}
-					return p
-				}}
-			},
-		})
-		b.Close()
 	}
+	redistest.Conformance(t, "", backends, func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
+		a, raw := fixture(t, b.Get(t))
+		if want := b.Name == "redis-cluster"; a.ClusterMode() != want {
+			t.Fatalf("cluster mode = %v, want %v", a.ClusterMode(), want)
+		}
+		return a, raw, raw.prefix
+	}, func(c redis.UniversalClient, prefix string) (any, error) {
+		return New(context.Background(), c, WithPrefix(prefix))
+	})
 }

@@ -42,27 +42,16 @@ func unstorageFixture(t testing.TB, c redis.UniversalClient) (*Adapter, rawUView
 }
 
 func TestConformance(t *testing.T) {
-	for _, b := range []*redistest.Backend{
+	backends := []*redistest.Backend{
 		{Name: "redis", Connect: redistest.SingleNode},
 		{Name: "redis-sentinel", Connect: redistest.Sentinel},
-	} {
-		conformance.Run(t, conformance.Harness{
-			Name: b.Name + "-unstorage",
-			New: func(t testing.TB) conformance.Fixture {
-				a, raw := unstorageFixture(t, b.Get(t))
-				return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
-					c := b.Connect(t)
-					t.Cleanup(func() { _ = c.Close() })
-					p, err := New(context.Background(), c, strings.TrimSuffix(raw.prefix, ":"))
-					if err != nil {
-						t.Fatalf("second New on the same base: %v", err)
-					}
-					return p
-				}}
-			},
-		})
-		b.Close()
 	}
+	redistest.Conformance(t, "-unstorage", backends, func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
+		a, raw := unstorageFixture(t, b.Get(t))
+		return a, raw, raw.prefix
+	}, func(c redis.UniversalClient, prefix string) (any, error) {
+		return New(context.Background(), c, strings.TrimSuffix(prefix, ":"))
+	})
 }
 
 func TestNewRejectsBadInput(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 )
@@ -75,6 +76,33 @@ func (b *Backend) Get(t testing.TB) redis.UniversalClient {
 func (b *Backend) Close() {
 	if b.client != nil {
 		_ = b.client.Close()
+	}
+}
+
+// Conformance runs the conformance suite on each backend, named
+// <backend><suffix>. open returns a fresh adapter with its raw view and
+// the key prefix they use; again opens a second adapter instance on that
+// prefix through a client of its own (the suite's peer).
+func Conformance(t *testing.T, suffix string, backends []*Backend,
+	open func(t testing.TB, b *Backend) (adapter any, raw conformance.Raw, prefix string),
+	again func(c redis.UniversalClient, prefix string) (any, error)) {
+	for _, b := range backends {
+		conformance.Run(t, conformance.Harness{
+			Name: b.Name + suffix,
+			New: func(t testing.TB) conformance.Fixture {
+				a, raw, prefix := open(t, b)
+				return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
+					c := b.Connect(t)
+					t.Cleanup(func() { _ = c.Close() })
+					p, err := again(c, prefix)
+					if err != nil {
+						t.Fatalf("second adapter on the prefix %s: %v", prefix, err)
+					}
+					return p
+				}}
+			},
+		})
+		b.Close()
 	}
 }
 
