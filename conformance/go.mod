@@ -4,8 +4,6 @@ go 1.26.0
 
 require github.com/authport/authport/core v0.1.0
 
-require golang.org/x/crypto v0.54.0
-
 require (
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

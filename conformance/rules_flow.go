@@ -10,7 +10,9 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 )
 
 // The flow rules run the library (core/auth) on top of the adapter, so that
@@ -56,15 +58,15 @@ var flowNeeds = []core.Method{
 	createAuth, listAuth, updateCounter,
 }
 
-// counting wraps the rule's adapter in a [Counting], so that a rule can
+// counting wraps the rule's adapter in a [coretest.Counting], so that a rule can
 // count the calls the library makes, or skips t when the adapter does not
 // implement every method (the wrapper embeds core.Adapter).
-func (e *env) counting(t *testing.T) *Counting {
+func (e *env) counting(t *testing.T) *coretest.Counting {
 	full, ok := e.adapter.(core.Adapter)
 	if !ok {
 		t.Skipf("adapter %T does not implement every method (core.Adapter), which the counting wrapper embeds", e.adapter)
 	}
-	return NewCounting(full)
+	return coretest.NewCounting(full)
 }
 
 // authOptions adjusts the configuration of one flow rule.
@@ -98,10 +100,10 @@ func (e *env) registeredPasskey(t *testing.T) (*auth.Auth, core.User, core.Authe
 // newAuth configures the library on the rule's adapter, with the clock.
 func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	t.Helper()
-	gh := provider.GitHub("client-id", "client-secret")
-	linking := provider.GitHub("client-id", "client-secret")
+	gh := providers.GitHub("client-id", "client-secret")
+	linking := providers.GitHub("client-id", "client-secret")
 	linking.ID, linking.Name, linking.AllowDangerousEmailAccountLinking = linkingProvider, "GitHub (linking)", true
-	subset := provider.GitHub("client-id", "client-secret")
+	subset := providers.GitHub("client-id", "client-secret")
 	subset.ID, subset.Name = subsetProvider, "GitHub (subset)"
 	subset.Account = func(ts provider.TokenSet) provider.TokenSet { return provider.TokenSet{AccessToken: ts.AccessToken} }
 	if o.maxAge == 0 {
@@ -114,9 +116,9 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	if o.defaults {
 		session = auth.SessionOptions{}
 	}
-	providers := []provider.Provider{gh, linking, subset, provider.Google("client-id", "client-secret"), provider.Passkey()}
+	configured := []provider.Provider{gh, linking, subset, providers.Google("client-id", "client-secret"), provider.Passkey()}
 	if !o.noEmail {
-		providers = append(providers, provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }))
+		configured = append(configured, provider.Email("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil }))
 	}
 	adapter := e.adapter
 	if o.adapter != nil {
@@ -124,7 +126,7 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 	}
 	a, err := auth.New(auth.Config{
 		Adapter:   adapter,
-		Providers: providers,
+		Providers: configured,
 		Secrets:   o.secrets,
 		Session:   session,
 		BaseURL:   "https://app.example.com/auth",

@@ -1,17 +1,15 @@
 package handler_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/handler"
 )
 
 type appReq struct {
@@ -31,19 +29,11 @@ type appRes struct {
 // authjsApp runs requests through Auth.js's own Auth() (testdata/authjs-app.mjs).
 func authjsApp(t *testing.T, reqs ...appReq) []appRes {
 	t.Helper()
-	node := nodeproc.Check(t, filepath.Join("..", "jwt", "interop"), "@auth/core/index.js")
-	in, _ := json.Marshal(map[string]any{"secret": secret, "requests": reqs})
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "authjs-app.mjs"))
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("authjs-app.mjs: %v\n%s", err, stderr.String())
-	}
 	var res []appRes
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(reqs) {
-		t.Fatalf("authjs-app.mjs answered %s (%v)", out, err)
+	handler.RunAuthJS(t, "", filepath.Join("testdata", "authjs-app.mjs"), filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"),
+		map[string]any{"secret": secret, "requests": reqs}, &res)
+	if len(res) != len(reqs) {
+		t.Fatalf("authjs-app.mjs answered %d responses to %d requests", len(res), len(reqs))
 	}
 	return res
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 )
 
@@ -63,7 +64,7 @@ func TestHTTPSCookieNames(t *testing.T) {
 
 func TestSignInPageStyles(t *testing.T) {
 	mk := func(id string, st provider.ButtonStyle) provider.Provider {
-		p := provider.GitHub("id", "secret")
+		p := providers.GitHub("id", "secret")
 		p.ID, p.Name, p.Style = id, strings.ToUpper(id), st
 		return p
 	}

@@ -55,6 +55,6 @@ func (h *Handler) csrf(w http.ResponseWriter, r *http.Request, submitted string)
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	token = hex.EncodeToString(b)
-	h.setCookie(w, h.names.CSRFToken, token+"|"+csrfHash(token, h.secrets[0]), 0)
+	h.setCookie(w, h.names.CSRFToken, token+"|"+csrfHash(token, h.secrets[0]), 0, false)
 	return token, false
 }

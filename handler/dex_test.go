@@ -5,13 +5,30 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/jwt"
+	"github.com/authport/authport/oauth/oauthtest"
 )
+
+// dexProvider starts a dex for t whose client (the default one) redirects
+// to base's dex callback, with users (the default user when none), and
+// returns it with the OIDC provider "dex" configured for it; it skips t
+// without dex.
+func dexProvider(t *testing.T, base string, users ...oauthtest.DexUser) (*oauthtest.DexServer, *provider.OIDCConfig[map[string]any]) {
+	t.Helper()
+	dex := oauthtest.Dex(t, oauthtest.DexConfig{Users: users, Clients: []oauthtest.DexClient{{
+		ID: oauthtest.DefaultDexClientID, Secret: oauthtest.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
+	}}})
+	if dex == nil {
+		t.SkipNow()
+	}
+	p := &provider.OIDCConfig[map[string]any]{}
+	p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
+	p.ClientID, p.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
+	return dex, p
+}
 
 // OIDC sign-in end to end through the handler against a real dex: the
 // sign-in page's form, the redirect to dex, dex's login form, the callback,
@@ -19,17 +36,10 @@ import (
 func TestDexSignIn(t *testing.T) {
 	for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 		t.Run(string(strategy), func(t *testing.T) {
-			var dex *provision.DexServer
+			var dex *oauthtest.DexServer
 			e := newEnv(t, envOpts{strategy: strategy, providers: func(t *testing.T, base string) []provider.Provider {
-				dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
-					ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
-				}}})
-				if dex == nil {
-					t.SkipNow()
-				}
-				p := &provider.OIDCConfig[map[string]any]{}
-				p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-				p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+				var p *provider.OIDCConfig[map[string]any]
+				dex, p = dexProvider(t, base)
 				p.Style = provider.ButtonStyle{BrandColor: "#ffcc00", Logo: "https://img.example/dex.svg"}
 				return []provider.Provider{p}
 			}})
@@ -47,7 +57,7 @@ func TestDexSignIn(t *testing.T) {
 			if setCookie(res, "authjs.pkce.code_verifier") == nil {
 				t.Errorf("no PKCE cookie: %v", res.Header["Set-Cookie"])
 			}
-			cb, err := dex.Login(t.Context(), authURL, provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+			cb, err := dex.Login(t.Context(), authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +65,7 @@ func TestDexSignIn(t *testing.T) {
 			wantStatus(t, res, http.StatusFound)
 			wantLocation(t, e, res, "/welcome")
 			s := e.session()
-			if u, _ := s["user"].(map[string]any); u == nil || u["email"] != provision.DefaultDexUserEmail {
+			if u, _ := s["user"].(map[string]any); u == nil || u["email"] != oauthtest.DefaultDexUserEmail {
 				t.Fatalf("session after dex sign-in: %v", s)
 			}
 			snap := e.store.Snapshot()
@@ -81,7 +91,7 @@ func TestDexSignIn(t *testing.T) {
 				// Signing in again while signed in works (the JWT is not
 				// taken for a database session token).
 				res = e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-				cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+				cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +103,6 @@ func TestDexSignIn(t *testing.T) {
 			// A replayed callback fails its checks (the cookies were used).
 			res = e.get(cb.String())
 			wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
-			_ = time.Second
 		})
 	}
 }
@@ -102,27 +111,20 @@ func TestDexSignIn(t *testing.T) {
 // e-mail is not linked without allowDangerousEmailAccountLinking:
 // OAuthAccountNotLinked on the sign-in page.
 func TestDexAccountNotLinked(t *testing.T) {
-	var dex *provision.DexServer
+	var dex *oauthtest.DexServer
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
-			ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
-		}}})
-		if dex == nil {
-			t.SkipNow()
-		}
-		p := &provider.OIDCConfig[map[string]any]{}
-		p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-		p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+		var p *provider.OIDCConfig[map[string]any]
+		dex, p = dexProvider(t, base)
 		return []provider.Provider{smtp.emailProvider(t), p}
 	}})
-	e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {provision.DefaultDexUserEmail}})
+	e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {oauthtest.DefaultDexUserEmail}})
 	other := e.newClient()
 	req, _ := http.NewRequest("GET", smtp.link(t), nil)
 	e.do(other, req) // the e-mail user exists now, signed in elsewhere
 
 	res := e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,6 @@ func TestOAuthSigninError(t *testing.T) {
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthSignin")
 	res = e.get("/auth/callback/down?code=x&state=y")
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
-	_ = time.Second
 }
 
 // A signed-in user who signs in with dex gets the dex account linked to
@@ -160,18 +161,11 @@ func TestOAuthSigninError(t *testing.T) {
 func TestDexLinkWhileSignedIn(t *testing.T) {
 	for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 		t.Run(string(strategy), func(t *testing.T) {
-			var dex *provision.DexServer
+			var dex *oauthtest.DexServer
 			smtp := startSMTP(t)
 			e := newEnv(t, envOpts{strategy: strategy, providers: func(t *testing.T, base string) []provider.Provider {
-				dex = provision.Dex(t, provision.DexConfig{Clients: []provision.DexClient{{
-					ID: provision.DefaultDexClientID, Secret: provision.DefaultDexClientSecret, RedirectURIs: []string{base + "/callback/dex"},
-				}}})
-				if dex == nil {
-					t.SkipNow()
-				}
-				p := &provider.OIDCConfig[map[string]any]{}
-				p.ID, p.Name, p.Issuer = "dex", "Dex", dex.Issuer
-				p.ClientID, p.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+				var p *provider.OIDCConfig[map[string]any]
+				dex, p = dexProvider(t, base)
 				return []provider.Provider{smtp.emailProvider(t), p}
 			}})
 			const address = "linker@example.com"
@@ -183,7 +177,7 @@ func TestDexLinkWhileSignedIn(t *testing.T) {
 			}
 
 			res = e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-			cb, err := dex.Login(t.Context(), res.Header.Get("Location"), provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+			cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 			if err != nil {
 				t.Fatal(err)
 			}

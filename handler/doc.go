@@ -26,5 +26,8 @@
 // split into chunks above 4 KB. Reader reads either kind without serving
 // routes, for a Go API behind a Next.js app using Auth.js; Handler embeds
 // one. Middleware puts the session in the request's context (FromContext)
-// and Require refuses requests without one.
+// and Require refuses requests without one; with ReaderConfig.Bearer (or
+// Config.Bearer) they also read a session from an "Authorization: Bearer"
+// header, for API clients. Config.Cookies shares the session cookie across
+// subdomains (Domain) and sets SameSite and Secure.
 package handler

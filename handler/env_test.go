@@ -1,19 +1,16 @@
 package handler
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 )
 
 // authjsEnv is what Auth.js's setEnvDefaults made of an environment.
@@ -28,25 +25,14 @@ type authjsEnv struct {
 // with the built-in providers ids, each in Auth.js's function form.
 func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 	t.Helper()
-	node := nodeproc.Check(t, filepath.Join("..", "jwt", "interop"), "@auth/core/index.js")
-	in, _ := json.Marshal(map[string]any{"env": env, "providers": ids})
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "authjs-env.mjs"))
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("authjs-env.mjs: %v\n%s", err, stderr.String())
-	}
 	var res authjsEnv
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("authjs-env.mjs answered %s (%v)", out, err)
-	}
+	RunAuthJS(t, "", filepath.Join("testdata", "authjs-env.mjs"), filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"),
+		map[string]any{"env": env, "providers": ids}, &res)
 	return res
 }
 
 // TestEnvLikeAuthJS gives the same AUTH_* variables to Auth.js's
-// setEnvDefaults and to auth.SetEnvDefaults with provider.FromEnv, for every
+// setEnvDefaults and to auth.SetEnvDefaults with providers.FromEnv, for every
 // built-in OAuth/OIDC provider Auth.js also ships, and compares the secret
 // list (AUTH_SECRET with AUTH_SECRET_1.._3 rotated in), the base path from
 // AUTH_URL, the redirect proxy and each provider's client id, secret and
@@ -55,8 +41,8 @@ func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 func TestEnvLikeAuthJS(t *testing.T) {
 	core := filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "providers")
 	var ids []string
-	for _, id := range provider.BuiltIns().IDs() {
-		p, _ := provider.BuiltIns().New(id, provider.UserConfig{})
+	for _, id := range providers.BuiltIns().IDs() {
+		p, _ := providers.BuiltIns().New(id, providers.UserConfig{})
 		if _, ok := p.(provider.OAuthProvider); !ok {
 			continue
 		}
@@ -81,7 +67,7 @@ func TestEnvLikeAuthJS(t *testing.T) {
 	if len(want.Providers) != len(ids) || len(ids) < 40 {
 		t.Fatalf("Auth.js configured %d providers of %d (%v)", len(want.Providers), len(ids), ids)
 	}
-	providers, err := provider.FromEnv(getenv, ids...)
+	providers, err := providers.FromEnv(getenv, ids...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,25 +95,38 @@ func noStore(w http.ResponseWriter) {
 	w.Header().Set("Expires", "0")
 }
 
+// jsonResponse holds a JSON answer's header values and the start of its
+// body in one allocation.
+type jsonResponse struct {
+	values [5]string
+	body   [192]byte
+}
+
 // writeJSON answers status with v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any, private bool) {
+	buf := new(jsonResponse)
 	var body []byte
 	var err error
 	if s, ok := v.(*Session); ok && s != nil {
-		// Its MarshalJSON writes compact, valid JSON: json.Marshal would
+		// Its appendJSON writes compact, valid JSON: json.Marshal would
 		// only check and copy it.
-		body, err = s.MarshalJSON()
+		body = s.appendJSON(buf.body[:0])
 	} else {
 		body, err = json.Marshal(v)
 	}
 	if err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"error":"Configuration"}`)
 	}
+	// Each header value's slice is full, so an Add to one of them copies
+	// it rather than writing over the next.
+	values := buf.values[:]
+	values[0], values[1] = "application/json", "nosniff"
+	h := w.Header()
+	h["Content-Type"], h["X-Content-Type-Options"] = values[0:1:1], values[1:2:2]
 	if private {
-		noStore(w)
+		values[2], values[3], values[4] = "private, no-cache, no-store", "no-cache", "0"
+		h["Cache-Control"], h["Pragma"], h["Expires"] = values[2:3:3], values[3:4:4], values[4:5:5]
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

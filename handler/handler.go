@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/jwt"
@@ -43,6 +42,15 @@ type Config struct {
 	// identifier and per client; the zero value is on, with the default
 	// limits, in process. See [RateLimit].
 	RateLimit RateLimit
+	// Cookies change the session, CSRF and callback-url cookies' Domain,
+	// SameSite and Secure attributes; the zero value keeps Auth.js's
+	// defaults. New checks them against BaseURL. See [CookieOptions].
+	Cookies CookieOptions
+	// Bearer lets Middleware, Require and Session (the embedded Reader)
+	// read a session from an "Authorization: Bearer <token>" header, for
+	// API clients; off by default. See ReaderConfig.Bearer. The handler's
+	// own routes read the session cookie only.
+	Bearer bool
 	// Logger receives one record per failed sign-in (WARN, with the error
 	// code and the reason) and per store or configuration error (ERROR);
 	// nil means the Auth's logger (auth.Config.Logger), or slog.Default(),
@@ -90,10 +98,12 @@ type Handler struct {
 	secrets   []string
 	codec     *jwt.Codec
 	names     jwt.CookieNames
-	secure    bool
-	base      string // BaseURL without a trailing slash
-	basePath  string // its path, e.g. "/auth"
-	origin    string // scheme://host
+	secure    bool           // cookies are Secure, with the prefixes
+	cookies   cookieSettings // the checked Config.Cookies
+	base      string         // BaseURL without a trailing slash
+	basePath  string         // its path, e.g. "/auth"
+	prefix    string         // basePath + "/", the routes' path prefix
+	origin    string         // scheme://host
 	providers []provider.Provider
 	byID      map[string]provider.Provider
 	sessions  auth.SessionOptions
@@ -140,10 +150,17 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("%w: auth.Config.BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", ErrInvalidConfig, base)
 	}
-	h.secure = u.Scheme == "https"
+	if h.cookies, err = cfg.Cookies.check(u); err != nil {
+		return nil, err
+	}
+	h.secure = h.cookies.secure
+	if !h.secure && u.Scheme == "https" {
+		h.log.Warn("authport: Cookies.Secure is SecureOff with an https BaseURL: cookies are sent over plain http and lose the __Secure-/__Host- protections; use it for development only")
+	}
 	h.origin = u.Scheme + "://" + u.Host
 	h.basePath = strings.TrimSuffix(u.EscapedPath(), "/")
 	h.base = h.origin + h.basePath
+	h.prefix = h.basePath + "/"
 	h.names = jwt.CookieNamesFor(h.secure)
 	if h.codec, err = jwt.NewCodec(h.secrets...); err != nil {
 		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
@@ -179,8 +196,11 @@ func New(cfg Config) (*Handler, error) {
 			return nil, fmt.Errorf("%w: building the OAuth flow: %w", ErrInvalidConfig, err)
 		}
 	}
-	if h.flow != nil && h.flow.SecureCookies() != h.secure {
+	if h.flow != nil && h.flow.SecureCookies() != (u.Scheme == "https") {
 		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", ErrInvalidConfig)
+	}
+	if h.flow != nil && h.flow.SecureCookies() && !h.secure {
+		return nil, fmt.Errorf("%w: Cookies.Secure is SecureOff, but the OAuth check cookies (module oauth) follow BaseURL's https scheme and a browser on plain http would drop them: for http development use an http BaseURL", ErrInvalidConfig)
 	}
 	if h.limits, err = newLimiter(cfg.RateLimit); err != nil {
 		return nil, err
@@ -189,7 +209,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("handler: built-in pages: %w", err)
 	}
 	h.Reader, err = NewReader(ReaderConfig{
-		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.secure,
+		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.secure, Bearer: cfg.Bearer,
 		SignInURL: h.pageURL(h.pages.SignIn, "signin"), Logger: h.log, Now: h.now,
 	})
 	if err != nil {
@@ -211,9 +231,19 @@ func (h *Handler) URL(route string) string { return h.base + "/" + strings.TrimP
 
 // route is one action of ServeHTTP.
 type route struct {
-	methods []string
+	methods string // the methods allowed, as the Allow header lists them
 	serve   func(*Handler, http.ResponseWriter, *http.Request, string)
 	withID  bool // the path carries a provider id: /action/{id}
+}
+
+// allows reports whether the route takes method.
+func (rt route) allows(method string) bool {
+	for m := range strings.SplitSeq(rt.methods, ", ") {
+		if m == method {
+			return true
+		}
+	}
+	return false
 }
 
 // routeFor returns Auth.js's action for the first path segment, withID
@@ -221,28 +251,28 @@ type route struct {
 func routeFor(action string, withID bool) (route, bool) {
 	switch action {
 	case "providers":
-		return route{[]string{"GET"}, (*Handler).serveProviders, false}, true
+		return route{"GET", (*Handler).serveProviders, false}, true
 	case "csrf":
-		return route{[]string{"GET"}, (*Handler).serveCSRF, false}, true
+		return route{"GET", (*Handler).serveCSRF, false}, true
 	case "session":
-		return route{[]string{"GET", "POST"}, (*Handler).serveSession, false}, true
+		return route{"GET, POST", (*Handler).serveSession, false}, true
 	case "signin":
 		if withID {
-			return route{[]string{"GET", "POST"}, (*Handler).serveSignIn, true}, true
+			return route{"GET, POST", (*Handler).serveSignIn, true}, true
 		}
-		return route{[]string{"GET"}, (*Handler).serveSignInPage, false}, true
+		return route{"GET", (*Handler).serveSignInPage, false}, true
 	case "signout":
-		return route{[]string{"GET", "POST"}, (*Handler).serveSignOut, false}, true
+		return route{"GET, POST", (*Handler).serveSignOut, false}, true
 	case "verify-request":
-		return route{[]string{"GET"}, (*Handler).serveVerifyRequest, false}, true
+		return route{"GET", (*Handler).serveVerifyRequest, false}, true
 	case "error":
-		return route{[]string{"GET"}, (*Handler).serveError, false}, true
+		return route{"GET", (*Handler).serveError, false}, true
 	case "callback":
-		return route{[]string{"GET", "POST"}, (*Handler).serveCallback, true}, true
+		return route{"GET, POST", (*Handler).serveCallback, true}, true
 	case "webauthn-options":
-		return route{[]string{"GET"}, (*Handler).serveWebAuthnOptions, true}, true
+		return route{"GET", (*Handler).serveWebAuthnOptions, true}, true
 	case "passkey.js":
-		return route{[]string{"GET"}, (*Handler).servePasskeyScript, false}, true
+		return route{"GET", (*Handler).servePasskeyScript, false}, true
 	}
 	return route{}, false
 }
@@ -252,7 +282,7 @@ const maxBody = 1 << 20
 
 // ServeHTTP routes the request to Auth.js's actions.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), h.basePath+"/")
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), h.prefix)
 	if !ok {
 		h.mountMismatch(w, r)
 		return
@@ -266,7 +296,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Body != nil {
+	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
 	rt, found := routeFor(action, id != "")
@@ -274,17 +304,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, r)
 		return
 	}
-	allowed := false
-	for _, m := range rt.methods {
-		// HEAD is GET without a body, except on a callback: a link
-		// checker's HEAD must not use up the OAuth check cookies or an
-		// e-mail link.
-		if r.Method == m || (m == "GET" && r.Method == http.MethodHead && action != "callback") {
-			allowed = true
-		}
-	}
-	if !allowed {
-		w.Header().Set("Allow", strings.Join(rt.methods, ", "))
+	// HEAD is GET without a body, except on a callback: a link checker's
+	// HEAD must not use up the OAuth check cookies or an e-mail link.
+	if !rt.allows(r.Method) && (r.Method != http.MethodHead || action == "callback" || !rt.allows(http.MethodGet)) {
+		w.Header().Set("Allow", rt.methods)
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed", Message: r.Method + " is not supported here"}, true)
 		return
 	}
@@ -303,29 +326,6 @@ func (h *Handler) mountMismatch(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: "no such auth route"}, true)
-}
-
-// writeSessionCookie gives the browser the database session's cookie
-// (jwt's cookie name), expiring with the session. It and writeSessionJWT
-// are the only writers of the session cookie.
-func (h *Handler) writeSessionCookie(w http.ResponseWriter, s core.Session) {
-	h.setCookie(w, h.names.SessionToken, s.SessionToken, max(time.Second, s.Expires.Sub(h.now())))
-}
-
-// setCookie sets a cookie with Auth.js's attributes: HttpOnly,
-// SameSite=Lax, Path=/, Secure on https; maxAge 0 makes a session cookie,
-// negative deletes it.
-func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge time.Duration) {
-	c := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: h.secure}
-	switch {
-	case maxAge > 0:
-		c.MaxAge = int(maxAge / time.Second)
-		c.Expires = h.now().Add(maxAge)
-	case maxAge < 0:
-		c.MaxAge = -1
-		c.Expires = time.Unix(0, 0)
-	}
-	http.SetCookie(w, c)
 }
 
 // form parses a POST's form (URL-encoded or multipart) and returns false,
@@ -360,7 +360,7 @@ func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 		}
 		if h.callbackCookie(r) != target {
 			// Percent-encoded, as Auth.js's cookie serializer writes it.
-			h.setCookie(w, h.names.CallbackURL, url.QueryEscape(target), 0)
+			h.setCookie(w, h.names.CallbackURL, url.QueryEscape(target), 0, true)
 		}
 		return target
 	}

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 )
@@ -43,7 +43,7 @@ var hookStrategies = []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT}
 // contract), credentials (JWT only), and a store whose calls are counted.
 type hookEnv struct {
 	*env
-	store *conformance.Counting
+	store *coretest.Counting
 	idp   *fakeOAuth
 	smtp  *smtpServer
 	logs  *hookLog
@@ -80,7 +80,7 @@ func newHookEnv(t *testing.T, open func(*testing.T, func() time.Time) core.Adapt
 			return ps
 		},
 		adapter: func(t *testing.T, now func() time.Time) any {
-			he.store = conformance.NewCounting(open(t, now))
+			he.store = coretest.NewCounting(open(t, now))
 			return he.store
 		},
 		authConfig: func(c *auth.Config) {
@@ -123,7 +123,7 @@ func noSessionCookie(t *testing.T, what string, res response) {
 }
 
 // writesBut returns the counted writes, less the ones named.
-func writesBut(c *conformance.Counting, allowed ...core.Method) map[core.Method]int {
+func writesBut(c *coretest.Counting, allowed ...core.Method) map[core.Method]int {
 	w := c.Writes()
 	for _, m := range allowed {
 		delete(w, m)

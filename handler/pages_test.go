@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 )
 
@@ -13,7 +14,7 @@ import (
 // the pages omit them unless Theme.ProviderLogos says where they are.
 func TestProviderLogos(t *testing.T) {
 	builtins := func(*testing.T, string) []provider.Provider {
-		return []provider.Provider{provider.GitHub("id", "secret"), provider.Google("id", "secret"), provider.Discord("id", "secret")}
+		return []provider.Provider{providers.GitHub("id", "secret"), providers.Google("id", "secret"), providers.Discord("id", "secret")}
 	}
 	e := newEnv(t, envOpts{providers: builtins})
 	page := e.get("/auth/signin")
@@ -33,7 +34,7 @@ func TestProviderLogos(t *testing.T) {
 // GET /signin/{id} shows that provider alone; an unknown one is a 404.
 func TestProviderPage(t *testing.T) {
 	e := newEnv(t, envOpts{providers: func(*testing.T, string) []provider.Provider {
-		return []provider.Provider{provider.GitHub("id", "secret"), provider.Google("id", "secret")}
+		return []provider.Provider{providers.GitHub("id", "secret"), providers.Google("id", "secret")}
 	}})
 	page := e.get("/auth/signin/google")
 	wantStatus(t, page, 200)
@@ -75,7 +76,7 @@ func TestPasskeyRegistrationPage(t *testing.T) {
 // The pages follow the browser's light or dark preference.
 func TestPagesDarkTheme(t *testing.T) {
 	e := newEnv(t, envOpts{providers: func(*testing.T, string) []provider.Provider {
-		return []provider.Provider{provider.GitHub("id", "secret")}
+		return []provider.Provider{providers.GitHub("id", "secret")}
 	}})
 	page := e.get("/auth/signin")
 	if !strings.Contains(page.body, `<meta name="color-scheme" content="light dark">`) || !strings.Contains(page.body, "@media (prefers-color-scheme:dark)") {

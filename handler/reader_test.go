@@ -1,18 +1,15 @@
 package handler_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/handler"
@@ -42,21 +39,10 @@ type authjsRes struct {
 
 func authjs(t *testing.T, reqs ...authjsReq) []authjsRes {
 	t.Helper()
-	dir := filepath.Join("..", "jwt", "interop")
-	node := nodeproc.Check(t, dir, "@auth/core/jwt.js")
-	in, _ := json.Marshal(reqs)
-	cmd := exec.CommandContext(t.Context(), node, "authjs.mjs")
-	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node authjs.mjs: %v\n%s", err, stderr.String())
-	}
 	var res []authjsRes
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(reqs) {
-		t.Fatalf("authjs.mjs answered %s (%v)", out, err)
+	handler.RunAuthJS(t, filepath.Join("..", "jwt", "interop"), "authjs.mjs", filepath.Join("node_modules", "@auth", "core", "jwt.js"), reqs, &res)
+	if len(res) != len(reqs) {
+		t.Fatalf("authjs.mjs answered %d results to %d requests", len(res), len(reqs))
 	}
 	for i, r := range res {
 		if r.Error != "" {

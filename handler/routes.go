@@ -12,7 +12,6 @@ import (
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
-	"github.com/authport/authport/jwt"
 )
 
 // providerJSON is one entry of GET /providers.
@@ -113,9 +112,10 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 			return
 		}
 		force = true
-	} else {
-		h.csrf(w, r, "")
 	}
+	// A GET sets no CSRF cookie (Auth.js sets one on every request
+	// without): only a POST needs one, and every client that posts gets
+	// its token from /csrf or a page, which set the cookie.
 	ctx := r.Context()
 	s, hadCookie, err := h.session(ctx, r)
 	if err != nil {
@@ -220,21 +220,6 @@ func (h *Handler) refreshJWT(w http.ResponseWriter, r *http.Request, s *Session,
 	}
 	h.writeSessionJWT(w, r, token)
 	return sessionFromClaims(fresh), nil
-}
-
-func (h *Handler) writeSessionJWT(w http.ResponseWriter, r *http.Request, token string) {
-	c := jwt.NewCookie(h.names.SessionToken, token, time.Time{})
-	c.Secure = h.secure
-	c.Expires = h.now().Add(h.sessions.MaxAge)
-	c.MaxAge = int(h.sessions.MaxAge / time.Second)
-	jwt.WriteCookie(w, r, c)
-}
-
-// clearSession deletes the session cookie and its chunks.
-func (h *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
-	c := jwt.NewCookie(h.names.SessionToken, "", time.Time{})
-	c.Secure = h.secure
-	jwt.ClearCookie(w, r, c)
 }
 
 // issueSession gives the browser the session of a completed sign-in: the

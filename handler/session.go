@@ -29,11 +29,15 @@ type Session struct {
 	// Claims are the JWT's claims (name, email, picture, sub, iat, exp,
 	// jti and any the application added); nil for database sessions.
 	Claims map[string]any
+	// Bearer reports that the session was read from an "Authorization:
+	// Bearer" header (ReaderConfig.Bearer), not from the session cookie.
+	Bearer bool
 
-	// user is the database session's user; extended reports that reading
-	// the database session extended it (auth.Auth.Session), token is its
-	// token.
+	// user is the database session's user (the adapter's record, not
+	// copied); extended reports that reading the database session
+	// extended it (auth.Auth.Session), token is its token.
 	user     *core.User
+	email    string // User.Email's target, apart from the user's
 	extended bool
 	token    string
 }
@@ -55,7 +59,11 @@ const expiresLayout = "2006-01-02T15:04:05.000Z"
 // only the fields the token has, and expires as an ISO 8601 UTC time with
 // milliseconds.
 func (s Session) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 128)
+	return s.appendJSON(make([]byte, 0, 160)), nil
+}
+
+// appendJSON appends the session's JSON (MarshalJSON) to b.
+func (s *Session) appendJSON(b []byte) []byte {
 	b = append(b, `{"user":{`...)
 	first := true
 	field := func(name string, v *string) {
@@ -78,9 +86,24 @@ func (s Session) MarshalJSON() ([]byte, error) {
 	field(`"email"`, s.User.Email)
 	field(`"image"`, s.User.Image)
 	b = append(b, `},"expires":"`...)
-	b = s.Expires.UTC().AppendFormat(b, expiresLayout)
-	b = append(b, `"}`...)
-	return b, nil
+	b = appendExpires(b, s.Expires.UTC())
+	return append(b, `"}`...)
+}
+
+// appendExpires appends t (UTC) as expiresLayout does, without going
+// through time's layout interpreter for the years 0 to 9999.
+func appendExpires(b []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, expiresLayout)
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(b,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // appendJSONString appends v as encoding/json writes it: as is between
@@ -140,6 +163,15 @@ type ReaderConfig struct {
 	// Now is the clock for JWT expiry; nil means the Auth's clock, or
 	// time.Now when Auth is nil.
 	Now func() time.Time
+	// Bearer makes Session, Middleware and Require also read the session
+	// from an "Authorization: Bearer <token>" header, for API clients
+	// (mobile apps, scripts, other services) that cannot keep cookies:
+	// the token is what the session cookie holds, a database session's
+	// token or, with JWT sessions, the encrypted JWT. Off by default. A
+	// request that carries the session cookie is read from the cookie
+	// alone, whatever its Authorization header says. See the README
+	// ("Bearer sessions") for when to turn it on.
+	Bearer bool
 }
 
 // Reader reads the Auth.js session of a request, database or JWT, without
@@ -155,6 +187,7 @@ type Reader struct {
 	signInURL string
 	log       *slog.Logger
 	now       func() time.Time
+	bearer    bool
 }
 
 // NewReader checks cfg and returns a Reader. The error says which field to
@@ -168,6 +201,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		signInURL: cfg.SignInURL,
 		log:       cfg.Logger,
 		now:       cfg.Now,
+		bearer:    cfg.Bearer,
 	}
 	if r.strategy == "" {
 		if cfg.Auth != nil {
@@ -225,15 +259,43 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 // foreign one). An error means the session could not be looked up (the
 // store failed). With database sessions the lookup extends the session in
 // the store per UpdateAge, as Auth.js does; the Reader writes no cookie.
+//
+// With ReaderConfig.Bearer, a request without the session cookie is read
+// from its "Authorization: Bearer" header instead (Session.Bearer set); a
+// malformed header, or a token that is no session, reads as signed out.
 func (rd *Reader) Session(r *http.Request) (*Session, error) {
-	s, _, err := rd.session(r.Context(), r)
+	s, _, err := rd.read(r.Context(), r)
 	return s, err
+}
+
+// read is Session; bearer reports that the request presented a bearer
+// token (and had no session cookie), whether or not it was a session.
+func (rd *Reader) read(ctx context.Context, r *http.Request) (s *Session, bearer bool, err error) {
+	if rd.bearer && len(r.Header["Authorization"]) > 0 && !carriesCookie(r, rd.names.SessionToken) {
+		if token, ok := bearerToken(r.Header["Authorization"]); ok {
+			s, err = rd.bearerSession(ctx, token)
+			return s, true, err
+		}
+		if isBearer(r.Header["Authorization"]) {
+			rd.log.DebugContext(ctx, "authport: malformed bearer token ignored")
+			return nil, true, nil
+		}
+	}
+	s, _, err = rd.session(ctx, r)
+	return s, false, err
 }
 
 // session also returns the JWT claims' iat for refreshing.
 func (rd *Reader) session(ctx context.Context, r *http.Request) (*Session, bool, error) {
 	if rd.strategy == auth.StrategyJWT {
-		claims, err := rd.codec.DecodeCookie(r, rd.names.SessionToken)
+		var claims map[string]any
+		var err error
+		if token, ok := cookieValue(r, rd.names.SessionToken); ok {
+			// The unsplit cookie wins over chunks (jwt.JoinCookies).
+			claims, err = rd.codec.Decode(rd.names.SessionToken, token)
+		} else {
+			claims, err = rd.codec.DecodeCookie(r, rd.names.SessionToken)
+		}
 		switch {
 		case errors.Is(err, http.ErrNoCookie):
 			return nil, false, nil
@@ -247,28 +309,32 @@ func (rd *Reader) session(ctx context.Context, r *http.Request) (*Session, bool,
 	if token == "" {
 		return nil, false, nil
 	}
+	s, err := rd.databaseSession(ctx, token)
+	return s, true, err
+}
+
+// databaseSession looks the database session token up (one
+// getSessionAndUser; an unknown token costs nothing more).
+func (rd *Reader) databaseSession(ctx context.Context, token string) (*Session, error) {
 	su, extended, err := rd.auth.Session(ctx, token)
 	if err != nil {
 		rd.log.ErrorContext(ctx, "authport: session lookup failed", "error", err)
-		return nil, true, fmt.Errorf("handler: reading the session: %w", err)
+		return nil, fmt.Errorf("handler: reading the session: %w", err)
 	}
 	if su == nil {
-		return nil, true, nil
+		return nil, nil
 	}
-	s := sessionFromUser(su.User, su.Session.Expires)
+	s := sessionFromUser(&su.User, su.Session.Expires)
 	s.extended, s.token = extended, token
-	return s, true, nil
+	return s, nil
 }
 
 // sessionToken reads the database session token from the session cookie
 // (jwt's cookie name: with Secure only the __Secure- cookie counts, so that
 // a cookie planted over plain HTTP is ignored), or "".
 func (rd *Reader) sessionToken(r *http.Request) string {
-	c, err := r.Cookie(rd.names.SessionToken)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(c.Value)
+	v, _ := cookieValue(r, rd.names.SessionToken)
+	return strings.TrimSpace(v)
 }
 
 func errReason(err error) string {
@@ -281,14 +347,12 @@ func errReason(err error) string {
 	return "unreadable"
 }
 
-func sessionFromUser(u core.User, expires time.Time) *Session {
-	email := u.Email
-	return &Session{
-		User:     SessionUser{ID: u.ID, Name: u.Name, Email: &email, Image: u.Image},
-		Expires:  expires,
-		Strategy: auth.StrategyDatabase,
-		user:     &u,
-	}
+// sessionFromUser makes a database session's Session in one allocation,
+// keeping u (the adapter's record of the lookup) as its user.
+func sessionFromUser(u *core.User, expires time.Time) *Session {
+	s := &Session{Expires: expires, Strategy: auth.StrategyDatabase, user: u, email: u.Email}
+	s.User = SessionUser{ID: u.ID, Name: u.Name, Email: &s.email, Image: u.Image}
+	return s
 }
 
 func sessionFromClaims(claims map[string]any) *Session {
@@ -333,7 +397,7 @@ func (rd *Reader) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s, err := rd.Session(r)
+		s, _, err := rd.read(r.Context(), r)
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
 			return
@@ -347,17 +411,35 @@ func (rd *Reader) Middleware(next http.Handler) http.Handler {
 
 // Require lets only signed-in requests through to next, with the session
 // in the context. Others get 401 with a JSON body when they are API
-// requests (their Accept header does not ask for text/html), and a 303
-// redirect to the sign-in page, with the request's URL as callbackUrl, when
-// they come from a browser page.
+// requests (their Accept header does not ask for text/html, or they
+// presented a bearer token), and a 303 redirect to the sign-in page, with
+// the request's URL as callbackUrl, when they come from a browser page.
+// The 401's WWW-Authenticate names the Cookie scheme and, with
+// ReaderConfig.Bearer, the Bearer scheme (error="invalid_token" when the
+// request's bearer token was malformed or no session).
 func (rd *Reader) Require(next http.Handler) http.Handler {
-	return rd.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := FromContext(r.Context()); ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !wantsHTML(r) {
-			w.Header().Set("WWW-Authenticate", `Cookie realm="authport"`)
+		s, bearer, err := rd.read(r.Context(), r)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
+			return
+		}
+		if s != nil {
+			next.ServeHTTP(w, r.WithContext(WithSession(r.Context(), s)))
+			return
+		}
+		if bearer || !wantsHTML(r) {
+			w.Header().Add("WWW-Authenticate", `Cookie realm="authport"`)
+			switch {
+			case bearer:
+				w.Header().Add("WWW-Authenticate", `Bearer realm="authport", error="invalid_token"`)
+			case rd.bearer:
+				w.Header().Add("WWW-Authenticate", `Bearer realm="authport"`)
+			}
 			writeJSON(w, http.StatusUnauthorized, errorBody{Error: "Unauthorized", Message: "sign in to use this resource"}, true)
 			return
 		}
@@ -367,7 +449,7 @@ func (rd *Reader) Require(next http.Handler) http.Handler {
 			sep = "&"
 		}
 		http.Redirect(w, r, target+sep+"callbackUrl="+queryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-	}))
+	})
 }
 
 func wantsHTML(r *http.Request) bool {

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/authport/authport/adapters/memory"
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
 )
@@ -19,10 +20,10 @@ import (
 // deleteSession, a write): each must cost one getSessionAndUser and no
 // write. tools/handlersec runs the same on bbolt, PostgreSQL and Redis.
 func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
-	counting := conformance.NewCounting(memory.New())
+	counting := coretest.NewCounting(memory.New())
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)
-	a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{provider.GitHub("id", "secret")},
+	a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{providers.GitHub("id", "secret")},
 		Secrets: []string{secret}, BaseURL: srv.URL + "/auth"})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package oauth_test
 import (
 	"encoding/json"
 
-	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 )
 
 // The fixtures of the built-in providers added with issue 17: for each, the
@@ -31,11 +31,11 @@ var adaPicture = &wantUser{email: "ada@example.com", image: "https://img.example
 
 func builtinFixtures() []builtinCase {
 	const ada = "ada@example.com"
-	oidc := func(id, _, authURL, sub string, cfg provider.UserConfig, claims map[string]any) builtinCase {
+	oidc := func(id, _, authURL, sub string, cfg providers.UserConfig, claims map[string]any) builtinCase {
 		return builtinCase{id: id, cfg: cfg, authURL: authURL, method: "client_secret_basic", accountID: sub,
 			claims: claims, name: "Ada Lovelace", want: adaPicture, checks: "pkce"}
 	}
-	iss := func(s string) provider.UserConfig { return provider.UserConfig{Issuer: s} }
+	iss := func(s string) providers.UserConfig { return providers.UserConfig{Issuer: s} }
 	std := map[string]string{"scope": "openid profile email"}
 	cases := []builtinCase{
 		// OpenID Connect.
@@ -57,7 +57,7 @@ func builtinFixtures() []builtinCase {
 			// B2C puts the addresses in emails; the picture is not a B2C claim.
 			c := oidc("azure-ad-b2c", "", "https://contoso.b2clogin.com/775527ff-9a37-4307-8b3d-cc311f58d925/v2.0/authorize",
 				"0f8fad5b-d9cb-469f-a165-70867728950e",
-				provider.UserConfig{Issuer: "https://contoso.b2clogin.com/775527ff-9a37-4307-8b3d-cc311f58d925/v2.0/", Tenant: "B2C_1_signupsignin"},
+				providers.UserConfig{Issuer: "https://contoso.b2clogin.com/775527ff-9a37-4307-8b3d-cc311f58d925/v2.0/", Tenant: "B2C_1_signupsignin"},
 				oidcClaims("0f8fad5b-d9cb-469f-a165-70867728950e", "email", nil, "picture", nil,
 					"emails", []string{ada, "ada@work.example.com"}, "tfp", "B2C_1_signupsignin"))
 			c.issuers = map[string]string{"contoso.b2clogin.com/775527ff-9a37-4307-8b3d-cc311f58d925/v2.0": "https://contoso.b2clogin.com/775527ff-9a37-4307-8b3d-cc311f58d925/v2.0/"}
@@ -66,7 +66,7 @@ func builtinFixtures() []builtinCase {
 			return c
 		}(),
 		func() builtinCase {
-			c := oidc("battlenet", "", "https://oauth.battle.net/authorize", "123456789", provider.UserConfig{},
+			c := oidc("battlenet", "", "https://oauth.battle.net/authorize", "123456789", providers.UserConfig{},
 				map[string]any{"sub": "123456789", "id": 123456789, "battle_tag": "Ada#1815"})
 			c.name, c.want, c.params = "Ada#1815", &wantUser{}, map[string]string{"scope": "openid"}
 			return c
@@ -84,7 +84,7 @@ func builtinFixtures() []builtinCase {
 			return c
 		}(),
 		func() builtinCase {
-			c := oidc("descope", "", "https://api.descope.com/client-id/authorize", "U2abc", provider.UserConfig{},
+			c := oidc("descope", "", "https://api.descope.com/client-id/authorize", "U2abc", providers.UserConfig{},
 				oidcClaims("U2abc", "phone_number", "+441234567890"))
 			c.checks = "pkce,state"
 			return c
@@ -101,14 +101,14 @@ func builtinFixtures() []builtinCase {
 		}(),
 		func() builtinCase {
 			c := oidc("fusionauth", "", "https://auth.example.io/authorize", "2d9e6b1f-0000-4000-8000-0000000000aa",
-				provider.UserConfig{Issuer: "https://auth.example.io", Tenant: "tenant-7"},
+				providers.UserConfig{Issuer: "https://auth.example.io", Tenant: "tenant-7"},
 				oidcClaims("2d9e6b1f-0000-4000-8000-0000000000aa", "applicationId", "app-1", "roles", []string{"user"}))
 			c.params = map[string]string{"scope": "openid offline_access email profile", "tenantId": "tenant-7"}
 			c.checks = "pkce,state"
 			return c
 		}(),
 		func() builtinCase {
-			c := oidc("huggingface", "", "https://huggingface.co/authorize", "6433ad3e0f6a0b2e7c9d8e1f", provider.UserConfig{},
+			c := oidc("huggingface", "", "https://huggingface.co/authorize", "6433ad3e0f6a0b2e7c9d8e1f", providers.UserConfig{},
 				oidcClaims("6433ad3e0f6a0b2e7c9d8e1f", "preferred_username", "ada", "isPro", false, "profile", "https://huggingface.co/ada"))
 			c.params, c.checks = std, "pkce,state"
 			return c
@@ -141,7 +141,7 @@ func builtinFixtures() []builtinCase {
 		oidc("ping-id", "", "https://auth.pingone.com/env-1/as/authorize", "9f0c7b2e-ping", iss("https://auth.pingone.com/env-1/as"),
 			oidcClaims("9f0c7b2e-ping", "env", "env-1", "org", "org-1")),
 		func() builtinCase {
-			c := oidc("roblox", "", "https://apis.roblox.com/oauth/authorize", "1516563360", provider.UserConfig{},
+			c := oidc("roblox", "", "https://apis.roblox.com/oauth/authorize", "1516563360", providers.UserConfig{},
 				map[string]any{"sub": "1516563360", "name": "Ada Lovelace", "nickname": "Ada", "preferred_username": "ada1815",
 					"created_at": 1584573333, "profile": "https://www.roblox.com/users/1516563360/profile",
 					"picture": "https://tr.rbxcdn.com/ada/150/150/AvatarHeadshot/Png"})
@@ -153,13 +153,13 @@ func builtinFixtures() []builtinCase {
 		func() builtinCase {
 			// The profile comes from Salesforce's userinfo endpoint.
 			c := oidc("salesforce", "", "https://login.salesforce.com/authorize", "https://login.salesforce.com/id/00Dx0000000001/005x0000000001",
-				provider.UserConfig{}, oidcClaims("https://login.salesforce.com/id/00Dx0000000001/005x0000000001",
+				providers.UserConfig{}, oidcClaims("https://login.salesforce.com/id/00Dx0000000001/005x0000000001",
 					"user_id", "005x0000000001", "organization_id", "00Dx0000000001", "user_type", "STANDARD"))
 			c.checks, c.tokenVia = "pkce,state,nonce", "Bearer"
 			return c
 		}(),
 		func() builtinCase {
-			c := oidc("simplelogin", "", "https://app.simplelogin.io/authorize", "ada-sl", provider.UserConfig{},
+			c := oidc("simplelogin", "", "https://app.simplelogin.io/authorize", "ada-sl", providers.UserConfig{},
 				map[string]any{"sub": "ada-sl", "id": 2, "email": ada, "email_verified": true, "name": "Ada Lovelace",
 					"avatar_url": "https://img.example.com/ada.png", "client": "Example"})
 			return c
@@ -174,7 +174,7 @@ func builtinFixtures() []builtinCase {
 		func() builtinCase {
 			// The profile comes from Vipps's userinfo endpoint.
 			c := oidc("vipps", "", "https://api.vipps.no/access-management-1.0/access/authorize", "c06c4afe-d9e1-4c5d-939a-177d752a0944",
-				provider.UserConfig{}, oidcClaims("c06c4afe-d9e1-4c5d-939a-177d752a0944", "phone_number", "4712345678", "sid", "7d78a726-af92-499e-b857-de263ef9a969"))
+				providers.UserConfig{}, oidcClaims("c06c4afe-d9e1-4c5d-939a-177d752a0944", "phone_number", "4712345678", "sid", "7d78a726-af92-499e-b857-de263ef9a969"))
 			c.issuers = map[string]string{"api.vipps.no/access-management-1.0/access": "https://api.vipps.no/access-management-1.0/access/"}
 			c.params, c.checks, c.tokenVia = map[string]string{"scope": "openid name email"}, "pkce,state,nonce", "Bearer"
 			return c

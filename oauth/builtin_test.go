@@ -15,6 +15,7 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/oauth"
 )
 
@@ -45,7 +46,7 @@ func githubUserinfo(path string) any {
 // they must produce.
 type builtinCase struct {
 	id              string
-	cfg             provider.UserConfig
+	cfg             providers.UserConfig
 	authURL         string            // the authorization endpoint (scheme, host, path)
 	params          map[string]string // parameters the authorization URL must carry
 	absent          []string          // parameters it must not carry
@@ -96,11 +97,11 @@ func TestBuiltInProviders(t *testing.T) {
 		{id: "apple", authURL: "https://appleid.apple.com/authorize", post: true,
 			params: map[string]string{"scope": "name email", "response_mode": "form_post", "code_challenge_method": "S256"},
 			method: "client_secret_post", accountID: sub("appleid.apple.com"), name: "Ada Byron"},
-		{id: "auth0", cfg: provider.UserConfig{Issuer: "example.eu.auth0.com"}, authURL: "https://example.eu.auth0.com/authorize",
+		{id: "auth0", cfg: providers.UserConfig{Issuer: "example.eu.auth0.com"}, authURL: "https://example.eu.auth0.com/authorize",
 			params: oidcParams, method: "client_secret_basic", accountID: sub("example.eu.auth0.com"), name: "Ada Lovelace"},
-		{id: "keycloak", cfg: provider.UserConfig{Issuer: "https://sso.example.com/realms/test"}, authURL: "https://sso.example.com/realms/test/authorize",
+		{id: "keycloak", cfg: providers.UserConfig{Issuer: "https://sso.example.com/realms/test"}, authURL: "https://sso.example.com/realms/test/authorize",
 			params: oidcParams, method: "client_secret_basic", accountID: sub("sso.example.com"), name: "Ada Lovelace"},
-		{id: "okta", cfg: provider.UserConfig{Issuer: "dev-1.okta.com/oauth2/default"}, authURL: "https://dev-1.okta.com/oauth2/default/authorize",
+		{id: "okta", cfg: providers.UserConfig{Issuer: "dev-1.okta.com/oauth2/default"}, authURL: "https://dev-1.okta.com/oauth2/default/authorize",
 			params: oidcParams, method: "client_secret_basic", accountID: sub("dev-1.okta.com"), name: "Ada Lovelace"},
 		{id: "slack", authURL: "https://slack.com/authorize", params: map[string]string{"scope": "openid profile email"},
 			absent: []string{"code_challenge", "state"}, method: "client_secret_basic", accountID: sub("slack.com"), name: "Ada Lovelace"},
@@ -111,7 +112,7 @@ func TestBuiltInProviders(t *testing.T) {
 			method: "client_secret_post", accountID: sub("www.linkedin.com"), name: "Ada Lovelace"},
 	}
 	cases = append(cases, builtinFixtures()...)
-	registry := provider.BuiltIns()
+	registry := providers.BuiltIns()
 	// Every OAuth and OIDC built-in has a case, and only once.
 	seen := map[string]int{}
 	for _, c := range cases {
@@ -119,7 +120,7 @@ func TestBuiltInProviders(t *testing.T) {
 	}
 	var oauthIDs int
 	for _, id := range registry.IDs() {
-		if _, ok := registry[id](provider.UserConfig{}).(provider.OAuthProvider); !ok {
+		if _, ok := registry[id](providers.UserConfig{}).(provider.OAuthProvider); !ok {
 			continue
 		}
 		oauthIDs++
@@ -390,7 +391,7 @@ func TestGitHubShapedOAuth2(t *testing.T) {
 	fake.userinfo = githubUserinfo
 	fake.omitIDToken = true
 	fake.tokenForm = true
-	s := newSetup(t, fake.client, testBase, provider.GitHub(fakeClientID, fakeClientSecret))
+	s := newSetup(t, fake.client, testBase, providers.GitHub(fakeClientID, fakeClientSecret))
 	authURL, cookies := s.begin(t, "github")
 	if got := strings.Join(cookieNames(cookies), ","); got != "authjs.pkce.code_verifier" {
 		t.Errorf("cookies %s, want the PKCE verifier only (GitHub's checks are the default, pkce)", got)

@@ -16,10 +16,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/oauth"
+	"github.com/authport/authport/oauth/oauthtest"
 )
 
 // tokenCounter is a reverse proxy in front of a token endpoint that counts
@@ -70,7 +70,7 @@ func TestDexRefresh(t *testing.T) {
 	for _, method := range []string{"client_secret_basic", "client_secret_post"} {
 		t.Run(method, func(t *testing.T) {
 			db := dexDatabase(t)
-			d := provision.Dex(t, provision.DexConfig{PostgresURL: db})
+			d := oauthtest.Dex(t, oauthtest.DexConfig{PostgresURL: db})
 			if d == nil {
 				return
 			}
@@ -90,7 +90,7 @@ func TestDexRefresh(t *testing.T) {
 			s := newSetup(t, &http.Client{Timeout: 30 * time.Second}, dexBase, p)
 
 			authURL, cookies := s.begin(t, "dex")
-			back, err := d.Login(ctx, authURL, provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+			back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 			if err != nil {
 				t.Fatalf("dex login: %v", err)
 			}

@@ -7,22 +7,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/oauth"
+	"github.com/authport/authport/oauth/oauthtest"
 )
 
 // The dex tests run the whole authorization-code flow against a real
 // OpenID provider: dex, started for each test on loopback by
-// provision.Dex, with its default client and user. Its redirect URI is
+// oauthtest.Dex, with its default client and user. Its redirect URI is
 // http://127.0.0.1:3000/auth/callback/dex.
 
 const dexBase = "http://127.0.0.1:3000/auth"
 
 func dexProvider(d *provider.OIDCConfig[map[string]any], issuer string, checks ...provider.Check) {
 	d.ID, d.Name, d.Issuer = "dex", "dex", issuer
-	d.ClientID, d.ClientSecret = provision.DefaultDexClientID, provision.DefaultDexClientSecret
+	d.ClientID, d.ClientSecret = oauthtest.DefaultDexClientID, oauthtest.DefaultDexClientSecret
 	d.Checks = checks
 }
 
@@ -42,7 +42,7 @@ func TestDexFlows(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := provision.Dex(t, provision.DexConfig{})
+			d := oauthtest.Dex(t, oauthtest.DexConfig{})
 			if d == nil {
 				return
 			}
@@ -60,7 +60,7 @@ func TestDexFlows(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			back, err := d.Login(ctx, authURL, provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+			back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 			if err != nil {
 				t.Fatalf("dex login: %v", err)
 			}
@@ -71,7 +71,7 @@ func TestDexFlows(t *testing.T) {
 			if full.ExpiresIn == nil {
 				t.Fatalf("dex's token response has no expires_in: %+v", full)
 			}
-			acc := assertSignedIn(t, s.store, in, rec, cookies, "dex", provision.DefaultDexUserEmail, time.Duration(*full.ExpiresIn)*time.Second)
+			acc := assertSignedIn(t, s.store, in, rec, cookies, "dex", oauthtest.DefaultDexUserEmail, time.Duration(*full.ExpiresIn)*time.Second)
 			if acc.Type != core.AccountTypeOIDC || acc.ProviderAccountID == "" || acc.IDToken == nil || kept.IDToken == "" ||
 				*acc.IDToken != kept.IDToken || *acc.AccessToken != kept.AccessToken || *acc.ExpiresAt != *kept.ExpiresAt {
 				t.Errorf("account %+v, want the tokens the account callback kept %+v", acc, kept)
@@ -86,7 +86,7 @@ func TestDexFlows(t *testing.T) {
 // TestDexRejects: what dex itself refuses (a code used twice) and a
 // forged state, each with nothing stored.
 func TestDexRejects(t *testing.T) {
-	d := provision.Dex(t, provision.DexConfig{})
+	d := oauthtest.Dex(t, oauthtest.DexConfig{})
 	if d == nil {
 		return
 	}
@@ -96,7 +96,7 @@ func TestDexRejects(t *testing.T) {
 	ctx := context.Background()
 
 	authURL, cookies := s.begin(t, "dex")
-	back, err := d.Login(ctx, authURL, provision.DefaultDexUserEmail, provision.DefaultDexUserPassword)
+	back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,7 +214,7 @@ func ExampleFlow_privateKeyJWT() {
 		fmt.Println(err)
 		return
 	}
-	p := &provider.OIDCConfig[map[string]any]{
+	p := &provider.OIDCConfig[map[string]any]{OAuth2Config: provider.OAuth2Config[map[string]any]{
 		ID: "corp", Name: "Corp", Issuer: "https://login.corp.example", ClientID: "authport",
 		Client: provider.ClientOptions{
 			TokenEndpointAuthMethod: "private_key_jwt",
@@ -222,7 +222,7 @@ func ExampleFlow_privateKeyJWT() {
 			PrivateKeyID:            "2026-11", // the kid the provider knows the public key by
 			// TokenEndpointAuthSigningAlg: "PS256", // default RS256 for an RSA key
 		},
-	}
+	}}
 	_, err = auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{p},
 		Secrets: []string{"at least 32 random bytes, e.g. AUTH_SECRET"}, BaseURL: "https://app.example/auth"})
 	fmt.Println(err)

@@ -109,10 +109,10 @@ func cookieNames(cs []*http.Cookie) []string {
 
 // oidcProvider is an OIDC provider at the fake's loopback issuer.
 func oidcProvider(issuer string, checks ...provider.Check) *provider.OIDCConfig[map[string]any] {
-	return &provider.OIDCConfig[map[string]any]{
+	return &provider.OIDCConfig[map[string]any]{OAuth2Config: provider.OAuth2Config[map[string]any]{
 		ID: "idp", Name: "IdP", Issuer: issuer, ClientID: fakeClientID, ClientSecret: fakeClientSecret,
 		Checks: checks,
-	}
+	}}
 }
 
 // assertSignedIn checks the user, the account with its tokens, the

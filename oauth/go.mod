@@ -10,19 +10,18 @@ require (
 
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
-	github.com/authport/authport/conformance v0.1.0
 	github.com/go-jose/go-jose/v4 v4.1.9
 )
 
 require (
 	github.com/authport/authport/jwt v0.1.0
 	github.com/jackc/pgx/v5 v5.6.0
+	golang.org/x/crypto v0.54.0
 )
 
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20221227161230-091c0ba34f0a // indirect
-	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/jwt"
 	"github.com/authport/authport/oauth"
 )
@@ -178,7 +179,7 @@ func TestOIDCUserinfoSubjectMustMatch(t *testing.T) {
 func TestEntraTenantMustMatchIssuer(t *testing.T) {
 	fake := newFakeProvider(t)
 	fake.claims = func(c map[string]any) { c["tid"] = "another-tenant" }
-	s := newSetup(t, fake.client, testBase, provider.MicrosoftEntraID(fakeClientID, fakeClientSecret, ""))
+	s := newSetup(t, fake.client, testBase, providers.MicrosoftEntraID(fakeClientID, fakeClientSecret, ""))
 	authURL, cookies := s.begin(t, "microsoft-entra-id")
 	_, _, err := s.callback(fake.authorize(authURL), cookies, "microsoft-entra-id")
 	if !errors.Is(err, oauth.ErrIDTokenInvalid) {

@@ -395,7 +395,7 @@ func authJSPgNames() Names {
 	return Names{Authenticators: Omit, Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit}}
 }
 
-func count(t *testing.T, db *sql.DB, query string, args ...any) int {
+func count(t testing.TB, db *sql.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := db.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {

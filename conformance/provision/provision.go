@@ -33,15 +33,10 @@
 // caller isolates each test in a database, schema, key prefix or collection
 // set of its own, and drops it in t.Cleanup.
 //
-// [Chromium] returns the browser binary AUTHPORT_CHROMIUM_BIN names, for
-// end-to-end tests; without it they skip or fail as above (its
-// AUTHPORT_REQUIRE name is chromium).
-//
-// [Dex] is different: it starts an OpenID provider (dex) private to one
-// test, configured with that test's clients and users, from the binary
-// AUTHPORT_DEX_BIN names; without the variable it skips or fails as above
-// (its AUTHPORT_REQUIRE name is dex). [DexServer.Login] then signs a user in on
-// dex's own pages, as a browser would.
+// AUTHPORT_REQUIRE also accepts the names of what other test helpers
+// provide, so that one list serves every module's tests: dex (the OpenID
+// provider of oauth/oauthtest) and chromium (the browser of the end-to-end
+// tests in examples/demo and tools/passkeystore).
 package provision
 
 import (
@@ -79,13 +74,14 @@ const RequireEnv = "AUTHPORT_REQUIRE"
 
 // knownBackends returns the names AUTHPORT_REQUIRE may hold besides "all":
 // the backends of this package, the embedded ones, which are always there,
-// and "npm", which makes a missing Node.js setup fail the interop tests
+// "dex" and "chromium" (see the package comment), and "npm", which makes
+// a missing Node.js setup fail the interop tests
 // (conformance/nodeproc, scripts/test.sh).
 func knownBackends() []string {
 	return []string{
 		"memory", "bbolt", BackendRedis, BackendRedisCluster, BackendRedisSentinel,
-		BackendPostgres, BackendPostgresHA, BackendMySQL, "sqlite", BackendMongoDB, BackendDex,
-		BackendChromium, "npm", BackendContainers,
+		BackendPostgres, BackendPostgresHA, BackendMySQL, "sqlite", BackendMongoDB, "dex",
+		"chromium", "npm", BackendContainers,
 	}
 }
 
@@ -139,16 +135,6 @@ func backendFor(name string) backend {
 		return backend{
 			name: name, env: "AUTHPORT_MONGODB_URL",
 			missing: "no MongoDB: set AUTHPORT_MONGODB_URL" + provided,
-		}
-	case BackendDex:
-		return backend{
-			name: name, env: DexBinEnv,
-			missing: "no dex: set AUTHPORT_DEX_BIN to a dex binary (eval \"$(scripts/services.sh)\" builds one from tools/dex)",
-		}
-	case BackendChromium:
-		return backend{
-			name: name, env: ChromiumBinEnv,
-			missing: "no Chromium: set AUTHPORT_CHROMIUM_BIN to a chromium binary (eval \"$(scripts/services.sh)\" installs Debian's chromium)",
 		}
 	}
 	return backend{name: name, missing: "no " + name + " backend"}

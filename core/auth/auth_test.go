@@ -12,6 +12,7 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 )
 
 // These tests need no stored data: they check configuration, the errors
@@ -189,7 +190,7 @@ func TestNewNeedsExactlyTheListedMethods(t *testing.T) {
 		"database sessions": {auth.Config{}, dbSessions},
 		"e-mail":            {auth.Config{Session: jwt, Providers: []provider.Provider{provider.Email("a@example.com", send)}}, email},
 		"WebAuthn":          {auth.Config{Session: jwt, Providers: []provider.Provider{provider.Passkey()}}, webAuthn},
-		"OAuth":             {auth.Config{Session: jwt, Providers: []provider.Provider{provider.GitHub("id", "secret")}}, oauth},
+		"OAuth":             {auth.Config{Session: jwt, Providers: []provider.Provider{providers.GitHub("id", "secret")}}, oauth},
 	} {
 		tc.cfg.Adapter, tc.cfg.Secrets = struct{}{}, []string{"s-0123456789abcdefghijklmnopqrst"}
 		_, err := auth.New(tc.cfg)
@@ -233,7 +234,7 @@ func TestNewRejectsNegativeUpdateAge(t *testing.T) {
 }
 
 func TestOAuthProfileWithoutIDRejected(t *testing.T) {
-	a := newJWT(t, &emailStub{}, provider.GitHub("id", "secret"))
+	a := newJWT(t, &emailStub{}, providers.GitHub("id", "secret"))
 	_, err := a.SignInWithOAuth(context.Background(), auth.OAuthCallback{ProviderID: "github", Profile: provider.User{Email: "a@example.com"}})
 	if !errors.Is(err, auth.ErrProfileInvalid) {
 		t.Errorf("a profile without an id: %v, want ErrProfileInvalid", err)
@@ -349,7 +350,7 @@ func TestVerifyEmailDoesNotLinkALinkedAccountAgain(t *testing.T) {
 
 func TestJWTSignInCreatesNoDatabaseSession(t *testing.T) {
 	stub := &emailStub{t: t, user: &core.User{ID: "u1", Email: "a@example.com"}}
-	a := newJWT(t, stub, provider.GitHub("id", "secret"))
+	a := newJWT(t, stub, providers.GitHub("id", "secret"))
 	in, err := a.SignInWithOAuth(context.Background(), auth.OAuthCallback{ProviderID: "github", Profile: provider.User{ID: "1", Email: "a@example.com"}})
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +365,7 @@ func TestOAuthProviderAccessor(t *testing.T) {
 	a, err := auth.New(auth.Config{
 		Adapter: &emailStub{t: t}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "https://example.com/auth",
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
-		Providers: []provider.Provider{provider.Credentials(authorize), provider.GitHub("id", "secret")},
+		Providers: []provider.Provider{provider.Credentials(authorize), providers.GitHub("id", "secret")},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 )
 
 // oauthStub is an adapter for a first OAuth sign-in whose linkAccount
@@ -55,7 +56,7 @@ func (s *oauthStubWithDelete) DeleteUser(ctx context.Context, id string) (*core.
 func newOAuthJWT(t *testing.T, adapter any) *auth.Auth {
 	t.Helper()
 	a, err := auth.New(auth.Config{Adapter: adapter, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
-		Providers: []provider.Provider{provider.GitHub("id", "secret")}})
+		Providers: []provider.Provider{providers.GitHub("id", "secret")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,35 +20,13 @@
 //
 // # Built-in providers
 //
-// Constructors return ready configurations with real endpoints, a typed
-// profile, its mapping and a button style; the caller supplies the client
-// id and secret, and a tenant, domain or issuer where the provider needs
-// one, and the defaults [Email], [Credentials] and [Passkey]. [BuiltIns]
-// returns a fresh [Registry] of them by identifier, for configuration read
-// from files; [FromEnv] builds them from Auth.js's AUTH_<ID>_ID,
-// AUTH_<ID>_SECRET and AUTH_<ID>_ISSUER variables, and [SetEnvDefaults]
-// fills a provider built in code from them. Each constructor's own doc,
-// and the package README's table, give its checks, scopes and arguments.
-//
-// The 83 identity providers, with their Auth.js identifiers where the
-// name differs: [FortyTwoSchool] (42-school), [Apple], [Asgardeo],
-// [Atlassian], [Auth0], [Authentik], [AzureADB2C] (azure-ad-b2c),
-// [BattleNet], [BeyondIdentity], [Bitbucket], [Box], [BoxyHQSAML]
-// (boxyhq-saml), [ClickUp] (click-up), [Cognito], [Coinbase], [Concept2],
-// [Descope], [Discord], [Dribbble], [Dropbox], [DuendeIdentityServer6]
-// (duende-identity-server6), [Eventbrite], [EVEOnline], [Facebook],
-// [FACEIT], [Figma], [Foursquare], [Freshbooks], [Frontegg],
-// [FusionAuth], [GitHub], [GitLab], [Google], [HubSpot], [Huggingface],
-// [IdentityServer4] (identity-server4), [Instagram], [Kakao], [Keycloak],
-// [Kinde], [LinkedIn], [Logto], [Mailchimp], [Mailru], [Mastodon],
-// [Mattermost], [MicrosoftEntraID] (microsoft-entra-id), [Naver],
-// [Netlify], [Nextcloud], [Notion], [Okta], [OneLogin], [OryHydra]
-// (ory-hydra), [Osso], [Osu], [Passage], [Patreon], [PingID] (ping-id),
-// [Pinterest], [Pipedrive], [Reddit], [Roblox], [Salesforce],
-// [SimpleLogin], [Slack], [Spotify], [Strava], [Threads], [Trakt],
-// [Twitch], [Twitter], [UnitedEffects] (united-effects), [Vipps], [VK],
-// [Webex], [Wikimedia], [WordPress], [WorkOS], [Yandex], [Zitadel],
-// [Zoho], [Zoom].
+// The defaults [Email], [Credentials] and [Passkey] are here; the 83
+// built-in identity providers (GitHub, Google, Keycloak, …), the e-mail
+// delivery services and the registry of all of them by Auth.js
+// identifier are in the package
+// github.com/authport/authport/core/provider/providers, one file a
+// provider. [SetEnvDefaults] fills a provider built in code from Auth.js's
+// AUTH_<ID>_ID, AUTH_<ID>_SECRET and AUTH_<ID>_ISSUER variables.
 //
 // # Validation and defaults
 //
@@ -64,11 +42,10 @@
 // tokens an account stores; [TokenSet.Account] turns them into a
 // [github.com/authport/authport/core.Account].
 //
-// # E-mail services
+// # E-mail
 //
-// [Resend], [SendGrid], [Postmark], [Mailgun] and [ForwardEmail] return
-// e-mail providers whose SendVerificationRequest sends the link
-// ([VerificationEmail]) through that service's HTTP API; failures match
-// [ErrEmailDelivery]. SMTP delivery is in the module
+// [VerificationEmail] is the default sign-in e-mail ([EmailMessage]);
+// delivery failures match [ErrEmailDelivery]. The delivery services are in
+// the providers package; SMTP delivery is in the module
 // github.com/authport/authport/mail.
 package provider

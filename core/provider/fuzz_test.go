@@ -39,10 +39,10 @@ func fuzzProvider(kind uint8, id, name, clientID, u1, u2, u3, checks string, num
 			ID: id, Name: name, ClientID: clientID, WellKnown: u1, JWKSEndpoint: u2, RedirectProxyURL: u3, Checks: cs,
 		}
 	case 2:
-		return &provider.OIDCConfig[map[string]any]{
+		return &provider.OIDCConfig[map[string]any]{OAuth2Config: provider.OAuth2Config[map[string]any]{
 			ID: id, Name: name, ClientID: clientID, Issuer: u1, WellKnown: u2, RedirectProxyURL: u3, Checks: cs,
 			Client: provider.ClientOptions{DefaultMaxAge: num},
-		}
+		}}
 	case 3:
 		send := func(context.Context, provider.VerificationRequest) error { return nil }
 		if num%2 == 0 {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func oauthOK() *OAuth2Config[anyProfile] {
 }
 
 func oidcOK() *OIDCConfig[anyProfile] {
-	return &OIDCConfig[anyProfile]{ID: "idp", Name: "IdP", Issuer: "https://idp.test", ClientID: "client"}
+	return &OIDCConfig[anyProfile]{OAuth2Config: OAuth2Config[anyProfile]{ID: "idp", Name: "IdP", Issuer: "https://idp.test", ClientID: "client"}}
 }
 
 func sendNothing(context.Context, VerificationRequest) error { return nil }
@@ -76,4 +77,16 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// githubLike is an OAuth 2.0 provider with GitHub's endpoints and scope.
+func githubLike() *OAuth2Config[anyProfile] {
+	return &OAuth2Config[anyProfile]{
+		ID:            "github",
+		Name:          "GitHub",
+		Authorization: Endpoint{URL: "https://github.com/login/oauth/authorize", Params: url.Values{"scope": {"read:user user:email"}}},
+		Token:         TokenEndpoint{URL: "https://github.com/login/oauth/access_token"},
+		Userinfo:      UserinfoEndpoint[anyProfile]{URL: "https://api.github.com/user"},
+		ClientID:      "a",
+	}
 }

@@ -145,69 +145,26 @@ type OAuth2Config[P any] struct {
 }
 
 // OIDCConfig configures an OpenID Connect provider (SPEC §2.5, type oidc).
-// Its fields are those of [OAuth2Config], with nonce allowed among the
-// Checks, plus IDToken.
+// It is an [OAuth2Config] (embedded: its fields and methods are
+// OIDCConfig's) plus IDToken, with these differences: Checks may include
+// nonce, and empty Checks mean [pkce] (the spec states no OIDC default;
+// this follows OAuth's); Authorization, Token, Userinfo and JWKSEndpoint
+// override what discovery finds (an Authorization with an empty URL only
+// adds parameters); WellKnown empty means
+// {Issuer}/.well-known/openid-configuration; Issuer is required unless
+// WellKnown is given.
 //
 // A provider is usable once [Validate] accepts it: it needs an Issuer or a
 // WellKnown, and a ClientID; the endpoints come from discovery unless
 // given.
 type OIDCConfig[P any] struct {
-	// ID identifies the provider and is part of its URLs; it must be
-	// URL-safe and unique among the configured providers.
-	ID string
-	// Name is shown on the default sign-in page.
-	Name string
-
-	// Authorization overrides the discovered authorization endpoint, or
-	// adds parameters to it (URL empty).
-	Authorization Endpoint
-	// Token overrides the discovered token endpoint.
-	Token TokenEndpoint
-	// Userinfo overrides the discovered userinfo endpoint.
-	Userinfo UserinfoEndpoint[P]
-	// WellKnown is the discovery document's URL; empty means
-	// {Issuer}/.well-known/openid-configuration.
-	WellKnown string
-
-	// Checks are the CSRF checks performed on the callback: none, state,
-	// nonce or pkce. Empty means [pkce] (the spec states no OIDC default;
-	// this follows OAuth's); state is added when a redirect proxy URL is
-	// set (see [Validate]).
-	Checks Checks
-	// Client overrides the client metadata the OAuth client uses.
-	Client ClientOptions
-	// ClientID is the client id the provider issued. Required.
-	ClientID string
-	// ClientSecret is the client secret the provider issued.
-	ClientSecret string
-	// Issuer is the provider's issuer identifier; required unless WellKnown
-	// is given.
-	Issuer string
-	// JWKSEndpoint overrides the discovered JSON Web Key Set URL.
-	JWKSEndpoint string
-	// RedirectProxyURL is the URL of a proxy that relays the callback to
-	// this deployment. Setting it adds the state check.
-	RedirectProxyURL string
+	OAuth2Config[P]
 
 	// IDToken says where the profile comes from: true (the default, nil)
 	// takes it from the ID token's claims, false fetches the userinfo
 	// endpoint. Either way the token response must carry an id_token
 	// ([OIDCConfig.CheckCallbackTokens]).
 	IDToken *bool
-
-	// Profile maps the profile to the [User] to create. nil means
-	// [DefaultProfile] applied to the profile's JSON form.
-	Profile ProfileCallback[P]
-	// Account picks the tokens kept on the account. nil means
-	// [DefaultAccount].
-	Account AccountCallback
-	// AllowDangerousEmailAccountLinking links a sign-in with this provider
-	// to an existing user with the same e-mail address. Off by default;
-	// turn it on only for a provider that verifies e-mail addresses.
-	AllowDangerousEmailAccountLinking bool
-
-	// Style is the style of the provider's sign-in button.
-	Style ButtonStyle
 }
 
 // OAuthOptions is an OAuth or OIDC provider's configuration without its
@@ -348,21 +305,26 @@ func (c *OAuth2Config[P]) clone() Provider {
 	if c == nil {
 		return c
 	}
+	out := c.cloneValue()
+	return &out
+}
+
+// cloneValue returns a copy of c sharing nothing mutable with it.
+func (c *OAuth2Config[P]) cloneValue() OAuth2Config[P] {
 	out := *c
 	out.Authorization = c.Authorization.clone()
 	out.Token.Params = cloneValues(c.Token.Params)
 	out.Userinfo.Params = cloneValues(c.Userinfo.Params)
 	out.Checks = slices.Clone(c.Checks)
 	out.Client = c.Client.clone()
-	return &out
+	return out
 }
 
 // Common returns the provider's id, name and type ([TypeOIDC]).
 func (c *OIDCConfig[P]) Common() CommonOptions {
-	if c == nil {
-		return CommonOptions{Type: TypeOIDC}
-	}
-	return CommonOptions{ID: c.ID, Name: c.Name, Type: TypeOIDC}
+	o := c.base().Common()
+	o.Type = TypeOIDC
+	return o
 }
 
 // UsesIDToken reports whether the profile is taken from the ID token's
@@ -376,8 +338,7 @@ func (c *OIDCConfig[P]) Options() OAuthOptions {
 	if c == nil {
 		return OAuthOptions{CommonOptions: c.Common(), IDToken: true}
 	}
-	base := c.oauth2()
-	return optionsOf(&base, TypeOIDC, c.UsesIDToken())
+	return optionsOf(&c.OAuth2Config, TypeOIDC, c.UsesIDToken())
 }
 
 // CheckCallbackTokens rejects a token response without an id_token, with
@@ -394,28 +355,31 @@ func (c *OIDCConfig[P]) CheckCallbackTokens(tokens TokenSet) error {
 	return nil
 }
 
+// The OAuth2Config methods are promoted; these three are restated only so
+// that a nil *OIDCConfig answers as a nil *OAuth2Config does instead of
+// panicking.
+
 // AccountTokens implements [OAuthProvider].
 func (c *OIDCConfig[P]) AccountTokens(tokens TokenSet, now time.Time) TokenSet {
-	if c == nil {
-		return accountTokens(nil, tokens, now)
-	}
-	return accountTokens(c.Account, tokens, now)
+	return c.base().AccountTokens(tokens, now)
 }
 
 // ProfileFromJSON implements [OAuthProvider].
 func (c *OIDCConfig[P]) ProfileFromJSON(ctx context.Context, raw []byte, tokens TokenSet) (User, error) {
-	if c == nil {
-		return User{}, errNilProvider
-	}
-	return profileFromJSON(ctx, c.Profile, raw, tokens)
+	return c.base().ProfileFromJSON(ctx, raw, tokens)
 }
 
 // FetchUserinfo implements [OAuthProvider].
 func (c *OIDCConfig[P]) FetchUserinfo(ctx context.Context, req UserinfoRequest) (User, bool, error) {
+	return c.base().FetchUserinfo(ctx, req)
+}
+
+// base returns the embedded OAuth2Config, or nil for a nil c.
+func (c *OIDCConfig[P]) base() *OAuth2Config[P] {
 	if c == nil {
-		return User{}, false, errNilProvider
+		return nil
 	}
-	return runUserinfo(ctx, c.Userinfo, c.Profile, req)
+	return &c.OAuth2Config
 }
 
 func (c *OIDCConfig[P]) isNil() bool { return c == nil }
@@ -424,31 +388,12 @@ func (c *OIDCConfig[P]) clone() Provider {
 	if c == nil {
 		return c
 	}
-	out := *c
-	out.Authorization = c.Authorization.clone()
-	out.Token.Params = cloneValues(c.Token.Params)
-	out.Userinfo.Params = cloneValues(c.Userinfo.Params)
-	out.Checks = slices.Clone(c.Checks)
-	out.Client = c.Client.clone()
+	out := &OIDCConfig[P]{OAuth2Config: c.OAuth2Config.cloneValue()}
 	if c.IDToken != nil {
 		v := *c.IDToken
 		out.IDToken = &v
 	}
-	return &out
-}
-
-// oauth2 returns c's fields as an OAuth2Config, sharing nothing mutable
-// that matters (callers only read it).
-func (c *OIDCConfig[P]) oauth2() OAuth2Config[P] {
-	return OAuth2Config[P]{
-		ID: c.ID, Name: c.Name,
-		Authorization: c.Authorization, Token: c.Token, Userinfo: c.Userinfo, WellKnown: c.WellKnown,
-		Checks: c.Checks, Client: c.Client, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
-		Issuer: c.Issuer, JWKSEndpoint: c.JWKSEndpoint, RedirectProxyURL: c.RedirectProxyURL,
-		Profile: c.Profile, Account: c.Account,
-		AllowDangerousEmailAccountLinking: c.AllowDangerousEmailAccountLinking,
-		Style:                             c.Style,
-	}
+	return out
 }
 
 func optionsOf[P any](c *OAuth2Config[P], t Type, idToken bool) OAuthOptions {

@@ -3,9 +3,6 @@ package provider
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 )
 
@@ -56,23 +53,6 @@ func TestProfileFromJSONBadInput(t *testing.T) {
 		if _, err := oauthOK().ProfileFromJSON(context.Background(), []byte(in), TokenSet{}); err == nil {
 			t.Errorf("%q: no error", in)
 		}
-		if _, err := GitHub("a", "b").ProfileFromJSON(context.Background(), []byte(in), TokenSet{}); err == nil {
-			t.Errorf("github %q: no error", in)
-		}
-	}
-}
-
-// TestTypedProfileDefaultMapping checks a typed profile without a Profile
-// callback goes through DefaultProfile via its JSON form.
-func TestTypedProfileDefaultMapping(t *testing.T) {
-	p := Google("id", "secret")
-	p.Profile = nil
-	u, err := p.ProfileFromJSON(context.Background(), []byte(`{"sub":"g1","email":"a@b.c","name":"Ann","picture":"https://p"}`), TokenSet{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.ID != "g1" || u.Email != "a@b.c" || deref(u.Name) != "Ann" || deref(u.Image) != "https://p" {
-		t.Errorf("got %+v", u)
 	}
 }
 
@@ -108,99 +88,5 @@ func TestFetchUserinfo(t *testing.T) {
 	p.Userinfo.Request = func(context.Context, UserinfoRequest) (anyProfile, error) { return nil, errors.New("boom") }
 	if _, ok, err := p.FetchUserinfo(context.Background(), UserinfoRequest{}); !ok || err == nil {
 		t.Errorf("failing handler: ok %v err %v", ok, err)
-	}
-}
-
-func TestGitHubUserinfoEmailFallback(t *testing.T) {
-	cases := []struct {
-		name      string
-		user      string
-		emails    string
-		emailCode int
-		want      string
-	}{
-		{"public_email_used", `{"id":1,"login":"octo","email":"pub@x.y"}`, `[]`, 200, "pub@x.y"},
-		{"primary_verified_email", `{"id":1,"login":"octo","email":null}`,
-			`[{"email":"other@x.y","primary":false,"verified":true},{"email":"prim@x.y","primary":true,"verified":true}]`, 200, "prim@x.y"},
-		{"first_verified_when_primary_unverified", `{"id":1,"login":"octo"}`,
-			`[{"email":"unv@x.y","primary":true,"verified":false},{"email":"ver@x.y","primary":false,"verified":true}]`, 200, "ver@x.y"},
-		{"no_verified_email", `{"id":1,"login":"octo"}`, `[{"email":"unv@x.y","primary":true,"verified":false}]`, 200, ""},
-		{"emails_forbidden", `{"id":1,"login":"octo"}`, `{"message":"no"}`, 403, ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("Authorization") != "Bearer tok" {
-					w.WriteHeader(401)
-					return
-				}
-				switch r.URL.Path {
-				case "/user":
-					_, _ = w.Write([]byte(tc.user))
-				case "/user/emails":
-					w.WriteHeader(tc.emailCode)
-					_, _ = w.Write([]byte(tc.emails))
-				default:
-					w.WriteHeader(404)
-				}
-			}))
-			defer srv.Close()
-			p := GitHub("id", "secret")
-			p.Userinfo.URL = srv.URL + "/user"
-			u, ok, err := p.FetchUserinfo(context.Background(), UserinfoRequest{Tokens: TokenSet{AccessToken: "tok"}, Client: srv.Client()})
-			if !ok || err != nil {
-				t.Fatalf("ok %v err %v", ok, err)
-			}
-			if u.Email != tc.want || u.ID != "1" || deref(u.Name) != "octo" {
-				t.Errorf("got %+v, want email %q", u, tc.want)
-			}
-		})
-	}
-	t.Run("user_endpoint_fails", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
-		defer srv.Close()
-		p := GitHub("id", "secret")
-		p.Userinfo.URL = srv.URL + "/user"
-		_, _, err := p.FetchUserinfo(context.Background(), UserinfoRequest{Client: srv.Client()})
-		if err == nil || !strings.Contains(err.Error(), "500") {
-			t.Errorf("err = %v, want the status", err)
-		}
-	})
-}
-
-// The provider's email_verified claim reaches User.EmailVerified, read from
-// the provider's JSON: a typed profile's false cannot be told from a
-// missing claim, so only what was sent counts.
-func TestProfileEmailVerified(t *testing.T) {
-	generic := &OIDCConfig[map[string]any]{}
-	google := Google("id", "secret")
-	for _, tc := range []struct {
-		raw  string
-		want string
-	}{
-		{`{"sub":"1","email":"a@b.c","email_verified":false}`, "false"},
-		{`{"sub":"1","email":"a@b.c","email_verified":"false"}`, "false"},
-		{`{"sub":"1","email":"a@b.c","email_verified":true}`, "true"},
-		{`{"sub":"1","email":"a@b.c","email_verified":"TRUE"}`, "true"},
-		{`{"sub":"1","email":"a@b.c"}`, "nil"},
-		{`{"sub":"1","email":"a@b.c","email_verified":"maybe"}`, "nil"},
-		{`{"sub":"1","email_verified":false}`, "nil"},
-	} {
-		for name, p := range map[string]OAuthProvider{"generic": generic, "google": google} {
-			if name == "google" && strings.Contains(tc.raw, `"email_verified":"`) {
-				continue // Google's typed profile wants a boolean
-			}
-			u, err := p.ProfileFromJSON(context.Background(), []byte(tc.raw), TokenSet{})
-			if err != nil {
-				t.Fatalf("%s %s: %v", name, tc.raw, err)
-			}
-			got := "nil"
-			if u.EmailVerified != nil {
-				got = map[bool]string{true: "true", false: "false"}[*u.EmailVerified]
-			}
-			if got != tc.want {
-				t.Errorf("%s %s: EmailVerified %s, want %s", name, tc.raw, got, tc.want)
-			}
-		}
 	}
 }

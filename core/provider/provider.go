@@ -109,13 +109,7 @@ func (c *EmailConfig) Normalize(identifier string) (string, error) {
 
 func (c *EmailConfig) isNil() bool { return c == nil }
 
-func (c *EmailConfig) clone() Provider {
-	if c == nil {
-		return c
-	}
-	out := *c
-	return &out
-}
+func (c *EmailConfig) clone() Provider { return shallowClone(c) }
 
 // NormalizeEmail is authport's one normalisation of e-mail addresses, the
 // e-mail provider's default and the same function as auth.NormalizeEmail,
@@ -223,7 +217,11 @@ const (
 
 // Valid reports whether v is one of the three requirements.
 func (v UserVerification) Valid() bool {
-	return v == UserVerificationRequired || v == UserVerificationPreferred || v == UserVerificationDiscouraged
+	switch v {
+	case UserVerificationRequired, UserVerificationPreferred, UserVerificationDiscouraged:
+		return true
+	}
+	return false
 }
 
 // WebAuthnConfig configures sign-in with passkeys and other WebAuthn
@@ -267,10 +265,17 @@ func (c *WebAuthnConfig) Common() CommonOptions {
 
 func (c *WebAuthnConfig) isNil() bool { return c == nil }
 
-func (c *WebAuthnConfig) clone() Provider {
+func (c *WebAuthnConfig) clone() Provider { return shallowClone(c) }
+
+// shallowClone returns a copy of *c, or c itself when it is nil, for the
+// provider types whose fields hold nothing mutable.
+func shallowClone[T any, PT interface {
+	*T
+	Provider
+}](c PT) Provider {
 	if c == nil {
 		return c
 	}
 	out := *c
-	return &out
+	return PT(&out)
 }

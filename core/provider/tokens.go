@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -209,13 +210,7 @@ func (t TokenSet) Clone() TokenSet {
 		}
 		t.AuthorizationDetails = ds
 	}
-	if t.Extra != nil {
-		m := make(map[string]any, len(t.Extra))
-		for k, v := range t.Extra {
-			m[k] = v
-		}
-		t.Extra = m
-	}
+	t.Extra = maps.Clone(t.Extra)
 	return t
 }
 

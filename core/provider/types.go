@@ -2,6 +2,7 @@ package provider
 
 import (
 	"crypto"
+	"maps"
 	"net/url"
 	"slices"
 
@@ -61,17 +62,17 @@ func (t Type) AccountType() (_ core.AccountType, ok bool) {
 // OAuthEndpointType).
 type EndpointType string
 
+// Valid reports whether e is one of the three endpoint types.
+func (e EndpointType) Valid() bool {
+	return e == EndpointAuthorization || e == EndpointToken || e == EndpointUserinfo
+}
+
 // The OAuth endpoint types.
 const (
 	EndpointAuthorization EndpointType = "authorization"
 	EndpointToken         EndpointType = "token"
 	EndpointUserinfo      EndpointType = "userinfo"
 )
-
-// Valid reports whether e is one of the three endpoint types.
-func (e EndpointType) Valid() bool {
-	return e == EndpointAuthorization || e == EndpointToken || e == EndpointUserinfo
-}
 
 // CommonOptions are the options every provider has (SPEC §2.2).
 type CommonOptions struct {
@@ -238,13 +239,7 @@ func TokenEndpointAuthMethods() []string {
 }
 
 func (c ClientOptions) clone() ClientOptions {
-	if c.Extra != nil {
-		m := make(map[string]any, len(c.Extra))
-		for k, v := range c.Extra {
-			m[k] = v
-		}
-		c.Extra = m
-	}
+	c.Extra = maps.Clone(c.Extra)
 	return c
 }
 

@@ -55,14 +55,14 @@ func TestCommonTypes(t *testing.T) {
 }
 
 func TestAppProvider(t *testing.T) {
-	a, err := NewAppProvider(GitHub("id", "s"), "https://example.com/api/auth/")
+	a, err := NewAppProvider(githubLike(), "https://example.com/api/auth/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.SigninURL != "https://example.com/api/auth/signin/github" || a.CallbackURL != "https://example.com/api/auth/callback/github" || a.Type != TypeOAuth {
 		t.Errorf("got %+v", a)
 	}
-	if _, err := NewAppProvider(GitHub("id", "s"), "/api/auth"); err == nil {
+	if _, err := NewAppProvider(githubLike(), "/api/auth"); err == nil {
 		t.Error("relative base accepted")
 	}
 	if _, err := NewAppProvider(nil, "https://example.com"); err != nil {
@@ -82,7 +82,7 @@ func TestEndpointWithParams(t *testing.T) {
 	if got := (Endpoint{URL: "%zz"}).WithParams(); got != "%zz" {
 		t.Errorf("bad URL changed: %q", got)
 	}
-	o := GitHub("a", "b").Options()
+	o := githubLike().Options()
 	if o.Endpoint(EndpointAuthorization).URL != "https://github.com/login/oauth/authorize" ||
 		o.Endpoint(EndpointToken).URL != "https://github.com/login/oauth/access_token" ||
 		o.Endpoint(EndpointUserinfo).URL != "https://api.github.com/user" || o.Endpoint("x").URL != "" {
@@ -100,7 +100,7 @@ func TestButtonStyleColor(t *testing.T) {
 }
 
 func TestOptionsIsACopy(t *testing.T) {
-	p := GitHub("a", "b")
+	p := githubLike()
 	o := p.Options()
 	o.Authorization.Params.Set("scope", "x")
 	if p.Authorization.Params.Get("scope") != "read:user user:email" {

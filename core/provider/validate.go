@@ -215,10 +215,7 @@ func (c *OAuth2Config[P]) validateAndDefault(v *validator, o validateOptions) {
 }
 
 func (c *OIDCConfig[P]) validateAndDefault(v *validator, o validateOptions) {
-	base := c.oauth2()
-	validateOAuthFields(v, &base, TypeOIDC, o)
-	c.Checks = base.Checks
-	c.RedirectProxyURL = base.RedirectProxyURL
+	validateOAuthFields(v, &c.OAuth2Config, TypeOIDC, o)
 	if c.IDToken == nil {
 		t := true
 		c.IDToken = &t

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -27,7 +28,7 @@ func TestValidateRules(t *testing.T) {
 		// Types.
 		{"type/nil_provider", func() C { return C{nil} }, nil,
 			[]wantProblem{{0, "Type", "nil"}}},
-		{"type/typed_nil_provider", func() C { return C{oauthOK(), (*OIDCConfig[GoogleProfile])(nil)} }, nil,
+		{"type/typed_nil_provider", func() C { return C{oauthOK(), (*OIDCConfig[anyProfile])(nil)} }, nil,
 			[]wantProblem{{1, "Type", "nil"}}},
 
 		// IDs and names.
@@ -313,7 +314,7 @@ func TestValidateDefaults(t *testing.T) {
 // providers keep their values, and the copies share no mutable state.
 func TestValidateDoesNotMutate(t *testing.T) {
 	a := oauthOK()
-	a.Authorization.Params = params("scope", "read")
+	a.Authorization.Params = url.Values{"scope": {"read"}}
 	a.Client.Extra = map[string]any{"k": "v"}
 	b := oidcOK()
 	e := emailOK()

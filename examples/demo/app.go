@@ -103,10 +103,10 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 		if o.ClientID == "" {
 			return nil, fmt.Errorf("OIDC issuer %s: set its client id (-oidc-client-id)", o.Issuer)
 		}
-		providers = append(providers, &provider.OIDCConfig[map[string]any]{
+		providers = append(providers, &provider.OIDCConfig[map[string]any]{OAuth2Config: provider.OAuth2Config[map[string]any]{
 			ID: o.ID, Name: o.Name, Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
 			Checks: provider.Checks{provider.CheckPKCE, provider.CheckState, provider.CheckNonce},
-		})
+		}})
 	}
 	if cfg.Credentials != "" {
 		c, err := credentialsProvider(cfg.Credentials)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/oauth/oauthtest"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
@@ -188,8 +188,8 @@ func TestOIDCSignIn(t *testing.T) {
 	for _, be := range backends() {
 		t.Run(be.name, func(t *testing.T) {
 			l := listen(t)
-			d := provision.Dex(t, provision.DexConfig{
-				Clients: []provision.DexClient{{
+			d := oauthtest.Dex(t, oauthtest.DexConfig{
+				Clients: []oauthtest.DexClient{{
 					ID: "demo", Secret: "demo-secret", RedirectURIs: []string{l.origin + "/auth/callback/dex"},
 				}},
 			})
@@ -203,14 +203,14 @@ func TestOIDCSignIn(t *testing.T) {
 			// dex's login page (after its connector choice, if it shows one).
 			dexLogin(t, b, d)
 			b.waitPath("/")
-			if got := b.text(); !strings.Contains(got, provision.DefaultDexUserEmail) {
-				b.fatalf("after dex the home page does not show %s: %q", provision.DefaultDexUserEmail, got)
+			if got := b.text(); !strings.Contains(got, oauthtest.DefaultDexUserEmail) {
+				b.fatalf("after dex the home page does not show %s: %q", oauthtest.DefaultDexUserEmail, got)
 			}
 			b.screenshot("oidc-" + be.name)
-			if s := sessionJSON(t, b, l.origin); sessionEmail(s) != provision.DefaultDexUserEmail {
+			if s := sessionJSON(t, b, l.origin); sessionEmail(s) != oauthtest.DefaultDexUserEmail {
 				t.Errorf("/auth/session = %v", s)
 			}
-			u := userByEmail(t, a, provision.DefaultDexUserEmail)
+			u := userByEmail(t, a, oauthtest.DefaultDexUserEmail)
 			if u == nil {
 				t.Fatal("no user stored for dex's user")
 			}
@@ -223,7 +223,7 @@ func TestOIDCSignIn(t *testing.T) {
 }
 
 // dexLogin fills dex's login form with the default user.
-func dexLogin(t *testing.T, b *tab, d *provision.DexServer) {
+func dexLogin(t *testing.T, b *tab, d *oauthtest.DexServer) {
 	t.Helper()
 	issuer, _ := url.Parse(d.Issuer)
 	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
@@ -246,8 +246,8 @@ func dexLogin(t *testing.T, b *tab, d *provision.DexServer) {
 	}
 	b.run("fill dex's login form",
 		chromedp.WaitVisible(chromedp.CSS(`input[name="login"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="login"]`), provision.DefaultDexUserEmail),
-		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), provision.DefaultDexUserPassword),
+		chromedp.SendKeys(chromedp.CSS(`input[name="login"]`), oauthtest.DefaultDexUserEmail),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), oauthtest.DefaultDexUserPassword),
 		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
 	)
 }

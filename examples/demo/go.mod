@@ -12,6 +12,7 @@ require (
 	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/handler v0.1.0
 	github.com/authport/authport/mail v0.1.0
+	github.com/authport/authport/oauth v0.1.0
 	github.com/authport/authport/passkey v0.1.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -28,7 +29,6 @@ require (
 require (
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/authport/authport/jwt v0.1.0 // indirect
-	github.com/authport/authport/oauth v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect

@@ -177,12 +177,32 @@ func browserFlags(bin, dataDir string) []chromedp.ExecAllocatorOption {
 	}
 }
 
+// chromiumBinEnv names the Chromium binary the browser tests drive;
+// scripts/services.sh installs Debian's chromium and prints it.
+const chromiumBinEnv = "AUTHPORT_CHROMIUM_BIN"
+
+// chromium returns the binary chromiumBinEnv names. Without it t is
+// skipped, or failed when AUTHPORT_REQUIRE names chromium or is all, and ""
+// returned.
+func chromium(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv(chromiumBinEnv)
+	if bin == "" {
+		why := "no Chromium: set " + chromiumBinEnv + " to a chromium binary (eval \"$(scripts/services.sh)\" installs Debian's chromium)"
+		if provision.Required("chromium") {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	return bin
+}
+
 // newBrowser starts one headless Chromium for a test function; it is
 // closed when t ends. It returns nil when Chromium is missing and t was
 // skipped.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	bin := provision.Chromium(t)
+	bin := chromium(t)
 	if bin == "" {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -40,8 +41,8 @@ func builtInSite(t *testing.T, l listener, logos string) {
 	t.Helper()
 	secret := randomName("builtins-secret-0123456789-0123456789-")
 	providers := []provider.Provider{
-		provider.GitHub("id", "secret"), provider.Google("id", "secret"), provider.GitLab("id", "secret"),
-		provider.Discord("id", "secret"), provider.Apple("id", "secret"), provider.Slack("id", "secret"),
+		providers.GitHub("id", "secret"), providers.Google("id", "secret"), providers.GitLab("id", "secret"),
+		providers.Discord("id", "secret"), providers.Apple("id", "secret"), providers.Slack("id", "secret"),
 	}
 	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: providers, Secrets: []string{secret}, BaseURL: l.origin + "/auth"})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	bboltadapter "github.com/authport/authport/adapters/bbolt"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 )
 
@@ -25,9 +26,9 @@ func main() {
 	store, err := bboltadapter.Open("auth.db") // the default adapter: one file, one process
 	must(err)
 	defer store.Close()
-	github, err := provider.FromEnv(os.Getenv, "github") // AUTH_GITHUB_ID, AUTH_GITHUB_SECRET
+	github, err := providers.FromEnv(os.Getenv, "github") // AUTH_GITHUB_ID, AUTH_GITHUB_SECRET
 	must(err)
-	// Prints the sign-in link; in production send it with mail.SMTP or provider.Resend.
+	// Prints the sign-in link; in production send it with mail.SMTP or providers.Resend.
 	email := provider.Email("Example <no-reply@example.com>", func(_ context.Context, r provider.VerificationRequest) error {
 		log.Printf("sign-in link for %s: %s", r.Identifier, r.URL)
 		return nil

@@ -12,10 +12,12 @@ import (
 	"unsafe"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 )
 
 // TestBoltReadRatios (run with AUTHPORT_BENCH_BOLT_RATIOS=1) measures the
-// bbolt adapter's two reads against the bench's raw read transaction in
+// bbolt adapter's two reads against the bench's raw read transaction, and
+// GET /auth/session through the handler against getSessionAndUser, in
 // alternating blocks of calls (1,000 adapter calls, 1,000 raw calls, …) on
 // 1 and 32 goroutines, over the bench's 10,000 users, and logs the median
 // of the blocks' ratios (raw time ÷ adapter time): on a loaded machine a
@@ -53,8 +55,34 @@ func TestBoltReadRatios(t *testing.T) {
 			return err
 		}, func(i int) error { k := pick(i); return raw.getUserByAccount(ctx, accountID(k), userID(k)) }},
 	}
+	// The handler-cost row of the HTTP bench (inprocOp: GET /auth/session
+	// through the handler in process beside getSessionAndUser), its
+	// UpdateAge as long as MaxAge so that no read is due an extension.
+	maxAge := auth.DefaultMaxAge
+	h, err := goHandler("http://127.0.0.1", goServerConfig{adapter: s.adapter, strategy: auth.StrategyDatabase, updateAge: &maxAge}, &linkStore{links: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inproc := inprocOp(&httpBackend{users: users, inproc: h, getter: s.adapter})
+	ops = append(ops, struct {
+		name         string
+		adapter, raw func(i int) error
+	}{"handler GET /session ÷ getSessionAndUser", func(i int) error { return inproc.adapter(ctx, i) }, func(i int) error { return inproc.raw(ctx, i) }})
+	for _, op := range ops {
+		for _, c := range []int{1, 32} {
+			wall, cpu := pairedRatios(t, op.adapter, op.raw, c, 60, 2000)
+			t.Logf("%s c%d: adapter/raw, median of %d paired blocks of 2,000 calls: wall %s, CPU %s", op.name, c, 60, wall, cpu)
+		}
+	}
+}
+
+// pairedRatios runs blocks alternating blocks of n calls of a and of b on
+// c goroutines (which goes first alternates too) and returns the median
+// (and quartiles) of the blocks' ratios b ÷ a, by wall time and by the
+// process's CPU time: a's throughput relative to b's.
+func pairedRatios(t *testing.T, a, b func(i int) error, c, blocks, n int) (wall, cpu string) {
 	type cost struct{ wall, cpu time.Duration }
-	block := func(f func(int) error, c, n int) cost {
+	block := func(f func(int) error) cost {
 		var wg sync.WaitGroup
 		cpu0 := processCPU()
 		start := time.Now()
@@ -73,27 +101,23 @@ func TestBoltReadRatios(t *testing.T) {
 		wg.Wait()
 		return cost{time.Since(start), processCPU() - cpu0}
 	}
-	for _, op := range ops {
-		for _, c := range []int{1, 32} {
-			var wall, cpu []float64
-			for b := range 60 {
-				var ta, tr cost
-				if b%2 == 0 {
-					ta, tr = block(op.adapter, c, 2000), block(op.raw, c, 2000)
-				} else {
-					tr, ta = block(op.raw, c, 2000), block(op.adapter, c, 2000)
-				}
-				wall = append(wall, float64(tr.wall)/float64(ta.wall))
-				cpu = append(cpu, float64(tr.cpu)/float64(ta.cpu))
-			}
-			slices.Sort(wall)
-			slices.Sort(cpu)
-			q := func(r []float64) string {
-				return fmt.Sprintf("%.3f (quartiles %.3f–%.3f)", r[len(r)/2], r[len(r)/4], r[3*len(r)/4])
-			}
-			t.Logf("%s c%d: adapter/raw, median of %d paired blocks of 2,000 calls: wall %s, CPU %s", op.name, c, len(wall), q(wall), q(cpu))
+	var walls, cpus []float64
+	for k := range blocks {
+		var ta, tb cost
+		if k%2 == 0 {
+			ta, tb = block(a), block(b)
+		} else {
+			tb, ta = block(b), block(a)
 		}
+		walls = append(walls, float64(tb.wall)/float64(ta.wall))
+		cpus = append(cpus, float64(tb.cpu)/float64(ta.cpu))
 	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	q := func(r []float64) string {
+		return fmt.Sprintf("%.3f (quartiles %.3f–%.3f)", r[len(r)/2], r[len(r)/4], r[3*len(r)/4])
+	}
+	return q(walls), q(cpus)
 }
 
 // processCPU returns the CPU time the process has used.

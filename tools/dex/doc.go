@@ -9,6 +9,6 @@
 //
 // run in this directory builds dex with exactly the versions go.mod and
 // go.sum list. scripts/services.sh does that once per change of go.mod,
-// go.sum or Go version, and prints AUTHPORT_DEX_BIN; conformance/provision.Dex
+// go.sum or Go version, and prints AUTHPORT_DEX_BIN; oauth/oauthtest.Dex
 // runs the binary. See README.md for why the pins are what they are.
 package dex

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 )
@@ -93,7 +93,7 @@ type hookApp struct {
 	t      *testing.T
 	srv    *httptest.Server
 	h      *handler.Handler
-	store  *conformance.Counting
+	store  *coretest.Counting
 	idp    *hookIdP
 	client *http.Client
 	mu     sync.Mutex
@@ -101,7 +101,7 @@ type hookApp struct {
 }
 
 func newHookApp(t *testing.T, store core.Adapter, strategy auth.Strategy, configure func(*auth.Config)) *hookApp {
-	app := &hookApp{t: t, store: conformance.NewCounting(store), idp: startHookIdP(t)}
+	app := &hookApp{t: t, store: coretest.NewCounting(store), idp: startHookIdP(t)}
 	app.srv = httptest.NewServer(nil)
 	t.Cleanup(app.srv.Close)
 	email := provider.Email("auth@example.com", func(_ context.Context, v provider.VerificationRequest) error {
@@ -205,7 +205,7 @@ func noSession(t *testing.T, what string, res hookRes) {
 	}
 }
 
-func writesExcept(c *conformance.Counting, allowed ...core.Method) map[core.Method]int {
+func writesExcept(c *coretest.Counting, allowed ...core.Method) map[core.Method]int {
 	w := c.Writes()
 	for _, m := range allowed {
 		delete(w, m)

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 )
 
@@ -25,10 +26,10 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			store := st.open(t)
-			counting := conformance.NewCounting(store)
+			counting := coretest.NewCounting(store)
 			srv := httptest.NewServer(nil)
 			t.Cleanup(srv.Close)
-			a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{provider.GitHub("id", "secret")},
+			a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{providers.GitHub("id", "secret")},
 				Secrets: []string{secret}, BaseURL: srv.URL + "/auth"})
 			if err != nil {
 				t.Fatal(err)

@@ -1,18 +1,18 @@
-// Runs Auth.js's own @auth/mongodb-adapter, with the official mongodb
-// driver, for ../interop_test.go. One process serves one test.
+// The JS side of the MongoDB pairing of the Auth.js interop suite
+// (conformance/interop, ../interop_test.go): Auth.js's own
+// @auth/mongodb-adapter with the official mongodb driver, served by the
+// suite's one JSON-lines loop. One process serves one test.
 //
-// argv:   <mongodb url> <database name>
-// The JSON lines protocol is conformance/nodeproc's (serve-adapter.mjs);
-// ObjectIds are written {"$oid": "<hex>"}.
+// "$open" config: {url, databaseName}. ObjectIds are written {"$oid": "<hex>"}.
 import { MongoClient, ObjectId } from "mongodb"
 import { MongoDBAdapter } from "@auth/mongodb-adapter"
-import { serveAdapter } from "../../../conformance/nodeproc/serve-adapter.mjs"
+import { serve } from "../../../conformance/nodeproc/serve-adapter.mjs"
 
-const [url, databaseName] = process.argv.slice(2)
-const client = new MongoClient(url, { serverSelectionTimeoutMS: 10000 })
-const adapter = MongoDBAdapter(client.connect(), { databaseName })
-
-serveAdapter(adapter, {
-  close: () => client.close(),
-  encode: (v) => (v instanceof ObjectId ? { $oid: v.toHexString() } : undefined),
+serve(({ url, databaseName }) => {
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: 10000 })
+  return {
+    adapter: MongoDBAdapter(client.connect(), { databaseName }),
+    close: () => client.close(),
+    encode: (v) => (v instanceof ObjectId ? { $oid: v.toHexString() } : undefined),
+  }
 })

@@ -1,45 +1,26 @@
-// driver.mjs runs one of Auth.js's own SQL adapters for the Go interop
-// suite (../interop_test.go). It speaks JSON lines on stdin/stdout:
+// driver.mjs is the JS side of the SQL pairings of the Auth.js interop
+// suite (conformance/interop, ../interop_test.go): it opens one of Auth.js's
+// own SQL adapters, served by the suite's one JSON-lines loop
+// (conformance/nodeproc/serve-adapter.mjs). One process serves one test.
 //
-//   {"id":1,"op":"init","config":{"adapter":"drizzle","dialect":"postgres","url":"…","schema":"…","ddl":true}}
-//   {"id":2,"op":"call","method":"createUser","args":[{…}]}
+// "$open" config: {"adapter":"drizzle","dialect":"postgres","url":"…","schema":"…","ddl":true};
+// the answer is {"ddl": [...]}, the statements that created the tables.
 //
-// and answers each line with {"id":…,"result":…} or {"id":…,"error":"…"},
-// in the order the calls end, so that the Go side can have many calls in
-// flight at once (the verification-token race). Dates travel as
-// {"$date":"<ISO 8601>"} both ways.
-//
-// "init" opens the adapter on the database; with "ddl" it first creates the
-// tables the way a Node user of that adapter would: the SQL the adapter's
-// documentation gives (pg, kysely) or the SQL drizzle-kit generates from
-// the adapter's own default tables (drizzle).
-import readline from "node:readline";
+// With "ddl" it first creates the tables the way a Node user of that
+// adapter would: the SQL the adapter's documentation gives (pg, kysely) or
+// the SQL drizzle-kit generates from the adapter's own default tables
+// (drizzle); an array of statements is run as given.
+import { serve } from "../../../conformance/nodeproc/serve-adapter.mjs";
 
-let adapter = null;
-let closers = [];
-let ddl = [];
 
-const reviveDates = (v) => {
-  if (Array.isArray(v)) return v.map(reviveDates);
-  if (v && typeof v === "object") {
-    if (typeof v.$date === "string" && Object.keys(v).length === 1) return new Date(v.$date);
-    const o = {};
-    for (const [k, x] of Object.entries(v)) o[k] = reviveDates(x);
-    return o;
-  }
-  return v;
-};
 
-const encode = (v) =>
-  JSON.stringify(v, function (k, x) {
-    const raw = this[k];
-    if (raw instanceof Date) return { $date: raw.toISOString() };
-    if (typeof raw === "bigint") return Number(raw);
-    return x;
-  });
-
-async function init(cfg) {
+async function open(cfg) {
   const { adapter: kind, dialect } = cfg;
+  const closers = [];
+  let ddl = [];
+  const close = async () => {
+    for (const c of closers) await c();
+  };
   if (kind === "pg") {
     const { default: PostgresAdapter } = await import("@auth/pg-adapter");
     const pg = (await import("pg")).default;
@@ -49,8 +30,7 @@ async function init(cfg) {
       ddl = cfg.ddl;
       for (const s of cfg.ddl) await pool.query(s);
     }
-    adapter = PostgresAdapter(pool);
-    return;
+    return { adapter: PostgresAdapter(pool), close, info: { ddl } };
   }
   if (kind === "drizzle") {
     const { DrizzleAdapter } = await import("@auth/drizzle-adapter");
@@ -95,9 +75,7 @@ async function init(cfg) {
       statements = await kit.generateSQLiteMigration(await kit.generateSQLiteDrizzleJson({}), cur);
       if (cfg.ddl) for (const s of statements) await client.execute(s);
     }
-    ddl = statements;
-    adapter = DrizzleAdapter(db, tables);
-    return;
+    return { adapter: DrizzleAdapter(db, tables), close, info: { ddl: statements } };
   }
   if (kind === "kysely") {
     const { KyselyAdapter } = await import("@auth/kysely-adapter");
@@ -123,8 +101,7 @@ async function init(cfg) {
       await sql`PRAGMA foreign_keys = ON`.execute(db);
     }
     if (cfg.ddl) ddl = await kyselySchema(db, dialect, sql);
-    adapter = KyselyAdapter(db);
-    return;
+    return { adapter: KyselyAdapter(db), close, info: { ddl } };
   }
   throw new Error(`unknown adapter ${kind}`);
 }
@@ -192,59 +169,4 @@ async function kyselySchema(db, dialect, sql) {
   return compiled;
 }
 
-let ready = null;
-
-async function handle(msg) {
-  switch (msg.op) {
-    case "init":
-      ready = init(msg.config);
-      await ready;
-      return { ddl };
-    case "call": {
-      await ready;
-      const fn = adapter?.[msg.method];
-      if (typeof fn !== "function") throw new Error(`the adapter has no method ${msg.method}`);
-      const r = await fn.apply(adapter, reviveDates(msg.args ?? []));
-      return r === undefined ? null : r;
-    }
-    case "gc":
-      // Only the SQLite race asks for it, after the file stayed locked:
-      // finalizing libsql's failed statements releases their locks.
-      if (!globalThis.gc) throw new Error("run node with --expose-gc");
-      globalThis.gc();
-      return null;
-    default:
-      throw new Error(`unknown op ${msg.op}`);
-  }
-}
-
-const rl = readline.createInterface({ input: process.stdin });
-const pending = new Set();
-rl.on("line", (line) => {
-  if (!line.trim()) return;
-  let msg;
-  try {
-    msg = JSON.parse(line);
-  } catch (e) {
-    process.stdout.write(encode({ id: -1, error: `bad JSON: ${e.message}` }) + "\n");
-    return;
-  }
-  const p = handle(msg).then(
-    (result) => process.stdout.write(encode({ id: msg.id, result }) + "\n"),
-    (e) => {
-      let error = String(e?.message ?? e);
-      let code = e?.code ?? "";
-      for (let c = e?.cause; c; c = c.cause) {
-        error += `: ${c.message ?? c}`;
-        code ||= c.code ?? "";
-      }
-      process.stdout.write(encode({ id: msg.id, error, code }) + "\n");
-    },
-  );
-  pending.add(p);
-  p.finally(() => pending.delete(p));
-});
-rl.on("close", async () => {
-  await Promise.allSettled([...pending]);
-  for (const c of closers) await c();
-});
+serve(open);

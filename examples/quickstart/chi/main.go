@@ -18,6 +18,7 @@ import (
 	bboltadapter "github.com/authport/authport/adapters/bbolt"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 	"github.com/go-chi/chi/v5"
 )
@@ -27,7 +28,7 @@ func main() {
 	must(err)
 	defer store.Close()
 	h, err := newAuth(store, os.Getenv, func(_ context.Context, r provider.VerificationRequest) error {
-		log.Printf("sign-in link for %s: %s", r.Identifier, r.URL) // or mail.SMTP, provider.Resend
+		log.Printf("sign-in link for %s: %s", r.Identifier, r.URL) // or mail.SMTP, providers.Resend
 		return nil
 	})
 	must(err)
@@ -37,7 +38,7 @@ func main() {
 // newAuth configures GitHub and e-mail sign-in over store from the AUTH_*
 // variables, as the quickstart does.
 func newAuth(store any, getenv func(string) string, send func(context.Context, provider.VerificationRequest) error) (*handler.Handler, error) {
-	github, err := provider.FromEnv(getenv, "github")
+	github, err := providers.FromEnv(getenv, "github")
 	if err != nil {
 		return nil, err
 	}

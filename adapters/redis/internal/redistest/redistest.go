@@ -139,13 +139,15 @@ func GlobEscape(s string) string {
 }
 
 // ScanKeys returns every key under prefix, on every master of a cluster.
+// SCAN walks the whole database whatever the MATCH, so it asks for large
+// batches: the shared test server may hold many keys of other runs.
 func ScanKeys(ctx context.Context, c redis.UniversalClient, prefix string) ([]string, error) {
 	match := GlobEscape(prefix) + "*"
 	scan := func(ctx context.Context, n redis.Cmdable) ([]string, error) {
 		var out []string
 		var cursor uint64
 		for {
-			ks, next, err := n.Scan(ctx, cursor, match, 1000).Result()
+			ks, next, err := n.Scan(ctx, cursor, match, 10000).Result()
 			if err != nil {
 				return nil, err
 			}

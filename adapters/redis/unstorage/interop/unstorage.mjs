@@ -1,15 +1,15 @@
-// Runs Auth.js's own @auth/unstorage-adapter, over unstorage's Redis driver
-// (ioredis), for ../interop_test.go. One process serves one test.
+// The JS side of the Redis pairing of the Auth.js interop suite
+// (conformance/interop, ../interop_test.go): Auth.js's own
+// @auth/unstorage-adapter over unstorage's Redis driver (ioredis), served
+// by the suite's one JSON-lines loop. One process serves one test.
 //
-// argv:   <redis url> <base>   (unstorage's Redis driver options url and base)
-// The JSON lines protocol is conformance/nodeproc's (serve-adapter.mjs).
+// "$open" config: {url, base} (unstorage's Redis driver options).
 import { createStorage } from "unstorage"
 import redisDriver from "unstorage/drivers/redis"
 import { UnstorageAdapter } from "@auth/unstorage-adapter"
-import { serveAdapter } from "../../../../conformance/nodeproc/serve-adapter.mjs"
+import { serve } from "../../../../conformance/nodeproc/serve-adapter.mjs"
 
-const [url, base] = process.argv.slice(2)
-const storage = createStorage({ driver: redisDriver({ url, base }) })
-const adapter = UnstorageAdapter(storage)
-
-serveAdapter(adapter, { close: () => storage.dispose() })
+serve(({ url, base }) => {
+  const storage = createStorage({ driver: redisDriver({ url, base }) })
+  return { adapter: UnstorageAdapter(storage), close: () => storage.dispose() }
+})

@@ -12,6 +12,7 @@ import (
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 )
 
@@ -20,7 +21,7 @@ import (
 func check(ctx context.Context) (string, error) {
 	a, err := auth.New(auth.Config{
 		Adapter:   memory.New(),
-		Providers: []provider.Provider{provider.GitHub("client-id", "client-secret")},
+		Providers: []provider.Provider{providers.GitHub("client-id", "client-secret")},
 		Secrets:   []string{"consumer-check-secret-0123456789"},
 		BaseURL:   "https://app.example.com/auth",
 	})

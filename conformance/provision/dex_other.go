@@ -1,9 +1,0 @@
-//go:build !linux
-
-package provision
-
-import "syscall"
-
-// dexProcAttr returns nil: only Linux can tie dex's life to the test
-// process's; elsewhere t.Cleanup alone stops it.
-func dexProcAttr() *syscall.SysProcAttr { return nil }

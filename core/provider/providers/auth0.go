@@ -1,0 +1,39 @@
+package providers
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/authport/authport/core/provider"
+)
+
+// Auth0Profile is the Auth0 user profile (ID token claims or /userinfo).
+type Auth0Profile struct {
+	Sub           string `json:"sub"`
+	Name          string `json:"name"`
+	Nickname      string `json:"nickname"`
+	GivenName     string `json:"given_name,omitempty"`
+	FamilyName    string `json:"family_name,omitempty"`
+	Email         string `json:"email"`
+	EmailVerified bool   `json:"email_verified"`
+	Picture       string `json:"picture"`
+	UpdatedAt     string `json:"updated_at,omitempty"`
+}
+
+// Auth0User is the Auth0 profile mapping: sub, email, name (else
+// nickname), picture.
+func Auth0User(_ context.Context, p Auth0Profile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.Nickname)), Image: str(p.Picture)}, nil
+}
+
+// Auth0 returns the Auth0 OpenID Connect provider (id "auth0") for the
+// tenant at domain: a domain such as "example.eu.auth0.com" (the issuer is
+// then https://example.eu.auth0.com/, with Auth0's trailing slash) or the
+// issuer URL itself.
+func Auth0(clientID, clientSecret, domain string) *provider.OIDCConfig[Auth0Profile] {
+	issuer := issuerURL(domain)
+	if u, err := url.Parse(issuer); err == nil && u.Host != "" && u.Path == "" {
+		issuer += "/"
+	}
+	return oidcBuiltIn("auth0", "Auth0", "#EB5424", "", clientID, clientSecret, Auth0User, issuer)
+}

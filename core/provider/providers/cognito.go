@@ -1,0 +1,30 @@
+package providers
+
+import (
+	"context"
+
+	"github.com/authport/authport/core/provider"
+)
+
+// CognitoProfile is the claims of an Amazon Cognito ID token.
+type CognitoProfile struct {
+	StandardClaims
+	Username string `json:"cognito:username,omitempty"`
+}
+
+// CognitoUser maps a Cognito profile: sub, email, name (else
+// cognito:username), picture.
+func CognitoUser(ctx context.Context, p CognitoProfile, t provider.TokenSet) (provider.User, error) {
+	u, err := StandardClaimsUser(ctx, p, t)
+	if u.Name == nil {
+		u.Name = str(p.Username)
+	}
+	return u, err
+}
+
+// Cognito returns the Amazon Cognito OpenID Connect provider (id
+// "cognito"). issuer is the user pool's issuer,
+// https://cognito-idp.{region}.amazonaws.com/{userPoolId}.
+func Cognito(clientID, clientSecret, issuer string) *provider.OIDCConfig[CognitoProfile] {
+	return oidcBuiltIn("cognito", "Cognito", "#C17B9E", "", clientID, clientSecret, CognitoUser, issuerURL(issuer))
+}

@@ -1,0 +1,35 @@
+package providers
+
+import (
+	"context"
+
+	"github.com/authport/authport/core/provider"
+)
+
+// GoogleProfile is the claims of a Google ID token.
+type GoogleProfile struct {
+	Iss           string `json:"iss"`
+	Azp           string `json:"azp"`
+	Sub           string `json:"sub"`
+	Email         string `json:"email"`
+	EmailVerified bool   `json:"email_verified"`
+	HD            string `json:"hd,omitempty"`
+	Name          string `json:"name"`
+	GivenName     string `json:"given_name"`
+	FamilyName    string `json:"family_name,omitempty"`
+	Picture       string `json:"picture"`
+	Locale        string `json:"locale,omitempty"`
+	Iat           int64  `json:"iat"`
+	Exp           int64  `json:"exp"`
+}
+
+// GoogleUser is the Google profile mapping: sub, email, name, picture.
+func GoogleUser(_ context.Context, p GoogleProfile, _ provider.TokenSet) (provider.User, error) {
+	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+}
+
+// Google returns the Google OpenID Connect provider (id "google", issuer
+// https://accounts.google.com).
+func Google(clientID, clientSecret string) *provider.OIDCConfig[GoogleProfile] {
+	return oidcBuiltIn("google", "Google", "#1a73e8", "", clientID, clientSecret, GoogleUser, "https://accounts.google.com")
+}
