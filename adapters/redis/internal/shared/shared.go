@@ -110,7 +110,10 @@ func CheckTime(method core.Method, field string, t *time.Time) error {
 	if t == nil {
 		return nil
 	}
-	if ms := t.UnixMilli(); ms < -MaxMillis || ms > MaxMillis || !MsTime(ms).Equal(*t) {
+	// Sub-millisecond digits are cut off when stored (core.Store has done
+	// it already); a time whose milliseconds overflow int64 wraps around
+	// and does not compare equal.
+	if ms := t.UnixMilli(); ms < -MaxMillis || ms > MaxMillis || !MsTime(ms).Equal(t.Truncate(time.Millisecond)) {
 		return Invalid(method, field, "is more than 285,000 years from 1970, beyond the times this adapter stores exactly")
 	}
 	return nil
