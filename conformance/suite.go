@@ -177,6 +177,7 @@ func allRules() []rule {
 	rs = append(rs, purgeRules()...)
 	rs = append(rs, raceRules()...)
 	rs = append(rs, counterRules()...)
+	rs = append(rs, cutRules()...)
 	for _, r := range append(flowRules(), accountFlowRules()...) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)

@@ -1,121 +1,111 @@
 package redisadapter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
 // LinkAccount implements [core.AccountLinker]: one script on a single
 // node; claim, write, confirm on a cluster.
-func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	if a.u != nil {
-		return a.u.linkAccount(ctx, account)
-	}
-	const m = core.MethodLinkAccount
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if err := account.Validate(); err != nil {
-		return nil, err
-	}
-	acc := account.Normalize()
+func (a *Adapter) LinkAccount(ctx context.Context, acc core.Account) (*core.Account, error) {
 	field := accountField(acc.Provider, acc.ProviderAccountID)
-	ptr := a.k.account(field)
-	value := encodeAccount(&acc)
-	var res string
-	var err error
-	if !a.cluster {
-		res, err = a.s.attach.Run(ctx, a.c, []string{a.k.user(acc.UserID), a.k.accounts(acc.UserID), ptr},
-			a.k.p, "S", escape(acc.UserID), field, value).Text()
-	} else {
-		res, err = a.attachCluster(ctx, ptr, acc.UserID, a.k.accounts(acc.UserID), field, value)
-	}
-	switch {
-	case err != nil:
-		return nil, wrap(m, err)
-	case res == "notfound":
-		return nil, fmt.Errorf("%s: user %q: %w", m, acc.UserID, core.ErrNotFound)
-	case res != "ok":
-		return nil, fmt.Errorf("%s: account (%q, %q): %w", m, acc.Provider, acc.ProviderAccountID, core.ErrAlreadyExists)
+	err := a.attach(ctx, acc.UserID, a.k.account(field), a.k.accounts, field, encodeAccount(&acc),
+		fmt.Sprintf("account (%q, %q)", acc.Provider, acc.ProviderAccountID))
+	if err != nil {
+		return nil, err
 	}
 	return &acc, nil
 }
 
 // UnlinkAccount implements [core.AccountUnlinker].
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	if a.u != nil {
-		return a.u.unlinkAccount(ctx, key)
-	}
-	const m = core.MethodUnlinkAccount
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if key.Provider == "" || key.ProviderAccountID == "" {
-		return nil, nil
-	}
 	field := accountField(key.Provider, key.ProviderAccountID)
 	ptr := a.k.account(field)
-	v, uid, err := a.follow(ctx, a.s.unlinkAccount, ptr, field)
-	if isNil(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, wrap(m, errCorrupt)
+	s, uid, err := a.followRecord(ctx, a.s.unlinkAccount, ptr, field)
+	if err != nil || s == "" {
+		return nil, err
 	}
 	if a.cluster {
 		// The record is gone from the user's slot; now the pointer.
 		if err := a.release(ctx, ptr, uid); err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 	}
-	acc, err := decodeAccount(s)
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return normalizeRead(acc), nil
+	return decodeAccount(s)
 }
 
 // GetAccount implements [core.AccountGetter].
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	if a.u != nil {
-		return a.u.getAccount(ctx, providerAccountID, provider)
-	}
-	const m = core.MethodGetAccount
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if provider == "" || providerAccountID == "" {
-		return nil, nil
-	}
 	field := accountField(provider, providerAccountID)
-	v, _, err := a.follow(ctx, a.s.getAccount, a.k.account(field), field)
-	if isNil(err) {
-		return nil, nil
+	s, _, err := a.followRecord(ctx, a.s.getAccount, a.k.account(field), field)
+	if err != nil || s == "" {
+		return nil, err
 	}
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, wrap(m, errCorrupt)
-	}
-	acc, err := decodeAccount(s)
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return normalizeRead(acc), nil
+	return decodeAccount(s)
 }
 
-// normalizeRead lowercases the token_type of an account read from Redis:
-// this adapter stores it lowercased, but another program writing the same
-// keys may not have.
-func normalizeRead(acc *core.Account) *core.Account {
-	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
-	return acc
+// ListAccountsByUserID implements [core.AccountsByUserLister] with one
+// HVALS of the user's accounts hash.
+func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
+	vals, err := a.c.HVals(ctx, a.k.accounts(userID)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.Account, 0, len(vals))
+	for _, v := range vals {
+		acc, err := decodeAccount(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *acc)
+	}
+	slices.SortFunc(out, func(x, y core.Account) int {
+		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+	})
+	return out, nil
+}
+
+// UpdateAccount implements [core.AccountUpdater]: it follows the account
+// key to the user, reads the account from the user's accounts hash, and
+// writes the updated account back only if it is still as read (a
+// compare-and-set in the user's slot, repeated if another writer changed
+// it meanwhile).
+func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*core.Account, error) {
+	field := accountField(up.Provider, up.ProviderAccountID)
+	ptr := a.k.account(field)
+	return shared.CAS(ctx, func() (*core.Account, bool, error) {
+		uid, err := a.pointer(ctx, ptr)
+		if shared.IsNil(err) {
+			return nil, true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		hk := a.k.accounts(uid)
+		old, err := a.c.HGet(ctx, hk, field).Result()
+		if shared.IsNil(err) {
+			// A claim not yet confirmed on a cluster, or an unlink under
+			// way: no account to update.
+			return nil, true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		acc, err := decodeAccount(old)
+		if err != nil {
+			return nil, false, err
+		}
+		next := up.Apply(*acc)
+		n, err := a.s.replaceField.Run(ctx, a.c, []string{hk}, field, old, encodeAccount(&next)).Int()
+		if err != nil {
+			return nil, false, err
+		}
+		return &next, n == 1, nil
+	})
 }

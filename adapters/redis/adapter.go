@@ -2,13 +2,13 @@ package redisadapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
@@ -20,119 +20,122 @@ type Adapter struct {
 	pArg     any // k.p, boxed once for the hot path's script arguments
 	cluster  bool
 	claimTTL time.Duration
+	now      func() time.Time
 	s        *scripts
-	u        *ustore // non-nil with WithUnstorageLayout
 	slots    slotTags
 }
 
 var (
 	_ core.Adapter                      = (*Adapter)(nil)
 	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
+	_ core.AccountsByUserLister         = (*Adapter)(nil)
+	_ core.AccountUpdater               = (*Adapter)(nil)
 )
 
 // Option configures an [Adapter].
-type Option func(*options)
+type Option func(*config)
 
-type options struct {
-	prefix    string
-	prefixSet bool
-	cluster   *bool
-	claimTTL  time.Duration
-	unstorage *string
-	// WithReplicaAck
-	ackReplicas int
-	ackTimeout  time.Duration
+type config struct {
+	shared.Config
+	prefix   string
+	cluster  *bool
+	claimTTL time.Duration
 }
 
 // WithPrefix sets the prefix of every key the adapter reads and writes
 // (default [DefaultPrefix]). It must not contain '{' or '}', which would
 // change the hash slots of the keys on Redis Cluster.
 func WithPrefix(prefix string) Option {
-	return func(o *options) { o.prefix, o.prefixSet = prefix, true }
+	return func(c *config) { c.prefix = prefix }
 }
 
 // WithClusterMode forces the cluster protocol on (true) or off (false).
 // By default it is on exactly when the client is a *redis.ClusterClient.
 // Turn it on for any client that routes keys to several servers by slot.
-func WithClusterMode(on bool) Option { return func(o *options) { o.cluster = &on } }
+func WithClusterMode(on bool) Option { return func(c *config) { c.cluster = &on } }
 
 // WithClaimTTL sets how long, in cluster mode, a freshly claimed unique
 // index key (e-mail, account, authenticator) stays provisional before the
 // write that claimed it confirms it, and how long a user's e-mail-change
 // lock lasts (default 30s). A writer that stops between claiming and
 // confirming blocks the value for at most this long.
-func WithClaimTTL(d time.Duration) Option { return func(o *options) { o.claimTTL = d } }
+func WithClaimTTL(d time.Duration) Option { return func(c *config) { c.claimTTL = d } }
+
+// WithClock sets the clock that decides whether a session or verification
+// token has expired (default time.Now). Redis itself evicts the keys at
+// their expiry by the server's clock.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.Now = now } }
 
 // New returns an adapter that stores records through client, which may be
-// a *redis.Client, a failover (sentinel) client or a *redis.ClusterClient.
-// It returns an error matching [core.ErrInvalidInput] for a nil client, a
-// prefix containing a brace or a non-positive claim TTL. New does no I/O;
-// see [Adapter.Preload].
-func New(client redis.UniversalClient, opts ...Option) (*Adapter, error) {
-	o := options{prefix: DefaultPrefix, claimTTL: 30 * time.Second}
+// a *redis.Client, a failover (sentinel) client or a *redis.ClusterClient,
+// after loading its Lua scripts into the server (every master of a
+// cluster; see [Adapter.Preload]). It returns an error matching
+// [core.ErrInvalidInput] for a nil client, a prefix containing a brace or
+// a non-positive claim TTL, and the server's error when the scripts cannot
+// be loaded.
+func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Adapter, error) {
+	o := config{prefix: DefaultPrefix, claimTTL: 30 * time.Second}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	if isNilClient(client) {
-		return nil, fmt.Errorf("redisadapter.New: client is nil: %w", core.ErrInvalidInput)
+	if err := o.Check("redisadapter", client); err != nil {
+		return nil, err
 	}
 	if strings.ContainsAny(o.prefix, "{}") {
-		return nil, fmt.Errorf("redisadapter.New: prefix %q contains a brace: %w", o.prefix, core.ErrInvalidInput)
+		return nil, fmt.Errorf("redisadapter: prefix %q contains a brace, which would move keys to other hash slots; choose a prefix without '{' and '}': %w", o.prefix, core.ErrInvalidInput)
 	}
 	if o.claimTTL <= 0 {
-		return nil, fmt.Errorf("redisadapter.New: claim TTL %v is not positive: %w", o.claimTTL, core.ErrInvalidInput)
-	}
-	if o.ackReplicas > 0 && o.ackTimeout < 0 {
-		return nil, fmt.Errorf("redisadapter.New: replica-ack timeout %v is negative (0 waits for ever): %w", o.ackTimeout, core.ErrInvalidInput)
+		return nil, fmt.Errorf("redisadapter: claim TTL %v is not positive: %w", o.claimTTL, core.ErrInvalidInput)
 	}
 	_, isCluster := client.(*redis.ClusterClient)
-	a, err := build(client, o, isCluster)
-	if err != nil || o.ackReplicas <= 0 {
-		return a, err
+	if o.cluster != nil {
+		isCluster = *o.cluster
 	}
-	ac := newAckClient(a.c, o.ackReplicas, o.ackTimeout, a.s)
-	a.c = ac
-	if a.u != nil {
-		a.u.c = ac
+	s := newScripts()
+	a := &Adapter{k: keys{p: o.prefix}, pArg: o.prefix, cluster: isCluster, claimTTL: o.claimTTL, now: o.Now, s: s}
+	a.c = o.Client(client, s.userByEmail, s.userByAccount, s.getAccount, s.sessionAndUser, s.sessionAndUserC, s.getAuthenticator)
+	if err := a.Preload(ctx); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
-// build is New after the checks that do not depend on the layout.
-func build(client redis.UniversalClient, o options, isCluster bool) (*Adapter, error) {
-	if o.unstorage != nil {
-		if isCluster || (o.cluster != nil && *o.cluster) {
-			return nil, fmt.Errorf("redisadapter.New: WithUnstorageLayout cannot run on Redis Cluster: unstorage's keys carry no hash tags, so the adapter's atomic scripts would span hash slots (CROSSSLOT); use a single server or a failover client: %w", core.ErrInvalidInput)
-		}
-		if o.prefixSet {
-			return nil, fmt.Errorf("redisadapter.New: WithPrefix and WithUnstorageLayout exclude each other; the layout's base is its prefix: %w", core.ErrInvalidInput)
-		}
-		base := unstorageBase(*o.unstorage)
-		return &Adapter{c: client, k: keys{p: base}, pArg: base, claimTTL: o.claimTTL, s: newScripts(),
-			u: &ustore{c: client, k: ukeys{base: base}}}, nil
-	}
-	if o.cluster != nil {
-		isCluster = *o.cluster
-	}
-	return &Adapter{c: client, k: keys{p: o.prefix}, pArg: o.prefix, cluster: isCluster, claimTTL: o.claimTTL, s: newScripts()}, nil
+// ErrReplicaAck is matched (with errors.Is) by the error of a write that
+// the server applied but fewer replicas than [WithReplicaAck] asks for
+// acknowledged within its timeout. The write may survive or be lost in a
+// failover: treat the call as failed, as for any write whose outcome is
+// unknown.
+var ErrReplicaAck = shared.ErrReplicaAck
+
+// WithReplicaAck makes every write script, token create and token use
+// wait, before the call returns, until n replicas of the master that ran
+// it have acknowledged it (Redis's WAIT n timeout), for at most timeout.
+// Redis replicates asynchronously: without it, a write the master
+// acknowledged and a replica had not yet received is undone when that
+// replica takes over in a failover (a used verification token comes back,
+// a deleted session comes back, a created session is gone). With it, an
+// acknowledged write is on n+1 servers. A write that gets fewer than n
+// acknowledgements in time returns an error matching [ErrReplicaAck].
+//
+// n <= 0 turns it off (the default). A timeout of 0 waits until the
+// call's context ends (Redis's WAIT 0 blocks for ever; give the client
+// ContextTimeoutEnabled so that the context bounds it); a negative one is
+// refused by [New]. It costs one replication round trip
+// on each of those writes; reads are unchanged. Every server must have at
+// least n replicas, or every write fails after timeout. The WAIT is sent
+// on the connection that sent the write, in one pipeline with it (on a
+// cluster, to the master of the write's first key), so it covers exactly
+// that write. Multi-command pipelines the adapter sends (Redis Cluster's
+// release of a deleted user's index keys) are not covered: a lost release
+// leaves a pointer to a deleted user, which reads verify and ignore. See
+// README.md, "Failover and replica acknowledgement".
+func WithReplicaAck(n int, timeout time.Duration) Option {
+	return func(c *config) { c.AckReplicas, c.AckTimeout = n, timeout }
 }
 
-func isNilClient(c redis.UniversalClient) bool {
-	switch v := c.(type) {
-	case nil:
-		return true
-	case *redis.Client:
-		return v == nil
-	case *redis.ClusterClient:
-		return v == nil
-	}
-	return false
-}
-
-// Prefix returns the key prefix (with [WithUnstorageLayout], the prefix
-// unstorage's Redis driver puts before every key: the base and a colon).
+// Prefix returns the key prefix.
 func (a *Adapter) Prefix() string { return a.k.p }
 
 // ClusterMode reports whether the adapter uses the cluster protocol.
@@ -143,16 +146,7 @@ func (a *Adapter) ClusterMode() bool { return a.cluster }
 // EVALSHA in one round trip. Without it, the first call of a script on a
 // server sends the script once more.
 func (a *Adapter) Preload(ctx context.Context) error {
-	all := a.s.all()
-	if a.u != nil {
-		all = unstorageScripts()
-	}
-	for _, s := range all {
-		if err := s.Load(ctx, a.c).Err(); err != nil {
-			return fmt.Errorf("redisadapter: loading scripts: %w", err)
-		}
-	}
-	return nil
+	return shared.Load(ctx, a.c, "redisadapter", a.s.all())
 }
 
 func (a *Adapter) mode() string {
@@ -192,56 +186,151 @@ func (a *Adapter) pointer(ctx context.Context, ptr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	uid, err := unescape(v)
+	uid, err := shared.Unescape(v)
 	if err != nil {
-		return "", errCorrupt
+		return "", shared.ErrCorrupt
 	}
 	return uid, nil
 }
 
 // claim sets ptr to uid unless it exists, expiring at the given time in
 // ms (atMs > 0) or after the claim TTL. It reports whether it set it.
-func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64) (bool, error) {
-	var err error
-	if atMs > 0 {
-		err = a.c.Do(ctx, "set", ptr, escape(uid), "nx", "pxat", atMs).Err()
-	} else {
-		err = a.c.Do(ctx, "set", ptr, escape(uid), "nx", "px", a.claimTTL.Milliseconds()).Err()
+//
+// An operation cut short on a cluster (by its deadline, or a reply lost
+// after the server acted) can leave a confirmed pointer (one without a
+// TTL) whose record is gone: deleteUser and unlinkAccount remove the
+// record first and release the pointer after. With holds non-nil, claim
+// repairs such a pointer: when ptr is taken by a confirmed pointer and
+// holds(holder) reports that the holder's record no longer has it, the
+// pointer is released (only if it is still that confirmed pointer) and
+// claimed again. A provisional claim (one with a TTL) is never touched:
+// it is confirmed or expires.
+func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64, holds func(ctx context.Context, holder string) (bool, error)) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		var err error
+		if atMs > 0 {
+			err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "pxat", atMs).Err()
+		} else {
+			err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "px", a.claimTTL.Milliseconds()).Err()
+		}
+		if !shared.IsNil(err) {
+			return err == nil, err
+		}
+		if holds == nil || attempt == 2 {
+			return false, nil
+		}
+		holder, confirmed, err := a.pointerState(ctx, ptr)
+		if err != nil || !confirmed {
+			return false, err
+		}
+		if live, err := holds(ctx, holder); err != nil || live {
+			return false, err
+		}
+		if err := a.s.releaseStale.Run(ctx, a.c, []string{ptr}, shared.Escape(holder)).Err(); err != nil {
+			return false, err
+		}
 	}
-	if errors.Is(err, redis.Nil) {
-		return false, nil
+}
+
+// pointerState reads an index key: the user id it holds, and whether it
+// is confirmed (exists without a TTL).
+func (a *Adapter) pointerState(ctx context.Context, ptr string) (string, bool, error) {
+	var get *redis.StringCmd
+	var ttl *redis.DurationCmd
+	_, err := a.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get, ttl = p.Get(ctx, ptr), p.PTTL(ctx, ptr)
+		return nil
+	})
+	if shared.IsNil(err) {
+		return "", false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return "", false, err
+	}
+	uid, err := shared.Unescape(get.Val())
+	if err != nil {
+		return "", false, shared.ErrCorrupt
+	}
+	return uid, ttl.Val() == -1, nil
+}
+
+// hasField returns a claim's holds function for a pointer to a field of
+// a hash of the holder's slot (an account or an authenticator).
+func (a *Adapter) hasField(hashKey func(uid string) string, field string) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, holder string) (bool, error) {
+		return a.c.HExists(ctx, hashKey(holder), field).Result()
+	}
 }
 
 // commit makes a claimed pointer permanent if it still holds uid.
 func (a *Adapter) commit(ctx context.Context, ptr, uid string) (bool, error) {
-	n, err := a.s.commit.Run(ctx, a.c, []string{ptr}, escape(uid), "0").Int()
+	n, err := a.s.commit.Run(ctx, a.c, []string{ptr}, shared.Escape(uid), "0").Int()
 	return n == 1, err
 }
 
 // release deletes ptr if it still holds uid. It runs even when ctx is
 // cancelled, since it undoes a half-done write.
 func (a *Adapter) release(ctx context.Context, ptr, uid string) error {
-	return a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, escape(uid)).Err()
+	return a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, shared.Escape(uid)).Err()
+}
+
+// attach writes a record (field of the user's hash hashKey) under its
+// unique pointer ptr: one script on a single node, attachCluster on a
+// cluster. what names the record in the error of a taken pointer.
+func (a *Adapter) attach(ctx context.Context, uid, ptr string, hashKey func(string) string, field, value, what string) error {
+	var res string
+	var err error
+	if !a.cluster {
+		res, err = a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hashKey(uid), ptr}, a.k.p, "S", shared.Escape(uid), field, value).Text()
+	} else {
+		res, err = a.attachCluster(ctx, ptr, uid, hashKey, field, value)
+	}
+	switch {
+	case err != nil:
+		return err
+	case res == "notfound":
+		return fmt.Errorf("user %q: %w", uid, core.ErrNotFound)
+	case res != "ok":
+		return fmt.Errorf("%s: %w", what, core.ErrAlreadyExists)
+	}
+	return nil
+}
+
+// followRecord runs a pointer-following script that replies one stored
+// record (see follow); it returns "" when there is none, and the user id
+// on a cluster.
+func (a *Adapter) followRecord(ctx context.Context, s *redis.Script, ptr string, args ...any) (string, string, error) {
+	v, uid, err := a.follow(ctx, s, ptr, args...)
+	if shared.IsNil(err) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	rec, ok := v.(string)
+	if !ok || rec == "" {
+		return "", "", shared.ErrCorrupt
+	}
+	return rec, uid, nil
 }
 
 // attachCluster is the cluster protocol of linkAccount and
 // createAuthenticator: claim the unique pointer, write the record in the
 // user's slot, confirm the pointer. It returns "ok", "exists" or
 // "notfound", and undoes its steps on failure.
-func (a *Adapter) attachCluster(ctx context.Context, ptr, uid, hashKey, field, value string) (string, error) {
-	ok, err := a.claim(ctx, ptr, uid, 0)
+func (a *Adapter) attachCluster(ctx context.Context, ptr, uid string, hashKey func(string) string, field, value string) (string, error) {
+	ok, err := a.claim(ctx, ptr, uid, 0, a.hasField(hashKey, field))
 	if err != nil {
 		return "", err
 	}
+	hk := hashKey(uid)
 	if !ok {
 		return "exists", nil
 	}
 	// From here on the steps run to the end even if ctx is cancelled, so
 	// that no half-done write is left behind.
 	ctx = context.WithoutCancel(ctx)
-	res, err := a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hashKey}, a.k.p, "C", uid, field, value).Text()
+	res, err := a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hk}, a.k.p, "C", uid, field, value).Text()
 	if err != nil || res != "ok" {
 		_ = a.release(ctx, ptr, uid)
 		return res, err
@@ -255,25 +344,15 @@ func (a *Adapter) attachCluster(ctx context.Context, ptr, uid, hashKey, field, v
 		// record and releases its pointer. Removing the record of a
 		// committed pointer would leave the pointer orphaned for good.
 		if a.release(ctx, ptr, uid) == nil {
-			_ = a.c.HDel(ctx, hashKey, field).Err()
+			_ = a.c.HDel(ctx, hk, field).Err()
 		}
 		return "", err
 	}
 	if !ok {
 		// The user was deleted (which released the pointer) or the claim
 		// outlived its TTL: undo the record.
-		_ = a.c.HDel(ctx, hashKey, field).Err()
+		_ = a.c.HDel(ctx, hk, field).Err()
 		return "notfound", nil
 	}
 	return "ok", nil
-}
-
-func wrap(method core.Method, err error) error {
-	return fmt.Errorf("%s: %w", method, err)
-}
-
-func isNil(err error) bool { return errors.Is(err, redis.Nil) }
-
-func invalid(method core.Method, field, reason string) error {
-	return &core.InputError{Method: string(method), Field: field, Reason: reason}
 }

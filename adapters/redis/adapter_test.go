@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
@@ -49,11 +50,17 @@ func TestNewRejectsBadInput(t *testing.T) {
 		"close brace":      {c, []Option{WithPrefix("a}b:")}},
 		"zero claim TTL":   {c, []Option{WithClaimTTL(0)}},
 	} {
-		if a, err := New(tc.c, tc.opts...); !errors.Is(err, core.ErrInvalidInput) || a != nil {
+		if a, err := New(context.Background(), tc.c, tc.opts...); !errors.Is(err, core.ErrInvalidInput) || a != nil {
 			t.Errorf("%s: New = %v, %v; want nil and ErrInvalidInput", name, a, err)
 		}
 	}
-	a, err := New(c, nil, WithClusterMode(true))
+	// New loads the scripts: an unreachable server is an error of its
+	// own, not bad input.
+	if a, err := New(context.Background(), c); err == nil || errors.Is(err, core.ErrInvalidInput) || a != nil ||
+		!strings.HasPrefix(err.Error(), "redisadapter: ") {
+		t.Errorf("New on an unreachable server = %v, %v; want nil and a redisadapter error", a, err)
+	}
+	a, err := New(context.Background(), singleNodeOrSkip(t), nil, WithClusterMode(true))
 	if err != nil || a.Prefix() != DefaultPrefix || !a.ClusterMode() {
 		t.Errorf("New with defaults = %+v, %v", a, err)
 	}
@@ -67,22 +74,22 @@ func TestEscape(t *testing.T) {
 		"%":                 "%25",
 		"\x00\xff":          "%00%FF",
 	} {
-		if got := escape(in); got != want {
-			t.Errorf("escape(%q) = %q, want %q", in, got, want)
+		if got := shared.Escape(in); got != want {
+			t.Errorf("shared.Escape(%q) = %q, want %q", in, got, want)
 		}
-		if back, err := unescape(want); err != nil || back != in {
-			t.Errorf("unescape(%q) = %q, %v", want, back, err)
+		if back, err := shared.Unescape(want); err != nil || back != in {
+			t.Errorf("shared.Unescape(%q) = %q, %v", want, back, err)
 		}
 	}
 	for _, bad := range []string{"%", "%4", "%zz", "a%4g"} {
-		if _, err := unescape(bad); err == nil {
-			t.Errorf("unescape(%q) succeeded", bad)
+		if _, err := shared.Unescape(bad); err == nil {
+			t.Errorf("shared.Unescape(%q) succeeded", bad)
 		}
 	}
 	// Round trip, and nothing that could end a key component or a hash tag.
 	if err := quick.Check(func(s string) bool {
-		e := escape(s)
-		back, err := unescape(e)
+		e := shared.Escape(s)
+		back, err := shared.Unescape(e)
 		return err == nil && back == s && !strings.ContainsAny(e, ":{} \t\r\n*?[]\\")
 	}, nil); err != nil {
 		t.Error(err)
@@ -147,7 +154,7 @@ func TestUserSlot(t *testing.T) {
 		return n
 	}
 	for _, uid := range []string{"{a}", "x{a}", "y{a}", "a}b{c", "}{", "plain"} {
-		want := slot("{" + escape(uid) + "}")
+		want := slot("{" + shared.Escape(uid) + "}")
 		for _, key := range []string{k.user(uid), k.accounts(uid), k.sessions(uid), k.authenticators(uid)} {
 			if got := slot(key); got != want {
 				t.Errorf("user %q: key %q is in slot %d, want %d", uid, key, got, want)
@@ -209,7 +216,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		_, _ = decodeAuthenticator(s)
-		_, _ = unescape(s)
+		_, _ = shared.Unescape(s)
 		_, _ = parseKey("p:", s)
 	})
 }

@@ -7,97 +7,45 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
 // CreateAuthenticator implements [core.AuthenticatorCreator]: one script
 // on a single node; claim, write, confirm on a cluster.
-func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	if a.u != nil {
-		return a.u.createAuthenticator(ctx, authenticator)
-	}
-	const m = core.MethodCreateAuthenticator
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if err := authenticator.Validate(); err != nil {
+func (a *Adapter) CreateAuthenticator(ctx context.Context, au core.Authenticator) (*core.Authenticator, error) {
+	err := a.attach(ctx, au.UserID, a.k.authenticator(au.CredentialID), a.k.authenticators,
+		shared.Escape(au.CredentialID), encodeAuthenticator(&au), fmt.Sprintf("credential id %q", au.CredentialID))
+	if err != nil {
 		return nil, err
-	}
-	au := authenticator.Clone()
-	field := escape(au.CredentialID)
-	ptr := a.k.authenticator(au.CredentialID)
-	value := encodeAuthenticator(&au)
-	var res string
-	var err error
-	if !a.cluster {
-		res, err = a.s.attach.Run(ctx, a.c, []string{a.k.user(au.UserID), a.k.authenticators(au.UserID), ptr},
-			a.k.p, "S", escape(au.UserID), field, value).Text()
-	} else {
-		res, err = a.attachCluster(ctx, ptr, au.UserID, a.k.authenticators(au.UserID), field, value)
-	}
-	switch {
-	case err != nil:
-		return nil, wrap(m, err)
-	case res == "notfound":
-		return nil, fmt.Errorf("%s: user %q: %w", m, au.UserID, core.ErrNotFound)
-	case res != "ok":
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, au.CredentialID, core.ErrAlreadyExists)
 	}
 	return &au, nil
 }
 
 // GetAuthenticator implements [core.AuthenticatorGetter].
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	if a.u != nil {
-		return a.u.getAuthenticator(ctx, credentialID)
+	s, _, err := a.followRecord(ctx, a.s.getAuthenticator, a.k.authenticator(credentialID), shared.Escape(credentialID))
+	if err != nil || s == "" {
+		return nil, err
 	}
-	const m = core.MethodGetAuthenticator
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if credentialID == "" {
-		return nil, nil
-	}
-	v, _, err := a.follow(ctx, a.s.getAuthenticator, a.k.authenticator(credentialID), escape(credentialID))
-	if isNil(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, wrap(m, errCorrupt)
-	}
-	au, err := decodeAuthenticator(s)
-	if err != nil {
-		return nil, wrap(m, err)
-	}
-	return au, nil
+	return decodeAuthenticator(s)
 }
 
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister]
 // with one HVALS of the user's authenticators hash.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	if a.u != nil {
-		return a.u.listAuthenticators(ctx, userID)
-	}
-	const m = core.MethodListAuthenticatorsByUserID
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
 	out := []core.Authenticator{}
 	if userID == "" {
 		return out, nil
 	}
 	vals, err := a.c.HVals(ctx, a.k.authenticators(userID)).Result()
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	for _, v := range vals {
 		au, err := decodeAuthenticator(v)
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		out = append(out, *au)
 	}
@@ -107,7 +55,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.MethodUpdateAuthenticatorCounter, credentialID, newCounter, false)
+	return a.setCounter(ctx, credentialID, newCounter, false)
 }
 
 // AdvanceAuthenticatorCounter implements
@@ -116,57 +64,45 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 // passes and changes nothing), else it fails with an error matching
 // [core.ErrCounterNotIncreased].
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	return a.setCounter(ctx, core.Method(core.ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, true)
+	return a.setCounter(ctx, credentialID, newCounter, true)
 }
 
-// setCounter runs the counter script for method m: with increaseOnly the
+// setCounter runs the counter script: with increaseOnly the
 // advance script, which replies {flag, authenticator} and sets the counter
 // only when it increases ("ok"), else the update script, which replies the
 // updated authenticator.
-func (a *Adapter) setCounter(ctx context.Context, m core.Method, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
-	if a.u != nil {
-		return a.u.setCounter(ctx, m, credentialID, newCounter, increaseOnly)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if newCounter < 0 {
-		return nil, invalid(m, "counter", "must not be negative")
-	}
-	if credentialID == "" {
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
-	}
+func (a *Adapter) setCounter(ctx context.Context, credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
 	script := a.s.updateCounter
 	if increaseOnly {
 		script = a.s.advanceCounter
 	}
-	v, _, err := a.follow(ctx, script, a.k.authenticator(credentialID), escape(credentialID),
+	v, _, err := a.follow(ctx, script, a.k.authenticator(credentialID), shared.Escape(credentialID),
 		strconv.FormatInt(newCounter, 10))
-	if isNil(err) {
-		return nil, fmt.Errorf("%s: credential id %q: %w", m, credentialID, core.ErrNotFound)
+	if shared.IsNil(err) {
+		return nil, fmt.Errorf("credential id %q: %w", credentialID, core.ErrNotFound)
 	}
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	flag := "ok"
 	if increaseOnly {
 		res, ok := v.([]any)
 		if !ok || len(res) != 2 {
-			return nil, wrap(m, errCorrupt)
+			return nil, shared.ErrCorrupt
 		}
 		flag, _ = res[0].(string)
 		v = res[1]
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	au, err := decodeAuthenticator(s)
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	if flag != "ok" {
-		return nil, fmt.Errorf("%s: stored %d, reported %d: %w", m, au.Counter, newCounter, core.ErrCounterNotIncreased)
+		return nil, fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
 	}
 	return au, nil
 }

@@ -1,12 +1,15 @@
 package redisadapter
 
 import (
+	"bytes"
 	"encoding/binary"
-	"errors"
+	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
@@ -17,8 +20,6 @@ import (
 // Varints must be minimal, so that every record has exactly one encoding.
 
 const codecVersion = 1
-
-var errCorrupt = errors.New("corrupt stored record")
 
 type writer struct{ b []byte }
 
@@ -70,7 +71,7 @@ type reader struct {
 	err error
 }
 
-func (r *reader) fail() { r.err = errCorrupt; r.b = nil }
+func (r *reader) fail() { r.err = shared.ErrCorrupt; r.b = nil }
 
 func (r *reader) uvarint() uint64 {
 	if r.err != nil {
@@ -168,7 +169,7 @@ func (r *reader) strs() []string {
 
 func (r *reader) done() error {
 	if r.err == nil && len(r.b) != 0 {
-		r.err = errCorrupt
+		r.err = shared.ErrCorrupt
 	}
 	return r.err
 }
@@ -209,7 +210,7 @@ func encodeAccount(a *core.Account) string {
 func decodeAccount(s string) (*core.Account, error) {
 	r := reader{b: []byte(s)}
 	if r.byte1() != codecVersion {
-		return nil, errCorrupt
+		return nil, shared.ErrCorrupt
 	}
 	a := &core.Account{}
 	a.UserID = r.str()
@@ -268,15 +269,15 @@ func encodeAuthenticator(a *core.Authenticator) string {
 func decodeAuthenticator(s string) (*core.Authenticator, error) {
 	num, rest, ok := strings.Cut(s, " ")
 	if !ok {
-		return nil, errCorrupt
+		return nil, shared.ErrCorrupt
 	}
 	counter, err := strconv.ParseInt(num, 10, 64)
 	if err != nil {
-		return nil, errCorrupt
+		return nil, shared.ErrCorrupt
 	}
 	r := reader{b: []byte(rest)}
 	if r.byte1() != codecVersion {
-		return nil, errCorrupt
+		return nil, shared.ErrCorrupt
 	}
 	a := &core.Authenticator{Counter: counter}
 	a.CredentialID = r.str()
@@ -299,7 +300,21 @@ const (
 	fEmailVerified = "emailVerified" // milliseconds since the Unix epoch
 	fName          = "name"
 	fImage         = "image"
+	// fDataPrefix + name is the field of application field name
+	// ([core.User.Data]), holding its JSON value.
+	fDataPrefix = "data:"
 )
+
+// dataValue returns the stored form of an application field's value (its
+// compact JSON), and false for a value that removes the field (none or
+// JSON null).
+func dataValue(v json.RawMessage) (string, bool) {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil || b.Len() == 0 || b.String() == "null" {
+		return "", false
+	}
+	return b.String(), true
+}
 
 // userFields returns the HSET field/value pairs of a normalized user.
 func userFields(u *core.User) []any {
@@ -313,6 +328,11 @@ func userFields(u *core.User) []any {
 	}
 	if u.Image != nil {
 		f = append(f, fImage, *u.Image)
+	}
+	for _, name := range slices.Sorted(maps.Keys(u.Data)) {
+		if v, ok := dataValue(u.Data[name]); ok {
+			f = append(f, fDataPrefix+name, v)
+		}
 	}
 	return f
 }
@@ -333,7 +353,7 @@ func decodeUserPairs(v any) (*core.User, error) {
 func decodeUserPairsInto(u *core.User, v any) (bool, error) {
 	list, ok := v.([]any)
 	if !ok || len(list)%2 != 0 {
-		return false, errCorrupt
+		return false, shared.ErrCorrupt
 	}
 	if len(list) == 0 {
 		return false, nil
@@ -343,14 +363,14 @@ func decodeUserPairsInto(u *core.User, v any) (bool, error) {
 		k, ok1 := list[i].(string)
 		val, ok2 := list[i+1].(string)
 		if !ok1 || !ok2 {
-			return false, errCorrupt
+			return false, shared.ErrCorrupt
 		}
 		if err := setUserField(u, k, val, &hasID, &hasEmail); err != nil {
 			return false, err
 		}
 	}
 	if !hasID || !hasEmail {
-		return false, errCorrupt
+		return false, shared.ErrCorrupt
 	}
 	return true, nil
 }
@@ -364,14 +384,21 @@ func setUserField(u *core.User, k, v string, hasID, hasEmail *bool) error {
 	case fEmailVerified:
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return errCorrupt
+			return shared.ErrCorrupt
 		}
-		t := msTime(ms)
+		t := shared.MsTime(ms)
 		u.EmailVerified = &t
 	case fName:
 		u.Name = &v
 	case fImage:
 		u.Image = &v
+	default:
+		if name, ok := strings.CutPrefix(k, fDataPrefix); ok && core.ValidDataName(name) == nil && json.Valid([]byte(v)) {
+			if u.Data == nil {
+				u.Data = map[string]json.RawMessage{}
+			}
+			u.Data[name] = json.RawMessage(v)
+		}
 	}
 	return nil
 }
@@ -389,40 +416,7 @@ func decodeUserMap(m map[string]string) (*core.User, error) {
 		}
 	}
 	if !hasID || !hasEmail {
-		return nil, errCorrupt
+		return nil, shared.ErrCorrupt
 	}
 	return u, nil
-}
-
-// maxMillis bounds the times the adapter stores, in milliseconds either side
-// of 1970 (about 285,000 years): session expiries are sorted-set scores,
-// float64, exact only up to 2^53; further out still, a time does not fit
-// int64 milliseconds and would wrap around (a session expired long ago
-// would come back live).
-const maxMillis = 1 << 53
-
-// checkTime returns an error matching core.ErrInvalidInput for a
-// (normalized) time the adapter cannot store exactly.
-func checkTime(method core.Method, field string, t *time.Time) error {
-	if t == nil {
-		return nil
-	}
-	if ms := t.UnixMilli(); ms < -maxMillis || ms > maxMillis || !msTime(ms).Equal(*t) {
-		return invalid(method, field, "is more than 285,000 years from 1970, beyond the times this adapter stores exactly")
-	}
-	return nil
-}
-
-// msTime converts stored milliseconds to a UTC time.
-func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-// expiryMillis returns the PXAT/score value of a normalized expiry. Redis
-// rejects a non-positive PXAT, and a time before 1970 has long passed, so it
-// is clamped to 1.
-func expiryMillis(t time.Time) int64 {
-	ms := t.UnixMilli()
-	if ms < 1 {
-		return 1
-	}
-	return ms
 }

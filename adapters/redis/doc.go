@@ -2,7 +2,11 @@
 // accounts, sessions, verification tokens and authenticators in Redis
 // through a go-redis v9 [github.com/redis/go-redis/v9.UniversalClient] — a
 // single server, a failover (sentinel) client or a Redis Cluster — and
-// implements all 19 methods of the adapter contract ([core.Adapter]).
+// implements all 19 methods of the adapter contract ([core.Adapter]) and
+// the extensions [core.AuthenticatorCounterAdvancer],
+// [core.AccountsByUserLister] and [core.AccountUpdater]. Call it through
+// [core.NewStore] (core/auth does): the checked layer validates input and
+// names the method in errors, so the adapter does neither.
 //
 // Everything about one user (the user hash, its accounts, its sessions and
 // its authenticators) lives in the user's hash slot, {<user id>}. Lookups by
@@ -22,9 +26,9 @@
 // Key names are escaped so that no value can collide with another key,
 // leave the prefix or change a key's hash slot. README.md lists every key.
 //
-// With [WithUnstorageLayout] the adapter instead reads and writes the keys
-// and JSON values of Auth.js's @auth/unstorage-adapter over unstorage's
-// Redis driver, on a single server, so that an Auth.js application and an
-// authport one can share one Redis database; README.md says what holds
-// there and what does not.
+// Package github.com/authport/authport/adapters/redis/unstorage, in this
+// module, is the adapter for the keys and JSON values of Auth.js's
+// @auth/unstorage-adapter over unstorage's Redis driver, on a single
+// server, so that an Auth.js application and an authport one can share one
+// Redis database; README.md says what holds there and what does not.
 package redisadapter

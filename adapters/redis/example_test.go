@@ -32,7 +32,7 @@ func Example() {
 
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	store, err := redisadapter.New(client, redisadapter.WithPrefix("authport-example:"+hex.EncodeToString(b[:])+":"))
+	store, err := redisadapter.New(ctx, client, redisadapter.WithPrefix("authport-example:"+hex.EncodeToString(b[:])+":"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -64,41 +64,4 @@ func Example() {
 	// Output:
 	// ada@example.com
 	// <nil> <nil>
-}
-
-// WithUnstorageLayout shares the keys of an Auth.js application using
-// @auth/unstorage-adapter with unstorage's Redis driver and the same base.
-func ExampleWithUnstorageLayout() {
-	ctx := context.Background()
-	url := os.Getenv("AUTHPORT_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	client := redis.NewClient(opt)
-	defer client.Close()
-
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	base := "authport-example-" + hex.EncodeToString(b[:]) // Auth.js: redisDriver({ url, base })
-	store, err := redisadapter.New(client, redisadapter.WithUnstorageLayout(base))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	verified := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "ada@example.com", EmailVerified: &verified}); err != nil {
-		fmt.Println(err)
-		return
-	}
-	// The user is the JSON document Auth.js reads, dates as ISO strings.
-	doc, err := client.Get(ctx, base+":user:u1").Result()
-	fmt.Println(doc, err)
-	_, _ = store.DeleteUser(ctx, "u1")
-	// Output:
-	// {"id":"u1","email":"ada@example.com","emailVerified":"2024-05-01T12:00:00.000Z","name":null,"image":null} <nil>
 }

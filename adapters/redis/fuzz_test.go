@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/conformance/fuzzrecord"
 	"github.com/authport/authport/core"
 )
@@ -28,21 +29,21 @@ func FuzzEscape(f *testing.F) {
 	f.Add("\x00\xff é", "@+-._")
 	f.Add("%41", "A")
 	f.Fuzz(func(t *testing.T, s, r string) {
-		e := escape(s)
+		e := shared.Escape(s)
 		for i := 0; i < len(e); i++ {
 			switch c := e[i]; {
 			case safeByte(c):
 			case c == '%' && i+2 < len(e) && isUpperHex(e[i+1]) && isUpperHex(e[i+2]):
 				i += 2
 			default:
-				t.Fatalf("escape(%q) = %q: byte %d (%q) is neither safe nor a %%XX escape", s, e, i, c)
+				t.Fatalf("shared.Escape(%q) = %q: byte %d (%q) is neither safe nor a %%XX escape", s, e, i, c)
 			}
 		}
-		if got, err := unescape(e); err != nil || got != s {
-			t.Fatalf("unescape(escape(%q)) = %q, %v", s, got, err)
+		if got, err := shared.Unescape(e); err != nil || got != s {
+			t.Fatalf("shared.Unescape(shared.Escape(%q)) = %q, %v", s, got, err)
 		}
-		if (escape(r) == e) != (r == s) {
-			t.Fatalf("escape(%q) = escape(%q) = %q", s, r, e)
+		if (shared.Escape(r) == e) != (r == s) {
+			t.Fatalf("shared.Escape(%q) = shared.Escape(%q) = %q", s, r, e)
 		}
 
 		const p = "authport:"
@@ -57,7 +58,7 @@ func FuzzEscape(f *testing.F) {
 			{"moving", k.moving(s), e},
 			{"authenticator", k.authenticator(s), e},
 			{"account", k.account(accountField(s, r)), accountField(s, r)},
-			{"verification", k.verification(s, r), escape(s) + ":" + escape(r)},
+			{"verification", k.verification(s, r), shared.Escape(s) + ":" + shared.Escape(r)},
 		} {
 			pk, ok := parseKey(p, c.key)
 			if !ok || pk.kind != c.kind || pk.tag != c.tag {
@@ -73,13 +74,16 @@ func FuzzEscape(f *testing.F) {
 
 		// Whatever unescape accepts, it decodes to something escape
 		// encodes to the canonical form of the input.
-		if u, err := unescape(r); err == nil {
-			if again, err := unescape(escape(u)); err != nil || again != u {
-				t.Fatalf("unescape(%q) = %q does not survive escape: %q, %v", r, u, again, err)
+		if u, err := shared.Unescape(r); err == nil {
+			if again, err := shared.Unescape(shared.Escape(u)); err != nil || again != u {
+				t.Fatalf("shared.Unescape(%q) = %q does not survive escape: %q, %v", r, u, again, err)
 			}
 		}
 	})
 }
+
+// safeByte reports whether shared.Escape keeps c as it is.
+func safeByte(c byte) bool { return len(shared.Escape(string([]byte{c}))) == 1 }
 
 func isUpperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }
 
@@ -96,7 +100,7 @@ func FuzzCodecRoundTrip(f *testing.F) {
 		src := fuzzrecord.New(b)
 
 		u := src.User().Normalize()
-		if err := u.Validate(); err == nil && checkTime(core.MethodCreateUser, "emailVerified", u.EmailVerified) == nil {
+		if err := u.Validate(); err == nil && shared.CheckTime(core.MethodCreateUser, "emailVerified", u.EmailVerified) == nil {
 			fields := userFields(&u)
 			got, err := decodeUserPairs(fields)
 			if err != nil || got == nil || !reflect.DeepEqual(*got, u) {
@@ -122,15 +126,15 @@ func FuzzCodecRoundTrip(f *testing.F) {
 		// millisecond count; a verification token's is the latter. Every
 		// time checkTime accepts survives both; every other is refused.
 		for _, exp := range []time.Time{src.Session().Normalize().Expires, src.VerificationToken().Normalize().Expires} {
-			err := checkTime(core.MethodCreateSession, "expires", &exp)
+			err := shared.CheckTime(core.MethodCreateSession, "expires", &exp)
 			ms := exp.UnixMilli()
-			switch exact := msTime(ms).Equal(exp) && msTime(int64(float64(ms))).Equal(exp); {
+			switch exact := shared.MsTime(ms).Equal(exp) && shared.MsTime(int64(float64(ms))).Equal(exp); {
 			case err == nil && !exact:
-				t.Fatalf("checkTime accepts %v, which is stored as %v", exp, msTime(int64(float64(ms))))
-			case err != nil && exact && -maxMillis <= ms && ms <= maxMillis:
+				t.Fatalf("checkTime accepts %v, which is stored as %v", exp, shared.MsTime(int64(float64(ms))))
+			case err != nil && exact && -shared.MaxMillis <= ms && ms <= shared.MaxMillis:
 				t.Fatalf("checkTime refuses %v, which it could store: %v", exp, err)
 			case err != nil && !errors.Is(err, core.ErrInvalidInput):
-				t.Fatalf("checkTime(%v): %v, want an ErrInvalidInput", exp, err)
+				t.Fatalf("shared.CheckTime(%v): %v, want an ErrInvalidInput", exp, err)
 			}
 		}
 
@@ -157,7 +161,7 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 	a, raw := fixture(f, c)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fuzzrecord.RoundTrip(ctx, t, a, b)
+		fuzzrecord.RoundTrip(ctx, t, core.NewStore(a), b)
 		left, err := raw.snapshot(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +201,7 @@ func FuzzEscapeLua(f *testing.F) {
 		if err != nil {
 			t.Fatalf("enc(%q): %v", s, err)
 		}
-		if want := escape(s); got != want {
+		if want := shared.Escape(s); got != want {
 			t.Fatalf("Lua enc(%q) = %q, Go escape = %q", s, got, want)
 		}
 	})

@@ -1,10 +1,11 @@
 package redisadapter
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/authport/authport/adapters/redis/internal/shared"
 )
 
 // DefaultPrefix is the key prefix an [Adapter] uses unless [WithPrefix]
@@ -28,116 +29,37 @@ const DefaultPrefix = "authport:"
 // ':', '{', '}', '%' or any byte outside a small safe set: kinds and components
 // cannot run into each other, and a brace in a value cannot change the slot.
 
-// escape percent-encodes every byte of s outside [A-Za-z0-9._@+-]. It is
-// injective and its output never contains ':', '{', '}' or whitespace. The
-// Lua function enc in scripts.go is its exact twin.
-func escape(s string) string {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if !safeByte(s[i]) {
-			n++
-		}
-	}
-	if n == 0 {
-		return s
-	}
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	b.Grow(len(s) + 2*n)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if safeByte(c) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
-}
-
-func safeByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	case c == '.', c == '_', c == '@', c == '+', c == '-':
-		return true
-	}
-	return false
-}
-
-var errBadEscape = errors.New("malformed escaped key component")
-
-// unescape reverses [escape].
-func unescape(s string) (string, error) {
-	if !strings.Contains(s, "%") {
-		return s, nil
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '%' {
-			b = append(b, c)
-			continue
-		}
-		if i+2 >= len(s) {
-			return "", errBadEscape
-		}
-		hi, ok1 := unhex(s[i+1])
-		lo, ok2 := unhex(s[i+2])
-		if !ok1 || !ok2 {
-			return "", errBadEscape
-		}
-		b = append(b, hi<<4|lo)
-		i += 2
-	}
-	return string(b), nil
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
-}
-
 // keys builds the key names of one adapter.
 type keys struct{ p string }
 
-func (k keys) user(uid string) string { return k.p + "user:{" + escape(uid) + "}" }
+func (k keys) user(uid string) string { return k.p + "user:{" + shared.Escape(uid) + "}" }
 func (k keys) accounts(uid string) string {
-	return k.p + "user:{" + escape(uid) + "}:accounts"
+	return k.p + "user:{" + shared.Escape(uid) + "}:accounts"
 }
 func (k keys) sessions(uid string) string {
-	return k.p + "user:{" + escape(uid) + "}:sessions"
+	return k.p + "user:{" + shared.Escape(uid) + "}:sessions"
 }
 func (k keys) authenticators(uid string) string {
-	return k.p + "user:{" + escape(uid) + "}:authenticators"
+	return k.p + "user:{" + shared.Escape(uid) + "}:authenticators"
 }
-func (k keys) email(email string) string { return k.p + "email:{" + escape(email) + "}" }
+func (k keys) email(email string) string { return k.p + "email:{" + shared.Escape(email) + "}" }
 
 // accountField is the field of an account in the user's accounts hash; the
 // account pointer's hash tag is the same string.
 func accountField(provider, providerAccountID string) string {
-	return escape(provider) + ":" + escape(providerAccountID)
+	return shared.Escape(provider) + ":" + shared.Escape(providerAccountID)
 }
 func (k keys) account(field string) string { return k.p + "account:{" + field + "}" }
-func (k keys) session(token string) string { return k.p + "session:{" + escape(token) + "}" }
+func (k keys) session(token string) string { return k.p + "session:{" + shared.Escape(token) + "}" }
 
 // moving is the marker of a session being moved to another user on a
 // cluster (see [Adapter.settledPointer]); in the session key's slot.
 func (k keys) moving(token string) string { return k.session(token) + ":moving" }
 func (k keys) authenticator(credID string) string {
-	return k.p + "authenticator:{" + escape(credID) + "}"
+	return k.p + "authenticator:{" + shared.Escape(credID) + "}"
 }
 func (k keys) verification(ident, tok string) string {
-	return k.p + "verification:{" + escape(ident) + ":" + escape(tok) + "}"
+	return k.p + "verification:{" + shared.Escape(ident) + ":" + shared.Escape(tok) + "}"
 }
 
 // receipt returns the key of one useVerificationToken attempt's receipt
@@ -187,13 +109,13 @@ func parseKey(p, key string) (parsedKey, bool) {
 func splitPair(s string) (string, string, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
-		return "", "", errBadEscape
+		return "", "", shared.ErrBadEscape
 	}
-	ua, err := unescape(a)
+	ua, err := shared.Unescape(a)
 	if err != nil {
 		return "", "", err
 	}
-	ub, err := unescape(b)
+	ub, err := shared.Unescape(b)
 	if err != nil {
 		return "", "", err
 	}

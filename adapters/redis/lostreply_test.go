@@ -2,14 +2,13 @@ package redisadapter
 
 import (
 	"context"
-	"errors"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 )
@@ -18,7 +17,7 @@ import (
 // sent: the server may or may not have run it. tools/faults met the real
 // thing when a cluster master was killed under load (the commit of a
 // linkAccount ran, its reply never came back).
-var errLostReply = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer (injected)")}
+var errLostReply = redistest.ErrLostReply
 
 // replyDropper is a go-redis hook that, for the scripts whose SHA1 is in
 // run, runs the command and then reports errLostReply, and for those in
@@ -156,92 +155,26 @@ func clusterSeeds(t *testing.T) []string {
 	return seeds
 }
 
-// TestUseVerificationTokenLostReply: the reply of useVerificationToken's
-// command is lost after the server took the token (the connection breaks
-// while the client waits for it), and go-redis retries the command on a
-// new connection (its default on a network error). The retry must give the
-// token, not "no token"; and the token stays single-use: a later call gets
-// nothing. Single node, cluster and the unstorage layout.
+// TestUseVerificationTokenLostReply: see redistest.LostTokenReply. Single
+// node and cluster (the unstorage layout's test is in its package).
 func TestUseVerificationTokenLostReply(t *testing.T) {
-	for _, name := range []string{"redis", "redis-cluster", "redis-unstorage"} {
+	for _, name := range []string{"redis", "redis-cluster"} {
 		t.Run(name, func(t *testing.T) {
-			drop := &connDropper{}
+			drop := &redistest.ConnDropper{}
 			var c redis.UniversalClient
 			if name != "redis-cluster" {
 				opt, err := redis.ParseURL(provision.Redis(t))
 				if err != nil {
 					t.Fatal(err)
 				}
-				opt.Dialer = drop.dial
+				opt.Dialer = drop.Dial
 				c = redis.NewClient(opt)
 			} else {
-				c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), Dialer: drop.dial})
+				c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), Dialer: drop.Dial})
 			}
 			t.Cleanup(func() { _ = c.Close() })
-			var a *Adapter
-			var raw interface {
-				Mentions(context.Context, string) ([]string, error)
-			}
-			if name == "redis-unstorage" {
-				a, raw = unstorageFixture(t, c)
-			} else {
-				a, raw = fixture(t, c)
-			}
-			ctx := context.Background()
-			if err := a.Preload(ctx); err != nil {
-				t.Fatal(err)
-			}
-			exp := core.NormalizeTime(time.Now().Add(time.Hour))
-			vt := core.VerificationToken{Identifier: "ada@example.com", Token: "hash-1", Expires: exp}
-			if _, err := a.CreateVerificationToken(ctx, vt); err != nil {
-				t.Fatal(err)
-			}
-			drop.armed.Store(true)
-			got, err := a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: vt.Identifier, Token: vt.Token})
-			if !drop.fired.Load() {
-				t.Fatal("no reply was dropped: the test did not exercise a retry")
-			}
-			if err != nil || got == nil || !got.Expires.Equal(exp) {
-				t.Fatalf("useVerificationToken whose first reply was lost and was retried = %v, %v; want the token", got, err)
-			}
-			again, err := a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: vt.Identifier, Token: vt.Token})
-			if err != nil || again != nil {
-				t.Errorf("a second useVerificationToken = %v, %v; want nil, nil (single use)", again, err)
-			}
-			if left, err := raw.Mentions(ctx, vt.Identifier); err != nil || len(left) > 0 {
-				t.Errorf("after the token was used, %v still mention its identifier (%v)", left, err)
-			}
+			a, raw := fixture(t, c)
+			redistest.LostTokenReply(t, drop, a, raw)
 		})
 	}
-}
-
-// connDropper dials real connections; once armed, the next read of a reply
-// waits for the server to act on what was sent, then breaks the
-// connection and fails, as a connection reset after the command would.
-type connDropper struct {
-	armed, fired atomic.Bool
-}
-
-func (d *connDropper) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var nd net.Dialer
-	c, err := nd.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return &droppingConn{Conn: c, d: d}, nil
-}
-
-type droppingConn struct {
-	net.Conn
-	d *connDropper
-}
-
-func (c *droppingConn) Read(p []byte) (int, error) {
-	if c.d.armed.CompareAndSwap(true, false) {
-		c.d.fired.Store(true)
-		time.Sleep(100 * time.Millisecond) // the server runs the command
-		_ = c.Conn.Close()
-		return 0, errLostReply
-	}
-	return c.Conn.Read(p)
 }

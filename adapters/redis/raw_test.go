@@ -2,6 +2,7 @@ package redisadapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 )
@@ -28,6 +31,7 @@ var (
 	_ conformance.Mentioner          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
+	_ conformance.UserDataWriter     = rawView{}
 )
 
 // WriteAccount stores the account exactly as given (not normalized): its
@@ -39,76 +43,17 @@ func (r rawView) WriteAccount(ctx context.Context, acc core.Account) error {
 	if err := r.c.HSet(ctx, k.accounts(acc.UserID), field, encodeAccount(&acc)).Err(); err != nil {
 		return err
 	}
-	return r.c.Set(ctx, k.account(field), escape(acc.UserID), 0).Err()
+	return r.c.Set(ctx, k.account(field), shared.Escape(acc.UserID), 0).Err()
 }
 
-// globEscape escapes the glob metacharacters of s for SCAN MATCH.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
+// WriteUserData sets application fields on a stored user as another
+// program would: HSET of data:<name> fields in the user's hash.
+func (r rawView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
+	args := []any{}
+	for name, v := range data {
+		args = append(args, fDataPrefix+name, string(v))
 	}
-	return b.String()
-}
-
-// scanKeys returns every key under prefix, on every master of a cluster.
-func scanKeys(ctx context.Context, c redis.UniversalClient, prefix string) ([]string, error) {
-	match := globEscape(prefix) + "*"
-	scan := func(ctx context.Context, n redis.Cmdable) ([]string, error) {
-		var out []string
-		var cursor uint64
-		for {
-			ks, next, err := n.Scan(ctx, cursor, match, 1000).Result()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ks...)
-			if cursor = next; cursor == 0 {
-				return out, nil
-			}
-		}
-	}
-	cc, ok := c.(*redis.ClusterClient)
-	if !ok {
-		return scan(ctx, c)
-	}
-	var all []string
-	ch := make(chan []string, 16)
-	done := make(chan struct{})
-	go func() {
-		for ks := range ch {
-			all = append(all, ks...)
-		}
-		close(done)
-	}()
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-		ks, err := scan(ctx, n)
-		if err == nil {
-			ch <- ks
-		}
-		return err
-	})
-	close(ch)
-	<-done
-	return all, err
-}
-
-// deletePrefix deletes every key under prefix.
-func deletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) error {
-	ks, err := scanKeys(ctx, c, prefix)
-	if err != nil {
-		return err
-	}
-	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, k := range ks {
-			p.Del(ctx, k)
-		}
-		return nil
-	})
-	return err
+	return r.c.HSet(ctx, keys{p: r.prefix}.user(userID), args...).Err()
 }
 
 // entry is one stored key, read and parsed.
@@ -124,7 +69,7 @@ type entry struct {
 // snapshot reads every key under the prefix. Keys that are not of the
 // layout have kind "".
 func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
-	ks, err := scanKeys(ctx, r.c, r.prefix)
+	ks, err := redistest.ScanKeys(ctx, r.c, r.prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -220,17 +165,17 @@ func (r rawView) Sessions(ctx context.Context) ([]core.Session, error) {
 		if e.pk.kind != "sessions" {
 			continue
 		}
-		uid, err := unescape(e.pk.tag)
+		uid, err := shared.Unescape(e.pk.tag)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", e.key, err)
 		}
 		for _, z := range e.zset {
 			m, _ := z.Member.(string)
-			tok, err := unescape(m)
+			tok, err := shared.Unescape(m)
 			if err != nil {
 				return nil, fmt.Errorf("%s %q: %v", e.key, m, err)
 			}
-			out = append(out, core.Session{SessionToken: tok, UserID: uid, Expires: msTime(int64(z.Score))})
+			out = append(out, core.Session{SessionToken: tok, UserID: uid, Expires: shared.MsTime(int64(z.Score))})
 		}
 	}
 	return out, nil
@@ -254,7 +199,7 @@ func (r rawView) VerificationTokens(ctx context.Context) ([]core.VerificationTok
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", e.key, err)
 		}
-		out = append(out, core.VerificationToken{Identifier: ident, Token: tok, Expires: msTime(ms)})
+		out = append(out, core.VerificationToken{Identifier: ident, Token: tok, Expires: shared.MsTime(ms)})
 	}
 	return out, nil
 }
@@ -290,7 +235,7 @@ func (r rawView) Mentions(ctx context.Context, s string) ([]string, error) {
 		if strings.Contains(v, s) {
 			return true
 		}
-		u, err := unescape(v)
+		u, err := shared.Unescape(v)
 		return err == nil && strings.Contains(u, s)
 	}
 	var out []string
@@ -332,8 +277,8 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 		switch {
 		case !ok:
 			bad("%s: no index key for a stored record of user %q", ptr, uid)
-		case e.str != escape(uid):
-			bad("%s: points at user %q, want %q", ptr, e.str, escape(uid))
+		case e.str != shared.Escape(uid):
+			bad("%s: points at user %q, want %q", ptr, e.str, shared.Escape(uid))
 		}
 	}
 	for _, e := range es {
@@ -357,7 +302,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 			}
 			pointsTo(k.email(u.Email), u.ID)
 		case "accounts", "sessions", "authenticators":
-			uid, err := unescape(e.pk.tag)
+			uid, err := shared.Unescape(e.pk.tag)
 			if err != nil {
 				bad("%s: %v", e.key, err)
 				continue
@@ -374,7 +319,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 					}
 				} else {
 					a, err := decodeAuthenticator(v)
-					if err != nil || a.UserID != uid || escape(a.CredentialID) != f {
+					if err != nil || a.UserID != uid || shared.Escape(a.CredentialID) != f {
 						bad("%s %s: authenticator record does not match its field: %v", e.key, f, err)
 					}
 				}
@@ -385,7 +330,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 					max = z.Score
 					m, _ := z.Member.(string)
 					// A session about to expire may lose its key while we read.
-					if msTime(int64(z.Score)).After(start.Add(2 * time.Second)) {
+					if shared.MsTime(int64(z.Score)).After(start.Add(2 * time.Second)) {
 						ptr := r.prefix + "session:{" + m + "}"
 						pointsTo(ptr, uid)
 						if p, ok := byKey[ptr]; ok && p.expire != max64(int64(z.Score), 1) {
@@ -398,7 +343,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 				}
 			}
 		case "email", "account", "session", "authenticator":
-			uid, err := unescape(e.str)
+			uid, err := shared.Unescape(e.str)
 			if err != nil {
 				bad("%s: value %q is not an escaped user id", e.key, e.str)
 				continue
@@ -410,7 +355,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 			}
 			switch e.pk.kind {
 			case "email":
-				if email, err := unescape(e.pk.tag); err != nil || u.hash[fEmail] != email {
+				if email, err := shared.Unescape(e.pk.tag); err != nil || u.hash[fEmail] != email {
 					bad("%s: user %q has e-mail %q", e.key, e.str, u.hash[fEmail])
 				}
 			case "account":

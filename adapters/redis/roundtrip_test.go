@@ -76,7 +76,7 @@ func roundTripCases() []roundTripCase {
 		u := core.User{ID: "u-base", Email: "base@example.com", Name: ptr("N")}
 		must[any](t)(a.CreateUser(ctx, u))
 		must[any](t)(a.LinkAccount(ctx, core.Account{UserID: u.ID, Provider: "p", Type: core.AccountTypeOAuth, ProviderAccountID: "pa"}))
-		must[any](t)(a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: u.ID, Expires: time.Now().Add(time.Hour)}))
+		must[any](t)(a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: u.ID, Expires: soon(time.Hour)}))
 		must[any](t)(a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: "c", CredentialPublicKey: "k", UserID: u.ID, ProviderAccountID: "pa"}))
 		must[any](t)(a.CreateUser(ctx, core.User{ID: "u-other", Email: "other@example.com"}))
 		return u
@@ -130,7 +130,7 @@ func roundTripCases() []roundTripCase {
 		{"createSession", 1, 2, 1, 2, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 			u := base(t, ctx, a)
 			measure(func() error {
-				return found(a.CreateSession(ctx, core.Session{SessionToken: "s2", UserID: u.ID, Expires: time.Now().Add(time.Hour)}))
+				return found(a.CreateSession(ctx, core.Session{SessionToken: "s2", UserID: u.ID, Expires: soon(time.Hour)}))
 			})
 		}},
 		{"getSessionAndUser", 1, 2, 1, 2, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
@@ -140,7 +140,7 @@ func roundTripCases() []roundTripCase {
 		{"updateSession (expires)", 1, 3, 1, 3, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 			base(t, ctx, a)
 			measure(func() error {
-				return found(a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(time.Now().Add(2 * time.Hour))}))
+				return found(a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(soon(2 * time.Hour))}))
 			})
 		}},
 		{"updateSession (userId)", 1, 9, 1, 9, // cluster: + SET and compare-and-delete of the move marker
@@ -156,11 +156,11 @@ func roundTripCases() []roundTripCase {
 		}},
 		{"createVerificationToken", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 			measure(func() error {
-				return found(a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: time.Now().Add(time.Hour)}))
+				return found(a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: soon(time.Hour)}))
 			})
 		}},
 		{"useVerificationToken", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
-			must[any](t)(a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: time.Now().Add(time.Hour)}))
+			must[any](t)(a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: soon(time.Hour)}))
 			measure(func() error {
 				return found(a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: "i", Token: "t"}))
 			})

@@ -324,6 +324,14 @@ redis.call('DEL', KEYS[1])
 return 1
 `
 
+// luaReleaseStale deletes a pointer if it still holds ARGV[1] and has no
+// TTL (a confirmed pointer, not a claim in progress). Returns 1 or 0.
+const luaReleaseStale = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('PTTL', KEYS[1]) ~= -1 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`
+
 // luaRepoint changes a pointer from ARGV[1] to ARGV[2], expiring at ARGV[3]
 // ms, if it still holds ARGV[1]. Returns 1 or 0.
 const luaRepoint = `
@@ -347,6 +355,14 @@ redis.call('SET', KEYS[2], v, 'PX', ARGV[1])
 return v
 `
 
+// luaReplaceField sets field ARGV[1] of hash KEYS[1] to ARGV[3] if it
+// still holds ARGV[2] (updateAccount's compare-and-set). Returns 1 if set.
+const luaReplaceField = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`
+
 // scripts holds one adapter's compiled scripts.
 type scripts struct {
 	createUser, userByEmail, updateUser, deleteUser  *redis.Script
@@ -355,8 +371,9 @@ type scripts struct {
 	updateSession                                    *redis.Script
 	deleteSession, getAuthenticator, updateCounter   *redis.Script
 	advanceCounter                                   *redis.Script
-	commit, release, repoint, lock, unlock           *redis.Script
-	consume                                          *redis.Script
+	commit, release, releaseStale, repoint, lock     *redis.Script
+	unlock                                           *redis.Script
+	consume, replaceField                            *redis.Script
 }
 
 func newScripts() *scripts {
@@ -380,7 +397,9 @@ func newScripts() *scripts {
 		advanceCounter:   h(luaAdvanceCounter),
 		commit:           redis.NewScript(luaCommit),
 		consume:          redis.NewScript(luaConsume),
+		replaceField:     redis.NewScript(luaReplaceField),
 		release:          redis.NewScript(luaRelease),
+		releaseStale:     redis.NewScript(luaReleaseStale),
 		repoint:          redis.NewScript(luaRepoint),
 		lock:             redis.NewScript(luaLock),
 		unlock:           redis.NewScript(luaUnlock),
@@ -393,6 +412,6 @@ func (s *scripts) all() []*redis.Script {
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
-		s.commit, s.release, s.repoint, s.lock, s.unlock, s.consume,
+		s.commit, s.release, s.releaseStale, s.repoint, s.lock, s.unlock, s.consume, s.replaceField,
 	}
 }

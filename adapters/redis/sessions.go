@@ -9,38 +9,31 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/authport/authport/core"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/authport/authport/adapters/redis/internal/shared"
+	"github.com/authport/authport/core"
 )
 
 // CreateSession implements [core.SessionCreator]: one script on a single
 // node; on a cluster, SET NX of the session key (expiring at the session's
 // expiry), then the script in the user's slot.
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	if a.u != nil {
-		return a.u.createSession(ctx, session)
-	}
 	const m = core.MethodCreateSession
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if err := session.Validate(); err != nil {
-		return nil, err
-	}
 	s := session.Normalize()
-	if err := checkTime(m, "expires", &s.Expires); err != nil {
+	if err := shared.CheckTime(m, "expires", &s.Expires); err != nil {
 		return nil, err
 	}
 	ptr := a.k.session(s.SessionToken)
 	ms := s.Expires.UnixMilli()
-	args := []any{a.k.p, a.mode(), escape(s.UserID), escape(s.SessionToken), ms}
+	args := []any{a.k.p, a.mode(), shared.Escape(s.UserID), shared.Escape(s.SessionToken), ms}
 	var res string
 	var err error
 	if !a.cluster {
 		res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID), ptr}, args...).Text()
 	} else {
 		var ok bool
-		if ok, err = a.claim(ctx, ptr, s.UserID, expiryMillis(s.Expires)); err == nil {
+		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires), nil); err == nil {
 			res = "exists"
 			if ok {
 				res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID)}, args...).Text()
@@ -52,11 +45,11 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	}
 	switch {
 	case err != nil:
-		return nil, wrap(m, err)
+		return nil, err
 	case res == "notfound":
-		return nil, fmt.Errorf("%s: user %q: %w", m, s.UserID, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", s.UserID, core.ErrNotFound)
 	case res != "ok":
-		return nil, fmt.Errorf("%s: session token: %w", m, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("session token: %w", core.ErrAlreadyExists)
 	}
 	return &s, nil
 }
@@ -68,21 +61,11 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 // expiry with the caller's clock, so an expired session is never
 // returned, even before Redis evicts it.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	if a.u != nil {
-		return a.u.getSessionAndUser(ctx, sessionToken)
-	}
-	const m = core.MethodGetSessionAndUser
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if sessionToken == "" {
-		return nil, nil
-	}
-	ptr, member := a.k.session(sessionToken), escape(sessionToken)
+	ptr, member := a.k.session(sessionToken), shared.Escape(sessionToken)
 	var v any
 	var err error
 	if !a.cluster {
-		v, err = a.s.sessionAndUser.Run(ctx, a.c, []string{ptr}, a.pArg, member, time.Now().UnixMilli()).Result()
+		v, err = a.s.sessionAndUser.Run(ctx, a.c, []string{ptr}, a.pArg, member, a.now().UnixMilli()).Result()
 	} else {
 		// The session key and the move marker in one MGET: a read while
 		// the session is being moved to another user waits for the move
@@ -92,35 +75,35 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 			err = redis.Nil
 		}
 		if err == nil {
-			v, err = a.s.sessionAndUserC.Run(ctx, a.c, []string{a.k.user(uid), a.k.sessions(uid)}, member, time.Now().UnixMilli()).Result()
+			v, err = a.s.sessionAndUserC.Run(ctx, a.c, []string{a.k.user(uid), a.k.sessions(uid)}, member, a.now().UnixMilli()).Result()
 			if err == nil && v == "expired" {
 				// Removed from the user's set: drop the session key too,
 				// if it still names this user.
 				if err := a.release(ctx, ptr, uid); err != nil {
-					return nil, wrap(m, err)
+					return nil, err
 				}
 				return nil, nil
 			}
 		}
 	}
-	if isNil(err) {
+	if shared.IsNil(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	res, ok := v.([]any)
 	if !ok || len(res) != 2 {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	exp, err := parseScore(res[0])
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	su := &core.SessionAndUser{}
 	found, err := decodeUserPairsInto(&su.User, res[1])
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	if !found {
 		return nil, nil
@@ -135,20 +118,11 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // session key; moving a session to another user takes five steps (see
 // README.md).
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
-	if a.u != nil {
-		return a.u.updateSession(ctx, up)
-	}
 	const m = core.MethodUpdateSession
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if err := up.Validate(); err != nil {
-		return nil, err
-	}
 	newExp := ""
 	if up.Expires.Set {
 		exp := core.NormalizeTime(up.Expires.Value)
-		if err := checkTime(m, "expires", &exp); err != nil {
+		if err := shared.CheckTime(m, "expires", &exp); err != nil {
 			return nil, err
 		}
 		newExp = strconv.FormatInt(exp.UnixMilli(), 10)
@@ -158,21 +132,21 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 		newUID = up.UserID.Value
 	}
 	ptr := a.k.session(up.SessionToken)
-	member := escape(up.SessionToken)
+	member := shared.Escape(up.SessionToken)
 	if !a.cluster {
 		eNew := ""
 		if newUID != "" {
-			eNew = escape(newUID)
+			eNew = shared.Escape(newUID)
 		}
 		v, err := a.s.updateSession.Run(ctx, a.c, []string{ptr}, a.k.p, "S", member, newExp, eNew).Result()
-		if isNil(err) {
+		if shared.IsNil(err) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		if v == "notfound" {
-			return nil, fmt.Errorf("%s: user %q: %w", m, newUID, core.ErrNotFound)
+			return nil, fmt.Errorf("user %q: %w", newUID, core.ErrNotFound)
 		}
 		return sessionReply(m, up.SessionToken, v)
 	}
@@ -185,7 +159,7 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 	uid, err := a.settledPointer(ctx, up.SessionToken)
 	for attempt := 0; ; attempt++ {
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		if uid == "" {
 			return nil, nil
@@ -194,8 +168,8 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 			return a.moveSessionCluster(ctx, up.SessionToken, uid, newUID, newExp)
 		}
 		v, err := a.s.updateSession.Run(ctx, a.c, a.userKeys(uid), a.k.p, "C", member, newExp, "").Result()
-		if err != nil && !isNil(err) {
-			return nil, wrap(m, err)
+		if err != nil && !shared.IsNil(err) {
+			return nil, err
 		}
 		if err == nil {
 			s, err := sessionReply(m, up.SessionToken, v)
@@ -203,9 +177,9 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 				return nil, err
 			}
 			s.UserID = uid
-			ok, err := a.s.commit.Run(ctx, a.c, []string{ptr}, escape(uid), expiryMillis(s.Expires)).Int()
+			ok, err := a.s.commit.Run(ctx, a.c, []string{ptr}, shared.Escape(uid), shared.ExpiryMillis(s.Expires)).Int()
 			if err != nil {
-				return nil, wrap(m, err)
+				return nil, err
 			}
 			if ok == 1 {
 				return s, nil
@@ -240,23 +214,23 @@ const (
 // nothing. The two keys share a slot and are read with one MGET.
 func (a *Adapter) settledPointer(ctx context.Context, token string) (string, error) {
 	ptr, mark := a.k.session(token), a.k.moving(token)
-	deadline := time.Now().Add(moveWaitMax)
+	deadline := a.now().Add(moveWaitMax)
 	for {
 		vals, err := a.c.MGet(ctx, ptr, mark).Result()
 		if err != nil {
 			return "", err
 		}
 		if len(vals) != 2 {
-			return "", errCorrupt
+			return "", shared.ErrCorrupt
 		}
-		if vals[1] == nil || !time.Now().Before(deadline) {
+		if vals[1] == nil || !a.now().Before(deadline) {
 			if vals[0] == nil {
 				return "", nil
 			}
 			v, _ := vals[0].(string)
-			uid, err := unescape(v)
+			uid, err := shared.Unescape(v)
 			if err != nil {
-				return "", errCorrupt
+				return "", shared.ErrCorrupt
 			}
 			return uid, nil
 		}
@@ -284,13 +258,12 @@ func (a *Adapter) movedFrom(ctx context.Context, ptr, uid string) bool {
 // at nothing. The new user is checked first, so that an unknown user
 // changes nothing.
 func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newExp string) (*core.Session, error) {
-	const m = core.MethodUpdateSession
 	n, err := a.c.Exists(ctx, a.k.user(to)).Result()
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%s: user %q: %w", m, to, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", to, core.ErrNotFound)
 	}
 	// Mark the move, so that a concurrent update or delete of the session
 	// waits for its end (settledPointer) instead of finding it absent in
@@ -300,12 +273,12 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newEx
 	_, _ = rand.Read(nonce)
 	own := hex.EncodeToString(nonce)
 	if err := a.c.Set(ctx, mark, own, moveMarkerTTL).Err(); err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	defer func() { _ = a.s.release.Run(ctx, a.c, []string{mark}, own).Err() }()
 	old, err := a.deleteSession(ctx, token, false)
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	if old == nil {
 		return nil, nil // deleted, expired or moved meanwhile
@@ -313,18 +286,18 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newEx
 	s := core.Session{SessionToken: token, UserID: to, Expires: old.Expires}
 	if newExp != "" {
 		ms, _ := strconv.ParseInt(newExp, 10, 64)
-		s.Expires = msTime(ms)
+		s.Expires = shared.MsTime(ms)
 	}
 	got, err := a.CreateSession(ctx, s)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		// The new user was deleted meanwhile: put the session back.
 		_, _ = a.CreateSession(ctx, *old)
-		return nil, fmt.Errorf("%s: user %q: %w", m, to, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", to, core.ErrNotFound)
 	case errors.Is(err, core.ErrAlreadyExists):
 		return nil, nil // the token was taken again meanwhile
 	case err != nil:
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	return got, nil
 }
@@ -333,16 +306,16 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newEx
 func sessionReply(m core.Method, token string, v any) (*core.Session, error) {
 	res, ok := v.([]any)
 	if !ok || len(res) != 2 {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	exp, err := parseScore(res[0])
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	e, _ := res[1].(string)
-	uid, err := unescape(e)
+	uid, err := shared.Unescape(e)
 	if err != nil {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	return &core.Session{SessionToken: token, UserID: uid, Expires: exp}, nil
 }
@@ -350,9 +323,6 @@ func sessionReply(m core.Method, token string, v any) (*core.Session, error) {
 // DeleteSession implements [core.SessionDeleter]. It returns the deleted
 // session, or nil, nil when there was none or it had expired.
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	if a.u != nil {
-		return a.u.deleteSession(ctx, sessionToken)
-	}
 	return a.deleteSession(ctx, sessionToken, true)
 }
 
@@ -361,57 +331,50 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 // the session absent, and delete the moved session. The move itself
 // deletes without waiting for its own marker.
 func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitMoves bool) (*core.Session, error) {
-	const m = core.MethodDeleteSession
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if sessionToken == "" {
-		return nil, nil
-	}
 	ptr := a.k.session(sessionToken)
-	v, uid, err := a.follow(ctx, a.s.deleteSession, ptr, escape(sessionToken))
-	if a.cluster && awaitMoves && isNil(err) {
+	v, uid, err := a.follow(ctx, a.s.deleteSession, ptr, shared.Escape(sessionToken))
+	if a.cluster && awaitMoves && shared.IsNil(err) {
 		// Absent, or absent for a moment while a move is under way.
 		var cur string
 		if cur, err = a.settledPointer(ctx, sessionToken); err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		err = redis.Nil
 		if cur != "" && cur != uid {
 			uid = cur
-			v, err = a.s.deleteSession.Run(ctx, a.c, a.userKeys(uid), a.k.p, "C", escape(sessionToken)).Result()
+			v, err = a.s.deleteSession.Run(ctx, a.c, a.userKeys(uid), a.k.p, "C", shared.Escape(sessionToken)).Result()
 		}
 	}
 	// On a cluster the session may have moved to another user between
 	// reading its key and deleting in the user's slot: look again.
-	for attempt := 0; a.cluster && isNil(err) && uid != "" && attempt < 2 && a.movedFrom(ctx, ptr, uid); attempt++ {
-		v, uid, err = a.follow(ctx, a.s.deleteSession, ptr, escape(sessionToken))
+	for attempt := 0; a.cluster && shared.IsNil(err) && uid != "" && attempt < 2 && a.movedFrom(ctx, ptr, uid); attempt++ {
+		v, uid, err = a.follow(ctx, a.s.deleteSession, ptr, shared.Escape(sessionToken))
 	}
-	if isNil(err) {
+	if shared.IsNil(err) {
 		return nil, nil
 	}
 	res, ok := v.([]any)
 	if !ok || len(res) != 3 {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	if a.cluster {
 		// Release the session key if it still names this user. If it does
 		// not, an updateSession moved the session to another user after
 		// we removed it here: delete it there too.
 		for attempt := 0; ; attempt++ {
-			n, err := a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, escape(uid)).Int()
+			n, err := a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, shared.Escape(uid)).Int()
 			if err != nil {
-				return nil, wrap(m, err)
+				return nil, err
 			}
 			if n == 1 || attempt == 2 || !a.movedFrom(ctx, ptr, uid) {
 				break
 			}
-			v2, uid2, err := a.follow(context.WithoutCancel(ctx), a.s.deleteSession, ptr, escape(sessionToken))
-			if isNil(err) {
+			v2, uid2, err := a.follow(context.WithoutCancel(ctx), a.s.deleteSession, ptr, shared.Escape(sessionToken))
+			if shared.IsNil(err) {
 				break
 			}
 			if err != nil {
-				return nil, wrap(m, err)
+				return nil, err
 			}
 			v, uid = v2, uid2
 			if res2, ok := v2.([]any); ok && len(res2) == 3 {
@@ -420,8 +383,8 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 		}
 	} else {
 		e, _ := res[1].(string)
-		if uid, err = unescape(e); err != nil {
-			return nil, wrap(m, errCorrupt)
+		if uid, err = shared.Unescape(e); err != nil {
+			return nil, shared.ErrCorrupt
 		}
 	}
 	if alive, _ := res[2].(int64); alive != 1 {
@@ -429,7 +392,7 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 	}
 	exp, err := parseScore(res[0])
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	return &core.Session{SessionToken: sessionToken, UserID: uid, Expires: exp}, nil
 }
@@ -438,11 +401,11 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 func parseScore(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, errCorrupt
+		return time.Time{}, shared.ErrCorrupt
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return time.Time{}, errCorrupt
+		return time.Time{}, shared.ErrCorrupt
 	}
-	return msTime(int64(f)), nil
+	return shared.MsTime(int64(f)), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
@@ -17,77 +18,58 @@ import (
 // script; on a cluster it claims the e-mail index key, writes the user in
 // its slot and then confirms the claim (three round trips).
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
-	if a.u != nil {
-		return a.u.createUser(ctx, user)
-	}
 	const m = core.MethodCreateUser
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if err := user.Validate(); err != nil {
-		return nil, err
-	}
 	u := user.Normalize()
-	if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
+	if err := shared.CheckTime(m, "emailVerified", u.EmailVerified); err != nil {
 		return nil, err
 	}
-	args := append([]any{a.k.p, a.mode(), escape(u.ID)}, userFields(&u)...)
+	args := append([]any{a.k.p, a.mode(), shared.Escape(u.ID)}, userFields(&u)...)
 	ek := a.k.email(u.Email)
 	if !a.cluster {
 		res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID), ek}, args...).Text()
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		if res != "ok" {
-			return nil, fmt.Errorf("%s: user id %q or e-mail %q: %w", m, u.ID, u.Email, core.ErrAlreadyExists)
+			return nil, fmt.Errorf("user id %q or e-mail %q: %w", u.ID, u.Email, core.ErrAlreadyExists)
 		}
 		return &u, nil
 	}
-	ok, err := a.claim(ctx, ek, u.ID, 0)
+	ok, err := a.claim(ctx, ek, u.ID, 0, a.hasEmail(u.Email))
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s: e-mail %q: %w", m, u.Email, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("e-mail %q: %w", u.Email, core.ErrAlreadyExists)
 	}
 	ctx = context.WithoutCancel(ctx) // finish what was started
 	res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID)}, args...).Text()
 	if err != nil || res != "ok" {
 		_ = a.release(ctx, ek, u.ID)
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
-		return nil, fmt.Errorf("%s: user id %q: %w", m, u.ID, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("user id %q: %w", u.ID, core.ErrAlreadyExists)
 	}
 	if ok, err = a.commit(ctx, ek, u.ID); err != nil || !ok {
 		_ = a.c.Del(context.WithoutCancel(ctx), a.k.user(u.ID)).Err()
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
-		return nil, fmt.Errorf("%s: e-mail %q claimed concurrently: %w", m, u.Email, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", u.Email, core.ErrAlreadyExists)
 	}
 	return &u, nil
 }
 
 // GetUser implements [core.UserGetter] with one HGETALL.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
-	if a.u != nil {
-		return a.u.getUser(ctx, id)
-	}
-	const m = core.MethodGetUser
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if id == "" {
-		return nil, nil
-	}
 	h, err := a.c.HGetAll(ctx, a.k.user(id)).Result()
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	u, err := decodeUserMap(h)
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	return u, nil
 }
@@ -95,43 +77,33 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 // GetUserByEmail implements [core.UserByEmailGetter]: one script on a
 // single node, GET and HGETALL on a cluster.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	if a.u != nil {
-		return a.u.getUserByEmail(ctx, email)
-	}
-	const m = core.MethodGetUserByEmail
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if email == "" {
-		return nil, nil
-	}
 	ek := a.k.email(email)
 	var u *core.User
 	if !a.cluster {
 		v, err := a.s.userByEmail.Run(ctx, a.c, []string{ek}, a.k.p).Result()
-		if isNil(err) {
+		if shared.IsNil(err) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		if u, err = decodeUserPairs(v); err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 	} else {
 		uid, err := a.pointer(ctx, ek)
-		if isNil(err) {
+		if shared.IsNil(err) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		h, err := a.c.HGetAll(ctx, a.k.user(uid)).Result()
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		if u, err = decodeUserMap(h); err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 	}
 	// The index key is only a pointer: the user's own record decides. (On a
@@ -144,27 +116,17 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 
 // GetUserByAccount implements [core.UserByAccountGetter].
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	if a.u != nil {
-		return a.u.getUserByAccount(ctx, key)
-	}
-	const m = core.MethodGetUserByAccount
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if key.Provider == "" || key.ProviderAccountID == "" {
-		return nil, nil
-	}
 	field := accountField(key.Provider, key.ProviderAccountID)
 	v, _, err := a.follow(ctx, a.s.userByAccount, a.k.account(field), field)
-	if isNil(err) {
+	if shared.IsNil(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	u, err := decodeUserPairs(v)
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	return u, nil
 }
@@ -174,16 +136,7 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 // takes the user's e-mail-change lock, claims the new index key first and
 // releases the old one last (see updateEmailCluster).
 func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
-	if a.u != nil {
-		return a.u.updateUser(ctx, up)
-	}
 	const m = core.MethodUpdateUser
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if err := up.Validate(); err != nil {
-		return nil, err
-	}
 	var set []any
 	var del []any
 	newEmail := ""
@@ -193,7 +146,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 	}
 	if up.EmailVerified.Set {
 		if t := core.NormalizeTimePtr(up.EmailVerified.Value); t != nil {
-			if err := checkTime(m, "emailVerified", t); err != nil {
+			if err := shared.CheckTime(m, "emailVerified", t); err != nil {
 				return nil, err
 			}
 			set = append(set, fEmailVerified, strconv.FormatInt(t.UnixMilli(), 10))
@@ -214,7 +167,14 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 			del = append(del, f.name)
 		}
 	}
-	args := append([]any{a.k.p, a.mode(), escape(up.ID), newEmail, len(set) / 2}, set...)
+	for name, v := range up.Data {
+		if d, ok := dataValue(v); ok {
+			set = append(set, fDataPrefix+name, d)
+		} else {
+			del = append(del, fDataPrefix+name)
+		}
+	}
+	args := append([]any{a.k.p, a.mode(), shared.Escape(up.ID), newEmail, len(set) / 2}, set...)
 	args = append(args, del...)
 
 	if a.cluster && newEmail != "" {
@@ -222,27 +182,26 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 	}
 	v, err := a.s.updateUser.Run(ctx, a.c, []string{a.k.user(up.ID)}, args...).Result()
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	return updateUserReply(up, v)
 }
 
 // updateUserReply decodes the update script's reply.
 func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
-	const m = core.MethodUpdateUser
 	switch v {
 	case "notfound":
-		return nil, fmt.Errorf("%s: user %q: %w", m, up.ID, core.ErrNotFound)
+		return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
 	case "exists":
-		return nil, fmt.Errorf("%s: e-mail %q: %w", m, up.Email.Value, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("e-mail %q: %w", up.Email.Value, core.ErrAlreadyExists)
 	}
 	res, ok := v.([]any)
 	if !ok || len(res) != 2 {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	u, err := decodeUserPairs(res[1])
 	if err != nil || u == nil {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	return u, nil
 }
@@ -254,22 +213,21 @@ func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
 // the new e-mail's index key, update the user, confirm the claim, release
 // the old e-mail's index key.
 func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, args []any) (*core.User, error) {
-	const m = core.MethodUpdateUser
 	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
 	uk := a.k.user(id)
 	var nb [12]byte
 	if _, err := rand.Read(nb[:]); err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	nonce := hex.EncodeToString(nb[:])
 	var old string
 	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
 		v, err := a.s.lock.Run(ctx, a.c, []string{uk}, nonce, a.claimTTL.Milliseconds()).Text()
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		if v == "notfound" {
-			return nil, fmt.Errorf("%s: user %q: %w", m, id, core.ErrNotFound)
+			return nil, fmt.Errorf("user %q: %w", id, core.ErrNotFound)
 		}
 		if v != "busy" {
 			old = v[1:] // "=" + the current e-mail
@@ -277,7 +235,7 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 		}
 		select {
 		case <-ctx.Done():
-			return nil, wrap(m, ctx.Err())
+			return nil, ctx.Err()
 		case <-time.After(backoff):
 		}
 	}
@@ -287,7 +245,7 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 	update := func() (*core.User, error) {
 		v, err := a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
 		if err != nil {
-			return nil, wrap(m, err)
+			return nil, err
 		}
 		return updateUserReply(up, v)
 	}
@@ -295,13 +253,21 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 		return update()
 	}
 	ek := a.k.email(newEmail)
-	claimed, err := a.claim(ctx, ek, id, 0)
+	claimed, err := a.claim(ctx, ek, id, 0, a.hasEmail(newEmail))
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	if !claimed {
-		if holder, err := a.pointer(ctx, ek); err != nil || holder != id {
-			return nil, fmt.Errorf("%s: e-mail %q: %w", m, newEmail, core.ErrAlreadyExists)
+		// Our own pointer, left by an earlier change: make it provisional
+		// again, so that it is confirmed with the update or released.
+		holder, err := a.pointer(ctx, ek)
+		if err == nil && holder == id {
+			var n int
+			n, err = a.s.commit.Run(ctx, a.c, []string{ek}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
+			claimed = n == 1
+		}
+		if err != nil || !claimed {
+			return nil, fmt.Errorf("e-mail %q: %w", newEmail, core.ErrAlreadyExists)
 		}
 	}
 	u, err := update()
@@ -317,14 +283,14 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 			// outlived its TTL and was taken: undo.
 			if n, _ := a.c.Exists(ctx, uk).Result(); n == 0 {
 				_ = a.release(ctx, a.k.email(old), id)
-				return nil, fmt.Errorf("%s: user %q deleted meanwhile: %w", m, id, core.ErrNotFound)
+				return nil, fmt.Errorf("user %q deleted meanwhile: %w", id, core.ErrNotFound)
 			}
-			_ = a.s.updateUser.Run(ctx, a.c, []string{uk}, a.k.p, "C", escape(id), "", 1, fEmail, old).Err()
-			return nil, fmt.Errorf("%s: e-mail %q claimed concurrently: %w", m, newEmail, core.ErrAlreadyExists)
+			_ = a.s.updateUser.Run(ctx, a.c, []string{uk}, a.k.p, "C", shared.Escape(id), "", 1, fEmail, old).Err()
+			return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", newEmail, core.ErrAlreadyExists)
 		}
 	}
 	if err := a.release(ctx, a.k.email(old), id); err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	return u, nil
 }
@@ -333,35 +299,25 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 // and everything in its slot; on a single node the same script deletes the
 // index keys, on a cluster one pipeline releases them afterwards.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	if a.u != nil {
-		return a.u.deleteUser(ctx, id)
-	}
-	const m = core.MethodDeleteUser
-	if err := ctx.Err(); err != nil {
-		return nil, wrap(m, err)
-	}
-	if id == "" {
-		return nil, nil
-	}
 	v, err := a.s.deleteUser.Run(ctx, a.c, a.userKeys(id), a.k.p, a.mode()).Result()
-	if isNil(err) {
+	if shared.IsNil(err) {
 		return nil, nil
 	}
 	// ErrReplicaAck (WithReplicaAck): the master deleted the user (v is
 	// its answer) but too few replicas confirmed it in time. Finish the
 	// cascade, so that no index key is left pointing at the deleted user,
 	// then report it.
-	ackErr := replicaAckErr(&err)
+	ackErr := shared.ReplicaAckErr(&err)
 	if err != nil {
-		return nil, wrap(m, err)
+		return nil, err
 	}
 	res, ok := v.([]any)
 	if !ok || len(res) != 5 {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	u, err := decodeUserPairs(res[0])
 	if err != nil || u == nil {
-		return nil, wrap(m, errCorrupt)
+		return nil, shared.ErrCorrupt
 	}
 	if a.cluster {
 		var ptrs []string
@@ -377,15 +333,27 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			}
 		}
 		if len(ptrs) > 0 {
-			if err := a.releaseAll(context.WithoutCancel(ctx), ptrs, escape(id)); err != nil {
-				return nil, wrap(m, err)
+			if err := a.releaseAll(context.WithoutCancel(ctx), ptrs, shared.Escape(id)); err != nil {
+				return nil, err
 			}
 		}
 	}
 	if ackErr != nil {
-		return nil, wrap(m, ackErr)
+		return nil, ackErr
 	}
 	return u, nil
+}
+
+// hasEmail returns a claim's holds function for the index key of email:
+// whether the holder still has that e-mail.
+func (a *Adapter) hasEmail(email string) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, holder string) (bool, error) {
+		cur, err := a.c.HGet(ctx, a.k.user(holder), fEmail).Result()
+		if shared.IsNil(err) {
+			return false, nil
+		}
+		return cur == email, err
+	}
 }
 
 // releaseAll releases every pointer in ptrs that still holds uid, in one

@@ -192,7 +192,7 @@ func openRedis(ctx context.Context, raw string) (*store, error) {
 		_ = client.Close()
 		return nil, fmt.Errorf("connect to Redis %s: %w", redact(raw), err)
 	}
-	a, err := redisadapter.New(client, opts...)
+	a, err := redisadapter.New(ctx, client, opts...)
 	if err != nil {
 		_ = client.Close()
 		return nil, fmt.Errorf("set up Redis %s: %w", redact(raw), err)

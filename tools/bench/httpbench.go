@@ -29,7 +29,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
-	redisadapter "github.com/authport/authport/adapters/redis"
+	"github.com/authport/authport/adapters/redis/unstorage"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	coreprovider "github.com/authport/authport/core/provider"
@@ -611,7 +611,7 @@ func openUnstorage(ctx context.Context, rawURL string) (*redisStore, string, err
 		_ = s.c.Close()
 		return nil, "", err
 	}
-	if s.adapter, err = redisadapter.New(s.c, redisadapter.WithUnstorageLayout(base)); err != nil {
+	if s.adapter, err = unstorage.New(ctx, s.c, base); err != nil {
 		_ = s.c.Close()
 		return nil, "", err
 	}

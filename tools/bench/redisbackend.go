@@ -20,7 +20,7 @@ type redisStore struct {
 	c       redis.UniversalClient
 	cluster bool
 	prefix  string
-	adapter *redisadapter.Adapter
+	adapter fullAdapter
 	rt      *roundTrips
 }
 
@@ -41,7 +41,7 @@ func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
 		_ = s.c.Close()
 		return nil, err
 	}
-	s.adapter, err = redisadapter.New(s.c, redisadapter.WithPrefix(s.prefix))
+	s.adapter, err = redisadapter.New(ctx, s.c, redisadapter.WithPrefix(s.prefix))
 	if err != nil {
 		_ = s.c.Close()
 		return nil, err
@@ -63,7 +63,7 @@ func openRedisCluster(ctx context.Context, seeds string) (*redisStore, error) {
 		return nil, err
 	}
 	var err error
-	if s.adapter, err = redisadapter.New(c, redisadapter.WithPrefix(s.prefix)); err != nil {
+	if s.adapter, err = redisadapter.New(ctx, c, redisadapter.WithPrefix(s.prefix)); err != nil {
 		_ = c.Close()
 		return nil, err
 	}

@@ -236,7 +236,7 @@ func runFailover(t *testing.T, _ *toxiproxy.ApiServer, add func(row)) {
 	plain := newRedisAdapter(t, client())
 	ackClient := client()
 	t.Cleanup(func() { _ = ackClient.Close() })
-	acked, err := redisadapter.New(ackClient, redisadapter.WithPrefix(redisPrefix), redisadapter.WithReplicaAck(1, ackTimeout))
+	acked, err := redisadapter.New(context.Background(), ackClient, redisadapter.WithPrefix(redisPrefix), redisadapter.WithReplicaAck(1, ackTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

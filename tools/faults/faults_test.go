@@ -386,7 +386,7 @@ func redisPing(addr string) func(context.Context) error {
 func newRedisAdapter(t *testing.T, c redis.UniversalClient) *redisadapter.Adapter {
 	t.Helper()
 	t.Cleanup(func() { _ = c.Close() })
-	a, err := redisadapter.New(c, redisadapter.WithPrefix(redisPrefix))
+	a, err := redisadapter.New(context.Background(), c, redisadapter.WithPrefix(redisPrefix))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func runSentinelFailover(t *testing.T, bin string) []haRow {
 	plain := newRedisAdapter(t, client())
 	ackC := client()
 	t.Cleanup(func() { _ = ackC.Close() })
-	acked, err := redisadapter.New(ackC, redisadapter.WithPrefix(redisPrefix), redisadapter.WithReplicaAck(1, ackTimeout))
+	acked, err := redisadapter.New(context.Background(), ackC, redisadapter.WithPrefix(redisPrefix), redisadapter.WithReplicaAck(1, ackTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

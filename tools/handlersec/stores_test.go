@@ -69,7 +69,7 @@ func openRedis(t *testing.T) core.Adapter {
 			client.Del(ctx, iter.Val())
 		}
 	})
-	a, err := redisadapter.New(client, redisadapter.WithPrefix(prefix))
+	a, err := redisadapter.New(context.Background(), client, redisadapter.WithPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}

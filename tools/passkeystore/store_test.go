@@ -46,7 +46,7 @@ func TestRedis(t *testing.T) {
 			}
 			_ = client.Close()
 		})
-		a, err := redisadapter.New(client, redisadapter.WithPrefix(prefix))
+		a, err := redisadapter.New(context.Background(), client, redisadapter.WithPrefix(prefix))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func open(ctx context.Context) (any, func() error, error) {
 	}
 	client := redis.NewClient(opts)
 	prefix := fmt.Sprintf("authport-consumer-%d:", time.Now().UnixNano())
-	store, err := redisadapter.New(client, redisadapter.WithPrefix(prefix))
+	store, err := redisadapter.New(ctx, client, redisadapter.WithPrefix(prefix))
 	if err != nil {
 		client.Close()
 		return nil, nil, err

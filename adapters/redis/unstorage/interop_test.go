@@ -1,7 +1,8 @@
-package redisadapter
+package unstorage
 
 import (
 	"errors"
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // with Auth.js's own @auth/unstorage-adapter (over unstorage's Redis
 // driver; versions pinned in interop/package.json), in a Node process
 // through interop/unstorage.mjs, against the same Redis database and base
-// as an authport adapter with WithUnstorageLayout.
+// as an authport adapter of this package.
 func TestInteropAuthJS(t *testing.T) {
 	interop.Run(t, interop.Pairing{Name: "unstorage-adapter", Setup: func(t *testing.T) *interop.Fixture {
 		f, _ := setupInterop(t)
@@ -27,13 +28,13 @@ func TestInteropAuthJS(t *testing.T) {
 
 func setupInterop(t *testing.T) (*interop.Fixture, rawUView) {
 	url := provision.Redis(t)
-	c := singleNode(t)
+	c := redistest.SingleNode(t)
 	t.Cleanup(func() { _ = c.Close() })
 	a, raw := unstorageFixture(t, c)
 	node := interop.Start(t, nodeproc.Config{Dir: "interop", Script: "unstorage.mjs", Need: []string{"@auth/unstorage-adapter/index.js"}},
 		map[string]string{"url": url, "base": strings.TrimSuffix(a.Prefix(), ":")}, nil)
 	return &interop.Fixture{
-		Adapter: a, Node: node,
+		Adapter: core.NewStore(a), Node: node, // through the checked layer, as core/auth calls it
 		Leftovers: func(t testing.TB, u interop.Trace) []string {
 			ss := append([]string{u.ID, u.Email}, u.Sessions...)
 			for _, k := range u.Accounts {

@@ -7,7 +7,7 @@
 import { createStorage } from "unstorage"
 import redisDriver from "unstorage/drivers/redis"
 import { UnstorageAdapter } from "@auth/unstorage-adapter"
-import { serve } from "../../../conformance/nodeproc/serve-adapter.mjs"
+import { serve } from "../../../../conformance/nodeproc/serve-adapter.mjs"
 
 serve(({ url, base }) => {
   const storage = createStorage({ driver: redisDriver({ url, base }) })

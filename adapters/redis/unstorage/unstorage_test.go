@@ -1,83 +1,93 @@
-package redisadapter
+package unstorage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 )
 
 // uniqueBase returns an unstorage base no other test run uses, and the
 // key prefix it gives.
 func uniqueBase(t testing.TB) (string, string) {
-	p := uniquePrefix(t) // "authport-test:<hex>:"
-	return strings.TrimSuffix(p, ":"), p
+	base := redistest.UniqueName(t, "authport-test:")
+	return base, base + ":"
 }
 
-// unstorageFixture returns an adapter with the unstorage layout on a fresh
-// base whose keys are deleted when t ends.
+// unstorageFixture returns an adapter on a fresh base whose keys are
+// deleted when t ends.
 func unstorageFixture(t testing.TB, c redis.UniversalClient) (*Adapter, rawUView) {
 	t.Helper()
 	base, prefix := uniqueBase(t)
-	a, err := New(c, WithUnstorageLayout(base))
+	a, err := New(context.Background(), c, base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Prefix() != prefix {
 		t.Fatalf("Prefix() = %q, want %q", a.Prefix(), prefix)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := deletePrefix(ctx, c, prefix); err != nil {
-			t.Errorf("cleaning up prefix %s: %v", prefix, err)
-		}
-	})
+	redistest.CleanupPrefix(t, c, prefix)
 	return a, rawUView{c: c, prefix: prefix}
 }
 
-func TestConformanceUnstorage(t *testing.T) {
-	b := &backend{name: "redis", connect: singleNode}
-	conformance.Run(t, conformance.Harness{
-		Name: "redis-unstorage",
-		New: func(t testing.TB) conformance.Fixture {
-			a, raw := unstorageFixture(t, b.get(t))
-			return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
-				c := b.connect(t)
-				t.Cleanup(func() { _ = c.Close() })
-				p, err := New(c, WithUnstorageLayout(strings.TrimSuffix(raw.prefix, ":")))
-				if err != nil {
-					t.Fatalf("second New on the same base: %v", err)
-				}
-				return p
-			}}
-		},
-	})
-	if b.client != nil {
-		_ = b.client.Close()
+func TestConformance(t *testing.T) {
+	backends := []*redistest.Backend{
+		{Name: "redis", Connect: redistest.SingleNode},
+		{Name: "redis-sentinel", Connect: redistest.Sentinel},
 	}
+	redistest.Conformance(t, "-unstorage", backends, func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
+		a, raw := unstorageFixture(t, b.Get(t))
+		return a, raw, raw.prefix
+	}, func(c redis.UniversalClient, prefix string) (any, error) {
+		return New(context.Background(), c, strings.TrimSuffix(prefix, ":"))
+	})
 }
 
-func TestUnstorageLayoutRefusesCluster(t *testing.T) {
+func TestNewRejectsBadInput(t *testing.T) {
+	ctx := context.Background()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	defer cc.Close()
-	if _, err := New(cc, WithUnstorageLayout("app")); !errors.Is(err, core.ErrInvalidInput) || !strings.Contains(err.Error(), "CROSSSLOT") {
-		t.Errorf("New(cluster client, WithUnstorageLayout) = %v, want ErrInvalidInput naming CROSSSLOT", err)
+	if _, err := New(ctx, cc, "app"); !errors.Is(err, core.ErrInvalidInput) || !strings.Contains(err.Error(), "CROSSSLOT") ||
+		!strings.HasPrefix(err.Error(), "unstorage: ") {
+		t.Errorf("New(cluster client) = %v, want ErrInvalidInput naming CROSSSLOT", err)
+	}
+	var nilClient *redis.Client
+	if _, err := New(ctx, nilClient, "app"); !errors.Is(err, core.ErrInvalidInput) {
+		t.Errorf("New(nil client) = %v, want ErrInvalidInput", err)
 	}
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
-	if _, err := New(c, WithUnstorageLayout("app"), WithClusterMode(true)); !errors.Is(err, core.ErrInvalidInput) {
-		t.Errorf("WithClusterMode(true) and WithUnstorageLayout: %v, want ErrInvalidInput", err)
+	if _, err := New(ctx, c, "app", WithReplicaAck(1, -time.Second)); !errors.Is(err, core.ErrInvalidInput) {
+		t.Errorf("negative replica-ack timeout: %v, want ErrInvalidInput", err)
 	}
-	if _, err := New(c, WithUnstorageLayout("app"), WithPrefix("x:")); !errors.Is(err, core.ErrInvalidInput) {
-		t.Errorf("WithPrefix and WithUnstorageLayout: %v, want ErrInvalidInput", err)
+	if a, err := New(ctx, c, "app"); err == nil || errors.Is(err, core.ErrInvalidInput) || a != nil {
+		t.Errorf("New on an unreachable server = %v, %v; want nil and the connection's error", a, err)
 	}
+}
+
+// TestUseVerificationTokenLostReply: see redistest.LostTokenReply.
+func TestUseVerificationTokenLostReply(t *testing.T) {
+	drop := &redistest.ConnDropper{}
+	opt, err := redis.ParseURL(provision.Redis(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Dialer = drop.Dial
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	a, raw := unstorageFixture(t, c)
+	redistest.LostTokenReply(t, drop, a, raw)
 }
 
 func TestUnstorageKeyNormalization(t *testing.T) {
@@ -113,9 +123,10 @@ type rawUView struct {
 }
 
 var (
-	_ conformance.Raw       = rawUView{}
-	_ conformance.Mentioner = rawUView{}
-	_ conformance.RawWriter = rawUView{}
+	_ conformance.Raw            = rawUView{}
+	_ conformance.Mentioner      = rawUView{}
+	_ conformance.RawWriter      = rawUView{}
+	_ conformance.UserDataWriter = rawUView{}
 )
 
 // WriteAccount stores the account as @auth/unstorage-adapter's linkAccount
@@ -133,10 +144,32 @@ func (r rawUView) WriteAccount(ctx context.Context, acc core.Account) error {
 	return r.c.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
 }
 
+// WriteUserData sets top-level fields of a stored user document as
+// another application sharing the keys would: read, set, write back.
+func (r rawUView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
+	k := ukeys{base: r.prefix}.user(userID)
+	raw, err := r.c.Get(ctx, k).Result()
+	if err != nil {
+		return err
+	}
+	doc, ok := object(raw)
+	if !ok {
+		return fmt.Errorf("user %q: not a JSON object: %q", userID, raw)
+	}
+	for name, v := range data {
+		doc[name] = v
+	}
+	s, err := marshalJSON(doc)
+	if err != nil {
+		return err
+	}
+	return r.c.Set(ctx, k, s, 0).Err()
+}
+
 // values returns every key under the prefix with its value (a set's
 // members joined by newlines): a SCAN, then two pipelines.
 func (r rawUView) values(ctx context.Context) (map[string]string, error) {
-	ks, err := scanKeys(ctx, r.c, r.prefix)
+	ks, err := redistest.ScanKeys(ctx, r.c, r.prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +193,7 @@ func (r rawUView) values(ctx context.Context) (map[string]string, error) {
 			}
 		}
 		return nil
-	}); err != nil && !isNil(err) {
+	}); err != nil && !shared.IsNil(err) {
 		return nil, err
 	}
 	out := map[string]string{}
@@ -170,7 +203,7 @@ func (r rawUView) values(ctx context.Context) (map[string]string, error) {
 			continue
 		}
 		v, err := gets[i].Result()
-		if isNil(err) {
+		if shared.IsNil(err) {
 			continue // expired meanwhile
 		}
 		if err != nil {

@@ -1,11 +1,11 @@
-package redisadapter
+package unstorage
 
 import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
@@ -97,7 +97,7 @@ func (k ukeys) accountLogical(p, paid string) string {
 
 // keyEscape percent-encodes s so that it holds no key separator and no
 // "." or ".." segment.
-func keyEscape(s string) string                 { return strings.ReplaceAll(escape(s), ".", "%2E") }
+func keyEscape(s string) string                 { return strings.ReplaceAll(shared.Escape(s), ".", "%2E") }
 func (k ukeys) account(p, paid string) string   { return k.redis(k.accountLogical(p, paid)) }
 func (k ukeys) accountByUser(uid string) string { return k.redis(uAccountByUser + uid) }
 func (k ukeys) session(tok string) string       { return k.redis(uSession + tok) }
@@ -141,19 +141,9 @@ func checkKey(m core.Method, field, prefix, logical string) error {
 	n := unstorageKey(logical)
 	switch {
 	case hasDotSegment(n):
-		return invalid(m, field, `has a "." or ".." key segment, which unstorage refuses`)
+		return shared.Invalid(m, field, `has a "." or ".." key segment, which unstorage refuses`)
 	case foreign(prefix, logical):
-		return invalid(m, field, "would name a key of another kind in unstorage's key layout")
-	}
-	return nil
-}
-
-// checkUTF8 refuses strings that JSON cannot carry faithfully.
-func checkUTF8(m core.Method, fields map[string]*string) error {
-	for name, s := range fields {
-		if s != nil && !utf8.ValidString(*s) {
-			return invalid(m, name, "is not valid UTF-8, which JSON values cannot carry")
-		}
+		return shared.Invalid(m, field, "would name a key of another kind in unstorage's key layout")
 	}
 	return nil
 }
@@ -172,7 +162,7 @@ func checkISOTime(m core.Method, field string, t *time.Time) error {
 		return nil
 	}
 	if y := t.UTC().Year(); y < 0 || y > 9999 {
-		return invalid(m, field, fmt.Sprintf("year %d is outside 0-9999, which unstorage's ISO 8601 strings cannot hold", y))
+		return shared.Invalid(m, field, fmt.Sprintf("year %d is outside 0-9999, which unstorage's ISO 8601 strings cannot hold", y))
 	}
 	return nil
 }
@@ -185,5 +175,5 @@ func parseISOTime(s string) (time.Time, error) {
 			return core.NormalizeTime(t), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: %q is not an ISO 8601 date", errCorrupt, s)
+	return time.Time{}, fmt.Errorf("%w: %q is not an ISO 8601 date", shared.ErrCorrupt, s)
 }

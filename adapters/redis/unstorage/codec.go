@@ -1,12 +1,16 @@
-package redisadapter
+package unstorage
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
@@ -91,13 +95,63 @@ func stringField(m map[string]json.RawMessage, f string) (string, bool) {
 	return s, true
 }
 
+// isUserField reports whether k is a standard field of a user document;
+// every other top-level field is application data ([core.User.Data]).
+func isUserField(k string) bool {
+	switch k {
+	case "id", "email", "emailVerified", "name", "image":
+		return true
+	}
+	return false
+}
+
+// encodeUUser encodes a user as Auth.js writes one, then its application
+// fields as further top-level fields, in name order.
 func encodeUUser(u *core.User) (string, error) {
 	d := uUserDoc{ID: u.ID, Email: u.Email, Name: u.Name, Image: u.Image}
 	if u.EmailVerified != nil {
 		s := isoTime(*u.EmailVerified)
 		d.EmailVerified = &s
 	}
-	return marshalJSON(d)
+	doc, err := marshalJSON(d)
+	if err != nil || len(u.Data) == 0 {
+		return doc, err
+	}
+	var b bytes.Buffer
+	b.WriteString(strings.TrimSuffix(doc, "}"))
+	names := slices.Sorted(maps.Keys(u.Data))
+	for _, name := range names {
+		v := bytes.TrimSpace(u.Data[name])
+		if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+			continue
+		}
+		k, _ := marshalJSON(name)
+		b.WriteByte(',')
+		b.WriteString(k)
+		b.WriteByte(':')
+		if err := json.Compact(&b, v); err != nil {
+			return "", fmt.Errorf("application field %q: %w", name, err)
+		}
+	}
+	b.WriteByte('}')
+	return b.String(), nil
+}
+
+// userData returns the application fields of a user document: the
+// top-level fields other than the standard ones whose names
+// [core.ValidDataName] accepts and whose values are not null.
+func userData(m map[string]json.RawMessage) map[string]json.RawMessage {
+	var data map[string]json.RawMessage
+	for k, v := range m {
+		if isUserField(k) || core.ValidDataName(k) != nil || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			continue
+		}
+		if data == nil {
+			data = map[string]json.RawMessage{}
+		}
+		data[k] = v
+	}
+	return data
 }
 
 // decodeUUser decodes a user document; nil, nil when s is not the user id.
@@ -111,9 +165,9 @@ func decodeUUser(s, id string) (*core.User, error) {
 	}
 	var d uUserDoc
 	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: user %q: %v", errCorrupt, id, err)
+		return nil, fmt.Errorf("%w: user %q: %v", shared.ErrCorrupt, id, err)
 	}
-	u := &core.User{ID: d.ID, Email: d.Email, Name: d.Name, Image: d.Image}
+	u := &core.User{ID: d.ID, Email: d.Email, Name: d.Name, Image: d.Image, Data: userData(m)}
 	if d.EmailVerified != nil {
 		t, err := parseISOTime(*d.EmailVerified)
 		if err != nil {
@@ -160,7 +214,7 @@ func decodeUAccount(s, provider, paid string) (*core.Account, error) {
 	}
 	var d uAccountDoc
 	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: account (%q, %q): %v", errCorrupt, provider, paid, err)
+		return nil, fmt.Errorf("%w: account (%q, %q): %v", shared.ErrCorrupt, provider, paid, err)
 	}
 	a := &core.Account{
 		UserID: d.UserID, Type: d.Type, Provider: d.Provider, ProviderAccountID: d.ProviderAccountID,
@@ -186,7 +240,7 @@ func wholeSeconds(f *float64) (*int64, error) {
 		return nil, nil
 	}
 	if *f != math.Trunc(*f) || math.Abs(*f) > 1<<53 {
-		return nil, fmt.Errorf("%w: %v is not a whole number of seconds", errCorrupt, *f)
+		return nil, fmt.Errorf("%w: %v is not a whole number of seconds", shared.ErrCorrupt, *f)
 	}
 	n := int64(*f)
 	return &n, nil
@@ -208,7 +262,7 @@ func decodeUSession(s, token string) (*core.Session, error) {
 	}
 	var d uSessionDoc
 	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: session: %v", errCorrupt, err)
+		return nil, fmt.Errorf("%w: session: %v", shared.ErrCorrupt, err)
 	}
 	exp, err := parseISOTime(d.Expires)
 	if err != nil {
@@ -224,7 +278,7 @@ func encodeUToken(t *core.VerificationToken) (string, error) {
 func decodeUToken(s string) (*core.VerificationToken, error) {
 	var d uTokenDoc
 	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: verification token: %v", errCorrupt, err)
+		return nil, fmt.Errorf("%w: verification token: %v", shared.ErrCorrupt, err)
 	}
 	exp, err := parseISOTime(d.Expires)
 	if err != nil {
@@ -254,11 +308,11 @@ func decodeUAuth(s, cred string) (*core.Authenticator, error) {
 	}
 	var d uAuthDoc
 	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: authenticator %q: %v", errCorrupt, cred, err)
+		return nil, fmt.Errorf("%w: authenticator %q: %v", shared.ErrCorrupt, cred, err)
 	}
 	n, err := wholeSeconds(&d.Counter)
 	if err != nil || *n < 0 {
-		return nil, fmt.Errorf("%w: authenticator %q: counter %v", errCorrupt, cred, d.Counter)
+		return nil, fmt.Errorf("%w: authenticator %q: counter %v", shared.ErrCorrupt, cred, d.Counter)
 	}
 	return &core.Authenticator{
 		CredentialID: d.CredentialID, UserID: d.UserID, ProviderAccountID: d.ProviderAccountID,

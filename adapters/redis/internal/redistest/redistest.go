@@ -1,0 +1,268 @@
+// Package redistest holds the test helpers both Redis layouts' tests use:
+// the Redis deployments (single node, cluster, Sentinel), fresh key
+// prefixes and their cleanup, and a dialer that loses a reply.
+package redistest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/authport/authport/conformance"
+	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core"
+)
+
+// Backend is one Redis deployment the tests run against.
+type Backend struct {
+	Name    string
+	Connect func(t testing.TB) redis.UniversalClient
+	once    sync.Once
+	client  redis.UniversalClient
+}
+
+// SingleNode connects to AUTHPORT_REDIS_URL. The clients of this package
+// end a command when its context ends (ContextTimeoutEnabled), as
+// README.md advises.
+func SingleNode(t testing.TB) redis.UniversalClient {
+	opt, err := redis.ParseURL(provision.Redis(t))
+	if err != nil {
+		t.Fatalf("AUTHPORT_REDIS_URL: %v", err)
+	}
+	opt.ContextTimeoutEnabled = true
+	return redis.NewClient(opt)
+}
+
+// Cluster connects to AUTHPORT_REDIS_CLUSTER_URL.
+func Cluster(t testing.TB) redis.UniversalClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: provision.RedisCluster(t), ContextTimeoutEnabled: true})
+}
+
+// Sentinel connects through go-redis's failover client to the master the
+// sentinels of AUTHPORT_REDIS_SENTINEL_URL name.
+func Sentinel(t testing.TB) redis.UniversalClient {
+	opt, err := redis.ParseFailoverURL(provision.RedisSentinel(t))
+	if err != nil {
+		t.Fatalf("AUTHPORT_REDIS_SENTINEL_URL: %v", err)
+	}
+	opt.ContextTimeoutEnabled = true
+	return redis.NewFailoverClient(opt)
+}
+
+// Get returns the backend's shared client, connecting once. It skips or
+// fails t (through provision) when the backend is not there.
+func (b *Backend) Get(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	b.once.Do(func() { b.client = b.Connect(t) })
+	if b.client == nil {
+		if provision.Required(b.Name) {
+			t.Fatalf("%s: required but not available", b.Name)
+		}
+		t.Skipf("%s: not available", b.Name)
+	}
+	return b.client
+}
+
+// Close closes the shared client, if one was made.
+func (b *Backend) Close() {
+	if b.client != nil {
+		_ = b.client.Close()
+	}
+}
+
+// Conformance runs the conformance suite on each backend, named
+// <backend><suffix>. open returns a fresh adapter with its raw view and
+// the key prefix they use; again opens a second adapter instance on that
+// prefix through a client of its own (the suite's peer).
+func Conformance(t *testing.T, suffix string, backends []*Backend,
+	open func(t testing.TB, b *Backend) (adapter any, raw conformance.Raw, prefix string),
+	again func(c redis.UniversalClient, prefix string) (any, error)) {
+	for _, b := range backends {
+		conformance.Run(t, conformance.Harness{
+			Name: b.Name + suffix,
+			New: func(t testing.TB) conformance.Fixture {
+				a, raw, prefix := open(t, b)
+				return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
+					c := b.Connect(t)
+					t.Cleanup(func() { _ = c.Close() })
+					p, err := again(c, prefix)
+					if err != nil {
+						t.Fatalf("second adapter on the prefix %s: %v", prefix, err)
+					}
+					return p
+				}}
+			},
+		})
+		b.Close()
+	}
+}
+
+// UniqueName returns a name no other test run uses: stem, then random hex.
+func UniqueName(t testing.TB, stem string) string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return stem + hex.EncodeToString(b[:])
+}
+
+// CleanupPrefix deletes every key under prefix when t ends.
+func CleanupPrefix(t testing.TB, c redis.UniversalClient, prefix string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := DeletePrefix(ctx, c, prefix); err != nil {
+			t.Errorf("cleaning up prefix %s: %v", prefix, err)
+		}
+	})
+}
+
+// GlobEscape escapes the glob metacharacters of s for SCAN MATCH.
+func GlobEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ScanKeys returns every key under prefix, on every master of a cluster.
+// SCAN walks the whole database whatever the MATCH, so it asks for large
+// batches: the shared test server may hold many keys of other runs.
+func ScanKeys(ctx context.Context, c redis.UniversalClient, prefix string) ([]string, error) {
+	match := GlobEscape(prefix) + "*"
+	scan := func(ctx context.Context, n redis.Cmdable) ([]string, error) {
+		var out []string
+		var cursor uint64
+		for {
+			ks, next, err := n.Scan(ctx, cursor, match, 10000).Result()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ks...)
+			if cursor = next; cursor == 0 {
+				return out, nil
+			}
+		}
+	}
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return scan(ctx, c)
+	}
+	var mu sync.Mutex
+	var all []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		ks, err := scan(ctx, n)
+		mu.Lock()
+		all = append(all, ks...)
+		mu.Unlock()
+		return err
+	})
+	return all, err
+}
+
+// DeletePrefix deletes every key under prefix.
+func DeletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) error {
+	ks, err := ScanKeys(ctx, c, prefix)
+	if err != nil {
+		return err
+	}
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range ks {
+			p.Del(ctx, k)
+		}
+		return nil
+	})
+	return err
+}
+
+// ErrLostReply stands for a connection that broke after the command was
+// sent: the server may or may not have run it.
+var ErrLostReply = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer (injected)")}
+
+// ConnDropper dials real connections; once Armed, the next read of a reply
+// waits for the server to act on what was sent, then breaks the
+// connection and fails, as a connection reset after the command would.
+type ConnDropper struct {
+	Armed, Fired atomic.Bool
+}
+
+// Dial is a go-redis Dialer.
+func (d *ConnDropper) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var nd net.Dialer
+	c, err := nd.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &droppingConn{Conn: c, d: d}, nil
+}
+
+type droppingConn struct {
+	net.Conn
+	d *ConnDropper
+}
+
+func (c *droppingConn) Read(p []byte) (int, error) {
+	if c.d.Armed.CompareAndSwap(true, false) {
+		c.d.Fired.Store(true)
+		time.Sleep(100 * time.Millisecond) // the server runs the command
+		_ = c.Conn.Close()
+		return 0, ErrLostReply
+	}
+	return c.Conn.Read(p)
+}
+
+// Mentioner finds the keys that mention a string.
+type Mentioner interface {
+	Mentions(context.Context, string) ([]string, error)
+}
+
+// TokenStore is the part of an adapter LostTokenReply uses.
+type TokenStore interface {
+	core.VerificationTokenCreator
+	core.VerificationTokenUser
+}
+
+// LostTokenReply checks useVerificationToken when the reply of its
+// command is lost after the server took the token (the connection breaks
+// while the client waits for it), and go-redis retries the command on a
+// new connection (its default on a network error). The retry must give the
+// token, not "no token"; and the token stays single-use: a later call gets
+// nothing. a's client must dial through drop.
+func LostTokenReply(t *testing.T, drop *ConnDropper, a TokenStore, raw Mentioner) {
+	ctx := context.Background()
+	s := core.NewStore(a)
+	exp := core.NormalizeTime(time.Now().Add(time.Hour))
+	vt := core.VerificationToken{Identifier: "ada@example.com", Token: "hash-1", Expires: exp}
+	if _, err := s.CreateVerificationToken(ctx, vt); err != nil {
+		t.Fatal(err)
+	}
+	drop.Armed.Store(true)
+	key := core.VerificationTokenKey{Identifier: vt.Identifier, Token: vt.Token}
+	got, err := s.UseVerificationToken(ctx, key)
+	if !drop.Fired.Load() {
+		t.Fatal("no reply was dropped: the test did not exercise a retry")
+	}
+	if err != nil || got == nil || !got.Expires.Equal(exp) {
+		t.Fatalf("useVerificationToken whose first reply was lost and was retried = %v, %v; want the token", got, err)
+	}
+	again, err := s.UseVerificationToken(ctx, key)
+	if err != nil || again != nil {
+		t.Errorf("a second useVerificationToken = %v, %v; want nil, nil (single use)", again, err)
+	}
+	if left, err := raw.Mentions(ctx, vt.Identifier); err != nil || len(left) > 0 {
+		t.Errorf("after the token was used, %v still mention its identifier (%v)", left, err)
+	}
+}

@@ -1,0 +1,142 @@
+package unstorage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/authport/authport/adapters/redis/internal/shared"
+	"github.com/authport/authport/core"
+)
+
+// CreateSession implements [core.SessionCreator]: the session key expires
+// at the session's expiry.
+func (a *Adapter) CreateSession(ctx context.Context, s core.Session) (*core.Session, error) {
+	const m = core.MethodCreateSession
+	if err := checkKey(m, "sessionToken", uSession, uSession+s.SessionToken); err != nil {
+		return nil, err
+	}
+	if err := checkISOTime(m, "expires", &s.Expires); err != nil {
+		return nil, err
+	}
+	doc, err := encodeUSession(&s)
+	if err != nil {
+		return nil, err
+	}
+	logical := uSession + s.SessionToken
+	key := a.k.redis(logical)
+	res, err := a.attach(ctx, s.UserID, key, a.k.sessionByUser(s.UserID), a.k.ownSessions(s.UserID), doc, logical, shared.ExpiryMillis(s.Expires))
+	if err == nil {
+		err = replyErr(res, s.UserID, "session token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.Expired(a.now()) {
+		// Redis dropped the key at once (PXAT in the past): drop its
+		// index entries too, so that nothing points at it.
+		if err := a.s.unindexSession.Run(context.WithoutCancel(ctx), a.c, []string{key, a.k.ownSessions(s.UserID), a.k.sessionByUser(s.UserID)}, key, logical).Err(); err != nil {
+			return nil, err
+		}
+	}
+	return &s, nil
+}
+
+func (a *Adapter) readSession(ctx context.Context, token string) (string, *core.Session, error) {
+	raw, ok, err := shared.Get(ctx, a.c, a.k.session(token))
+	if err != nil || !ok {
+		return "", nil, err
+	}
+	s, err := decodeUSession(raw, token)
+	return raw, s, err
+}
+
+// detachSession removes a session and its index entries if it is still
+// stored as raw; it reports whether it did.
+func (a *Adapter) detachSession(ctx context.Context, raw string, s *core.Session) (bool, error) {
+	logical := uSession + s.SessionToken
+	key := a.k.redis(logical)
+	res, err := a.s.detach.Run(ctx, a.c, []string{key, a.k.ownSessions(s.UserID), a.k.sessionByUser(s.UserID)}, raw, key, logical).Text()
+	return res == "ok", err
+}
+
+// GetSessionAndUser implements [core.SessionAndUserGetter]. A session
+// found expired before Redis evicted it is removed with its index entries,
+// unless it changed meanwhile.
+func (a *Adapter) GetSessionAndUser(ctx context.Context, token string) (*core.SessionAndUser, error) {
+	raw, s, err := a.readSession(ctx, token)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	if s.Expired(a.now()) {
+		_, err := a.detachSession(ctx, raw, s)
+		return nil, err
+	}
+	_, usr, err := a.readUser(ctx, s.UserID)
+	if err != nil || usr == nil {
+		return nil, err
+	}
+	return &core.SessionAndUser{Session: *s, User: *usr}, nil
+}
+
+// UpdateSession implements [core.SessionUpdater] as a compare-and-set of
+// the session document; moving it to another user moves its index
+// entries in the same script.
+func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
+	const m = core.MethodUpdateSession
+	logical := uSession + up.SessionToken
+	key := a.k.redis(logical)
+	return shared.CAS(ctx, func() (*core.Session, bool, error) {
+		raw, cur, err := a.readSession(ctx, up.SessionToken)
+		if err != nil || cur == nil || cur.Expired(a.now()) {
+			return nil, true, err
+		}
+		next := up.Apply(*cur)
+		if err := shared.CheckTime(m, "expires", &next.Expires); err != nil {
+			return nil, false, err
+		}
+		if err := checkISOTime(m, "expires", &next.Expires); err != nil {
+			return nil, false, err
+		}
+		newDoc, err := encodeUSession(&next)
+		if err != nil {
+			return nil, false, err
+		}
+		s, err := mergeDoc(raw, newDoc)
+		if err != nil {
+			return nil, false, err
+		}
+		move := "0"
+		if next.UserID != cur.UserID {
+			move = "1"
+		}
+		res, err := a.s.updateSession.Run(ctx, a.c, []string{key, a.k.ownSessions(cur.UserID), a.k.ownSessions(next.UserID),
+			a.k.user(next.UserID), a.k.sessionByUser(next.UserID), a.k.sessionByUser(cur.UserID)},
+			raw, s, shared.ExpiryMillis(next.Expires), next.UserID, key, logical, move).Text()
+		if err != nil || res == "retry" {
+			return nil, false, err
+		}
+		if res == "notfound" {
+			return nil, false, fmt.Errorf("user %q: %w", next.UserID, core.ErrNotFound)
+		}
+		return &next, true, nil
+	})
+}
+
+// DeleteSession implements [core.SessionDeleter]. It returns the deleted
+// session, or nil, nil when there was none or it had expired.
+func (a *Adapter) DeleteSession(ctx context.Context, token string) (*core.Session, error) {
+	return shared.CAS(ctx, func() (*core.Session, bool, error) {
+		raw, s, err := a.readSession(ctx, token)
+		if err != nil || s == nil {
+			return nil, true, err
+		}
+		ok, err := a.detachSession(ctx, raw, s)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		if s.Expired(a.now()) {
+			return nil, true, nil
+		}
+		return s, true, nil
+	})
+}
