@@ -20,7 +20,7 @@ const cutRounds = 40
 // by default), but not for ever.
 const cutWait = 45 * time.Second
 
-// cutRules are the rules of calls cut short : an operation whose
+// cutRules are the rules of calls cut short: an operation whose
 // context ends part-way, at any point, leaves every e-mail, account key and
 // verification token usable again, at the latest once provisional claims
 // have expired, and a retry of the call completes it.
