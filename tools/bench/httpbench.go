@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -428,9 +427,9 @@ func openHTTP(ctx context.Context, name string, users int) (*httpBackend, error)
 		}
 		adapter, b.getter = s.adapter, s.adapter
 	case "postgres":
-		u := os.Getenv("AUTHPORT_POSTGRES_URL")
-		if u == "" {
-			return nil, errors.New("AUTHPORT_POSTGRES_URL is not set (eval \"$(scripts/services.sh)\" sets it)")
+		u, err := env("AUTHPORT_POSTGRES_URL")
+		if err != nil {
+			return nil, err
 		}
 		s, schema, err := openAuthJSPg(ctx, u, users)
 		if err != nil {
@@ -441,9 +440,9 @@ func openHTTP(ctx context.Context, name string, users int) (*httpBackend, error)
 		newUserID = func() (string, error) { return s.adapter.NewUserID(context.Background()) }
 		node = nodeConfig{Adapter: "pg", URL: u, Schema: schema}
 	case "redis":
-		u := os.Getenv("AUTHPORT_REDIS_URL")
-		if u == "" {
-			return nil, errors.New("AUTHPORT_REDIS_URL is not set (eval \"$(scripts/services.sh)\" sets it)")
+		u, err := env("AUTHPORT_REDIS_URL")
+		if err != nil {
+			return nil, err
 		}
 		s, base, err := openUnstorage(ctx, u)
 		if err != nil {
