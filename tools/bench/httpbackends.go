@@ -77,6 +77,7 @@ func openHTTP(ctx context.Context, name string, users int) (*httpBackend, error)
 	zeroSecs := 0
 	var adapter any
 	var newUserID func() (string, error)
+	var toSeed fullAdapter // seeded with seedSessions below (openAuthJSPg seeds its own)
 	var node nodeConfig
 	switch name {
 	case "jwt":
@@ -102,11 +103,7 @@ func openHTTP(ctx context.Context, name string, users int) (*httpBackend, error)
 			return nil, err
 		}
 		b.closeStore = s.close
-		if err := seedSessions(ctx, s.adapter, users); err != nil {
-			b.close()
-			return nil, err
-		}
-		adapter, b.getter = s.adapter, s.adapter
+		adapter, b.getter, toSeed = s.adapter, s.adapter, s.adapter
 	case "postgres":
 		u, err := env("AUTHPORT_POSTGRES_URL")
 		if err != nil {
@@ -130,14 +127,16 @@ func openHTTP(ctx context.Context, name string, users int) (*httpBackend, error)
 			return nil, err
 		}
 		b.closeStore = s.close
-		if err := seedSessions(ctx, s.adapter, users); err != nil {
-			b.close()
-			return nil, err
-		}
-		adapter, b.getter = s.adapter, s.adapter
+		adapter, b.getter, toSeed = s.adapter, s.adapter, s.adapter
 		node = nodeConfig{Adapter: "unstorage", URL: u, Base: base}
 	default:
 		return nil, fmt.Errorf("unknown HTTP backend %q (known: %s)", name, strings.Join(allHTTPBackends, ", "))
+	}
+	if toSeed != nil {
+		if err := seedSessions(ctx, toSeed, users); err != nil {
+			b.close()
+			return nil, err
+		}
 	}
 	if adapter != nil {
 		b.adapter = adapter

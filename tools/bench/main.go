@@ -185,11 +185,7 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 			return nil, err
 		}
 	case "redis":
-		u, err := env("AUTHPORT_REDIS_URL")
-		if err != nil {
-			return nil, err
-		}
-		s, err := openRedis(ctx, u)
+		s, err := openRedisEnv(ctx)
 		if err != nil {
 			return nil, err
 		}

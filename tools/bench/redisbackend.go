@@ -414,3 +414,12 @@ func checkSessionReply(token, want string, v []any, err error) error {
 	}
 	return nil
 }
+
+// openRedisEnv is openRedis on the server at $AUTHPORT_REDIS_URL.
+func openRedisEnv(ctx context.Context) (*redisStore, error) {
+	u, err := env("AUTHPORT_REDIS_URL")
+	if err != nil {
+		return nil, err
+	}
+	return openRedis(ctx, u)
+}

@@ -111,11 +111,7 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 		a, b, closeFn = s.adapter, &sqlBulk{s}, s.close
 		misses = s.cacheMisses()
 	case "redis":
-		u, err := env("AUTHPORT_REDIS_URL")
-		if err != nil {
-			return nil, err
-		}
-		s, err := openRedis(ctx, u)
+		s, err := openRedisEnv(ctx)
 		if err != nil {
 			return nil, err
 		}
