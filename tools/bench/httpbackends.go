@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/driver/postgres"
@@ -219,15 +217,7 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 		return nil, "", err
 	}
 	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(base)
-	if err != nil {
-		s.close()
-		return nil, "", err
-	}
-	qv := u.Query()
-	qv.Set("search_path", schema)
-	u.RawQuery = qv.Encode()
-	cfg, err := pgx.ParseConfig(u.String())
+	cfg, err := pgConfigInSchema(base, schema)
 	if err != nil {
 		s.close()
 		return nil, "", err
