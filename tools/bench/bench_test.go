@@ -212,18 +212,17 @@ func benchBoltPair(b *testing.B, adapter func(context.Context, *boltStore) error
 		b.Fatal(err)
 	}
 	r := s.rawBolt()
-	b.Run("adapter", func(b *testing.B) {
+	benchLoop(b, "adapter", func() error { return adapter(ctx, s) })
+	benchLoop(b, "raw", func() error { return raw(ctx, r) })
+}
+
+// benchLoop runs f as the sub-benchmark name, serially, reporting
+// allocations.
+func benchLoop(b *testing.B, name string, f func() error) {
+	b.Run(name, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := adapter(ctx, s); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("raw", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := raw(ctx, r); err != nil {
+			if err := f(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -260,14 +259,7 @@ func BenchmarkSQLiteGetUserByAccount(b *testing.B) {
 	}
 	for _, name := range []string{"adapter", "raw"} {
 		f := sides[name]
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := f(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		benchLoop(b, name, f)
 		b.Run(name+"/c32", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(16) // 32 goroutines on 2 CPUs
