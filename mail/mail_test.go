@@ -330,23 +330,18 @@ func TestConcurrentSends(t *testing.T) {
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone, Username: "mailer", Password: password})
 	const n = 8
 	var wg sync.WaitGroup
-	errs := make(chan error, n)
+	errs := make([]error, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			req := request()
 			req.Identifier = fmt.Sprintf("user%d@example.com", i)
 			req.URL = fmt.Sprintf("https://app.example.com/auth/callback/email?n=%d", i)
-			errs <- s.SendVerificationRequest(context.Background(), req)
-		}()
+			errs[i] = s.SendVerificationRequest(context.Background(), req)
+		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
+	if err := errors.Join(errs...); err != nil {
+		t.Error(err)
 	}
 	got := map[string]bool{}
 	for _, m := range srv.received() {

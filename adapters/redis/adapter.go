@@ -319,6 +319,11 @@ func (a *Adapter) followRecord(ctx context.Context, s *redis.Script, ptr string,
 // user's slot, confirm the pointer. It returns "ok", "exists" or
 // "notfound", and undoes its steps on failure.
 func (a *Adapter) attachCluster(ctx context.Context, ptr, uid string, hashKey func(string) string, field, value string) (string, error) {
+	if ctx.Done() != nil {
+		return withinDeadline(ctx, func(ctx context.Context) (string, error) {
+			return a.attachCluster(ctx, ptr, uid, hashKey, field, value)
+		})
+	}
 	ok, err := a.claim(ctx, ptr, uid, 0, a.hasField(hashKey, field))
 	if err != nil {
 		return "", err
@@ -355,4 +360,31 @@ func (a *Adapter) attachCluster(ctx context.Context, ptr, uid string, hashKey fu
 		return "notfound", nil
 	}
 	return "ok", nil
+}
+
+// withinDeadline runs f, a cluster write of several steps, on ctx without
+// its cancellation, so that the steps run to their end and leave no
+// half-done write; but it returns as soon as ctx ends (with ctx's error),
+// and f goes on in the background, its result dropped. Each of f's round
+// trips is still bounded by the client's read timeout. A caller's deadline
+// is kept even when a server stops answering in the middle of f (a frozen
+// master in a failover, a WAIT of [WithReplicaAck] on a master with no
+// replica).
+func withinDeadline[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f(context.WithoutCancel(ctx))
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }

@@ -151,7 +151,9 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 		return sessionReply(m, up.SessionToken, v)
 	}
 
-	ctx = context.WithoutCancel(ctx) // the steps below run to the end
+	if ctx.Done() != nil { // the steps below run to the end; the caller's wait ends with ctx
+		return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.UpdateSession(ctx, up) })
+	}
 	// A session moved to another user between reading its key and acting
 	// in the user's slot is looked up again (a bounded number of times);
 	// while a move is under way, its end is awaited, so that an update of

@@ -35,6 +35,9 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		}
 		return &u, nil
 	}
+	if ctx.Done() != nil {
+		return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) { return a.CreateUser(ctx, user) })
+	}
 	ok, err := a.claim(ctx, ek, u.ID, 0, a.hasEmail(u.Email))
 	if err != nil {
 		return nil, err

@@ -144,82 +144,67 @@ func signOut(t *testing.T, b *tab, a *app, origin string) {
 // TestEmailSignIn: the e-mail form, a real SMTP exchange, the link, the
 // session, sign-out.
 func TestEmailSignIn(t *testing.T) {
-	browser := newBrowser(t)
-	if browser == nil {
-		return
-	}
-	for _, be := range backends() {
-		t.Run(be.name, func(t *testing.T) {
-			box := startMailbox(t)
-			l := listen(t)
-			a := serve(t, l, appConfig{DB: be.db(t), SMTP: box.URL()})
-			b := newTab(t, browser)
-			email := randomName("ann.") + "@example.com"
-			signInByEmail(t, b, a, box, l.origin, email, 0)
-			b.screenshot("email-" + be.name)
-			if s := sessionJSON(t, b, l.origin); sessionEmail(s) != email || s["expires"] == nil {
-				t.Errorf("/auth/session = %v, want the user %s and expires", s, email)
-			}
-			if u := userByEmail(t, a, email); u == nil || u.EmailVerified == nil {
-				t.Errorf("the adapter's user %+v, want %s with emailVerified set", u, email)
-			}
-			b.run("open the protected page", chromedp.Navigate(l.origin+"/protected"))
-			if got := b.text(); !strings.Contains(got, email) {
-				b.fatalf("the protected page does not show %s while signed in: %q", email, got)
-			}
-			signOut(t, b, a, l.origin)
-			// Signed out, the protected page sends the browser to sign in.
-			b.run("open the protected page", chromedp.Navigate(l.origin+"/protected"))
-			b.waitPath("/auth/signin")
-			if cb := b.location().Query().Get("callbackUrl"); !strings.HasSuffix(cb, "/protected") {
-				t.Errorf("sign-in page for /protected has callbackUrl %q", cb)
-			}
-		})
-	}
+	eachBackendInBrowser(t, func(t *testing.T, be backend, browser context.Context) {
+		box, l, a, b := mailApp(t, browser, be)
+		email := randomName("ann.") + "@example.com"
+		signInByEmail(t, b, a, box, l.origin, email, 0)
+		b.screenshot("email-" + be.name)
+		if s := sessionJSON(t, b, l.origin); sessionEmail(s) != email || s["expires"] == nil {
+			t.Errorf("/auth/session = %v, want the user %s and expires", s, email)
+		}
+		if u := userByEmail(t, a, email); u == nil || u.EmailVerified == nil {
+			t.Errorf("the adapter's user %+v, want %s with emailVerified set", u, email)
+		}
+		b.run("open the protected page", chromedp.Navigate(l.origin+"/protected"))
+		if got := b.text(); !strings.Contains(got, email) {
+			b.fatalf("the protected page does not show %s while signed in: %q", email, got)
+		}
+		signOut(t, b, a, l.origin)
+		// Signed out, the protected page sends the browser to sign in.
+		b.run("open the protected page", chromedp.Navigate(l.origin+"/protected"))
+		b.waitPath("/auth/signin")
+		if cb := b.location().Query().Get("callbackUrl"); !strings.HasSuffix(cb, "/protected") {
+			t.Errorf("sign-in page for /protected has callbackUrl %q", cb)
+		}
+	})
 }
 
 // TestOIDCSignIn: "Sign in with Dex", dex's own login form in the
 // browser, back signed in.
 func TestOIDCSignIn(t *testing.T) {
-	browser := newBrowser(t)
-	if browser == nil {
-		return
-	}
-	for _, be := range backends() {
-		t.Run(be.name, func(t *testing.T) {
-			l := listen(t)
-			d := oauthtest.Dex(t, oauthtest.DexConfig{
-				Clients: []oauthtest.DexClient{{
-					ID: "demo", Secret: "demo-secret", RedirectURIs: []string{l.origin + "/auth/callback/dex"},
-				}},
-			})
-			if d == nil {
-				return
-			}
-			a := serve(t, l, appConfig{DB: be.db(t), OIDC: oidcConfig{Issuer: d.Issuer, ClientID: "demo", ClientSecret: "demo-secret"}})
-			b := newTab(t, browser)
-			b.run("open the sign-in page", chromedp.Navigate(l.origin+"/auth/signin"))
-			b.run("sign in with dex", clickText("Sign in with Dex"))
-			// dex's login page (after its connector choice, if it shows one).
-			dexLogin(t, b, d)
-			b.waitPath("/")
-			if got := b.text(); !strings.Contains(got, oauthtest.DefaultDexUserEmail) {
-				b.fatalf("after dex the home page does not show %s: %q", oauthtest.DefaultDexUserEmail, got)
-			}
-			b.screenshot("oidc-" + be.name)
-			if s := sessionJSON(t, b, l.origin); sessionEmail(s) != oauthtest.DefaultDexUserEmail {
-				t.Errorf("/auth/session = %v", s)
-			}
-			u := userByEmail(t, a, oauthtest.DefaultDexUserEmail)
-			if u == nil {
-				t.Fatal("no user stored for dex's user")
-			}
-			if s := sessionOf(t, a, b.cookie("authjs.session-token")); s == nil || s.User.ID != u.ID {
-				t.Errorf("the browser's session in the adapter is %+v, want one of user %s", s, u.ID)
-			}
-			signOut(t, b, a, l.origin)
+	eachBackendInBrowser(t, func(t *testing.T, be backend, browser context.Context) {
+		l := listen(t)
+		d := oauthtest.Dex(t, oauthtest.DexConfig{
+			Clients: []oauthtest.DexClient{{
+				ID: "demo", Secret: "demo-secret", RedirectURIs: []string{l.origin + "/auth/callback/dex"},
+			}},
 		})
-	}
+		if d == nil {
+			return
+		}
+		a := serve(t, l, appConfig{DB: be.db(t), OIDC: oidcConfig{Issuer: d.Issuer, ClientID: "demo", ClientSecret: "demo-secret"}})
+		b := newTab(t, browser)
+		b.run("open the sign-in page", chromedp.Navigate(l.origin+"/auth/signin"))
+		b.run("sign in with dex", clickText("Sign in with Dex"))
+		// dex's login page (after its connector choice, if it shows one).
+		dexLogin(t, b, d)
+		b.waitPath("/")
+		if got := b.text(); !strings.Contains(got, oauthtest.DefaultDexUserEmail) {
+			b.fatalf("after dex the home page does not show %s: %q", oauthtest.DefaultDexUserEmail, got)
+		}
+		b.screenshot("oidc-" + be.name)
+		if s := sessionJSON(t, b, l.origin); sessionEmail(s) != oauthtest.DefaultDexUserEmail {
+			t.Errorf("/auth/session = %v", s)
+		}
+		u := userByEmail(t, a, oauthtest.DefaultDexUserEmail)
+		if u == nil {
+			t.Fatal("no user stored for dex's user")
+		}
+		if s := sessionOf(t, a, b.cookie("authjs.session-token")); s == nil || s.User.ID != u.ID {
+			t.Errorf("the browser's session in the adapter is %+v, want one of user %s", s, u.ID)
+		}
+		signOut(t, b, a, l.origin)
+	})
 }
 
 // dexLogin fills dex's login form with the default user.
@@ -255,50 +240,59 @@ func dexLogin(t *testing.T, b *tab, d *oauthtest.DexServer) {
 // TestPasskey: register a passkey with CDP's virtual authenticator, sign
 // out, sign in with it; the stored counter increases.
 func TestPasskey(t *testing.T) {
-	browser := newBrowser(t)
-	if browser == nil {
-		return
-	}
-	for _, be := range backends() {
-		t.Run(be.name, func(t *testing.T) {
-			box := startMailbox(t)
-			l := listen(t)
-			a := serve(t, l, appConfig{DB: be.db(t), SMTP: box.URL()})
-			b := newTab(t, browser)
-			authID := get(b, "add a virtual authenticator", func(ctx context.Context, t *chromedp.Target) (webauthn.AuthenticatorID, error) {
-				if _, err := cdp.Call(ctx, t, webauthn.Enable, webauthn.EnableParams{EnableUI: new(false)}); err != nil {
-					return "", err
-				}
-				res, err := cdp.Call(ctx, t, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-					Options: &webauthn.VirtualAuthenticatorOptions{
-						Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
-						Transport:      webauthn.AuthenticatorTransportInternal,
-						HasResidentKey: true, HasUserVerification: true, IsUserVerified: true,
-						AutomaticPresenceSimulation: true,
-					},
-				})
-				return res.AuthenticatorID, err
-			})
-			email := randomName("pia.") + "@example.com"
-			passkeyRegisterAndSignIn(t, b, a, box, l.origin, email, be.name, authID)
-		})
-	}
+	eachBackendInBrowser(t, func(t *testing.T, be backend, browser context.Context) {
+		box, l, a, b := mailApp(t, browser, be)
+		authID := addVirtualAuthenticator(b)
+		email := randomName("pia.") + "@example.com"
+		passkeyRegisterAndSignIn(t, b, a, box, l.origin, email, be.name, authID)
+	})
 }
 
 // TestCSRFAndRedirects: a POST without the CSRF token is refused, and an
 // open-redirect callbackUrl lands on the app's own origin.
 func TestCSRFAndRedirects(t *testing.T) {
+	eachBackendInBrowser(t, func(t *testing.T, be backend, browser context.Context) {
+		box, l, a, b := mailApp(t, browser, be)
+		csrfAndRedirects(t, b, a, box, l.origin)
+	})
+}
+
+// eachBackendInBrowser runs f as a subtest on each backend with the
+// browser; without a browser it does nothing (newBrowser skips the test).
+func eachBackendInBrowser(t *testing.T, f func(t *testing.T, be backend, browser context.Context)) {
 	browser := newBrowser(t)
 	if browser == nil {
 		return
 	}
 	for _, be := range backends() {
-		t.Run(be.name, func(t *testing.T) {
-			box := startMailbox(t)
-			l := listen(t)
-			a := serve(t, l, appConfig{DB: be.db(t), SMTP: box.URL()})
-			b := newTab(t, browser)
-			csrfAndRedirects(t, b, a, box, l.origin)
-		})
+		t.Run(be.name, func(t *testing.T) { f(t, be, browser) })
 	}
+}
+
+// mailApp serves the demo on be with a mailbox of its own for its
+// e-mail, and opens a tab.
+func mailApp(t *testing.T, browser context.Context, be backend) (*mailbox, listener, *app, *tab) {
+	box := startMailbox(t)
+	l := listen(t)
+	a := serve(t, l, appConfig{DB: be.db(t), SMTP: box.URL()})
+	return box, l, a, newTab(t, browser)
+}
+
+// addVirtualAuthenticator gives the tab a CDP virtual authenticator: a
+// platform one (CTAP 2.1) with resident keys and user verification that
+// answers by itself.
+func addVirtualAuthenticator(b *tab) webauthn.AuthenticatorID {
+	return get(b, "add a virtual authenticator", func(ctx context.Context, t *chromedp.Target) (webauthn.AuthenticatorID, error) {
+		if _, err := cdp.Call(ctx, t, webauthn.Enable, webauthn.EnableParams{EnableUI: new(false)}); err != nil {
+			return "", err
+		}
+		res, err := cdp.Call(ctx, t, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
+			Options: &webauthn.VirtualAuthenticatorOptions{
+				Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
+				Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true,
+				HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
+			},
+		})
+		return res.AuthenticatorID, err
+	})
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/authport/authport/handler"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 )
 
@@ -123,19 +122,7 @@ func TestPagesInBrowser(t *testing.T) {
 		l := listen(t)
 		a := serve(t, l, appConfig{DB: "memory", SMTP: box.URL()})
 		b := newTab(t, browser)
-		authID := get(b, "add a virtual authenticator", func(ctx context.Context, t *chromedp.Target) (webauthn.AuthenticatorID, error) {
-			if _, err := cdp.Call(ctx, t, webauthn.Enable, webauthn.EnableParams{EnableUI: new(false)}); err != nil {
-				return "", err
-			}
-			res, err := cdp.Call(ctx, t, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-				Options: &webauthn.VirtualAuthenticatorOptions{
-					Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
-					Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true,
-					HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-				},
-			})
-			return res.AuthenticatorID, err
-		})
+		authID := addVirtualAuthenticator(b)
 		email := randomName("reg.") + "@example.com"
 		signInByEmail(t, b, a, box, l.origin, email, 0)
 		b.run("follow Add a passkey", clickText("Add a passkey"))

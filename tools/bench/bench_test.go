@@ -191,6 +191,17 @@ func BenchmarkMemoryGetSessionAndUser(b *testing.B) {
 // getSessionAndUser with the raw read transaction of the bench (the goal:
 // the adapter at ≥ 0.95 of the raw transaction's speed).
 func BenchmarkBoltGetSessionAndUser(b *testing.B) {
+	benchBoltPair(b, func(ctx context.Context, s *boltStore) error {
+		if su, err := s.adapter.GetSessionAndUser(ctx, "s7"); err != nil || su == nil {
+			return fmt.Errorf("getSessionAndUser = %+v, %v", su, err)
+		}
+		return nil
+	}, func(ctx context.Context, raw *rawOps) error { return raw.getSessionAndUser(ctx, "s7", "u7") })
+}
+
+// benchBoltPair runs adapter and raw as the sub-benchmarks "adapter" and
+// "raw" on a bbolt store seeded with 1000 users.
+func benchBoltPair(b *testing.B, adapter func(context.Context, *boltStore) error, raw func(context.Context, *rawOps) error) {
 	s, err := openBolt(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -200,19 +211,18 @@ func BenchmarkBoltGetSessionAndUser(b *testing.B) {
 	if err := seed(ctx, s.adapter, 1000); err != nil {
 		b.Fatal(err)
 	}
-	raw := s.rawBolt()
-	b.Run("adapter", func(b *testing.B) {
+	r := s.rawBolt()
+	benchLoop(b, "adapter", func() error { return adapter(ctx, s) })
+	benchLoop(b, "raw", func() error { return raw(ctx, r) })
+}
+
+// benchLoop runs f as the sub-benchmark name, serially, reporting
+// allocations.
+func benchLoop(b *testing.B, name string, f func() error) {
+	b.Run(name, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if su, err := s.adapter.GetSessionAndUser(ctx, "s7"); err != nil || su == nil {
-				b.Fatal(su, err)
-			}
-		}
-	})
-	b.Run("raw", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := raw.getSessionAndUser(ctx, "s7", "u7"); err != nil {
+			if err := f(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -249,14 +259,7 @@ func BenchmarkSQLiteGetUserByAccount(b *testing.B) {
 	}
 	for _, name := range []string{"adapter", "raw"} {
 		f := sides[name]
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := f(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		benchLoop(b, name, f)
 		b.Run(name+"/c32", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(16) // 32 goroutines on 2 CPUs
@@ -276,31 +279,13 @@ func BenchmarkSQLiteGetUserByAccount(b *testing.B) {
 // getUserByAccount with the bench's raw read transaction (the goal: the
 // adapter at ≥ 0.95 of the raw transaction's speed).
 func BenchmarkBoltGetUserByAccount(b *testing.B) {
-	s, err := openBolt(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.close()
-	ctx := context.Background()
-	if err := seed(ctx, s.adapter, 1000); err != nil {
-		b.Fatal(err)
-	}
-	raw := s.rawBolt()
 	key := core.AccountKey{Provider: provider, ProviderAccountID: accountID(7)}
-	b.Run("adapter", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if u, err := s.adapter.GetUserByAccount(ctx, key); err != nil || u == nil {
-				b.Fatal(u, err)
-			}
+	benchBoltPair(b, func(ctx context.Context, s *boltStore) error {
+		if u, err := s.adapter.GetUserByAccount(ctx, key); err != nil || u == nil {
+			return fmt.Errorf("getUserByAccount = %+v, %v", u, err)
 		}
-	})
-	b.Run("raw", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := raw.getUserByAccount(ctx, accountID(7), userID(7)); err != nil {
-				b.Fatal(err)
-			}
-		}
+		return nil
+	}, func(ctx context.Context, raw *rawOps) error {
+		return raw.getUserByAccount(ctx, accountID(7), userID(7))
 	})
 }

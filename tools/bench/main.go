@@ -126,16 +126,41 @@ func machine() string {
 		runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version(), load)
 }
 
+// env returns the value of the environment variable v, or an error that
+// says how to set it.
+func env(v string) (string, error) {
+	s := os.Getenv(v)
+	if s == "" {
+		return "", fmt.Errorf("%s is not set (eval \"$(scripts/services.sh)\" sets it)", v)
+	}
+	return s, nil
+}
+
+// openSQLNamed opens the SQL backend name ("sqlite", "postgres" or
+// "mysql"), the servers' at their URLs from the environment.
+func openSQLNamed(ctx context.Context, name string) (*sqlStore, error) {
+	var u string
+	var err error
+	switch name {
+	case "sqlite":
+		return openSQLite("", nil)
+	case "postgres":
+		if u, err = env("AUTHPORT_POSTGRES_URL"); err == nil {
+			return openPostgres(ctx, u, nil)
+		}
+	case "mysql":
+		if u, err = env("AUTHPORT_MYSQL_URL"); err == nil {
+			return openMySQL(ctx, u, nil)
+		}
+	default:
+		err = fmt.Errorf("%s is not an SQL backend", name)
+	}
+	return nil, err
+}
+
 // open opens the named backend, seeded with cfg.users users, or says why
 // it cannot (its URL is unset or its server does not answer).
 func open(ctx context.Context, name string, users int) (*backend, error) {
-	env := func(v string) (string, error) {
-		s := os.Getenv(v)
-		if s == "" {
-			return "", fmt.Errorf("%s is not set (eval \"$(scripts/services.sh)\" sets it)", v)
-		}
-		return s, nil
-	}
 	var b *backend
 	var a fullAdapter
 	var raw *rawOps
@@ -150,22 +175,7 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 		}
 		b, a, raw = &backend{name: name, close: s.close}, s.adapter, s.rawBolt()
 	case "sqlite", "postgres", "mysql":
-		var s *sqlStore
-		var err error
-		switch name {
-		case "sqlite":
-			s, err = openSQLite("", nil)
-		case "postgres":
-			var u string
-			if u, err = env("AUTHPORT_POSTGRES_URL"); err == nil {
-				s, err = openPostgres(ctx, u, nil)
-			}
-		case "mysql":
-			var u string
-			if u, err = env("AUTHPORT_MYSQL_URL"); err == nil {
-				s, err = openMySQL(ctx, u, nil)
-			}
-		}
+		s, err := openSQLNamed(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -175,11 +185,7 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 			return nil, err
 		}
 	case "redis":
-		u, err := env("AUTHPORT_REDIS_URL")
-		if err != nil {
-			return nil, err
-		}
-		s, err := openRedis(ctx, u)
+		s, err := openRedisEnv(ctx)
 		if err != nil {
 			return nil, err
 		}

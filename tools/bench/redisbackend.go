@@ -223,16 +223,7 @@ func (s *redisStore) rawRedisCluster(ctx context.Context) (*rawOps, error) {
 			}
 			uk := s.key("user", uid)
 			v, err := su.EvalSha(ctx, s.c, []string{uk, uk + ":sessions"}, token, time.Now().UnixMilli()).Slice()
-			if err != nil {
-				return err
-			}
-			if len(v) != 2 {
-				return fmt.Errorf("session %s: %v", token, v)
-			}
-			if h, _ := v[1].([]any); field(h, "id") != want {
-				return fmt.Errorf("session %s: user %v, want %s", token, v[1], want)
-			}
-			return nil
+			return checkSessionReply(token, want, v, err)
 		},
 		getUserByAccount: func(ctx context.Context, acct, want string) error {
 			uid, err := s.c.Get(ctx, s.key("account", provider+":"+acct)).Result()
@@ -323,16 +314,7 @@ func (s *redisStore) rawRedis(ctx context.Context) (*rawOps, error) {
 	return &rawOps{
 		getSessionAndUser: func(ctx context.Context, token, want string) error {
 			v, err := scripts["su"].EvalSha(ctx, s.c, []string{s.key("session", token)}, s.prefix, token, time.Now().UnixMilli()).Slice()
-			if err != nil {
-				return err
-			}
-			if len(v) != 2 {
-				return fmt.Errorf("session %s: %v", token, v)
-			}
-			if h, _ := v[1].([]any); field(h, "id") != want {
-				return fmt.Errorf("session %s: user %v, want %s", token, v[1], want)
-			}
-			return nil
+			return checkSessionReply(token, want, v, err)
 		},
 		getUserByAccount: func(ctx context.Context, acct, want string) error {
 			v, err := scripts["ua"].EvalSha(ctx, s.c, []string{s.key("account", provider+":"+acct)}, s.prefix).Slice()
@@ -415,4 +397,29 @@ func unlinkAll(ctx context.Context, c *redis.Client, keys []string) error {
 	}
 	_, err := pipe.Exec(ctx)
 	return err
+}
+
+// checkSessionReply checks a raw getSessionAndUser script's reply (the
+// session and its user's hash) for the session token: its user must be
+// want.
+func checkSessionReply(token, want string, v []any, err error) error {
+	if err != nil {
+		return err
+	}
+	if len(v) != 2 {
+		return fmt.Errorf("session %s: %v", token, v)
+	}
+	if h, _ := v[1].([]any); field(h, "id") != want {
+		return fmt.Errorf("session %s: user %v, want %s", token, v[1], want)
+	}
+	return nil
+}
+
+// openRedisEnv is openRedis on the server at $AUTHPORT_REDIS_URL.
+func openRedisEnv(ctx context.Context) (*redisStore, error) {
+	u, err := env("AUTHPORT_REDIS_URL")
+	if err != nil {
+		return nil, err
+	}
+	return openRedis(ctx, u)
 }

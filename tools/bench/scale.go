@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,23 +104,14 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 	var misses func(context.Context) (float64, error) // a cumulative count of cache misses, or nil
 	switch name {
 	case "postgres", "mysql", "sqlite":
-		var s *sqlStore
-		var err error
-		switch name {
-		case "sqlite":
-			s, err = openSQLite("", nil)
-		case "postgres":
-			s, err = openPostgres(ctx, envOr("AUTHPORT_POSTGRES_URL"), nil)
-		default:
-			s, err = openMySQL(ctx, envOr("AUTHPORT_MYSQL_URL"), nil)
-		}
+		s, err := openSQLNamed(ctx, name)
 		if err != nil {
 			return nil, err
 		}
 		a, b, closeFn = s.adapter, &sqlBulk{s}, s.close
 		misses = s.cacheMisses()
 	case "redis":
-		s, err := openRedis(ctx, envOr("AUTHPORT_REDIS_URL"))
+		s, err := openRedisEnv(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -258,8 +248,6 @@ func scaleOne(ctx context.Context, name string, users, purge int, out io.Writer)
 	}
 	return res, nil
 }
-
-func envOr(v string) string { return strings.TrimSpace(os.Getenv(v)) }
 
 // sqlBulk seeds with server-side INSERT … SELECT over a generated series.
 type sqlBulk struct{ s *sqlStore }

@@ -125,15 +125,7 @@ func openPostgres(ctx context.Context, base string, wrap wrapper) (*sqlStore, er
 		return nil, err
 	}
 	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(base)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	qv := u.Query()
-	qv.Set("search_path", schema)
-	u.RawQuery = qv.Encode()
-	cfg, err := pgx.ParseConfig(u.String())
+	cfg, err := pgConfigInSchema(base, schema)
 	if err != nil {
 		s.close()
 		return nil, err
@@ -375,4 +367,17 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 			return nil
 		},
 	}, nil
+}
+
+// pgConfigInSchema is the connection configuration of the PostgreSQL URL
+// base with schema as its search_path.
+func pgConfigInSchema(base, schema string) (*pgx.ConnConfig, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	qv := u.Query()
+	qv.Set("search_path", schema)
+	u.RawQuery = qv.Encode()
+	return pgx.ParseConfig(u.String())
 }

@@ -293,13 +293,7 @@ func judgeFailover(t *testing.T, r row) {
 	if r.lost > 0 || r.partial > 0 {
 		t.Logf("%s: %d acknowledged write(s) undone by the failover, %d deleted user(s) with records left (asynchronous replication: reported, not failed)", where, r.lost, r.partial)
 	}
-	for i, d := range r.details {
-		if i == 10 {
-			t.Logf("%s: … %d more", where, len(r.details)-i)
-			break
-		}
-		t.Logf("%s: %s", where, d)
-	}
+	logDetails(t, where, r.details)
 }
 
 func formatFailoverTable(rows []row) string {

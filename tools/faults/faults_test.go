@@ -125,13 +125,7 @@ func judge(t *testing.T, r row) {
 	if r.acked < 50 {
 		t.Errorf("%s: only %d acknowledged writes to check: the load did too little to prove anything", where, r.acked)
 	}
-	for i, d := range r.details {
-		if i == 10 {
-			t.Logf("%s: … %d more", where, len(r.details)-i)
-			break
-		}
-		t.Logf("%s: %s", where, d)
-	}
+	logDetails(t, where, r.details)
 }
 
 func formatTable(rows []row) string {
@@ -499,4 +493,16 @@ func runStandin(t *testing.T, tp *toxiproxy.ApiServer, add func(row)) {
 	// The stand-in (FerretDB on SQLite) makes no durability promise of its
 	// own: its losses are reported, not failed.
 	scenarios(t, provision.BackendMongoDB, false, mongoRaw{db: newMongo(t, addr)}, add, runs...)
+}
+
+// logDetails logs the first ten of a row's details.
+func logDetails(t *testing.T, where string, details []string) {
+	t.Helper()
+	for i, d := range details {
+		if i == 10 {
+			t.Logf("%s: … %d more", where, len(details)-i)
+			break
+		}
+		t.Logf("%s: %s", where, d)
+	}
 }

@@ -407,13 +407,7 @@ func judgeHA(t *testing.T, r haRow) {
 	if !r.promised && r.lost+r.partial > 0 {
 		t.Logf("%s: %d acknowledged write(s) undone by the failover (asynchronous replication: reported, not failed)", where, r.lost+r.partial)
 	}
-	for i, d := range r.details {
-		if i == 10 {
-			t.Logf("%s: … %d more", where, len(r.details)-i)
-			break
-		}
-		t.Logf("%s: %s", where, d)
-	}
+	logDetails(t, where, r.details)
 }
 
 // haProblems lists what fails a failover row: a panic, a hung call, no

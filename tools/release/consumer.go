@@ -51,10 +51,10 @@ func consumerSpecs() map[string]consumerSpec {
 		"adapters/postgres-gorm": adapter("postgres-gorm", "AUTHPORT_POSTGRES_URL", "postgres", "gorm.io/", "github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "github.com/mattn/go-sqlite3"),
 		"adapters/mongodb":       adapter("mongodb", "AUTHPORT_MONGODB_URL", "mongodb", "go.mongodb.org/mongo-driver"),
 		"jwt":                    {files: []string{"jwt.go"}},
-		"oauth":                  {files: []string{"oauth.go"}, also: []string{"adapters/memory"}},
+		"oauth":                  {files: []string{"oauth.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
 		"mail":                   {files: []string{"mail.go"}},
-		"handler":                {files: []string{"handler.go"}, also: []string{"adapters/memory"}},
-		"passkey":                {files: []string{"passkey.go"}, also: []string{"adapters/memory"}},
+		"handler":                {files: []string{"handler.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
+		"passkey":                {files: []string{"passkey.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
 	}
 }
 

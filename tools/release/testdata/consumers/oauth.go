@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 
-	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/provider/providers"
@@ -18,12 +17,7 @@ import (
 // check starts a GitHub sign-in and checks the authorization URL and the
 // check cookie; it needs no network.
 func check(ctx context.Context) (string, error) {
-	a, err := auth.New(auth.Config{
-		Adapter:   memory.New(),
-		Providers: []provider.Provider{providers.GitHub("client-id", "client-secret")},
-		Secrets:   []string{"consumer-check-secret-0123456789"},
-		BaseURL:   "https://app.example.com/auth",
-	})
+	a, err := memoryAuth(auth.Config{Providers: []provider.Provider{providers.GitHub("client-id", "client-secret")}})
 	if err != nil {
 		return "", err
 	}

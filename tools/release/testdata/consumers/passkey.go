@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
@@ -21,12 +20,9 @@ import (
 // passkey) and checks the relying party and the sealed challenge cookie; it
 // needs no network.
 func check(ctx context.Context) (string, error) {
-	a, err := auth.New(auth.Config{
-		Adapter:   memory.New(),
+	a, err := memoryAuth(auth.Config{
 		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"consumer-check-secret-0123456789abcdef"},
 		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
-		BaseURL:   "https://app.example.com/auth",
 	})
 	if err != nil {
 		return "", err
