@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# ci.sh COMMAND [ARGS]: build tools/ci (the logic of these scripts, in Go;
+# standard library only) into ${XDG_CACHE_HOME:-$HOME/.cache}/authport,
+# once per change of its sources or of Go, and run it. See tools/ci/main.go.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+src=$repo/tools/ci
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/authport
+hash=$(cd "$src" && { go env GOVERSION && cat go.mod ./*.go; } | sha256sum | cut -c1-16)
+bin=$cache/ci-$hash
+if [[ ! -x $bin ]]; then
+	mkdir -p "$cache"
+	(cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false go build -o "$bin.tmp.$$" .) >&2
+	mv -f "$bin.tmp.$$" "$bin"
+	find "$cache" -maxdepth 1 -name 'ci-*' ! -name '*.tmp.*' ! -name "ci-$hash" -delete
+fi
+AUTHPORT_REPO=$repo exec "$bin" "$@"

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// allServices is the default of AUTHPORT_SERVICES, in the order they are provided.
+var allServices = []string{"postgres", "mysql", "redis", "redis-cluster", "redis-sentinel", "postgres-ha", "mongodb", "dex", "chromium", "containers"}
+
+// env is one NAME=VALUE line the services command prints as an export.
+type env struct{ name, value string }
+
+// services provides the services of one run and collects their exports.
+type services struct {
+	repo, tmp, logDir string
+	timeout           time.Duration
+	setupHost         bool
+	clusterPorts      []int
+	mongoPort         int
+	exports           []env
+	aptUpdated        bool
+	haBin             string
+}
+
+// servicesCmd is `ci services`: it prints the export lines on stdout.
+func servicesCmd(ctx context.Context, repo string, args []string) error {
+	fs := flag.NewFlagSet("services", flag.ContinueOnError)
+	setup := fs.Bool("setup-host", os.Getenv("AUTHPORT_SETUP_HOST") == "1",
+		"configure the machine's PostgreSQL (trust auth on loopback in pg_hba.conf, role root, database test) and MariaDB (root over TCP without a password, database test) when they refuse the test URLs (also AUTHPORT_SETUP_HOST=1)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	exports, err := provide(ctx, repo, *setup)
+	if err != nil {
+		return err
+	}
+	for _, e := range exports {
+		fmt.Printf("export %s='%s'\n", e.name, strings.ReplaceAll(e.value, "'", `'\''`))
+	}
+	return nil
+}
+
+// provide makes the services AUTHPORT_SERVICES names reachable and returns
+// the variables that point the tests at them.
+func provide(ctx context.Context, repo string, setupHost bool) ([]env, error) {
+	started := time.Now()
+	s := &services{repo: repo, tmp: tmpDir(), setupHost: setupHost, timeout: 60 * time.Second, mongoPort: defaultMongoPort}
+	s.logDir = filepath.Join(s.tmp, "authport-services")
+	if v := os.Getenv("AUTHPORT_SERVICES_TIMEOUT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("AUTHPORT_SERVICES_TIMEOUT=%q: want a number of seconds", v)
+		}
+		s.timeout = time.Duration(n) * time.Second
+	}
+	if v := os.Getenv("AUTHPORT_MONGODB_PORT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 65525 {
+			return nil, fmt.Errorf("AUTHPORT_MONGODB_PORT=%q: want a port number", v)
+		}
+		s.mongoPort = n
+	}
+	ports := orDefault(os.Getenv("AUTHPORT_REDIS_CLUSTER_PORTS"), defaultClusterPorts)
+	for f := range strings.FieldsSeq(ports) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("AUTHPORT_REDIS_CLUSTER_PORTS=%q: %q is no port", ports, f)
+		}
+		s.clusterPorts = append(s.clusterPorts, p)
+	}
+	wanted := strings.Fields(orDefault(os.Getenv("AUTHPORT_SERVICES"), strings.Join(allServices, " ")))
+	for _, w := range wanted {
+		if w != "none" && !slices.Contains(allServices, w) {
+			return nil, fmt.Errorf("unknown service '%s' in AUTHPORT_SERVICES (known: %s, or none)", w, strings.Join(allServices, " "))
+		}
+	}
+	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
+		return nil, err
+	}
+	steps := map[string]func(context.Context) error{
+		"postgres": s.postgres, "mysql": s.mysql, "redis": s.redis, "redis-cluster": s.redisCluster,
+		"redis-sentinel": s.redisSentinel, "postgres-ha": s.postgresHA, "mongodb": s.mongodb,
+		"dex": s.dex, "chromium": s.chromium, "containers": s.containers,
+	}
+	for _, name := range allServices {
+		if slices.Contains(wanted, name) {
+			if err := s.locked(name, func() error { return steps[name](ctx) }); err != nil {
+				return nil, err
+			}
+		}
+	}
+	logf("ready in %ds", int(time.Since(started).Seconds()))
+	return s.exports, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "services: "+format+"\n", args...)
+}
+
+// locked runs f holding logDir/SERVICE.lock, so that concurrent runs never
+// set up the same service at once, while a run busy building the stand-in
+// does not hold up another that wants PostgreSQL. The file is opened
+// close-on-exec: a daemon started meanwhile does not hold the lock.
+func (s *services) locked(service string, f func() error) error {
+	path := filepath.Join(s.logDir, service+".lock")
+	file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	deadline := time.Now().Add(15 * time.Minute)
+	for syscall.Flock(int(file.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: another scripts/services.sh has held %s for 15 minutes; is it stuck?", service, path)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return f()
+}
+
+// quiet runs args with their output appended to logDir/LOG.log and no
+// stdin, so that a daemon it leaves behind holds none of our pipes.
+func (s *services) quiet(ctx context.Context, log string, timeout time.Duration, args ...string) error {
+	f, err := os.OpenFile(filepath.Join(s.logDir, log+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return cmdSpec{args: args, timeout: timeout, stdout: f, stderr: f}.run(ctx)
+}
+
+// failLog is an error showing the end of logDir/LOG.log.
+func (s *services) failLog(log, msg string) error {
+	file := filepath.Join(s.logDir, log+".log")
+	if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
+		fmt.Fprintf(os.Stderr, "services: last lines of %s:\n", file)
+		for _, l := range tailLines(string(b), 15) {
+			fmt.Fprintf(os.Stderr, "    %s\n", l)
+		}
+	}
+	return errors.New(msg)
+}
+
+// waitFor retries ok every 0.5 s until it holds or the timeout passes.
+func (s *services) waitFor(ok func() bool) bool {
+	deadline := time.Now().Add(s.timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return true
+}
+
+// needRoot: starting or setting up the system's database servers needs root.
+func needRoot(what string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%s needs root: run this script as root, or set its AUTHPORT_*_URL to a server you run", what)
+	}
+	return nil
+}
+
+// aptInstall installs Debian packages (through `sudo -n` unless root),
+// running `apt-get update` once per run first.
+func (s *services) aptInstall(ctx context.Context, pkgs ...string) error {
+	var sudo []string
+	if os.Geteuid() != 0 {
+		sudo = []string{"sudo", "-n"}
+	}
+	if !commandExists("apt-get") {
+		return fmt.Errorf("cannot install %s: no apt-get on this machine; install it yourself", strings.Join(pkgs, " "))
+	}
+	if !s.aptUpdated {
+		logf("apt-get update")
+		if err := s.quiet(ctx, "apt", 600*time.Second, append(sudo, "apt-get", "update", "-q")...); err != nil {
+			return s.failLog("apt", "apt-get update failed (needs root or passwordless sudo, and the Debian mirrors)")
+		}
+		s.aptUpdated = true
+	}
+	logf("installing %s from Debian's packages", strings.Join(pkgs, " "))
+	args := append(sudo, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
+		"-o", "DPkg::Lock::Timeout=120", "--no-install-recommends")
+	if err := s.quiet(ctx, "apt", 900*time.Second, append(args, pkgs...)...); err != nil {
+		return s.failLog("apt", "apt-get install "+strings.Join(pkgs, " ")+" failed")
+	}
+	return nil
+}
+
+func commandExists(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
+func fileExecutable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// export queues NAME=VALUE for stdout.
+func (s *services) export(name, value, note string) {
+	if note != "" {
+		logf("ready: %s=%s (%s)", name, value, note)
+	} else {
+		logf("ready: %s=%s", name, value)
+	}
+	s.exports = append(s.exports, env{name, value})
+}
+
+// given passes a variable the caller set through, and says whether it did.
+func (s *services) given(name, service string) bool {
+	v := os.Getenv(name)
+	if v == "" {
+		return false
+	}
+	s.export(name, v, "set by the caller; "+service+" left alone")
+	return true
+}
+
+// portFree reports whether nothing accepts connections on 127.0.0.1:port.
+func portFree(port int) bool {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)
+	if err != nil {
+		return true
+	}
+	c.Close()
+	return false
+}
+
+// redisCommand sends one inline command to the Redis on port and returns
+// its reply: a status, an integer or a bulk string (an error reply is an
+// error).
+func redisCommand(port int, command string) (string, error) {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := fmt.Fprintf(c, "%s\r\n", command); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch {
+	case line == "":
+		return "", errors.New("empty reply")
+	case line[0] == '-':
+		return "", errors.New(line[1:])
+	case line[0] == '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return "", fmt.Errorf("bad bulk reply %q", line)
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	default:
+		return line[1:], nil
+	}
+}
+
+func redisPong(port int) bool {
+	out, err := redisCommand(port, "PING")
+	return err == nil && out == "PONG"
+}
