@@ -6,7 +6,7 @@
 //	ci services [-setup-host]   make the test databases reachable; print `export` lines
 //	ci test                     the test command: services, gofmt, vet, tidy, actionlint, npm ci, go test -race, summary
 //	ci fuzz [REGEXP]            fuzz every target of the go.work modules for AUTHPORT_FUZZTIME (10s) each
-//	ci urls                     print the default backend URLs as NAME=VALUE lines
+//	ci urls [SERVICE...]        print the default backend URLs as NAME=VALUE lines (the test workflow's)
 //
 // The default URL of every backend is defined once, in urls.go; everything
 // else (the tests, the docs, the workflows) names the AUTHPORT_*_URL
@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,7 +49,9 @@ func main() {
 		err = fuzzCmd(ctx, repo, args)
 	case "urls":
 		for _, b := range backends() {
-			fmt.Printf("%s=%s\n", b.env, b.url)
+			if len(args) == 0 || slices.Contains(args, b.service) {
+				fmt.Printf("%s=%s\n", b.env, b.url)
+			}
 		}
 	default:
 		err = fmt.Errorf("unknown command %q (want services, test, fuzz or urls)", os.Args[1])

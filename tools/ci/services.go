@@ -36,7 +36,27 @@ type services struct {
 	haBin             string
 }
 
-// servicesCmd is `ci services`: it prints the export lines on stdout.
+// servicesCmd is `ci services` (scripts/services.sh): it prints the export
+// lines on stdout, for `eval "$(scripts/services.sh)"`.
+//
+// PostgreSQL, MariaDB and Redis are the machine's own servers on their
+// usual ports, started when down and installed from Debian's packages when
+// missing (as root, or through `sudo -n` for apt-get alone); their
+// configuration is changed only with -setup-host. The Redis Cluster (three
+// masters, no replicas) lives in $TMPDIR/authport-redis-cluster. Redis
+// Sentinel (a master and a replica on 6390-6391, sentinels on 26390-26392)
+// and PostgreSQL HA (a pg_auto_failover monitor, primary and synchronous
+// standby on 5440-5442) are tools/ha's, whose binary is exported as
+// AUTHPORT_HA_BIN for the fault suite. MongoDB is tools/mongostandin
+// (FerretDB on SQLite), run with its data in $TMPDIR/authport-mongostandin-PORT;
+// its binary is exported as AUTHPORT_MONGOSTANDIN_BIN too. dex is only built
+// (AUTHPORT_DEX_BIN), and Chromium only installed (AUTHPORT_CHROMIUM_BIN):
+// the tests start their own. "containers" readies podman's Docker-compatible
+// API and the database images with tools/containers (in the background
+// when missing), unless DOCKER_HOST is set or a Docker engine's socket
+// exists. Binaries built from tools/ are cached in
+// ${XDG_CACHE_HOME:-$HOME/.cache}/authport; logs of what is started and
+// built are in $TMPDIR/authport-services.
 func servicesCmd(ctx context.Context, repo string, args []string) error {
 	fs := flag.NewFlagSet("services", flag.ContinueOnError)
 	setup := fs.Bool("setup-host", os.Getenv("AUTHPORT_SETUP_HOST") == "1",
