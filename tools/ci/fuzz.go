@@ -25,16 +25,9 @@ func fuzzCmd(ctx context.Context, repo string, args []string) error {
 	if len(args) == 1 {
 		filter = args[0]
 	}
-	if os.Getenv("GOFLAGS") == "" {
-		os.Setenv("GOFLAGS", "-buildvcs=false")
-	}
-	logDir := os.Getenv("AUTHPORT_LOG_DIR")
-	if logDir == "" {
-		d, err := os.MkdirTemp("", "authport-fuzz.")
-		if err != nil {
-			return err
-		}
-		logDir = d
+	logDir, err := prepare("authport-fuzz.")
+	if err != nil {
+		return err
 	}
 	return runFuzz(ctx, repo, logDir, orDefault(os.Getenv("AUTHPORT_FUZZTIME"), "10s"), filter, os.Stdout)
 }

@@ -11,14 +11,9 @@ import (
 	"strings"
 )
 
-// event is one line of `go test -json` (cmd/test2json).
-type event struct {
-	Action     string
-	Package    string
-	Test       string
-	Output     string
-	ImportPath string // build-output events
-}
+// event is one line of `go test -json` (cmd/test2json); ImportPath is
+// set on the build-output events of a package that does not build.
+type event struct{ Action, Package, Test, Output, ImportPath string }
 
 // testResult is what one `go test -json` run did.
 type testResult struct {

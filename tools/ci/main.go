@@ -29,39 +29,40 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ci services|test|fuzz|urls [args]")
-		os.Exit(2)
+	command, args := "", []string(nil)
+	if len(os.Args) > 1 {
+		command, args = os.Args[1], os.Args[2:]
 	}
-	repo, err := repoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ci:", err)
+	if err := run(context.Background(), command, args); err != nil {
+		if !errors.Is(err, errReported) {
+			fmt.Fprintf(os.Stderr, "%s: ERROR: %v\n", orDefault(command, "ci"), err)
+		}
 		os.Exit(1)
 	}
-	ctx := context.Background()
-	args := os.Args[2:]
-	switch os.Args[1] {
+}
+
+// run runs one command of the program.
+func run(ctx context.Context, command string, args []string) error {
+	repo, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	switch command {
 	case "services":
-		err = servicesCmd(ctx, repo, args)
+		return servicesCmd(ctx, repo, args)
 	case "test":
-		err = testCmd(ctx, repo)
+		return testCmd(ctx, repo)
 	case "fuzz":
-		err = fuzzCmd(ctx, repo, args)
+		return fuzzCmd(ctx, repo, args)
 	case "urls":
 		for _, b := range backends() {
 			if len(args) == 0 || slices.Contains(args, b.service) {
 				fmt.Printf("%s=%s\n", b.env, b.url)
 			}
 		}
-	default:
-		err = fmt.Errorf("unknown command %q (want services, test, fuzz or urls)", os.Args[1])
+		return nil
 	}
-	if err != nil {
-		if !errors.Is(err, errReported) {
-			fmt.Fprintf(os.Stderr, "%s: ERROR: %v\n", os.Args[1], err)
-		}
-		os.Exit(1)
-	}
+	return fmt.Errorf("unknown command %q: want services [-setup-host], test, fuzz [REGEXP] or urls [SERVICE...]", command)
 }
 
 // errReported is returned by a command whose failures are already printed.
@@ -158,4 +159,23 @@ func tmpDir() string {
 		return d
 	}
 	return "/tmp"
+}
+
+func commandExists(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
+// prepare is the start of the test and fuzz commands: -buildvcs=false
+// unless GOFLAGS says otherwise, and the log directory, AUTHPORT_LOG_DIR or
+// else a new temporary one named PREFIX*.
+func prepare(prefix string) (string, error) {
+	if os.Getenv("GOFLAGS") == "" {
+		os.Setenv("GOFLAGS", "-buildvcs=false")
+	}
+	dir := os.Getenv("AUTHPORT_LOG_DIR")
+	if dir == "" {
+		return os.MkdirTemp("", prefix)
+	}
+	return dir, os.MkdirAll(dir, 0o755)
 }

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -78,29 +72,18 @@ func servicesCmd(ctx context.Context, repo string, args []string) error {
 // the variables that point the tests at them.
 func provide(ctx context.Context, repo string, setupHost bool) ([]env, error) {
 	started := time.Now()
-	s := &services{repo: repo, tmp: tmpDir(), setupHost: setupHost, timeout: 60 * time.Second, mongoPort: defaultMongoPort}
+	s := &services{repo: repo, tmp: tmpDir(), setupHost: setupHost, timeout: 60 * time.Second}
 	s.logDir = filepath.Join(s.tmp, "authport-services")
 	if v := os.Getenv("AUTHPORT_SERVICES_TIMEOUT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
+		d, err := time.ParseDuration(v + "s")
+		if err != nil || d <= 0 {
 			return nil, fmt.Errorf("AUTHPORT_SERVICES_TIMEOUT=%q: want a number of seconds", v)
 		}
-		s.timeout = time.Duration(n) * time.Second
+		s.timeout = d
 	}
-	if v := os.Getenv("AUTHPORT_MONGODB_PORT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 || n > 65525 {
-			return nil, fmt.Errorf("AUTHPORT_MONGODB_PORT=%q: want a port number", v)
-		}
-		s.mongoPort = n
-	}
-	ports := orDefault(os.Getenv("AUTHPORT_REDIS_CLUSTER_PORTS"), defaultClusterPorts)
-	for f := range strings.FieldsSeq(ports) {
-		p, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("AUTHPORT_REDIS_CLUSTER_PORTS=%q: %q is no port", ports, f)
-		}
-		s.clusterPorts = append(s.clusterPorts, p)
+	var err error
+	if s.clusterPorts, s.mongoPort, err = portsFromEnv(); err != nil {
+		return nil, err
 	}
 	wanted := strings.Fields(orDefault(os.Getenv("AUTHPORT_SERVICES"), strings.Join(allServices, " ")))
 	for _, w := range wanted {
@@ -136,27 +119,6 @@ func orDefault(v, def string) string {
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "services: "+format+"\n", args...)
-}
-
-// locked runs f holding logDir/SERVICE.lock, so that concurrent runs never
-// set up the same service at once, while a run busy building the stand-in
-// does not hold up another that wants PostgreSQL. The file is opened
-// close-on-exec: a daemon started meanwhile does not hold the lock.
-func (s *services) locked(service string, f func() error) error {
-	path := filepath.Join(s.logDir, service+".lock")
-	file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	deadline := time.Now().Add(15 * time.Minute)
-	for syscall.Flock(int(file.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: another scripts/services.sh has held %s for 15 minutes; is it stuck?", service, path)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	return f()
 }
 
 // quiet runs args with their output appended to logDir/LOG.log and no
@@ -228,11 +190,6 @@ func (s *services) aptInstall(ctx context.Context, pkgs ...string) error {
 	return nil
 }
 
-func commandExists(name string) bool {
-	_, err := exec.LookPath(name)
-	return err == nil
-}
-
 func fileExecutable(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
@@ -258,56 +215,21 @@ func (s *services) given(name, service string) bool {
 	return true
 }
 
-// portFree reports whether nothing accepts connections on 127.0.0.1:port.
-func portFree(port int) bool {
-	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)
-	if err != nil {
-		return true
+// systemServer provides one of the machine's own servers: the variable the
+// caller set, else url once works holds, after start (as root) when it
+// does not.
+func (s *services) systemServer(service, name, url string, works func() bool, start func() error) error {
+	if s.given(name, service) {
+		return nil
 	}
-	c.Close()
-	return false
-}
-
-// redisCommand sends one inline command to the Redis on port and returns
-// its reply: a status, an integer or a bulk string (an error reply is an
-// error).
-func redisCommand(port int, command string) (string, error) {
-	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := fmt.Fprintf(c, "%s\r\n", command); err != nil {
-		return "", err
-	}
-	r := bufio.NewReader(c)
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	switch {
-	case line == "":
-		return "", errors.New("empty reply")
-	case line[0] == '-':
-		return "", errors.New(line[1:])
-	case line[0] == '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", fmt.Errorf("bad bulk reply %q", line)
+	if !works() {
+		if err := needRoot("starting " + service); err != nil {
+			return err
 		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
+		if err := start(); err != nil {
+			return err
 		}
-		return string(buf[:n]), nil
-	default:
-		return line[1:], nil
 	}
-}
-
-func redisPong(port int) bool {
-	out, err := redisCommand(port, "PING")
-	return err == nil && out == "PONG"
+	s.export(name, url, "")
+	return nil
 }

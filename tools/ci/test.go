@@ -39,18 +39,8 @@ func (t *testRun) fail(msg string) {
 // AUTHPORT_FUZZTIME asks, runs the consumer check and prints the summary.
 // Full output goes to AUTHPORT_LOG_DIR (default: a temporary directory).
 func testCmd(ctx context.Context, repo string) error {
-	if os.Getenv("GOFLAGS") == "" {
-		os.Setenv("GOFLAGS", "-buildvcs=false")
-	}
-	logDir := os.Getenv("AUTHPORT_LOG_DIR")
-	if logDir == "" {
-		d, err := os.MkdirTemp("", "authport-test.")
-		if err != nil {
-			return err
-		}
-		logDir = d
-	}
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	logDir, err := prepare("authport-test.")
+	if err != nil {
 		return err
 	}
 	// The tests see it too, and save artifacts there (the browser tests'

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 )
 
@@ -51,4 +53,25 @@ func backends() []backend {
 		{"postgres-ha", "AUTHPORT_POSTGRES_HA_URL", postgresHAURL},
 		{"mongodb", "AUTHPORT_MONGODB_URL", mongoURL(defaultMongoPort)},
 	}
+}
+
+// portsFromEnv reads the ports of the Redis Cluster and the first port of
+// the MongoDB stand-in from AUTHPORT_REDIS_CLUSTER_PORTS (space-separated)
+// and AUTHPORT_MONGODB_PORT, where set.
+func portsFromEnv() (cluster []int, mongo int, err error) {
+	ports := orDefault(os.Getenv("AUTHPORT_REDIS_CLUSTER_PORTS"), defaultClusterPorts)
+	for f := range strings.FieldsSeq(ports) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, 0, fmt.Errorf("AUTHPORT_REDIS_CLUSTER_PORTS=%q: %q is no port", ports, f)
+		}
+		cluster = append(cluster, p)
+	}
+	mongo = defaultMongoPort
+	if v := os.Getenv("AUTHPORT_MONGODB_PORT"); v != "" {
+		if mongo, err = strconv.Atoi(v); err != nil || mongo <= 0 || mongo > 65525 {
+			return nil, 0, fmt.Errorf("AUTHPORT_MONGODB_PORT=%q: want a port number", v)
+		}
+	}
+	return cluster, mongo, nil
 }
