@@ -5,6 +5,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 src=$repo/tools/ci
+command -v go >/dev/null || { echo "scripts/ci.sh: the scripts need Go on PATH (https://go.dev/dl/)" >&2; exit 1; }
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/authport
 hash=$(cd "$src" && { go env GOVERSION && cat go.mod ./*.go; } | sha256sum | cut -c1-16)
 bin=$cache/ci-$hash
@@ -12,6 +13,7 @@ if [[ ! -x $bin ]]; then
 	mkdir -p "$cache"
 	(cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false go build -o "$bin.tmp.$$" .) >&2
 	mv -f "$bin.tmp.$$" "$bin"
-	find "$cache" -maxdepth 1 -name 'ci-*' ! -name '*.tmp.*' ! -name "ci-$hash" -delete
+	# Builds of other trees a day old go; a newer one may be about to run.
+	find "$cache" -maxdepth 1 -name 'ci-*' ! -name "ci-$hash" -mtime +0 -delete
 fi
 AUTHPORT_REPO=$repo exec "$bin" "$@"
