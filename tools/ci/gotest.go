@@ -57,7 +57,9 @@ func goTest(ctx context.Context, dir string, env []string, log io.Writer, args .
 	res.read(r, log)
 	r.Close()
 	res.err = cmd.Wait()
-	if res.err != nil && res.failed == 0 && len(res.failures) == 0 {
+	if res.err == nil {
+		delete(res.output, "go")
+	} else if res.failed == 0 && len(res.failures) == 0 {
 		res.failures = append(res.failures, "go test: "+res.err.Error())
 	}
 	return res
@@ -110,9 +112,8 @@ func (res *testResult) read(r io.Reader, log io.Writer) {
 			delete(recent, key)
 		}
 	}
-	if lines := recent[""]; len(lines) > 0 && res.failed == 0 {
-		res.output["go"] = lines
-	}
+	// The go command's own lines, shown when it fails.
+	res.output["go"] = recent[""]
 }
 
 // count records the end of one test or package.
