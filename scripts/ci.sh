@@ -13,7 +13,8 @@ if [[ ! -x $bin ]]; then
 	mkdir -p "$cache"
 	(cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false go build -o "$bin.tmp.$$" .) >&2
 	mv -f "$bin.tmp.$$" "$bin"
-	# Builds of other trees a day old go; a newer one may be about to run.
+	# Builds unused for a day go (another tree may be using a newer one).
 	find "$cache" -maxdepth 1 -name 'ci-*' ! -name "ci-$hash" -mtime +0 -delete
 fi
+touch "$bin"
 AUTHPORT_REPO=$repo exec "$bin" "$@"

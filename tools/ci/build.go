@@ -18,8 +18,10 @@ import (
 // go.mod), building it first when the Go version, the build tags, or the
 // module's go.mod, go.sum, top-level non-test Go files or images/ (what
 // tools/containers embeds) changed since the cached build. Builds live in
-// cacheDir(), one file per build named after a hash of its inputs; older
-// builds of NAME are removed. The build log is logDir/NAME-build.log.
+// cacheDir(), one file per build named after a hash of its inputs. Other
+// builds of NAME unused for a day are removed: a run of another tree (a
+// worktree, a clone) may be using a newer one. The build log is
+// logDir/NAME-build.log.
 func (s *services) toolBinary(ctx context.Context, name, tags, pkg string) (string, error) {
 	src := filepath.Join(s.repo, "tools", name)
 	if !commandExists("go") {
@@ -36,6 +38,8 @@ func (s *services) toolBinary(ctx context.Context, name, tags, pkg string) (stri
 	cache := cacheDir()
 	bin := filepath.Join(cache, name+"-"+hash)
 	if fileExecutable(bin) {
+		now := time.Now()
+		_ = os.Chtimes(bin, now, now) // used: kept another day
 		return bin, nil
 	}
 	logf("%s: building tools/%s (the first build takes a few minutes)", name, name)
@@ -62,7 +66,7 @@ func (s *services) toolBinary(ctx context.Context, name, tags, pkg string) (stri
 	}
 	old, _ := filepath.Glob(filepath.Join(cache, name+"-*"))
 	for _, o := range old {
-		if o != bin && !strings.Contains(filepath.Base(o), ".tmp.") {
+		if st, err := os.Stat(o); err == nil && o != bin && time.Since(st.ModTime()) > 24*time.Hour {
 			_ = os.Remove(o)
 		}
 	}
