@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -30,8 +31,12 @@ type testResult struct {
 	err         error // go test's own exit status
 }
 
-// keepLines is how many lines of a failed test's output are kept.
-const keepLines = 30
+// keepLines is how many lines of a failed test's output are kept, the
+// first keepHead of them and the last ones.
+const (
+	keepLines = 32
+	keepHead  = 10
+)
 
 // goTest runs `go test -json ARGS` in dir, writes the text of the run (what
 // `go test -v` would print, and anything the go command printed besides) to
@@ -67,14 +72,13 @@ func goTest(ctx context.Context, dir string, env []string, log io.Writer, args .
 
 // read consumes the stream of a `go test -json` run.
 func (res *testResult) read(r io.Reader, log io.Writer) {
-	recent := map[string][]string{} // test key → its last lines
+	recent := map[string]*kept{} // test key → its lines
 	ended := map[string]bool{}
 	keep := func(key, line string) {
-		l := append(recent[key], strings.TrimRight(line, "\n"))
-		if len(l) > keepLines {
-			l = l[len(l)-keepLines:]
+		if recent[key] == nil {
+			recent[key] = &kept{}
 		}
-		recent[key] = l
+		recent[key].add(strings.TrimRight(line, "\n"))
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -104,16 +108,19 @@ func (res *testResult) read(r io.Reader, log io.Writer) {
 			// A fuzz target's failing input reports the target's end twice
 			// ("--- FAIL: FuzzX" nested in itself): count it once.
 			if ended[key] {
-				res.output[key] = append(res.output[key], recent[key]...)
+				res.output[key] = append(res.output[key], recent[key].all()...)
 			} else {
-				res.count(e, key, recent[key])
+				res.count(e, key, recent[key].all())
+			}
+			if e.Test == "" && e.Action == "fail" {
+				res.unfinished(pkg, recent, ended)
 			}
 			ended[key] = true
 			delete(recent, key)
 		}
 	}
 	// The go command's own lines, shown when it fails.
-	res.output["go"] = recent[""]
+	res.output["go"] = recent[""].all()
 }
 
 // count records the end of one test or package.
@@ -164,4 +171,51 @@ func skipReason(lines []string) string {
 		}
 	}
 	return "no reason given"
+}
+
+// unfinished reports the tests of pkg that were running when it failed
+// without their end (a -timeout panic, a crash), with their last lines.
+func (res *testResult) unfinished(pkg string, recent map[string]*kept, ended map[string]bool) {
+	var keys []string
+	for key := range recent {
+		if strings.HasPrefix(key, pkg+" ") && !ended[key] {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		res.failures = append(res.failures, key+" (did not finish)")
+		res.output[key+" (did not finish)"] = recent[key].all()
+		delete(recent, key)
+	}
+}
+
+// kept holds the first and the last lines of a test's output.
+type kept struct {
+	head, tail []string
+	left       int // lines between them, left out
+}
+
+func (k *kept) add(line string) {
+	if len(k.head) < keepHead {
+		k.head = append(k.head, line)
+		return
+	}
+	k.tail = append(k.tail, line)
+	if len(k.tail) > keepLines-keepHead {
+		k.tail = k.tail[1:]
+		k.left++
+	}
+}
+
+// all returns the lines kept (none for nil).
+func (k *kept) all() []string {
+	if k == nil {
+		return nil
+	}
+	out := slices.Clone(k.head)
+	if k.left > 0 {
+		out = append(out, fmt.Sprintf("… %d lines left out (see the log)", k.left))
+	}
+	return append(out, k.tail...)
 }

@@ -23,6 +23,17 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// testModule writes the module example.com/NAME with one test file and
+// returns what goTest makes of `go test -json ARGS` in it, and its log.
+func testModule(t *testing.T, name, test string, args ...string) (testResult, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/" + name + "\n\ngo 1.26\n", name + "_test.go": test})
+	var log strings.Builder
+	res := goTest(context.Background(), dir, []string{"GOWORK=off", "GOFLAGS=-buildvcs=false"}, &log, args...)
+	return res, log.String()
+}
+
 // A real `go test -json` run of a module with passing, failing and skipped
 // tests and conformance-shaped subtests is counted as `go test -v` shows it.
 func TestGoTestCounts(t *testing.T) {
@@ -78,18 +89,12 @@ func TestConformance(t *testing.T) {
 
 // A package that does not build is a failure with the compiler's message.
 func TestGoTestBuildFailure(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"go.mod":    "module example.com/b\n\ngo 1.26\n",
-		"b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { undefinedThing() }\n",
-	})
-	var log strings.Builder
-	res := goTest(context.Background(), dir, []string{"GOWORK=off"}, &log, "-count=1", "./...")
+	res, log := testModule(t, "b", "package b\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { undefinedThing() }\n", "-count=1", "./...")
 	if res.err == nil || len(res.failures) == 0 {
 		t.Fatalf("a build failure was not reported: %+v", res)
 	}
-	if !strings.Contains(log.String(), "undefinedThing") {
-		t.Errorf("the log lacks the compiler's message: %s", log.String())
+	if !strings.Contains(log, "undefinedThing") {
+		t.Errorf("the log lacks the compiler's message: %s", log)
 	}
 }
 
@@ -204,5 +209,19 @@ func TestURLs(t *testing.T) {
 	}
 	if len(seen) != 7 {
 		t.Errorf("%d backends, want 7", len(seen))
+	}
+}
+
+// A test still running when the package times out is named, with the
+// panic's lines.
+func TestGoTestTimeout(t *testing.T) {
+	res, _ := testModule(t, "s", "package s\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestQuick(t *testing.T) {}\nfunc TestSlow(t *testing.T) { time.Sleep(time.Minute) }\n",
+		"-count=1", "-v", "-timeout", "2s", "./...")
+	key := "example.com/s TestSlow (did not finish)"
+	if res.err == nil || !slices.Contains(res.failures, key) {
+		t.Fatalf("failures = %q, want %q", res.failures, key)
+	}
+	if out := strings.Join(res.output[key], "\n"); !strings.Contains(out, "test timed out") {
+		t.Errorf("TestSlow's lines lack the timeout panic:\n%s", out)
 	}
 }
