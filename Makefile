@@ -6,8 +6,9 @@
 test:
 	go test -race github.com/authport/authport/...
 
-# Everything CI runs (.ci/run): starts the databases, gofmt, vet, tests,
-# go mod tidy, fuzzing, the consumer check.
+# Everything CI runs (.ci/run): starts the databases, gofmt, vet, go mod
+# tidy, actionlint, npm ci, tests (replaying the fuzz corpora), the consumer
+# check, the summary (tools/ci).
 ci:
 	./scripts/test.sh
 

@@ -1,0 +1,3 @@
+module github.com/authport/authport/tools/ci
+
+go 1.26

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// testRun is one run of the test command.
+type testRun struct {
+	repo, logDir string
+	failures     []string
+	modules      []moduleResult
+}
+
+type moduleResult struct {
+	dir string
+	testResult
+	took time.Duration
+}
+
+func step(format string, args ...any) { fmt.Fprintf(os.Stderr, "\n== "+format+"\n", args...) }
+
+func (t *testRun) fail(msg string) {
+	t.failures = append(t.failures, msg)
+	fmt.Fprintf(os.Stderr, "FAILED: %s\n", msg)
+}
+
+// testCmd is the test command (scripts/test.sh): it makes the databases
+// reachable, checks formatting, vets, checks `go mod tidy`, lints the
+// workflows, installs the interop suites' npm packages, runs every
+// module's tests with -race (which replays every fuzz corpus), fuzzes when
+// AUTHPORT_FUZZTIME asks, runs the consumer check and prints the summary.
+// Full output goes to AUTHPORT_LOG_DIR (default: a temporary directory).
+func testCmd(ctx context.Context, repo string) error {
+	logDir, err := prepare("authport-test.")
+	if err != nil {
+		return err
+	}
+	// The tests see it too, and save artifacts there (the browser tests'
+	// screenshots, for one).
+	os.Setenv("AUTHPORT_LOG_DIR", logDir)
+	t := &testRun{repo: repo, logDir: logDir}
+
+	step("services")
+	if os.Getenv("AUTHPORT_SERVICES") != "none" {
+		exports, err := provide(ctx, repo, os.Getenv("AUTHPORT_SETUP_HOST") == "1")
+		if err != nil {
+			return err
+		}
+		for _, e := range exports {
+			os.Setenv(e.name, e.value)
+			fmt.Fprintf(os.Stderr, "  export %s='%s'\n", e.name, e.value)
+		}
+	}
+	modules, tools, err := t.listModules(ctx)
+	if err != nil {
+		return err
+	}
+	t.checks(ctx, modules, tools)
+	t.npmCI(ctx)
+
+	step("go test -race (full -v logs in %s)", logDir)
+	for _, m := range slices.Concat(modules, tools) {
+		t.testModule(ctx, m)
+	}
+	t.printFigures()
+
+	// Fuzzing: `go test` above replays every committed corpus; the
+	// open-ended search runs only when AUTHPORT_FUZZTIME asks for it, so
+	// that a new random crasher cannot fail a run that only replays.
+	if ft := os.Getenv("AUTHPORT_FUZZTIME"); ft != "" {
+		step("fuzz (%s per target)", ft)
+		if err := runFuzz(ctx, repo, filepath.Join(logDir, "fuzz"), ft, "", os.Stderr); err != nil {
+			t.fail("fuzz: see the FAIL lines above")
+		}
+	}
+
+	// The consumer check (tools/release): every adapter and sign-in module
+	// from a module outside the repository, through a local module proxy
+	// made of this tree.
+	step("consumer check (every adapter and sign-in module from a module outside the repository)")
+	if err := (cmdSpec{args: []string{"go", "run", ".", "-C", repo, "consumers"}, dir: filepath.Join(repo, "tools/release"), env: []string{"GOWORK=off"}}).run(ctx); err != nil {
+		t.fail("consumer check: see the table above (tools/release/consumer.go)")
+	}
+	return t.summary()
+}
+
+// listModules returns the go.work modules and the tools/ modules (outside
+// go.work, built and tested with GOWORK=off), relative to the repository.
+func (t *testRun) listModules(ctx context.Context) (modules, tools []string, err error) {
+	out, err := cmdSpec{args: []string{"go", "list", "-m", "-f", "{{.Dir}}"}, dir: t.repo}.output(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range strings.Fields(out) {
+		rel, _ := filepath.Rel(t.repo, d)
+		modules = append(modules, rel)
+	}
+	mods, _ := filepath.Glob(filepath.Join(t.repo, "tools", "*", "go.mod"))
+	for _, m := range mods {
+		rel, _ := filepath.Rel(t.repo, filepath.Dir(m))
+		tools = append(tools, rel)
+	}
+	slices.Sort(tools)
+	return modules, tools, nil
+}
+
+// checks: gofmt, go vet, go mod tidy -diff, actionlint.
+func (t *testRun) checks(ctx context.Context, modules, tools []string) {
+	step("gofmt")
+	files, _ := cmdSpec{args: []string{"git", "ls-files", "*.go"}, dir: t.repo}.output(ctx)
+	var out strings.Builder
+	_ = cmdSpec{args: append([]string{"gofmt", "-l"}, strings.Fields(files)...), dir: t.repo, stdout: &out, stderr: &out}.run(ctx)
+	if s := strings.TrimSpace(out.String()); s != "" {
+		fmt.Fprintln(os.Stderr, s)
+		t.fail("gofmt: run gofmt -w on the files above")
+	}
+
+	step("go vet")
+	for _, m := range slices.Concat(modules, tools) {
+		if err := (cmdSpec{args: []string{"go", "vet", "./..."}, dir: filepath.Join(t.repo, m), env: goworkEnv(m)}).run(ctx); err != nil {
+			t.fail("go vet in " + m)
+		}
+	}
+
+	step("go mod tidy")
+	for _, m := range slices.Concat(modules, tools) {
+		var diff strings.Builder
+		if err := (cmdSpec{args: []string{"go", "mod", "tidy", "-diff"}, dir: filepath.Join(t.repo, m), env: []string{"GOWORK=off"}, stdout: &diff, stderr: &diff}).run(ctx); err != nil {
+			fmt.Fprint(os.Stderr, diff.String())
+			t.fail("go mod tidy would change " + m + "/go.mod or go.sum: run it there")
+		}
+	}
+
+	step("actionlint")
+	const version = "v1.7.12"
+	gobin := filepath.Join(cacheDir(), "bin")
+	bin := filepath.Join(gobin, "actionlint-"+version)
+	if !fileExecutable(bin) {
+		err := cmdSpec{args: []string{"go", "install", "github.com/rhysd/actionlint/cmd/actionlint@" + version}, env: []string{"GOBIN=" + gobin, "GOWORK=off"}}.run(ctx)
+		if err == nil {
+			err = os.Rename(filepath.Join(gobin, "actionlint"), bin)
+		}
+		if err != nil {
+			t.fail("actionlint: could not install it: " + err.Error())
+			return
+		}
+	}
+	workflows, _ := filepath.Glob(filepath.Join(t.repo, ".github/workflows/*.yml"))
+	if err := (cmdSpec{args: append([]string{bin}, workflows...), dir: t.repo}).run(ctx); err != nil {
+		t.fail("actionlint")
+	}
+}
+
+// goworkEnv: the tools/ modules are built with GOWORK=off.
+func goworkEnv(module string) []string {
+	if strings.HasPrefix(module, "tools/") {
+		return []string{"GOWORK=off"}
+	}
+	return nil
+}
+
+// npmCI installs the pinned packages of every directory holding a
+// package-lock.json (the interop suites run real npm packages). Without
+// npm those tests skip, unless AUTHPORT_REQUIRE is all or names npm.
+func (t *testRun) npmCI(ctx context.Context) {
+	step("npm ci (interop suites)")
+	var dirs []string
+	_ = filepath.WalkDir(t.repo, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		if d.Name() == "package-lock.json" {
+			rel, _ := filepath.Rel(t.repo, filepath.Dir(p))
+			dirs = append(dirs, rel)
+		}
+		return nil
+	})
+	if len(dirs) == 0 {
+		return
+	}
+	if !commandExists("npm") {
+		if required("npm") {
+			t.fail("npm is not installed (AUTHPORT_REQUIRE=" + os.Getenv("AUTHPORT_REQUIRE") + "): install Node.js 20+ with npm")
+		} else {
+			fmt.Fprintf(os.Stderr, "  npm is not installed: the interop tests in %s will skip\n", strings.Join(dirs, " "))
+		}
+		return
+	}
+	for _, d := range dirs {
+		fmt.Fprintf(os.Stderr, "  %s\n", d)
+		var out strings.Builder
+		err := cmdSpec{args: []string{"npm", "ci", "--no-audit", "--no-fund"}, dir: filepath.Join(t.repo, d), stdout: &out, stderr: &out}.run(ctx)
+		_ = os.WriteFile(filepath.Join(t.logDir, "npm-"+strings.ReplaceAll(d, "/", "_")+".log"), []byte(out.String()), 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, strings.Join(tailLines(out.String(), 20), "\n"))
+			t.fail("npm ci in " + d)
+		}
+	}
+}
+
+// required reports whether AUTHPORT_REQUIRE is all or names backend.
+func required(backend string) bool {
+	for r := range strings.SplitSeq(os.Getenv("AUTHPORT_REQUIRE"), ",") {
+		if r = strings.TrimSpace(r); r == "all" || r == backend {
+			return true
+		}
+	}
+	return false
+}
+
+// testModule runs `go test -race` in module m, its full output in
+// logDir/<m with / as _>.log; failures and skips show on the console.
+func (t *testRun) testModule(ctx context.Context, m string) {
+	start := time.Now()
+	name := strings.ReplaceAll(m, "/", "_") + ".log"
+	log, err := os.Create(filepath.Join(t.logDir, name))
+	if err != nil {
+		t.fail("go test in " + m + ": " + err.Error())
+		return
+	}
+	env := goworkEnv(m)
+	res := goTest(ctx, filepath.Join(t.repo, m), env, log, "-race", "-count=1", "-v", "-timeout", "15m", "./...")
+	log.Close()
+	r := moduleResult{dir: m, testResult: res, took: time.Since(start)}
+	t.modules = append(t.modules, r)
+	status := "ok  "
+	if res.err != nil || res.failed > 0 {
+		status = "FAIL"
+		t.fail("go test in " + m)
+	}
+	fmt.Fprintf(os.Stderr, "%s  %-28s %4d passed, %d failed, %d skipped (%ds)\n", status, m, res.passed, res.failed, res.skipped, int(r.took.Seconds()))
+	for _, s := range res.skips {
+		fmt.Fprintf(os.Stderr, "      skip %s\n", s)
+	}
+	for _, f := range res.failures {
+		fmt.Fprintf(os.Stderr, "      FAIL %s\n", f)
+		for _, l := range res.output[f] {
+			fmt.Fprintf(os.Stderr, "          %s\n", l)
+		}
+	}
+	if lines := res.output["go"]; len(lines) > 0 {
+		fmt.Fprintln(os.Stderr, "      "+strings.Join(lines, "\n      "))
+	}
+}
+
+// printFigures copies the fault-injection tables (tools/faults) and the
+// container suite's one line per backend (conformance/backends) from their
+// logs to the console.
+func (t *testRun) printFigures() {
+	if b, err := os.ReadFile(filepath.Join(t.logDir, "tools_faults.log")); err == nil {
+		for _, title := range []string{"Fault injection (tools/faults", "Failover under load (tools/faults"} {
+			fmt.Fprint(os.Stderr, paragraph(string(b), title))
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(t.logDir, "conformance_backends.log")); err == nil {
+		for l := range strings.Lines(string(b)) {
+			if strings.Contains(l, "through testcontainers:") {
+				fmt.Fprint(os.Stderr, l)
+			}
+		}
+	}
+}
+
+// paragraph returns the lines of text from each line that starts with
+// title up to the next empty line, inclusive.
+func paragraph(text, title string) string {
+	var b strings.Builder
+	in := false
+	for l := range strings.Lines(text) {
+		if strings.HasPrefix(l, title) {
+			in = true
+		}
+		if in {
+			b.WriteString(l)
+			if strings.TrimRight(l, "\n") == "" {
+				in = false
+			}
+		}
+	}
+	return b.String()
+}
+
+// summary prints the table per module, the conformance results per
+// backend, the failed tests and the failures of the run, then the closing
+// count line on stdout; it fails when anything failed.
+func (t *testRun) summary() error {
+	step("summary (per module: passed, failed, skipped)")
+	var passed, failed, skipped int
+	conf := map[string]*[3]int{}
+	var failedTests []string
+	for _, m := range t.modules {
+		fmt.Fprintf(os.Stderr, "  %-30s %5d %4d %4d  %4ds\n", m.dir, m.passed, m.failed, m.skipped, int(m.took.Seconds()))
+		passed, failed, skipped = passed+m.passed, failed+m.failed, skipped+m.skipped
+		for b, c := range m.conformance {
+			if conf[b] == nil {
+				conf[b] = new([3]int)
+			}
+			for i := range c {
+				conf[b][i] += c[i]
+			}
+		}
+		for _, f := range m.failures {
+			failedTests = append(failedTests, m.dir+": "+f)
+		}
+	}
+	step("conformance, per backend and variant (pass/fail/skip of TestConformance*/<backend>/<method>/<rule>)")
+	backends := slices.Sorted(maps.Keys(conf))
+	for _, b := range backends {
+		c := conf[b]
+		fmt.Fprintf(os.Stderr, "  %-30s %4d rules: %4d passed, %d failed, %d skipped\n", b, c[0]+c[1]+c[2], c[0], c[1], c[2])
+	}
+	if len(failedTests) > 0 {
+		fmt.Fprintln(os.Stderr, "\nFailed tests:")
+		for _, f := range failedTests {
+			fmt.Fprintf(os.Stderr, "  %s\n", f)
+		}
+	}
+	if len(t.failures) > 0 {
+		fmt.Fprintln(os.Stderr, "\nThe run failed:")
+		for _, f := range t.failures {
+			fmt.Fprintf(os.Stderr, "  %s\n", f)
+		}
+	}
+	fmt.Printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+	if len(t.failures) > 0 {
+		return errReported
+	}
+	return nil
+}
