@@ -29,6 +29,11 @@ type Harness struct {
 	// isolates every test in its own database, schema or prefix and shares
 	// nothing unsynchronised between backends.
 	Parallel bool
+
+	// Groups, when not empty, runs only the rule groups named (the second
+	// level of subtests, e.g. "userData"): for a variant of a backend that
+	// differs from the full run in one concern only. Empty runs them all.
+	Groups []string
 }
 
 // Fixture is one test's adapter and a raw view of its storage.
