@@ -3,18 +3,18 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
@@ -215,27 +215,12 @@ func dexDatabase(t *testing.T) string {
 		}
 		t.Skip("AUTHPORT_POSTGRES_URL is not set: the dex refresh test keeps dex's state in PostgreSQL")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("PostgreSQL at %s: %v", admin, err)
-	}
-	defer conn.Close(ctx)
 	name := "authport_oauth_dex_" + strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(randomString()))
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	if err := psql(admin, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("creating dex's database: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Errorf("dropping dex's database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if err := psql(admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			t.Errorf("dropping dex's database %s: %v", name, err)
 		}
 	})
@@ -245,4 +230,17 @@ func dexDatabase(t *testing.T) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// psql runs one SQL statement on the server of the URL with PostgreSQL's
+// own client, installed with the server: a Go driver here would be a
+// dependency of every module that requires oauth.
+func psql(url, statement string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "psql", url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", statement).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("psql -c %q: %w: %s", statement, err, out)
+	}
+	return nil
 }

@@ -15,13 +15,10 @@ require (
 
 require (
 	github.com/authport/authport/jwt v0.1.0
-	github.com/jackc/pgx/v5 v5.6.0
 	golang.org/x/crypto v0.54.0
 )
 
 require (
-	github.com/jackc/pgpassfile v1.0.0 // indirect
-	github.com/jackc/pgservicefile v0.0.0-20221227161230-091c0ba34f0a // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
