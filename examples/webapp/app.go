@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -154,7 +155,7 @@ func newApp(ctx context.Context, cfg Config, db *gorm.DB) (http.Handler, error) 
 	if err != nil {
 		return nil, err
 	}
-	api := &api{auth: a, flow: flow, issuer: cfg.Issuer, client: &http.Client{Timeout: 10 * time.Second}}
+	api := &api{flow: flow, issuer: cfg.Issuer, client: &http.Client{Timeout: 10 * time.Second}}
 	mux := http.NewServeMux()
 	mux.Handle("/auth/", h)
 	mux.Handle("GET /{$}", h.Require(http.HandlerFunc(home)))
@@ -192,10 +193,12 @@ func requireRole(role string, next http.Handler) http.Handler {
 // api is the application's JSON API: it accepts the session cookie or a
 // bearer token (handler.Require does both).
 type api struct {
-	auth   *auth.Auth
 	flow   *oauth.Flow
 	issuer string
 	client *http.Client
+
+	mu       sync.Mutex
+	userinfo string // the provider's userinfo endpoint, once discovered
 }
 
 // me answers who is signed in, with the role.
@@ -237,8 +240,13 @@ func (a *api) profile(w http.ResponseWriter, r *http.Request) {
 }
 
 // userinfoURL reads the provider's userinfo endpoint from its discovery
-// document.
+// document, once: a failed discovery is tried again on the next call.
 func (a *api) userinfoURL(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.userinfo != "" {
+		return a.userinfo, nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(a.issuer, "/")+"/.well-known/openid-configuration", nil)
 	if err != nil {
 		return "", err
@@ -254,7 +262,8 @@ func (a *api) userinfoURL(ctx context.Context) (string, error) {
 	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&doc); err != nil || doc.Userinfo == "" {
 		return "", fmt.Errorf("provider discovery: no userinfo_endpoint (%v)", err)
 	}
-	return doc.Userinfo, nil
+	a.userinfo = doc.Userinfo
+	return a.userinfo, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
