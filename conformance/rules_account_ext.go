@@ -142,7 +142,6 @@ func accountUpdateRules() []rule {
 			e.expectUnchanged(t, before, "rejected updateAccount")
 		}},
 		{group: updateAccount, name: "two_instances_update_different_fields", extension: x, needs: needs, needsPeer: true, run: func(t *testing.T, e *env) {
-			instances := []core.AccountUpdater{e.a, e.peer}
 			u := e.newUser()
 			e.createUser(t, u)
 			for round := range 10 {
@@ -163,13 +162,7 @@ func accountUpdateRules() []rule {
 					key(core.AccountUpdate{IDToken: core.Set(want.IDToken)}),
 					key(core.AccountUpdate{SessionState: core.Null[string]()}),
 				}
-				errs := make([]error, len(updates))
-				concurrently(len(updates), func(i int) {
-					_, errs[i] = instances[i%2].UpdateAccount(e.ctx, updates[i])
-				})
-				if err := errors.Join(errs...); err != nil {
-					t.Fatal(err)
-				}
+				throughBoth(t, e, updates, (*core.Store).UpdateAccount)
 				expectEqual(t, fmt.Sprintf("round %d: getAccount after concurrent updates of different fields through two instances", round),
 					e.getAccount(t, acc.ProviderAccountID, acc.Provider), &want)
 				if t.Failed() {

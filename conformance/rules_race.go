@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -378,3 +379,18 @@ func orphansOf(s state, userID string) []string {
 
 // advanceCounter is the core.AuthenticatorCounterAdvancer extension's group.
 const advanceCounter = "advanceAuthenticatorCounter"
+
+// throughBoth applies the updates at once, alternately through the
+// adapter and its second instance on the same store (e.peer), with call
+// (one of the *core.Store update methods), and fails the test on an error.
+func throughBoth[U, R any](t *testing.T, e *env, updates []U, call func(s *core.Store, ctx context.Context, u U) (R, error)) {
+	t.Helper()
+	instances := [2]*core.Store{e.a, e.peer}
+	errs := make([]error, len(updates))
+	concurrently(len(updates), func(i int) {
+		_, errs[i] = call(instances[i%2], e.ctx, updates[i])
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -189,7 +188,6 @@ func updateSessionRules() []rule {
 		{group: string(updateSession), name: "two_instances_update_different_fields", needs: []core.Method{createUser, getSessionAndUser}, needsPeer: true, run: func(t *testing.T, e *env) {
 			// Two adapter instances on one store: one extends a session
 			// while the other moves it to another user. Both are kept.
-			instances := []core.SessionUpdater{e.a, e.peer}
 			for round := range 10 {
 				u, other := e.newUser(), e.newUser()
 				e.createUser(t, u)
@@ -203,13 +201,7 @@ func updateSessionRules() []rule {
 					{SessionToken: s.SessionToken, Expires: core.Set(want.Expires)},
 					{SessionToken: s.SessionToken, UserID: core.Set(other.ID)},
 				}
-				errs := make([]error, len(updates))
-				concurrently(len(updates), func(i int) {
-					_, errs[i] = instances[i%2].UpdateSession(e.ctx, updates[i])
-				})
-				if err := errors.Join(errs...); err != nil {
-					t.Fatal(err)
-				}
+				throughBoth(t, e, updates, (*core.Store).UpdateSession)
 				su := e.getSessionAndUser(t, s.SessionToken)
 				if su == nil {
 					t.Fatalf("round %d: getSessionAndUser after the concurrent updates = nil", round)

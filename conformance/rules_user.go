@@ -373,7 +373,6 @@ func updateUserRules() []rule {
 			// application) update different fields of one user at once:
 			// each writes only the fields it is given, so every update
 			// is kept. In-process serialisation cannot pass this rule.
-			instances := []core.UserUpdater{e.a, e.peer}
 			for round := range 10 {
 				u := e.newUser()
 				e.createUser(t, u)
@@ -388,13 +387,7 @@ func updateUserRules() []rule {
 					{ID: u.ID, EmailVerified: core.Set(want.EmailVerified)},
 					{ID: u.ID, Email: core.Set(want.Email)},
 				}
-				errs := make([]error, len(updates))
-				concurrently(len(updates), func(i int) {
-					_, errs[i] = instances[i%2].UpdateUser(e.ctx, updates[i])
-				})
-				if err := errors.Join(errs...); err != nil {
-					t.Fatal(err)
-				}
+				throughBoth(t, e, updates, (*core.Store).UpdateUser)
 				expectUser(t, fmt.Sprintf("round %d: getUser after four concurrent updates of different fields through two instances", round), e.getUser(t, u.ID), want)
 				if t.Failed() {
 					return

@@ -146,7 +146,6 @@ func userDataRules() []rule {
 			e.expectUnchanged(t, before, "rejected application fields")
 		}},
 		{group: userData, name: "two_instances_update_different_fields", needs: []core.Method{createUser, getUser, updateUser}, needsPeer: true, run: func(t *testing.T, e *env) {
-			instances := []core.UserUpdater{e.a, e.peer}
 			for round := range 10 {
 				u := e.newUser()
 				u.Data = fullData(u.ID)
@@ -162,13 +161,7 @@ func userDataRules() []rule {
 					{ID: u.ID, Name: core.Set(want.Name)},
 					{ID: u.ID, Data: map[string]json.RawMessage{"beta": nil}},
 				}
-				errs := make([]error, len(updates))
-				concurrently(len(updates), func(i int) {
-					_, errs[i] = instances[i%2].UpdateUser(e.ctx, updates[i])
-				})
-				if err := errors.Join(errs...); err != nil {
-					t.Fatal(err)
-				}
+				throughBoth(t, e, updates, (*core.Store).UpdateUser)
 				expectUser(t, fmt.Sprintf("round %d: getUser after concurrent updates of different fields through two instances", round), e.getUser(t, u.ID), want)
 				if t.Failed() {
 					return
