@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Method is the spec name of an adapter method, e.g. "getSessionAndUser".
@@ -129,6 +130,8 @@ const (
 	ExtensionListAccountsByUserID Extension = Extension(MethodListAccountsByUserID)
 	// ExtensionUpdateAccount is [AccountUpdater].
 	ExtensionUpdateAccount Extension = Extension(MethodUpdateAccount)
+	// ExtensionExtendSession is [SessionExtender].
+	ExtensionExtendSession Extension = Extension(MethodExtendSession)
 )
 
 // The names of the extension methods that are called like spec methods,
@@ -136,6 +139,7 @@ const (
 const (
 	MethodListAccountsByUserID Method = "listAccountsByUserId"
 	MethodUpdateAccount        Method = "updateAccount"
+	MethodExtendSession        Method = "extendSession"
 )
 
 // extensionTable maps each extension to its interface.
@@ -151,12 +155,13 @@ func extensionTable() []struct {
 		{ExtensionAdvanceAuthenticatorCounter, reflect.TypeFor[AuthenticatorCounterAdvancer]()},
 		{ExtensionListAccountsByUserID, reflect.TypeFor[AccountsByUserLister]()},
 		{ExtensionUpdateAccount, reflect.TypeFor[AccountUpdater]()},
+		{ExtensionExtendSession, reflect.TypeFor[SessionExtender]()},
 	}
 }
 
 // Extensions returns the extensions the adapter offers ([ExpiredPurger],
-// [AuthenticatorCounterAdvancer], [AccountsByUserLister], [AccountUpdater]),
-// in a fixed order.
+// [AuthenticatorCounterAdvancer], [AccountsByUserLister], [AccountUpdater],
+// [SessionExtender]), in a fixed order.
 func (c Capabilities) Extensions() []Extension { return slices.Clone(c.extensions) }
 
 // HasExtension reports whether the adapter offers the extension x.
@@ -336,4 +341,18 @@ type AccountUpdater interface {
 	// account. Fields the update does not set are left as stored, even
 	// when another instance changes them concurrently.
 	UpdateAccount(ctx context.Context, update AccountUpdate) (*Account, error)
+}
+
+// SessionExtender is not a spec method: adapters whose store can compare and
+// set in one step offer it, and core/auth extends sessions with it instead
+// of updateSession, so that of several instances (or processes) that find
+// the same session due for extension at once, only one writes.
+type SessionExtender interface {
+	// ExtendSession sets the session's expiry to expires if, atomically,
+	// its stored expiry is not after from (the expiry the caller read), and
+	// returns the session as stored afterwards and whether it wrote. When
+	// another caller has moved the expiry past from, it changes nothing and
+	// returns the stored session and false. When there is no such session
+	// it returns nil, false, nil. expires is after from.
+	ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*Session, bool, error)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -403,6 +404,31 @@ func (s *Store) UpdateSession(ctx context.Context, update SessionUpdate) (*Sessi
 		out, err := a.UpdateSession(ctx, update)
 		return normSession(out), err
 	})
+}
+
+// extended is what [SessionExtender.ExtendSession] returns.
+type extended struct {
+	session *Session
+	wrote   bool
+}
+
+// ExtendSession is the extendSession extension through the layer. from and
+// expires are normalised (see [NormalizeTime]) before the adapter sees them;
+// an expires not after from is an [*InputError].
+func (s *Store) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*Session, bool, error) {
+	const m = MethodExtendSession
+	r, err := call(ctx, s, m, func(a SessionExtender) (extended, error) {
+		from, expires = NormalizeTime(from), NormalizeTime(expires)
+		if !expires.After(from) {
+			return extended{}, invalid(string(m), "expires", "must be after from")
+		}
+		if !lookupKey(sessionToken) {
+			return extended{}, nil
+		}
+		out, wrote, err := a.ExtendSession(ctx, sessionToken, from, expires)
+		return extended{normSession(out), wrote && out != nil}, err
+	})
+	return r.session, r.wrote, err
 }
 
 // DeleteSession is deleteSession through the layer.

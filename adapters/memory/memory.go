@@ -308,6 +308,21 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	return &s, nil
 }
 
+// ExtendSession implements [core.SessionExtender].
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+	defer a.lock()()
+	s, ok := a.sessions[sessionToken]
+	if !ok {
+		return nil, false, nil
+	}
+	if s.Expires.After(from) {
+		return &s, false, nil
+	}
+	s.Expires = expires
+	a.sessions[sessionToken] = s
+	return &s, true, nil
+}
+
 // DeleteSession implements [core.SessionDeleter].
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
 	defer a.lock()()

@@ -80,8 +80,23 @@ func (x *extensions) finish(token string, e *extension, s *core.Session, err err
 // [extensions]); it returns the session as stored afterwards, or nil when
 // it was deleted in the meantime. With UpdateAge zero every access
 // extends, as the configuration asks, and nothing is shared.
+//
+// Across processes, an adapter that offers [core.SessionExtender] makes
+// the write conditional on the expiry this request read, so that of the
+// instances that found the session due at once only one writes; the others
+// take the session as that one stored it.
 func (a *Auth) extendSession(ctx context.Context, s core.Session, now time.Time) (*core.Session, error) {
 	write := func() (*core.Session, error) {
+		// With UpdateAge zero, two accesses in one millisecond would ask
+		// for the expiry already stored, which is no extension: every
+		// access writes then, as configured.
+		to := core.NormalizeTime(now.Add(a.maxAge))
+		if a.updateAge > 0 && to.After(s.Expires) && a.store.Capabilities().HasExtension(core.ExtensionExtendSession) {
+			return call(a, "session extension", func(x core.SessionExtender) (*core.Session, error) {
+				stored, _, err := x.ExtendSession(ctx, s.SessionToken, s.Expires, to)
+				return stored, err
+			})
+		}
 		return call(a, "session extension", func(u core.SessionUpdater) (*core.Session, error) {
 			return u.UpdateSession(ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(now.Add(a.maxAge))})
 		})
