@@ -245,12 +245,9 @@ func normToken(v *VerificationToken, err error) (*VerificationToken, error) {
 
 // CreateUser is createUser through the layer.
 func (s *Store) CreateUser(ctx context.Context, user User) (*User, error) {
-	return call(ctx, s, MethodCreateUser, func(a UserCreator) (*User, error) {
-		if err := firstError(user.Validate, func() error { return checkUser(MethodCreateUser, &user) }); err != nil {
-			return nil, err
-		}
+	return write(ctx, s, MethodCreateUser, func(a UserCreator) (*User, error) {
 		return normUser(a.CreateUser(ctx, user.Normalize()))
-	})
+	}, user.Validate, func() error { return checkUser(MethodCreateUser, &user) })
 }
 
 // GetUser is getUser through the layer.
@@ -277,17 +274,13 @@ func (s *Store) GetUserByAccount(ctx context.Context, key AccountKey) (*User, er
 // UpdateUser is updateUser through the layer.
 func (s *Store) UpdateUser(ctx context.Context, update UserUpdate) (*User, error) {
 	const m = MethodUpdateUser
-	return call(ctx, s, m, func(a UserUpdater) (*User, error) {
-		err := firstError(update.Validate, func() error {
-			return checkStrings(m, field{"id", &update.ID}, field{"email", &update.Email.Value},
-				field{"name", update.Name.Value}, field{"image", update.Image.Value})
-		}, func() error { return checkData(m, update.Data) })
-		if err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a UserUpdater) (*User, error) {
 		update.EmailVerified.Value = NormalizeTimePtr(update.EmailVerified.Value)
 		return normUser(a.UpdateUser(ctx, update))
-	})
+	}, update.Validate, func() error {
+		return checkStrings(m, field{"id", &update.ID}, field{"email", &update.Email.Value},
+			field{"name", update.Name.Value}, field{"image", update.Image.Value})
+	}, func() error { return checkData(m, update.Data) })
 }
 
 // DeleteUser is deleteUser through the layer.
@@ -299,12 +292,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) (*User, error) {
 
 // LinkAccount is linkAccount through the layer.
 func (s *Store) LinkAccount(ctx context.Context, account Account) (*Account, error) {
-	return call(ctx, s, MethodLinkAccount, func(a AccountLinker) (*Account, error) {
-		if err := firstError(account.Validate, func() error { return checkAccount(MethodLinkAccount, &account) }); err != nil {
-			return nil, err
-		}
+	return write(ctx, s, MethodLinkAccount, func(a AccountLinker) (*Account, error) {
 		return normAccount(a.LinkAccount(ctx, account.Normalize()))
-	})
+	}, account.Validate, func() error { return checkAccount(MethodLinkAccount, &account) })
 }
 
 // UnlinkAccount is unlinkAccount through the layer.
@@ -336,30 +326,22 @@ func (s *Store) ListAccountsByUserID(ctx context.Context, userID string) ([]Acco
 // UpdateAccount is the updateAccount extension through the layer.
 func (s *Store) UpdateAccount(ctx context.Context, update AccountUpdate) (*Account, error) {
 	const m = MethodUpdateAccount
-	return call(ctx, s, m, func(a AccountUpdater) (*Account, error) {
-		err := firstError(update.Validate, func() error {
-			probe := update.Apply(Account{Provider: update.Provider, ProviderAccountID: update.ProviderAccountID})
-			return checkAccount(m, &probe)
-		})
-		if err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a AccountUpdater) (*Account, error) {
 		update.TokenType.Value = NormalizeTokenType(update.TokenType.Value)
 		return normAccount(a.UpdateAccount(ctx, update))
+	}, update.Validate, func() error {
+		probe := update.Apply(Account{Provider: update.Provider, ProviderAccountID: update.ProviderAccountID})
+		return checkAccount(m, &probe)
 	})
 }
 
 // CreateSession is createSession through the layer.
 func (s *Store) CreateSession(ctx context.Context, session Session) (*Session, error) {
 	const m = MethodCreateSession
-	return call(ctx, s, m, func(a SessionCreator) (*Session, error) {
-		err := firstError(session.Validate, func() error {
-			return checkStrings(m, field{"sessionToken", &session.SessionToken}, field{"userId", &session.UserID})
-		})
-		if err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a SessionCreator) (*Session, error) {
 		return normSession(a.CreateSession(ctx, session.Normalize()))
+	}, session.Validate, func() error {
+		return checkStrings(m, field{"sessionToken", &session.SessionToken}, field{"userId", &session.UserID})
 	})
 }
 
@@ -378,15 +360,11 @@ func (s *Store) GetSessionAndUser(ctx context.Context, sessionToken string) (*Se
 // UpdateSession is updateSession through the layer.
 func (s *Store) UpdateSession(ctx context.Context, update SessionUpdate) (*Session, error) {
 	const m = MethodUpdateSession
-	return call(ctx, s, m, func(a SessionUpdater) (*Session, error) {
-		err := firstError(update.Validate, func() error {
-			return checkStrings(m, field{"sessionToken", &update.SessionToken}, field{"userId", &update.UserID.Value})
-		})
-		if err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a SessionUpdater) (*Session, error) {
 		update.Expires.Value = NormalizeTime(update.Expires.Value)
 		return normSession(a.UpdateSession(ctx, update))
+	}, update.Validate, func() error {
+		return checkStrings(m, field{"sessionToken", &update.SessionToken}, field{"userId", &update.UserID.Value})
 	})
 }
 
@@ -426,14 +404,10 @@ func (s *Store) DeleteSession(ctx context.Context, sessionToken string) (*Sessio
 // CreateVerificationToken is createVerificationToken through the layer.
 func (s *Store) CreateVerificationToken(ctx context.Context, token VerificationToken) (*VerificationToken, error) {
 	const m = MethodCreateVerificationToken
-	return call(ctx, s, m, func(a VerificationTokenCreator) (*VerificationToken, error) {
-		err := firstError(token.Validate, func() error {
-			return checkStrings(m, field{"identifier", &token.Identifier}, field{"token", &token.Token})
-		})
-		if err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a VerificationTokenCreator) (*VerificationToken, error) {
 		return normToken(a.CreateVerificationToken(ctx, token.Normalize()))
+	}, token.Validate, func() error {
+		return checkStrings(m, field{"identifier", &token.Identifier}, field{"token", &token.Token})
 	})
 }
 
@@ -447,17 +421,13 @@ func (s *Store) UseVerificationToken(ctx context.Context, key VerificationTokenK
 // CreateAuthenticator is createAuthenticator through the layer.
 func (s *Store) CreateAuthenticator(ctx context.Context, authenticator Authenticator) (*Authenticator, error) {
 	const m = MethodCreateAuthenticator
-	return call(ctx, s, m, func(a AuthenticatorCreator) (*Authenticator, error) {
-		au := authenticator.Clone()
-		err := firstError(au.Validate, func() error {
-			return checkStrings(m, field{"credentialID", &au.CredentialID}, field{"credentialPublicKey", &au.CredentialPublicKey},
-				field{"credentialDeviceType", &au.CredentialDeviceType}, field{"providerAccountId", &au.ProviderAccountID},
-				field{"userId", &au.UserID}, field{"transports", au.Transports})
-		})
-		if err != nil {
-			return nil, err
-		}
+	au := authenticator.Clone()
+	return write(ctx, s, m, func(a AuthenticatorCreator) (*Authenticator, error) {
 		return a.CreateAuthenticator(ctx, au)
+	}, au.Validate, func() error {
+		return checkStrings(m, field{"credentialID", &au.CredentialID}, field{"credentialPublicKey", &au.CredentialPublicKey},
+			field{"credentialDeviceType", &au.CredentialDeviceType}, field{"providerAccountId", &au.ProviderAccountID},
+			field{"userId", &au.UserID}, field{"transports", au.Transports})
 	})
 }
 
@@ -484,14 +454,18 @@ func nonNil[T any](out []T, err error) ([]T, error) {
 	return out, err
 }
 
-// firstError runs the checks in order and returns the first error.
-func firstError(checks ...func() error) error {
-	for _, c := range checks {
-		if err := c(); err != nil {
-			return err
+// write is a call with checks of its input: they run in order, and the
+// first that fails ends the call, without calling the adapter.
+func write[I, R any](ctx context.Context, s *Store, m Method, f func(I) (R, error), checks ...func() error) (R, error) {
+	return call(ctx, s, m, func(a I) (R, error) {
+		for _, c := range checks {
+			if err := c(); err != nil {
+				var zero R
+				return zero, err
+			}
 		}
-	}
-	return nil
+		return f(a)
+	})
 }
 
 // counterUpdate is updateAuthenticatorCounter or its extension
