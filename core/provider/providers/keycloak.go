@@ -9,15 +9,8 @@ import (
 // KeycloakProfile is the Keycloak ID token claims the Keycloak provider
 // reads.
 type KeycloakProfile struct {
-	Sub               string `json:"sub"`
-	Name              string `json:"name"`
-	PreferredUsername string `json:"preferred_username"`
-	GivenName         string `json:"given_name"`
-	FamilyName        string `json:"family_name"`
-	Email             string `json:"email"`
-	EmailVerified     bool   `json:"email_verified"`
-	Picture           string `json:"picture,omitempty"`
-	SessionState      string `json:"session_state,omitempty"`
+	StandardClaims
+	SessionState string `json:"session_state,omitempty"`
 }
 
 // KeycloakUser is the Keycloak profile mapping: sub, email, name (else

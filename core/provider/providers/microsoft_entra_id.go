@@ -11,15 +11,9 @@ import (
 // MicrosoftEntraIDProfile is the claims of a Microsoft Entra ID (v2.0) ID
 // token.
 type MicrosoftEntraIDProfile struct {
-	Sub               string `json:"sub"`
-	OID               string `json:"oid"`
-	TID               string `json:"tid"`
-	Name              string `json:"name"`
-	GivenName         string `json:"given_name,omitempty"`
-	FamilyName        string `json:"family_name,omitempty"`
-	Email             string `json:"email"`
-	PreferredUsername string `json:"preferred_username"`
-	Picture           string `json:"picture,omitempty"`
+	StandardClaims
+	OID string `json:"oid"`
+	TID string `json:"tid"`
 }
 
 // MicrosoftEntraIDUser is the Microsoft Entra ID profile mapping: sub,

@@ -2,8 +2,10 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -122,6 +124,37 @@ func TestProfileEmailVerified(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("%s %s: EmailVerified %s, want %s", name, tc.raw, got, tc.want)
 			}
+		}
+	}
+}
+
+// TestStandardClaimsProfilesDecode checks that the profile types that
+// embed StandardClaims decode the standard claims and their own ones from
+// one JSON object, their own winning (Auth0's updated_at stays a string).
+func TestStandardClaimsProfilesDecode(t *testing.T) {
+	const in = `{"sub":"s1","name":"Ann","given_name":"A","family_name":"N","email":"a@b.c","email_verified":true,` +
+		`"picture":"https://p","preferred_username":"ann","nickname":"an","locale":"de","updated_at":"2024-01-02T03:04:05Z",` +
+		`"iss":"https://accounts.google.com","azp":"cid","hd":"b.c","iat":1,"exp":2,"session_state":"st","oid":"o1","tid":"t1"}`
+	std := StandardClaims{Sub: "s1", Name: "Ann", GivenName: "A", FamilyName: "N", Email: "a@b.c", EmailVerified: true,
+		Picture: "https://p", PreferredUsername: "ann", Nickname: "an", Locale: "de", UpdatedAt: "2024-01-02T03:04:05Z"}
+	noUpdated := std
+	noUpdated.UpdatedAt = nil
+	cases := []struct {
+		name      string
+		got, want any
+	}{
+		{"auth0", &Auth0Profile{}, &Auth0Profile{StandardClaims: noUpdated, UpdatedAt: "2024-01-02T03:04:05Z"}},
+		{"keycloak", &KeycloakProfile{}, &KeycloakProfile{StandardClaims: std, SessionState: "st"}},
+		{"google", &GoogleProfile{}, &GoogleProfile{StandardClaims: std, Iss: "https://accounts.google.com", Azp: "cid", HD: "b.c", Iat: 1, Exp: 2}},
+		{"microsoft-entra-id", &MicrosoftEntraIDProfile{}, &MicrosoftEntraIDProfile{StandardClaims: std, OID: "o1", TID: "t1"}},
+		{"twitch", &TwitchProfile{}, &TwitchProfile{StandardClaims: std}},
+	}
+	for _, c := range cases {
+		if err := json.Unmarshal([]byte(in), c.got); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s decoded %+v, want %+v", c.name, c.got, c.want)
 		}
 	}
 }

@@ -7,13 +7,10 @@ import (
 )
 
 // TwitchProfile is the claims of a Twitch ID token, as the Twitch provider
-// requests them.
+// requests them: standard claims (sub, preferred_username, email,
+// email_verified, picture).
 type TwitchProfile struct {
-	Sub               string `json:"sub"`
-	PreferredUsername string `json:"preferred_username"`
-	Email             string `json:"email"`
-	EmailVerified     bool   `json:"email_verified,omitempty"`
-	Picture           string `json:"picture"`
+	StandardClaims
 }
 
 // TwitchUser is the Twitch profile mapping: sub, email,
