@@ -17,7 +17,7 @@ type Auth0Profile struct {
 // Auth0User is the Auth0 profile mapping: sub, email, name (else
 // nickname), picture.
 func Auth0User(_ context.Context, p Auth0Profile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.Nickname)), Image: str(p.Picture)}, nil
+	return p.user(p.Name, p.Nickname), nil
 }
 
 // Auth0 returns the Auth0 OpenID Connect provider (id "auth0") for the

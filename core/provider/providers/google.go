@@ -18,7 +18,7 @@ type GoogleProfile struct {
 
 // GoogleUser is the Google profile mapping: sub, email, name, picture.
 func GoogleUser(_ context.Context, p GoogleProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+	return p.user(p.Name), nil
 }
 
 // Google returns the Google OpenID Connect provider (id "google", issuer

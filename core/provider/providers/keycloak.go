@@ -16,7 +16,7 @@ type KeycloakProfile struct {
 // KeycloakUser is the Keycloak profile mapping: sub, email, name (else
 // preferred_username), picture.
 func KeycloakUser(_ context.Context, p KeycloakProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.PreferredUsername)), Image: str(p.Picture)}, nil
+	return p.user(p.Name, p.PreferredUsername), nil
 }
 
 // Keycloak returns the Keycloak OpenID Connect provider (id "keycloak").

@@ -20,7 +20,7 @@ type MicrosoftEntraIDProfile struct {
 // email, name, picture (the ID token has no picture unless one was added;
 // the photo is behind Microsoft Graph).
 func MicrosoftEntraIDUser(_ context.Context, p MicrosoftEntraIDProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+	return p.user(p.Name), nil
 }
 
 // MicrosoftEntraID returns the Microsoft Entra ID OpenID Connect provider

@@ -130,7 +130,8 @@ func TestProfileEmailVerified(t *testing.T) {
 
 // TestStandardClaimsProfilesDecode checks that the profile types that
 // embed StandardClaims decode the standard claims and their own ones from
-// one JSON object, their own winning (Auth0's updated_at stays a string).
+// one JSON object, their own winning (Auth0's updated_at stays a string,
+// LinkedIn's locale raw JSON).
 func TestStandardClaimsProfilesDecode(t *testing.T) {
 	const in = `{"sub":"s1","name":"Ann","given_name":"A","family_name":"N","email":"a@b.c","email_verified":true,` +
 		`"picture":"https://p","preferred_username":"ann","nickname":"an","locale":"de","updated_at":"2024-01-02T03:04:05Z",` +
@@ -139,6 +140,8 @@ func TestStandardClaimsProfilesDecode(t *testing.T) {
 		Picture: "https://p", PreferredUsername: "ann", Nickname: "an", Locale: "de", UpdatedAt: "2024-01-02T03:04:05Z"}
 	noUpdated := std
 	noUpdated.UpdatedAt = nil
+	noLocale := std
+	noLocale.Locale = ""
 	cases := []struct {
 		name      string
 		got, want any
@@ -148,6 +151,8 @@ func TestStandardClaimsProfilesDecode(t *testing.T) {
 		{"google", &GoogleProfile{}, &GoogleProfile{StandardClaims: std, Iss: "https://accounts.google.com", Azp: "cid", HD: "b.c", Iat: 1, Exp: 2}},
 		{"microsoft-entra-id", &MicrosoftEntraIDProfile{}, &MicrosoftEntraIDProfile{StandardClaims: std, OID: "o1", TID: "t1"}},
 		{"twitch", &TwitchProfile{}, &TwitchProfile{StandardClaims: std}},
+		{"okta", &OktaProfile{}, &OktaProfile{StandardClaims: std}},
+		{"linkedin", &LinkedInProfile{}, &LinkedInProfile{StandardClaims: noLocale, Locale: json.RawMessage(`"de"`)}},
 	}
 	for _, c := range cases {
 		if err := json.Unmarshal([]byte(in), c.got); err != nil {
@@ -155,6 +160,35 @@ func TestStandardClaimsProfilesDecode(t *testing.T) {
 		}
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s decoded %+v, want %+v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestStandardClaimsNameFallbacks checks each mapping's choice of name
+// when the name claim is missing, and that sub, email and picture map.
+func TestStandardClaimsNameFallbacks(t *testing.T) {
+	const in = `{"sub":"s1","email":"a@b.c","picture":"https://p","given_name":"A","family_name":"N",` +
+		`"nickname":"nick","preferred_username":"pref","username":"user"}`
+	cases := []struct {
+		p    interface {
+			ProfileFromJSON(context.Context, []byte, provider.TokenSet) (provider.User, error)
+		}
+		want string // "" for no name
+	}{
+		{Auth0("c", "s", "example.auth0.com"), "nick"},
+		{Keycloak("c", "s", "https://kc.example.com/realms/r"), "pref"},
+		{Okta("c", "s", "https://example.okta.com"), "nick"},
+		{Logto("c", "s", "https://example.logto.app/oidc"), "user"},
+		{Twitch("c", "s"), "pref"},
+		{Google("c", "s"), ""},
+		{LinkedIn("c", "s"), ""},
+		{MicrosoftEntraID("c", "s", ""), ""},
+		{Zitadel("c", "s", "https://example.zitadel.cloud"), "A N"}, // StandardClaimsUser
+	}
+	for _, c := range cases {
+		u, err := c.p.ProfileFromJSON(context.Background(), []byte(in), provider.TokenSet{})
+		if err != nil || u.ID != "s1" || u.Email != "a@b.c" || deref(u.Image) != "https://p" || deref(u.Name) != c.want {
+			t.Errorf("%T: %+v (name %q), %v; want s1, a@b.c, https://p and the name %q", c.p, u, deref(u.Name), err, c.want)
 		}
 	}
 }

@@ -16,7 +16,7 @@ type TwitchProfile struct {
 // TwitchUser is the Twitch profile mapping: sub, email,
 // preferred_username, picture.
 func TwitchUser(_ context.Context, p TwitchProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.PreferredUsername), Image: str(p.Picture)}, nil
+	return p.user(p.PreferredUsername), nil
 }
 
 // Twitch returns the Twitch OpenID Connect provider (id "twitch", issuer
