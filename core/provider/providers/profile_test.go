@@ -170,7 +170,7 @@ func TestStandardClaimsNameFallbacks(t *testing.T) {
 	const in = `{"sub":"s1","email":"a@b.c","picture":"https://p","given_name":"A","family_name":"N",` +
 		`"nickname":"nick","preferred_username":"pref","username":"user"}`
 	cases := []struct {
-		p    interface {
+		p interface {
 			ProfileFromJSON(context.Context, []byte, provider.TokenSet) (provider.User, error)
 		}
 		want string // "" for no name
