@@ -219,12 +219,18 @@ func redactToken(err error, token string) error {
 	return &redactedError{msg: strings.ReplaceAll(err.Error(), token, "[token]"), err: err}
 }
 
-// clearIfNoBase empties the endpoint URLs of a per-deployment provider
-// built without its base URL, so that [Validate] reports them missing.
-func clearIfNoBase[P any](c *provider.OAuth2Config[P], base string) {
+// hostedBuiltIn is [oauthBuiltIn] for a provider deployed per server:
+// the endpoints are paths under the base URL of issuer (see [baseURL]).
+// Without an issuer they stay empty, so that [provider.Validate] reports
+// them missing.
+func hostedBuiltIn[P any](id, name, color, with, clientID, clientSecret string, profile provider.ProfileCallback[P],
+	issuer, authPath, scope, tokenPath, userinfoPath string) *provider.OAuth2Config[P] {
+	base := baseURL(issuer)
+	c := oauthBuiltIn(id, name, color, with, clientID, clientSecret, profile, base+authPath, scope, base+tokenPath, base+userinfoPath)
 	if base == "" {
 		c.Authorization.URL, c.Token.URL, c.Userinfo.URL = "", "", ""
 	}
+	return c
 }
 
 func first(ss ...string) string {
