@@ -270,13 +270,31 @@ func clientOf(req provider.UserinfoRequest) *http.Client {
 	return http.DefaultClient
 }
 
+// userinfoFetch is a userinfo handler that makes the request call
+// describes for the userinfo request and decodes the JSON response (see
+// [fetchJSON]) as the profile.
+func userinfoFetch[P any](call func(req provider.UserinfoRequest) userinfoCall) func(context.Context, provider.UserinfoRequest) (P, error) {
+	return func(ctx context.Context, req provider.UserinfoRequest) (P, error) {
+		var p P
+		err := fetchJSON(ctx, clientOf(req), call(req), &p)
+		return p, err
+	}
+}
+
 // userinfoWithScheme is a userinfo handler that sends the access token as
 // "Authorization: {scheme} {token}", for APIs that want a scheme other
 // than Bearer.
 func userinfoWithScheme[P any](scheme string) func(context.Context, provider.UserinfoRequest) (P, error) {
-	return func(ctx context.Context, req provider.UserinfoRequest) (P, error) {
-		var p P
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader(scheme, req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	return userinfoFetch[P](func(req provider.UserinfoRequest) userinfoCall {
+		return userinfoCall{url: req.Endpoint.WithParams(), header: authHeader(scheme, req.Tokens.AccessToken)}
+	})
+}
+
+// userinfoTokenInQuery is a userinfo handler that sends the access token
+// as the query parameter param, for APIs that take it there (errors name
+// the URL without its query).
+func userinfoTokenInQuery[P any](param string) func(context.Context, provider.UserinfoRequest) (P, error) {
+	return userinfoFetch[P](func(req provider.UserinfoRequest) userinfoCall {
+		return userinfoCall{url: withQuery(req.Endpoint.WithParams(), param, req.Tokens.AccessToken)}
+	})
 }
