@@ -243,3 +243,34 @@ func TestStoreObserver(t *testing.T) {
 		t.Errorf("8 concurrent calls were observed %d times by two observers, want 16", len(seen))
 	}
 }
+
+// staticGetter returns one user without allocating.
+type staticGetter struct{ u *core.User }
+
+func (g staticGetter) GetUser(context.Context, string) (*core.User, error) { return g.u, nil }
+
+// TestStoreUnobservedCallAllocatesNothing checks that the layer, without
+// an observer, adds no allocation to a lookup, and that an observer does
+// not either beyond its own work.
+func TestStoreUnobservedCallAllocatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
+	}
+	ctx := context.Background()
+	g := staticGetter{u: &core.User{ID: "u1", Email: "a@example.com"}}
+	var calls int
+	for _, c := range []struct {
+		name string
+		s    *core.Store
+	}{
+		{"unobserved", core.NewStore(g)},
+		{"observed", core.NewStore(g, core.WithObserver(core.ObserverFunc(func(context.Context, core.Call) { calls++ })))},
+	} {
+		if n := testing.AllocsPerRun(100, func() { _, _ = c.s.GetUser(ctx, "u1") }); n != 0 {
+			t.Errorf("%s: GetUser through the layer allocated %v times per call, want 0", c.name, n)
+		}
+	}
+	if calls != 101 {
+		t.Errorf("the observer saw %d calls, want 101 (AllocsPerRun's warm-up and 100 runs)", calls)
+	}
+}
