@@ -135,7 +135,8 @@ func TestProfileEmailVerified(t *testing.T) {
 func TestStandardClaimsProfilesDecode(t *testing.T) {
 	const in = `{"sub":"s1","name":"Ann","given_name":"A","family_name":"N","email":"a@b.c","email_verified":true,` +
 		`"picture":"https://p","preferred_username":"ann","nickname":"an","locale":"de","updated_at":"2024-01-02T03:04:05Z",` +
-		`"iss":"https://accounts.google.com","azp":"cid","hd":"b.c","iat":1,"exp":2,"session_state":"st","oid":"o1","tid":"t1"}`
+		`"iss":"https://accounts.google.com","azp":"cid","hd":"b.c","iat":1,"exp":2,"session_state":"st","oid":"o1","tid":"t1",` +
+		`"https://slack.com/team_id":"T1"}`
 	std := StandardClaims{Sub: "s1", Name: "Ann", GivenName: "A", FamilyName: "N", Email: "a@b.c", EmailVerified: true,
 		Picture: "https://p", PreferredUsername: "ann", Nickname: "an", Locale: "de", UpdatedAt: "2024-01-02T03:04:05Z"}
 	noUpdated := std
@@ -152,6 +153,7 @@ func TestStandardClaimsProfilesDecode(t *testing.T) {
 		{"microsoft-entra-id", &MicrosoftEntraIDProfile{}, &MicrosoftEntraIDProfile{StandardClaims: std, OID: "o1", TID: "t1"}},
 		{"twitch", &TwitchProfile{}, &TwitchProfile{StandardClaims: std}},
 		{"okta", &OktaProfile{}, &OktaProfile{StandardClaims: std}},
+		{"slack", &SlackProfile{}, &SlackProfile{StandardClaims: std, TeamID: "T1"}},
 		{"linkedin", &LinkedInProfile{}, &LinkedInProfile{StandardClaims: noLocale, Locale: json.RawMessage(`"de"`)}},
 	}
 	for _, c := range cases {
