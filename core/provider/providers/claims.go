@@ -41,7 +41,13 @@ type StandardClaimer interface{ Standard() StandardClaims }
 // joined, else nickname, else preferred_username; picture.
 func StandardClaimsUser[P StandardClaimer](_ context.Context, p P, _ provider.TokenSet) (provider.User, error) {
 	c := p.Standard()
-	return c.user(c.Name, joinNonEmpty(c.GivenName, c.MiddleName, c.FamilyName), c.Nickname, c.PreferredUsername), nil
+	return c.user(c.name()), nil
+}
+
+// name is the name [StandardClaimsUser] maps: name, else given, middle
+// and family name joined, else nickname, else preferred_username.
+func (c StandardClaims) name() string {
+	return first(c.Name, joinNonEmpty(c.GivenName, c.MiddleName, c.FamilyName), c.Nickname, c.PreferredUsername)
 }
 
 // user maps the claims to a [provider.User]: sub, email, picture, and the

@@ -193,4 +193,19 @@ func TestStandardClaimsNameFallbacks(t *testing.T) {
 			t.Errorf("%T: %+v (name %q), %v; want s1, a@b.c, https://p and the name %q", c.p, u, deref(u.Name), err, c.want)
 		}
 	}
+	// The fallbacks past the standard claims: Cognito's username for the
+	// name, Frontegg's profilePictureUrl for the picture.
+	ctx := context.Background()
+	if u, _ := CognitoUser(ctx, CognitoProfile{StandardClaims: StandardClaims{Sub: "s1"}, Username: "cu"}, provider.TokenSet{}); deref(u.Name) != "cu" {
+		t.Errorf("cognito without name claims: name %q, want cognito:username", deref(u.Name))
+	}
+	if u, _ := CognitoUser(ctx, CognitoProfile{StandardClaims: StandardClaims{Sub: "s1", GivenName: "A"}, Username: "cu"}, provider.TokenSet{}); deref(u.Name) != "A" {
+		t.Errorf("cognito with a given name: name %q, want A", deref(u.Name))
+	}
+	if u, _ := FronteggUser(ctx, FronteggProfile{StandardClaims: StandardClaims{Sub: "s1"}, ProfilePictureURL: "https://f"}, provider.TokenSet{}); deref(u.Image) != "https://f" {
+		t.Errorf("frontegg without picture: image %q, want profilePictureUrl", deref(u.Image))
+	}
+	if u, _ := FronteggUser(ctx, FronteggProfile{StandardClaims: StandardClaims{Sub: "s1", Picture: "https://p"}, ProfilePictureURL: "https://f"}, provider.TokenSet{}); deref(u.Image) != "https://p" {
+		t.Errorf("frontegg with picture: image %q, want picture", deref(u.Image))
+	}
 }
