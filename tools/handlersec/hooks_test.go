@@ -19,6 +19,7 @@ import (
 	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
+	"github.com/authport/authport/oauth/oauthtest"
 )
 
 // The callbacks and events of issue 22 (items 2 and 3) over HTTP against
@@ -27,53 +28,6 @@ import (
 // store. The OAuth provider is an in-process double (the store is what is
 // under test here; dex runs in the handler module), and the e-mail provider
 // keeps the link it is asked to send.
-
-// hookIdP is an OAuth 2.0 provider that authorises at once.
-type hookIdP struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	profile map[string]any
-	n       int
-}
-
-func startHookIdP(t *testing.T) *hookIdP {
-	f := &hookIdP{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		to, _ := url.Parse(q.Get("redirect_uri"))
-		f.mu.Lock()
-		f.n++
-		code := "code-" + string(rune('a'+f.n%26)) + randomName(t)
-		f.mu.Unlock()
-		to.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}}.Encode()
-		http.Redirect(w, r, to.String(), http.StatusFound)
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at-" + randomName(t), "token_type": "Bearer", "expires_in": 3600})
-	})
-	mux.HandleFunc("/userinfo", func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		p := f.profile
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(p)
-	})
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *hookIdP) provider() provider.Provider {
-	p := &provider.OAuth2Config[map[string]any]{}
-	p.ID, p.Name = "idp", "IdP"
-	p.Authorization = provider.Endpoint{URL: f.srv.URL + "/authorize"}
-	p.Token = provider.TokenEndpoint{URL: f.srv.URL + "/token"}
-	p.Userinfo = provider.UserinfoEndpoint[map[string]any]{URL: f.srv.URL + "/userinfo"}
-	p.ClientID, p.ClientSecret = "client", "client-secret-0123456789abcdef0123456789"
-	return p
-}
 
 // hookPasskeys is the handler's side of the passkey contract: it signs in
 // with the stored authenticator cred-1 through core/auth.
@@ -94,14 +48,14 @@ type hookApp struct {
 	srv    *httptest.Server
 	h      *handler.Handler
 	store  *coretest.Counting
-	idp    *hookIdP
+	idp    *oauthtest.Fake
 	client *http.Client
 	mu     sync.Mutex
 	links  []string
 }
 
 func newHookApp(t *testing.T, store core.Adapter, strategy auth.Strategy, configure func(*auth.Config)) *hookApp {
-	app := &hookApp{t: t, store: coretest.NewCounting(store), idp: startHookIdP(t)}
+	app := &hookApp{t: t, store: coretest.NewCounting(store), idp: oauthtest.StartFake(t)}
 	app.srv = httptest.NewServer(nil)
 	t.Cleanup(app.srv.Close)
 	email := provider.Email("auth@example.com", func(_ context.Context, v provider.VerificationRequest) error {
@@ -110,7 +64,7 @@ func newHookApp(t *testing.T, store core.Adapter, strategy auth.Strategy, config
 		app.mu.Unlock()
 		return nil
 	})
-	cfg := auth.Config{Adapter: app.store, Providers: []provider.Provider{app.idp.provider(), email, provider.Passkey()},
+	cfg := auth.Config{Adapter: app.store, Providers: []provider.Provider{app.idp.Provider("idp"), email, provider.Passkey()},
 		Secrets: []string{secret}, BaseURL: app.srv.URL + "/auth", Session: auth.SessionOptions{Strategy: strategy}}
 	configure(&cfg)
 	a, err := auth.New(cfg)
@@ -179,9 +133,7 @@ func (app *hookApp) session() map[string]any {
 }
 
 func (app *hookApp) signInOAuth(profile map[string]any) hookRes {
-	app.idp.mu.Lock()
-	app.idp.profile = profile
-	app.idp.mu.Unlock()
+	app.idp.SetProfile(profile)
 	res := app.do("POST", "/auth/signin/idp", url.Values{"csrfToken": {app.csrf()}})
 	back := app.do("GET", res.Header.Get("Location"), nil)
 	return app.do("GET", back.Header.Get("Location"), nil)
