@@ -348,6 +348,28 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 	}
 }
 
+// admitCallback answers a callback request made with another method than
+// method (405), a POST without its CSRF token, or one over the sign-in
+// limits for the identifier it names (identifier(r); "" when identifier is
+// nil), and returns false; it returns true when the callback may go on.
+func (h *Handler) admitCallback(w http.ResponseWriter, r *http.Request, method string, identifier func(*http.Request) string) bool {
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
+		return false
+	}
+	if method == http.MethodPost {
+		if _, ok := h.checkCSRF(w, r); !ok {
+			return false
+		}
+	}
+	id := ""
+	if identifier != nil {
+		id = identifier(r)
+	}
+	return h.allowSignIn(w, r, id)
+}
+
 // serveCallback answers GET|POST /callback/{provider}.
 func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id string) {
 	p, ok := h.byID[id]
@@ -370,26 +392,13 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		}
 		si, err = h.flow.Callback(ctx, w, r, id, currentUser(current))
 	case provider.TypeEmail:
-		if r.Method != http.MethodGet {
-			w.Header().Set("Allow", "GET")
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
-			return
-		}
-		if !h.allowSignIn(w, r, "") {
+		if !h.admitCallback(w, r, http.MethodGet, nil) {
 			return
 		}
 		q := r.URL.Query()
 		si, err = h.auth.VerifyEmailSignIn(ctx, id, q.Get("email"), q.Get("token"))
 	case provider.TypeCredentials:
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
-			return
-		}
-		if _, ok := h.checkCSRF(w, r); !ok {
-			return
-		}
-		if !h.allowSignIn(w, r, credentialsIdentifier(r)) {
+		if !h.admitCallback(w, r, http.MethodPost, credentialsIdentifier) {
 			return
 		}
 		si, err = h.credentials(r, id, p.(*provider.CredentialsConfig))
@@ -401,15 +410,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			return ErrorConfiguration
 		}
 	case provider.TypeWebAuthn:
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
-			return
-		}
-		if _, ok := h.checkCSRF(w, r); !ok {
-			return
-		}
-		if !h.allowSignIn(w, r, "") {
+		if !h.admitCallback(w, r, http.MethodPost, nil) {
 			return
 		}
 		current, _, serr := h.session(ctx, r)
