@@ -166,7 +166,7 @@ func writesExcept(c *coretest.Counting, allowed ...core.Method) map[core.Method]
 }
 
 func forStores(t *testing.T, run func(t *testing.T, store core.Adapter, strategy auth.Strategy)) {
-	for _, st := range stores {
+	for _, st := range testStores {
 		for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 			t.Run(st.name+"/"+string(strategy), func(t *testing.T) { run(t, st.open(t), strategy) })
 		}
