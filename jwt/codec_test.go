@@ -38,6 +38,20 @@ func mustCodec(t testing.TB, secrets ...string) *Codec {
 func viaJSON(t testing.TB, v any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(v)
+	return jsonObject(t, b, err)
+}
+
+// header returns the decoded protected header of a compact token.
+func header(t testing.TB, token string) map[string]any {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	return jsonObject(t, raw, err)
+}
+
+// jsonObject returns the JSON object b decoded, failing t when err (the
+// error of making b) is not nil or b is no JSON object.
+func jsonObject(t testing.TB, b []byte, err error) map[string]any {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,20 +60,6 @@ func viaJSON(t testing.TB, v any) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// header returns the decoded protected header of a compact token.
-func header(t testing.TB, token string) map[string]any {
-	t.Helper()
-	raw, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h map[string]any
-	if err := json.Unmarshal(raw, &h); err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // seal makes a compact JWE of plaintext with go-jose directly, for the tokens
