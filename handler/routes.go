@@ -308,7 +308,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 	ctx := r.Context()
 	switch c := p.Common(); c.Type {
 	case provider.TypeOAuth, provider.TypeOIDC:
-		if !h.allowSignIn(w, r, "") {
+		if !h.allow(w, r, signInAttempt, "") {
 			return
 		}
 		// Authorization parameters of the sign-in request (Auth.js's
@@ -326,7 +326,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 		if ec, ok := p.(*provider.EmailConfig); ok {
 			identifier, _ = ec.Normalize(r.PostFormValue("email"))
 		}
-		if !h.allowEmail(w, r, identifier) {
+		if !h.allow(w, r, emailAttempt, identifier) {
 			return
 		}
 		if _, err := h.auth.StartEmailSignIn(ctx, id, r.PostFormValue("email")); err != nil {
@@ -367,7 +367,7 @@ func (h *Handler) admitCallback(w http.ResponseWriter, r *http.Request, method s
 	if identifier != nil {
 		id = identifier(r)
 	}
-	return h.allowSignIn(w, r, id)
+	return h.allow(w, r, signInAttempt, id)
 }
 
 // serveCallback answers GET|POST /callback/{provider}.

@@ -391,27 +391,30 @@ func (b *tab) navigate(target string) {
 // sessionOf returns the session the adapter holds for token, or nil.
 func sessionOf(t *testing.T, a *app, token string) *core.SessionAndUser {
 	t.Helper()
-	g, ok := a.store.adapter.(core.SessionAndUserGetter)
-	if !ok {
-		t.Fatalf("%T cannot look sessions up", a.store.adapter)
-	}
-	s, err := g.GetSessionAndUser(context.Background(), token)
-	if err != nil {
-		t.Fatalf("GetSessionAndUser: %v", err)
-	}
-	return s
+	return lookUp(t, a, "GetSessionAndUser", func(g core.SessionAndUserGetter) (*core.SessionAndUser, error) {
+		return g.GetSessionAndUser(context.Background(), token)
+	})
 }
 
 // userByEmail returns the adapter's user with email, or nil.
 func userByEmail(t *testing.T, a *app, email string) *core.User {
 	t.Helper()
-	g, ok := a.store.adapter.(core.UserByEmailGetter)
+	return lookUp(t, a, "GetUserByEmail", func(g core.UserByEmailGetter) (*core.User, error) {
+		return g.GetUserByEmail(context.Background(), email)
+	})
+}
+
+// lookUp returns what get finds through the app's adapter as a G, failing
+// t when the adapter lacks the method, or when the lookup fails.
+func lookUp[G, V any](t *testing.T, a *app, method string, get func(G) (V, error)) V {
+	t.Helper()
+	g, ok := a.store.adapter.(G)
 	if !ok {
-		t.Fatalf("%T cannot look users up by e-mail", a.store.adapter)
+		t.Fatalf("%T has no %s", a.store.adapter, method)
 	}
-	u, err := g.GetUserByEmail(context.Background(), email)
+	v, err := get(g)
 	if err != nil {
-		t.Fatalf("GetUserByEmail: %v", err)
+		t.Fatalf("%s: %v", method, err)
 	}
-	return u
+	return v
 }

@@ -188,16 +188,21 @@ func TestSignInDenyOnStores(t *testing.T) {
 			}
 		})
 		denied := app.srv.URL + "/auth/error?error=AccessDenied"
-		res := app.signInOAuth(map[string]any{"id": "gh-1", "email": "octo@example.com"})
-		if got := res.Header.Get("Location"); got != denied {
-			t.Errorf("OAuth: %s, want %s", got, denied)
+		// refused checks a denial: to the error page, no session cookie,
+		// and no write but the one allowed.
+		refused := func(what string, res hookRes, allowed core.Method) {
+			t.Helper()
+			if got := res.Header.Get("Location"); got != denied {
+				t.Errorf("%s: %s, want %s", what, got, denied)
+			}
+			noSession(t, what, res)
+			if w := writesExcept(app.store, allowed); len(w) != 0 {
+				t.Errorf("%s wrote %v", what, w)
+			}
 		}
-		noSession(t, "a denied OAuth sign-in", res)
-		if w := writesExcept(app.store, core.MethodCreateVerificationToken); len(w) != 0 {
-			t.Errorf("a denied OAuth sign-in wrote %v", w)
-		}
+		refused("a denied OAuth sign-in", app.signInOAuth(map[string]any{"id": "gh-1", "email": "octo@example.com"}), core.MethodCreateVerificationToken)
 		app.store.Reset()
-		res = app.do("POST", "/auth/signin/email", url.Values{"csrfToken": {app.csrf()}, "email": {"nope@example.com"}})
+		res := app.do("POST", "/auth/signin/email", url.Values{"csrfToken": {app.csrf()}, "email": {"nope@example.com"}})
 		app.mu.Lock()
 		sent := len(app.links)
 		app.mu.Unlock()
@@ -206,14 +211,7 @@ func TestSignInDenyOnStores(t *testing.T) {
 		}
 		app.do("POST", "/auth/signin/email", url.Values{"csrfToken": {app.csrf()}, "email": {"late@example.com"}})
 		app.store.Reset()
-		res = app.do("GET", app.lastLink(), nil)
-		if got := res.Header.Get("Location"); got != denied {
-			t.Errorf("e-mail link: %s, want %s", got, denied)
-		}
-		noSession(t, "a denied e-mail link", res)
-		if w := writesExcept(app.store, core.MethodUseVerificationToken); len(w) != 0 {
-			t.Errorf("a denied e-mail link wrote %v", w)
-		}
+		refused("a denied e-mail link", app.do("GET", app.lastLink(), nil), core.MethodUseVerificationToken)
 		app.store.Reset()
 		res = app.do("POST", "/auth/callback/passkey", url.Values{"csrfToken": {app.csrf()}})
 		if got := res.Header.Get("Location"); got != denied || len(app.store.Writes()) != 0 {
