@@ -79,6 +79,13 @@ func seal(t testing.TB, secret, salt string, enc jose.ContentEncryption, kid str
 		opts = opts.WithHeader(jose.HeaderKey(k), v)
 	}
 	e, err := jose.NewEncrypter(enc, jose.Recipient{Algorithm: jose.DIRECT, Key: key, KeyID: kid}, opts)
+	return compact(t, e, err, plaintext)
+}
+
+// compact returns plaintext encrypted by e as a compact JWE, failing t
+// when err (the error of making e) is not nil or the encryption fails.
+func compact(t testing.TB, e jose.Encrypter, err error, plaintext string) string {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,14 +466,7 @@ func TestHeaderChecks(t *testing.T) {
 	}
 	// alg other than dir: a key-wrapped JWE (A256KW) under the same derived key.
 	kw, err := jose.NewEncrypter(jose.A256CBC_HS512, jose.Recipient{Algorithm: jose.A256KW, Key: key[:32]}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := kw.Encrypt([]byte(valid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kwToken, _ := obj.CompactSerialize()
+	kwToken := compact(t, kw, err, valid)
 	cases = append(cases, struct {
 		name  string
 		token string
