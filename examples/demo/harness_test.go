@@ -17,13 +17,11 @@ import (
 
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/oauth/oauthtest"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	goredis "github.com/redis/go-redis/v9"
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
 
 // The browser tests run the demo in-process on 127.0.0.1, browsed at
@@ -59,33 +57,10 @@ func randomName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// postgresDB returns a URL whose search_path is a schema made for t alone,
+// postgresDB returns the URL of a PostgreSQL database made for t alone,
 // dropped when t ends.
 func postgresDB(t *testing.T) string {
-	base := provision.Postgres(t)
-	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatalf("connect to PostgreSQL: %v", err)
-	}
-	sqlDB, _ := admin.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	schema := randomName("demo_")
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error; err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("AUTHPORT_POSTGRES_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return oauthtest.PostgresDatabase(t, provision.Postgres(t), "demo_")
 }
 
 // redisDB returns a Redis URL with a key prefix for t alone; its keys are
