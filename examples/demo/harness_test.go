@@ -57,10 +57,10 @@ func randomName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// postgresDB returns the URL of a PostgreSQL database made for t alone,
+// postgresDB returns a URL whose search_path is a schema made for t alone,
 // dropped when t ends.
 func postgresDB(t *testing.T) string {
-	return oauthtest.PostgresDatabase(t, provision.Postgres(t), "demo_")
+	return oauthtest.PostgresSchema(t, provision.Postgres(t), "demo_")
 }
 
 // redisDB returns a Redis URL with a key prefix for t alone; its keys are

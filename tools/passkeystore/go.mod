@@ -18,6 +18,7 @@ require (
 	github.com/authport/authport/adapters/postgres-gorm v0.1.0 // indirect
 	github.com/authport/authport/adapters/redis v0.1.0 // indirect
 	github.com/authport/authport/jwt v0.1.0 // indirect
+	github.com/authport/authport/oauth v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/fxamacker/cbor/v2 v2.9.4 // indirect

@@ -2,7 +2,8 @@
 // removed when it ends: a bbolt file, a PostgreSQL schema (through GORM)
 // and a Redis key prefix. The servers are the ones conformance/provision
 // names (AUTHPORT_POSTGRES_URL, AUTHPORT_REDIS_URL); without one a test
-// skips, or fails when AUTHPORT_REQUIRE names it. The handler's security
+// skips, or fails when AUTHPORT_REQUIRE names it. The PostgreSQL schema
+// is made with psql (oauthtest.PostgresSchema). The handler's security
 // checks (tools/handlersec) and the passkey ceremonies
 // (tools/passkeystore) run on them.
 package stores
@@ -12,7 +13,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"net/url"
 	"path/filepath"
 	"testing"
 
@@ -26,6 +26,7 @@ import (
 	postgresgorm "github.com/authport/authport/adapters/postgres-gorm"
 	redisadapter "github.com/authport/authport/adapters/redis"
 	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/oauth/oauthtest"
 )
 
 // RandomName returns prefix followed by 16 random hex digits: a schema
@@ -85,33 +86,10 @@ func Redis(t *testing.T, prefix string) *redisadapter.Adapter {
 }
 
 // Postgres returns a migrated PostgreSQL (GORM) adapter in a schema of its
-// own (prefix and random digits), dropped when t ends.
+// own (prefix and random characters), dropped when t ends.
 func Postgres(t *testing.T, prefix string) *postgresgorm.Adapter {
 	t.Helper()
-	base := provision.Postgres(t)
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	schema := RandomName(t, prefix)
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("AUTHPORT_POSTGRES_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", u.String())
+	db, err := sql.Open("pgx", oauthtest.PostgresSchema(t, provision.Postgres(t), prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +98,7 @@ func Postgres(t *testing.T, prefix string) *postgresgorm.Adapter {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx := context.Background()
 	a, err := postgresgorm.New(ctx, gdb)
 	if err != nil {
 		t.Fatal(err)
