@@ -24,7 +24,7 @@ import (
 // getSessionAndUser each (database sessions; malformed: none) and never a
 // write.
 func TestBearerSessions(t *testing.T) {
-	for _, st := range stores {
+	for _, st := range testStores {
 		for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 			t.Run(st.name+"/"+string(strategy), func(t *testing.T) {
 				store := st.open(t)
