@@ -30,6 +30,7 @@ var (
 	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 	_ core.AccountsByUserLister         = (*Adapter)(nil)
 	_ core.AccountUpdater               = (*Adapter)(nil)
+	_ core.SessionExtender              = (*Adapter)(nil)
 )
 
 // Option configures an [Adapter].

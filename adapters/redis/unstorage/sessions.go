@@ -3,6 +3,7 @@ package unstorage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -82,28 +83,56 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, token string) (*core.Se
 // the session document; moving it to another user moves its index
 // entries in the same script.
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
-	const m = core.MethodUpdateSession
+	r, err := a.updateSession(ctx, up, time.Time{}, false)
+	return r.s, err
+}
+
+// ExtendSession implements [core.SessionExtender]: the compare-and-set of
+// UpdateSession, whose round writes only while the stored expiry is not
+// after from, and otherwise returns the stored session.
+func (a *Adapter) ExtendSession(ctx context.Context, token string, from, expires time.Time) (*core.Session, bool, error) {
+	r, err := a.updateSession(ctx, core.SessionUpdate{SessionToken: token, Expires: core.Set(expires)}, from, true)
+	return r.s, r.wrote, err
+}
+
+// updated is the outcome of updateSession: the session as stored, and
+// whether the call wrote it.
+type updated struct {
+	s     *core.Session
+	wrote bool
+}
+
+// updateSession is UpdateSession; with cond, a round that finds the
+// stored expiry after from writes nothing (ExtendSession).
+func (a *Adapter) updateSession(ctx context.Context, up core.SessionUpdate, from time.Time, cond bool) (updated, error) {
+	m := core.MethodUpdateSession
+	if cond {
+		m = core.MethodExtendSession
+	}
 	logical := uSession + up.SessionToken
 	key := a.k.redis(logical)
-	return shared.CAS(ctx, func() (*core.Session, bool, error) {
+	return shared.CAS(ctx, func() (updated, bool, error) {
 		raw, cur, err := a.readSession(ctx, up.SessionToken)
 		if err != nil || cur == nil || cur.Expired(a.now()) {
-			return nil, true, err
+			return updated{}, true, err
+		}
+		if cond && cur.Expires.After(from) {
+			return updated{cur, false}, true, nil
 		}
 		next := up.Apply(*cur)
 		if err := shared.CheckTime(m, "expires", &next.Expires); err != nil {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		if err := checkISOTime(m, "expires", &next.Expires); err != nil {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		newDoc, err := encodeUSession(&next)
 		if err != nil {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		s, err := mergeDoc(raw, newDoc)
 		if err != nil {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		move := "0"
 		if next.UserID != cur.UserID {
@@ -113,12 +142,12 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 			a.k.user(next.UserID), a.k.sessionByUser(next.UserID), a.k.sessionByUser(cur.UserID)},
 			raw, s, shared.ExpiryMillis(next.Expires), next.UserID, key, logical, move).Text()
 		if err != nil || res == "retry" {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		if res == "notfound" {
-			return nil, false, fmt.Errorf("user %q: %w", next.UserID, core.ErrNotFound)
+			return updated{}, false, fmt.Errorf("user %q: %w", next.UserID, core.ErrNotFound)
 		}
-		return &next, true, nil
+		return updated{&next, true}, true, nil
 	})
 }
 

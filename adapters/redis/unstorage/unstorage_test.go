@@ -337,3 +337,33 @@ func FuzzUnstorageDecode(f *testing.F) {
 		_ = checkKey(core.MethodCreateUser, "id", uUser, uUser+id)
 	})
 }
+
+// TestExtendSession checks extendSession's single write under concurrent
+// callers (redistest.ExtendSession), and that the stored document stays
+// in unstorage's format with the new expiry.
+func TestExtendSession(t *testing.T) {
+	c := redistest.SingleNode(t)
+	t.Cleanup(func() { _ = c.Close() })
+	a, _ := unstorageFixture(t, c)
+	redistest.ExtendSession(t, a)
+	ctx := context.Background()
+	su, err := a.GetSessionAndUser(ctx, "tok")
+	if err != nil || su == nil {
+		t.Fatalf("getSessionAndUser = %v, %v", su, err)
+	}
+	doc, err := c.Get(ctx, a.k.session("tok")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(doc), &got); err != nil {
+		t.Fatalf("stored session %s: %v", doc, err)
+	}
+	want := map[string]any{"sessionToken": "tok", "userId": "extender", "expires": su.Session.Expires.Format("2006-01-02T15:04:05.000Z")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stored session %s; want the fields %v", doc, want)
+	}
+	if got, err := c.PExpireTime(ctx, a.k.session("tok")).Result(); err != nil || got.Milliseconds() != su.Session.Expires.UnixMilli() {
+		t.Errorf("the session key expires at %v (%v); want %v", got, err, su.Session.Expires.UnixMilli())
+	}
+}

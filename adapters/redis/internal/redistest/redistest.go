@@ -266,3 +266,85 @@ func LostTokenReply(t *testing.T, drop *ConnDropper, a TokenStore, raw Mentioner
 		t.Errorf("after the token was used, %v still mention its identifier (%v)", left, err)
 	}
 }
+
+// SessionExtenderStore is what ExtendSession needs of an adapter.
+type SessionExtenderStore interface {
+	core.UserCreator
+	core.SessionCreator
+	core.SessionAndUserGetter
+	core.SessionExtender
+}
+
+// ExtendSession checks an adapter's extendSession through [core.Store]:
+// concurrent calls with the same from on one session write exactly once
+// and all return the expiry that one wrote, which a read then finds; a
+// call with a from the stored expiry is now after writes nothing and
+// returns the stored session; an unknown token gives nil, false, nil.
+func ExtendSession(t *testing.T, a SessionExtenderStore) {
+	ctx := context.Background()
+	s := core.NewStore(a)
+	u := core.User{ID: "extender", Email: "extender@example.com"}
+	if _, err := s.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	from := core.NormalizeTime(time.Now().Add(time.Hour))
+	if _, err := s.CreateSession(ctx, core.Session{SessionToken: "tok", UserID: u.ID, Expires: from}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	type result struct {
+		s     *core.Session
+		wrote bool
+		err   error
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each asks for an expiry of its own: the one that writes
+			// decides, and every other must return that one's.
+			to := from.Add(time.Duration(i+1) * time.Minute)
+			r, wrote, err := s.ExtendSession(ctx, "tok", from, to)
+			results[i] = result{r, wrote, err}
+		}()
+	}
+	wg.Wait()
+	writes := 0
+	var stored time.Time
+	for i, r := range results {
+		if r.err != nil || r.s == nil {
+			t.Fatalf("extendSession %d = %v, %v, %v; want the session", i, r.s, r.wrote, r.err)
+		}
+		if r.wrote {
+			writes++
+			stored = r.s.Expires
+		}
+	}
+	if writes != 1 {
+		t.Fatalf("%d of %d concurrent extendSession calls with the same from wrote; want exactly 1", writes, n)
+	}
+	for i, r := range results {
+		if !r.s.Expires.Equal(stored) || r.s.UserID != u.ID || r.s.SessionToken != "tok" {
+			t.Errorf("extendSession %d returned %+v; want the session as the writer stored it (expires %v)", i, *r.s, stored)
+		}
+	}
+	if su, err := s.GetSessionAndUser(ctx, "tok"); err != nil || su == nil || !su.Session.Expires.Equal(stored) {
+		t.Errorf("getSessionAndUser after the extensions = %v, %v; want expires %v", su, err, stored)
+	}
+
+	// A stale from: the stored expiry is after it.
+	got, wrote, err := s.ExtendSession(ctx, "tok", from, from.Add(24*time.Hour))
+	if err != nil || wrote || got == nil || !got.Expires.Equal(stored) {
+		t.Errorf("extendSession with a stale from = %v, %v, %v; want the stored session (expires %v), false", got, wrote, err, stored)
+	}
+	// The stored expiry as from: it writes.
+	next := stored.Add(time.Hour)
+	if got, wrote, err := s.ExtendSession(ctx, "tok", stored, next); err != nil || !wrote || got == nil || !got.Expires.Equal(next) {
+		t.Errorf("extendSession from the stored expiry = %v, %v, %v; want the session expiring %v, true", got, wrote, err, next)
+	}
+	if got, wrote, err := s.ExtendSession(ctx, "unknown", from, next); err != nil || wrote || got != nil {
+		t.Errorf("extendSession of an unknown token = %v, %v, %v; want nil, false, nil", got, wrote, err)
+	}
+}
