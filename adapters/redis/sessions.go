@@ -374,14 +374,20 @@ func sessionReply(token string, v any) (updated, error) {
 
 // DeleteSession implements [core.SessionDeleter]. It returns the deleted
 // session, or nil, nil when there was none or it had expired.
+// On a cluster its steps run to their end, in the background once ctx
+// ends (see withinDeadline).
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
+	if a.cluster {
+		return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.deleteSession(ctx, sessionToken, true) })
+	}
 	return a.deleteSession(ctx, sessionToken, true)
 }
 
 // deleteSession is DeleteSession; on a cluster, awaitMoves makes it wait
 // for a move of the session under way (see settledPointer) when it finds
 // the session absent, and delete the moved session. The move itself
-// deletes without waiting for its own marker.
+// deletes without waiting for its own marker. On a cluster ctx has no
+// cancellation (the caller's wait is bounded by withinDeadline).
 func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitMoves bool) (*core.Session, error) {
 	ptr := a.k.session(sessionToken)
 	v, uid, err := a.follow(ctx, a.s.deleteSession, ptr, shared.Escape(sessionToken))
@@ -414,14 +420,14 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 		// not, an updateSession moved the session to another user after
 		// we removed it here: delete it there too.
 		for attempt := 0; ; attempt++ {
-			n, err := a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, shared.Escape(uid)).Int()
+			n, err := a.s.release.Run(ctx, a.c, []string{ptr}, shared.Escape(uid)).Int()
 			if err != nil {
 				return nil, err
 			}
 			if n == 1 || attempt == 2 || !a.movedFrom(ctx, ptr, uid) {
 				break
 			}
-			v2, uid2, err := a.follow(context.WithoutCancel(ctx), a.s.deleteSession, ptr, shared.Escape(sessionToken))
+			v2, uid2, err := a.follow(ctx, a.s.deleteSession, ptr, shared.Escape(sessionToken))
 			if shared.IsNil(err) {
 				break
 			}

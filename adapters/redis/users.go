@@ -216,7 +216,6 @@ func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
 // the new e-mail's index key, update the user, confirm the claim, release
 // the old e-mail's index key.
 func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, args []any) (*core.User, error) {
-	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
 	uk := a.k.user(id)
 	var nb [12]byte
 	if _, err := rand.Read(nb[:]); err != nil {
@@ -242,9 +241,20 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 		case <-time.After(backoff):
 		}
 	}
-	ctx = context.WithoutCancel(ctx) // from here on, finish what was started
-	defer func() { _ = a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Err() }()
+	// From here on, finish what was started, in the background once ctx
+	// ends.
+	return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) {
+		defer func() { _ = a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Err() }()
+		return a.changeEmailLocked(ctx, id, old, newEmail, args)
+	})
+}
 
+// changeEmailLocked is updateEmailCluster once it holds the user's lock:
+// claim the new e-mail's index key, update the user, confirm the claim,
+// release the old e-mail's index key.
+func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail string, args []any) (*core.User, error) {
+	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
+	uk := a.k.user(id)
 	update := func() (*core.User, error) {
 		v, err := a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
 		if err != nil {
@@ -336,7 +346,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			}
 		}
 		if len(ptrs) > 0 {
-			if err := a.releaseAll(context.WithoutCancel(ctx), ptrs, shared.Escape(id)); err != nil {
+			// The user is gone: release its index keys to the end, in
+			// the background once ctx ends.
+			if err := finish(ctx, func(ctx context.Context) error { return a.releaseAll(ctx, ptrs, shared.Escape(id)) }); err != nil {
 				return nil, err
 			}
 		}
