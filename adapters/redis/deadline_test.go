@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/core"
 )
 
@@ -23,20 +24,24 @@ type frozenHook struct {
 	stall time.Duration
 }
 
-func (h *frozenHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *frozenHook) wait(ctx context.Context) {
-	if h.armed.Load() && ctx.Done() == nil {
-		time.Sleep(h.stall)
+// hook holds, while armed, every command and pipeline sent on a context
+// without cancellation.
+func (h *frozenHook) hook() redistest.Hook {
+	wait := func(ctx context.Context) {
+		if h.armed.Load() && ctx.Done() == nil {
+			time.Sleep(h.stall)
+		}
 	}
-}
-
-func (h *frozenHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { h.wait(ctx); return next(ctx, cmd) }
-}
-
-func (h *frozenHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { h.wait(ctx); return next(ctx, cmds) }
+	return redistest.Hook{
+		Process: func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+			wait(ctx)
+			return next(ctx, cmd)
+		},
+		Pipeline: func(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error {
+			wait(ctx)
+			return next(ctx, cmds)
+		},
+	}
 }
 
 // TestClusterCallsReturnByDeadline: on a cluster, the writes whose later
@@ -48,7 +53,7 @@ func TestClusterCallsReturnByDeadline(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	frozen := &frozenHook{stall: 1500 * time.Millisecond}
-	c.AddHook(frozen)
+	c.AddHook(frozen.hook())
 	a, raw := fixture(t, c)
 	ctx := context.Background()
 	if err := a.Preload(ctx); err != nil {

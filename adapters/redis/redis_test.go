@@ -26,7 +26,7 @@ func fixture(t testing.TB, c redis.UniversalClient, opts ...Option) (*Adapter, r
 		t.Fatal(err)
 	}
 	redistest.CleanupPrefix(t, c, prefix)
-	return a, rawView{c: c, prefix: prefix}
+	return a, newRawView(c, prefix)
 }
 
 func TestConformance(t *testing.T) {
@@ -40,7 +40,7 @@ func TestConformance(t *testing.T) {
 		if want := b.Name == "redis-cluster"; a.ClusterMode() != want {
 			t.Fatalf("cluster mode = %v, want %v", a.ClusterMode(), want)
 		}
-		return a, raw, raw.prefix
+		return a, raw, raw.Prefix
 	}, func(c redis.UniversalClient, prefix string) (any, error) {
 		return New(context.Background(), c, WithPrefix(prefix))
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/core"
 )
 
@@ -23,27 +24,26 @@ type countHook struct {
 	names []string
 }
 
-func (h *countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.mu.Lock()
-		h.trips++
-		h.cmds++
-		h.names = append(h.names, cmd.Name())
-		h.mu.Unlock()
-		return next(ctx, cmd)
-	}
+// count adds one round trip of cmds commands, named name.
+func (h *countHook) count(cmds int, name string) {
+	h.mu.Lock()
+	h.trips++
+	h.cmds += cmds
+	h.names = append(h.names, name)
+	h.mu.Unlock()
 }
 
-func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.mu.Lock()
-		h.trips++
-		h.cmds += len(cmds)
-		h.names = append(h.names, fmt.Sprintf("pipeline(%d)", len(cmds)))
-		h.mu.Unlock()
-		return next(ctx, cmds)
+// hook returns the go-redis hook that counts.
+func (h *countHook) hook() redistest.Hook {
+	return redistest.Hook{
+		Process: func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+			h.count(1, cmd.Name())
+			return next(ctx, cmd)
+		},
+		Pipeline: func(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error {
+			h.count(len(cmds), fmt.Sprintf("pipeline(%d)", len(cmds)))
+			return next(ctx, cmds)
+		},
 	}
 }
 
@@ -225,7 +225,7 @@ func TestRoundTrips(t *testing.T) {
 			c := b.connect(t)
 			t.Cleanup(func() { _ = c.Close() })
 			hook := &countHook{}
-			c.AddHook(hook)
+			c.AddHook(hook.hook())
 			for _, tc := range roundTripCases() {
 				t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 					ctx := context.Background()

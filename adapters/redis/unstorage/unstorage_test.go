@@ -38,7 +38,7 @@ func unstorageFixture(t testing.TB, c redis.UniversalClient) (*Adapter, rawUView
 		t.Fatalf("Prefix() = %q, want %q", a.Prefix(), prefix)
 	}
 	redistest.CleanupPrefix(t, c, prefix)
-	return a, rawUView{c: c, prefix: prefix}
+	return a, newRawUView(c, prefix)
 }
 
 func TestConformance(t *testing.T) {
@@ -48,7 +48,7 @@ func TestConformance(t *testing.T) {
 	}
 	redistest.Conformance(t, "-unstorage", backends, func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
 		a, raw := unstorageFixture(t, b.Get(t))
-		return a, raw, raw.prefix
+		return a, raw, raw.Prefix
 	}, func(c redis.UniversalClient, prefix string) (any, error) {
 		return New(context.Background(), c, strings.TrimSuffix(prefix, ":"))
 	})
@@ -117,13 +117,14 @@ func TestUnstorageKeyNormalization(t *testing.T) {
 // rawUView reads the unstorage layout's keys straight from Redis, telling
 // the records apart by their JSON fields. It implements conformance.Raw,
 // conformance.Mentioner and conformance.RawWriter.
-type rawUView struct {
-	c      redis.UniversalClient
-	prefix string
+type rawUView struct{ redistest.View }
+
+// newRawUView returns the raw view of the keys under prefix.
+func newRawUView(c redis.UniversalClient, prefix string) rawUView {
+	return rawUView{redistest.NewView(c, prefix, func(v redistest.View) redistest.ReadRecords { return rawUView{v}.records })}
 }
 
 var (
-	_ conformance.Raw            = rawUView{}
 	_ conformance.Mentioner      = rawUView{}
 	_ conformance.RawWriter      = rawUView{}
 	_ conformance.UserDataWriter = rawUView{}
@@ -132,23 +133,23 @@ var (
 // WriteAccount stores the account as @auth/unstorage-adapter's linkAccount
 // does: the document and the by-user-id key, with plain SETs.
 func (r rawUView) WriteAccount(ctx context.Context, acc core.Account) error {
-	k := ukeys{base: r.prefix}
+	k := ukeys{base: r.Prefix}
 	doc, err := encodeUAccount(&acc)
 	if err != nil {
 		return err
 	}
 	logical := k.accountLogical(acc.Provider, acc.ProviderAccountID)
-	if err := r.c.Set(ctx, k.redis(logical), doc, 0).Err(); err != nil {
+	if err := r.C.Set(ctx, k.redis(logical), doc, 0).Err(); err != nil {
 		return err
 	}
-	return r.c.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
+	return r.C.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
 }
 
 // WriteUserData sets top-level fields of a stored user document as
 // another application sharing the keys would: read, set, write back.
 func (r rawUView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
-	k := ukeys{base: r.prefix}.user(userID)
-	raw, err := r.c.Get(ctx, k).Result()
+	k := ukeys{base: r.Prefix}.user(userID)
+	raw, err := r.C.Get(ctx, k).Result()
 	if err != nil {
 		return err
 	}
@@ -163,18 +164,18 @@ func (r rawUView) WriteUserData(ctx context.Context, userID string, data map[str
 	if err != nil {
 		return err
 	}
-	return r.c.Set(ctx, k, s, 0).Err()
+	return r.C.Set(ctx, k, s, 0).Err()
 }
 
 // values returns every key under the prefix with its value (a set's
 // members joined by newlines): a SCAN, then two pipelines.
 func (r rawUView) values(ctx context.Context) (map[string]string, error) {
-	ks, err := redistest.ScanKeys(ctx, r.c, r.prefix)
+	ks, err := redistest.ScanKeys(ctx, r.C, r.Prefix)
 	if err != nil {
 		return nil, err
 	}
 	types := make([]*redis.StatusCmd, len(ks))
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range ks {
 			types[i] = p.Type(ctx, k)
 		}
@@ -184,7 +185,7 @@ func (r rawUView) values(ctx context.Context) (map[string]string, error) {
 	}
 	gets := make([]*redis.StringCmd, len(ks))
 	sets := make([]*redis.StringSliceCmd, len(ks))
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range ks {
 			if types[i].Val() == "set" {
 				sets[i] = p.SMembers(ctx, k)
@@ -263,31 +264,6 @@ func (r rawUView) records(ctx context.Context) (conformance.Records, error) {
 	return rs, nil
 }
 
-func (r rawUView) Users(ctx context.Context) ([]core.User, error) {
-	rs, err := r.records(ctx)
-	return rs.Users, err
-}
-
-func (r rawUView) Accounts(ctx context.Context) ([]core.Account, error) {
-	rs, err := r.records(ctx)
-	return rs.Accounts, err
-}
-
-func (r rawUView) Sessions(ctx context.Context) ([]core.Session, error) {
-	rs, err := r.records(ctx)
-	return rs.Sessions, err
-}
-
-func (r rawUView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
-	rs, err := r.records(ctx)
-	return rs.VerificationTokens, err
-}
-
-func (r rawUView) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
-	rs, err := r.records(ctx)
-	return rs.Authenticators, err
-}
-
 // Mentions returns the keys whose name (after the prefix) or value holds s.
 func (r rawUView) Mentions(ctx context.Context, s string) ([]string, error) {
 	vals, err := r.values(ctx)
@@ -296,7 +272,7 @@ func (r rawUView) Mentions(ctx context.Context, s string) ([]string, error) {
 	}
 	var out []string
 	for k, v := range vals {
-		if strings.Contains(strings.TrimPrefix(k, r.prefix), s) || strings.Contains(v, s) {
+		if strings.Contains(strings.TrimPrefix(k, r.Prefix), s) || strings.Contains(v, s) {
 			out = append(out, k)
 		}
 	}

@@ -106,6 +106,51 @@ func Conformance(t *testing.T, suffix string, backends []*Backend,
 	}
 }
 
+// View is the base of a layout's raw view (conformance.Raw): the client,
+// the key prefix, and the records the layout's decoder reads.
+type View struct {
+	conformance.Raw
+	C      redis.UniversalClient
+	Prefix string
+}
+
+// ReadRecords reads every record stored under a view's prefix.
+type ReadRecords = func(ctx context.Context) (conformance.Records, error)
+
+// NewView returns the View of the keys under prefix; records returns the
+// layout's reader of a View.
+func NewView(c redis.UniversalClient, prefix string, records func(View) ReadRecords) View {
+	v := View{C: c, Prefix: prefix}
+	v.Raw = conformance.RawSnapshot(records(v))
+	return v
+}
+
+// Hook is a go-redis hook made of functions: Process wraps every
+// command, Pipeline every pipeline; a nil one lets them through.
+type Hook struct {
+	Process  func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error
+	Pipeline func(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error
+}
+
+// DialHook lets dials through.
+func (h Hook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook runs h.Process around every command.
+func (h Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	if h.Process == nil {
+		return next
+	}
+	return func(ctx context.Context, cmd redis.Cmder) error { return h.Process(ctx, cmd, next) }
+}
+
+// ProcessPipelineHook runs h.Pipeline around every pipeline.
+func (h Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	if h.Pipeline == nil {
+		return next
+	}
+	return func(ctx context.Context, cmds []redis.Cmder) error { return h.Pipeline(ctx, cmds, next) }
+}
+
 // UniqueName returns a name no other test run uses: stem, then random hex.
 func UniqueName(t testing.TB, stem string) string {
 	var b [8]byte
