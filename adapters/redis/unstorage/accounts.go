@@ -23,12 +23,7 @@ func (a *Adapter) checkAccount(m core.Method, acc *core.Account) error {
 }
 
 func (a *Adapter) readAccount(ctx context.Context, provider, paid string) (string, *core.Account, error) {
-	raw, ok, err := shared.Get(ctx, a.c, a.k.account(provider, paid))
-	if err != nil || !ok {
-		return "", nil, err
-	}
-	acc, err := decodeUAccount(raw, provider, paid)
-	return raw, acc, err
+	return readDoc(ctx, a, a.k.account(provider, paid), func(raw string) (*core.Account, error) { return decodeUAccount(raw, provider, paid) })
 }
 
 // attach runs the attach script until the by-user key it read has not

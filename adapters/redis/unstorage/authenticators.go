@@ -56,12 +56,7 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, au core.Authenticator
 }
 
 func (a *Adapter) readAuth(ctx context.Context, cred string) (string, *core.Authenticator, error) {
-	raw, ok, err := shared.Get(ctx, a.c, a.k.auth(cred))
-	if err != nil || !ok {
-		return "", nil, err
-	}
-	au, err := decodeUAuth(raw, cred)
-	return raw, au, err
+	return readDoc(ctx, a, a.k.auth(cred), func(raw string) (*core.Authenticator, error) { return decodeUAuth(raw, cred) })
 }
 
 // GetAuthenticator implements [core.AuthenticatorGetter].

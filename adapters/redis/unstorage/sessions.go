@@ -43,12 +43,7 @@ func (a *Adapter) CreateSession(ctx context.Context, s core.Session) (*core.Sess
 }
 
 func (a *Adapter) readSession(ctx context.Context, token string) (string, *core.Session, error) {
-	raw, ok, err := shared.Get(ctx, a.c, a.k.session(token))
-	if err != nil || !ok {
-		return "", nil, err
-	}
-	s, err := decodeUSession(raw, token)
-	return raw, s, err
+	return readDoc(ctx, a, a.k.session(token), func(raw string) (*core.Session, error) { return decodeUSession(raw, token) })
 }
 
 // detachSession removes a session and its index entries if it is still
@@ -120,9 +115,6 @@ func (a *Adapter) updateSession(ctx context.Context, up core.SessionUpdate, from
 			return updated{cur, false}, true, nil
 		}
 		next := up.Apply(*cur)
-		if err := shared.CheckTime(m, "expires", &next.Expires); err != nil {
-			return updated{}, false, err
-		}
 		if err := checkISOTime(m, "expires", &next.Expires); err != nil {
 			return updated{}, false, err
 		}

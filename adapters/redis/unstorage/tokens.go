@@ -14,9 +14,6 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, t core.Verificati
 	if err := checkKey(m, "token", uToken, uToken+t.Identifier+":"+t.Token); err != nil {
 		return nil, err
 	}
-	if err := shared.CheckTime(m, "expires", &t.Expires); err != nil {
-		return nil, err
-	}
 	if err := checkISOTime(m, "expires", &t.Expires); err != nil {
 		return nil, err
 	}
