@@ -70,11 +70,7 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := decodeUserMap(h)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+	return decodeUserMap(h)
 }
 
 // GetUserByEmail implements [core.UserByEmailGetter]: one script on a
@@ -127,11 +123,7 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 	if err != nil {
 		return nil, err
 	}
-	u, err := decodeUserPairs(v)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+	return decodeUserPairs(v)
 }
 
 // UpdateUser implements [core.UserUpdater]. On a single node it is one

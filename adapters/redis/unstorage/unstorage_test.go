@@ -42,11 +42,7 @@ func unstorageFixture(t testing.TB, c redis.UniversalClient) (*Adapter, rawUView
 }
 
 func TestConformance(t *testing.T) {
-	backends := []*redistest.Backend{
-		{Name: "redis", Connect: redistest.SingleNode},
-		{Name: "redis-sentinel", Connect: redistest.Sentinel},
-	}
-	redistest.Conformance(t, "-unstorage", backends, func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
+	redistest.Conformance(t, "-unstorage", redistest.Backends(false), func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
 		a, raw := unstorageFixture(t, b.Get(t))
 		return a, raw, raw.Prefix
 	}, func(c redis.UniversalClient, prefix string) (any, error) {

@@ -34,12 +34,8 @@ type Backend struct {
 // end a command when its context ends (ContextTimeoutEnabled), as
 // README.md advises.
 func SingleNode(t testing.TB) redis.UniversalClient {
-	opt, err := redis.ParseURL(provision.Redis(t))
-	if err != nil {
-		t.Fatalf("AUTHPORT_REDIS_URL: %v", err)
-	}
-	opt.ContextTimeoutEnabled = true
-	return redis.NewClient(opt)
+	return fromURL(t, "AUTHPORT_REDIS_URL", provision.Redis(t), redis.ParseURL, redis.NewClient,
+		func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 }
 
 // Cluster connects to AUTHPORT_REDIS_CLUSTER_URL.
@@ -50,12 +46,29 @@ func Cluster(t testing.TB) redis.UniversalClient {
 // Sentinel connects through go-redis's failover client to the master the
 // sentinels of AUTHPORT_REDIS_SENTINEL_URL name.
 func Sentinel(t testing.TB) redis.UniversalClient {
-	opt, err := redis.ParseFailoverURL(provision.RedisSentinel(t))
+	return fromURL(t, "AUTHPORT_REDIS_SENTINEL_URL", provision.RedisSentinel(t), redis.ParseFailoverURL, redis.NewFailoverClient,
+		func(o *redis.FailoverOptions) { o.ContextTimeoutEnabled = true })
+}
+
+// fromURL parses the URL of the variable env into options O, lets enable
+// set them up and makes the client.
+func fromURL[O any](t testing.TB, env, url string, parse func(string) (*O, error), client func(*O) *redis.Client, enable func(*O)) redis.UniversalClient {
+	opt, err := parse(url)
 	if err != nil {
-		t.Fatalf("AUTHPORT_REDIS_SENTINEL_URL: %v", err)
+		t.Fatalf("%s: %v", env, err)
 	}
-	opt.ContextTimeoutEnabled = true
-	return redis.NewFailoverClient(opt)
+	enable(opt)
+	return client(opt)
+}
+
+// Backends returns the Redis deployments a layout's conformance runs on:
+// the single node, the cluster (withCluster) and Sentinel.
+func Backends(withCluster bool) []*Backend {
+	bs := []*Backend{{Name: "redis", Connect: SingleNode}}
+	if withCluster {
+		bs = append(bs, &Backend{Name: "redis-cluster", Connect: Cluster})
+	}
+	return append(bs, &Backend{Name: "redis-sentinel", Connect: Sentinel})
 }
 
 // Get returns the backend's shared client, connecting once. It skips or
