@@ -45,10 +45,7 @@ func (a *Adapter) attach(ctx context.Context, uid, key, byUser, own, doc, logica
 
 // LinkAccount implements [core.AccountLinker].
 func (a *Adapter) LinkAccount(ctx context.Context, acc core.Account) (*core.Account, error) {
-	if err := a.checkAccount(core.MethodLinkAccount, &acc); err != nil {
-		return nil, err
-	}
-	doc, err := encodeUAccount(&acc)
+	doc, err := checkedDoc(&acc, encodeUAccount, a.checkAccount(core.MethodLinkAccount, &acc))
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +134,7 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 			return nil, true, err
 		}
 		next := up.Apply(*cur)
-		if err := a.checkAccount(m, &next); err != nil {
-			return nil, false, err
-		}
-		doc, err := encodeUAccount(&next)
+		doc, err := checkedDoc(&next, encodeUAccount, a.checkAccount(m, &next))
 		if err != nil {
 			return nil, false, err
 		}

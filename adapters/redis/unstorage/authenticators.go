@@ -17,13 +17,11 @@ import (
 // @auth/unstorage-adapter puts it.
 func (a *Adapter) CreateAuthenticator(ctx context.Context, au core.Authenticator) (*core.Authenticator, error) {
 	const m = core.MethodCreateAuthenticator
-	if err := checkKey(m, "credentialID", uAuth, uAuth+au.CredentialID); err != nil {
-		return nil, err
-	}
+	var big error
 	if au.Counter > maxSafeCounter {
-		return nil, shared.Invalid(m, "counter", "is beyond the integers a JSON number holds exactly")
+		big = shared.Invalid(m, "counter", "is beyond the integers a JSON number holds exactly")
 	}
-	doc, err := encodeUAuth(&au)
+	doc, err := checkedDoc(&au, encodeUAuth, checkKey(m, "credentialID", uAuth, uAuth+au.CredentialID), big)
 	if err != nil {
 		return nil, err
 	}

@@ -154,6 +154,17 @@ func userData(m map[string]json.RawMessage) map[string]json.RawMessage {
 	return data
 }
 
+// checkedDoc encodes v with encode if every check passed (nil); it
+// returns the first failed check otherwise.
+func checkedDoc[T any](v *T, encode func(*T) (string, error), checks ...error) (string, error) {
+	for _, err := range checks {
+		if err != nil {
+			return "", err
+		}
+	}
+	return encode(v)
+}
+
 // decodeDoc decodes the document s into a D if it is a JSON object whose
 // string fields named in want (name, value pairs) hold those values, and
 // returns its fields too; nil, nil, nil when it is not. what names the

@@ -13,13 +13,7 @@ import (
 // at the session's expiry.
 func (a *Adapter) CreateSession(ctx context.Context, s core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
-	if err := checkKey(m, "sessionToken", uSession, uSession+s.SessionToken); err != nil {
-		return nil, err
-	}
-	if err := checkISOTime(m, "expires", &s.Expires); err != nil {
-		return nil, err
-	}
-	doc, err := encodeUSession(&s)
+	doc, err := checkedDoc(&s, encodeUSession, checkKey(m, "sessionToken", uSession, uSession+s.SessionToken), checkISOTime(m, "expires", &s.Expires))
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +109,7 @@ func (a *Adapter) updateSession(ctx context.Context, up core.SessionUpdate, from
 			return updated{cur, false}, true, nil
 		}
 		next := up.Apply(*cur)
-		if err := checkISOTime(m, "expires", &next.Expires); err != nil {
-			return updated{}, false, err
-		}
-		newDoc, err := encodeUSession(&next)
+		newDoc, err := checkedDoc(&next, encodeUSession, checkISOTime(m, "expires", &next.Expires))
 		if err != nil {
 			return updated{}, false, err
 		}

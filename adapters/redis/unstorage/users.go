@@ -12,10 +12,7 @@ import (
 // CreateUser implements [core.UserCreator]: one script writes the user
 // document and its e-mail key.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
-	if err := a.checkUser(core.MethodCreateUser, &user); err != nil {
-		return nil, err
-	}
-	doc, err := encodeUUser(&user)
+	doc, err := checkedDoc(&user, encodeUUser, a.checkUser(core.MethodCreateUser, &user))
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +127,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 			return nil, false, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
 		}
 		next := up.Apply(*cur)
-		if err := a.checkUser(m, &next); err != nil {
-			return nil, false, err
-		}
-		newDoc, err := encodeUUser(&next)
+		newDoc, err := checkedDoc(&next, encodeUUser, a.checkUser(m, &next))
 		if err != nil {
 			return nil, false, err
 		}
