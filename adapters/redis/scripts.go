@@ -29,6 +29,11 @@ local function pxat(x)
   if n < 1 then n = 1 end
   return string.format('%d', n)
 end
+local function claim(k, v) -- SET k v unless k exists; false if it does
+  if redis.call('EXISTS', k) == 1 then return false end
+  redis.call('SET', k, v)
+  return true
+end
 local function zttl(z)
   local m = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
   if m[2] then redis.call('PEXPIREAT', z, pxat(m[2])) end
@@ -51,10 +56,7 @@ end
 // createUser. KEYS: S {user, emailPtr}, C {user}. ARGV: P, mode, uid, field/value pairs.
 const luaCreateUser = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
-if ARGV[2] == 'S' then
-  if redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
-  redis.call('SET', KEYS[2], ARGV[3])
-end
+if ARGV[2] == 'S' and not claim(KEYS[2], ARGV[3]) then return 'exists' end
 redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 return 'ok'
 `
@@ -113,10 +115,7 @@ return {h, email, accs, sess, auths}
 // P, mode, uid, field, value.
 const luaAttach = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
-if ARGV[2] == 'S' then
-  if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
-  redis.call('SET', KEYS[3], ARGV[3])
-end
+if ARGV[2] == 'S' and not claim(KEYS[3], ARGV[3]) then return 'exists' end
 -- On a cluster the caller holds the claim on the pointer, so a record
 -- already here was left by a link whose claim expired uncommitted.
 redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])

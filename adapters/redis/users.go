@@ -190,15 +190,8 @@ func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
 	case "exists":
 		return nil, fmt.Errorf("e-mail %q: %w", up.Email.Value, core.ErrAlreadyExists)
 	}
-	res, ok := v.([]any)
-	if !ok || len(res) != 2 {
-		return nil, shared.ErrCorrupt
-	}
-	u, err := decodeUserPairs(res[1])
-	if err != nil || u == nil {
-		return nil, shared.ErrCorrupt
-	}
-	return u, nil
+	_, u, err := userInReply(v, 2, 1)
+	return u, err
 }
 
 // updateEmailCluster is updateUser with an e-mail on a cluster. E-mail
@@ -316,13 +309,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if err != nil {
 		return nil, err
 	}
-	res, ok := v.([]any)
-	if !ok || len(res) != 5 {
-		return nil, shared.ErrCorrupt
-	}
-	u, err := decodeUserPairs(res[0])
-	if err != nil || u == nil {
-		return nil, shared.ErrCorrupt
+	res, u, err := userInReply(v, 5, 0)
+	if err != nil {
+		return nil, err
 	}
 	if a.cluster {
 		var ptrs []string
@@ -349,6 +338,20 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		return nil, ackErr
 	}
 	return u, nil
+}
+
+// userInReply checks that a script's reply is a list of n items and
+// decodes item i, a user's HGETALL.
+func userInReply(v any, n, i int) ([]any, *core.User, error) {
+	res, ok := v.([]any)
+	if !ok || len(res) != n {
+		return nil, nil, shared.ErrCorrupt
+	}
+	u, err := decodeUserPairs(res[i])
+	if err != nil || u == nil {
+		return nil, nil, shared.ErrCorrupt
+	}
+	return res, u, nil
 }
 
 // hasEmail returns a claim's holds function for the index key of email:
