@@ -25,13 +25,7 @@ type Adapter struct {
 	slots    slotTags
 }
 
-var (
-	_ core.Adapter                      = (*Adapter)(nil)
-	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
-	_ core.AccountsByUserLister         = (*Adapter)(nil)
-	_ core.AccountUpdater               = (*Adapter)(nil)
-	_ core.SessionExtender              = (*Adapter)(nil)
-)
+var _ shared.Layout = (*Adapter)(nil)
 
 // Option configures an [Adapter].
 type Option func(*config)

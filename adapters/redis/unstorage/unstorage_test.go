@@ -89,7 +89,11 @@ func TestUseVerificationTokenLostReply(t *testing.T) {
 func TestUnstorageKeyNormalization(t *testing.T) {
 	// Expected values as unstorage 1.17's normalizeKey and its Redis
 	// driver's base handling compute them.
-	for in, want := range map[string]string{
+	for _, c := range []struct {
+		name  string
+		f     func(string) string
+		cases map[string]string
+	}{{"unstorageKey", unstorageKey, map[string]string{
 		"user:abc":             "user:abc",
 		"user:email:a/b@x":     "user:email:a:b@x",
 		`user:email:a\b@x`:     "user:email:a:b@x",
@@ -98,14 +102,11 @@ func TestUnstorageKeyNormalization(t *testing.T) {
 		"user:token:x@y:":      "user:token:x@y",
 		"user:session:/t":      "user:session:t",
 		"user:account:gh:1234": "user:account:gh:1234",
-	} {
-		if got := unstorageKey(in); got != want {
-			t.Errorf("unstorageKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-	for in, want := range map[string]string{"": "", "app": "app:", "app:": "app:", "/a/b/": "a:b:", ":": ""} {
-		if got := unstorageBase(in); got != want {
-			t.Errorf("unstorageBase(%q) = %q, want %q", in, got, want)
+	}}, {"unstorageBase", unstorageBase, map[string]string{"": "", "app": "app:", "app:": "app:", "/a/b/": "a:b:", ":": ""}}} {
+		for in, want := range c.cases {
+			if got := c.f(in); got != want {
+				t.Errorf("%s(%q) = %q, want %q", c.name, in, got, want)
+			}
 		}
 	}
 }
