@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +27,12 @@ type rawView struct{ redistest.View }
 
 // newRawView returns the raw view of the keys under prefix.
 func newRawView(c redis.UniversalClient, prefix string) rawView {
-	return rawView{redistest.NewView(c, prefix, func(v redistest.View) redistest.ReadRecords { return rawView{v}.records })}
+	return rawView{redistest.NewView(c, prefix, func(v redistest.View) redistest.ReadRecords {
+		return redistest.ReadEach(func(ctx context.Context) (iter.Seq2[int, *entry], error) {
+			es, err := rawView{v}.snapshot(ctx)
+			return slices.All(es), err
+		}, addEntry)
+	})}
 }
 
 var (
@@ -118,45 +125,31 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 	return out, nil
 }
 
-// records decodes every record of one snapshot (the conformance.Raw
-// view: see newRawView).
-func (r rawView) records(ctx context.Context) (conformance.Records, error) {
-	var rs conformance.Records
-	es, err := r.snapshot(ctx)
+// addEntry files the records of one key into rs (see newRawView).
+func addEntry(rs *conformance.Records, _ int, e *entry) error {
+	var err error
+	switch e.pk.kind {
+	case "user":
+		err = redistest.Append(&rs.Users)(decodeUserMap(e.hash))
+	case "accounts":
+		rs.Accounts, err = decodeFields(rs.Accounts, e, decodeAccount)
+	case "authenticators":
+		rs.Authenticators, err = decodeFields(rs.Authenticators, e, decodeAuthenticator)
+	case "sessions":
+		rs.Sessions, err = decodeSessions(rs.Sessions, e)
+	case "verification":
+		var t core.VerificationToken
+		var ms int64
+		if t.Identifier, t.Token, err = splitPair(e.pk.tag); err == nil {
+			ms, err = strconv.ParseInt(e.str, 10, 64)
+		}
+		t.Expires = shared.MsTime(ms)
+		rs.VerificationTokens = append(rs.VerificationTokens, t)
+	}
 	if err != nil {
-		return rs, err
+		return fmt.Errorf("%s: %w", e.key, err)
 	}
-	for _, e := range es {
-		var err error
-		switch e.pk.kind {
-		case "user":
-			var u *core.User
-			if u, err = decodeUserMap(e.hash); err == nil && u == nil {
-				err = errors.New("no user")
-			}
-			if u != nil {
-				rs.Users = append(rs.Users, *u)
-			}
-		case "accounts":
-			rs.Accounts, err = decodeFields(rs.Accounts, e, decodeAccount)
-		case "authenticators":
-			rs.Authenticators, err = decodeFields(rs.Authenticators, e, decodeAuthenticator)
-		case "sessions":
-			rs.Sessions, err = decodeSessions(rs.Sessions, e)
-		case "verification":
-			var t core.VerificationToken
-			var ms int64
-			if t.Identifier, t.Token, err = splitPair(e.pk.tag); err == nil {
-				ms, err = strconv.ParseInt(e.str, 10, 64)
-			}
-			t.Expires = shared.MsTime(ms)
-			rs.VerificationTokens = append(rs.VerificationTokens, t)
-		}
-		if err != nil {
-			return conformance.Records{}, fmt.Errorf("%s: %w", e.key, err)
-		}
-	}
-	return rs, nil
+	return nil
 }
 
 // decodeFields appends the records held in the fields of a hash entry.

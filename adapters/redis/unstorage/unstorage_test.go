@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +120,9 @@ type rawUView struct{ redistest.View }
 
 // newRawUView returns the raw view of the keys under prefix.
 func newRawUView(c redis.UniversalClient, prefix string) rawUView {
-	return rawUView{redistest.NewView(c, prefix, func(v redistest.View) redistest.ReadRecords { return rawUView{v}.records })}
+	return rawUView{redistest.NewView(c, prefix, func(v redistest.View) redistest.ReadRecords {
+		return redistest.ReadEach(rawUView{v}.values, addDoc)
+	})}
 }
 
 var (
@@ -166,7 +170,7 @@ func (r rawUView) WriteUserData(ctx context.Context, userID string, data map[str
 
 // values returns every key under the prefix with its value (a set's
 // members joined by newlines): a SCAN, then two pipelines.
-func (r rawUView) values(ctx context.Context) (map[string]string, error) {
+func (r rawUView) values(ctx context.Context) (iter.Seq2[string, string], error) {
 	ks, err := redistest.ScanKeys(ctx, r.C, r.Prefix)
 	if err != nil {
 		return nil, err
@@ -209,56 +213,35 @@ func (r rawUView) values(ctx context.Context) (map[string]string, error) {
 		}
 		out[k] = v
 	}
-	return out, nil
+	return maps.All(out), nil
 }
 
-func (r rawUView) records(ctx context.Context) (conformance.Records, error) {
-	var rs conformance.Records
-	vals, err := r.values(ctx)
+// addDoc files the record of one key into rs (see newRawUView), telling
+// the records apart by their JSON fields.
+func addDoc(rs *conformance.Records, k, v string) error {
+	m, ok := object(v)
+	if !ok {
+		return nil // an index key
+	}
+	has := func(f string) bool { _, ok := m[f]; return ok }
+	str := func(f string) string { s, _ := stringField(m, f); return s }
+	var err error
+	switch {
+	case has("credentialID"):
+		err = redistest.Append(&rs.Authenticators)(decodeUAuth(v, str("credentialID")))
+	case has("sessionToken"):
+		err = redistest.Append(&rs.Sessions)(decodeUSession(v, str("sessionToken")))
+	case has("identifier"):
+		err = redistest.Append(&rs.VerificationTokens)(decodeUToken(v))
+	case has("provider"):
+		err = redistest.Append(&rs.Accounts)(decodeUAccount(v, str("provider"), str("providerAccountId")))
+	default:
+		err = redistest.Append(&rs.Users)(decodeUUser(v, str("id")))
+	}
 	if err != nil {
-		return rs, err
+		return errors.Join(errors.New(k), err)
 	}
-	for k, v := range vals {
-		m, ok := object(v)
-		if !ok {
-			continue // an index key
-		}
-		has := func(f string) bool { _, ok := m[f]; return ok }
-		str := func(f string) string { s, _ := stringField(m, f); return s }
-		switch {
-		case has("credentialID"):
-			a, err := decodeUAuth(v, str("credentialID"))
-			if err != nil || a == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Authenticators = append(rs.Authenticators, *a)
-		case has("sessionToken"):
-			s, err := decodeUSession(v, str("sessionToken"))
-			if err != nil || s == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Sessions = append(rs.Sessions, *s)
-		case has("identifier"):
-			t, err := decodeUToken(v)
-			if err != nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.VerificationTokens = append(rs.VerificationTokens, *t)
-		case has("provider"):
-			a, err := decodeUAccount(v, str("provider"), str("providerAccountId"))
-			if err != nil || a == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Accounts = append(rs.Accounts, *a)
-		default:
-			u, err := decodeUUser(v, str("id"))
-			if err != nil || u == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Users = append(rs.Users, *u)
-		}
-	}
-	return rs, nil
+	return nil
 }
 
 // Mentions returns the keys whose name (after the prefix) or value holds s.

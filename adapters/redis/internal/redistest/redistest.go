@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"iter"
 	"net"
 	"strings"
 	"sync"
@@ -162,6 +163,39 @@ func (h Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessP
 		return next
 	}
 	return func(ctx context.Context, cmds []redis.Cmder) error { return h.Pipeline(ctx, cmds, next) }
+}
+
+// ReadEach returns the reader of records that reads the stored items with
+// read and files each into the records with add; an item's error ends it.
+func ReadEach[K, V any](read func(context.Context) (iter.Seq2[K, V], error), add func(rs *conformance.Records, k K, v V) error) ReadRecords {
+	return func(ctx context.Context) (conformance.Records, error) {
+		var rs conformance.Records
+		items, err := read(ctx)
+		if err != nil {
+			return rs, err
+		}
+		for k, v := range items {
+			if err := add(&rs, k, v); err != nil {
+				return conformance.Records{}, err
+			}
+		}
+		return rs, nil
+	}
+}
+
+// Append returns the function that appends a decoded record to list, or
+// returns the decoder's error (an error too when it found no record).
+func Append[T any](list *[]T) func(*T, error) error {
+	return func(v *T, err error) error {
+		if err == nil && v == nil {
+			err = errors.New("no record decoded")
+		}
+		if err != nil {
+			return err
+		}
+		*list = append(*list, *v)
+		return nil
+	}
 }
 
 // UniqueName returns a name no other test run uses: stem, then random hex.
