@@ -2,6 +2,7 @@ package redisadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -141,6 +142,17 @@ func roundTripCases() []roundTripCase {
 			base(t, ctx, a)
 			measure(func() error {
 				return found(a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(soon(2 * time.Hour))}))
+			})
+		}},
+		{"extendSession", 1, 3, 1, 3, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			base(t, ctx, a)
+			from := soon(time.Hour) // not before the stored expiry: it writes
+			measure(func() error {
+				_, wrote, err := a.ExtendSession(ctx, "s", from, soon(2*time.Hour))
+				if err == nil && !wrote {
+					err = errors.New("extendSession wrote nothing")
+				}
+				return err
 			})
 		}},
 		{"updateSession (userId)", 1, 9, 1, 9, // cluster: + SET and compare-and-delete of the move marker
