@@ -45,8 +45,8 @@ func (h *frozenHook) hook() redistest.Hook {
 }
 
 // TestClusterCallsReturnByDeadline: on a cluster, the writes whose later
-// steps run to their end (an e-mail change, deleteUser's release of the
-// index keys, deleteSession) return by the caller's deadline when a
+// steps run to their end (an e-mail change, createSession, deleteUser's
+// release of the index keys, deleteSession) return by the caller's deadline when a
 // master stops answering in those steps, and the steps then finish in the
 // background, leaving the store consistent.
 func TestClusterCallsReturnByDeadline(t *testing.T) {
@@ -74,6 +74,16 @@ func TestClusterCallsReturnByDeadline(t *testing.T) {
 			u, err := a.GetUserByEmail(ctx, "moved@example.com")
 			n, err2 := c.Exists(ctx, a.k.email(uid+"@example.com")).Result()
 			return u != nil && u.ID == uid && n == 0, firstErr(err, err2)
+		},
+	}, {
+		name: "createSession",
+		call: func(ctx context.Context, uid string) error {
+			_, err := a.CreateSession(ctx, core.Session{SessionToken: uid + "-new", UserID: uid, Expires: time.Now().Add(time.Hour)})
+			return err
+		},
+		done: func(ctx context.Context, uid string) (bool, error) {
+			su, err := a.GetSessionAndUser(ctx, uid+"-new")
+			return su != nil, err
 		},
 	}, {
 		name: "deleteUser",

@@ -32,6 +32,9 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if !a.cluster {
 		res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID), ptr}, args...).Text()
 	} else {
+		if ctx.Done() != nil { // the steps below run to the end; the caller's wait ends with ctx
+			return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.CreateSession(ctx, session) })
+		}
 		var ok bool
 		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires), nil); err == nil {
 			res = "exists"
