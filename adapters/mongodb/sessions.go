@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -153,6 +154,38 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 		after.Expires = core.NormalizeTime(update.Expires.Value)
 	}
 	return &after, nil
+}
+
+// ExtendSession implements [core.SessionExtender]: one findOneAndUpdate
+// whose filter holds the condition (the stored expiry not after from), so
+// the server applies the check and the update together; of concurrent
+// calls with the same from one matches and the others find nothing. When
+// nothing matched, a find returns the session as stored (nil when there is
+// none). Where the server's updates are not atomic (see
+// [Capabilities.AtomicFindAndModify]) the updates of one session are
+// serialised, within the process and across processes, as updateSession's
+// are.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+	fromDate, ok := date(core.NormalizeTime(from))
+	exp, ok2 := date(core.NormalizeTime(expires))
+	if !ok || !ok2 {
+		return nil, false, &core.InputError{Method: string(core.MethodExtendSession), Field: "expires", Reason: "must be within the range of BSON dates"}
+	}
+	unlock, err := a.locks.lock(ctx, lockSession, sessionToken)
+	if err != nil {
+		return nil, false, wrapErr(ctx, err)
+	}
+	res := a.sessions.FindOneAndUpdate(ctx,
+		bson.D{{Key: fSessionToken, Value: sessionToken}, {Key: fExpires, Value: bson.D{{Key: "$lte", Value: fromDate}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: fExpires, Value: exp}}}},
+		options.FindOneAndUpdate().SetReturnDocument(options.After))
+	unlock()
+	s, err := decodeSession(ctx, res)
+	if err != nil || s != nil {
+		return s, s != nil, err
+	}
+	s, err = decodeSession(ctx, a.sessions.FindOne(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
+	return s, false, err
 }
 
 // confirmMove makes a session moved to the user with the stored id uid
