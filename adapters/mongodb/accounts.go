@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,18 +23,29 @@ import (
 // [Adapter.Migrate] has run, one matching [core.ErrAlreadyExists].
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	acc := account.Normalize()
-	uid, ok := a.userIDValue(acc.UserID)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodLinkAccount), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	doc, err := a.accountDocument(acc, uid)
+	return createOwned(ctx, a, core.MethodLinkAccount, a.accounts, acc, acc.UserID, func(uid any) (bson.D, error) {
+		return accountDocument(acc, uid), nil
+	})
+}
+
+// createOwned stores r, a record of the user with the id userID, into coll
+// as the document that doc builds from the stored user id, so that it never
+// outlives the user (see [Adapter.insertOwned]), and returns r. A user id
+// that cannot be stored, or a document doc refuses, is an error of method
+// m.
+func createOwned[R any](ctx context.Context, a *Adapter, m core.Method, coll *mongo.Collection, r R, userID string, doc func(uid any) (bson.D, error)) (*R, error) {
+	uid, err := a.storedUserID(m, "userId", userID)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.insertOwned(ctx, a.accounts, uid, doc); err != nil {
+	d, err := doc(uid)
+	if err != nil {
 		return nil, err
 	}
-	return &acc, nil
+	if err := a.insertOwned(ctx, coll, uid, d); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // insertOwned inserts doc, a record of the user with the stored id uid,
@@ -128,21 +138,7 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 }
 
 func decodeAccount(ctx context.Context, res *mongo.SingleResult) (*core.Account, error) {
-	var doc accountDoc
-	if err := res.Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, wrapErr(ctx, err)
-	}
-	acc, err := doc.account()
-	if err != nil {
-		return nil, err
-	}
-	// This adapter stores token_type lowercased; another application
-	// sharing the collection may not have.
-	acc.TokenType = core.NormalizeTokenType(acc.TokenType)
-	return acc, nil
+	return decodeOne(ctx, res, (*accountDoc).account)
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister]: one find by
@@ -150,31 +146,15 @@ func decodeAccount(ctx context.Context, res *mongo.SingleResult) (*core.Account,
 // whatever the collection's collation). An unknown user gives an empty,
 // non-nil list.
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
-	out := []core.Account{}
 	uid, ok := a.userIDValue(userID)
 	if !ok {
-		return out, nil
+		return []core.Account{}, nil
 	}
-	docs, err := findAll[accountDoc](ctx, a.accounts, bson.D{{Key: fUserID, Value: uid}},
-		bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}})
-	if err != nil {
-		return nil, err
-	}
-	for i := range docs {
-		acc, err := docs[i].account()
-		if err != nil {
-			return nil, err
-		}
-		acc.TokenType = core.NormalizeTokenType(acc.TokenType)
-		out = append(out, *acc)
-	}
-	byKey := func(x, y core.Account) int {
-		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
-	}
-	if !slices.IsSortedFunc(out, byKey) {
-		slices.SortFunc(out, byKey)
-	}
-	return out, nil
+	return decodeAll(ctx, a.accounts, bson.D{{Key: fUserID, Value: uid}},
+		bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}}, (*accountDoc).account,
+		func(x, y core.Account) int {
+			return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+		})
 }
 
 // UpdateAccount implements [core.AccountUpdater]: one findOneAndUpdate that
@@ -200,16 +180,6 @@ func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) 
 	add(fTokenType, update.TokenType.Set, core.NormalizeTokenType(update.TokenType.Value))
 	add(fSessionState, update.SessionState.Set, update.SessionState.Value)
 	filter := bson.D{{Key: fProvider, Value: update.Provider}, {Key: fProviderAccountID, Value: update.ProviderAccountID}}
-	if len(set) == 0 {
-		return decodeAccount(ctx, a.accounts.FindOne(ctx, filter))
-	}
 	key := strconv.Itoa(len(update.Provider)) + ":" + update.Provider + update.ProviderAccountID
-	unlock, err := a.locks.lock(ctx, lockAccount, key)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	res := a.accounts.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After))
-	unlock()
-	return decodeAccount(ctx, res)
+	return updateRecord(ctx, a, a.accounts, lockAccount, key, filter, setFields(set), options.After, (*accountDoc).account)
 }

@@ -20,23 +20,14 @@ import (
 // matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	s := session.Normalize()
-	uid, ok := a.userIDValue(s.UserID)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodCreateSession), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	exp, ok := date(s.Expires)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodCreateSession), Field: "expires", Reason: "is out of the range of BSON dates"}
-	}
-	doc := bson.D{
-		{Key: fSessionToken, Value: s.SessionToken},
-		{Key: fUserID, Value: uid},
-		{Key: fExpires, Value: exp},
-	}
-	if err := a.insertOwned(ctx, a.sessions, uid, doc); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return createOwned(ctx, a, core.MethodCreateSession, a.sessions, s, s.UserID, func(uid any) (bson.D, error) {
+		exp, err := storedDate(core.MethodCreateSession, "expires", s.Expires)
+		return bson.D{
+			{Key: fSessionToken, Value: s.SessionToken},
+			{Key: fUserID, Value: uid},
+			{Key: fExpires, Value: exp},
+		}, err
+	})
 }
 
 // GetSessionAndUser is getSessionAndUser: one aggregation joining the
@@ -50,51 +41,31 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	match := bson.D{{Key: fSessionToken, Value: sessionToken}}
 	if !a.lookup {
-		var sd sessionDoc
-		if err := a.sessions.FindOne(ctx, match).Decode(&sd); err != nil {
-			if errors.Is(err, mongo.ErrNoDocuments) {
-				return nil, nil
-			}
-			return nil, wrapErr(ctx, err)
+		sd, err := findDoc[sessionDoc](ctx, a.sessions.FindOne(ctx, match))
+		if sd == nil || err != nil {
+			return nil, err
 		}
 		if sd.Expires <= a.nowDate() {
 			return nil, a.removeExpiredSession(ctx, sessionToken)
 		}
-		s, err := sd.session()
-		if err != nil {
-			return nil, err
-		}
-		u, err := a.findUser(ctx, bson.D{{Key: fID, Value: sd.UserID}})
+		u, err := findDoc[userDoc](ctx, a.users.FindOne(ctx, bson.D{{Key: fID, Value: sd.UserID}}))
 		if u == nil || err != nil {
 			return nil, err
 		}
-		return &core.SessionAndUser{Session: *s, User: *u}, nil
-	}
-	pipeline := mongo.Pipeline{
-		{{Key: "$match", Value: match}},
-		{{Key: "$limit", Value: 1}},
-		{{Key: "$lookup", Value: bson.D{
-			{Key: "from", Value: a.names.Users},
-			{Key: "localField", Value: fUserID},
-			{Key: "foreignField", Value: fID},
-			{Key: "as", Value: fJoinedUser},
-		}}},
+		d := sessionUserDoc{Session: *sd, User: []userDoc{*u}}
+		return d.sessionAndUser()
 	}
 	var docs []sessionUserDoc
-	if err := aggregate(ctx, a.sessions, pipeline, &docs); err != nil {
-		return nil, wrapErr(ctx, err)
+	if err := a.lookupUser(ctx, a.sessions, match, &docs); err != nil {
+		return nil, err
 	}
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	if docs[0].Expires <= a.nowDate() {
+	if docs[0].Session.Expires <= a.nowDate() {
 		return nil, a.removeExpiredSession(ctx, sessionToken)
 	}
-	su, err := docs[0].sessionAndUser()
-	if err != nil {
-		return nil, err
-	}
-	return su, nil
+	return docs[0].sessionAndUser()
 }
 
 // UpdateSession is updateSession: one findOneAndUpdate returning the
@@ -108,9 +79,9 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	var set bson.D
 	if update.UserID.Set {
-		uid, ok := a.userIDValue(update.UserID.Value)
-		if !ok {
-			return nil, &core.InputError{Method: string(core.MethodUpdateSession), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+		uid, err := a.storedUserID(core.MethodUpdateSession, "userId", update.UserID.Value)
+		if err != nil {
+			return nil, err
 		}
 		if err := a.requireUser(ctx, uid); err != nil {
 			return nil, err
@@ -124,24 +95,10 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 		}
 		set = append(set, bson.E{Key: fExpires, Value: exp})
 	}
-	filter := bson.D{{Key: fSessionToken, Value: update.SessionToken}}
-	if len(set) == 0 {
-		return decodeSession(ctx, a.sessions.FindOne(ctx, filter))
-	}
-	unlock, err := a.locks.lock(ctx, lockSession, update.SessionToken)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
 	if !update.UserID.Set {
-		res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
-			options.FindOneAndUpdate().SetReturnDocument(options.After))
-		unlock()
-		return decodeSession(ctx, res)
+		return a.setSession(ctx, update.SessionToken, nil, set, options.After)
 	}
-	res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
-		options.FindOneAndUpdate().SetReturnDocument(options.Before))
-	unlock()
-	before, err := decodeSession(ctx, res)
+	before, err := a.setSession(ctx, update.SessionToken, nil, set, options.Before)
 	if err != nil || before == nil {
 		return nil, err
 	}
@@ -166,26 +123,29 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 // serialised, within the process and across processes, as updateSession's
 // are.
 func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
-	fromDate, ok := date(core.NormalizeTime(from))
-	exp, ok2 := date(core.NormalizeTime(expires))
-	if !ok || !ok2 {
-		return nil, false, &core.InputError{Method: string(core.MethodExtendSession), Field: "expires", Reason: "must be within the range of BSON dates"}
-	}
-	unlock, err := a.locks.lock(ctx, lockSession, sessionToken)
+	fromDate, err := storedDate(core.MethodExtendSession, "from", core.NormalizeTime(from))
 	if err != nil {
-		return nil, false, wrapErr(ctx, err)
+		return nil, false, err
 	}
-	res := a.sessions.FindOneAndUpdate(ctx,
-		bson.D{{Key: fSessionToken, Value: sessionToken}, {Key: fExpires, Value: bson.D{{Key: "$lte", Value: fromDate}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: fExpires, Value: exp}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After))
-	unlock()
-	s, err := decodeSession(ctx, res)
+	exp, err := storedDate(core.MethodExtendSession, "expires", core.NormalizeTime(expires))
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := a.setSession(ctx, sessionToken, bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: fromDate}}}},
+		bson.D{{Key: fExpires, Value: exp}}, options.After)
 	if err != nil || s != nil {
 		return s, s != nil, err
 	}
-	s, err = decodeSession(ctx, a.sessions.FindOne(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
+	s, err = a.setSession(ctx, sessionToken, nil, nil, options.After)
 	return s, false, err
+}
+
+// setSession sets the fields of set on the session with the token when it
+// also matches the conditions in where, and returns it as updateRecord
+// does (one find when set is empty).
+func (a *Adapter) setSession(ctx context.Context, sessionToken string, where, set bson.D, ret options.ReturnDocument) (*core.Session, error) {
+	filter := append(bson.D{{Key: fSessionToken, Value: sessionToken}}, where...)
+	return updateRecord(ctx, a, a.sessions, lockSession, sessionToken, filter, setFields(set), ret, (*sessionDoc).session)
 }
 
 // confirmMove makes a session moved to the user with the stored id uid
@@ -238,18 +198,7 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 }
 
 func decodeSession(ctx context.Context, res *mongo.SingleResult) (*core.Session, error) {
-	var doc sessionDoc
-	if err := res.Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, wrapErr(ctx, err)
-	}
-	s, err := doc.session()
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return decodeOne(ctx, res, (*sessionDoc).session)
 }
 
 // removeExpiredSession deletes the session with the token if it has
