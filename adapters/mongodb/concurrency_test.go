@@ -18,18 +18,23 @@ import (
 // in every round.
 const concurrentRounds = 20
 
-// race runs f and g at the same time, as closely as two goroutines can
-// start together, and returns their errors.
-func race(f, g func() error) (error, error) {
+// raceCalls runs call with x and with y at the same time, as closely as
+// two goroutines can start together, and fails t (saying what) when
+// either returns an error.
+func raceCalls[U, R any](t *testing.T, what string, call func(context.Context, U) (R, error), x, y U) {
+	t.Helper()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	var ef, eg error
-	wg.Add(2)
-	go func() { defer wg.Done(); <-start; ef = f() }()
-	go func() { defer wg.Done(); <-start; eg = g() }()
+	errs := make([]error, 2)
+	for i, u := range []U{x, y} {
+		wg.Add(1)
+		go func() { defer wg.Done(); <-start; _, errs[i] = call(context.Background(), u) }()
+	}
 	close(start)
 	wg.Wait()
-	return ef, eg
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("%s: %v, %v", what, errs[0], errs[1])
+	}
 }
 
 // TestConcurrentUpdates races updates of different fields of one record
@@ -42,11 +47,7 @@ func TestConcurrentUpdates(t *testing.T) {
 	s := newServer(t, nil)
 	a, _ := newAdapter(t, s)
 	ctx := context.Background()
-	for _, id := range []string{"u", "v"} {
-		if _, err := a.CreateUser(ctx, core.User{ID: id, Email: id + "@example.com"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createUsers(t, a, "u", "v")
 	base := time.Now().Add(time.Hour).Truncate(time.Millisecond).UTC()
 	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: base}); err != nil {
 		t.Fatal(err)
@@ -55,18 +56,8 @@ func TestConcurrentUpdates(t *testing.T) {
 	lostUser, lostSession := 0, 0
 	for i := range concurrentRounds {
 		name, image := fmt.Sprintf("name-%d", i), fmt.Sprintf("image-%d", i)
-		e1, e2 := race(
-			func() error {
-				_, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u", Name: core.Set(ptr(name))})
-				return err
-			},
-			func() error {
-				_, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u", Image: core.Set(ptr(image))})
-				return err
-			})
-		if e1 != nil || e2 != nil {
-			t.Fatalf("round %d: UpdateUser: %v, %v", i, e1, e2)
-		}
+		raceCalls(t, fmt.Sprintf("round %d: UpdateUser", i), a.UpdateUser,
+			core.UserUpdate{ID: "u", Name: core.Set(ptr(name))}, core.UserUpdate{ID: "u", Image: core.Set(ptr(image))})
 		u, err := a.GetUser(ctx, "u")
 		if err != nil || u == nil {
 			t.Fatalf("round %d: GetUser = %+v, %v", i, u, err)
@@ -77,18 +68,8 @@ func TestConcurrentUpdates(t *testing.T) {
 		}
 
 		owner, expires := []string{"u", "v"}[i%2], base.Add(time.Duration(i+1)*time.Minute)
-		e1, e2 = race(
-			func() error {
-				_, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", UserID: core.Set(owner)})
-				return err
-			},
-			func() error {
-				_, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(expires)})
-				return err
-			})
-		if e1 != nil || e2 != nil {
-			t.Fatalf("round %d: UpdateSession: %v, %v", i, e1, e2)
-		}
+		raceCalls(t, fmt.Sprintf("round %d: UpdateSession", i), a.UpdateSession,
+			core.SessionUpdate{SessionToken: "s", UserID: core.Set(owner)}, core.SessionUpdate{SessionToken: "s", Expires: core.Set(expires)})
 		su, err := a.GetSessionAndUser(ctx, "s")
 		if err != nil || su == nil {
 			t.Fatalf("round %d: GetSessionAndUser = %+v, %v", i, su, err)
@@ -129,9 +110,7 @@ func TestExtendSessionOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
-		t.Fatal(err)
-	}
+	createUsers(t, a, "u")
 	// Whole milliseconds: the adapter stores BSON dates, and from is what a
 	// caller read back, at the stored precision.
 	base := time.Now().Add(time.Hour).Truncate(time.Millisecond).UTC()

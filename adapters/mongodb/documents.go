@@ -300,22 +300,10 @@ func (d *accountDoc) account() (*core.Account, error) {
 }
 
 func decodeDetails(rv bson.RawValue) ([]core.AuthorizationDetail, error) {
-	if isNull(rv) {
-		return nil, nil
-	}
-	arr, ok := rv.ArrayOK()
-	if !ok {
-		return nil, fmt.Errorf("authorization_details has BSON type %v, want array", rv.Type)
-	}
-	vals, err := arr.Values()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]core.AuthorizationDetail, 0, len(vals))
-	for _, v := range vals {
+	return decodeArray(rv, "authorization_details", func(v bson.RawValue) (core.AuthorizationDetail, error) {
 		var dd detailDoc
 		if err := v.Unmarshal(&dd); err != nil {
-			return nil, fmt.Errorf("authorization_details: %w", err)
+			return core.AuthorizationDetail{}, fmt.Errorf("authorization_details: %w", err)
 		}
 		det := core.AuthorizationDetail{Type: dd.Type, Identifier: dd.Identifier}
 		for _, f := range []struct {
@@ -327,34 +315,44 @@ func decodeDetails(rv bson.RawValue) ([]core.AuthorizationDetail, error) {
 			{dd.Datatypes, &det.Datatypes},
 			{dd.Privileges, &det.Privileges},
 		} {
-			if *f.dst, err = decodeStrings(f.rv); err != nil {
-				return nil, fmt.Errorf("authorization_details: %w", err)
+			var err error
+			if *f.dst, err = decodeArray(f.rv, "list", decodeString); err != nil {
+				return det, fmt.Errorf("authorization_details: %w", err)
 			}
 		}
-		out = append(out, det)
-	}
-	return out, nil
+		return det, nil
+	})
 }
 
-func decodeStrings(rv bson.RawValue) ([]string, error) {
+func decodeString(v bson.RawValue) (string, error) {
+	s, ok := v.StringValueOK()
+	if !ok {
+		return "", fmt.Errorf("list element has BSON type %v, want string", v.Type)
+	}
+	return s, nil
+}
+
+// decodeArray decodes a stored array, named what in errors, element by
+// element with elem; nil when it is absent or null.
+func decodeArray[T any](rv bson.RawValue, what string, elem func(bson.RawValue) (T, error)) ([]T, error) {
 	if isNull(rv) {
 		return nil, nil
 	}
 	arr, ok := rv.ArrayOK()
 	if !ok {
-		return nil, fmt.Errorf("list has BSON type %v, want array", rv.Type)
+		return nil, fmt.Errorf("%s has BSON type %v, want array", what, rv.Type)
 	}
 	vals, err := arr.Values()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(vals))
+	out := make([]T, 0, len(vals))
 	for _, v := range vals {
-		s, ok := v.StringValueOK()
-		if !ok {
-			return nil, fmt.Errorf("list element has BSON type %v, want string", v.Type)
+		x, err := elem(v)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, x)
 	}
 	return out, nil
 }
