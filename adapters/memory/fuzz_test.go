@@ -18,9 +18,7 @@ import (
 // memory adapter and reads them back (see fuzzrecord.RoundTrip), then
 // checks that deleting the user left nothing behind.
 func FuzzAdapterRoundTrip(f *testing.F) {
-	for _, b := range fuzzrecord.Seeds() {
-		f.Add(b)
-	}
+	fuzzrecord.AddSeeds(f)
 	a := memory.New()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzrecord.RoundTrip(context.Background(), t, a, b)

@@ -11,28 +11,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// CreateAuthenticator is createAuthenticator: a find of the user, the
-// insert, and a find of the user again (see [Adapter.DeleteUser] for why the
-// second one makes a concurrent deleteUser leave no orphan). An unknown
-// user, or one deleted concurrently, gives an error matching
-// [core.ErrNotFound] and leaves no authenticator; an existing credential id,
-// once [Adapter.Migrate] has run, one matching [core.ErrAlreadyExists].
-func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	au := authenticator.Clone()
-	return createOwned(ctx, a, core.MethodCreateAuthenticator, a.authenticators, au, au.UserID, func(uid any) (bson.D, error) {
-		return bson.D{
-			{Key: fCredentialID, Value: au.CredentialID},
-			{Key: fUserID, Value: uid},
-			{Key: fProviderAccountID, Value: au.ProviderAccountID},
-			{Key: fCredentialPublicKey, Value: au.CredentialPublicKey},
-			{Key: fCounter, Value: au.Counter},
-			{Key: fCredentialBackedUp, Value: au.CredentialBackedUp},
-			{Key: fCredentialDeviceType, Value: au.CredentialDeviceType},
-			{Key: fTransports, Value: au.Transports},
-		}, nil
-	})
-}
-
 // GetAuthenticator is getAuthenticator: one find.
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
 	return decodeAuthenticator(ctx, a.authenticators.FindOne(ctx, bson.D{{Key: fCredentialID, Value: credentialID}}))

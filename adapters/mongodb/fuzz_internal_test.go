@@ -26,9 +26,7 @@ import (
 // refuses them before the adapter. With ObjectIds on, the user id is a
 // hex ObjectId. Every time that date accepts comes back from fromDate.
 func FuzzDocumentRoundTrip(f *testing.F) {
-	for _, b := range fuzzrecord.Seeds() {
-		f.Add(b)
-	}
+	fuzzrecord.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		src := fuzzrecord.New(b)
 		a := &Adapter{objectIDs: src.Bool()}

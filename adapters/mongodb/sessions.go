@@ -2,8 +2,6 @@ package mongoadapter
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -11,24 +9,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
-
-// CreateSession is createSession: a find of the user, the insert, and a
-// find of the user again (see [Adapter.DeleteUser] for why the second one
-// makes a concurrent deleteUser leave no orphan). An unknown user, or one
-// deleted concurrently, gives an error matching [core.ErrNotFound] and leaves
-// no session; an existing token, once [Adapter.Migrate] has run, one
-// matching [core.ErrAlreadyExists].
-func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	s := session.Normalize()
-	return createOwned(ctx, a, core.MethodCreateSession, a.sessions, s, s.UserID, func(uid any) (bson.D, error) {
-		exp, err := storedDate(core.MethodCreateSession, "expires", s.Expires)
-		return bson.D{
-			{Key: fSessionToken, Value: s.SessionToken},
-			{Key: fUserID, Value: uid},
-			{Key: fExpires, Value: exp},
-		}, err
-	})
-}
 
 // GetSessionAndUser is getSessionAndUser: one aggregation joining the
 // session to its user with $lookup where the server supports it, otherwise
@@ -146,49 +126,6 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 func (a *Adapter) setSession(ctx context.Context, sessionToken string, where, set bson.D, ret options.ReturnDocument) (*core.Session, error) {
 	filter := append(bson.D{{Key: fSessionToken, Value: sessionToken}}, where...)
 	return updateRecord(ctx, a, a.sessions, lockSession, sessionToken, filter, setFields(set), ret, (*sessionDoc).session)
-}
-
-// confirmMove makes a session moved to the user with the stored id uid
-// unable to outlive that user, as insertOwned does for new records: it reads
-// the user again, and if a concurrent deleteUser removed it, puts the
-// session back as it was (before) and returns an error matching
-// [core.ErrNotFound]. Should the session's first user be gone too by then,
-// the session goes with it, as that user's deleteUser would have taken it.
-func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any) error {
-	ok, err := a.userExistsOnPrimary(ctx, uid)
-	if err == nil && ok {
-		return nil
-	}
-	cause := fmt.Errorf("user deleted concurrently: %w", core.ErrNotFound)
-	if err != nil {
-		cause = wrapErr(ctx, err)
-	}
-	oldUID, _ := a.userIDValue(before.UserID)
-	oldExp, _ := date(before.Expires)
-	uerr := undo(ctx, func(ctx context.Context) error {
-		unlock, err := a.locks.lock(ctx, lockSession, before.SessionToken)
-		if err != nil {
-			return err
-		}
-		_, err = a.sessions.UpdateOne(ctx,
-			bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: fUserID, Value: oldUID}, {Key: fExpires, Value: oldExp}}}})
-		unlock()
-		if err != nil {
-			return fmt.Errorf("putting the session back: %w", err)
-		}
-		if ok, err := a.userExistsOnPrimary(ctx, oldUID); err == nil && !ok {
-			_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
-			if err != nil {
-				return fmt.Errorf("removing the session of a deleted user: %w", err)
-			}
-		}
-		return nil
-	})
-	if uerr != nil {
-		return errors.Join(cause, uerr)
-	}
-	return cause
 }
 
 // DeleteSession is deleteSession: one findOneAndDelete. It returns the
