@@ -116,7 +116,7 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 	if err != nil || s != nil {
 		return s, s != nil, err
 	}
-	s, err = a.setSession(ctx, sessionToken, nil, nil, options.After)
+	s, err = decodeSession(ctx, a.sessions.FindOne(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
 	return s, false, err
 }
 
