@@ -19,6 +19,8 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
+
+	"github.com/authport/authport/conformance/provision"
 )
 
 // The databases of the HTTP rows: opened, seeded and shared by the two
@@ -211,13 +213,7 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 	}
 	s := &sqlStore{dialect: "postgres", rt: &roundTrips{}}
 	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
-	schema := randomName("authport_bench_http_")
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		s.close()
-		return nil, "", err
-	}
-	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	cfg, err := pgConfigInSchema(base, schema)
+	cfg, schema, err := s.schema(ctx, admin, base, "authport_bench_http_")
 	if err != nil {
 		s.close()
 		return nil, "", err
@@ -269,7 +265,7 @@ func openUnstorage(ctx context.Context, rawURL string) (*redisStore, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	base := randomName("authport-bench-http-")
+	base := provision.NewName("authport-bench-http-")
 	s := &redisStore{rt: &roundTrips{}, prefix: base + ":"}
 	opts.PoolSize = 32
 	opts.MinIdleConns = 32

@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	redisadapter "github.com/authport/authport/adapters/redis"
+
+	"github.com/authport/authport/conformance/provision"
 )
 
 // redisStore is the Redis adapter on a client of its own, with a key
@@ -29,7 +31,7 @@ func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &redisStore{rt: &roundTrips{}, prefix: randomName("authport-bench-") + ":"}
+	s := &redisStore{rt: &roundTrips{}, prefix: provision.NewName("authport-bench-") + ":"}
 	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return s.rt.dial(ctx, network, addr)
 	}
@@ -52,7 +54,7 @@ func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
 // openRedisCluster opens a cluster client on AUTHPORT_REDIS_CLUSTER_URL's
 // comma-separated seed addresses; the adapter runs its cluster protocol.
 func openRedisCluster(ctx context.Context, seeds string) (*redisStore, error) {
-	s := &redisStore{rt: &roundTrips{}, prefix: randomName("authport-bench-") + ":", cluster: true}
+	s := &redisStore{rt: &roundTrips{}, prefix: provision.NewName("authport-bench-") + ":", cluster: true}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), PoolSize: 32, MinIdleConns: 32,
 		ContextTimeoutEnabled: true, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return s.rt.dial(ctx, network, addr)

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,13 +23,9 @@ import (
 	"gorm.io/gorm/logger"
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
-)
 
-func randomName(prefix string) string {
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
+	"github.com/authport/authport/conformance/provision"
+)
 
 // sqlStore is one SQL database opened for the bench: the *sql.DB the
 // adapter runs on (through gorm) and the raw baseline runs on too.
@@ -55,23 +46,7 @@ func (s *sqlStore) close() {
 // q turns a query written with "double-quoted" names and ? placeholders
 // into the dialect's.
 func (s *sqlStore) q(query string) string {
-	switch s.dialect {
-	case "mysql":
-		return strings.ReplaceAll(query, `"`, "`")
-	case "postgres":
-		var b strings.Builder
-		n := 0
-		for _, c := range query {
-			if c == '?' {
-				n++
-				b.WriteString("$" + strconv.Itoa(n))
-				continue
-			}
-			b.WriteRune(c)
-		}
-		return b.String()
-	}
-	return query
+	return provision.Query(s.dialect, query)
 }
 
 func (s *sqlStore) timeArg(t time.Time) any {
@@ -119,13 +94,7 @@ func openPostgres(ctx context.Context, base string, wrap wrapper) (*sqlStore, er
 	}
 	s := &sqlStore{dialect: "postgres", rt: &roundTrips{}}
 	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
-	schema := randomName("authport_bench_")
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	cfg, err := pgConfigInSchema(base, schema)
+	cfg, _, err := s.schema(ctx, admin, base, "authport_bench_")
 	if err != nil {
 		s.close()
 		return nil, err
@@ -167,12 +136,12 @@ func openMySQL(ctx context.Context, base string, wrap wrapper) (*sqlStore, error
 	}
 	s := &sqlStore{dialect: "mysql", rt: mysqlCounter}
 	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
-	name := randomName("authport_bench_")
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	name, drop, err := provision.CreateDatabase(ctx, admin, "authport_bench_")
+	if err != nil {
 		s.close()
 		return nil, err
 	}
-	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name) })
+	s.cleanup = append(s.cleanup, func() { _ = drop(context.Background()) })
 	cfg.DBName = name
 	cfg.Net = "authport-bench"
 	conn, err := mysql.NewConnector(cfg)
@@ -369,15 +338,19 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 	}, nil
 }
 
-// pgConfigInSchema is the connection configuration of the PostgreSQL URL
-// base with schema as its search_path.
-func pgConfigInSchema(base, schema string) (*pgx.ConnConfig, error) {
-	u, err := url.Parse(base)
+// schema makes a schema named from prefix on admin's server, dropped at
+// close, and returns the connection configuration of the PostgreSQL URL
+// base with it as the search_path, and its name.
+func (s *sqlStore) schema(ctx context.Context, admin *sql.DB, base, prefix string) (*pgx.ConnConfig, string, error) {
+	schema, drop, err := provision.CreateSchema(ctx, admin, prefix)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	qv := u.Query()
-	qv.Set("search_path", schema)
-	u.RawQuery = qv.Encode()
-	return pgx.ParseConfig(u.String())
+	s.cleanup = append(s.cleanup, func() { _ = drop(context.Background()) })
+	dsn, err := provision.InSchema(base, schema)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	return cfg, schema, err
 }
