@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/redis/go-redis/v9"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -218,9 +217,7 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 		s.close()
 		return nil, "", err
 	}
-	s.db = sql.OpenDB(stdlib.GetConnector(*cfg))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
+	s.openDB(stdlib.GetConnector(*cfg))
 	for _, q := range authJSPgSchema {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			s.close()
@@ -261,18 +258,9 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 // openUnstorage opens the Redis adapter in @auth/unstorage-adapter's
 // layout under a base of its own (its keys deleted at close).
 func openUnstorage(ctx context.Context, rawURL string) (*redisStore, string, error) {
-	opts, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, "", err
-	}
 	base := provision.NewName("authport-bench-http-")
-	s := &redisStore{rt: &roundTrips{}, prefix: base + ":"}
-	opts.PoolSize = 32
-	opts.MinIdleConns = 32
-	opts.ContextTimeoutEnabled = true
-	s.c = redis.NewClient(opts)
-	if err := s.c.Ping(ctx).Err(); err != nil {
-		_ = s.c.Close()
+	s, err := newRedisStore(ctx, rawURL, base+":", false)
+	if err != nil {
 		return nil, "", err
 	}
 	if s.adapter, err = unstorage.New(ctx, s.c, base); err != nil {

@@ -27,24 +27,38 @@ type redisStore struct {
 }
 
 func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
+	s, err := newRedisStore(ctx, rawURL, provision.NewName("authport-bench-")+":", true)
+	if err != nil {
+		return nil, err
+	}
+	s.adapter, err = redisadapter.New(ctx, s.c, redisadapter.WithPrefix(s.prefix))
+	if err != nil {
+		_ = s.c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newRedisStore connects to the single Redis server of rawURL with a pool
+// for concurrency 32, for a store whose keys start with prefix; counted
+// makes the connections count their round trips in s.rt. The caller opens
+// the adapter on s.c.
+func newRedisStore(ctx context.Context, rawURL, prefix string, counted bool) (*redisStore, error) {
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	s := &redisStore{rt: &roundTrips{}, prefix: provision.NewName("authport-bench-") + ":"}
-	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return s.rt.dial(ctx, network, addr)
+	s := &redisStore{rt: &roundTrips{}, prefix: prefix}
+	if counted {
+		opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return s.rt.dial(ctx, network, addr)
+		}
 	}
 	opts.PoolSize = 32
 	opts.MinIdleConns = 32
 	opts.ContextTimeoutEnabled = true
 	s.c = redis.NewClient(opts)
 	if err := s.c.Ping(ctx).Err(); err != nil {
-		_ = s.c.Close()
-		return nil, err
-	}
-	s.adapter, err = redisadapter.New(ctx, s.c, redisadapter.WithPrefix(s.prefix))
-	if err != nil {
 		_ = s.c.Close()
 		return nil, err
 	}
@@ -415,6 +429,19 @@ func checkSessionReply(token, want string, v []any, err error) error {
 		return fmt.Errorf("session %s: user %v, want %s", token, v[1], want)
 	}
 	return nil
+}
+
+// openRedisNamed opens the Redis backend name ("redis" or "redis-cluster")
+// at its URL from the environment.
+func openRedisNamed(ctx context.Context, name string) (*redisStore, error) {
+	if name != "redis-cluster" {
+		return openRedisEnv(ctx)
+	}
+	u, err := env("AUTHPORT_REDIS_CLUSTER_URL")
+	if err != nil {
+		return nil, err
+	}
+	return openRedisCluster(ctx, u)
 }
 
 // openRedisEnv is openRedis on the server at $AUTHPORT_REDIS_URL.

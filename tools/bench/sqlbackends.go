@@ -57,12 +57,27 @@ func (s *sqlStore) timeArg(t time.Time) any {
 	return t
 }
 
-// pool sizes the *sql.DB for concurrency 32.
-func pool(db *sql.DB) {
+// openDB opens s.db on c, its pool sized for concurrency 32, closed at
+// close.
+func (s *sqlStore) openDB(c driver.Connector) {
+	db := sql.OpenDB(c)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
+	s.db = db
+	s.cleanup = append(s.cleanup, func() { _ = db.Close() })
+}
+
+// openAdapter opens s.db on c and the migrated gorm adapter on it, through
+// the dialector dialect makes of s.db; on an error it closes s.
+func (s *sqlStore) openAdapter(c driver.Connector, dialect func(*sql.DB) gorm.Dialector) (*sqlStore, error) {
+	s.openDB(c)
+	if err := newGormAdapter(s, dialect(s.db)); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func newGormAdapter(s *sqlStore, dialector gorm.Dialector) error {
@@ -100,14 +115,9 @@ func openPostgres(ctx context.Context, base string, wrap wrapper) (*sqlStore, er
 		return nil, err
 	}
 	cfg.DialFunc = s.rt.dial
-	s.db = sql.OpenDB(wrap.apply(stdlib.GetConnector(*cfg)))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
-	if err := newGormAdapter(s, postgres.New(postgres.Config{Conn: s.db})); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return s.openAdapter(wrap.apply(stdlib.GetConnector(*cfg)), func(db *sql.DB) gorm.Dialector {
+		return postgres.New(postgres.Config{Conn: db})
+	})
 }
 
 var registerMySQLDial sync.Once
@@ -149,14 +159,9 @@ func openMySQL(ctx context.Context, base string, wrap wrapper) (*sqlStore, error
 		s.close()
 		return nil, err
 	}
-	s.db = sql.OpenDB(wrap.apply(conn))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
-	if err := newGormAdapter(s, gormmysql.New(gormmysql.Config{Conn: s.db})); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return s.openAdapter(wrap.apply(conn), func(db *sql.DB) gorm.Dialector {
+		return gormmysql.New(gormmysql.Config{Conn: db})
+	})
 }
 
 // openSQLite opens a new file in dir with the DSN adapters/postgres-gorm
@@ -170,14 +175,9 @@ func openSQLite(dir string, wrap wrapper) (*sqlStore, error) {
 	s := &sqlStore{dialect: "sqlite"}
 	s.cleanup = append(s.cleanup, func() { _ = os.RemoveAll(d) })
 	dsn := "file:" + filepath.Join(d, "auth.db") + "?_foreign_keys=on&_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate"
-	s.db = sql.OpenDB(wrap.apply(dsnConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
-	if err := newGormAdapter(s, sqlite.New(sqlite.Config{Conn: s.db})); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return s.openAdapter(wrap.apply(dsnConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), func(db *sql.DB) gorm.Dialector {
+		return sqlite.New(sqlite.Config{Conn: db})
+	})
 }
 
 // wrapper wraps the connector a SQL store opens its *sql.DB with (the
