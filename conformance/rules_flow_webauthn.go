@@ -39,8 +39,7 @@ func webAuthnRules() []rule {
 		}},
 		{group: "webAuthn", name: "zero_counters_accepted", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pk-account")
 			au.Counter = 0
 			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
@@ -65,8 +64,7 @@ func webAuthnRules() []rule {
 		}},
 		{group: "webAuthn", name: "second_authenticator_reuses_the_account", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			for range 2 {
 				if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u.ID, "pk-account")); err != nil {
 					t.Fatal(err)

@@ -51,17 +51,24 @@ func userRules() []rule {
 	return slices.Concat(createUserRules(), getUserRules(), getUserByEmailRules(), getUserByAccountRules(), updateUserRules(), deleteUserRules())
 }
 
+// expectRoundTrip creates u and checks that createUser's result, getUser,
+// getUserByEmail and the stored users all give u back, normalized.
+func (e *env) expectRoundTrip(t *testing.T, u core.User) {
+	t.Helper()
+	want := u.Normalize()
+	got := e.createUser(t, u)
+	expectUser(t, "createUser result", &got, want)
+	expectUser(t, "getUser", e.getUser(t, u.ID), want)
+	expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), want)
+	expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(want)})
+}
+
 // createUserRules are the rules of the createUser method.
 func createUserRules() []rule {
 	return []rule{
 		{group: string(createUser), name: "round_trip_all_fields", needs: []core.Method{getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
-			want := u.Normalize()
-			got := e.createUser(t, u)
-			expectUser(t, "createUser result", &got, want)
-			expectUser(t, "getUser", e.getUser(t, u.ID), want)
-			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), want)
-			expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(want)})
+			e.expectRoundTrip(t, u)
 		}},
 		{group: string(createUser), name: "null_and_empty_differ", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -93,8 +100,7 @@ func createUserRules() []rule {
 			}
 		}},
 		{group: string(createUser), name: "duplicate_email_rejected", run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			before := e.state(t)
 			dup := e.newUser()
 			dup.Email = u.Email
@@ -103,8 +109,7 @@ func createUserRules() []rule {
 			e.expectUnchanged(t, before, "the rejected createUser")
 		}},
 		{group: string(createUser), name: "duplicate_id_rejected", run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			before := e.state(t)
 			dup := e.newUser()
 			dup.ID = u.ID
@@ -199,19 +204,18 @@ func createUserRules() []rule {
 func getUserRules() []rule {
 	return []rule{
 		{group: string(getUser), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u := e.storedUser(t)
+			e.storedUser(t) // another user, not to be found
 			expectUser(t, "getUser", e.getUser(t, u.ID), u.Normalize())
 		}},
 		{group: string(getUser), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			if u := e.getUser(t, "no-such-user"); u != nil {
 				t.Errorf("getUser of an unknown id = %s, want nil", show(u))
 			}
 		}},
 		{group: string(getUser), name: "bad_ids_never_panic", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			before := e.state(t)
 			ids := badStrings()
 			ids["empty"] = ""
@@ -237,13 +241,12 @@ func getUserRules() []rule {
 func getUserByEmailRules() []rule {
 	return []rule{
 		{group: string(getUserByEmail), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u := e.storedUser(t)
+			e.storedUser(t) // another user, not to be found
 			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), u.Normalize())
 		}},
 		{group: string(getUserByEmail), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			if u := e.getUserByEmail(t, "nobody@example.com"); u != nil {
 				t.Errorf("getUserByEmail of an unknown address = %s, want nil", show(u))
 			}
@@ -255,9 +258,7 @@ func getUserByEmailRules() []rule {
 func getUserByAccountRules() []rule {
 	return []rule{
 		{group: string(getUserByAccount), name: "finds_owner", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, e.newAccount(other.ID))
@@ -268,8 +269,7 @@ func getUserByAccountRules() []rule {
 			expectUser(t, "getUserByAccount", got, u.Normalize())
 		}},
 		{group: string(getUserByAccount), name: "not_found_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			for _, key := range []core.AccountKey{
@@ -283,8 +283,7 @@ func getUserByAccountRules() []rule {
 			}
 		}},
 		{group: string(getUserByAccount), name: "provider_and_id_not_swapped", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			acc.Provider, acc.ProviderAccountID = "alpha", "beta"
 			e.linkAccount(t, acc)
@@ -305,9 +304,7 @@ func getUserByAccountRules() []rule {
 func updateUserRules() []rule {
 	return []rule{
 		{group: string(updateUser), name: "changes_only_given_fields", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			got, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(ptr("Grace"))})
 			if err != nil {
 				t.Fatal(err)
@@ -319,8 +316,7 @@ func updateUserRules() []rule {
 			expectEqual(t, "stored users", e.state(t).Users, sortedUsers(canonUser(want), canonUser(other.Normalize())))
 		}},
 		{group: string(updateUser), name: "sets_nullable_fields_to_null", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			got, err := e.a.UpdateUser(e.ctx, core.UserUpdate{
 				ID: u.ID, Name: core.Null[string](), EmailVerified: core.Null[time.Time](), Image: core.Set(ptr("")),
 			})
@@ -347,8 +343,7 @@ func updateUserRules() []rule {
 		}},
 		{group: string(updateUser), name: "concurrent_updates_of_different_fields_kept", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
 			for round := range 10 {
-				u := e.newUser()
-				e.createUser(t, u)
+				u := e.storedUser(t)
 				name, image := ptr(fmt.Sprintf("name %d", round)), ptr(fmt.Sprintf("image %d", round))
 				var wg sync.WaitGroup
 				errs := make([]error, 2)
@@ -374,8 +369,7 @@ func updateUserRules() []rule {
 			// each writes only the fields it is given, so every update
 			// is kept. In-process serialisation cannot pass this rule.
 			for round := range 10 {
-				u := e.newUser()
-				e.createUser(t, u)
+				u := e.storedUser(t)
 				want := u.Normalize()
 				want.Name = ptr(fmt.Sprintf("name %d", round))
 				want.Image = ptr(fmt.Sprintf("image %d", round))
@@ -395,8 +389,7 @@ func updateUserRules() []rule {
 			}
 		}},
 		{group: string(updateUser), name: "moves_email", needs: []core.Method{createUser, getUserByEmail}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			newEmail := e.id("moved") + "@example.com"
 			if _, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(newEmail)}); err != nil {
 				t.Fatal(err)
@@ -413,16 +406,14 @@ func updateUserRules() []rule {
 			e.createUser(t, reuse)
 		}},
 		{group: string(updateUser), name: "taken_email_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			before := e.state(t)
 			_, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(other.Email), Name: core.Set(ptr("x"))})
 			expectErr(t, "updateUser to another user's e-mail", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected updateUser")
 		}},
 		{group: string(updateUser), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			before := e.state(t)
 			_, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: "no-such-user", Name: core.Set(ptr("x"))})
 			expectErr(t, "updateUser of an unknown id", err, core.ErrNotFound)
@@ -437,9 +428,7 @@ func updateUserRules() []rule {
 func deleteUserRules() []rule {
 	return []rule{
 		{group: string(deleteUser), name: "removes_user", needs: []core.Method{createUser, getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			got, err := e.a.DeleteUser(e.ctx, u.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -459,9 +448,7 @@ func deleteUserRules() []rule {
 			e.createUser(t, reuse)
 		}},
 		{group: string(deleteUser), name: "cascades_to_accounts_sessions_authenticators", needs: []core.Method{createUser, linkAccount, createSession, createAuth}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			for _, id := range []string{u.ID, other.ID} {
 				acc := e.newAccount(id)
 				e.linkAccount(t, acc)
@@ -507,7 +494,7 @@ func deleteUserRules() []rule {
 			}
 		}},
 		{group: string(deleteUser), name: "unknown_user_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			before := e.state(t)
 			got, err := e.a.DeleteUser(e.ctx, "no-such-user")
 			if err != nil || got != nil {
