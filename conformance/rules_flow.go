@@ -90,10 +90,16 @@ func (e *env) registeredPasskey(t *testing.T) (*auth.Auth, core.User, core.Authe
 	a := e.newAuth(t, newClock(), authOptions{})
 	u := e.storedUser(t)
 	au := e.newAuthenticator(u.ID, "pk-account")
-	if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, a, au)
 	return a, u, au
+}
+
+// register registers the passkey au through a, failing t on an error.
+func (e *env) register(t *testing.T, a *auth.Auth, au core.Authenticator) {
+	t.Helper()
+	if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
+		t.Fatalf("registerAuthenticator(%s): %v", au.CredentialID, err)
+	}
 }
 
 // newAuth configures the library on the rule's adapter, with the clock.
