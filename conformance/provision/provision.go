@@ -245,13 +245,7 @@ func unknownRequired(list string) []string {
 // splitList splits a comma-separated list into lowercased, trimmed,
 // non-empty names.
 func splitList(list string) []string {
-	var names []string
-	for name := range strings.SplitSeq(list, ",") {
-		if name = strings.ToLower(strings.TrimSpace(name)); name != "" {
-			names = append(names, name)
-		}
-	}
-	return names
+	return splitSeeds(strings.ToLower(list))
 }
 
 // splitSeeds splits a comma-separated list of addresses into trimmed,
