@@ -106,24 +106,20 @@ func linkAccountRules() []rule {
 				t.Errorf("%d accounts stored, want %d", n, len(pairs))
 			}
 		}},
-		{group: string(linkAccount), name: "duplicate_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.storedUser(t), e.storedUser(t)
-			acc := e.newAccount(u.ID)
+		takenKeyRule(linkAccount, "duplicate_rejected", "linkAccount of a linked (provider, providerAccountId)", func(t *testing.T, e *env, userID string) func(string) error {
+			acc := e.newAccount(userID)
 			e.linkAccount(t, acc)
-			before := e.state(t)
-			dup := e.newAccount(other.ID)
-			dup.ProviderAccountID = acc.ProviderAccountID
-			_, err := e.a.LinkAccount(e.ctx, dup)
-			expectErr(t, "linkAccount of a linked (provider, providerAccountId)", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected linkAccount")
-		}},
-		{group: string(linkAccount), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.storedUser(t)
-			before := e.state(t)
-			_, err := e.a.LinkAccount(e.ctx, e.newAccount("no-such-user"))
-			expectErr(t, "linkAccount to an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected linkAccount")
-		}},
+			return func(other string) error {
+				dup := e.newAccount(other)
+				dup.ProviderAccountID = acc.ProviderAccountID
+				_, err := e.a.LinkAccount(e.ctx, dup)
+				return err
+			}
+		}),
+		unknownUserRule(linkAccount, "unknown_user_rejected", "linkAccount to an unknown user", func(e *env, userID string) error {
+			_, err := e.a.LinkAccount(e.ctx, e.newAccount(userID))
+			return err
+		}),
 		{group: string(linkAccount), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			before := e.state(t)
@@ -274,4 +270,32 @@ func (e *env) rawMixedCaseAccount(t *testing.T) core.Account {
 		t.Fatalf("the raw view did not store the account as given: %s", show(s.Accounts))
 	}
 	return acc
+}
+
+// unknownUserRule is the rule, named name in m's group, that m refuses a
+// record of a user that does not exist with core.ErrNotFound and stores
+// nothing: insert makes the record for userID and calls m; what names the
+// call in the failure message.
+func unknownUserRule(m core.Method, name, what string, insert func(e *env, userID string) error) rule {
+	return rule{group: string(m), name: name, needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+		e.storedUser(t)
+		before := e.state(t)
+		expectErr(t, what, insert(e, "no-such-user"), core.ErrNotFound)
+		e.expectUnchanged(t, before, "the rejected "+string(m))
+	}}
+}
+
+// takenKeyRule is the rule, named name in m's group, that m refuses with
+// core.ErrAlreadyExists, storing nothing, a record of one user under the
+// key that a record of another holds: store stores the first user's record
+// and returns again, which calls m with a record of the user it is given
+// under the same key; what names that call in the failure message.
+func takenKeyRule(m core.Method, name, what string, store func(t *testing.T, e *env, userID string) (again func(userID string) error)) rule {
+	return rule{group: string(m), name: name, needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+		u, other := e.storedUser(t), e.storedUser(t)
+		again := store(t, e, u.ID)
+		before := e.state(t)
+		expectErr(t, what, again(other.ID), core.ErrAlreadyExists)
+		e.expectUnchanged(t, before, "the rejected "+string(m))
+	}}
 }

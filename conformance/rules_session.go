@@ -48,24 +48,20 @@ func createSessionRules() []rule {
 				t.Errorf("stored sessions = %s, want expires %s", show(st), want.Format(time.RFC3339Nano))
 			}
 		}},
-		{group: string(createSession), name: "duplicate_token_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.storedUser(t), e.storedUser(t)
-			s := e.newSession(u.ID)
+		takenKeyRule(createSession, "duplicate_token_rejected", "createSession with a taken token", func(t *testing.T, e *env, userID string) func(string) error {
+			s := e.newSession(userID)
 			e.createSession(t, s)
-			before := e.state(t)
-			dup := e.newSession(other.ID)
-			dup.SessionToken = s.SessionToken
-			_, err := e.a.CreateSession(e.ctx, dup)
-			expectErr(t, "createSession with a taken token", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createSession")
-		}},
-		{group: string(createSession), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.storedUser(t)
-			before := e.state(t)
-			_, err := e.a.CreateSession(e.ctx, e.newSession("no-such-user"))
-			expectErr(t, "createSession for an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected createSession")
-		}},
+			return func(other string) error {
+				dup := e.newSession(other)
+				dup.SessionToken = s.SessionToken
+				_, err := e.a.CreateSession(e.ctx, dup)
+				return err
+			}
+		}),
+		unknownUserRule(createSession, "unknown_user_rejected", "createSession for an unknown user", func(e *env, userID string) error {
+			_, err := e.a.CreateSession(e.ctx, e.newSession(userID))
+			return err
+		}),
 		{group: string(createSession), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			before := e.state(t)
