@@ -202,18 +202,7 @@ func createUserRules() []rule {
 
 // getUserRules are the rules of the getUser method.
 func getUserRules() []rule {
-	return []rule{
-		{group: string(getUser), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u := e.storedUser(t)
-			e.storedUser(t) // another user, not to be found
-			expectUser(t, "getUser", e.getUser(t, u.ID), u.Normalize())
-		}},
-		{group: string(getUser), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.storedUser(t)
-			if u := e.getUser(t, "no-such-user"); u != nil {
-				t.Errorf("getUser of an unknown id = %s, want nil", show(u))
-			}
-		}},
+	return append(lookupRules(getUser, (*env).getUser, func(u core.User) string { return u.ID }, "no-such-user", "id"), []rule{
 		{group: string(getUser), name: "bad_ids_never_panic", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.storedUser(t)
 			before := e.state(t)
@@ -234,21 +223,29 @@ func getUserRules() []rule {
 				t.Error("getUser with a cancelled context returned no error")
 			}
 		}},
-	}
+	}...)
 }
 
 // getUserByEmailRules are the rules of the getUserByEmail method.
 func getUserByEmailRules() []rule {
+	return lookupRules(getUserByEmail, (*env).getUserByEmail, func(u core.User) string { return u.Email }, "nobody@example.com", "address")
+}
+
+// lookupRules are the rules that the user lookup m, called through get,
+// finds the user whose key (key) it is given and not another, and finds
+// nothing (nil) by unknown, a key no user has; what names the key in the
+// failure message.
+func lookupRules(m core.Method, get func(*env, *testing.T, string) *core.User, key func(core.User) string, unknown, what string) []rule {
 	return []rule{
-		{group: string(getUserByEmail), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+		{group: string(m), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			e.storedUser(t) // another user, not to be found
-			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), u.Normalize())
+			expectUser(t, string(m), get(e, t, key(u)), u.Normalize())
 		}},
-		{group: string(getUserByEmail), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+		{group: string(m), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.storedUser(t)
-			if u := e.getUserByEmail(t, "nobody@example.com"); u != nil {
-				t.Errorf("getUserByEmail of an unknown address = %s, want nil", show(u))
+			if u := get(e, t, unknown); u != nil {
+				t.Errorf("%s of an unknown %s = %s, want nil", m, what, show(u))
 			}
 		}},
 	}
