@@ -63,6 +63,21 @@ func (e *env) expectRoundTrip(t *testing.T, u core.User) {
 	expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(want)})
 }
 
+// takenUserKeyRule is the createUser rule, named name, that a new user
+// whose key (an e-mail or id, what names it) take copies from a stored user
+// is refused with core.ErrAlreadyExists and stores nothing.
+func takenUserKeyRule(name, what string, take func(dup *core.User, u core.User)) rule {
+	return rule{group: string(createUser), name: name, run: func(t *testing.T, e *env) {
+		u := e.storedUser(t)
+		before := e.state(t)
+		dup := e.newUser()
+		take(&dup, u)
+		_, err := e.a.CreateUser(e.ctx, dup)
+		expectErr(t, "createUser with a taken "+what, err, core.ErrAlreadyExists)
+		e.expectUnchanged(t, before, "the rejected createUser")
+	}}
+}
+
 // createUserRules are the rules of the createUser method.
 func createUserRules() []rule {
 	return []rule{
@@ -99,24 +114,8 @@ func createUserRules() []rule {
 				t.Errorf("stored users = %s, want emailVerified %s", show(stored), want.Format(time.RFC3339Nano))
 			}
 		}},
-		{group: string(createUser), name: "duplicate_email_rejected", run: func(t *testing.T, e *env) {
-			u := e.storedUser(t)
-			before := e.state(t)
-			dup := e.newUser()
-			dup.Email = u.Email
-			_, err := e.a.CreateUser(e.ctx, dup)
-			expectErr(t, "createUser with a taken e-mail", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createUser")
-		}},
-		{group: string(createUser), name: "duplicate_id_rejected", run: func(t *testing.T, e *env) {
-			u := e.storedUser(t)
-			before := e.state(t)
-			dup := e.newUser()
-			dup.ID = u.ID
-			_, err := e.a.CreateUser(e.ctx, dup)
-			expectErr(t, "createUser with a taken id", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createUser")
-		}},
+		takenUserKeyRule("duplicate_email_rejected", "e-mail", func(dup *core.User, u core.User) { dup.Email = u.Email }),
+		takenUserKeyRule("duplicate_id_rejected", "id", func(dup *core.User, u core.User) { dup.ID = u.ID }),
 		{group: string(createUser), name: "duplicate_email_under_concurrency", run: func(t *testing.T, e *env) {
 			const n = 20
 			email := e.id("race") + "@example.com"
