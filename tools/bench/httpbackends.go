@@ -14,12 +14,11 @@ import (
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	"github.com/authport/authport/adapters/redis/unstorage"
+	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
-
-	"github.com/authport/authport/conformance/provision"
 )
 
 // The databases of the HTTP rows: opened, seeded and shared by the two

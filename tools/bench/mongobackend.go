@@ -9,7 +9,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
-
 	"github.com/authport/authport/conformance/provision"
 )
 

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	redisadapter "github.com/authport/authport/adapters/redis"
-
 	"github.com/authport/authport/conformance/provision"
 )
 

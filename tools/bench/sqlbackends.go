@@ -23,7 +23,6 @@ import (
 	"gorm.io/gorm/logger"
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
-
 	"github.com/authport/authport/conformance/provision"
 )
 
