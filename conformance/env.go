@@ -134,6 +134,14 @@ func created[T any](t *testing.T, call string, v *T, err error) T {
 	return *v
 }
 
+// storedUser creates a new user ([env.newUser]) and returns it as given.
+func (e *env) storedUser(t *testing.T) core.User {
+	t.Helper()
+	u := e.newUser()
+	e.createUser(t, u)
+	return u
+}
+
 func (e *env) createUser(t *testing.T, u core.User) core.User {
 	t.Helper()
 	got, err := e.a.CreateUser(e.ctx, u)

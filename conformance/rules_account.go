@@ -15,8 +15,7 @@ func accountRules() []rule {
 func linkAccountRules() []rule {
 	return []rule{
 		{group: string(linkAccount), name: "round_trip_all_fields", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			want := acc.Normalize()
 			if want.TokenType == nil || *want.TokenType != "bearer" {
@@ -37,8 +36,7 @@ func linkAccountRules() []rule {
 			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{want})
 		}},
 		{group: string(linkAccount), name: "null_and_empty_differ", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			nulls := core.Account{UserID: u.ID, Provider: "google", Type: core.AccountTypeOIDC, ProviderAccountID: e.id("nulls")}
 			empties := core.Account{
 				UserID: u.ID, Provider: "google", Type: core.AccountTypeOIDC, ProviderAccountID: e.id("empties"),
@@ -59,8 +57,7 @@ func linkAccountRules() []rule {
 			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{empties, nulls})
 		}},
 		{group: string(linkAccount), name: "token_type_lowercased", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			acc.TokenType = ptr("DPoP")
 			e.linkAccount(t, acc)
@@ -73,8 +70,7 @@ func linkAccountRules() []rule {
 			}
 		}},
 		{group: string(linkAccount), name: "several_accounts_per_user", needs: []core.Method{createUser, getAccount, getUserByAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			gh := e.newAccount(u.ID)
 			gl := e.newAccount(u.ID)
 			gl.Provider = "gitlab"
@@ -92,8 +88,7 @@ func linkAccountRules() []rule {
 			}
 		}},
 		{group: string(linkAccount), name: "keys_do_not_collide", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			// Pairs that a key built by joining with ':' or ' ' would confuse.
 			pairs := [][2]string{{"a:b", "c"}, {"a", "b:c"}, {"a b", "c"}, {"a", "b c"}, {"{a}", "b"}, {"a", "{b}"}}
 			for _, p := range pairs {
@@ -111,29 +106,22 @@ func linkAccountRules() []rule {
 				t.Errorf("%d accounts stored, want %d", n, len(pairs))
 			}
 		}},
-		{group: string(linkAccount), name: "duplicate_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
-			acc := e.newAccount(u.ID)
+		takenKeyRule(linkAccount, "duplicate_rejected", "linkAccount of a linked (provider, providerAccountId)", func(t *testing.T, e *env, userID string) func(string) error {
+			acc := e.newAccount(userID)
 			e.linkAccount(t, acc)
-			before := e.state(t)
-			dup := e.newAccount(other.ID)
-			dup.ProviderAccountID = acc.ProviderAccountID
-			_, err := e.a.LinkAccount(e.ctx, dup)
-			expectErr(t, "linkAccount of a linked (provider, providerAccountId)", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected linkAccount")
-		}},
-		{group: string(linkAccount), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
-			before := e.state(t)
-			_, err := e.a.LinkAccount(e.ctx, e.newAccount("no-such-user"))
-			expectErr(t, "linkAccount to an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected linkAccount")
-		}},
+			return func(other string) error {
+				dup := e.newAccount(other)
+				dup.ProviderAccountID = acc.ProviderAccountID
+				_, err := e.a.LinkAccount(e.ctx, dup)
+				return err
+			}
+		}),
+		unknownUserRule(linkAccount, "unknown_user_rejected", "linkAccount to an unknown user", func(e *env, userID string) error {
+			_, err := e.a.LinkAccount(e.ctx, e.newAccount(userID))
+			return err
+		}),
 		{group: string(linkAccount), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			before := e.state(t)
 			bad := map[string]func(*core.Account){
 				"empty userId":            func(a *core.Account) { a.UserID = "" },
@@ -150,8 +138,7 @@ func linkAccountRules() []rule {
 			e.expectUnchanged(t, before, "the rejected linkAccount calls")
 		}},
 		{group: string(linkAccount), name: "bad_strings_round_trip_or_error", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			for name, s := range badStrings() {
 				before := e.state(t)
 				acc := e.newAccount(u.ID)
@@ -174,8 +161,7 @@ func linkAccountRules() []rule {
 func unlinkAccountRules() []rule {
 	return []rule{
 		{group: string(unlinkAccount), name: "removes_account", needs: []core.Method{createUser, linkAccount, getAccount, getUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc, keep := e.newAccount(u.ID), e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, keep)
@@ -195,8 +181,7 @@ func unlinkAccountRules() []rule {
 			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{keep.Normalize()})
 		}},
 		{group: string(unlinkAccount), name: "unknown_account_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.linkAccount(t, e.newAccount(u.ID))
 			before := e.state(t)
 			got, err := e.a.UnlinkAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: "nope"})
@@ -226,8 +211,7 @@ func unlinkAccountRules() []rule {
 func getAccountRules() []rule {
 	return []rule{
 		{group: string(getAccount), name: "finds_account", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, e.newAccount(u.ID))
@@ -238,8 +222,7 @@ func getAccountRules() []rule {
 			expectEqual(t, "getAccount", *got, acc.Normalize())
 		}},
 		{group: string(getAccount), name: "not_found_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			for _, args := range [][2]string{{"nope", "github"}, {acc.ProviderAccountID, "gitlab"}} {
@@ -249,8 +232,7 @@ func getAccountRules() []rule {
 			}
 		}},
 		{group: string(getAccount), name: "arguments_in_spec_order", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			acc.Provider, acc.ProviderAccountID = "alpha", "beta"
 			e.linkAccount(t, acc)
@@ -278,8 +260,7 @@ func getAccountRules() []rule {
 // and returns it.
 func (e *env) rawMixedCaseAccount(t *testing.T) core.Account {
 	t.Helper()
-	u := e.newUser()
-	e.createUser(t, u)
+	u := e.storedUser(t)
 	acc := e.newAccount(u.ID)
 	acc.TokenType = ptr("Bearer")
 	if err := e.raw.(RawWriter).WriteAccount(e.ctx, acc); err != nil {
@@ -289,4 +270,32 @@ func (e *env) rawMixedCaseAccount(t *testing.T) core.Account {
 		t.Fatalf("the raw view did not store the account as given: %s", show(s.Accounts))
 	}
 	return acc
+}
+
+// unknownUserRule is the rule, named name in m's group, that m refuses a
+// record of a user that does not exist with core.ErrNotFound and stores
+// nothing: insert makes the record for userID and calls m; what names the
+// call in the failure message.
+func unknownUserRule(m core.Method, name, what string, insert func(e *env, userID string) error) rule {
+	return rule{group: string(m), name: name, needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+		e.storedUser(t)
+		before := e.state(t)
+		expectErr(t, what, insert(e, "no-such-user"), core.ErrNotFound)
+		e.expectUnchanged(t, before, "the rejected "+string(m))
+	}}
+}
+
+// takenKeyRule is the rule, named name in m's group, that m refuses with
+// core.ErrAlreadyExists, storing nothing, a record of one user under the
+// key that a record of another holds: store stores the first user's record
+// and returns again, which calls m with a record of the user it is given
+// under the same key; what names that call in the failure message.
+func takenKeyRule(m core.Method, name, what string, store func(t *testing.T, e *env, userID string) (again func(userID string) error)) rule {
+	return rule{group: string(m), name: name, needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+		u, other := e.storedUser(t), e.storedUser(t)
+		again := store(t, e, u.ID)
+		before := e.state(t)
+		expectErr(t, what, again(other.ID), core.ErrAlreadyExists)
+		e.expectUnchanged(t, before, "the rejected "+string(m))
+	}}
 }

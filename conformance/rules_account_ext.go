@@ -22,9 +22,7 @@ func accountListRules() []rule {
 	needs := []core.Method{createUser, linkAccount}
 	return []rule{
 		{group: listAccounts, name: "lists_the_users_accounts_in_order", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			var want []core.Account
 			for _, p := range []string{"google", "github", "github"} {
 				acc := e.newAccount(u.ID)
@@ -47,8 +45,7 @@ func accountListRules() []rule {
 			}
 		}},
 		{group: listAccounts, name: "follows_unlink_and_delete", extension: x, needs: []core.Method{createUser, linkAccount, unlinkAccount, deleteUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			first, second := e.newAccount(u.ID), e.newAccount(u.ID)
 			e.linkAccount(t, first)
 			e.linkAccount(t, second)
@@ -78,8 +75,7 @@ func accountUpdateRules() []rule {
 	needs := []core.Method{createUser, linkAccount, getAccount}
 	return []rule{
 		{group: updateAccount, name: "changes_only_set_fields", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			up := core.AccountUpdate{Provider: acc.Provider, ProviderAccountID: acc.ProviderAccountID,
@@ -98,8 +94,7 @@ func accountUpdateRules() []rule {
 			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{want})
 		}},
 		{group: updateAccount, name: "null_clears_a_field", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			up := core.AccountUpdate{Provider: acc.Provider, ProviderAccountID: acc.ProviderAccountID,
@@ -112,8 +107,7 @@ func accountUpdateRules() []rule {
 			expectEqual(t, "getAccount after clearing refresh_token and expires_in", e.getAccount(t, acc.ProviderAccountID, acc.Provider), &want)
 		}},
 		{group: updateAccount, name: "unknown_account_is_nil", extension: x, needs: needs, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			before := e.state(t)
@@ -142,8 +136,7 @@ func accountUpdateRules() []rule {
 			e.expectUnchanged(t, before, "rejected updateAccount")
 		}},
 		{group: updateAccount, name: "two_instances_update_different_fields", extension: x, needs: needs, needsPeer: true, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			for round := range 10 {
 				acc := e.newAccount(u.ID)
 				e.linkAccount(t, acc)

@@ -17,8 +17,7 @@ func authenticatorRules() []rule {
 func createAuthRules() []rule {
 	return []rule{
 		{group: string(createAuth), name: "round_trip", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa-1")
 			got := e.createAuthenticator(t, au)
 			expectEqual(t, "createAuthenticator result", got, au)
@@ -30,8 +29,7 @@ func createAuthRules() []rule {
 			expectEqual(t, "stored authenticators", e.state(t).Authenticators, []core.Authenticator{au})
 		}},
 		{group: string(createAuth), name: "null_and_empty_differ", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			nul, empty := e.newAuthenticator(u.ID, "pa"), e.newAuthenticator(u.ID, "pa")
 			nul.Transports, empty.Transports = nil, ptr("")
 			nul.Counter, nul.CredentialBackedUp = 0, false
@@ -45,8 +43,7 @@ func createAuthRules() []rule {
 			}
 		}},
 		{group: string(createAuth), name: "duplicate_credential_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			before := e.state(t)
@@ -56,16 +53,12 @@ func createAuthRules() []rule {
 			expectErr(t, "createAuthenticator with a taken credential id", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected createAuthenticator")
 		}},
-		{group: string(createAuth), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
-			before := e.state(t)
-			_, err := e.a.CreateAuthenticator(e.ctx, e.newAuthenticator("no-such-user", "pa"))
-			expectErr(t, "createAuthenticator for an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected createAuthenticator")
-		}},
+		unknownUserRule(createAuth, "unknown_user_errors", "createAuthenticator for an unknown user", func(e *env, userID string) error {
+			_, err := e.a.CreateAuthenticator(e.ctx, e.newAuthenticator(userID, "pa"))
+			return err
+		}),
 		{group: string(createAuth), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			before := e.state(t)
 			bad := map[string]func(*core.Authenticator){
 				"empty credentialID":        func(a *core.Authenticator) { a.CredentialID = "" },
@@ -89,8 +82,7 @@ func createAuthRules() []rule {
 func getAuthRules() []rule {
 	return []rule{
 		{group: string(getAuth), name: "finds_authenticator", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
@@ -101,8 +93,7 @@ func getAuthRules() []rule {
 			expectEqual(t, "getAuthenticator", *got, au)
 		}},
 		{group: string(getAuth), name: "not_found_is_nil", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
 			if got := e.getAuthenticator(t, "no-such-credential"); got != nil {
 				t.Errorf("getAuthenticator of an unknown id = %s, want nil", show(got))
@@ -115,9 +106,7 @@ func getAuthRules() []rule {
 func listAuthRules() []rule {
 	return []rule{
 		{group: string(listAuth), name: "lists_the_users_authenticators", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			a2 := e.newAuthenticator(u.ID, "pa")
 			a1 := e.newAuthenticator(u.ID, "pa")
 			a1.CredentialID = "A" + a1.CredentialID // sorts before a2
@@ -131,8 +120,7 @@ func listAuthRules() []rule {
 			expectEqual(t, "listAuthenticatorsByUserId (ordered by credential id)", got, []core.Authenticator{a1, a2})
 		}},
 		{group: string(listAuth), name: "unknown_user_empty_list", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
 			got, err := e.a.ListAuthenticatorsByUserID(e.ctx, "no-such-user")
 			if err != nil {
@@ -149,8 +137,7 @@ func listAuthRules() []rule {
 func updateCounterRules() []rule {
 	return []rule{
 		{group: string(updateCounter), name: "updates_counter", needs: []core.Method{createUser, createAuth, getAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			au, other := e.newAuthenticator(u.ID, "pa"), e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			e.createAuthenticator(t, other)
@@ -172,8 +159,7 @@ func updateCounterRules() []rule {
 			expectEqual(t, "stored authenticators", e.state(t).Authenticators, sortedAuthenticators(want, other))
 		}},
 		{group: string(updateCounter), name: "unknown_credential_errors", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
 			before := e.state(t)
 			got, err := e.a.UpdateAuthenticatorCounter(e.ctx, "no-such-credential", 3)
@@ -184,8 +170,7 @@ func updateCounterRules() []rule {
 			e.expectUnchanged(t, before, "the failed updateAuthenticatorCounter")
 		}},
 		{group: string(updateCounter), name: "negative_counter_rejected", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			before := e.state(t)
@@ -207,8 +192,7 @@ func counterRules() []rule {
 	}
 	// setup stores a user and an authenticator with the counter.
 	setup := func(t *testing.T, e *env, counter int64) core.Authenticator {
-		u := e.newUser()
-		e.createUser(t, u)
+		u := e.storedUser(t)
 		au := e.newAuthenticator(u.ID, e.id("pk"))
 		au.Counter = counter
 		e.createAuthenticator(t, au)

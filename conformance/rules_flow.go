@@ -85,13 +85,18 @@ type authOptions struct {
 func (e *env) registeredPasskey(t *testing.T) (*auth.Auth, core.User, core.Authenticator) {
 	t.Helper()
 	a := e.newAuth(t, newClock(), authOptions{})
-	u := e.newUser()
-	e.createUser(t, u)
+	u := e.storedUser(t)
 	au := e.newAuthenticator(u.ID, "pk-account")
-	if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, a, au)
 	return a, u, au
+}
+
+// register registers the passkey au through a, failing t on an error.
+func (e *env) register(t *testing.T, a *auth.Auth, au core.Authenticator) {
+	t.Helper()
+	if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
+		t.Fatalf("registerAuthenticator(%s): %v", au.CredentialID, err)
+	}
 }
 
 // newAuth configures the library on the rule's adapter, with the clock.
@@ -149,6 +154,17 @@ func (e *env) expectRemovedOnAccess(t *testing.T, a *auth.Auth, token string) {
 
 // oauthCallback is a sign-in callback from the provider for the profile.
 // signedIn is the caller signed in by an earlier sign-in, or nil.
+// oauthSignIn signs in through a with the callback oauthCallback makes of
+// its arguments, failing t on an error.
+func (e *env) oauthSignIn(t *testing.T, a *auth.Auth, providerID, accountID, email string, signedIn *auth.SignIn) *auth.SignIn {
+	t.Helper()
+	in, err := a.SignInWithOAuth(e.ctx, oauthCallback(providerID, accountID, email, signedIn))
+	if err != nil {
+		t.Fatalf("signInWithOAuth(%s, %s, %s): %v", providerID, accountID, email, err)
+	}
+	return in
+}
+
 func oauthCallback(providerID, accountID, email string, signedIn *auth.SignIn) auth.OAuthCallback {
 	var current *core.User
 	if signedIn != nil {

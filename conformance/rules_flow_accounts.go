@@ -16,14 +16,8 @@ func accountFlowRules() []rule {
 	return []rule{
 		{group: "accounts", name: "listed_and_unlinked_through_the_library", extension: x, needs: []core.Method{unlinkAccount}, run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{noEmail: true})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback("github", e.id("gh"), e.id("octo")+"@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			second, err := a.SignInWithOAuth(e.ctx, oauthCallback("google", e.id("g"), e.id("octo")+"@example.com", first))
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := e.oauthSignIn(t, a, "github", e.id("gh"), e.id("octo")+"@example.com", nil)
+			second := e.oauthSignIn(t, a, "google", e.id("g"), e.id("octo")+"@example.com", first)
 			list, err := a.Accounts(e.ctx, first.User.ID)
 			if err != nil || len(list) != 2 {
 				t.Fatalf("Accounts after two sign-ins = %s, %v; want two accounts", show(list), err)
@@ -48,14 +42,8 @@ func accountFlowRules() []rule {
 		}},
 		{group: "accounts", name: "another_users_account_not_unlinked", extension: x, needs: []core.Method{unlinkAccount}, run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			mine, err := a.SignInWithOAuth(e.ctx, oauthCallback("github", e.id("gh"), e.id("me")+"@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			theirs, err := a.SignInWithOAuth(e.ctx, oauthCallback("github", e.id("gh"), e.id("them")+"@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			mine := e.oauthSignIn(t, a, "github", e.id("gh"), e.id("me")+"@example.com", nil)
+			theirs := e.oauthSignIn(t, a, "github", e.id("gh"), e.id("them")+"@example.com", nil)
 			before := e.state(t)
 			if _, err := a.UnlinkAccount(e.ctx, mine.User.ID, theirs.Account.Key()); !errors.Is(err, core.ErrNotFound) {
 				t.Errorf("UnlinkAccount of another user's account: %v, want an error matching core.ErrNotFound", err)
@@ -64,10 +52,7 @@ func accountFlowRules() []rule {
 		}},
 		{group: "accounts", name: "user_updated_through_the_library", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback("github", e.id("gh"), e.id("ada")+"@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			in := e.oauthSignIn(t, a, "github", e.id("gh"), e.id("ada")+"@example.com", nil)
 			role := core.UserField[string]{Name: "role"}
 			up := core.UserUpdate{ID: in.User.ID, Email: core.Set("  " + strings.ToUpper(in.User.Email) + " ")}
 			if err := role.Set(&up, "admin"); err != nil {

@@ -15,10 +15,7 @@ func oauthSignInRules() []rule {
 		{group: "oauthSignIn", name: "new_user_and_account", run: func(t *testing.T, e *env) {
 			c := newClock()
 			a := e.newAuth(t, c, authOptions{})
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			in := e.oauthSignIn(t, a, githubProvider, "gh-1", "octo@example.com", nil)
 			if !in.IsNewUser || in.User.Email != "octo@example.com" || in.User.EmailVerified != nil || in.User.Name == nil {
 				t.Errorf("sign-in = %s, want a new user with emailVerified null", show(in))
 			}
@@ -36,14 +33,8 @@ func oauthSignInRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "linked_account_signs_in_its_user", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "changed@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := e.oauthSignIn(t, a, githubProvider, "gh-1", "octo@example.com", nil)
+			again := e.oauthSignIn(t, a, githubProvider, "gh-1", "changed@example.com", nil)
 			if again.IsNewUser || again.User.ID != first.User.ID || again.Session.SessionToken == first.Session.SessionToken {
 				t.Errorf("second sign-in = %s, want the same user in a new session", show(again))
 			}
@@ -53,15 +44,9 @@ func oauthSignInRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "linked_account_of_signed_in_user_changes_nothing", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := e.oauthSignIn(t, a, githubProvider, "gh-1", "octo@example.com", nil)
 			before := e.state(t)
-			again, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", first))
-			if err != nil {
-				t.Fatal(err)
-			}
+			again := e.oauthSignIn(t, a, githubProvider, "gh-1", "octo@example.com", first)
 			if again.User.ID != first.User.ID || !again.KeepSession {
 				t.Errorf("sign-in while signed in = %s, want the current user and session", show(again))
 			}
@@ -69,28 +54,17 @@ func oauthSignInRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "account_of_another_user_rejected", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			if _, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", nil)); err != nil {
-				t.Fatal(err)
-			}
-			b, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-b", "b@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			e.oauthSignIn(t, a, githubProvider, "gh-a", "a@example.com", nil)
+			b := e.oauthSignIn(t, a, githubProvider, "gh-b", "b@example.com", nil)
 			before := e.state(t)
-			_, err = a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", b))
+			_, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", b))
 			expectErr(t, "signed in as b, signing in with a's account", err, auth.ErrAccountNotLinked)
 			e.expectUnchanged(t, before, "the rejected sign-in")
 		}},
 		{group: "oauthSignIn", name: "new_account_linked_to_signed_in_user", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(googleProvider, "google-sub", "other@example.com", first))
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := e.oauthSignIn(t, a, githubProvider, "gh-1", "octo@example.com", nil)
+			in := e.oauthSignIn(t, a, googleProvider, "google-sub", "other@example.com", first)
 			if in.User.ID != first.User.ID || in.IsNewUser {
 				t.Errorf("sign-in = %s, want the signed-in user", show(in))
 			}
@@ -104,8 +78,7 @@ func oauthSignInRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "email_of_existing_user_not_linked_by_default", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			before := e.state(t)
 			_, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", u.Email, nil))
 			expectErr(t, "a new account whose e-mail belongs to a user", err, auth.ErrAccountNotLinked)
@@ -113,12 +86,8 @@ func oauthSignInRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "email_of_existing_user_linked_when_allowed", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(linkingProvider, "gh-1", u.Email, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			u := e.storedUser(t)
+			in := e.oauthSignIn(t, a, linkingProvider, "gh-1", u.Email, nil)
 			if in.User.ID != u.ID || in.IsNewUser {
 				t.Errorf("sign-in = %s, want the existing user", show(in))
 			}
@@ -137,9 +106,7 @@ func oauthSignInRules() []rule {
 		}},
 		{group: "oauthSignIn", name: "account_callback_subset_stored", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			if _, err := a.SignInWithOAuth(e.ctx, oauthCallback(subsetProvider, "gh-1", "octo@example.com", nil)); err != nil {
-				t.Fatal(err)
-			}
+			e.oauthSignIn(t, a, subsetProvider, "gh-1", "octo@example.com", nil)
 			got := e.getAccount(t, "gh-1", subsetProvider)
 			want := core.Account{UserID: "", Provider: subsetProvider, Type: core.AccountTypeOAuth, ProviderAccountID: "gh-1", AccessToken: ptr("gho_access")}
 			if got != nil {
@@ -153,14 +120,8 @@ func oauthSignInRules() []rule {
 
 		{group: "oauthSignIn", name: "new_account_while_signed_in_keeps_the_session", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			first, err := a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", "octo@example.com", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, err := a.SignInWithOAuth(e.ctx, oauthCallback(googleProvider, "google-sub", "other@example.com", first))
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := e.oauthSignIn(t, a, githubProvider, "gh-1", "octo@example.com", nil)
+			in := e.oauthSignIn(t, a, googleProvider, "google-sub", "other@example.com", first)
 			if !in.KeepSession || in.Session.SessionToken != "" {
 				t.Errorf("session %s, want the current session kept (KeepSession, no new session)", show(in.Session))
 			}

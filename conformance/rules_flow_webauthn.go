@@ -39,25 +39,18 @@ func webAuthnRules() []rule {
 		}},
 		{group: "webAuthn", name: "zero_counters_accepted", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pk-account")
 			au.Counter = 0
-			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
-				t.Fatal(err)
-			}
+			e.register(t, a, au)
 			if _, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, 0); err != nil {
 				t.Errorf("an authenticator without a counter (both 0): %v", err)
 			}
 		}},
 		{group: "webAuthn", name: "account_of_another_user_rejected", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u1, u2 := e.newUser(), e.newUser()
-			e.createUser(t, u1)
-			e.createUser(t, u2)
-			if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u1.ID, "pk-account")); err != nil {
-				t.Fatal(err)
-			}
+			u1, u2 := e.storedUser(t), e.storedUser(t)
+			e.register(t, a, e.newAuthenticator(u1.ID, "pk-account"))
 			before := e.state(t)
 			_, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u2.ID, "pk-account"))
 			expectErr(t, "registering for u2 under u1's webauthn account", err, auth.ErrAccountNotLinked)
@@ -65,12 +58,9 @@ func webAuthnRules() []rule {
 		}},
 		{group: "webAuthn", name: "second_authenticator_reuses_the_account", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			for range 2 {
-				if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u.ID, "pk-account")); err != nil {
-					t.Fatal(err)
-				}
+				e.register(t, a, e.newAuthenticator(u.ID, "pk-account"))
 			}
 			if s := e.state(t); len(s.Accounts) != 1 || len(s.Authenticators) != 2 {
 				t.Errorf("stored: %s; want one webauthn account and two authenticators", show(s))
@@ -86,14 +76,10 @@ func webAuthnRules() []rule {
 		}},
 		{group: "webAuthn", name: "authenticators_listed_by_user", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			u1, u2 := e.newUser(), e.newUser()
-			e.createUser(t, u1)
-			e.createUser(t, u2)
+			u1, u2 := e.storedUser(t), e.storedUser(t)
 			au := e.newAuthenticator(u1.ID, "pk-1")
 			for _, x := range []core.Authenticator{au, e.newAuthenticator(u2.ID, "pk-2")} {
-				if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, x); err != nil {
-					t.Fatal(err)
-				}
+				e.register(t, a, x)
 			}
 			got, err := a.Authenticators(e.ctx, u1.ID)
 			if err != nil || len(got) != 1 || got[0].CredentialID != au.CredentialID {

@@ -235,8 +235,7 @@ func runDeleteRace(t *testing.T, e *env, w childWrite) {
 
 // runDeleteRaceTrial runs one trial of the race and counts what went wrong.
 func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *raceTally, mentioner Mentioner) {
-	u := e.newUser()
-	e.createUser(t, u)
+	u := e.storedUser(t)
 	write, key := w.make(e, u.ID)
 
 	// Both start together; in most trials one of them is held back a

@@ -17,8 +17,7 @@ func sessionRules() []rule {
 func createSessionRules() []rule {
 	return []rule{
 		{group: string(createSession), name: "round_trip", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			s := e.newSession(u.ID)
 			want := s.Normalize()
 			got := e.createSession(t, s)
@@ -31,8 +30,7 @@ func createSessionRules() []rule {
 			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
 		}},
 		{group: string(createSession), name: "expires_utc_millisecond", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			s := e.newSession(u.ID)
 			zone := time.FixedZone("UTC-7", -7*3600)
 			s.Expires = time.Date(2040, time.July, 1, 12, 30, 45, 987654321, zone)
@@ -50,29 +48,22 @@ func createSessionRules() []rule {
 				t.Errorf("stored sessions = %s, want expires %s", show(st), want.Format(time.RFC3339Nano))
 			}
 		}},
-		{group: string(createSession), name: "duplicate_token_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
-			s := e.newSession(u.ID)
+		takenKeyRule(createSession, "duplicate_token_rejected", "createSession with a taken token", func(t *testing.T, e *env, userID string) func(string) error {
+			s := e.newSession(userID)
 			e.createSession(t, s)
-			before := e.state(t)
-			dup := e.newSession(other.ID)
-			dup.SessionToken = s.SessionToken
-			_, err := e.a.CreateSession(e.ctx, dup)
-			expectErr(t, "createSession with a taken token", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createSession")
-		}},
-		{group: string(createSession), name: "unknown_user_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
-			before := e.state(t)
-			_, err := e.a.CreateSession(e.ctx, e.newSession("no-such-user"))
-			expectErr(t, "createSession for an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected createSession")
-		}},
+			return func(other string) error {
+				dup := e.newSession(other)
+				dup.SessionToken = s.SessionToken
+				_, err := e.a.CreateSession(e.ctx, dup)
+				return err
+			}
+		}),
+		unknownUserRule(createSession, "unknown_user_rejected", "createSession for an unknown user", func(e *env, userID string) error {
+			_, err := e.a.CreateSession(e.ctx, e.newSession(userID))
+			return err
+		}),
 		{group: string(createSession), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			before := e.state(t)
 			for name, s := range map[string]core.Session{
 				"empty token":   {SessionToken: "", UserID: u.ID, Expires: future()},
@@ -86,8 +77,7 @@ func createSessionRules() []rule {
 			e.expectUnchanged(t, before, "the rejected createSession calls")
 		}},
 		{group: string(createSession), name: "bad_tokens_round_trip_or_error", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			for name, tok := range badStrings() {
 				before := e.state(t)
 				s := e.newSession(u.ID)
@@ -109,9 +99,7 @@ func createSessionRules() []rule {
 func getSessionAndUserRules() []rule {
 	return []rule{
 		{group: string(getSessionAndUser), name: "finds_session_and_user", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			s := e.newSession(u.ID)
 			e.createSession(t, s)
 			e.createSession(t, e.newSession(u.ID))
@@ -124,8 +112,7 @@ func getSessionAndUserRules() []rule {
 			expectUser(t, "user", &su.User, u.Normalize())
 		}},
 		{group: string(getSessionAndUser), name: "not_found_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
 			for _, tok := range []string{"no-such-token", ""} {
 				su, err := e.a.GetSessionAndUser(e.ctx, tok)
@@ -138,8 +125,7 @@ func getSessionAndUserRules() []rule {
 			}
 		}},
 		{group: string(getSessionAndUser), name: "expired_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			s := e.newSession(u.ID)
 			s.Expires = time.Now().Add(-time.Minute)
 			e.createSession(t, s)
@@ -155,8 +141,7 @@ func getSessionAndUserRules() []rule {
 			// SPEC §3: a session accessed after it expires is removed from
 			// the database. Checked in the raw store: the record and, on
 			// stores with indexes, every entry that mentions its token.
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			keep := e.newSession(u.ID)
 			e.createSession(t, keep)
 			s := e.newSession(u.ID)
@@ -189,9 +174,7 @@ func updateSessionRules() []rule {
 			// Two adapter instances on one store: one extends a session
 			// while the other moves it to another user. Both are kept.
 			for round := range 10 {
-				u, other := e.newUser(), e.newUser()
-				e.createUser(t, u)
-				e.createUser(t, other)
+				u, other := e.storedUser(t), e.storedUser(t)
 				s := e.newSession(u.ID)
 				e.createSession(t, s)
 				want := s.Normalize()
@@ -213,8 +196,7 @@ func updateSessionRules() []rule {
 			}
 		}},
 		{group: string(updateSession), name: "changes_only_given_fields", needs: []core.Method{createUser, createSession, getSessionAndUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			s, other := e.newSession(u.ID), e.newSession(u.ID)
 			e.createSession(t, s)
 			e.createSession(t, other)
@@ -234,8 +216,7 @@ func updateSessionRules() []rule {
 			expectEqual(t, "stored sessions", e.state(t).Sessions, sortedSessions(want, other.Normalize()))
 		}},
 		{group: string(updateSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
 			before := e.state(t)
 			got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
@@ -245,8 +226,7 @@ func updateSessionRules() []rule {
 			e.expectUnchanged(t, before, "updateSession of an unknown token")
 		}},
 		{group: string(updateSession), name: "empty_token_rejected", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
 			before := e.state(t)
 			_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())})
@@ -255,9 +235,7 @@ func updateSessionRules() []rule {
 		}},
 
 		{group: string(updateSession), name: "moves_session_to_another_user", needs: []core.Method{createUser, createSession, getSessionAndUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			s := e.newSession(u.ID)
 			e.createSession(t, s)
 			got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set(other.ID)})
@@ -275,8 +253,7 @@ func updateSessionRules() []rule {
 			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
 		}},
 		{group: string(updateSession), name: "unknown_user_rejected", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			s := e.newSession(u.ID)
 			e.createSession(t, s)
 			before := e.state(t)
@@ -291,8 +268,7 @@ func updateSessionRules() []rule {
 func deleteSessionRules() []rule {
 	return []rule{
 		{group: string(deleteSession), name: "removes_session", needs: []core.Method{createUser, createSession, getSessionAndUser, getUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			s, keep := e.newSession(u.ID), e.newSession(u.ID)
 			e.createSession(t, s)
 			e.createSession(t, keep)
@@ -312,8 +288,7 @@ func deleteSessionRules() []rule {
 			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{keep.Normalize()})
 		}},
 		{group: string(deleteSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
 			before := e.state(t)
 			got, err := e.a.DeleteSession(e.ctx, "no-such-token")

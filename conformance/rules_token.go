@@ -157,8 +157,7 @@ func useTokenRules() []rule {
 func purgeRules() []rule {
 	return []rule{
 		{group: "purgeExpired", name: "removes_only_expired", needsPurge: true, needs: []core.Method{createUser, createSession, createToken}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			live, dead := e.newSession(u.ID), e.newSession(u.ID)
 			dead.Expires = time.Now().Add(-time.Minute)
 			e.createSession(t, live)

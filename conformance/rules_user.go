@@ -51,17 +51,39 @@ func userRules() []rule {
 	return slices.Concat(createUserRules(), getUserRules(), getUserByEmailRules(), getUserByAccountRules(), updateUserRules(), deleteUserRules())
 }
 
+// expectRoundTrip creates u and checks that createUser's result, getUser,
+// getUserByEmail and the stored users all give u back, normalized.
+func (e *env) expectRoundTrip(t *testing.T, u core.User) {
+	t.Helper()
+	want := u.Normalize()
+	got := e.createUser(t, u)
+	expectUser(t, "createUser result", &got, want)
+	expectUser(t, "getUser", e.getUser(t, u.ID), want)
+	expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), want)
+	expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(want)})
+}
+
+// takenUserKeyRule is the createUser rule, named name, that a new user
+// whose key (an e-mail or id, what names it) take copies from a stored user
+// is refused with core.ErrAlreadyExists and stores nothing.
+func takenUserKeyRule(name, what string, take func(dup *core.User, u core.User)) rule {
+	return rule{group: string(createUser), name: name, run: func(t *testing.T, e *env) {
+		u := e.storedUser(t)
+		before := e.state(t)
+		dup := e.newUser()
+		take(&dup, u)
+		_, err := e.a.CreateUser(e.ctx, dup)
+		expectErr(t, "createUser with a taken "+what, err, core.ErrAlreadyExists)
+		e.expectUnchanged(t, before, "the rejected createUser")
+	}}
+}
+
 // createUserRules are the rules of the createUser method.
 func createUserRules() []rule {
 	return []rule{
 		{group: string(createUser), name: "round_trip_all_fields", needs: []core.Method{getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
-			want := u.Normalize()
-			got := e.createUser(t, u)
-			expectUser(t, "createUser result", &got, want)
-			expectUser(t, "getUser", e.getUser(t, u.ID), want)
-			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), want)
-			expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(want)})
+			e.expectRoundTrip(t, u)
 		}},
 		{group: string(createUser), name: "null_and_empty_differ", needs: []core.Method{getUser}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
@@ -92,26 +114,8 @@ func createUserRules() []rule {
 				t.Errorf("stored users = %s, want emailVerified %s", show(stored), want.Format(time.RFC3339Nano))
 			}
 		}},
-		{group: string(createUser), name: "duplicate_email_rejected", run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			before := e.state(t)
-			dup := e.newUser()
-			dup.Email = u.Email
-			_, err := e.a.CreateUser(e.ctx, dup)
-			expectErr(t, "createUser with a taken e-mail", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createUser")
-		}},
-		{group: string(createUser), name: "duplicate_id_rejected", run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
-			before := e.state(t)
-			dup := e.newUser()
-			dup.ID = u.ID
-			_, err := e.a.CreateUser(e.ctx, dup)
-			expectErr(t, "createUser with a taken id", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createUser")
-		}},
+		takenUserKeyRule("duplicate_email_rejected", "e-mail", func(dup *core.User, u core.User) { dup.Email = u.Email }),
+		takenUserKeyRule("duplicate_id_rejected", "id", func(dup *core.User, u core.User) { dup.ID = u.ID }),
 		{group: string(createUser), name: "duplicate_email_under_concurrency", run: func(t *testing.T, e *env) {
 			const n = 20
 			email := e.id("race") + "@example.com"
@@ -197,21 +201,9 @@ func createUserRules() []rule {
 
 // getUserRules are the rules of the getUser method.
 func getUserRules() []rule {
-	return []rule{
-		{group: string(getUser), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
-			expectUser(t, "getUser", e.getUser(t, u.ID), u.Normalize())
-		}},
-		{group: string(getUser), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
-			if u := e.getUser(t, "no-such-user"); u != nil {
-				t.Errorf("getUser of an unknown id = %s, want nil", show(u))
-			}
-		}},
+	return append(lookupRules(getUser, (*env).getUser, func(u core.User) string { return u.ID }, "no-such-user", "id"), []rule{
 		{group: string(getUser), name: "bad_ids_never_panic", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			before := e.state(t)
 			ids := badStrings()
 			ids["empty"] = ""
@@ -230,22 +222,29 @@ func getUserRules() []rule {
 				t.Error("getUser with a cancelled context returned no error")
 			}
 		}},
-	}
+	}...)
 }
 
 // getUserByEmailRules are the rules of the getUserByEmail method.
 func getUserByEmailRules() []rule {
+	return lookupRules(getUserByEmail, (*env).getUserByEmail, func(u core.User) string { return u.Email }, "nobody@example.com", "address")
+}
+
+// lookupRules are the rules that the user lookup m, called through get,
+// finds the user whose key (key) it is given and not another, and finds
+// nothing (nil) by unknown, a key no user has; what names the key in the
+// failure message.
+func lookupRules(m core.Method, get func(*env, *testing.T, string) *core.User, key func(core.User) string, unknown, what string) []rule {
 	return []rule{
-		{group: string(getUserByEmail), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
-			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), u.Normalize())
+		{group: string(m), name: "finds_user", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			u := e.storedUser(t)
+			e.storedUser(t) // another user, not to be found
+			expectUser(t, string(m), get(e, t, key(u)), u.Normalize())
 		}},
-		{group: string(getUserByEmail), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
-			if u := e.getUserByEmail(t, "nobody@example.com"); u != nil {
-				t.Errorf("getUserByEmail of an unknown address = %s, want nil", show(u))
+		{group: string(m), name: "not_found_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
+			e.storedUser(t)
+			if u := get(e, t, unknown); u != nil {
+				t.Errorf("%s of an unknown %s = %s, want nil", m, what, show(u))
 			}
 		}},
 	}
@@ -255,9 +254,7 @@ func getUserByEmailRules() []rule {
 func getUserByAccountRules() []rule {
 	return []rule{
 		{group: string(getUserByAccount), name: "finds_owner", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, e.newAccount(other.ID))
@@ -268,8 +265,7 @@ func getUserByAccountRules() []rule {
 			expectUser(t, "getUserByAccount", got, u.Normalize())
 		}},
 		{group: string(getUserByAccount), name: "not_found_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			for _, key := range []core.AccountKey{
@@ -283,8 +279,7 @@ func getUserByAccountRules() []rule {
 			}
 		}},
 		{group: string(getUserByAccount), name: "provider_and_id_not_swapped", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			acc := e.newAccount(u.ID)
 			acc.Provider, acc.ProviderAccountID = "alpha", "beta"
 			e.linkAccount(t, acc)
@@ -305,9 +300,7 @@ func getUserByAccountRules() []rule {
 func updateUserRules() []rule {
 	return []rule{
 		{group: string(updateUser), name: "changes_only_given_fields", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			got, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Name: core.Set(ptr("Grace"))})
 			if err != nil {
 				t.Fatal(err)
@@ -319,8 +312,7 @@ func updateUserRules() []rule {
 			expectEqual(t, "stored users", e.state(t).Users, sortedUsers(canonUser(want), canonUser(other.Normalize())))
 		}},
 		{group: string(updateUser), name: "sets_nullable_fields_to_null", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			got, err := e.a.UpdateUser(e.ctx, core.UserUpdate{
 				ID: u.ID, Name: core.Null[string](), EmailVerified: core.Null[time.Time](), Image: core.Set(ptr("")),
 			})
@@ -347,8 +339,7 @@ func updateUserRules() []rule {
 		}},
 		{group: string(updateUser), name: "concurrent_updates_of_different_fields_kept", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
 			for round := range 10 {
-				u := e.newUser()
-				e.createUser(t, u)
+				u := e.storedUser(t)
 				name, image := ptr(fmt.Sprintf("name %d", round)), ptr(fmt.Sprintf("image %d", round))
 				var wg sync.WaitGroup
 				errs := make([]error, 2)
@@ -374,8 +365,7 @@ func updateUserRules() []rule {
 			// each writes only the fields it is given, so every update
 			// is kept. In-process serialisation cannot pass this rule.
 			for round := range 10 {
-				u := e.newUser()
-				e.createUser(t, u)
+				u := e.storedUser(t)
 				want := u.Normalize()
 				want.Name = ptr(fmt.Sprintf("name %d", round))
 				want.Image = ptr(fmt.Sprintf("image %d", round))
@@ -395,8 +385,7 @@ func updateUserRules() []rule {
 			}
 		}},
 		{group: string(updateUser), name: "moves_email", needs: []core.Method{createUser, getUserByEmail}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			newEmail := e.id("moved") + "@example.com"
 			if _, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(newEmail)}); err != nil {
 				t.Fatal(err)
@@ -413,16 +402,14 @@ func updateUserRules() []rule {
 			e.createUser(t, reuse)
 		}},
 		{group: string(updateUser), name: "taken_email_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			before := e.state(t)
 			_, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(other.Email), Name: core.Set(ptr("x"))})
 			expectErr(t, "updateUser to another user's e-mail", err, core.ErrAlreadyExists)
 			e.expectUnchanged(t, before, "the rejected updateUser")
 		}},
 		{group: string(updateUser), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			before := e.state(t)
 			_, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: "no-such-user", Name: core.Set(ptr("x"))})
 			expectErr(t, "updateUser of an unknown id", err, core.ErrNotFound)
@@ -437,9 +424,7 @@ func updateUserRules() []rule {
 func deleteUserRules() []rule {
 	return []rule{
 		{group: string(deleteUser), name: "removes_user", needs: []core.Method{createUser, getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			got, err := e.a.DeleteUser(e.ctx, u.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -459,9 +444,7 @@ func deleteUserRules() []rule {
 			e.createUser(t, reuse)
 		}},
 		{group: string(deleteUser), name: "cascades_to_accounts_sessions_authenticators", needs: []core.Method{createUser, linkAccount, createSession, createAuth}, run: func(t *testing.T, e *env) {
-			u, other := e.newUser(), e.newUser()
-			e.createUser(t, u)
-			e.createUser(t, other)
+			u, other := e.storedUser(t), e.storedUser(t)
 			for _, id := range []string{u.ID, other.ID} {
 				acc := e.newAccount(id)
 				e.linkAccount(t, acc)
@@ -507,7 +490,7 @@ func deleteUserRules() []rule {
 			}
 		}},
 		{group: string(deleteUser), name: "unknown_user_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
-			e.createUser(t, e.newUser())
+			e.storedUser(t)
 			before := e.state(t)
 			got, err := e.a.DeleteUser(e.ctx, "no-such-user")
 			if err != nil || got != nil {

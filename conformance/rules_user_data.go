@@ -41,24 +41,18 @@ func userDataRules() []rule {
 		{group: userData, name: "round_trip", needs: []core.Method{createUser, getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u := e.newUser()
 			u.Data = fullData(u.ID)
-			want := u.Normalize()
-			got := e.createUser(t, u)
-			expectUser(t, "createUser result", &got, want)
-			expectUser(t, "getUser", e.getUser(t, u.ID), want)
-			expectUser(t, "getUserByEmail", e.getUserByEmail(t, u.Email), want)
-			expectEqual(t, "stored users", e.state(t).Users, []core.User{canonUser(want)})
+			e.expectRoundTrip(t, u)
 			if e.a.Capabilities().Has(createSession) && e.a.Capabilities().Has(getSessionAndUser) {
 				s := e.createSession(t, e.newSession(u.ID))
 				su := e.getSessionAndUser(t, s.SessionToken)
 				if su == nil {
 					t.Fatal("getSessionAndUser: nil")
 				}
-				expectUser(t, "getSessionAndUser's user", &su.User, want)
+				expectUser(t, "getSessionAndUser's user", &su.User, u.Normalize())
 			}
 		}},
 		{group: userData, name: "none_is_nil", needs: []core.Method{createUser, getUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			if got := e.getUser(t, u.ID); got == nil || got.Data != nil {
 				t.Errorf("getUser of a user created without application fields = %s, want Data nil", show(got))
 			}
@@ -126,8 +120,7 @@ func userDataRules() []rule {
 			}
 		}},
 		{group: userData, name: "bad_fields_rejected", needs: []core.Method{createUser, getUser, updateUser}, run: func(t *testing.T, e *env) {
-			u := e.newUser()
-			e.createUser(t, u)
+			u := e.storedUser(t)
 			before := e.state(t)
 			for name, data := range map[string]map[string]json.RawMessage{
 				"standard field name": {"email": raw("x@example.com")},

@@ -96,46 +96,36 @@ type backend struct {
 const provided = " (eval \"$(scripts/services.sh)\" provides one on this machine; " +
 	"conformance/backends runs the conformance suite on containers instead)"
 
+// server is one backend this package provides: its name, the variable that
+// names a running server, what the server is called in the skip reason and
+// what the variable holds when that needs saying.
+type server struct{ name, env, what, form string }
+
+// servers lists the backends this package provides.
+func servers() []server {
+	return []server{
+		{BackendPostgres, "AUTHPORT_POSTGRES_URL", "PostgreSQL", ""},
+		{BackendMySQL, "AUTHPORT_MYSQL_URL", "MySQL/MariaDB", ""},
+		{BackendRedis, "AUTHPORT_REDIS_URL", "Redis", ""},
+		{BackendRedisCluster, "AUTHPORT_REDIS_CLUSTER_URL", "Redis Cluster", "comma-separated host:port seeds"},
+		{BackendRedisSentinel, "AUTHPORT_REDIS_SENTINEL_URL", "Redis Sentinel", "redis://SENTINEL/0?master_name=NAME&addr=SENTINEL2..."},
+		{BackendPostgresHA, "AUTHPORT_POSTGRES_HA_URL", "highly available PostgreSQL", "a multi-host URL with target_session_attrs=read-write"},
+		{BackendMongoDB, "AUTHPORT_MONGODB_URL", "MongoDB", ""},
+	}
+}
+
 // backendFor returns the description of the backend named name (one of the
-// Backend constants); an unknown name gets a description with no variable
-// and no image.
+// Backend constants); an unknown name gets a description with no variable.
 func backendFor(name string) backend {
-	switch name {
-	case BackendPostgres:
-		return backend{
-			name: name, env: "AUTHPORT_POSTGRES_URL",
-			missing: "no PostgreSQL: set AUTHPORT_POSTGRES_URL" + provided,
+	for _, s := range servers() {
+		if s.name != name {
+			continue
 		}
-	case BackendMySQL:
-		return backend{
-			name: name, env: "AUTHPORT_MYSQL_URL",
-			missing: "no MySQL/MariaDB: set AUTHPORT_MYSQL_URL" + provided,
+		missing := "no " + s.what + ": set " + s.env
+		if s.form != "" {
+			missing += " (" + s.form + ")"
 		}
-	case BackendRedis:
-		return backend{
-			name: name, env: "AUTHPORT_REDIS_URL",
-			missing: "no Redis: set AUTHPORT_REDIS_URL" + provided,
-		}
-	case BackendRedisCluster:
-		return backend{
-			name: name, env: "AUTHPORT_REDIS_CLUSTER_URL",
-			missing: "no Redis Cluster: set AUTHPORT_REDIS_CLUSTER_URL (comma-separated host:port seeds)" + provided,
-		}
-	case BackendRedisSentinel:
-		return backend{
-			name: name, env: "AUTHPORT_REDIS_SENTINEL_URL",
-			missing: "no Redis Sentinel: set AUTHPORT_REDIS_SENTINEL_URL (redis://SENTINEL/0?master_name=NAME&addr=SENTINEL2...)" + provided,
-		}
-	case BackendPostgresHA:
-		return backend{
-			name: name, env: "AUTHPORT_POSTGRES_HA_URL",
-			missing: "no highly available PostgreSQL: set AUTHPORT_POSTGRES_HA_URL (a multi-host URL with target_session_attrs=read-write)" + provided,
-		}
-	case BackendMongoDB:
-		return backend{
-			name: name, env: "AUTHPORT_MONGODB_URL",
-			missing: "no MongoDB: set AUTHPORT_MONGODB_URL" + provided,
-		}
+		return backend{name: name, env: s.env, missing: missing + provided}
 	}
 	return backend{name: name, missing: "no " + name + " backend"}
 }
@@ -255,13 +245,7 @@ func unknownRequired(list string) []string {
 // splitList splits a comma-separated list into lowercased, trimmed,
 // non-empty names.
 func splitList(list string) []string {
-	var names []string
-	for name := range strings.SplitSeq(list, ",") {
-		if name = strings.ToLower(strings.TrimSpace(name)); name != "" {
-			names = append(names, name)
-		}
-	}
-	return names
+	return splitSeeds(strings.ToLower(list))
 }
 
 // splitSeeds splits a comma-separated list of addresses into trimmed,

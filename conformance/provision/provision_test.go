@@ -195,3 +195,31 @@ func TestHABackends(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendFor pins each backend's variable and skip reason.
+func TestBackendFor(t *testing.T) {
+	tests := []struct{ name, env, missing string }{
+		{BackendPostgres, "AUTHPORT_POSTGRES_URL", "no PostgreSQL: set AUTHPORT_POSTGRES_URL" + provided},
+		{BackendMySQL, "AUTHPORT_MYSQL_URL", "no MySQL/MariaDB: set AUTHPORT_MYSQL_URL" + provided},
+		{BackendRedis, "AUTHPORT_REDIS_URL", "no Redis: set AUTHPORT_REDIS_URL" + provided},
+		{
+			BackendRedisCluster, "AUTHPORT_REDIS_CLUSTER_URL",
+			"no Redis Cluster: set AUTHPORT_REDIS_CLUSTER_URL (comma-separated host:port seeds)" + provided,
+		},
+		{
+			BackendRedisSentinel, "AUTHPORT_REDIS_SENTINEL_URL",
+			"no Redis Sentinel: set AUTHPORT_REDIS_SENTINEL_URL (redis://SENTINEL/0?master_name=NAME&addr=SENTINEL2...)" + provided,
+		},
+		{
+			BackendPostgresHA, "AUTHPORT_POSTGRES_HA_URL",
+			"no highly available PostgreSQL: set AUTHPORT_POSTGRES_HA_URL (a multi-host URL with target_session_attrs=read-write)" + provided,
+		},
+		{BackendMongoDB, "AUTHPORT_MONGODB_URL", "no MongoDB: set AUTHPORT_MONGODB_URL" + provided},
+		{"dex", "", "no dex backend"},
+	}
+	for _, tt := range tests {
+		if got, want := backendFor(tt.name), (backend{name: tt.name, env: tt.env, missing: tt.missing}); got != want {
+			t.Errorf("backendFor(%q) = %+v, want %+v", tt.name, got, want)
+		}
+	}
+}

@@ -202,18 +202,25 @@ func BenchmarkBoltGetSessionAndUser(b *testing.B) {
 // benchBoltPair runs adapter and raw as the sub-benchmarks "adapter" and
 // "raw" on a bbolt store seeded with 1000 users.
 func benchBoltPair(b *testing.B, adapter func(context.Context, *boltStore) error, raw func(context.Context, *rawOps) error) {
-	s, err := openBolt(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.close()
+	s := openSeeded(b, openBolt, func(s *boltStore) fullAdapter { return s.adapter })
 	ctx := context.Background()
-	if err := seed(ctx, s.adapter, 1000); err != nil {
-		b.Fatal(err)
-	}
 	r := s.rawBolt()
 	benchLoop(b, "adapter", func() error { return adapter(ctx, s) })
 	benchLoop(b, "raw", func() error { return raw(ctx, r) })
+}
+
+// openSeeded opens a store in a temporary directory of b's with open,
+// closed when b ends, and seeds its adapter (adapterOf) with 1000 users.
+func openSeeded[S interface{ close() }](b *testing.B, open func(dir string) (S, error), adapterOf func(S) fullAdapter) S {
+	s, err := open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.close)
+	if err := seed(context.Background(), adapterOf(s), 1000); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
 
 // benchLoop runs f as the sub-benchmark name, serially, reporting
@@ -233,15 +240,9 @@ func benchLoop(b *testing.B, name string, f func() error) {
 // getUserByAccount on SQLite with the bench's raw statement (the same
 // JOIN, prepared, through the same pool), serially and from 32 goroutines.
 func BenchmarkSQLiteGetUserByAccount(b *testing.B) {
-	s, err := openSQLite(b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.close()
+	s := openSeeded(b, func(dir string) (*sqlStore, error) { return openSQLite(dir, nil) },
+		func(s *sqlStore) fullAdapter { return s.adapter })
 	ctx := context.Background()
-	if err := seed(ctx, s.adapter, 1000); err != nil {
-		b.Fatal(err)
-	}
 	raw, err := s.rawSQL(ctx)
 	if err != nil {
 		b.Fatal(err)

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/redis/go-redis/v9"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	"github.com/authport/authport/adapters/redis/unstorage"
+	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/handler"
@@ -216,20 +216,12 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 	}
 	s := &sqlStore{dialect: "postgres", rt: &roundTrips{}}
 	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
-	schema := randomName("authport_bench_http_")
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		s.close()
-		return nil, "", err
-	}
-	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	cfg, err := pgConfigInSchema(base, schema)
+	cfg, schema, err := s.schema(ctx, admin, base, "authport_bench_http_")
 	if err != nil {
 		s.close()
 		return nil, "", err
 	}
-	s.db = sql.OpenDB(stdlib.GetConnector(*cfg))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
+	s.openDB(stdlib.GetConnector(*cfg))
 	for _, q := range authJSPgSchema {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			s.close()
@@ -270,18 +262,9 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 // openUnstorage opens the Redis adapter in @auth/unstorage-adapter's
 // layout under a base of its own (its keys deleted at close).
 func openUnstorage(ctx context.Context, rawURL string) (*redisStore, string, error) {
-	opts, err := redis.ParseURL(rawURL)
+	base := provision.NewName("authport-bench-http-")
+	s, err := newRedisStore(ctx, rawURL, base+":", false)
 	if err != nil {
-		return nil, "", err
-	}
-	base := randomName("authport-bench-http-")
-	s := &redisStore{rt: &roundTrips{}, prefix: base + ":"}
-	opts.PoolSize = 32
-	opts.MinIdleConns = 32
-	opts.ContextTimeoutEnabled = true
-	s.c = redis.NewClient(opts)
-	if err := s.c.Ping(ctx).Err(); err != nil {
-		_ = s.c.Close()
 		return nil, "", err
 	}
 	if s.adapter, err = unstorage.New(ctx, s.c, base); err != nil {

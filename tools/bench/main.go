@@ -185,27 +185,17 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 			s.close()
 			return nil, err
 		}
-	case "redis":
-		s, err := openRedisEnv(ctx)
+	case "redis", "redis-cluster":
+		s, err := openRedisNamed(ctx, name)
 		if err != nil {
 			return nil, err
 		}
 		b, a = &backend{name: name, close: s.close, rt: s.rt}, s.adapter
-		if raw, err = s.rawRedis(ctx); err != nil {
-			s.close()
-			return nil, err
+		raws := s.rawRedis
+		if s.cluster {
+			raws = s.rawRedisCluster
 		}
-	case "redis-cluster":
-		u, err := env("AUTHPORT_REDIS_CLUSTER_URL")
-		if err != nil {
-			return nil, err
-		}
-		s, err := openRedisCluster(ctx, u)
-		if err != nil {
-			return nil, err
-		}
-		b, a = &backend{name: name, close: s.close, rt: s.rt}, s.adapter
-		if raw, err = s.rawRedisCluster(ctx); err != nil {
+		if raw, err = raws(ctx); err != nil {
 			s.close()
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
+	"github.com/authport/authport/conformance/provision"
 )
 
 // mongoStore is the MongoDB adapter on a database of its own (dropped at
@@ -34,7 +35,7 @@ func openMongo(ctx context.Context, uri string) (*mongoStore, error) {
 		return nil, err
 	}
 	s.c = c
-	s.db = c.Database(randomName("authport_bench_"))
+	s.db = c.Database(provision.NewName("authport_bench_"))
 	if s.adapter, err = mongoadapter.New(ctx, s.db); err == nil {
 		err = s.adapter.Migrate(ctx)
 	}

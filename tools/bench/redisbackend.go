@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	redisadapter "github.com/authport/authport/adapters/redis"
+	"github.com/authport/authport/conformance/provision"
 )
 
 // redisStore is the Redis adapter on a client of its own, with a key
@@ -25,20 +26,8 @@ type redisStore struct {
 }
 
 func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
-	opts, err := redis.ParseURL(rawURL)
+	s, err := newRedisStore(ctx, rawURL, provision.NewName("authport-bench-")+":", true)
 	if err != nil {
-		return nil, err
-	}
-	s := &redisStore{rt: &roundTrips{}, prefix: randomName("authport-bench-") + ":"}
-	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return s.rt.dial(ctx, network, addr)
-	}
-	opts.PoolSize = 32
-	opts.MinIdleConns = 32
-	opts.ContextTimeoutEnabled = true
-	s.c = redis.NewClient(opts)
-	if err := s.c.Ping(ctx).Err(); err != nil {
-		_ = s.c.Close()
 		return nil, err
 	}
 	s.adapter, err = redisadapter.New(ctx, s.c, redisadapter.WithPrefix(s.prefix))
@@ -49,10 +38,36 @@ func openRedis(ctx context.Context, rawURL string) (*redisStore, error) {
 	return s, nil
 }
 
+// newRedisStore connects to the single Redis server of rawURL with a pool
+// for concurrency 32, for a store whose keys start with prefix; counted
+// makes the connections count their round trips in s.rt. The caller opens
+// the adapter on s.c.
+func newRedisStore(ctx context.Context, rawURL, prefix string, counted bool) (*redisStore, error) {
+	opts, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	s := &redisStore{rt: &roundTrips{}, prefix: prefix}
+	if counted {
+		opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return s.rt.dial(ctx, network, addr)
+		}
+	}
+	opts.PoolSize = 32
+	opts.MinIdleConns = 32
+	opts.ContextTimeoutEnabled = true
+	s.c = redis.NewClient(opts)
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		_ = s.c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // openRedisCluster opens a cluster client on AUTHPORT_REDIS_CLUSTER_URL's
 // comma-separated seed addresses; the adapter runs its cluster protocol.
 func openRedisCluster(ctx context.Context, seeds string) (*redisStore, error) {
-	s := &redisStore{rt: &roundTrips{}, prefix: randomName("authport-bench-") + ":", cluster: true}
+	s := &redisStore{rt: &roundTrips{}, prefix: provision.NewName("authport-bench-") + ":", cluster: true}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), PoolSize: 32, MinIdleConns: 32,
 		ContextTimeoutEnabled: true, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return s.rt.dial(ctx, network, addr)
@@ -413,6 +428,19 @@ func checkSessionReply(token, want string, v []any, err error) error {
 		return fmt.Errorf("session %s: user %v, want %s", token, v[1], want)
 	}
 	return nil
+}
+
+// openRedisNamed opens the Redis backend name ("redis" or "redis-cluster")
+// at its URL from the environment.
+func openRedisNamed(ctx context.Context, name string) (*redisStore, error) {
+	if name != "redis-cluster" {
+		return openRedisEnv(ctx)
+	}
+	u, err := env("AUTHPORT_REDIS_CLUSTER_URL")
+	if err != nil {
+		return nil, err
+	}
+	return openRedisCluster(ctx, u)
 }
 
 // openRedisEnv is openRedis on the server at $AUTHPORT_REDIS_URL.

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,13 +23,8 @@ import (
 	"gorm.io/gorm/logger"
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+	"github.com/authport/authport/conformance/provision"
 )
-
-func randomName(prefix string) string {
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
 
 // sqlStore is one SQL database opened for the bench: the *sql.DB the
 // adapter runs on (through gorm) and the raw baseline runs on too.
@@ -55,23 +45,7 @@ func (s *sqlStore) close() {
 // q turns a query written with "double-quoted" names and ? placeholders
 // into the dialect's.
 func (s *sqlStore) q(query string) string {
-	switch s.dialect {
-	case "mysql":
-		return strings.ReplaceAll(query, `"`, "`")
-	case "postgres":
-		var b strings.Builder
-		n := 0
-		for _, c := range query {
-			if c == '?' {
-				n++
-				b.WriteString("$" + strconv.Itoa(n))
-				continue
-			}
-			b.WriteRune(c)
-		}
-		return b.String()
-	}
-	return query
+	return provision.Query(s.dialect, query)
 }
 
 func (s *sqlStore) timeArg(t time.Time) any {
@@ -82,12 +56,27 @@ func (s *sqlStore) timeArg(t time.Time) any {
 	return t
 }
 
-// pool sizes the *sql.DB for concurrency 32.
-func pool(db *sql.DB) {
+// openDB opens s.db on c, its pool sized for concurrency 32, closed at
+// close.
+func (s *sqlStore) openDB(c driver.Connector) {
+	db := sql.OpenDB(c)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
+	s.db = db
+	s.cleanup = append(s.cleanup, func() { _ = db.Close() })
+}
+
+// openAdapter opens s.db on c and the migrated gorm adapter on it, through
+// the dialector dialect makes of s.db; on an error it closes s.
+func (s *sqlStore) openAdapter(c driver.Connector, dialect func(*sql.DB) gorm.Dialector) (*sqlStore, error) {
+	s.openDB(c)
+	if err := newGormAdapter(s, dialect(s.db)); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func newGormAdapter(s *sqlStore, dialector gorm.Dialector) error {
@@ -119,26 +108,15 @@ func openPostgres(ctx context.Context, base string, wrap wrapper) (*sqlStore, er
 	}
 	s := &sqlStore{dialect: "postgres", rt: &roundTrips{}}
 	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
-	schema := randomName("authport_bench_")
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	cfg, err := pgConfigInSchema(base, schema)
+	cfg, _, err := s.schema(ctx, admin, base, "authport_bench_")
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	cfg.DialFunc = s.rt.dial
-	s.db = sql.OpenDB(wrap.apply(stdlib.GetConnector(*cfg)))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
-	if err := newGormAdapter(s, postgres.New(postgres.Config{Conn: s.db})); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return s.openAdapter(wrap.apply(stdlib.GetConnector(*cfg)), func(db *sql.DB) gorm.Dialector {
+		return postgres.New(postgres.Config{Conn: db})
+	})
 }
 
 var registerMySQLDial sync.Once
@@ -167,12 +145,12 @@ func openMySQL(ctx context.Context, base string, wrap wrapper) (*sqlStore, error
 	}
 	s := &sqlStore{dialect: "mysql", rt: mysqlCounter}
 	s.cleanup = append(s.cleanup, func() { _ = admin.Close() })
-	name := randomName("authport_bench_")
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	name, drop, err := provision.CreateDatabase(ctx, admin, "authport_bench_")
+	if err != nil {
 		s.close()
 		return nil, err
 	}
-	s.cleanup = append(s.cleanup, func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name) })
+	s.cleanup = append(s.cleanup, func() { _ = drop(context.Background()) })
 	cfg.DBName = name
 	cfg.Net = "authport-bench"
 	conn, err := mysql.NewConnector(cfg)
@@ -180,14 +158,9 @@ func openMySQL(ctx context.Context, base string, wrap wrapper) (*sqlStore, error
 		s.close()
 		return nil, err
 	}
-	s.db = sql.OpenDB(wrap.apply(conn))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
-	if err := newGormAdapter(s, gormmysql.New(gormmysql.Config{Conn: s.db})); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return s.openAdapter(wrap.apply(conn), func(db *sql.DB) gorm.Dialector {
+		return gormmysql.New(gormmysql.Config{Conn: db})
+	})
 }
 
 // openSQLite opens a new file in dir with the DSN adapters/postgres-gorm
@@ -201,14 +174,9 @@ func openSQLite(dir string, wrap wrapper) (*sqlStore, error) {
 	s := &sqlStore{dialect: "sqlite"}
 	s.cleanup = append(s.cleanup, func() { _ = os.RemoveAll(d) })
 	dsn := "file:" + filepath.Join(d, "auth.db") + "?_foreign_keys=on&_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate"
-	s.db = sql.OpenDB(wrap.apply(dsnConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}))
-	pool(s.db)
-	s.cleanup = append(s.cleanup, func() { _ = s.db.Close() })
-	if err := newGormAdapter(s, sqlite.New(sqlite.Config{Conn: s.db})); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return s.openAdapter(wrap.apply(dsnConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}}), func(db *sql.DB) gorm.Dialector {
+		return sqlite.New(sqlite.Config{Conn: db})
+	})
 }
 
 // wrapper wraps the connector a SQL store opens its *sql.DB with (the
@@ -369,15 +337,19 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 	}, nil
 }
 
-// pgConfigInSchema is the connection configuration of the PostgreSQL URL
-// base with schema as its search_path.
-func pgConfigInSchema(base, schema string) (*pgx.ConnConfig, error) {
-	u, err := url.Parse(base)
+// schema makes a schema named from prefix on admin's server, dropped at
+// close, and returns the connection configuration of the PostgreSQL URL
+// base with it as the search_path, and its name.
+func (s *sqlStore) schema(ctx context.Context, admin *sql.DB, base, prefix string) (*pgx.ConnConfig, string, error) {
+	schema, drop, err := provision.CreateSchema(ctx, admin, prefix)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	qv := u.Query()
-	qv.Set("search_path", schema)
-	u.RawQuery = qv.Encode()
-	return pgx.ParseConfig(u.String())
+	s.cleanup = append(s.cleanup, func() { _ = drop(context.Background()) })
+	dsn, err := provision.InSchema(base, schema)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	return cfg, schema, err
 }

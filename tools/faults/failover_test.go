@@ -234,12 +234,7 @@ func runFailover(t *testing.T, _ *toxiproxy.ApiServer, add func(row)) {
 		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, ContextTimeoutEnabled: true, MaxRetries: -1}) // see redisOptions
 	}
 	plain := newRedisAdapter(t, client())
-	ackClient := client()
-	t.Cleanup(func() { _ = ackClient.Close() })
-	acked, err := redisadapter.New(context.Background(), ackClient, redisadapter.WithPrefix(redisPrefix), redisadapter.WithReplicaAck(1, ackTimeout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	acked := newRedisAdapter(t, client(), redisadapter.WithReplicaAck(1, ackTimeout))
 	rawClient := client()
 	t.Cleanup(func() { _ = rawClient.Close() })
 	plainFig := failoverFigures{option: "defaults (asynchronous replication)"}

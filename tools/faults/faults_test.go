@@ -377,10 +377,12 @@ func redisPing(addr string) func(context.Context) error {
 	}
 }
 
-func newRedisAdapter(t *testing.T, c redis.UniversalClient) *redisadapter.Adapter {
+// newRedisAdapter opens the Redis adapter on c under the test's prefix,
+// with opts after it; c is closed when t ends.
+func newRedisAdapter(t *testing.T, c redis.UniversalClient, opts ...redisadapter.Option) *redisadapter.Adapter {
 	t.Helper()
 	t.Cleanup(func() { _ = c.Close() })
-	a, err := redisadapter.New(context.Background(), c, redisadapter.WithPrefix(redisPrefix))
+	a, err := redisadapter.New(context.Background(), c, append([]redisadapter.Option{redisadapter.WithPrefix(redisPrefix)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

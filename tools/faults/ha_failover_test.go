@@ -178,12 +178,7 @@ func runSentinelFailover(t *testing.T, bin string) []haRow {
 		return redis.NewFailoverClient(&o)
 	}
 	plain := newRedisAdapter(t, client())
-	ackC := client()
-	t.Cleanup(func() { _ = ackC.Close() })
-	acked, err := redisadapter.New(context.Background(), ackC, redisadapter.WithPrefix(redisPrefix), redisadapter.WithReplicaAck(1, ackTimeout))
-	if err != nil {
-		t.Fatal(err)
-	}
+	acked := newRedisAdapter(t, client(), redisadapter.WithReplicaAck(1, ackTimeout))
 	rawC := client()
 	t.Cleanup(func() { _ = rawC.Close() })
 	sentinelPort, _ := strconv.Atoi(strings.Split(sentinels, ",")[0])

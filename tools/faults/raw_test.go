@@ -5,10 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -26,19 +25,9 @@ type sqlRaw struct {
 // the server's dialect.
 func (r sqlRaw) q(query string) string {
 	if r.mysql {
-		return strings.ReplaceAll(query, `"`, "`")
+		return provision.Query(provision.BackendMySQL, query)
 	}
-	var b strings.Builder
-	n := 0
-	for _, c := range query {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return provision.Query(provision.BackendPostgres, query)
 }
 
 func (r sqlRaw) count(ctx context.Context, query string, args ...any) (int, error) {

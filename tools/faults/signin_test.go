@@ -27,6 +27,7 @@ import (
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/passkey"
 	"github.com/authport/authport/passkey/passkeytest"
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 	"gorm.io/driver/postgres"
@@ -430,7 +431,7 @@ func (app *signInApp) passkeyFlow(t *testing.T, store core.Adapter, email string
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	u, err := store.CreateUser(ctx, core.User{ID: newUUIDv4(), Email: email, EmailVerified: &now})
+	u, err := store.CreateUser(ctx, core.User{ID: uuid.NewString(), Email: email, EmailVerified: &now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,15 +473,6 @@ func (app *signInApp) passkeyFlow(t *testing.T, store core.Adapter, email string
 		form := url.Values{"action": {o.Action}, "data": {data}, "csrfToken": {tok}, "callbackUrl": {app.origin + "/done"}}
 		return func() (*http.Response, error) { return app.post(c, "/callback/passkey", form) }, nil
 	}}
-}
-
-func newUUIDv4() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // ---- the faults ------------------------------------------------------------
@@ -536,7 +528,7 @@ func checkSeesHalfWritten(t *testing.T, st *signInStore, a core.Adapter) {
 	t.Helper()
 	ctx := context.Background()
 	email := "planted-" + randomID() + "@example.com"
-	u, err := a.CreateUser(ctx, core.User{ID: newUUIDv4(), Email: email})
+	u, err := a.CreateUser(ctx, core.User{ID: uuid.NewString(), Email: email})
 	if err != nil {
 		t.Fatal(err)
 	}
