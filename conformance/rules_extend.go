@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 )
 
 // extendSession is the group of the extendSession extension's rules.
@@ -133,41 +134,51 @@ func extendRules() []rule {
 			first := e.newAuth(t, c, opts)
 			opts.adapter = w.around(e.peer)
 			second := e.newAuth(t, c, opts)
-			u := e.newUser()
-			e.createUser(t, u)
-			s, err := first.CreateSession(e.ctx, u.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.advance(11 * time.Minute)
-			want := core.NormalizeTime(c.Now().Add(time.Hour))
+			s := e.dueSession(t, first, c)
 			const n = 16
-			errs := make([]error, n)
-			concurrently(n, func(i int) {
-				a := first
-				if i%2 == 1 {
-					a = second
-				}
-				su, _, err := a.Session(e.ctx, s.SessionToken)
-				switch {
-				case err != nil:
-					errs[i] = err
-				case su == nil:
-					errs[i] = errors.New("Session = nil; want the session")
-				case !su.Session.Expires.Equal(want):
-					errs[i] = fmt.Errorf("request %d: expires %v; want the extension's %v", i, su.Session.Expires, want)
-				}
-			})
-			if err := errors.Join(errs...); err != nil {
-				t.Fatal(err)
-			}
+			e.burst(t, []*auth.Auth{first, second}, s.SessionToken, n, core.NormalizeTime(c.Now().Add(time.Hour)))
 			if u, x := w.updates.Load(), w.extensions.Load(); u != 0 || x != 1 {
 				t.Errorf("%d requests on two instances wrote %d updateSession and %d extendSession; want one extendSession write", n, u, x)
 			}
-			if su := e.getSessionAndUser(t, s.SessionToken); su == nil || !su.Session.Expires.Equal(want) {
-				t.Errorf("stored session after the burst: %s; want expires %v", show(su), want)
-			}
 		}},
+	}
+}
+
+// dueSession creates a user and a session of it through a (MaxAge an hour,
+// UpdateAge ten minutes), then moves the clock c on by eleven minutes, so
+// that the session is due for extension.
+func (e *env) dueSession(t *testing.T, a *auth.Auth, c *clock) *core.Session {
+	t.Helper()
+	s, err := a.CreateSession(e.ctx, e.storedUser(t).ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.advance(11 * time.Minute)
+	return s
+}
+
+// burst makes n concurrent Session calls with the token, spread over the
+// instances, and fails unless each finds the session with expires want and
+// the stored session has it too.
+func (e *env) burst(t *testing.T, instances []*auth.Auth, token string, n int, want time.Time) {
+	t.Helper()
+	errs := make([]error, n)
+	concurrently(n, func(i int) {
+		su, _, err := instances[i%len(instances)].Session(e.ctx, token)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case su == nil:
+			errs[i] = fmt.Errorf("request %d: Session = nil; want the session", i)
+		case !su.Session.Expires.Equal(want):
+			errs[i] = fmt.Errorf("request %d: expires %v; want the extension's %v", i, su.Session.Expires, want)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if su := e.getSessionAndUser(t, token); su == nil || !su.Session.Expires.Equal(want) {
+		t.Errorf("stored session after the burst: %s; want expires %v", show(su), want)
 	}
 }
 

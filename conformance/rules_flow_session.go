@@ -1,11 +1,11 @@
 package conformance
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 )
 
 // sessionLifetimeRules are the rules of session tokens, expiry and
@@ -188,44 +188,14 @@ func sessionCostRules() []rule {
 			counting, store := e.counting()
 			c := newClock()
 			a := e.newAuth(t, c, authOptions{adapter: store, maxAge: time.Hour, updateAge: 10 * time.Minute})
-			u := e.newUser()
-			e.createUser(t, u)
-			s, err := a.CreateSession(e.ctx, u.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.advance(11 * time.Minute)
-			want := core.NormalizeTime(c.Now().Add(time.Hour))
+			s := e.dueSession(t, a, c)
 			counting.Reset()
 			const n = 8
-			expires := make([]time.Time, n)
-			errs := make([]error, n)
-			concurrently(n, func(i int) {
-				su, _, err := a.Session(e.ctx, s.SessionToken)
-				switch {
-				case err != nil:
-					errs[i] = err
-				case su == nil:
-					errs[i] = errors.New("Session = nil; want the session")
-				default:
-					expires[i] = su.Session.Expires
-				}
-			})
-			if err := errors.Join(errs...); err != nil {
-				t.Fatal(err)
-			}
+			e.burst(t, []*auth.Auth{a}, s.SessionToken, n, core.NormalizeTime(c.Now().Add(time.Hour)))
 			// One write: updateSession, or extendSession when the adapter
 			// offers that extension (core/auth then extends with it).
 			if w := counting.Writes(); w[updateSession]+w[core.MethodExtendSession] != 1 || len(w) != 1 {
 				t.Errorf("%d concurrent requests on a session due for extension wrote %v; want one updateSession or extendSession", n, w)
-			}
-			for i, got := range expires {
-				if !core.NormalizeTime(got).Equal(want) {
-					t.Errorf("request %d got expires %v; want the extension's %v", i, got, want)
-				}
-			}
-			if su := e.getSessionAndUser(t, s.SessionToken); su == nil || !su.Session.Expires.Equal(want) {
-				t.Errorf("stored session after the burst: %s; want expires %v", show(su), want)
 			}
 		}},
 		{group: "sessionLifetime", name: "sign_out_deletes_session", run: func(t *testing.T, e *env) {
