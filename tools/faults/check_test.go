@@ -52,6 +52,16 @@ type checked struct {
 	tokensBack, deletedBack, sessionsBack, sessionsLost int
 }
 
+// delDetail says what the acknowledged deleteUser of u returned and when it
+// ran.
+func (u *userRec) delDetail() string {
+	got := "returned the user"
+	if !u.delFound {
+		got = "returned nil, nil: no such user"
+	}
+	return fmt.Sprintf("the call %v and %s", u.delCall, got)
+}
+
 // check compares what the load had acknowledged with what the server holds.
 // A record touched by a call that failed after the acknowledged write
 // (a deleteUser, an updateSession, a useVerificationToken) may or may not
@@ -79,7 +89,7 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 			}
 			if found {
 				c.deletedBack++
-				lost("user %s: deleteUser was acknowledged, but the user is still there", u.id)
+				lost("user %s: deleteUser was acknowledged (%s), but the user is still there", u.id, u.delDetail())
 			}
 			left, err := rv.leftovers(ctx, u)
 			if err != nil {
@@ -89,7 +99,7 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 				if !l.claim && (strings.Contains(l.what, "session:{") || strings.Contains(l.what, ":sessions")) {
 					c.sessionsBack++
 				}
-				msg := fmt.Sprintf("user %s deleted (acknowledged) but %s is left", u.id, l.what)
+				msg := fmt.Sprintf("user %s deleted (acknowledged: %s) but %s is left", u.id, u.delDetail(), l.what)
 				switch {
 				case l.claim:
 					c.claims = append(c.claims, msg)
@@ -162,7 +172,7 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 		}
 		if tok.useAck && found {
 			c.tokensBack++
-			lost("verification token %s: used (acknowledged) but still there", tok.key.Identifier)
+			lost("verification token %s: used (acknowledged, the call %v) but still there", tok.key.Identifier, tok.useCall)
 		}
 		if !tok.useAck && !found {
 			lost("verification token %s: created (acknowledged) but not there", tok.key.Identifier)

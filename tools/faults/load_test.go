@@ -59,7 +59,25 @@ type userRec struct {
 	credTried, credAck bool
 	delTried, delAck   bool
 	delAckAt           time.Time // when the acknowledged deleteUser returned
+	// delCall is when the deleteUser call ran and delFound whether it
+	// returned the user (else nil, nil: no such user), for the details of
+	// a failed check.
+	delCall  span
+	delFound bool
 }
+
+// span is when a call ran, from its start to its return.
+type span struct{ start, end time.Time }
+
+// String gives the span as wall-clock times with milliseconds, to be set
+// beside the fault's own (runScenario's details), e.g. "ran
+// 21:20:30.056–21:20:30.061".
+func (s span) String() string {
+	return "ran " + s.start.Format(clock) + "–" + s.end.Format(clock)
+}
+
+// clock is how the details print wall-clock times.
+const clock = "15:04:05.000"
 
 // tokenRec is one verification token of the load.
 type tokenRec struct {
@@ -68,6 +86,8 @@ type tokenRec struct {
 	useTried  bool
 	// useAck: useVerificationToken returned the token, so it is gone.
 	useAck bool
+	// useCall is when the useVerificationToken call ran.
+	useCall span
 }
 
 // callRec is one adapter call.
@@ -360,11 +380,13 @@ func (l *load) verification(tok *tokenRec) {
 	tok.createAck = true
 	tok.useTried = true
 	var got *core.VerificationToken
+	tok.useCall.start = time.Now()
 	err = l.call("useVerificationToken", func(ctx context.Context) error {
 		var err error
 		got, err = l.a.UseVerificationToken(ctx, tok.key)
 		return err
 	})
+	tok.useCall.end = time.Now()
 	switch {
 	case err != nil:
 	case got == nil:
@@ -376,10 +398,13 @@ func (l *load) verification(tok *tokenRec) {
 
 func (l *load) deleteUser(u *userRec) {
 	u.delTried = true
+	u.delCall.start = time.Now()
 	err := l.call("deleteUser", func(ctx context.Context) error {
-		_, err := l.a.DeleteUser(ctx, u.id)
+		got, err := l.a.DeleteUser(ctx, u.id)
+		u.delFound = got != nil
 		return err
 	})
+	u.delCall.end = time.Now()
 	if err == nil {
 		// nil, nil (no such user) is acknowledged too: a client that
 		// retried the command after a lost reply finds the user gone by
@@ -561,6 +586,12 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 	r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost = res.tokensBack, res.deletedBack, res.sessionsBack, res.sessionsLost
 	r.details = append(r.details, res.lost...)
 	r.details = append(r.details, res.partial...)
+	if len(res.lost)+len(res.partial) > 0 {
+		// The calls' spans in the details are wall-clock times: set them
+		// beside the fault's.
+		r.details = append(r.details, fmt.Sprintf("the fault began at %s, the service was back at %s",
+			began.Format(clock), back.Format(clock)))
+	}
 	if len(res.claims) > 0 {
 		t.Logf("%s/%s: %d provisional claim(s) left by unacknowledged writes of deleted users, expiring by themselves; first: %s",
 			backend, f.name, len(res.claims), res.claims[0])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,6 +71,10 @@ func TestCheckSeesLoss(t *testing.T) {
 	}
 	if len(res.partial) != 1 || len(res.lost) != 0 {
 		t.Errorf("a session key planted for deleted user %s: partial %v, lost %v; want one partial, no loss", deleted.id, res.partial, res.lost)
+	} else if want := deleted.delCall.String() + " and returned the user"; !strings.Contains(res.partial[0], want) {
+		// The detail says when the deleteUser ran and what it returned,
+		// to be set beside the fault's times.
+		t.Errorf("partial %q does not say %q", res.partial[0], want)
 	}
 
 	if err := p.kill(); err != nil {
