@@ -91,6 +91,7 @@ var (
 	_ core.AccountsByUserLister         = (*Adapter)(nil)
 	_ core.AccountUpdater               = (*Adapter)(nil)
 	_ core.MethodOmitter                = (*Adapter)(nil)
+	_ core.SessionExtender              = (*Adapter)(nil)
 )
 
 // New returns an adapter that reads and writes through db's connection pool.

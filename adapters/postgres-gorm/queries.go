@@ -38,6 +38,9 @@ type queries struct {
 	// deleteExpiredSession deletes the session with the token if it has
 	// expired at the time given second.
 	deleteExpiredSession *statement
+	// extendSession sets a session's expiry (and updated-at column) where
+	// its stored expiry is before the time given last (see ExtendSession).
+	extendSession *statement
 
 	createToken, useToken, selectTokenForUpdate, deleteTokenPlain *statement
 
@@ -153,6 +156,13 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	p = &placeholders{d: d}
 	q.deleteExpiredSession = st("DELETE FROM " + sessions + " WHERE " + id(sc.SessionToken) + " = " + p.next() +
 		" AND " + id(sc.Expires) + " <= " + p.next())
+	p = &placeholders{d: d}
+	upd = "UPDATE " + sessions + " SET " + id(sc.Expires) + " = " + p.next() + touch(TableSessions, p) +
+		" WHERE " + id(sc.SessionToken) + " = " + p.next() + " AND " + b.timeBefore(sc.Expires, p)
+	if d.updateReturning {
+		upd += " RETURNING " + cols("", sessionCols...)
+	}
+	q.extendSession = st(upd)
 
 	// Verification tokens.
 	tokens, tc := d.table(n.VerificationTokens), n.VerificationToken
@@ -277,6 +287,18 @@ func (b builder) touch(t Table, p *placeholders) string {
 	return ""
 }
 
+// timeBefore is the condition that the time column c is before the next
+// bind parameter, compared as times: SQLite's text forms through
+// julianday(), which reads any of them (with "T" or " ", with or without
+// "Z" or an offset) as the same instant; integers, and the time types of
+// the other databases, directly.
+func (b builder) timeBefore(c string, p *placeholders) string {
+	if b.d.sqlite() && b.d.sqliteTimes != SQLiteTimeUnixMilli {
+		return "julianday(" + b.d.ident(c) + ") < julianday(" + p.next() + ")"
+	}
+	return b.d.ident(c) + " < " + p.next()
+}
+
 // updateUser returns the UPDATE of a user: one flag and one value per
 // standard field (CASE WHEN <set> THEN <value> ELSE <column> END keeps one
 // statement text for every combination of set fields), then one value per
@@ -325,7 +347,7 @@ func (q *queries) all() []*statement {
 		q.createUser, q.getUser, q.getUserByEmail, q.getUserByAccount,
 		q.updateUser, q.selectUserForUpdate, q.deleteUser, q.deleteUserPlain,
 		q.linkAccount, q.getAccount, q.unlinkAccount, q.selectAccountForUpdate, q.unlinkAccountPlain, q.listAccounts,
-		q.createSession, q.getSessionAndUser, q.updateSession, q.selectSession, q.deleteExpiredSession,
+		q.createSession, q.getSessionAndUser, q.updateSession, q.selectSession, q.deleteExpiredSession, q.extendSession,
 		q.deleteSession, q.selectSessionForUpdate, q.deleteSessionPlain,
 		q.createToken, q.useToken, q.selectTokenForUpdate, q.deleteTokenPlain,
 		q.createAuthenticator, q.getAuthenticator, q.listAuthenticators, q.updateCounter, q.advanceCounter,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 )
@@ -125,6 +126,46 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 		}
 		return r.session(), nil
 	})
+}
+
+// ExtendSession implements [core.SessionExtender] with one conditional
+// UPDATE, which the database applies atomically: of concurrent calls with
+// the same from, one changes the row and the others find the condition
+// false. The condition is that the stored expiry, at the milliseconds
+// authport keeps, is not after from: expires < from + 1ms, so that a
+// column more precise than milliseconds (PostgreSQL's TIMESTAMPTZ, as in
+// Auth.js's pg schema) holding a time another writer stored with
+// microseconds still matches the from read from it. The session is
+// returned by the UPDATE … RETURNING on PostgreSQL and SQLite, and read in
+// the UPDATE's transaction on MySQL and MariaDB; when nothing changed, a
+// SELECT reads it as stored.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+	const m = core.MethodExtendSession
+	type extended struct {
+		session *core.Session
+		wrote   bool
+	}
+	r, err := guard(a, a.enter, func() (extended, error) {
+		exp := core.NormalizeTime(expires)
+		if err := checkTime(m, "expires", &exp); err != nil {
+			return extended{}, err
+		}
+		// No stored expiry is before minTime: a from before it matches
+		// none, as minTime itself does.
+		before := core.NormalizeTime(from).Add(core.TimePrecision)
+		if before.Before(minTime) {
+			before = minTime
+		}
+		args := append([]any{a.d.timeArg(exp)}, a.stampArgs(TableSessions, false)...)
+		args = append(args, sessionToken, a.d.timeArg(before))
+		var row expiryRow
+		wrote, found, err := a.updateIf(ctx, a.qs().extendSession, a.qs().selectSession, args, []any{sessionToken}, row.dest())
+		if err != nil || !found {
+			return extended{}, a.wrap(err)
+		}
+		return extended{row.session(), wrote}, nil
+	})
+	return r.session, r.wrote, err
 }
 
 // DeleteSession implements [core.SessionDeleter] with one DELETE …
