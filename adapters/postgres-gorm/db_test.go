@@ -209,19 +209,33 @@ func openSQLite(t testing.TB, counting bool) *testDB {
 	return &testDB{dialect: "sqlite", gdb: gdb, sqlDB: sqlDB, counter: c}
 }
 
-// newAdapter returns a migrated adapter on a fresh database.
-func newAdapter(t testing.TB, backend string, counting bool, opts ...Option) (*Adapter, *testDB) {
+// mustNew returns an adapter on db made with opts, closed when the test
+// ends.
+func mustNew(t testing.TB, db *testDB, opts ...Option) *Adapter {
 	t.Helper()
-	db := openDB(t, backend, counting)
 	a, err := New(context.Background(), db.gdb, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+// migrated is mustNew with the adapter's tables migrated.
+func migrated(t testing.TB, db *testDB, opts ...Option) *Adapter {
+	t.Helper()
+	a := mustNew(t, db, opts...)
 	if err := a.Migrate(context.Background()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	return a, db
+	return a
+}
+
+// newAdapter returns a migrated adapter on a fresh database.
+func newAdapter(t testing.TB, backend string, counting bool, opts ...Option) (*Adapter, *testDB) {
+	t.Helper()
+	db := openDB(t, backend, counting)
+	return migrated(t, db, opts...), db
 }
 
 var _ driver.Connector = (*countingConnector)(nil)

@@ -78,24 +78,60 @@ func (a *Adapter) txStmt(ctx context.Context, tx *sql.Tx, s *statement) *sql.Stm
 	return nil
 }
 
-func (a *Adapter) queryRow(ctx context.Context, tx *sql.Tx, s *statement, args ...any) *sql.Row {
-	if tx != nil {
-		if p := a.txStmt(ctx, tx, s); p != nil {
-			return p.QueryRowContext(ctx, args...)
-		}
-		return tx.QueryRowContext(ctx, s.sql, args...)
-	}
-	if p := a.stmt(ctx, s); p != nil {
-		return p.QueryRowContext(ctx, args...)
-	}
-	return a.db.QueryRowContext(ctx, s.sql, args...)
+// runner runs one statement: *sql.Stmt, or a query text on a *sql.DB or
+// *sql.Tx (textRunner).
+type runner interface {
+	QueryRowContext(ctx context.Context, args ...any) *sql.Row
+	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
 }
 
-func (a *Adapter) query(ctx context.Context, s *statement, args ...any) (*sql.Rows, error) {
-	if p := a.stmt(ctx, s); p != nil {
-		return p.QueryContext(ctx, args...)
+// conn is what *sql.DB and *sql.Tx have in common.
+type conn interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// textRunner runs the statement text sql on c, unprepared.
+type textRunner struct {
+	c   conn
+	sql string
+}
+
+func (r textRunner) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	return r.c.QueryRowContext(ctx, r.sql, args...)
+}
+
+func (r textRunner) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	return r.c.QueryContext(ctx, r.sql, args...)
+}
+
+func (r textRunner) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return r.c.ExecContext(ctx, r.sql, args...)
+}
+
+// on returns what runs s in tx (nil: on the pool): its prepared form
+// where there is one (see stmt and txStmt), else its text.
+func (a *Adapter) on(ctx context.Context, tx *sql.Tx, s *statement) runner {
+	if tx != nil {
+		if p := a.txStmt(ctx, tx, s); p != nil {
+			return p
+		}
+		return textRunner{tx, s.sql}
 	}
-	return a.db.QueryContext(ctx, s.sql, args...)
+	if p := a.stmt(ctx, s); p != nil {
+		return p
+	}
+	return textRunner{a.db, s.sql}
+}
+
+func (a *Adapter) queryRow(ctx context.Context, tx *sql.Tx, s *statement, args ...any) *sql.Row {
+	return a.on(ctx, tx, s).QueryRowContext(ctx, args...)
+}
+
+func (a *Adapter) exec(ctx context.Context, tx *sql.Tx, s *statement, args ...any) (sql.Result, error) {
+	return a.on(ctx, tx, s).ExecContext(ctx, args...)
 }
 
 // list runs the SELECT s of the rows belonging to key and scans each with
@@ -103,7 +139,7 @@ func (a *Adapter) query(ctx context.Context, s *statement, args ...any) (*sql.Ro
 // keyUnusable) belongs to nothing: an empty list.
 func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan func(*sql.Rows) (T, error)) ([]T, error) {
 	out := []T{}
-	rows, err := a.query(ctx, s, key)
+	rows, err := a.on(ctx, nil, s).QueryContext(ctx, key)
 	if keyUnusable(err) {
 		return out, nil
 	}
@@ -124,19 +160,6 @@ func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan
 		return nil, a.wrap(err)
 	}
 	return out, nil
-}
-
-func (a *Adapter) exec(ctx context.Context, tx *sql.Tx, s *statement, args ...any) (sql.Result, error) {
-	if tx != nil {
-		if p := a.txStmt(ctx, tx, s); p != nil {
-			return p.ExecContext(ctx, args...)
-		}
-		return tx.ExecContext(ctx, s.sql, args...)
-	}
-	if p := a.stmt(ctx, s); p != nil {
-		return p.ExecContext(ctx, args...)
-	}
-	return a.db.ExecContext(ctx, s.sql, args...)
 }
 
 // stampArgs returns the values of table t's timestamp columns

@@ -234,14 +234,7 @@ func TestConformancePgxSimpleProtocol(t *testing.T) {
 		Name: "postgres_simple_protocol",
 		New: func(t testing.TB) conformance.Fixture {
 			db := openPostgresWith(t, false, map[string]string{"default_query_exec_mode": "simple_protocol"})
-			a, err := New(context.Background(), db.gdb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = a.Close() })
-			if err := a.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			a := migrated(t, db)
 			return fixture(t, a, db)
 		},
 	})

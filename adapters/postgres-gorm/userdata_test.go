@@ -40,13 +40,7 @@ func migratedWithExtras(t *testing.T, backend string) (*Adapter, *testDB) {
 	t.Helper()
 	ctx := context.Background()
 	db := openDB(t, backend, false)
-	a, err := New(ctx, db.gdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := migrated(t, db)
 	for _, s := range extraColumnsDDL(backend) {
 		if _, err := db.sqlDB.ExecContext(ctx, s); err != nil {
 			t.Fatalf("%s: %v", s, err)
@@ -97,10 +91,7 @@ func TestUserDataColumns(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			first, db := migratedWithExtras(t, backend)
-			a, err := New(ctx, db.gdb)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := mustNew(t, db)
 			st := core.NewStore(a)
 			all := data("role", `"admin"`, "level", "3", "active", "true", "prefs", `{"theme":"dark","n":[1,2]}`,
 				"since", `"2024-05-06T07:08:09.123Z"`)
@@ -193,10 +184,7 @@ func TestUserDataConcurrentFields(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			a, db := migratedWithExtras(t, backend)
-			b, err := New(ctx, db.gdb)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := mustNew(t, db)
 			if _, err := core.NewStore(b).CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
 				t.Fatal(err)
 			}
