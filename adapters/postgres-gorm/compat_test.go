@@ -302,15 +302,7 @@ func TestPrismaSchema(t *testing.T) {
 // clock, to the millisecond.
 func TestTimestampColumns(t *testing.T) {
 	ctx := context.Background()
-	for _, v := range []struct {
-		backend string
-		opts    []Option
-		name    string
-	}{
-		{"postgres", nil, "postgres"}, {"mysql", nil, "mysql"}, {"sqlite", nil, "sqlite"},
-		{"mysql", []Option{withoutReturning()}, "mysql_without_returning"},
-		{"sqlite", []Option{withoutReturning()}, "sqlite_without_returning"},
-	} {
+	for _, v := range pathVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			t0 := time.Date(2031, 5, 6, 7, 8, 9, 123_456_789, time.UTC)
 			now := t0
@@ -585,14 +577,7 @@ func TestConformanceWithoutForeignKeys(t *testing.T) {
 // nothing of the user is left.
 func TestWithoutForeignKeysRace(t *testing.T) {
 	ctx := context.Background()
-	for _, v := range []struct {
-		backend string
-		opts    []Option
-		name    string
-	}{
-		{"postgres", nil, "postgres"}, {"mysql", nil, "mysql"}, {"sqlite", nil, "sqlite"},
-		{"mysql", []Option{withoutReturning()}, "mysql_without_returning"},
-	} {
+	for _, v := range pathVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			a, db := newAdapter(t, v.backend, false, append([]Option{WithoutForeignKeys()}, v.opts...)...)
 			raw := &rawView{db: db.sqlDB, dialect: v.backend}

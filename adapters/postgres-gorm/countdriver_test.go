@@ -128,28 +128,27 @@ func (cc *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 	return &countingTx{Tx: tx, c: cc.c}, nil
 }
 
-func (cc *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	e, ok := cc.Conn.(driver.ExecerContext)
+// counted runs query with run on cc's connection as an I (ErrSkip when it
+// is none, as database/sql expects) and counts it unless the driver skipped.
+func counted[I, R any](cc *countingConn, query string, run func(I) (R, error)) (R, error) {
+	c, ok := cc.Conn.(I)
 	if !ok {
-		return nil, driver.ErrSkip
+		var none R
+		return none, driver.ErrSkip
 	}
-	r, err := e.ExecContext(ctx, query, args)
+	r, err := run(c)
 	if !errors.Is(err, driver.ErrSkip) {
 		cc.c.stmt(query)
 	}
 	return r, err
 }
 
+func (cc *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return counted(cc, query, func(e driver.ExecerContext) (driver.Result, error) { return e.ExecContext(ctx, query, args) })
+}
+
 func (cc *countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q, ok := cc.Conn.(driver.QueryerContext)
-	if !ok {
-		return nil, driver.ErrSkip
-	}
-	r, err := q.QueryContext(ctx, query, args)
-	if !errors.Is(err, driver.ErrSkip) {
-		cc.c.stmt(query)
-	}
-	return r, err
+	return counted(cc, query, func(q driver.QueryerContext) (driver.Rows, error) { return q.QueryContext(ctx, query, args) })
 }
 
 func (cc *countingConn) Ping(ctx context.Context) error {

@@ -28,6 +28,23 @@ import (
 
 var backends = []string{"postgres", "mysql", "sqlite"}
 
+// variant is a backend with options, named name in subtests.
+type variant struct {
+	name, backend string
+	opts          []Option
+}
+
+// pathVariants are the three backends and the transactional paths taken
+// where the server has no RETURNING (MySQL, MariaDB < 10.5, SQLite <
+// 3.35), forced on MariaDB and SQLite.
+func pathVariants() []variant {
+	return []variant{
+		{"postgres", "postgres", nil}, {"mysql", "mysql", nil}, {"sqlite", "sqlite", nil},
+		{"mysql_without_returning", "mysql", []Option{withoutReturning()}},
+		{"sqlite_without_returning", "sqlite", []Option{withoutReturning()}},
+	}
+}
+
 // testDB is one test's isolated database.
 type testDB struct {
 	dialect string
@@ -111,18 +128,8 @@ func openPostgresAt(t testing.TB, base string, counting bool, params map[string]
 	u.RawQuery = q.Encode()
 	dsn := u.String()
 
-	var c *counter
-	var sqlDB *sql.DB
-	if counting {
-		c = &counter{}
-		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: stdlib.GetDefaultDriver(), c: c})
-	} else {
-		sqlDB, err = sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = sqlDB.Close() }) // runs before the schema is dropped
+	c := newCounter(counting)
+	sqlDB := openPool(t, "pgx", stdlib.GetDefaultDriver(), dsn, c) // closed before the schema is dropped
 	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), gormConfig())
 	if err != nil {
 		t.Fatalf("gorm.Open postgres: %v", err)
@@ -161,18 +168,8 @@ func openMySQLWith(t testing.TB, counting, parseTime bool, loc *time.Location) *
 	})
 	cfg.DBName = name
 	dsn := cfg.FormatDSN()
-	var c *counter
-	var sqlDB *sql.DB
-	if counting {
-		c = &counter{}
-		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: &mysqldriver.MySQLDriver{}, c: c})
-	} else {
-		sqlDB, err = sql.Open("mysql", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = sqlDB.Close() })
+	c := newCounter(counting)
+	sqlDB := openPool(t, "mysql", &mysqldriver.MySQLDriver{}, dsn, c)
 	gdb, err := gorm.Open(mysql.New(mysql.Config{Conn: sqlDB}), gormConfig())
 	if err != nil {
 		t.Fatalf("gorm.Open mysql: %v", err)
@@ -188,25 +185,45 @@ func sqliteDSN(path string) string {
 
 func openSQLite(t testing.TB, counting bool) *testDB {
 	t.Helper()
-	dsn := sqliteDSN(filepath.Join(t.TempDir(), "auth.db"))
-	var c *counter
-	var sqlDB *sql.DB
-	var err error
-	if counting {
-		c = &counter{}
-		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}, c: c})
-	} else {
-		sqlDB, err = sql.Open("sqlite3", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = sqlDB.Close() })
+	return openSQLiteCounted(t, newCounter(counting))
+}
+
+// openSQLiteCounted opens a fresh SQLite file, through a counting
+// connector with c's hooks unless c is nil.
+func openSQLiteCounted(t testing.TB, c *counter) *testDB {
+	t.Helper()
+	sqlDB := openPool(t, "sqlite3", &sqlite3.SQLiteDriver{}, sqliteDSN(filepath.Join(t.TempDir(), "auth.db")), c)
 	gdb, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sqlDB}), gormConfig())
 	if err != nil {
 		t.Fatalf("gorm.Open sqlite: %v", err)
 	}
 	return &testDB{dialect: "sqlite", gdb: gdb, sqlDB: sqlDB, counter: c}
+}
+
+// newCounter returns a counter when counting, else nil.
+func newCounter(counting bool) *counter {
+	if counting {
+		return &counter{}
+	}
+	return nil
+}
+
+// openPool opens dsn with the driver registered as name, or, when c is
+// not nil, with drv through a connector that counts into c. The pool is
+// closed when the test ends.
+func openPool(t testing.TB, name string, drv driver.Driver, dsn string, c *counter) *sql.DB {
+	t.Helper()
+	var db *sql.DB
+	if c != nil {
+		db = sql.OpenDB(&countingConnector{dsn: dsn, drv: drv, c: c})
+	} else {
+		var err error
+		if db, err = sql.Open(name, dsn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
 
 // mustNew returns an adapter on db made with opts, closed when the test

@@ -134,6 +134,16 @@ func (a *Adapter) exec(ctx context.Context, tx *sql.Tx, s *statement, args ...an
 	return a.on(ctx, tx, s).ExecContext(ctx, args...)
 }
 
+// affected runs s (in tx when not nil) and returns how many rows it
+// changed.
+func (a *Adapter) affected(ctx context.Context, tx *sql.Tx, s *statement, args ...any) (int64, error) {
+	r, err := a.exec(ctx, tx, s, args...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
+
 // list runs the SELECT s of the rows belonging to key and scans each with
 // scan. A key the database cannot convert to its column's type (see
 // keyUnusable) belongs to nothing: an empty list.

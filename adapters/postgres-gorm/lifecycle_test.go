@@ -2,34 +2,16 @@ package gormadapter
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/authport/authport/core"
-	sqlite3 "github.com/mattn/go-sqlite3"
-	"gorm.io/driver/sqlite"
-	"gorm.io/gorm"
 )
-
-// openSQLiteCounted opens a fresh SQLite file through a counting connector
-// with c's hooks (SQLite is a dialect the adapter prepares statements on).
-func openSQLiteCounted(t testing.TB, c *counter) *testDB {
-	t.Helper()
-	sqlDB := sql.OpenDB(&countingConnector{dsn: sqliteDSN(filepath.Join(t.TempDir(), "auth.db")), drv: &sqlite3.SQLiteDriver{}, c: c})
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	gdb, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sqlDB}), gormConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testDB{dialect: "sqlite", gdb: gdb, sqlDB: sqlDB, counter: c}
-}
 
 // slowPrepare makes the prepare of one statement text hang, as on a slow
 // server, ignoring the caller's context, until released.

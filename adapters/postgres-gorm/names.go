@@ -2,6 +2,7 @@ package gormadapter
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -130,57 +131,23 @@ func DefaultNames() Names {
 
 // withDefaults returns n with every empty name replaced by its default.
 func (n Names) withDefaults() Names {
-	d := DefaultNames()
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
+	fillDefaults(reflect.ValueOf(&n).Elem(), reflect.ValueOf(DefaultNames()))
+	return n
+}
+
+// fillDefaults sets every empty string field of v (Names, or one of its
+// column structs, which hold only strings) to the same field of d.
+func fillDefaults(v, d reflect.Value) {
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			if f.String() == "" {
+				f.SetString(d.Field(i).String())
+			}
+		case reflect.Struct:
+			fillDefaults(f, d.Field(i))
 		}
 	}
-	def(&n.Users, d.Users)
-	def(&n.Accounts, d.Accounts)
-	def(&n.Sessions, d.Sessions)
-	def(&n.VerificationTokens, d.VerificationTokens)
-	def(&n.Authenticators, d.Authenticators)
-
-	def(&n.User.ID, d.User.ID)
-	def(&n.User.Email, d.User.Email)
-	def(&n.User.EmailVerified, d.User.EmailVerified)
-	def(&n.User.Name, d.User.Name)
-	def(&n.User.Image, d.User.Image)
-
-	a, da := &n.Account, d.Account
-	def(&a.UserID, da.UserID)
-	def(&a.Type, da.Type)
-	def(&a.Provider, da.Provider)
-	def(&a.ProviderAccountID, da.ProviderAccountID)
-	def(&a.AccessToken, da.AccessToken)
-	def(&a.AuthorizationDetails, da.AuthorizationDetails)
-	def(&a.ExpiresAt, da.ExpiresAt)
-	def(&a.ExpiresIn, da.ExpiresIn)
-	def(&a.IDToken, da.IDToken)
-	def(&a.RefreshToken, da.RefreshToken)
-	def(&a.Scope, da.Scope)
-	def(&a.TokenType, da.TokenType)
-	def(&a.SessionState, da.SessionState)
-
-	def(&n.Session.SessionToken, d.Session.SessionToken)
-	def(&n.Session.UserID, d.Session.UserID)
-	def(&n.Session.Expires, d.Session.Expires)
-
-	def(&n.VerificationToken.Identifier, d.VerificationToken.Identifier)
-	def(&n.VerificationToken.Token, d.VerificationToken.Token)
-	def(&n.VerificationToken.Expires, d.VerificationToken.Expires)
-
-	au, dau := &n.Authenticator, d.Authenticator
-	def(&au.CredentialID, dau.CredentialID)
-	def(&au.UserID, dau.UserID)
-	def(&au.ProviderAccountID, dau.ProviderAccountID)
-	def(&au.CredentialPublicKey, dau.CredentialPublicKey)
-	def(&au.Counter, dau.Counter)
-	def(&au.CredentialDeviceType, dau.CredentialDeviceType)
-	def(&au.CredentialBackedUp, dau.CredentialBackedUp)
-	def(&au.Transports, dau.Transports)
-	return n
 }
 
 // validate reports names that cannot be used: invalid UTF-8, a NUL byte,

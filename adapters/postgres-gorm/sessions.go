@@ -225,11 +225,7 @@ func (a *Adapter) purge(ctx context.Context, s *statement, now any) (int, error)
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		r, err := a.exec(ctx, nil, s, now, batch)
-		if err != nil {
-			return total, err
-		}
-		n, err := r.RowsAffected()
+		n, err := a.affected(ctx, nil, s, now, batch)
 		if err != nil {
 			return total, err
 		}

@@ -52,19 +52,7 @@ func expectedCounts(deleteReturning, updateReturning bool) map[string]stmtCount 
 // and checks how many SQL statements it ran, and that the lookups that
 // join (getSessionAndUser, getUserByAccount) are one JOIN.
 func TestStatementsPerOperation(t *testing.T) {
-	type variant struct {
-		backend string
-		opts    []Option
-		name    string
-	}
-	variants := []variant{
-		{"postgres", nil, "postgres"},
-		{"mysql", nil, "mysql"},
-		{"sqlite", nil, "sqlite"},
-		{"mysql", []Option{withoutReturning()}, "mysql_without_returning"},
-		{"sqlite", []Option{withoutReturning()}, "sqlite_without_returning"},
-	}
-	for _, v := range variants {
+	for _, v := range pathVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			a, db := newAdapter(t, v.backend, true, v.opts...)
 			want := expectedCounts(a.d.deleteReturning, a.d.updateReturning)

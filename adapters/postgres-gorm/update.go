@@ -25,11 +25,7 @@ func (a *Adapter) updateIf(ctx context.Context, s, read *statement, args, key, d
 		return false, found, err
 	}
 	err = a.inTx(ctx, []*statement{s, read}, func(tx *sql.Tx) error {
-		res, err := a.exec(ctx, tx, s, args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+		n, err := a.affected(ctx, tx, s, args...)
 		if err != nil {
 			return err
 		}

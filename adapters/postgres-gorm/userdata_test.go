@@ -34,19 +34,20 @@ func extraColumnsDDL(dialect string) []string {
 	return out
 }
 
-// migratedWithExtras returns an adapter on a new database of the backend
-// whose tables it created, after which the extra columns were added.
-func migratedWithExtras(t *testing.T, backend string) (*Adapter, *testDB) {
+// migratedWithExtras returns two adapters on a new database of the
+// backend: before, which created the tables, after which the extra columns
+// were added, and after, made then.
+func migratedWithExtras(t *testing.T, backend string) (before, after *Adapter, db *testDB) {
 	t.Helper()
 	ctx := context.Background()
-	db := openDB(t, backend, false)
-	a := migrated(t, db)
+	db = openDB(t, backend, false)
+	before = migrated(t, db)
 	for _, s := range extraColumnsDDL(backend) {
 		if _, err := db.sqlDB.ExecContext(ctx, s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	return a, db
+	return before, mustNew(t, db), db
 }
 
 func jsonEqual(t *testing.T, got, want map[string]json.RawMessage) {
@@ -90,8 +91,7 @@ func TestUserDataColumns(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			first, db := migratedWithExtras(t, backend)
-			a := mustNew(t, db)
+			first, a, db := migratedWithExtras(t, backend)
 			st := core.NewStore(a)
 			all := data("role", `"admin"`, "level", "3", "active", "true", "prefs", `{"theme":"dark","n":[1,2]}`,
 				"since", `"2024-05-06T07:08:09.123Z"`)
@@ -183,8 +183,7 @@ func TestUserDataConcurrentFields(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			a, db := migratedWithExtras(t, backend)
-			b := mustNew(t, db)
+			a, b, _ := migratedWithExtras(t, backend)
 			if _, err := core.NewStore(b).CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
 				t.Fatal(err)
 			}

@@ -225,16 +225,9 @@ func (a *Adapter) deleteReturning(ctx context.Context, ret, sel, del *statement,
 		if err != nil {
 			return err
 		}
-		res, err := a.exec(ctx, tx, del, args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
+		n, err := a.affected(ctx, tx, del, args...)
 		found = n == 1
-		return nil
+		return err
 	})
 	return found, err
 }
