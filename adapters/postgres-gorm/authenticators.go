@@ -16,15 +16,11 @@ import (
 // [core.ErrNotFound] (with [WithoutForeignKeys]: checked first, in the
 // INSERT's transaction).
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	return guard(a, a.enterAuthenticators, func() (*core.Authenticator, error) {
-		au := authenticator.Clone()
+	return created(a, a.enterAuthenticators, authenticator.Clone(), func(au *core.Authenticator) error {
 		args := append([]any{au.CredentialID, au.CredentialPublicKey, au.Counter, au.CredentialBackedUp,
 			au.CredentialDeviceType, au.ProviderAccountID, au.UserID, nullStr(au.Transports)},
 			a.stampArgs(TableAuthenticators, true)...)
-		if err := a.insertForUser(ctx, au.UserID, a.qs().createAuthenticator, args...); err != nil {
-			return nil, err
-		}
-		return &au, nil
+		return a.insertForUser(ctx, au.UserID, a.qs().createAuthenticator, args...)
 	})
 }
 

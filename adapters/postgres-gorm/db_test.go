@@ -63,6 +63,28 @@ func randomName() string {
 	return "authport_" + hex.EncodeToString(b)
 }
 
+// scratch creates a new SCHEMA or DATABASE (kind) through driver on dsn
+// and returns its name; it is dropped (DROP kind name dropSuffix) when the
+// test ends, after the pools opened later are closed.
+func scratch(t testing.TB, driver, dsn, kind, dropSuffix string) string {
+	t.Helper()
+	admin, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	name := randomName()
+	if _, err := admin.ExecContext(context.Background(), "CREATE "+kind+" "+name); err != nil {
+		t.Fatalf("create %s: %v", kind, err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP "+kind+" "+name+dropSuffix); err != nil {
+			t.Errorf("drop %s %s: %v", kind, name, err)
+		}
+	})
+	return name
+}
+
 func gormConfig() *gorm.Config {
 	return &gorm.Config{Logger: logger.Discard}
 }
@@ -101,21 +123,7 @@ func openPostgresWith(t testing.TB, counting bool, params map[string]string) *te
 // URL, the highly available formation) base names.
 func openPostgresAt(t testing.TB, base string, counting bool, params map[string]string) *testDB {
 	t.Helper()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	schema := randomName()
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	schema := scratch(t, "pgx", base, "SCHEMA", " CASCADE")
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("PostgreSQL URL: %v", err)
@@ -151,21 +159,7 @@ func openMySQLWith(t testing.TB, counting, parseTime bool, loc *time.Location) *
 	}
 	cfg.ParseTime = parseTime
 	cfg.Loc = loc
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	name := randomName()
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP DATABASE "+name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
+	name := scratch(t, "mysql", cfg.FormatDSN(), "DATABASE", "")
 	cfg.DBName = name
 	dsn := cfg.FormatDSN()
 	c := newCounter(counting)

@@ -14,18 +14,24 @@ import (
 // unknown user is reported by the foreign key, as [core.ErrNotFound] (with
 // [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	const m = core.MethodCreateSession
-	return guard(a, a.enter, func() (*core.Session, error) {
-		s := session.Normalize()
-		if err := checkTime(m, "expires", &s.Expires); err != nil {
-			return nil, err
-		}
-		args := append([]any{s.SessionToken, s.UserID, a.d.timeArg(s.Expires)}, a.stampArgs(TableSessions, true)...)
-		if err := a.insertForUser(ctx, s.UserID, a.qs().createSession, args...); err != nil {
-			return nil, err
-		}
-		return &s, nil
+	return created(a, a.enter, session.Normalize(), func(s *core.Session) error {
+		return a.insertExpiring(ctx, core.MethodCreateSession, TableSessions, s.SessionToken, s.UserID, &s.Expires)
 	})
+}
+
+// insertExpiring inserts a session (t is TableSessions: second is its
+// user, checked as insertForUser does) or a verification token: the two
+// key columns and expires, then t's timestamp columns.
+func (a *Adapter) insertExpiring(ctx context.Context, m core.Method, t Table, first, second string, expires *time.Time) error {
+	if err := checkTime(m, "expires", expires); err != nil {
+		return err
+	}
+	args := append([]any{first, second, a.d.timeArg(*expires)}, a.stampArgs(t, true)...)
+	if t == TableSessions {
+		return a.insertForUser(ctx, second, a.qs().createSession, args...)
+	}
+	_, err := a.exec(ctx, nil, a.qs().createToken, args...)
+	return a.wrap(err)
 }
 
 // GetSessionAndUser implements [core.SessionAndUserGetter] with one SELECT
@@ -171,15 +177,9 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 // DeleteSession implements [core.SessionDeleter] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	return guard(a, a.enter, func() (*core.Session, error) {
-		var r expiryRow
-		found, err := a.deleteReturning(ctx, a.qs().deleteSession, a.qs().selectSessionForUpdate, a.qs().deleteSessionPlain,
-			r.dest(), sessionToken)
-		if found, err = a.deleted(found, err); !found {
-			return nil, err
-		}
-		return r.session(), nil
-	})
+	var r expiryRow
+	return deleteOne(ctx, a, func(q *queries) deletion { return q.deleteSession }, r.dest(),
+		func() (*core.Session, error) { return r.session(), nil }, sessionToken)
 }
 
 // purgeBatch is how many rows one statement of [Adapter.PurgeExpired]
