@@ -34,7 +34,8 @@ import (
 // token: the token the session cookie would hold for each strategy.
 type bearerEnv struct {
 	*env
-	counting *coretest.Counting
+	counting *coretest.Counting // counts the calls through store
+	store    *core.Store
 	dbToken  string // a database session of user-b
 	jwtToken string // a JWT session of user-b (the cookie's salt)
 }
@@ -44,13 +45,14 @@ func newBearerEnv(t *testing.T, strategy auth.Strategy, bearer bool) *bearerEnv 
 	be := &bearerEnv{}
 	be.env = newEnv(t, envOpts{strategy: strategy, providers: noProviders,
 		adapter: func(_ *testing.T, now func() time.Time) any {
-			be.counting = coretest.NewCounting(memory.New(memory.WithClock(now)))
-			return be.counting
+			be.counting = coretest.NewCounting()
+			be.store = core.NewStore(memory.New(memory.WithClock(now)), core.WithObserver(be.counting))
+			return be.store
 		},
 		config: func(c *handler.Config) { c.Bearer = bearer },
 	})
 	ctx := context.Background()
-	if _, err := be.counting.CreateUser(ctx, core.User{ID: "user-b", Email: "bearer@example.com"}); err != nil {
+	if _, err := be.store.CreateUser(ctx, core.User{ID: "user-b", Email: "bearer@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := be.a.CreateSession(ctx, "user-b")

@@ -20,10 +20,11 @@ import (
 // deleteSession, a write): each must cost one getSessionAndUser and no
 // write. tools/handlersec runs the same on bbolt, PostgreSQL and Redis.
 func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
-	counting := coretest.NewCounting(memory.New())
+	counting := coretest.NewCounting()
+	store := core.NewStore(memory.New(), core.WithObserver(counting))
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)
-	a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{providers.GitHub("id", "secret")},
+	a, err := auth.New(auth.Config{Adapter: store, Providers: []provider.Provider{providers.GitHub("id", "secret")},
 		Secrets: []string{secret}, BaseURL: srv.URL + "/auth"})
 	if err != nil {
 		t.Fatal(err)

@@ -26,10 +26,10 @@ func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			store := st.open(t)
-			counting := coretest.NewCounting(store)
+			counting := coretest.NewCounting()
 			srv := httptest.NewServer(nil)
 			t.Cleanup(srv.Close)
-			a, err := auth.New(auth.Config{Adapter: counting, Providers: []provider.Provider{providers.GitHub("id", "secret")},
+			a, err := auth.New(auth.Config{Adapter: core.NewStore(store, core.WithObserver(counting)), Providers: []provider.Provider{providers.GitHub("id", "secret")},
 				Secrets: []string{secret}, BaseURL: srv.URL + "/auth"})
 			if err != nil {
 				t.Fatal(err)
