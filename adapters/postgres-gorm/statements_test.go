@@ -40,7 +40,7 @@ func expectedCounts(deleteReturning, updateReturning bool) map[string]stmtCount 
 		"createUser": one, "getUser": one, "getUserByEmail": one, "getUserByAccount": one,
 		"updateUser": upd, "deleteUser": del,
 		"linkAccount": one, "unlinkAccount": del, "getAccount": one,
-		"createSession": one, "getSessionAndUser": one, "updateSession": upd, "deleteSession": del,
+		"createSession": one, "getSessionAndUser": one, "updateSession": upd, "extendSession": upd, "deleteSession": del,
 		"createVerificationToken": one, "useVerificationToken": del,
 		"createAuthenticator": one, "getAuthenticator": one, "listAuthenticatorsByUserId": one,
 		"updateAuthenticatorCounter": upd,
@@ -144,6 +144,12 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 	check("updateSession", err, nil)
 	if us == nil || !us.Expires.Equal(core.NormalizeTime(exp.Add(time.Hour))) {
 		t.Errorf("updateSession = %+v", us)
+	}
+	from, to := core.NormalizeTime(exp.Add(time.Hour)), core.NormalizeTime(exp.Add(2*time.Hour))
+	es, wrote, err := a.ExtendSession(ctx, "s1", from, to)
+	check("extendSession", err, nil)
+	if es == nil || !wrote || !es.Expires.Equal(to) {
+		t.Errorf("extendSession = %+v, %v", es, wrote)
 	}
 	_, err = a.CreateVerificationToken(ctx, token)
 	check("createVerificationToken", err, nil)
