@@ -78,14 +78,6 @@ func (a *Adapter) txStmt(ctx context.Context, tx *sql.Tx, s *statement) *sql.Stm
 	return nil
 }
 
-// runner runs one statement: *sql.Stmt, or a query text on a *sql.DB or
-// *sql.Tx (textRunner).
-type runner interface {
-	QueryRowContext(ctx context.Context, args ...any) *sql.Row
-	QueryContext(ctx context.Context, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
-}
-
 // conn is what *sql.DB and *sql.Tx have in common.
 type conn interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -93,21 +85,32 @@ type conn interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// textRunner runs the statement text sql on c, unprepared.
-type textRunner struct {
+// runner runs one statement: its prepared form p when not nil, else its
+// text sql on c. A value, so that choosing costs no allocation.
+type runner struct {
+	p   *sql.Stmt
 	c   conn
 	sql string
 }
 
-func (r textRunner) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+func (r runner) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	if r.p != nil {
+		return r.p.QueryRowContext(ctx, args...)
+	}
 	return r.c.QueryRowContext(ctx, r.sql, args...)
 }
 
-func (r textRunner) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+func (r runner) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	if r.p != nil {
+		return r.p.QueryContext(ctx, args...)
+	}
 	return r.c.QueryContext(ctx, r.sql, args...)
 }
 
-func (r textRunner) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+func (r runner) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	if r.p != nil {
+		return r.p.ExecContext(ctx, args...)
+	}
 	return r.c.ExecContext(ctx, r.sql, args...)
 }
 
@@ -115,15 +118,9 @@ func (r textRunner) ExecContext(ctx context.Context, args ...any) (sql.Result, e
 // where there is one (see stmt and txStmt), else its text.
 func (a *Adapter) on(ctx context.Context, tx *sql.Tx, s *statement) runner {
 	if tx != nil {
-		if p := a.txStmt(ctx, tx, s); p != nil {
-			return p
-		}
-		return textRunner{tx, s.sql}
+		return runner{a.txStmt(ctx, tx, s), tx, s.sql}
 	}
-	if p := a.stmt(ctx, s); p != nil {
-		return p
-	}
-	return textRunner{a.db, s.sql}
+	return runner{a.stmt(ctx, s), a.db, s.sql}
 }
 
 func (a *Adapter) queryRow(ctx context.Context, tx *sql.Tx, s *statement, args ...any) *sql.Row {
