@@ -15,12 +15,10 @@ import (
 // user is reported by the foreign key, as [core.ErrNotFound] (with
 // [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
-	const m = core.MethodLinkAccount
-	return guard(a, a.enter, func() (*core.Account, error) {
-		acc := account.Normalize()
-		tokens, err := tokenArgs(m, &acc)
+	return created(a, a.enter, account.Normalize(), func(acc *core.Account) error {
+		tokens, err := tokenArgs(core.MethodLinkAccount, acc)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		args := make([]any, 0, 13)
 		args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
@@ -31,10 +29,10 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 		}
 		args = append(args, a.stampArgs(TableAccounts, true)...)
 		if err := a.insertForUser(ctx, acc.UserID, a.qs().linkAccount, args...); err != nil {
-			return nil, err
+			return err
 		}
-		a.dropOmitted(&acc)
-		return &acc, nil
+		a.dropOmitted(acc)
+		return nil
 	})
 }
 
@@ -95,15 +93,9 @@ func (a *Adapter) scannedAccount(r *accountRow, err error) (*core.Account, error
 // UnlinkAccount implements [core.AccountUnlinker] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	return guard(a, a.enter, func() (*core.Account, error) {
-		var r accountRow
-		found, err := a.deleteReturning(ctx, a.qs().unlinkAccount, a.qs().selectAccountForUpdate, a.qs().unlinkAccountPlain,
-			r.dest(), key.Provider, key.ProviderAccountID)
-		if found, err = a.deleted(found, err); !found {
-			return nil, err
-		}
-		return a.scannedAccount(&r, nil)
-	})
+	var r accountRow
+	return deleteOne(ctx, a, func(q *queries) deletion { return q.unlinkAccount }, r.dest(),
+		func() (*core.Account, error) { return a.scannedAccount(&r, nil) }, key.Provider, key.ProviderAccountID)
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister] with one

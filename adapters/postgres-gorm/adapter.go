@@ -84,6 +84,17 @@ func guard[T any](a *Adapter, enter func() error, f func() (T, error)) (T, error
 	return f()
 }
 
+// created runs insert, the body of a method that creates rec, between
+// enter and leave, and returns rec as insert left it (as stored).
+func created[T any](a *Adapter, enter func() error, rec T, insert func(*T) error) (*T, error) {
+	return guard(a, enter, func() (*T, error) {
+		if err := insert(&rec); err != nil {
+			return nil, err
+		}
+		return &rec, nil
+	})
+}
+
 var (
 	_ core.Adapter                      = (*Adapter)(nil)
 	_ core.ExpiredPurger                = (*Adapter)(nil)
@@ -91,6 +102,7 @@ var (
 	_ core.AccountsByUserLister         = (*Adapter)(nil)
 	_ core.AccountUpdater               = (*Adapter)(nil)
 	_ core.MethodOmitter                = (*Adapter)(nil)
+	_ core.SessionExtender              = (*Adapter)(nil)
 )
 
 // New returns an adapter that reads and writes through db's connection pool.

@@ -16,15 +16,11 @@ import (
 // [core.ErrNotFound] (with [WithoutForeignKeys]: checked first, in the
 // INSERT's transaction).
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	return guard(a, a.enterAuthenticators, func() (*core.Authenticator, error) {
-		au := authenticator.Clone()
+	return created(a, a.enterAuthenticators, authenticator.Clone(), func(au *core.Authenticator) error {
 		args := append([]any{au.CredentialID, au.CredentialPublicKey, au.Counter, au.CredentialBackedUp,
 			au.CredentialDeviceType, au.ProviderAccountID, au.UserID, nullStr(au.Transports)},
 			a.stampArgs(TableAuthenticators, true)...)
-		if err := a.insertForUser(ctx, au.UserID, a.qs().createAuthenticator, args...); err != nil {
-			return nil, err
-		}
-		return &au, nil
+		return a.insertForUser(ctx, au.UserID, a.qs().createAuthenticator, args...)
 	})
 }
 
@@ -102,42 +98,22 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
 	return guard(a, a.enterAuthenticators, func() (*core.Authenticator, error) {
 		var r authenticatorRow
-		updated := false
+		q := a.qs()
+		var updated, found bool
 		var err error
 		if newCounter > 0 {
 			args := append(append([]any{newCounter}, a.stampArgs(TableAuthenticators, false)...), credentialID, newCounter)
-			if a.d.updateReturning {
-				err = a.queryRow(ctx, nil, a.qs().advanceCounter, args...).Scan(r.dest()...)
-				updated = err == nil
-				if errors.Is(err, sql.ErrNoRows) {
-					err = nil
-				}
-			} else {
-				err = a.inTx(ctx, []*statement{a.qs().advanceCounter, a.qs().getAuthenticator}, func(tx *sql.Tx) error {
-					res, err := a.exec(ctx, tx, a.qs().advanceCounter, args...)
-					if err != nil {
-						return err
-					}
-					n, err := res.RowsAffected()
-					if err != nil || n == 0 {
-						return err
-					}
-					updated = true
-					return a.queryRow(ctx, tx, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
-				})
-			}
-			if err != nil {
-				return nil, a.wrap(err)
-			}
+			updated, found, err = a.updateIf(ctx, q.advanceCounter, q.getAuthenticator, args, []any{credentialID}, r.dest())
+		} else {
+			found, err = a.read(ctx, nil, q.getAuthenticator, r.dest(), credentialID)
+		}
+		if err != nil {
+			return nil, a.wrap(err)
+		}
+		if !found {
+			return nil, fmt.Errorf("authenticator %q: %w", credentialID, core.ErrNotFound)
 		}
 		if !updated {
-			err = a.queryRow(ctx, nil, a.qs().getAuthenticator, credentialID).Scan(r.dest()...)
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil, fmt.Errorf("authenticator %q: %w", credentialID, core.ErrNotFound)
-			}
-			if err != nil {
-				return nil, a.wrap(err)
-			}
 			if stored := r.authenticator().Counter; !core.CounterAdvances(stored, newCounter) {
 				return nil, fmt.Errorf("authenticator %q: stored %d, reported %d: %w", credentialID, stored, newCounter, core.ErrCounterNotIncreased)
 			}

@@ -20,10 +20,7 @@ import (
 func TestMySQLCaseInsensitiveCollation(t *testing.T) {
 	db := openMySQL(t, false)
 	ctx := context.Background()
-	probe, err := New(context.Background(), db.gdb, WithCaseInsensitiveCollation())
-	if err != nil {
-		t.Fatal(err)
-	}
+	probe := mustNew(t, db, WithCaseInsensitiveCollation())
 	bin := regexp.MustCompile(`COLLATE=utf8mb4_[a-z0-9_]*bin`)
 	for _, s := range probe.DDL() {
 		if _, err := db.sqlDB.ExecContext(ctx, bin.ReplaceAllString(s, "COLLATE=utf8mb4_unicode_ci")); err != nil {
@@ -31,7 +28,7 @@ func TestMySQLCaseInsensitiveCollation(t *testing.T) {
 		}
 	}
 
-	_, err = New(context.Background(), db.gdb)
+	_, err := New(context.Background(), db.gdb)
 	if err == nil {
 		t.Fatal("New accepted key columns with collation utf8mb4_unicode_ci")
 	}

@@ -111,13 +111,7 @@ func (p *stallProxy) close() {
 func TestMySQLCommitHonoursDeadline(t *testing.T) {
 	direct := openMySQL(t, false)
 	ctx := context.Background()
-	setup, err := New(context.Background(), direct.gdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setup.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	setup := migrated(t, direct)
 	if _, err := setup.CreateUser(ctx, core.User{ID: "u1", Email: "u1@example.com"}); err != nil {
 		t.Fatal(err)
 	}

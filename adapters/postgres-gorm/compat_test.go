@@ -162,12 +162,8 @@ func TestPrismaSchema(t *testing.T) {
 	execAll(t, db.sqlDB, prismaPostgresDDL)
 
 	t.Run("without_timestamp_columns", func(t *testing.T) {
-		a, err := New(context.Background(), db.gdb, WithNames(prismaNames("")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close()
-		_, err = a.CreateUser(ctx, core.User{ID: "u0", Email: "u0@example.com"})
+		a := mustNew(t, db, WithNames(prismaNames("")))
+		_, err := a.CreateUser(ctx, core.User{ID: "u0", Email: "u0@example.com"})
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) || pe.Code != "23502" || pe.ColumnName != "updatedAt" {
 			t.Fatalf("createUser into Prisma's User without timestamp columns: %v; want the NOT NULL violation on updatedAt", err)
@@ -177,11 +173,7 @@ func TestPrismaSchema(t *testing.T) {
 	t0 := time.Date(2031, 5, 6, 7, 8, 9, 123_000_000, time.UTC)
 	now := t0
 	// The AuthJSPrisma preset is prismaNames and prismaTimestamps.
-	a, err := New(context.Background(), db.gdb, AuthJSPrisma(), WithClock(func() time.Time { return now }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a := mustNew(t, db, AuthJSPrisma(), WithClock(func() time.Time { return now }))
 	check := func(what, table, key string, arg any, wantCreated, wantUpdated time.Time) {
 		t.Helper()
 		c, u := stamps(t, db.sqlDB, `SELECT "createdAt", "updatedAt" FROM "`+table+`" WHERE "`+key+`" = $1`, arg)
@@ -310,15 +302,7 @@ func TestPrismaSchema(t *testing.T) {
 // clock, to the millisecond.
 func TestTimestampColumns(t *testing.T) {
 	ctx := context.Background()
-	for _, v := range []struct {
-		backend string
-		opts    []Option
-		name    string
-	}{
-		{"postgres", nil, "postgres"}, {"mysql", nil, "mysql"}, {"sqlite", nil, "sqlite"},
-		{"mysql", []Option{withoutReturning()}, "mysql_without_returning"},
-		{"sqlite", []Option{withoutReturning()}, "sqlite_without_returning"},
-	} {
+	for _, v := range pathVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			t0 := time.Date(2031, 5, 6, 7, 8, 9, 123_456_789, time.UTC)
 			now := t0
@@ -412,11 +396,7 @@ func TestAuthJSPgSchema(t *testing.T) {
 	ctx := context.Background()
 	db := openPostgres(t, false)
 	execAll(t, db.sqlDB, authJSPgDDL)
-	a, err := New(context.Background(), db.gdb, WithNames(authJSPgNames()), WithoutForeignKeys())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a := mustNew(t, db, WithNames(authJSPgNames()), WithoutForeignKeys())
 	exp := time.Now().Add(time.Hour)
 
 	t.Run("ids_that_are_not_numbers", func(t *testing.T) {
@@ -525,11 +505,7 @@ func TestAuthJSPgSchema(t *testing.T) {
 	// What WithoutForeignKeys is for: without it, this schema keeps the
 	// records of unknown and deleted users.
 	t.Run("without_WithoutForeignKeys", func(t *testing.T) {
-		plain, err := New(context.Background(), db.gdb, WithNames(authJSPgNames()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer plain.Close()
+		plain := mustNew(t, db, WithNames(authJSPgNames()))
 		if _, err := plain.CreateSession(ctx, core.Session{SessionToken: "orphan", UserID: "999", Expires: exp}); err != nil {
 			t.Errorf("createSession for an unknown user without foreign keys: %v", err)
 		}
@@ -588,16 +564,6 @@ func TestWithoutForeignKeysDDL(t *testing.T) {
 	}
 }
 
-func mustNew(t *testing.T, db *testDB, opts ...Option) *Adapter {
-	t.Helper()
-	a, err := New(context.Background(), db.gdb, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	return a
-}
-
 // TestConformanceWithoutForeignKeys runs the suite on tables without
 // foreign keys (Migrate under WithoutForeignKeys), where the adapter
 // checks users and cascades deleteUser itself.
@@ -611,14 +577,7 @@ func TestConformanceWithoutForeignKeys(t *testing.T) {
 // nothing of the user is left.
 func TestWithoutForeignKeysRace(t *testing.T) {
 	ctx := context.Background()
-	for _, v := range []struct {
-		backend string
-		opts    []Option
-		name    string
-	}{
-		{"postgres", nil, "postgres"}, {"mysql", nil, "mysql"}, {"sqlite", nil, "sqlite"},
-		{"mysql", []Option{withoutReturning()}, "mysql_without_returning"},
-	} {
+	for _, v := range pathVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			a, db := newAdapter(t, v.backend, false, append([]Option{WithoutForeignKeys()}, v.opts...)...)
 			raw := &rawView{db: db.sqlDB, dialect: v.backend}

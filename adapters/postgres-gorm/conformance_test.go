@@ -139,18 +139,23 @@ func (r *rawView) quote(cols string) string {
 	return cols
 }
 
-func (r *rawView) rows(ctx context.Context, query string, scan func(*sql.Rows) error) error {
+// rawRows runs query (see quote) on r's database and returns its rows,
+// each made a T by scan; an empty slice when there are none.
+func rawRows[T any](ctx context.Context, r *rawView, query string, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	out := []T{}
 	rows, err := r.db.QueryContext(ctx, r.quote(query))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, v)
 	}
-	return rows.Err()
+	return out, rows.Err()
 }
 
 var _ conformance.RawWriter = (*rawView)(nil)
@@ -219,12 +224,11 @@ func (rt rawTime) ptr() *time.Time {
 }
 
 func (r *rawView) Users(ctx context.Context) ([]core.User, error) {
-	out := []core.User{}
 	query := `SELECT "id", "email", "emailVerified", "name", "image"`
 	if r.data {
 		query += `, "role", "tenantId", "level", "beta"`
 	}
-	err := r.rows(ctx, query+` FROM "users"`, func(rows *sql.Rows) error {
+	return rawRows(ctx, r, query+` FROM "users"`, func(rows *sql.Rows) (core.User, error) {
 		var u core.User
 		var ev rawTime
 		var role, tenant *string
@@ -235,7 +239,7 @@ func (r *rawView) Users(ctx context.Context) ([]core.User, error) {
 			dest = append(dest, &role, &tenant, &level, &beta)
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return err
+			return u, err
 		}
 		u.EmailVerified = ev.ptr()
 		for name, v := range map[string]any{"role": role, "tenantId": tenant, "level": level, "beta": beta} {
@@ -244,17 +248,15 @@ func (r *rawView) Users(ctx context.Context) ([]core.User, error) {
 			}
 			b, err := json.Marshal(v)
 			if err != nil {
-				return err
+				return u, err
 			}
 			if u.Data == nil {
 				u.Data = map[string]json.RawMessage{}
 			}
 			u.Data[name] = b
 		}
-		out = append(out, u)
-		return nil
+		return u, nil
 	})
-	return out, err
 }
 
 var _ conformance.UserDataWriter = (*rawView)(nil)
@@ -287,74 +289,62 @@ func (r *rawView) WriteUserData(ctx context.Context, userID string, data map[str
 }
 
 func (r *rawView) Accounts(ctx context.Context) ([]core.Account, error) {
-	out := []core.Account{}
-	err := r.rows(ctx, `SELECT "userId", "type", "provider", "providerAccountId", "access_token", "authorization_details",
+	return rawRows(ctx, r, `SELECT "userId", "type", "provider", "providerAccountId", "access_token", "authorization_details",
 		"expires_at", "expires_in", "id_token", "refresh_token", "scope", "token_type", "session_state" FROM "accounts"`,
-		func(rows *sql.Rows) error {
+		func(rows *sql.Rows) (core.Account, error) {
 			var a core.Account
 			var details *string
 			if err := rows.Scan(&a.UserID, &a.Type, &a.Provider, &a.ProviderAccountID, &a.AccessToken, &details,
 				&a.ExpiresAt, &a.ExpiresIn, &a.IDToken, &a.RefreshToken, &a.Scope, &a.TokenType, &a.SessionState); err != nil {
-				return err
+				return a, err
 			}
 			if details != nil {
 				if err := json.Unmarshal([]byte(*details), &a.AuthorizationDetails); err != nil {
-					return err
+					return a, err
 				}
 				if a.AuthorizationDetails == nil {
 					a.AuthorizationDetails = []core.AuthorizationDetail{}
 				}
 			}
-			out = append(out, a)
-			return nil
+			return a, nil
 		})
-	return out, err
+}
+
+// rawExpiring reads rows of two strings and an expiry (sessions,
+// verification tokens), each made a T by mk.
+func rawExpiring[T any](ctx context.Context, r *rawView, query string, mk func(first, second string, expires time.Time) T) ([]T, error) {
+	return rawRows(ctx, r, query, func(rows *sql.Rows) (T, error) {
+		var first, second string
+		var exp rawTime
+		err := rows.Scan(&first, &second, &exp)
+		return mk(first, second, exp.t), err
+	})
 }
 
 func (r *rawView) Sessions(ctx context.Context) ([]core.Session, error) {
-	out := []core.Session{}
-	err := r.rows(ctx, `SELECT "sessionToken", "userId", "expires" FROM "sessions"`, func(rows *sql.Rows) error {
-		var s core.Session
-		var exp rawTime
-		if err := rows.Scan(&s.SessionToken, &s.UserID, &exp); err != nil {
-			return err
-		}
-		s.Expires = exp.t
-		out = append(out, s)
-		return nil
-	})
-	return out, err
+	return rawExpiring(ctx, r, `SELECT "sessionToken", "userId", "expires" FROM "sessions"`,
+		func(token, userID string, expires time.Time) core.Session {
+			return core.Session{SessionToken: token, UserID: userID, Expires: expires}
+		})
 }
 
 func (r *rawView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
-	out := []core.VerificationToken{}
-	err := r.rows(ctx, `SELECT "identifier", "token", "expires" FROM "verification_token"`, func(rows *sql.Rows) error {
-		var v core.VerificationToken
-		var exp rawTime
-		if err := rows.Scan(&v.Identifier, &v.Token, &exp); err != nil {
-			return err
-		}
-		v.Expires = exp.t
-		out = append(out, v)
-		return nil
-	})
-	return out, err
+	return rawExpiring(ctx, r, `SELECT "identifier", "token", "expires" FROM "verification_token"`,
+		func(identifier, token string, expires time.Time) core.VerificationToken {
+			return core.VerificationToken{Identifier: identifier, Token: token, Expires: expires}
+		})
 }
 
 func (r *rawView) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
-	out := []core.Authenticator{}
 	if r.names != nil && r.names.Authenticators == Omit {
-		return out, nil
+		return []core.Authenticator{}, nil
 	}
-	err := r.rows(ctx, `SELECT "credentialID", "credentialPublicKey", "counter", "credentialBackedUp",
-		"credentialDeviceType", "providerAccountId", "userId", "transports" FROM "authenticators"`, func(rows *sql.Rows) error {
-		var a core.Authenticator
-		if err := rows.Scan(&a.CredentialID, &a.CredentialPublicKey, &a.Counter, &a.CredentialBackedUp,
-			&a.CredentialDeviceType, &a.ProviderAccountID, &a.UserID, &a.Transports); err != nil {
-			return err
-		}
-		out = append(out, a)
-		return nil
-	})
-	return out, err
+	return rawRows(ctx, r, `SELECT "credentialID", "credentialPublicKey", "counter", "credentialBackedUp",
+		"credentialDeviceType", "providerAccountId", "userId", "transports" FROM "authenticators"`,
+		func(rows *sql.Rows) (core.Authenticator, error) {
+			var a core.Authenticator
+			err := rows.Scan(&a.CredentialID, &a.CredentialPublicKey, &a.Counter, &a.CredentialBackedUp,
+				&a.CredentialDeviceType, &a.ProviderAccountID, &a.UserID, &a.Transports)
+			return a, err
+		})
 }

@@ -128,28 +128,27 @@ func (cc *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 	return &countingTx{Tx: tx, c: cc.c}, nil
 }
 
-func (cc *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	e, ok := cc.Conn.(driver.ExecerContext)
+// counted runs query with run on cc's connection as an I (ErrSkip when it
+// is none, as database/sql expects) and counts it unless the driver skipped.
+func counted[I, R any](cc *countingConn, query string, run func(I) (R, error)) (R, error) {
+	c, ok := cc.Conn.(I)
 	if !ok {
-		return nil, driver.ErrSkip
+		var none R
+		return none, driver.ErrSkip
 	}
-	r, err := e.ExecContext(ctx, query, args)
+	r, err := run(c)
 	if !errors.Is(err, driver.ErrSkip) {
 		cc.c.stmt(query)
 	}
 	return r, err
 }
 
+func (cc *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return counted(cc, query, func(e driver.ExecerContext) (driver.Result, error) { return e.ExecContext(ctx, query, args) })
+}
+
 func (cc *countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q, ok := cc.Conn.(driver.QueryerContext)
-	if !ok {
-		return nil, driver.ErrSkip
-	}
-	r, err := q.QueryContext(ctx, query, args)
-	if !errors.Is(err, driver.ErrSkip) {
-		cc.c.stmt(query)
-	}
-	return r, err
+	return counted(cc, query, func(q driver.QueryerContext) (driver.Rows, error) { return q.QueryContext(ctx, query, args) })
 }
 
 func (cc *countingConn) Ping(ctx context.Context) error {
@@ -210,28 +209,29 @@ func (s *countingStmt) Close() error {
 	return s.Stmt.Close()
 }
 
-func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+// stmtRun counts s and runs it with run where the driver's statement is
+// an I, else with old, its call without a context (for old drivers).
+func stmtRun[I, R any](s *countingStmt, args []driver.NamedValue, run func(I) (R, error), old func([]driver.Value) (R, error)) (R, error) {
 	s.c.stmt(s.query)
-	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
-		return e.ExecContext(ctx, args)
+	if st, ok := s.Stmt.(I); ok {
+		return run(st)
 	}
 	vals, err := plainValues(args)
 	if err != nil {
-		return nil, err
+		var none R
+		return none, err
 	}
-	return s.Stmt.Exec(vals) //nolint:staticcheck // fallback for old drivers
+	return old(vals)
+}
+
+func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return stmtRun(s, args, func(e driver.StmtExecContext) (driver.Result, error) { return e.ExecContext(ctx, args) },
+		s.Stmt.Exec) //nolint:staticcheck // fallback for old drivers
 }
 
 func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	s.c.stmt(s.query)
-	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
-		return q.QueryContext(ctx, args)
-	}
-	vals, err := plainValues(args)
-	if err != nil {
-		return nil, err
-	}
-	return s.Stmt.Query(vals) //nolint:staticcheck // fallback for old drivers
+	return stmtRun(s, args, func(q driver.StmtQueryContext) (driver.Rows, error) { return q.QueryContext(ctx, args) },
+		s.Stmt.Query) //nolint:staticcheck // fallback for old drivers
 }
 
 func (s *countingStmt) CheckNamedValue(nv *driver.NamedValue) error {

@@ -28,6 +28,23 @@ import (
 
 var backends = []string{"postgres", "mysql", "sqlite"}
 
+// variant is a backend with options, named name in subtests.
+type variant struct {
+	name, backend string
+	opts          []Option
+}
+
+// pathVariants are the three backends and the transactional paths taken
+// where the server has no RETURNING (MySQL, MariaDB < 10.5, SQLite <
+// 3.35), forced on MariaDB and SQLite.
+func pathVariants() []variant {
+	return []variant{
+		{"postgres", "postgres", nil}, {"mysql", "mysql", nil}, {"sqlite", "sqlite", nil},
+		{"mysql_without_returning", "mysql", []Option{withoutReturning()}},
+		{"sqlite_without_returning", "sqlite", []Option{withoutReturning()}},
+	}
+}
+
 // testDB is one test's isolated database.
 type testDB struct {
 	dialect string
@@ -44,6 +61,28 @@ func randomName() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return "authport_" + hex.EncodeToString(b)
+}
+
+// scratch creates a new SCHEMA or DATABASE (kind) through driver on dsn
+// and returns its name; it is dropped (DROP kind name dropSuffix) when the
+// test ends, after the pools opened later are closed.
+func scratch(t testing.TB, driver, dsn, kind, dropSuffix string) string {
+	t.Helper()
+	admin, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	name := randomName()
+	if _, err := admin.ExecContext(context.Background(), "CREATE "+kind+" "+name); err != nil {
+		t.Fatalf("create %s: %v", kind, err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP "+kind+" "+name+dropSuffix); err != nil {
+			t.Errorf("drop %s %s: %v", kind, name, err)
+		}
+	})
+	return name
 }
 
 func gormConfig() *gorm.Config {
@@ -84,21 +123,7 @@ func openPostgresWith(t testing.TB, counting bool, params map[string]string) *te
 // URL, the highly available formation) base names.
 func openPostgresAt(t testing.TB, base string, counting bool, params map[string]string) *testDB {
 	t.Helper()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	schema := randomName()
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	schema := scratch(t, "pgx", base, "SCHEMA", " CASCADE")
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("PostgreSQL URL: %v", err)
@@ -111,18 +136,8 @@ func openPostgresAt(t testing.TB, base string, counting bool, params map[string]
 	u.RawQuery = q.Encode()
 	dsn := u.String()
 
-	var c *counter
-	var sqlDB *sql.DB
-	if counting {
-		c = &counter{}
-		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: stdlib.GetDefaultDriver(), c: c})
-	} else {
-		sqlDB, err = sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = sqlDB.Close() }) // runs before the schema is dropped
+	c := newCounter(counting)
+	sqlDB := openPool(t, "pgx", stdlib.GetDefaultDriver(), dsn, c) // closed before the schema is dropped
 	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), gormConfig())
 	if err != nil {
 		t.Fatalf("gorm.Open postgres: %v", err)
@@ -144,35 +159,11 @@ func openMySQLWith(t testing.TB, counting, parseTime bool, loc *time.Location) *
 	}
 	cfg.ParseTime = parseTime
 	cfg.Loc = loc
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	name := randomName()
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP DATABASE "+name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
+	name := scratch(t, "mysql", cfg.FormatDSN(), "DATABASE", "")
 	cfg.DBName = name
 	dsn := cfg.FormatDSN()
-	var c *counter
-	var sqlDB *sql.DB
-	if counting {
-		c = &counter{}
-		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: &mysqldriver.MySQLDriver{}, c: c})
-	} else {
-		sqlDB, err = sql.Open("mysql", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = sqlDB.Close() })
+	c := newCounter(counting)
+	sqlDB := openPool(t, "mysql", &mysqldriver.MySQLDriver{}, dsn, c)
 	gdb, err := gorm.Open(mysql.New(mysql.Config{Conn: sqlDB}), gormConfig())
 	if err != nil {
 		t.Fatalf("gorm.Open mysql: %v", err)
@@ -188,20 +179,14 @@ func sqliteDSN(path string) string {
 
 func openSQLite(t testing.TB, counting bool) *testDB {
 	t.Helper()
-	dsn := sqliteDSN(filepath.Join(t.TempDir(), "auth.db"))
-	var c *counter
-	var sqlDB *sql.DB
-	var err error
-	if counting {
-		c = &counter{}
-		sqlDB = sql.OpenDB(&countingConnector{dsn: dsn, drv: &sqlite3.SQLiteDriver{}, c: c})
-	} else {
-		sqlDB, err = sql.Open("sqlite3", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = sqlDB.Close() })
+	return openSQLiteCounted(t, newCounter(counting))
+}
+
+// openSQLiteCounted opens a fresh SQLite file, through a counting
+// connector with c's hooks unless c is nil.
+func openSQLiteCounted(t testing.TB, c *counter) *testDB {
+	t.Helper()
+	sqlDB := openPool(t, "sqlite3", &sqlite3.SQLiteDriver{}, sqliteDSN(filepath.Join(t.TempDir(), "auth.db")), c)
 	gdb, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sqlDB}), gormConfig())
 	if err != nil {
 		t.Fatalf("gorm.Open sqlite: %v", err)
@@ -209,19 +194,59 @@ func openSQLite(t testing.TB, counting bool) *testDB {
 	return &testDB{dialect: "sqlite", gdb: gdb, sqlDB: sqlDB, counter: c}
 }
 
-// newAdapter returns a migrated adapter on a fresh database.
-func newAdapter(t testing.TB, backend string, counting bool, opts ...Option) (*Adapter, *testDB) {
+// newCounter returns a counter when counting, else nil.
+func newCounter(counting bool) *counter {
+	if counting {
+		return &counter{}
+	}
+	return nil
+}
+
+// openPool opens dsn with the driver registered as name, or, when c is
+// not nil, with drv through a connector that counts into c. The pool is
+// closed when the test ends.
+func openPool(t testing.TB, name string, drv driver.Driver, dsn string, c *counter) *sql.DB {
 	t.Helper()
-	db := openDB(t, backend, counting)
+	var db *sql.DB
+	if c != nil {
+		db = sql.OpenDB(&countingConnector{dsn: dsn, drv: drv, c: c})
+	} else {
+		var err error
+		if db, err = sql.Open(name, dsn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// mustNew returns an adapter on db made with opts, closed when the test
+// ends.
+func mustNew(t testing.TB, db *testDB, opts ...Option) *Adapter {
+	t.Helper()
 	a, err := New(context.Background(), db.gdb, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+// migrated is mustNew with the adapter's tables migrated.
+func migrated(t testing.TB, db *testDB, opts ...Option) *Adapter {
+	t.Helper()
+	a := mustNew(t, db, opts...)
 	if err := a.Migrate(context.Background()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	return a, db
+	return a
+}
+
+// newAdapter returns a migrated adapter on a fresh database.
+func newAdapter(t testing.TB, backend string, counting bool, opts ...Option) (*Adapter, *testDB) {
+	t.Helper()
+	db := openDB(t, backend, counting)
+	return migrated(t, db, opts...), db
 }
 
 var _ driver.Connector = (*countingConnector)(nil)

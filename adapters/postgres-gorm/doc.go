@@ -6,7 +6,9 @@
 // instrumentation stay the application's. The adapter implements all 19
 // methods of the adapter contract ([github.com/authport/authport/core.Adapter]),
 // [github.com/authport/authport/core.ExpiredPurger], the counter, account
-// listing and account update extensions, and application fields on users
+// listing, account update and session extension
+// ([github.com/authport/authport/core.SessionExtender]: one conditional
+// UPDATE) extensions, and application fields on users
 // ([github.com/authport/authport/core.User.Data]) as extra columns of the
 // users table. Call it through core.Store (core/auth does), which checks
 // input and names the method in errors; the adapter holds only storage.

@@ -161,10 +161,7 @@ func TestNew(t *testing.T) {
 	if _, err := New(context.Background(), db.gdb, WithTimestampColumns(TableUsers, "", "updatedAt"), WithNames(Names{Authenticators: Omit})); err != nil {
 		t.Errorf("an updated-only timestamp column and an omitted authenticators table: %v", err)
 	}
-	a, err := New(context.Background(), db.gdb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustNew(t, db)
 	if a.Dialect() != "sqlite" || a.Names() != DefaultNames() {
 		t.Errorf("Dialect() = %q, Names() = %+v", a.Dialect(), a.Names())
 	}
@@ -240,14 +237,7 @@ func TestMySQLTimeSettings(t *testing.T) {
 	}{{"parseTime_off", false, time.UTC}, {"loc_Asia_Tokyo", true, tokyo}} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openMySQLWith(t, false, tc.parseTime, tc.loc)
-			a, err := New(context.Background(), db.gdb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = a.Close() })
-			if err := a.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			a := migrated(t, db)
 			verified := time.Date(2031, 3, 14, 15, 9, 26, 535897932, time.FixedZone("UTC+5:30", 5*3600+1800))
 			want := core.NormalizeTime(verified)
 			if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com", EmailVerified: &verified}); err != nil {

@@ -2,6 +2,7 @@ package gormadapter_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log"
 	"os"
@@ -15,24 +16,36 @@ import (
 	"gorm.io/gorm/logger"
 )
 
-// Example opens SQLite (no server needed; PostgreSQL and MySQL work the
-// same way with their gorm dialectors), creates the schema, and stores and
-// reads back a user and a session.
-func Example() {
+// openExampleSQLite opens a new SQLite file of that name in a temporary
+// folder, as an application opens its database with gorm, and returns a
+// function that closes and removes it. SQLite must enforce foreign keys
+// (deleteUser cascades through them): "_foreign_keys=on".
+func openExampleSQLite(name string) (*gorm.DB, *sql.DB, func()) {
 	dir, err := os.MkdirTemp("", "authport-example")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-
-	// SQLite must enforce foreign keys (deleteUser cascades through them).
-	dsn := "file:" + filepath.Join(dir, "auth.db") + "?_foreign_keys=on&_busy_timeout=5000&_journal_mode=WAL"
+	dsn := "file:" + filepath.Join(dir, name) + "?_foreign_keys=on&_busy_timeout=5000&_journal_mode=WAL"
 	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		log.Fatal(err)
 	}
-	sqlDB, _ := db.DB()
-	defer sqlDB.Close()
+	sqlDB, err := db.DB()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return db, sqlDB, func() {
+		_ = sqlDB.Close()
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// Example opens SQLite (no server needed; PostgreSQL and MySQL work the
+// same way with their gorm dialectors), creates the schema, and stores and
+// reads back a user and a session.
+func Example() {
+	db, _, done := openExampleSQLite("auth.db")
+	defer done()
 
 	ctx := context.Background()
 	store, err := gormadapter.New(ctx, db)
@@ -74,18 +87,8 @@ func Example() {
 // default schema) with the matching preset: names, and times stored as
 // INTEGER milliseconds, as drizzle stores them.
 func ExampleAuthJSDrizzle() {
-	dir, err := os.MkdirTemp("", "authport-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	dsn := "file:" + filepath.Join(dir, "shared.db") + "?_foreign_keys=on&_busy_timeout=5000&_journal_mode=WAL"
-	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		log.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	defer sqlDB.Close()
+	db, sqlDB, done := openExampleSQLite("shared.db")
+	defer done()
 
 	ctx := context.Background()
 	ddl, err := os.ReadFile("schema/authjs/drizzle-sqlite.sql")

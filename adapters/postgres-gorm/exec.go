@@ -78,24 +78,67 @@ func (a *Adapter) txStmt(ctx context.Context, tx *sql.Tx, s *statement) *sql.Stm
 	return nil
 }
 
-func (a *Adapter) queryRow(ctx context.Context, tx *sql.Tx, s *statement, args ...any) *sql.Row {
-	if tx != nil {
-		if p := a.txStmt(ctx, tx, s); p != nil {
-			return p.QueryRowContext(ctx, args...)
-		}
-		return tx.QueryRowContext(ctx, s.sql, args...)
-	}
-	if p := a.stmt(ctx, s); p != nil {
-		return p.QueryRowContext(ctx, args...)
-	}
-	return a.db.QueryRowContext(ctx, s.sql, args...)
+// conn is what *sql.DB and *sql.Tx have in common.
+type conn interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-func (a *Adapter) query(ctx context.Context, s *statement, args ...any) (*sql.Rows, error) {
-	if p := a.stmt(ctx, s); p != nil {
-		return p.QueryContext(ctx, args...)
+// runner runs one statement: its prepared form p when not nil, else its
+// text sql on c. A value, so that choosing costs no allocation.
+type runner struct {
+	p   *sql.Stmt
+	c   conn
+	sql string
+}
+
+func (r runner) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	if r.p != nil {
+		return r.p.QueryRowContext(ctx, args...)
 	}
-	return a.db.QueryContext(ctx, s.sql, args...)
+	return r.c.QueryRowContext(ctx, r.sql, args...)
+}
+
+func (r runner) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	if r.p != nil {
+		return r.p.QueryContext(ctx, args...)
+	}
+	return r.c.QueryContext(ctx, r.sql, args...)
+}
+
+func (r runner) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	if r.p != nil {
+		return r.p.ExecContext(ctx, args...)
+	}
+	return r.c.ExecContext(ctx, r.sql, args...)
+}
+
+// on returns what runs s in tx (nil: on the pool): its prepared form
+// where there is one (see stmt and txStmt), else its text.
+func (a *Adapter) on(ctx context.Context, tx *sql.Tx, s *statement) runner {
+	if tx != nil {
+		return runner{a.txStmt(ctx, tx, s), tx, s.sql}
+	}
+	return runner{a.stmt(ctx, s), a.db, s.sql}
+}
+
+func (a *Adapter) queryRow(ctx context.Context, tx *sql.Tx, s *statement, args ...any) *sql.Row {
+	return a.on(ctx, tx, s).QueryRowContext(ctx, args...)
+}
+
+func (a *Adapter) exec(ctx context.Context, tx *sql.Tx, s *statement, args ...any) (sql.Result, error) {
+	return a.on(ctx, tx, s).ExecContext(ctx, args...)
+}
+
+// affected runs s (in tx when not nil) and returns how many rows it
+// changed.
+func (a *Adapter) affected(ctx context.Context, tx *sql.Tx, s *statement, args ...any) (int64, error) {
+	r, err := a.exec(ctx, tx, s, args...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
 }
 
 // list runs the SELECT s of the rows belonging to key and scans each with
@@ -103,7 +146,7 @@ func (a *Adapter) query(ctx context.Context, s *statement, args ...any) (*sql.Ro
 // keyUnusable) belongs to nothing: an empty list.
 func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan func(*sql.Rows) (T, error)) ([]T, error) {
 	out := []T{}
-	rows, err := a.query(ctx, s, key)
+	rows, err := a.on(ctx, nil, s).QueryContext(ctx, key)
 	if keyUnusable(err) {
 		return out, nil
 	}
@@ -124,19 +167,6 @@ func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan
 		return nil, a.wrap(err)
 	}
 	return out, nil
-}
-
-func (a *Adapter) exec(ctx context.Context, tx *sql.Tx, s *statement, args ...any) (sql.Result, error) {
-	if tx != nil {
-		if p := a.txStmt(ctx, tx, s); p != nil {
-			return p.ExecContext(ctx, args...)
-		}
-		return tx.ExecContext(ctx, s.sql, args...)
-	}
-	if p := a.stmt(ctx, s); p != nil {
-		return p.ExecContext(ctx, args...)
-	}
-	return a.db.ExecContext(ctx, s.sql, args...)
 }
 
 // stampArgs returns the values of table t's timestamp columns

@@ -133,20 +133,20 @@ func FuzzRowRoundTrip(f *testing.F) {
 			}
 		}
 
-		s := src.Session().Normalize()
-		sr := expiryRow{first: s.SessionToken, second: s.UserID}
-		if err := sr.expires.Scan(s.Expires); err != nil {
-			t.Fatal(err)
+		// expiry is the expiryRow of the two keys and a time as scanned.
+		expiry := func(first, second string, expires time.Time) *expiryRow {
+			r := &expiryRow{first: first, second: second}
+			if err := r.expires.Scan(expires); err != nil {
+				t.Fatal(err)
+			}
+			return r
 		}
-		if got := sr.session(); !reflect.DeepEqual(*got, s) {
+		s := src.Session().Normalize()
+		if got := expiry(s.SessionToken, s.UserID, s.Expires).session(); !reflect.DeepEqual(*got, s) {
 			t.Fatalf("session row round trip\n got %#v\nwant %#v", *got, s)
 		}
 		v := src.VerificationToken().Normalize()
-		tr := expiryRow{first: v.Identifier, second: v.Token}
-		if err := tr.expires.Scan(v.Expires); err != nil {
-			t.Fatal(err)
-		}
-		if got := tr.verificationToken(); !reflect.DeepEqual(*got, v) {
+		if got := expiry(v.Identifier, v.Token, v.Expires).verificationToken(); !reflect.DeepEqual(*got, v) {
 			t.Fatalf("token row round trip\n got %#v\nwant %#v", *got, v)
 		}
 		au := src.Authenticator().Clone()

@@ -55,10 +55,7 @@ func TestInteropUserDataColumns(t *testing.T) {
 	db := openPostgres(t, false)
 	execAll(t, db.sqlDB, []string{authJSPgWithRole})
 	ctx := context.Background()
-	a, err := New(ctx, db.gdb, AuthJSPg())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustNew(t, db, AuthJSPg())
 	st := core.NewStore(a)
 
 	// Go writes; Auth.js reads.

@@ -2,34 +2,16 @@ package gormadapter
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/authport/authport/core"
-	sqlite3 "github.com/mattn/go-sqlite3"
-	"gorm.io/driver/sqlite"
-	"gorm.io/gorm"
 )
-
-// openSQLiteCounted opens a fresh SQLite file through a counting connector
-// with c's hooks (SQLite is a dialect the adapter prepares statements on).
-func openSQLiteCounted(t testing.TB, c *counter) *testDB {
-	t.Helper()
-	sqlDB := sql.OpenDB(&countingConnector{dsn: sqliteDSN(filepath.Join(t.TempDir(), "auth.db")), drv: &sqlite3.SQLiteDriver{}, c: c})
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	gdb, err := gorm.Open(sqlite.New(sqlite.Config{Conn: sqlDB}), gormConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testDB{dialect: "sqlite", gdb: gdb, sqlDB: sqlDB, counter: c}
-}
 
 // slowPrepare makes the prepare of one statement text hang, as on a slow
 // server, ignoring the caller's context, until released.
@@ -61,14 +43,7 @@ func TestPrepareWaitHonoursContext(t *testing.T) {
 	ctx := context.Background()
 	slow := newSlowPrepare()
 	db := openSQLiteCounted(t, &counter{beforePrepare: slow.hook})
-	a, err := New(context.Background(), db.gdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	if err := a.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := migrated(t, db)
 	slow.block(a.qs().getUser.sql)
 	defer slow.unblock()
 
@@ -120,14 +95,7 @@ func TestConcurrentFirstUse(t *testing.T) {
 	ctx := context.Background()
 	c := &counter{}
 	db := openSQLiteCounted(t, c)
-	a, err := New(context.Background(), db.gdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	if err := a.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := migrated(t, db)
 	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +145,8 @@ func closedCalls(ctx context.Context, a *Adapter) map[string]error {
 	call("getSessionAndUser", err)
 	_, err = a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(exp)})
 	call("updateSession", err)
+	_, _, err = a.ExtendSession(ctx, "s", exp, exp.Add(time.Hour))
+	call("extendSession", err)
 	_, err = a.DeleteSession(ctx, "s")
 	call("deleteSession", err)
 	_, err = a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "x", Token: "t", Expires: exp})
@@ -208,13 +178,7 @@ func TestClose(t *testing.T) {
 	t.Run("after_close", func(t *testing.T) {
 		c := &counter{}
 		db := openSQLiteCounted(t, c)
-		a, err := New(context.Background(), db.gdb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
+		a := migrated(t, db)
 		if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
 			t.Fatal(err)
 		}
@@ -229,8 +193,8 @@ func TestClose(t *testing.T) {
 		}
 		prepared := c.prepares.Load()
 		errs := closedCalls(ctx, a)
-		if len(errs) != 21 {
-			t.Errorf("%d methods called, want 21", len(errs))
+		if len(errs) != 22 {
+			t.Errorf("%d methods called, want 22", len(errs))
 		}
 		for m, err := range errs {
 			if !errors.Is(err, ErrClosed) || !errors.Is(err, net.ErrClosed) {
@@ -249,13 +213,7 @@ func TestClose(t *testing.T) {
 		slow := newSlowPrepare()
 		c := &counter{beforePrepare: slow.hook}
 		db := openSQLiteCounted(t, c)
-		a, err := New(context.Background(), db.gdb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
+		a := migrated(t, db)
 		slow.block(a.qs().getUser.sql)
 		defer slow.unblock()
 		first := make(chan error, 1)
@@ -298,13 +256,7 @@ func TestClose(t *testing.T) {
 	t.Run("close_under_load", func(t *testing.T) {
 		c := &counter{}
 		db := openSQLiteCounted(t, c)
-		a, err := New(context.Background(), db.gdb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
+		a := migrated(t, db)
 		var wg sync.WaitGroup
 		var calls, closedErrs atomic.Int64
 		errs := make(chan error, 64)
@@ -391,6 +343,13 @@ func TestSingleConnectionPool(t *testing.T) {
 				}},
 				{"updateSession", func() error {
 					_, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", UserID: core.Set("u")})
+					return err
+				}},
+				{"extendSession", func() error {
+					_, wrote, err := a.ExtendSession(ctx, "s", core.NormalizeTime(exp), exp.Add(time.Hour))
+					if err == nil && !wrote {
+						err = errors.New("nothing written")
+					}
 					return err
 				}},
 				{"createAuthenticator", func() error {

@@ -2,6 +2,7 @@ package gormadapter
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -130,57 +131,23 @@ func DefaultNames() Names {
 
 // withDefaults returns n with every empty name replaced by its default.
 func (n Names) withDefaults() Names {
-	d := DefaultNames()
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
+	fillDefaults(reflect.ValueOf(&n).Elem(), reflect.ValueOf(DefaultNames()))
+	return n
+}
+
+// fillDefaults sets every empty string field of v (Names, or one of its
+// column structs, which hold only strings) to the same field of d.
+func fillDefaults(v, d reflect.Value) {
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			if f.String() == "" {
+				f.SetString(d.Field(i).String())
+			}
+		case reflect.Struct:
+			fillDefaults(f, d.Field(i))
 		}
 	}
-	def(&n.Users, d.Users)
-	def(&n.Accounts, d.Accounts)
-	def(&n.Sessions, d.Sessions)
-	def(&n.VerificationTokens, d.VerificationTokens)
-	def(&n.Authenticators, d.Authenticators)
-
-	def(&n.User.ID, d.User.ID)
-	def(&n.User.Email, d.User.Email)
-	def(&n.User.EmailVerified, d.User.EmailVerified)
-	def(&n.User.Name, d.User.Name)
-	def(&n.User.Image, d.User.Image)
-
-	a, da := &n.Account, d.Account
-	def(&a.UserID, da.UserID)
-	def(&a.Type, da.Type)
-	def(&a.Provider, da.Provider)
-	def(&a.ProviderAccountID, da.ProviderAccountID)
-	def(&a.AccessToken, da.AccessToken)
-	def(&a.AuthorizationDetails, da.AuthorizationDetails)
-	def(&a.ExpiresAt, da.ExpiresAt)
-	def(&a.ExpiresIn, da.ExpiresIn)
-	def(&a.IDToken, da.IDToken)
-	def(&a.RefreshToken, da.RefreshToken)
-	def(&a.Scope, da.Scope)
-	def(&a.TokenType, da.TokenType)
-	def(&a.SessionState, da.SessionState)
-
-	def(&n.Session.SessionToken, d.Session.SessionToken)
-	def(&n.Session.UserID, d.Session.UserID)
-	def(&n.Session.Expires, d.Session.Expires)
-
-	def(&n.VerificationToken.Identifier, d.VerificationToken.Identifier)
-	def(&n.VerificationToken.Token, d.VerificationToken.Token)
-	def(&n.VerificationToken.Expires, d.VerificationToken.Expires)
-
-	au, dau := &n.Authenticator, d.Authenticator
-	def(&au.CredentialID, dau.CredentialID)
-	def(&au.UserID, dau.UserID)
-	def(&au.ProviderAccountID, dau.ProviderAccountID)
-	def(&au.CredentialPublicKey, dau.CredentialPublicKey)
-	def(&au.Counter, dau.Counter)
-	def(&au.CredentialDeviceType, dau.CredentialDeviceType)
-	def(&au.CredentialBackedUp, dau.CredentialBackedUp)
-	def(&au.Transports, dau.Transports)
-	return n
 }
 
 // validate reports names that cannot be used: invalid UTF-8, a NUL byte,
@@ -217,82 +184,57 @@ func (n Names) validate() error {
 		}
 		tables[t.v] = true
 	}
-	type col struct {
-		what, v  string
-		optional bool
-	}
-	groups := [][]col{
-		{{"users.id", n.User.ID, false}, {"users.email", n.User.Email, false},
-			{"users.emailVerified", n.User.EmailVerified, false}, {"users.name", n.User.Name, false},
-			{"users.image", n.User.Image, false}},
-		{{"accounts.userId", n.Account.UserID, false}, {"accounts.type", n.Account.Type, false},
-			{"accounts.provider", n.Account.Provider, false},
-			{"accounts.providerAccountId", n.Account.ProviderAccountID, false},
-			{"accounts.access_token", n.Account.AccessToken, true},
-			{"accounts.authorization_details", n.Account.AuthorizationDetails, true},
-			{"accounts.expires_at", n.Account.ExpiresAt, true},
-			{"accounts.expires_in", n.Account.ExpiresIn, true},
-			{"accounts.id_token", n.Account.IDToken, true},
-			{"accounts.refresh_token", n.Account.RefreshToken, true},
-			{"accounts.scope", n.Account.Scope, true},
-			{"accounts.token_type", n.Account.TokenType, true},
-			{"accounts.session_state", n.Account.SessionState, true}},
-		{{"sessions.sessionToken", n.Session.SessionToken, false},
-			{"sessions.userId", n.Session.UserID, false}, {"sessions.expires", n.Session.Expires, false}},
-		{{"verification_token.identifier", n.VerificationToken.Identifier, false},
-			{"verification_token.token", n.VerificationToken.Token, false},
-			{"verification_token.expires", n.VerificationToken.Expires, false}},
-		{{"authenticators.credentialID", n.Authenticator.CredentialID, false},
-			{"authenticators.userId", n.Authenticator.UserID, false},
-			{"authenticators.providerAccountId", n.Authenticator.ProviderAccountID, false},
-			{"authenticators.credentialPublicKey", n.Authenticator.CredentialPublicKey, false},
-			{"authenticators.counter", n.Authenticator.Counter, false},
-			{"authenticators.credentialDeviceType", n.Authenticator.CredentialDeviceType, false},
-			{"authenticators.credentialBackedUp", n.Authenticator.CredentialBackedUp, false},
-			{"authenticators.transports", n.Authenticator.Transports, false}},
-	}
-	for _, g := range groups {
+	defaults := DefaultNames()
+	for t := TableUsers; t <= TableAuthenticators; t++ {
+		what := defaults.columnNames(t)
 		seen := map[string]bool{}
-		for _, c := range g {
-			if c.optional && c.v == Omit {
+		for i, c := range n.columnNames(t) {
+			if t == TableAccounts && i >= 4 && c == Omit { // the optional token columns
 				continue
 			}
-			if err := check("column "+c.what, c.v); err != nil {
+			if err := check("column "+t.String()+"."+what[i], c); err != nil {
 				return err
 			}
-			if seen[c.v] {
-				return fmt.Errorf("column name %q is used twice in one table", c.v)
+			if seen[c] {
+				return fmt.Errorf("column name %q is used twice in one table", c)
 			}
-			seen[c.v] = true
+			seen[c] = true
 		}
 	}
 	return nil
 }
 
-// columns returns the names of table t's columns (omitted ones left out).
-func (n Names) columns(t Table) []string {
-	var cs []string
+// columnNames returns the names of table t's columns, omitted ones
+// included, in the order of the fields of its column struct
+// ([UserColumns] … [AuthenticatorColumns]), which hold only names.
+func (n Names) columnNames(t Table) []string {
+	var cs any
 	switch t {
 	case TableUsers:
-		u := n.User
-		cs = []string{u.ID, u.Email, u.EmailVerified, u.Name, u.Image}
+		cs = n.User
 	case TableAccounts:
-		a := n.Account
-		cs = []string{a.UserID, a.Type, a.Provider, a.ProviderAccountID, a.AccessToken, a.AuthorizationDetails,
-			a.ExpiresAt, a.ExpiresIn, a.IDToken, a.RefreshToken, a.Scope, a.TokenType, a.SessionState}
+		cs = n.Account
 	case TableSessions:
-		s := n.Session
-		cs = []string{s.SessionToken, s.UserID, s.Expires}
+		cs = n.Session
 	case TableVerificationTokens:
-		v := n.VerificationToken
-		cs = []string{v.Identifier, v.Token, v.Expires}
+		cs = n.VerificationToken
 	case TableAuthenticators:
-		a := n.Authenticator
-		cs = []string{a.CredentialID, a.UserID, a.ProviderAccountID, a.CredentialPublicKey, a.Counter,
-			a.CredentialDeviceType, a.CredentialBackedUp, a.Transports}
+		cs = n.Authenticator
+	default:
+		return nil
 	}
-	out := cs[:0]
-	for _, c := range cs {
+	v := reflect.ValueOf(cs)
+	out := make([]string, v.NumField())
+	for i := range out {
+		out[i] = v.Field(i).String()
+	}
+	return out
+}
+
+// columns returns the names of table t's columns (omitted ones left out).
+func (n Names) columns(t Table) []string {
+	var out []string
+	for _, c := range n.columnNames(t) {
 		if c != Omit {
 			out = append(out, c)
 		}

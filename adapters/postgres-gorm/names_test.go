@@ -35,14 +35,7 @@ func TestCustomNames(t *testing.T) {
 			if backend == "postgres" {
 				schema = db.name
 			}
-			a, err := New(context.Background(), db.gdb, WithNames(prismaNames(schema)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = a.Close() })
-			if err := a.Migrate(ctx); err != nil {
-				t.Fatalf("Migrate: %v", err)
-			}
+			a := migrated(t, db, WithNames(prismaNames(schema)))
 			runCounted(t, a, db.counter, expectedCounts(a.d.deleteReturning, a.d.updateReturning))
 
 			var tables []string

@@ -20,17 +20,8 @@ func TestOmittedAuthenticatorsAreMissing(t *testing.T) {
 		core.MethodListAuthenticatorsByUserID, core.MethodUpdateAuthenticatorCounter,
 	}
 	db := openDB(t, "sqlite", false)
-	omitted, err := New(context.Background(), db.gdb, WithNames(Names{Authenticators: Omit}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := New(context.Background(), db.gdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := full.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	omitted := mustNew(t, db, WithNames(Names{Authenticators: Omit}))
+	full := migrated(t, db)
 
 	caps := core.Probe(omitted)
 	if got := caps.Missing(authenticatorMethods...); len(got) != len(authenticatorMethods) {
@@ -56,7 +47,7 @@ func TestOmittedAuthenticatorsAreMissing(t *testing.T) {
 			Providers: []provider.Provider{provider.Passkey()},
 		}
 	}
-	_, err = auth.New(cfg(omitted))
+	_, err := auth.New(cfg(omitted))
 	var mm *core.MissingMethodsError
 	if !errors.As(err, &mm) {
 		t.Fatalf("auth.New with Omit and a passkey provider: %v, want a MissingMethodsError", err)

@@ -86,6 +86,16 @@ func accountColumnsAuthJS() AccountColumns {
 	return AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit}
 }
 
+// authJSNames names the tables of an Auth.js schema, whose account columns
+// are accountColumnsAuthJS; authenticators may be [Omit].
+func authJSNames(users, accounts, sessions, tokens, authenticators string) Option {
+	return WithNames(Names{
+		Users: users, Accounts: accounts, Sessions: sessions,
+		VerificationTokens: tokens, Authenticators: authenticators,
+		Account: accountColumnsAuthJS(),
+	})
+}
+
 // preset combines options into one.
 func preset(opts ...Option) Option {
 	return func(c *config) {
@@ -125,11 +135,7 @@ func AuthJSPg() Option {
 // after it override what it sets.
 func AuthJSDrizzle() Option {
 	return preset(
-		WithNames(Names{
-			Users: "user", Accounts: "account", Sessions: "session",
-			VerificationTokens: "verificationToken", Authenticators: "authenticator",
-			Account: accountColumnsAuthJS(),
-		}),
+		authJSNames("user", "account", "session", "verificationToken", "authenticator"),
 		WithSQLiteTimes(SQLiteTimeUnixMilli),
 	)
 }
@@ -144,11 +150,7 @@ func AuthJSDrizzle() Option {
 // sets.
 func AuthJSKysely() Option {
 	return preset(
-		WithNames(Names{
-			Users: "User", Accounts: "Account", Sessions: "Session",
-			VerificationTokens: "VerificationToken", Authenticators: Omit,
-			Account: accountColumnsAuthJS(),
-		}),
+		authJSNames("User", "Account", "Session", "VerificationToken", Omit),
 		WithSQLiteTimes(SQLiteTimeISO8601),
 	)
 }
@@ -162,11 +164,7 @@ func AuthJSKysely() Option {
 // default). Tested on PostgreSQL. Options after it override what it sets.
 func AuthJSPrisma() Option {
 	return preset(
-		WithNames(Names{
-			Users: "User", Accounts: "Account", Sessions: "Session",
-			VerificationTokens: "VerificationToken", Authenticators: "Authenticator",
-			Account: accountColumnsAuthJS(),
-		}),
+		authJSNames("User", "Account", "Session", "VerificationToken", "Authenticator"),
 		WithTimestampColumns(TableUsers, "createdAt", "updatedAt"),
 		WithTimestampColumns(TableAccounts, "createdAt", "updatedAt"),
 		WithTimestampColumns(TableSessions, "createdAt", "updatedAt"),

@@ -75,10 +75,7 @@ func TestNewUserID(t *testing.T) {
 
 	db := openPostgres(t, false)
 	execAll(t, db.sqlDB, authJSPgDDL)
-	pg, err := New(context.Background(), db.gdb, AuthJSPg())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg := mustNew(t, db, AuthJSPg())
 	defer pg.Close()
 	// A user the database numbered (as Auth.js's createUser does), then
 	// ids from NewUserID: all different, all accepted.

@@ -21,10 +21,12 @@ type statement struct {
 
 // queries holds every statement the adapter runs.
 type queries struct {
-	createUser, getUser, getUserByEmail, getUserByAccount        *statement
-	updateUser, selectUserForUpdate, deleteUser, deleteUserPlain *statement
+	createUser, getUser, getUserByEmail, getUserByAccount *statement
+	updateUser, selectUserForUpdate                       *statement
+	deleteUser                                            deletion
 
-	linkAccount, getAccount, unlinkAccount, selectAccountForUpdate, unlinkAccountPlain *statement
+	linkAccount, getAccount *statement
+	unlinkAccount           deletion
 	// listAccounts selects a user's accounts; accountColumns are the
 	// account columns every account statement returns (NULL for omitted
 	// ones).
@@ -34,12 +36,16 @@ type queries struct {
 	accountCols [9]bool
 
 	createSession, getSessionAndUser, updateSession, selectSession *statement
-	deleteSession, selectSessionForUpdate, deleteSessionPlain      *statement
+	deleteSession                                                  deletion
 	// deleteExpiredSession deletes the session with the token if it has
 	// expired at the time given second.
 	deleteExpiredSession *statement
+	// extendSession sets a session's expiry (and updated-at column) where
+	// its stored expiry is before the time given last (see ExtendSession).
+	extendSession *statement
 
-	createToken, useToken, selectTokenForUpdate, deleteTokenPlain *statement
+	createToken *statement
+	useToken    deletion
 
 	createAuthenticator, getAuthenticator, listAuthenticators, updateCounter *statement
 	// advanceCounter is updateCounter only where the stored counter is
@@ -102,8 +108,7 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 
 	p = &placeholders{d: d}
 	del := "DELETE FROM " + users + " WHERE " + id(uc.ID) + " = " + p.next()
-	q.deleteUserPlain = st(del)
-	q.deleteUser = st(del + " RETURNING " + cols("", userCols...))
+	q.deleteUser = deletion{returning: st(del + " RETURNING " + cols("", userCols...)), lock: q.selectUserForUpdate, plain: st(del)}
 
 	// Accounts.
 	optional := []string{ac.AccessToken, ac.AuthorizationDetails, ac.ExpiresAt, ac.ExpiresIn,
@@ -122,12 +127,10 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	p = &placeholders{d: d}
 	accountKey := " WHERE " + id(ac.Provider) + " = " + p.next() + " AND " + id(ac.ProviderAccountID) + " = " + p.next()
 	q.getAccount = st("SELECT " + cols("", accountCols...) + " FROM " + accounts + accountKey)
-	q.selectAccountForUpdate = st(q.getAccount.sql + forUpdate)
 	q.accountColumns = accountCols
 	p = &placeholders{d: d}
 	q.listAccounts = st("SELECT " + cols("", accountCols...) + " FROM " + accounts + " WHERE " + id(ac.UserID) + " = " + p.next())
-	q.unlinkAccountPlain = st("DELETE FROM " + accounts + accountKey)
-	q.unlinkAccount = st(q.unlinkAccountPlain.sql + " RETURNING " + cols("", accountCols...))
+	q.unlinkAccount = b.deletion(accounts+accountKey, accountCols, q.getAccount.sql+forUpdate)
 
 	// Sessions.
 	sessions, sc := d.table(n.Sessions), n.Session
@@ -147,12 +150,17 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	p = &placeholders{d: d}
 	sessionKey := " WHERE " + id(sc.SessionToken) + " = " + p.next()
 	q.selectSession = st("SELECT " + cols("", sessionCols...) + " FROM " + sessions + sessionKey)
-	q.selectSessionForUpdate = st(q.selectSession.sql + forUpdate)
-	q.deleteSessionPlain = st("DELETE FROM " + sessions + sessionKey)
-	q.deleteSession = st(q.deleteSessionPlain.sql + " RETURNING " + cols("", sessionCols...))
+	q.deleteSession = b.deletion(sessions+sessionKey, sessionCols, q.selectSession.sql+forUpdate)
 	p = &placeholders{d: d}
 	q.deleteExpiredSession = st("DELETE FROM " + sessions + " WHERE " + id(sc.SessionToken) + " = " + p.next() +
 		" AND " + id(sc.Expires) + " <= " + p.next())
+	p = &placeholders{d: d}
+	upd = "UPDATE " + sessions + " SET " + id(sc.Expires) + " = " + p.next() + touch(TableSessions, p) +
+		" WHERE " + id(sc.SessionToken) + " = " + p.next() + " AND " + b.timeBefore(sc.Expires, p)
+	if d.updateReturning {
+		upd += " RETURNING " + cols("", sessionCols...)
+	}
+	q.extendSession = st(upd)
 
 	// Verification tokens.
 	tokens, tc := d.table(n.VerificationTokens), n.VerificationToken
@@ -160,9 +168,7 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	q.createToken = st(insert(tokens, TableVerificationTokens, tokenCols))
 	p = &placeholders{d: d}
 	tokenKey := " WHERE " + id(tc.Identifier) + " = " + p.next() + " AND " + id(tc.Token) + " = " + p.next()
-	q.deleteTokenPlain = st("DELETE FROM " + tokens + tokenKey)
-	q.useToken = st(q.deleteTokenPlain.sql + " RETURNING " + cols("", tokenCols...))
-	q.selectTokenForUpdate = st("SELECT " + cols("", tokenCols...) + " FROM " + tokens + tokenKey + forUpdate)
+	q.useToken = b.deletion(tokens+tokenKey, tokenCols, "SELECT "+cols("", tokenCols...)+" FROM "+tokens+tokenKey+forUpdate)
 
 	// Authenticators.
 	auths, auc := d.table(n.Authenticators), n.Authenticator
@@ -234,6 +240,12 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	return q
 }
 
+// deletion is how one row is deleted and returned (see deleteReturning):
+// returning is a DELETE … RETURNING; where the dialect lacks it, lock
+// (SELECT … FOR UPDATE) reads the row and plain (the DELETE) deletes it,
+// in one transaction.
+type deletion struct{ returning, lock, plain *statement }
+
 // builder holds what the SQL of every statement depends on.
 type builder struct {
 	d      *dialect
@@ -252,6 +264,17 @@ func (b builder) cols(prefix string, names ...string) string {
 		out[i] = prefix + b.d.ident(c)
 	}
 	return strings.Join(out, ", ")
+}
+
+// deletion returns the deletion of the row of from (a table and a WHERE
+// clause naming one row), returning columns, locked by the SELECT lock.
+func (b builder) deletion(from string, columns []string, lock string) deletion {
+	del := "DELETE FROM " + from
+	return deletion{
+		returning: &statement{sql: del + " RETURNING " + b.cols("", columns...)},
+		lock:      &statement{sql: lock},
+		plain:     &statement{sql: del},
+	}
 }
 
 // insert returns an INSERT of the columns into table t, followed by the
@@ -275,6 +298,18 @@ func (b builder) touch(t Table, p *placeholders) string {
 		return ", " + b.d.ident(c) + " = " + p.next()
 	}
 	return ""
+}
+
+// timeBefore is the condition that the time column c is before the next
+// bind parameter, compared as times: SQLite's text forms through
+// julianday(), which reads any of them (with "T" or " ", with or without
+// "Z" or an offset) as the same instant; integers, and the time types of
+// the other databases, directly.
+func (b builder) timeBefore(c string, p *placeholders) string {
+	if b.d.sqlite() && b.d.sqliteTimes != SQLiteTimeUnixMilli {
+		return "julianday(" + b.d.ident(c) + ") < julianday(" + p.next() + ")"
+	}
+	return b.d.ident(c) + " < " + p.next()
 }
 
 // updateUser returns the UPDATE of a user: one flag and one value per
@@ -323,11 +358,11 @@ func (b builder) updateAccount(n Names, set []string, returning []string) string
 func (q *queries) all() []*statement {
 	return []*statement{
 		q.createUser, q.getUser, q.getUserByEmail, q.getUserByAccount,
-		q.updateUser, q.selectUserForUpdate, q.deleteUser, q.deleteUserPlain,
-		q.linkAccount, q.getAccount, q.unlinkAccount, q.selectAccountForUpdate, q.unlinkAccountPlain, q.listAccounts,
-		q.createSession, q.getSessionAndUser, q.updateSession, q.selectSession, q.deleteExpiredSession,
-		q.deleteSession, q.selectSessionForUpdate, q.deleteSessionPlain,
-		q.createToken, q.useToken, q.selectTokenForUpdate, q.deleteTokenPlain,
+		q.updateUser, q.selectUserForUpdate, q.deleteUser.returning, q.deleteUser.plain,
+		q.linkAccount, q.getAccount, q.unlinkAccount.returning, q.unlinkAccount.lock, q.unlinkAccount.plain, q.listAccounts,
+		q.createSession, q.getSessionAndUser, q.updateSession, q.selectSession, q.deleteExpiredSession, q.extendSession,
+		q.deleteSession.returning, q.deleteSession.lock, q.deleteSession.plain,
+		q.createToken, q.useToken.returning, q.useToken.lock, q.useToken.plain,
 		q.createAuthenticator, q.getAuthenticator, q.listAuthenticators, q.updateCounter, q.advanceCounter,
 		q.purgeSessions, q.purgeTokens,
 		q.lockUser, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators,

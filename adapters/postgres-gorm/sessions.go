@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 )
@@ -13,18 +14,24 @@ import (
 // unknown user is reported by the foreign key, as [core.ErrNotFound] (with
 // [WithoutForeignKeys]: checked first, in the INSERT's transaction).
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	const m = core.MethodCreateSession
-	return guard(a, a.enter, func() (*core.Session, error) {
-		s := session.Normalize()
-		if err := checkTime(m, "expires", &s.Expires); err != nil {
-			return nil, err
-		}
-		args := append([]any{s.SessionToken, s.UserID, a.d.timeArg(s.Expires)}, a.stampArgs(TableSessions, true)...)
-		if err := a.insertForUser(ctx, s.UserID, a.qs().createSession, args...); err != nil {
-			return nil, err
-		}
-		return &s, nil
+	return created(a, a.enter, session.Normalize(), func(s *core.Session) error {
+		return a.insertExpiring(ctx, core.MethodCreateSession, TableSessions, s.SessionToken, s.UserID, &s.Expires)
 	})
+}
+
+// insertExpiring inserts a session (t is TableSessions: second is its
+// user, checked as insertForUser does) or a verification token: the two
+// key columns and expires, then t's timestamp columns.
+func (a *Adapter) insertExpiring(ctx context.Context, m core.Method, t Table, first, second string, expires *time.Time) error {
+	if err := checkTime(m, "expires", expires); err != nil {
+		return err
+	}
+	args := append([]any{first, second, a.d.timeArg(*expires)}, a.stampArgs(t, true)...)
+	if t == TableSessions {
+		return a.insertForUser(ctx, second, a.qs().createSession, args...)
+	}
+	_, err := a.exec(ctx, nil, a.qs().createToken, args...)
+	return a.wrap(err)
 }
 
 // GetSessionAndUser implements [core.SessionAndUserGetter] with one SELECT
@@ -127,18 +134,52 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 	})
 }
 
+// ExtendSession implements [core.SessionExtender] with one conditional
+// UPDATE, which the database applies atomically: of concurrent calls with
+// the same from, one changes the row and the others find the condition
+// false. The condition is that the stored expiry, at the milliseconds
+// authport keeps, is not after from: expires < from + 1ms, so that a
+// column more precise than milliseconds (PostgreSQL's TIMESTAMPTZ, as in
+// Auth.js's pg schema) holding a time another writer stored with
+// microseconds still matches the from read from it. The session is
+// returned by the UPDATE … RETURNING on PostgreSQL and SQLite, and read in
+// the UPDATE's transaction on MySQL and MariaDB; when nothing changed, a
+// SELECT reads it as stored.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+	const m = core.MethodExtendSession
+	type extended struct {
+		session *core.Session
+		wrote   bool
+	}
+	r, err := guard(a, a.enter, func() (extended, error) {
+		exp := core.NormalizeTime(expires)
+		if err := checkTime(m, "expires", &exp); err != nil {
+			return extended{}, err
+		}
+		// No stored expiry is before minTime: a from before it matches
+		// none, as minTime itself does.
+		before := core.NormalizeTime(from).Add(core.TimePrecision)
+		if before.Before(minTime) {
+			before = minTime
+		}
+		args := append([]any{a.d.timeArg(exp)}, a.stampArgs(TableSessions, false)...)
+		args = append(args, sessionToken, a.d.timeArg(before))
+		var row expiryRow
+		wrote, found, err := a.updateIf(ctx, a.qs().extendSession, a.qs().selectSession, args, []any{sessionToken}, row.dest())
+		if err != nil || !found {
+			return extended{}, a.wrap(err)
+		}
+		return extended{row.session(), wrote}, nil
+	})
+	return r.session, r.wrote, err
+}
+
 // DeleteSession implements [core.SessionDeleter] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	return guard(a, a.enter, func() (*core.Session, error) {
-		var r expiryRow
-		found, err := a.deleteReturning(ctx, a.qs().deleteSession, a.qs().selectSessionForUpdate, a.qs().deleteSessionPlain,
-			r.dest(), sessionToken)
-		if found, err = a.deleted(found, err); !found {
-			return nil, err
-		}
-		return r.session(), nil
-	})
+	var r expiryRow
+	return deleteOne(ctx, a, func(q *queries) deletion { return q.deleteSession }, r.dest(),
+		func() (*core.Session, error) { return r.session(), nil }, sessionToken)
 }
 
 // purgeBatch is how many rows one statement of [Adapter.PurgeExpired]
@@ -184,11 +225,7 @@ func (a *Adapter) purge(ctx context.Context, s *statement, now any) (int, error)
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		r, err := a.exec(ctx, nil, s, now, batch)
-		if err != nil {
-			return total, err
-		}
-		n, err := r.RowsAffected()
+		n, err := a.affected(ctx, nil, s, now, batch)
 		if err != nil {
 			return total, err
 		}

@@ -40,7 +40,7 @@ func expectedCounts(deleteReturning, updateReturning bool) map[string]stmtCount 
 		"createUser": one, "getUser": one, "getUserByEmail": one, "getUserByAccount": one,
 		"updateUser": upd, "deleteUser": del,
 		"linkAccount": one, "unlinkAccount": del, "getAccount": one,
-		"createSession": one, "getSessionAndUser": one, "updateSession": upd, "deleteSession": del,
+		"createSession": one, "getSessionAndUser": one, "updateSession": upd, "extendSession": upd, "deleteSession": del,
 		"createVerificationToken": one, "useVerificationToken": del,
 		"createAuthenticator": one, "getAuthenticator": one, "listAuthenticatorsByUserId": one,
 		"updateAuthenticatorCounter": upd,
@@ -52,19 +52,7 @@ func expectedCounts(deleteReturning, updateReturning bool) map[string]stmtCount 
 // and checks how many SQL statements it ran, and that the lookups that
 // join (getSessionAndUser, getUserByAccount) are one JOIN.
 func TestStatementsPerOperation(t *testing.T) {
-	type variant struct {
-		backend string
-		opts    []Option
-		name    string
-	}
-	variants := []variant{
-		{"postgres", nil, "postgres"},
-		{"mysql", nil, "mysql"},
-		{"sqlite", nil, "sqlite"},
-		{"mysql", []Option{withoutReturning()}, "mysql_without_returning"},
-		{"sqlite", []Option{withoutReturning()}, "sqlite_without_returning"},
-	}
-	for _, v := range variants {
+	for _, v := range pathVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			a, db := newAdapter(t, v.backend, true, v.opts...)
 			want := expectedCounts(a.d.deleteReturning, a.d.updateReturning)
@@ -157,6 +145,12 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 	if us == nil || !us.Expires.Equal(core.NormalizeTime(exp.Add(time.Hour))) {
 		t.Errorf("updateSession = %+v", us)
 	}
+	from, to := core.NormalizeTime(exp.Add(time.Hour)), core.NormalizeTime(exp.Add(2*time.Hour))
+	es, wrote, err := a.ExtendSession(ctx, "s1", from, to)
+	check("extendSession", err, nil)
+	if es == nil || !wrote || !es.Expires.Equal(to) {
+		t.Errorf("extendSession = %+v, %v", es, wrote)
+	}
 	_, err = a.CreateVerificationToken(ctx, token)
 	check("createVerificationToken", err, nil)
 	used, err := a.UseVerificationToken(ctx, token.Key())
@@ -234,14 +228,7 @@ func TestConformancePgxSimpleProtocol(t *testing.T) {
 		Name: "postgres_simple_protocol",
 		New: func(t testing.TB) conformance.Fixture {
 			db := openPostgresWith(t, false, map[string]string{"default_query_exec_mode": "simple_protocol"})
-			a, err := New(context.Background(), db.gdb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = a.Close() })
-			if err := a.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			a := migrated(t, db)
 			return fixture(t, a, db)
 		},
 	})

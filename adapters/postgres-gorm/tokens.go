@@ -9,17 +9,8 @@ import (
 // CreateVerificationToken implements [core.VerificationTokenCreator] with
 // one INSERT.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
-	const m = core.MethodCreateVerificationToken
-	return guard(a, a.enter, func() (*core.VerificationToken, error) {
-		v := token.Normalize()
-		if err := checkTime(m, "expires", &v.Expires); err != nil {
-			return nil, err
-		}
-		args := append([]any{v.Identifier, v.Token, a.d.timeArg(v.Expires)}, a.stampArgs(TableVerificationTokens, true)...)
-		if _, err := a.exec(ctx, nil, a.qs().createToken, args...); err != nil {
-			return nil, a.wrap(err)
-		}
-		return &v, nil
+	return created(a, a.enter, token.Normalize(), func(v *core.VerificationToken) error {
+		return a.insertExpiring(ctx, core.MethodCreateVerificationToken, TableVerificationTokens, v.Identifier, v.Token, &v.Expires)
 	})
 }
 
@@ -29,17 +20,11 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // deleted by exactly one caller, so a token is used once however many calls
 // race for it. An expired token is deleted and not returned.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
-	return guard(a, a.enter, func() (*core.VerificationToken, error) {
-		var r expiryRow
-		found, err := a.deleteReturning(ctx, a.qs().useToken, a.qs().selectTokenForUpdate, a.qs().deleteTokenPlain,
-			r.dest(), key.Identifier, key.Token)
-		if found, err = a.deleted(found, err); !found {
-			return nil, err
+	var r expiryRow
+	return deleteOne(ctx, a, func(q *queries) deletion { return q.useToken }, r.dest(), func() (*core.VerificationToken, error) {
+		if v := r.verificationToken(); !v.Expired(a.now()) {
+			return v, nil
 		}
-		v := r.verificationToken()
-		if v.Expired(a.now()) {
-			return nil, nil
-		}
-		return v, nil
-	})
+		return nil, nil
+	}, key.Identifier, key.Token)
 }

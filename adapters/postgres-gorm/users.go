@@ -14,14 +14,13 @@ import (
 // user.Data.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
-	return guard(a, a.enter, func() (*core.User, error) {
-		u := user.Clone()
+	return created(a, a.enter, user.Clone(), func(u *core.User) error {
 		if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
-			return nil, err
+			return err
 		}
 		q, data, err := a.dataColumns(ctx, m, u.Data)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		args := []any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)}
 		s := q.createUser
@@ -30,16 +29,14 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 			for _, c := range data {
 				v, err := a.dataArg(m, c, u.Data[c.name])
 				if err != nil {
-					return nil, err
+					return err
 				}
 				cols, args = append(cols, c.name), append(args, v)
 			}
 			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.insert(a.d.table(a.names.Users), TableUsers, cols)}
 		}
-		if _, err := a.exec(ctx, nil, s, append(args, a.stampArgs(TableUsers, true)...)...); err != nil {
-			return nil, a.wrap(err)
-		}
-		return &u, nil
+		_, err = a.exec(ctx, nil, s, append(args, a.stampArgs(TableUsers, true)...)...)
+		return a.wrap(err)
 	})
 }
 
@@ -145,7 +142,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		if a.noFK {
 			found, err = a.deleteUserAndDependents(ctx, q, r.dest(), id)
 		} else {
-			found, err = a.deleteReturning(ctx, q.deleteUser, q.selectUserForUpdate, q.deleteUserPlain, r.dest(), id)
+			found, err = a.deleteReturning(ctx, q.deleteUser, r.dest(), id)
 		}
 		if found, err = a.deleted(found, err); !found {
 			return nil, err
@@ -161,17 +158,17 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 // sessions, accounts and authenticators.
 func (a *Adapter) deleteUserAndDependents(ctx context.Context, q *queries, dest []any, id string) (bool, error) {
 	found := false
-	uses := []*statement{q.deleteUser, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators}
+	uses := []*statement{q.deleteUser.returning, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators}
 	if !a.d.deleteReturning {
-		uses[0] = q.selectUserForUpdate
-		uses = append(uses, q.deleteUserPlain)
+		uses[0] = q.deleteUser.lock
+		uses = append(uses, q.deleteUser.plain)
 	}
 	err := a.inTx(ctx, uses, func(tx *sql.Tx) error {
 		var err error
 		if a.d.deleteReturning {
-			err = a.queryRow(ctx, tx, q.deleteUser, id).Scan(dest...)
-		} else if err = a.queryRow(ctx, tx, q.selectUserForUpdate, id).Scan(dest...); err == nil {
-			_, err = a.exec(ctx, tx, q.deleteUserPlain, id)
+			err = a.queryRow(ctx, tx, q.deleteUser.returning, id).Scan(dest...)
+		} else if err = a.queryRow(ctx, tx, q.deleteUser.lock, id).Scan(dest...); err == nil {
+			_, err = a.exec(ctx, tx, q.deleteUser.plain, id)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -204,39 +201,45 @@ func (a *Adapter) deleted(found bool, err error) (bool, error) {
 	return found && err == nil, a.wrap(err)
 }
 
-// deleteReturning deletes the row the args name and scans it into dest:
-// with DELETE … RETURNING where the dialect has it, else with a SELECT …
-// FOR UPDATE and a DELETE in one transaction. It reports whether this call
-// deleted a row.
-func (a *Adapter) deleteReturning(ctx context.Context, ret, sel, del *statement, dest []any, args ...any) (bool, error) {
+// deleteReturning deletes the row the args name with d and scans it into
+// dest: with DELETE … RETURNING where the dialect has it, else with a
+// SELECT … FOR UPDATE and a DELETE in one transaction. It reports whether
+// this call deleted a row.
+func (a *Adapter) deleteReturning(ctx context.Context, d deletion, dest []any, args ...any) (bool, error) {
 	if a.d.deleteReturning {
-		err := a.queryRow(ctx, nil, ret, args...).Scan(dest...)
+		err := a.queryRow(ctx, nil, d.returning, args...).Scan(dest...)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
 		return err == nil, err
 	}
 	found := false
-	err := a.inTx(ctx, []*statement{sel, del}, func(tx *sql.Tx) error {
-		err := a.queryRow(ctx, tx, sel, args...).Scan(dest...)
+	err := a.inTx(ctx, []*statement{d.lock, d.plain}, func(tx *sql.Tx) error {
+		err := a.queryRow(ctx, tx, d.lock, args...).Scan(dest...)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		res, err := a.exec(ctx, tx, del, args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
+		n, err := a.affected(ctx, tx, d.plain, args...)
 		found = n == 1
-		return nil
+		return err
 	})
 	return found, err
+}
+
+// deleteOne is the body of a method that deletes the row key names with
+// the deletion del picks from the statements in use, and returns it: the
+// row scanned into dest, made the result by result; nil when no row was
+// deleted.
+func deleteOne[T any](ctx context.Context, a *Adapter, del func(*queries) deletion, dest []any, result func() (*T, error), key ...any) (*T, error) {
+	return guard(a, a.enter, func() (*T, error) {
+		if found, err := a.deleted(a.deleteReturning(ctx, del(a.qs()), dest, key...)); !found {
+			return nil, err
+		}
+		return result()
+	})
 }
 
 func deref(p *string) string {
