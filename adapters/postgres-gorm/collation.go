@@ -3,6 +3,7 @@ package gormadapter
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,18 +53,11 @@ func exactCollation(c string) bool {
 // Tables not created yet are not checked ([Adapter.Migrate] creates them
 // with a binary collation).
 func (a *Adapter) checkCollations(ctx context.Context) error {
-	const q = `SELECT COLUMN_TYPE, IS_NULLABLE, COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, '')
-		FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND COLUMN_NAME = ?`
 	var bad []string
 	for _, tc := range a.exactColumns() {
-		var schema any
-		table := tc[0]
-		if i := strings.LastIndexByte(table, '.'); i >= 0 {
-			schema, table = table[:i], table[i+1:]
-		}
 		var typ, nullable, charset, coll string
-		err := a.db.QueryRowContext(ctx, q, schema, table, tc[1]).Scan(&typ, &nullable, &charset, &coll)
+		err := a.db.QueryRowContext(ctx, `SELECT COLUMN_TYPE, IS_NULLABLE, COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, '')
+			FROM information_schema.COLUMNS WHERE `+mysqlColumnOf(tc[0], tc[1])).Scan(&typ, &nullable, &charset, &coll)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -92,3 +86,26 @@ func (a *Adapter) checkCollations(ctx context.Context) error {
 		"WithCaseInsensitiveCollation accepts the schema as it is, with Auth.js's case-insensitive matching)",
 		strings.Join(bad, "\n  "))
 }
+
+// mysqlColumnOf returns the condition on information_schema.COLUMNS that
+// selects the columns of table ("schema.table", or a table of the current
+// database), or only the column named column when it is not "". The names
+// are written into the statement as hex literals, which need no escaping
+// under any sql_mode, and the statement is sent without arguments: as text,
+// not as a prepared statement. MariaDB 10.11 was seen to crash (signal 11,
+// freeing the temporary table of an information_schema query) while
+// executing these queries as prepared statements under concurrent DDL.
+func mysqlColumnOf(table, column string) string {
+	schema := "DATABASE()"
+	if i := strings.LastIndexByte(table, '.'); i >= 0 {
+		schema, table = mysqlText(table[:i]), table[i+1:]
+	}
+	cond := "TABLE_SCHEMA = " + schema + " AND TABLE_NAME = " + mysqlText(table)
+	if column != "" {
+		cond += " AND COLUMN_NAME = " + mysqlText(column)
+	}
+	return cond
+}
+
+// mysqlText returns s as a MySQL utf8mb4 hex string literal.
+func mysqlText(s string) string { return "_utf8mb4 X'" + hex.EncodeToString([]byte(s)) + "'" }

@@ -102,12 +102,8 @@ func (a *Adapter) tableColumns(ctx context.Context, table string) ([][2]string, 
 		rows, err = a.db.QueryContext(ctx, `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
 			WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, a.d.table(table))
 	case a.d.mysql():
-		var schema any
-		if i := strings.LastIndexByte(table, '.'); i >= 0 {
-			schema, table = table[:i], table[i+1:]
-		}
 		rows, err = a.db.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS
-			WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, table)
+			WHERE `+mysqlColumnOf(table, "")+` ORDER BY ORDINAL_POSITION`)
 	default:
 		return a.sqliteColumns(ctx, table)
 	}
