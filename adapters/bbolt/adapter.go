@@ -32,6 +32,7 @@ var _ core.ExpiredPurger = (*Adapter)(nil)
 var _ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 var _ core.AccountsByUserLister = (*Adapter)(nil)
 var _ core.AccountUpdater = (*Adapter)(nil)
+var _ core.SessionExtender = (*Adapter)(nil)
 
 // New returns an adapter that keeps its records in db, which the caller
 // opened and keeps owning (Close does not close it). It creates the root
