@@ -12,10 +12,16 @@ import (
 // byte: a record of a version other than 1 fails.
 func reader(b []byte) rc.Reader {
 	r := rc.NewReader(b)
-	if v := r.Byte(); v != recordVersion1 && r.Err() == nil {
-		r.Fail(fmt.Sprintf("unsupported record version %d", v))
+	if v := r.Byte(); v != recordVersion1 {
+		badVersion(&r, v)
 	}
 	return r
+}
+
+func badVersion(r *rc.Reader, v byte) {
+	if r.Err() == nil {
+		r.Fail(fmt.Sprintf("unsupported record version %d", v))
+	}
 }
 
 // end returns the reader's failure (trailing bytes included) as an error
@@ -28,8 +34,9 @@ func end(kind string, r *rc.Reader) error {
 }
 
 // decodeUser decodes a user record into one allocation, a userBox holding
-// the User, what its pointer fields point to and the bytes of its strings
-// (those that fit userInline).
+// the User, what its pointer fields point to and the copy of the record its
+// strings are substrings of (a second allocation for a record longer than
+// userInline).
 func decodeUser(b []byte) (*core.User, error) {
 	box := &userBox{}
 	if err := box.decodeUser(b, &box.u); err != nil {
@@ -46,27 +53,27 @@ type userBox struct {
 }
 
 // userFields holds what a decoded User's pointer fields point to, and the
-// bytes of its strings, inside the one allocation that also holds the
-// User.
+// copy of the record that its strings are substrings of, inside the one
+// allocation that also holds the User.
 type userFields struct {
 	verified    time.Time
 	name, image string
 	buf         [userInline]byte
 }
 
-// userInline is how many bytes of a user's strings are copied into the
-// allocation that holds the decoded user (a string that does not fit gets
-// an allocation of its own). With it a sessionAndUserBox fills the 256-byte
-// size class.
+// userInline is how many bytes of a user record (after its version byte)
+// are copied into the allocation that holds the decoded user (a longer
+// record gets a string of its own). With it a sessionAndUserBox fills the
+// 256-byte size class.
 const userInline = 80
 
 // decodeUser decodes the user record b into u, whose pointer fields point
 // into f, with the checks of the format: version, minimal varints, lengths
-// within the value, flag bytes, no trailing bytes. The strings' bytes are
-// in f.buf while they fit.
+// within the value, flag bytes, no trailing bytes. Its strings are
+// substrings of one copy of the record, in f.buf when it fits.
 func (f *userFields) decodeUser(b []byte, u *core.User) error {
 	r := reader(b)
-	r.SetArena(f.buf[:0])
+	r.Own(f.buf[:0])
 	u.ID = r.Str()
 	u.Email = r.Str()
 	if r.Bool() {
@@ -137,6 +144,7 @@ func userIDRefOfAccount(b []byte) ([]byte, error) {
 
 func decodeAccount(b []byte) (*core.Account, error) {
 	r := reader(b)
+	r.Own(nil) // one copy for all the strings
 	a := &core.Account{}
 	r.Account(a)
 	if err := end("account", &r); err != nil {
@@ -164,6 +172,7 @@ func decodeVerificationToken(b []byte) (*core.VerificationToken, error) {
 // decodeTimed decodes what encodeTimed encodes.
 func decodeTimed(kind string, b []byte) (s1, s2 string, t time.Time, err error) {
 	r := reader(b)
+	r.Own(nil) // one copy for all the strings
 	s1, s2, t = r.Str(), r.Str(), r.Time()
 	if err := end(kind, &r); err != nil {
 		return "", "", time.Time{}, err
@@ -173,6 +182,7 @@ func decodeTimed(kind string, b []byte) (s1, s2 string, t time.Time, err error) 
 
 func decodeAuthenticator(b []byte) (*core.Authenticator, error) {
 	r := reader(b)
+	r.Own(nil) // one copy for all the strings
 	a := &core.Authenticator{}
 	a.CredentialID = r.Str()
 	a.CredentialPublicKey = r.Str()

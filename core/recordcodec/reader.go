@@ -15,14 +15,13 @@ import (
 // (see [Reader.Err]); later reads return zero values. Its zero value reads
 // an empty record.
 //
-// A string it returns is, by the reader's source: a substring of the
-// string given to [NewStringReader] (no copy); a copy in the arena given
-// to [Reader.SetArena] while it has room; else a string of its own.
+// A string it returns is a substring of the string given to
+// [NewStringReader] or of the copy [Reader.Own] made (no copy of its own),
+// else a string of its own.
 type Reader struct {
-	b     []byte
-	src   string // for NewStringReader: b is a suffix of src's bytes
-	arena []byte // strings are copied into its spare capacity
-	err   error
+	b   []byte
+	src string // after NewStringReader or Own: b is a suffix of src's bytes
+	err error
 }
 
 // NewReader returns a reader of b. The strings it returns are copies, so b
@@ -36,12 +35,24 @@ func NewStringReader(s string) Reader {
 	return Reader{b: unsafe.Slice(unsafe.StringData(s), len(s)), src: s}
 }
 
-// SetArena makes the reader copy the strings it returns into buf's
-// capacity (from buf[len(buf)]) while they fit, instead of allocating one
-// string each: a caller decoding into one allocation passes a byte array
-// that lives in it. buf must not be written while the strings are in use.
-// It has no effect on a reader from NewStringReader.
-func (r *Reader) SetArena(buf []byte) { r.arena = buf }
+// Own makes the strings the reader returns from now on substrings of one
+// copy of the bytes left, so that reading a record takes one copy, not one
+// per string: the copy is in buf's capacity when they fit (a caller that
+// decodes into one allocation passes a byte array inside it, which must not
+// be written while the strings are in use), else a string of its own.
+func (r *Reader) Own(buf []byte) {
+	if r.src != "" {
+		return
+	}
+	var s string
+	if n := len(r.b); n != 0 && n <= cap(buf) {
+		buf = append(buf[:0], r.b...)
+		s = unsafe.String(&buf[0], n)
+	} else {
+		s = string(r.b)
+	}
+	r.src, r.b = s, unsafe.Slice(unsafe.StringData(s), len(s))
+}
 
 // Err returns the first failure, an error matching [ErrMalformed], or nil.
 func (r *Reader) Err() error { return r.err }
@@ -69,25 +80,29 @@ func (r *Reader) End() error {
 
 // Byte reads one byte.
 func (r *Reader) Byte() byte {
-	if len(r.b) == 0 {
-		r.Fail("truncated")
-		return 0
+	if len(r.b) != 0 {
+		c := r.b[0]
+		r.b = r.b[1:]
+		return c
 	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
+	if r.err == nil {
+		r.err = errTruncated
+	}
+	return 0
 }
 
 // Bool reads a bool (or the presence byte of an optional field): 0x00 or
 // 0x01.
 func (r *Reader) Bool() bool {
-	switch r.Byte() {
-	case 0:
-		return false
-	case 1:
-		return true
+	if len(r.b) != 0 && r.b[0] <= 1 {
+		c := r.b[0]
+		r.b = r.b[1:]
+		return c == 1
 	}
-	r.Fail("bad flag byte")
+	if r.err == nil {
+		r.err = errBadFlag // or truncated: the message says both
+	}
+	r.b = nil
 	return false
 }
 
@@ -117,14 +132,17 @@ func (r *Reader) Varint() int64 {
 // left (every element takes at least one), so that a corrupt count cannot
 // make a huge allocation.
 func (r *Reader) Count() int {
-	// The common case first, without the varint decoder's call: a value
-	// below 128 is one byte (and so minimal).
-	if len(r.b) > 0 && r.b[0] < 0x80 {
-		if n := int(r.b[0]); n < len(r.b) {
-			r.b = r.b[1:]
-			return n
-		}
+	// The common case inline: a value below 128 is one byte (and so
+	// minimal).
+	if len(r.b) != 0 && r.b[0] < 0x80 && int(r.b[0]) < len(r.b) {
+		n := int(r.b[0])
+		r.b = r.b[1:]
+		return n
 	}
+	return r.countSlow()
+}
+
+func (r *Reader) countSlow() int {
 	n := r.Uvarint()
 	if n > uint64(len(r.b)) {
 		r.Fail("length beyond the record")
@@ -144,19 +162,20 @@ func (r *Reader) Bytes() []byte {
 
 // Str reads a str (see [Reader] for where its bytes live).
 func (r *Reader) Str() string {
-	n := r.Count()
+	var n int
+	// A length below 128 is one byte (and so minimal): the common case
+	// without a call.
+	if len(r.b) != 0 && r.b[0] < 0x80 && int(r.b[0]) < len(r.b) {
+		n = int(r.b[0])
+		r.b = r.b[1:]
+	} else {
+		n = r.countSlow()
+	}
 	p := r.b[:n]
 	r.b = r.b[n:]
-	switch {
-	case r.src != "":
+	if r.src != "" {
 		off := len(r.src) - len(r.b) - n
 		return r.src[off : off+n]
-	case n == 0:
-		return ""
-	case cap(r.arena)-len(r.arena) >= n:
-		start := len(r.arena)
-		r.arena = append(r.arena, p...)
-		return unsafe.String(&r.arena[start], n)
 	}
 	return string(p)
 }

@@ -43,6 +43,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -52,6 +53,12 @@ import (
 
 // ErrMalformed is matched (with errors.Is) by every error of a [Reader].
 var ErrMalformed = errors.New("malformed record")
+
+// The failures of the reads that run inline, made once.
+var (
+	errTruncated = fmt.Errorf("%w: truncated", ErrMalformed)
+	errBadFlag   = fmt.Errorf("%w: truncated or bad flag byte", ErrMalformed)
+)
 
 // AppendUvarint appends v as a uvarint (a length or a count).
 func AppendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }

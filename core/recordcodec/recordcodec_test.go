@@ -47,12 +47,14 @@ func TestRoundTripEverySource(t *testing.T) {
 	readRecord(t, &r)
 	s := NewStringReader(string(b))
 	readRecord(t, &s)
-	a := NewReader(b)
-	var arena [8]byte
-	a.SetArena(arena[:0])
-	first := a.Str()
-	if first != "\x00é" || &arena[0] != unsafeData(first) {
-		t.Errorf("the arena was not used for %q", first)
+	o := NewReader(b)
+	buf := make([]byte, 0, len(b))
+	o.Own(buf)
+	readRecord(t, &o)
+	o = NewReader(b)
+	o.Own(buf)
+	if first := o.Str(); &buf[:2][1] != unsafeData(first) { // after its length byte
+		t.Errorf("Own did not read from its buffer: %q", first)
 	}
 }
 
