@@ -48,8 +48,7 @@ func encodeUser(u *core.User) []byte {
 	}
 	b := make([]byte, 0, n+16)
 	b = append(b, recordVersion1)
-	b = rc.AppendStr(b, u.ID)
-	b = rc.AppendStr(b, u.Email)
+	b = rc.AppendStrs(b, u.ID, u.Email)
 	b = rc.AppendOptTime(b, u.EmailVerified)
 	b = rc.AppendOptStr(b, u.Name)
 	b = rc.AppendOptStr(b, u.Image)
@@ -75,21 +74,14 @@ func encodeVerificationToken(v *core.VerificationToken) []byte {
 func encodeTimed(s1, s2 string, t time.Time) []byte {
 	b := make([]byte, 0, 16+len(s1)+len(s2))
 	b = append(b, recordVersion1)
-	b = rc.AppendStr(b, s1)
-	b = rc.AppendStr(b, s2)
-	return rc.AppendTime(b, t)
+	return rc.AppendTime(rc.AppendStrs(b, s1, s2), t)
 }
 
 func encodeAuthenticator(a *core.Authenticator) []byte {
 	b := make([]byte, 0, 32+len(a.CredentialID)+len(a.CredentialPublicKey)+len(a.CredentialDeviceType)+len(a.ProviderAccountID)+len(a.UserID))
 	b = append(b, recordVersion1)
-	b = rc.AppendStr(b, a.CredentialID)
-	b = rc.AppendStr(b, a.CredentialPublicKey)
-	b = rc.AppendVarint(b, a.Counter)
-	b = rc.AppendBool(b, a.CredentialBackedUp)
-	b = rc.AppendStr(b, a.CredentialDeviceType)
-	b = rc.AppendStr(b, a.ProviderAccountID)
-	b = rc.AppendStr(b, a.UserID)
-	b = rc.AppendOptStr(b, a.Transports)
-	return b
+	b = rc.AppendStrs(b, a.CredentialID, a.CredentialPublicKey)
+	b = rc.AppendBool(rc.AppendVarint(b, a.Counter), a.CredentialBackedUp)
+	b = rc.AppendStrs(b, a.CredentialDeviceType, a.ProviderAccountID, a.UserID)
+	return rc.AppendOptStr(b, a.Transports)
 }

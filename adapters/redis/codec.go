@@ -65,13 +65,8 @@ func encodeAuthenticator(a *core.Authenticator) string {
 	b := make([]byte, 0, 128)
 	b = strconv.AppendInt(b, a.Counter, 10)
 	b = append(b, ' ', codecVersion)
-	for _, s := range [...]string{a.CredentialID, a.CredentialPublicKey} {
-		b = rc.AppendStr(b, s)
-	}
-	b = rc.AppendBool(b, a.CredentialBackedUp)
-	for _, s := range [...]string{a.CredentialDeviceType, a.ProviderAccountID, a.UserID} {
-		b = rc.AppendStr(b, s)
-	}
+	b = rc.AppendBool(rc.AppendStrs(b, a.CredentialID, a.CredentialPublicKey), a.CredentialBackedUp)
+	b = rc.AppendStrs(b, a.CredentialDeviceType, a.ProviderAccountID, a.UserID)
 	return string(rc.AppendOptStr(b, a.Transports))
 }
 

@@ -110,7 +110,7 @@ func (r *Reader) Bool() bool {
 func (r *Reader) Uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
-		r.Fail("bad uvarint")
+		r.Fail("bad varint")
 		return 0
 	}
 	r.b = r.b[n:]
@@ -119,13 +119,8 @@ func (r *Reader) Uvarint() uint64 {
 
 // Varint reads a minimal zig-zag varint.
 func (r *Reader) Varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
-		r.Fail("bad varint")
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
+	u := r.Uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // Count reads a uvarint length or count, which must not exceed the bytes

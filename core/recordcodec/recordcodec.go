@@ -72,6 +72,15 @@ func AppendStr(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// AppendStrs appends each of ss as a str, in order (not a list: no
+// count).
+func AppendStrs(b []byte, ss ...string) []byte {
+	for _, s := range ss {
+		b = AppendStr(b, s)
+	}
+	return b
+}
+
 // AppendBool appends v as one byte, 0x01 for true.
 func AppendBool(b []byte, v bool) []byte {
 	if v {
@@ -113,11 +122,7 @@ func AppendOptList(b []byte, l []string) []byte {
 	if l == nil {
 		return append(b, 0)
 	}
-	b = binary.AppendUvarint(append(b, 1), uint64(len(l)))
-	for _, s := range l {
-		b = AppendStr(b, s)
-	}
-	return b
+	return AppendStrs(binary.AppendUvarint(append(b, 1), uint64(len(l))), l...)
 }
 
 // AppendData appends the application fields as a data section, sorted by
@@ -137,10 +142,8 @@ func AppendData(b []byte, data map[string]json.RawMessage) []byte {
 // AppendAccount appends the fields of the account layout (see the package
 // documentation), without a version byte.
 func AppendAccount(b []byte, a *core.Account) []byte {
-	b = AppendStr(b, a.UserID) // first, so that a reader can stop after it
-	b = AppendStr(b, a.Provider)
-	b = AppendStr(b, string(a.Type))
-	b = AppendStr(b, a.ProviderAccountID)
+	// The user id first, so that a reader can stop after it.
+	b = AppendStrs(b, a.UserID, a.Provider, string(a.Type), a.ProviderAccountID)
 	b = AppendOptStr(b, a.AccessToken)
 	if a.AuthorizationDetails == nil {
 		b = append(b, 0)
