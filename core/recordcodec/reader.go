@@ -176,16 +176,7 @@ func (r *Reader) Str() string {
 }
 
 // OptStr reads an optstr.
-func (r *Reader) OptStr() *string {
-	if !r.Bool() {
-		return nil
-	}
-	s := r.Str()
-	if r.err != nil {
-		return nil
-	}
-	return &s
-}
+func (r *Reader) OptStr() *string { return opt(r, (*Reader).Str) }
 
 // Time reads a time, in UTC.
 func (r *Reader) Time() time.Time {
@@ -197,23 +188,18 @@ func (r *Reader) Time() time.Time {
 }
 
 // OptTime reads an opttime.
-func (r *Reader) OptTime() *time.Time {
-	if !r.Bool() {
-		return nil
-	}
-	t := r.Time()
-	if r.err != nil {
-		return nil
-	}
-	return &t
-}
+func (r *Reader) OptTime() *time.Time { return opt(r, (*Reader).Time) }
 
 // OptVarint reads an optint.
-func (r *Reader) OptVarint() *int64 {
+func (r *Reader) OptVarint() *int64 { return opt(r, (*Reader).Varint) }
+
+// opt reads an optional field: nil when its presence byte is 0x00 or the
+// read fails.
+func opt[T any](r *Reader, read func(*Reader) T) *T {
 	if !r.Bool() {
 		return nil
 	}
-	v := r.Varint()
+	v := read(r)
 	if r.err != nil {
 		return nil
 	}
