@@ -175,6 +175,7 @@ func allRules() []rule {
 	rs = append(rs, accountListRules()...)
 	rs = append(rs, accountUpdateRules()...)
 	rs = append(rs, sessionRules()...)
+	rs = append(rs, extendRules()...)
 	rs = append(rs, tokenRules()...)
 	rs = append(rs, authenticatorRules()...)
 	rs = append(rs, purgeRules()...)

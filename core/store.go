@@ -25,21 +25,37 @@ import (
 //     [TimePrecision] in UTC, token types lowercased) and on the way out;
 //   - the adapter's error comes back as a [*MethodError] naming the method.
 //
+// Observers (see [WithObserver]) are told of every call once it returned.
+//
 // core/auth and the conformance suite call adapters only through a Store.
 // A Store implements every method interface of this package; [Probe] and
 // [Require] look through it at the adapter it wraps.
 type Store struct {
-	adapter any
-	caps    Capabilities
+	adapter   any
+	caps      Capabilities
+	observers []Observer
 }
 
-// NewStore puts the checked layer in front of adapter a. It probes a once.
-// A Store given a Store returns it unchanged.
-func NewStore(a any) *Store {
-	if s, ok := a.(*Store); ok {
+// NewStore puts the checked layer in front of adapter a, configured by
+// opts (see [WithObserver]). It probes a once. Given a Store and no
+// option, it returns that Store unchanged; given a Store and options, a
+// new Store in front of the same adapter, with that Store's observers and
+// the options applied after them.
+func NewStore(a any, opts ...StoreOption) *Store {
+	s, ok := a.(*Store)
+	switch {
+	case ok && len(opts) == 0:
 		return s
+	case ok:
+		c := *s
+		s = &c
+	default:
+		s = &Store{adapter: a, caps: Probe(a)}
 	}
-	return &Store{adapter: a, caps: Probe(a)}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Adapter returns the adapter behind the layer.
@@ -78,24 +94,38 @@ func (e *MethodError) Error() string {
 func (e *MethodError) Unwrap() error { return e.Err }
 
 // call runs one method through the layer: the missing-method and context
-// checks, then f with the adapter as I, wrapping f's error.
+// checks, then f with the adapter as I, wrapping f's error; the Store's
+// observers are told of the call.
 func call[I, R any](ctx context.Context, s *Store, m Method, f func(I) (R, error)) (R, error) {
-	var zero R
-	impl, ok := s.adapter.(I)
-	if !ok || !s.has(m) {
-		return zero, &MissingMethodsError{Adapter: s.caps.adapter, Missing: []MissingMethod{{Method: m}}}
-	}
-	if err := ctx.Err(); err != nil {
-		return zero, &MethodError{Method: m, Err: err}
-	}
-	r, err := f(impl)
-	if err != nil {
-		if _, ok := err.(*InputError); ok {
-			return zero, err
+	return observed(ctx, s, m, func() (R, error) {
+		var zero R
+		impl, ok := s.adapter.(I)
+		if !ok || !s.has(m) {
+			return zero, &MissingMethodsError{Adapter: s.caps.adapter, Missing: []MissingMethod{{Method: m}}}
 		}
-		return zero, &MethodError{Method: m, Err: err}
-	}
-	return r, nil
+		if err := ctx.Err(); err != nil {
+			return zero, &MethodError{Method: m, Err: err}
+		}
+		r, err := f(impl)
+		if err != nil {
+			if _, ok := err.(*InputError); ok {
+				return zero, err
+			}
+			return zero, &MethodError{Method: m, Err: err}
+		}
+		return r, nil
+	})
+}
+
+// lookup is a call by key: when a key part is empty or could not have been
+// stored (see [storable]), it returns none without calling the adapter.
+func lookup[I, R any](ctx context.Context, s *Store, m Method, none R, keys []string, f func(I) (R, error)) (R, error) {
+	return call(ctx, s, m, func(a I) (R, error) {
+		if !lookupKey(keys...) {
+			return none, nil
+		}
+		return f(a)
+	})
 }
 
 func (s *Store) has(m Method) bool { return s.caps.Has(m) || s.caps.HasExtension(Extension(m)) }
@@ -114,26 +144,23 @@ func lookupKey(parts ...string) bool {
 	return true
 }
 
+// field is a string field of a record the layer checks: its name in the
+// contract and its value (nil: an optional field that is not set).
+type field struct {
+	name  string
+	value *string
+}
+
 // checkStrings returns an [*InputError] for the first field whose value is
-// not valid UTF-8 or holds a NUL byte. fields alternates names and values;
-// nil pointers are skipped.
-func checkStrings(m Method, fields ...any) error {
-	for i := 0; i+1 < len(fields); i += 2 {
-		var v string
-		switch x := fields[i+1].(type) {
-		case string:
-			v = x
-		case *string:
-			if x == nil {
-				continue
-			}
-			v = *x
-		}
-		if !utf8.ValidString(v) {
-			return invalid(string(m), fields[i].(string), "must be valid UTF-8")
-		}
-		if strings.IndexByte(v, 0) >= 0 {
-			return invalid(string(m), fields[i].(string), "must not contain a NUL byte")
+// not valid UTF-8 or holds a NUL byte.
+func checkStrings(m Method, fields ...field) error {
+	for _, f := range fields {
+		switch {
+		case f.value == nil:
+		case !utf8.ValidString(*f.value):
+			return invalid(string(m), f.name, "must be valid UTF-8")
+		case strings.IndexByte(*f.value, 0) >= 0:
+			return invalid(string(m), f.name, "must not contain a NUL byte")
 		}
 	}
 	return nil
@@ -151,240 +178,180 @@ func checkData(m Method, data map[string]json.RawMessage) error {
 }
 
 func checkUser(m Method, u *User) error {
-	if err := checkStrings(m, "id", u.ID, "email", u.Email, "name", u.Name, "image", u.Image); err != nil {
+	if err := checkStrings(m, field{"id", &u.ID}, field{"email", &u.Email}, field{"name", u.Name}, field{"image", u.Image}); err != nil {
 		return err
 	}
 	return checkData(m, u.Data)
 }
 
 func checkAccount(m Method, a *Account) error {
-	err := checkStrings(m, "userId", a.UserID, "provider", a.Provider, "providerAccountId", a.ProviderAccountID,
-		"access_token", a.AccessToken, "id_token", a.IDToken, "refresh_token", a.RefreshToken,
-		"scope", a.Scope, "token_type", a.TokenType, "session_state", a.SessionState)
+	err := checkStrings(m, field{"userId", &a.UserID}, field{"provider", &a.Provider}, field{"providerAccountId", &a.ProviderAccountID},
+		field{"access_token", a.AccessToken}, field{"id_token", a.IDToken}, field{"refresh_token", a.RefreshToken},
+		field{"scope", a.Scope}, field{"token_type", a.TokenType}, field{"session_state", a.SessionState})
 	if err != nil {
 		return err
 	}
 	for _, d := range a.AuthorizationDetails {
-		if err := checkStrings(m, "authorization_details", d.Type, "authorization_details", d.Identifier); err != nil {
-			return err
-		}
+		fields := []field{{"authorization_details", &d.Type}, {"authorization_details", &d.Identifier}}
 		for _, list := range [][]string{d.Locations, d.Actions, d.Datatypes, d.Privileges} {
-			for _, v := range list {
-				if err := checkStrings(m, "authorization_details", v); err != nil {
-					return err
-				}
+			for i := range list {
+				fields = append(fields, field{"authorization_details", &list[i]})
 			}
+		}
+		if err := checkStrings(m, fields...); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// normUser normalises a user the adapter returned, in place.
-func normUser(u *User) *User {
+// normUser normalises a user the adapter returned, in place, and passes
+// err on.
+func normUser(u *User, err error) (*User, error) {
 	if u != nil && u.EmailVerified != nil {
 		*u.EmailVerified = NormalizeTime(*u.EmailVerified)
 	}
-	return u
+	return u, err
 }
 
-// normAccount normalises an account the adapter returned, in place.
-func normAccount(a *Account) *Account {
+// normAccount normalises an account the adapter returned, in place, and
+// passes err on.
+func normAccount(a *Account, err error) (*Account, error) {
 	if a != nil && a.TokenType != nil {
 		if l := strings.ToLower(*a.TokenType); l != *a.TokenType {
 			*a.TokenType = l
 		}
 	}
-	return a
+	return a, err
 }
 
-func normSession(s *Session) *Session {
+// normSession normalises a session the adapter returned, in place, and
+// passes err on.
+func normSession(s *Session, err error) (*Session, error) {
 	if s != nil {
 		s.Expires = NormalizeTime(s.Expires)
 	}
-	return s
+	return s, err
 }
 
-func normToken(v *VerificationToken) *VerificationToken {
+// normToken normalises a verification token the adapter returned, in
+// place, and passes err on.
+func normToken(v *VerificationToken, err error) (*VerificationToken, error) {
 	if v != nil {
 		v.Expires = NormalizeTime(v.Expires)
 	}
-	return v
+	return v, err
 }
 
 // CreateUser is createUser through the layer.
 func (s *Store) CreateUser(ctx context.Context, user User) (*User, error) {
-	return call(ctx, s, MethodCreateUser, func(a UserCreator) (*User, error) {
-		if err := user.Validate(); err != nil {
-			return nil, err
-		}
-		if err := checkUser(MethodCreateUser, &user); err != nil {
-			return nil, err
-		}
-		u, err := a.CreateUser(ctx, user.Normalize())
-		return normUser(u), err
-	})
+	return write(ctx, s, MethodCreateUser, func(a UserCreator) (*User, error) {
+		return normUser(a.CreateUser(ctx, user.Normalize()))
+	}, user.Validate, func() error { return checkUser(MethodCreateUser, &user) })
 }
 
 // GetUser is getUser through the layer.
 func (s *Store) GetUser(ctx context.Context, id string) (*User, error) {
-	return call(ctx, s, MethodGetUser, func(a UserGetter) (*User, error) {
-		if !lookupKey(id) {
-			return nil, nil
-		}
-		u, err := a.GetUser(ctx, id)
-		return normUser(u), err
+	return lookup(ctx, s, MethodGetUser, nil, []string{id}, func(a UserGetter) (*User, error) {
+		return normUser(a.GetUser(ctx, id))
 	})
 }
 
 // GetUserByEmail is getUserByEmail through the layer.
 func (s *Store) GetUserByEmail(ctx context.Context, email string) (*User, error) {
-	return call(ctx, s, MethodGetUserByEmail, func(a UserByEmailGetter) (*User, error) {
-		if !lookupKey(email) {
-			return nil, nil
-		}
-		u, err := a.GetUserByEmail(ctx, email)
-		return normUser(u), err
+	return lookup(ctx, s, MethodGetUserByEmail, nil, []string{email}, func(a UserByEmailGetter) (*User, error) {
+		return normUser(a.GetUserByEmail(ctx, email))
 	})
 }
 
 // GetUserByAccount is getUserByAccount through the layer.
 func (s *Store) GetUserByAccount(ctx context.Context, key AccountKey) (*User, error) {
-	return call(ctx, s, MethodGetUserByAccount, func(a UserByAccountGetter) (*User, error) {
-		if !lookupKey(key.Provider, key.ProviderAccountID) {
-			return nil, nil
-		}
-		u, err := a.GetUserByAccount(ctx, key)
-		return normUser(u), err
+	return lookup(ctx, s, MethodGetUserByAccount, nil, []string{key.Provider, key.ProviderAccountID}, func(a UserByAccountGetter) (*User, error) {
+		return normUser(a.GetUserByAccount(ctx, key))
 	})
 }
 
 // UpdateUser is updateUser through the layer.
 func (s *Store) UpdateUser(ctx context.Context, update UserUpdate) (*User, error) {
 	const m = MethodUpdateUser
-	return call(ctx, s, m, func(a UserUpdater) (*User, error) {
-		if err := update.Validate(); err != nil {
-			return nil, err
-		}
-		if err := checkStrings(m, "id", update.ID, "email", update.Email.Value,
-			"name", update.Name.Value, "image", update.Image.Value); err != nil {
-			return nil, err
-		}
-		if err := checkData(m, update.Data); err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a UserUpdater) (*User, error) {
 		update.EmailVerified.Value = NormalizeTimePtr(update.EmailVerified.Value)
-		u, err := a.UpdateUser(ctx, update)
-		return normUser(u), err
-	})
+		return normUser(a.UpdateUser(ctx, update))
+	}, update.Validate, func() error {
+		return checkStrings(m, field{"id", &update.ID}, field{"email", &update.Email.Value},
+			field{"name", update.Name.Value}, field{"image", update.Image.Value})
+	}, func() error { return checkData(m, update.Data) })
 }
 
 // DeleteUser is deleteUser through the layer.
 func (s *Store) DeleteUser(ctx context.Context, id string) (*User, error) {
-	return call(ctx, s, MethodDeleteUser, func(a UserDeleter) (*User, error) {
-		if !lookupKey(id) {
-			return nil, nil
-		}
-		u, err := a.DeleteUser(ctx, id)
-		return normUser(u), err
+	return lookup(ctx, s, MethodDeleteUser, nil, []string{id}, func(a UserDeleter) (*User, error) {
+		return normUser(a.DeleteUser(ctx, id))
 	})
 }
 
 // LinkAccount is linkAccount through the layer.
 func (s *Store) LinkAccount(ctx context.Context, account Account) (*Account, error) {
-	return call(ctx, s, MethodLinkAccount, func(a AccountLinker) (*Account, error) {
-		if err := account.Validate(); err != nil {
-			return nil, err
-		}
-		if err := checkAccount(MethodLinkAccount, &account); err != nil {
-			return nil, err
-		}
-		out, err := a.LinkAccount(ctx, account.Normalize())
-		return normAccount(out), err
-	})
+	return write(ctx, s, MethodLinkAccount, func(a AccountLinker) (*Account, error) {
+		return normAccount(a.LinkAccount(ctx, account.Normalize()))
+	}, account.Validate, func() error { return checkAccount(MethodLinkAccount, &account) })
 }
 
 // UnlinkAccount is unlinkAccount through the layer.
 func (s *Store) UnlinkAccount(ctx context.Context, key AccountKey) (*Account, error) {
-	return call(ctx, s, MethodUnlinkAccount, func(a AccountUnlinker) (*Account, error) {
-		if !lookupKey(key.Provider, key.ProviderAccountID) {
-			return nil, nil
-		}
-		out, err := a.UnlinkAccount(ctx, key)
-		return normAccount(out), err
+	return lookup(ctx, s, MethodUnlinkAccount, nil, []string{key.Provider, key.ProviderAccountID}, func(a AccountUnlinker) (*Account, error) {
+		return normAccount(a.UnlinkAccount(ctx, key))
 	})
 }
 
 // GetAccount is getAccount through the layer.
 func (s *Store) GetAccount(ctx context.Context, providerAccountID, provider string) (*Account, error) {
-	return call(ctx, s, MethodGetAccount, func(a AccountGetter) (*Account, error) {
-		if !lookupKey(providerAccountID, provider) {
-			return nil, nil
-		}
-		out, err := a.GetAccount(ctx, providerAccountID, provider)
-		return normAccount(out), err
+	return lookup(ctx, s, MethodGetAccount, nil, []string{providerAccountID, provider}, func(a AccountGetter) (*Account, error) {
+		return normAccount(a.GetAccount(ctx, providerAccountID, provider))
 	})
 }
 
 // ListAccountsByUserID is the listAccountsByUserId extension through the
 // layer.
 func (s *Store) ListAccountsByUserID(ctx context.Context, userID string) ([]Account, error) {
-	return call(ctx, s, MethodListAccountsByUserID, func(a AccountsByUserLister) ([]Account, error) {
-		if !lookupKey(userID) {
-			return []Account{}, nil
-		}
+	return lookup(ctx, s, MethodListAccountsByUserID, []Account{}, []string{userID}, func(a AccountsByUserLister) ([]Account, error) {
 		out, err := a.ListAccountsByUserID(ctx, userID)
-		if err == nil && out == nil {
-			out = []Account{}
-		}
 		for i := range out {
-			normAccount(&out[i])
+			normAccount(&out[i], nil)
 		}
-		return out, err
+		return nonNil(out, err)
 	})
 }
 
 // UpdateAccount is the updateAccount extension through the layer.
 func (s *Store) UpdateAccount(ctx context.Context, update AccountUpdate) (*Account, error) {
 	const m = MethodUpdateAccount
-	return call(ctx, s, m, func(a AccountUpdater) (*Account, error) {
-		if err := update.Validate(); err != nil {
-			return nil, err
-		}
-		probe := update.Apply(Account{Provider: update.Provider, ProviderAccountID: update.ProviderAccountID})
-		if err := checkAccount(m, &probe); err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a AccountUpdater) (*Account, error) {
 		update.TokenType.Value = NormalizeTokenType(update.TokenType.Value)
-		out, err := a.UpdateAccount(ctx, update)
-		return normAccount(out), err
+		return normAccount(a.UpdateAccount(ctx, update))
+	}, update.Validate, func() error {
+		probe := update.Apply(Account{Provider: update.Provider, ProviderAccountID: update.ProviderAccountID})
+		return checkAccount(m, &probe)
 	})
 }
 
 // CreateSession is createSession through the layer.
 func (s *Store) CreateSession(ctx context.Context, session Session) (*Session, error) {
 	const m = MethodCreateSession
-	return call(ctx, s, m, func(a SessionCreator) (*Session, error) {
-		if err := session.Validate(); err != nil {
-			return nil, err
-		}
-		if err := checkStrings(m, "sessionToken", session.SessionToken, "userId", session.UserID); err != nil {
-			return nil, err
-		}
-		out, err := a.CreateSession(ctx, session.Normalize())
-		return normSession(out), err
+	return write(ctx, s, m, func(a SessionCreator) (*Session, error) {
+		return normSession(a.CreateSession(ctx, session.Normalize()))
+	}, session.Validate, func() error {
+		return checkStrings(m, field{"sessionToken", &session.SessionToken}, field{"userId", &session.UserID})
 	})
 }
 
 // GetSessionAndUser is getSessionAndUser through the layer.
 func (s *Store) GetSessionAndUser(ctx context.Context, sessionToken string) (*SessionAndUser, error) {
-	return call(ctx, s, MethodGetSessionAndUser, func(a SessionAndUserGetter) (*SessionAndUser, error) {
-		if !lookupKey(sessionToken) {
-			return nil, nil
-		}
+	return lookup(ctx, s, MethodGetSessionAndUser, nil, []string{sessionToken}, func(a SessionAndUserGetter) (*SessionAndUser, error) {
 		out, err := a.GetSessionAndUser(ctx, sessionToken)
 		if out != nil {
-			normSession(&out.Session)
-			normUser(&out.User)
+			normSession(&out.Session, nil)
+			normUser(&out.User, nil)
 		}
 		return out, err
 	})
@@ -393,16 +360,11 @@ func (s *Store) GetSessionAndUser(ctx context.Context, sessionToken string) (*Se
 // UpdateSession is updateSession through the layer.
 func (s *Store) UpdateSession(ctx context.Context, update SessionUpdate) (*Session, error) {
 	const m = MethodUpdateSession
-	return call(ctx, s, m, func(a SessionUpdater) (*Session, error) {
-		if err := update.Validate(); err != nil {
-			return nil, err
-		}
-		if err := checkStrings(m, "sessionToken", update.SessionToken, "userId", update.UserID.Value); err != nil {
-			return nil, err
-		}
+	return write(ctx, s, m, func(a SessionUpdater) (*Session, error) {
 		update.Expires.Value = NormalizeTime(update.Expires.Value)
-		out, err := a.UpdateSession(ctx, update)
-		return normSession(out), err
+		return normSession(a.UpdateSession(ctx, update))
+	}, update.Validate, func() error {
+		return checkStrings(m, field{"sessionToken", &update.SessionToken}, field{"userId", &update.UserID.Value})
 	})
 }
 
@@ -426,109 +388,107 @@ func (s *Store) ExtendSession(ctx context.Context, sessionToken string, from, ex
 			return extended{}, nil
 		}
 		out, wrote, err := a.ExtendSession(ctx, sessionToken, from, expires)
-		return extended{normSession(out), wrote && out != nil}, err
+		normSession(out, nil)
+		return extended{out, wrote && out != nil}, err
 	})
 	return r.session, r.wrote, err
 }
 
 // DeleteSession is deleteSession through the layer.
 func (s *Store) DeleteSession(ctx context.Context, sessionToken string) (*Session, error) {
-	return call(ctx, s, MethodDeleteSession, func(a SessionDeleter) (*Session, error) {
-		if !lookupKey(sessionToken) {
-			return nil, nil
-		}
-		out, err := a.DeleteSession(ctx, sessionToken)
-		return normSession(out), err
+	return lookup(ctx, s, MethodDeleteSession, nil, []string{sessionToken}, func(a SessionDeleter) (*Session, error) {
+		return normSession(a.DeleteSession(ctx, sessionToken))
 	})
 }
 
 // CreateVerificationToken is createVerificationToken through the layer.
 func (s *Store) CreateVerificationToken(ctx context.Context, token VerificationToken) (*VerificationToken, error) {
 	const m = MethodCreateVerificationToken
-	return call(ctx, s, m, func(a VerificationTokenCreator) (*VerificationToken, error) {
-		if err := token.Validate(); err != nil {
-			return nil, err
-		}
-		if err := checkStrings(m, "identifier", token.Identifier, "token", token.Token); err != nil {
-			return nil, err
-		}
-		out, err := a.CreateVerificationToken(ctx, token.Normalize())
-		return normToken(out), err
+	return write(ctx, s, m, func(a VerificationTokenCreator) (*VerificationToken, error) {
+		return normToken(a.CreateVerificationToken(ctx, token.Normalize()))
+	}, token.Validate, func() error {
+		return checkStrings(m, field{"identifier", &token.Identifier}, field{"token", &token.Token})
 	})
 }
 
 // UseVerificationToken is useVerificationToken through the layer.
 func (s *Store) UseVerificationToken(ctx context.Context, key VerificationTokenKey) (*VerificationToken, error) {
-	return call(ctx, s, MethodUseVerificationToken, func(a VerificationTokenUser) (*VerificationToken, error) {
-		if !lookupKey(key.Identifier, key.Token) {
-			return nil, nil
-		}
-		out, err := a.UseVerificationToken(ctx, key)
-		return normToken(out), err
+	return lookup(ctx, s, MethodUseVerificationToken, nil, []string{key.Identifier, key.Token}, func(a VerificationTokenUser) (*VerificationToken, error) {
+		return normToken(a.UseVerificationToken(ctx, key))
 	})
 }
 
 // CreateAuthenticator is createAuthenticator through the layer.
 func (s *Store) CreateAuthenticator(ctx context.Context, authenticator Authenticator) (*Authenticator, error) {
 	const m = MethodCreateAuthenticator
-	return call(ctx, s, m, func(a AuthenticatorCreator) (*Authenticator, error) {
-		au := authenticator.Clone()
-		if err := au.Validate(); err != nil {
-			return nil, err
-		}
-		if err := checkStrings(m, "credentialID", au.CredentialID, "credentialPublicKey", au.CredentialPublicKey,
-			"credentialDeviceType", au.CredentialDeviceType, "providerAccountId", au.ProviderAccountID,
-			"userId", au.UserID, "transports", au.Transports); err != nil {
-			return nil, err
-		}
+	au := authenticator.Clone()
+	return write(ctx, s, m, func(a AuthenticatorCreator) (*Authenticator, error) {
 		return a.CreateAuthenticator(ctx, au)
+	}, au.Validate, func() error {
+		return checkStrings(m, field{"credentialID", &au.CredentialID}, field{"credentialPublicKey", &au.CredentialPublicKey},
+			field{"credentialDeviceType", &au.CredentialDeviceType}, field{"providerAccountId", &au.ProviderAccountID},
+			field{"userId", &au.UserID}, field{"transports", au.Transports})
 	})
 }
 
 // GetAuthenticator is getAuthenticator through the layer.
 func (s *Store) GetAuthenticator(ctx context.Context, credentialID string) (*Authenticator, error) {
-	return call(ctx, s, MethodGetAuthenticator, func(a AuthenticatorGetter) (*Authenticator, error) {
-		if !lookupKey(credentialID) {
-			return nil, nil
-		}
+	return lookup(ctx, s, MethodGetAuthenticator, nil, []string{credentialID}, func(a AuthenticatorGetter) (*Authenticator, error) {
 		return a.GetAuthenticator(ctx, credentialID)
 	})
 }
 
 // ListAuthenticatorsByUserID is listAuthenticatorsByUserId through the layer.
 func (s *Store) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]Authenticator, error) {
-	return call(ctx, s, MethodListAuthenticatorsByUserID, func(a AuthenticatorsByUserLister) ([]Authenticator, error) {
-		if !lookupKey(userID) {
-			return []Authenticator{}, nil
-		}
-		out, err := a.ListAuthenticatorsByUserID(ctx, userID)
-		if err == nil && out == nil {
-			out = []Authenticator{}
-		}
-		return out, err
+	return lookup(ctx, s, MethodListAuthenticatorsByUserID, []Authenticator{}, []string{userID}, func(a AuthenticatorsByUserLister) ([]Authenticator, error) {
+		return nonNil(a.ListAuthenticatorsByUserID(ctx, userID))
 	})
 }
 
-// checkCounter rejects a negative counter and an empty or unstorable
-// credential id (which names no authenticator).
-func checkCounter(m Method, credentialID string, counter int64) error {
-	if counter < 0 {
-		return invalid(string(m), "counter", "must not be negative")
+// nonNil returns an empty list for a nil one when err is nil: a list
+// method finds an empty list, never nil.
+func nonNil[T any](out []T, err error) ([]T, error) {
+	if err == nil && out == nil {
+		out = []T{}
 	}
-	if !lookupKey(credentialID) {
-		return fmt.Errorf("no authenticator with credential id %q: %w", credentialID, ErrNotFound)
-	}
-	return nil
+	return out, err
+}
+
+// write is a call with checks of its input: they run in order, and the
+// first that fails ends the call, without calling the adapter.
+func write[I, R any](ctx context.Context, s *Store, m Method, f func(I) (R, error), checks ...func() error) (R, error) {
+	return call(ctx, s, m, func(a I) (R, error) {
+		for _, c := range checks {
+			if err := c(); err != nil {
+				var zero R
+				return zero, err
+			}
+		}
+		return f(a)
+	})
+}
+
+// counterUpdate is updateAuthenticatorCounter or its extension
+// advanceAuthenticatorCounter through the layer: a negative counter is an
+// [*InputError]; an empty or unstorable credential id (which names no
+// authenticator) is [ErrNotFound].
+func counterUpdate[I any](ctx context.Context, s *Store, m Method, credentialID string, counter int64,
+	update func(I) (*Authenticator, error)) (*Authenticator, error) {
+	return call(ctx, s, m, func(a I) (*Authenticator, error) {
+		if counter < 0 {
+			return nil, invalid(string(m), "counter", "must not be negative")
+		}
+		if !lookupKey(credentialID) {
+			return nil, fmt.Errorf("no authenticator with credential id %q: %w", credentialID, ErrNotFound)
+		}
+		return update(a)
+	})
 }
 
 // UpdateAuthenticatorCounter is updateAuthenticatorCounter through the
 // layer.
 func (s *Store) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*Authenticator, error) {
-	const m = MethodUpdateAuthenticatorCounter
-	return call(ctx, s, m, func(a AuthenticatorCounterUpdater) (*Authenticator, error) {
-		if err := checkCounter(m, credentialID, newCounter); err != nil {
-			return nil, err
-		}
+	return counterUpdate(ctx, s, MethodUpdateAuthenticatorCounter, credentialID, newCounter, func(a AuthenticatorCounterUpdater) (*Authenticator, error) {
 		return a.UpdateAuthenticatorCounter(ctx, credentialID, newCounter)
 	})
 }
@@ -536,11 +496,7 @@ func (s *Store) UpdateAuthenticatorCounter(ctx context.Context, credentialID str
 // AdvanceAuthenticatorCounter is the advanceAuthenticatorCounter extension
 // through the layer.
 func (s *Store) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*Authenticator, error) {
-	const m = Method(ExtensionAdvanceAuthenticatorCounter)
-	return call(ctx, s, m, func(a AuthenticatorCounterAdvancer) (*Authenticator, error) {
-		if err := checkCounter(m, credentialID, newCounter); err != nil {
-			return nil, err
-		}
+	return counterUpdate(ctx, s, Method(ExtensionAdvanceAuthenticatorCounter), credentialID, newCounter, func(a AuthenticatorCounterAdvancer) (*Authenticator, error) {
 		return a.AdvanceAuthenticatorCounter(ctx, credentialID, newCounter)
 	})
 }

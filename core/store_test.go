@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,3 +179,98 @@ func TestUserFieldAndMergeData(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestStoreObserver checks that every call through a Store is observed
+// once, after it returned, with its method and error: successes, failures,
+// calls the layer answers itself, extensions the adapter lacks; that
+// NewStore with options over a Store adds observers without changing it;
+// and that observers may be told of concurrent calls.
+func TestStoreObserver(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var seen []string
+	record := func(prefix string) core.Observer {
+		return core.ObserverFunc(func(_ context.Context, c core.Call) {
+			if c.Took < 0 {
+				t.Errorf("%s took %v", c.Method, c.Took)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, fmt.Sprintf("%s%s %v", prefix, c.Method, c.Err != nil))
+		})
+	}
+	r := &recorder{}
+	s := core.NewStore(r, core.WithObserver(record("")), core.WithObserver(nil))
+	if core.NewStore(s) != s {
+		t.Error("NewStore of a Store without options did not return it unchanged")
+	}
+	_, _ = s.GetUser(ctx, "u1")
+	_, _ = s.GetUser(ctx, "")                         // answered by the layer
+	_, _ = s.CreateUser(ctx, core.User{})             // rejected input
+	_, _ = s.UpdateAccount(ctx, core.AccountUpdate{}) // an extension the adapter lacks
+	want := []string{"getUser false", "getUser false", "createUser true", "updateAccount true"}
+	if !slices.Equal(seen, want) || len(r.calls) != 1 {
+		t.Errorf("observed %q with adapter calls %v; want %q and one adapter call", seen, r.calls, want)
+	}
+
+	seen = nil
+	both := core.NewStore(s, core.WithObserver(record("second ")))
+	if both == s {
+		t.Fatal("NewStore of a Store with an option returned it unchanged")
+	}
+	if _, err := both.GetUser(ctx, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"getUser false", "second getUser false"}; !slices.Equal(seen, want) {
+		t.Errorf("a Store over an observed Store observed %q; want %q (its observers after the first's)", seen, want)
+	}
+	seen = nil
+	if _, _ = s.GetUser(ctx, ""); len(seen) != 1 {
+		t.Errorf("the first Store has %d observers after NewStore over it with another, want 1", len(seen))
+	}
+
+	seen = nil
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = both.GetUser(ctx, "")
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 16 {
+		t.Errorf("8 concurrent calls were observed %d times by two observers, want 16", len(seen))
+	}
+}
+
+// staticGetter returns one user without allocating.
+type staticGetter struct{ u *core.User }
+
+func (g staticGetter) GetUser(context.Context, string) (*core.User, error) { return g.u, nil }
+
+// TestStoreUnobservedCallAllocatesNothing checks that the layer, without
+// an observer, adds no allocation to a lookup, and that an observer does
+// not either beyond its own work.
+func TestStoreUnobservedCallAllocatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
+	}
+	ctx := context.Background()
+	g := staticGetter{u: &core.User{ID: "u1", Email: "a@example.com"}}
+	var calls int
+	for _, c := range []struct {
+		name string
+		s    *core.Store
+	}{
+		{"unobserved", core.NewStore(g)},
+		{"observed", core.NewStore(g, core.WithObserver(core.ObserverFunc(func(context.Context, core.Call) { calls++ })))},
+	} {
+		if n := testing.AllocsPerRun(100, func() { _, _ = c.s.GetUser(ctx, "u1") }); n != 0 {
+			t.Errorf("%s: GetUser through the layer allocated %v times per call, want 0", c.name, n)
+		}
+	}
+	if calls != 101 {
+		t.Errorf("the observer saw %d calls, want 101 (AllocsPerRun's warm-up and 100 runs)", calls)
+	}
+}

@@ -56,11 +56,9 @@ func (up UserUpdate) Apply(u User) User {
 
 // Validate reports bad input: an empty id, or an e-mail set to "".
 func (up UserUpdate) Validate() error {
-	if up.ID == "" {
-		return invalid("updateUser", "id", "must not be empty")
-	}
-	if up.Email.Set && up.Email.Value == "" {
-		return invalid("updateUser", "email", "must not be empty")
+	err := firstBroken(MethodUpdateUser, rule{up.ID == "", "id", notEmpty}, rule{up.Email.Set && up.Email.Value == "", "email", notEmpty})
+	if err != nil {
+		return err
 	}
 	return validateData(MethodUpdateUser, up.Data, true)
 }
@@ -85,16 +83,10 @@ func (up SessionUpdate) Apply(s Session) Session {
 // Validate reports bad input: an empty token, a user id set to "", or
 // expires set to the zero time.
 func (up SessionUpdate) Validate() error {
-	if up.SessionToken == "" {
-		return invalid("updateSession", "sessionToken", "must not be empty")
-	}
-	if up.UserID.Set && up.UserID.Value == "" {
-		return invalid("updateSession", "userId", "must not be empty")
-	}
-	if up.Expires.Set && up.Expires.Value.IsZero() {
-		return invalid("updateSession", "expires", "must not be the zero time")
-	}
-	return nil
+	return firstBroken(MethodUpdateSession,
+		rule{up.SessionToken == "", "sessionToken", notEmpty},
+		rule{up.UserID.Set && up.UserID.Value == "", "userId", notEmpty},
+		rule{up.Expires.Set && up.Expires.Value.IsZero(), "expires", "must not be the zero time"})
 }
 
 // AccountUpdate is what UpdateAccount takes: Provider and ProviderAccountID
@@ -137,11 +129,7 @@ func (up AccountUpdate) Apply(a Account) Account {
 
 // Validate reports bad input: an empty provider or provider account id.
 func (up AccountUpdate) Validate() error {
-	if up.Provider == "" {
-		return invalid(string(MethodUpdateAccount), "provider", "must not be empty")
-	}
-	if up.ProviderAccountID == "" {
-		return invalid(string(MethodUpdateAccount), "providerAccountId", "must not be empty")
-	}
-	return nil
+	return firstBroken(MethodUpdateAccount,
+		rule{up.Provider == "", "provider", notEmpty},
+		rule{up.ProviderAccountID == "", "providerAccountId", notEmpty})
 }

@@ -125,37 +125,30 @@ func (f UserField[T]) Get(u *User) (T, bool, error) {
 }
 
 // Put sets the field to v on a user about to be created.
-func (f UserField[T]) Put(u *User, v T) error {
-	raw, err := f.encode(v)
-	if err != nil {
-		return err
-	}
-	if u.Data == nil {
-		u.Data = make(map[string]json.RawMessage)
-	}
-	u.Data[f.Name] = raw
-	return nil
-}
+func (f UserField[T]) Put(u *User, v T) error { return f.put(&u.Data, v) }
 
 // Set makes up set the field to v, leaving the user's other fields alone.
-func (f UserField[T]) Set(up *UserUpdate, v T) error {
+func (f UserField[T]) Set(up *UserUpdate, v T) error { return f.put(&up.Data, v) }
+
+// Clear makes up remove the field.
+func (f UserField[T]) Clear(up *UserUpdate) { setData(&up.Data, f.Name, nil) }
+
+// put stores v, encoded, under the field's name in *data.
+func (f UserField[T]) put(data *map[string]json.RawMessage, v T) error {
 	raw, err := f.encode(v)
 	if err != nil {
 		return err
 	}
-	if up.Data == nil {
-		up.Data = make(map[string]json.RawMessage)
-	}
-	up.Data[f.Name] = raw
+	setData(data, f.Name, raw)
 	return nil
 }
 
-// Clear makes up remove the field.
-func (f UserField[T]) Clear(up *UserUpdate) {
-	if up.Data == nil {
-		up.Data = make(map[string]json.RawMessage)
+// setData sets (*data)[name] to raw, making the map when it is nil.
+func setData(data *map[string]json.RawMessage, name string, raw json.RawMessage) {
+	if *data == nil {
+		*data = make(map[string]json.RawMessage)
 	}
-	up.Data[f.Name] = nil
+	(*data)[name] = raw
 }
 
 func (f UserField[T]) encode(v T) (json.RawMessage, error) {

@@ -2,13 +2,35 @@ package core
 
 import "slices"
 
+// Reasons the checks give for a rejected field.
+const (
+	notEmpty  = "must not be empty"
+	mustBeSet = "must be set"
+)
+
+// rule is one condition on a method's input: when broken, the field is
+// rejected for the reason.
+type rule struct {
+	broken bool
+	field  string
+	reason string
+}
+
+// firstBroken returns an [*InputError] for the first of the rules that is
+// broken, or nil.
+func firstBroken(m Method, rules ...rule) error {
+	for _, r := range rules {
+		if r.broken {
+			return invalid(string(m), r.field, r.reason)
+		}
+	}
+	return nil
+}
+
 // Validate reports whether u can be created: its id and e-mail are set.
 func (u *User) Validate() error {
-	switch {
-	case u.ID == "":
-		return invalid("createUser", "id", "must not be empty")
-	case u.Email == "":
-		return invalid("createUser", "email", "must not be empty")
+	if err := firstBroken(MethodCreateUser, rule{u.ID == "", "id", notEmpty}, rule{u.Email == "", "email", notEmpty}); err != nil {
+		return err
 	}
 	return validateData(MethodCreateUser, u.Data, false)
 }
@@ -16,62 +38,39 @@ func (u *User) Validate() error {
 // Validate reports whether a can be linked: its user, provider, provider
 // account id and a valid type are set.
 func (a *Account) Validate() error {
-	switch {
-	case a.UserID == "":
-		return invalid("linkAccount", "userId", "must not be empty")
-	case a.Provider == "":
-		return invalid("linkAccount", "provider", "must not be empty")
-	case a.ProviderAccountID == "":
-		return invalid("linkAccount", "providerAccountId", "must not be empty")
-	case !a.Type.Valid():
-		return invalid("linkAccount", "type", "must be oauth, oidc, email or webauthn, not "+quote(string(a.Type)))
-	}
-	return nil
+	return firstBroken(MethodLinkAccount,
+		rule{a.UserID == "", "userId", notEmpty},
+		rule{a.Provider == "", "provider", notEmpty},
+		rule{a.ProviderAccountID == "", "providerAccountId", notEmpty},
+		rule{!a.Type.Valid(), "type", "must be oauth, oidc, email or webauthn, not " + quote(string(a.Type))})
 }
 
 // Validate reports whether s can be created: token, user and expiry are set.
 func (s *Session) Validate() error {
-	switch {
-	case s.SessionToken == "":
-		return invalid("createSession", "sessionToken", "must not be empty")
-	case s.UserID == "":
-		return invalid("createSession", "userId", "must not be empty")
-	case s.Expires.IsZero():
-		return invalid("createSession", "expires", "must be set")
-	}
-	return nil
+	return firstBroken(MethodCreateSession,
+		rule{s.SessionToken == "", "sessionToken", notEmpty},
+		rule{s.UserID == "", "userId", notEmpty},
+		rule{s.Expires.IsZero(), "expires", mustBeSet})
 }
 
 // Validate reports whether v can be created: identifier, token and expiry
 // are set.
 func (v *VerificationToken) Validate() error {
-	switch {
-	case v.Identifier == "":
-		return invalid("createVerificationToken", "identifier", "must not be empty")
-	case v.Token == "":
-		return invalid("createVerificationToken", "token", "must not be empty")
-	case v.Expires.IsZero():
-		return invalid("createVerificationToken", "expires", "must be set")
-	}
-	return nil
+	return firstBroken(MethodCreateVerificationToken,
+		rule{v.Identifier == "", "identifier", notEmpty},
+		rule{v.Token == "", "token", notEmpty},
+		rule{v.Expires.IsZero(), "expires", mustBeSet})
 }
 
 // Validate reports whether a can be created: its ids and public key are set
 // and the counter is not negative.
 func (a *Authenticator) Validate() error {
-	switch {
-	case a.CredentialID == "":
-		return invalid("createAuthenticator", "credentialID", "must not be empty")
-	case a.CredentialPublicKey == "":
-		return invalid("createAuthenticator", "credentialPublicKey", "must not be empty")
-	case a.UserID == "":
-		return invalid("createAuthenticator", "userId", "must not be empty")
-	case a.ProviderAccountID == "":
-		return invalid("createAuthenticator", "providerAccountId", "must not be empty")
-	case a.Counter < 0:
-		return invalid("createAuthenticator", "counter", "must not be negative")
-	}
-	return nil
+	return firstBroken(MethodCreateAuthenticator,
+		rule{a.CredentialID == "", "credentialID", notEmpty},
+		rule{a.CredentialPublicKey == "", "credentialPublicKey", notEmpty},
+		rule{a.UserID == "", "userId", notEmpty},
+		rule{a.ProviderAccountID == "", "providerAccountId", notEmpty},
+		rule{a.Counter < 0, "counter", "must not be negative"})
 }
 
 // Clone returns a deep copy of u, sharing no memory with it.

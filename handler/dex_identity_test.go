@@ -1,7 +1,6 @@
 package handler_test
 
 import (
-	"net/url"
 	"testing"
 
 	"github.com/authport/authport/core/provider"
@@ -21,12 +20,7 @@ func TestDexAddressSpelling(t *testing.T) {
 	}})
 	signInByEmail(t, e, smtp, "victim@example.com")
 	e.client = e.newClient()
-	res := e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), "Victim@Example.COM", oauthtest.DefaultDexUserPassword)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = e.get(cb.String())
+	res := dexSignIn(t, e, dex, "Victim@Example.COM")
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
 	if snap := e.store.Snapshot(); len(snap.Users) != 1 || len(snap.Accounts) != 1 {
 		t.Errorf("%d users, %d accounts: want only the e-mail user: %+v", len(snap.Users), len(snap.Accounts), snap.Users)

@@ -90,12 +90,7 @@ func TestDexSignIn(t *testing.T) {
 				}
 				// Signing in again while signed in works (the JWT is not
 				// taken for a database session token).
-				res = e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-				cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res = e.get(cb.String())
+				res = dexSignIn(t, e, dex, oauthtest.DefaultDexUserEmail)
 				wantStatus(t, res, http.StatusFound)
 			} else if len(snap.Sessions) != 1 {
 				t.Errorf("database strategy stored %d sessions", len(snap.Sessions))
@@ -123,12 +118,7 @@ func TestDexAccountNotLinked(t *testing.T) {
 	req, _ := http.NewRequest("GET", smtp.link(t), nil)
 	e.do(other, req) // the e-mail user exists now, signed in elsewhere
 
-	res := e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = e.get(cb.String())
+	res := dexSignIn(t, e, dex, oauthtest.DefaultDexUserEmail)
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
 	page := e.get(res.Header.Get("Location"))
 	if !strings.Contains(page.body, "To confirm your identity, sign in with the same account you used originally.") {
@@ -176,12 +166,7 @@ func TestDexLinkWhileSignedIn(t *testing.T) {
 				t.Fatalf("not signed in by e-mail: %v", e.session())
 			}
 
-			res = e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
-			cb, err := dex.Login(t.Context(), res.Header.Get("Location"), oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res = e.get(cb.String())
+			res = dexSignIn(t, e, dex, oauthtest.DefaultDexUserEmail)
 			wantStatus(t, res, http.StatusFound)
 			snap := e.store.Snapshot()
 			if len(snap.Users) != 1 {
@@ -199,4 +184,16 @@ func TestDexLinkWhileSignedIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dexSignIn signs the env's browser in at dex as email (with dex's default
+// password) and returns the response to dex's redirect to the callback.
+func dexSignIn(t *testing.T, e *env, dex *oauthtest.DexServer, email string) response {
+	t.Helper()
+	res := e.post("/auth/signin/dex", url.Values{"csrfToken": {e.csrf()}})
+	cb, err := dex.Login(t.Context(), res.Header.Get("Location"), email, oauthtest.DefaultDexUserPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.get(cb.String())
 }

@@ -47,15 +47,7 @@ func FuzzServeHTTP(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r := httptest.NewRequest("GET", "http://app.example/", strings.NewReader(body))
-		r.Method, r.URL, r.RequestURI = method, u, target
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if strings.HasPrefix(body, "{") {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		r.Header.Set("Cookie", cookie)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := serveFuzzed(h, method, u, target, body, cookie)
 		if loc := w.Header().Get("Location"); loc != "" && !strings.HasPrefix(loc, "http://app.example/") && !strings.HasPrefix(loc, "/") {
 			t.Fatalf("%s %s redirected to %q", method, target, loc)
 		}
@@ -129,15 +121,7 @@ func FuzzServeHTTPWithCallbacks(f *testing.F) {
 		if jwtSessions {
 			h = handlers[1]
 		}
-		r := httptest.NewRequest("GET", "http://app.example/", strings.NewReader(body))
-		r.Method, r.URL, r.RequestURI = method, u, target
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if strings.HasPrefix(body, "{") {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		r.Header.Set("Cookie", cookie)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := serveFuzzed(h, method, u, target, body, cookie)
 		loc := w.Header().Get("Location")
 		if loc != "" && !strings.HasPrefix(loc, "http://app.example/") && !strings.HasPrefix(loc, "https://app.example.com/") &&
 			(!strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//")) {
@@ -147,4 +131,20 @@ func FuzzServeHTTPWithCallbacks(f *testing.F) {
 			t.Fatalf("%s %s: %d %s", method, target, w.Code, w.Body)
 		}
 	})
+}
+
+// serveFuzzed sends h a request for target (parsed as u) with the method,
+// body (JSON when it starts with "{", else a form) and Cookie header, and
+// returns the recorded response.
+func serveFuzzed(h http.Handler, method string, u *url.URL, target, body, cookie string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("GET", "http://app.example/", strings.NewReader(body))
+	r.Method, r.URL, r.RequestURI = method, u, target
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if strings.HasPrefix(body, "{") {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	r.Header.Set("Cookie", cookie)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
 }

@@ -114,6 +114,7 @@ type Handler struct {
 	log       *slog.Logger
 	now       func() time.Time
 	limits    *limiter // nil: no rate limits
+	routes    map[routeKey]route
 	// mountWarned makes the BaseURL/mount mismatch log once.
 	mountWarned sync.Once
 }
@@ -138,6 +139,7 @@ func New(cfg Config) (*Handler, error) {
 		log:       cfg.Logger,
 		now:       cfg.Auth.Clock(),
 		byID:      map[string]provider.Provider{},
+		routes:    routeTable(),
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -233,7 +235,6 @@ func (h *Handler) URL(route string) string { return h.base + "/" + strings.TrimP
 type route struct {
 	methods string // the methods allowed, as the Allow header lists them
 	serve   func(*Handler, http.ResponseWriter, *http.Request, string)
-	withID  bool // the path carries a provider id: /action/{id}
 }
 
 // allows reports whether the route takes method.
@@ -246,35 +247,29 @@ func (rt route) allows(method string) bool {
 	return false
 }
 
-// routeFor returns Auth.js's action for the first path segment, withID
-// when the path carries a provider id (/action/{id}).
-func routeFor(action string, withID bool) (route, bool) {
-	switch action {
-	case "providers":
-		return route{"GET", (*Handler).serveProviders, false}, true
-	case "csrf":
-		return route{"GET", (*Handler).serveCSRF, false}, true
-	case "session":
-		return route{"GET, POST", (*Handler).serveSession, false}, true
-	case "signin":
-		if withID {
-			return route{"GET, POST", (*Handler).serveSignIn, true}, true
-		}
-		return route{"GET", (*Handler).serveSignInPage, false}, true
-	case "signout":
-		return route{"GET, POST", (*Handler).serveSignOut, false}, true
-	case "verify-request":
-		return route{"GET", (*Handler).serveVerifyRequest, false}, true
-	case "error":
-		return route{"GET", (*Handler).serveError, false}, true
-	case "callback":
-		return route{"GET, POST", (*Handler).serveCallback, true}, true
-	case "webauthn-options":
-		return route{"GET", (*Handler).serveWebAuthnOptions, true}, true
-	case "passkey.js":
-		return route{"GET", (*Handler).servePasskeyScript, false}, true
+// routeKey names a route: the first path segment, and whether the path
+// carries a provider id (/action/{id}).
+type routeKey struct {
+	action string
+	withID bool
+}
+
+// routeTable returns Auth.js's actions, each with the methods it takes and
+// what serves it. signin is two: the page, and /signin/{id}.
+func routeTable() map[routeKey]route {
+	return map[routeKey]route{
+		{"providers", false}:       {"GET", (*Handler).serveProviders},
+		{"csrf", false}:            {"GET", (*Handler).serveCSRF},
+		{"session", false}:         {"GET, POST", (*Handler).serveSession},
+		{"signin", false}:          {"GET", (*Handler).serveSignInPage},
+		{"signin", true}:           {"GET, POST", (*Handler).serveSignIn},
+		{"signout", false}:         {"GET, POST", (*Handler).serveSignOut},
+		{"verify-request", false}:  {"GET", (*Handler).serveVerifyRequest},
+		{"error", false}:           {"GET", (*Handler).serveError},
+		{"callback", true}:         {"GET, POST", (*Handler).serveCallback},
+		{"webauthn-options", true}: {"GET", (*Handler).serveWebAuthnOptions},
+		{"passkey.js", false}:      {"GET", (*Handler).servePasskeyScript},
 	}
-	return route{}, false
 }
 
 // maxBody bounds a POST body (forms and the passkey credential JSON).
@@ -299,8 +294,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
-	rt, found := routeFor(action, id != "")
-	if !found || rt.withID != (id != "") || strings.Contains(id, "/") {
+	rt, found := h.routes[routeKey{action, id != ""}]
+	if !found || strings.Contains(id, "/") {
 		h.notFound(w, r)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/oauth/oauthtest"
 )
 
 // With auth.Config.AllowDangerousUnverifiedEmail, Auth.js's behaviour: a
@@ -13,15 +14,15 @@ import (
 // address, and the owner's e-mail sign-in lands in it, next to the OAuth
 // account.
 func TestOAuthUnverifiedAddressWithTheOption(t *testing.T) {
-	fake := startFakeOAuth(t)
+	fake := oauthtest.StartFake(t)
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{
 		providers: func(t *testing.T, base string) []provider.Provider {
-			return []provider.Provider{smtp.emailProvider(t), fake.provider("fake")}
+			return []provider.Provider{smtp.emailProvider(t), fake.Provider("fake")}
 		},
 		authConfig: func(c *auth.Config) { c.AllowDangerousUnverifiedEmail = true },
 	})
-	res := fake.signIn(t, e, "fake", map[string]any{"id": "attacker", "email": "Victim@Example.com", "email_verified": false})
+	res := fakeSignIn(t, fake, e, "fake", map[string]any{"id": "attacker", "email": "Victim@Example.com", "email_verified": false})
 	wantStatus(t, res, http.StatusFound)
 	e.client = e.newClient()
 	signInByEmail(t, e, smtp, "victim@example.com")

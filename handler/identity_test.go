@@ -2,19 +2,17 @@ package handler_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/mail"
+	"github.com/authport/authport/oauth/oauthtest"
 	"github.com/emersion/go-smtp"
 )
 
@@ -23,78 +21,15 @@ import (
 // address the provider says it has not verified claims nothing (2), and no
 // token is left behind for a link the mailer refused (7).
 
-// fakeOAuth is an OAuth 2.0 provider in process, for what dex cannot be
-// made to send: a profile with email_verified false, or an address with
-// spaces and capitals. It authorises at once and answers the userinfo
-// request with the profile set for the next sign-in.
-type fakeOAuth struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	profile map[string]any
-}
-
-func startFakeOAuth(t *testing.T) *fakeOAuth {
-	t.Helper()
-	f := &fakeOAuth{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		to, err := url.Parse(q.Get("redirect_uri"))
-		if err != nil || q.Get("response_type") != "code" || q.Get("code_challenge") == "" {
-			http.Error(w, "bad authorization request", http.StatusBadRequest)
-			return
-		}
-		to.RawQuery = url.Values{"code": {"code-" + randomSuffix()}, "state": {q.Get("state")}}.Encode()
-		http.Redirect(w, r, to.String(), http.StatusFound)
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.PostFormValue("code") == "" || r.PostFormValue("code_verifier") == "" {
-			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at-" + randomSuffix(), "token_type": "Bearer", "expires_in": 3600})
-	})
-	mux.HandleFunc("/userinfo", func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer at-") {
-			http.Error(w, "no token", http.StatusUnauthorized)
-			return
-		}
-		f.mu.Lock()
-		p := f.profile
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(p)
-	})
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func randomSuffix() string { return strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "") }
-
-// provider returns an OAuth 2.0 provider with the id for the fake.
-func (f *fakeOAuth) provider(id string) *provider.OAuth2Config[map[string]any] {
-	p := &provider.OAuth2Config[map[string]any]{}
-	p.ID, p.Name = id, "Fake "+id
-	p.Authorization = provider.Endpoint{URL: f.srv.URL + "/authorize"}
-	p.Token = provider.TokenEndpoint{URL: f.srv.URL + "/token"}
-	p.Userinfo = provider.UserinfoEndpoint[map[string]any]{URL: f.srv.URL + "/userinfo"}
-	p.ClientID, p.ClientSecret = "client", "client-secret-0123456789abcdef0123456789"
-	return p
-}
-
 // signIn signs the env's browser in with the provider id, the fake
 // answering with profile, and returns the callback's response.
-func (f *fakeOAuth) signIn(t *testing.T, e *env, id string, profile map[string]any) response {
+func fakeSignIn(t *testing.T, f *oauthtest.Fake, e *env, id string, profile map[string]any) response {
 	t.Helper()
-	f.mu.Lock()
-	f.profile = profile
-	f.mu.Unlock()
+	f.SetProfile(profile)
 	res := e.post("/auth/signin/"+id, url.Values{"csrfToken": {e.csrf()}})
 	wantStatus(t, res, http.StatusSeeOther)
 	authorize := res.Header.Get("Location")
-	if !strings.HasPrefix(authorize, f.srv.URL+"/authorize") {
+	if !strings.HasPrefix(authorize, f.URL+"/authorize") {
 		t.Fatalf("redirected to %s, want the fake's authorization endpoint", authorize)
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -125,15 +60,15 @@ func signInByEmail(t *testing.T, e *env, smtp *smtpServer, address string) map[s
 // the address: OAuthAccountNotLinked, as for the exact address, instead of
 // a second user.
 func TestOAuthAddressSpellingsAreOneUser(t *testing.T) {
-	fake := startFakeOAuth(t)
+	fake := oauthtest.StartFake(t)
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		return []provider.Provider{smtp.emailProvider(t), fake.provider("fake")}
+		return []provider.Provider{smtp.emailProvider(t), fake.Provider("fake")}
 	}})
 	signInByEmail(t, e, smtp, "victim@example.com")
 	e.client = e.newClient() // the attacker's browser, not signed in
 	for i, spelling := range []string{"victim@example.com", "Victim@Example.COM", " victim@example.com", "VICTIM@example.com\t"} {
-		res := fake.signIn(t, e, "fake", map[string]any{"id": "attacker-" + string(rune('a'+i)), "email": spelling})
+		res := fakeSignIn(t, fake, e, "fake", map[string]any{"id": "attacker-" + string(rune('a'+i)), "email": spelling})
 		wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
 	}
 	if snap := e.store.Snapshot(); len(snap.Users) != 1 || len(snap.Accounts) != 1 {
@@ -144,19 +79,19 @@ func TestOAuthAddressSpellingsAreOneUser(t *testing.T) {
 // Finding 6: bücher.example and its punycode form, composed and decomposed
 // josé, are one address each, whichever provider gives them.
 func TestInternationalAddressesAreOneUser(t *testing.T) {
-	fake := startFakeOAuth(t)
+	fake := oauthtest.StartFake(t)
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		return []provider.Provider{fake.provider("one"), fake.provider("two")}
+		return []provider.Provider{fake.Provider("one"), fake.Provider("two")}
 	}})
 	for _, pair := range [][2]string{
 		{"ada@bücher.example", "ada@xn--bcher-kva.example"},
 		{"jos\u00e9@example.com", "jose\u0301@example.com"},
 	} {
 		e.client = e.newClient()
-		res := fake.signIn(t, e, "one", map[string]any{"id": "one-" + pair[0], "email": pair[0]})
+		res := fakeSignIn(t, fake, e, "one", map[string]any{"id": "one-" + pair[0], "email": pair[0]})
 		wantStatus(t, res, http.StatusFound)
 		e.client = e.newClient()
-		res = fake.signIn(t, e, "two", map[string]any{"id": "two-" + pair[0], "email": pair[1]})
+		res = fakeSignIn(t, fake, e, "two", map[string]any{"id": "two-" + pair[0], "email": pair[1]})
 		wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
 	}
 	snap := e.store.Snapshot()
@@ -173,12 +108,12 @@ func TestInternationalAddressesAreOneUser(t *testing.T) {
 // user for the address, so the owner's later e-mail sign-in gets a user the
 // OAuth account is not part of.
 func TestOAuthUnverifiedAddressClaimsNothing(t *testing.T) {
-	fake := startFakeOAuth(t)
+	fake := oauthtest.StartFake(t)
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		return []provider.Provider{smtp.emailProvider(t), fake.provider("fake")}
+		return []provider.Provider{smtp.emailProvider(t), fake.Provider("fake")}
 	}})
-	res := fake.signIn(t, e, "fake", map[string]any{"id": "attacker", "email": "victim@example.com", "email_verified": false})
+	res := fakeSignIn(t, fake, e, "fake", map[string]any{"id": "attacker", "email": "victim@example.com", "email_verified": false})
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthCallbackError")
 	if snap := e.store.Snapshot(); len(snap.Users) != 0 || len(snap.Accounts) != 0 || len(snap.Sessions) != 0 {
 		t.Fatalf("the unverified profile stored %+v", snap)
@@ -194,10 +129,10 @@ func TestOAuthUnverifiedAddressClaimsNothing(t *testing.T) {
 	// profile of it is, and "true" (or no claim) works as before for a new
 	// address.
 	e.client = e.newClient()
-	res = fake.signIn(t, e, "fake", map[string]any{"id": "attacker", "email": "victim@example.com", "email_verified": "false"})
+	res = fakeSignIn(t, fake, e, "fake", map[string]any{"id": "attacker", "email": "victim@example.com", "email_verified": "false"})
 	wantLocation(t, e, res, "/auth/signin", "error", "OAuthAccountNotLinked")
 	e.client = e.newClient()
-	res = fake.signIn(t, e, "fake", map[string]any{"id": "someone", "email": "someone@example.com", "email_verified": true})
+	res = fakeSignIn(t, fake, e, "fake", map[string]any{"id": "someone", "email": "someone@example.com", "email_verified": true})
 	wantStatus(t, res, http.StatusFound)
 	if n := len(e.store.Snapshot().Users); n != 2 {
 		t.Errorf("%d users, want the owner and someone", n)

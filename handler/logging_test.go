@@ -18,23 +18,6 @@ import (
 	"github.com/authport/authport/handler"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The logger sees failures, never a secret, token or link.
 func TestLogsHoldNoSecrets(t *testing.T) {
 	var logs syncBuffer

@@ -34,7 +34,8 @@ import (
 // token: the token the session cookie would hold for each strategy.
 type bearerEnv struct {
 	*env
-	counting *coretest.Counting
+	counting *coretest.Counting // counts the calls through store
+	store    *core.Store
 	dbToken  string // a database session of user-b
 	jwtToken string // a JWT session of user-b (the cookie's salt)
 }
@@ -44,13 +45,14 @@ func newBearerEnv(t *testing.T, strategy auth.Strategy, bearer bool) *bearerEnv 
 	be := &bearerEnv{}
 	be.env = newEnv(t, envOpts{strategy: strategy, providers: noProviders,
 		adapter: func(_ *testing.T, now func() time.Time) any {
-			be.counting = coretest.NewCounting(memory.New(memory.WithClock(now)))
-			return be.counting
+			be.counting = coretest.NewCounting()
+			be.store = core.NewStore(memory.New(memory.WithClock(now)), core.WithObserver(be.counting))
+			return be.store
 		},
 		config: func(c *handler.Config) { c.Bearer = bearer },
 	})
 	ctx := context.Background()
-	if _, err := be.counting.CreateUser(ctx, core.User{ID: "user-b", Email: "bearer@example.com"}); err != nil {
+	if _, err := be.store.CreateUser(ctx, core.User{ID: "user-b", Email: "bearer@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := be.a.CreateSession(ctx, "user-b")
@@ -263,7 +265,7 @@ func TestBearerReadsAuthjsJWT(t *testing.T) {
 
 // newCookieHandler builds a handler at base with the cookie options and
 // the providers; its log goes to logs.
-func newCookieHandler(t *testing.T, base string, logs *hookLog, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
+func newCookieHandler(t *testing.T, base string, logs *syncBuffer, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
 	t.Helper()
 	a, err := auth.New(auth.Config{Adapter: memoryStore(), Providers: providers, Secrets: []string{secret}, BaseURL: base,
 		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -305,7 +307,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 		{"http://app.localhost/auth", handler.CookieOptions{Secure: handler.SecureOn}, ""},
 		{"https://auth.example.test/auth", handler.CookieOptions{Secure: 7}, "SecureAuto"},
 	} {
-		_, err := newCookieHandler(t, c.base, &hookLog{}, c.opts)
+		_, err := newCookieHandler(t, c.base, &syncBuffer{}, c.opts)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %+v: %v", c.base, c.opts, err)
@@ -315,7 +317,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 	}
 	// SecureOff with an https BaseURL and an OAuth provider: the oauth
 	// module's check cookies stay Secure, so it is refused.
-	_, err := newCookieHandler(t, "https://auth.example.test/auth", &hookLog{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
+	_, err := newCookieHandler(t, "https://auth.example.test/auth", &syncBuffer{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
 	if err == nil || !strings.Contains(err.Error(), "OAuth check cookies") {
 		t.Errorf("SecureOff with an OAuth provider: %v", err)
 	}
@@ -411,7 +413,7 @@ func TestCookieOptionsSetCookie(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			logs := &hookLog{}
+			logs := &syncBuffer{}
 			h, err := newCookieHandler(t, c.base, logs, c.opts, credentials())
 			if err != nil {
 				t.Fatal(err)

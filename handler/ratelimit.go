@@ -75,9 +75,24 @@ const ErrorRateLimited = "RateLimited"
 
 // limiter applies a RateLimit.
 type limiter struct {
-	store                                           ratelimit.Store
-	emailAddress, emailClient, signInClient, signID ratelimit.Limit
-	clientKey                                       func(*http.Request) string
+	store     ratelimit.Store
+	attempts  [2]attemptLimits // by attemptKind
+	clientKey func(*http.Request) string
+}
+
+// attemptKind is a kind of rate-limited attempt.
+type attemptKind int
+
+const (
+	emailAttempt  attemptKind = iota // a sign-in e-mail requested
+	signInAttempt                    // another sign-in attempt
+)
+
+// attemptLimits are the limits of one attemptKind, per client and per
+// identifier, each with the kind its counters are stored under.
+type attemptLimits struct {
+	clientKind, idKind string
+	client, id         ratelimit.Limit
 }
 
 func newLimiter(cfg RateLimit) (*limiter, error) {
@@ -87,7 +102,10 @@ func newLimiter(cfg RateLimit) (*limiter, error) {
 	if cfg.TrustedProxies < 0 {
 		return nil, fmt.Errorf("%w: RateLimit.TrustedProxies must not be negative", ErrInvalidConfig)
 	}
-	l := &limiter{store: cfg.Store, clientKey: cfg.ClientKey}
+	l := &limiter{store: cfg.Store, clientKey: cfg.ClientKey, attempts: [2]attemptLimits{
+		emailAttempt:  {clientKind: "email-client", idKind: "email-address"},
+		signInAttempt: {clientKind: "signin-client", idKind: "signin-identifier"},
+	}}
 	if l.store == nil {
 		l.store = ratelimit.NewMemory()
 	}
@@ -104,16 +122,17 @@ func newLimiter(cfg RateLimit) (*limiter, error) {
 	}
 	def := DefaultRateLimit()
 	var err error
-	if l.emailAddress, err = pick("EmailPerAddress", cfg.EmailPerAddress, def.EmailPerAddress); err != nil {
+	email, signIn := &l.attempts[emailAttempt], &l.attempts[signInAttempt]
+	if email.id, err = pick("EmailPerAddress", cfg.EmailPerAddress, def.EmailPerAddress); err != nil {
 		return nil, err
 	}
-	if l.emailClient, err = pick("EmailPerClient", cfg.EmailPerClient, def.EmailPerClient); err != nil {
+	if email.client, err = pick("EmailPerClient", cfg.EmailPerClient, def.EmailPerClient); err != nil {
 		return nil, err
 	}
-	if l.signInClient, err = pick("SignInPerClient", cfg.SignInPerClient, def.SignInPerClient); err != nil {
+	if signIn.client, err = pick("SignInPerClient", cfg.SignInPerClient, def.SignInPerClient); err != nil {
 		return nil, err
 	}
-	if l.signID, err = pick("SignInPerIdentifier", cfg.SignInPerIdentifier, def.SignInPerIdentifier); err != nil {
+	if signIn.id, err = pick("SignInPerIdentifier", cfg.SignInPerIdentifier, def.SignInPerIdentifier); err != nil {
 		return nil, err
 	}
 	if l.clientKey == nil {
@@ -186,31 +205,18 @@ type rateCheck struct {
 	limit       ratelimit.Limit
 }
 
-// allowEmail checks the limits of a sign-in e-mail to identifier (the
-// normalised address, or "" when it is invalid) and answers the refusal
+// allow checks the limits of an attempt of the kind for identifier (for
+// an e-mail the normalised address, or "" when it is invalid; else the
+// identifier the sign-in names, "" for none) and answers the refusal
 // itself, returning false.
-func (h *Handler) allowEmail(w http.ResponseWriter, r *http.Request, identifier string) bool {
+func (h *Handler) allow(w http.ResponseWriter, r *http.Request, kind attemptKind, identifier string) bool {
 	if h.limits == nil {
 		return true
 	}
-	return h.allow(w, r,
-		rateCheck{"email-client", h.limits.clientKey(r), h.limits.emailClient},
-		rateCheck{"email-address", identifier, h.limits.emailAddress})
-}
-
-// allowSignIn checks the limits of another sign-in attempt, with the
-// identifier it names ("" for none), and answers the refusal itself.
-func (h *Handler) allowSignIn(w http.ResponseWriter, r *http.Request, identifier string) bool {
-	if h.limits == nil {
-		return true
-	}
-	return h.allow(w, r,
-		rateCheck{"signin-client", h.limits.clientKey(r), h.limits.signInClient},
-		rateCheck{"signin-identifier", identifier, h.limits.signID})
-}
-
-func (h *Handler) allow(w http.ResponseWriter, r *http.Request, checks ...rateCheck) bool {
-	res, err := h.limits.check(r.Context(), checks...)
+	a := h.limits.attempts[kind]
+	res, err := h.limits.check(r.Context(),
+		rateCheck{a.clientKind, h.limits.clientKey(r), a.client},
+		rateCheck{a.idKind, identifier, a.id})
 	if err != nil {
 		h.fail(w, r, ErrorConfiguration, err)
 		return false

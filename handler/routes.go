@@ -308,7 +308,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 	ctx := r.Context()
 	switch c := p.Common(); c.Type {
 	case provider.TypeOAuth, provider.TypeOIDC:
-		if !h.allowSignIn(w, r, "") {
+		if !h.allow(w, r, signInAttempt, "") {
 			return
 		}
 		// Authorization parameters of the sign-in request (Auth.js's
@@ -326,7 +326,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 		if ec, ok := p.(*provider.EmailConfig); ok {
 			identifier, _ = ec.Normalize(r.PostFormValue("email"))
 		}
-		if !h.allowEmail(w, r, identifier) {
+		if !h.allow(w, r, emailAttempt, identifier) {
 			return
 		}
 		if _, err := h.auth.StartEmailSignIn(ctx, id, r.PostFormValue("email")); err != nil {
@@ -346,6 +346,28 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 		// shows their forms.
 		h.redirect(w, r, h.pageURL(h.pages.SignIn, "signin"))
 	}
+}
+
+// admitCallback answers a callback request made with another method than
+// method (405), a POST without its CSRF token, or one over the sign-in
+// limits for the identifier it names (identifier(r); "" when identifier is
+// nil), and returns false; it returns true when the callback may go on.
+func (h *Handler) admitCallback(w http.ResponseWriter, r *http.Request, method string, identifier func(*http.Request) string) bool {
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
+		return false
+	}
+	if method == http.MethodPost {
+		if _, ok := h.checkCSRF(w, r); !ok {
+			return false
+		}
+	}
+	id := ""
+	if identifier != nil {
+		id = identifier(r)
+	}
+	return h.allow(w, r, signInAttempt, id)
 }
 
 // serveCallback answers GET|POST /callback/{provider}.
@@ -370,26 +392,13 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		}
 		si, err = h.flow.Callback(ctx, w, r, id, currentUser(current))
 	case provider.TypeEmail:
-		if r.Method != http.MethodGet {
-			w.Header().Set("Allow", "GET")
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
-			return
-		}
-		if !h.allowSignIn(w, r, "") {
+		if !h.admitCallback(w, r, http.MethodGet, nil) {
 			return
 		}
 		q := r.URL.Query()
 		si, err = h.auth.VerifyEmailSignIn(ctx, id, q.Get("email"), q.Get("token"))
 	case provider.TypeCredentials:
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
-			return
-		}
-		if _, ok := h.checkCSRF(w, r); !ok {
-			return
-		}
-		if !h.allowSignIn(w, r, credentialsIdentifier(r)) {
+		if !h.admitCallback(w, r, http.MethodPost, credentialsIdentifier) {
 			return
 		}
 		si, err = h.credentials(r, id, p.(*provider.CredentialsConfig))
@@ -401,15 +410,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			return ErrorConfiguration
 		}
 	case provider.TypeWebAuthn:
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
-			return
-		}
-		if _, ok := h.checkCSRF(w, r); !ok {
-			return
-		}
-		if !h.allowSignIn(w, r, "") {
+		if !h.admitCallback(w, r, http.MethodPost, nil) {
 			return
 		}
 		current, _, serr := h.session(ctx, r)

@@ -399,32 +399,15 @@ func FromContext(ctx context.Context) (*Session, bool) {
 // signed in goes on without one. When the store fails, it answers 500 and
 // does not call next.
 func (rd *Reader) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := FromContext(r.Context()); ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		s, _, err := rd.read(r.Context(), r)
-		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
-			return
-		}
-		if s != nil {
-			r = r.WithContext(WithSession(r.Context(), s))
-		}
-		next.ServeHTTP(w, r)
-	})
+	return rd.withRead(next, func(w http.ResponseWriter, r *http.Request, _ bool) { next.ServeHTTP(w, r) })
 }
 
-// Require lets only signed-in requests through to next, with the session
-// in the context. Others get 401 with a JSON body when they are API
-// requests (their Accept header does not ask for text/html, or they
-// presented a bearer token), and a 303 redirect to the sign-in page, with
-// the request's URL as callbackUrl, when they come from a browser page.
-// The 401's WWW-Authenticate names the Cookie scheme and, with
-// ReaderConfig.Bearer, the Bearer scheme (error="invalid_token" when the
-// request's bearer token was malformed or no session).
-func (rd *Reader) Require(next http.Handler) http.Handler {
+// withRead returns the middleware around next that reads each request's
+// session: a request whose context already holds one goes on to next
+// as it is; one whose store fails gets 500; a request with a session goes
+// to next with the session in its context, and one without to none (told
+// whether it presented a bearer token).
+func (rd *Reader) withRead(next http.Handler, none func(w http.ResponseWriter, r *http.Request, bearer bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := FromContext(r.Context()); ok {
 			next.ServeHTTP(w, r)
@@ -439,6 +422,20 @@ func (rd *Reader) Require(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(WithSession(r.Context(), s)))
 			return
 		}
+		none(w, r, bearer)
+	})
+}
+
+// Require lets only signed-in requests through to next, with the session
+// in the context. Others get 401 with a JSON body when they are API
+// requests (their Accept header does not ask for text/html, or they
+// presented a bearer token), and a 303 redirect to the sign-in page, with
+// the request's URL as callbackUrl, when they come from a browser page.
+// The 401's WWW-Authenticate names the Cookie scheme and, with
+// ReaderConfig.Bearer, the Bearer scheme (error="invalid_token" when the
+// request's bearer token was malformed or no session).
+func (rd *Reader) Require(next http.Handler) http.Handler {
+	return rd.withRead(next, func(w http.ResponseWriter, r *http.Request, bearer bool) {
 		if bearer || !wantsHTML(r) {
 			w.Header().Add("WWW-Authenticate", `Cookie realm="authport"`)
 			switch {

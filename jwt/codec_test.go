@@ -38,6 +38,20 @@ func mustCodec(t testing.TB, secrets ...string) *Codec {
 func viaJSON(t testing.TB, v any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(v)
+	return jsonObject(t, b, err)
+}
+
+// header returns the decoded protected header of a compact token.
+func header(t testing.TB, token string) map[string]any {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	return jsonObject(t, raw, err)
+}
+
+// jsonObject returns the JSON object b decoded, failing t when err (the
+// error of making b) is not nil or b is no JSON object.
+func jsonObject(t testing.TB, b []byte, err error) map[string]any {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,20 +60,6 @@ func viaJSON(t testing.TB, v any) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// header returns the decoded protected header of a compact token.
-func header(t testing.TB, token string) map[string]any {
-	t.Helper()
-	raw, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h map[string]any
-	if err := json.Unmarshal(raw, &h); err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // seal makes a compact JWE of plaintext with go-jose directly, for the tokens
@@ -79,6 +79,13 @@ func seal(t testing.TB, secret, salt string, enc jose.ContentEncryption, kid str
 		opts = opts.WithHeader(jose.HeaderKey(k), v)
 	}
 	e, err := jose.NewEncrypter(enc, jose.Recipient{Algorithm: jose.DIRECT, Key: key, KeyID: kid}, opts)
+	return compact(t, e, err, plaintext)
+}
+
+// compact returns plaintext encrypted by e as a compact JWE, failing t
+// when err (the error of making e) is not nil or the encryption fails.
+func compact(t testing.TB, e jose.Encrypter, err error, plaintext string) string {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,14 +466,7 @@ func TestHeaderChecks(t *testing.T) {
 	}
 	// alg other than dir: a key-wrapped JWE (A256KW) under the same derived key.
 	kw, err := jose.NewEncrypter(jose.A256CBC_HS512, jose.Recipient{Algorithm: jose.A256KW, Key: key[:32]}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := kw.Encrypt([]byte(valid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kwToken, _ := obj.CompactSerialize()
+	kwToken := compact(t, kw, err, valid)
 	cases = append(cases, struct {
 		name  string
 		token string

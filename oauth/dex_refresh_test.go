@@ -3,14 +3,12 @@ package oauth_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -215,32 +213,5 @@ func dexDatabase(t *testing.T) string {
 		}
 		t.Skip("AUTHPORT_POSTGRES_URL is not set: the dex refresh test keeps dex's state in PostgreSQL")
 	}
-	name := "authport_oauth_dex_" + strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(randomString()))
-	if err := psql(admin, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("creating dex's database: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := psql(admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("dropping dex's database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
-
-// psql runs one SQL statement on the server of the URL with PostgreSQL's
-// own client, installed with the server: a Go driver here would be a
-// dependency of every module that requires oauth.
-func psql(url, statement string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "psql", url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", statement).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("psql -c %q: %w: %s", statement, err, out)
-	}
-	return nil
+	return oauthtest.PostgresDatabase(t, admin, "authport_oauth_dex_")
 }

@@ -18,9 +18,7 @@ import (
 // memory adapter and reads them back (see fuzzrecord.RoundTrip), then
 // checks that deleting the user left nothing behind.
 func FuzzAdapterRoundTrip(f *testing.F) {
-	for _, b := range fuzzrecord.Seeds() {
-		f.Add(b)
-	}
+	fuzzrecord.AddSeeds(f)
 	a := memory.New()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzrecord.RoundTrip(context.Background(), t, a, b)
@@ -87,14 +85,7 @@ func FuzzEmailSignIn(f *testing.F) {
 		req, err := a.StartEmailSignIn(ctx, startID, startEmail)
 		identifier, normErr := provider.NormalizeEmail(startEmail)
 		switch {
-		case startID == "passkey":
-			if !errors.Is(err, auth.ErrWrongProviderType) {
-				t.Fatalf("StartEmailSignIn with the passkey provider: %v, want ErrWrongProviderType", err)
-			}
-		case startID != "email":
-			if !errors.Is(err, auth.ErrUnknownProvider) {
-				t.Fatalf("StartEmailSignIn(%q): %v, want ErrUnknownProvider", startID, err)
-			}
+		case refusedProvider(t, "StartEmailSignIn", startID, err):
 		case normErr != nil:
 			if !errors.Is(err, provider.ErrInvalidEmail) {
 				t.Fatalf("StartEmailSignIn(%q): %v, want ErrInvalidEmail (NormalizeEmail: %v)", startEmail, err, normErr)
@@ -142,14 +133,7 @@ func FuzzEmailSignIn(f *testing.F) {
 		in, err := a.VerifyEmailSignIn(ctx, verifyID, verifyEmail, token)
 		if !match {
 			switch {
-			case verifyID == "passkey":
-				if !errors.Is(err, auth.ErrWrongProviderType) {
-					t.Fatalf("VerifyEmailSignIn with the passkey provider: %v, want ErrWrongProviderType", err)
-				}
-			case verifyID != "email":
-				if !errors.Is(err, auth.ErrUnknownProvider) {
-					t.Fatalf("VerifyEmailSignIn(%q): %v, want ErrUnknownProvider", verifyID, err)
-				}
+			case refusedProvider(t, "VerifyEmailSignIn", verifyID, err):
 			case !errors.Is(err, auth.ErrVerificationFailed):
 				t.Fatalf("VerifyEmailSignIn(%q, %q) for a link to %q: %v, want ErrVerificationFailed", verifyEmail, token, identifier, err)
 			}
@@ -179,4 +163,25 @@ func FuzzEmailSignIn(f *testing.F) {
 			t.Fatalf("second use of the link: %v, want ErrVerificationFailed", err)
 		}
 	})
+}
+
+// refusedProvider checks err, returned by call with the provider id, when
+// id is not the e-mail provider's: the passkey provider gives
+// auth.ErrWrongProviderType, an unknown id auth.ErrUnknownProvider. It
+// reports whether it checked.
+func refusedProvider(t *testing.T, call, id string, err error) bool {
+	t.Helper()
+	switch {
+	case id == "passkey":
+		if !errors.Is(err, auth.ErrWrongProviderType) {
+			t.Fatalf("%s with the passkey provider: %v, want ErrWrongProviderType", call, err)
+		}
+	case id != "email":
+		if !errors.Is(err, auth.ErrUnknownProvider) {
+			t.Fatalf("%s(%q): %v, want ErrUnknownProvider", call, id, err)
+		}
+	default:
+		return false
+	}
+	return true
 }

@@ -42,6 +42,7 @@ var (
 	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 	_ core.AccountsByUserLister         = (*Adapter)(nil)
 	_ core.AccountUpdater               = (*Adapter)(nil)
+	_ core.SessionExtender              = (*Adapter)(nil)
 )
 
 // config is what the options set.
@@ -83,6 +84,44 @@ func (a *Adapter) lock() (unlock func()) {
 
 func ptr[T any](v T) *T { return &v }
 
+// copyOf returns a copy, made by cp, of the record of m under key, or nil
+// when there is none.
+func copyOf[K comparable, R any](m map[K]R, key K, cp func(R) R) *R {
+	r, ok := m[key]
+	if !ok {
+		return nil
+	}
+	return ptr(cp(r))
+}
+
+// take removes the record of m under key and returns it, copied by cp
+// when cp is not nil, or nil when there was none.
+func take[K comparable, R any](m map[K]R, key K, cp func(R) R) *R {
+	r, ok := m[key]
+	if !ok {
+		return nil
+	}
+	delete(m, key)
+	if cp != nil {
+		r = cp(r)
+	}
+	return &r
+}
+
+// ofUser returns copies, made by cp, of the records of m whose user id
+// (read by user) is userID, in the order of cmp; an empty, non-nil list
+// when there are none.
+func ofUser[K comparable, R any](m map[K]R, userID string, user func(*R) string, cp func(R) R, cmp func(x, y R) int) []R {
+	list := []R{}
+	for _, r := range m {
+		if user(&r) == userID {
+			list = append(list, cp(r))
+		}
+	}
+	slices.SortFunc(list, cmp)
+	return list
+}
+
 // CreateUser implements [core.UserCreator].
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	defer a.lock()()
@@ -105,11 +144,7 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 }
 
 func (a *Adapter) userLocked(id string) *core.User {
-	u, ok := a.users[id]
-	if !ok {
-		return nil
-	}
-	return ptr(u.Clone())
+	return copyOf(a.users, id, core.User.Clone)
 }
 
 // GetUserByEmail implements [core.UserByEmailGetter].
@@ -184,39 +219,24 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 // UnlinkAccount implements [core.AccountUnlinker].
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
 	defer a.lock()()
-	acc, ok := a.accounts[key]
-	if !ok {
-		return nil, nil
-	}
-	delete(a.accounts, key)
-	return ptr(acc.Normalize()), nil
+	return take(a.accounts, key, core.Account.Normalize), nil
 }
 
 // GetAccount implements [core.AccountGetter].
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
 	defer a.lock()()
-	acc, ok := a.accounts[core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID}]
-	if !ok {
-		return nil, nil
-	}
 	// Normalize, not only copy: a record added by Import may hold a
 	// token_type written by another program ("Bearer").
-	return ptr(acc.Normalize()), nil
+	return copyOf(a.accounts, core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID}, core.Account.Normalize), nil
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister].
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
 	defer a.lock()()
-	list := []core.Account{}
-	for _, acc := range a.accounts {
-		if acc.UserID == userID {
-			list = append(list, acc.Normalize())
-		}
-	}
-	slices.SortFunc(list, func(x, y core.Account) int {
-		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
-	})
-	return list, nil
+	return ofUser(a.accounts, userID, func(acc *core.Account) string { return acc.UserID }, core.Account.Normalize,
+		func(x, y core.Account) int {
+			return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
+		}), nil
 }
 
 // UpdateAccount implements [core.AccountUpdater].
@@ -326,12 +346,7 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 // DeleteSession implements [core.SessionDeleter].
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
 	defer a.lock()()
-	s, ok := a.sessions[sessionToken]
-	if !ok {
-		return nil, nil
-	}
-	delete(a.sessions, sessionToken)
-	return &s, nil
+	return take(a.sessions, sessionToken, nil), nil
 }
 
 // CreateVerificationToken implements [core.VerificationTokenCreator].
@@ -349,15 +364,11 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // token is deleted and reported as not found.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
 	defer a.lock()()
-	v, ok := a.tokens[key]
-	if !ok {
+	v := take(a.tokens, key, nil)
+	if v == nil || v.Expired(a.now()) {
 		return nil, nil
 	}
-	delete(a.tokens, key)
-	if v.Expired(a.now()) {
-		return nil, nil
-	}
-	return &v, nil
+	return v, nil
 }
 
 // CreateAuthenticator implements [core.AuthenticatorCreator].
@@ -377,24 +388,14 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 // GetAuthenticator implements [core.AuthenticatorGetter].
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
 	defer a.lock()()
-	au, ok := a.authenticators[credentialID]
-	if !ok {
-		return nil, nil
-	}
-	return ptr(au.Clone()), nil
+	return copyOf(a.authenticators, credentialID, core.Authenticator.Clone), nil
 }
 
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister].
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
 	defer a.lock()()
-	list := []core.Authenticator{}
-	for _, au := range a.authenticators {
-		if au.UserID == userID {
-			list = append(list, au.Clone())
-		}
-	}
-	slices.SortFunc(list, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
-	return list, nil
+	return ofUser(a.authenticators, userID, func(au *core.Authenticator) string { return au.UserID }, core.Authenticator.Clone,
+		func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) }), nil
 }
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].

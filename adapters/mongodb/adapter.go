@@ -45,6 +45,7 @@ var _ core.ExpiredPurger = (*Adapter)(nil)
 var _ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 var _ core.AccountsByUserLister = (*Adapter)(nil)
 var _ core.AccountUpdater = (*Adapter)(nil)
+var _ core.SessionExtender = (*Adapter)(nil)
 
 // Capabilities reports which server features an [Adapter] uses.
 type Capabilities struct {

@@ -263,9 +263,7 @@ func TestOperatorLikeValues(t *testing.T) {
 	s := newServer(t, nil)
 	a, _ := newAdapter(t, s)
 	ctx := context.Background()
-	if _, err := a.CreateUser(ctx, core.User{ID: "plain", Email: "plain@example.com"}); err != nil {
-		t.Fatal(err)
-	}
+	createUsers(t, a, "plain")
 	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "plain-token", UserID: "plain", Expires: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -372,9 +370,7 @@ func TestCollectionNames(t *testing.T) {
 	if got != want {
 		t.Errorf("Collections() = %+v, want %+v", got, want)
 	}
-	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
-		t.Fatal(err)
-	}
+	createUsers(t, a, "u")
 	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -440,9 +436,7 @@ func TestExpiredNeverReturned(t *testing.T) {
 	s := newServer(t, nil)
 	a, db := newAdapter(t, s)
 	ctx := context.Background()
-	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
-		t.Fatal(err)
-	}
+	createUsers(t, a, "u")
 	past := time.Now().Add(-time.Second)
 	// s1 and s3 expired, s2 live; s1 is read (and so removed on access,
 	// SPEC §3), s3 is left to PurgeExpired.
@@ -518,9 +512,7 @@ func TestUnstorableInput(t *testing.T) {
 	ad, db := newAdapter(t, s)
 	a := core.NewStore(ad)
 	ctx := context.Background()
-	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
-		t.Fatal(err)
-	}
+	createUsers(t, a, "u")
 	far := time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC)
 	checks := map[string]error{}
 	_, checks["createUser emailVerified"] = a.CreateUser(ctx, core.User{ID: "v", Email: "v@example.com", EmailVerified: &far})
@@ -608,9 +600,7 @@ func TestDeleteUserFailurePartWay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
-				t.Fatal(err)
-			}
+			createUsers(t, a, "u")
 			if _, err := a.LinkAccount(ctx, core.Account{UserID: "u", Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "gh-u"}); err != nil {
 				t.Fatal(err)
 			}
@@ -688,9 +678,7 @@ func TestWithClock(t *testing.T) {
 	later := time.Now().Add(2 * time.Hour)
 	a, _ := newAdapter(t, s, mongoadapter.WithClock(func() time.Time { return later }))
 	ctx := context.Background()
-	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
-		t.Fatal(err)
-	}
+	createUsers(t, a, "u")
 	exp := time.Now().Add(time.Hour) // live by the wall clock, expired by the adapter's
 	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: exp}); err != nil {
 		t.Fatal(err)

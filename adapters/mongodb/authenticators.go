@@ -2,9 +2,7 @@ package mongoadapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/authport/authport/core"
@@ -12,34 +10,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
-
-// CreateAuthenticator is createAuthenticator: a find of the user, the
-// insert, and a find of the user again (see [Adapter.DeleteUser] for why the
-// second one makes a concurrent deleteUser leave no orphan). An unknown
-// user, or one deleted concurrently, gives an error matching
-// [core.ErrNotFound] and leaves no authenticator; an existing credential id,
-// once [Adapter.Migrate] has run, one matching [core.ErrAlreadyExists].
-func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
-	au := authenticator.Clone()
-	uid, ok := a.userIDValue(au.UserID)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodCreateAuthenticator), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	doc := bson.D{
-		{Key: fCredentialID, Value: au.CredentialID},
-		{Key: fUserID, Value: uid},
-		{Key: fProviderAccountID, Value: au.ProviderAccountID},
-		{Key: fCredentialPublicKey, Value: au.CredentialPublicKey},
-		{Key: fCounter, Value: au.Counter},
-		{Key: fCredentialBackedUp, Value: au.CredentialBackedUp},
-		{Key: fCredentialDeviceType, Value: au.CredentialDeviceType},
-		{Key: fTransports, Value: au.Transports},
-	}
-	if err := a.insertOwned(ctx, a.authenticators, uid, doc); err != nil {
-		return nil, err
-	}
-	return &au, nil
-}
 
 // GetAuthenticator is getAuthenticator: one find.
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
@@ -49,29 +19,13 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 // ListAuthenticatorsByUserID is listAuthenticatorsByUserId: one find,
 // sorted by credentialID. An unknown user gives an empty, non-nil list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	out := []core.Authenticator{}
 	uid, ok := a.userIDValue(userID)
 	if !ok {
-		return out, nil
+		return []core.Authenticator{}, nil
 	}
-	docs, err := findAll[authenticatorDoc](ctx, a.authenticators, bson.D{{Key: fUserID, Value: uid}}, bson.D{{Key: fCredentialID, Value: 1}})
-	if err != nil {
-		return nil, err
-	}
-	for i := range docs {
-		au, err := docs[i].authenticator()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *au)
-	}
-	// The server sorts by binary string comparison unless the collection
-	// has a collation; make the order Go's byte order either way.
-	cmp := func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) }
-	if !slices.IsSortedFunc(out, cmp) {
-		slices.SortFunc(out, cmp)
-	}
-	return out, nil
+	return decodeAll(ctx, a.authenticators, bson.D{{Key: fUserID, Value: uid}}, bson.D{{Key: fCredentialID, Value: 1}},
+		(*authenticatorDoc).authenticator,
+		func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
 }
 
 // UpdateAuthenticatorCounter is updateAuthenticatorCounter: one
@@ -80,22 +34,18 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 // [Capabilities.AtomicFindAndModify]) the updates of one authenticator are
 // serialised, within the process and across processes.
 func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
-	unlock, err := a.locks.lock(ctx, lockAuthenticator, credentialID)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	res := a.authenticators.FindOneAndUpdate(ctx, bson.D{{Key: fCredentialID, Value: credentialID}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After))
-	unlock()
-	au, err := decodeAuthenticator(ctx, res)
-	if err != nil {
-		return nil, err
-	}
-	if au == nil {
+	au, err := a.setCounter(ctx, bson.D{{Key: fCredentialID, Value: credentialID}}, credentialID, newCounter)
+	if au == nil && err == nil {
 		return nil, fmt.Errorf("no authenticator with this credential id: %w", core.ErrNotFound)
 	}
-	return au, nil
+	return au, err
+}
+
+// setCounter sets the counter of the authenticator with the credential id
+// that filter matches (see updateRecord).
+func (a *Adapter) setCounter(ctx context.Context, filter bson.D, credentialID string, counter int64) (*core.Authenticator, error) {
+	return updateRecord(ctx, a, a.authenticators, lockAuthenticator, credentialID, filter,
+		setFields(bson.D{{Key: fCounter, Value: counter}}), options.After, (*authenticatorDoc).authenticator)
 }
 
 // AdvanceAuthenticatorCounter implements
@@ -111,16 +61,7 @@ func (a *Adapter) UpdateAuthenticatorCounter(ctx context.Context, credentialID s
 func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID string, newCounter int64) (*core.Authenticator, error) {
 	byID := bson.D{{Key: fCredentialID, Value: credentialID}}
 	if newCounter > 0 {
-		unlock, err := a.locks.lock(ctx, lockAuthenticator, credentialID)
-		if err != nil {
-			return nil, wrapErr(ctx, err)
-		}
-		res := a.authenticators.FindOneAndUpdate(ctx,
-			bson.D{{Key: fCredentialID, Value: credentialID}, {Key: fCounter, Value: bson.D{{Key: "$lt", Value: newCounter}}}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: fCounter, Value: newCounter}}}},
-			options.FindOneAndUpdate().SetReturnDocument(options.After))
-		unlock()
-		au, err := decodeAuthenticator(ctx, res)
+		au, err := a.setCounter(ctx, append(byID, bson.E{Key: fCounter, Value: bson.D{{Key: "$lt", Value: newCounter}}}), credentialID, newCounter)
 		if err != nil || au != nil {
 			return au, err
 		}
@@ -140,16 +81,5 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 }
 
 func decodeAuthenticator(ctx context.Context, res *mongo.SingleResult) (*core.Authenticator, error) {
-	var doc authenticatorDoc
-	if err := res.Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, wrapErr(ctx, err)
-	}
-	au, err := doc.authenticator()
-	if err != nil {
-		return nil, err
-	}
-	return au, nil
+	return decodeOne(ctx, res, (*authenticatorDoc).authenticator)
 }

@@ -3,6 +3,7 @@ package mongoadapter_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -169,21 +170,6 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 
 // isNil reports whether an operation's result is a nil pointer.
 func isNil(v any) bool {
-	switch p := v.(type) {
-	case nil:
-		return true
-	case *core.User:
-		return p == nil
-	case *core.Account:
-		return p == nil
-	case *core.Session:
-		return p == nil
-	case *core.SessionAndUser:
-		return p == nil
-	case *core.VerificationToken:
-		return p == nil
-	case *core.Authenticator:
-		return p == nil
-	}
-	return false
+	rv := reflect.ValueOf(v)
+	return v == nil || rv.Kind() == reflect.Pointer && rv.IsNil()
 }

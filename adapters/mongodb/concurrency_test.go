@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+
+	mongoadapter "github.com/authport/authport/adapters/mongodb"
 )
 
 // concurrentRounds is how many times TestConcurrentUpdates races two
@@ -16,18 +18,23 @@ import (
 // in every round.
 const concurrentRounds = 20
 
-// race runs f and g at the same time, as closely as two goroutines can
-// start together, and returns their errors.
-func race(f, g func() error) (error, error) {
+// raceCalls runs call with x and with y at the same time, as closely as
+// two goroutines can start together, and fails t (saying what) when
+// either returns an error.
+func raceCalls[U, R any](t *testing.T, what string, call func(context.Context, U) (R, error), x, y U) {
+	t.Helper()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	var ef, eg error
-	wg.Add(2)
-	go func() { defer wg.Done(); <-start; ef = f() }()
-	go func() { defer wg.Done(); <-start; eg = g() }()
+	errs := make([]error, 2)
+	for i, u := range []U{x, y} {
+		wg.Add(1)
+		go func() { defer wg.Done(); <-start; _, errs[i] = call(context.Background(), u) }()
+	}
 	close(start)
 	wg.Wait()
-	return ef, eg
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("%s: %v, %v", what, errs[0], errs[1])
+	}
 }
 
 // TestConcurrentUpdates races updates of different fields of one record
@@ -40,11 +47,7 @@ func TestConcurrentUpdates(t *testing.T) {
 	s := newServer(t, nil)
 	a, _ := newAdapter(t, s)
 	ctx := context.Background()
-	for _, id := range []string{"u", "v"} {
-		if _, err := a.CreateUser(ctx, core.User{ID: id, Email: id + "@example.com"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createUsers(t, a, "u", "v")
 	base := time.Now().Add(time.Hour).Truncate(time.Millisecond).UTC()
 	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: base}); err != nil {
 		t.Fatal(err)
@@ -53,18 +56,8 @@ func TestConcurrentUpdates(t *testing.T) {
 	lostUser, lostSession := 0, 0
 	for i := range concurrentRounds {
 		name, image := fmt.Sprintf("name-%d", i), fmt.Sprintf("image-%d", i)
-		e1, e2 := race(
-			func() error {
-				_, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u", Name: core.Set(ptr(name))})
-				return err
-			},
-			func() error {
-				_, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u", Image: core.Set(ptr(image))})
-				return err
-			})
-		if e1 != nil || e2 != nil {
-			t.Fatalf("round %d: UpdateUser: %v, %v", i, e1, e2)
-		}
+		raceCalls(t, fmt.Sprintf("round %d: UpdateUser", i), a.UpdateUser,
+			core.UserUpdate{ID: "u", Name: core.Set(ptr(name))}, core.UserUpdate{ID: "u", Image: core.Set(ptr(image))})
 		u, err := a.GetUser(ctx, "u")
 		if err != nil || u == nil {
 			t.Fatalf("round %d: GetUser = %+v, %v", i, u, err)
@@ -75,18 +68,8 @@ func TestConcurrentUpdates(t *testing.T) {
 		}
 
 		owner, expires := []string{"u", "v"}[i%2], base.Add(time.Duration(i+1)*time.Minute)
-		e1, e2 = race(
-			func() error {
-				_, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", UserID: core.Set(owner)})
-				return err
-			},
-			func() error {
-				_, err := a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(expires)})
-				return err
-			})
-		if e1 != nil || e2 != nil {
-			t.Fatalf("round %d: UpdateSession: %v, %v", i, e1, e2)
-		}
+		raceCalls(t, fmt.Sprintf("round %d: UpdateSession", i), a.UpdateSession,
+			core.SessionUpdate{SessionToken: "s", UserID: core.Set(owner)}, core.SessionUpdate{SessionToken: "s", Expires: core.Set(expires)})
 		su, err := a.GetSessionAndUser(ctx, "s")
 		if err != nil || su == nil {
 			t.Fatalf("round %d: GetSessionAndUser = %+v, %v", i, su, err)
@@ -111,4 +94,79 @@ func fmtUser(u *core.User) string {
 		return fmt.Sprintf("%q", *p)
 	}
 	return fmt.Sprintf("{ID:%q Email:%q Name:%s Image:%s}", u.ID, u.Email, s(u.Name), s(u.Image))
+}
+
+// TestExtendSessionOnce runs extendSession concurrently with the same from
+// on one session, through two adapter instances on one database (two
+// processes: on FerretDB their per-record locks meet only in the lock
+// document), and checks that exactly one call writes and that every call
+// returns the new expiry; then that a stale from changes nothing and
+// returns the session as stored, and that an unknown token gives nil.
+func TestExtendSessionOnce(t *testing.T) {
+	s := newServer(t, nil)
+	a, db := newAdapter(t, s)
+	ctx := context.Background()
+	b, err := mongoadapter.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createUsers(t, a, "u")
+	// Whole milliseconds: the adapter stores BSON dates, and from is what a
+	// caller read back, at the stored precision.
+	base := time.Now().Add(time.Hour).Truncate(time.Millisecond).UTC()
+	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: base}); err != nil {
+		t.Fatal(err)
+	}
+	const calls = 8
+	for round := range 3 {
+		from := base.Add(time.Duration(round) * time.Hour)
+		to := from.Add(time.Hour)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wrote := make([]bool, calls)
+		got := make([]*core.Session, calls)
+		errs := make([]error, calls)
+		for i := range calls {
+			ad := []*mongoadapter.Adapter{a, b}[i%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				got[i], wrote[i], errs[i] = ad.ExtendSession(ctx, "s", from, to)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		n := 0
+		for i := range calls {
+			if errs[i] != nil {
+				t.Fatalf("round %d call %d: ExtendSession: %v", round, i, errs[i])
+			}
+			if wrote[i] {
+				n++
+			}
+			if got[i] == nil || !got[i].Expires.Equal(to) || got[i].UserID != "u" || got[i].SessionToken != "s" {
+				t.Errorf("round %d call %d: ExtendSession returned %+v, want the session expiring at %v", round, i, got[i], to)
+			}
+		}
+		if n != 1 {
+			t.Errorf("round %d: %d of %d concurrent ExtendSession calls from %v wrote, want exactly 1; capabilities %+v",
+				round, n, calls, from, a.Capabilities())
+		}
+	}
+	stored := base.Add(3 * time.Hour)
+
+	out, ok, err := b.ExtendSession(ctx, "s", base, base.Add(10*time.Hour))
+	if err != nil || ok || out == nil || !out.Expires.Equal(stored) {
+		t.Errorf("ExtendSession with a stale from = %+v, %v, %v; want the stored session (expiring at %v), false, nil", out, ok, err, stored)
+	}
+	su, err := a.GetSessionAndUser(ctx, "s")
+	if err != nil || su == nil || !su.Session.Expires.Equal(stored) {
+		t.Errorf("after a stale ExtendSession, GetSessionAndUser = %+v, %v; want the session expiring at %v", su, err, stored)
+	}
+
+	out, ok, err = a.ExtendSession(ctx, "unknown", base, stored)
+	if err != nil || ok || out != nil {
+		t.Errorf("ExtendSession of an unknown token = %+v, %v, %v; want nil, false, nil", out, ok, err)
+	}
 }

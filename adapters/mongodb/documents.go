@@ -85,10 +85,8 @@ type sessionDoc struct {
 
 // sessionUserDoc is a session joined with its user by $lookup.
 type sessionUserDoc struct {
-	SessionToken string        `bson:"sessionToken"`
-	UserID       bson.RawValue `bson:"userId"`
-	Expires      bson.DateTime `bson:"expires"`
-	User         []userDoc     `bson:"user"`
+	Session sessionDoc `bson:",inline"`
+	User    []userDoc  `bson:"user"`
 }
 
 // sessionAndUser converts a joined session; nil when the user is gone.
@@ -96,8 +94,7 @@ func (d *sessionUserDoc) sessionAndUser() (*core.SessionAndUser, error) {
 	if len(d.User) == 0 {
 		return nil, nil
 	}
-	sd := sessionDoc{SessionToken: d.SessionToken, UserID: d.UserID, Expires: d.Expires}
-	s, err := sd.session()
+	s, err := d.Session.session()
 	if err != nil {
 		return nil, err
 	}
@@ -117,10 +114,8 @@ type tokenDoc struct {
 
 // tokenIDDoc is a stored verification token with its _id.
 type tokenIDDoc struct {
-	ID         bson.RawValue `bson:"_id"`
-	Identifier string        `bson:"identifier"`
-	Token      string        `bson:"token"`
-	Expires    bson.DateTime `bson:"expires"`
+	ID    bson.RawValue `bson:"_id"`
+	Token tokenDoc      `bson:",inline"`
 }
 
 // authenticatorDoc is a stored authenticator.
@@ -195,17 +190,15 @@ func date(t time.Time) (bson.DateTime, bool) {
 func fromDate(d bson.DateTime) time.Time { return time.UnixMilli(int64(d)).UTC() }
 
 func (a *Adapter) userDocument(u core.User) (bson.D, error) {
-	id, ok := a.userIDValue(u.ID)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodCreateUser), Field: "id", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+	id, err := a.storedUserID(core.MethodCreateUser, "id", u.ID)
+	if err != nil {
+		return nil, err
 	}
 	var verified any
 	if u.EmailVerified != nil {
-		d, ok := date(*u.EmailVerified)
-		if !ok {
-			return nil, &core.InputError{Method: string(core.MethodCreateUser), Field: "emailVerified", Reason: "is out of the range of BSON dates"}
+		if verified, err = storedDate(core.MethodCreateUser, "emailVerified", *u.EmailVerified); err != nil {
+			return nil, err
 		}
-		verified = d
 	}
 	return appendData(bson.D{
 		{Key: fID, Value: id},
@@ -229,7 +222,7 @@ func (d *userDoc) user() (*core.User, error) {
 	return u, nil
 }
 
-func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) {
+func accountDocument(acc core.Account, userID any) bson.D {
 	return bson.D{
 		{Key: fUserID, Value: userID},
 		{Key: fType, Value: string(acc.Type)},
@@ -244,7 +237,7 @@ func (a *Adapter) accountDocument(acc core.Account, userID any) (bson.D, error) 
 		{Key: fScope, Value: acc.Scope},
 		{Key: fTokenType, Value: acc.TokenType},
 		{Key: fSessionState, Value: acc.SessionState},
-	}, nil
+	}
 }
 
 // detailsValue returns the stored form of authorization details: nil, or
@@ -293,8 +286,10 @@ func (d *accountDoc) account() (*core.Account, error) {
 		IDToken:           d.IDToken,
 		RefreshToken:      d.RefreshToken,
 		Scope:             d.Scope,
-		TokenType:         d.TokenType,
-		SessionState:      d.SessionState,
+		// This adapter stores token_type lowercased; another application
+		// sharing the collection may not have.
+		TokenType:    core.NormalizeTokenType(d.TokenType),
+		SessionState: d.SessionState,
 	}
 	details, err := decodeDetails(d.AuthorizationDetails)
 	if err != nil {
@@ -305,22 +300,10 @@ func (d *accountDoc) account() (*core.Account, error) {
 }
 
 func decodeDetails(rv bson.RawValue) ([]core.AuthorizationDetail, error) {
-	if isNull(rv) {
-		return nil, nil
-	}
-	arr, ok := rv.ArrayOK()
-	if !ok {
-		return nil, fmt.Errorf("authorization_details has BSON type %v, want array", rv.Type)
-	}
-	vals, err := arr.Values()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]core.AuthorizationDetail, 0, len(vals))
-	for _, v := range vals {
+	return decodeArray(rv, "authorization_details", func(v bson.RawValue) (core.AuthorizationDetail, error) {
 		var dd detailDoc
 		if err := v.Unmarshal(&dd); err != nil {
-			return nil, fmt.Errorf("authorization_details: %w", err)
+			return core.AuthorizationDetail{}, fmt.Errorf("authorization_details: %w", err)
 		}
 		det := core.AuthorizationDetail{Type: dd.Type, Identifier: dd.Identifier}
 		for _, f := range []struct {
@@ -332,34 +315,44 @@ func decodeDetails(rv bson.RawValue) ([]core.AuthorizationDetail, error) {
 			{dd.Datatypes, &det.Datatypes},
 			{dd.Privileges, &det.Privileges},
 		} {
-			if *f.dst, err = decodeStrings(f.rv); err != nil {
-				return nil, fmt.Errorf("authorization_details: %w", err)
+			var err error
+			if *f.dst, err = decodeArray(f.rv, "list", decodeString); err != nil {
+				return det, fmt.Errorf("authorization_details: %w", err)
 			}
 		}
-		out = append(out, det)
-	}
-	return out, nil
+		return det, nil
+	})
 }
 
-func decodeStrings(rv bson.RawValue) ([]string, error) {
+func decodeString(v bson.RawValue) (string, error) {
+	s, ok := v.StringValueOK()
+	if !ok {
+		return "", fmt.Errorf("list element has BSON type %v, want string", v.Type)
+	}
+	return s, nil
+}
+
+// decodeArray decodes a stored array, named what in errors, element by
+// element with elem; nil when it is absent or null.
+func decodeArray[T any](rv bson.RawValue, what string, elem func(bson.RawValue) (T, error)) ([]T, error) {
 	if isNull(rv) {
 		return nil, nil
 	}
 	arr, ok := rv.ArrayOK()
 	if !ok {
-		return nil, fmt.Errorf("list has BSON type %v, want array", rv.Type)
+		return nil, fmt.Errorf("%s has BSON type %v, want array", what, rv.Type)
 	}
 	vals, err := arr.Values()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(vals))
+	out := make([]T, 0, len(vals))
 	for _, v := range vals {
-		s, ok := v.StringValueOK()
-		if !ok {
-			return nil, fmt.Errorf("list element has BSON type %v, want string", v.Type)
+		x, err := elem(v)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, x)
 	}
 	return out, nil
 }
@@ -377,8 +370,8 @@ func (d *sessionDoc) session() (*core.Session, error) {
 	return &core.Session{SessionToken: d.SessionToken, UserID: uid, Expires: fromDate(d.Expires)}, nil
 }
 
-func (d *tokenDoc) token() *core.VerificationToken {
-	return &core.VerificationToken{Identifier: d.Identifier, Token: d.Token, Expires: fromDate(d.Expires)}
+func (d *tokenDoc) token() (*core.VerificationToken, error) {
+	return &core.VerificationToken{Identifier: d.Identifier, Token: d.Token, Expires: fromDate(d.Expires)}, nil
 }
 
 func (d *authenticatorDoc) authenticator() (*core.Authenticator, error) {

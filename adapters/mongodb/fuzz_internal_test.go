@@ -26,9 +26,7 @@ import (
 // refuses them before the adapter. With ObjectIds on, the user id is a
 // hex ObjectId. Every time that date accepts comes back from fromDate.
 func FuzzDocumentRoundTrip(f *testing.F) {
-	for _, b := range fuzzrecord.Seeds() {
-		f.Add(b)
-	}
+	fuzzrecord.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		src := fuzzrecord.New(b)
 		a := &Adapter{objectIDs: src.Bool()}
@@ -65,12 +63,8 @@ func FuzzDocumentRoundTrip(f *testing.F) {
 		acc.UserID = u.ID
 		uid, _ := a.userIDValue(u.ID)
 		if accountUTF8(acc) {
-			doc, err := a.accountDocument(acc, uid)
-			if err != nil {
-				t.Fatalf("accountDocument refuses %#v, all of whose strings are valid UTF-8: %v", acc, err)
-			}
 			var ad accountDoc
-			unmarshal(t, doc, &ad)
+			unmarshal(t, accountDocument(acc, uid), &ad)
 			got, err := ad.account()
 			if err != nil || !reflect.DeepEqual(*got, acc) {
 				t.Fatalf("account round trip: %#v, %v\nwant %#v", got, err, acc)
@@ -141,7 +135,7 @@ func FuzzDecodeDocuments(f *testing.F) {
 	a := &Adapter{}
 	name := "Ada"
 	ud, _ := a.userDocument(core.User{ID: "u", Email: "e", Name: &name, EmailVerified: ptr(time.UnixMilli(1700000000000).UTC())})
-	ad, _ := a.accountDocument(core.Account{UserID: "u", Provider: "p", Type: core.AccountTypeOAuth, ProviderAccountID: "x",
+	ad := accountDocument(core.Account{UserID: "u", Provider: "p", Type: core.AccountTypeOAuth, ProviderAccountID: "x",
 		AuthorizationDetails: []core.AuthorizationDetail{{Type: "t", Locations: []string{}, Actions: []string{"a"}}}}, "u")
 	for _, d := range []any{ud, ad,
 		bson.D{{Key: fSessionToken, Value: "s"}, {Key: fUserID, Value: bson.NewObjectID()}, {Key: fExpires, Value: bson.DateTime(1)},
@@ -156,30 +150,10 @@ func FuzzDecodeDocuments(f *testing.F) {
 		f.Add([]byte(raw))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var u userDoc
-		if bson.Unmarshal(b, &u) == nil {
-			if got, err := u.user(); err == nil {
-				if doc, err := a.userDocument(*got); err == nil {
-					var again userDoc
-					unmarshal(t, doc, &again)
-					if back, err := again.user(); err != nil || !reflect.DeepEqual(back, got) {
-						t.Fatalf("decoded user %#v comes back as %#v, %v", got, back, err)
-					}
-				}
-			}
-		}
-		var acc accountDoc
-		if bson.Unmarshal(b, &acc) == nil {
-			if got, err := acc.account(); err == nil {
-				if doc, err := a.accountDocument(*got, got.UserID); err == nil {
-					var again accountDoc
-					unmarshal(t, doc, &again)
-					if back, err := again.account(); err != nil || !reflect.DeepEqual(back, got) {
-						t.Fatalf("decoded account %#v comes back as %#v, %v", got, back, err)
-					}
-				}
-			}
-		}
+		decodesBack(t, b, (*userDoc).user, a.userDocument)
+		decodesBack(t, b, (*accountDoc).account, func(acc core.Account) (bson.D, error) {
+			return accountDocument(acc, acc.UserID), nil
+		})
 		var su sessionUserDoc
 		if bson.Unmarshal(b, &su) == nil {
 			if got, err := su.sessionAndUser(); err == nil && got != nil && got.User.ID == "" && len(su.User) > 0 && su.User[0].ID.Type == bson.TypeString && su.User[0].ID.StringValue() != "" {
@@ -188,13 +162,38 @@ func FuzzDecodeDocuments(f *testing.F) {
 		}
 		var td tokenDoc
 		if bson.Unmarshal(b, &td) == nil {
-			_ = td.token()
+			_, _ = td.token()
 		}
 		var au authenticatorDoc
 		if bson.Unmarshal(b, &au) == nil {
 			_, _ = au.authenticator()
 		}
 	})
+}
+
+// decodesBack checks that a record the adapter reads from the document b
+// (stored as a D, converted with conv) comes back the same when written
+// again with doc and read back; b that does not decode, or a record the
+// adapter refuses to write, is skipped.
+func decodesBack[D, R any](t *testing.T, b []byte, conv func(*D) (*R, error), doc func(R) (bson.D, error)) {
+	t.Helper()
+	var d D
+	if bson.Unmarshal(b, &d) != nil {
+		return
+	}
+	got, err := conv(&d)
+	if err != nil {
+		return
+	}
+	written, err := doc(*got)
+	if err != nil {
+		return
+	}
+	var again D
+	unmarshal(t, written, &again)
+	if back, err := conv(&again); err != nil || !reflect.DeepEqual(back, got) {
+		t.Fatalf("decoded %T %#v comes back as %#v, %v", got, got, back, err)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

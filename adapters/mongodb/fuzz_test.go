@@ -15,9 +15,7 @@ import (
 // skips without one, unless AUTHPORT_REQUIRE names mongodb. Each fuzzing
 // worker has a database of its own.
 func FuzzAdapterRoundTrip(f *testing.F) {
-	for _, b := range fuzzrecord.Seeds() {
-		f.Add(b)
-	}
+	fuzzrecord.AddSeeds(f)
 	a, db := newAdapter(f, newServer(f, nil))
 	raw := rawView{db: db, names: a.Collections()}
 	st := core.NewStore(a) // as the library calls it: bad strings never reach the adapter

@@ -89,6 +89,16 @@ func newAdapter(t testing.TB, s *server, opts ...mongoadapter.Option) (*mongoada
 	return a, db
 }
 
+// createUsers creates a user for each id, with the e-mail id@example.com.
+func createUsers(t testing.TB, a core.UserCreator, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := a.CreateUser(context.Background(), core.User{ID: id, Email: id + "@example.com"}); err != nil {
+			t.Fatalf("CreateUser(%q): %v", id, err)
+		}
+	}
+}
+
 // rawView reads the adapter's collections with the driver alone, decoding
 // the documents field by field, without the adapter's code.
 type rawView struct {
@@ -134,21 +144,36 @@ func (f *field) value(name string, types ...bson.Type) (bson.RawValue, bool) {
 	return v, false
 }
 
-func (f *field) str(name string) string {
-	v, ok := f.value(name, bson.TypeString)
+// one reads the field of BSON type t with conv; the zero T when it is
+// missing or of another type (f.err says which).
+func one[T any](f *field, name string, t bson.Type, conv func(bson.RawValue) T) T {
+	v, ok := f.value(name, t)
 	if !ok {
-		return ""
+		var zero T
+		return zero
 	}
-	return v.StringValue()
+	return conv(v)
 }
 
-func (f *field) nullStr(name string) *string {
-	v, ok := f.value(name, bson.TypeString, bson.TypeNull)
+// nullable reads the field of BSON type t or null with conv; nil when it is
+// null, missing or of another type (f.err says which of the last two).
+func nullable[T any](f *field, name string, t bson.Type, conv func(bson.RawValue) T) *T {
+	v, ok := f.value(name, t, bson.TypeNull)
 	if !ok || v.Type == bson.TypeNull {
 		return nil
 	}
-	s := v.StringValue()
-	return &s
+	x := conv(v)
+	return &x
+}
+
+func dateTime(v bson.RawValue) time.Time { return time.UnixMilli(v.DateTime()).UTC() }
+
+func (f *field) str(name string) string {
+	return one(f, name, bson.TypeString, bson.RawValue.StringValue)
+}
+
+func (f *field) nullStr(name string) *string {
+	return nullable(f, name, bson.TypeString, bson.RawValue.StringValue)
 }
 
 func (f *field) id(name string) string {
@@ -162,46 +187,20 @@ func (f *field) id(name string) string {
 	return v.StringValue()
 }
 
-func (f *field) time(name string) time.Time {
-	v, ok := f.value(name, bson.TypeDateTime)
-	if !ok {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.DateTime()).UTC()
-}
+func (f *field) time(name string) time.Time { return one(f, name, bson.TypeDateTime, dateTime) }
 
 func (f *field) nullTime(name string) *time.Time {
-	v, ok := f.value(name, bson.TypeDateTime, bson.TypeNull)
-	if !ok || v.Type == bson.TypeNull {
-		return nil
-	}
-	t := time.UnixMilli(v.DateTime()).UTC()
-	return &t
+	return nullable(f, name, bson.TypeDateTime, dateTime)
 }
 
-func (f *field) int64(name string) int64 {
-	v, ok := f.value(name, bson.TypeInt64)
-	if !ok {
-		return 0
-	}
-	return v.Int64()
-}
+func (f *field) int64(name string) int64 { return one(f, name, bson.TypeInt64, bson.RawValue.Int64) }
 
 func (f *field) nullInt64(name string) *int64 {
-	v, ok := f.value(name, bson.TypeInt64, bson.TypeNull)
-	if !ok || v.Type == bson.TypeNull {
-		return nil
-	}
-	n := v.Int64()
-	return &n
+	return nullable(f, name, bson.TypeInt64, bson.RawValue.Int64)
 }
 
 func (f *field) bool(name string) bool {
-	v, ok := f.value(name, bson.TypeBoolean)
-	if !ok {
-		return false
-	}
-	return v.Boolean()
+	return one(f, name, bson.TypeBoolean, bson.RawValue.Boolean)
 }
 
 // strings reads a list of strings that may be absent (nil).
@@ -225,27 +224,41 @@ func (f *field) strings(name string) []string {
 	return out
 }
 
-func (r rawView) Users(ctx context.Context) ([]core.User, error) {
-	docs, err := r.all(ctx, r.names.Users)
+// records reads every document of the collection coll with read, which
+// reads its fields through f (f.err, when set, is the error).
+func records[R any](ctx context.Context, r rawView, coll string, read func(f *field) (R, error)) ([]R, error) {
+	docs, err := r.all(ctx, coll)
 	if err != nil {
 		return nil, err
 	}
-	out := []core.User{}
+	out := []R{}
 	for _, d := range docs {
 		f := field{doc: d}
+		rec, err := read(&f)
+		if err == nil {
+			err = f.err
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+func (r rawView) Users(ctx context.Context) ([]core.User, error) {
+	return records(ctx, r, r.names.Users, func(f *field) (core.User, error) {
 		u := core.User{
 			ID: f.id("_id"), Email: f.str("email"), EmailVerified: f.nullTime("emailVerified"),
 			Name: f.nullStr("name"), Image: f.nullStr("image"),
 		}
 		if f.err != nil {
-			return nil, f.err
+			return u, f.err
 		}
-		if u.Data, err = otherFields(d); err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, nil
+		var err error
+		u.Data, err = otherFields(f.doc)
+		return u, err
+	})
 }
 
 // otherFields returns the fields of a user document beside the standard
@@ -300,13 +313,7 @@ func (r rawView) WriteUserData(ctx context.Context, userID string, data map[stri
 }
 
 func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {
-	docs, err := r.all(ctx, r.names.Accounts)
-	if err != nil {
-		return nil, err
-	}
-	out := []core.Account{}
-	for _, d := range docs {
-		f := field{doc: d}
+	return records(ctx, r, r.names.Accounts, func(f *field) (core.Account, error) {
 		acc := core.Account{
 			UserID: f.id("userId"), Provider: f.str("provider"), Type: core.AccountType(f.str("type")),
 			ProviderAccountID: f.str("providerAccountId"), AccessToken: f.nullStr("access_token"),
@@ -317,7 +324,7 @@ func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {
 		if v, ok := f.value("authorization_details", bson.TypeArray, bson.TypeNull); ok && v.Type == bson.TypeArray {
 			vals, err := v.Array().Values()
 			if err != nil {
-				return nil, err
+				return acc, err
 			}
 			acc.AuthorizationDetails = []core.AuthorizationDetail{}
 			for _, e := range vals {
@@ -327,16 +334,12 @@ func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {
 					Datatypes: df.strings("datatypes"), Identifier: df.str("identifier"), Privileges: df.strings("privileges"),
 				})
 				if df.err != nil {
-					return nil, df.err
+					return acc, df.err
 				}
 			}
 		}
-		if f.err != nil {
-			return nil, f.err
-		}
-		out = append(out, acc)
-	}
-	return out, nil
+		return acc, nil
+	})
 }
 
 // WriteAccount inserts the account exactly as given (not normalized), with
@@ -368,54 +371,24 @@ func (r rawView) WriteAccount(ctx context.Context, a core.Account) error {
 var _ conformance.RawWriter = rawView{}
 
 func (r rawView) Sessions(ctx context.Context) ([]core.Session, error) {
-	docs, err := r.all(ctx, r.names.Sessions)
-	if err != nil {
-		return nil, err
-	}
-	out := []core.Session{}
-	for _, d := range docs {
-		f := field{doc: d}
-		out = append(out, core.Session{SessionToken: f.str("sessionToken"), UserID: f.id("userId"), Expires: f.time("expires")})
-		if f.err != nil {
-			return nil, f.err
-		}
-	}
-	return out, nil
+	return records(ctx, r, r.names.Sessions, func(f *field) (core.Session, error) {
+		return core.Session{SessionToken: f.str("sessionToken"), UserID: f.id("userId"), Expires: f.time("expires")}, nil
+	})
 }
 
 func (r rawView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
-	docs, err := r.all(ctx, r.names.VerificationTokens)
-	if err != nil {
-		return nil, err
-	}
-	out := []core.VerificationToken{}
-	for _, d := range docs {
-		f := field{doc: d}
-		out = append(out, core.VerificationToken{Identifier: f.str("identifier"), Token: f.str("token"), Expires: f.time("expires")})
-		if f.err != nil {
-			return nil, f.err
-		}
-	}
-	return out, nil
+	return records(ctx, r, r.names.VerificationTokens, func(f *field) (core.VerificationToken, error) {
+		return core.VerificationToken{Identifier: f.str("identifier"), Token: f.str("token"), Expires: f.time("expires")}, nil
+	})
 }
 
 func (r rawView) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
-	docs, err := r.all(ctx, r.names.Authenticators)
-	if err != nil {
-		return nil, err
-	}
-	out := []core.Authenticator{}
-	for _, d := range docs {
-		f := field{doc: d}
-		out = append(out, core.Authenticator{
+	return records(ctx, r, r.names.Authenticators, func(f *field) (core.Authenticator, error) {
+		return core.Authenticator{
 			CredentialID: f.str("credentialID"), CredentialPublicKey: f.str("credentialPublicKey"),
 			Counter: f.int64("counter"), CredentialBackedUp: f.bool("credentialBackedUp"),
 			CredentialDeviceType: f.str("credentialDeviceType"), ProviderAccountID: f.str("providerAccountId"),
 			UserID: f.id("userId"), Transports: f.nullStr("transports"),
-		})
-		if f.err != nil {
-			return nil, f.err
-		}
-	}
-	return out, nil
+		}, nil
+	})
 }

@@ -30,14 +30,8 @@ func TestDecodeSessionLookup(t *testing.T) {
 	} {
 		doc := bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "sessionToken", Value: "st"}, {Key: "userId", Value: "u1"},
 			{Key: "expires", Value: bson.NewDateTimeFromTime(exp)}, {Key: "user", Value: c.users}}
-		raw, err := bson.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var d sessionUserDoc
-		if err := bson.Unmarshal(raw, &d); err != nil {
-			t.Fatal(err)
-		}
+		unmarshal(t, doc, &d)
 		got, err := d.sessionAndUser()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -50,14 +44,8 @@ func TestDecodeSessionLookup(t *testing.T) {
 
 func TestDecodeAccountLookup(t *testing.T) {
 	oid := bson.NewObjectID()
-	raw, err := bson.Marshal(bson.D{{Key: "user", Value: bson.A{bson.D{{Key: "_id", Value: oid}, {Key: "email", Value: "e"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var d accountUserDoc
-	if err := bson.Unmarshal(raw, &d); err != nil {
-		t.Fatal(err)
-	}
+	unmarshal(t, bson.D{{Key: "user", Value: bson.A{bson.D{{Key: "_id", Value: oid}, {Key: "email", Value: "e"}}}}}, &d)
 	if len(d.User) != 1 {
 		t.Fatalf("decoded %d users, want 1", len(d.User))
 	}

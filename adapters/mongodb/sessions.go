@@ -2,41 +2,13 @@ package mongoadapter
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
-
-// CreateSession is createSession: a find of the user, the insert, and a
-// find of the user again (see [Adapter.DeleteUser] for why the second one
-// makes a concurrent deleteUser leave no orphan). An unknown user, or one
-// deleted concurrently, gives an error matching [core.ErrNotFound] and leaves
-// no session; an existing token, once [Adapter.Migrate] has run, one
-// matching [core.ErrAlreadyExists].
-func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
-	s := session.Normalize()
-	uid, ok := a.userIDValue(s.UserID)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodCreateSession), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
-	}
-	exp, ok := date(s.Expires)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodCreateSession), Field: "expires", Reason: "is out of the range of BSON dates"}
-	}
-	doc := bson.D{
-		{Key: fSessionToken, Value: s.SessionToken},
-		{Key: fUserID, Value: uid},
-		{Key: fExpires, Value: exp},
-	}
-	if err := a.insertOwned(ctx, a.sessions, uid, doc); err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
 
 // GetSessionAndUser is getSessionAndUser: one aggregation joining the
 // session to its user with $lookup where the server supports it, otherwise
@@ -49,51 +21,31 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	match := bson.D{{Key: fSessionToken, Value: sessionToken}}
 	if !a.lookup {
-		var sd sessionDoc
-		if err := a.sessions.FindOne(ctx, match).Decode(&sd); err != nil {
-			if errors.Is(err, mongo.ErrNoDocuments) {
-				return nil, nil
-			}
-			return nil, wrapErr(ctx, err)
+		sd, err := findDoc[sessionDoc](ctx, a.sessions.FindOne(ctx, match))
+		if sd == nil || err != nil {
+			return nil, err
 		}
 		if sd.Expires <= a.nowDate() {
 			return nil, a.removeExpiredSession(ctx, sessionToken)
 		}
-		s, err := sd.session()
-		if err != nil {
-			return nil, err
-		}
-		u, err := a.findUser(ctx, bson.D{{Key: fID, Value: sd.UserID}})
+		u, err := findDoc[userDoc](ctx, a.users.FindOne(ctx, bson.D{{Key: fID, Value: sd.UserID}}))
 		if u == nil || err != nil {
 			return nil, err
 		}
-		return &core.SessionAndUser{Session: *s, User: *u}, nil
-	}
-	pipeline := mongo.Pipeline{
-		{{Key: "$match", Value: match}},
-		{{Key: "$limit", Value: 1}},
-		{{Key: "$lookup", Value: bson.D{
-			{Key: "from", Value: a.names.Users},
-			{Key: "localField", Value: fUserID},
-			{Key: "foreignField", Value: fID},
-			{Key: "as", Value: fJoinedUser},
-		}}},
+		d := sessionUserDoc{Session: *sd, User: []userDoc{*u}}
+		return d.sessionAndUser()
 	}
 	var docs []sessionUserDoc
-	if err := aggregate(ctx, a.sessions, pipeline, &docs); err != nil {
-		return nil, wrapErr(ctx, err)
+	if err := a.lookupUser(ctx, a.sessions, match, &docs); err != nil {
+		return nil, err
 	}
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	if docs[0].Expires <= a.nowDate() {
+	if docs[0].Session.Expires <= a.nowDate() {
 		return nil, a.removeExpiredSession(ctx, sessionToken)
 	}
-	su, err := docs[0].sessionAndUser()
-	if err != nil {
-		return nil, err
-	}
-	return su, nil
+	return docs[0].sessionAndUser()
 }
 
 // UpdateSession is updateSession: one findOneAndUpdate returning the
@@ -107,9 +59,9 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	var set bson.D
 	if update.UserID.Set {
-		uid, ok := a.userIDValue(update.UserID.Value)
-		if !ok {
-			return nil, &core.InputError{Method: string(core.MethodUpdateSession), Field: "userId", Reason: "is not an ObjectId in hexadecimal (WithObjectIDs)"}
+		uid, err := a.storedUserID(core.MethodUpdateSession, "userId", update.UserID.Value)
+		if err != nil {
+			return nil, err
 		}
 		if err := a.requireUser(ctx, uid); err != nil {
 			return nil, err
@@ -123,24 +75,10 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 		}
 		set = append(set, bson.E{Key: fExpires, Value: exp})
 	}
-	filter := bson.D{{Key: fSessionToken, Value: update.SessionToken}}
-	if len(set) == 0 {
-		return decodeSession(ctx, a.sessions.FindOne(ctx, filter))
-	}
-	unlock, err := a.locks.lock(ctx, lockSession, update.SessionToken)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
 	if !update.UserID.Set {
-		res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
-			options.FindOneAndUpdate().SetReturnDocument(options.After))
-		unlock()
-		return decodeSession(ctx, res)
+		return a.setSession(ctx, update.SessionToken, nil, set, options.After)
 	}
-	res := a.sessions.FindOneAndUpdate(ctx, filter, bson.D{{Key: "$set", Value: set}},
-		options.FindOneAndUpdate().SetReturnDocument(options.Before))
-	unlock()
-	before, err := decodeSession(ctx, res)
+	before, err := a.setSession(ctx, update.SessionToken, nil, set, options.Before)
 	if err != nil || before == nil {
 		return nil, err
 	}
@@ -155,47 +93,39 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	return &after, nil
 }
 
-// confirmMove makes a session moved to the user with the stored id uid
-// unable to outlive that user, as insertOwned does for new records: it reads
-// the user again, and if a concurrent deleteUser removed it, puts the
-// session back as it was (before) and returns an error matching
-// [core.ErrNotFound]. Should the session's first user be gone too by then,
-// the session goes with it, as that user's deleteUser would have taken it.
-func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any) error {
-	ok, err := a.userExistsOnPrimary(ctx, uid)
-	if err == nil && ok {
-		return nil
-	}
-	cause := fmt.Errorf("user deleted concurrently: %w", core.ErrNotFound)
+// ExtendSession implements [core.SessionExtender]: one findOneAndUpdate
+// whose filter holds the condition (the stored expiry not after from), so
+// the server applies the check and the update together; of concurrent
+// calls with the same from one matches and the others find nothing. When
+// nothing matched, a find returns the session as stored (nil when there is
+// none). Where the server's updates are not atomic (see
+// [Capabilities.AtomicFindAndModify]) the updates of one session are
+// serialised, within the process and across processes, as updateSession's
+// are.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+	fromDate, err := storedDate(core.MethodExtendSession, "from", core.NormalizeTime(from))
 	if err != nil {
-		cause = wrapErr(ctx, err)
+		return nil, false, err
 	}
-	oldUID, _ := a.userIDValue(before.UserID)
-	oldExp, _ := date(before.Expires)
-	uerr := undo(ctx, func(ctx context.Context) error {
-		unlock, err := a.locks.lock(ctx, lockSession, before.SessionToken)
-		if err != nil {
-			return err
-		}
-		_, err = a.sessions.UpdateOne(ctx,
-			bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: fUserID, Value: oldUID}, {Key: fExpires, Value: oldExp}}}})
-		unlock()
-		if err != nil {
-			return fmt.Errorf("putting the session back: %w", err)
-		}
-		if ok, err := a.userExistsOnPrimary(ctx, oldUID); err == nil && !ok {
-			_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
-			if err != nil {
-				return fmt.Errorf("removing the session of a deleted user: %w", err)
-			}
-		}
-		return nil
-	})
-	if uerr != nil {
-		return errors.Join(cause, uerr)
+	exp, err := storedDate(core.MethodExtendSession, "expires", core.NormalizeTime(expires))
+	if err != nil {
+		return nil, false, err
 	}
-	return cause
+	s, err := a.setSession(ctx, sessionToken, bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: fromDate}}}},
+		bson.D{{Key: fExpires, Value: exp}}, options.After)
+	if err != nil || s != nil {
+		return s, s != nil, err
+	}
+	s, err = decodeSession(ctx, a.sessions.FindOne(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
+	return s, false, err
+}
+
+// setSession sets the fields of set on the session with the token when it
+// also matches the conditions in where, and returns it as updateRecord
+// does (one find when set is empty).
+func (a *Adapter) setSession(ctx context.Context, sessionToken string, where, set bson.D, ret options.ReturnDocument) (*core.Session, error) {
+	filter := append(bson.D{{Key: fSessionToken, Value: sessionToken}}, where...)
+	return updateRecord(ctx, a, a.sessions, lockSession, sessionToken, filter, setFields(set), ret, (*sessionDoc).session)
 }
 
 // DeleteSession is deleteSession: one findOneAndDelete. It returns the
@@ -205,18 +135,7 @@ func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core
 }
 
 func decodeSession(ctx context.Context, res *mongo.SingleResult) (*core.Session, error) {
-	var doc sessionDoc
-	if err := res.Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, wrapErr(ctx, err)
-	}
-	s, err := doc.session()
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return decodeOne(ctx, res, (*sessionDoc).session)
 }
 
 // removeExpiredSession deletes the session with the token if it has

@@ -2,11 +2,9 @@ package mongoadapter
 
 import (
 	"context"
-	"errors"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // CreateVerificationToken is createVerificationToken: one insert. An
@@ -14,9 +12,9 @@ import (
 // an error matching [core.ErrAlreadyExists].
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
 	v := token.Normalize()
-	exp, ok := date(v.Expires)
-	if !ok {
-		return nil, &core.InputError{Method: string(core.MethodCreateVerificationToken), Field: "expires", Reason: "is out of the range of BSON dates"}
+	exp, err := storedDate(core.MethodCreateVerificationToken, "expires", v.Expires)
+	if err != nil {
+		return nil, err
 	}
 	doc := bson.D{
 		{Key: fIdentifier, Value: v.Identifier},
@@ -43,26 +41,16 @@ func (a *Adapter) UseVerificationToken(ctx context.Context, key core.Verificatio
 	if !a.atomicFAM {
 		return a.useTokenFindDelete(ctx, filter)
 	}
-	var doc tokenDoc
-	if err := a.tokens.FindOneAndDelete(ctx, filter).Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, wrapErr(ctx, err)
-	}
-	return doc.token(), nil
+	return decodeOne(ctx, a.tokens.FindOneAndDelete(ctx, filter), (*tokenDoc).token)
 }
 
 // useTokenFindDelete is useVerificationToken as a find and a delete by _id,
 // for servers whose findAndModify is not atomic. The delete's count says
 // which of concurrent callers removed the token.
 func (a *Adapter) useTokenFindDelete(ctx context.Context, filter bson.D) (*core.VerificationToken, error) {
-	var doc tokenIDDoc
-	if err := a.tokens.FindOne(ctx, filter).Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, wrapErr(ctx, err)
+	doc, err := findDoc[tokenIDDoc](ctx, a.tokens.FindOne(ctx, filter))
+	if doc == nil || err != nil {
+		return nil, err
 	}
 	res, err := a.tokens.DeleteOne(ctx, bson.D{{Key: fID, Value: doc.ID}})
 	if err != nil {
@@ -71,6 +59,5 @@ func (a *Adapter) useTokenFindDelete(ctx context.Context, filter bson.D) (*core.
 	if res.DeletedCount != 1 {
 		return nil, nil // another call used it first
 	}
-	t := tokenDoc{Identifier: doc.Identifier, Token: doc.Token, Expires: doc.Expires}
-	return t.token(), nil
+	return doc.Token.token()
 }

@@ -2,7 +2,6 @@ package mongoadapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/authport/authport/core"
@@ -41,18 +40,7 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 }
 
 func (a *Adapter) findUser(ctx context.Context, filter bson.D) (*core.User, error) {
-	var doc userDoc
-	if err := a.users.FindOne(ctx, filter).Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, wrapErr(ctx, err)
-	}
-	u, err := doc.user()
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+	return decodeOne(ctx, a.users.FindOne(ctx, filter), (*userDoc).user)
 }
 
 // GetUserByAccount is getUserByAccount: one aggregation joining the account
@@ -61,68 +49,21 @@ func (a *Adapter) findUser(ctx context.Context, filter bson.D) (*core.User, erro
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
 	match := bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
 	if !a.lookup {
-		var acc struct {
-			UserID bson.RawValue `bson:"userId"`
-		}
-		err := a.accounts.FindOne(ctx, match, options.FindOne().SetProjection(bson.D{{Key: fUserID, Value: 1}})).Decode(&acc)
-		if err != nil {
-			if errors.Is(err, mongo.ErrNoDocuments) {
-				return nil, nil
-			}
-			return nil, wrapErr(ctx, err)
-		}
-		if isNull(acc.UserID) {
-			return nil, nil
+		acc, err := findDoc[accountDoc](ctx, a.accounts.FindOne(ctx, match, options.FindOne().SetProjection(bson.D{{Key: fUserID, Value: 1}})))
+		if acc == nil || err != nil || isNull(acc.UserID) {
+			return nil, err
 		}
 		return a.findUser(ctx, bson.D{{Key: fID, Value: acc.UserID}})
 	}
-	pipeline := mongo.Pipeline{
-		{{Key: "$match", Value: match}},
-		{{Key: "$limit", Value: 1}},
-		{{Key: "$lookup", Value: bson.D{
-			{Key: "from", Value: a.names.Users},
-			{Key: "localField", Value: fUserID},
-			{Key: "foreignField", Value: fID},
-			{Key: "as", Value: fJoinedUser},
-		}}},
-		{{Key: "$project", Value: bson.D{{Key: fID, Value: 0}, {Key: fJoinedUser, Value: 1}}}},
-	}
 	var docs []accountUserDoc
-	if err := aggregate(ctx, a.accounts, pipeline, &docs); err != nil {
-		return nil, wrapErr(ctx, err)
+	if err := a.lookupUser(ctx, a.accounts, match, &docs,
+		bson.D{{Key: "$project", Value: bson.D{{Key: fID, Value: 0}, {Key: fJoinedUser, Value: 1}}}}); err != nil {
+		return nil, err
 	}
 	if len(docs) == 0 || len(docs[0].User) == 0 {
 		return nil, nil
 	}
-	u, err := docs[0].User[0].user()
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
-}
-
-// findAll finds the documents of coll that match filter, in the order of
-// sort, and decodes them.
-func findAll[D any](ctx context.Context, coll *mongo.Collection, filter, sort bson.D) ([]D, error) {
-	cur, err := coll.Find(ctx, filter, options.Find().SetSort(sort))
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	var docs []D
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return docs, nil
-}
-
-// aggregate runs a pipeline whose result fits in the first batch and
-// decodes it into out.
-func aggregate(ctx context.Context, coll *mongo.Collection, pipeline mongo.Pipeline, out any) error {
-	cur, err := coll.Aggregate(ctx, pipeline)
-	if err != nil {
-		return err
-	}
-	return cur.All(ctx, out)
+	return docs[0].User[0].user()
 }
 
 // UpdateUser is updateUser: one findOneAndUpdate returning the updated
@@ -145,9 +86,9 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	if update.EmailVerified.Set {
 		var v any
 		if t := update.EmailVerified.Value; t != nil {
-			d, ok := date(core.NormalizeTime(*t))
-			if !ok {
-				return nil, &core.InputError{Method: string(core.MethodUpdateUser), Field: "emailVerified", Reason: "is out of the range of BSON dates"}
+			d, err := storedDate(core.MethodUpdateUser, "emailVerified", core.NormalizeTime(*t))
+			if err != nil {
+				return nil, err
 			}
 			v = d
 		}
@@ -171,31 +112,11 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	if len(unset) > 0 {
 		change = append(change, bson.E{Key: "$unset", Value: unset})
 	}
-	filter := bson.D{{Key: fID, Value: id}}
-	var res *mongo.SingleResult
-	if len(change) == 0 {
-		res = a.users.FindOne(ctx, filter)
-	} else {
-		unlock, err := a.locks.lock(ctx, lockUser, update.ID)
-		if err != nil {
-			return nil, wrapErr(ctx, err)
-		}
-		res = a.users.FindOneAndUpdate(ctx, filter, change,
-			options.FindOneAndUpdate().SetReturnDocument(options.After))
-		unlock()
+	u, err := updateRecord(ctx, a, a.users, lockUser, update.ID, bson.D{{Key: fID, Value: id}}, change, options.After, (*userDoc).user)
+	if u == nil && err == nil {
+		return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 	}
-	var doc userDoc
-	if err := res.Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		return nil, wrapErr(ctx, err)
-	}
-	u, err := doc.user()
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+	return u, err
 }
 
 // DeleteUser is deleteUser. It removes the user first and then sweeps the
@@ -255,14 +176,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 // deleteUserDoc removes the user document with the stored id and returns
 // the user, or nil when there was none.
 func (a *Adapter) deleteUserDoc(ctx context.Context, id any) (*core.User, error) {
-	var doc userDoc
-	if err := a.users.FindOneAndDelete(ctx, bson.D{{Key: fID, Value: id}}).Decode(&doc); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return doc.user()
+	return decodeOne(ctx, a.users.FindOneAndDelete(ctx, bson.D{{Key: fID, Value: id}}), (*userDoc).user)
 }
 
 // sweepUserRecords deletes every session, account and authenticator of the
@@ -280,22 +194,12 @@ func (a *Adapter) sweepUserRecords(ctx context.Context, id any) error {
 // userExists reports whether the user with the stored id v exists: one find
 // that returns only the _id.
 func (a *Adapter) userExists(ctx context.Context, v any) (bool, error) {
-	err := a.users.FindOne(ctx, bson.D{{Key: fID, Value: v}},
-		options.FindOne().SetProjection(bson.D{{Key: fID, Value: 1}})).Err()
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return false, nil
-	}
-	return err == nil, err
+	return idExists(ctx, a.users, v)
 }
 
 // userExistsOnPrimary is userExists read from the primary, whatever the
 // database's read preference, so that it sees a deleteUser that has
 // returned.
 func (a *Adapter) userExistsOnPrimary(ctx context.Context, v any) (bool, error) {
-	err := a.usersPrimary.FindOne(ctx, bson.D{{Key: fID, Value: v}},
-		options.FindOne().SetProjection(bson.D{{Key: fID, Value: 1}})).Err()
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return false, nil
-	}
-	return err == nil, err
+	return idExists(ctx, a.usersPrimary, v)
 }

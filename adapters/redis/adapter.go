@@ -25,12 +25,7 @@ type Adapter struct {
 	slots    slotTags
 }
 
-var (
-	_ core.Adapter                      = (*Adapter)(nil)
-	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
-	_ core.AccountsByUserLister         = (*Adapter)(nil)
-	_ core.AccountUpdater               = (*Adapter)(nil)
-)
+var _ shared.Layout = (*Adapter)(nil)
 
 // Option configures an [Adapter].
 type Option func(*config)
@@ -268,10 +263,13 @@ func (a *Adapter) commit(ctx context.Context, ptr, uid string) (bool, error) {
 	return n == 1, err
 }
 
-// release deletes ptr if it still holds uid. It runs even when ctx is
-// cancelled, since it undoes a half-done write.
+// release deletes ptr if it still holds uid. It runs to its end even when
+// ctx ends, since it undoes a half-done write, but returns by ctx's end
+// (see withinDeadline).
 func (a *Adapter) release(ctx context.Context, ptr, uid string) error {
-	return a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, shared.Escape(uid)).Err()
+	return finish(ctx, func(ctx context.Context) error {
+		return a.s.release.Run(ctx, a.c, []string{ptr}, shared.Escape(uid)).Err()
+	})
 }
 
 // attach writes a record (field of the user's hash hashKey) under its
@@ -370,7 +368,14 @@ func (a *Adapter) attachCluster(ctx context.Context, ptr, uid string, hashKey fu
 // is kept even when a server stops answering in the middle of f (a frozen
 // master in a failover, a WAIT of [WithReplicaAck] on a master with no
 // replica).
+//
+// With a ctx that never ends (one already without cancellation: f is a
+// step of a call that runs within its deadline already), f runs in the
+// caller's goroutine.
 func withinDeadline[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f(ctx)
+	}
 	type result struct {
 		v   T
 		err error
@@ -387,4 +392,10 @@ func withinDeadline[T any](ctx context.Context, f func(context.Context) (T, erro
 		var zero T
 		return zero, ctx.Err()
 	}
+}
+
+// finish is withinDeadline for a step that returns only an error.
+func finish(ctx context.Context, f func(context.Context) error) error {
+	_, err := withinDeadline(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+	return err
 }

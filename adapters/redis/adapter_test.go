@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
@@ -511,6 +512,26 @@ func TestRaces(t *testing.T) {
 			}
 			if err := raw.CheckConsistency(ctx); err != nil {
 				t.Fatalf("after deleteSession raced with moves: %v", err)
+			}
+		}
+	})
+}
+
+// TestExtendSession checks extendSession's single write under concurrent
+// callers (redistest.ExtendSession) and that the session key and the
+// user's sessions set then expire at the new expiry.
+func TestExtendSession(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c redis.UniversalClient, a *Adapter, raw rawView) {
+		redistest.ExtendSession(t, a)
+		ctx := context.Background()
+		su, err := a.GetSessionAndUser(ctx, "tok")
+		if err != nil || su == nil {
+			t.Fatalf("getSessionAndUser = %v, %v", su, err)
+		}
+		want := su.Session.Expires.UnixMilli()
+		for _, key := range []string{a.k.session("tok"), a.k.sessions(su.User.ID)} {
+			if got, err := c.PExpireTime(ctx, key).Result(); err != nil || got.Milliseconds() != want {
+				t.Errorf("%s expires at %v (%v); want %d", key, got.Milliseconds(), err, want)
 			}
 		}
 	})

@@ -111,14 +111,7 @@ func BenchmarkGetSessionAndUser(b *testing.B) {
 // (baseline time / adapter time) is the adapter's parallel throughput
 // relative to the baseline's.
 func BenchmarkGetSessionAndUserVsBaseline(b *testing.B) {
-	c, a := benchFixture(b)
-	baseline := redis.NewScript(luaBaseline)
-	if err := baseline.Load(context.Background(), c).Err(); err != nil {
-		b.Fatal(err)
-	}
-	keys := []string{a.k.session("s")}
-	adapterOp := func(ctx context.Context) error { return found(a.GetSessionAndUser(ctx, "s")) }
-	baselineOp := func(ctx context.Context) error { return baseline.EvalSha(ctx, c, keys, a.k.p, "s").Err() }
+	adapterOp, baselineOp := againstBaseline(b)
 	const perPhase = 64
 	workers := benchParallelism * runtime.GOMAXPROCS(0)
 	phase := func(op func(context.Context) error) time.Duration {
@@ -152,6 +145,24 @@ func BenchmarkGetSessionAndUserVsBaseline(b *testing.B) {
 		}
 	}
 	calls := float64(b.N) * perPhase
+	reportVsBaseline(b, adapterT, baselineT, calls)
+}
+
+// againstBaseline returns the fixture's getSessionAndUser of one session
+// and the baseline script's reads of it.
+func againstBaseline(b *testing.B) (adapterOp, baselineOp func(context.Context) error) {
+	c, a := benchFixture(b)
+	baseline := redis.NewScript(luaBaseline)
+	if err := baseline.Load(context.Background(), c).Err(); err != nil {
+		b.Fatal(err)
+	}
+	keys := []string{a.k.session("s")}
+	return func(ctx context.Context) error { return found(a.GetSessionAndUser(ctx, "s")) },
+		func(ctx context.Context) error { return baseline.EvalSha(ctx, c, keys, a.k.p, "s").Err() }
+}
+
+// reportVsBaseline reports the time per call of each side and their ratio.
+func reportVsBaseline(b *testing.B, adapterT, baselineT time.Duration, calls float64) {
 	b.ReportMetric(float64(adapterT.Nanoseconds())/calls, "adapter-ns/call")
 	b.ReportMetric(float64(baselineT.Nanoseconds())/calls, "baseline-ns/call")
 	b.ReportMetric(float64(baselineT)/float64(adapterT), "ratio")
@@ -190,27 +201,20 @@ func BenchmarkCreateAndUseVerificationToken(b *testing.B) {
 // BenchmarkGetSessionAndUserVsBaseline: one goroutine alternates one
 // adapter call and one baseline call and times each.
 func BenchmarkGetSessionAndUserInterleaved(b *testing.B) {
-	c, a := benchFixture(b)
-	baseline := redis.NewScript(luaBaseline)
-	if err := baseline.Load(context.Background(), c).Err(); err != nil {
-		b.Fatal(err)
-	}
-	keys := []string{a.k.session("s")}
+	adapterOp, baselineOp := againstBaseline(b)
 	ctx := context.Background()
 	var adapterT, baselineT time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		if err := found(a.GetSessionAndUser(ctx, "s")); err != nil {
+		if err := adapterOp(ctx); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		if err := baseline.EvalSha(ctx, c, keys, a.k.p, "s").Err(); err != nil {
+		if err := baselineOp(ctx); err != nil {
 			b.Fatal(err)
 		}
 		adapterT += t1.Sub(t0)
 		baselineT += time.Since(t1)
 	}
-	b.ReportMetric(float64(adapterT.Nanoseconds())/float64(b.N), "adapter-ns/call")
-	b.ReportMetric(float64(baselineT.Nanoseconds())/float64(b.N), "baseline-ns/call")
-	b.ReportMetric(float64(baselineT)/float64(adapterT), "ratio")
+	reportVsBaseline(b, adapterT, baselineT, float64(b.N))
 }

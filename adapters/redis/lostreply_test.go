@@ -26,30 +26,23 @@ type replyDropper struct {
 	run, skip atomic.Pointer[map[string]bool]
 }
 
-func (d *replyDropper) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (d *replyDropper) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (d *replyDropper) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if len(args) < 2 || cmd.Name() != "evalsha" {
-			return next(ctx, cmd)
-		}
-		sha, _ := args[1].(string)
-		if m := d.skip.Load(); m != nil && (*m)[sha] {
-			cmd.SetErr(errLostReply)
-			return errLostReply
-		}
-		err := next(ctx, cmd)
-		if m := d.run.Load(); m != nil && (*m)[sha] {
-			cmd.SetErr(errLostReply)
-			return errLostReply
-		}
-		return err
+// process is the hook's Process (see redistest.Hook).
+func (d *replyDropper) process(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+	args := cmd.Args()
+	if len(args) < 2 || cmd.Name() != "evalsha" {
+		return next(ctx, cmd)
 	}
+	sha, _ := args[1].(string)
+	if m := d.skip.Load(); m != nil && (*m)[sha] {
+		cmd.SetErr(errLostReply)
+		return errLostReply
+	}
+	err := next(ctx, cmd)
+	if m := d.run.Load(); m != nil && (*m)[sha] {
+		cmd.SetErr(errLostReply)
+		return errLostReply
+	}
+	return err
 }
 
 // TestClusterLostCommitReply: on a cluster, linkAccount and
@@ -62,7 +55,7 @@ func TestClusterLostCommitReply(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	drop := &replyDropper{}
-	c.AddHook(drop)
+	c.AddHook(redistest.Hook{Process: drop.process})
 	a, raw := fixture(t, c, WithClaimTTL(300*time.Millisecond))
 	ctx := context.Background()
 	if err := a.Preload(ctx); err != nil {

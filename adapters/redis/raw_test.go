@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,13 +23,19 @@ import (
 // rawView reads the keys under one prefix straight from Redis and decodes
 // them, for the conformance suite. It implements conformance.Raw,
 // conformance.Mentioner and conformance.ConsistencyChecker.
-type rawView struct {
-	c      redis.UniversalClient
-	prefix string
+type rawView struct{ redistest.View }
+
+// newRawView returns the raw view of the keys under prefix.
+func newRawView(c redis.UniversalClient, prefix string) rawView {
+	return rawView{redistest.NewView(c, prefix, func(v redistest.View) redistest.ReadRecords {
+		return redistest.ReadEach(func(ctx context.Context) (iter.Seq2[int, *entry], error) {
+			es, err := rawView{v}.snapshot(ctx)
+			return slices.All(es), err
+		}, addEntry)
+	})}
 }
 
 var (
-	_ conformance.Raw                = rawView{}
 	_ conformance.Mentioner          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
@@ -38,12 +46,12 @@ var (
 // field in the user's accounts hash and its pointer key, with plain
 // commands, as another program sharing the keys would.
 func (r rawView) WriteAccount(ctx context.Context, acc core.Account) error {
-	k := keys{p: r.prefix}
+	k := keys{p: r.Prefix}
 	field := accountField(acc.Provider, acc.ProviderAccountID)
-	if err := r.c.HSet(ctx, k.accounts(acc.UserID), field, encodeAccount(&acc)).Err(); err != nil {
+	if err := r.C.HSet(ctx, k.accounts(acc.UserID), field, encodeAccount(&acc)).Err(); err != nil {
 		return err
 	}
-	return r.c.Set(ctx, k.account(field), shared.Escape(acc.UserID), 0).Err()
+	return r.C.Set(ctx, k.account(field), shared.Escape(acc.UserID), 0).Err()
 }
 
 // WriteUserData sets application fields on a stored user as another
@@ -53,7 +61,7 @@ func (r rawView) WriteUserData(ctx context.Context, userID string, data map[stri
 	for name, v := range data {
 		args = append(args, fDataPrefix+name, string(v))
 	}
-	return r.c.HSet(ctx, keys{p: r.prefix}.user(userID), args...).Err()
+	return r.C.HSet(ctx, keys{p: r.Prefix}.user(userID), args...).Err()
 }
 
 // entry is one stored key, read and parsed.
@@ -69,7 +77,7 @@ type entry struct {
 // snapshot reads every key under the prefix. Keys that are not of the
 // layout have kind "".
 func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
-	ks, err := redistest.ScanKeys(ctx, r.c, r.prefix)
+	ks, err := redistest.ScanKeys(ctx, r.C, r.Prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -77,9 +85,9 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 	es := make([]*entry, len(ks))
 	vals := make([]redis.Cmder, len(ks))
 	exps := make([]*redis.Cmd, len(ks))
-	_, err = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range ks {
-			pk, _ := parseKey(r.prefix, k)
+			pk, _ := parseKey(r.Prefix, k)
 			es[i] = &entry{key: k, pk: pk}
 			switch pk.kind {
 			case "user", "accounts", "authenticators":
@@ -117,109 +125,58 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 	return out, nil
 }
 
-func (r rawView) Users(ctx context.Context) ([]core.User, error) {
-	es, err := r.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []core.User
-	for _, e := range es {
-		if e.pk.kind == "user" {
-			u, err := decodeUserMap(e.hash)
-			if err != nil || u == nil {
-				return nil, fmt.Errorf("%s: %v", e.key, err)
-			}
-			out = append(out, *u)
+// addEntry files the records of one key into rs (see newRawView).
+func addEntry(rs *conformance.Records, _ int, e *entry) error {
+	var err error
+	switch e.pk.kind {
+	case "user":
+		err = redistest.Append(&rs.Users)(decodeUserMap(e.hash))
+	case "accounts":
+		rs.Accounts, err = decodeFields(rs.Accounts, e, decodeAccount)
+	case "authenticators":
+		rs.Authenticators, err = decodeFields(rs.Authenticators, e, decodeAuthenticator)
+	case "sessions":
+		rs.Sessions, err = decodeSessions(rs.Sessions, e)
+	case "verification":
+		var t core.VerificationToken
+		var ms int64
+		if t.Identifier, t.Token, err = splitPair(e.pk.tag); err == nil {
+			ms, err = strconv.ParseInt(e.str, 10, 64)
 		}
+		t.Expires = shared.MsTime(ms)
+		rs.VerificationTokens = append(rs.VerificationTokens, t)
 	}
-	return out, nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.key, err)
+	}
+	return nil
 }
 
-func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {
-	es, err := r.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []core.Account
-	for _, e := range es {
-		if e.pk.kind == "accounts" {
-			for f, v := range e.hash {
-				a, err := decodeAccount(v)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s: %v", e.key, f, err)
-				}
-				out = append(out, *a)
-			}
-		}
-	}
-	return out, nil
-}
-
-func (r rawView) Sessions(ctx context.Context) ([]core.Session, error) {
-	es, err := r.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []core.Session
-	for _, e := range es {
-		if e.pk.kind != "sessions" {
-			continue
-		}
-		uid, err := shared.Unescape(e.pk.tag)
+// decodeFields appends the records held in the fields of a hash entry.
+func decodeFields[T any](out []T, e *entry, decode func(string) (*T, error)) ([]T, error) {
+	for f, v := range e.hash {
+		rec, err := decode(v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", e.key, err)
+			return out, fmt.Errorf("field %s: %w", f, err)
 		}
-		for _, z := range e.zset {
-			m, _ := z.Member.(string)
-			tok, err := shared.Unescape(m)
-			if err != nil {
-				return nil, fmt.Errorf("%s %q: %v", e.key, m, err)
-			}
-			out = append(out, core.Session{SessionToken: tok, UserID: uid, Expires: shared.MsTime(int64(z.Score))})
-		}
+		out = append(out, *rec)
 	}
 	return out, nil
 }
 
-func (r rawView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
-	es, err := r.snapshot(ctx)
+// decodeSessions appends the sessions of a user's sessions set.
+func decodeSessions(out []core.Session, e *entry) ([]core.Session, error) {
+	uid, err := shared.Unescape(e.pk.tag)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	var out []core.VerificationToken
-	for _, e := range es {
-		if e.pk.kind != "verification" {
-			continue
-		}
-		ident, tok, err := splitPair(e.pk.tag)
+	for _, z := range e.zset {
+		m, _ := z.Member.(string)
+		tok, err := shared.Unescape(m)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", e.key, err)
+			return out, fmt.Errorf("member %q: %w", m, err)
 		}
-		ms, err := strconv.ParseInt(e.str, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", e.key, err)
-		}
-		out = append(out, core.VerificationToken{Identifier: ident, Token: tok, Expires: shared.MsTime(ms)})
-	}
-	return out, nil
-}
-
-func (r rawView) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
-	es, err := r.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []core.Authenticator
-	for _, e := range es {
-		if e.pk.kind == "authenticators" {
-			for f, v := range e.hash {
-				a, err := decodeAuthenticator(v)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s: %v", e.key, f, err)
-				}
-				out = append(out, *a)
-			}
-		}
+		out = append(out, core.Session{SessionToken: tok, UserID: uid, Expires: shared.MsTime(int64(z.Score))})
 	}
 	return out, nil
 }
@@ -240,7 +197,7 @@ func (r rawView) Mentions(ctx context.Context, s string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range es {
-		found := has(strings.TrimPrefix(e.key, r.prefix)) || has(e.str)
+		found := has(strings.TrimPrefix(e.key, r.Prefix)) || has(e.str)
 		for f, v := range e.hash {
 			found = found || has(f) || has(v)
 		}
@@ -269,7 +226,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 	for _, e := range es {
 		byKey[e.key] = e
 	}
-	k := keys{p: r.prefix}
+	k := keys{p: r.Prefix}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	pointsTo := func(ptr, uid string) {
@@ -311,7 +268,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 				bad("%s: no user %q", e.key, uid)
 			}
 			for f, v := range e.hash {
-				pointsTo(r.prefix+map[string]string{"accounts": "account", "authenticators": "authenticator"}[e.pk.kind]+":{"+f+"}", uid)
+				pointsTo(r.Prefix+map[string]string{"accounts": "account", "authenticators": "authenticator"}[e.pk.kind]+":{"+f+"}", uid)
 				if e.pk.kind == "accounts" {
 					a, err := decodeAccount(v)
 					if err != nil || a.UserID != uid || accountField(a.Provider, a.ProviderAccountID) != f {
@@ -331,7 +288,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 					m, _ := z.Member.(string)
 					// A session about to expire may lose its key while we read.
 					if shared.MsTime(int64(z.Score)).After(start.Add(2 * time.Second)) {
-						ptr := r.prefix + "session:{" + m + "}"
+						ptr := r.Prefix + "session:{" + m + "}"
 						pointsTo(ptr, uid)
 						if p, ok := byKey[ptr]; ok && p.expire != max64(int64(z.Score), 1) {
 							bad("%s: expires at %d, its session at %d", ptr, p.expire, int64(z.Score))

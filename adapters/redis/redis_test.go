@@ -26,21 +26,16 @@ func fixture(t testing.TB, c redis.UniversalClient, opts ...Option) (*Adapter, r
 		t.Fatal(err)
 	}
 	redistest.CleanupPrefix(t, c, prefix)
-	return a, rawView{c: c, prefix: prefix}
+	return a, newRawView(c, prefix)
 }
 
 func TestConformance(t *testing.T) {
-	backends := []*redistest.Backend{
-		{Name: "redis", Connect: redistest.SingleNode},
-		{Name: "redis-cluster", Connect: redistest.Cluster},
-		{Name: "redis-sentinel", Connect: redistest.Sentinel},
-	}
-	redistest.Conformance(t, "", backends, func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
+	redistest.Conformance(t, "", redistest.Backends(true), func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
 		a, raw := fixture(t, b.Get(t))
 		if want := b.Name == "redis-cluster"; a.ClusterMode() != want {
 			t.Fatalf("cluster mode = %v, want %v", a.ClusterMode(), want)
 		}
-		return a, raw, raw.prefix
+		return a, raw, raw.Prefix
 	}, func(c redis.UniversalClient, prefix string) (any, error) {
 		return New(context.Background(), c, WithPrefix(prefix))
 	})

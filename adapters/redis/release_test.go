@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/core"
 )
 
@@ -25,34 +26,28 @@ type noScriptHook struct {
 	names []string
 }
 
-func (h *noScriptHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *noScriptHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
-}
-
-func (h *noScriptHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.mu.Lock()
-		refuse := false
-		for _, c := range cmds {
-			h.names = append(h.names, c.Name())
-			if h.armed && c.Name() == "evalsha" && len(c.Args()) > 1 && c.Args()[1] == h.sha {
-				refuse = true
-			}
+// pipeline is the hook's Pipeline (see redistest.Hook).
+func (h *noScriptHook) pipeline(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error {
+	h.mu.Lock()
+	refuse := false
+	for _, c := range cmds {
+		h.names = append(h.names, c.Name())
+		if h.armed && c.Name() == "evalsha" && len(c.Args()) > 1 && c.Args()[1] == h.sha {
+			refuse = true
 		}
-		if refuse {
-			h.armed = false
-		}
-		h.mu.Unlock()
-		if refuse {
-			err := noScriptErr("NOSCRIPT No matching script. Please use EVAL.")
-			for _, c := range cmds {
-				c.SetErr(err)
-			}
-			return err
-		}
-		return next(ctx, cmds)
 	}
+	if refuse {
+		h.armed = false
+	}
+	h.mu.Unlock()
+	if refuse {
+		err := noScriptErr("NOSCRIPT No matching script. Please use EVAL.")
+		for _, c := range cmds {
+			c.SetErr(err)
+		}
+		return err
+	}
+	return next(ctx, cmds)
 }
 
 // noScriptErr is a Redis error reply (it has go-redis's RedisError method).
@@ -78,7 +73,7 @@ func TestClusterDeleteUserReleasesBySHA(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	a, raw := fixture(t, c)
 	h := &noScriptHook{sha: a.s.release.Hash()}
-	c.AddHook(h)
+	c.AddHook(redistest.Hook{Pipeline: h.pipeline})
 	ctx := context.Background()
 	if err := a.Preload(ctx); err != nil {
 		t.Fatal(err)

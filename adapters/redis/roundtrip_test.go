@@ -2,6 +2,7 @@ package redisadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/core"
 )
 
@@ -23,27 +25,26 @@ type countHook struct {
 	names []string
 }
 
-func (h *countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.mu.Lock()
-		h.trips++
-		h.cmds++
-		h.names = append(h.names, cmd.Name())
-		h.mu.Unlock()
-		return next(ctx, cmd)
-	}
+// count adds one round trip of cmds commands, named name.
+func (h *countHook) count(cmds int, name string) {
+	h.mu.Lock()
+	h.trips++
+	h.cmds += cmds
+	h.names = append(h.names, name)
+	h.mu.Unlock()
 }
 
-func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.mu.Lock()
-		h.trips++
-		h.cmds += len(cmds)
-		h.names = append(h.names, fmt.Sprintf("pipeline(%d)", len(cmds)))
-		h.mu.Unlock()
-		return next(ctx, cmds)
+// hook returns the go-redis hook that counts.
+func (h *countHook) hook() redistest.Hook {
+	return redistest.Hook{
+		Process: func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+			h.count(1, cmd.Name())
+			return next(ctx, cmd)
+		},
+		Pipeline: func(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error {
+			h.count(len(cmds), fmt.Sprintf("pipeline(%d)", len(cmds)))
+			return next(ctx, cmds)
+		},
 	}
 }
 
@@ -143,6 +144,17 @@ func roundTripCases() []roundTripCase {
 				return found(a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(soon(2 * time.Hour))}))
 			})
 		}},
+		{"extendSession", 1, 3, 1, 3, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			base(t, ctx, a)
+			from := soon(time.Hour) // not before the stored expiry: it writes
+			measure(func() error {
+				_, wrote, err := a.ExtendSession(ctx, "s", from, soon(2*time.Hour))
+				if err == nil && !wrote {
+					err = errors.New("extendSession wrote nothing")
+				}
+				return err
+			})
+		}},
 		{"updateSession (userId)", 1, 9, 1, 9, // cluster: + SET and compare-and-delete of the move marker
 			func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 				base(t, ctx, a)
@@ -225,7 +237,7 @@ func TestRoundTrips(t *testing.T) {
 			c := b.connect(t)
 			t.Cleanup(func() { _ = c.Close() })
 			hook := &countHook{}
-			c.AddHook(hook)
+			c.AddHook(hook.hook())
 			for _, tc := range roundTripCases() {
 				t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 					ctx := context.Background()

@@ -29,6 +29,11 @@ local function pxat(x)
   if n < 1 then n = 1 end
   return string.format('%d', n)
 end
+local function claim(k, v) -- SET k v unless k exists; false if it does
+  if redis.call('EXISTS', k) == 1 then return false end
+  redis.call('SET', k, v)
+  return true
+end
 local function zttl(z)
   local m = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
   if m[2] then redis.call('PEXPIREAT', z, pxat(m[2])) end
@@ -51,10 +56,7 @@ end
 // createUser. KEYS: S {user, emailPtr}, C {user}. ARGV: P, mode, uid, field/value pairs.
 const luaCreateUser = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
-if ARGV[2] == 'S' then
-  if redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
-  redis.call('SET', KEYS[2], ARGV[3])
-end
+if ARGV[2] == 'S' and not claim(KEYS[2], ARGV[3]) then return 'exists' end
 redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 return 'ok'
 `
@@ -113,10 +115,7 @@ return {h, email, accs, sess, auths}
 // P, mode, uid, field, value.
 const luaAttach = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
-if ARGV[2] == 'S' then
-  if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
-  redis.call('SET', KEYS[3], ARGV[3])
-end
+if ARGV[2] == 'S' and not claim(KEYS[3], ARGV[3]) then return 'exists' end
 -- On a cluster the caller holds the claim on the pointer, so a record
 -- already here was left by a link whose claim expired uncommitted.
 redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
@@ -199,13 +198,16 @@ end
 return {s, redis.call('HGETALL', KEYS[1])}
 `
 
-// updateSession. ARGV: P, mode, member, new expiry or ”, new uid or ”
-// (mode S only; in mode C the adapter moves a session between users in
-// steps). Returns {expiry, uid or ”}, 'notfound' for an unknown new user,
-// or nil when the session is missing or expired.
+// updateSession and extendSession. ARGV: P, mode, member, new expiry or
+// ”, new uid or ” (mode S only; in mode C the adapter moves a session
+// between users in steps), and for extendSession the expiry the caller
+// read (ms): the write happens only if the stored expiry is not after it.
+// Returns {expiry, uid or ”, 1 if written else 0}, 'notfound' for an
+// unknown new user, or nil when the session is missing or expired.
 const luaUpdateSession = luaResolve + `
 local s = redis.call('ZSCORE', K[3], ARGV[3])
 if not s or tonumber(s) <= nowms() then return false end
+if ARGV[6] and tonumber(s) > tonumber(ARGV[6]) then return {s, K[5] or '', 0} end
 local exp = s
 if ARGV[4] ~= '' then exp = ARGV[4] end
 local nu = ARGV[5]
@@ -217,15 +219,12 @@ if ARGV[2] == 'S' and nu ~= '' and nu ~= K[5] then
   redis.call('ZADD', nk .. ':sessions', exp, ARGV[3])
   zttl(nk .. ':sessions')
   redis.call('SET', KEYS[1], nu, 'PXAT', pxat(exp))
-  return {exp, nu}
+  return {exp, nu, 1}
 end
 redis.call('ZADD', K[3], exp, ARGV[3])
 zttl(K[3])
-if ARGV[2] == 'S' then
-  redis.call('PEXPIREAT', KEYS[1], pxat(exp))
-  return {exp, K[5]}
-end
-return {exp, ''}
+if ARGV[2] == 'S' then redis.call('PEXPIREAT', KEYS[1], pxat(exp)) end
+return {exp, K[5] or '', 1}
 `
 
 // deleteSession. ARGV: P, mode, member. Deletes the session and returns
@@ -310,10 +309,17 @@ const lockField = "~emailLock"
 // Pointer scripts for the cluster steps; they take no prefix.
 
 // luaCommit makes a claimed pointer permanent (ARGV[2] = '0') or sets its
-// expiry (ARGV[2] = ms), if it still holds ARGV[1]. Returns 1 or 0.
+// expiry (ARGV[2] = ms; with ARGV[3] = 'GT', only to a later one), if it
+// still holds ARGV[1]. Returns 1 or 0.
 const luaCommit = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '0' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
+if ARGV[2] == '0' then
+  redis.call('PERSIST', KEYS[1])
+elseif ARGV[3] then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[2], ARGV[3])
+else
+  redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+end
 return 1
 `
 

@@ -32,6 +32,9 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if !a.cluster {
 		res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID), ptr}, args...).Text()
 	} else {
+		if ctx.Done() != nil { // the steps below run to the end; the caller's wait ends with ctx
+			return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.CreateSession(ctx, session) })
+		}
 		var ok bool
 		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires), nil); err == nil {
 			res = "exists"
@@ -131,68 +134,116 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 	if up.UserID.Set {
 		newUID = up.UserID.Value
 	}
-	ptr := a.k.session(up.SessionToken)
-	member := shared.Escape(up.SessionToken)
+	r, err := a.updateSession(ctx, sessionChange{token: up.SessionToken, exp: newExp, uid: newUID})
+	return r.s, err
+}
+
+// ExtendSession implements [core.SessionExtender] as UpdateSession of the
+// expiry whose script first compares the stored expiry (the score in the
+// user's sessions set, which every read of the session takes) with from:
+// one script on a single node; on a cluster the compare and the write are
+// one script in the user's slot, and the session key's TTL follows (only
+// ever later) as updateSession moves it.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+	exp := core.NormalizeTime(expires)
+	if err := shared.CheckTime(core.MethodExtendSession, "expires", &exp); err != nil {
+		return nil, false, err
+	}
+	fromMs := int64(-shared.MaxMillis) // a from further back than any stored time
+	if f := core.NormalizeTime(from); f.After(shared.MsTime(fromMs)) {
+		fromMs = f.UnixMilli()
+	}
+	r, err := a.updateSession(ctx, sessionChange{token: sessionToken, exp: strconv.FormatInt(exp.UnixMilli(), 10), from: strconv.FormatInt(fromMs, 10)})
+	return r.s, r.wrote, err
+}
+
+// sessionChange is an update of a session: the new expiry (ms) or "", the
+// new user or "", and for extendSession the expiry read (ms), "" else.
+type sessionChange struct{ token, exp, uid, from string }
+
+// updated is the outcome of updateSession: the session as stored, and
+// whether the call wrote it.
+type updated struct {
+	s     *core.Session
+	wrote bool
+}
+
+// updateSession runs an update or extension of a session (see
+// UpdateSession and ExtendSession).
+func (a *Adapter) updateSession(ctx context.Context, ch sessionChange) (updated, error) {
+	ptr := a.k.session(ch.token)
+	member := shared.Escape(ch.token)
+	args := []any{a.k.p, a.mode(), member, ch.exp, ""}
+	if ch.from != "" {
+		args = append(args, ch.from)
+	}
 	if !a.cluster {
-		eNew := ""
-		if newUID != "" {
-			eNew = shared.Escape(newUID)
+		if ch.uid != "" {
+			args[4] = shared.Escape(ch.uid)
 		}
-		v, err := a.s.updateSession.Run(ctx, a.c, []string{ptr}, a.k.p, "S", member, newExp, eNew).Result()
+		v, err := a.s.updateSession.Run(ctx, a.c, []string{ptr}, args...).Result()
 		if shared.IsNil(err) {
-			return nil, nil
+			return updated{}, nil
 		}
 		if err != nil {
-			return nil, err
+			return updated{}, err
 		}
 		if v == "notfound" {
-			return nil, fmt.Errorf("user %q: %w", newUID, core.ErrNotFound)
+			return updated{}, fmt.Errorf("user %q: %w", ch.uid, core.ErrNotFound)
 		}
-		return sessionReply(m, up.SessionToken, v)
+		return sessionReply(ch.token, v)
 	}
 
 	if ctx.Done() != nil { // the steps below run to the end; the caller's wait ends with ctx
-		return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.UpdateSession(ctx, up) })
+		return withinDeadline(ctx, func(ctx context.Context) (updated, error) { return a.updateSession(ctx, ch) })
 	}
 	// A session moved to another user between reading its key and acting
 	// in the user's slot is looked up again (a bounded number of times);
 	// while a move is under way, its end is awaited, so that an update of
 	// the expiry is applied to the moved session rather than lost.
-	uid, err := a.settledPointer(ctx, up.SessionToken)
+	uid, err := a.settledPointer(ctx, ch.token)
 	for attempt := 0; ; attempt++ {
 		if err != nil {
-			return nil, err
+			return updated{}, err
 		}
 		if uid == "" {
-			return nil, nil
+			return updated{}, nil
 		}
-		if newUID != "" && newUID != uid {
-			return a.moveSessionCluster(ctx, up.SessionToken, uid, newUID, newExp)
+		if ch.uid != "" && ch.uid != uid {
+			s, err := a.moveSessionCluster(ctx, ch.token, uid, ch.uid, ch.exp)
+			return updated{s, s != nil}, err
 		}
-		v, err := a.s.updateSession.Run(ctx, a.c, a.userKeys(uid), a.k.p, "C", member, newExp, "").Result()
+		v, err := a.s.updateSession.Run(ctx, a.c, a.userKeys(uid), args...).Result()
 		if err != nil && !shared.IsNil(err) {
-			return nil, err
+			return updated{}, err
 		}
 		if err == nil {
-			s, err := sessionReply(m, up.SessionToken, v)
+			r, err := sessionReply(ch.token, v)
 			if err != nil {
-				return nil, err
+				return updated{}, err
 			}
-			s.UserID = uid
-			ok, err := a.s.commit.Run(ctx, a.c, []string{ptr}, shared.Escape(uid), shared.ExpiryMillis(s.Expires)).Int()
+			r.s.UserID = uid
+			// The session key expires with the session; an extension
+			// only ever moves it later, so that extensions whose steps
+			// overtake each other leave the latest expiry.
+			commit := []any{shared.Escape(uid), shared.ExpiryMillis(r.s.Expires)}
+			if ch.from != "" {
+				commit = append(commit, "GT")
+			}
+			ok, err := a.s.commit.Run(ctx, a.c, []string{ptr}, commit...).Int()
 			if err != nil {
-				return nil, err
+				return updated{}, err
 			}
 			if ok == 1 {
-				return s, nil
+				return r, nil
 			}
 		}
 		if attempt == 2 {
-			return nil, nil
+			return updated{}, nil
 		}
 		var cur string
-		if cur, err = a.settledPointer(ctx, up.SessionToken); err == nil && cur == uid {
-			return nil, nil // deleted or expired meanwhile
+		if cur, err = a.settledPointer(ctx, ch.token); err == nil && cur == uid {
+			return updated{}, nil // deleted or expired meanwhile
 		}
 		uid = cur
 	}
@@ -304,34 +355,42 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newEx
 	return got, nil
 }
 
-// sessionReply decodes the {expiry, uid} reply of the update script.
-func sessionReply(m core.Method, token string, v any) (*core.Session, error) {
+// sessionReply decodes the {expiry, uid, written} reply of the update
+// script.
+func sessionReply(token string, v any) (updated, error) {
 	res, ok := v.([]any)
-	if !ok || len(res) != 2 {
-		return nil, shared.ErrCorrupt
+	if !ok || len(res) != 3 {
+		return updated{}, shared.ErrCorrupt
 	}
 	exp, err := parseScore(res[0])
 	if err != nil {
-		return nil, err
+		return updated{}, err
 	}
 	e, _ := res[1].(string)
 	uid, err := shared.Unescape(e)
 	if err != nil {
-		return nil, shared.ErrCorrupt
+		return updated{}, shared.ErrCorrupt
 	}
-	return &core.Session{SessionToken: token, UserID: uid, Expires: exp}, nil
+	wrote, _ := res[2].(int64)
+	return updated{&core.Session{SessionToken: token, UserID: uid, Expires: exp}, wrote == 1}, nil
 }
 
 // DeleteSession implements [core.SessionDeleter]. It returns the deleted
 // session, or nil, nil when there was none or it had expired.
+// On a cluster its steps run to their end, in the background once ctx
+// ends (see withinDeadline).
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
+	if a.cluster {
+		return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.deleteSession(ctx, sessionToken, true) })
+	}
 	return a.deleteSession(ctx, sessionToken, true)
 }
 
 // deleteSession is DeleteSession; on a cluster, awaitMoves makes it wait
 // for a move of the session under way (see settledPointer) when it finds
 // the session absent, and delete the moved session. The move itself
-// deletes without waiting for its own marker.
+// deletes without waiting for its own marker. On a cluster ctx has no
+// cancellation (the caller's wait is bounded by withinDeadline).
 func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitMoves bool) (*core.Session, error) {
 	ptr := a.k.session(sessionToken)
 	v, uid, err := a.follow(ctx, a.s.deleteSession, ptr, shared.Escape(sessionToken))
@@ -364,14 +423,14 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 		// not, an updateSession moved the session to another user after
 		// we removed it here: delete it there too.
 		for attempt := 0; ; attempt++ {
-			n, err := a.s.release.Run(context.WithoutCancel(ctx), a.c, []string{ptr}, shared.Escape(uid)).Int()
+			n, err := a.s.release.Run(ctx, a.c, []string{ptr}, shared.Escape(uid)).Int()
 			if err != nil {
 				return nil, err
 			}
 			if n == 1 || attempt == 2 || !a.movedFrom(ctx, ptr, uid) {
 				break
 			}
-			v2, uid2, err := a.follow(context.WithoutCancel(ctx), a.s.deleteSession, ptr, shared.Escape(sessionToken))
+			v2, uid2, err := a.follow(ctx, a.s.deleteSession, ptr, shared.Escape(sessionToken))
 			if shared.IsNil(err) {
 				break
 			}

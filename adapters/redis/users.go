@@ -70,11 +70,7 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := decodeUserMap(h)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+	return decodeUserMap(h)
 }
 
 // GetUserByEmail implements [core.UserByEmailGetter]: one script on a
@@ -127,11 +123,7 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 	if err != nil {
 		return nil, err
 	}
-	u, err := decodeUserPairs(v)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+	return decodeUserPairs(v)
 }
 
 // UpdateUser implements [core.UserUpdater]. On a single node it is one
@@ -198,15 +190,8 @@ func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
 	case "exists":
 		return nil, fmt.Errorf("e-mail %q: %w", up.Email.Value, core.ErrAlreadyExists)
 	}
-	res, ok := v.([]any)
-	if !ok || len(res) != 2 {
-		return nil, shared.ErrCorrupt
-	}
-	u, err := decodeUserPairs(res[1])
-	if err != nil || u == nil {
-		return nil, shared.ErrCorrupt
-	}
-	return u, nil
+	_, u, err := userInReply(v, 2, 1)
+	return u, err
 }
 
 // updateEmailCluster is updateUser with an e-mail on a cluster. E-mail
@@ -216,7 +201,6 @@ func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
 // the new e-mail's index key, update the user, confirm the claim, release
 // the old e-mail's index key.
 func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, args []any) (*core.User, error) {
-	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
 	uk := a.k.user(id)
 	var nb [12]byte
 	if _, err := rand.Read(nb[:]); err != nil {
@@ -242,9 +226,20 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 		case <-time.After(backoff):
 		}
 	}
-	ctx = context.WithoutCancel(ctx) // from here on, finish what was started
-	defer func() { _ = a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Err() }()
+	// From here on, finish what was started, in the background once ctx
+	// ends.
+	return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) {
+		defer func() { _ = a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Err() }()
+		return a.changeEmailLocked(ctx, id, old, newEmail, args)
+	})
+}
 
+// changeEmailLocked is updateEmailCluster once it holds the user's lock:
+// claim the new e-mail's index key, update the user, confirm the claim,
+// release the old e-mail's index key.
+func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail string, args []any) (*core.User, error) {
+	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
+	uk := a.k.user(id)
 	update := func() (*core.User, error) {
 		v, err := a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
 		if err != nil {
@@ -314,13 +309,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if err != nil {
 		return nil, err
 	}
-	res, ok := v.([]any)
-	if !ok || len(res) != 5 {
-		return nil, shared.ErrCorrupt
-	}
-	u, err := decodeUserPairs(res[0])
-	if err != nil || u == nil {
-		return nil, shared.ErrCorrupt
+	res, u, err := userInReply(v, 5, 0)
+	if err != nil {
+		return nil, err
 	}
 	if a.cluster {
 		var ptrs []string
@@ -336,7 +327,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			}
 		}
 		if len(ptrs) > 0 {
-			if err := a.releaseAll(context.WithoutCancel(ctx), ptrs, shared.Escape(id)); err != nil {
+			// The user is gone: release its index keys to the end, in
+			// the background once ctx ends.
+			if err := finish(ctx, func(ctx context.Context) error { return a.releaseAll(ctx, ptrs, shared.Escape(id)) }); err != nil {
 				return nil, err
 			}
 		}
@@ -345,6 +338,20 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		return nil, ackErr
 	}
 	return u, nil
+}
+
+// userInReply checks that a script's reply is a list of n items and
+// decodes item i, a user's HGETALL.
+func userInReply(v any, n, i int) ([]any, *core.User, error) {
+	res, ok := v.([]any)
+	if !ok || len(res) != n {
+		return nil, nil, shared.ErrCorrupt
+	}
+	u, err := decodeUserPairs(res[i])
+	if err != nil || u == nil {
+		return nil, nil, shared.ErrCorrupt
+	}
+	return res, u, nil
 }
 
 // hasEmail returns a claim's holds function for the index key of email:

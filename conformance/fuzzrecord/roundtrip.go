@@ -43,6 +43,13 @@ func Seeds() [][]byte {
 	}
 }
 
+// AddSeeds adds [Seeds] to the fuzz target f.
+func AddSeeds(f *testing.F) {
+	for _, b := range Seeds() {
+		f.Add(b)
+	}
+}
+
 // seed builds Source input: each method appends what the Source method
 // of the same kind reads.
 type seed []byte

@@ -58,13 +58,7 @@ func TestConcurrentExtensionWritesOnce(t *testing.T) {
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock.Store(start.UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
-	store := &slowSessionStore{s: core.Session{SessionToken: "tok", UserID: "u1", Expires: start.Add(auth.DefaultMaxAge)}}
-	store.fail.Store(0)
-	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{"a-secret-of-at-least-32-bytes-0123456789"},
-		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, a := newSlowAuth(t, start, now, 0)
 	burst := func(n int) (extended int32, expires []time.Time) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -122,13 +116,7 @@ func TestConcurrentExtensionWritesOnce(t *testing.T) {
 func TestConcurrentExtensionFailureNotShared(t *testing.T) {
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { return start.Add(auth.DefaultUpdateAge + time.Second) }
-	store := &slowSessionStore{s: core.Session{SessionToken: "tok", UserID: "u1", Expires: start.Add(auth.DefaultMaxAge)}}
-	store.fail.Store(1)
-	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{"a-secret-of-at-least-32-bytes-0123456789"},
-		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, a := newSlowAuth(t, start, now, 1)
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for range 4 {
@@ -149,4 +137,19 @@ func TestConcurrentExtensionFailureNotShared(t *testing.T) {
 	if err != nil || su == nil || !su.Session.Expires.Equal(now().Add(auth.DefaultMaxAge)) {
 		t.Errorf("after the failure: %v, %v; want the extended session", su, err)
 	}
+}
+
+// newSlowAuth returns a slowSessionStore holding the session "tok" of u1,
+// created at start, whose next fail updates fail, and the library on it
+// with the clock now.
+func newSlowAuth(t *testing.T, start time.Time, now func() time.Time, fail int32) (*slowSessionStore, *auth.Auth) {
+	t.Helper()
+	store := &slowSessionStore{s: core.Session{SessionToken: "tok", UserID: "u1", Expires: start.Add(auth.DefaultMaxAge)}}
+	store.fail.Store(fail)
+	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{"a-secret-of-at-least-32-bytes-0123456789"},
+		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, a
 }

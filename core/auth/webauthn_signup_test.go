@@ -26,18 +26,28 @@ func newSignupStub() *signupStub {
 	return &signupStub{users: map[string]core.User{}, accounts: map[string]core.Account{}, authenticators: map[string]core.Authenticator{}}
 }
 
-func (s *signupStub) CreateUser(_ context.Context, u core.User) (*core.User, error) {
-	if s.createUserErr != nil {
-		return nil, s.createUserErr
+// stored stores v under key in m unless err is set.
+func stored[T any](m map[string]T, key string, v T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
 	}
-	s.users[u.ID] = u
-	return &u, nil
+	m[key] = v
+	return &v, nil
 }
-func (s *signupStub) GetUser(_ context.Context, id string) (*core.User, error) {
-	if u, ok := s.users[id]; ok {
-		return &u, nil
+
+// found returns the record under key in m, or nil.
+func found[T any](m map[string]T, key string) (*T, error) {
+	if v, ok := m[key]; ok {
+		return &v, nil
 	}
 	return nil, nil
+}
+
+func (s *signupStub) CreateUser(_ context.Context, u core.User) (*core.User, error) {
+	return stored(s.users, u.ID, u, s.createUserErr)
+}
+func (s *signupStub) GetUser(_ context.Context, id string) (*core.User, error) {
+	return found(s.users, id)
 }
 func (s *signupStub) GetUserByEmail(_ context.Context, email string) (*core.User, error) {
 	for _, u := range s.users {
@@ -58,27 +68,16 @@ func (s *signupStub) DeleteUser(_ context.Context, id string) (*core.User, error
 	return nil, nil
 }
 func (s *signupStub) LinkAccount(_ context.Context, a core.Account) (*core.Account, error) {
-	s.accounts[a.Provider+"/"+a.ProviderAccountID] = a
-	return &a, nil
+	return stored(s.accounts, a.Provider+"/"+a.ProviderAccountID, a, nil)
 }
 func (s *signupStub) GetAccount(_ context.Context, id, p string) (*core.Account, error) {
-	if a, ok := s.accounts[p+"/"+id]; ok {
-		return &a, nil
-	}
-	return nil, nil
+	return found(s.accounts, p+"/"+id)
 }
 func (s *signupStub) CreateAuthenticator(_ context.Context, a core.Authenticator) (*core.Authenticator, error) {
-	if s.createAuthErr != nil {
-		return nil, s.createAuthErr
-	}
-	s.authenticators[a.CredentialID] = a
-	return &a, nil
+	return stored(s.authenticators, a.CredentialID, a, s.createAuthErr)
 }
 func (s *signupStub) GetAuthenticator(_ context.Context, id string) (*core.Authenticator, error) {
-	if a, ok := s.authenticators[id]; ok {
-		return &a, nil
-	}
-	return nil, nil
+	return found(s.authenticators, id)
 }
 func (s *signupStub) ListAuthenticatorsByUserID(context.Context, string) ([]core.Authenticator, error) {
 	return []core.Authenticator{}, nil

@@ -17,13 +17,11 @@ import (
 
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/oauth/oauthtest"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	goredis "github.com/redis/go-redis/v9"
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
 
 // The browser tests run the demo in-process on 127.0.0.1, browsed at
@@ -62,30 +60,7 @@ func randomName(prefix string) string {
 // postgresDB returns a URL whose search_path is a schema made for t alone,
 // dropped when t ends.
 func postgresDB(t *testing.T) string {
-	base := provision.Postgres(t)
-	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatalf("connect to PostgreSQL: %v", err)
-	}
-	sqlDB, _ := admin.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	schema := randomName("demo_")
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error; err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("AUTHPORT_POSTGRES_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return oauthtest.PostgresSchema(t, provision.Postgres(t), "demo_")
 }
 
 // redisDB returns a Redis URL with a key prefix for t alone; its keys are
@@ -391,27 +366,30 @@ func (b *tab) navigate(target string) {
 // sessionOf returns the session the adapter holds for token, or nil.
 func sessionOf(t *testing.T, a *app, token string) *core.SessionAndUser {
 	t.Helper()
-	g, ok := a.store.adapter.(core.SessionAndUserGetter)
-	if !ok {
-		t.Fatalf("%T cannot look sessions up", a.store.adapter)
-	}
-	s, err := g.GetSessionAndUser(context.Background(), token)
-	if err != nil {
-		t.Fatalf("GetSessionAndUser: %v", err)
-	}
-	return s
+	return lookUp(t, a, "GetSessionAndUser", func(g core.SessionAndUserGetter) (*core.SessionAndUser, error) {
+		return g.GetSessionAndUser(context.Background(), token)
+	})
 }
 
 // userByEmail returns the adapter's user with email, or nil.
 func userByEmail(t *testing.T, a *app, email string) *core.User {
 	t.Helper()
-	g, ok := a.store.adapter.(core.UserByEmailGetter)
+	return lookUp(t, a, "GetUserByEmail", func(g core.UserByEmailGetter) (*core.User, error) {
+		return g.GetUserByEmail(context.Background(), email)
+	})
+}
+
+// lookUp returns what get finds through the app's adapter as a G, failing
+// t when the adapter lacks the method, or when the lookup fails.
+func lookUp[G, V any](t *testing.T, a *app, method string, get func(G) (V, error)) V {
+	t.Helper()
+	g, ok := a.store.adapter.(G)
 	if !ok {
-		t.Fatalf("%T cannot look users up by e-mail", a.store.adapter)
+		t.Fatalf("%T has no %s", a.store.adapter, method)
 	}
-	u, err := g.GetUserByEmail(context.Background(), email)
+	v, err := get(g)
 	if err != nil {
-		t.Fatalf("GetUserByEmail: %v", err)
+		t.Fatalf("%s: %v", method, err)
 	}
-	return u
+	return v
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -138,13 +137,13 @@ func start(t *testing.T) *site {
 	d := oauthtest.Dex(t, oauthtest.DexConfig{
 		Clients:     []oauthtest.DexClient{{ID: clientID, Secret: clientSecret, RedirectURIs: []string{base + "/auth/callback/" + providerID}}},
 		Users:       users,
-		PostgresURL: database(t, admin, "dex"),
+		PostgresURL: oauthtest.PostgresDatabase(t, admin, "authport_webapp_dex_"),
 	})
 	if d == nil {
 		ln.Close()
 		t.FailNow()
 	}
-	appDB := database(t, admin, "app")
+	appDB := oauthtest.PostgresDatabase(t, admin, "authport_webapp_app_")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	app, err := New(ctx, Config{
@@ -177,40 +176,6 @@ func start(t *testing.T) *site {
 		}
 	})
 	return &site{t: t, base: base, dex: d, db: db}
-}
-
-// database creates a database of the test's own on the PostgreSQL server
-// and returns its URL; it is dropped when the test ends.
-func database(t *testing.T, admin, purpose string) string {
-	t.Helper()
-	db, err := gorm.Open(postgres.Open(admin), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	defer sqlDB.Close()
-	name := fmt.Sprintf("authport_webapp_%s_%d", purpose, time.Now().UnixNano())
-	if err := db.Exec("CREATE DATABASE " + name).Error; err != nil {
-		t.Fatalf("creating the %s database: %v", purpose, err)
-	}
-	t.Cleanup(func() {
-		db, err := gorm.Open(postgres.Open(admin), &gorm.Config{Logger: logger.Discard})
-		if err != nil {
-			t.Errorf("dropping %s: %v", name, err)
-			return
-		}
-		sqlDB, _ := db.DB()
-		defer sqlDB.Close()
-		if err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").Error; err != nil {
-			t.Errorf("dropping %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 // signIn signs the address in through dex and returns a client holding the

@@ -130,17 +130,20 @@ func (e *Env) MustOptions(query string, user *core.User) (Options, []*http.Cooki
 // Create answers o with a, or fails the test.
 func (e *Env) Create(a *Authenticator, o Options, c Ceremony) string {
 	e.T.Helper()
-	data, err := a.Create(o, c)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	return data
+	return e.answer(a.Create, o, c)
 }
 
 // Get answers o with a, or fails the test.
 func (e *Env) Get(a *Authenticator, o Options, c Ceremony) string {
 	e.T.Helper()
-	data, err := a.Get(o, c)
+	return e.answer(a.Get, o, c)
+}
+
+// answer returns the credential JSON ceremony makes for o, or fails the
+// test.
+func (e *Env) answer(ceremony func(Options, Ceremony) (string, error), o Options, c Ceremony) string {
+	e.T.Helper()
+	data, err := ceremony(o, c)
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -54,6 +54,10 @@ type httpBackend struct {
 	closeStore func()
 	authjsSkip string
 	maxAge     time.Duration
+	// sqlDB is the PostgreSQL backend's database (the burst row counts
+	// its writes there); nil on the others.
+	sqlDB     *sql.DB
+	newUserID func() (string, error)
 }
 
 func (b *httpBackend) close() {
@@ -114,6 +118,7 @@ func openHTTP(ctx context.Context, name string, users int) (*httpBackend, error)
 		b.closeStore = s.close
 		adapter, b.getter = s.adapter, s.adapter
 		newUserID = func() (string, error) { return s.adapter.NewUserID(context.Background()) }
+		b.sqlDB, b.newUserID = s.db, newUserID
 		node = nodeConfig{Adapter: "pg", URL: u, Schema: schema}
 	case "redis":
 		u, err := env("AUTHPORT_REDIS_URL")

@@ -284,6 +284,7 @@ func runHTTP(ctx context.Context, cfg config, names []string, out io.Writer, rep
 		}
 	}
 	printHTTPTable(out, rep.HTTP)
+	printBurst(out, rep.Burst)
 	if len(rep.Handler) > 0 {
 		fmt.Fprintln(out, "\nThe handler's own cost: GET /auth/session through the handler in process (ServeHTTP, no socket) beside the adapter's getSessionAndUser, alternated")
 		fmt.Fprintln(out)
@@ -340,6 +341,13 @@ func measureHTTPBackend(ctx context.Context, b *httpBackend, c *http.Client, cfg
 			}
 			rep.HTTP = append(rep.HTTP, r)
 		}
+	}
+	if b.sqlDB != nil {
+		r, err := measureBurst(ctx, b, c)
+		if err != nil {
+			return err
+		}
+		rep.Burst = append(rep.Burst, r)
 	}
 	if b.inproc == nil {
 		return nil

@@ -100,9 +100,19 @@ func TestShortHTTP(t *testing.T) {
 			if name != "jwt" && len(rep.Handler) != len(cfg.concurrency) {
 				t.Errorf("%d in-process handler rows, want %d", len(rep.Handler), len(cfg.concurrency))
 			}
+			if name == "postgres" {
+				// The burst's answers were checked in measureBurst; two
+				// instances must have written the extension once.
+				if len(rep.Burst) != 1 || rep.Burst[0].AuthportWrites != 1 || rep.Burst[0].AuthjsWrites < 1 {
+					t.Errorf("burst rows %+v; want one, with authport writing once and Auth.js at least once", rep.Burst)
+				}
+			} else if len(rep.Burst) != 0 {
+				t.Errorf("burst rows on %s: %+v; want none (PostgreSQL only)", name, rep.Burst)
+			}
 			var out bytes.Buffer
 			printHTTPTable(&out, rep.HTTP)
 			printHandlerTable(&out, rep.Handler)
+			printBurst(&out, rep.Burst)
 			if _, err := json.Marshal(rep); err != nil {
 				t.Fatal(err)
 			}

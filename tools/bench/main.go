@@ -32,6 +32,7 @@ type report struct {
 	Scale    []scaleResult     `json:"scale,omitempty"`
 	HTTP     []httpResult      `json:"http,omitempty"`
 	Handler  []handlerResult   `json:"handler,omitempty"` // handler GET /session beside getSessionAndUser, in process
+	Burst    []burstResult     `json:"burst,omitempty"`   // writes of a burst of requests on one due session
 	Duration string            `json:"duration"`
 }
 

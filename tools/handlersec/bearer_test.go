@@ -24,14 +24,14 @@ import (
 // getSessionAndUser each (database sessions; malformed: none) and never a
 // write.
 func TestBearerSessions(t *testing.T) {
-	for _, st := range stores {
+	for _, st := range testStores {
 		for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
 			t.Run(st.name+"/"+string(strategy), func(t *testing.T) {
 				store := st.open(t)
-				counting := coretest.NewCounting(store)
+				counting := coretest.NewCounting()
 				srv := httptest.NewServer(nil)
 				t.Cleanup(srv.Close)
-				a, err := auth.New(auth.Config{Adapter: counting, Secrets: []string{secret}, BaseURL: srv.URL + "/auth",
+				a, err := auth.New(auth.Config{Adapter: core.NewStore(store, core.WithObserver(counting)), Secrets: []string{secret}, BaseURL: srv.URL + "/auth",
 					Session: auth.SessionOptions{Strategy: strategy}})
 				if err != nil {
 					t.Fatal(err)

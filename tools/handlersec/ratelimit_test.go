@@ -21,6 +21,7 @@ import (
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/ratelimit"
 	"github.com/authport/authport/handler"
+	"github.com/authport/authport/tools/handlersec/stores"
 )
 
 // TestRateLimitAcrossInstances runs several handler instances (each its
@@ -36,7 +37,7 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 		want  func(instances int) (lo, hi int)
 	}{
 		{"redis", func(t *testing.T) ratelimit.Store {
-			return redisrate.New(redisClient(t), redisrate.WithPrefix(randomName(t)+":"))
+			return redisrate.New(stores.RedisClient(t), redisrate.WithPrefix(randomName(t)+":"))
 		}, func(int) (int, int) { return 5, 5 }},
 		{"redis_cluster", func(t *testing.T) ratelimit.Store {
 			c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: provision.RedisCluster(t)})

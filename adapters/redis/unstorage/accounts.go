@@ -23,12 +23,7 @@ func (a *Adapter) checkAccount(m core.Method, acc *core.Account) error {
 }
 
 func (a *Adapter) readAccount(ctx context.Context, provider, paid string) (string, *core.Account, error) {
-	raw, ok, err := shared.Get(ctx, a.c, a.k.account(provider, paid))
-	if err != nil || !ok {
-		return "", nil, err
-	}
-	acc, err := decodeUAccount(raw, provider, paid)
-	return raw, acc, err
+	return readDoc(ctx, a, a.k.account(provider, paid), func(raw string) (*core.Account, error) { return decodeUAccount(raw, provider, paid) })
 }
 
 // attach runs the attach script until the by-user key it read has not
@@ -50,10 +45,7 @@ func (a *Adapter) attach(ctx context.Context, uid, key, byUser, own, doc, logica
 
 // LinkAccount implements [core.AccountLinker].
 func (a *Adapter) LinkAccount(ctx context.Context, acc core.Account) (*core.Account, error) {
-	if err := a.checkAccount(core.MethodLinkAccount, &acc); err != nil {
-		return nil, err
-	}
-	doc, err := encodeUAccount(&acc)
+	doc, err := checkedDoc(&acc, encodeUAccount, a.checkAccount(core.MethodLinkAccount, &acc))
 	if err != nil {
 		return nil, err
 	}
@@ -142,10 +134,7 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 			return nil, true, err
 		}
 		next := up.Apply(*cur)
-		if err := a.checkAccount(m, &next); err != nil {
-			return nil, false, err
-		}
-		doc, err := encodeUAccount(&next)
+		doc, err := checkedDoc(&next, encodeUAccount, a.checkAccount(m, &next))
 		if err != nil {
 			return nil, false, err
 		}

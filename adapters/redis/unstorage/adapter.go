@@ -36,12 +36,7 @@ type Adapter struct {
 	s   *scripts
 }
 
-var (
-	_ core.Adapter                      = (*Adapter)(nil)
-	_ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
-	_ core.AccountsByUserLister         = (*Adapter)(nil)
-	_ core.AccountUpdater               = (*Adapter)(nil)
-)
+var _ shared.Layout = (*Adapter)(nil)
 
 // Option configures an [Adapter].
 type Option func(*config)

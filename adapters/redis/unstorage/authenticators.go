@@ -17,13 +17,11 @@ import (
 // @auth/unstorage-adapter puts it.
 func (a *Adapter) CreateAuthenticator(ctx context.Context, au core.Authenticator) (*core.Authenticator, error) {
 	const m = core.MethodCreateAuthenticator
-	if err := checkKey(m, "credentialID", uAuth, uAuth+au.CredentialID); err != nil {
-		return nil, err
-	}
+	var big error
 	if au.Counter > maxSafeCounter {
-		return nil, shared.Invalid(m, "counter", "is beyond the integers a JSON number holds exactly")
+		big = shared.Invalid(m, "counter", "is beyond the integers a JSON number holds exactly")
 	}
-	doc, err := encodeUAuth(&au)
+	doc, err := checkedDoc(&au, encodeUAuth, checkKey(m, "credentialID", uAuth, uAuth+au.CredentialID), big)
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +54,7 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, au core.Authenticator
 }
 
 func (a *Adapter) readAuth(ctx context.Context, cred string) (string, *core.Authenticator, error) {
-	raw, ok, err := shared.Get(ctx, a.c, a.k.auth(cred))
-	if err != nil || !ok {
-		return "", nil, err
-	}
-	au, err := decodeUAuth(raw, cred)
-	return raw, au, err
+	return readDoc(ctx, a, a.k.auth(cred), func(raw string) (*core.Authenticator, error) { return decodeUAuth(raw, cred) })
 }
 
 // GetAuthenticator implements [core.AuthenticatorGetter].

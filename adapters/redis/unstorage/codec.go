@@ -154,18 +154,43 @@ func userData(m map[string]json.RawMessage) map[string]json.RawMessage {
 	return data
 }
 
-// decodeUUser decodes a user document; nil, nil when s is not the user id.
-func decodeUUser(s, id string) (*core.User, error) {
+// checkedDoc encodes v with encode if every check passed (nil); it
+// returns the first failed check otherwise.
+func checkedDoc[T any](v *T, encode func(*T) (string, error), checks ...error) (string, error) {
+	for _, err := range checks {
+		if err != nil {
+			return "", err
+		}
+	}
+	return encode(v)
+}
+
+// decodeDoc decodes the document s into a D if it is a JSON object whose
+// string fields named in want (name, value pairs) hold those values, and
+// returns its fields too; nil, nil, nil when it is not. what names the
+// record in the error of a document that does not decode.
+func decodeDoc[D any](s, what string, want ...string) (*D, map[string]json.RawMessage, error) {
 	m, ok := object(s)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
-	if got, ok := stringField(m, "id"); !ok || got != id {
-		return nil, nil
+	for i := 0; i+1 < len(want); i += 2 {
+		if got, ok := stringField(m, want[i]); !ok || got != want[i+1] {
+			return nil, nil, nil
+		}
 	}
-	var d uUserDoc
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: user %q: %v", shared.ErrCorrupt, id, err)
+	d := new(D)
+	if err := json.Unmarshal([]byte(s), d); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s %q: %v", shared.ErrCorrupt, what, want, err)
+	}
+	return d, m, nil
+}
+
+// decodeUUser decodes a user document; nil, nil when s is not the user id.
+func decodeUUser(s, id string) (*core.User, error) {
+	d, m, err := decodeDoc[uUserDoc](s, "user", "id", id)
+	if d == nil {
+		return nil, err
 	}
 	u := &core.User{ID: d.ID, Email: d.Email, Name: d.Name, Image: d.Image, Data: userData(m)}
 	if d.EmailVerified != nil {
@@ -203,18 +228,9 @@ func encodeUAccount(a *core.Account) (string, error) {
 // written); nil, nil when s is not the account (provider,
 // providerAccountId).
 func decodeUAccount(s, provider, paid string) (*core.Account, error) {
-	m, ok := object(s)
-	if !ok {
-		return nil, nil
-	}
-	p, ok1 := stringField(m, "provider")
-	id, ok2 := stringField(m, "providerAccountId")
-	if !ok1 || !ok2 || p != provider || id != paid {
-		return nil, nil
-	}
-	var d uAccountDoc
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: account (%q, %q): %v", shared.ErrCorrupt, provider, paid, err)
+	d, _, err := decodeDoc[uAccountDoc](s, "account", "provider", provider, "providerAccountId", paid)
+	if d == nil {
+		return nil, err
 	}
 	a := &core.Account{
 		UserID: d.UserID, Type: d.Type, Provider: d.Provider, ProviderAccountID: d.ProviderAccountID,
@@ -224,7 +240,6 @@ func decodeUAccount(s, provider, paid string) (*core.Account, error) {
 	if d.AuthorizationDetails != nil {
 		a.AuthorizationDetails = *d.AuthorizationDetails
 	}
-	var err error
 	if a.ExpiresAt, err = wholeSeconds(d.ExpiresAt); err != nil {
 		return nil, err
 	}
@@ -253,16 +268,9 @@ func encodeUSession(s *core.Session) (string, error) {
 // decodeUSession decodes a session document; nil, nil when s is not the
 // session token's.
 func decodeUSession(s, token string) (*core.Session, error) {
-	m, ok := object(s)
-	if !ok {
-		return nil, nil
-	}
-	if got, ok := stringField(m, "sessionToken"); !ok || got != token {
-		return nil, nil
-	}
-	var d uSessionDoc
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: session: %v", shared.ErrCorrupt, err)
+	d, _, err := decodeDoc[uSessionDoc](s, "session", "sessionToken", token)
+	if d == nil {
+		return nil, err
 	}
 	exp, err := parseISOTime(d.Expires)
 	if err != nil {
@@ -299,16 +307,9 @@ func encodeUAuth(a *core.Authenticator) (string, error) {
 // decodeUAuth decodes an authenticator document; nil, nil when s is not
 // the credential's.
 func decodeUAuth(s, cred string) (*core.Authenticator, error) {
-	m, ok := object(s)
-	if !ok {
-		return nil, nil
-	}
-	if got, ok := stringField(m, "credentialID"); !ok || got != cred {
-		return nil, nil
-	}
-	var d uAuthDoc
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		return nil, fmt.Errorf("%w: authenticator %q: %v", shared.ErrCorrupt, cred, err)
+	d, _, err := decodeDoc[uAuthDoc](s, "authenticator", "credentialID", cred)
+	if d == nil {
+		return nil, err
 	}
 	n, err := wholeSeconds(&d.Counter)
 	if err != nil || *n < 0 {

@@ -62,7 +62,7 @@ func (r rawUView) mentioning(t testing.TB, ss ...string) []string {
 			t.Fatal(err)
 		}
 		for _, k := range m {
-			if k = strings.TrimPrefix(k, r.prefix); !slices.Contains(out, k) {
+			if k = strings.TrimPrefix(k, r.Prefix); !slices.Contains(out, k) {
 				out = append(out, k)
 			}
 		}

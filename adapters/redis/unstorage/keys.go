@@ -156,7 +156,8 @@ const isoLayout = "2006-01-02T15:04:05.000Z"
 func isoTime(t time.Time) string { return t.UTC().Format(isoLayout) }
 
 // checkISOTime refuses a time outside the years toISOString writes in its
-// four-digit form.
+// four-digit form. It is the layout's only check of a time: those years
+// are well within the milliseconds shared.CheckTime accepts.
 func checkISOTime(m core.Method, field string, t *time.Time) error {
 	if t == nil {
 		return nil

@@ -3,6 +3,7 @@ package unstorage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -12,13 +13,7 @@ import (
 // at the session's expiry.
 func (a *Adapter) CreateSession(ctx context.Context, s core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
-	if err := checkKey(m, "sessionToken", uSession, uSession+s.SessionToken); err != nil {
-		return nil, err
-	}
-	if err := checkISOTime(m, "expires", &s.Expires); err != nil {
-		return nil, err
-	}
-	doc, err := encodeUSession(&s)
+	doc, err := checkedDoc(&s, encodeUSession, checkKey(m, "sessionToken", uSession, uSession+s.SessionToken), checkISOTime(m, "expires", &s.Expires))
 	if err != nil {
 		return nil, err
 	}
@@ -42,12 +37,7 @@ func (a *Adapter) CreateSession(ctx context.Context, s core.Session) (*core.Sess
 }
 
 func (a *Adapter) readSession(ctx context.Context, token string) (string, *core.Session, error) {
-	raw, ok, err := shared.Get(ctx, a.c, a.k.session(token))
-	if err != nil || !ok {
-		return "", nil, err
-	}
-	s, err := decodeUSession(raw, token)
-	return raw, s, err
+	return readDoc(ctx, a, a.k.session(token), func(raw string) (*core.Session, error) { return decodeUSession(raw, token) })
 }
 
 // detachSession removes a session and its index entries if it is still
@@ -82,28 +72,50 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, token string) (*core.Se
 // the session document; moving it to another user moves its index
 // entries in the same script.
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
-	const m = core.MethodUpdateSession
+	r, err := a.updateSession(ctx, up, time.Time{}, false)
+	return r.s, err
+}
+
+// ExtendSession implements [core.SessionExtender]: the compare-and-set of
+// UpdateSession, whose round writes only while the stored expiry is not
+// after from, and otherwise returns the stored session.
+func (a *Adapter) ExtendSession(ctx context.Context, token string, from, expires time.Time) (*core.Session, bool, error) {
+	r, err := a.updateSession(ctx, core.SessionUpdate{SessionToken: token, Expires: core.Set(expires)}, from, true)
+	return r.s, r.wrote, err
+}
+
+// updated is the outcome of updateSession: the session as stored, and
+// whether the call wrote it.
+type updated struct {
+	s     *core.Session
+	wrote bool
+}
+
+// updateSession is UpdateSession; with cond, a round that finds the
+// stored expiry after from writes nothing (ExtendSession).
+func (a *Adapter) updateSession(ctx context.Context, up core.SessionUpdate, from time.Time, cond bool) (updated, error) {
+	m := core.MethodUpdateSession
+	if cond {
+		m = core.MethodExtendSession
+	}
 	logical := uSession + up.SessionToken
 	key := a.k.redis(logical)
-	return shared.CAS(ctx, func() (*core.Session, bool, error) {
+	return shared.CAS(ctx, func() (updated, bool, error) {
 		raw, cur, err := a.readSession(ctx, up.SessionToken)
 		if err != nil || cur == nil || cur.Expired(a.now()) {
-			return nil, true, err
+			return updated{}, true, err
+		}
+		if cond && cur.Expires.After(from) {
+			return updated{cur, false}, true, nil
 		}
 		next := up.Apply(*cur)
-		if err := shared.CheckTime(m, "expires", &next.Expires); err != nil {
-			return nil, false, err
-		}
-		if err := checkISOTime(m, "expires", &next.Expires); err != nil {
-			return nil, false, err
-		}
-		newDoc, err := encodeUSession(&next)
+		newDoc, err := checkedDoc(&next, encodeUSession, checkISOTime(m, "expires", &next.Expires))
 		if err != nil {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		s, err := mergeDoc(raw, newDoc)
 		if err != nil {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		move := "0"
 		if next.UserID != cur.UserID {
@@ -113,12 +125,12 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 			a.k.user(next.UserID), a.k.sessionByUser(next.UserID), a.k.sessionByUser(cur.UserID)},
 			raw, s, shared.ExpiryMillis(next.Expires), next.UserID, key, logical, move).Text()
 		if err != nil || res == "retry" {
-			return nil, false, err
+			return updated{}, false, err
 		}
 		if res == "notfound" {
-			return nil, false, fmt.Errorf("user %q: %w", next.UserID, core.ErrNotFound)
+			return updated{}, false, fmt.Errorf("user %q: %w", next.UserID, core.ErrNotFound)
 		}
-		return &next, true, nil
+		return updated{&next, true}, true, nil
 	})
 }
 

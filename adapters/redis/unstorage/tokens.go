@@ -11,16 +11,7 @@ import (
 // one SET NX PXAT: the key expires at the token's expiry.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, t core.VerificationToken) (*core.VerificationToken, error) {
 	const m = core.MethodCreateVerificationToken
-	if err := checkKey(m, "token", uToken, uToken+t.Identifier+":"+t.Token); err != nil {
-		return nil, err
-	}
-	if err := shared.CheckTime(m, "expires", &t.Expires); err != nil {
-		return nil, err
-	}
-	if err := checkISOTime(m, "expires", &t.Expires); err != nil {
-		return nil, err
-	}
-	doc, err := encodeUToken(&t)
+	doc, err := checkedDoc(&t, encodeUToken, checkKey(m, "token", uToken, uToken+t.Identifier+":"+t.Token), checkISOTime(m, "expires", &t.Expires))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -38,17 +40,13 @@ func unstorageFixture(t testing.TB, c redis.UniversalClient) (*Adapter, rawUView
 		t.Fatalf("Prefix() = %q, want %q", a.Prefix(), prefix)
 	}
 	redistest.CleanupPrefix(t, c, prefix)
-	return a, rawUView{c: c, prefix: prefix}
+	return a, newRawUView(c, prefix)
 }
 
 func TestConformance(t *testing.T) {
-	backends := []*redistest.Backend{
-		{Name: "redis", Connect: redistest.SingleNode},
-		{Name: "redis-sentinel", Connect: redistest.Sentinel},
-	}
-	redistest.Conformance(t, "-unstorage", backends, func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
+	redistest.Conformance(t, "-unstorage", redistest.Backends(false), func(t testing.TB, b *redistest.Backend) (any, conformance.Raw, string) {
 		a, raw := unstorageFixture(t, b.Get(t))
-		return a, raw, raw.prefix
+		return a, raw, raw.Prefix
 	}, func(c redis.UniversalClient, prefix string) (any, error) {
 		return New(context.Background(), c, strings.TrimSuffix(prefix, ":"))
 	})
@@ -93,7 +91,11 @@ func TestUseVerificationTokenLostReply(t *testing.T) {
 func TestUnstorageKeyNormalization(t *testing.T) {
 	// Expected values as unstorage 1.17's normalizeKey and its Redis
 	// driver's base handling compute them.
-	for in, want := range map[string]string{
+	for _, c := range []struct {
+		name  string
+		f     func(string) string
+		cases map[string]string
+	}{{"unstorageKey", unstorageKey, map[string]string{
 		"user:abc":             "user:abc",
 		"user:email:a/b@x":     "user:email:a:b@x",
 		`user:email:a\b@x`:     "user:email:a:b@x",
@@ -102,14 +104,11 @@ func TestUnstorageKeyNormalization(t *testing.T) {
 		"user:token:x@y:":      "user:token:x@y",
 		"user:session:/t":      "user:session:t",
 		"user:account:gh:1234": "user:account:gh:1234",
-	} {
-		if got := unstorageKey(in); got != want {
-			t.Errorf("unstorageKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-	for in, want := range map[string]string{"": "", "app": "app:", "app:": "app:", "/a/b/": "a:b:", ":": ""} {
-		if got := unstorageBase(in); got != want {
-			t.Errorf("unstorageBase(%q) = %q, want %q", in, got, want)
+	}}, {"unstorageBase", unstorageBase, map[string]string{"": "", "app": "app:", "app:": "app:", "/a/b/": "a:b:", ":": ""}}} {
+		for in, want := range c.cases {
+			if got := c.f(in); got != want {
+				t.Errorf("%s(%q) = %q, want %q", c.name, in, got, want)
+			}
 		}
 	}
 }
@@ -117,13 +116,16 @@ func TestUnstorageKeyNormalization(t *testing.T) {
 // rawUView reads the unstorage layout's keys straight from Redis, telling
 // the records apart by their JSON fields. It implements conformance.Raw,
 // conformance.Mentioner and conformance.RawWriter.
-type rawUView struct {
-	c      redis.UniversalClient
-	prefix string
+type rawUView struct{ redistest.View }
+
+// newRawUView returns the raw view of the keys under prefix.
+func newRawUView(c redis.UniversalClient, prefix string) rawUView {
+	return rawUView{redistest.NewView(c, prefix, func(v redistest.View) redistest.ReadRecords {
+		return redistest.ReadEach(rawUView{v}.values, addDoc)
+	})}
 }
 
 var (
-	_ conformance.Raw            = rawUView{}
 	_ conformance.Mentioner      = rawUView{}
 	_ conformance.RawWriter      = rawUView{}
 	_ conformance.UserDataWriter = rawUView{}
@@ -132,23 +134,23 @@ var (
 // WriteAccount stores the account as @auth/unstorage-adapter's linkAccount
 // does: the document and the by-user-id key, with plain SETs.
 func (r rawUView) WriteAccount(ctx context.Context, acc core.Account) error {
-	k := ukeys{base: r.prefix}
+	k := ukeys{base: r.Prefix}
 	doc, err := encodeUAccount(&acc)
 	if err != nil {
 		return err
 	}
 	logical := k.accountLogical(acc.Provider, acc.ProviderAccountID)
-	if err := r.c.Set(ctx, k.redis(logical), doc, 0).Err(); err != nil {
+	if err := r.C.Set(ctx, k.redis(logical), doc, 0).Err(); err != nil {
 		return err
 	}
-	return r.c.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
+	return r.C.Set(ctx, k.accountByUser(acc.UserID), logical, 0).Err()
 }
 
 // WriteUserData sets top-level fields of a stored user document as
 // another application sharing the keys would: read, set, write back.
 func (r rawUView) WriteUserData(ctx context.Context, userID string, data map[string]json.RawMessage) error {
-	k := ukeys{base: r.prefix}.user(userID)
-	raw, err := r.c.Get(ctx, k).Result()
+	k := ukeys{base: r.Prefix}.user(userID)
+	raw, err := r.C.Get(ctx, k).Result()
 	if err != nil {
 		return err
 	}
@@ -163,18 +165,18 @@ func (r rawUView) WriteUserData(ctx context.Context, userID string, data map[str
 	if err != nil {
 		return err
 	}
-	return r.c.Set(ctx, k, s, 0).Err()
+	return r.C.Set(ctx, k, s, 0).Err()
 }
 
 // values returns every key under the prefix with its value (a set's
 // members joined by newlines): a SCAN, then two pipelines.
-func (r rawUView) values(ctx context.Context) (map[string]string, error) {
-	ks, err := redistest.ScanKeys(ctx, r.c, r.prefix)
+func (r rawUView) values(ctx context.Context) (iter.Seq2[string, string], error) {
+	ks, err := redistest.ScanKeys(ctx, r.C, r.Prefix)
 	if err != nil {
 		return nil, err
 	}
 	types := make([]*redis.StatusCmd, len(ks))
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range ks {
 			types[i] = p.Type(ctx, k)
 		}
@@ -184,7 +186,7 @@ func (r rawUView) values(ctx context.Context) (map[string]string, error) {
 	}
 	gets := make([]*redis.StringCmd, len(ks))
 	sets := make([]*redis.StringSliceCmd, len(ks))
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := r.C.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range ks {
 			if types[i].Val() == "set" {
 				sets[i] = p.SMembers(ctx, k)
@@ -211,81 +213,35 @@ func (r rawUView) values(ctx context.Context) (map[string]string, error) {
 		}
 		out[k] = v
 	}
-	return out, nil
+	return maps.All(out), nil
 }
 
-func (r rawUView) records(ctx context.Context) (conformance.Records, error) {
-	var rs conformance.Records
-	vals, err := r.values(ctx)
+// addDoc files the record of one key into rs (see newRawUView), telling
+// the records apart by their JSON fields.
+func addDoc(rs *conformance.Records, k, v string) error {
+	m, ok := object(v)
+	if !ok {
+		return nil // an index key
+	}
+	has := func(f string) bool { _, ok := m[f]; return ok }
+	str := func(f string) string { s, _ := stringField(m, f); return s }
+	var err error
+	switch {
+	case has("credentialID"):
+		err = redistest.Append(&rs.Authenticators)(decodeUAuth(v, str("credentialID")))
+	case has("sessionToken"):
+		err = redistest.Append(&rs.Sessions)(decodeUSession(v, str("sessionToken")))
+	case has("identifier"):
+		err = redistest.Append(&rs.VerificationTokens)(decodeUToken(v))
+	case has("provider"):
+		err = redistest.Append(&rs.Accounts)(decodeUAccount(v, str("provider"), str("providerAccountId")))
+	default:
+		err = redistest.Append(&rs.Users)(decodeUUser(v, str("id")))
+	}
 	if err != nil {
-		return rs, err
+		return errors.Join(errors.New(k), err)
 	}
-	for k, v := range vals {
-		m, ok := object(v)
-		if !ok {
-			continue // an index key
-		}
-		has := func(f string) bool { _, ok := m[f]; return ok }
-		str := func(f string) string { s, _ := stringField(m, f); return s }
-		switch {
-		case has("credentialID"):
-			a, err := decodeUAuth(v, str("credentialID"))
-			if err != nil || a == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Authenticators = append(rs.Authenticators, *a)
-		case has("sessionToken"):
-			s, err := decodeUSession(v, str("sessionToken"))
-			if err != nil || s == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Sessions = append(rs.Sessions, *s)
-		case has("identifier"):
-			t, err := decodeUToken(v)
-			if err != nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.VerificationTokens = append(rs.VerificationTokens, *t)
-		case has("provider"):
-			a, err := decodeUAccount(v, str("provider"), str("providerAccountId"))
-			if err != nil || a == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Accounts = append(rs.Accounts, *a)
-		default:
-			u, err := decodeUUser(v, str("id"))
-			if err != nil || u == nil {
-				return rs, errors.Join(errors.New(k), err)
-			}
-			rs.Users = append(rs.Users, *u)
-		}
-	}
-	return rs, nil
-}
-
-func (r rawUView) Users(ctx context.Context) ([]core.User, error) {
-	rs, err := r.records(ctx)
-	return rs.Users, err
-}
-
-func (r rawUView) Accounts(ctx context.Context) ([]core.Account, error) {
-	rs, err := r.records(ctx)
-	return rs.Accounts, err
-}
-
-func (r rawUView) Sessions(ctx context.Context) ([]core.Session, error) {
-	rs, err := r.records(ctx)
-	return rs.Sessions, err
-}
-
-func (r rawUView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {
-	rs, err := r.records(ctx)
-	return rs.VerificationTokens, err
-}
-
-func (r rawUView) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
-	rs, err := r.records(ctx)
-	return rs.Authenticators, err
+	return nil
 }
 
 // Mentions returns the keys whose name (after the prefix) or value holds s.
@@ -296,7 +252,7 @@ func (r rawUView) Mentions(ctx context.Context, s string) ([]string, error) {
 	}
 	var out []string
 	for k, v := range vals {
-		if strings.Contains(strings.TrimPrefix(k, r.prefix), s) || strings.Contains(v, s) {
+		if strings.Contains(strings.TrimPrefix(k, r.Prefix), s) || strings.Contains(v, s) {
 			out = append(out, k)
 		}
 	}
@@ -336,4 +292,34 @@ func FuzzUnstorageDecode(f *testing.F) {
 		_ = unstorageBase(id)
 		_ = checkKey(core.MethodCreateUser, "id", uUser, uUser+id)
 	})
+}
+
+// TestExtendSession checks extendSession's single write under concurrent
+// callers (redistest.ExtendSession), and that the stored document stays
+// in unstorage's format with the new expiry.
+func TestExtendSession(t *testing.T) {
+	c := redistest.SingleNode(t)
+	t.Cleanup(func() { _ = c.Close() })
+	a, _ := unstorageFixture(t, c)
+	redistest.ExtendSession(t, a)
+	ctx := context.Background()
+	su, err := a.GetSessionAndUser(ctx, "tok")
+	if err != nil || su == nil {
+		t.Fatalf("getSessionAndUser = %v, %v", su, err)
+	}
+	doc, err := c.Get(ctx, a.k.session("tok")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(doc), &got); err != nil {
+		t.Fatalf("stored session %s: %v", doc, err)
+	}
+	want := map[string]any{"sessionToken": "tok", "userId": "extender", "expires": su.Session.Expires.Format("2006-01-02T15:04:05.000Z")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stored session %s; want the fields %v", doc, want)
+	}
+	if got, err := c.PExpireTime(ctx, a.k.session("tok")).Result(); err != nil || got.Milliseconds() != su.Session.Expires.UnixMilli() {
+		t.Errorf("the session key expires at %v (%v); want %v", got, err, su.Session.Expires.UnixMilli())
+	}
 }

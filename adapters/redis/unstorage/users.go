@@ -12,10 +12,7 @@ import (
 // CreateUser implements [core.UserCreator]: one script writes the user
 // document and its e-mail key.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
-	if err := a.checkUser(core.MethodCreateUser, &user); err != nil {
-		return nil, err
-	}
-	doc, err := encodeUUser(&user)
+	doc, err := checkedDoc(&user, encodeUUser, a.checkUser(core.MethodCreateUser, &user))
 	if err != nil {
 		return nil, err
 	}
@@ -59,21 +56,24 @@ func (a *Adapter) checkUser(m core.Method, nu *core.User) error {
 	if err := checkKey(m, "email", uEmail, uEmail+nu.Email); err != nil {
 		return err
 	}
-	if err := shared.CheckTime(m, "emailVerified", nu.EmailVerified); err != nil {
-		return err
-	}
 	return checkISOTime(m, "emailVerified", nu.EmailVerified)
 }
 
 // readUser reads the user document of id: its raw value (for
 // compare-and-set) and the decoded user, nil when there is none.
 func (a *Adapter) readUser(ctx context.Context, id string) (string, *core.User, error) {
-	raw, ok, err := shared.Get(ctx, a.c, a.k.user(id))
+	return readDoc(ctx, a, a.k.user(id), func(raw string) (*core.User, error) { return decodeUUser(raw, id) })
+}
+
+// readDoc reads the document at key: its raw value (for compare-and-set)
+// and what decode makes of it, nil when there is none.
+func readDoc[T any](ctx context.Context, a *Adapter, key string, decode func(raw string) (*T, error)) (string, *T, error) {
+	raw, ok, err := shared.Get(ctx, a.c, key)
 	if err != nil || !ok {
 		return "", nil, err
 	}
-	usr, err := decodeUUser(raw, id)
-	return raw, usr, err
+	v, err := decode(raw)
+	return raw, v, err
 }
 
 // GetUser implements [core.UserGetter].
@@ -127,10 +127,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 			return nil, false, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
 		}
 		next := up.Apply(*cur)
-		if err := a.checkUser(m, &next); err != nil {
-			return nil, false, err
-		}
-		newDoc, err := encodeUUser(&next)
+		newDoc, err := checkedDoc(&next, encodeUUser, a.checkUser(m, &next))
 		if err != nil {
 			return nil, false, err
 		}

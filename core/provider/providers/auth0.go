@@ -9,21 +9,15 @@ import (
 
 // Auth0Profile is the Auth0 user profile (ID token claims or /userinfo).
 type Auth0Profile struct {
-	Sub           string `json:"sub"`
-	Name          string `json:"name"`
-	Nickname      string `json:"nickname"`
-	GivenName     string `json:"given_name,omitempty"`
-	FamilyName    string `json:"family_name,omitempty"`
-	Email         string `json:"email"`
-	EmailVerified bool   `json:"email_verified"`
-	Picture       string `json:"picture"`
-	UpdatedAt     string `json:"updated_at,omitempty"`
+	StandardClaims
+	// UpdatedAt is Auth0's updated_at, an ISO 8601 time.
+	UpdatedAt string `json:"updated_at,omitempty"`
 }
 
 // Auth0User is the Auth0 profile mapping: sub, email, name (else
 // nickname), picture.
 func Auth0User(_ context.Context, p Auth0Profile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.Nickname)), Image: str(p.Picture)}, nil
+	return p.user(p.Name, p.Nickname), nil
 }
 
 // Auth0 returns the Auth0 OpenID Connect provider (id "auth0") for the

@@ -101,6 +101,20 @@ func TestBuiltInArguments(t *testing.T) {
 	if w := WorkOS("c", "s", "conn_1").Options(); w.Authorization.Params.Get("connection") != "conn_1" {
 		t.Errorf("workos connection: %v", w.Authorization.Params)
 	}
+	// The per-server built-ins without a server: no endpoint, which
+	// Validate reports.
+	for _, p := range []provider.OAuthProvider{Mastodon("c", "s", ""), Mattermost("c", "s", ""), Osso("c", "s", ""), Nextcloud("c", "s", "")} {
+		o := p.Options()
+		if o.Authorization.URL != "" || o.Token.URL != "" || o.Userinfo.URL != "" {
+			t.Errorf("%s without a server: endpoints %q %q %q, want none", o.ID, o.Authorization.URL, o.Token.URL, o.Userinfo.URL)
+		}
+		if _, err := provider.Validate([]provider.Provider{p}); err == nil {
+			t.Errorf("%s without a server: Validate passed", o.ID)
+		}
+	}
+	if o := Osso("c", "s", "sso.example.com").Options(); o.Userinfo.URL != "https://sso.example.com/oauth/me" {
+		t.Errorf("osso userinfo: %s", o.Userinfo.URL)
+	}
 }
 
 // TestBuiltInMappings covers mapping branches the flow test's fixtures do

@@ -41,8 +41,21 @@ type StandardClaimer interface{ Standard() StandardClaims }
 // joined, else nickname, else preferred_username; picture.
 func StandardClaimsUser[P StandardClaimer](_ context.Context, p P, _ provider.TokenSet) (provider.User, error) {
 	c := p.Standard()
-	name := first(c.Name, joinNonEmpty(c.GivenName, c.MiddleName, c.FamilyName), c.Nickname, c.PreferredUsername)
-	return provider.User{ID: c.Sub, Email: c.Email, Name: str(name), Image: str(c.Picture)}, nil
+	return c.user(c.name()), nil
+}
+
+// name is the name [StandardClaimsUser] maps: name, else given, middle
+// and family name joined, else nickname, else preferred_username.
+func (c StandardClaims) name() string {
+	return first(c.Name, joinNonEmpty(c.GivenName, c.MiddleName, c.FamilyName), c.Nickname, c.PreferredUsername)
+}
+
+// user maps the claims to a [provider.User]: sub, email, picture, and the
+// first of names that is not empty as the name. The profile mappings of
+// the built-ins that embed StandardClaims name their choice of name with
+// it.
+func (c StandardClaims) user(names ...string) provider.User {
+	return provider.User{ID: c.Sub, Email: c.Email, Name: str(first(names...)), Image: str(c.Picture)}
 }
 
 // FlexString is a JSON string or number, kept as a string: some providers

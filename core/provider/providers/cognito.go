@@ -14,12 +14,8 @@ type CognitoProfile struct {
 
 // CognitoUser maps a Cognito profile: sub, email, name (else
 // cognito:username), picture.
-func CognitoUser(ctx context.Context, p CognitoProfile, t provider.TokenSet) (provider.User, error) {
-	u, err := StandardClaimsUser(ctx, p, t)
-	if u.Name == nil {
-		u.Name = str(p.Username)
-	}
-	return u, err
+func CognitoUser(_ context.Context, p CognitoProfile, _ provider.TokenSet) (provider.User, error) {
+	return p.user(p.name(), p.Username), nil
 }
 
 // Cognito returns the Amazon Cognito OpenID Connect provider (id

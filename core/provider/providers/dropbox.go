@@ -38,11 +38,8 @@ func Dropbox(clientID, clientSecret string) *provider.OAuth2Config[DropboxProfil
 	c := oauthBuiltIn("dropbox", "Dropbox", "#0061fe", "", clientID, clientSecret, DropboxUser,
 		"https://www.dropbox.com/oauth2/authorize", "account_info.read", "https://api.dropboxapi.com/oauth2/token", "https://api.dropboxapi.com/2/users/get_current_account")
 	c.Authorization.Params.Set("token_access_type", "offline")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (DropboxProfile, error) {
-		var p DropboxProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{method: http.MethodPost, url: req.Endpoint.WithParams(),
-			header: authHeader("Bearer", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	c.Userinfo.Request = userinfoFetch[DropboxProfile](func(req provider.UserinfoRequest) userinfoCall {
+		return userinfoCall{method: http.MethodPost, url: req.Endpoint.WithParams(), header: authHeader("Bearer", req.Tokens.AccessToken)}
+	})
 	return c
 }

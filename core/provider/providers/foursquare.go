@@ -42,10 +42,6 @@ func Foursquare(clientID, clientSecret string) *provider.OAuth2Config[Foursquare
 	c := oauthBuiltIn("foursquare", "Foursquare", "#f94877", "state post", clientID, clientSecret, FoursquareUser,
 		"https://foursquare.com/oauth2/authenticate", "", "https://foursquare.com/oauth2/access_token", "https://api.foursquare.com/v2/users/self")
 	c.Userinfo.Params = params("v", "20230131")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (FoursquareProfile, error) {
-		var p FoursquareProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: withQuery(req.Endpoint.WithParams(), "oauth_token", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	c.Userinfo.Request = userinfoTokenInQuery[FoursquareProfile]("oauth_token")
 	return c
 }

@@ -15,12 +15,10 @@ type FronteggProfile struct {
 
 // FronteggUser maps a Frontegg profile: sub, email, name, and picture or
 // else profilePictureUrl.
-func FronteggUser(ctx context.Context, p FronteggProfile, t provider.TokenSet) (provider.User, error) {
-	u, err := StandardClaimsUser(ctx, p, t)
-	if u.Image == nil {
-		u.Image = str(p.ProfilePictureURL)
-	}
-	return u, err
+func FronteggUser(_ context.Context, p FronteggProfile, _ provider.TokenSet) (provider.User, error) {
+	u := p.user(p.name())
+	u.Image = str(first(p.Picture, p.ProfilePictureURL))
+	return u, nil
 }
 
 // Frontegg returns the Frontegg OpenID Connect provider (id "frontegg").

@@ -8,24 +8,17 @@ import (
 
 // GoogleProfile is the claims of a Google ID token.
 type GoogleProfile struct {
-	Iss           string `json:"iss"`
-	Azp           string `json:"azp"`
-	Sub           string `json:"sub"`
-	Email         string `json:"email"`
-	EmailVerified bool   `json:"email_verified"`
-	HD            string `json:"hd,omitempty"`
-	Name          string `json:"name"`
-	GivenName     string `json:"given_name"`
-	FamilyName    string `json:"family_name,omitempty"`
-	Picture       string `json:"picture"`
-	Locale        string `json:"locale,omitempty"`
-	Iat           int64  `json:"iat"`
-	Exp           int64  `json:"exp"`
+	StandardClaims
+	Iss string `json:"iss"`
+	Azp string `json:"azp"`
+	HD  string `json:"hd,omitempty"`
+	Iat int64  `json:"iat"`
+	Exp int64  `json:"exp"`
 }
 
 // GoogleUser is the Google profile mapping: sub, email, name, picture.
 func GoogleUser(_ context.Context, p GoogleProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+	return p.user(p.Name), nil
 }
 
 // Google returns the Google OpenID Connect provider (id "google", issuer

@@ -219,12 +219,18 @@ func redactToken(err error, token string) error {
 	return &redactedError{msg: strings.ReplaceAll(err.Error(), token, "[token]"), err: err}
 }
 
-// clearIfNoBase empties the endpoint URLs of a per-deployment provider
-// built without its base URL, so that [Validate] reports them missing.
-func clearIfNoBase[P any](c *provider.OAuth2Config[P], base string) {
+// hostedBuiltIn is [oauthBuiltIn] for a provider deployed per server:
+// the endpoints are paths under the base URL of issuer (see [baseURL]).
+// Without an issuer they stay empty, so that [provider.Validate] reports
+// them missing.
+func hostedBuiltIn[P any](id, name, color, with, clientID, clientSecret string, profile provider.ProfileCallback[P],
+	issuer, authPath, scope, tokenPath, userinfoPath string) *provider.OAuth2Config[P] {
+	base := baseURL(issuer)
+	c := oauthBuiltIn(id, name, color, with, clientID, clientSecret, profile, base+authPath, scope, base+tokenPath, base+userinfoPath)
 	if base == "" {
 		c.Authorization.URL, c.Token.URL, c.Userinfo.URL = "", "", ""
 	}
+	return c
 }
 
 func first(ss ...string) string {
@@ -264,13 +270,31 @@ func clientOf(req provider.UserinfoRequest) *http.Client {
 	return http.DefaultClient
 }
 
+// userinfoFetch is a userinfo handler that makes the request call
+// describes for the userinfo request and decodes the JSON response (see
+// [fetchJSON]) as the profile.
+func userinfoFetch[P any](call func(req provider.UserinfoRequest) userinfoCall) func(context.Context, provider.UserinfoRequest) (P, error) {
+	return func(ctx context.Context, req provider.UserinfoRequest) (P, error) {
+		var p P
+		err := fetchJSON(ctx, clientOf(req), call(req), &p)
+		return p, err
+	}
+}
+
 // userinfoWithScheme is a userinfo handler that sends the access token as
 // "Authorization: {scheme} {token}", for APIs that want a scheme other
 // than Bearer.
 func userinfoWithScheme[P any](scheme string) func(context.Context, provider.UserinfoRequest) (P, error) {
-	return func(ctx context.Context, req provider.UserinfoRequest) (P, error) {
-		var p P
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: authHeader(scheme, req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	return userinfoFetch[P](func(req provider.UserinfoRequest) userinfoCall {
+		return userinfoCall{url: req.Endpoint.WithParams(), header: authHeader(scheme, req.Tokens.AccessToken)}
+	})
+}
+
+// userinfoTokenInQuery is a userinfo handler that sends the access token
+// as the query parameter param, for APIs that take it there (errors name
+// the URL without its query).
+func userinfoTokenInQuery[P any](param string) func(context.Context, provider.UserinfoRequest) (P, error) {
+	return userinfoFetch[P](func(req provider.UserinfoRequest) userinfoCall {
+		return userinfoCall{url: withQuery(req.Endpoint.WithParams(), param, req.Tokens.AccessToken)}
+	})
 }

@@ -9,21 +9,14 @@ import (
 // KeycloakProfile is the Keycloak ID token claims the Keycloak provider
 // reads.
 type KeycloakProfile struct {
-	Sub               string `json:"sub"`
-	Name              string `json:"name"`
-	PreferredUsername string `json:"preferred_username"`
-	GivenName         string `json:"given_name"`
-	FamilyName        string `json:"family_name"`
-	Email             string `json:"email"`
-	EmailVerified     bool   `json:"email_verified"`
-	Picture           string `json:"picture,omitempty"`
-	SessionState      string `json:"session_state,omitempty"`
+	StandardClaims
+	SessionState string `json:"session_state,omitempty"`
 }
 
 // KeycloakUser is the Keycloak profile mapping: sub, email, name (else
 // preferred_username), picture.
 func KeycloakUser(_ context.Context, p KeycloakProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.PreferredUsername)), Image: str(p.Picture)}, nil
+	return p.user(p.Name, p.PreferredUsername), nil
 }
 
 // Keycloak returns the Keycloak OpenID Connect provider (id "keycloak").

@@ -10,20 +10,14 @@ import (
 // LinkedInProfile is the claims of a Sign In with LinkedIn (OpenID
 // Connect) ID token.
 type LinkedInProfile struct {
-	Sub           string `json:"sub"`
-	Name          string `json:"name"`
-	GivenName     string `json:"given_name"`
-	FamilyName    string `json:"family_name"`
-	Picture       string `json:"picture"`
-	Email         string `json:"email"`
-	EmailVerified bool   `json:"email_verified"`
+	StandardClaims
 	// Locale is a string or an object {country, language}.
 	Locale json.RawMessage `json:"locale,omitempty"`
 }
 
 // LinkedInUser is the LinkedIn profile mapping: sub, email, name, picture.
 func LinkedInUser(_ context.Context, p LinkedInProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+	return p.user(p.Name), nil
 }
 
 // LinkedIn returns the Sign In with LinkedIn OpenID Connect provider (id

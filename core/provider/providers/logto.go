@@ -15,7 +15,7 @@ type LogtoProfile struct {
 // LogtoUser maps a Logto profile: sub, email, name (else username),
 // picture.
 func LogtoUser(_ context.Context, p LogtoProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(first(p.Name, p.Username)), Image: str(p.Picture)}, nil
+	return p.user(p.Name, p.Username), nil
 }
 
 // Logto returns the Logto OpenID Connect provider (id "logto"), asking for

@@ -31,10 +31,6 @@ func MailruUser(_ context.Context, p MailruProfile, _ provider.TokenSet) (provid
 func Mailru(clientID, clientSecret string) *provider.OAuth2Config[MailruProfile] {
 	c := oauthBuiltIn("mailru", "Mail.ru", "#005ff9", "state post", clientID, clientSecret, MailruUser,
 		"https://oauth.mail.ru/login", "userinfo", "https://oauth.mail.ru/token", "https://oauth.mail.ru/userinfo")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (MailruProfile, error) {
-		var p MailruProfile
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: withQuery(req.Endpoint.WithParams(), "access_token", req.Tokens.AccessToken)}, &p)
-		return p, err
-	}
+	c.Userinfo.Request = userinfoTokenInQuery[MailruProfile]("access_token")
 	return c
 }

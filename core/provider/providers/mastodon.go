@@ -30,9 +30,6 @@ func MastodonUser(_ context.Context, p MastodonProfile, _ provider.TokenSet) (pr
 // read:accounts, with the pkce and state checks. Mastodon gives no e-mail
 // address.
 func Mastodon(clientID, clientSecret, issuer string) *provider.OAuth2Config[MastodonProfile] {
-	base := baseURL(issuer)
-	c := oauthBuiltIn("mastodon", "Mastodon", "#6364FF", "pkce state post", clientID, clientSecret, MastodonUser,
-		base+"/oauth/authorize", "read:accounts", base+"/oauth/token", base+"/api/v1/accounts/verify_credentials")
-	clearIfNoBase(c, base)
-	return c
+	return hostedBuiltIn("mastodon", "Mastodon", "#6364FF", "pkce state post", clientID, clientSecret, MastodonUser,
+		issuer, "/oauth/authorize", "read:accounts", "/oauth/token", "/api/v1/accounts/verify_credentials")
 }

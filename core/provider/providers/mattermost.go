@@ -28,9 +28,6 @@ func MattermostUser(_ context.Context, p MattermostProfile, _ provider.TokenSet)
 // for the server at issuer, with the state check, authenticating with
 // client_secret_post.
 func Mattermost(clientID, clientSecret, issuer string) *provider.OAuth2Config[MattermostProfile] {
-	base := baseURL(issuer)
-	c := oauthBuiltIn("mattermost", "Mattermost", "#1e325c", "state post", clientID, clientSecret, MattermostUser,
-		base+"/oauth/authorize", "", base+"/oauth/access_token", base+"/api/v4/users/me")
-	clearIfNoBase(c, base)
-	return c
+	return hostedBuiltIn("mattermost", "Mattermost", "#1e325c", "state post", clientID, clientSecret, MattermostUser,
+		issuer, "/oauth/authorize", "", "/oauth/access_token", "/api/v4/users/me")
 }

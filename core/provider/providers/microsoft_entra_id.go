@@ -11,22 +11,16 @@ import (
 // MicrosoftEntraIDProfile is the claims of a Microsoft Entra ID (v2.0) ID
 // token.
 type MicrosoftEntraIDProfile struct {
-	Sub               string `json:"sub"`
-	OID               string `json:"oid"`
-	TID               string `json:"tid"`
-	Name              string `json:"name"`
-	GivenName         string `json:"given_name,omitempty"`
-	FamilyName        string `json:"family_name,omitempty"`
-	Email             string `json:"email"`
-	PreferredUsername string `json:"preferred_username"`
-	Picture           string `json:"picture,omitempty"`
+	StandardClaims
+	OID string `json:"oid"`
+	TID string `json:"tid"`
 }
 
 // MicrosoftEntraIDUser is the Microsoft Entra ID profile mapping: sub,
 // email, name, picture (the ID token has no picture unless one was added;
 // the photo is behind Microsoft Graph).
 func MicrosoftEntraIDUser(_ context.Context, p MicrosoftEntraIDProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.Name), Image: str(p.Picture)}, nil
+	return p.user(p.Name), nil
 }
 
 // MicrosoftEntraID returns the Microsoft Entra ID OpenID Connect provider

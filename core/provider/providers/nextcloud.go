@@ -33,9 +33,8 @@ func NextcloudUser(_ context.Context, p NextcloudProfile, _ provider.TokenSet) (
 // user_id of the token response, with the OCS-APIRequest header.
 func Nextcloud(clientID, clientSecret, issuer string) *provider.OAuth2Config[NextcloudProfile] {
 	base := baseURL(issuer)
-	c := oauthBuiltIn("nextcloud", "Nextcloud", "#0082c9", "state post", clientID, clientSecret, NextcloudUser,
-		base+"/apps/oauth2/authorize", "", base+"/apps/oauth2/api/v1/token", base+"/ocs/v1.php/cloud/users")
-	clearIfNoBase(c, base)
+	c := hostedBuiltIn("nextcloud", "Nextcloud", "#0082c9", "state post", clientID, clientSecret, NextcloudUser,
+		issuer, "/apps/oauth2/authorize", "", "/apps/oauth2/api/v1/token", "/ocs/v1.php/cloud/users")
 	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (NextcloudProfile, error) {
 		var env struct {
 			OCS struct {

@@ -26,9 +26,6 @@ func OssoUser(_ context.Context, p OssoProfile, _ provider.TokenSet) (provider.U
 // Osso returns the Osso (SAML single sign-on) OAuth 2.0 provider (id
 // "osso") for the deployment at issuer, with the state check.
 func Osso(clientID, clientSecret, issuer string) *provider.OAuth2Config[OssoProfile] {
-	base := baseURL(issuer)
-	c := oauthBuiltIn("osso", "Osso", "#5a67d8", "state post", clientID, clientSecret, OssoUser,
-		base+"/oauth/authorize", "", base+"/oauth/token", base+"/oauth/me")
-	clearIfNoBase(c, base)
-	return c
+	return hostedBuiltIn("osso", "Osso", "#5a67d8", "state post", clientID, clientSecret, OssoUser,
+		issuer, "/oauth/authorize", "", "/oauth/token", "/oauth/me")
 }

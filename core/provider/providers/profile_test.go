@@ -2,8 +2,10 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -123,5 +125,87 @@ func TestProfileEmailVerified(t *testing.T) {
 				t.Errorf("%s %s: EmailVerified %s, want %s", name, tc.raw, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestStandardClaimsProfilesDecode checks that the profile types that
+// embed StandardClaims decode the standard claims and their own ones from
+// one JSON object, their own winning (Auth0's updated_at stays a string,
+// LinkedIn's locale raw JSON).
+func TestStandardClaimsProfilesDecode(t *testing.T) {
+	const in = `{"sub":"s1","name":"Ann","given_name":"A","family_name":"N","email":"a@b.c","email_verified":true,` +
+		`"picture":"https://p","preferred_username":"ann","nickname":"an","locale":"de","updated_at":"2024-01-02T03:04:05Z",` +
+		`"iss":"https://accounts.google.com","azp":"cid","hd":"b.c","iat":1,"exp":2,"session_state":"st","oid":"o1","tid":"t1",` +
+		`"https://slack.com/team_id":"T1"}`
+	std := StandardClaims{Sub: "s1", Name: "Ann", GivenName: "A", FamilyName: "N", Email: "a@b.c", EmailVerified: true,
+		Picture: "https://p", PreferredUsername: "ann", Nickname: "an", Locale: "de", UpdatedAt: "2024-01-02T03:04:05Z"}
+	noUpdated := std
+	noUpdated.UpdatedAt = nil
+	noLocale := std
+	noLocale.Locale = ""
+	cases := []struct {
+		name      string
+		got, want any
+	}{
+		{"auth0", &Auth0Profile{}, &Auth0Profile{StandardClaims: noUpdated, UpdatedAt: "2024-01-02T03:04:05Z"}},
+		{"keycloak", &KeycloakProfile{}, &KeycloakProfile{StandardClaims: std, SessionState: "st"}},
+		{"google", &GoogleProfile{}, &GoogleProfile{StandardClaims: std, Iss: "https://accounts.google.com", Azp: "cid", HD: "b.c", Iat: 1, Exp: 2}},
+		{"microsoft-entra-id", &MicrosoftEntraIDProfile{}, &MicrosoftEntraIDProfile{StandardClaims: std, OID: "o1", TID: "t1"}},
+		{"twitch", &TwitchProfile{}, &TwitchProfile{StandardClaims: std}},
+		{"okta", &OktaProfile{}, &OktaProfile{StandardClaims: std}},
+		{"slack", &SlackProfile{}, &SlackProfile{StandardClaims: std, TeamID: "T1"}},
+		{"linkedin", &LinkedInProfile{}, &LinkedInProfile{StandardClaims: noLocale, Locale: json.RawMessage(`"de"`)}},
+	}
+	for _, c := range cases {
+		if err := json.Unmarshal([]byte(in), c.got); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s decoded %+v, want %+v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestStandardClaimsNameFallbacks checks each mapping's choice of name
+// when the name claim is missing, and that sub, email and picture map.
+func TestStandardClaimsNameFallbacks(t *testing.T) {
+	const in = `{"sub":"s1","email":"a@b.c","picture":"https://p","given_name":"A","family_name":"N",` +
+		`"nickname":"nick","preferred_username":"pref","username":"user"}`
+	cases := []struct {
+		p interface {
+			ProfileFromJSON(context.Context, []byte, provider.TokenSet) (provider.User, error)
+		}
+		want string // "" for no name
+	}{
+		{Auth0("c", "s", "example.auth0.com"), "nick"},
+		{Keycloak("c", "s", "https://kc.example.com/realms/r"), "pref"},
+		{Okta("c", "s", "https://example.okta.com"), "nick"},
+		{Logto("c", "s", "https://example.logto.app/oidc"), "user"},
+		{Twitch("c", "s"), "pref"},
+		{Google("c", "s"), ""},
+		{LinkedIn("c", "s"), ""},
+		{MicrosoftEntraID("c", "s", ""), ""},
+		{Zitadel("c", "s", "https://example.zitadel.cloud"), "A N"}, // StandardClaimsUser
+	}
+	for _, c := range cases {
+		u, err := c.p.ProfileFromJSON(context.Background(), []byte(in), provider.TokenSet{})
+		if err != nil || u.ID != "s1" || u.Email != "a@b.c" || deref(u.Image) != "https://p" || deref(u.Name) != c.want {
+			t.Errorf("%T: %+v (name %q), %v; want s1, a@b.c, https://p and the name %q", c.p, u, deref(u.Name), err, c.want)
+		}
+	}
+	// The fallbacks past the standard claims: Cognito's username for the
+	// name, Frontegg's profilePictureUrl for the picture.
+	ctx := context.Background()
+	if u, _ := CognitoUser(ctx, CognitoProfile{StandardClaims: StandardClaims{Sub: "s1"}, Username: "cu"}, provider.TokenSet{}); deref(u.Name) != "cu" {
+		t.Errorf("cognito without name claims: name %q, want cognito:username", deref(u.Name))
+	}
+	if u, _ := CognitoUser(ctx, CognitoProfile{StandardClaims: StandardClaims{Sub: "s1", GivenName: "A"}, Username: "cu"}, provider.TokenSet{}); deref(u.Name) != "A" {
+		t.Errorf("cognito with a given name: name %q, want A", deref(u.Name))
+	}
+	if u, _ := FronteggUser(ctx, FronteggProfile{StandardClaims: StandardClaims{Sub: "s1"}, ProfilePictureURL: "https://f"}, provider.TokenSet{}); deref(u.Image) != "https://f" {
+		t.Errorf("frontegg without picture: image %q, want profilePictureUrl", deref(u.Image))
+	}
+	if u, _ := FronteggUser(ctx, FronteggProfile{StandardClaims: StandardClaims{Sub: "s1", Picture: "https://p"}, ProfilePictureURL: "https://f"}, provider.TokenSet{}); deref(u.Image) != "https://p" {
+		t.Errorf("frontegg with picture: image %q, want picture", deref(u.Image))
 	}
 }

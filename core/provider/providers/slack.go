@@ -9,19 +9,12 @@ import (
 // SlackProfile is the claims of a Sign in with Slack (OpenID Connect) ID
 // token.
 type SlackProfile struct {
-	Sub           string `json:"sub"`
-	UserID        string `json:"https://slack.com/user_id"`
-	TeamID        string `json:"https://slack.com/team_id"`
-	TeamName      string `json:"https://slack.com/team_name,omitempty"`
-	TeamDomain    string `json:"https://slack.com/team_domain,omitempty"`
-	Email         string `json:"email"`
-	EmailVerified bool   `json:"email_verified"`
-	Name          string `json:"name"`
-	GivenName     string `json:"given_name,omitempty"`
-	FamilyName    string `json:"family_name,omitempty"`
-	Picture       string `json:"picture"`
-	UserImage512  string `json:"https://slack.com/user_image_512,omitempty"`
-	Locale        string `json:"locale,omitempty"`
+	StandardClaims
+	UserID       string `json:"https://slack.com/user_id"`
+	TeamID       string `json:"https://slack.com/team_id"`
+	TeamName     string `json:"https://slack.com/team_name,omitempty"`
+	TeamDomain   string `json:"https://slack.com/team_domain,omitempty"`
+	UserImage512 string `json:"https://slack.com/user_image_512,omitempty"`
 }
 
 // SlackUser is the Slack profile mapping: sub (else the Slack user id),

@@ -37,13 +37,11 @@ func Trakt(clientID, clientSecret string) *provider.OAuth2Config[TraktProfile] {
 	c := oauthBuiltIn("trakt", "Trakt", "#ED2224", "state post", clientID, clientSecret, TraktUser,
 		"https://trakt.tv/oauth/authorize", "", "https://api.trakt.tv/oauth/token", "https://api.trakt.tv/users/me")
 	c.Userinfo.Params = params("extended", "full")
-	c.Userinfo.Request = func(ctx context.Context, req provider.UserinfoRequest) (TraktProfile, error) {
-		var p TraktProfile
+	c.Userinfo.Request = userinfoFetch[TraktProfile](func(req provider.UserinfoRequest) userinfoCall {
 		h := authHeader("Bearer", req.Tokens.AccessToken)
 		h.Set("trakt-api-version", "2")
 		h.Set("trakt-api-key", first(req.ClientID, clientID))
-		err := fetchJSON(ctx, clientOf(req), userinfoCall{url: req.Endpoint.WithParams(), header: h}, &p)
-		return p, err
-	}
+		return userinfoCall{url: req.Endpoint.WithParams(), header: h}
+	})
 	return c
 }

@@ -7,19 +7,16 @@ import (
 )
 
 // TwitchProfile is the claims of a Twitch ID token, as the Twitch provider
-// requests them.
+// requests them: standard claims (sub, preferred_username, email,
+// email_verified, picture).
 type TwitchProfile struct {
-	Sub               string `json:"sub"`
-	PreferredUsername string `json:"preferred_username"`
-	Email             string `json:"email"`
-	EmailVerified     bool   `json:"email_verified,omitempty"`
-	Picture           string `json:"picture"`
+	StandardClaims
 }
 
 // TwitchUser is the Twitch profile mapping: sub, email,
 // preferred_username, picture.
 func TwitchUser(_ context.Context, p TwitchProfile, _ provider.TokenSet) (provider.User, error) {
-	return provider.User{ID: p.Sub, Email: p.Email, Name: str(p.PreferredUsername), Image: str(p.Picture)}, nil
+	return p.user(p.PreferredUsername), nil
 }
 
 // Twitch returns the Twitch OpenID Connect provider (id "twitch", issuer

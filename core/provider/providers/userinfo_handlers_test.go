@@ -84,3 +84,40 @@ func TestBitbucketEmails(t *testing.T) {
 		}
 	}
 }
+
+// TestUserinfoHandlersRequests checks the request each built-in's own
+// userinfo handler makes (method, where the token goes, extra headers and
+// parameters) and that the response decodes as the profile.
+func TestUserinfoHandlersRequests(t *testing.T) {
+	var got, body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Method + " " + r.URL.RawQuery + " " + r.Header.Get("Authorization") + " " + r.Header.Get("trakt-api-version") + r.Header.Get("trakt-api-key")
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		id, want string
+	}{
+		{"dropbox", "POST  Bearer tok "},
+		{"foursquare", "GET oauth_token=tok&v=20230131  "},
+		{"mailru", "GET access_token=tok  "},
+		{"trakt", "GET extended=full Bearer tok 2c"},
+		{"mailchimp", "GET  OAuth tok "},
+		{"yandex", "GET format=json OAuth tok "},
+		{"zoho", "GET  Zoho-oauthtoken tok "},
+	} {
+		p := BuiltIns()[tc.id](UserConfig{ClientID: "c", ClientSecret: "s"}).(provider.OAuthProvider)
+		o := p.Options()
+		endpoint := o.Userinfo
+		endpoint.URL = srv.URL
+		// A body the profile types decode, each finding its id.
+		got, body = "", `{"account_id":"d1","id":"m1","ZUID":7,"response":{"user":{"id":"f1"}},"ids":{"slug":"t1"},"login":{"login_id":5}}`
+		if tc.id == "yandex" {
+			body = `{"id":"y1"}`
+		}
+		u, ok, err := p.FetchUserinfo(context.Background(), provider.UserinfoRequest{Endpoint: endpoint, Tokens: provider.TokenSet{AccessToken: "tok"}, Client: srv.Client()})
+		if !ok || err != nil || u.ID == "" || got != tc.want {
+			t.Errorf("%s: request %q, ok %v, %v, user %+v; want the request %q and a user", tc.id, got, ok, err, u, tc.want)
+		}
+	}
+}

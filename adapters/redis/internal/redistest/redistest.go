@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"iter"
 	"net"
 	"strings"
 	"sync"
@@ -34,12 +35,8 @@ type Backend struct {
 // end a command when its context ends (ContextTimeoutEnabled), as
 // README.md advises.
 func SingleNode(t testing.TB) redis.UniversalClient {
-	opt, err := redis.ParseURL(provision.Redis(t))
-	if err != nil {
-		t.Fatalf("AUTHPORT_REDIS_URL: %v", err)
-	}
-	opt.ContextTimeoutEnabled = true
-	return redis.NewClient(opt)
+	return fromURL(t, "AUTHPORT_REDIS_URL", provision.Redis(t), redis.ParseURL, redis.NewClient,
+		func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 }
 
 // Cluster connects to AUTHPORT_REDIS_CLUSTER_URL.
@@ -50,12 +47,29 @@ func Cluster(t testing.TB) redis.UniversalClient {
 // Sentinel connects through go-redis's failover client to the master the
 // sentinels of AUTHPORT_REDIS_SENTINEL_URL name.
 func Sentinel(t testing.TB) redis.UniversalClient {
-	opt, err := redis.ParseFailoverURL(provision.RedisSentinel(t))
+	return fromURL(t, "AUTHPORT_REDIS_SENTINEL_URL", provision.RedisSentinel(t), redis.ParseFailoverURL, redis.NewFailoverClient,
+		func(o *redis.FailoverOptions) { o.ContextTimeoutEnabled = true })
+}
+
+// fromURL parses the URL of the variable env into options O, lets enable
+// set them up and makes the client.
+func fromURL[O any](t testing.TB, env, url string, parse func(string) (*O, error), client func(*O) *redis.Client, enable func(*O)) redis.UniversalClient {
+	opt, err := parse(url)
 	if err != nil {
-		t.Fatalf("AUTHPORT_REDIS_SENTINEL_URL: %v", err)
+		t.Fatalf("%s: %v", env, err)
 	}
-	opt.ContextTimeoutEnabled = true
-	return redis.NewFailoverClient(opt)
+	enable(opt)
+	return client(opt)
+}
+
+// Backends returns the Redis deployments a layout's conformance runs on:
+// the single node, the cluster (withCluster) and Sentinel.
+func Backends(withCluster bool) []*Backend {
+	bs := []*Backend{{Name: "redis", Connect: SingleNode}}
+	if withCluster {
+		bs = append(bs, &Backend{Name: "redis-cluster", Connect: Cluster})
+	}
+	return append(bs, &Backend{Name: "redis-sentinel", Connect: Sentinel})
 }
 
 // Get returns the backend's shared client, connecting once. It skips or
@@ -103,6 +117,84 @@ func Conformance(t *testing.T, suffix string, backends []*Backend,
 			},
 		})
 		b.Close()
+	}
+}
+
+// View is the base of a layout's raw view (conformance.Raw): the client,
+// the key prefix, and the records the layout's decoder reads.
+type View struct {
+	conformance.Raw
+	C      redis.UniversalClient
+	Prefix string
+}
+
+// ReadRecords reads every record stored under a view's prefix.
+type ReadRecords = func(ctx context.Context) (conformance.Records, error)
+
+// NewView returns the View of the keys under prefix; records returns the
+// layout's reader of a View.
+func NewView(c redis.UniversalClient, prefix string, records func(View) ReadRecords) View {
+	v := View{C: c, Prefix: prefix}
+	v.Raw = conformance.RawSnapshot(records(v))
+	return v
+}
+
+// Hook is a go-redis hook made of functions: Process wraps every
+// command, Pipeline every pipeline; a nil one lets them through.
+type Hook struct {
+	Process  func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error
+	Pipeline func(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error
+}
+
+// DialHook lets dials through.
+func (h Hook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook runs h.Process around every command.
+func (h Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	if h.Process == nil {
+		return next
+	}
+	return func(ctx context.Context, cmd redis.Cmder) error { return h.Process(ctx, cmd, next) }
+}
+
+// ProcessPipelineHook runs h.Pipeline around every pipeline.
+func (h Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	if h.Pipeline == nil {
+		return next
+	}
+	return func(ctx context.Context, cmds []redis.Cmder) error { return h.Pipeline(ctx, cmds, next) }
+}
+
+// ReadEach returns the reader of records that reads the stored items with
+// read and files each into the records with add; an item's error ends it.
+func ReadEach[K, V any](read func(context.Context) (iter.Seq2[K, V], error), add func(rs *conformance.Records, k K, v V) error) ReadRecords {
+	return func(ctx context.Context) (conformance.Records, error) {
+		var rs conformance.Records
+		items, err := read(ctx)
+		if err != nil {
+			return rs, err
+		}
+		for k, v := range items {
+			if err := add(&rs, k, v); err != nil {
+				return conformance.Records{}, err
+			}
+		}
+		return rs, nil
+	}
+}
+
+// Append returns the function that appends a decoded record to list, or
+// returns the decoder's error (an error too when it found no record).
+func Append[T any](list *[]T) func(*T, error) error {
+	return func(v *T, err error) error {
+		if err == nil && v == nil {
+			err = errors.New("no record decoded")
+		}
+		if err != nil {
+			return err
+		}
+		*list = append(*list, *v)
+		return nil
 	}
 }
 
@@ -264,5 +356,87 @@ func LostTokenReply(t *testing.T, drop *ConnDropper, a TokenStore, raw Mentioner
 	}
 	if left, err := raw.Mentions(ctx, vt.Identifier); err != nil || len(left) > 0 {
 		t.Errorf("after the token was used, %v still mention its identifier (%v)", left, err)
+	}
+}
+
+// SessionExtenderStore is what ExtendSession needs of an adapter.
+type SessionExtenderStore interface {
+	core.UserCreator
+	core.SessionCreator
+	core.SessionAndUserGetter
+	core.SessionExtender
+}
+
+// ExtendSession checks an adapter's extendSession through [core.Store]:
+// concurrent calls with the same from on one session write exactly once
+// and all return the expiry that one wrote, which a read then finds; a
+// call with a from the stored expiry is now after writes nothing and
+// returns the stored session; an unknown token gives nil, false, nil.
+func ExtendSession(t *testing.T, a SessionExtenderStore) {
+	ctx := context.Background()
+	s := core.NewStore(a)
+	u := core.User{ID: "extender", Email: "extender@example.com"}
+	if _, err := s.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	from := core.NormalizeTime(time.Now().Add(time.Hour))
+	if _, err := s.CreateSession(ctx, core.Session{SessionToken: "tok", UserID: u.ID, Expires: from}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	type result struct {
+		s     *core.Session
+		wrote bool
+		err   error
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each asks for an expiry of its own: the one that writes
+			// decides, and every other must return that one's.
+			to := from.Add(time.Duration(i+1) * time.Minute)
+			r, wrote, err := s.ExtendSession(ctx, "tok", from, to)
+			results[i] = result{r, wrote, err}
+		}()
+	}
+	wg.Wait()
+	writes := 0
+	var stored time.Time
+	for i, r := range results {
+		if r.err != nil || r.s == nil {
+			t.Fatalf("extendSession %d = %v, %v, %v; want the session", i, r.s, r.wrote, r.err)
+		}
+		if r.wrote {
+			writes++
+			stored = r.s.Expires
+		}
+	}
+	if writes != 1 {
+		t.Fatalf("%d of %d concurrent extendSession calls with the same from wrote; want exactly 1", writes, n)
+	}
+	for i, r := range results {
+		if !r.s.Expires.Equal(stored) || r.s.UserID != u.ID || r.s.SessionToken != "tok" {
+			t.Errorf("extendSession %d returned %+v; want the session as the writer stored it (expires %v)", i, *r.s, stored)
+		}
+	}
+	if su, err := s.GetSessionAndUser(ctx, "tok"); err != nil || su == nil || !su.Session.Expires.Equal(stored) {
+		t.Errorf("getSessionAndUser after the extensions = %v, %v; want expires %v", su, err, stored)
+	}
+
+	// A stale from: the stored expiry is after it.
+	got, wrote, err := s.ExtendSession(ctx, "tok", from, from.Add(24*time.Hour))
+	if err != nil || wrote || got == nil || !got.Expires.Equal(stored) {
+		t.Errorf("extendSession with a stale from = %v, %v, %v; want the stored session (expires %v), false", got, wrote, err, stored)
+	}
+	// The stored expiry as from: it writes.
+	next := stored.Add(time.Hour)
+	if got, wrote, err := s.ExtendSession(ctx, "tok", stored, next); err != nil || !wrote || got == nil || !got.Expires.Equal(next) {
+		t.Errorf("extendSession from the stored expiry = %v, %v, %v; want the session expiring %v, true", got, wrote, err, next)
+	}
+	if got, wrote, err := s.ExtendSession(ctx, "unknown", from, next); err != nil || wrote || got != nil {
+		t.Errorf("extendSession of an unknown token = %v, %v, %v; want nil, false, nil", got, wrote, err)
 	}
 }

@@ -21,6 +21,16 @@ import (
 	"github.com/authport/authport/core"
 )
 
+// Layout is what both layouts' adapters implement: the adapter contract
+// and the extensions both offer.
+type Layout interface {
+	core.Adapter
+	core.AuthenticatorCounterAdvancer
+	core.AccountsByUserLister
+	core.AccountUpdater
+	core.SessionExtender
+}
+
 // ErrCorrupt is the error of a stored record that does not decode.
 var ErrCorrupt = errors.New("corrupt stored record")
 
