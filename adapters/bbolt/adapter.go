@@ -27,12 +27,15 @@ type Adapter struct {
 	grouper grouper
 }
 
-var _ core.Adapter = (*Adapter)(nil)
-var _ core.ExpiredPurger = (*Adapter)(nil)
-var _ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
-var _ core.AccountsByUserLister = (*Adapter)(nil)
-var _ core.AccountUpdater = (*Adapter)(nil)
-var _ core.SessionExtender = (*Adapter)(nil)
+// The contract and the extensions the adapter implements.
+var _ interface {
+	core.Adapter
+	core.ExpiredPurger
+	core.AuthenticatorCounterAdvancer
+	core.AccountsByUserLister
+	core.AccountUpdater
+	core.SessionExtender
+} = (*Adapter)(nil)
 
 // New returns an adapter that keeps its records in db, which the caller
 // opened and keeps owning (Close does not close it). It creates the root
