@@ -3,7 +3,6 @@ package bboltadapter
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -17,24 +16,11 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 	acc := account.Normalize()
 	val := encodeAccount(&acc)
 	key := accountKey(acc.Provider, acc.ProviderAccountID)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
-		if b.users.Get([]byte(acc.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		if b.accounts.Get(key) != nil {
-			return fmt.Errorf("account (provider, providerAccountId) already linked: %w", core.ErrAlreadyExists)
-		}
-		if err := b.accounts.Put(key, val); err != nil {
-			return err
-		}
-		return b.userAccounts.Put(ownerKey(acc.UserID, key), marker)
-	})
+	err := a.insertOwned(ctx, acc.UserID, key, "account (provider, providerAccountId) already linked",
+		func(b *buckets) *bolt.Bucket { return b.accounts },
+		func(b *buckets) error { return putOwned(b.accounts, b.userAccounts, acc.UserID, key, val) })
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, err
 	}
 	out := acc.Clone()
 	return &out, nil

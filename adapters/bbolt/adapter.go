@@ -195,6 +195,36 @@ func (a *Adapter) update(ctx context.Context, fn func(tx *bolt.Tx) error) error 
 	}
 }
 
+// insertOwned stores a new record of the user's with put, in one write
+// transaction, after checking that the user exists (else core.ErrNotFound)
+// and that the bucket recs returns does not hold key (else
+// core.ErrAlreadyExists, saying taken).
+func (a *Adapter) insertOwned(ctx context.Context, userID string, key []byte, taken string, recs func(*buckets) *bolt.Bucket, put func(*buckets) error) error {
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		if b.users.Get([]byte(userID)) == nil {
+			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+		}
+		if recs(b).Get(key) != nil {
+			return fmt.Errorf("%s: %w", taken, core.ErrAlreadyExists)
+		}
+		return put(b)
+	})
+	return storeErr(err)
+}
+
+// putOwned puts val under key in recs and the user's entry for it in the
+// owner index idx.
+func putOwned(recs, idx *bolt.Bucket, userID string, key, val []byte) error {
+	if err := recs.Put(key, val); err != nil {
+		return err
+	}
+	return idx.Put(ownerKey(userID, key), marker)
+}
+
 // storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput
 // (errors carry no method name: core.Store adds it).
 func storeErr(err error) error {

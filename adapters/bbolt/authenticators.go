@@ -15,24 +15,11 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 	au := authenticator.Clone()
 	val := encodeAuthenticator(&au)
 	id := []byte(au.CredentialID)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
-		if b.users.Get([]byte(au.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		if b.authenticators.Get(id) != nil {
-			return fmt.Errorf("credential id already registered: %w", core.ErrAlreadyExists)
-		}
-		if err := b.authenticators.Put(id, val); err != nil {
-			return err
-		}
-		return b.userAuthent.Put(ownerKey(au.UserID, id), marker)
-	})
+	err := a.insertOwned(ctx, au.UserID, id, "credential id already registered",
+		func(b *buckets) *bolt.Bucket { return b.authenticators },
+		func(b *buckets) error { return putOwned(b.authenticators, b.userAuthent, au.UserID, id, val) })
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, err
 	}
 	out := au.Clone()
 	return &out, nil

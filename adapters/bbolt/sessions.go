@@ -69,21 +69,11 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if !timeOK(s.Expires) {
 		return nil, invalidTime(m, "expires")
 	}
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
-		if b.users.Get([]byte(s.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		if b.sessions.Get([]byte(s.SessionToken)) != nil {
-			return fmt.Errorf("session token already taken: %w", core.ErrAlreadyExists)
-		}
-		return putSession(b, &s)
-	})
+	err := a.insertOwned(ctx, s.UserID, []byte(s.SessionToken), "session token already taken",
+		func(b *buckets) *bolt.Bucket { return b.sessions },
+		func(b *buckets) error { return putSession(b, &s) })
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, err
 	}
 	return &s, nil
 }
