@@ -7,23 +7,14 @@ import (
 	"strings"
 
 	"github.com/authport/authport/core"
-	bolt "go.etcd.io/bbolt"
 )
 
 // LinkAccount implements linkAccount: the account and its user index entry
 // are written in one transaction, after checking that the user exists.
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	acc := account.Normalize()
-	val := encodeAccount(&acc)
-	key := accountKey(acc.Provider, acc.ProviderAccountID)
-	err := a.insertOwned(ctx, acc.UserID, key, "account (provider, providerAccountId) already linked",
-		func(b *buckets) *bolt.Bucket { return b.accounts },
-		func(b *buckets) error { return putOwned(b.accounts, b.userAccounts, acc.UserID, key, val) })
-	if err != nil {
-		return nil, err
-	}
-	out := acc.Clone()
-	return &out, nil
+	return createOwned(ctx, a, acc.Clone(), acc.UserID, accountKey(acc.Provider, acc.ProviderAccountID), encodeAccount(&acc),
+		bucketAccounts, bucketUserAccounts, "account (provider, providerAccountId) already linked")
 }
 
 // UnlinkAccount implements unlinkAccount.

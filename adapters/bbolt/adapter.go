@@ -197,9 +197,9 @@ func (a *Adapter) update(ctx context.Context, fn func(tx *bolt.Tx) error) error 
 
 // insertOwned stores a new record of the user's with put, in one write
 // transaction, after checking that the user exists (else core.ErrNotFound)
-// and that the bucket recs returns does not hold key (else
-// core.ErrAlreadyExists, saying taken).
-func (a *Adapter) insertOwned(ctx context.Context, userID string, key []byte, taken string, recs func(*buckets) *bolt.Bucket, put func(*buckets) error) error {
+// and that the bucket recs does not hold key (else core.ErrAlreadyExists,
+// saying taken).
+func (a *Adapter) insertOwned(ctx context.Context, userID string, key, recs []byte, taken string, put func(*buckets) error) error {
 	err := a.update(ctx, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx, a.root)
 		if err != nil {
@@ -208,7 +208,7 @@ func (a *Adapter) insertOwned(ctx context.Context, userID string, key []byte, ta
 		if b.users.Get([]byte(userID)) == nil {
 			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 		}
-		if recs(b).Get(key) != nil {
+		if b.root.Bucket(recs).Get(key) != nil {
 			return fmt.Errorf("%s: %w", taken, core.ErrAlreadyExists)
 		}
 		return put(b)
@@ -216,13 +216,20 @@ func (a *Adapter) insertOwned(ctx context.Context, userID string, key []byte, ta
 	return storeErr(err)
 }
 
-// putOwned puts val under key in recs and the user's entry for it in the
-// owner index idx.
-func putOwned(recs, idx *bolt.Bucket, userID string, key, val []byte) error {
-	if err := recs.Put(key, val); err != nil {
-		return err
+// createOwned is linkAccount's and createAuthenticator's write: with
+// insertOwned, it puts the record val under key in the bucket recs and the
+// user's entry for it in the owner index idx, and returns out.
+func createOwned[T any](ctx context.Context, a *Adapter, out T, userID string, key, val, recs, idx []byte, taken string) (*T, error) {
+	err := a.insertOwned(ctx, userID, key, recs, taken, func(b *buckets) error {
+		if err := b.root.Bucket(recs).Put(key, val); err != nil {
+			return err
+		}
+		return b.root.Bucket(idx).Put(ownerKey(userID, key), marker)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return idx.Put(ownerKey(userID, key), marker)
+	return &out, nil
 }
 
 // storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput

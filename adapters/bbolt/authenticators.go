@@ -13,16 +13,8 @@ import (
 // the user exists.
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
 	au := authenticator.Clone()
-	val := encodeAuthenticator(&au)
-	id := []byte(au.CredentialID)
-	err := a.insertOwned(ctx, au.UserID, id, "credential id already registered",
-		func(b *buckets) *bolt.Bucket { return b.authenticators },
-		func(b *buckets) error { return putOwned(b.authenticators, b.userAuthent, au.UserID, id, val) })
-	if err != nil {
-		return nil, err
-	}
-	out := au.Clone()
-	return &out, nil
+	return createOwned(ctx, a, au.Clone(), au.UserID, []byte(au.CredentialID), encodeAuthenticator(&au),
+		bucketAuthenticators, bucketUserAuths, "credential id already registered")
 }
 
 func getAuthenticator(b *bolt.Bucket, credentialID string) (*core.Authenticator, error) {

@@ -69,8 +69,7 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if !timeOK(s.Expires) {
 		return nil, invalidTime(m, "expires")
 	}
-	err := a.insertOwned(ctx, s.UserID, []byte(s.SessionToken), "session token already taken",
-		func(b *buckets) *bolt.Bucket { return b.sessions },
+	err := a.insertOwned(ctx, s.UserID, []byte(s.SessionToken), bucketSessions, "session token already taken",
 		func(b *buckets) error { return putSession(b, &s) })
 	if err != nil {
 		return nil, err
