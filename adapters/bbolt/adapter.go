@@ -245,26 +245,26 @@ func storeErr(err error) error {
 // according to the write mode (see update: fn may run more than once), and
 // returns the result of its last run.
 func write[T any](ctx context.Context, a *Adapter, fn func(b *buckets) (T, error)) (T, error) {
-	var out T
-	err := a.update(ctx, func(tx *bolt.Tx) error {
+	return inTx(func(f func(*bolt.Tx) error) error { return a.update(ctx, f) }, func(tx *bolt.Tx) (T, error) {
 		b, err := openBuckets(tx, a.root)
 		if err != nil {
-			return err
+			var zero T
+			return zero, err
 		}
-		out, err = fn(b)
-		return err
+		return fn(b)
 	})
-	if err != nil {
-		var zero T
-		return zero, storeErr(err)
-	}
-	return out, nil
 }
 
 // read runs fn in a read transaction and returns its result.
 func read[T any](ctx context.Context, a *Adapter, fn func(tx *bolt.Tx) (T, error)) (T, error) {
+	return inTx(func(f func(*bolt.Tx) error) error { return a.view(ctx, f) }, fn)
+}
+
+// inTx runs fn in the transaction run gives it and returns the result of
+// its last run, or the zero value and the error (through storeErr).
+func inTx[T any](run func(func(*bolt.Tx) error) error, fn func(tx *bolt.Tx) (T, error)) (T, error) {
 	var out T
-	err := a.view(ctx, func(tx *bolt.Tx) error {
+	err := run(func(tx *bolt.Tx) error {
 		var err error
 		out, err = fn(tx)
 		return err
