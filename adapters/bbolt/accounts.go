@@ -21,12 +21,8 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
 	k := accountKey(key.Provider, key.ProviderAccountID)
 	acc, err := write(ctx, a, func(b *buckets) (*core.Account, error) {
-		v := b.accounts.Get(k)
-		if v == nil {
-			return nil, nil
-		}
-		acc, err := decodeAccount(v)
-		if err != nil {
+		acc, err := getRecord(b.accounts, k, decodeAccount)
+		if err != nil || acc == nil {
 			return nil, err
 		}
 		if err := b.userAccounts.Delete(ownerKey(acc.UserID, k)); err != nil {
@@ -81,12 +77,8 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
 	k := accountKey(update.Provider, update.ProviderAccountID)
 	return write(ctx, a, func(b *buckets) (*core.Account, error) {
-		v := b.accounts.Get(k)
-		if v == nil {
-			return nil, nil
-		}
-		old, err := decodeAccount(v)
-		if err != nil {
+		old, err := getRecord(b.accounts, k, decodeAccount)
+		if err != nil || old == nil {
 			return nil, err
 		}
 		acc := update.Apply(*old)

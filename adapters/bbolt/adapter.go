@@ -276,19 +276,28 @@ func inTx[T any](run func(func(*bolt.Tx) error) error, fn func(tx *bolt.Tx) (T, 
 	return out, nil
 }
 
+// getRecord reads and decodes the record under key in b; nil when key is
+// empty or there is none.
+func getRecord[T any](b *bolt.Bucket, key []byte, decode func([]byte) (*T, error)) (*T, error) {
+	if len(key) == 0 {
+		return nil, nil
+	}
+	v := b.Get(key)
+	if v == nil {
+		return nil, nil
+	}
+	return decode(v)
+}
+
 // getOne reads and decodes the record under key in the bucket name; nil
 // when there is none.
 func getOne[T any](ctx context.Context, a *Adapter, name, key []byte, decode func([]byte) (*T, error)) (*T, error) {
 	return read(ctx, a, func(tx *bolt.Tx) (*T, error) {
 		b, err := bucket(tx, a.root, name)
-		if err != nil || len(key) == 0 {
+		if err != nil {
 			return nil, err
 		}
-		v := b.Get(key)
-		if v == nil {
-			return nil, nil
-		}
-		return decode(v)
+		return getRecord(b, key, decode)
 	})
 }
 

@@ -18,14 +18,7 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 }
 
 func getAuthenticator(b *bolt.Bucket, credentialID string) (*core.Authenticator, error) {
-	if credentialID == "" {
-		return nil, nil
-	}
-	v := b.Get([]byte(credentialID))
-	if v == nil {
-		return nil, nil
-	}
-	return decodeAuthenticator(v)
+	return getRecord(b, []byte(credentialID), decodeAuthenticator)
 }
 
 // GetAuthenticator implements getAuthenticator.

@@ -52,14 +52,7 @@ func deleteSession(b *buckets, token []byte) error {
 }
 
 func getSession(sessions *bolt.Bucket, token string) (*core.Session, error) {
-	if token == "" {
-		return nil, nil
-	}
-	v := sessions.Get([]byte(token))
-	if v == nil {
-		return nil, nil
-	}
-	return decodeSession(v)
+	return getRecord(sessions, []byte(token), decodeSession)
 }
 
 // CreateSession implements createSession.

@@ -55,14 +55,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 
 // getUser reads and decodes the user with the id, or returns nil.
 func getUser(users *bolt.Bucket, id []byte) (*core.User, error) {
-	if len(id) == 0 {
-		return nil, nil
-	}
-	v := users.Get(id)
-	if v == nil {
-		return nil, nil
-	}
-	return decodeUser(v)
+	return getRecord(users, id, decodeUser)
 }
 
 // GetUser implements getUser.
