@@ -3,53 +3,26 @@ package bboltadapter
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/authport/authport/core"
-	bolt "go.etcd.io/bbolt"
 )
 
 // LinkAccount implements linkAccount: the account and its user index entry
 // are written in one transaction, after checking that the user exists.
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	acc := account.Normalize()
-	val := encodeAccount(&acc)
-	key := accountKey(acc.Provider, acc.ProviderAccountID)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
-		if b.users.Get([]byte(acc.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		if b.accounts.Get(key) != nil {
-			return fmt.Errorf("account (provider, providerAccountId) already linked: %w", core.ErrAlreadyExists)
-		}
-		if err := b.accounts.Put(key, val); err != nil {
-			return err
-		}
-		return b.userAccounts.Put(ownerKey(acc.UserID, key), marker)
-	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	out := acc.Clone()
-	return &out, nil
+	return createOwned(ctx, a, acc.Clone(), acc.UserID, accountKey(acc.Provider, acc.ProviderAccountID), encodeAccount(&acc),
+		bucketAccounts, bucketUserAccounts, "account (provider, providerAccountId) already linked")
 }
 
 // UnlinkAccount implements unlinkAccount.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
 	k := accountKey(key.Provider, key.ProviderAccountID)
 	acc, err := write(ctx, a, func(b *buckets) (*core.Account, error) {
-		v := b.accounts.Get(k)
-		if v == nil {
-			return nil, nil
-		}
-		acc, err := decodeAccount(v)
-		if err != nil {
+		acc, err := getRecord(b.accounts, k, decodeAccount)
+		if err != nil || acc == nil {
 			return nil, err
 		}
 		if err := b.userAccounts.Delete(ownerKey(acc.UserID, k)); err != nil {
@@ -104,12 +77,8 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
 	k := accountKey(update.Provider, update.ProviderAccountID)
 	return write(ctx, a, func(b *buckets) (*core.Account, error) {
-		v := b.accounts.Get(k)
-		if v == nil {
-			return nil, nil
-		}
-		old, err := decodeAccount(v)
-		if err != nil {
+		old, err := getRecord(b.accounts, k, decodeAccount)
+		if err != nil || old == nil {
 			return nil, err
 		}
 		acc := update.Apply(*old)

@@ -27,11 +27,15 @@ type Adapter struct {
 	grouper grouper
 }
 
-var _ core.Adapter = (*Adapter)(nil)
-var _ core.ExpiredPurger = (*Adapter)(nil)
-var _ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
-var _ core.AccountsByUserLister = (*Adapter)(nil)
-var _ core.AccountUpdater = (*Adapter)(nil)
+// The contract and the extensions the adapter implements.
+var _ interface {
+	core.Adapter
+	core.ExpiredPurger
+	core.AuthenticatorCounterAdvancer
+	core.AccountsByUserLister
+	core.AccountUpdater
+	core.SessionExtender
+} = (*Adapter)(nil)
 
 // New returns an adapter that keeps its records in db, which the caller
 // opened and keeps owning (Close does not close it). It creates the root
@@ -191,6 +195,43 @@ func (a *Adapter) update(ctx context.Context, fn func(tx *bolt.Tx) error) error 
 	}
 }
 
+// insertOwned stores a new record of the user's with put, in one write
+// transaction, after checking that the user exists (else core.ErrNotFound)
+// and that the bucket recs does not hold key (else core.ErrAlreadyExists,
+// saying taken).
+func (a *Adapter) insertOwned(ctx context.Context, userID string, key, recs []byte, taken string, put func(*buckets) error) error {
+	err := a.update(ctx, func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx, a.root)
+		if err != nil {
+			return err
+		}
+		if b.users.Get([]byte(userID)) == nil {
+			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+		}
+		if b.root.Bucket(recs).Get(key) != nil {
+			return fmt.Errorf("%s: %w", taken, core.ErrAlreadyExists)
+		}
+		return put(b)
+	})
+	return storeErr(err)
+}
+
+// createOwned is linkAccount's and createAuthenticator's write: with
+// insertOwned, it puts the record val under key in the bucket recs and the
+// user's entry for it in the owner index idx, and returns out.
+func createOwned[T any](ctx context.Context, a *Adapter, out T, userID string, key, val, recs, idx []byte, taken string) (*T, error) {
+	err := a.insertOwned(ctx, userID, key, recs, taken, func(b *buckets) error {
+		if err := b.root.Bucket(recs).Put(key, val); err != nil {
+			return err
+		}
+		return b.root.Bucket(idx).Put(ownerKey(userID, key), marker)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput
 // (errors carry no method name: core.Store adds it).
 func storeErr(err error) error {
@@ -204,26 +245,26 @@ func storeErr(err error) error {
 // according to the write mode (see update: fn may run more than once), and
 // returns the result of its last run.
 func write[T any](ctx context.Context, a *Adapter, fn func(b *buckets) (T, error)) (T, error) {
-	var out T
-	err := a.update(ctx, func(tx *bolt.Tx) error {
+	return inTx(func(f func(*bolt.Tx) error) error { return a.update(ctx, f) }, func(tx *bolt.Tx) (T, error) {
 		b, err := openBuckets(tx, a.root)
 		if err != nil {
-			return err
+			var zero T
+			return zero, err
 		}
-		out, err = fn(b)
-		return err
+		return fn(b)
 	})
-	if err != nil {
-		var zero T
-		return zero, storeErr(err)
-	}
-	return out, nil
 }
 
 // read runs fn in a read transaction and returns its result.
 func read[T any](ctx context.Context, a *Adapter, fn func(tx *bolt.Tx) (T, error)) (T, error) {
+	return inTx(func(f func(*bolt.Tx) error) error { return a.view(ctx, f) }, fn)
+}
+
+// inTx runs fn in the transaction run gives it and returns the result of
+// its last run, or the zero value and the error (through storeErr).
+func inTx[T any](run func(func(*bolt.Tx) error) error, fn func(tx *bolt.Tx) (T, error)) (T, error) {
 	var out T
-	err := a.view(ctx, func(tx *bolt.Tx) error {
+	err := run(func(tx *bolt.Tx) error {
 		var err error
 		out, err = fn(tx)
 		return err
@@ -235,19 +276,28 @@ func read[T any](ctx context.Context, a *Adapter, fn func(tx *bolt.Tx) (T, error
 	return out, nil
 }
 
+// getRecord reads and decodes the record under key in b; nil when key is
+// empty or there is none.
+func getRecord[T any](b *bolt.Bucket, key []byte, decode func([]byte) (*T, error)) (*T, error) {
+	if len(key) == 0 {
+		return nil, nil
+	}
+	v := b.Get(key)
+	if v == nil {
+		return nil, nil
+	}
+	return decode(v)
+}
+
 // getOne reads and decodes the record under key in the bucket name; nil
 // when there is none.
 func getOne[T any](ctx context.Context, a *Adapter, name, key []byte, decode func([]byte) (*T, error)) (*T, error) {
 	return read(ctx, a, func(tx *bolt.Tx) (*T, error) {
 		b, err := bucket(tx, a.root, name)
-		if err != nil || len(key) == 0 {
+		if err != nil {
 			return nil, err
 		}
-		v := b.Get(key)
-		if v == nil {
-			return nil, nil
-		}
-		return decode(v)
+		return getRecord(b, key, decode)
 	})
 }
 

@@ -13,40 +13,12 @@ import (
 // the user exists.
 func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Authenticator) (*core.Authenticator, error) {
 	au := authenticator.Clone()
-	val := encodeAuthenticator(&au)
-	id := []byte(au.CredentialID)
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
-		if b.users.Get([]byte(au.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		if b.authenticators.Get(id) != nil {
-			return fmt.Errorf("credential id already registered: %w", core.ErrAlreadyExists)
-		}
-		if err := b.authenticators.Put(id, val); err != nil {
-			return err
-		}
-		return b.userAuthent.Put(ownerKey(au.UserID, id), marker)
-	})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	out := au.Clone()
-	return &out, nil
+	return createOwned(ctx, a, au.Clone(), au.UserID, []byte(au.CredentialID), encodeAuthenticator(&au),
+		bucketAuthenticators, bucketUserAuths, "credential id already registered")
 }
 
 func getAuthenticator(b *bolt.Bucket, credentialID string) (*core.Authenticator, error) {
-	if credentialID == "" {
-		return nil, nil
-	}
-	v := b.Get([]byte(credentialID))
-	if v == nil {
-		return nil, nil
-	}
-	return decodeAuthenticator(v)
+	return getRecord(b, []byte(credentialID), decodeAuthenticator)
 }
 
 // GetAuthenticator implements getAuthenticator.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -61,21 +62,25 @@ func check(ctx context.Context, b *buckets) []string {
 	var p []string
 	bad := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
 	has := func(bk *bolt.Bucket, k []byte) bool { return bk.Get(k) != nil }
+	// owned checks that the record k of kind has its user and its entry in
+	// the user's index idx.
+	owned := func(kind string, k []byte, userID string, idx *bolt.Bucket) {
+		if !has(b.users, []byte(userID)) {
+			bad("%s %q: orphan: no user %q", kind, k, userID)
+		}
+		if !has(idx, ownerKey(userID, k)) {
+			bad("%s %q: orphan: missing from user %q's %s index", kind, k, userID, kind)
+		}
+	}
 
 	// Users and the e-mail index, both ways.
-	_ = b.users.ForEach(func(k, v []byte) error {
-		u, err := decodeUser(v)
-		if err != nil {
-			bad("user %q: %v", k, err)
-			return nil
-		}
+	eachRecord(ctx, b.users, "user", decodeUser, bad, func(k []byte, u *core.User) {
 		if u.ID != string(k) {
 			bad("user %q: record holds id %q", k, u.ID)
 		}
 		if id := b.usersByEmail.Get([]byte(u.Email)); !bytes.Equal(id, k) {
 			bad("user %q: orphan: e-mail index entry %q points at %q", k, u.Email, id)
 		}
-		return ctx.Err()
 	})
 	_ = b.usersByEmail.ForEach(func(k, v []byte) error {
 		raw := b.users.Get(v)
@@ -90,151 +95,110 @@ func check(ctx context.Context, b *buckets) []string {
 	})
 
 	// Accounts and the user → accounts index.
-	_ = b.accounts.ForEach(func(k, v []byte) error {
-		acc, err := decodeAccount(v)
-		if err != nil {
-			bad("account %q: %v", k, err)
-			return nil
-		}
+	eachRecord(ctx, b.accounts, "account", decodeAccount, bad, func(k []byte, acc *core.Account) {
 		if !bytes.Equal(accountKey(acc.Provider, acc.ProviderAccountID), k) {
 			bad("account %q: key disagrees with (provider, providerAccountId) = (%q, %q)", k, acc.Provider, acc.ProviderAccountID)
 		}
-		if !has(b.users, []byte(acc.UserID)) {
-			bad("account %q: orphan: no user %q", k, acc.UserID)
-		}
-		if !has(b.userAccounts, ownerKey(acc.UserID, k)) {
-			bad("account %q: orphan: missing from user %q's account index", k, acc.UserID)
-		}
-		return ctx.Err()
+		owned("account", k, acc.UserID, b.userAccounts)
 	})
-	ownerIndex(ctx, b.userAccounts, "account", b.accounts, func(v []byte) (string, error) {
-		return userIDOfAccount(v)
-	}, bad)
+	ownerIndex(ctx, b.userAccounts, "account", b.accounts, userIDOfAccount, bad)
 
 	// Sessions, the user → sessions index and the expiry index.
-	_ = b.sessions.ForEach(func(k, v []byte) error {
-		s, err := decodeSession(v)
-		if err != nil {
-			bad("session %q: %v", k, err)
-			return nil
-		}
+	eachRecord(ctx, b.sessions, "session", decodeSession, bad, func(k []byte, s *core.Session) {
 		if s.SessionToken != string(k) {
 			bad("session %q: record holds token %q", k, s.SessionToken)
 		}
-		if !has(b.users, []byte(s.UserID)) {
-			bad("session %q: orphan: no user %q", k, s.UserID)
-		}
-		if !has(b.userSessions, ownerKey(s.UserID, k)) {
-			bad("session %q: orphan: missing from user %q's session index", k, s.UserID)
-		}
+		owned("session", k, s.UserID, b.userSessions)
 		if !has(b.sessionExpiry, expiryKey(s.Expires.UnixMilli(), k)) {
 			bad("session %q: orphan: missing from the expiry index", k)
 		}
-		return ctx.Err()
 	})
-	ownerIndex(ctx, b.userSessions, "session", b.sessions, func(v []byte) (string, error) {
-		s, err := decodeSession(v)
-		if err != nil {
-			return "", err
-		}
-		return s.UserID, nil
-	}, bad)
-	expiryIndex(ctx, b.sessionExpiry, "session", b.sessions, func(v []byte) (int64, error) {
-		s, err := decodeSession(v)
-		if err != nil {
-			return 0, err
-		}
-		return s.Expires.UnixMilli(), nil
-	}, bad)
+	ownerIndex(ctx, b.userSessions, "session", b.sessions, field(decodeSession, func(s *core.Session) string { return s.UserID }), bad)
+	expiryIndex(ctx, b.sessionExpiry, "session", b.sessions, field(decodeSession, func(s *core.Session) int64 { return s.Expires.UnixMilli() }), bad)
 
 	// Verification tokens and the expiry index.
-	_ = b.tokens.ForEach(func(k, v []byte) error {
-		t, err := decodeVerificationToken(v)
-		if err != nil {
-			bad("verification token %q: %v", k, err)
-			return nil
-		}
+	eachRecord(ctx, b.tokens, "verification token", decodeVerificationToken, bad, func(k []byte, t *core.VerificationToken) {
 		if !bytes.Equal(tokenKey(t.Identifier, t.Token), k) {
 			bad("verification token %q: key disagrees with (identifier, token)", k)
 		}
 		if !has(b.tokenExpiry, expiryKey(t.Expires.UnixMilli(), k)) {
 			bad("verification token %q: orphan: missing from the expiry index", k)
 		}
-		return ctx.Err()
 	})
-	expiryIndex(ctx, b.tokenExpiry, "verification token", b.tokens, func(v []byte) (int64, error) {
-		t, err := decodeVerificationToken(v)
-		if err != nil {
-			return 0, err
-		}
-		return t.Expires.UnixMilli(), nil
-	}, bad)
+	expiryIndex(ctx, b.tokenExpiry, "verification token", b.tokens, field(decodeVerificationToken, func(t *core.VerificationToken) int64 { return t.Expires.UnixMilli() }), bad)
 
 	// Authenticators and the user → authenticators index.
-	_ = b.authenticators.ForEach(func(k, v []byte) error {
-		au, err := decodeAuthenticator(v)
-		if err != nil {
-			bad("authenticator %q: %v", k, err)
-			return nil
-		}
+	eachRecord(ctx, b.authenticators, "authenticator", decodeAuthenticator, bad, func(k []byte, au *core.Authenticator) {
 		if au.CredentialID != string(k) {
 			bad("authenticator %q: record holds credential id %q", k, au.CredentialID)
 		}
-		if !has(b.users, []byte(au.UserID)) {
-			bad("authenticator %q: orphan: no user %q", k, au.UserID)
+		owned("authenticator", k, au.UserID, b.userAuthent)
+	})
+	ownerIndex(ctx, b.userAuthent, "authenticator", b.authenticators, field(decodeAuthenticator, func(au *core.Authenticator) string { return au.UserID }), bad)
+	return p
+}
+
+// eachRecord decodes each record of recs and checks it; a record that does
+// not decode is reported.
+func eachRecord[T any](ctx context.Context, recs *bolt.Bucket, kind string, decode func([]byte) (*T, error), bad func(string, ...any), check func(k []byte, x *T)) {
+	_ = recs.ForEach(func(k, v []byte) error {
+		x, err := decode(v)
+		if err != nil {
+			bad("%s %q: %v", kind, k, err)
+			return nil
 		}
-		if !has(b.userAuthent, ownerKey(au.UserID, k)) {
-			bad("authenticator %q: orphan: missing from user %q's authenticator index", k, au.UserID)
-		}
+		check(k, x)
 		return ctx.Err()
 	})
-	ownerIndex(ctx, b.userAuthent, "authenticator", b.authenticators, func(v []byte) (string, error) {
-		au, err := decodeAuthenticator(v)
+}
+
+// field returns a function that decodes a record and returns one field of
+// it.
+func field[T, F any](decode func([]byte) (*T, error), get func(*T) F) func([]byte) (F, error) {
+	return func(v []byte) (F, error) {
+		x, err := decode(v)
 		if err != nil {
-			return "", err
+			var zero F
+			return zero, err
 		}
-		return au.UserID, nil
-	}, bad)
-	return p
+		return get(x), nil
+	}
 }
 
 // ownerIndex checks each entry (user id, record key) of a user → records
 // index: the record exists and belongs to that user.
 func ownerIndex(ctx context.Context, idx *bolt.Bucket, kind string, recs *bolt.Bucket, owner func([]byte) (string, error), bad func(string, ...any)) {
-	_ = idx.ForEach(func(k, _ []byte) error {
+	split := func(k []byte) (string, []byte, error) {
 		uid, key, err := splitPairKey(k)
-		if err != nil {
-			bad("user → %s index %q: %v", kind, k, err)
-			return nil
-		}
-		v := recs.Get(key)
-		if v == nil {
-			bad("user → %s index %q: dangling: no %s %q", kind, k, kind, key)
-			return nil
-		}
-		if got, err := owner(v); err == nil && got != string(uid) {
-			bad("user → %s index %q: %s %q belongs to user %q, not %q", kind, k, kind, key, got, uid)
-		}
-		return ctx.Err()
-	})
+		return string(uid), key, err
+	}
+	index(ctx, idx, "user → "+kind+" index", kind, recs, split, owner, "belongs to user %q, not %q", bad)
 }
 
 // expiryIndex checks each entry (expiry, record key) of an expiry index:
 // the record exists and expires then.
 func expiryIndex(ctx context.Context, idx *bolt.Bucket, kind string, recs *bolt.Bucket, expires func([]byte) (int64, error), bad func(string, ...any)) {
+	index(ctx, idx, kind+" expiry index", kind, recs, splitExpiryKey, expires, "expires at %d ms, not %d", bad)
+}
+
+// index checks each entry of the index idx (named what in the reports):
+// split gives the value the entry records and the key of its record (of
+// kind, in recs), which must exist and give the same value with of
+// (differs reports the two values).
+func index[V comparable](ctx context.Context, idx *bolt.Bucket, what, kind string, recs *bolt.Bucket, split func([]byte) (V, []byte, error), of func([]byte) (V, error), differs string, bad func(string, ...any)) {
 	_ = idx.ForEach(func(k, _ []byte) error {
-		ms, key, err := splitExpiryKey(k)
+		want, key, err := split(k)
 		if err != nil {
-			bad("%s expiry index %q: %v", kind, k, err)
+			bad("%s %q: %v", what, k, err)
 			return nil
 		}
 		v := recs.Get(key)
 		if v == nil {
-			bad("%s expiry index %q: dangling: no %s %q", kind, k, kind, key)
+			bad("%s %q: dangling: no %s %q", what, k, kind, key)
 			return nil
 		}
-		if got, err := expires(v); err == nil && got != ms {
-			bad("%s expiry index %q: %s %q expires at %d ms, not %d", kind, k, kind, key, got, ms)
+		if got, err := of(v); err == nil && got != want {
+			bad("%s %q: %s %q "+differs, what, k, kind, key, got, want)
 		}
 		return ctx.Err()
 	})

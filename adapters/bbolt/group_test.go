@@ -150,27 +150,46 @@ func TestGroupQueuedWriteHonoursContext(t *testing.T) {
 	}
 }
 
-// A write already taken into a group when its context is done runs to
-// completion and reports its real result: nil, since it was committed.
-func TestGroupTakenWriteIgnoresLateCancel(t *testing.T) {
+// gated is a fresh adapter whose leader holdLeader holds (release lets it
+// go), with a queued write, first, that leads the next group: when it first
+// runs it closes entered, then it waits for gate and puts "first".
+type gated struct {
+	a             *Adapter
+	release       func()
+	gate, entered chan struct{}
+	first         chan error
+}
+
+func gatedLead(t *testing.T) *gated {
+	t.Helper()
 	a, _ := newTestAdapter(t)
-	release := holdLeader(t, a)
-	gate, entered := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
+	g := &gated{a: a, release: holdLeader(t, a), gate: make(chan struct{}), entered: make(chan struct{}), first: make(chan error, 1)}
 	go func() {
-		first <- a.grouper.do(context.Background(), func(tx *bolt.Tx) error {
-			close(entered)
-			<-gate
+		g.first <- a.grouper.do(context.Background(), func(tx *bolt.Tx) error {
+			select {
+			case <-g.entered: // a retry of the group
+			default:
+				close(g.entered)
+			}
+			<-g.gate
 			return putKey("first")(tx)
 		})
 	}()
-	waitQueued(t, a, 1) // "first" leads the next group
+	waitQueued(t, a, 1)
+	return g
+}
+
+// A write already taken into a group when its context is done runs to
+// completion and reports its real result: nil, since it was committed.
+func TestGroupTakenWriteIgnoresLateCancel(t *testing.T) {
+	g := gatedLead(t)
+	a, gate, entered, first := g.a, g.gate, g.entered, g.first
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	second := make(chan error, 1)
 	go func() { second <- a.grouper.do(ctx, putKey("second")) }()
 	waitQueued(t, a, 2)
-	release()
+	g.release()
 	within(t, "the group's first write to start", entered) // both are now taken
 	cancel()
 	select {
@@ -194,22 +213,8 @@ func TestGroupTakenWriteIgnoresLateCancel(t *testing.T) {
 // in the group (so the group is rolled back without it), is not rerun
 // alone: nothing of it was committed, so it returns its context's error.
 func TestGroupCancelledWriteIsNotRerun(t *testing.T) {
-	a, _ := newTestAdapter(t)
-	release := holdLeader(t, a)
-	gate, entered := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- a.grouper.do(context.Background(), func(tx *bolt.Tx) error {
-			select {
-			case <-entered: // a retry of the group
-			default:
-				close(entered)
-			}
-			<-gate
-			return putKey("first")(tx)
-		})
-	}()
-	waitQueued(t, a, 1)
+	g := gatedLead(t)
+	a, gate, entered, first := g.a, g.gate, g.entered, g.first
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var runs atomic.Int64
@@ -221,7 +226,7 @@ func TestGroupCancelledWriteIsNotRerun(t *testing.T) {
 		})
 	}()
 	waitQueued(t, a, 2)
-	release()
+	g.release()
 	within(t, "the group's first write to start", entered)
 	cancel()
 	close(gate)

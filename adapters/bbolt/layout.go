@@ -48,6 +48,7 @@ var marker = []byte{1}
 
 // buckets are the adapter's buckets within one transaction.
 type buckets struct {
+	root                                             *bolt.Bucket
 	users, usersByEmail, accounts, userAccounts      *bolt.Bucket
 	sessions, userSessions, sessionExpiry            *bolt.Bucket
 	tokens, tokenExpiry, authenticators, userAuthent *bolt.Bucket
@@ -60,7 +61,7 @@ func openBuckets(tx *bolt.Tx, root []byte) (*buckets, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: root bucket %q is missing", ErrCorrupt, root)
 	}
-	b := &buckets{
+	b := &buckets{root: r,
 		users: r.Bucket(bucketUsers), usersByEmail: r.Bucket(bucketUsersByEmail),
 		accounts: r.Bucket(bucketAccounts), userAccounts: r.Bucket(bucketUserAccounts),
 		sessions: r.Bucket(bucketSessions), userSessions: r.Bucket(bucketUserSessions),

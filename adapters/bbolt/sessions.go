@@ -3,6 +3,7 @@ package bboltadapter
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
@@ -51,14 +52,7 @@ func deleteSession(b *buckets, token []byte) error {
 }
 
 func getSession(sessions *bolt.Bucket, token string) (*core.Session, error) {
-	if token == "" {
-		return nil, nil
-	}
-	v := sessions.Get([]byte(token))
-	if v == nil {
-		return nil, nil
-	}
-	return decodeSession(v)
+	return getRecord(sessions, []byte(token), decodeSession)
 }
 
 // CreateSession implements createSession.
@@ -68,21 +62,10 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if !timeOK(s.Expires) {
 		return nil, invalidTime(m, "expires")
 	}
-	err := a.update(ctx, func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx, a.root)
-		if err != nil {
-			return err
-		}
-		if b.users.Get([]byte(s.UserID)) == nil {
-			return fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		if b.sessions.Get([]byte(s.SessionToken)) != nil {
-			return fmt.Errorf("session token already taken: %w", core.ErrAlreadyExists)
-		}
-		return putSession(b, &s)
-	})
+	err := a.insertOwned(ctx, s.UserID, []byte(s.SessionToken), bucketSessions, "session token already taken",
+		func(b *buckets) error { return putSession(b, &s) })
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, err
 	}
 	return &s, nil
 }
@@ -181,6 +164,43 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 		}
 		return &s, nil
 	})
+}
+
+// ExtendSession implements [core.SessionExtender]: in one write
+// transaction, it sets the session's expiry to expires if its stored expiry
+// is not after from, moving the expiry index entry as UpdateSession does.
+// It returns the session as stored afterwards and whether it wrote; nil,
+// false, nil when there is no such session.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+	expires = core.NormalizeTime(expires)
+	if !timeOK(expires) {
+		return nil, false, invalidTime(core.MethodExtendSession, "expires")
+	}
+	r, err := write(ctx, a, func(b *buckets) (extended, error) {
+		old, err := getSession(b.sessions, sessionToken)
+		if err != nil || old == nil {
+			return extended{}, err
+		}
+		if old.Expires.After(from) {
+			return extended{old, false}, nil
+		}
+		s := *old
+		s.Expires = expires
+		if err := removeSession(b, old); err != nil {
+			return extended{}, err
+		}
+		if err := putSession(b, &s); err != nil {
+			return extended{}, err
+		}
+		return extended{&s, true}, nil
+	})
+	return r.session, r.wrote, err
+}
+
+// extended is what ExtendSession's transaction returns.
+type extended struct {
+	session *core.Session
+	wrote   bool
 }
 
 // DeleteSession implements deleteSession and returns the deleted session.

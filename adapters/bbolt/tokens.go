@@ -43,12 +43,8 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
 	k := tokenKey(key.Identifier, key.Token)
 	return write(ctx, a, func(b *buckets) (*core.VerificationToken, error) {
-		raw := b.tokens.Get(k)
-		if raw == nil {
-			return nil, nil
-		}
-		v, err := decodeVerificationToken(raw)
-		if err != nil {
+		v, err := getRecord(b.tokens, k, decodeVerificationToken)
+		if err != nil || v == nil {
 			return nil, err
 		}
 		if err := b.tokenExpiry.Delete(expiryKey(v.Expires.UnixMilli(), k)); err != nil {

@@ -55,14 +55,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 
 // getUser reads and decodes the user with the id, or returns nil.
 func getUser(users *bolt.Bucket, id []byte) (*core.User, error) {
-	if len(id) == 0 {
-		return nil, nil
-	}
-	v := users.Get(id)
-	if v == nil {
-		return nil, nil
-	}
-	return decodeUser(v)
+	return getRecord(users, id, decodeUser)
 }
 
 // GetUser implements getUser.
@@ -159,31 +152,23 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			return nil, err
 		}
 		prefix := ownerPrefix(id)
-		accs, err := deletePrefix(b.userAccounts, prefix)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range accs {
-			if err := b.accounts.Delete(k); err != nil {
+		// Each owner index, and how to delete a record it points to.
+		for _, owned := range []struct {
+			idx *bolt.Bucket
+			del func(key []byte) error
+		}{
+			{b.userAccounts, b.accounts.Delete},
+			{b.userSessions, func(token []byte) error { return deleteSession(b, token) }},
+			{b.userAuthent, b.authenticators.Delete},
+		} {
+			keys, err := deletePrefix(owned.idx, prefix)
+			if err != nil {
 				return nil, err
 			}
-		}
-		toks, err := deletePrefix(b.userSessions, prefix)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range toks {
-			if err := deleteSession(b, t); err != nil {
-				return nil, err
-			}
-		}
-		creds, err := deletePrefix(b.userAuthent, prefix)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range creds {
-			if err := b.authenticators.Delete(c); err != nil {
-				return nil, err
+			for _, k := range keys {
+				if err := owned.del(k); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if err := b.usersByEmail.Delete([]byte(u.Email)); err != nil {

@@ -2,8 +2,8 @@ package redisadapter
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -11,239 +11,48 @@ import (
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
+	rc "github.com/authport/authport/core/recordcodec"
 )
 
-// Records other than users are stored in a small binary-safe encoding:
-// length-prefixed strings, with a presence byte before every nullable
-// field, so that any byte string survives and null and "" stay distinct
-// (JSON would mangle invalid UTF-8, gob would lose pointers to zero values).
-// Varints must be minimal, so that every record has exactly one encoding.
+// Records other than users are stored in the binary record encoding of
+// package recordcodec (length-prefixed strings, a presence byte before
+// every nullable field, minimal varints), so that any byte string
+// survives, null and "" stay distinct (JSON would mangle invalid UTF-8, gob
+// would lose pointers to zero values) and every record has exactly one
+// encoding. Each starts with the version byte codecVersion.
 
 const codecVersion = 1
 
-type writer struct{ b []byte }
-
-func (w *writer) str(s string) {
-	w.b = binary.AppendUvarint(w.b, uint64(len(s)))
-	w.b = append(w.b, s...)
+// codecReader returns a reader of the record s, whose strings are
+// substrings of s, after its version byte; false for another version.
+func codecReader(s string) (rc.Reader, bool) {
+	r := rc.NewStringReader(s)
+	return r, r.Byte() == codecVersion
 }
 
-func (w *writer) optStr(s *string) {
-	if s == nil {
-		w.b = append(w.b, 0)
-		return
+// corrupt returns the reader's failure as an error matching
+// shared.ErrCorrupt, or nil.
+func corrupt(r *rc.Reader) error {
+	if err := r.End(); err != nil {
+		return fmt.Errorf("%w: %w", shared.ErrCorrupt, err)
 	}
-	w.b = append(w.b, 1)
-	w.str(*s)
+	return nil
 }
 
-func (w *writer) optInt(v *int64) {
-	if v == nil {
-		w.b = append(w.b, 0)
-		return
-	}
-	w.b = append(w.b, 1)
-	w.b = binary.AppendVarint(w.b, *v)
-}
-
-func (w *writer) boolean(v bool) {
-	if v {
-		w.b = append(w.b, 1)
-	} else {
-		w.b = append(w.b, 0)
-	}
-}
-
-func (w *writer) strs(ss []string) {
-	if ss == nil {
-		w.b = append(w.b, 0)
-		return
-	}
-	w.b = append(w.b, 1)
-	w.b = binary.AppendUvarint(w.b, uint64(len(ss)))
-	for _, s := range ss {
-		w.str(s)
-	}
-}
-
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail() { r.err = shared.ErrCorrupt; r.b = nil }
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) byte1() byte {
-	if r.err != nil {
-		return 0
-	}
-	if len(r.b) == 0 {
-		r.fail()
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *reader) present() bool {
-	switch r.byte1() {
-	case 0:
-		return false
-	case 1:
-		return true
-	}
-	r.fail()
-	return false
-}
-
-func (r *reader) str() string {
-	n := r.uvarint()
-	if r.err != nil {
-		return ""
-	}
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
-
-func (r *reader) optStr() *string {
-	if !r.present() {
-		return nil
-	}
-	s := r.str()
-	if r.err != nil {
-		return nil
-	}
-	return &s
-}
-
-func (r *reader) optInt() *int64 {
-	if !r.present() {
-		return nil
-	}
-	if r.err != nil {
-		return nil
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 || (n > 1 && r.b[n-1] == 0) { // overflow, truncated or not minimal
-		r.fail()
-		return nil
-	}
-	r.b = r.b[n:]
-	return &v
-}
-
-func (r *reader) strs() []string {
-	if !r.present() {
-		return nil
-	}
-	n := r.uvarint()
-	if r.err != nil || n > uint64(len(r.b)) { // every string takes at least one byte
-		r.fail()
-		return nil
-	}
-	ss := make([]string, 0, n)
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		ss = append(ss, r.str())
-	}
-	return ss
-}
-
-func (r *reader) done() error {
-	if r.err == nil && len(r.b) != 0 {
-		r.err = shared.ErrCorrupt
-	}
-	return r.err
-}
-
-// encodeAccount encodes a (normalized) account.
+// encodeAccount encodes a (normalized) account: recordcodec's account
+// layout after the version byte.
 func encodeAccount(a *core.Account) string {
-	w := writer{b: make([]byte, 0, 128)}
-	w.b = append(w.b, codecVersion)
-	w.str(a.UserID)
-	w.str(a.Provider)
-	w.str(string(a.Type))
-	w.str(a.ProviderAccountID)
-	w.optStr(a.AccessToken)
-	if a.AuthorizationDetails == nil {
-		w.b = append(w.b, 0)
-	} else {
-		w.b = append(w.b, 1)
-		w.b = binary.AppendUvarint(w.b, uint64(len(a.AuthorizationDetails)))
-		for _, d := range a.AuthorizationDetails {
-			w.str(d.Type)
-			w.strs(d.Locations)
-			w.strs(d.Actions)
-			w.strs(d.Datatypes)
-			w.str(d.Identifier)
-			w.strs(d.Privileges)
-		}
-	}
-	w.optInt(a.ExpiresAt)
-	w.optInt(a.ExpiresIn)
-	w.optStr(a.IDToken)
-	w.optStr(a.RefreshToken)
-	w.optStr(a.Scope)
-	w.optStr(a.TokenType)
-	w.optStr(a.SessionState)
-	return string(w.b)
+	return string(rc.AppendAccount(append(make([]byte, 0, 128), codecVersion), a))
 }
 
 func decodeAccount(s string) (*core.Account, error) {
-	r := reader{b: []byte(s)}
-	if r.byte1() != codecVersion {
+	r, ok := codecReader(s)
+	if !ok {
 		return nil, shared.ErrCorrupt
 	}
 	a := &core.Account{}
-	a.UserID = r.str()
-	a.Provider = r.str()
-	a.Type = core.AccountType(r.str())
-	a.ProviderAccountID = r.str()
-	a.AccessToken = r.optStr()
-	if r.present() {
-		n := r.uvarint()
-		if n > uint64(len(r.b)) {
-			r.fail()
-		} else {
-			a.AuthorizationDetails = make([]core.AuthorizationDetail, 0, n)
-			for i := uint64(0); i < n && r.err == nil; i++ {
-				var d core.AuthorizationDetail
-				d.Type = r.str()
-				d.Locations = r.strs()
-				d.Actions = r.strs()
-				d.Datatypes = r.strs()
-				d.Identifier = r.str()
-				d.Privileges = r.strs()
-				a.AuthorizationDetails = append(a.AuthorizationDetails, d)
-			}
-		}
-	}
-	a.ExpiresAt = r.optInt()
-	a.ExpiresIn = r.optInt()
-	a.IDToken = r.optStr()
-	a.RefreshToken = r.optStr()
-	a.Scope = r.optStr()
-	a.TokenType = r.optStr()
-	a.SessionState = r.optStr()
-	if err := r.done(); err != nil {
+	r.Account(a)
+	if err := corrupt(&r); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -253,17 +62,12 @@ func decodeAccount(s string) (*core.Account, error) {
 // counter leads in decimal so that updateAuthenticatorCounter can replace
 // it inside a script without decoding the rest.
 func encodeAuthenticator(a *core.Authenticator) string {
-	w := writer{b: make([]byte, 0, 128)}
-	w.b = strconv.AppendInt(w.b, a.Counter, 10)
-	w.b = append(w.b, ' ', codecVersion)
-	w.str(a.CredentialID)
-	w.str(a.CredentialPublicKey)
-	w.boolean(a.CredentialBackedUp)
-	w.str(a.CredentialDeviceType)
-	w.str(a.ProviderAccountID)
-	w.str(a.UserID)
-	w.optStr(a.Transports)
-	return string(w.b)
+	b := make([]byte, 0, 128)
+	b = strconv.AppendInt(b, a.Counter, 10)
+	b = append(b, ' ', codecVersion)
+	b = rc.AppendBool(rc.AppendStrs(b, a.CredentialID, a.CredentialPublicKey), a.CredentialBackedUp)
+	b = rc.AppendStrs(b, a.CredentialDeviceType, a.ProviderAccountID, a.UserID)
+	return string(rc.AppendOptStr(b, a.Transports))
 }
 
 func decodeAuthenticator(s string) (*core.Authenticator, error) {
@@ -275,19 +79,14 @@ func decodeAuthenticator(s string) (*core.Authenticator, error) {
 	if err != nil {
 		return nil, shared.ErrCorrupt
 	}
-	r := reader{b: []byte(rest)}
-	if r.byte1() != codecVersion {
+	r, ok := codecReader(rest)
+	if !ok {
 		return nil, shared.ErrCorrupt
 	}
-	a := &core.Authenticator{Counter: counter}
-	a.CredentialID = r.str()
-	a.CredentialPublicKey = r.str()
-	a.CredentialBackedUp = r.present()
-	a.CredentialDeviceType = r.str()
-	a.ProviderAccountID = r.str()
-	a.UserID = r.str()
-	a.Transports = r.optStr()
-	if err := r.done(); err != nil {
+	a := &core.Authenticator{Counter: counter, CredentialID: r.Str(), CredentialPublicKey: r.Str(),
+		CredentialBackedUp: r.Bool(), CredentialDeviceType: r.Str(), ProviderAccountID: r.Str(), UserID: r.Str(),
+		Transports: r.OptStr()}
+	if err := corrupt(&r); err != nil {
 		return nil, err
 	}
 	return a, nil
