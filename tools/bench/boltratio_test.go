@@ -70,16 +70,18 @@ func TestBoltReadRatios(t *testing.T) {
 	}{"handler GET /session ÷ getSessionAndUser", func(i int) error { return inproc.adapter(ctx, i) }, func(i int) error { return inproc.raw(ctx, i) }})
 	for _, op := range ops {
 		for _, c := range []int{1, 32} {
-			wall, cpu := pairedRatios(t, op.adapter, op.raw, c, 60, 2000)
-			t.Logf("%s c%d: adapter/raw, median of %d paired blocks of 2,000 calls: wall %s, CPU %s", op.name, c, 60, wall, cpu)
+			wall, cpu := pairedRatios(t, op.adapter, op.raw, c, 200, 5000)
+			t.Logf("%s c%d: adapter/raw, 200 paired blocks of 5,000 calls: wall %s, CPU %s", op.name, c, wall, cpu)
 		}
 	}
 }
 
 // pairedRatios runs blocks alternating blocks of n calls of a and of b on
-// c goroutines (which goes first alternates too) and returns the median
-// (and quartiles) of the blocks' ratios b ÷ a, by wall time and by the
-// process's CPU time: a's throughput relative to b's.
+// c goroutines (which goes first alternates too) and returns, by wall time
+// and by the process's CPU time, the ratio of b's total time to a's (a's
+// throughput relative to b's over all blocks: a garbage collection, which
+// lands in one block, counts against the side whose allocations caused it
+// in proportion) and the median and quartiles of the blocks' ratios.
 func pairedRatios(t *testing.T, a, b func(i int) error, c, blocks, n int) (wall, cpu string) {
 	type cost struct{ wall, cpu time.Duration }
 	block := func(f func(int) error) cost {
@@ -102,6 +104,7 @@ func pairedRatios(t *testing.T, a, b func(i int) error, c, blocks, n int) (wall,
 		return cost{time.Since(start), processCPU() - cpu0}
 	}
 	var walls, cpus []float64
+	var sumA, sumB cost
 	for k := range blocks {
 		var ta, tb cost
 		if k%2 == 0 {
@@ -109,15 +112,16 @@ func pairedRatios(t *testing.T, a, b func(i int) error, c, blocks, n int) (wall,
 		} else {
 			tb, ta = block(b), block(a)
 		}
+		sumA.wall, sumA.cpu, sumB.wall, sumB.cpu = sumA.wall+ta.wall, sumA.cpu+ta.cpu, sumB.wall+tb.wall, sumB.cpu+tb.cpu
 		walls = append(walls, float64(tb.wall)/float64(ta.wall))
 		cpus = append(cpus, float64(tb.cpu)/float64(ta.cpu))
 	}
 	slices.Sort(walls)
 	slices.Sort(cpus)
-	q := func(r []float64) string {
-		return fmt.Sprintf("%.3f (quartiles %.3f–%.3f)", r[len(r)/2], r[len(r)/4], r[3*len(r)/4])
+	q := func(total float64, r []float64) string {
+		return fmt.Sprintf("%.3f of totals (block median %.3f, quartiles %.3f–%.3f)", total, r[len(r)/2], r[len(r)/4], r[3*len(r)/4])
 	}
-	return q(walls), q(cpus)
+	return q(float64(sumB.wall)/float64(sumA.wall), walls), q(float64(sumB.cpu)/float64(sumA.cpu), cpus)
 }
 
 // processCPU returns the CPU time the process has used.
