@@ -255,14 +255,30 @@ func engine(t *testing.T) {
 				err = fmt.Errorf("%v", r)
 			}
 		}()
-		p, err := testcontainers.ProviderDocker.GetProvider()
+		p, err := testcontainers.ProviderDefault.GetProvider()
 		if err != nil {
 			return err
 		}
 		defer p.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
-		return p.Health(ctx)
+		if err := p.Health(ctx); err != nil {
+			return err
+		}
+		// Every container start makes a provider of its own (the
+		// default one: podman's when DOCKER_HOST names podman.sock), and
+		// each creates testcontainers' default network when it finds
+		// none: the parallel subtests raced to create it, and podman
+		// answers the loser with an error testcontainers does not take
+		// for "already exists" (a CI run failed so). GetGatewayIP creates
+		// it once here, with the same kind of provider, before the
+		// subtests; its own answer is not needed.
+		if dp, ok := p.(*testcontainers.DockerProvider); ok {
+			if _, err := dp.GetGatewayIP(ctx); err != nil {
+				t.Logf("the default network of testcontainers (its gateway: %v)", err)
+			}
+		}
+		return nil
 	}()
 	if err == nil {
 		return
