@@ -10,6 +10,7 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 )
 
 // extendSession is the group of the extendSession extension's rules.
@@ -88,37 +89,7 @@ func extendRules() []rule {
 			// Callers on two instances that read the same expiry: one
 			// writes, and every caller gets the session as it wrote it.
 			s := stored(t, e)
-			const n = 16
-			instances := [2]*core.Store{e.a, e.peer}
-			results := make([]*core.Session, n)
-			wrote := make([]bool, n)
-			errs := make([]error, n)
-			concurrently(n, func(i int) {
-				to := s.Expires.Add(time.Hour + time.Duration(i)*time.Millisecond)
-				results[i], wrote[i], errs[i] = instances[i%2].ExtendSession(e.ctx, s.SessionToken, s.Expires, to)
-			})
-			if err := errors.Join(errs...); err != nil {
-				t.Fatal(err)
-			}
-			winner := -1
-			for i, w := range wrote {
-				if !w {
-					continue
-				}
-				if winner >= 0 {
-					t.Fatalf("callers %d and %d both wrote; want exactly one write", winner, i)
-				}
-				winner = i
-			}
-			if winner < 0 {
-				t.Fatal("no caller wrote; want exactly one write")
-			}
-			want := core.NormalizeTime(s.Expires.Add(time.Hour + time.Duration(winner)*time.Millisecond))
-			for i, got := range results {
-				if got == nil || !got.Expires.Equal(want) {
-					t.Errorf("caller %d got %s; want the winner's expires %v", i, show(got), want)
-				}
-			}
+			want := coretest.ExtendOnce(t, e.ctx, s.SessionToken, s.UserID, s.Expires, 16, e.a, e.peer)
 			if su := e.getSessionAndUser(t, s.SessionToken); su == nil || !su.Session.Expires.Equal(want) {
 				t.Errorf("stored after the race: %s; want expires %v", show(su), want)
 			}

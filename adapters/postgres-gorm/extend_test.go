@@ -3,11 +3,11 @@ package gormadapter
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 )
 
 // extendVariants are the dialects and settings whose ExtendSession
@@ -61,43 +61,7 @@ func TestExtendSession(t *testing.T) {
 				t.Fatal("Probe does not report the extendSession extension")
 			}
 
-			const n = 8
-			type result struct {
-				s     *core.Session
-				wrote bool
-				err   error
-			}
-			results := make([]result, n)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					s, wrote, err := a.ExtendSession(ctx, "s", from, from.Add(time.Duration(i+1)*time.Minute))
-					results[i] = result{s, wrote, err}
-				})
-			}
-			close(start)
-			wg.Wait()
-			wrote := 0
-			var winner time.Time
-			for i, r := range results {
-				if r.err != nil || r.s == nil {
-					t.Fatalf("call %d: %v, %v", i, r.s, r.err)
-				}
-				if r.wrote {
-					wrote++
-					winner = from.Add(time.Duration(i+1) * time.Minute)
-				}
-			}
-			if wrote != 1 {
-				t.Fatalf("%d of %d concurrent calls wrote, want exactly 1", wrote, n)
-			}
-			for i, r := range results {
-				if !r.s.Expires.Equal(winner) || r.s.SessionToken != "s" || r.s.UserID != "u" {
-					t.Errorf("call %d returned %+v, want the session expiring at %v", i, *r.s, winner)
-				}
-			}
+			winner := coretest.ExtendOnce(t, ctx, "s", "u", from, 8, a)
 			if got := storedExpiry(t, a, "s"); !got.Equal(winner) {
 				t.Fatalf("stored expiry %v, want %v", got, winner)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 )
 
 // Backend is one Redis deployment the tests run against.
@@ -383,45 +384,7 @@ func ExtendSession(t *testing.T, a SessionExtenderStore) {
 	if _, err := s.CreateSession(ctx, core.Session{SessionToken: "tok", UserID: u.ID, Expires: from}); err != nil {
 		t.Fatal(err)
 	}
-	const n = 16
-	type result struct {
-		s     *core.Session
-		wrote bool
-		err   error
-	}
-	results := make([]result, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Each asks for an expiry of its own: the one that writes
-			// decides, and every other must return that one's.
-			to := from.Add(time.Duration(i+1) * time.Minute)
-			r, wrote, err := s.ExtendSession(ctx, "tok", from, to)
-			results[i] = result{r, wrote, err}
-		}()
-	}
-	wg.Wait()
-	writes := 0
-	var stored time.Time
-	for i, r := range results {
-		if r.err != nil || r.s == nil {
-			t.Fatalf("extendSession %d = %v, %v, %v; want the session", i, r.s, r.wrote, r.err)
-		}
-		if r.wrote {
-			writes++
-			stored = r.s.Expires
-		}
-	}
-	if writes != 1 {
-		t.Fatalf("%d of %d concurrent extendSession calls with the same from wrote; want exactly 1", writes, n)
-	}
-	for i, r := range results {
-		if !r.s.Expires.Equal(stored) || r.s.UserID != u.ID || r.s.SessionToken != "tok" {
-			t.Errorf("extendSession %d returned %+v; want the session as the writer stored it (expires %v)", i, *r.s, stored)
-		}
-	}
+	stored := coretest.ExtendOnce(t, ctx, "tok", u.ID, from, 16, s)
 	if su, err := s.GetSessionAndUser(ctx, "tok"); err != nil || su == nil || !su.Session.Expires.Equal(stored) {
 		t.Errorf("getSessionAndUser after the extensions = %v, %v; want expires %v", su, err, stored)
 	}
