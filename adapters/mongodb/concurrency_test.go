@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 )
@@ -97,11 +98,12 @@ func fmtUser(u *core.User) string {
 }
 
 // TestExtendSessionOnce runs extendSession concurrently with the same from
-// on one session, through two adapter instances on one database (two
-// processes: on FerretDB their per-record locks meet only in the lock
-// document), and checks that exactly one call writes and that every call
-// returns the new expiry; then that a stale from changes nothing and
-// returns the session as stored, and that an unknown token gives nil.
+// on one session, three rounds in a row, through two adapter instances on
+// one database (two processes: on FerretDB their per-record locks meet only
+// in the lock document), and checks with [coretest.ExtendOnce] that exactly
+// one call writes and that every call returns the expiry it wrote; then that
+// a stale from changes nothing and returns the session as stored, and that
+// an unknown token gives nil.
 func TestExtendSessionOnce(t *testing.T) {
 	s := newServer(t, nil)
 	a, db := newAdapter(t, s)
@@ -110,6 +112,11 @@ func TestExtendSessionOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("capabilities %+v", a.Capabilities())
+		}
+	})
 	createUsers(t, a, "u")
 	// Whole milliseconds: the adapter stores BSON dates, and from is what a
 	// caller read back, at the stored precision.
@@ -117,44 +124,10 @@ func TestExtendSessionOnce(t *testing.T) {
 	if _, err := a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: base}); err != nil {
 		t.Fatal(err)
 	}
-	const calls = 8
-	for round := range 3 {
-		from := base.Add(time.Duration(round) * time.Hour)
-		to := from.Add(time.Hour)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		wrote := make([]bool, calls)
-		got := make([]*core.Session, calls)
-		errs := make([]error, calls)
-		for i := range calls {
-			ad := []*mongoadapter.Adapter{a, b}[i%2]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				got[i], wrote[i], errs[i] = ad.ExtendSession(ctx, "s", from, to)
-			}()
-		}
-		close(start)
-		wg.Wait()
-		n := 0
-		for i := range calls {
-			if errs[i] != nil {
-				t.Fatalf("round %d call %d: ExtendSession: %v", round, i, errs[i])
-			}
-			if wrote[i] {
-				n++
-			}
-			if got[i] == nil || !got[i].Expires.Equal(to) || got[i].UserID != "u" || got[i].SessionToken != "s" {
-				t.Errorf("round %d call %d: ExtendSession returned %+v, want the session expiring at %v", round, i, got[i], to)
-			}
-		}
-		if n != 1 {
-			t.Errorf("round %d: %d of %d concurrent ExtendSession calls from %v wrote, want exactly 1; capabilities %+v",
-				round, n, calls, from, a.Capabilities())
-		}
+	stored := base
+	for range 3 {
+		stored = coretest.ExtendOnce(t, ctx, "s", "u", stored, 8, a, b)
 	}
-	stored := base.Add(3 * time.Hour)
 
 	out, ok, err := b.ExtendSession(ctx, "s", base, base.Add(10*time.Hour))
 	if err != nil || ok || out == nil || !out.Expires.Equal(stored) {
