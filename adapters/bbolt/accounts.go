@@ -20,19 +20,16 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 // UnlinkAccount implements unlinkAccount.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
 	k := accountKey(key.Provider, key.ProviderAccountID)
-	acc, err := write(ctx, a, func(b *buckets) (*core.Account, error) {
-		acc, err := getRecord(b.accounts, k, decodeAccount)
-		if err != nil || acc == nil {
-			return nil, err
-		}
-		if err := b.userAccounts.Delete(ownerKey(acc.UserID, k)); err != nil {
-			return nil, err
-		}
-		if err := b.accounts.Delete(k); err != nil {
-			return nil, err
-		}
-		return acc, nil
-	})
+	acc, err := writeFound(ctx, a, func(b *buckets) (*core.Account, error) { return getRecord(b.accounts, k, decodeAccount) },
+		func(b *buckets, acc *core.Account) (*core.Account, error) {
+			if err := b.userAccounts.Delete(ownerKey(acc.UserID, k)); err != nil {
+				return nil, err
+			}
+			if err := b.accounts.Delete(k); err != nil {
+				return nil, err
+			}
+			return acc, nil
+		})
 	return normalizeRead(acc), err
 }
 
@@ -76,15 +73,12 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 // nil, nil when there is no such account.
 func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
 	k := accountKey(update.Provider, update.ProviderAccountID)
-	return write(ctx, a, func(b *buckets) (*core.Account, error) {
-		old, err := getRecord(b.accounts, k, decodeAccount)
-		if err != nil || old == nil {
-			return nil, err
-		}
-		acc := update.Apply(*old)
-		if err := b.accounts.Put(k, encodeAccount(&acc)); err != nil {
-			return nil, err
-		}
-		return &acc, nil
-	})
+	return writeFound(ctx, a, func(b *buckets) (*core.Account, error) { return getRecord(b.accounts, k, decodeAccount) },
+		func(b *buckets, old *core.Account) (*core.Account, error) {
+			acc := update.Apply(*old)
+			if err := b.accounts.Put(k, encodeAccount(&acc)); err != nil {
+				return nil, err
+			}
+			return &acc, nil
+		})
 }

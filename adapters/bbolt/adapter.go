@@ -255,6 +255,21 @@ func write[T any](ctx context.Context, a *Adapter, fn func(b *buckets) (T, error
 	})
 }
 
+// writeFound runs change, in one write transaction as write does, on the
+// record that get reads there, and returns what change returns; when get
+// finds no record it returns the zero R and a nil error, and change does
+// not run.
+func writeFound[T, R any](ctx context.Context, a *Adapter, get func(b *buckets) (*T, error), change func(b *buckets, old *T) (R, error)) (R, error) {
+	return write(ctx, a, func(b *buckets) (R, error) {
+		old, err := get(b)
+		if err != nil || old == nil {
+			var zero R
+			return zero, err
+		}
+		return change(b, old)
+	})
+}
+
 // read runs fn in a read transaction and returns its result.
 func read[T any](ctx context.Context, a *Adapter, fn func(tx *bolt.Tx) (T, error)) (T, error) {
 	return inTx(func(f func(*bolt.Tx) error) error { return a.view(ctx, f) }, fn)

@@ -143,27 +143,24 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	if update.Expires.Set && !timeOK(core.NormalizeTime(update.Expires.Value)) {
 		return nil, invalidTime(m, "expires")
 	}
-	return write(ctx, a, func(b *buckets) (*core.Session, error) {
-		old, err := getSession(b.sessions, update.SessionToken)
-		if err != nil || old == nil {
-			return nil, err
-		}
-		s := update.Apply(*old)
-		if s.UserID != old.UserID && b.users.Get([]byte(s.UserID)) == nil {
-			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
-		}
-		if s.UserID != old.UserID || !s.Expires.Equal(old.Expires) {
-			if err := removeSession(b, old); err != nil {
+	return writeFound(ctx, a, func(b *buckets) (*core.Session, error) { return getSession(b.sessions, update.SessionToken) },
+		func(b *buckets, old *core.Session) (*core.Session, error) {
+			s := update.Apply(*old)
+			if s.UserID != old.UserID && b.users.Get([]byte(s.UserID)) == nil {
+				return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
+			}
+			if s.UserID != old.UserID || !s.Expires.Equal(old.Expires) {
+				if err := removeSession(b, old); err != nil {
+					return nil, err
+				}
+				if err := putSession(b, &s); err != nil {
+					return nil, err
+				}
+			} else if err := b.sessions.Put([]byte(s.SessionToken), encodeSession(&s)); err != nil {
 				return nil, err
 			}
-			if err := putSession(b, &s); err != nil {
-				return nil, err
-			}
-		} else if err := b.sessions.Put([]byte(s.SessionToken), encodeSession(&s)); err != nil {
-			return nil, err
-		}
-		return &s, nil
-	})
+			return &s, nil
+		})
 }
 
 // ExtendSession implements [core.SessionExtender]: in one write
@@ -176,24 +173,21 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 	if !timeOK(expires) {
 		return nil, false, invalidTime(core.MethodExtendSession, "expires")
 	}
-	r, err := write(ctx, a, func(b *buckets) (extended, error) {
-		old, err := getSession(b.sessions, sessionToken)
-		if err != nil || old == nil {
-			return extended{}, err
-		}
-		if old.Expires.After(from) {
-			return extended{old, false}, nil
-		}
-		s := *old
-		s.Expires = expires
-		if err := removeSession(b, old); err != nil {
-			return extended{}, err
-		}
-		if err := putSession(b, &s); err != nil {
-			return extended{}, err
-		}
-		return extended{&s, true}, nil
-	})
+	r, err := writeFound(ctx, a, func(b *buckets) (*core.Session, error) { return getSession(b.sessions, sessionToken) },
+		func(b *buckets, old *core.Session) (extended, error) {
+			if old.Expires.After(from) {
+				return extended{old, false}, nil
+			}
+			s := *old
+			s.Expires = expires
+			if err := removeSession(b, old); err != nil {
+				return extended{}, err
+			}
+			if err := putSession(b, &s); err != nil {
+				return extended{}, err
+			}
+			return extended{&s, true}, nil
+		})
 	return r.session, r.wrote, err
 }
 
@@ -205,14 +199,11 @@ type extended struct {
 
 // DeleteSession implements deleteSession and returns the deleted session.
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	return write(ctx, a, func(b *buckets) (*core.Session, error) {
-		s, err := getSession(b.sessions, sessionToken)
-		if err != nil || s == nil {
-			return nil, err
-		}
-		if err := removeSession(b, s); err != nil {
-			return nil, err
-		}
-		return s, nil
-	})
+	return writeFound(ctx, a, func(b *buckets) (*core.Session, error) { return getSession(b.sessions, sessionToken) },
+		func(b *buckets, s *core.Session) (*core.Session, error) {
+			if err := removeSession(b, s); err != nil {
+				return nil, err
+			}
+			return s, nil
+		})
 }

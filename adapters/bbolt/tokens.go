@@ -42,20 +42,20 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // gets it. An expired token is deleted too, and not returned.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
 	k := tokenKey(key.Identifier, key.Token)
-	return write(ctx, a, func(b *buckets) (*core.VerificationToken, error) {
-		v, err := getRecord(b.tokens, k, decodeVerificationToken)
-		if err != nil || v == nil {
-			return nil, err
-		}
-		if err := b.tokenExpiry.Delete(expiryKey(v.Expires.UnixMilli(), k)); err != nil {
-			return nil, err
-		}
-		if err := b.tokens.Delete(k); err != nil {
-			return nil, err
-		}
-		if v.Expired(a.now()) {
-			return nil, nil
-		}
-		return v, nil
-	})
+	return writeFound(ctx, a,
+		func(b *buckets) (*core.VerificationToken, error) {
+			return getRecord(b.tokens, k, decodeVerificationToken)
+		},
+		func(b *buckets, v *core.VerificationToken) (*core.VerificationToken, error) {
+			if err := b.tokenExpiry.Delete(expiryKey(v.Expires.UnixMilli(), k)); err != nil {
+				return nil, err
+			}
+			if err := b.tokens.Delete(k); err != nil {
+				return nil, err
+			}
+			if v.Expired(a.now()) {
+				return nil, nil
+			}
+			return v, nil
+		})
 }

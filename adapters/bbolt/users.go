@@ -146,37 +146,34 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 // accounts, sessions and authenticators and all their index entries go in
 // one transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	return write(ctx, a, func(b *buckets) (*core.User, error) {
-		u, err := getUser(b.users, []byte(id))
-		if err != nil || u == nil {
-			return nil, err
-		}
-		prefix := ownerPrefix(id)
-		// Each owner index, and how to delete a record it points to.
-		for _, owned := range []struct {
-			idx *bolt.Bucket
-			del func(key []byte) error
-		}{
-			{b.userAccounts, b.accounts.Delete},
-			{b.userSessions, func(token []byte) error { return deleteSession(b, token) }},
-			{b.userAuthent, b.authenticators.Delete},
-		} {
-			keys, err := deletePrefix(owned.idx, prefix)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				if err := owned.del(k); err != nil {
+	return writeFound(ctx, a, func(b *buckets) (*core.User, error) { return getUser(b.users, []byte(id)) },
+		func(b *buckets, u *core.User) (*core.User, error) {
+			prefix := ownerPrefix(id)
+			// Each owner index, and how to delete a record it points to.
+			for _, owned := range []struct {
+				idx *bolt.Bucket
+				del func(key []byte) error
+			}{
+				{b.userAccounts, b.accounts.Delete},
+				{b.userSessions, func(token []byte) error { return deleteSession(b, token) }},
+				{b.userAuthent, b.authenticators.Delete},
+			} {
+				keys, err := deletePrefix(owned.idx, prefix)
+				if err != nil {
 					return nil, err
 				}
+				for _, k := range keys {
+					if err := owned.del(k); err != nil {
+						return nil, err
+					}
+				}
 			}
-		}
-		if err := b.usersByEmail.Delete([]byte(u.Email)); err != nil {
-			return nil, err
-		}
-		if err := b.users.Delete([]byte(id)); err != nil {
-			return nil, err
-		}
-		return u, nil
-	})
+			if err := b.usersByEmail.Delete([]byte(u.Email)); err != nil {
+				return nil, err
+			}
+			if err := b.users.Delete([]byte(id)); err != nil {
+				return nil, err
+			}
+			return u, nil
+		})
 }
