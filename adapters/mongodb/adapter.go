@@ -200,12 +200,8 @@ func (a *Adapter) detectTransactions(ctx context.Context) (bool, error) {
 	}
 	err := a.db.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello)
 	if err != nil {
-		var se mongo.ServerError
-		if errors.As(err, &se) {
-			// A server that does not know hello has no transactions.
-			return false, nil
-		}
-		return false, fmt.Errorf("hello: %w", err)
+		// A server that does not know hello has no transactions.
+		return probeFailed(err, false, "hello")
 	}
 	return hello.SetName != "" || hello.Msg == "isdbgrid", nil
 }
@@ -215,11 +211,7 @@ func (a *Adapter) detectTransactions(ctx context.Context) (bool, error) {
 func (a *Adapter) detectAtomicFindAndModify(ctx context.Context) (bool, error) {
 	raw, err := a.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Raw()
 	if err != nil {
-		var se mongo.ServerError
-		if errors.As(err, &se) {
-			return true, nil
-		}
-		return false, fmt.Errorf("buildInfo: %w", err)
+		return probeFailed(err, true, "buildInfo")
 	}
 	_, err = raw.LookupErr("ferretdbVersion")
 	return err != nil, nil
@@ -246,19 +238,23 @@ func (a *Adapter) detectLookup(ctx context.Context) (bool, error) {
 	}
 	cur, err := a.users.Aggregate(ctx, pipeline)
 	if err != nil {
-		var se mongo.ServerError
-		if errors.As(err, &se) {
-			return false, nil
-		}
-		return false, fmt.Errorf("probing $lookup: %w", err)
+		return probeFailed(err, false, "probing $lookup")
 	}
 	var docs []bson.Raw
 	if err := cur.All(ctx, &docs); err != nil {
-		var se mongo.ServerError
-		if errors.As(err, &se) {
-			return false, nil
-		}
-		return false, fmt.Errorf("probing $lookup: %w", err)
+		return probeFailed(err, false, "probing $lookup")
 	}
 	return true, nil
+}
+
+// probeFailed is the answer of a capability probe whose command failed
+// with err: refused, what the probe reports on a server that refused the
+// command (a server error), or, for any other error, err wrapped with
+// what.
+func probeFailed(err error, refused bool, what string) (bool, error) {
+	var se mongo.ServerError
+	if errors.As(err, &se) {
+		return refused, nil
+	}
+	return false, fmt.Errorf("%s: %w", what, err)
 }
