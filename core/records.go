@@ -209,6 +209,23 @@ func (a Account) Normalize() Account {
 	return a
 }
 
+// CompareAccounts orders accounts as listAccountsByUserId returns them: by
+// provider, then by provider account id. It is a comparison function for
+// [slices.SortFunc].
+func CompareAccounts(x, y Account) int {
+	if c := strings.Compare(x.Provider, y.Provider); c != 0 {
+		return c
+	}
+	return strings.Compare(x.ProviderAccountID, y.ProviderAccountID)
+}
+
+// CompareAuthenticators orders authenticators as
+// listAuthenticatorsByUserId returns them: by credential id. It is a
+// comparison function for [slices.SortFunc].
+func CompareAuthenticators(x, y Authenticator) int {
+	return strings.Compare(x.CredentialID, y.CredentialID)
+}
+
 // Normalize returns s as adapters store it: Expires truncated to
 // [TimePrecision] in UTC.
 func (s Session) Normalize() Session {

@@ -1,10 +1,8 @@
 package bboltadapter
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/authport/authport/core"
 )
@@ -62,9 +60,7 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 		normalizeRead(&out[i])
 	}
 	// Index keys are length-prefixed, so they are not in provider order.
-	slices.SortFunc(out, func(x, y core.Account) int {
-		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
-	})
+	slices.SortFunc(out, core.CompareAccounts)
 	return out, nil
 }
 

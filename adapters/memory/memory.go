@@ -10,12 +10,10 @@
 package memory
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -234,9 +232,7 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
 	defer a.lock()()
 	return ofUser(a.accounts, userID, func(acc *core.Account) string { return acc.UserID }, core.Account.Normalize,
-		func(x, y core.Account) int {
-			return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
-		}), nil
+		core.CompareAccounts), nil
 }
 
 // UpdateAccount implements [core.AccountUpdater].
@@ -395,7 +391,7 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
 	defer a.lock()()
 	return ofUser(a.authenticators, userID, func(au *core.Authenticator) string { return au.UserID }, core.Authenticator.Clone,
-		func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) }), nil
+		core.CompareAuthenticators), nil
 }
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].

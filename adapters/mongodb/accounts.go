@@ -1,10 +1,8 @@
 package mongoadapter
 
 import (
-	"cmp"
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -40,9 +38,7 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 	}
 	return decodeAll(ctx, a.accounts, bson.D{{Key: fUserID, Value: uid}},
 		bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}}, (*accountDoc).account,
-		func(x, y core.Account) int {
-			return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
-		})
+		core.CompareAccounts)
 }
 
 // UpdateAccount implements [core.AccountUpdater]: one findOneAndUpdate that

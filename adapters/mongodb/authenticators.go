@@ -3,7 +3,6 @@ package mongoadapter
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -25,7 +24,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 	}
 	return decodeAll(ctx, a.authenticators, bson.D{{Key: fUserID, Value: uid}}, bson.D{{Key: fCredentialID, Value: 1}},
 		(*authenticatorDoc).authenticator,
-		func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+		core.CompareAuthenticators)
 }
 
 // UpdateAuthenticatorCounter is updateAuthenticatorCounter: one

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/authport/authport/core"
 )
@@ -118,12 +117,7 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(out, func(x, y core.Account) int {
-			if c := strings.Compare(x.Provider, y.Provider); c != 0 {
-				return c
-			}
-			return strings.Compare(x.ProviderAccountID, y.ProviderAccountID)
-		})
+		slices.SortFunc(out, core.CompareAccounts)
 		return out, nil
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/authport/authport/core"
 )
@@ -53,7 +52,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+		slices.SortFunc(out, core.CompareAuthenticators)
 		return out, nil
 	})
 }

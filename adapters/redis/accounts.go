@@ -1,11 +1,9 @@
 package redisadapter
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -65,9 +63,7 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 		}
 		out = append(out, *acc)
 	}
-	slices.SortFunc(out, func(x, y core.Account) int {
-		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
-	})
+	slices.SortFunc(out, core.CompareAccounts)
 	return out, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -49,7 +48,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 		}
 		out = append(out, *au)
 	}
-	slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+	slices.SortFunc(out, core.CompareAuthenticators)
 	return out, nil
 }
 

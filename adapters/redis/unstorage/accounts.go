@@ -1,11 +1,9 @@
 package unstorage
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -116,9 +114,7 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(x, y core.Account) int {
-		return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.ProviderAccountID, y.ProviderAccountID))
-	})
+	slices.SortFunc(out, core.CompareAccounts)
 	return out, nil
 }
 

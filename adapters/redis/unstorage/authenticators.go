@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -93,7 +92,7 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(x, y core.Authenticator) int { return strings.Compare(x.CredentialID, y.CredentialID) })
+	slices.SortFunc(out, core.CompareAuthenticators)
 	return out, nil
 }
 
