@@ -46,12 +46,11 @@ func createAuthRules() []rule {
 			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
-			before := e.state(t)
 			dup := e.newAuthenticator(u.ID, "pa-2")
 			dup.CredentialID = au.CredentialID
-			_, err := e.a.CreateAuthenticator(e.ctx, dup)
-			expectErr(t, "createAuthenticator with a taken credential id", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createAuthenticator")
+			e.expectRefused(t, "createAuthenticator with a taken credential id", "the rejected createAuthenticator", core.ErrAlreadyExists, func() error {
+				return errOf(e.a.CreateAuthenticator(e.ctx, dup))
+			})
 		}},
 		unknownUserRule(createAuth, "unknown_user_errors", "createAuthenticator for an unknown user", func(e *env, userID string) error {
 			_, err := e.a.CreateAuthenticator(e.ctx, e.newAuthenticator(userID, "pa"))
@@ -59,21 +58,13 @@ func createAuthRules() []rule {
 		}),
 		{group: string(createAuth), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
-			before := e.state(t)
-			bad := map[string]func(*core.Authenticator){
+			expectInvalid(t, e, "createAuthenticator", e.a.CreateAuthenticator, spoiled(func() core.Authenticator { return e.newAuthenticator(u.ID, "pa") }, map[string]func(*core.Authenticator){
 				"empty credentialID":        func(a *core.Authenticator) { a.CredentialID = "" },
 				"empty credentialPublicKey": func(a *core.Authenticator) { a.CredentialPublicKey = "" },
 				"empty userId":              func(a *core.Authenticator) { a.UserID = "" },
 				"empty providerAccountId":   func(a *core.Authenticator) { a.ProviderAccountID = "" },
 				"negative counter":          func(a *core.Authenticator) { a.Counter = -1 },
-			}
-			for name, spoil := range bad {
-				au := e.newAuthenticator(u.ID, "pa")
-				spoil(&au)
-				_, err := e.a.CreateAuthenticator(e.ctx, au)
-				expectErr(t, "createAuthenticator with "+name, err, core.ErrInvalidInput)
-			}
-			e.expectUnchanged(t, before, "the rejected createAuthenticator calls")
+			}))
 		}},
 	}
 }
@@ -173,10 +164,9 @@ func updateCounterRules() []rule {
 			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
-			before := e.state(t)
-			_, err := e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1)
-			expectErr(t, "updateAuthenticatorCounter to -1", err, core.ErrInvalidInput)
-			e.expectUnchanged(t, before, "the rejected updateAuthenticatorCounter")
+			e.expectRefused(t, "updateAuthenticatorCounter to -1", "the rejected updateAuthenticatorCounter", core.ErrInvalidInput, func() error {
+				return errOf(e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1))
+			})
 		}},
 	}
 }

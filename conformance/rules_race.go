@@ -338,6 +338,25 @@ func outcome(err error) string {
 
 func joinLines(ss []string) string { return strings.Join(ss, "\n  ") }
 
+// expectOneWon fails the test unless exactly one of errs, the errors of
+// concurrent calls, is nil and every other matches target: loser names a
+// losing call, and calls says what the calls were and what the one that
+// won did ("concurrent createUser calls with one e-mail succeeded").
+func expectOneWon(t *testing.T, errs []error, target error, loser, calls string) {
+	t.Helper()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+		} else {
+			expectErr(t, loser, err, target)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d %s, want exactly 1", won, len(errs), calls)
+	}
+}
+
 // concurrently calls f(0) to f(n-1), each in its own goroutine, all
 // released together so that they meet in the adapter, and returns when all
 // have returned.

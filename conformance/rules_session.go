@@ -64,17 +64,12 @@ func createSessionRules() []rule {
 		}),
 		{group: string(createSession), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
-			before := e.state(t)
-			for name, s := range map[string]core.Session{
+			expectInvalid(t, e, "createSession", e.a.CreateSession, map[string]core.Session{
 				"empty token":   {SessionToken: "", UserID: u.ID, Expires: future()},
 				"empty userId":  {SessionToken: e.id("tok"), UserID: "", Expires: future()},
 				"zero expires":  {SessionToken: e.id("tok"), UserID: u.ID},
 				"token and all": {},
-			} {
-				_, err := e.a.CreateSession(e.ctx, s)
-				expectErr(t, "createSession with "+name, err, core.ErrInvalidInput)
-			}
-			e.expectUnchanged(t, before, "the rejected createSession calls")
+			})
 		}},
 		{group: string(createSession), name: "bad_tokens_round_trip_or_error", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
@@ -218,20 +213,16 @@ func updateSessionRules() []rule {
 		{group: string(updateSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
-			before := e.state(t)
-			got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
-			if err != nil || got != nil {
-				t.Errorf("updateSession of an unknown token = %s, %v; want nil, nil", show(got), err)
-			}
-			e.expectUnchanged(t, before, "updateSession of an unknown token")
+			expectNothing(t, e, "updateSession of an unknown token", func() (*core.Session, error) {
+				return e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
+			})
 		}},
 		{group: string(updateSession), name: "empty_token_rejected", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
-			before := e.state(t)
-			_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())})
-			expectErr(t, "updateSession with an empty token", err, core.ErrInvalidInput)
-			e.expectUnchanged(t, before, "the rejected updateSession")
+			e.expectRefused(t, "updateSession with an empty token", "the rejected updateSession", core.ErrInvalidInput, func() error {
+				return errOf(e.a.UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())}))
+			})
 		}},
 
 		{group: string(updateSession), name: "moves_session_to_another_user", needs: []core.Method{createUser, createSession, getSessionAndUser}, run: func(t *testing.T, e *env) {
@@ -256,10 +247,9 @@ func updateSessionRules() []rule {
 			u := e.storedUser(t)
 			s := e.newSession(u.ID)
 			e.createSession(t, s)
-			before := e.state(t)
-			_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set("no-such-user")})
-			expectErr(t, "updateSession to an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected updateSession")
+			e.expectRefused(t, "updateSession to an unknown user", "the rejected updateSession", core.ErrNotFound, func() error {
+				return errOf(e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set("no-such-user")}))
+			})
 		}},
 	}
 }
@@ -290,12 +280,7 @@ func deleteSessionRules() []rule {
 		{group: string(deleteSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
-			before := e.state(t)
-			got, err := e.a.DeleteSession(e.ctx, "no-such-token")
-			if err != nil || got != nil {
-				t.Errorf("deleteSession of an unknown token = %s, %v; want nil, nil", show(got), err)
-			}
-			e.expectUnchanged(t, before, "deleteSession of an unknown token")
+			expectNothing(t, e, "deleteSession of an unknown token", func() (*core.Session, error) { return e.a.DeleteSession(e.ctx, "no-such-token") })
 		}},
 	}
 }
