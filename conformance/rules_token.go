@@ -20,12 +20,7 @@ func createTokenRules() []rule {
 			v.Expires = future().In(time.FixedZone("UTC+9", 9*3600))
 			want := v.Normalize()
 			got, err := e.a.CreateVerificationToken(e.ctx, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != nil {
-				expectToken(t, "createVerificationToken result", got, want)
-			}
+			expectOptional(t, err, "createVerificationToken result", got, want, expectToken)
 			expectEqual(t, "stored verification tokens", e.state(t).VerificationTokens, []core.VerificationToken{want})
 			expectToken(t, "useVerificationToken", e.useToken(t, v.Identifier, v.Token), want)
 		}},
