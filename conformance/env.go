@@ -392,6 +392,16 @@ func expectEqual[T any](t *testing.T, what string, got, want T) {
 	}
 }
 
+// found returns the record a read found, failing the test at once, naming
+// what, when it found nothing.
+func found[T any](t *testing.T, what string, got *T) T {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("%s = nil", what)
+	}
+	return *got
+}
+
 // returned reports whether the adapter returned a record, failing the test
 // with what and want when it returned nil.
 func returned[T any](t *testing.T, what string, got *T, want T) bool {

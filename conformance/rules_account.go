@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -23,11 +24,8 @@ func linkAccountRules() []rule {
 			}
 			got, err := e.a.LinkAccount(e.ctx, acc)
 			expectOptional(t, err, "linkAccount result", got, want, expectAccount)
-			fetched := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
-			if fetched == nil {
-				t.Fatal("getAccount after linkAccount = nil")
-			}
-			expectEqual(t, "getAccount", *fetched, want)
+			fetched := found(t, "getAccount after linkAccount", e.getAccount(t, acc.ProviderAccountID, acc.Provider))
+			expectEqual(t, "getAccount", fetched, want)
 			expectEqual(t, "stored accounts", e.state(t).Accounts, []core.Account{want})
 		}},
 		{group: string(linkAccount), name: "null_and_empty_differ", needs: []core.Method{createUser, getAccount}, run: func(t *testing.T, e *env) {
@@ -40,11 +38,8 @@ func linkAccountRules() []rule {
 			}
 			for _, acc := range []core.Account{nulls, empties} {
 				e.linkAccount(t, acc)
-				got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
-				if got == nil {
-					t.Fatalf("getAccount(%q) = nil", acc.ProviderAccountID)
-				}
-				expectEqual(t, "getAccount "+acc.ProviderAccountID, *got, acc)
+				got := found(t, fmt.Sprintf("getAccount(%q)", acc.ProviderAccountID), e.getAccount(t, acc.ProviderAccountID, acc.Provider))
+				expectEqual(t, "getAccount "+acc.ProviderAccountID, got, acc)
 				if (got.AuthorizationDetails == nil) != (acc.AuthorizationDetails == nil) {
 					t.Errorf("authorization_details: nil and empty are mixed up for %q", acc.ProviderAccountID)
 				}
@@ -181,11 +176,8 @@ func getAccountRules() []rule {
 			acc := e.newAccount(u.ID)
 			e.linkAccount(t, acc)
 			e.linkAccount(t, e.newAccount(u.ID))
-			got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
-			if got == nil {
-				t.Fatal("getAccount = nil")
-			}
-			expectEqual(t, "getAccount", *got, acc.Normalize())
+			got := found(t, "getAccount", e.getAccount(t, acc.ProviderAccountID, acc.Provider))
+			expectEqual(t, "getAccount", got, acc.Normalize())
 		}},
 		{group: string(getAccount), name: "not_found_is_nil", needs: []core.Method{createUser, linkAccount}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
@@ -212,11 +204,8 @@ func getAccountRules() []rule {
 		}},
 		{group: string(getAccount), name: "token_type_written_by_others_lowercased", needs: []core.Method{createUser}, needsRawWriter: true, run: func(t *testing.T, e *env) {
 			acc := e.rawMixedCaseAccount(t)
-			got := e.getAccount(t, acc.ProviderAccountID, acc.Provider)
-			if got == nil {
-				t.Fatalf("getAccount of an account the raw view wrote = nil")
-			}
-			expectEqual(t, "getAccount of an account stored with token_type \"Bearer\"", *got, acc.Normalize())
+			got := found(t, "getAccount of an account the raw view wrote", e.getAccount(t, acc.ProviderAccountID, acc.Provider))
+			expectEqual(t, "getAccount of an account stored with token_type \"Bearer\"", got, acc.Normalize())
 		}},
 	}
 }

@@ -21,11 +21,8 @@ func createAuthRules() []rule {
 			au := e.newAuthenticator(u.ID, "pa-1")
 			got := e.createAuthenticator(t, au)
 			expectEqual(t, "createAuthenticator result", got, au)
-			fetched := e.getAuthenticator(t, au.CredentialID)
-			if fetched == nil {
-				t.Fatal("getAuthenticator after createAuthenticator = nil")
-			}
-			expectEqual(t, "getAuthenticator", *fetched, au)
+			fetched := found(t, "getAuthenticator after createAuthenticator", e.getAuthenticator(t, au.CredentialID))
+			expectEqual(t, "getAuthenticator", fetched, au)
 			expectEqual(t, "stored authenticators", e.state(t).Authenticators, []core.Authenticator{au})
 		}},
 		{group: string(createAuth), name: "null_and_empty_differ", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
@@ -35,11 +32,8 @@ func createAuthRules() []rule {
 			nul.Counter, nul.CredentialBackedUp = 0, false
 			for _, au := range []core.Authenticator{nul, empty} {
 				e.createAuthenticator(t, au)
-				got := e.getAuthenticator(t, au.CredentialID)
-				if got == nil {
-					t.Fatalf("getAuthenticator(%q) = nil", au.CredentialID)
-				}
-				expectEqual(t, "getAuthenticator", *got, au)
+				got := found(t, fmt.Sprintf("getAuthenticator(%q)", au.CredentialID), e.getAuthenticator(t, au.CredentialID))
+				expectEqual(t, "getAuthenticator", got, au)
 			}
 		}},
 		{group: string(createAuth), name: "duplicate_credential_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
@@ -77,11 +71,8 @@ func getAuthRules() []rule {
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
-			got := e.getAuthenticator(t, au.CredentialID)
-			if got == nil {
-				t.Fatal("getAuthenticator = nil")
-			}
-			expectEqual(t, "getAuthenticator", *got, au)
+			got := found(t, "getAuthenticator", e.getAuthenticator(t, au.CredentialID))
+			expectEqual(t, "getAuthenticator", got, au)
 		}},
 		{group: string(getAuth), name: "not_found_is_nil", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)

@@ -22,10 +22,7 @@ func createSessionRules() []rule {
 			want := s.Normalize()
 			got := e.createSession(t, s)
 			expectSession(t, "createSession result", &got, want)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser after createSession = nil")
-			}
+			su := found(t, "getSessionAndUser after createSession", e.getSessionAndUser(t, s.SessionToken))
 			expectSession(t, "getSessionAndUser session", &su.Session, want)
 			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
 		}},
@@ -36,10 +33,7 @@ func createSessionRules() []rule {
 			s.Expires = time.Date(2040, time.July, 1, 12, 30, 45, 987654321, zone)
 			want := time.Date(2040, time.July, 1, 19, 30, 45, 987000000, time.UTC)
 			e.createSession(t, s)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser = nil")
-			}
+			su := found(t, "getSessionAndUser", e.getSessionAndUser(t, s.SessionToken))
 			expectUTC(t, "expires", su.Session.Expires)
 			if !su.Session.Expires.Equal(want) {
 				t.Errorf("expires = %s, want %s (UTC, truncated to the millisecond)", su.Session.Expires.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
@@ -91,10 +85,7 @@ func getSessionAndUserRules() []rule {
 			e.createSession(t, s)
 			e.createSession(t, e.newSession(u.ID))
 			e.createSession(t, e.newSession(other.ID))
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser = nil")
-			}
+			su := found(t, "getSessionAndUser", e.getSessionAndUser(t, s.SessionToken))
 			expectSession(t, "session", &su.Session, s.Normalize())
 			expectUser(t, "user", &su.User, u.Normalize())
 		}},
@@ -172,10 +163,7 @@ func updateSessionRules() []rule {
 					{SessionToken: s.SessionToken, UserID: core.Set(other.ID)},
 				}
 				throughBoth(t, e, updates, (*core.Store).UpdateSession)
-				su := e.getSessionAndUser(t, s.SessionToken)
-				if su == nil {
-					t.Fatalf("round %d: getSessionAndUser after the concurrent updates = nil", round)
-				}
+				su := found(t, fmt.Sprintf("round %d: getSessionAndUser after the concurrent updates", round), e.getSessionAndUser(t, s.SessionToken))
 				expectSession(t, fmt.Sprintf("round %d: session after concurrent updates of expires and userId through two instances", round), &su.Session, want)
 				if t.Failed() {
 					return
@@ -195,10 +183,7 @@ func updateSessionRules() []rule {
 			want := s.Normalize()
 			want.Expires = core.NormalizeTime(later)
 			expectSession(t, "updateSession result", got, want)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser after updateSession = nil")
-			}
+			su := found(t, "getSessionAndUser after updateSession", e.getSessionAndUser(t, s.SessionToken))
 			expectSession(t, "getSessionAndUser after updateSession", &su.Session, want)
 			expectEqual(t, "stored sessions", e.state(t).Sessions, sortedSessions(want, other.Normalize()))
 		}},
@@ -228,10 +213,7 @@ func updateSessionRules() []rule {
 			want := s.Normalize()
 			want.UserID = other.ID
 			expectSession(t, "updateSession result", got, want)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser after the move = nil")
-			}
+			su := found(t, "getSessionAndUser after the move", e.getSessionAndUser(t, s.SessionToken))
 			expectUser(t, "the session's user after the move", &su.User, other.Normalize())
 			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
 		}},
