@@ -424,6 +424,8 @@ func expectUser(t *testing.T, what string, got *core.User, want core.User) {
 	expectEqual(t, what, canonUser(*got), canonUser(want))
 }
 
+// expectAccount compares an account the adapter returned with the one
+// expected.
 func expectAccount(t *testing.T, what string, got *core.Account, want core.Account) {
 	t.Helper()
 	if returned(t, what, got, want) {
