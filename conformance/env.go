@@ -144,20 +144,17 @@ func (e *env) storedUser(t *testing.T) core.User {
 
 func (e *env) createUser(t *testing.T, u core.User) core.User {
 	t.Helper()
-	got, err := e.a.CreateUser(e.ctx, u)
-	return created(t, "createUser("+show(u)+")", got, err)
+	return insert(t, e, "createUser", e.a.CreateUser, u)
 }
 
 func (e *env) getUser(t *testing.T, id string) *core.User {
 	t.Helper()
-	u, err := e.a.GetUser(e.ctx, id)
-	return must(t, fmt.Sprintf("getUser(%q)", id), u, err)
+	return lookup(t, e, "getUser", e.a.GetUser, id)
 }
 
 func (e *env) getUserByEmail(t *testing.T, email string) *core.User {
 	t.Helper()
-	u, err := e.a.GetUserByEmail(e.ctx, email)
-	return must(t, fmt.Sprintf("getUserByEmail(%q)", email), u, err)
+	return lookup(t, e, "getUserByEmail", e.a.GetUserByEmail, email)
 }
 
 func (e *env) linkAccount(t *testing.T, acc core.Account) core.Account {
@@ -179,14 +176,12 @@ func (e *env) getAccount(t *testing.T, providerAccountID, provider string) *core
 
 func (e *env) createSession(t *testing.T, s core.Session) core.Session {
 	t.Helper()
-	got, err := e.a.CreateSession(e.ctx, s)
-	return created(t, "createSession("+show(s)+")", got, err)
+	return insert(t, e, "createSession", e.a.CreateSession, s)
 }
 
 func (e *env) getSessionAndUser(t *testing.T, token string) *core.SessionAndUser {
 	t.Helper()
-	su, err := e.a.GetSessionAndUser(e.ctx, token)
-	return must(t, fmt.Sprintf("getSessionAndUser(%q)", token), su, err)
+	return lookup(t, e, "getSessionAndUser", e.a.GetSessionAndUser, token)
 }
 
 func (e *env) createToken(t *testing.T, v core.VerificationToken) {
@@ -203,14 +198,28 @@ func (e *env) useToken(t *testing.T, identifier, token string) *core.Verificatio
 
 func (e *env) createAuthenticator(t *testing.T, au core.Authenticator) core.Authenticator {
 	t.Helper()
-	got, err := e.a.CreateAuthenticator(e.ctx, au)
-	return created(t, "createAuthenticator("+show(au)+")", got, err)
+	return insert(t, e, "createAuthenticator", e.a.CreateAuthenticator, au)
 }
 
 func (e *env) getAuthenticator(t *testing.T, id string) *core.Authenticator {
 	t.Helper()
-	au, err := e.a.GetAuthenticator(e.ctx, id)
-	return must(t, fmt.Sprintf("getAuthenticator(%q)", id), au, err)
+	return lookup(t, e, "getAuthenticator", e.a.GetAuthenticator, id)
+}
+
+// insert calls the create method named name with the record and returns
+// what it stored, failing the test on an error or a nil result ([created]).
+func insert[T any](t *testing.T, e *env, name string, create func(context.Context, T) (*T, error), rec T) T {
+	t.Helper()
+	got, err := create(e.ctx, rec)
+	return created(t, name+"("+show(rec)+")", got, err)
+}
+
+// lookup calls the method named name that reads a record by one string key
+// and returns what it found (nil for nothing), failing the test on an error.
+func lookup[R any](t *testing.T, e *env, name string, get func(context.Context, string) (R, error), key string) R {
+	t.Helper()
+	got, err := get(e.ctx, key)
+	return must(t, fmt.Sprintf("%s(%q)", name, key), got, err)
 }
 
 // state is everything the raw view shows, sorted, with times in UTC.
@@ -283,6 +292,58 @@ func (e *env) expectUnchanged(t *testing.T, before state, what string) {
 	}
 }
 
+// expectRefused runs call, a write the adapter must refuse, and fails the
+// test unless its error matches target and what is stored is as it was
+// before: what names the call in the message about the error, rejected in
+// the message about the stored state.
+func (e *env) expectRefused(t *testing.T, what, rejected string, target error, call func() error) {
+	t.Helper()
+	before := e.state(t)
+	expectErr(t, what, call(), target)
+	e.expectUnchanged(t, before, rejected)
+}
+
+// expectNothing runs call, which names a record that is not stored, and
+// fails the test unless it returns nil and no error and leaves what is
+// stored as it was; what names the call.
+func expectNothing[T any](t *testing.T, e *env, what string, call func() (*T, error)) {
+	t.Helper()
+	before := e.state(t)
+	if got, err := call(); err != nil || got != nil {
+		t.Errorf("%s = %s, %v; want nil, nil", what, show(got), err)
+	}
+	e.expectUnchanged(t, before, what)
+}
+
+// expectInvalid calls the create method named name with each of records and
+// fails the test unless every call is refused with core.ErrInvalidInput and
+// nothing is stored; a record's name says what is wrong with it.
+func expectInvalid[T any](t *testing.T, e *env, name string, create func(context.Context, T) (*T, error), records map[string]T) {
+	t.Helper()
+	before := e.state(t)
+	for what, rec := range records {
+		_, err := create(e.ctx, rec)
+		expectErr(t, name+" with "+what, err, core.ErrInvalidInput)
+	}
+	e.expectUnchanged(t, before, "the rejected "+name+" calls")
+}
+
+// spoiled returns, under each name of bad, a record made by fresh and then
+// changed by the function under that name.
+func spoiled[T any](fresh func() T, bad map[string]func(*T)) map[string]T {
+	out := make(map[string]T, len(bad))
+	for name, spoil := range bad {
+		rec := fresh()
+		spoil(&rec)
+		out[name] = rec
+	}
+	return out
+}
+
+// errOf returns the error of a method's results, for a call whose result
+// does not matter.
+func errOf[T any](_ T, err error) error { return err }
+
 // canonTime strips the monotonic reading and the location so that equal
 // instants compare equal with reflect.DeepEqual. It keeps the precision.
 func canonTime(t time.Time) time.Time { return t.Round(0).UTC() }
@@ -331,11 +392,30 @@ func expectEqual[T any](t *testing.T, what string, got, want T) {
 	}
 }
 
-// expectUser compares a user the adapter returned with the one expected.
-func expectUser(t *testing.T, what string, got *core.User, want core.User) {
+// found returns the record a read found, failing the test at once, naming
+// what, when it found nothing.
+func found[T any](t *testing.T, what string, got *T) T {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("%s = nil", what)
+	}
+	return *got
+}
+
+// returned reports whether the adapter returned a record, failing the test
+// with what and want when it returned nil.
+func returned[T any](t *testing.T, what string, got *T, want T) bool {
 	t.Helper()
 	if got == nil {
 		t.Errorf("%s: got nil, want %s", what, show(want))
+	}
+	return got != nil
+}
+
+// expectUser compares a user the adapter returned with the one expected.
+func expectUser(t *testing.T, what string, got *core.User, want core.User) {
+	t.Helper()
+	if !returned(t, what, got, want) {
 		return
 	}
 	if got.EmailVerified != nil {
@@ -344,29 +424,50 @@ func expectUser(t *testing.T, what string, got *core.User, want core.User) {
 	expectEqual(t, what, canonUser(*got), canonUser(want))
 }
 
+// expectAccount compares an account the adapter returned with the one
+// expected.
+func expectAccount(t *testing.T, what string, got *core.Account, want core.Account) {
+	t.Helper()
+	if returned(t, what, got, want) {
+		expectEqual(t, what, *got, want)
+	}
+}
+
+// expectOptional fails the test on err, the error of a write that the spec
+// lets return nothing, and, when the write returned a record, compares it
+// with want through expect (expectUser, expectAccount...).
+func expectOptional[T any](t *testing.T, err error, what string, got *T, want T, expect func(*testing.T, string, *T, T)) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != nil {
+		expect(t, what, got, want)
+	}
+}
+
 func expectSession(t *testing.T, what string, got *core.Session, want core.Session) {
 	t.Helper()
-	if got == nil {
-		t.Errorf("%s: got nil, want %s", what, show(want))
-		return
-	}
-	expectUTC(t, what+".Expires", got.Expires)
-	g := *got
-	g.Expires = canonTime(g.Expires)
-	want.Expires = canonTime(want.Expires)
-	expectEqual(t, what, g, want)
+	expectExpiring(t, what, got, want, func(s *core.Session) *time.Time { return &s.Expires })
 }
 
 func expectToken(t *testing.T, what string, got *core.VerificationToken, want core.VerificationToken) {
 	t.Helper()
-	if got == nil {
-		t.Errorf("%s: got nil, want %s", what, show(want))
+	expectExpiring(t, what, got, want, func(v *core.VerificationToken) *time.Time { return &v.Expires })
+}
+
+// expectExpiring compares a record with an expiry (at expires) that the
+// adapter returned with the one expected: the expiry must be in UTC, and it
+// is compared as an instant.
+func expectExpiring[T any](t *testing.T, what string, got *T, want T, expires func(*T) *time.Time) {
+	t.Helper()
+	if !returned(t, what, got, want) {
 		return
 	}
-	expectUTC(t, what+".Expires", got.Expires)
+	expectUTC(t, what+".Expires", *expires(got))
 	g := *got
-	g.Expires = canonTime(g.Expires)
-	want.Expires = canonTime(want.Expires)
+	*expires(&g) = canonTime(*expires(&g))
+	*expires(&want) = canonTime(*expires(&want))
 	expectEqual(t, what, g, want)
 }
 

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -21,11 +20,8 @@ func createAuthRules() []rule {
 			au := e.newAuthenticator(u.ID, "pa-1")
 			got := e.createAuthenticator(t, au)
 			expectEqual(t, "createAuthenticator result", got, au)
-			fetched := e.getAuthenticator(t, au.CredentialID)
-			if fetched == nil {
-				t.Fatal("getAuthenticator after createAuthenticator = nil")
-			}
-			expectEqual(t, "getAuthenticator", *fetched, au)
+			fetched := found(t, "getAuthenticator after createAuthenticator", e.getAuthenticator(t, au.CredentialID))
+			expectEqual(t, "getAuthenticator", fetched, au)
 			expectEqual(t, "stored authenticators", e.state(t).Authenticators, []core.Authenticator{au})
 		}},
 		{group: string(createAuth), name: "null_and_empty_differ", needs: []core.Method{createUser, getAuth}, run: func(t *testing.T, e *env) {
@@ -35,23 +31,19 @@ func createAuthRules() []rule {
 			nul.Counter, nul.CredentialBackedUp = 0, false
 			for _, au := range []core.Authenticator{nul, empty} {
 				e.createAuthenticator(t, au)
-				got := e.getAuthenticator(t, au.CredentialID)
-				if got == nil {
-					t.Fatalf("getAuthenticator(%q) = nil", au.CredentialID)
-				}
-				expectEqual(t, "getAuthenticator", *got, au)
+				got := found(t, fmt.Sprintf("getAuthenticator(%q)", au.CredentialID), e.getAuthenticator(t, au.CredentialID))
+				expectEqual(t, "getAuthenticator", got, au)
 			}
 		}},
 		{group: string(createAuth), name: "duplicate_credential_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
-			before := e.state(t)
 			dup := e.newAuthenticator(u.ID, "pa-2")
 			dup.CredentialID = au.CredentialID
-			_, err := e.a.CreateAuthenticator(e.ctx, dup)
-			expectErr(t, "createAuthenticator with a taken credential id", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createAuthenticator")
+			e.expectRefused(t, "createAuthenticator with a taken credential id", "the rejected createAuthenticator", core.ErrAlreadyExists, func() error {
+				return errOf(e.a.CreateAuthenticator(e.ctx, dup))
+			})
 		}},
 		unknownUserRule(createAuth, "unknown_user_errors", "createAuthenticator for an unknown user", func(e *env, userID string) error {
 			_, err := e.a.CreateAuthenticator(e.ctx, e.newAuthenticator(userID, "pa"))
@@ -59,21 +51,13 @@ func createAuthRules() []rule {
 		}),
 		{group: string(createAuth), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
-			before := e.state(t)
-			bad := map[string]func(*core.Authenticator){
+			expectInvalid(t, e, "createAuthenticator", e.a.CreateAuthenticator, spoiled(func() core.Authenticator { return e.newAuthenticator(u.ID, "pa") }, map[string]func(*core.Authenticator){
 				"empty credentialID":        func(a *core.Authenticator) { a.CredentialID = "" },
 				"empty credentialPublicKey": func(a *core.Authenticator) { a.CredentialPublicKey = "" },
 				"empty userId":              func(a *core.Authenticator) { a.UserID = "" },
 				"empty providerAccountId":   func(a *core.Authenticator) { a.ProviderAccountID = "" },
 				"negative counter":          func(a *core.Authenticator) { a.Counter = -1 },
-			}
-			for name, spoil := range bad {
-				au := e.newAuthenticator(u.ID, "pa")
-				spoil(&au)
-				_, err := e.a.CreateAuthenticator(e.ctx, au)
-				expectErr(t, "createAuthenticator with "+name, err, core.ErrInvalidInput)
-			}
-			e.expectUnchanged(t, before, "the rejected createAuthenticator calls")
+			}))
 		}},
 	}
 }
@@ -86,11 +70,8 @@ func getAuthRules() []rule {
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
 			e.createAuthenticator(t, e.newAuthenticator(u.ID, "pa"))
-			got := e.getAuthenticator(t, au.CredentialID)
-			if got == nil {
-				t.Fatal("getAuthenticator = nil")
-			}
-			expectEqual(t, "getAuthenticator", *got, au)
+			got := found(t, "getAuthenticator", e.getAuthenticator(t, au.CredentialID))
+			expectEqual(t, "getAuthenticator", got, au)
 		}},
 		{group: string(getAuth), name: "not_found_is_nil", needs: []core.Method{createUser, createAuth}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
@@ -173,10 +154,9 @@ func updateCounterRules() []rule {
 			u := e.storedUser(t)
 			au := e.newAuthenticator(u.ID, "pa")
 			e.createAuthenticator(t, au)
-			before := e.state(t)
-			_, err := e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1)
-			expectErr(t, "updateAuthenticatorCounter to -1", err, core.ErrInvalidInput)
-			e.expectUnchanged(t, before, "the rejected updateAuthenticatorCounter")
+			e.expectRefused(t, "updateAuthenticatorCounter to -1", "the rejected updateAuthenticatorCounter", core.ErrInvalidInput, func() error {
+				return errOf(e.a.UpdateAuthenticatorCounter(e.ctx, au.CredentialID, -1))
+			})
 		}},
 	}
 }
@@ -207,20 +187,13 @@ func counterRules() []rule {
 			concurrently(n, func(i int) {
 				results[i], errs[i] = advance(e, au.CredentialID, 8)
 			})
-			won := 0
+			expectOneWon(t, errs, core.ErrCounterNotIncreased, "a losing concurrent advance", "concurrent advances to the same counter succeeded")
+			want := au
+			want.Counter = 8
 			for i, err := range errs {
-				switch {
-				case err == nil:
-					won++
-					want := au
-					want.Counter = 8
+				if err == nil {
 					expectEqual(t, "the winning advance's result", results[i], &want)
-				case !errors.Is(err, core.ErrCounterNotIncreased):
-					t.Errorf("a losing concurrent advance: %v, want an error matching ErrCounterNotIncreased", err)
 				}
-			}
-			if won != 1 {
-				t.Errorf("%d of %d concurrent advances to the same counter succeeded, want exactly 1", won, n)
 			}
 			if got := e.getAuthenticator(t, au.CredentialID); got == nil || got.Counter != 8 {
 				t.Errorf("stored authenticator = %s, want counter 8", show(got))

@@ -50,6 +50,10 @@ const (
 	passkeyProvider = "passkey"
 )
 
+// flowSecret is the secret of newAuth's configuration unless the rule
+// gives its own.
+const flowSecret = "conformance-flow-secret-0123456789abcdef"
+
 // flowNeeds is what the flows' configuration needs of the adapter: database
 // sessions, e-mail and WebAuthn sign-in.
 var flowNeeds = []core.Method{
@@ -112,7 +116,7 @@ func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
 		o.maxAge = time.Hour
 	}
 	if o.secrets == nil {
-		o.secrets = []string{"conformance-flow-secret-0123456789abcdef"}
+		o.secrets = []string{flowSecret}
 	}
 	session := auth.SessionOptions{MaxAge: o.maxAge, UpdateAge: &o.updateAge}
 	if o.defaults {

@@ -34,6 +34,50 @@ type childWrite struct {
 	reuse func(e *env, key, userID string) error
 }
 
+// keyedKind is a kind of record that is stored under a key another record
+// can take: an OAuth account under its providerAccountId (provider github),
+// a session under its token, an authenticator under its credential id.
+type keyedKind[T any] struct {
+	fresh func(e *env, userID string) T // a new record of the user, under a fresh key
+	key   func(rec *T) *string          // the record's key
+	write func(e *env, rec T) error     // stores the record through the adapter
+}
+
+// ready makes a new record of the user and returns the write that stores
+// it, and its key.
+func (k keyedKind[T]) ready(e *env, userID string) (write func() error, key string) {
+	rec := k.fresh(e, userID)
+	return func() error { return k.write(e, rec) }, *k.key(&rec)
+}
+
+// insert stores a new record of the user.
+func (k keyedKind[T]) insert(e *env, userID string) error { return k.write(e, k.fresh(e, userID)) }
+
+// under stores a new record of the user under the key.
+func (k keyedKind[T]) under(e *env, key, userID string) error {
+	rec := k.fresh(e, userID)
+	*k.key(&rec) = key
+	return k.write(e, rec)
+}
+
+var (
+	accountKind = keyedKind[core.Account]{
+		fresh: (*env).newAccount,
+		key:   func(a *core.Account) *string { return &a.ProviderAccountID },
+		write: func(e *env, a core.Account) error { return errOf(e.a.LinkAccount(e.ctx, a)) },
+	}
+	sessionKind = keyedKind[core.Session]{
+		fresh: (*env).newSession,
+		key:   func(s *core.Session) *string { return &s.SessionToken },
+		write: func(e *env, s core.Session) error { return errOf(e.a.CreateSession(e.ctx, s)) },
+	}
+	authenticatorKind = keyedKind[core.Authenticator]{
+		fresh: func(e *env, userID string) core.Authenticator { return e.newAuthenticator(userID, e.id("pk")) },
+		key:   func(au *core.Authenticator) *string { return &au.CredentialID },
+		write: func(e *env, au core.Authenticator) error { return errOf(e.a.CreateAuthenticator(e.ctx, au)) },
+	}
+)
+
 // sessionOwner is the owner of a childWrite of a session: the user of the
 // session with the token, through the adapter.
 func sessionOwner(t *testing.T, e *env, key string) string {
@@ -60,13 +104,7 @@ func childWrites() []childWrite {
 		{
 			kind:  "account",
 			needs: []core.Method{linkAccount, getUserByAccount},
-			make: func(e *env, userID string) (func() error, string) {
-				acc := e.newAccount(userID)
-				return func() error {
-					_, err := e.a.LinkAccount(e.ctx, acc)
-					return err
-				}, acc.ProviderAccountID
-			},
+			make:  accountKind.ready,
 			owner: func(t *testing.T, e *env, key string) string {
 				u, err := e.a.GetUserByAccount(e.ctx, core.AccountKey{Provider: "github", ProviderAccountID: key})
 				if err != nil {
@@ -86,31 +124,15 @@ func childWrites() []childWrite {
 				}
 				return ids
 			},
-			reuse: func(e *env, key, userID string) error {
-				acc := e.newAccount(userID)
-				acc.ProviderAccountID = key
-				_, err := e.a.LinkAccount(e.ctx, acc)
-				return err
-			},
+			reuse: accountKind.under,
 		},
 		{
-			kind:  "session",
-			needs: []core.Method{createSession, getSessionAndUser},
-			make: func(e *env, userID string) (func() error, string) {
-				s := e.newSession(userID)
-				return func() error {
-					_, err := e.a.CreateSession(e.ctx, s)
-					return err
-				}, s.SessionToken
-			},
+			kind:   "session",
+			needs:  []core.Method{createSession, getSessionAndUser},
+			make:   sessionKind.ready,
 			owner:  sessionOwner,
 			stored: storedSessionOwners,
-			reuse: func(e *env, key, userID string) error {
-				s := e.newSession(userID)
-				s.SessionToken = key
-				_, err := e.a.CreateSession(e.ctx, s)
-				return err
-			},
+			reuse:  sessionKind.under,
 		},
 		{
 			// Moving an existing session (of another user) to the user.
@@ -139,22 +161,13 @@ func childWrites() []childWrite {
 				if err != nil || got != nil {
 					return err
 				}
-				s := e.newSession(userID)
-				s.SessionToken = key
-				_, err = e.a.CreateSession(e.ctx, s)
-				return err
+				return sessionKind.under(e, key, userID)
 			},
 		},
 		{
 			kind:  "authenticator",
 			needs: []core.Method{createAuth, getAuth, listAuth},
-			make: func(e *env, userID string) (func() error, string) {
-				au := e.newAuthenticator(userID, e.id("pk"))
-				return func() error {
-					_, err := e.a.CreateAuthenticator(e.ctx, au)
-					return err
-				}, au.CredentialID
-			},
+			make:  authenticatorKind.ready,
 			owner: func(t *testing.T, e *env, key string) string {
 				if au := e.getAuthenticator(t, key); au != nil {
 					return au.UserID
@@ -170,12 +183,7 @@ func childWrites() []childWrite {
 				}
 				return ids
 			},
-			reuse: func(e *env, key, userID string) error {
-				au := e.newAuthenticator(userID, e.id("pk"))
-				au.CredentialID = key
-				_, err := e.a.CreateAuthenticator(e.ctx, au)
-				return err
-			},
+			reuse: authenticatorKind.under,
 		},
 	}
 }
@@ -337,6 +345,25 @@ func outcome(err error) string {
 }
 
 func joinLines(ss []string) string { return strings.Join(ss, "\n  ") }
+
+// expectOneWon fails the test unless exactly one of errs, the errors of
+// concurrent calls, is nil and every other matches target: loser names a
+// losing call, and calls says what the calls were and what the one that
+// won did ("concurrent createUser calls with one e-mail succeeded").
+func expectOneWon(t *testing.T, errs []error, target error, loser, calls string) {
+	t.Helper()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+		} else {
+			expectErr(t, loser, err, target)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d %s, want exactly 1", won, len(errs), calls)
+	}
+}
 
 // concurrently calls f(0) to f(n-1), each in its own goroutine, all
 // released together so that they meet in the adapter, and returns when all

@@ -22,10 +22,7 @@ func createSessionRules() []rule {
 			want := s.Normalize()
 			got := e.createSession(t, s)
 			expectSession(t, "createSession result", &got, want)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser after createSession = nil")
-			}
+			su := found(t, "getSessionAndUser after createSession", e.getSessionAndUser(t, s.SessionToken))
 			expectSession(t, "getSessionAndUser session", &su.Session, want)
 			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
 		}},
@@ -36,10 +33,7 @@ func createSessionRules() []rule {
 			s.Expires = time.Date(2040, time.July, 1, 12, 30, 45, 987654321, zone)
 			want := time.Date(2040, time.July, 1, 19, 30, 45, 987000000, time.UTC)
 			e.createSession(t, s)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser = nil")
-			}
+			su := found(t, "getSessionAndUser", e.getSessionAndUser(t, s.SessionToken))
 			expectUTC(t, "expires", su.Session.Expires)
 			if !su.Session.Expires.Equal(want) {
 				t.Errorf("expires = %s, want %s (UTC, truncated to the millisecond)", su.Session.Expires.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
@@ -51,30 +45,17 @@ func createSessionRules() []rule {
 		takenKeyRule(createSession, "duplicate_token_rejected", "createSession with a taken token", func(t *testing.T, e *env, userID string) func(string) error {
 			s := e.newSession(userID)
 			e.createSession(t, s)
-			return func(other string) error {
-				dup := e.newSession(other)
-				dup.SessionToken = s.SessionToken
-				_, err := e.a.CreateSession(e.ctx, dup)
-				return err
-			}
+			return func(other string) error { return sessionKind.under(e, s.SessionToken, other) }
 		}),
-		unknownUserRule(createSession, "unknown_user_rejected", "createSession for an unknown user", func(e *env, userID string) error {
-			_, err := e.a.CreateSession(e.ctx, e.newSession(userID))
-			return err
-		}),
+		unknownUserRule(createSession, "unknown_user_rejected", "createSession for an unknown user", sessionKind.insert),
 		{group: string(createSession), name: "empty_fields_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
-			before := e.state(t)
-			for name, s := range map[string]core.Session{
+			expectInvalid(t, e, "createSession", e.a.CreateSession, map[string]core.Session{
 				"empty token":   {SessionToken: "", UserID: u.ID, Expires: future()},
 				"empty userId":  {SessionToken: e.id("tok"), UserID: "", Expires: future()},
 				"zero expires":  {SessionToken: e.id("tok"), UserID: u.ID},
 				"token and all": {},
-			} {
-				_, err := e.a.CreateSession(e.ctx, s)
-				expectErr(t, "createSession with "+name, err, core.ErrInvalidInput)
-			}
-			e.expectUnchanged(t, before, "the rejected createSession calls")
+			})
 		}},
 		{group: string(createSession), name: "bad_tokens_round_trip_or_error", needs: []core.Method{createUser, getSessionAndUser}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
@@ -104,10 +85,7 @@ func getSessionAndUserRules() []rule {
 			e.createSession(t, s)
 			e.createSession(t, e.newSession(u.ID))
 			e.createSession(t, e.newSession(other.ID))
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser = nil")
-			}
+			su := found(t, "getSessionAndUser", e.getSessionAndUser(t, s.SessionToken))
 			expectSession(t, "session", &su.Session, s.Normalize())
 			expectUser(t, "user", &su.User, u.Normalize())
 		}},
@@ -185,10 +163,7 @@ func updateSessionRules() []rule {
 					{SessionToken: s.SessionToken, UserID: core.Set(other.ID)},
 				}
 				throughBoth(t, e, updates, (*core.Store).UpdateSession)
-				su := e.getSessionAndUser(t, s.SessionToken)
-				if su == nil {
-					t.Fatalf("round %d: getSessionAndUser after the concurrent updates = nil", round)
-				}
+				su := found(t, fmt.Sprintf("round %d: getSessionAndUser after the concurrent updates", round), e.getSessionAndUser(t, s.SessionToken))
 				expectSession(t, fmt.Sprintf("round %d: session after concurrent updates of expires and userId through two instances", round), &su.Session, want)
 				if t.Failed() {
 					return
@@ -208,30 +183,23 @@ func updateSessionRules() []rule {
 			want := s.Normalize()
 			want.Expires = core.NormalizeTime(later)
 			expectSession(t, "updateSession result", got, want)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser after updateSession = nil")
-			}
+			su := found(t, "getSessionAndUser after updateSession", e.getSessionAndUser(t, s.SessionToken))
 			expectSession(t, "getSessionAndUser after updateSession", &su.Session, want)
 			expectEqual(t, "stored sessions", e.state(t).Sessions, sortedSessions(want, other.Normalize()))
 		}},
 		{group: string(updateSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
-			before := e.state(t)
-			got, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
-			if err != nil || got != nil {
-				t.Errorf("updateSession of an unknown token = %s, %v; want nil, nil", show(got), err)
-			}
-			e.expectUnchanged(t, before, "updateSession of an unknown token")
+			expectNothing(t, e, "updateSession of an unknown token", func() (*core.Session, error) {
+				return e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: "no-such-token", Expires: core.Set(future())})
+			})
 		}},
 		{group: string(updateSession), name: "empty_token_rejected", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
-			before := e.state(t)
-			_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())})
-			expectErr(t, "updateSession with an empty token", err, core.ErrInvalidInput)
-			e.expectUnchanged(t, before, "the rejected updateSession")
+			e.expectRefused(t, "updateSession with an empty token", "the rejected updateSession", core.ErrInvalidInput, func() error {
+				return errOf(e.a.UpdateSession(e.ctx, core.SessionUpdate{Expires: core.Set(future())}))
+			})
 		}},
 
 		{group: string(updateSession), name: "moves_session_to_another_user", needs: []core.Method{createUser, createSession, getSessionAndUser}, run: func(t *testing.T, e *env) {
@@ -245,10 +213,7 @@ func updateSessionRules() []rule {
 			want := s.Normalize()
 			want.UserID = other.ID
 			expectSession(t, "updateSession result", got, want)
-			su := e.getSessionAndUser(t, s.SessionToken)
-			if su == nil {
-				t.Fatal("getSessionAndUser after the move = nil")
-			}
+			su := found(t, "getSessionAndUser after the move", e.getSessionAndUser(t, s.SessionToken))
 			expectUser(t, "the session's user after the move", &su.User, other.Normalize())
 			expectEqual(t, "stored sessions", e.state(t).Sessions, []core.Session{want})
 		}},
@@ -256,10 +221,9 @@ func updateSessionRules() []rule {
 			u := e.storedUser(t)
 			s := e.newSession(u.ID)
 			e.createSession(t, s)
-			before := e.state(t)
-			_, err := e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set("no-such-user")})
-			expectErr(t, "updateSession to an unknown user", err, core.ErrNotFound)
-			e.expectUnchanged(t, before, "the rejected updateSession")
+			e.expectRefused(t, "updateSession to an unknown user", "the rejected updateSession", core.ErrNotFound, func() error {
+				return errOf(e.a.UpdateSession(e.ctx, core.SessionUpdate{SessionToken: s.SessionToken, UserID: core.Set("no-such-user")}))
+			})
 		}},
 	}
 }
@@ -273,12 +237,7 @@ func deleteSessionRules() []rule {
 			e.createSession(t, s)
 			e.createSession(t, keep)
 			got, err := e.a.DeleteSession(e.ctx, s.SessionToken)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != nil {
-				expectSession(t, "deleteSession result", got, s.Normalize())
-			}
+			expectOptional(t, err, "deleteSession result", got, s.Normalize(), expectSession)
 			if su := e.getSessionAndUser(t, s.SessionToken); su != nil {
 				t.Errorf("getSessionAndUser after deleteSession = %s, want nil", show(su))
 			}
@@ -290,12 +249,7 @@ func deleteSessionRules() []rule {
 		{group: string(deleteSession), name: "unknown_session_is_nil", needs: []core.Method{createUser, createSession}, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)
 			e.createSession(t, e.newSession(u.ID))
-			before := e.state(t)
-			got, err := e.a.DeleteSession(e.ctx, "no-such-token")
-			if err != nil || got != nil {
-				t.Errorf("deleteSession of an unknown token = %s, %v; want nil, nil", show(got), err)
-			}
-			e.expectUnchanged(t, before, "deleteSession of an unknown token")
+			expectNothing(t, e, "deleteSession of an unknown token", func() (*core.Session, error) { return e.a.DeleteSession(e.ctx, "no-such-token") })
 		}},
 	}
 }

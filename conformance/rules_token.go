@@ -20,24 +20,18 @@ func createTokenRules() []rule {
 			v.Expires = future().In(time.FixedZone("UTC+9", 9*3600))
 			want := v.Normalize()
 			got, err := e.a.CreateVerificationToken(e.ctx, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != nil {
-				expectToken(t, "createVerificationToken result", got, want)
-			}
+			expectOptional(t, err, "createVerificationToken result", got, want, expectToken)
 			expectEqual(t, "stored verification tokens", e.state(t).VerificationTokens, []core.VerificationToken{want})
 			expectToken(t, "useVerificationToken", e.useToken(t, v.Identifier, v.Token), want)
 		}},
 		{group: string(createToken), name: "duplicate_rejected", run: func(t *testing.T, e *env) {
 			v := e.newToken()
 			e.createToken(t, v)
-			before := e.state(t)
 			dup := v
 			dup.Expires = v.Expires.Add(time.Hour)
-			_, err := e.a.CreateVerificationToken(e.ctx, dup)
-			expectErr(t, "createVerificationToken of an existing (identifier, token)", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected createVerificationToken")
+			e.expectRefused(t, "createVerificationToken of an existing (identifier, token)", "the rejected createVerificationToken", core.ErrAlreadyExists, func() error {
+				return errOf(e.a.CreateVerificationToken(e.ctx, dup))
+			})
 		}},
 		{group: string(createToken), name: "same_token_other_identifier", needs: []core.Method{useToken}, run: func(t *testing.T, e *env) {
 			v := e.newToken()
@@ -49,16 +43,11 @@ func createTokenRules() []rule {
 			expectToken(t, "use of the second", e.useToken(t, w.Identifier, w.Token), w.Normalize())
 		}},
 		{group: string(createToken), name: "empty_fields_rejected", run: func(t *testing.T, e *env) {
-			before := e.state(t)
-			for name, v := range map[string]core.VerificationToken{
+			expectInvalid(t, e, "createVerificationToken", e.a.CreateVerificationToken, map[string]core.VerificationToken{
 				"empty identifier": {Token: "t", Expires: future()},
 				"empty token":      {Identifier: "a@example.com", Expires: future()},
 				"zero expires":     {Identifier: "a@example.com", Token: "t"},
-			} {
-				_, err := e.a.CreateVerificationToken(e.ctx, v)
-				expectErr(t, "createVerificationToken with "+name, err, core.ErrInvalidInput)
-			}
-			e.expectUnchanged(t, before, "the rejected createVerificationToken calls")
+			})
 		}},
 	}
 }

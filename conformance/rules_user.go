@@ -69,12 +69,9 @@ func (e *env) expectRoundTrip(t *testing.T, u core.User) {
 func takenUserKeyRule(name, what string, take func(dup *core.User, u core.User)) rule {
 	return rule{group: string(createUser), name: name, run: func(t *testing.T, e *env) {
 		u := e.storedUser(t)
-		before := e.state(t)
 		dup := e.newUser()
 		take(&dup, u)
-		_, err := e.a.CreateUser(e.ctx, dup)
-		expectErr(t, "createUser with a taken "+what, err, core.ErrAlreadyExists)
-		e.expectUnchanged(t, before, "the rejected createUser")
+		e.expectRefused(t, "createUser with a taken "+what, "the rejected createUser", core.ErrAlreadyExists, func() error { return errOf(e.a.CreateUser(e.ctx, dup)) })
 	}}
 }
 
@@ -127,31 +124,16 @@ func createUserRules() []rule {
 				wg.Go(func() { _, errs[i] = e.a.CreateUser(e.ctx, u) })
 			}
 			wg.Wait()
-			ok := 0
-			for _, err := range errs {
-				if err == nil {
-					ok++
-				} else {
-					expectErr(t, "a losing concurrent createUser", err, core.ErrAlreadyExists)
-				}
-			}
-			if ok != 1 {
-				t.Errorf("%d of %d concurrent createUser calls with one e-mail succeeded, want exactly 1", ok, n)
-			}
+			expectOneWon(t, errs, core.ErrAlreadyExists, "a losing concurrent createUser", "concurrent createUser calls with one e-mail succeeded")
 			if users := e.state(t).Users; len(users) != 1 {
 				t.Errorf("%d users stored, want 1: %s", len(users), show(users))
 			}
 		}},
 		{group: string(createUser), name: "empty_fields_rejected", run: func(t *testing.T, e *env) {
-			before := e.state(t)
-			for name, u := range map[string]core.User{
+			expectInvalid(t, e, "createUser", e.a.CreateUser, map[string]core.User{
 				"empty id":     {ID: "", Email: e.id("x") + "@example.com"},
 				"empty e-mail": {ID: e.id("user"), Email: ""},
-			} {
-				_, err := e.a.CreateUser(e.ctx, u)
-				expectErr(t, "createUser with "+name, err, core.ErrInvalidInput)
-			}
-			e.expectUnchanged(t, before, "the rejected createUser calls")
+			})
 		}},
 		{group: string(createUser), name: "cancelled_context_errors", run: func(t *testing.T, e *env) {
 			before := e.state(t)
@@ -403,10 +385,9 @@ func updateUserRules() []rule {
 		}},
 		{group: string(updateUser), name: "taken_email_rejected", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			u, other := e.storedUser(t), e.storedUser(t)
-			before := e.state(t)
-			_, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(other.Email), Name: core.Set(ptr("x"))})
-			expectErr(t, "updateUser to another user's e-mail", err, core.ErrAlreadyExists)
-			e.expectUnchanged(t, before, "the rejected updateUser")
+			e.expectRefused(t, "updateUser to another user's e-mail", "the rejected updateUser", core.ErrAlreadyExists, func() error {
+				return errOf(e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Email: core.Set(other.Email), Name: core.Set(ptr("x"))}))
+			})
 		}},
 		{group: string(updateUser), name: "unknown_user_errors", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.storedUser(t)
@@ -426,12 +407,7 @@ func deleteUserRules() []rule {
 		{group: string(deleteUser), name: "removes_user", needs: []core.Method{createUser, getUser, getUserByEmail}, run: func(t *testing.T, e *env) {
 			u, other := e.storedUser(t), e.storedUser(t)
 			got, err := e.a.DeleteUser(e.ctx, u.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != nil {
-				expectUser(t, "deleteUser result", got, u.Normalize())
-			}
+			expectOptional(t, err, "deleteUser result", got, u.Normalize(), expectUser)
 			if g := e.getUser(t, u.ID); g != nil {
 				t.Errorf("getUser after deleteUser = %s, want nil", show(g))
 			}
@@ -491,12 +467,7 @@ func deleteUserRules() []rule {
 		}},
 		{group: string(deleteUser), name: "unknown_user_is_nil", needs: []core.Method{createUser}, run: func(t *testing.T, e *env) {
 			e.storedUser(t)
-			before := e.state(t)
-			got, err := e.a.DeleteUser(e.ctx, "no-such-user")
-			if err != nil || got != nil {
-				t.Errorf("deleteUser of an unknown id = %s, %v; want nil, nil", show(got), err)
-			}
-			e.expectUnchanged(t, before, "deleteUser of an unknown id")
+			expectNothing(t, e, "deleteUser of an unknown id", func() (*core.User, error) { return e.a.DeleteUser(e.ctx, "no-such-user") })
 		}},
 	}
 }

@@ -44,10 +44,7 @@ func userDataRules() []rule {
 			e.expectRoundTrip(t, u)
 			if e.a.Capabilities().Has(createSession) && e.a.Capabilities().Has(getSessionAndUser) {
 				s := e.createSession(t, e.newSession(u.ID))
-				su := e.getSessionAndUser(t, s.SessionToken)
-				if su == nil {
-					t.Fatal("getSessionAndUser: nil")
-				}
+				su := found(t, "getSessionAndUser", e.getSessionAndUser(t, s.SessionToken))
 				expectUser(t, "getSessionAndUser's user", &su.User, u.Normalize())
 			}
 		}},

@@ -157,31 +157,13 @@ func runRule(t *testing.T, h Harness, r rule) {
 	r.run(t, e)
 }
 
-func isSpecMethod(m core.Method) bool {
-	for _, s := range core.Methods() {
-		if s == m {
-			return true
-		}
-	}
-	return false
-}
+func isSpecMethod(m core.Method) bool { return slices.Contains(core.Methods(), m) }
 
 // allRules lists every rule, in the order of SPEC §4.
 func allRules() []rule {
-	var rs []rule
-	rs = append(rs, userRules()...)
-	rs = append(rs, userDataRules()...)
-	rs = append(rs, accountRules()...)
-	rs = append(rs, accountListRules()...)
-	rs = append(rs, accountUpdateRules()...)
-	rs = append(rs, sessionRules()...)
-	rs = append(rs, extendRules()...)
-	rs = append(rs, tokenRules()...)
-	rs = append(rs, authenticatorRules()...)
-	rs = append(rs, purgeRules()...)
-	rs = append(rs, raceRules()...)
-	rs = append(rs, counterRules()...)
-	rs = append(rs, cutRules()...)
+	rs := slices.Concat(userRules(), userDataRules(), accountRules(), accountListRules(), accountUpdateRules(),
+		sessionRules(), extendRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
+		counterRules(), cutRules())
 	for _, r := range append(flowRules(), accountFlowRules()...) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)
