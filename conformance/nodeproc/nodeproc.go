@@ -15,6 +15,9 @@
 // are missing, or fail it when AUTHPORT_REQUIRE is "all" or names "npm"
 // (see [provision.Required]).
 //
+// [SyncBuffer], where a Proc keeps the script's stderr, serves any test
+// that reads a log a server writes.
+//
 // nodeproc uses only the standard library and is meant for tests.
 package nodeproc
 
@@ -121,7 +124,7 @@ type Proc struct {
 	t      testing.TB
 	name   string
 	stdin  io.WriteCloser
-	stderr syncBuffer
+	stderr SyncBuffer
 
 	mu      sync.Mutex // guards stdin writes, next, pending and dead
 	next    int
@@ -284,19 +287,24 @@ func (p *Proc) Do(req map[string]any, out any) error {
 // Stderr returns what the script wrote to stderr so far.
 func (p *Proc) Stderr() string { return p.stderr.String() }
 
-// syncBuffer is a bytes.Buffer safe for concurrent Write and String.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent Write and String: the
+// stderr of a [Proc], and for any test the log or console of a server it
+// runs (the server writes while the test reads). Its zero value is empty
+// and ready to use.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(b []byte) (int, error) {
+// Write appends b to the buffer.
+func (s *SyncBuffer) Write(b []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(b)
 }
 
-func (s *syncBuffer) String() string {
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -13,10 +12,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/mail"
 	"github.com/go-sql-driver/mysql"
@@ -132,25 +131,6 @@ func TestMySQLDSN(t *testing.T) {
 	}
 }
 
-// syncBuffer is the console of an app under test: the server writes it,
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestEveryDB signs in by e-mail over HTTP (no browser, no SMTP: the link
 // is read from the console) on every -db form, so that each of them really
 // opens a working adapter.
@@ -177,7 +157,7 @@ func TestEveryDB(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			console := &syncBuffer{}
+			console := &nodeproc.SyncBuffer{}
 			l := listen(t)
 			serve(t, l, appConfig{DB: tt.db(t), Console: console})
 			signInOverHTTP(t, l.origin, console)
@@ -237,7 +217,7 @@ var consoleLink = regexp.MustCompile(`(?m)^\s+(http://\S+)$`)
 
 // signInOverHTTP signs in by e-mail with an HTTP client: the CSRF token,
 // the form post, the link from the console, the session.
-func signInOverHTTP(t *testing.T, origin string, console *syncBuffer) {
+func signInOverHTTP(t *testing.T, origin string, console *nodeproc.SyncBuffer) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
@@ -307,7 +287,7 @@ func getJSON(t *testing.T, c *http.Client, u string, v any) {
 // TestCredentials: with -credentials the form signs in with the one pair
 // (a JWT session: nothing stored) and refuses any other.
 func TestCredentials(t *testing.T) {
-	console := &syncBuffer{}
+	console := &nodeproc.SyncBuffer{}
 	l := listen(t)
 	serve(t, l, appConfig{DB: "memory", Console: console, Credentials: "alice:wonderland"})
 	jar, _ := cookiejar.New(nil)

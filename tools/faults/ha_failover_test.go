@@ -226,22 +226,46 @@ func runSentinelFailover(t *testing.T, bin string) []haRow {
 	return rows
 }
 
+// sentinelMaster connects to the sentinel on sentinelPort and returns the
+// client (the caller closes it) and the port of the master it names.
+func sentinelMaster(ctx context.Context, sentinelPort int) (*redis.SentinelClient, string, error) {
+	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(sentinelPort)})
+	addr, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+	if err != nil {
+		_ = sc.Close()
+		return nil, "", err
+	}
+	return sc, addr[1], nil
+}
+
+// promoted returns the port of the master sc's sentinel names, or an
+// error while that is still old.
+func promoted(ctx context.Context, sc *redis.SentinelClient, old string) (string, error) {
+	addr, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+	if err != nil {
+		return "", err
+	}
+	if addr[1] == old {
+		return "", fmt.Errorf("the sentinels still name %s", old)
+	}
+	return addr[1], nil
+}
+
 // replicaOnline: the master the sentinels name has its replica online.
 func replicaOnline(ctx context.Context, sentinelPort int) error {
-	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(sentinelPort)})
-	defer sc.Close()
-	addr, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+	sc, port, err := sentinelMaster(ctx, sentinelPort)
 	if err != nil {
 		return err
 	}
-	c := redis.NewClient(redisOptions("127.0.0.1:" + addr[1]))
+	_ = sc.Close()
+	c := redis.NewClient(redisOptions("127.0.0.1:" + port))
 	defer c.Close()
 	info, err := c.Info(ctx, "replication").Result()
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(info, "connected_slaves:1") || !strings.Contains(info, "state=online") {
-		return fmt.Errorf("master %s: no replica online yet", addr[1])
+		return fmt.Errorf("master %s: no replica online yet", port)
 	}
 	return nil
 }
@@ -252,22 +276,18 @@ func replicaOnline(ctx context.Context, sentinelPort int) error {
 // it meanwhile) and returns when the sentinels have made it the new
 // master's replica, which throws away what it acknowledged.
 func freezeMaster(ctx context.Context, dir string, sentinelPort int) (time.Time, time.Time, error) {
-	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(sentinelPort)})
-	defer sc.Close()
-	addr, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+	sc, port, err := sentinelMaster(ctx, sentinelPort)
 	if err != nil {
 		return time.Now(), time.Now(), err
 	}
-	pidfile := "redis-" + addr[1] + ".pid"
+	defer sc.Close()
+	pidfile := "redis-" + port + ".pid"
 	began := time.Now()
 	if err := signalPidfile(dir, pidfile, false, syscall.SIGSTOP); err != nil {
 		return began, began, err
 	}
 	err = waitFor(ctx, func(ctx context.Context) error {
-		now, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
-		if err == nil && now[1] == addr[1] {
-			err = fmt.Errorf("the sentinels still name %s", addr[1])
-		}
+		_, err := promoted(ctx, sc, port)
 		return err
 	})
 	back := time.Now()
@@ -278,11 +298,11 @@ func freezeMaster(ctx context.Context, dir string, sentinelPort int) (time.Time,
 		return began, back, err
 	}
 	err = waitFor(ctx, func(ctx context.Context) error {
-		c := redis.NewClient(redisOptions("127.0.0.1:" + addr[1]))
+		c := redis.NewClient(redisOptions("127.0.0.1:" + port))
 		defer c.Close()
 		info, err := c.Info(ctx, "replication").Result()
 		if err == nil && (!strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up")) {
-			err = fmt.Errorf("the old master %s is not a replica in sync yet", addr[1])
+			err = fmt.Errorf("the old master %s is not a replica in sync yet", port)
 		}
 		return err
 	})
@@ -295,32 +315,28 @@ func freezeMaster(ctx context.Context, dir string, sentinelPort int) (time.Time,
 // turn it into the new master's replica (without one, the writes of
 // WithReplicaAck(1, …) fail after the failover until a replica is back).
 func killMaster(ctx context.Context, dir string, sentinelPort int) (time.Time, time.Time, error) {
-	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(sentinelPort)})
-	defer sc.Close()
-	addr, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+	sc, port, err := sentinelMaster(ctx, sentinelPort)
 	if err != nil {
 		return time.Now(), time.Now(), err
 	}
+	defer sc.Close()
 	began := time.Now()
-	if err := killPidfile(dir, "redis-"+addr[1]+".pid", false); err != nil {
+	if err := killPidfile(dir, "redis-"+port+".pid", false); err != nil {
 		return began, began, err
 	}
 	err = waitFor(ctx, func(ctx context.Context) error {
-		now, err := sc.GetMasterAddrByName(ctx, sentinelName).Result()
+		now, err := promoted(ctx, sc, port)
 		if err != nil {
 			return err
 		}
-		if now[1] == addr[1] {
-			return fmt.Errorf("the sentinels still name %s", addr[1])
-		}
-		c := redis.NewClient(redisOptions("127.0.0.1:" + now[1]))
+		c := redis.NewClient(redisOptions("127.0.0.1:" + now))
 		defer c.Close()
 		role, err := c.Do(ctx, "role").Slice()
 		if err != nil {
 			return err
 		}
 		if len(role) == 0 || role[0] != "master" {
-			return fmt.Errorf("%s is not a master yet: %v", now[1], role)
+			return fmt.Errorf("%s is not a master yet: %v", now, role)
 		}
 		return nil
 	})
@@ -328,7 +344,6 @@ func killMaster(ctx context.Context, dir string, sentinelPort int) (time.Time, t
 	if err != nil {
 		return began, back, err
 	}
-	port := addr[1]
 	err = run(ctx, "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--daemonize", "yes", "--dir", dir,
 		"--pidfile", filepath.Join(dir, "redis-"+port+".pid"), "--logfile", filepath.Join(dir, "redis-"+port+".log"),

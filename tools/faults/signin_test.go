@@ -176,43 +176,45 @@ func signInRedis(t *testing.T, tp *toxiproxy.ApiServer) *signInStore {
 	t.Cleanup(func() { _ = rc.Close() })
 	return &signInStore{adapter: a, proxy: p, probe: redisPing(p.Listen),
 		halfWritten: func(ctx context.Context, emails []string) ([]string, error) {
-			var out []string
+			// Each ref is a key holding a user id, with the count of what
+			// it needs of that user (none: half-written) and its report.
+			type ref struct {
+				key     string
+				needs   func(uid string) *redis.IntCmd
+				without func(uid string) string
+			}
+			var refs []ref
 			for _, kind := range []string{"account", "session", "authenticator"} {
 				keys, err := rc.Keys(ctx, redisPrefix+kind+":{*").Result()
 				if err != nil {
 					return nil, err
 				}
 				for _, k := range keys {
-					uid, err := rc.Get(ctx, k).Result()
-					if errors.Is(err, redis.Nil) {
-						continue
-					}
-					if err != nil {
-						return nil, err
-					}
-					n, err := rc.Exists(ctx, redisPrefix+"user:{"+uid+"}").Result()
-					if err != nil {
-						return nil, err
-					}
-					if n == 0 {
-						out = append(out, kind+" key "+k+" without its user "+uid)
-					}
+					refs = append(refs, ref{k,
+						func(uid string) *redis.IntCmd { return rc.Exists(ctx, redisPrefix+"user:{"+uid+"}") },
+						func(uid string) string { return kind + " key " + k + " without its user " + uid }})
 				}
 			}
 			for _, e := range emails {
-				uid, err := rc.Get(ctx, redisPrefix+"email:{"+e+"}").Result()
+				refs = append(refs, ref{redisPrefix + "email:{" + e + "}",
+					func(uid string) *redis.IntCmd { return rc.HLen(ctx, redisPrefix+"user:{"+uid+"}:accounts") },
+					func(uid string) string { return "user " + uid + " (" + e + ") of an OAuth sign-in without its account" }})
+			}
+			var out []string
+			for _, r := range refs {
+				uid, err := rc.Get(ctx, r.key).Result()
 				if errors.Is(err, redis.Nil) {
 					continue
 				}
 				if err != nil {
 					return nil, err
 				}
-				n, err := rc.HLen(ctx, redisPrefix+"user:{"+uid+"}:accounts").Result()
+				n, err := r.needs(uid).Result()
 				if err != nil {
 					return nil, err
 				}
 				if n == 0 {
-					out = append(out, "user "+uid+" ("+e+") of an OAuth sign-in without its account")
+					out = append(out, r.without(uid))
 				}
 			}
 			return out, nil

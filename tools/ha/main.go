@@ -100,6 +100,25 @@ func run(d time.Duration, name string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// reuseOrStart keeps a deployment that is already healthy, or else starts
+// it (start returns once it is healthy), logging which it did under name:
+// the deployment reused, or the error that made healthy fail, what is
+// started and how long that took.
+func reuseOrStart(name, reused, started string, healthy, start func() error) error {
+	err := healthy()
+	if err == nil {
+		logf("%s: reusing the healthy %s", name, reused)
+		return nil
+	}
+	logf("%s: %v: starting %s", name, err, started)
+	began := time.Now()
+	if err := start(); err != nil {
+		return err
+	}
+	logf("%s: healthy in %.1fs", name, time.Since(began).Seconds())
+	return nil
+}
+
 // waitFor retries ok every 250 ms until it returns true or d passes.
 func waitFor(d time.Duration, ok func() bool) bool {
 	deadline := time.Now().Add(d)

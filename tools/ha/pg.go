@@ -49,15 +49,10 @@ func pgCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := pg.healthy(); err == nil {
-		logf("pg: reusing the healthy formation (ports %v)", pg.ports)
-	} else {
-		logf("pg: %v: starting a monitor, a primary and a synchronous standby in %s", err, pg.dir)
-		start := time.Now()
-		if err := pg.start(*wait); err != nil {
-			return err
-		}
-		logf("pg: healthy in %.1fs", time.Since(start).Seconds())
+	if err := reuseOrStart("pg", fmt.Sprintf("formation (ports %v)", pg.ports),
+		"a monitor, a primary and a synchronous standby in "+pg.dir,
+		pg.healthy, func() error { return pg.start(*wait) }); err != nil {
+		return err
 	}
 	uri, err := pg.autoctl("show", "uri", "--pgdata", pg.data(0), "--formation", "default")
 	if err != nil {

@@ -36,19 +36,18 @@ func sentinelCmd(args []string) error {
 	if s.sentinels, err = ports(*sent, 3); err != nil {
 		return err
 	}
-	if err := s.healthy(); err == nil {
-		logf("sentinel: reusing the healthy deployment (sentinels %v)", s.sentinels)
-	} else {
-		logf("sentinel: %v: starting a master, a replica and three sentinels in %s", err, s.dir)
-		start := time.Now()
-		if err := s.start(); err != nil {
-			return err
-		}
-		var last error
-		if !waitFor(*wait, func() bool { last = s.healthy(); return last == nil }) {
-			return fmt.Errorf("sentinel: not healthy after %v: %w (logs in %s)", *wait, last, s.dir)
-		}
-		logf("sentinel: healthy in %.1fs", time.Since(start).Seconds())
+	if err := reuseOrStart("sentinel", fmt.Sprintf("deployment (sentinels %v)", s.sentinels),
+		"a master, a replica and three sentinels in "+s.dir, s.healthy, func() error {
+			if err := s.start(); err != nil {
+				return err
+			}
+			var last error
+			if !waitFor(*wait, func() bool { last = s.healthy(); return last == nil }) {
+				return fmt.Errorf("sentinel: not healthy after %v: %w (logs in %s)", *wait, last, s.dir)
+			}
+			return nil
+		}); err != nil {
+		return err
 	}
 	fmt.Printf("AUTHPORT_REDIS_SENTINEL_URL=%s\n", s.url())
 	return nil
