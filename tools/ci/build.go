@@ -59,7 +59,7 @@ func (s *services) toolBinary(ctx context.Context, name, tags, pkg string) (stri
 	defer f.Close()
 	build := cmdSpec{args: append(args, "-o", tmp, pkg), dir: src, env: []string{"GOWORK=off"}, timeout: 20 * time.Minute, stdout: f, stderr: f}
 	if err := build.run(ctx); err != nil {
-		return "", s.failLog(name+"-build", "go build of tools/"+name+" failed")
+		return "", s.failLog(name+"-build", fmt.Sprintf("go build of tools/%s failed: %v", name, err))
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", err

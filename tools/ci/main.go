@@ -115,6 +115,9 @@ func (c cmdSpec) run(ctx context.Context) error {
 	}
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
+		if c.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%s: stopped after its time limit of %s (a slow or loaded machine; run it again): %w", strings.Join(c.args, " "), c.timeout, err)
+		}
 		return fmt.Errorf("%s: %w", strings.Join(c.args, " "), err)
 	}
 	return nil
