@@ -2,9 +2,10 @@ package gormadapter
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"strconv"
+
+	"github.com/authport/authport/core"
 )
 
 // SQLiteTimeFormat is how times are stored in SQLite, which has no time
@@ -62,13 +63,7 @@ func WithSerialUserIDs() Option {
 func (a *Adapter) NewUserID(ctx context.Context) (string, error) {
 	return guard(a, a.enter, func() (string, error) {
 		if !a.serialIDs {
-			var b [16]byte
-			if _, err := rand.Read(b[:]); err != nil {
-				return "", fmt.Errorf("gormadapter: NewUserID: %w", err)
-			}
-			b[6] = b[6]&0x0f | 0x40
-			b[8] = b[8]&0x3f | 0x80
-			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
+			return core.NewUUID(), nil
 		}
 		var n int64
 		err := a.db.QueryRowContext(ctx, "SELECT nextval(pg_get_serial_sequence($1, $2))",

@@ -89,7 +89,7 @@ type Config struct {
 	// Now is the clock; nil means [time.Now].
 	Now func() time.Time
 	// GenerateUserID makes the id of a new user; nil means a random UUID
-	// (version 4). Adapters that store ids in another form (MongoDB
+	// (version 4, see [core.NewUUID]). Adapters that store ids in another form (MongoDB
 	// ObjectIds, say) need a matching generator.
 	GenerateUserID func() (string, error)
 	// AllowDangerousUnverifiedEmail restores Auth.js's behaviour towards
@@ -266,7 +266,7 @@ func New(cfg Config) (*Auth, error) {
 		a.now = time.Now
 	}
 	if a.newUserID == nil {
-		a.newUserID = newUUID
+		a.newUserID = func() (string, error) { return core.NewUUID(), nil }
 	}
 	for _, p := range providers {
 		a.providers[p.Common().ID] = p
@@ -358,18 +358,6 @@ func randomHex(n int) (string, error) {
 		return "", fmt.Errorf("reading random bytes: %w", err)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("reading random bytes: %w", err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
 }
 
 // SignIn is the result of a successful sign-in, whichever the way: what

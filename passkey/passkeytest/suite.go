@@ -2,9 +2,7 @@ package passkeytest
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -165,22 +163,11 @@ func (e *Env) NewUser(email string) core.User {
 		e.T.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	u, err := e.Store.CreateUser(context.Background(), core.User{ID: newUUID(), Email: normal, EmailVerified: &now})
+	u, err := e.Store.CreateUser(context.Background(), core.User{ID: core.NewUUID(), Email: normal, EmailVerified: &now})
 	if err != nil {
 		e.T.Fatal(err)
 	}
 	return *u
-}
-
-// newUUID returns a random (version 4) UUID, the form of user ids every
-// adapter stores.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // AddPasskey registers a as a passkey of the signed-in user, or fails the
@@ -412,7 +399,7 @@ func authJSSignUp(t *testing.T, e *Env) {
 	// Options made for a sign-up, while someone took the address in
 	// between: refused at the callback, and nothing is stored.
 	o, cookies = e.MustOptions("email=late@example.com", nil)
-	if _, err := e.Store.CreateUser(ctx, core.User{ID: newUUID(), Email: "late@example.com"}); err != nil {
+	if _, err := e.Store.CreateUser(ctx, core.User{ID: core.NewUUID(), Email: "late@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	late := e.NewAuthenticator()
