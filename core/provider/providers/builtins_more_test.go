@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,22 +46,13 @@ func TestBuiltInsValidate(t *testing.T) {
 		}
 		bare, _ := r.New(id, UserConfig{ClientID: "cid", ClientSecret: "cs"})
 		_, err = provider.Validate([]provider.Provider{bare})
-		if want := contains(perDeployment, id); (err != nil) != want {
+		if want := slices.Contains(perDeployment, id); (err != nil) != want {
 			t.Errorf("%s without an issuer: Validate error %v, want an error: %v", id, err, want)
 		}
 	}
 	if n < 60 {
 		t.Errorf("%d OAuth/OIDC built-ins, want at least 60", n)
 	}
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestBuiltInArguments checks how factories turn their arguments into
