@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/oauth"
 	"github.com/authport/authport/oauth/oauthtest"
@@ -125,16 +126,9 @@ func TestDexRefresh(t *testing.T) {
 			}
 			tokens := make([]string, callers)
 			errs := make([]error, callers)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := range callers {
-				wg.Go(func() {
-					<-start
-					tokens[i], errs[i] = s.flow.AccessToken(ctx, in.User.ID, "dex")
-				})
-			}
-			close(start)
-			wg.Wait()
+			coretest.Concurrently(callers, func(i int) {
+				tokens[i], errs[i] = s.flow.AccessToken(ctx, in.User.ID, "dex")
+			})
 			for i := range callers {
 				if errs[i] != nil {
 					t.Fatalf("caller %d: %v", i, errs[i])

@@ -2,7 +2,6 @@ package coretest
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,17 +23,10 @@ func ExtendOnce(t testing.TB, ctx context.Context, token, userID string, from ti
 		err   error
 	}
 	results := make([]result, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			s, wrote, err := instances[i%len(instances)].ExtendSession(ctx, token, from, from.Add(time.Duration(i+1)*time.Minute))
-			results[i] = result{s, wrote, err}
-		})
-	}
-	close(start)
-	wg.Wait()
+	Concurrently(n, func(i int) {
+		s, wrote, err := instances[i%len(instances)].ExtendSession(ctx, token, from, from.Add(time.Duration(i+1)*time.Minute))
+		results[i] = result{s, wrote, err}
+	})
 	winner := -1
 	for i, r := range results {
 		if r.err != nil || r.s == nil {
