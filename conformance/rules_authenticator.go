@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 )
 
 func authenticatorRules() []rule {
@@ -184,7 +185,7 @@ func counterRules() []rule {
 			au := setup(t, e, 7)
 			results := make([]*core.Authenticator, n)
 			errs := make([]error, n)
-			concurrently(n, func(i int) {
+			coretest.Concurrently(n, func(i int) {
 				results[i], errs[i] = advance(e, au.CredentialID, 8)
 			})
 			expectOneWon(t, errs, core.ErrCounterNotIncreased, "a losing concurrent advance", "concurrent advances to the same counter succeeded")

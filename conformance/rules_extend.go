@@ -134,7 +134,7 @@ func (e *env) dueSession(t *testing.T, a *auth.Auth, c *clock) *core.Session {
 func (e *env) burst(t *testing.T, instances []*auth.Auth, token string, n int, want time.Time) {
 	t.Helper()
 	errs := make([]error, n)
-	concurrently(n, func(i int) {
+	coretest.Concurrently(n, func(i int) {
 		su, _, err := instances[i%len(instances)].Session(e.ctx, token)
 		switch {
 		case err != nil:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 )
 
 // webAuthnRules are the library flow rules of the webAuthn group.
@@ -91,7 +92,7 @@ func webAuthnRules() []rule {
 			a, _, au := e.registeredPasskey(t)
 			const n = 20
 			errs := make([]error, n)
-			concurrently(n, func(i int) {
+			coretest.Concurrently(n, func(i int) {
 				_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
 			})
 			expectOneWon(t, errs, auth.ErrCounterNotIncreased, "a losing concurrent assertion", "concurrent assertions with the same counter passed")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 )
 
 // raceTrials is how many times each deleteUser race is run. A race that
@@ -365,22 +366,6 @@ func expectOneWon(t *testing.T, errs []error, target error, loser, calls string)
 	}
 }
 
-// concurrently calls f(0) to f(n-1), each in its own goroutine, all
-// released together so that they meet in the adapter, and returns when all
-// have returned.
-func concurrently(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			f(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-}
-
 // orphansOf describes every stored account, session and authenticator of
 // the user.
 func orphansOf(s state, userID string) []string {
@@ -413,7 +398,7 @@ func throughBoth[U, R any](t *testing.T, e *env, updates []U, call func(s *core.
 	t.Helper()
 	instances := [2]*core.Store{e.a, e.peer}
 	errs := make([]error, len(updates))
-	concurrently(len(updates), func(i int) {
+	coretest.Concurrently(len(updates), func(i int) {
 		_, errs[i] = call(instances[i%2], e.ctx, updates[i])
 	})
 	if err := errors.Join(errs...); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 )
 
 func tokenRules() []rule {
@@ -105,7 +106,7 @@ func useTokenRules() []rule {
 			e.createToken(t, v)
 			results := make([]*core.VerificationToken, n)
 			errs := make([]error, n)
-			concurrently(n, func(i int) {
+			coretest.Concurrently(n, func(i int) {
 				results[i], errs[i] = e.a.UseVerificationToken(e.ctx, v.Key())
 			})
 			won := 0
