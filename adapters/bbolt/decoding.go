@@ -9,28 +9,37 @@ import (
 )
 
 // reader returns a reader of the record b after checking its version
-// byte: a record of a version other than 1 fails.
+// byte: a record of a version other than 1 fails. The check of a good
+// record is inlined into the decoders.
 func reader(b []byte) rc.Reader {
+	if len(b) == 0 || b[0] != recordVersion1 {
+		return badRecord(b)
+	}
+	return rc.NewReader(b[1:])
+}
+
+// badRecord returns the failed reader of a record that is empty or of
+// another version.
+func badRecord(b []byte) rc.Reader {
 	r := rc.NewReader(b)
-	if v := r.Byte(); v != recordVersion1 {
-		badVersion(&r, v)
+	if v := r.Byte(); r.Err() == nil {
+		r.Fail(fmt.Sprintf("unsupported record version %d", v))
 	}
 	return r
 }
 
-func badVersion(r *rc.Reader, v byte) {
-	if r.Err() == nil {
-		r.Fail(fmt.Sprintf("unsupported record version %d", v))
+// end returns the reader's failure (trailing bytes included) as an error
+// matching ErrCorrupt that names the kind of record; nil, inlined, for a
+// record read to its end.
+func end(kind string, r *rc.Reader) error {
+	if r.Done() {
+		return nil
 	}
+	return corrupt(kind, r)
 }
 
-// end returns the reader's failure (trailing bytes included) as an error
-// matching ErrCorrupt that names the kind of record.
-func end(kind string, r *rc.Reader) error {
-	if err := r.End(); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrCorrupt, kind, err)
-	}
-	return nil
+func corrupt(kind string, r *rc.Reader) error {
+	return fmt.Errorf("%w: %s: %w", ErrCorrupt, kind, r.End())
 }
 
 // decodeUser decodes a user record into one allocation, a userBox holding

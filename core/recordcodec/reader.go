@@ -60,6 +60,10 @@ func (r *Reader) Err() error { return r.err }
 // Len returns the number of bytes left.
 func (r *Reader) Len() int { return len(r.b) }
 
+// Done reports whether the record was read to its end without a failure:
+// [Reader.End] would return nil.
+func (r *Reader) Done() bool { return r.err == nil && len(r.b) == 0 }
+
 // Fail records a failure (unless one is recorded already) saying what is
 // wrong, and stops the reads: an adapter calls it for a check of its own,
 // such as a version byte it does not know.

@@ -32,6 +32,9 @@ func record() []byte {
 func readRecord(t *testing.T, r *Reader) {
 	t.Helper()
 	got := []any{r.Str(), r.OptStr(), *r.OptStr(), r.Time(), *r.OptTime(), *r.OptVarint(), r.Bool(), r.OptList(), r.OptList(), r.Uvarint(), r.Data()}
+	if !r.Done() {
+		t.Errorf("Done() = false after reading the whole record (End: %v)", r.End())
+	}
 	want := []any{"\x00é", (*string)(nil), "", time.UnixMilli(-1).UTC(), time.UnixMilli(1700000000123).UTC(), int64(-1 << 40), true,
 		[]string{}, []string{"a", ""}, uint64(300), map[string]json.RawMessage{"a": json.RawMessage(`"x"`), "z": json.RawMessage(`1`)}}
 	if err := r.End(); err != nil || !reflect.DeepEqual(got, want) {
@@ -85,6 +88,9 @@ func TestMalformed(t *testing.T) {
 			_, _, _, _, _, _ = r.Str(), r.OptStr(), r.OptStr(), r.Time(), r.OptTime(), r.OptVarint()
 			_, _, _, _, _ = r.Bool(), r.OptList(), r.OptList(), r.Uvarint(), r.Data()
 		}()
+		if r.Done() {
+			t.Errorf("%s (% x): Done() = true", name, b)
+		}
 		if err := r.End(); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s (% x): err = %v, want ErrMalformed", name, b, err)
 		}
