@@ -14,15 +14,20 @@ import (
 
 // slowSessionStore keeps one session; its UpdateSession takes a while (a
 // networked store's round trip), so that concurrent requests overlap, and
-// can be told to fail.
+// can be told to fail, or to wait until so many reads have been made (so
+// that every request of a burst reads the session before the write ends,
+// however the goroutines are scheduled).
 type slowSessionStore struct {
 	mu      sync.Mutex
 	s       core.Session
 	updates atomic.Int32
 	fail    atomic.Int32 // this many next updates fail
+	reads   atomic.Int32
+	gate    atomic.Int32 // UpdateSession waits until reads reaches it (up to 10 s)
 }
 
 func (m *slowSessionStore) GetSessionAndUser(_ context.Context, token string) (*core.SessionAndUser, error) {
+	m.reads.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if token != m.s.SessionToken {
@@ -36,6 +41,9 @@ var errStoreDown = errors.New("store down")
 func (m *slowSessionStore) UpdateSession(_ context.Context, u core.SessionUpdate) (*core.Session, error) {
 	m.updates.Add(1)
 	time.Sleep(20 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); m.reads.Load() < m.gate.Load() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if m.fail.Add(-1) >= 0 {
 		return nil, errStoreDown
 	}
@@ -84,7 +92,9 @@ func TestConcurrentExtensionWritesOnce(t *testing.T) {
 
 	clock.Store(start.Add(auth.DefaultUpdateAge + time.Second).UnixNano())
 	const n = 32
+	store.gate.Store(store.reads.Load() + n) // every request reads the due session before the write ends
 	extended, expires := burst(n)
+	store.gate.Store(0)
 	if got := store.updates.Load(); got != 1 {
 		t.Errorf("%d concurrent requests on a due session wrote %d extensions; want 1", n, got)
 	}
