@@ -71,6 +71,18 @@ func (c *Counting) Writes() map[core.Method]int {
 	return out
 }
 
+// WritesExcept returns what Writes returns less the methods named: the
+// writes a test did not allow, e.g. anything but the use of an e-mail
+// link after a refused sign-in, so that an empty map means "no other
+// write".
+func (c *Counting) WritesExcept(allowed ...core.Method) map[core.Method]int {
+	out := c.Writes()
+	for _, m := range allowed {
+		delete(out, m)
+	}
+	return out
+}
+
 // IsRead reports whether the method only reads the store (get and list
 // methods).
 func IsRead(m core.Method) bool {
