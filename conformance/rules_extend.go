@@ -118,13 +118,13 @@ func extendRules() []rule {
 // dueSession creates a user and a session of it through a (MaxAge an hour,
 // UpdateAge ten minutes), then moves the clock c on by eleven minutes, so
 // that the session is due for extension.
-func (e *env) dueSession(t *testing.T, a *auth.Auth, c *clock) *core.Session {
+func (e *env) dueSession(t *testing.T, a *auth.Auth, c *coretest.Clock) *core.Session {
 	t.Helper()
 	s, err := a.CreateSession(e.ctx, e.storedUser(t).ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.advance(11 * time.Minute)
+	c.Add(11 * time.Minute)
 	return s
 }
 

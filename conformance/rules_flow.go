@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,25 +19,8 @@ import (
 // the test moves; the adapter keeps its own, real one, which is why the
 // clock starts at the real time and only moves forward.
 
-// clock is a time source the test moves forward.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns a clock at the real time, which the test moves forward.
+func newClock() *coretest.Clock { return coretest.NewClock(time.Now()) }
 
 // Providers of the flow rules.
 const (
@@ -104,7 +86,7 @@ func (e *env) register(t *testing.T, a *auth.Auth, au core.Authenticator) {
 }
 
 // newAuth configures the library on the rule's adapter, with the clock.
-func (e *env) newAuth(t *testing.T, c *clock, o authOptions) *auth.Auth {
+func (e *env) newAuth(t *testing.T, c *coretest.Clock, o authOptions) *auth.Auth {
 	t.Helper()
 	gh := providers.GitHub("client-id", "client-secret")
 	linking := providers.GitHub("client-id", "client-secret")

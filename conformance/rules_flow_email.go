@@ -26,7 +26,7 @@ func emailSignInRules() []rule {
 			if want := core.NormalizeTime(c.Now().Add(provider.DefaultEmailMaxAge)); !stored[0].Expires.Equal(want) {
 				t.Errorf("token expires %v, want %v (the provider's maxAge)", stored[0].Expires, want)
 			}
-			c.advance(time.Minute)
+			c.Add(time.Minute)
 			in, err := a.VerifyEmailSignIn(e.ctx, emailProvider, "new.user@example.com", req.Token)
 			if err != nil {
 				t.Fatal(err)
@@ -61,7 +61,7 @@ func emailSignInRules() []rule {
 			if first.IsNewUser || first.User.ID != u.ID || first.User.EmailVerified == nil || !first.User.EmailVerified.Equal(verified) {
 				t.Errorf("first sign-in = %s, want the existing user verified now", show(first))
 			}
-			c.advance(time.Hour)
+			c.Add(time.Hour)
 			signIn()
 			got := e.getUser(t, u.ID)
 			if got == nil || got.EmailVerified == nil || !got.EmailVerified.Equal(verified) {
@@ -104,7 +104,7 @@ func emailSignInRules() []rule {
 			c := newClock()
 			a := e.newAuth(t, c, authOptions{})
 			req := e.startEmail(t, a, "late@example.com")
-			c.advance(provider.DefaultEmailMaxAge + time.Second)
+			c.Add(provider.DefaultEmailMaxAge + time.Second)
 			_, err := a.VerifyEmailSignIn(e.ctx, emailProvider, "late@example.com", req.Token)
 			expectErr(t, "sign-in with an expired link", err, auth.ErrVerificationFailed)
 			s := e.state(t)

@@ -57,14 +57,14 @@ func sessionLifetimeRules() []rule {
 				return ss[0].Expires
 			}
 			created := s.Expires
-			c.advance(9 * time.Minute)
+			c.Add(9 * time.Minute)
 			if su, _, err := a.Session(e.ctx, s.SessionToken); err != nil || su == nil {
 				t.Fatalf("Session after 9m = %s, %v", show(su), err)
 			}
 			if got := stored(); !got.Equal(created) {
 				t.Errorf("after 9m (updateAge 10m) expires moved to %v, want it unchanged at %v", got, created)
 			}
-			c.advance(2 * time.Minute)
+			c.Add(2 * time.Minute)
 			su, _, err := a.Session(e.ctx, s.SessionToken)
 			if err != nil || su == nil {
 				t.Fatalf("Session after 11m = %s, %v", show(su), err)
@@ -73,7 +73,7 @@ func sessionLifetimeRules() []rule {
 			if got := stored(); !got.Equal(want) || !su.Session.Expires.Equal(want) {
 				t.Errorf("after 11m expires = %v (returned %v), want now+maxAge = %v", got, su.Session.Expires, want)
 			}
-			c.advance(time.Minute)
+			c.Add(time.Minute)
 			if _, _, err := a.Session(e.ctx, s.SessionToken); err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func sessionLifetimeRules() []rule {
 				t.Fatal(err)
 			}
 			for range 2 {
-				c.advance(time.Second)
+				c.Add(time.Second)
 				su, _, err := a.Session(e.ctx, s.SessionToken)
 				if err != nil || su == nil {
 					t.Fatalf("Session = %s, %v", show(su), err)
@@ -110,7 +110,7 @@ func sessionLifetimeRules() []rule {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.advance(time.Hour + time.Second)
+			c.Add(time.Hour + time.Second)
 			e.expectRemovedOnAccess(t, a, s.SessionToken)
 		}},
 	}
@@ -229,14 +229,14 @@ func sessionCostRules() []rule {
 			if want := core.NormalizeTime(c.Now().Add(30 * 24 * time.Hour)); !s.Expires.Equal(want) {
 				t.Errorf("expires = %v, want now+30 days = %v", s.Expires, want)
 			}
-			c.advance(23 * time.Hour)
+			c.Add(23 * time.Hour)
 			if su, _, err := a.Session(e.ctx, s.SessionToken); err != nil || su == nil {
 				t.Fatalf("Session after 23h = %s, %v", show(su), err)
 			}
 			if got := e.getSessionAndUser(t, s.SessionToken); got == nil || !got.Session.Expires.Equal(s.Expires) {
 				t.Errorf("after 23h (default updateAge 24h) the session is %s, want expires unchanged at %v", show(got), s.Expires)
 			}
-			c.advance(2 * time.Hour)
+			c.Add(2 * time.Hour)
 			su, _, err := a.Session(e.ctx, s.SessionToken)
 			if err != nil || su == nil {
 				t.Fatalf("Session after 25h = %s, %v", show(su), err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -250,26 +249,20 @@ func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *ra
 	// Both start together; in most trials one of them is held back a
 	// little (alternately, by up to 1.4 ms), so that the other's steps
 	// on a networked store meet it at different points.
-	var wg sync.WaitGroup
+	// Caller 0 writes, caller 1 deletes; the one held back is the write
+	// in odd trials, the delete in even ones.
 	var writeErr, deleteErr error
-	start := make(chan struct{})
 	lag := time.Duration(trial%15) * 100 * time.Microsecond
-	wg.Go(func() {
-		<-start
-		if trial%2 == 1 {
+	coretest.Concurrently(2, func(i int) {
+		if i != trial%2 {
 			time.Sleep(lag)
 		}
-		writeErr = write()
-	})
-	wg.Go(func() {
-		<-start
-		if trial%2 == 0 {
-			time.Sleep(lag)
+		if i == 0 {
+			writeErr = write()
+		} else {
+			_, deleteErr = e.a.DeleteUser(e.ctx, u.ID)
 		}
-		_, deleteErr = e.a.DeleteUser(e.ctx, u.ID)
 	})
-	close(start)
-	wg.Wait()
 
 	if deleteErr != nil {
 		tally.unexpectedErr++

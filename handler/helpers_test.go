@@ -23,6 +23,7 @@ import (
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/mail"
@@ -47,26 +48,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// clock is a settable clock shared by the Auth, the adapter and the handler.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now().UTC().Truncate(time.Second)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 type envOpts struct {
@@ -94,12 +75,12 @@ type env struct {
 	store  *memory.Adapter
 	client *http.Client
 	base   string
-	clock  *clock
+	clock  *coretest.Clock // shared by the Auth, the adapter and the handler
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
-	e := &env{t: t, clock: newClock()}
+	e := &env{t: t, clock: coretest.NewClock(time.Now().UTC().Truncate(time.Second))}
 	mux := http.NewServeMux()
 	var h http.Handler = http.NotFoundHandler()
 	var mu sync.RWMutex

@@ -108,15 +108,6 @@ func noSessionCookie(t *testing.T, what string, res response) {
 	}
 }
 
-// writesBut returns the counted writes, less the ones named.
-func writesBut(c *coretest.Counting, allowed ...core.Method) map[core.Method]int {
-	w := c.Writes()
-	for _, m := range allowed {
-		delete(w, m)
-	}
-	return w
-}
-
 func forEachStore(t *testing.T, run func(t *testing.T, open func(*testing.T, func() time.Time) core.Adapter, strategy auth.Strategy)) {
 	for _, st := range hookStores {
 		for _, strategy := range hookStrategies {
@@ -154,7 +145,7 @@ func TestSignInCallbackDenies(t *testing.T) {
 		res := fakeSignIn(t, he.idp, he.env, "idp", map[string]any{"id": "gh-1", "email": "octo@example.com"})
 		wantHeader(t, res, "Location", denied)
 		noSessionCookie(t, "a denied OAuth sign-in", res)
-		if w := writesBut(he.store, core.MethodCreateVerificationToken); len(w) != 0 {
+		if w := he.store.WritesExcept(core.MethodCreateVerificationToken); len(w) != 0 {
 			t.Errorf("a denied OAuth sign-in wrote %v", w)
 		}
 		he.store.Reset()
@@ -175,7 +166,7 @@ func TestSignInCallbackDenies(t *testing.T) {
 		res = he.get(link)
 		wantHeader(t, res, "Location", denied)
 		noSessionCookie(t, "a denied e-mail link", res)
-		if w := writesBut(he.store, core.MethodUseVerificationToken); len(w) != 0 {
+		if w := he.store.WritesExcept(core.MethodUseVerificationToken); len(w) != 0 {
 			t.Errorf("a denied e-mail link wrote %v", w)
 		}
 		he.store.Reset()
@@ -186,7 +177,7 @@ func TestSignInCallbackDenies(t *testing.T) {
 		// The assertion's counter check (advanceAuthenticatorCounter, which
 		// the store offers; the counter stays 0 here) comes before the
 		// callback decides: no other write.
-		if w := writesBut(he.store, core.Method(core.ExtensionAdvanceAuthenticatorCounter)); len(w) != 0 {
+		if w := he.store.WritesExcept(core.Method(core.ExtensionAdvanceAuthenticatorCounter)); len(w) != 0 {
 			t.Errorf("a denied passkey sign-in wrote %v", w)
 		}
 
@@ -200,7 +191,7 @@ func TestSignInCallbackDenies(t *testing.T) {
 		res = fakeSignIn(t, he.idp, he.env, "idp", map[string]any{"id": "gh-2", "email": "redirect@example.com"})
 		wantHeader(t, res, "Location", "/blocked")
 		noSessionCookie(t, "a redirected sign-in", res)
-		if w := writesBut(he.store, core.MethodCreateVerificationToken); len(w) != 0 {
+		if w := he.store.WritesExcept(core.MethodCreateVerificationToken); len(w) != 0 {
 			t.Errorf("a redirected OAuth sign-in wrote %v", w)
 		}
 
@@ -247,7 +238,7 @@ func TestSignInCallbackError(t *testing.T) {
 	})
 	res := fakeSignIn(t, he.idp, he.env, "idp", map[string]any{"id": "gh-1", "email": "octo@example.com"})
 	wantHeader(t, res, "Location", he.base+"/error?error=Configuration")
-	if w := writesBut(he.store, core.MethodCreateVerificationToken); len(w) != 0 {
+	if w := he.store.WritesExcept(core.MethodCreateVerificationToken); len(w) != 0 {
 		t.Errorf("wrote %v", w)
 	}
 }

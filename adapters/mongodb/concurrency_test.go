@@ -3,7 +3,6 @@ package mongoadapter_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,15 +23,9 @@ const concurrentRounds = 20
 // either returns an error.
 func raceCalls[U, R any](t *testing.T, what string, call func(context.Context, U) (R, error), x, y U) {
 	t.Helper()
-	var wg sync.WaitGroup
-	start := make(chan struct{})
+	args := []U{x, y}
 	errs := make([]error, 2)
-	for i, u := range []U{x, y} {
-		wg.Add(1)
-		go func() { defer wg.Done(); <-start; _, errs[i] = call(context.Background(), u) }()
-	}
-	close(start)
-	wg.Wait()
+	coretest.Concurrently(2, func(i int) { _, errs[i] = call(context.Background(), args[i]) })
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatalf("%s: %v, %v", what, errs[0], errs[1])
 	}

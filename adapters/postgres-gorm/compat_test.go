@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -587,43 +588,38 @@ func TestWithoutForeignKeysRace(t *testing.T) {
 				if _, err := a.CreateUser(ctx, core.User{ID: uid, Email: uid + "@example.com"}); err != nil {
 					t.Fatal(err)
 				}
-				var wg sync.WaitGroup
+				// Callers 0 to 5 create children of the user, caller 6
+				// deletes it.
 				var mu sync.Mutex
-				start := make(chan struct{})
-				for g := range 6 {
-					wg.Go(func() {
-						<-start
-						key := fmt.Sprintf("%s-%d", uid, g)
-						var err error
-						switch g % 3 {
-						case 0:
-							_, err = a.CreateSession(ctx, core.Session{SessionToken: key, UserID: uid, Expires: time.Now().Add(time.Hour)})
-						case 1:
-							_, err = a.LinkAccount(ctx, core.Account{UserID: uid, Type: core.AccountTypeOAuth, Provider: "p", ProviderAccountID: key})
-						case 2:
-							_, err = a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: key, UserID: uid, ProviderAccountID: key,
-								CredentialPublicKey: "k", CredentialDeviceType: "singleDevice"})
+				coretest.Concurrently(7, func(g int) {
+					if g == 6 {
+						if _, err := a.DeleteUser(ctx, uid); err != nil {
+							t.Errorf("deleteUser: %v", err)
 						}
-						mu.Lock()
-						defer mu.Unlock()
-						switch {
-						case err == nil:
-							created++
-						case errors.Is(err, core.ErrNotFound):
-							refused++
-						default:
-							t.Errorf("create racing with deleteUser: %v", err)
-						}
-					})
-				}
-				wg.Go(func() {
-					<-start
-					if _, err := a.DeleteUser(ctx, uid); err != nil {
-						t.Errorf("deleteUser: %v", err)
+						return
+					}
+					key := fmt.Sprintf("%s-%d", uid, g)
+					var err error
+					switch g % 3 {
+					case 0:
+						_, err = a.CreateSession(ctx, core.Session{SessionToken: key, UserID: uid, Expires: time.Now().Add(time.Hour)})
+					case 1:
+						_, err = a.LinkAccount(ctx, core.Account{UserID: uid, Type: core.AccountTypeOAuth, Provider: "p", ProviderAccountID: key})
+					case 2:
+						_, err = a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: key, UserID: uid, ProviderAccountID: key,
+							CredentialPublicKey: "k", CredentialDeviceType: "singleDevice"})
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						created++
+					case errors.Is(err, core.ErrNotFound):
+						refused++
+					default:
+						t.Errorf("create racing with deleteUser: %v", err)
 					}
 				})
-				close(start)
-				wg.Wait()
 			}
 			ss, err1 := raw.Sessions(ctx)
 			as, err2 := raw.Accounts(ctx)

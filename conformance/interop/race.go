@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/coretest"
 )
 
 // raceResult counts the callers of one race that got the token, and those
@@ -65,25 +66,18 @@ func (f *Fixture) race(t *testing.T, key core.VerificationTokenKey, authportN, n
 			*wins++
 		}
 	}
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range authportN {
-		wg.Go(func() {
-			<-start
+	// The first authportN callers go through authport, the others
+	// through Auth.js.
+	coretest.Concurrently(authportN+nodeN, func(i int) {
+		if i < authportN {
 			v, err := f.Adapter.UseVerificationToken(t.Context(), key)
 			count(err, v != nil, &r.authportBusy, &r.authport, "authport")
-		})
-	}
-	for range nodeN {
-		wg.Go(func() {
-			<-start
-			var v *VerificationToken
-			err := f.call(&v, "useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token})
-			count(err, v != nil, &r.nodeBusy, &r.node, "Auth.js")
-		})
-	}
-	close(start)
-	wg.Wait()
+			return
+		}
+		var v *VerificationToken
+		err := f.call(&v, "useVerificationToken", map[string]any{"identifier": key.Identifier, "token": key.Token})
+		count(err, v != nil, &r.nodeBusy, &r.node, "Auth.js")
+	})
 	for _, err := range errs {
 		t.Errorf("useVerificationToken during the race: %v", err)
 	}

@@ -1,7 +1,8 @@
 // Package coretest holds helpers for tests of code that calls an adapter:
 // [Counting] counts the calls of each method through a [core.Store], e.g.
-// to show that a request costs one read and no write. It uses only the
-// standard library and core.
+// to show that a request costs one read and no write; [Clock] is a time
+// source the test moves; [Concurrently] starts calls that overlap. It uses
+// only the standard library and core.
 package coretest
 
 import (
@@ -66,6 +67,18 @@ func (c *Counting) Writes() map[core.Method]int {
 		if !IsRead(m) {
 			out[m] = n
 		}
+	}
+	return out
+}
+
+// WritesExcept returns what Writes returns less the methods named: the
+// writes a test did not allow, e.g. anything but the use of an e-mail
+// link after a refused sign-in, so that an empty map means "no other
+// write".
+func (c *Counting) WritesExcept(allowed ...core.Method) map[core.Method]int {
+	out := c.Writes()
+	for _, m := range allowed {
+		delete(out, m)
 	}
 	return out
 }

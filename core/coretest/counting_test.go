@@ -42,6 +42,13 @@ func TestCountingObservesTheStore(t *testing.T) {
 	if got := c.Writes(); !maps.Equal(got, wantWrites) {
 		t.Errorf("Writes = %v, want %v", got, wantWrites)
 	}
+	wantOthers := map[core.Method]int{core.Method(core.ExtensionPurgeExpired): 1}
+	if got := c.WritesExcept(core.MethodCreateUser, core.MethodGetUser); !maps.Equal(got, wantOthers) {
+		t.Errorf("WritesExcept(createUser, getUser) = %v, want %v", got, wantOthers)
+	}
+	if got := c.WritesExcept(); !maps.Equal(got, wantWrites) {
+		t.Errorf("WritesExcept() = %v, want all the writes %v", got, wantWrites)
+	}
 	c.Reset()
 	if got := c.Calls(); len(got) != 0 {
 		t.Errorf("Calls after Reset = %v, want none", got)

@@ -3,30 +3,18 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/ratelimit"
 	"github.com/authport/authport/core/ratelimit/ratelimittest"
 )
 
 func TestMemory(t *testing.T) { ratelimittest.Run(t, ratelimit.NewMemory()) }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 func TestMemoryRate(t *testing.T) {
-	c := &clock{now: time.Unix(1_800_000_000, 0)}
+	c := coretest.NewClock(time.Unix(1_800_000_000, 0))
 	m := ratelimit.NewMemory(ratelimit.WithClock(c.Now))
 	ctx := context.Background()
 	l := ratelimit.Limit{Events: 4, Period: time.Hour} // one per 15 minutes after the burst
@@ -64,7 +52,7 @@ func TestMemoryRate(t *testing.T) {
 // TestMemoryBounded fills the store: a new key is refused, not an old one
 // forgotten, until keys expire.
 func TestMemoryBounded(t *testing.T) {
-	c := &clock{now: time.Unix(1_800_000_000, 0)}
+	c := coretest.NewClock(time.Unix(1_800_000_000, 0))
 	m := ratelimit.NewMemory(ratelimit.WithClock(c.Now), ratelimit.WithMaxKeys(3))
 	ctx := context.Background()
 	l := ratelimit.Limit{Events: 1, Period: time.Minute}

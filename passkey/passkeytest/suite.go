@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/passkey"
 )
@@ -477,28 +477,23 @@ func concurrentReplays(t *testing.T, e *Env) {
 	data := e.Get(sa, o, Ceremony{Origin: Origin})
 	const n = 12
 	var wins, refused atomic.Int32
-	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	start := make(chan struct{})
-	for range n {
-		// Each through its own instance, so that the store's counter
-		// decides.
-		c := e.Instance()
-		wg.Go(func() {
-			<-start
-			_, _, err := c.Callback(context.Background(), cookies, "authenticate", data, nil)
-			switch {
-			case err == nil:
-				wins.Add(1)
-			case errors.Is(err, passkey.ErrCounterNotIncreased):
-				refused.Add(1)
-			default:
-				errs <- err
-			}
-		})
+	// Each through its own instance, so that the store's counter decides.
+	clients := make([]Client, n)
+	for i := range clients {
+		clients[i] = e.Instance()
 	}
-	close(start)
-	wg.Wait()
+	coretest.Concurrently(n, func(i int) {
+		_, _, err := clients[i].Callback(context.Background(), cookies, "authenticate", data, nil)
+		switch {
+		case err == nil:
+			wins.Add(1)
+		case errors.Is(err, passkey.ErrCounterNotIncreased):
+			refused.Add(1)
+		default:
+			errs <- err
+		}
+	})
 	close(errs)
 	for err := range errs {
 		t.Errorf("unexpected error: %v", err)

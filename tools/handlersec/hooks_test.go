@@ -159,14 +159,6 @@ func noSession(t *testing.T, what string, res hookRes) {
 	}
 }
 
-func writesExcept(c *coretest.Counting, allowed ...core.Method) map[core.Method]int {
-	w := c.Writes()
-	for _, m := range allowed {
-		delete(w, m)
-	}
-	return w
-}
-
 func forStores(t *testing.T, run func(t *testing.T, store core.Adapter, strategy auth.Strategy)) {
 	for _, st := range testStores {
 		for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
@@ -198,7 +190,7 @@ func TestSignInDenyOnStores(t *testing.T) {
 				t.Errorf("%s: %s, want %s", what, got, denied)
 			}
 			noSession(t, what, res)
-			if w := writesExcept(app.store, allowed); len(w) != 0 {
+			if w := app.store.WritesExcept(allowed); len(w) != 0 {
 				t.Errorf("%s wrote %v", what, w)
 			}
 		}
@@ -219,7 +211,7 @@ func TestSignInDenyOnStores(t *testing.T) {
 		// The assertion's counter check (advanceAuthenticatorCounter, on
 		// the stores that offer it; the counter stays 0 here) comes before
 		// the callback decides: no other write.
-		if got, w := res.Header.Get("Location"), writesExcept(app.store, core.Method(core.ExtensionAdvanceAuthenticatorCounter)); got != denied || len(w) != 0 {
+		if got, w := res.Header.Get("Location"), app.store.WritesExcept(core.Method(core.ExtensionAdvanceAuthenticatorCounter)); got != denied || len(w) != 0 {
 			t.Errorf("passkey: %s, writes %v", got, w)
 		}
 		if s := app.session(); s != nil {
