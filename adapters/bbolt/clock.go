@@ -13,7 +13,10 @@ import (
 // tenth of a getSessionAndUser; the monotonic read alone is half that. A
 // step of the system's wall clock is seen within a second; expiry is
 // compared at millisecond precision against times that are minutes to
-// months away.
+// months away. Linux's monotonic clock stops while the machine is
+// suspended: for up to a second after a resume the time read may lag by
+// the suspension's length (a session that expired meanwhile is still
+// accepted in that second).
 type systemClock struct {
 	base atomic.Pointer[time.Time] // the last full reading, with its monotonic reading
 }

@@ -210,6 +210,9 @@ func decodesBack[D, R any](t *testing.T, b []byte, conv func(*D) (*R, error), do
 // their text.
 func canonData(u *core.User) {
 	for k, v := range u.Data {
+		if !json.Valid(v) {
+			continue // compared as it is
+		}
 		dec := json.NewDecoder(bytes.NewReader(v))
 		dec.UseNumber()
 		var x any

@@ -27,9 +27,9 @@ type slowSessionStore struct {
 }
 
 func (m *slowSessionStore) GetSessionAndUser(_ context.Context, token string) (*core.SessionAndUser, error) {
-	m.reads.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer m.reads.Add(1) // counted once the session is copied, before the lock is released
 	if token != m.s.SessionToken {
 		return nil, nil
 	}

@@ -95,6 +95,7 @@ type cmdSpec struct {
 
 // run runs c and returns its error, which names the command.
 func (c cmdSpec) run(ctx context.Context) error {
+	parent := ctx
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -115,7 +116,7 @@ func (c cmdSpec) run(ctx context.Context) error {
 	}
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
-		if c.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if c.timeout > 0 && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("%s: stopped after its time limit of %s (a slow or loaded machine; run it again): %w", strings.Join(c.args, " "), c.timeout, err)
 		}
 		return fmt.Errorf("%s: %w", strings.Join(c.args, " "), err)
