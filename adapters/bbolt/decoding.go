@@ -9,8 +9,8 @@ import (
 )
 
 // reader returns a reader of the record b after checking its version
-// byte: a record of a version other than 1 fails. The check of a good
-// record is inlined into the decoders.
+// byte: a record of a version other than 1 fails (badRecord, out of the
+// good record's path).
 func reader(b []byte) rc.Reader {
 	if len(b) == 0 || b[0] != recordVersion1 {
 		return badRecord(b)
