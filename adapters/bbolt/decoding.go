@@ -3,6 +3,7 @@ package bboltadapter
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/authport/authport/core"
 	rc "github.com/authport/authport/core/recordcodec"
@@ -44,45 +45,82 @@ func corrupt(kind string, r *rc.Reader) error {
 
 // decodeUser decodes a user record into one allocation, a userBox holding
 // the User, what its pointer fields point to and the copy of the record its
-// strings are substrings of (a second allocation for a record longer than
-// userInline).
+// strings are substrings of (see inlineBuffer).
 func decodeUser(b []byte) (*core.User, error) {
-	box := &userBox{}
-	if err := box.decodeUser(b, &box.u); err != nil {
+	switch n := len(b) - 1; { // the bytes after the version byte are copied
+	case n <= len(userBuffer1{}):
+		return decodeUserIn[userBuffer1](b)
+	case n <= len(userBuffer2{}):
+		return decodeUserIn[userBuffer2](b)
+	case n <= len(userBuffer3{}):
+		return decodeUserIn[userBuffer3](b)
+	default:
+		return decodeUserIn[noBuffer](b)
+	}
+}
+
+func decodeUserIn[B inlineBuffer](b []byte) (*core.User, error) {
+	box := &userBox[B]{}
+	if err := box.decodeUser(b, &box.u, bytesOf(&box.buf)); err != nil {
 		return nil, err
 	}
 	return &box.u, nil
 }
 
-// userBox holds a User and what its optional fields point to, so that a
-// user is decoded into one allocation (see userFields).
-type userBox struct {
+// userBox holds a User, what its optional fields point to and the copy of
+// the record its strings are substrings of, so that a user is decoded into
+// one allocation.
+type userBox[B inlineBuffer] struct {
 	u core.User
 	userFields
+	buf B
 }
 
-// userFields holds what a decoded User's pointer fields point to, and the
-// copy of the record that its strings are substrings of, inside the one
-// allocation that also holds the User.
+// userFields holds what a decoded User's pointer fields point to, inside
+// the one allocation that also holds the User.
 type userFields struct {
 	verified    time.Time
 	name, image string
-	buf         [userInline]byte
 }
 
-// userInline is how many bytes of a user record (after its version byte)
-// are copied into the allocation that holds the decoded user (a longer
-// record gets a string of its own). With it a sessionAndUserBox fills the
-// 256-byte size class.
-const userInline = 80
+// inlineBuffer is the copy of a user record inside the allocation that
+// holds the decoded user, so that decoding a user takes one allocation, not
+// two. Its sizes make each box fill a size class of Go's allocator (the
+// userBuffer ones a userBox: 208, 288 and 512 bytes; the sessionBuffer ones
+// a sessionAndUserBox: 256, 320 and 512 bytes); the decoders take the
+// smallest that holds the record, and for a longer record the box without
+// one (noBuffer) and a string of the record's own. A typical user (an
+// e-mail address, a name, an image URL) takes the second or third.
+type inlineBuffer interface {
+	noBuffer | userBuffer1 | userBuffer2 | userBuffer3 | sessionBuffer1 | sessionBuffer2 | sessionBuffer3
+}
+
+type (
+	noBuffer       [0]byte
+	userBuffer1    [88]byte
+	userBuffer2    [168]byte
+	userBuffer3    [392]byte
+	sessionBuffer1 [80]byte
+	sessionBuffer2 [144]byte
+	sessionBuffer3 [336]byte
+)
+
+// bytesOf returns the bytes of buf as a slice of length 0 and buf's
+// capacity.
+func bytesOf[B inlineBuffer](buf *B) []byte {
+	if len(*buf) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(*buf))[:0]
+}
 
 // decodeUser decodes the user record b into u, whose pointer fields point
 // into f, with the checks of the format: version, minimal varints, lengths
 // within the value, flag bytes, no trailing bytes. Its strings are
-// substrings of one copy of the record, in f.buf when it fits.
-func (f *userFields) decodeUser(b []byte, u *core.User) error {
+// substrings of one copy of the record, in buf's capacity when it fits.
+func (f *userFields) decodeUser(b []byte, u *core.User, buf []byte) error {
 	r := reader(b)
-	r.Own(f.buf[:0])
+	r.Own(buf)
 	u.ID = r.Str()
 	u.Email = r.Str()
 	if r.Bool() {
@@ -114,19 +152,34 @@ func decodeSessionRef(b []byte) (uid []byte, expires time.Time, err error) {
 	return uid, expires, end("session", &r)
 }
 
-// sessionAndUserBox holds a SessionAndUser and what its user's pointer
-// fields point to, so that decodeSessionAndUser allocates it at once.
-type sessionAndUserBox struct {
+// sessionAndUserBox holds a SessionAndUser, what its user's pointer fields
+// point to and the copy of the user record, so that decodeSessionAndUser
+// allocates it at once.
+type sessionAndUserBox[B inlineBuffer] struct {
 	su core.SessionAndUser
 	userFields
+	buf B
 }
 
 // decodeSessionAndUser decodes the user record b into a SessionAndUser
 // with session s (its user id set to the user's), in one allocation, as
 // decodeUser does, with the same checks.
 func decodeSessionAndUser(s core.Session, b []byte) (*core.SessionAndUser, error) {
-	box := &sessionAndUserBox{}
-	if err := box.decodeUser(b, &box.su.User); err != nil {
+	switch n := len(b) - 1; {
+	case n <= len(sessionBuffer1{}):
+		return decodeSessionAndUserIn[sessionBuffer1](s, b)
+	case n <= len(sessionBuffer2{}):
+		return decodeSessionAndUserIn[sessionBuffer2](s, b)
+	case n <= len(sessionBuffer3{}):
+		return decodeSessionAndUserIn[sessionBuffer3](s, b)
+	default:
+		return decodeSessionAndUserIn[noBuffer](s, b)
+	}
+}
+
+func decodeSessionAndUserIn[B inlineBuffer](s core.Session, b []byte) (*core.SessionAndUser, error) {
+	box := &sessionAndUserBox[B]{}
+	if err := box.decodeUser(b, &box.su.User, bytesOf(&box.buf)); err != nil {
 		return nil, err
 	}
 	s.UserID = box.su.User.ID

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/authport/authport/core"
 )
@@ -128,6 +130,9 @@ func FuzzDecode(f *testing.F) {
 		if a, err := decodeAccount(b); err == nil && !bytes.Equal(encodeAccount(a), b) {
 			t.Errorf("account re-encodes differently")
 		}
+		if su, err := decodeSessionAndUser(core.Session{SessionToken: "t"}, b); err == nil && (!bytes.Equal(encodeUser(&su.User), b) || su.Session.UserID != su.User.ID) {
+			t.Errorf("session and user: the user re-encodes differently, or the session's user id is not the user's")
+		}
 		if s, err := decodeSession(b); err == nil && !bytes.Equal(encodeSession(s), b) {
 			t.Errorf("session re-encodes differently")
 		}
@@ -141,6 +146,64 @@ func FuzzDecode(f *testing.F) {
 		_, _, _ = splitPairKey(b)
 		_, _, _ = splitExpiryKey(b)
 	})
+}
+
+// TestUserBoxes: a user record is decoded into one allocation whose size
+// is one of the allocator's size classes, through every box size and on
+// both sides of each boundary, by decodeUser and decodeSessionAndUser
+// alike; a record longer than the largest box takes a second allocation.
+func TestUserBoxes(t *testing.T) {
+	sizes := map[string][2]uintptr{ // the box's size, the size class it must fill
+		"userBox 1":           {unsafe.Sizeof(userBox[userBuffer1]{}), 208},
+		"userBox 2":           {unsafe.Sizeof(userBox[userBuffer2]{}), 288},
+		"userBox 3":           {unsafe.Sizeof(userBox[userBuffer3]{}), 512},
+		"sessionAndUserBox 1": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer1]{}), 256},
+		"sessionAndUserBox 2": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer2]{}), 320},
+		"sessionAndUserBox 3": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer3]{}), 512},
+	}
+	for name, s := range sizes {
+		if s[0] != s[1] {
+			t.Errorf("%s is %d bytes, want %d (a size class: change its buffer's length when core's records change)", name, s[0], s[1])
+		}
+	}
+	limits := []int{len(userBuffer1{}), len(userBuffer2{}), len(userBuffer3{}), len(sessionBuffer1{}), len(sessionBuffer2{}), len(sessionBuffer3{})}
+	for _, limit := range limits {
+		for _, n := range []int{limit, limit + 1} {
+			// A user whose record after the version byte is n bytes: the
+			// name's length makes up the difference, and the image's where
+			// the name's length byte becomes two.
+			u := core.User{ID: "u1", Email: "ada@example.com", EmailVerified: tp(time.UnixMilli(1_700_000_000_000)), Name: sp(""), Image: sp("https://example.com/a.png")}
+			for len(encodeUser(&u))-1 < n {
+				*u.Name += "n"
+			}
+			if len(encodeUser(&u))-1 > n {
+				*u.Name, *u.Image = (*u.Name)[1:], *u.Image+"g"
+			}
+			b := roundTrip(t, fmt.Sprintf("user of %d bytes", n), u, encodeUser, decodeUser)
+			if len(b)-1 != n {
+				t.Fatalf("record of %d bytes, want %d", len(b)-1, n)
+			}
+			want := 1.0
+			if n > len(userBuffer3{}) {
+				want = 2
+			}
+			if got := testing.AllocsPerRun(20, func() { _, _ = decodeUser(b) }); got != want {
+				t.Errorf("decodeUser of a %d-byte record: %v allocations, want %v", n, got, want)
+			}
+			s := core.Session{SessionToken: "s1", Expires: time.UnixMilli(1_800_000_000_000)}
+			su, err := decodeSessionAndUser(s, b)
+			if err != nil || !reflect.DeepEqual(su.User, u) || su.Session.UserID != u.ID || su.Session.SessionToken != s.SessionToken || !su.Session.Expires.Equal(s.Expires) {
+				t.Errorf("decodeSessionAndUser of a %d-byte record = %+v, %v", n, su, err)
+			}
+			want = 1
+			if n > len(sessionBuffer3{}) {
+				want = 2
+			}
+			if got := testing.AllocsPerRun(20, func() { _, _ = decodeSessionAndUser(s, b) }); got != want {
+				t.Errorf("decodeSessionAndUser of a %d-byte record: %v allocations, want %v", n, got, want)
+			}
+		}
+	}
 }
 
 // TestEncodingUserData: application fields follow the standard fields,

@@ -21,6 +21,9 @@ type operation struct {
 	adapter opFunc
 	raw     opFunc // nil: the backend has no raw baseline (memory)
 	prepare func(ctx context.Context, side string, round, n int) error
+	// grows says that each call adds a record that stays (createSession):
+	// its rounds are not lengthened (config.minRound).
+	grows bool
 }
 
 // backend is one database reached through one adapter, with its raw
@@ -46,6 +49,15 @@ type config struct {
 	users        int           // users (with an account and a session) seeded per backend
 	timeout      time.Duration // per call
 	ops          []string      // the adapter rows to run; nil: all
+	// minRound, when set, is the least time a round of an in-process
+	// store's operation should take: such calls take microseconds, and a
+	// round of cfg.calls of them lasts a few milliseconds, so that one
+	// garbage collection or one descheduled call swings the row. The
+	// calls per round are raised (from the warm-up's rate) until a round
+	// of each side lasts about this long. Operations that prepare records
+	// per round (deleteUser) or add records that stay (createSession) keep
+	// their count.
+	minRound time.Duration
 }
 
 // sideStats is what one side (adapter or raw) of one row measured.
@@ -163,13 +175,16 @@ func measure(ctx context.Context, b *backend, op operation, c int, cfg config) (
 	}
 	const rtCalls = 50
 	rts := make([]float64, len(sides))
+	var slowest time.Duration // the slower side's warm-up
 	for k, s := range sides { // warm-up (pools filled, statements prepared), then round trips
 		if err := prepare(s, -2, n); err != nil {
 			return result{}, err
 		}
-		if _, _, _, err := phase(ctx, s.f, n, c, b.rt, cfg.timeout); err != nil {
+		took, _, _, err := phase(ctx, s.f, n, c, b.rt, cfg.timeout)
+		if err != nil {
 			return result{}, fmt.Errorf("%s %s (%s, concurrency %d): %w", b.name, op.name, s.name, c, err)
 		}
+		slowest = max(slowest, took)
 		if err := prepare(s, -1, rtCalls); err != nil {
 			return result{}, err
 		}
@@ -179,6 +194,7 @@ func measure(ctx context.Context, b *backend, op operation, c int, cfg config) (
 		}
 		rts[k] = float64(count) / rtCalls
 	}
+	n = roundCalls(n, slowest, b.rt == nil && op.prepare == nil && !op.grows, cfg.minRound)
 	for r := range cfg.rounds {
 		for _, s := range sides {
 			if err := prepare(s, r, n); err != nil {
@@ -207,6 +223,21 @@ func measure(ctx context.Context, b *backend, op operation, c int, cfg config) (
 		}
 	}
 	return res, nil
+}
+
+// maxRoundCalls bounds the calls of a round that roundCalls raises.
+const maxRoundCalls = 1 << 21
+
+// roundCalls is the calls per side in a round: n, or for an in-process
+// store's operation (inProcess) whose warm-up of n calls took less than
+// minRound, as many as take about minRound at the warm-up's rate (at most
+// maxRoundCalls).
+func roundCalls(n int, warmup time.Duration, inProcess bool, minRound time.Duration) int {
+	if !inProcess || minRound <= 0 || warmup >= minRound {
+		return n
+	}
+	scaled := float64(n) * float64(minRound) / float64(max(warmup, time.Microsecond))
+	return int(min(max(scaled, float64(n)), maxRoundCalls))
 }
 
 // side is the adapter's or the raw baseline's part of a row.

@@ -147,6 +147,32 @@ func TestUnknownBackend(t *testing.T) {
 	}
 }
 
+// TestRoundCalls: an in-process store's fast operation gets rounds of
+// about minRound, bounded; a network store, an operation that prepares
+// records, a slow operation and a run without minRound keep their count.
+func TestRoundCalls(t *testing.T) {
+	const round = 250 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		n         int
+		warmup    time.Duration
+		inProcess bool
+		minRound  time.Duration
+		want      int
+	}{
+		{"in-process, fast", 200, 500 * time.Microsecond, true, round, 100_000},
+		{"in-process, bounded", 200, time.Microsecond, true, round, maxRoundCalls},
+		{"in-process, no warm-up time", 200, 0, true, round, maxRoundCalls},
+		{"in-process, slow enough", 200, time.Second, true, round, 200},
+		{"network store", 200, 500 * time.Microsecond, false, round, 200},
+		{"no minRound (the short run)", 200, 500 * time.Microsecond, true, 0, 200},
+	} {
+		if got := roundCalls(tc.n, tc.warmup, tc.inProcess, tc.minRound); got != tc.want {
+			t.Errorf("%s: roundCalls(%d, %v, %v, %v) = %d, want %d", tc.name, tc.n, tc.warmup, tc.inProcess, tc.minRound, got, tc.want)
+		}
+	}
+}
+
 // memorySession returns a memory adapter holding one user (every field
 // set) and its session.
 func memorySession(tb testing.TB) *memory.Adapter {

@@ -201,7 +201,7 @@ func operations(a fullAdapter, raw *rawOps, users int) []operation {
 			}
 			return nil
 		}},
-		{name: "createSession", adapter: func(ctx context.Context, i int) error {
+		{name: "createSession", grows: true, adapter: func(ctx context.Context, i int) error {
 			_, err := a.CreateSession(ctx, core.Session{SessionToken: uniq("c", "A"), UserID: userID(pick(i)), Expires: time.Now().Add(time.Hour)})
 			return err
 		}},
