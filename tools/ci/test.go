@@ -15,6 +15,7 @@ import (
 // testRun is one run of the test command.
 type testRun struct {
 	repo, logDir string
+	started      time.Time
 	failures     []string
 	modules      []moduleResult
 }
@@ -25,7 +26,11 @@ type moduleResult struct {
 	took time.Duration
 }
 
-func step(format string, args ...any) { fmt.Fprintf(os.Stderr, "\n== "+format+"\n", args...) }
+// step prints the heading of a step of the run, with the time of day, so
+// that the console shows where a run's time went.
+func step(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "\n== %s  [%s]\n", fmt.Sprintf(format, args...), time.Now().Format(time.TimeOnly))
+}
 
 func (t *testRun) fail(msg string) {
 	t.failures = append(t.failures, msg)
@@ -46,7 +51,7 @@ func testCmd(ctx context.Context, repo string) error {
 	// The tests see it too, and save artifacts there (the browser tests'
 	// screenshots, for one).
 	os.Setenv("AUTHPORT_LOG_DIR", logDir)
-	t := &testRun{repo: repo, logDir: logDir}
+	t := &testRun{repo: repo, logDir: logDir, started: time.Now()}
 
 	step("services")
 	if os.Getenv("AUTHPORT_SERVICES") != "none" {
@@ -332,6 +337,7 @@ func (t *testRun) summary() error {
 			fmt.Fprintf(os.Stderr, "  %s\n", f)
 		}
 	}
+	fmt.Fprintf(os.Stderr, "\nThe run took %s.\n", time.Since(t.started).Round(time.Second))
 	fmt.Printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped)
 	if len(t.failures) > 0 {
 		return errReported
