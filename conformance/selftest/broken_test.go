@@ -313,7 +313,11 @@ func TestBrokenVariantsFail(t *testing.T) {
 // returns its verbose output and whether it failed.
 func runVariant(t *testing.T, variant string) (string, bool) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestVariantProcess$", "-test.v", "-test.count=1")
+	// The cut rule (cutShort) is left out: it waits up to 45 s for a key
+	// a store's provisional claim may hold (conformance's cutWait), so that
+	// a variant that leaves a key taken for good (token_usable_twice) took
+	// 45 s of the run to fail it; no variant here is about calls cut short.
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestVariantProcess$", "-test.skip=^TestVariantProcess$/./^cutShort$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), variantEnv+"="+variant)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
