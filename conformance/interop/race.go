@@ -131,10 +131,12 @@ func (f *Fixture) leftOver(t *testing.T, key core.VerificationTokenKey) int {
 // side may fail with it. After such failures the suite has seen, with
 // drizzle on libsql, the file stay locked for over a minute (the wait ends
 // soon after Node's garbage collector runs: see retry) and, once in about
-// 40 rounds, the token used twice (authport 1, Auth.js 1). So there a round
-// without lock failures must give exactly one use; with them, authport's
-// callers get the token at most once, the lock must clear, and the token
-// must be used at least once in all.
+// 40 rounds, the token used twice (authport 1, Auth.js 1), and once the
+// token gone with no caller having got it (an Auth.js caller's delete took
+// effect, then failed with the lock). So there a round without lock
+// failures must give exactly one use; with them, authport's callers get the
+// token at most once, the lock must clear, and the token must be used at
+// least once in all unless an Auth.js caller failed with the lock.
 func (f *Fixture) verificationTokenRace(t *testing.T) {
 	const n, rounds = 50, 6
 	if r := f.race(t, f.newToken(t, false), n, 0); r.authport != 1 && r.busy() == 0 {
@@ -162,8 +164,15 @@ func (f *Fixture) verificationTokenRace(t *testing.T) {
 		case f.AtomicUse:
 			t.Errorf("round %d: %d lock failures on a store both sides use atomically", round, r.busy())
 		case f.Busy != nil:
-			if g > 1 || g+nw+later < 1 {
+			// An Auth.js caller that failed with a lock failure may still
+			// have deleted the token (seen once with drizzle on libsql:
+			// authport 0, Auth.js 0 of 14 answers, 11 lock failures, none
+			// after): then no caller got it, and none can.
+			if g > 1 || g+nw+later < 1 && r.nodeBusy == 0 {
 				t.Errorf("round %d: authport %d, Auth.js %d, after the race %d got the token; want authport at most 1, at least 1 in all", round, g, nw, later)
+			}
+			if g+nw+later == 0 {
+				t.Logf("round %d: the token is gone and no caller got it, after %d lock failures of Auth.js's callers", round, r.nodeBusy)
 			}
 			if g+nw+later > 1 {
 				t.Logf("round %d: the token was used %d times (authport %d, Auth.js %d) after lock failures", round, g+nw+later, g, nw)
