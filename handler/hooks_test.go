@@ -152,7 +152,7 @@ func TestSignInCallbackDenies(t *testing.T) {
 
 		res = he.requestEmail("nope@example.com")
 		wantHeader(t, res, "Location", denied)
-		if n := len(he.smtp.messages()); n != 0 {
+		if n := len(he.smtp.Messages()); n != 0 {
 			t.Errorf("a refused e-mail sign-in sent %d e-mails", n)
 		}
 		if w := he.store.Writes(); len(w) != 0 {
