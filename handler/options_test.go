@@ -27,6 +27,7 @@ import (
 	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
+	"github.com/authport/authport/jwt/jwttest"
 )
 
 // bearerEnv is a handler with Config.Bearer over a counting memory store,
@@ -250,7 +251,7 @@ func TestBearerJWTSalt(t *testing.T) {
 // with the same secret.
 func TestBearerReadsAuthjsJWT(t *testing.T) {
 	maxAge := 3600
-	minted := authjs(t, authjsReq{Op: "encode", Secret: secret, Salt: jwt.SecureSessionTokenCookie,
+	minted := authjs(t, jwttest.Request{Op: "encode", Secret: secret, Salt: jwt.SecureSessionTokenCookie,
 		Claims: map[string]any{"sub": "user-authjs", "email": "authjs@example.com"}, MaxAge: &maxAge})[0].Token
 	rd, err := handler.NewReader(handler.ReaderConfig{Secrets: []string{secret}, Secure: true, Bearer: true})
 	if err != nil {
