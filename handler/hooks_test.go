@@ -49,12 +49,12 @@ type hookEnv struct {
 	checked *core.Store
 	idp     *oauthtest.Fake
 	smtp    *smtpServer
-	logs    *syncBuffer
+	logs    *coretest.SyncBuffer
 }
 
 func newHookEnv(t *testing.T, open func(*testing.T, func() time.Time) core.Adapter, strategy auth.Strategy, configure func(*auth.Config)) *hookEnv {
 	t.Helper()
-	he := &hookEnv{idp: oauthtest.StartFake(t), smtp: startSMTP(t), logs: &syncBuffer{}}
+	he := &hookEnv{idp: oauthtest.StartFake(t), smtp: startSMTP(t), logs: &coretest.SyncBuffer{}}
 	pk := &contractPasskeys{}
 	he.env = newEnv(t, envOpts{
 		strategy: strategy,

@@ -266,7 +266,7 @@ func TestBearerReadsAuthjsJWT(t *testing.T) {
 
 // newCookieHandler builds a handler at base with the cookie options and
 // the providers; its log goes to logs.
-func newCookieHandler(t *testing.T, base string, logs *syncBuffer, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
+func newCookieHandler(t *testing.T, base string, logs *coretest.SyncBuffer, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
 	t.Helper()
 	a, err := auth.New(auth.Config{Adapter: memoryStore(), Providers: providers, Secrets: []string{secret}, BaseURL: base,
 		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -308,7 +308,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 		{"http://app.localhost/auth", handler.CookieOptions{Secure: handler.SecureOn}, ""},
 		{"https://auth.example.test/auth", handler.CookieOptions{Secure: 7}, "SecureAuto"},
 	} {
-		_, err := newCookieHandler(t, c.base, &syncBuffer{}, c.opts)
+		_, err := newCookieHandler(t, c.base, &coretest.SyncBuffer{}, c.opts)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %+v: %v", c.base, c.opts, err)
@@ -318,7 +318,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 	}
 	// SecureOff with an https BaseURL and an OAuth provider: the oauth
 	// module's check cookies stay Secure, so it is refused.
-	_, err := newCookieHandler(t, "https://auth.example.test/auth", &syncBuffer{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
+	_, err := newCookieHandler(t, "https://auth.example.test/auth", &coretest.SyncBuffer{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
 	if err == nil || !strings.Contains(err.Error(), "OAuth check cookies") {
 		t.Errorf("SecureOff with an OAuth provider: %v", err)
 	}
@@ -414,7 +414,7 @@ func TestCookieOptionsSetCookie(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &coretest.SyncBuffer{}
 			h, err := newCookieHandler(t, c.base, logs, c.opts, credentials())
 			if err != nil {
 				t.Fatal(err)
