@@ -11,6 +11,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/provider/providers"
+	"github.com/authport/authport/jwt/jwttest"
 )
 
 // authjsEnv is what Auth.js's setEnvDefaults made of an environment.
@@ -26,7 +27,7 @@ type authjsEnv struct {
 func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 	t.Helper()
 	var res authjsEnv
-	RunAuthJS(t, "", filepath.Join("testdata", "authjs-env.mjs"), filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"),
+	jwttest.RunNode(t, "", filepath.Join("testdata", "authjs-env.mjs"), filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"),
 		map[string]any{"env": env, "providers": ids}, &res)
 	return res
 }

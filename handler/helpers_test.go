@@ -1,21 +1,15 @@
 package handler_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
-	"mime/multipart"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
-	netmail "net/mail"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,28 +21,10 @@ import (
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/mail"
-	"github.com/emersion/go-smtp"
+	"github.com/authport/authport/mail/mailtest"
 )
 
 const secret = "handler-test-secret-0123456789ab"
-
-// syncBuffer is a log the server writes and the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type envOpts struct {
 	strategy  auth.Strategy
@@ -252,109 +228,44 @@ func credentials() *provider.CredentialsConfig {
 	return c
 }
 
-// smtpServer is a real SMTP server (go-smtp) on loopback keeping the
-// messages it receives.
-type smtpServer struct {
-	host string
-	port int
-	mu   sync.Mutex
-	msgs [][]byte
-	to   []string
-}
+// smtpServer is the mailtest SMTP server with what the handler tests ask
+// of it: the e-mail provider that sends through it, and the link of the
+// last message.
+type smtpServer struct{ *mailtest.Server }
 
 func startSMTP(t *testing.T) *smtpServer {
 	t.Helper()
-	s := &smtpServer{}
-	srv := smtp.NewServer(s)
-	srv.Domain = "localhost"
-	srv.ReadTimeout, srv.WriteTimeout = time.Minute, time.Minute
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
-	s.host = host
-	s.port, _ = strconv.Atoi(port)
-	return s
-}
-
-func (s *smtpServer) NewSession(*smtp.Conn) (smtp.Session, error) { return &smtpSession{srv: s}, nil }
-
-type smtpSession struct {
-	srv *smtpServer
-	to  []string
-}
-
-func (ss *smtpSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	ss.to = append(ss.to, to)
-	return nil
-}
-func (ss *smtpSession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	ss.srv.mu.Lock()
-	ss.srv.msgs = append(ss.srv.msgs, b)
-	ss.srv.to = append(ss.srv.to, ss.to...)
-	ss.srv.mu.Unlock()
-	return nil
-}
-func (ss *smtpSession) Reset()        { ss.to = nil }
-func (ss *smtpSession) Logout() error { return nil }
-
-func (s *smtpServer) messages() [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([][]byte(nil), s.msgs...)
+	return &smtpServer{mailtest.Start(t, mailtest.Options{})}
 }
 
 // emailProvider sends through the SMTP server with the mail module.
 func (s *smtpServer) emailProvider(t *testing.T) *provider.EmailConfig {
 	t.Helper()
-	p, err := mail.SMTP(mail.Config{Host: s.host, Port: s.port, TLS: mail.TLSNone, From: "Auth <auth@example.com>", HELO: "localhost"})
+	p, err := mail.SMTP(mail.Config{Host: s.Host, Port: s.Port, TLS: mail.TLSNone, From: "Auth <auth@example.com>", HELO: "localhost"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-var linkRE = regexp.MustCompile(`https?://[^\s"<>]+/callback/email\?[^\s"<>]+`)
+var linkRE = regexp.MustCompile(`^https?://[^\s"<>]+/callback/email\?[^\s"<>]+$`)
 
 // link returns the sign-in link of the last message, read from its
 // text/plain part.
 func (s *smtpServer) link(t *testing.T) string {
 	t.Helper()
-	msgs := s.messages()
+	msgs := s.Messages()
 	if len(msgs) == 0 {
 		t.Fatal("no e-mail received")
 	}
-	m, err := netmail.ReadMessage(strings.NewReader(string(msgs[len(msgs)-1])))
+	l, err := mailtest.Link(msgs[len(msgs)-1].Data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if err != nil {
-		t.Fatal(err)
+	if !linkRE.MatchString(l) {
+		t.Fatalf("the e-mail's link %q is not an e-mail callback", l)
 	}
-	mr := multipart.NewReader(m.Body, params["boundary"])
-	for {
-		p, err := mr.NextPart()
-		if err != nil {
-			t.Fatalf("no text/plain part with a link: %v", err)
-		}
-		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
-			b, _ := io.ReadAll(p)
-			l := linkRE.FindString(string(b))
-			if l == "" {
-				t.Fatalf("no link in %q", b)
-			}
-			return l
-		}
-	}
+	return l
 }
 
 func memoryStore() *memory.Adapter { return memory.New() }

@@ -20,6 +20,7 @@ import (
 	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
+	"github.com/authport/authport/jwt/jwttest"
 	"github.com/authport/authport/oauth/oauthtest"
 )
 
@@ -48,12 +49,12 @@ type hookEnv struct {
 	checked *core.Store
 	idp     *oauthtest.Fake
 	smtp    *smtpServer
-	logs    *syncBuffer
+	logs    *coretest.SyncBuffer
 }
 
 func newHookEnv(t *testing.T, open func(*testing.T, func() time.Time) core.Adapter, strategy auth.Strategy, configure func(*auth.Config)) *hookEnv {
 	t.Helper()
-	he := &hookEnv{idp: oauthtest.StartFake(t), smtp: startSMTP(t), logs: &syncBuffer{}}
+	he := &hookEnv{idp: oauthtest.StartFake(t), smtp: startSMTP(t), logs: &coretest.SyncBuffer{}}
 	pk := &contractPasskeys{}
 	he.env = newEnv(t, envOpts{
 		strategy: strategy,
@@ -152,7 +153,7 @@ func TestSignInCallbackDenies(t *testing.T) {
 
 		res = he.requestEmail("nope@example.com")
 		wantHeader(t, res, "Location", denied)
-		if n := len(he.smtp.messages()); n != 0 {
+		if n := len(he.smtp.Messages()); n != 0 {
 			t.Errorf("a refused e-mail sign-in sent %d e-mails", n)
 		}
 		if w := he.store.Writes(); len(w) != 0 {
@@ -489,7 +490,7 @@ func TestJWTCallbackClaimsInteropWithAuthjs(t *testing.T) {
 	if c == nil {
 		t.Fatal("no session cookie")
 	}
-	got := authjs(t, authjsReq{Op: "decode", Secret: secret, Salt: "authjs.session-token", Token: c.Value})[0].Claims
+	got := authjs(t, jwttest.Request{Op: "decode", Secret: secret, Salt: "authjs.session-token", Token: c.Value})[0].Claims
 	tenant, _ := got["tenant"].(map[string]any)
 	if got["role"] != "admin" || tenant["id"] != "t-42" || got["sub"] != "user-ada" {
 		t.Errorf("Auth.js decoded %v, want the JWT callback's role and tenant", got)
@@ -497,7 +498,7 @@ func TestJWTCallbackClaimsInteropWithAuthjs(t *testing.T) {
 
 	// A token an Auth.js app's jwt callback shaped.
 	maxAge := 3600
-	minted := authjs(t, authjsReq{Op: "encode", Secret: secret, Salt: "authjs.session-token", MaxAge: &maxAge,
+	minted := authjs(t, jwttest.Request{Op: "encode", Secret: secret, Salt: "authjs.session-token", MaxAge: &maxAge,
 		Claims: map[string]any{"sub": "user-grace", "email": "grace@example.com", "role": "editor", "orgs": []any{"a", "b"}}})[0].Token
 	s, err := e.h.Session(requestWith(&http.Cookie{Name: "authjs.session-token", Value: minted}))
 	if err != nil || s == nil || s.Claims["role"] != "editor" || len(s.Claims["orgs"].([]any)) != 2 {

@@ -2,18 +2,15 @@ package handler_test
 
 import (
 	"context"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/mail"
+	"github.com/authport/authport/mail/mailtest"
 	"github.com/authport/authport/oauth/oauthtest"
-	"github.com/emersion/go-smtp"
 )
 
 // The identity findings of issue 23 over real HTTP against the handler:
@@ -139,55 +136,12 @@ func TestOAuthUnverifiedAddressClaimsNothing(t *testing.T) {
 	}
 }
 
-// refusingSMTP is a real SMTP server (go-smtp) that refuses one recipient
-// with 550, as a mail server refuses an unknown mailbox.
-type refusingSMTP struct {
-	host   string
-	port   int
-	refuse string
-	mu     sync.Mutex
-	sent   int
-}
-
-func (s *refusingSMTP) NewSession(*smtp.Conn) (smtp.Session, error) {
-	return &refusingSession{srv: s}, nil
-}
-
-type refusingSession struct{ srv *refusingSMTP }
-
-func (ss *refusingSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (ss *refusingSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	if strings.EqualFold(to, ss.srv.refuse) {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such mailbox"}
-	}
-	return nil
-}
-func (ss *refusingSession) Data(r io.Reader) error {
-	_, _ = io.Copy(io.Discard, r)
-	ss.srv.mu.Lock()
-	ss.srv.sent++
-	ss.srv.mu.Unlock()
-	return nil
-}
-func (ss *refusingSession) Reset()        {}
-func (ss *refusingSession) Logout() error { return nil }
-
 // Finding 7: an address the mail server refuses leaves no stored token;
 // one it accepts leaves exactly one.
 func TestRefusedAddressLeavesNoToken(t *testing.T) {
-	s := &refusingSMTP{refuse: "nobody@example.com"}
-	srv := smtp.NewServer(s)
-	srv.Domain = "localhost"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	s.host = "127.0.0.1"
-	s.port = ln.Addr().(*net.TCPAddr).Port
+	s := mailtest.Start(t, mailtest.Options{RejectRcpt: "nobody@example.com"})
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
-		p, err := mail.SMTP(mail.Config{Host: s.host, Port: s.port, TLS: mail.TLSNone, From: "Auth <auth@example.com>", HELO: "localhost"})
+		p, err := mail.SMTP(mail.Config{Host: s.Host, Port: s.Port, TLS: mail.TLSNone, From: "Auth <auth@example.com>", HELO: "localhost"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,10 +160,8 @@ func TestRefusedAddressLeavesNoToken(t *testing.T) {
 	if toks := e.store.Snapshot().VerificationTokens; len(toks) != 1 || toks[0].Identifier != "ada@example.com" {
 		t.Errorf("stored tokens %+v, want one for ada@example.com", toks)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sent != 1 {
-		t.Errorf("%d messages sent, want 1", s.sent)
+	if n := len(s.Messages()); n != 1 {
+		t.Errorf("%d messages sent, want 1", n)
 	}
 }
 

@@ -14,13 +14,14 @@ import (
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 )
 
 // The logger sees failures, never a secret, token or link.
 func TestLogsHoldNoSecrets(t *testing.T) {
-	var logs syncBuffer
+	var logs coretest.SyncBuffer
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{
 		providers: func(t *testing.T, base string) []provider.Provider { return []provider.Provider{smtp.emailProvider(t)} },
@@ -136,7 +137,7 @@ func TestConcurrentSignIns(t *testing.T) {
 // Without a Logger, failed sign-ins go to slog.Default() at WARN, with the
 // error code and the reason, so that they are not silent by default.
 func TestFailedSignInLoggedByDefault(t *testing.T) {
-	var logs syncBuffer
+	var logs coretest.SyncBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
@@ -161,7 +162,7 @@ func TestFailedSignInLoggedByDefault(t *testing.T) {
 // A handler mounted elsewhere than its BaseURL says answers 404 naming both,
 // and logs it once, at the first request.
 func TestMountMismatch(t *testing.T) {
-	var logs syncBuffer
+	var logs coretest.SyncBuffer
 	email := provider.Email("a@example.com", func(context.Context, provider.VerificationRequest) error { return nil })
 	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{email},
 		Secrets: []string{secret}, BaseURL: "http://localhost:8080/auth"})

@@ -27,6 +27,7 @@ import (
 	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
+	"github.com/authport/authport/jwt/jwttest"
 )
 
 // bearerEnv is a handler with Config.Bearer over a counting memory store,
@@ -250,7 +251,7 @@ func TestBearerJWTSalt(t *testing.T) {
 // with the same secret.
 func TestBearerReadsAuthjsJWT(t *testing.T) {
 	maxAge := 3600
-	minted := authjs(t, authjsReq{Op: "encode", Secret: secret, Salt: jwt.SecureSessionTokenCookie,
+	minted := authjs(t, jwttest.Request{Op: "encode", Secret: secret, Salt: jwt.SecureSessionTokenCookie,
 		Claims: map[string]any{"sub": "user-authjs", "email": "authjs@example.com"}, MaxAge: &maxAge})[0].Token
 	rd, err := handler.NewReader(handler.ReaderConfig{Secrets: []string{secret}, Secure: true, Bearer: true})
 	if err != nil {
@@ -265,7 +266,7 @@ func TestBearerReadsAuthjsJWT(t *testing.T) {
 
 // newCookieHandler builds a handler at base with the cookie options and
 // the providers; its log goes to logs.
-func newCookieHandler(t *testing.T, base string, logs *syncBuffer, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
+func newCookieHandler(t *testing.T, base string, logs *coretest.SyncBuffer, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
 	t.Helper()
 	a, err := auth.New(auth.Config{Adapter: memoryStore(), Providers: providers, Secrets: []string{secret}, BaseURL: base,
 		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -307,7 +308,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 		{"http://app.localhost/auth", handler.CookieOptions{Secure: handler.SecureOn}, ""},
 		{"https://auth.example.test/auth", handler.CookieOptions{Secure: 7}, "SecureAuto"},
 	} {
-		_, err := newCookieHandler(t, c.base, &syncBuffer{}, c.opts)
+		_, err := newCookieHandler(t, c.base, &coretest.SyncBuffer{}, c.opts)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %+v: %v", c.base, c.opts, err)
@@ -317,7 +318,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 	}
 	// SecureOff with an https BaseURL and an OAuth provider: the oauth
 	// module's check cookies stay Secure, so it is refused.
-	_, err := newCookieHandler(t, "https://auth.example.test/auth", &syncBuffer{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
+	_, err := newCookieHandler(t, "https://auth.example.test/auth", &coretest.SyncBuffer{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
 	if err == nil || !strings.Contains(err.Error(), "OAuth check cookies") {
 		t.Errorf("SecureOff with an OAuth provider: %v", err)
 	}
@@ -413,7 +414,7 @@ func TestCookieOptionsSetCookie(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &coretest.SyncBuffer{}
 			h, err := newCookieHandler(t, c.base, logs, c.opts, credentials())
 			if err != nil {
 				t.Fatal(err)

@@ -43,7 +43,7 @@ func TestEmailRateLimit(t *testing.T) {
 			last = res
 		}
 	}
-	if n := len(smtp.messages()); n != handler.DefaultRateLimit().EmailPerAddress.Events || refused != 30-n {
+	if n := len(smtp.Messages()); n != handler.DefaultRateLimit().EmailPerAddress.Events || refused != 30-n {
 		t.Fatalf("30 requests for one address: %d e-mails sent, %d refused; want %d sent, the rest refused", n, refused, handler.DefaultRateLimit().EmailPerAddress.Events)
 	}
 	wantLocation(t, e, last, "/auth/signin", "error", "RateLimited")
@@ -64,7 +64,7 @@ func TestEmailRateLimit(t *testing.T) {
 	for i := range 40 {
 		e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {fmt.Sprintf("user%d@example.com", i)}})
 	}
-	if n := len(smtp.messages()); n != handler.DefaultRateLimit().EmailPerClient.Events {
+	if n := len(smtp.Messages()); n != handler.DefaultRateLimit().EmailPerClient.Events {
 		t.Errorf("40 addresses from one client: %d e-mails, want %d", n, handler.DefaultRateLimit().EmailPerClient.Events)
 	}
 }
@@ -75,7 +75,7 @@ func TestRateLimitDisabled(t *testing.T) {
 	for range 30 {
 		e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {"ada@example.com"}})
 	}
-	if n := len(smtp.messages()); n != 30 {
+	if n := len(smtp.Messages()); n != 30 {
 		t.Errorf("%d e-mails, want 30 with RateLimit.Disabled", n)
 	}
 }
@@ -114,7 +114,7 @@ func TestClientKeyForwardedFor(t *testing.T) {
 			e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {fmt.Sprintf("u%d@example.com", i)}},
 				"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i))
 		}
-		if n := len(smtp.messages()); n != tc.want {
+		if n := len(smtp.Messages()); n != tc.want {
 			t.Errorf("TrustedProxies %d: %d e-mails for 6 forwarded addresses, want %d", tc.proxies, n, tc.want)
 		}
 	}

@@ -14,36 +14,17 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/jwt"
+	"github.com/authport/authport/jwt/jwttest"
 )
 
 // The Auth.js interop tests run Auth.js's own @auth/core/jwt through the
 // jwt module's harness (../jwt/interop, installed with npm ci there).
 
-type authjsReq struct {
-	Op         string         `json:"op"`
-	Secret     any            `json:"secret,omitempty"`
-	Salt       string         `json:"salt,omitempty"`
-	Claims     map[string]any `json:"claims,omitempty"`
-	MaxAge     *int           `json:"maxAge,omitempty"`
-	Token      string         `json:"token,omitempty"`
-	CookieName string         `json:"cookieName,omitempty"`
-	Value      string         `json:"value,omitempty"`
-}
-
-type authjsRes struct {
-	Token   string
-	Claims  map[string]any
-	Cookies []struct{ Name, Value string }
-	Error   string
-}
-
-func authjs(t *testing.T, reqs ...authjsReq) []authjsRes {
+// authjs runs reqs through Auth.js's own @auth/core/jwt, failing t when
+// Auth.js refuses one.
+func authjs(t *testing.T, reqs ...jwttest.Request) []jwttest.Result {
 	t.Helper()
-	var res []authjsRes
-	handler.RunAuthJS(t, filepath.Join("..", "jwt", "interop"), "authjs.mjs", filepath.Join("node_modules", "@auth", "core", "jwt.js"), reqs, &res)
-	if len(res) != len(reqs) {
-		t.Fatalf("authjs.mjs answered %d results to %d requests", len(res), len(reqs))
-	}
+	res := jwttest.AuthJS(t, filepath.Join("..", "jwt", "interop"), reqs...)
 	for i, r := range res {
 		if r.Error != "" {
 			t.Fatalf("Auth.js %s: %s", reqs[i].Op, r.Error)
@@ -60,11 +41,11 @@ func TestReaderReadsAuthjsCookies(t *testing.T) {
 	big := map[string]any{"sub": "user-big", "email": "big@example.com", "blob": strings.Repeat("x", 9000)}
 	maxAge := 3600
 	res := authjs(t,
-		authjsReq{Op: "encode", Secret: authSecret, Salt: "authjs.session-token", Claims: claims, MaxAge: &maxAge},
-		authjsReq{Op: "encode", Secret: authSecret, Salt: "__Secure-authjs.session-token", Claims: claims, MaxAge: &maxAge},
-		authjsReq{Op: "encode", Secret: authSecret, Salt: "authjs.session-token", Claims: big, MaxAge: &maxAge},
+		jwttest.Request{Op: "encode", Secret: authSecret, Salt: "authjs.session-token", Claims: claims, MaxAge: &maxAge},
+		jwttest.Request{Op: "encode", Secret: authSecret, Salt: "__Secure-authjs.session-token", Claims: claims, MaxAge: &maxAge},
+		jwttest.Request{Op: "encode", Secret: authSecret, Salt: "authjs.session-token", Claims: big, MaxAge: &maxAge},
 	)
-	chunked := authjs(t, authjsReq{Op: "chunk", CookieName: "authjs.session-token", Value: res[2].Token})[0].Cookies
+	chunked := authjs(t, jwttest.Request{Op: "chunk", CookieName: "authjs.session-token", Value: res[2].Token})[0].Cookies
 	if len(chunked) < 2 {
 		t.Fatalf("Auth.js did not chunk a %d-character token: %v", len(res[2].Token), chunked)
 	}
@@ -147,7 +128,7 @@ func TestAuthjsReadsHandlerJWT(t *testing.T) {
 	if c == nil {
 		t.Fatal("no session cookie")
 	}
-	got := authjs(t, authjsReq{Op: "decode", Secret: secret, Salt: "authjs.session-token", Token: c.Value})[0].Claims
+	got := authjs(t, jwttest.Request{Op: "decode", Secret: secret, Salt: "authjs.session-token", Token: c.Value})[0].Claims
 	if got["sub"] != "user-ada" || got["email"] != "ada@example.com" || got["name"] != "Ada Lovelace" || got["jti"] == nil || got["exp"] == nil {
 		t.Errorf("Auth.js decoded %v", got)
 	}

@@ -195,7 +195,7 @@ func TestCSRFRequiredOnEveryPost(t *testing.T) {
 		}
 		wantHeader(t, res, "Content-Type", "application/json")
 	}
-	if n := len(smtp.messages()); n != 0 {
+	if n := len(smtp.Messages()); n != 0 {
 		t.Errorf("%d e-mails sent by refused posts", n)
 	}
 	// The sign-in page says so; so does the error page, with 403.

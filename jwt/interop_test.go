@@ -1,97 +1,22 @@
 package jwt
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/authport/authport/jwt/jwttest"
 	jose "github.com/go-jose/go-jose/v4"
 )
 
 // The interop tests run Auth.js's own code (@auth/core/jwt, pinned in
 // interop/package.json) in Node through interop/authjs.mjs.
 
-// authjsReq is one request to interop/authjs.mjs.
-type authjsReq struct {
-	Op         string         `json:"op"`
-	Secret     any            `json:"secret,omitempty"` // a string or a list
-	Salt       string         `json:"salt,omitempty"`
-	Claims     map[string]any `json:"claims,omitempty"`
-	MaxAge     *int           `json:"maxAge,omitempty"` // seconds; nil: Auth.js's default
-	Token      string         `json:"token,omitempty"`
-	CookieName string         `json:"cookieName,omitempty"`
-	Cookie     string         `json:"cookie,omitempty"`
-	Value      string         `json:"value,omitempty"`
-}
-
-// authjsRes is its answer.
-type authjsRes struct {
-	Token   string
-	Claims  map[string]any
-	Cookies []struct{ Name, Value string }
-	Error   string
-	Code    string
-}
-
 func seconds(n int) *int { return &n }
-
-// requireNPM reports whether AUTHPORT_REQUIRE makes a missing Node setup a failure.
-func requireNPM() bool {
-	for _, s := range strings.Split(os.Getenv("AUTHPORT_REQUIRE"), ",") {
-		if s = strings.TrimSpace(s); s == "all" || s == "npm" {
-			return true
-		}
-	}
-	return false
-}
-
-// authjs runs the requests through Auth.js in one Node process. It skips the
-// test (or fails it, when AUTHPORT_REQUIRE is all or names npm) when Node or
-// interop/node_modules is missing.
-func authjs(t *testing.T, reqs ...authjsReq) []authjsRes {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if requireNPM() {
-			t.Fatalf("%s (AUTHPORT_REQUIRE=%s)", why, os.Getenv("AUTHPORT_REQUIRE"))
-		}
-		t.Skip(why)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed: install Node.js 20+, then run npm ci in jwt/interop")
-	}
-	if _, err := os.Stat(filepath.Join("interop", "node_modules", "@auth", "core", "jwt.js")); err != nil {
-		missing("Auth.js is not installed: run npm ci in jwt/interop")
-	}
-	in, err := json.Marshal(reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), node, "authjs.mjs")
-	cmd.Dir = "interop"
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node authjs.mjs: %v\n%s", err, stderr.String())
-	}
-	var res []authjsRes
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(reqs) {
-		t.Fatalf("node authjs.mjs answered %q: %v", out, err)
-	}
-	return res
-}
 
 // richClaims exercise JSON types and text Auth.js sessions carry.
 func richClaims() map[string]any {
@@ -122,12 +47,12 @@ func TestInteropAuthjsEncodesGoDecodes(t *testing.T) {
 	const secret = "interop-secret-1"
 	c := mustCodec(t, secret)
 	salts := []string{SessionTokenCookie, SecureSessionTokenCookie, CookieNamesFor(true).State}
-	var reqs []authjsReq
+	var reqs []jwttest.Request
 	for _, salt := range salts {
-		reqs = append(reqs, authjsReq{Op: "encode", Secret: secret, Salt: salt, Claims: richClaims(), MaxAge: seconds(3600)})
+		reqs = append(reqs, jwttest.Request{Op: "encode", Secret: secret, Salt: salt, Claims: richClaims(), MaxAge: seconds(3600)})
 	}
-	reqs = append(reqs, authjsReq{Op: "encode", Secret: secret, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "d"}}) // default maxAge
-	res := authjs(t, reqs...)
+	reqs = append(reqs, jwttest.Request{Op: "encode", Secret: secret, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "d"}}) // default maxAge
+	res := jwttest.AuthJS(t, "interop", reqs...)
 	for i, salt := range salts {
 		t.Run(salt, func(t *testing.T) {
 			if res[i].Error != "" {
@@ -159,7 +84,7 @@ func TestInteropGoEncodesAuthjsDecodes(t *testing.T) {
 	const secret = "interop-secret-2"
 	c := mustCodec(t, secret)
 	salts := []string{SessionTokenCookie, SecureSessionTokenCookie, CookieNamesFor(false).PKCECodeVerifier}
-	var reqs []authjsReq
+	var reqs []jwttest.Request
 	var mine []map[string]any
 	for _, salt := range salts {
 		token, err := c.Encode(salt, richClaims(), 15*time.Minute)
@@ -171,9 +96,9 @@ func TestInteropGoEncodesAuthjsDecodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		mine = append(mine, decoded)
-		reqs = append(reqs, authjsReq{Op: "decode", Secret: secret, Salt: salt, Token: token})
+		reqs = append(reqs, jwttest.Request{Op: "decode", Secret: secret, Salt: salt, Token: token})
 	}
-	res := authjs(t, reqs...)
+	res := jwttest.AuthJS(t, "interop", reqs...)
 	for i, salt := range salts {
 		if res[i].Error != "" {
 			t.Errorf("%s: Auth.js cannot decode Go's token: %s (%s)", salt, res[i].Error, res[i].Code)
@@ -193,11 +118,11 @@ func TestInteropRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := authjs(t,
-		authjsReq{Op: "decode", Secret: []string{b, a}, Salt: SessionTokenCookie, Token: fromGoB},
-		authjsReq{Op: "decode", Secret: []string{a}, Salt: SessionTokenCookie, Token: fromGoB},
-		authjsReq{Op: "encode", Secret: a, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "made-by-authjs-with-A"}},
-		authjsReq{Op: "encode", Secret: []string{b, a}, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "made-by-authjs-with-B,A"}},
+	res := jwttest.AuthJS(t, "interop",
+		jwttest.Request{Op: "decode", Secret: []string{b, a}, Salt: SessionTokenCookie, Token: fromGoB},
+		jwttest.Request{Op: "decode", Secret: []string{a}, Salt: SessionTokenCookie, Token: fromGoB},
+		jwttest.Request{Op: "encode", Secret: a, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "made-by-authjs-with-A"}},
+		jwttest.Request{Op: "encode", Secret: []string{b, a}, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "made-by-authjs-with-B,A"}},
 	)
 	if res[0].Error != "" || res[0].Claims["sub"] != "made-by-go-with-B" {
 		t.Errorf("Auth.js [B, A] decoding Go's B token: %+v", res[0])
@@ -223,10 +148,10 @@ func TestInteropSaltMatters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := authjs(t,
-		authjsReq{Op: "decode", Secret: secret, Salt: SecureSessionTokenCookie, Token: fromGo},
-		authjsReq{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: fromGo},
-		authjsReq{Op: "encode", Secret: secret, Salt: SecureSessionTokenCookie, Claims: map[string]any{"sub": "y"}},
+	res := jwttest.AuthJS(t, "interop",
+		jwttest.Request{Op: "decode", Secret: secret, Salt: SecureSessionTokenCookie, Token: fromGo},
+		jwttest.Request{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: fromGo},
+		jwttest.Request{Op: "encode", Secret: secret, Salt: SecureSessionTokenCookie, Claims: map[string]any{"sub": "y"}},
 	)
 	if res[0].Error == "" {
 		t.Errorf("Auth.js decoded Go's token with another salt: %+v", res[0])
@@ -249,10 +174,10 @@ func TestInteropExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := authjs(t,
-		authjsReq{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: old},
-		authjsReq{Op: "encode", Secret: secret, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "x"}, MaxAge: seconds(-120)},
-		authjsReq{Op: "encode", Secret: secret, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "x"}, MaxAge: seconds(-5)},
+	res := jwttest.AuthJS(t, "interop",
+		jwttest.Request{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: old},
+		jwttest.Request{Op: "encode", Secret: secret, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "x"}, MaxAge: seconds(-120)},
+		jwttest.Request{Op: "encode", Secret: secret, Salt: SessionTokenCookie, Claims: map[string]any{"sub": "x"}, MaxAge: seconds(-5)},
 	)
 	if res[0].Code != "ERR_JWT_EXPIRED" {
 		t.Errorf("Auth.js decoding Go's expired token: %+v; want ERR_JWT_EXPIRED", res[0])
@@ -271,9 +196,9 @@ func TestInteropGCM(t *testing.T) {
 	const secret = "gcm-secret"
 	withKID := seal(t, secret, SessionTokenCookie, jose.A256GCM, "derive", nil, `{"sub":"gcm"}`)
 	noKID := seal(t, secret, SessionTokenCookie, jose.A256GCM, "", nil, `{"sub":"gcm"}`)
-	res := authjs(t,
-		authjsReq{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: withKID},
-		authjsReq{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: noKID},
+	res := jwttest.AuthJS(t, "interop",
+		jwttest.Request{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: withKID},
+		jwttest.Request{Op: "decode", Secret: secret, Salt: SessionTokenCookie, Token: noKID},
 	)
 	for i, r := range res {
 		if r.Error != "" || r.Claims["sub"] != "gcm" {
@@ -303,11 +228,11 @@ func TestInteropChunks(t *testing.T) {
 	for _, p := range slices.Backward(ours) { // the browser's order is not ours
 		header = append(header, p.Name+"="+p.Value)
 	}
-	res := authjs(t,
-		authjsReq{Op: "chunk", CookieName: name, Value: token},
-		authjsReq{Op: "chunk", CookieName: name, Value: "short"},
-		authjsReq{Op: "getToken", Secret: secret, CookieName: name, Cookie: strings.Join(header, "; ")},
-		authjsReq{Op: "encode", Secret: secret, Salt: name, Claims: bigClaims(400)},
+	res := jwttest.AuthJS(t, "interop",
+		jwttest.Request{Op: "chunk", CookieName: name, Value: token},
+		jwttest.Request{Op: "chunk", CookieName: name, Value: "short"},
+		jwttest.Request{Op: "getToken", Secret: secret, CookieName: name, Cookie: strings.Join(header, "; ")},
+		jwttest.Request{Op: "encode", Secret: secret, Salt: name, Claims: bigClaims(400)},
 	)
 	if len(ours) < 3 || len(res[0].Cookies) != len(ours) {
 		t.Fatalf("Go split into %d cookies, Auth.js into %d", len(ours), len(res[0].Cookies))
@@ -324,7 +249,7 @@ func TestInteropChunks(t *testing.T) {
 		t.Errorf("Auth.js getToken on Go's chunked cookies: %+v", res[2].Error)
 	}
 
-	chunked := authjs(t, authjsReq{Op: "chunk", CookieName: name, Value: res[3].Token})[0].Cookies
+	chunked := jwttest.AuthJS(t, "interop", jwttest.Request{Op: "chunk", CookieName: name, Value: res[3].Token})[0].Cookies
 	r := requestWith()
 	for _, ck := range slices.Backward(chunked) {
 		r.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})

@@ -11,6 +11,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/mail"
+	"github.com/authport/authport/mail/mailtest"
 	"github.com/emersion/go-smtp"
 )
 
@@ -20,7 +21,7 @@ import (
 // Password: os.Getenv("SMTP_PASSWORD"), From: "…"} with STARTTLS on port
 // 587 (the defaults).
 func ExampleSMTP() {
-	inbox := &smtpServer{}
+	inbox := &mailtest.Server{}
 	srv := smtp.NewServer(inbox)
 	srv.Domain = "localhost"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -59,12 +60,17 @@ func ExampleSMTP() {
 		return
 	}
 
-	m := inbox.received()[0]
+	m := inbox.Messages()[0]
 	fmt.Println("MAIL FROM:", m.From)
 	fmt.Println("RCPT TO:", m.To)
 	// The user follows the link from the message: the callback route
 	// passes its query to VerifyEmailSignIn.
-	link, err := url.Parse(plainTextLink(m.Data))
+	text, err := mailtest.Link(m.Data)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	link, err := url.Parse(text)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -18,6 +18,7 @@ import (
 
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/mail"
+	"github.com/authport/authport/mail/mailtest"
 )
 
 const (
@@ -101,12 +102,12 @@ func checkContent(t *testing.T, p parsed, wantLink string) {
 }
 
 func TestSendsMultipartMessage(t *testing.T) {
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone, Username: "mailer", Password: password, HELO: "app.example.com"})
 	if err := s.SendVerificationRequest(context.Background(), request()); err != nil {
 		t.Fatal(err)
 	}
-	m := srv.onlyMail(t)
+	m := onlyMail(t, srv)
 	if m.From != "no-reply@acme.example" || len(m.To) != 1 || m.To[0] != to {
 		t.Errorf("envelope = %q -> %q", m.From, m.To)
 	}
@@ -138,27 +139,27 @@ func TestSendsMultipartMessage(t *testing.T) {
 }
 
 func TestFromFallsBackToConfig(t *testing.T) {
-	srv := startSMTP(t, serverOpts{})
+	srv := mailtest.Start(t, mailtest.Options{})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone, From: "fallback@acme.example"})
 	req := request()
 	req.From = ""
 	if err := s.SendVerificationRequest(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	if m := srv.onlyMail(t); m.From != "fallback@acme.example" {
+	if m := onlyMail(t, srv); m.From != "fallback@acme.example" {
 		t.Errorf("envelope from = %q", m.From)
 	}
 }
 
 func TestCustomMessage(t *testing.T) {
-	srv := startSMTP(t, serverOpts{})
+	srv := mailtest.Start(t, mailtest.Options{})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone, Message: func(r provider.VerificationRequest) provider.EmailMessage {
 		return provider.EmailMessage{Subject: "Your Acme link", Text: "Open\n" + r.URL + "\n", HTML: `<a href="` + html.EscapeString(r.URL) + `">Open</a>`}
 	}})
 	if err := s.SendVerificationRequest(context.Background(), request()); err != nil {
 		t.Fatal(err)
 	}
-	p := parse(t, srv.onlyMail(t).Data)
+	p := parse(t, onlyMail(t, srv).Data)
 	if p.Header.Get("Subject") != "Your Acme link" {
 		t.Errorf("Subject = %q", p.Header.Get("Subject"))
 	}
@@ -167,12 +168,12 @@ func TestCustomMessage(t *testing.T) {
 
 func TestSTARTTLS(t *testing.T) {
 	serverTLS, roots := testCert(t)
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, tls: serverTLS})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password, TLS: serverTLS})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, Username: "mailer", Password: password, TLSConfig: &tls.Config{RootCAs: roots}})
 	if err := s.SendVerificationRequest(context.Background(), request()); err != nil {
 		t.Fatal(err)
 	}
-	m := srv.onlyMail(t)
+	m := onlyMail(t, srv)
 	if !m.TLS || m.User != "mailer" {
 		t.Errorf("TLS %v, user %q; want an encrypted, authenticated session", m.TLS, m.User)
 	}
@@ -181,37 +182,37 @@ func TestSTARTTLS(t *testing.T) {
 
 func TestSTARTTLSUntrustedCertificate(t *testing.T) {
 	serverTLS, _ := testCert(t)
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, tls: serverTLS})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password, TLS: serverTLS})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, Username: "mailer", Password: password}) // system roots only
 	err := s.SendVerificationRequest(context.Background(), request())
 	if !errors.Is(err, provider.ErrEmailDelivery) || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("err = %v, want a certificate error matching ErrEmailDelivery", err)
 	}
-	if len(srv.received()) != 0 || len(srv.authTried()) != 0 {
+	if len(srv.Messages()) != 0 || len(srv.AuthTried()) != 0 {
 		t.Error("credentials or message sent over an unverified connection")
 	}
 }
 
 func TestMandatoryTLSRefusesServerWithoutSTARTTLS(t *testing.T) {
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, Username: "mailer", Password: password}) // TLSMandatory
 	err := s.SendVerificationRequest(context.Background(), request())
 	if !errors.Is(err, provider.ErrEmailDelivery) || !strings.Contains(err.Error(), "STARTTLS") {
 		t.Fatalf("err = %v, want a STARTTLS error", err)
 	}
-	if len(srv.received()) != 0 || len(srv.authTried()) != 0 {
+	if len(srv.Messages()) != 0 || len(srv.AuthTried()) != 0 {
 		t.Error("credentials or message sent in plain text")
 	}
-	srv.waitClosed(t) // go-mail leaves it open after this refusal; the sender closes it
+	srv.WaitClosed(t) // go-mail leaves it open after this refusal; the sender closes it
 }
 
 func TestOpportunisticTLS(t *testing.T) {
 	serverTLS, roots := testCert(t)
-	withTLS := startSMTP(t, serverOpts{user: "mailer", pass: password, tls: serverTLS})
-	plain := startSMTP(t, serverOpts{user: "mailer", pass: password})
+	withTLS := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password, TLS: serverTLS})
+	plain := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password})
 	for _, tc := range []struct {
 		name    string
-		srv     *smtpServer
+		srv     *mailtest.Server
 		wantTLS bool
 	}{{"offered", withTLS, true}, {"not_offered", plain, false}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,7 +220,7 @@ func TestOpportunisticTLS(t *testing.T) {
 			if err := s.SendVerificationRequest(context.Background(), request()); err != nil {
 				t.Fatal(err)
 			}
-			if m := tc.srv.onlyMail(t); m.TLS != tc.wantTLS || m.User != "mailer" {
+			if m := onlyMail(t, tc.srv); m.TLS != tc.wantTLS || m.User != "mailer" {
 				t.Errorf("TLS %v, user %q; want TLS %v", m.TLS, m.User, tc.wantTLS)
 			}
 		})
@@ -229,7 +230,7 @@ func TestOpportunisticTLS(t *testing.T) {
 // Without TLS, credentials go only to localhost: 127.0.0.2 is a loopback
 // address (on Linux) but not a name the PLAIN and LOGIN mechanisms trust.
 func TestNoPlainTextCredentialsToOtherHosts(t *testing.T) {
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, listen: "127.0.0.2"})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password, Listen: "127.0.0.2"})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSOpportunistic, Username: "mailer", Password: password})
 	err := s.SendVerificationRequest(context.Background(), request())
 	if !errors.Is(err, mail.ErrInsecureAuth) || !errors.Is(err, provider.ErrEmailDelivery) {
@@ -238,19 +239,19 @@ func TestNoPlainTextCredentialsToOtherHosts(t *testing.T) {
 	if strings.Contains(err.Error(), password) {
 		t.Errorf("error holds the password: %v", err)
 	}
-	if got := srv.authTried(); len(got) != 0 || len(srv.received()) != 0 {
+	if got := srv.AuthTried(); len(got) != 0 || len(srv.Messages()) != 0 {
 		t.Errorf("credentials sent in plain text (AUTH as %v)", got)
 	}
 }
 
 func TestImplicitTLS(t *testing.T) {
 	serverTLS, roots := testCert(t)
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, implicit: serverTLS})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password, Implicit: serverTLS})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSImplicit, Username: "mailer", Password: password, TLSConfig: &tls.Config{RootCAs: roots}})
 	if err := s.SendVerificationRequest(context.Background(), request()); err != nil {
 		t.Fatal(err)
 	}
-	m := srv.onlyMail(t)
+	m := onlyMail(t, srv)
 	if !m.TLS || m.User != "mailer" {
 		t.Errorf("TLS %v, user %q", m.TLS, m.User)
 	}
@@ -258,7 +259,7 @@ func TestImplicitTLS(t *testing.T) {
 
 func TestWrongPassword(t *testing.T) {
 	serverTLS, roots := testCert(t)
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, tls: serverTLS})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password, TLS: serverTLS})
 	wrong := "not-the-" + password
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, Username: "mailer", Password: wrong, TLSConfig: &tls.Config{RootCAs: roots}})
 	err := s.SendVerificationRequest(context.Background(), request())
@@ -271,17 +272,17 @@ func TestWrongPassword(t *testing.T) {
 	if strings.Contains(err.Error(), wrong) || strings.Contains(err.Error(), password) {
 		t.Errorf("error holds the password: %v", err)
 	}
-	if got := srv.authTried(); len(got) != 1 || got[0] != "mailer" {
+	if got := srv.AuthTried(); len(got) != 1 || got[0] != "mailer" {
 		t.Errorf("AUTH attempts = %v, want one as mailer", got)
 	}
-	if len(srv.received()) != 0 {
+	if len(srv.Messages()) != 0 {
 		t.Error("message sent after failed AUTH")
 	}
-	srv.waitClosed(t)
+	srv.WaitClosed(t)
 }
 
 func TestRecipientRejected(t *testing.T) {
-	srv := startSMTP(t, serverOpts{rejectRcpt: to})
+	srv := mailtest.Start(t, mailtest.Options{RejectRcpt: to})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone})
 	err := s.SendVerificationRequest(context.Background(), request())
 	if !errors.Is(err, mail.ErrRecipientRejected) || !errors.Is(err, provider.ErrEmailDelivery) {
@@ -290,13 +291,13 @@ func TestRecipientRejected(t *testing.T) {
 	if !strings.Contains(err.Error(), "550") {
 		t.Errorf("error does not give the server's answer: %v", err)
 	}
-	if errors.Is(err, mail.ErrAuthFailed) || len(srv.received()) != 0 {
+	if errors.Is(err, mail.ErrAuthFailed) || len(srv.Messages()) != 0 {
 		t.Errorf("wrong classification or message delivered: %v", err)
 	}
 }
 
 func TestCancelledContext(t *testing.T) {
-	srv := startSMTP(t, serverOpts{})
+	srv := mailtest.Start(t, mailtest.Options{})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -304,7 +305,7 @@ func TestCancelledContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, provider.ErrEmailDelivery) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if len(srv.received()) != 0 {
+	if len(srv.Messages()) != 0 {
 		t.Error("message sent with a cancelled context")
 	}
 }
@@ -312,12 +313,12 @@ func TestCancelledContext(t *testing.T) {
 // A context that ends in the middle of the exchange ends it, long before
 // the connection's own timeout.
 func TestContextEndsExchange(t *testing.T) {
-	srv := startSMTP(t, serverOpts{stallData: true})
+	srv := mailtest.Start(t, mailtest.Options{StallData: true})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone, Timeout: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.SendVerificationRequest(ctx, request()) }()
-	<-srv.inData // the server is in DATA and will not answer
+	<-srv.InData() // the server is in DATA and will not answer
 	cancel()
 	err := <-done
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, provider.ErrEmailDelivery) {
@@ -326,7 +327,7 @@ func TestContextEndsExchange(t *testing.T) {
 }
 
 func TestConcurrentSends(t *testing.T) {
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone, Username: "mailer", Password: password})
 	const n = 8
 	var wg sync.WaitGroup
@@ -344,7 +345,7 @@ func TestConcurrentSends(t *testing.T) {
 		t.Error(err)
 	}
 	got := map[string]bool{}
-	for _, m := range srv.received() {
+	for _, m := range srv.Messages() {
 		p := parse(t, m.Data)
 		for i := range n {
 			if m.To[0] == fmt.Sprintf("user%d@example.com", i) && strings.Contains(p.Text, fmt.Sprintf("?n=%d\n", i)) {
@@ -358,7 +359,7 @@ func TestConcurrentSends(t *testing.T) {
 }
 
 func TestBadRequest(t *testing.T) {
-	srv := startSMTP(t, serverOpts{})
+	srv := mailtest.Start(t, mailtest.Options{})
 	s := sender(t, mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone})
 	cases := map[string]func(*provider.VerificationRequest){
 		"no_link":           func(r *provider.VerificationRequest) { r.URL = "" },
@@ -380,7 +381,7 @@ func TestBadRequest(t *testing.T) {
 			}
 		})
 	}
-	if len(srv.received()) != 0 {
+	if len(srv.Messages()) != 0 {
 		t.Error("a bad request was sent")
 	}
 }

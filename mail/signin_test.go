@@ -13,6 +13,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/mail"
+	"github.com/authport/authport/mail/mailtest"
 )
 
 var linkRe = regexp.MustCompile(`(?m)^https://\S+$`)
@@ -22,7 +23,7 @@ var linkRe = regexp.MustCompile(`(?m)^https://\S+$`)
 // the delivered message, and following it signs the user in.
 func TestEmailSignInEndToEnd(t *testing.T) {
 	serverTLS, roots := testCert(t)
-	srv := startSMTP(t, serverOpts{user: "mailer", pass: password, tls: serverTLS})
+	srv := mailtest.Start(t, mailtest.Options{User: "mailer", Pass: password, TLS: serverTLS})
 	p, err := mail.SMTP(mail.Config{Host: srv.Host, Port: srv.Port, Username: "mailer", Password: password,
 		TLSConfig: &tls.Config{RootCAs: roots}, From: from})
 	if err != nil {
@@ -41,7 +42,7 @@ func TestEmailSignInEndToEnd(t *testing.T) {
 	if _, err := a.StartEmailSignIn(ctx, "email", "  Ada.Lovelace@Example.COM "); err != nil {
 		t.Fatal(err)
 	}
-	m := srv.onlyMail(t)
+	m := onlyMail(t, srv)
 	if len(m.To) != 1 || m.To[0] != "ada.lovelace@example.com" || m.From != "no-reply@acme.example" || !m.TLS {
 		t.Fatalf("envelope %q -> %q (TLS %v), want the normalised address over TLS", m.From, m.To, m.TLS)
 	}
@@ -86,7 +87,7 @@ func TestEmailSignInEndToEnd(t *testing.T) {
 // When the server refuses the message, StartEmailSignIn says so and the
 // caller can tell the user; nobody is signed in.
 func TestEmailSignInDeliveryFailure(t *testing.T) {
-	srv := startSMTP(t, serverOpts{rejectRcpt: "ada@example.com"})
+	srv := mailtest.Start(t, mailtest.Options{RejectRcpt: "ada@example.com"})
 	p, err := mail.SMTP(mail.Config{Host: srv.Host, Port: srv.Port, TLS: mail.TLSNone, From: from})
 	if err != nil {
 		t.Fatal(err)

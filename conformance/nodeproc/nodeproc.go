@@ -18,12 +18,12 @@
 // [SyncBuffer], where a Proc keeps the script's stderr, serves any test
 // that reads a log a server writes.
 //
-// nodeproc uses only the standard library and is meant for tests.
+// nodeproc uses only the standard library and core/coretest, and is meant
+// for tests.
 package nodeproc
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core/coretest"
 )
 
 // CallTimeout is how long [Proc.Wait] waits for a reply.
@@ -287,28 +288,10 @@ func (p *Proc) Do(req map[string]any, out any) error {
 // Stderr returns what the script wrote to stderr so far.
 func (p *Proc) Stderr() string { return p.stderr.String() }
 
-// SyncBuffer is a bytes.Buffer safe for concurrent Write and String: the
-// stderr of a [Proc], and for any test the log or console of a server it
-// runs (the server writes while the test reads). Its zero value is empty
-// and ready to use.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends b to the buffer.
-func (s *SyncBuffer) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(b)
-}
-
-// String returns what was written so far.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// SyncBuffer is [coretest.SyncBuffer], a bytes.Buffer safe for concurrent
+// Write and String: the stderr of a [Proc], and for any test the log or
+// console of a server it runs. Its zero value is empty and ready to use.
+type SyncBuffer = coretest.SyncBuffer
 
 // The calls below speak the protocol of serve-adapter.mjs, the Node side
 // the adapters' interop scripts share: a request is {"method", "args"} and

@@ -1,8 +1,9 @@
 // Package coretest holds helpers for tests of code that calls an adapter:
 // [Counting] counts the calls of each method through a [core.Store], e.g.
 // to show that a request costs one read and no write; [Clock] is a time
-// source the test moves; [Concurrently] starts calls that overlap. It uses
-// only the standard library and core.
+// source the test moves; [Concurrently] starts calls that overlap;
+// [SyncBuffer] keeps the log a server writes while the test reads it. It
+// uses only the standard library and core.
 package coretest
 
 import (
