@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"reflect"
-	"slices"
 
 	"github.com/authport/authport/core"
 )
@@ -103,7 +102,7 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 // empty list.
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
 	return guard(a, a.enter, func() ([]core.Account, error) {
-		out, err := list(ctx, a, a.qs().listAccounts, userID, func(rows *sql.Rows) (core.Account, error) {
+		return list(ctx, a, a.qs().listAccounts, userID, func(rows *sql.Rows) (core.Account, error) {
 			var r accountRow
 			if err := rows.Scan(r.dest()...); err != nil {
 				return core.Account{}, err
@@ -113,12 +112,7 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 				return core.Account{}, err
 			}
 			return *acc, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		slices.SortFunc(out, core.CompareAccounts)
-		return out, nil
+		}, core.CompareAccounts)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/authport/authport/core"
 )
@@ -141,10 +142,11 @@ func (a *Adapter) affected(ctx context.Context, tx *sql.Tx, s *statement, args .
 	return r.RowsAffected()
 }
 
-// list runs the SELECT s of the rows belonging to key and scans each with
-// scan. A key the database cannot convert to its column's type (see
-// keyUnusable) belongs to nothing: an empty list.
-func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan func(*sql.Rows) (T, error)) ([]T, error) {
+// list runs the SELECT s of the rows belonging to key, scans each with
+// scan and returns them in the order of cmp (Go's byte order, whatever the
+// columns' collation). A key the database cannot convert to its column's
+// type (see keyUnusable) belongs to nothing: an empty list.
+func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan func(*sql.Rows) (T, error), cmp func(x, y T) int) ([]T, error) {
 	out := []T{}
 	rows, err := a.on(ctx, nil, s).QueryContext(ctx, key)
 	if keyUnusable(err) {
@@ -166,6 +168,7 @@ func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan
 	} else if err != nil {
 		return nil, a.wrap(err)
 	}
+	slices.SortFunc(out, cmp)
 	return out, nil
 }
 

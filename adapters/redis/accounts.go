@@ -3,7 +3,6 @@ package redisadapter
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -51,20 +50,7 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 // ListAccountsByUserID implements [core.AccountsByUserLister] with one
 // HVALS of the user's accounts hash.
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
-	vals, err := a.c.HVals(ctx, a.k.accounts(userID)).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]core.Account, 0, len(vals))
-	for _, v := range vals {
-		acc, err := decodeAccount(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *acc)
-	}
-	slices.SortFunc(out, core.CompareAccounts)
-	return out, nil
+	return listHash(ctx, a, a.k.accounts(userID), decodeAccount, core.CompareAccounts)
 }
 
 // UpdateAccount implements [core.AccountUpdater]: it follows the account

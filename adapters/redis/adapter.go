@@ -3,6 +3,7 @@ package redisadapter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -310,6 +311,26 @@ func (a *Adapter) followRecord(ctx context.Context, s *redis.Script, ptr string,
 		return "", "", shared.ErrCorrupt
 	}
 	return rec, uid, nil
+}
+
+// listHash decodes, with decode, each value of the user's hash at key (one
+// HVALS) and returns the records in the order of cmp. A missing hash gives
+// an empty, non-nil list.
+func listHash[T any](ctx context.Context, a *Adapter, key string, decode func(string) (*T, error), cmp func(x, y T) int) ([]T, error) {
+	vals, err := a.c.HVals(ctx, key).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(vals))
+	for _, v := range vals {
+		r, err := decode(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, cmp)
+	return out, nil
 }
 
 // attachCluster is the cluster protocol of linkAccount and

@@ -3,7 +3,6 @@ package redisadapter
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
@@ -33,23 +32,10 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister]
 // with one HVALS of the user's authenticators hash.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	out := []core.Authenticator{}
 	if userID == "" {
-		return out, nil
+		return []core.Authenticator{}, nil
 	}
-	vals, err := a.c.HVals(ctx, a.k.authenticators(userID)).Result()
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range vals {
-		au, err := decodeAuthenticator(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *au)
-	}
-	slices.SortFunc(out, core.CompareAuthenticators)
-	return out, nil
+	return listHash(ctx, a, a.k.authenticators(userID), decodeAuthenticator, core.CompareAuthenticators)
 }
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].

@@ -3,7 +3,6 @@ package unstorage
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -97,25 +96,19 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 	if ok {
 		keys = append(keys, a.k.redis(latest))
 	}
-	out := []core.Account{}
-	err = a.eachDoc(ctx, keys, func(k, raw string) error {
+	return listDocs(ctx, a, keys, func(k, raw string) (*core.Account, error) {
 		doc, _ := object(raw)
 		p, _ := stringField(doc, "provider")
 		paid, _ := stringField(doc, "providerAccountId")
 		if a.k.account(p, paid) != k {
-			return nil
+			return nil, nil
 		}
 		acc, err := decodeUAccount(raw, p, paid)
-		if acc != nil && acc.UserID == userID {
-			out = append(out, *acc)
+		if err != nil || acc == nil || acc.UserID != userID {
+			return nil, err
 		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, core.CompareAccounts)
-	return out, nil
+		return acc, nil
+	}, core.CompareAccounts)
 }
 
 // UpdateAccount implements [core.AccountUpdater] as a compare-and-set of

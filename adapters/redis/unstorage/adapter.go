@@ -122,27 +122,36 @@ func mergeDoc(raw, doc string, drop ...string) (string, error) {
 	return marshalJSON(out)
 }
 
-// eachDoc reads the documents at keys, each key once (Auth.js may list a
-// record twice), in one MGET, and calls f with each key that exists and its
-// document.
-func (a *Adapter) eachDoc(ctx context.Context, keys []string, f func(key, raw string) error) error {
+// listDocs reads the documents at keys, each key once (Auth.js may list a
+// record twice), in one MGET, and returns the records read makes of those
+// that exist, in the order of cmp. read returns nil for a document that is
+// not one of the records listed.
+func listDocs[T any](ctx context.Context, a *Adapter, keys []string, read func(key, raw string) (*T, error), cmp func(x, y T) int) ([]T, error) {
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
+	out := []T{}
 	if len(keys) == 0 {
-		return nil
+		return out, nil
 	}
 	vals, err := a.c.MGet(ctx, keys...).Result()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, v := range vals {
-		if raw, ok := v.(string); ok {
-			if err := f(keys[i], raw); err != nil {
-				return err
-			}
+		raw, ok := v.(string)
+		if !ok {
+			continue
+		}
+		r, err := read(keys[i], raw)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, *r)
 		}
 	}
-	return nil
+	slices.SortFunc(out, cmp)
+	return out, nil
 }
 
 // replyErr maps a script's reply: "notfound" is the user's ErrNotFound,

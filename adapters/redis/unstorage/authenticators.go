@@ -79,21 +79,15 @@ func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string)
 	for _, cred := range credList(list) {
 		keys = append(keys, a.k.auth(cred))
 	}
-	out := []core.Authenticator{}
-	err = a.eachDoc(ctx, append(keys, own...), func(k, raw string) error {
+	return listDocs(ctx, a, append(keys, own...), func(k, raw string) (*core.Authenticator, error) {
 		doc, _ := object(raw)
 		cred, _ := stringField(doc, "credentialID")
 		au, err := decodeUAuth(raw, cred)
-		if au != nil && au.UserID == userID && a.k.auth(cred) == k {
-			out = append(out, *au)
+		if err != nil || au == nil || au.UserID != userID || a.k.auth(cred) != k {
+			return nil, err
 		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, core.CompareAuthenticators)
-	return out, nil
+		return au, nil
+	}, core.CompareAuthenticators)
 }
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
