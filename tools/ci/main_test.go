@@ -225,3 +225,20 @@ func TestGoTestTimeout(t *testing.T) {
 		t.Errorf("TestSlow's lines lack the timeout panic:\n%s", out)
 	}
 }
+
+// TestRequired: AUTHPORT_REQUIRE names backends in any case, as
+// conformance/provision reads it, or "all".
+func TestRequired(t *testing.T) {
+	t.Setenv("AUTHPORT_REQUIRE", " Postgres, npm")
+	if !required("postgres") || !required("npm") || required("redis") {
+		t.Error("a comma list names exactly its backends, in any case")
+	}
+	t.Setenv("AUTHPORT_REQUIRE", "ALL")
+	if !required("redis") {
+		t.Error("ALL names every backend")
+	}
+	t.Setenv("AUTHPORT_REQUIRE", "")
+	if required("postgres") {
+		t.Error("an empty list names none")
+	}
+}

@@ -215,9 +215,11 @@ func (t *testRun) npmCI(ctx context.Context) {
 }
 
 // required reports whether AUTHPORT_REQUIRE is all or names backend.
+// Names are compared without regard to case, as conformance/provision
+// compares them.
 func required(backend string) bool {
 	for r := range strings.SplitSeq(os.Getenv("AUTHPORT_REQUIRE"), ",") {
-		if r = strings.TrimSpace(r); r == "all" || r == backend {
+		if r = strings.TrimSpace(r); strings.EqualFold(r, "all") || strings.EqualFold(r, backend) {
 			return true
 		}
 	}

@@ -310,9 +310,9 @@ func consumerCheck(ctx context.Context, r *Repo, w io.Writer, keep bool) error {
 func requiredBackends(v string) func(string) bool {
 	names := strings.Split(v, ",")
 	for i := range names {
-		names[i] = strings.TrimSpace(names[i])
+		names[i] = strings.ToLower(strings.TrimSpace(names[i])) // as conformance/provision reads them
 	}
-	return func(b string) bool { return slices.Contains(names, "all") || slices.Contains(names, b) }
+	return func(b string) bool { return slices.Contains(names, "all") || slices.Contains(names, strings.ToLower(b)) }
 }
 
 func firstLine(s string) string {

@@ -235,6 +235,9 @@ func TestRequiredBackends(t *testing.T) {
 	if all := requiredBackends("all"); !all("mongodb") {
 		t.Error("all names every backend")
 	}
+	if mixed := requiredBackends(" Postgres,ALL"); !mixed("postgres") || !mixed("mongodb") {
+		t.Error("names are compared without regard to case, as conformance/provision compares them")
+	}
 	if none := requiredBackends(""); none("postgres") {
 		t.Error("an empty list names none")
 	}
