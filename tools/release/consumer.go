@@ -312,7 +312,9 @@ func requiredBackends(v string) func(string) bool {
 	for i := range names {
 		names[i] = strings.ToLower(strings.TrimSpace(names[i])) // as conformance/provision reads them
 	}
-	return func(b string) bool { return slices.Contains(names, "all") || slices.Contains(names, strings.ToLower(b)) }
+	return func(b string) bool {
+		return slices.Contains(names, "all") || slices.Contains(names, strings.ToLower(b))
+	}
 }
 
 func firstLine(s string) string {
