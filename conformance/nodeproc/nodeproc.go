@@ -15,9 +15,6 @@
 // are missing, or fail it when AUTHPORT_REQUIRE is "all" or names "npm"
 // (see [provision.Required]).
 //
-// [SyncBuffer], where a Proc keeps the script's stderr, serves any test
-// that reads a log a server writes.
-//
 // nodeproc uses only the standard library and core/coretest, and is meant
 // for tests.
 package nodeproc
@@ -125,7 +122,7 @@ type Proc struct {
 	t      testing.TB
 	name   string
 	stdin  io.WriteCloser
-	stderr SyncBuffer
+	stderr coretest.SyncBuffer
 
 	mu      sync.Mutex // guards stdin writes, next, pending and dead
 	next    int
@@ -287,11 +284,6 @@ func (p *Proc) Do(req map[string]any, out any) error {
 
 // Stderr returns what the script wrote to stderr so far.
 func (p *Proc) Stderr() string { return p.stderr.String() }
-
-// SyncBuffer is [coretest.SyncBuffer], a bytes.Buffer safe for concurrent
-// Write and String: the stderr of a [Proc], and for any test the log or
-// console of a server it runs. Its zero value is empty and ready to use.
-type SyncBuffer = coretest.SyncBuffer
 
 // The calls below speak the protocol of serve-adapter.mjs, the Node side
 // the adapters' interop scripts share: a request is {"method", "args"} and

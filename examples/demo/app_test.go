@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/mail"
 	"github.com/go-sql-driver/mysql"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -157,7 +157,7 @@ func TestEveryDB(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			console := &nodeproc.SyncBuffer{}
+			console := &coretest.SyncBuffer{}
 			l := listen(t)
 			serve(t, l, appConfig{DB: tt.db(t), Console: console})
 			signInOverHTTP(t, l.origin, console)
@@ -217,7 +217,7 @@ var consoleLink = regexp.MustCompile(`(?m)^\s+(http://\S+)$`)
 
 // signInOverHTTP signs in by e-mail with an HTTP client: the CSRF token,
 // the form post, the link from the console, the session.
-func signInOverHTTP(t *testing.T, origin string, console *nodeproc.SyncBuffer) {
+func signInOverHTTP(t *testing.T, origin string, console *coretest.SyncBuffer) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
@@ -287,7 +287,7 @@ func getJSON(t *testing.T, c *http.Client, u string, v any) {
 // TestCredentials: with -credentials the form signs in with the one pair
 // (a JWT session: nothing stored) and refuses any other.
 func TestCredentials(t *testing.T) {
-	console := &nodeproc.SyncBuffer{}
+	console := &coretest.SyncBuffer{}
 	l := listen(t)
 	serve(t, l, appConfig{DB: "memory", Console: console, Credentials: "alice:wonderland"})
 	jar, _ := cookiejar.New(nil)
