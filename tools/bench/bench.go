@@ -49,10 +49,12 @@ type config struct {
 	users        int           // users (with an account and a session) seeded per backend
 	timeout      time.Duration // per call
 	ops          []string      // the adapter rows to run; nil: all
-	// minRound, when set, is the least time a round of an in-process
-	// store's operation should take: such calls take microseconds, and a
-	// round of cfg.calls of them lasts a few milliseconds, so that one
-	// garbage collection or one descheduled call swings the row. The
+	// minRound, when set, is the least time a round of a row that counts
+	// no round trips (an in-process store's operations; the HTTP and
+	// in-process handler rows) should take: an in-process call takes
+	// microseconds, and a round of cfg.calls of them lasts a few
+	// milliseconds, so that one garbage collection or one descheduled call
+	// swings the row. The
 	// calls per round are raised (from the warm-up's rate) until a round
 	// of each side lasts about this long. Operations that prepare records
 	// per round (deleteUser) or add records that stay (createSession) keep

@@ -193,10 +193,16 @@ func inprocOp(b *httpBackend) operation {
 	}
 	return operation{
 		name: "handler GET /session ÷ getSessionAndUser",
-		adapter: func(_ context.Context, i int) error {
+		adapter: func(ctx context.Context, i int) error {
 			k := pick(i)
 			w := &inprocResponse{h: http.Header{}, body: make([]byte, 0, 256)}
-			b.inproc.ServeHTTP(w, reqs[k])
+			// The request carries the call's context, as the adapter side's
+			// call does and as a server's request does (net/http cancels it
+			// when the client goes): with context.Background the handler's
+			// reads skipped the driver's context watch that the adapter side
+			// paid for, and on PostgreSQL the handler came out faster than
+			// the adapter (1.09 at c1, 1.45 at c32).
+			b.inproc.ServeHTTP(w, reqs[k].WithContext(ctx))
 			if w.status != http.StatusOK || !bytes.Contains(w.body, quoted[k]) {
 				return fmt.Errorf("GET /session for %s: %d %q", emails[k], w.status, w.body)
 			}
