@@ -54,11 +54,10 @@ type config struct {
 	// in-process handler rows) should take: an in-process call takes
 	// microseconds, and a round of cfg.calls of them lasts a few
 	// milliseconds, so that one garbage collection or one descheduled call
-	// swings the row. The
-	// calls per round are raised (from the warm-up's rate) until a round
-	// of each side lasts about this long. Operations that prepare records
-	// per round (deleteUser) or add records that stay (createSession) keep
-	// their count.
+	// swings the row. The calls per round are raised (from the warm-up's
+	// rate) until a round of each side lasts about this long. Operations
+	// that prepare records per round (deleteUser) or add records that stay
+	// (createSession) keep their count.
 	minRound time.Duration
 }
 
@@ -230,10 +229,10 @@ func measure(ctx context.Context, b *backend, op operation, c int, cfg config) (
 // maxRoundCalls bounds the calls of a round that roundCalls raises.
 const maxRoundCalls = 1 << 21
 
-// roundCalls is the calls per side in a round: n, or for an in-process
-// store's operation (inProcess) whose warm-up of n calls took less than
-// minRound, as many as take about minRound at the warm-up's rate (at most
-// maxRoundCalls).
+// roundCalls is the calls per side in a round: n, or for a row that
+// counts no round trips (inProcess; see config.minRound) whose warm-up of
+// n calls took less than minRound, as many as take about minRound at the
+// warm-up's rate (at most maxRoundCalls).
 func roundCalls(n int, warmup time.Duration, inProcess bool, minRound time.Duration) int {
 	if !inProcess || minRound <= 0 || warmup >= minRound {
 		return n
