@@ -168,7 +168,7 @@ func (f *Fixture) verificationTokenRace(t *testing.T) {
 			// have deleted the token (seen once with drizzle on libsql:
 			// authport 0, Auth.js 0 of 14 answers, 11 lock failures, none
 			// after): then no caller got it, and none can.
-			if g > 1 || g+nw+later < 1 && r.nodeBusy == 0 {
+			if g > 1 || (g+nw+later < 1 && r.nodeBusy == 0) {
 				t.Errorf("round %d: authport %d, Auth.js %d, after the race %d got the token; want authport at most 1, at least 1 in all", round, g, nw, later)
 			}
 			if g+nw+later == 0 {
