@@ -77,26 +77,13 @@ func TestChallengeCookie(t *testing.T) {
 const jwtTolerance = 16 * time.Second
 
 func TestSecureCookieOnHTTPS(t *testing.T) {
-	a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{provider.Passkey()}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, BaseURL: "https://example.com/auth"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := passkey.New(passkey.Config{Auth: a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := httptest.NewRecorder()
-	body, err := pk.Options(context.Background(), w, httptest.NewRequest(http.MethodGet, "https://example.com/auth/webauthn-options/passkey", nil), "passkey", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := w.Result().Cookies()
+	e := passkeytest.NewEnvWith(t, memory.New(), passkeytest.EnvOptions{BaseURL: "https://example.com/auth"})
+	o, c := e.MustOptions("", nil)
 	if len(c) != 1 || c[0].Name != "__Secure-authjs.challenge" || !c[0].Secure || !c[0].HttpOnly || c[0].SameSite != http.SameSiteLaxMode || c[0].MaxAge <= 0 || c[0].MaxAge > int(passkey.DefaultTimeout/time.Second) {
 		t.Fatalf("cookie on https: %+v", c)
 	}
-	raw, _ := json.Marshal(body)
-	if !strings.Contains(string(raw), `"rpId":"example.com"`) || !strings.Contains(string(raw), `"action":"authenticate"`) {
-		t.Fatalf("options on https: %s", raw)
+	if o.Options.RPID != "example.com" || o.Action != "authenticate" {
+		t.Fatalf("options on https: %+v", o)
 	}
 }
 

@@ -1,6 +1,7 @@
 package passkeytest
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -58,6 +59,10 @@ type EnvOptions struct {
 	// Now is auth.Config's clock (the challenge cookie's); nil means
 	// time.Now.
 	Now func() time.Time
+	// BaseURL is auth.Config's and the client's base URL; empty means
+	// [BaseURL]. Ceremonies under another one pass its origin in their
+	// [Ceremony].
+	BaseURL string
 }
 
 // NewEnv configures core/auth (JWT sessions, the default passkey
@@ -71,12 +76,13 @@ func NewEnv(t testing.TB, store Store) *Env {
 // NewEnvWith is [NewEnv] with Auth.js's behaviours o turns on.
 func NewEnvWith(t testing.TB, store Store, o EnvOptions) *Env {
 	t.Helper()
+	base := cmp.Or(o.BaseURL, BaseURL)
 	a, err := auth.New(auth.Config{
 		Adapter:                       store,
 		Providers:                     []provider.Provider{provider.Passkey()},
 		Secrets:                       []string{Secret},
 		Session:                       auth.SessionOptions{Strategy: auth.StrategyJWT},
-		BaseURL:                       BaseURL,
+		BaseURL:                       base,
 		AllowDangerousUnverifiedEmail: o.AllowDangerousUnverifiedEmail,
 		Now:                           o.Now,
 	})
@@ -87,7 +93,7 @@ func NewEnvWith(t testing.TB, store Store, o EnvOptions) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{T: t, Store: store, Auth: a, Client: Client{Passkeys: pk, BaseURL: BaseURL, Provider: "passkey"}}
+	return &Env{T: t, Store: store, Auth: a, Client: Client{Passkeys: pk, BaseURL: base, Provider: "passkey"}}
 }
 
 // Instance returns a client of another Passkeys over the same Auth: a

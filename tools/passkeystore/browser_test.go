@@ -18,9 +18,7 @@ import (
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/conformance/provision"
-	"github.com/authport/authport/core/auth"
-	"github.com/authport/authport/core/provider"
-	"github.com/authport/authport/passkey"
+	"github.com/authport/authport/passkey/passkeytest"
 )
 
 // TestBrowserScript runs passkey.Script in Chromium with a virtual
@@ -44,23 +42,12 @@ func TestBrowserScript(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	site := fmt.Sprintf("http://localhost:%d", port) // a secure context with RP ID localhost
 	store := memory.New()
-	a, err := auth.New(auth.Config{
-		Adapter:   store,
-		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"browser-test-secret-0123456789abcdef"},
-		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
-		BaseURL:   site + "/auth",
+	pk := passkeytest.NewEnvWith(t, store, passkeytest.EnvOptions{
+		BaseURL: site + "/auth",
 		// The page script's sign-up while signed out (Auth.js's flow),
 		// which authport refuses by default.
 		AllowDangerousUnverifiedEmail: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := passkey.New(passkey.Config{Auth: a})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}).Client.Passkeys
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

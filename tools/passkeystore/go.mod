@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/authport/authport/conformance v0.1.0
-	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/passkey v0.1.0
 	github.com/authport/authport/tools/handlersec v0.0.0
 	github.com/chromedp/cdproto v0.159.0
@@ -17,6 +16,7 @@ require (
 	github.com/authport/authport/adapters/bbolt v0.1.0 // indirect
 	github.com/authport/authport/adapters/postgres-gorm v0.1.0 // indirect
 	github.com/authport/authport/adapters/redis v0.1.0 // indirect
+	github.com/authport/authport/core v0.1.0 // indirect
 	github.com/authport/authport/jwt v0.1.0 // indirect
 	github.com/authport/authport/oauth v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
