@@ -78,13 +78,6 @@ type UserinfoRequest struct {
 	ClientID string
 }
 
-func (r UserinfoRequest) client() *http.Client {
-	if r.Client != nil {
-		return r.Client
-	}
-	return http.DefaultClient
-}
-
 // OAuth2Config configures an OAuth 2.0 provider (SPEC §2.4, type oauth).
 // P is the provider's profile type: what the userinfo endpoint returns,
 // decoded from JSON. Use map[string]any when there is no profile struct.
