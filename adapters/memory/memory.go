@@ -12,7 +12,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -28,10 +27,10 @@ type Adapter struct {
 	mu             sync.Mutex
 	users          map[string]core.User
 	userByEmail    map[string]string // e-mail → user id
-	accounts       map[core.AccountKey]core.Account
-	sessions       map[string]core.Session // by session token
+	accounts       table[core.AccountKey, core.Account]
+	sessions       table[string, core.Session] // by session token
 	tokens         map[core.VerificationTokenKey]core.VerificationToken
-	authenticators map[string]core.Authenticator // by credential id
+	authenticators table[string, core.Authenticator] // by credential id
 }
 
 var (
@@ -63,10 +62,10 @@ func New(opts ...Option) *Adapter {
 		config:         config{now: time.Now},
 		users:          make(map[string]core.User),
 		userByEmail:    make(map[string]string),
-		accounts:       make(map[core.AccountKey]core.Account),
-		sessions:       make(map[string]core.Session),
+		accounts:       newTable[core.AccountKey](func(acc *core.Account) string { return acc.UserID }),
+		sessions:       newTable[string](func(s *core.Session) string { return s.UserID }),
 		tokens:         make(map[core.VerificationTokenKey]core.VerificationToken),
-		authenticators: make(map[string]core.Authenticator),
+		authenticators: newTable[string](func(au *core.Authenticator) string { return au.UserID }),
 	}
 	for _, o := range opts {
 		o(&a.config)
@@ -106,15 +105,86 @@ func take[K comparable, R any](m map[K]R, key K, cp func(R) R) *R {
 	return &r
 }
 
-// ofUser returns copies, made by cp, of the records of m whose user id
-// (read by user) is userID, in the order of cmp; an empty, non-nil list
-// when there are none.
-func ofUser[K comparable, R any](m map[K]R, userID string, user func(*R) string, cp func(R) R, cmp func(x, y R) int) []R {
-	list := []R{}
-	for _, r := range m {
-		if user(&r) == userID {
-			list = append(list, cp(r))
+// table holds the records of one kind that belong to a user (accounts,
+// sessions, authenticators) by key, and indexes their keys by user id, so
+// that a user's records are found, listed and deleted in time proportional
+// to their number rather than to the store's. Reads may use rows directly;
+// every write goes through put, remove, take or removeUser, which keep
+// byUser in step with rows.
+type table[K comparable, R any] struct {
+	rows   map[K]R
+	byUser map[string]map[K]struct{} // user id → keys of its rows; no set is empty
+	user   func(*R) string           // a record's user id
+}
+
+// newTable returns an empty table whose records' user ids are read by user.
+func newTable[K comparable, R any](user func(*R) string) table[K, R] {
+	return table[K, R]{rows: make(map[K]R), byUser: make(map[string]map[K]struct{}), user: user}
+}
+
+// put stores r under key, replacing any record there; when the replaced
+// record belonged to another user, the key moves to r's user in the index.
+func (t *table[K, R]) put(key K, r R) {
+	u := t.user(&r)
+	old, replaced := t.rows[key]
+	t.rows[key] = r
+	if replaced {
+		was := t.user(&old)
+		if was == u {
+			return
 		}
+		t.unindex(was, key)
+	}
+	keys := t.byUser[u]
+	if keys == nil {
+		keys = make(map[K]struct{})
+		t.byUser[u] = keys
+	}
+	keys[key] = struct{}{}
+}
+
+// unindex removes key from the index of userID's records.
+func (t *table[K, R]) unindex(userID string, key K) {
+	keys := t.byUser[userID]
+	delete(keys, key)
+	if len(keys) == 0 {
+		delete(t.byUser, userID)
+	}
+}
+
+// remove deletes the record under key, if there is one.
+func (t *table[K, R]) remove(key K) {
+	if r, ok := t.rows[key]; ok {
+		delete(t.rows, key)
+		t.unindex(t.user(&r), key)
+	}
+}
+
+// take removes the record under key and returns it, copied by cp when cp
+// is not nil, or nil when there was none.
+func (t *table[K, R]) take(key K, cp func(R) R) *R {
+	r := take(t.rows, key, cp)
+	if r != nil {
+		t.unindex(t.user(r), key)
+	}
+	return r
+}
+
+// removeUser deletes every record of the user userID.
+func (t *table[K, R]) removeUser(userID string) {
+	for key := range t.byUser[userID] {
+		delete(t.rows, key)
+	}
+	delete(t.byUser, userID)
+}
+
+// ofUser returns copies, made by cp, of the records of the user userID, in
+// the order of cmp; an empty, non-nil list when there are none.
+func (t *table[K, R]) ofUser(userID string, cp func(R) R, cmp func(x, y R) int) []R {
+	keys := t.byUser[userID]
+	list := make([]R, 0, len(keys))
+	for key := range keys {
+		list = append(list, cp(t.rows[key]))
 	}
 	slices.SortFunc(list, cmp)
 	return list
@@ -158,7 +228,7 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 // GetUserByAccount implements [core.UserByAccountGetter].
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
 	defer a.lock()()
-	acc, ok := a.accounts[key]
+	acc, ok := a.accounts.rows[key]
 	if !ok {
 		return nil, nil
 	}
@@ -192,9 +262,9 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if !ok {
 		return nil, nil
 	}
-	maps.DeleteFunc(a.accounts, func(_ core.AccountKey, acc core.Account) bool { return acc.UserID == id })
-	maps.DeleteFunc(a.sessions, func(_ string, s core.Session) bool { return s.UserID == id })
-	maps.DeleteFunc(a.authenticators, func(_ string, au core.Authenticator) bool { return au.UserID == id })
+	a.accounts.removeUser(id)
+	a.sessions.removeUser(id)
+	a.authenticators.removeUser(id)
 	delete(a.userByEmail, u.Email)
 	delete(a.users, id)
 	return &u, nil
@@ -206,18 +276,18 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 	if _, ok := a.users[account.UserID]; !ok {
 		return nil, fmt.Errorf("user %q: %w", account.UserID, core.ErrNotFound)
 	}
-	if _, ok := a.accounts[account.Key()]; ok {
+	if _, ok := a.accounts.rows[account.Key()]; ok {
 		return nil, fmt.Errorf("account %q/%q: %w", account.Provider, account.ProviderAccountID, core.ErrAlreadyExists)
 	}
 	acc := account.Normalize()
-	a.accounts[acc.Key()] = acc
+	a.accounts.put(acc.Key(), acc)
 	return ptr(acc.Clone()), nil
 }
 
 // UnlinkAccount implements [core.AccountUnlinker].
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
 	defer a.lock()()
-	return take(a.accounts, key, core.Account.Normalize), nil
+	return a.accounts.take(key, core.Account.Normalize), nil
 }
 
 // GetAccount implements [core.AccountGetter].
@@ -225,25 +295,24 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 	defer a.lock()()
 	// Normalize, not only copy: a record added by Import may hold a
 	// token_type written by another program ("Bearer").
-	return copyOf(a.accounts, core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID}, core.Account.Normalize), nil
+	return copyOf(a.accounts.rows, core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID}, core.Account.Normalize), nil
 }
 
 // ListAccountsByUserID implements [core.AccountsByUserLister].
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
 	defer a.lock()()
-	return ofUser(a.accounts, userID, func(acc *core.Account) string { return acc.UserID }, core.Account.Normalize,
-		core.CompareAccounts), nil
+	return a.accounts.ofUser(userID, core.Account.Normalize, core.CompareAccounts), nil
 }
 
 // UpdateAccount implements [core.AccountUpdater].
 func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
 	defer a.lock()()
-	old, ok := a.accounts[update.Key()]
+	old, ok := a.accounts.rows[update.Key()]
 	if !ok {
 		return nil, nil
 	}
 	acc := update.Apply(old)
-	a.accounts[acc.Key()] = acc
+	a.accounts.put(acc.Key(), acc)
 	return ptr(acc.Clone()), nil
 }
 
@@ -253,11 +322,11 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 	if _, ok := a.users[session.UserID]; !ok {
 		return nil, fmt.Errorf("user %q: %w", session.UserID, core.ErrNotFound)
 	}
-	if _, ok := a.sessions[session.SessionToken]; ok {
+	if _, ok := a.sessions.rows[session.SessionToken]; ok {
 		return nil, fmt.Errorf("session token: %w", core.ErrAlreadyExists)
 	}
 	s := session.Normalize()
-	a.sessions[s.SessionToken] = s
+	a.sessions.put(s.SessionToken, s)
 	return &s, nil
 }
 
@@ -269,12 +338,12 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	// one allocation (sessionAndUserBox), not four.
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.sessions[sessionToken]
+	s, ok := a.sessions.rows[sessionToken]
 	if !ok {
 		return nil, nil
 	}
 	if s.Expired(a.now()) {
-		delete(a.sessions, sessionToken)
+		a.sessions.remove(sessionToken)
 		return nil, nil
 	}
 	u, ok := a.users[s.UserID]
@@ -312,7 +381,7 @@ type sessionAndUserBox struct {
 // UpdateSession implements [core.SessionUpdater].
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	defer a.lock()()
-	old, ok := a.sessions[update.SessionToken]
+	old, ok := a.sessions.rows[update.SessionToken]
 	if !ok {
 		return nil, nil
 	}
@@ -320,14 +389,14 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	if _, ok := a.users[s.UserID]; !ok {
 		return nil, fmt.Errorf("user %q: %w", s.UserID, core.ErrNotFound)
 	}
-	a.sessions[s.SessionToken] = s
+	a.sessions.put(s.SessionToken, s) // the update may move it to another user
 	return &s, nil
 }
 
 // ExtendSession implements [core.SessionExtender].
 func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
 	defer a.lock()()
-	s, ok := a.sessions[sessionToken]
+	s, ok := a.sessions.rows[sessionToken]
 	if !ok {
 		return nil, false, nil
 	}
@@ -335,14 +404,14 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 		return &s, false, nil
 	}
 	s.Expires = expires
-	a.sessions[sessionToken] = s
+	a.sessions.put(sessionToken, s)
 	return &s, true, nil
 }
 
 // DeleteSession implements [core.SessionDeleter].
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
 	defer a.lock()()
-	return take(a.sessions, sessionToken, nil), nil
+	return a.sessions.take(sessionToken, nil), nil
 }
 
 // CreateVerificationToken implements [core.VerificationTokenCreator].
@@ -373,25 +442,24 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 	if _, ok := a.users[authenticator.UserID]; !ok {
 		return nil, fmt.Errorf("user %q: %w", authenticator.UserID, core.ErrNotFound)
 	}
-	if _, ok := a.authenticators[authenticator.CredentialID]; ok {
+	if _, ok := a.authenticators.rows[authenticator.CredentialID]; ok {
 		return nil, fmt.Errorf("credential id %q: %w", authenticator.CredentialID, core.ErrAlreadyExists)
 	}
 	au := authenticator.Clone()
-	a.authenticators[au.CredentialID] = au
+	a.authenticators.put(au.CredentialID, au)
 	return ptr(au.Clone()), nil
 }
 
 // GetAuthenticator implements [core.AuthenticatorGetter].
 func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
 	defer a.lock()()
-	return copyOf(a.authenticators, credentialID, core.Authenticator.Clone), nil
+	return copyOf(a.authenticators.rows, credentialID, core.Authenticator.Clone), nil
 }
 
 // ListAuthenticatorsByUserID implements [core.AuthenticatorsByUserLister].
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
 	defer a.lock()()
-	return ofUser(a.authenticators, userID, func(au *core.Authenticator) string { return au.UserID }, core.Authenticator.Clone,
-		core.CompareAuthenticators), nil
+	return a.authenticators.ofUser(userID, core.Authenticator.Clone, core.CompareAuthenticators), nil
 }
 
 // UpdateAuthenticatorCounter implements [core.AuthenticatorCounterUpdater].
@@ -412,7 +480,7 @@ func (a *Adapter) AdvanceAuthenticatorCounter(ctx context.Context, credentialID 
 // (both 0 passes), else it fails with [core.ErrCounterNotIncreased].
 func (a *Adapter) setCounter(credentialID string, newCounter int64, increaseOnly bool) (*core.Authenticator, error) {
 	defer a.lock()()
-	au, ok := a.authenticators[credentialID]
+	au, ok := a.authenticators.rows[credentialID]
 	if !ok {
 		return nil, fmt.Errorf("credential id %q: %w", credentialID, core.ErrNotFound)
 	}
@@ -420,7 +488,7 @@ func (a *Adapter) setCounter(credentialID string, newCounter int64, increaseOnly
 		return nil, fmt.Errorf("stored %d, reported %d: %w", au.Counter, newCounter, core.ErrCounterNotIncreased)
 	}
 	au.Counter = newCounter
-	a.authenticators[credentialID] = au
+	a.authenticators.put(credentialID, au)
 	return ptr(au.Clone()), nil
 }
 
@@ -430,9 +498,9 @@ func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	defer a.lock()()
 	now := a.now()
 	var r core.PurgeResult
-	for k, s := range a.sessions {
+	for k, s := range a.sessions.rows {
 		if s.Expired(now) {
-			delete(a.sessions, k)
+			a.sessions.remove(k)
 			r.Sessions++
 		}
 	}
@@ -471,16 +539,16 @@ func (a *Adapter) Import(ctx context.Context, s Snapshot) error {
 		a.userByEmail[u.Email] = u.ID
 	}
 	for _, acc := range s.Accounts {
-		a.accounts[acc.Key()] = acc.Clone()
+		a.accounts.put(acc.Key(), acc.Clone())
 	}
 	for _, se := range s.Sessions {
-		a.sessions[se.SessionToken] = se
+		a.sessions.put(se.SessionToken, se)
 	}
 	for _, v := range s.VerificationTokens {
 		a.tokens[v.Key()] = v
 	}
 	for _, au := range s.Authenticators {
-		a.authenticators[au.CredentialID] = au.Clone()
+		a.authenticators.put(au.CredentialID, au.Clone())
 	}
 	return nil
 }
@@ -494,16 +562,16 @@ func (a *Adapter) Snapshot() Snapshot {
 	for _, u := range a.users {
 		s.Users = append(s.Users, u.Clone())
 	}
-	for _, acc := range a.accounts {
+	for _, acc := range a.accounts.rows {
 		s.Accounts = append(s.Accounts, acc.Clone())
 	}
-	for _, se := range a.sessions {
+	for _, se := range a.sessions.rows {
 		s.Sessions = append(s.Sessions, se)
 	}
 	for _, v := range a.tokens {
 		s.VerificationTokens = append(s.VerificationTokens, v)
 	}
-	for _, au := range a.authenticators {
+	for _, au := range a.authenticators.rows {
 		s.Authenticators = append(s.Authenticators, au.Clone())
 	}
 	return s
