@@ -13,6 +13,7 @@ import (
 
 	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Adapter stores authport records in a bbolt file. It implements every
@@ -92,7 +93,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Adapter, error) {
 	}
 	bo.Timeout = c.lockTimeout
 	db, err := bolt.Open(path, c.fileMode, &bo)
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("bboltadapter: open %s: gave up after %v: %w (%w)", path, c.lockTimeout, ErrLocked, err)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
@@ -235,7 +236,7 @@ func createOwned[T any](ctx context.Context, a *Adapter, out T, userID string, k
 // storeErr maps bbolt's refusals of a key or value to core.ErrInvalidInput
 // (errors carry no method name: core.Store adds it).
 func storeErr(err error) error {
-	if errors.Is(err, bolt.ErrKeyTooLarge) || errors.Is(err, bolt.ErrValueTooLarge) || errors.Is(err, bolt.ErrKeyRequired) {
+	if errors.Is(err, berrors.ErrKeyTooLarge) || errors.Is(err, berrors.ErrValueTooLarge) || errors.Is(err, berrors.ErrKeyRequired) {
 		return fmt.Errorf("%w: %w", core.ErrInvalidInput, err)
 	}
 	return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // The tests below re-run this test binary as a child process, selected by
@@ -154,7 +155,7 @@ func TestOpenLockedFileTimesOut(t *testing.T) {
 			_ = a.Close()
 			t.Fatal("second Open of a locked file succeeded")
 		}
-		if !errors.Is(err, ErrLocked) || !errors.Is(err, bolt.ErrTimeout) || !strings.Contains(err.Error(), path) {
+		if !errors.Is(err, ErrLocked) || !errors.Is(err, berrors.ErrTimeout) || !strings.Contains(err.Error(), path) {
 			t.Errorf("Open of a locked file = %v; want ErrLocked naming the file", err)
 		}
 		// bbolt retries every 50ms and gives up one retry early.

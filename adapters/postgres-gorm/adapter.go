@@ -21,7 +21,6 @@ import (
 // included.
 type Adapter struct {
 	db    *sql.DB
-	gdb   *gorm.DB
 	d     dialect
 	names Names
 	// q holds the statements; they are rebuilt when the users table's

@@ -248,12 +248,3 @@ func deref(p *string) string {
 	}
 	return *p
 }
-
-// none is the result of a lookup that cannot find anything (its key cannot
-// be stored): nil, or the context's error when it is done.
-func none(ctx context.Context, m string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w", err)
-	}
-	return nil
-}

@@ -437,9 +437,9 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 			if err != nil {
 				return nil, err
 			}
-			v, uid = v2, uid2
-			if res2, ok := v2.([]any); ok && len(res2) == 3 {
-				res = res2
+			uid = uid2
+			if res, ok = v2.([]any); !ok || len(res) != 3 {
+				return nil, shared.ErrCorrupt
 			}
 		}
 	} else {

@@ -73,7 +73,7 @@ func sendEmailForm(t *testing.T, b *tab, box *mailbox, origin, email string, see
 		t.Fatalf("the link %q does not point at %s/auth/callback/email", link, origin)
 	}
 	b.navigate(link)
-	u, err = b.location(), nil
+	u = b.location()
 	if u.Scheme+"://"+u.Host != origin {
 		b.fatalf("the link led to %s, off the app's origin %s", u, origin)
 	}

@@ -207,7 +207,7 @@ func (a *Authenticator) Get(opts Options, c Ceremony) (string, error) {
 		return "", fmt.Errorf("passkeytest: Get for the action %q", opts.Action)
 	}
 	a.mu.Lock()
-	count := a.counter
+	var count uint32
 	if c.Counter != nil {
 		count = *c.Counter
 	} else {

@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -326,9 +325,3 @@ func decodeUAuth(s, cred string) (*core.Authenticator, error) {
 // maxSafeCounter is the largest counter a JSON number (a JavaScript
 // double) holds exactly.
 const maxSafeCounter = 1<<53 - 1
-
-// checkTimes checks that the times of a record fit the layout's ISO
-// strings.
-func checkTimes(m core.Method, field string, t time.Time) error {
-	return checkISOTime(m, field, &t)
-}
