@@ -38,7 +38,8 @@ const (
 	lockWaitMin = time.Millisecond
 	lockWaitMax = 20 * time.Millisecond
 	// lockReleaseTimeout bounds the delete of a lock document, which runs
-	// even when the caller's context has ended.
+	// even when the caller's context has ended (in the background: the
+	// caller returns at its context's end, see outlive).
 	lockReleaseTimeout = 5 * time.Second
 )
 
@@ -160,9 +161,11 @@ func (l *recordLocks) lockDocument(ctx context.Context, kind byte, key string) (
 		wait = min(2*wait, lockWaitMax)
 	}
 	return func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lockReleaseTimeout)
-		defer cancel()
-		// Should this fail, the lock expires after lockLease.
-		_, _ = l.coll.DeleteOne(ctx, bson.D{{Key: fID, Value: id}, {Key: "owner", Value: owner}})
+		// The release waits no longer than the caller's ctx; should the
+		// delete fail, or still run then, the lock expires after lockLease.
+		_ = outlive(ctx, lockReleaseTimeout, func(ctx context.Context) error {
+			_, err := l.coll.DeleteOne(ctx, bson.D{{Key: fID, Value: id}, {Key: "owner", Value: owner}})
+			return err
+		})
 	}, nil
 }

@@ -131,16 +131,23 @@ func (a *Adapter) insertOwned(ctx context.Context, coll *mongo.Collection, uid a
 // undoTimeout bounds the removal of a record insertOwned must take back.
 const undoTimeout = 10 * time.Second
 
-// undo runs f, which takes back a write, with a context that the end of
-// ctx does not cancel, bounded by undoTimeout, and waits for it until it is
-// done or ctx ends, whichever comes first: the call never outlives its
-// context (tools/faults found calls returning up to 1.5 s after their
-// deadline while an undo waited for a reset server), and an undo cut short
-// by it goes on in the background.
+// undo runs f, which takes back a write, as outlive does, bounded by
+// undoTimeout.
 func undo(ctx context.Context, f func(context.Context) error) error {
+	return outlive(ctx, undoTimeout, f)
+}
+
+// outlive runs f, a write that must happen even when ctx ends first (an
+// undo, a lock's release), with a context that the end of ctx does not
+// cancel, bounded by limit, and waits for it until it is done or ctx ends,
+// whichever comes first: the call never outlives its context (tools/faults
+// found calls returning up to 1.5 s after their deadline while an undo
+// waited for a reset server, and 1.2 s after while a lock's release did),
+// and a write cut short by it goes on in the background.
+func outlive(ctx context.Context, limit time.Duration, f func(context.Context) error) error {
 	done := make(chan error, 1)
 	go func() {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 		defer cancel()
 		done <- f(uctx)
 	}()
@@ -148,7 +155,7 @@ func undo(ctx context.Context, f func(context.Context) error) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("still running when the call's context ended (it goes on for at most %v): %w", undoTimeout, ctx.Err())
+		return fmt.Errorf("still running when the call's context ended (it goes on for at most %v): %w", limit, ctx.Err())
 	}
 }
 
