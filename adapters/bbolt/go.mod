@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/authport/authport/conformance v0.1.0
 	github.com/authport/authport/core v0.1.0
-	go.etcd.io/bbolt v1.4.3
+	go.etcd.io/bbolt v1.5.0
 )
 
 require (
