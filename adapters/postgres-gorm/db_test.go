@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"testing"
@@ -173,8 +174,11 @@ func openMySQLWith(t testing.TB, counting, parseTime bool, loc *time.Location) *
 
 // sqliteDSN is how the tests (and the README) open SQLite: foreign keys on
 // (required), a busy timeout and WAL for concurrent writers.
-func sqliteDSN(path string) string {
-	return "file:" + path + "?_foreign_keys=on&_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate"
+func sqliteDSN(path string) string { return sqliteDSNBusy(path, 10*time.Second) }
+
+// sqliteDSNBusy is sqliteDSN with another busy timeout.
+func sqliteDSNBusy(path string, busy time.Duration) string {
+	return fmt.Sprintf("file:%s?_foreign_keys=on&_busy_timeout=%d&_journal_mode=WAL&_txlock=immediate", path, busy.Milliseconds())
 }
 
 func openSQLite(t testing.TB, counting bool) *testDB {

@@ -123,7 +123,18 @@ type nodeConfig struct {
 	// DDL is true (the driver creates the adapter's tables) or the
 	// statements to run.
 	DDL any `json:"ddl,omitempty"`
+	// BusyTimeoutMS is SQLite's busy timeout on the Node side.
+	BusyTimeoutMS int64 `json:"busyTimeoutMs,omitempty"`
 }
+
+// interopSQLiteBusy is the busy timeout of both sides on the SQLite file
+// they share. It is shorter than the other tests' 10 s: a libsql statement
+// that failed with SQLITE_BUSY can keep its lock until Node's garbage
+// collector finalizes it (see conformance/interop's retry), and every
+// caller that meets that lock waits its whole busy timeout, so in the
+// token race a long one only made those rounds slow (10 s each, a minute
+// of the suite). Lock waits that end by themselves take milliseconds.
+const interopSQLiteBusy = 2 * time.Second
 
 // setupPairing makes a fresh database, has the Node side create its
 // tables, and opens authport on it with the pairing's preset.
@@ -164,9 +175,9 @@ func setupPairing(t *testing.T, p pairing) *interop.Fixture {
 		gdb, sqlDB = db.gdb, db.sqlDB
 	case "sqlite":
 		path := filepath.Join(t.TempDir(), "shared.db")
-		cfg.URL = "file:" + path
+		cfg.URL, cfg.BusyTimeoutMS = "file:"+path, interopSQLiteBusy.Milliseconds()
 		var err error
-		sqlDB, err = sql.Open("sqlite3", sqliteDSN(path))
+		sqlDB, err = sql.Open("sqlite3", sqliteDSNBusy(path, interopSQLiteBusy))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ async function open(cfg) {
       const client = createClient({ url: cfg.url });
       closers.push(() => client.close());
       await client.execute("PRAGMA journal_mode = WAL");
-      await client.execute("PRAGMA busy_timeout = 10000");
+      await client.execute(`PRAGMA busy_timeout = ${Number(cfg.busyTimeoutMs ?? 10000)}`);
       await client.execute("PRAGMA foreign_keys = ON");
       tables = defineTables();
       db = drizzle(client);
@@ -97,7 +97,7 @@ async function open(cfg) {
     closers.push(() => db.destroy());
     if (dialect === "sqlite") {
       await sql`PRAGMA journal_mode = WAL`.execute(db);
-      await sql`PRAGMA busy_timeout = 10000`.execute(db);
+      await sql.raw(`PRAGMA busy_timeout = ${Number(cfg.busyTimeoutMs ?? 10000)}`).execute(db);
       await sql`PRAGMA foreign_keys = ON`.execute(db);
     }
     if (cfg.ddl) ddl = await kyselySchema(db, dialect, sql);
