@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,10 +39,21 @@ import (
 // any backend leaves a partial deleteUser cascade, panics, has a call
 // return later than its context's deadline (plus grace), or takes
 // recoveryLimit or more from the service being back to the first success.
+//
+// The backends run side by side (their servers and proxies are separate,
+// and their scenarios are mostly waiting for deadlines and restarts), as
+// many at once as go test's -parallel allows (GOMAXPROCS by default), the
+// longest first, and TestSignInFaults beside them. A call that is late
+// while the process was not scheduled is told apart from a hung one
+// (watchScheduling), so the load of a neighbour cannot pass for a hung
+// call. TestFailover is not parallel: it runs alone, before them, since
+// beside them Redis Sentinel once did not promote the replica within the
+// 2 minutes runScenario waits for the fault.
 func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the fault-injection run takes a few minutes; not in -short")
 	}
+	t.Parallel()
 	// The MySQL driver logs every broken connection on its own logger.
 	_ = mysqldriver.SetLogger(log.New(io.Discard, "", 0))
 	tp := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
@@ -55,20 +67,28 @@ func TestFaults(t *testing.T) {
 		rows = append(rows, r)
 		mu.Unlock()
 	}
-	for _, b := range []struct {
-		name string
-		run  func(t *testing.T, tp *toxiproxy.ApiServer, add func(row))
-	}{
-		{provision.BackendPostgres, runPostgres},
-		{provision.BackendMySQL, runMariaDB},
-		{provision.BackendRedis, runRedis},
-		{provision.BackendRedisCluster, runRedisCluster},
-		{provision.BackendMongoDB, runStandin},
-		{provision.BackendRedisCluster + "-failover", runFailover},
-	} {
-		t.Run(b.name, func(t *testing.T) { b.run(t, tp, add) })
-	}
+	t.Run("backends", func(t *testing.T) {
+		for _, b := range []struct {
+			name string
+			run  func(t *testing.T, tp *toxiproxy.ApiServer, add func(row))
+		}{
+			{provision.BackendPostgres, runPostgres},
+			{provision.BackendMySQL, runMariaDB},
+			{provision.BackendRedisCluster + "-failover", runFailover},
+			{provision.BackendRedis, runRedis},
+			{provision.BackendMongoDB, runStandin},
+			{provision.BackendRedisCluster, runRedisCluster},
+		} {
+			t.Run(b.name, func(t *testing.T) {
+				t.Parallel()
+				b.run(t, tp, add)
+			})
+		}
+	})
 
+	// The backends finished in any order; each added its rows in its
+	// faults' order.
+	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(a.backend, b.backend) })
 	table := formatTable(rows) + formatFailoverTable(rows)
 	host, _ := os.Hostname()
 	fmt.Printf("\nFault injection (tools/faults, TestFaults): %d workers, %v per call, %d CPUs (%s/%s, %s), %v in all\n%s\n",

@@ -53,6 +53,7 @@ func TestSignInFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own database servers; not in -short")
 	}
+	t.Parallel() // beside TestFaults: see there
 	tp := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	started := time.Now()
 	// The two backends run side by side (their servers, proxies and
