@@ -1,7 +1,7 @@
 // Command quickstart is the README's quickstart: a site whose users sign in
 // with GitHub or by e-mail link, kept in a bbolt file (auth.db).
 //
-//	export AUTH_SECRET=$(go run github.com/authport/authport/core/cmd/authport-secret@latest)
+//	export AUTH_SECRET=$(go run github.com/authport/authport/core/cmd/authport-secret@v0.1.0)
 //	export AUTH_GITHUB_ID=… AUTH_GITHUB_SECRET=…  # callback: http://localhost:8080/auth/callback/github
 //	go run .                                      # then open http://localhost:8080
 package main
@@ -35,7 +35,8 @@ func main() {
 	})
 	cfg := auth.Config{Adapter: store, Providers: append(github, email)}
 	auth.SetEnvDefaults(&cfg, os.Getenv) // AUTH_SECRET, AUTH_URL
-	cfg.BaseURL = cmp.Or(cfg.BaseURL, "http://localhost:8080/auth")
+	port := cmp.Or(os.Getenv("PORT"), "8080")
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, "http://localhost:"+port+"/auth") // links and redirects go to this origin
 	a, err := auth.New(cfg)
 	must(err)
 	h, err := handler.New(handler.Config{Auth: a})
@@ -48,7 +49,7 @@ func main() {
 		fmt.Fprintf(w, "Signed in as user %s; sign out at /auth/signout. The session:\n", s.User.ID)
 		json.NewEncoder(w).Encode(s) // {"user":{"name","email","image"},"expires"}, as /auth/session
 	})))
-	log.Fatal(http.ListenAndServe("localhost:"+cmp.Or(os.Getenv("PORT"), "8080"), mux))
+	log.Fatal(http.ListenAndServe("localhost:"+port, mux))
 }
 
 func must(err error) {

@@ -19,8 +19,9 @@ import (
 )
 
 // TestQuickstart builds the README's quickstart program and runs it as a
-// user would: it asks for an e-mail sign-in link, restarts the program
-// with the secret rotated (AUTH_SECRET="new,old"), follows the link,
+// user would: it asks for an e-mail sign-in link (with PORT set and no
+// AUTH_URL, the link and redirects must use PORT), restarts the program
+// with the secret rotated (AUTH_SECRET="new,old") and AUTH_URL set, follows the link,
 // reads the session from /auth/session and the protected page, and checks
 // that the GitHub button starts GitHub's flow with AUTH_GITHUB_ID.
 func TestQuickstart(t *testing.T) {
@@ -39,10 +40,11 @@ func TestQuickstart(t *testing.T) {
 	c := &http.Client{Jar: jar, Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
+	// Without AUTH_URL, the site's origin follows PORT.
 	p := start(t, bin, dir, port, oldSecret)
 	res := get(t, c, site+"/", "text/html")
-	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "/auth/signin") {
-		t.Fatalf("GET / signed out: %d Location %q; want 303 to the sign-in page", res.StatusCode, res.Header.Get("Location"))
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), site+"/auth/signin") {
+		t.Fatalf("GET / signed out: %d Location %q; want 303 to %s/auth/signin", res.StatusCode, res.Header.Get("Location"), site)
 	}
 	csrf := csrfToken(t, c, site)
 	res = post(t, c, site+"/auth/signin/email", url.Values{"email": {"ada@example.com"}, "csrfToken": {csrf}})
@@ -50,10 +52,14 @@ func TestQuickstart(t *testing.T) {
 		t.Fatalf("POST /auth/signin/email: %d Location %q; want the verify-request page", res.StatusCode, res.Header.Get("Location"))
 	}
 	link := p.link(t, "ada@example.com")
+	if !strings.HasPrefix(link, site+"/auth/callback/email?") {
+		t.Fatalf("sign-in link %q; want one to %s/auth/callback/email", link, site)
+	}
 	p.stop(t)
 
 	// The link was made with the old secret; the new list still accepts it.
-	p = start(t, bin, dir, port, newSecret+","+oldSecret)
+	p = start(t, bin, dir, port, newSecret+","+oldSecret,
+		"AUTH_URL="+site) // origin only: the routes go to /auth
 	defer p.stop(t)
 	res = get(t, c, link, "text/html")
 	if res.StatusCode/100 != 3 || strings.Contains(res.Header.Get("Location"), "error") {
@@ -87,13 +93,15 @@ type proc struct {
 	lines chan string
 }
 
-func start(t *testing.T, bin, dir, port, secret string) *proc {
+// start runs the quickstart on port with AUTH_SECRET=secret and the
+// variables in env ("NAME=value") added.
+func start(t *testing.T, bin, dir, port, secret string, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PORT="+port, "AUTH_SECRET="+secret,
-		"AUTH_URL=http://localhost:"+port, // origin only: the routes go to /auth
 		"AUTH_GITHUB_ID=quickstart-github-id", "AUTH_GITHUB_SECRET=quickstart-github-secret")
+	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

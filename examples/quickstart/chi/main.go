@@ -2,7 +2,7 @@
 // the same sign-in (GitHub and e-mail links, bbolt), with the session read
 // by middleware on one group of routes and required on another.
 //
-//	export AUTH_SECRET=$(go run github.com/authport/authport/core/cmd/authport-secret@latest)
+//	export AUTH_SECRET=$(go run github.com/authport/authport/core/cmd/authport-secret@v0.1.0)
 //	export AUTH_GITHUB_ID=… AUTH_GITHUB_SECRET=…
 //	go run ./chi    # in examples/quickstart; then open http://localhost:8080
 package main
@@ -32,7 +32,7 @@ func main() {
 		return nil
 	})
 	must(err)
-	log.Fatal(http.ListenAndServe("localhost:"+cmp.Or(os.Getenv("PORT"), "8080"), router(h)))
+	log.Fatal(http.ListenAndServe("localhost:"+port(os.Getenv), router(h)))
 }
 
 // newAuth configures GitHub and e-mail sign-in over store from the AUTH_*
@@ -44,12 +44,17 @@ func newAuth(store any, getenv func(string) string, send func(context.Context, p
 	}
 	cfg := auth.Config{Adapter: store, Providers: append(github, provider.Email("Example <no-reply@example.com>", send))}
 	auth.SetEnvDefaults(&cfg, getenv)
-	cfg.BaseURL = cmp.Or(cfg.BaseURL, "http://localhost:8080/auth")
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, "http://localhost:"+port(getenv)+"/auth")
 	a, err := auth.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return handler.New(handler.Config{Auth: a})
+}
+
+// port is the port the example listens on: PORT, or 8080.
+func port(getenv func(string) string) string {
+	return cmp.Or(getenv("PORT"), "8080")
 }
 
 // router mounts the auth routes and the site's pages on chi.

@@ -85,3 +85,32 @@ func TestChi(t *testing.T) {
 		t.Errorf("/account signed in: %q", b)
 	}
 }
+
+// TestChiPortDefault checks that, with PORT set and AUTH_URL unset, the
+// links the handler gives out use PORT, the port the example listens on.
+func TestChiPortDefault(t *testing.T) {
+	store, err := bboltadapter.Open(t.Context(), filepath.Join(t.TempDir(), "auth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	env := map[string]string{
+		"PORT": "3000", "AUTH_SECRET": "chi-example-secret-0123456789-0123456789",
+		"AUTH_GITHUB_ID": "chi-github-id", "AUTH_GITHUB_SECRET": "chi-github-secret",
+	}
+	h, err := newAuth(store, func(k string) string { return env[k] }, func(context.Context, provider.VerificationRequest) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	router(h).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost:3000/auth/providers", nil))
+	var ps map[string]struct {
+		SigninURL string `json:"signinUrl"`
+	}
+	if err := json.NewDecoder(rec.Body).Decode(&ps); err != nil {
+		t.Fatalf("/auth/providers: %d, %v", rec.Code, err)
+	}
+	if got, want := ps["email"].SigninURL, "http://localhost:3000/auth/signin/email"; got != want {
+		t.Errorf("email signinUrl = %q; want %q", got, want)
+	}
+}
