@@ -158,7 +158,7 @@ var ErrShortSecret = errors.New("secret too short")
 // [Auth.CheckSecrets] to share the Auth's setting.
 func CheckSecrets(secrets []string, allowShort bool) error {
 	if len(secrets) == 0 {
-		return fmt.Errorf("%w: Secrets needs at least one secret (newest first)", ErrInvalidConfig)
+		return fmt.Errorf("%w: Secrets needs at least one secret (newest first); set AUTH_SECRET (read by SetEnvDefaults) to one made by `go run github.com/authport/authport/core/cmd/authport-secret` (or `npx auth secret`)", ErrInvalidConfig)
 	}
 	for i, s := range secrets {
 		switch {

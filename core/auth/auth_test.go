@@ -406,6 +406,12 @@ func TestShortSecretsRefused(t *testing.T) {
 			t.Errorf("%s: New = %v, want ErrShortSecret saying how to make one", name, err)
 		}
 	}
+	// No secret at all, as when AUTH_SECRET is unset: the error names the
+	// variable and the command that makes a secret.
+	_, err := auth.New(auth.Config{Adapter: struct{}{}, Session: jwtOnly})
+	if !errors.Is(err, auth.ErrInvalidConfig) || !strings.Contains(err.Error(), "AUTH_SECRET") || !strings.Contains(err.Error(), "authport-secret") {
+		t.Errorf("no secret: New = %v, want ErrInvalidConfig naming AUTH_SECRET and authport-secret", err)
+	}
 	a, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: []string{long}, Session: jwtOnly})
 	if err != nil {
 		t.Fatalf("a %d-byte secret: %v", len(long), err)
