@@ -150,7 +150,7 @@ func proxyCommand(r *Repo, dir string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "export GOPROXY=%s\nexport GONOSUMDB=%s\n", goproxy, strings.TrimSuffix(repoPrefix, "/"))
 	fmt.Fprintf(stderr, "authport %s from %s is served from %s; with the variables above, in your module:\n"+
 		"  go get %shandler@%s %sadapters/bbolt@%s\n"+
-		"The module cache keeps the first copy of %s it fetches: to follow a clone that changes, use a go.work instead (README, Install).\n",
+		"The module cache keeps the first copy of %s it fetches: to follow a clone that changes, use replace directives instead (README, Install).\n",
 		version, r.Root, abs, repoPrefix, version, repoPrefix, version, version)
 	return nil
 }
