@@ -231,9 +231,39 @@ type state struct {
 	Authenticators     []core.Authenticator
 }
 
-// state reads everything stored through the raw view.
+// state reads everything stored through the raw view, sorted and in
+// canonical form.
 func (e *env) state(t *testing.T) state {
 	t.Helper()
+	s := e.readState(t)
+	for i := range s.Users {
+		s.Users[i] = canonUser(s.Users[i])
+	}
+	for i := range s.Sessions {
+		s.Sessions[i].Expires = canonTime(s.Sessions[i].Expires)
+	}
+	for i := range s.VerificationTokens {
+		s.VerificationTokens[i].Expires = canonTime(s.VerificationTokens[i].Expires)
+	}
+	slices.SortFunc(s.Users, byUserID)
+	slices.SortFunc(s.Accounts, byAccountKey)
+	slices.SortFunc(s.Sessions, bySessionToken)
+	slices.SortFunc(s.VerificationTokens, byTokenKey)
+	slices.SortFunc(s.Authenticators, byCredentialID)
+	return s
+}
+
+// readState reads everything stored through the raw view: in one read
+// when it is a [RecordsReader], else kind by kind.
+func (e *env) readState(t *testing.T) state {
+	t.Helper()
+	if rr, ok := e.raw.(RecordsReader); ok {
+		rs, err := rr.Records(e.ctx)
+		if err != nil {
+			t.Fatalf("raw records: %v", err)
+		}
+		return state(rs)
+	}
 	var s state
 	var err error
 	if s.Users, err = e.raw.Users(e.ctx); err != nil {
@@ -251,20 +281,6 @@ func (e *env) state(t *testing.T) state {
 	if s.Authenticators, err = e.raw.Authenticators(e.ctx); err != nil {
 		t.Fatalf("raw authenticators: %v", err)
 	}
-	for i := range s.Users {
-		s.Users[i] = canonUser(s.Users[i])
-	}
-	for i := range s.Sessions {
-		s.Sessions[i].Expires = canonTime(s.Sessions[i].Expires)
-	}
-	for i := range s.VerificationTokens {
-		s.VerificationTokens[i].Expires = canonTime(s.VerificationTokens[i].Expires)
-	}
-	slices.SortFunc(s.Users, byUserID)
-	slices.SortFunc(s.Accounts, byAccountKey)
-	slices.SortFunc(s.Sessions, bySessionToken)
-	slices.SortFunc(s.VerificationTokens, byTokenKey)
-	slices.SortFunc(s.Authenticators, byCredentialID)
 	return s
 }
 

@@ -144,14 +144,27 @@ type Records struct {
 	Authenticators     []core.Authenticator
 }
 
+// RecordsReader is optionally implemented by a [Raw] view that reads every
+// kind of record at once, as the views [RawSnapshot] makes do. Where the
+// suite needs everything stored (the state it compares before and after a
+// call, the orphans left by deleteUser), it then reads once rather than
+// once per kind, each of which would read everything.
+type RecordsReader interface {
+	// Records returns every stored record, as the methods of [Raw] would
+	// return them.
+	Records(ctx context.Context) (Records, error)
+}
+
 // RawSnapshot makes a [Raw] view out of a function that reads everything
 // stored at once, for backends where that is the natural read (in-process
-// stores, small test databases).
+// stores, small test databases). The view also implements [RecordsReader].
 func RawSnapshot(read func(ctx context.Context) (Records, error)) Raw {
 	return rawSnapshot(read)
 }
 
 type rawSnapshot func(ctx context.Context) (Records, error)
+
+func (r rawSnapshot) Records(ctx context.Context) (Records, error) { return r(ctx) }
 
 func (r rawSnapshot) Users(ctx context.Context) ([]core.User, error) {
 	rs, err := r(ctx)

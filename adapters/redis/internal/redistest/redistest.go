@@ -122,12 +122,16 @@ func Conformance(t *testing.T, suffix string, backends []*Backend,
 }
 
 // View is the base of a layout's raw view (conformance.Raw): the client,
-// the key prefix, and the records the layout's decoder reads.
+// the key prefix, and the records the layout's decoder reads. It is a
+// conformance.RecordsReader, so the suite reads every kind in one go.
 type View struct {
 	conformance.Raw
 	C      redis.UniversalClient
 	Prefix string
+	read   ReadRecords
 }
+
+var _ conformance.RecordsReader = View{}
 
 // ReadRecords reads every record stored under a view's prefix.
 type ReadRecords = func(ctx context.Context) (conformance.Records, error)
@@ -136,9 +140,14 @@ type ReadRecords = func(ctx context.Context) (conformance.Records, error)
 // layout's reader of a View.
 func NewView(c redis.UniversalClient, prefix string, records func(View) ReadRecords) View {
 	v := View{C: c, Prefix: prefix}
-	v.Raw = conformance.RawSnapshot(records(v))
+	v.read = records(v)
+	v.Raw = conformance.RawSnapshot(v.read)
 	return v
 }
+
+// Records reads every record under the prefix at once (one SCAN and its
+// pipelines), as each of the conformance.Raw methods does for its kind.
+func (v View) Records(ctx context.Context) (conformance.Records, error) { return v.read(ctx) }
 
 // Hook is a go-redis hook made of functions: Process wraps every
 // command, Pipeline every pipeline; a nil one lets them through.
