@@ -84,7 +84,7 @@ func ExampleValidate() {
 		}
 	}
 	// Output:
-	// provider "acme" (#0): ClientID: required
+	// provider "acme" (#0): ClientID: required; set it, or AUTH_ACME_ID in the environment when the provider is configured from it
 	// provider "acme" (#0): Authorization.URL: an OAuth provider needs an authorization URL or WellKnown
 	// provider "acme" (#0): Token.URL: an OAuth provider needs a token URL (or Token.Request) or WellKnown
 	// provider "acme" (#0): Userinfo.URL: an OAuth provider needs a userinfo URL (or Userinfo.Request) or WellKnown to get the profile

@@ -230,7 +230,13 @@ func validateOAuth[P any](v *validator, c *OAuth2Config[P], o validateOptions) {
 // defaults to c (a copy owned by Validate).
 func validateOAuthFields[P any](v *validator, c *OAuth2Config[P], t Type, o validateOptions) {
 	if c.ClientID == "" {
-		v.add("ClientID", "required")
+		msg := "required"
+		if v.id != "" {
+			// The usual cause: the variable FromEnv and SetEnvDefaults read
+			// is unset.
+			msg += "; set it, or " + EnvPrefix(v.id) + "_ID in the environment when the provider is configured from it"
+		}
+		v.add("ClientID", msg)
 	}
 	v.url("Authorization.URL", c.Authorization.URL)
 	v.url("Token.URL", c.Token.URL)

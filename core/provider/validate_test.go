@@ -204,7 +204,7 @@ func TestValidationErrorMessage(t *testing.T) {
 	p := oauthOK()
 	p.ClientID = ""
 	_, err := Validate([]Provider{p, nil})
-	want := `invalid provider configuration: 2 problems: provider "acme" (#0): ClientID: required; provider #1: Type: provider is nil`
+	want := `invalid provider configuration: 2 problems: provider "acme" (#0): ClientID: required; set it, or AUTH_ACME_ID in the environment when the provider is configured from it; provider #1: Type: provider is nil`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("error = %v, want prefix %q", err, want)
 	}
