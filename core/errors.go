@@ -36,6 +36,12 @@ var (
 	// or comes from a cloned authenticator. The stored counter is left as
 	// it was; reject the sign-in.
 	ErrCounterNotIncreased = errors.New("WebAuthn signature counter did not increase: replayed assertion or cloned authenticator")
+
+	// ErrInvalidConfig is matched by every configuration error of every
+	// authport module (auth.New, handler.New, oauth.New, passkey.New, the
+	// providers, the rate limiter): the message says what to change.
+	// Nothing was built.
+	ErrInvalidConfig = errors.New("invalid configuration")
 )
 
 // InputError describes input rejected before anything was written. It
