@@ -126,18 +126,18 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", ErrInvalidConfig)
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = cfg.Auth.Logger()
+		cfg.Logger = cfg.Auth.Settings().Logger
 	}
 	h := &Handler{
 		auth:      cfg.Auth,
 		passkeys:  cfg.Passkeys,
-		secrets:   cfg.Auth.Secrets(),
-		sessions:  cfg.Auth.SessionOptions(),
+		secrets:   cfg.Auth.Settings().Secrets,
+		sessions:  cfg.Auth.Settings().Session,
 		pages:     cfg.Pages,
 		theme:     cfg.Theme,
-		callbacks: cfg.Auth.Callbacks(),
+		callbacks: cfg.Auth.Edge().Callbacks(),
 		log:       cfg.Logger,
-		now:       cfg.Auth.Clock(),
+		now:       cfg.Auth.Settings().Now,
 		byID:      map[string]provider.Provider{},
 		routes:    routeTable(),
 	}
@@ -147,7 +147,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	base := cfg.Auth.BaseURL()
+	base := cfg.Auth.Settings().BaseURL
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("%w: auth.Config.BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", ErrInvalidConfig, base)
@@ -178,7 +178,7 @@ func New(cfg Config) (*Handler, error) {
 		case provider.TypeOAuth, provider.TypeOIDC:
 			needOAuth = true
 		case provider.TypeEmail:
-			if ab := strings.TrimSuffix(cfg.Auth.BaseURL(), "/"); ab != h.base {
+			if ab := cfg.Auth.Settings().BaseURL; ab != h.base {
 				return nil, fmt.Errorf("%w: the e-mail provider %q sends links to auth.Config.BaseURL (%q), which must be the handler's BaseURL %q", ErrInvalidConfig, c.ID, ab, h.base)
 			}
 		case provider.TypeCredentials:

@@ -139,7 +139,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 		writeJSON(w, http.StatusOK, nil, true)
 		return
 	}
-	if h.callbacks.Session == nil && h.auth.Events().Session == nil {
+	if h.callbacks.Session == nil && h.auth.Edge().Events().Session == nil {
 		writeJSON(w, http.StatusOK, s, true)
 		return
 	}
@@ -153,7 +153,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 		return
 	}
 	writeJSON(w, http.StatusOK, body, true)
-	h.auth.EmitSession(ctx, auth.SessionEvent{Session: body, Token: s.Claims})
+	h.auth.Edge().EmitSession(ctx, auth.SessionEvent{Session: body, Token: s.Claims})
 }
 
 // sessionMap is the session's default JSON as a map, for the Session
@@ -499,14 +499,14 @@ func (h *Handler) serveSignOut(w http.ResponseWriter, r *http.Request, _ string)
 				event = &auth.SignOutEvent{Session: deleted}
 			}
 		}
-	} else if h.auth.Events().SignOut != nil {
+	} else if h.auth.Edge().Events().SignOut != nil {
 		if s, _, _ := h.session(r.Context(), r); s != nil {
 			event = &auth.SignOutEvent{Token: s.Claims}
 		}
 	}
 	h.clearSession(w, r)
 	if event != nil {
-		h.auth.EmitSignOut(r.Context(), *event)
+		h.auth.Edge().EmitSignOut(r.Context(), *event)
 	}
 	h.redirect(w, r, h.callbackURL(w, r))
 }

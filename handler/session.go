@@ -212,7 +212,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	}
 	if r.strategy == "" {
 		if cfg.Auth != nil {
-			r.strategy = cfg.Auth.SessionOptions().Strategy
+			r.strategy = cfg.Auth.Settings().Session.Strategy
 		} else {
 			r.strategy = auth.StrategyJWT
 		}
@@ -227,15 +227,15 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		return nil, fmt.Errorf("%w: Strategy %q is neither %q nor %q", ErrInvalidConfig, r.strategy, auth.StrategyDatabase, auth.StrategyJWT)
 	}
 	if len(cfg.Secrets) == 0 && cfg.Auth != nil {
-		cfg.Secrets = cfg.Auth.Secrets()
+		cfg.Secrets = cfg.Auth.Settings().Secrets
 	}
 	if r.now == nil && cfg.Auth != nil {
-		r.now = cfg.Auth.Clock()
+		r.now = cfg.Auth.Settings().Now
 	}
 	if r.strategy == auth.StrategyJWT || len(cfg.Secrets) > 0 {
 		check := func(s []string) error { return auth.CheckSecrets(s, cfg.AllowShortSecrets) }
 		if cfg.Auth != nil && !cfg.AllowShortSecrets {
-			check = cfg.Auth.CheckSecrets
+			check = cfg.Auth.Edge().CheckSecrets
 		}
 		if err := check(cfg.Secrets); err != nil {
 			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)

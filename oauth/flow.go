@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -72,11 +71,11 @@ func New(cfg Config) (*Flow, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Auth is nil; build one with auth.New", ErrInvalidConfig)
 	}
-	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Auth.Clock(), cache: map[string]*endpoints{}}
+	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Auth.Settings().Now, cache: map[string]*endpoints{}}
 	if f.client == nil {
 		f.client = defaultClient()
 	}
-	f.base = strings.TrimSuffix(cfg.Auth.BaseURL(), "/")
+	f.base = cfg.Auth.Settings().BaseURL
 	u, err := url.Parse(f.base)
 	if f.base == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set auth.Config.BaseURL to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
@@ -86,7 +85,7 @@ func New(cfg Config) (*Flow, error) {
 		return nil, err
 	}
 	// The Auth's secrets, which auth.New has checked.
-	f.seal, err = newSealer(f.now, cfg.Auth.Secrets()...)
+	f.seal, err = newSealer(f.now, cfg.Auth.Settings().Secrets...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -126,7 +125,7 @@ func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID stri
 	if w == nil {
 		return "", fmt.Errorf("%w: nil ResponseWriter", ErrInvalidCallback)
 	}
-	p, err := f.auth.OAuthProvider(providerID)
+	p, err := f.auth.Edge().OAuthProvider(providerID)
 	if err != nil {
 		return "", err
 	}
@@ -283,7 +282,7 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if w == nil || r == nil || r.URL == nil {
 		return nil, fmt.Errorf("%w: nil ResponseWriter, Request or URL", ErrInvalidCallback)
 	}
-	p, err := f.auth.OAuthProvider(providerID)
+	p, err := f.auth.Edge().OAuthProvider(providerID)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (f *Flow) useOnce(ctx context.Context, providerID, verifier, state, nonce s
 	// The cookies live CheckMaxAge; the sealed value is accepted up to the
 	// JWT clock tolerance longer.
 	expires := f.now().Add(CheckMaxAge + time.Minute)
-	err := f.auth.UseOnce(ctx, callbackScope, key, expires)
+	err := f.auth.Edge().UseOnce(ctx, callbackScope, key, expires)
 	if errors.Is(err, core.ErrMissingAdapterMethod) {
 		err = f.used.use(key, expires, f.now())
 	}

@@ -75,7 +75,7 @@ func (f *Flow) AccountAccessToken(ctx context.Context, key core.AccountKey) (*co
 	if f == nil || f.auth == nil {
 		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
 	}
-	if _, err := f.auth.OAuthProvider(key.Provider); err != nil {
+	if _, err := f.auth.Edge().OAuthProvider(key.Provider); err != nil {
 		return nil, err
 	}
 	acc, err := f.auth.Account(ctx, key)
@@ -93,7 +93,7 @@ func (f *Flow) userAccount(ctx context.Context, userID, providerID string) (*cor
 	if f == nil || f.auth == nil {
 		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
 	}
-	if _, err := f.auth.OAuthProvider(providerID); err != nil {
+	if _, err := f.auth.Edge().OAuthProvider(providerID); err != nil {
 		return nil, err
 	}
 	accounts, err := f.auth.Accounts(ctx, userID)
@@ -164,7 +164,7 @@ func (f *Flow) refresh(ctx context.Context, key core.AccountKey) (*core.Account,
 	if acc.RefreshToken == nil || *acc.RefreshToken == "" {
 		return nil, noRefreshToken(key.Provider)
 	}
-	p, err := f.auth.OAuthProvider(key.Provider)
+	p, err := f.auth.Edge().OAuthProvider(key.Provider)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 		return nil, fmt.Errorf("%w: %w", ErrInvalidCredential, err)
 	}
 	credentialID := base64.StdEncoding.EncodeToString(parsed.RawID)
-	stored, err := p.auth.WebAuthnAuthenticator(ctx, credentialID)
+	stored, err := p.auth.Edge().WebAuthnAuthenticator(ctx, credentialID)
 	if err != nil {
 		return nil, err
 	}

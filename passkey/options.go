@@ -55,7 +55,7 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 	if action != "" && action != ActionRegister && action != ActionAuthenticate {
 		return nil, fmt.Errorf("%w: %q (want register or authenticate)", ErrInvalidAction, action)
 	}
-	signUp := p.auth.AllowsDangerousUnverifiedEmail()
+	signUp := p.auth.Settings().AllowDangerousUnverifiedEmail
 	// Auth.js's getUserInfo: the signed-in user, else the user with the
 	// e-mail address, else a new user with it. The address is looked up
 	// only when the answer may depend on it (the options above).

@@ -89,8 +89,8 @@ func New(cfg Config) (*Passkeys, error) {
 	}
 	// The challenge cookie is sealed with the Auth's secrets (Auth.js's
 	// AUTH_SECRET) and timed with its clock: configured once, there.
-	now := cfg.Auth.Clock()
-	codec, err := jwt.NewCodec(cfg.Auth.Secrets()...)
+	now := cfg.Auth.Settings().Now
+	codec, err := jwt.NewCodec(cfg.Auth.Settings().Secrets...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
 	}

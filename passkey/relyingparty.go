@@ -26,7 +26,7 @@ type relyingParty struct {
 
 // baseOrigin is the scheme and host of the Auth's BaseURL, or nil.
 func baseOrigin(a *auth.Auth) *url.URL {
-	if base := a.BaseURL(); base != "" {
+	if base := a.Settings().BaseURL; base != "" {
 		if u, err := url.Parse(base); err == nil && u.Host != "" {
 			return &url.URL{Scheme: u.Scheme, Host: u.Host}
 		}
@@ -38,7 +38,7 @@ func baseOrigin(a *auth.Auth) *url.URL {
 // settings, else the Config's, else the base URL's. New has checked that
 // one of them is set; the request (its Host) is never used.
 func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
-	c, err := p.auth.WebAuthnProvider(providerID)
+	c, err := p.auth.Edge().WebAuthnProvider(providerID)
 	if err != nil {
 		return nil, err
 	}

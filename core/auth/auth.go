@@ -126,7 +126,7 @@ type Auth struct {
 	strategy  Strategy
 	maxAge    time.Duration
 	updateAge time.Duration
-	baseURL   string
+	settings  Settings // the parsed values of Config (Session and Logger filled by Settings)
 	now       func() time.Time
 	newUserID func() (string, error)
 	// allowUnverified is Config.AllowDangerousUnverifiedEmail.
@@ -170,13 +170,6 @@ func CheckSecrets(secrets []string, allowShort bool) error {
 		}
 	}
 	return nil
-}
-
-// CheckSecrets is [CheckSecrets] with the Auth's [Config.AllowShortSecrets]:
-// a module that takes secrets of its own (the handler's Reader) checks them
-// with it, so that one setting governs them all.
-func (a *Auth) CheckSecrets(secrets []string) error {
-	return CheckSecrets(secrets, a.allowShortSecrets)
 }
 
 // ErrInvalidConfig is matched by every configuration error [New] returns.
@@ -226,7 +219,6 @@ func New(cfg Config) (*Auth, error) {
 		strategy:  cfg.Session.Strategy,
 		maxAge:    cfg.Session.MaxAge,
 		updateAge: DefaultUpdateAge,
-		baseURL:   cfg.BaseURL,
 		now:       cfg.Now,
 		newUserID: cfg.GenerateUserID,
 
@@ -264,6 +256,13 @@ func New(cfg Config) (*Auth, error) {
 	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	a.settings = Settings{
+		Secrets: a.secrets, AllowShortSecrets: cfg.AllowShortSecrets, Now: a.now,
+		AllowDangerousUnverifiedEmail: cfg.AllowDangerousUnverifiedEmail,
+	}
+	if err := a.settings.parseBaseURL(cfg.BaseURL); err != nil {
+		return nil, err
 	}
 	if a.newUserID == nil {
 		a.newUserID = func() (string, error) { return core.NewUUID(), nil }
@@ -409,25 +408,3 @@ var (
 	// ErrWrongProviderType: the provider cannot be used for this flow.
 	ErrWrongProviderType = errors.New("provider cannot be used for this sign-in")
 )
-
-// OAuthProvider returns the configured OAuth or OIDC provider with the id,
-// as [New] validated it (defaults applied), for the code that runs the
-// protocol (module github.com/authport/authport/oauth). The error matches
-// [ErrUnknownProvider] when no provider has the id, and
-// [ErrWrongProviderType] when it is not an OAuth or OIDC provider.
-func (a *Auth) OAuthProvider(id string) (provider.OAuthProvider, error) {
-	return providerOf[provider.OAuthProvider](a, id)
-}
-
-// Secrets returns a copy of [Config.Secrets], newest first: the modules
-// built on the Auth (handler, oauth, passkey) seal and encrypt their
-// cookies with them unless their own configuration gives others.
-func (a *Auth) Secrets() []string { return append([]string(nil), a.secrets...) }
-
-// Clock returns [Config.Now] (time.Now when none was set), the clock of
-// every module built on the Auth.
-func (a *Auth) Clock() func() time.Time { return a.now }
-
-// BaseURL returns [Config.BaseURL]: the absolute URL of the auth routes, or
-// "" when none was configured.
-func (a *Auth) BaseURL() string { return a.baseURL }

@@ -370,10 +370,10 @@ func TestOAuthProviderAccessor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.BaseURL() != "https://example.com/auth" {
-		t.Errorf("BaseURL() = %q", a.BaseURL())
+	if a.Settings().BaseURL != "https://example.com/auth" {
+		t.Errorf("BaseURL() = %q", a.Settings().BaseURL)
 	}
-	p, err := a.OAuthProvider("github")
+	p, err := a.Edge().OAuthProvider("github")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,10 +381,10 @@ func TestOAuthProviderAccessor(t *testing.T) {
 	if o := p.Options(); o.ID != "github" || !o.Checks.Has(provider.CheckPKCE) {
 		t.Errorf("options: %+v", o)
 	}
-	if _, err := a.OAuthProvider("nope"); !errors.Is(err, auth.ErrUnknownProvider) {
+	if _, err := a.Edge().OAuthProvider("nope"); !errors.Is(err, auth.ErrUnknownProvider) {
 		t.Errorf("unknown provider: %v", err)
 	}
-	if _, err := a.OAuthProvider("credentials"); !errors.Is(err, auth.ErrWrongProviderType) {
+	if _, err := a.Edge().OAuthProvider("credentials"); !errors.Is(err, auth.ErrWrongProviderType) {
 		t.Errorf("credentials provider: %v", err)
 	}
 }
@@ -416,17 +416,17 @@ func TestShortSecretsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a %d-byte secret: %v", len(long), err)
 	}
-	if err := a.CheckSecrets([]string{"dev"}); !errors.Is(err, auth.ErrShortSecret) {
+	if err := a.Edge().CheckSecrets([]string{"dev"}); !errors.Is(err, auth.ErrShortSecret) {
 		t.Errorf("CheckSecrets of a short secret = %v, want ErrShortSecret", err)
 	}
 	dev, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: []string{"dev"}, Session: jwtOnly, AllowShortSecrets: true})
 	if err != nil {
 		t.Fatalf("AllowShortSecrets: %v", err)
 	}
-	if err := dev.CheckSecrets([]string{"dev"}); err != nil {
+	if err := dev.Edge().CheckSecrets([]string{"dev"}); err != nil {
 		t.Errorf("CheckSecrets with AllowShortSecrets = %v, want nil", err)
 	}
-	if err := dev.CheckSecrets([]string{"dev", ""}); err == nil {
+	if err := dev.Edge().CheckSecrets([]string{"dev", ""}); err == nil {
 		t.Error("CheckSecrets accepted an empty secret with AllowShortSecrets")
 	}
 }

@@ -134,10 +134,10 @@ func (a *Auth) emailToken(p *provider.EmailConfig) (string, error) {
 }
 
 func (a *Auth) callbackURL(providerID string, q url.Values) string {
-	if a.baseURL == "" {
+	if a.settings.BaseURL == "" {
 		return ""
 	}
-	return a.baseURL + "/callback/" + url.PathEscape(providerID) + "?" + q.Encode()
+	return a.settings.BaseURL + "/callback/" + url.PathEscape(providerID) + "?" + q.Encode()
 }
 
 // VerifyEmailSignIn completes an e-mail sign-in from the link's token and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
@@ -206,18 +205,6 @@ type SessionEvent struct {
 	Token   map[string]any
 }
 
-// Callbacks returns the configured [Callbacks].
-func (a *Auth) Callbacks() Callbacks { return a.callbacks }
-
-// Logger returns [Config.Logger], or nil when none was set (the Auth then
-// discards the errors of events; the handler logs to slog.Default()).
-func (a *Auth) Logger() *slog.Logger {
-	if !a.logSet {
-		return nil
-	}
-	return a.log
-}
-
 // emit runs one event; its error or panic goes to the logger.
 func emit[E any](a *Auth, ctx context.Context, name string, f func(context.Context, E) error, e E) {
 	if f == nil {
@@ -231,18 +218,6 @@ func emit[E any](a *Auth, ctx context.Context, name string, f func(context.Conte
 	if err := f(ctx, e); err != nil {
 		a.log.ErrorContext(ctx, "authport: event failed", "event", name, "error", err)
 	}
-}
-
-// EmitSignOut runs [Events.SignOut]; the HTTP layer calls it after a
-// sign-out. Its error only goes to the logger.
-func (a *Auth) EmitSignOut(ctx context.Context, e SignOutEvent) {
-	emit(a, ctx, "signOut", a.events.SignOut, e)
-}
-
-// EmitSession runs [Events.Session]; the HTTP layer calls it after GET
-// /session. Its error only goes to the logger.
-func (a *Auth) EmitSession(ctx context.Context, e SessionEvent) {
-	emit(a, ctx, "session", a.events.Session, e)
 }
 
 // authorize runs [Callbacks.SignIn], before the sign-in writes anything.
@@ -317,6 +292,3 @@ func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User,
 	return linked, nil
 }
 
-// Events returns the configured [Events], for the HTTP layer to learn
-// whether one is set before it prepares its argument.
-func (a *Auth) Events() Events { return a.events }

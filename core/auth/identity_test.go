@@ -32,7 +32,7 @@ func newDangerous(t *testing.T, adapter any, providers ...provider.Provider) *au
 func TestRegisterWebAuthnUserRefusedByDefault(t *testing.T) {
 	stub := newSignupStub()
 	a := newJWT(t, stub, provider.Passkey())
-	if a.AllowsDangerousUnverifiedEmail() {
+	if a.Settings().AllowDangerousUnverifiedEmail {
 		t.Fatal("the dangerous option is on by default")
 	}
 	_, _, err := a.RegisterWebAuthnUser(context.Background(), "passkey", core.User{Email: "victim@example.com"}, testAuthenticator())

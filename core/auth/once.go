@@ -16,11 +16,11 @@ import (
 var ErrAlreadyUsed = errors.New("single-use value already used")
 
 // UseOnceIdentifierPrefix begins the verification-token identifier of the
-// records [Auth.UseOnce] keeps. No e-mail address has this form, so the
+// records [Edge.UseOnce] keeps. No e-mail address has this form, so the
 // records never meet an e-mail sign-in's tokens.
 const UseOnceIdentifierPrefix = "authport:once:"
 
-// UseOnce records, through the adapter, that the single-use value key of
+// useOnce records, through the adapter, that the single-use value key of
 // the kind scope (e.g. "oauth-callback") has been used, and returns
 // [ErrAlreadyUsed] when it was recorded before and the record has not
 // expired. The record is a verification token (identifier
@@ -33,7 +33,7 @@ const UseOnceIdentifierPrefix = "authport:once:"
 // An adapter without createVerificationToken gives an error matching
 // [core.ErrMissingAdapterMethod]; the caller then keeps the record itself
 // (in process). Any other adapter failure comes back as an [*AdapterError].
-func (a *Auth) UseOnce(ctx context.Context, scope, key string, expires time.Time) error {
+func (a *Auth) useOnce(ctx context.Context, scope, key string, expires time.Time) error {
 	if scope == "" || key == "" {
 		return fmt.Errorf("%w: UseOnce needs a scope and a key", ErrInvalidConfig)
 	}

@@ -9,11 +9,3 @@ import "github.com/authport/authport/core/provider"
 func (a *Auth) Providers() []provider.Provider {
 	return append([]provider.Provider(nil), a.list...)
 }
-
-// SessionOptions returns the session settings in effect, defaults applied:
-// the strategy, MaxAge and a non-nil UpdateAge. The HTTP layer uses them to
-// issue and refresh JWT session cookies.
-func (a *Auth) SessionOptions() SessionOptions {
-	updateAge := a.updateAge
-	return SessionOptions{Strategy: a.strategy, MaxAge: a.maxAge, UpdateAge: &updateAge}
-}

@@ -30,7 +30,7 @@ func TestProvidersAndSessionOptions(t *testing.T) {
 	if a.Providers()[0] == nil {
 		t.Fatal("Providers() shares its slice with the Auth")
 	}
-	o := a.SessionOptions()
+	o := a.Settings().Session
 	if o.Strategy != auth.StrategyJWT || o.MaxAge != time.Hour || o.UpdateAge == nil || *o.UpdateAge != time.Hour {
 		t.Fatalf("SessionOptions() = %+v (UpdateAge %v), want jwt, 1h, 1h", o, o.UpdateAge)
 	}

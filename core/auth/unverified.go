@@ -27,11 +27,6 @@ var ErrEmailNotVerified = fmt.Errorf("%w: the provider has not verified the e-ma
 // [Config.AllowDangerousUnverifiedEmail].
 var ErrUnprovenSignUp = errors.New("signing up with a passkey needs a proven e-mail address: sign in first, then add a passkey")
 
-// AllowsDangerousUnverifiedEmail reports [Config.AllowDangerousUnverifiedEmail]:
-// whether Auth.js's behaviour towards unproven addresses is on (the passkey
-// module then lets someone not signed in register with an e-mail address).
-func (a *Auth) AllowsDangerousUnverifiedEmail() bool { return a.allowUnverified }
-
 // displacedDomain is the reserved domain (RFC 2606: .invalid never
 // resolves) of the address a displaced user is given.
 const displacedDomain = "displaced.authport.invalid"

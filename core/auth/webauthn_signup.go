@@ -14,14 +14,6 @@ import (
 // provider's configuration, the lookups Auth.js's default getUserInfo and
 // verifyAuthenticate make, and the registration of someone not signed in.
 
-// WebAuthnProvider returns the configured WebAuthn provider with the id, as
-// [New] validated it (defaults applied). The error matches
-// [ErrUnknownProvider] when no provider has the id, and
-// [ErrWrongProviderType] when it is not a WebAuthn provider.
-func (a *Auth) WebAuthnProvider(id string) (*provider.WebAuthnConfig, error) {
-	return providerOf[*provider.WebAuthnConfig](a, id)
-}
-
 // UserByEmail returns the user with the e-mail address, or nil when there is
 // none (Auth.js's default WebAuthn getUserInfo). The address is normalised
 // first ([NormalizeEmail]); one it refuses gives an error matching
@@ -33,15 +25,6 @@ func (a *Auth) UserByEmail(ctx context.Context, email string) (*core.User, error
 	}
 	return call(a, "WebAuthn options", func(g core.UserByEmailGetter) (*core.User, error) {
 		return g.GetUserByEmail(ctx, normal)
-	})
-}
-
-// WebAuthnAuthenticator returns the authenticator with the credential id
-// (standard base64, as stored), or nil when there is none: the public key an
-// assertion is verified with.
-func (a *Auth) WebAuthnAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
-	return call(a, "WebAuthn authentication", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
-		return g.GetAuthenticator(ctx, credentialID)
 	})
 }
 

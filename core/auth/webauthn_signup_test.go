@@ -108,16 +108,16 @@ func TestRegisterWebAuthnUser(t *testing.T) {
 	if acc := stub.accounts["passkey/Y3JlZA=="]; acc.UserID != user.ID || acc.Type != core.AccountTypeWebAuthn {
 		t.Fatalf("account %+v", acc)
 	}
-	if p, err := a.WebAuthnProvider("passkey"); err != nil || p.UserVerification != provider.UserVerificationPreferred {
+	if p, err := a.Edge().WebAuthnProvider("passkey"); err != nil || p.UserVerification != provider.UserVerificationPreferred {
 		t.Fatalf("WebAuthnProvider: %+v, %v", p, err)
 	}
 	if u, err := a.UserByEmail(ctx, "ada@example.com"); err != nil || u == nil || u.ID != user.ID {
 		t.Fatalf("UserByEmail: %+v, %v", u, err)
 	}
-	if got, err := a.WebAuthnAuthenticator(ctx, "Y3JlZA=="); err != nil || got == nil || got.UserID != user.ID {
+	if got, err := a.Edge().WebAuthnAuthenticator(ctx, "Y3JlZA=="); err != nil || got == nil || got.UserID != user.ID {
 		t.Fatalf("WebAuthnAuthenticator: %+v, %v", got, err)
 	}
-	if got, err := a.WebAuthnAuthenticator(ctx, "bm9uZQ=="); err != nil || got != nil {
+	if got, err := a.Edge().WebAuthnAuthenticator(ctx, "bm9uZQ=="); err != nil || got != nil {
 		t.Fatalf("WebAuthnAuthenticator of an unknown id: %+v, %v", got, err)
 	}
 
@@ -168,7 +168,7 @@ func TestRegisterWebAuthnUserRefused(t *testing.T) {
 	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "b@example.com"}, testAuthenticator()); err == nil || len(stub.deleted) != 1 {
 		t.Errorf("failed registration: %v, deleted %v", err, stub.deleted)
 	}
-	if _, err := a.WebAuthnProvider("github"); !errors.Is(err, auth.ErrUnknownProvider) {
+	if _, err := a.Edge().WebAuthnProvider("github"); !errors.Is(err, auth.ErrUnknownProvider) {
 		t.Errorf("WebAuthnProvider of an unknown id: %v", err)
 	}
 }

@@ -1,0 +1,138 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/provider"
+)
+
+// Settings are the values configured once in [Config], as [New] parsed and
+// checked them, defaults applied. Every module built on the Auth (handler,
+// oauth, passkey) reads them here instead of taking them again.
+type Settings struct {
+	// BaseURL is [Config.BaseURL] without a trailing slash, e.g.
+	// "https://example.com/auth", or "" when none was configured.
+	BaseURL string
+	// Origin is BaseURL's scheme and host, e.g. "https://example.com".
+	Origin string
+	// BasePath is BaseURL's path, escaped, without a trailing slash, e.g.
+	// "/auth" ("" for a BaseURL at the root).
+	BasePath string
+	// HTTPS reports whether BaseURL is https: cookies are then Secure and
+	// carry the __Secure-/__Host- prefixes (unless the handler's cookie
+	// options say otherwise).
+	HTTPS bool
+	// Secrets are [Config.Secrets], newest first (a copy).
+	Secrets []string
+	// AllowShortSecrets is [Config.AllowShortSecrets].
+	AllowShortSecrets bool
+	// Now is the clock: [Config.Now], or time.Now.
+	Now func() time.Time
+	// Session is the session strategy and lifetime, defaults applied;
+	// UpdateAge is never nil.
+	Session SessionOptions
+	// Logger is [Config.Logger], or nil when none was set.
+	Logger *slog.Logger
+	// AllowDangerousUnverifiedEmail is [Config.AllowDangerousUnverifiedEmail].
+	AllowDangerousUnverifiedEmail bool
+}
+
+// parseBaseURL checks Config.BaseURL and fills the settings' URL fields.
+// An empty BaseURL is allowed here (nothing needs it without e-mail
+// sign-in or the handler); the modules that need one say so.
+func (s *Settings) parseBaseURL(raw string) error {
+	raw = strings.TrimSuffix(raw, "/")
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return fmt.Errorf("%w: BaseURL %q must be an absolute http(s) URL without user, query or fragment, e.g. \"https://example.com/auth\": the auth routes are served there and e-mail links point at it (AUTH_URL sets it)", ErrInvalidConfig, raw)
+	}
+	s.Origin = u.Scheme + "://" + u.Host
+	s.BasePath = strings.TrimSuffix(u.EscapedPath(), "/")
+	s.BaseURL = s.Origin + s.BasePath
+	s.HTTPS = u.Scheme == "https"
+	return nil
+}
+
+// Settings returns the configured settings, parsed and with defaults
+// applied (a copy: changing it changes nothing).
+func (a *Auth) Settings() Settings {
+	s := a.settings
+	s.Secrets = append([]string(nil), s.Secrets...)
+	updateAge := a.updateAge
+	s.Session = SessionOptions{Strategy: a.strategy, MaxAge: a.maxAge, UpdateAge: &updateAge}
+	if a.logSet {
+		s.Logger = a.log
+	}
+	return s
+}
+
+// Edge is what authport's own web modules (handler, oauth, passkey) use of
+// an [Auth] beyond its public methods: provider lookups by type,
+// single-use records, the callbacks and events they run. An application
+// has no need of it; get it with [Auth.Edge].
+type Edge struct{ a *Auth }
+
+// Edge returns the Auth's [Edge].
+func (a *Auth) Edge() Edge { return Edge{a} }
+
+// OAuthProvider returns the configured OAuth or OIDC provider with the
+// id, as [New] validated it (defaults applied). The error matches
+// [core.ErrNotFound] when no provider has the id, and
+// [core.ErrInvalidInput] when it is not an OAuth or OIDC provider.
+func (e Edge) OAuthProvider(id string) (provider.OAuthProvider, error) {
+	return providerOf[provider.OAuthProvider](e.a, id)
+}
+
+// WebAuthnProvider returns the configured WebAuthn provider with the id,
+// with errors as [Edge.OAuthProvider]'s.
+func (e Edge) WebAuthnProvider(id string) (*provider.WebAuthnConfig, error) {
+	return providerOf[*provider.WebAuthnConfig](e.a, id)
+}
+
+// Callbacks returns the configured [Callbacks].
+func (e Edge) Callbacks() Callbacks { return e.a.callbacks }
+
+// Events returns the configured [Events].
+func (e Edge) Events() Events { return e.a.events }
+
+// CheckSecrets is [CheckSecrets] with the Auth's
+// [Config.AllowShortSecrets]: a module that takes secrets of its own (the
+// handler's Reader) checks them with it, so that one setting governs them
+// all.
+func (e Edge) CheckSecrets(secrets []string) error {
+	return CheckSecrets(secrets, e.a.allowShortSecrets)
+}
+
+// UseOnce records that a single-use value was used; see [Auth.useOnce].
+func (e Edge) UseOnce(ctx context.Context, scope, key string, expires time.Time) error {
+	return e.a.useOnce(ctx, scope, key, expires)
+}
+
+// WebAuthnAuthenticator returns the stored authenticator with the
+// credential id, or nil.
+func (e Edge) WebAuthnAuthenticator(ctx context.Context, credentialID string) (*core.Authenticator, error) {
+	return call(e.a, "WebAuthn authentication", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
+		return g.GetAuthenticator(ctx, credentialID)
+	})
+}
+
+// EmitSignOut runs [Events.SignOut]; the HTTP layer calls it after a
+// sign-out. Its error only goes to the logger.
+func (e Edge) EmitSignOut(ctx context.Context, ev SignOutEvent) {
+	emit(e.a, ctx, "signOut", e.a.events.SignOut, ev)
+}
+
+// EmitSession runs [Events.Session]; the HTTP layer calls it after GET
+// /session. Its error only goes to the logger.
+func (e Edge) EmitSession(ctx context.Context, ev SessionEvent) {
+	emit(e.a, ctx, "session", e.a.events.Session, ev)
+}
