@@ -77,7 +77,7 @@ func emailSignInRules() []rule {
 			if _, err := a.VerifyEmailSignIn(e.ctx, emailProvider, "once@example.com", req.Token); err != nil {
 				t.Fatal(err)
 			}
-			e.expectRefused(t, "a second use of the link", "the rejected second use", auth.ErrVerificationFailed, func() error {
+			e.expectRefused(t, "a second use of the link", "the rejected second use", &auth.Error{Code: auth.CodeVerification}, func() error {
 				return errOf(a.VerifyEmailSignIn(e.ctx, emailProvider, "once@example.com", req.Token))
 			})
 		}},
@@ -93,7 +93,7 @@ func emailSignInRules() []rule {
 				"a malformed address": {"not an address", req.Token},
 			} {
 				_, err := a.VerifyEmailSignIn(e.ctx, emailProvider, try[0], try[1])
-				expectErr(t, "sign-in with "+name, err, auth.ErrVerificationFailed)
+				expectErr(t, "sign-in with "+name, err, &auth.Error{Code: auth.CodeVerification})
 			}
 			e.expectUnchanged(t, before, "the rejected sign-ins")
 			if _, err := a.VerifyEmailSignIn(e.ctx, emailProvider, "ada@example.com", req.Token); err != nil {
@@ -106,7 +106,7 @@ func emailSignInRules() []rule {
 			req := e.startEmail(t, a, "late@example.com")
 			c.Add(provider.DefaultEmailMaxAge + time.Second)
 			_, err := a.VerifyEmailSignIn(e.ctx, emailProvider, "late@example.com", req.Token)
-			expectErr(t, "sign-in with an expired link", err, auth.ErrVerificationFailed)
+			expectErr(t, "sign-in with an expired link", err, &auth.Error{Code: auth.CodeVerification})
 			s := e.state(t)
 			if len(s.Users) != 0 || len(s.Sessions) != 0 {
 				t.Errorf("an expired link signed someone in: %s", show(s))

@@ -56,7 +56,7 @@ func oauthSignInRules() []rule {
 			a := e.newAuth(t, newClock(), authOptions{})
 			e.oauthSignIn(t, a, githubProvider, "gh-a", "a@example.com", nil)
 			b := e.oauthSignIn(t, a, githubProvider, "gh-b", "b@example.com", nil)
-			e.expectRefused(t, "signed in as b, signing in with a's account", "the rejected sign-in", auth.ErrAccountNotLinked, func() error {
+			e.expectRefused(t, "signed in as b, signing in with a's account", "the rejected sign-in", &auth.Error{Code: auth.CodeOAuthAccountNotLinked}, func() error {
 				return errOf(a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-a", "a@example.com", b)))
 			})
 		}},
@@ -78,7 +78,7 @@ func oauthSignInRules() []rule {
 		{group: "oauthSignIn", name: "email_of_existing_user_not_linked_by_default", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
 			u := e.storedUser(t)
-			e.expectRefused(t, "a new account whose e-mail belongs to a user", "the rejected sign-in", auth.ErrAccountNotLinked, func() error {
+			e.expectRefused(t, "a new account whose e-mail belongs to a user", "the rejected sign-in", &auth.Error{Code: auth.CodeOAuthAccountNotLinked}, func() error {
 				return errOf(a.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, "gh-1", u.Email, nil)))
 			})
 		}},

@@ -52,7 +52,7 @@ func webAuthnRules() []rule {
 			a := e.newAuth(t, newClock(), authOptions{})
 			u1, u2 := e.storedUser(t), e.storedUser(t)
 			e.register(t, a, e.newAuthenticator(u1.ID, "pk-account"))
-			e.expectRefused(t, "registering for u2 under u1's webauthn account", "the rejected registration", auth.ErrAccountNotLinked, func() error {
+			e.expectRefused(t, "registering for u2 under u1's webauthn account", "the rejected registration", &auth.Error{Code: auth.CodeOAuthAccountNotLinked}, func() error {
 				return errOf(a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u2.ID, "pk-account")))
 			})
 		}},

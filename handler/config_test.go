@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/provider/providers"
@@ -15,25 +16,32 @@ import (
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	// The base URL (like the secrets and the clock) is the Auth's.
+	jwtConfig := func(base string) auth.Config {
+		return auth.Config{Adapter: memoryStore(), Secrets: []string{secret}, BaseURL: base, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}}
+	}
 	jwtAuthAt := func(base string) *auth.Auth {
-		a, err := auth.New(auth.Config{Adapter: memoryStore(), Secrets: []string{secret}, BaseURL: base, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+		a, err := auth.New(jwtConfig(base))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return a
 	}
+	// auth.New parses the base URL, once, for every module.
+	for _, base := range []string{"/auth", "ftp://x/auth", "https://x/auth?q=1", "https://user@x/auth"} {
+		if _, err := auth.New(jwtConfig(base)); !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), "BaseURL") {
+			t.Errorf("auth.New with BaseURL %q: %v, want core.ErrInvalidConfig naming BaseURL", base, err)
+		}
+	}
 	for name, tc := range map[string]struct {
 		cfg  handler.Config
 		want string
 	}{
-		"no auth":       {handler.Config{}, "Config.Auth"},
-		"no base URL":   {handler.Config{Auth: jwtAuthAt("")}, "BaseURL"},
-		"relative base": {handler.Config{Auth: jwtAuthAt("/auth")}, "BaseURL"},
-		"ftp base":      {handler.Config{Auth: jwtAuthAt("ftp://x/auth")}, "BaseURL"},
+		"no auth":     {handler.Config{}, "Config.Auth"},
+		"no base URL": {handler.Config{Auth: jwtAuthAt("")}, "BaseURL"},
 	} {
 		_, err := handler.New(tc.cfg)
-		if !errors.Is(err, handler.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want ErrInvalidConfig naming %q", name, err, tc.want)
+		if !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want core.ErrInvalidConfig naming %q", name, err, tc.want)
 		}
 	}
 	if _, err := handler.New(handler.Config{Auth: jwtAuthAt("http://x/auth")}); err != nil {

@@ -76,13 +76,13 @@ func (o CookieOptions) check(base *url.URL) (cookieSettings, error) {
 	case SecureAuto:
 	case SecureOn:
 		if !s.secure && !isLocalhost(host) {
-			return s, fmt.Errorf("%w: Cookies.Secure is SecureOn but BaseURL %q is http and not localhost: browsers drop Secure cookies set over plain http; set BaseURL to the https URL users visit", ErrInvalidConfig, base.String())
+			return s, fmt.Errorf("%w: Cookies.Secure is SecureOn but BaseURL %q is http and not localhost: browsers drop Secure cookies set over plain http; set BaseURL to the https URL users visit", core.ErrInvalidConfig, base.String())
 		}
 		s.secure = true
 	case SecureOff:
 		s.secure = false
 	default:
-		return s, fmt.Errorf("%w: Cookies.Secure %d is not SecureAuto, SecureOn or SecureOff", ErrInvalidConfig, o.Secure)
+		return s, fmt.Errorf("%w: Cookies.Secure %d is not SecureAuto, SecureOn or SecureOff", core.ErrInvalidConfig, o.Secure)
 	}
 	switch o.SameSite {
 	case 0:
@@ -90,10 +90,10 @@ func (o CookieOptions) check(base *url.URL) (cookieSettings, error) {
 	case http.SameSiteLaxMode, http.SameSiteStrictMode:
 	case http.SameSiteNoneMode:
 		if !s.secure {
-			return s, fmt.Errorf("%w: Cookies.SameSite is None but the cookies are not Secure: browsers refuse SameSite=None cookies without Secure; use an https BaseURL (or SecureOn on localhost), or SameSite Lax", ErrInvalidConfig)
+			return s, fmt.Errorf("%w: Cookies.SameSite is None but the cookies are not Secure: browsers refuse SameSite=None cookies without Secure; use an https BaseURL (or SecureOn on localhost), or SameSite Lax", core.ErrInvalidConfig)
 		}
 	default:
-		return s, fmt.Errorf("%w: Cookies.SameSite must be 0 (Lax, the default), http.SameSiteLaxMode, http.SameSiteStrictMode or http.SameSiteNoneMode; http.SameSiteDefaultMode leaves the attribute out, which browsers read differently", ErrInvalidConfig)
+		return s, fmt.Errorf("%w: Cookies.SameSite must be 0 (Lax, the default), http.SameSiteLaxMode, http.SameSiteStrictMode or http.SameSiteNoneMode; http.SameSiteDefaultMode leaves the attribute out, which browsers read differently", core.ErrInvalidConfig)
 	}
 	if o.Domain == "" {
 		return s, nil
@@ -101,14 +101,14 @@ func (o CookieOptions) check(base *url.URL) (cookieSettings, error) {
 	d := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(o.Domain), "."))
 	switch {
 	case d == "" || strings.ContainsAny(d, ":/ \t;,") || strings.HasSuffix(d, "."):
-		return s, fmt.Errorf("%w: Cookies.Domain %q is not a domain name; give a bare domain such as \"example.com\"", ErrInvalidConfig, o.Domain)
+		return s, fmt.Errorf("%w: Cookies.Domain %q is not a domain name; give a bare domain such as \"example.com\"", core.ErrInvalidConfig, o.Domain)
 	case net.ParseIP(host) != nil:
-		return s, fmt.Errorf("%w: Cookies.Domain is set but BaseURL's host %q is an IP address, which cookies cannot share with other hosts; leave Domain empty", ErrInvalidConfig, host)
+		return s, fmt.Errorf("%w: Cookies.Domain is set but BaseURL's host %q is an IP address, which cookies cannot share with other hosts; leave Domain empty", core.ErrInvalidConfig, host)
 	case host != d && !strings.HasSuffix(host, "."+d):
-		return s, fmt.Errorf("%w: Cookies.Domain %q is not BaseURL's host %q nor a parent of it: browsers refuse such cookies; give %q or one of its parent domains", ErrInvalidConfig, o.Domain, host, host)
+		return s, fmt.Errorf("%w: Cookies.Domain %q is not BaseURL's host %q nor a parent of it: browsers refuse such cookies; give %q or one of its parent domains", core.ErrInvalidConfig, o.Domain, host, host)
 	}
 	if ps, _ := publicsuffix.PublicSuffix(d); ps == d {
-		return s, fmt.Errorf("%w: Cookies.Domain %q is a public suffix: browsers refuse cookies for it (and it would share sessions with other sites); give your own domain, e.g. the parent of %q", ErrInvalidConfig, o.Domain, host)
+		return s, fmt.Errorf("%w: Cookies.Domain %q is a public suffix: browsers refuse cookies for it (and it would share sessions with other sites); give your own domain, e.g. the parent of %q", core.ErrInvalidConfig, o.Domain, host)
 	}
 	s.domain = d
 	return s, nil

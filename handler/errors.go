@@ -36,19 +36,15 @@ func ErrorCode(err error, stage string) string {
 	switch {
 	case err == nil:
 		return ""
-	case errors.Is(err, auth.ErrAccessDenied):
-		return ErrorAccessDenied
-	case errors.Is(err, auth.ErrVerificationFailed):
-		return ErrorVerification
-	case errors.Is(err, auth.ErrAccountNotLinked):
-		return ErrorOAuthAccountNotLinked
+	case auth.CodeOf(err) != auth.CodeConfiguration && auth.CodeOf(err) != auth.CodeOAuthCallback:
+		return string(auth.CodeOf(err))
 	case errors.Is(err, provider.ErrInvalidEmail), errors.Is(err, provider.ErrEmailDelivery):
 		return ErrorEmailSignin
 	case errors.Is(err, oauth.ErrProviderError), errors.Is(err, oauth.ErrStateMissing), errors.Is(err, oauth.ErrStateMismatch), errors.Is(err, oauth.ErrCallbackReplayed),
 		errors.Is(err, oauth.ErrVerifierMissing), errors.Is(err, oauth.ErrNonceMissing), errors.Is(err, oauth.ErrNonceMismatch),
 		errors.Is(err, oauth.ErrIDTokenMissing), errors.Is(err, oauth.ErrIDTokenInvalid), errors.Is(err, oauth.ErrInvalidCallback),
 		errors.Is(err, oauth.ErrTokenExchange), errors.Is(err, oauth.ErrUserinfo), errors.Is(err, oauth.ErrProfile),
-		errors.Is(err, auth.ErrProfileInvalid), errors.Is(err, oauth.ErrDiscovery):
+		auth.CodeOf(err) == auth.CodeOAuthCallback, errors.Is(err, oauth.ErrDiscovery):
 		if stage == "signin" {
 			return ErrorOAuthSignin
 		}

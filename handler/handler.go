@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -11,14 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/jwt"
 	"github.com/authport/authport/oauth"
 )
-
-// ErrInvalidConfig is matched by every error New and NewReader return.
-var ErrInvalidConfig = errors.New("handler: invalid configuration")
 
 // Config configures a Handler. Secrets (CSRF, JWT sessions), the clock and
 // the base URL are the Auth's (auth.Config.Secrets, Now and BaseURL):
@@ -120,10 +117,10 @@ type Handler struct {
 }
 
 // New checks cfg and returns the Handler. Its error matches
-// ErrInvalidConfig and says what to fix.
+// core.ErrInvalidConfig and says what to fix.
 func New(cfg Config) (*Handler, error) {
 	if cfg.Auth == nil {
-		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", core.ErrInvalidConfig)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = cfg.Auth.Settings().Logger
@@ -150,7 +147,7 @@ func New(cfg Config) (*Handler, error) {
 	base := cfg.Auth.Settings().BaseURL
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: auth.Config.BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", ErrInvalidConfig, base)
+		return nil, fmt.Errorf("%w: auth.Config.BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", core.ErrInvalidConfig, base)
 	}
 	if h.cookies, err = cfg.Cookies.check(u); err != nil {
 		return nil, err
@@ -165,7 +162,7 @@ func New(cfg Config) (*Handler, error) {
 	h.prefix = h.basePath + "/"
 	h.names = jwt.CookieNamesFor(h.secure)
 	if h.codec, err = jwt.NewCodec(h.secrets...); err != nil {
-		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: Secrets: %w", core.ErrInvalidConfig, err)
 	}
 	h.codec = h.codec.WithClock(h.now)
 
@@ -179,15 +176,15 @@ func New(cfg Config) (*Handler, error) {
 			needOAuth = true
 		case provider.TypeEmail:
 			if ab := cfg.Auth.Settings().BaseURL; ab != h.base {
-				return nil, fmt.Errorf("%w: the e-mail provider %q sends links to auth.Config.BaseURL (%q), which must be the handler's BaseURL %q", ErrInvalidConfig, c.ID, ab, h.base)
+				return nil, fmt.Errorf("%w: the e-mail provider %q sends links to auth.Config.BaseURL (%q), which must be the handler's BaseURL %q", core.ErrInvalidConfig, c.ID, ab, h.base)
 			}
 		case provider.TypeCredentials:
 			if h.sessions.Strategy != auth.StrategyJWT {
-				return nil, fmt.Errorf("%w: the credentials provider %q needs JWT sessions (auth.SessionOptions{Strategy: auth.StrategyJWT}), as in Auth.js: its users are not stored, so no database session can refer to them", ErrInvalidConfig, c.ID)
+				return nil, fmt.Errorf("%w: the credentials provider %q needs JWT sessions (auth.SessionOptions{Strategy: auth.StrategyJWT}), as in Auth.js: its users are not stored, so no database session can refer to them", core.ErrInvalidConfig, c.ID)
 			}
 		case provider.TypeWebAuthn:
 			if cfg.Passkeys == nil {
-				return nil, fmt.Errorf("%w: the WebAuthn provider %q needs Config.Passkeys (passkey.New)", ErrInvalidConfig, c.ID)
+				return nil, fmt.Errorf("%w: the WebAuthn provider %q needs Config.Passkeys (passkey.New)", core.ErrInvalidConfig, c.ID)
 			}
 		}
 	}
@@ -195,14 +192,14 @@ func New(cfg Config) (*Handler, error) {
 	if h.flow == nil && needOAuth {
 		h.flow, err = oauth.New(oauth.Config{Auth: cfg.Auth})
 		if err != nil {
-			return nil, fmt.Errorf("%w: building the OAuth flow: %w", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: building the OAuth flow: %w", core.ErrInvalidConfig, err)
 		}
 	}
 	if h.flow != nil && h.flow.SecureCookies() != (u.Scheme == "https") {
-		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", core.ErrInvalidConfig)
 	}
 	if h.flow != nil && h.flow.SecureCookies() && !h.secure {
-		return nil, fmt.Errorf("%w: Cookies.Secure is SecureOff, but the OAuth check cookies (module oauth) follow BaseURL's https scheme and a browser on plain http would drop them: for http development use an http BaseURL", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: Cookies.Secure is SecureOff, but the OAuth check cookies (module oauth) follow BaseURL's https scheme and a browser on plain http would drop them: for http development use an http BaseURL", core.ErrInvalidConfig)
 	}
 	if h.limits, err = newLimiter(cfg.RateLimit); err != nil {
 		return nil, err

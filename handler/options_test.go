@@ -312,8 +312,8 @@ func TestCookieOptionsValidated(t *testing.T) {
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %+v: %v", c.base, c.opts, err)
-		case c.want != "" && (err == nil || !errors.Is(err, handler.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%s %+v: error %v, want one matching ErrInvalidConfig and saying %q", c.base, c.opts, err, c.want)
+		case c.want != "" && (err == nil || !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s %+v: error %v, want one matching core.ErrInvalidConfig and saying %q", c.base, c.opts, err, c.want)
 		}
 	}
 	// SecureOff with an https BaseURL and an OAuth provider: the oauth

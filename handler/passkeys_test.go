@@ -144,7 +144,7 @@ func TestPasskeysRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := handler.New(handler.Config{Auth: a}); !errors.Is(err, handler.ErrInvalidConfig) || !strings.Contains(err.Error(), "Passkeys") {
+	if _, err := handler.New(handler.Config{Auth: a}); !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), "Passkeys") {
 		t.Errorf("WebAuthn provider without Passkeys: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/ratelimit"
 )
 
@@ -100,7 +101,7 @@ func newLimiter(cfg RateLimit) (*limiter, error) {
 		return nil, nil
 	}
 	if cfg.TrustedProxies < 0 {
-		return nil, fmt.Errorf("%w: RateLimit.TrustedProxies must not be negative", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: RateLimit.TrustedProxies must not be negative", core.ErrInvalidConfig)
 	}
 	l := &limiter{store: cfg.Store, clientKey: cfg.ClientKey, attempts: [2]attemptLimits{
 		emailAttempt:  {clientKind: "email-client", idKind: "email-address"},
@@ -116,7 +117,7 @@ func newLimiter(cfg RateLimit) (*limiter, error) {
 		case v.Events < 0:
 			return ratelimit.Limit{}, nil
 		case !v.Enabled():
-			return v, fmt.Errorf("%w: RateLimit.%s %+v needs Events > 0 and Period > 0 (or negative Events to turn it off)", ErrInvalidConfig, name, v)
+			return v, fmt.Errorf("%w: RateLimit.%s %+v needs Events > 0 and Period > 0 (or negative Events to turn it off)", core.ErrInvalidConfig, name, v)
 		}
 		return v, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/ratelimit"
@@ -157,8 +158,8 @@ func TestRateLimitConfig(t *testing.T) {
 		{SignInPerClient: ratelimit.Limit{Period: time.Hour}},
 		{TrustedProxies: -1},
 	} {
-		if _, err := handler.New(handler.Config{Auth: a, RateLimit: rl}); !errors.Is(err, handler.ErrInvalidConfig) {
-			t.Errorf("%+v: %v; want ErrInvalidConfig", rl, err)
+		if _, err := handler.New(handler.Config{Auth: a, RateLimit: rl}); !errors.Is(err, core.ErrInvalidConfig) {
+			t.Errorf("%+v: %v; want core.ErrInvalidConfig", rl, err)
 		}
 	}
 	if _, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{SignInPerClient: ratelimit.Limit{Events: -1}}}); err != nil {

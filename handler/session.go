@@ -220,11 +220,11 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	switch r.strategy {
 	case auth.StrategyDatabase:
 		if cfg.Auth == nil {
-			return nil, fmt.Errorf("%w: database sessions need ReaderConfig.Auth to look sessions up", ErrInvalidConfig)
+			return nil, fmt.Errorf("%w: database sessions need ReaderConfig.Auth to look sessions up", core.ErrInvalidConfig)
 		}
 	case auth.StrategyJWT:
 	default:
-		return nil, fmt.Errorf("%w: Strategy %q is neither %q nor %q", ErrInvalidConfig, r.strategy, auth.StrategyDatabase, auth.StrategyJWT)
+		return nil, fmt.Errorf("%w: Strategy %q is neither %q nor %q", core.ErrInvalidConfig, r.strategy, auth.StrategyDatabase, auth.StrategyJWT)
 	}
 	if len(cfg.Secrets) == 0 && cfg.Auth != nil {
 		cfg.Secrets = cfg.Auth.Settings().Secrets
@@ -238,11 +238,11 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 			check = cfg.Auth.Edge().CheckSecrets
 		}
 		if err := check(cfg.Secrets); err != nil {
-			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", core.ErrInvalidConfig, err)
 		}
 		c, err := jwt.NewCodec(cfg.Secrets...)
 		if err != nil {
-			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: Secrets: %w (give the AUTH_SECRET of the app, newest first)", core.ErrInvalidConfig, err)
 		}
 		r.codec = c
 	}

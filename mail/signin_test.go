@@ -79,7 +79,7 @@ func TestEmailSignInEndToEnd(t *testing.T) {
 	}
 
 	// The link works once.
-	if _, err := a.VerifyEmailSignIn(ctx, "email", q.Get("email"), q.Get("token")); !errors.Is(err, auth.ErrVerificationFailed) {
+	if _, err := a.VerifyEmailSignIn(ctx, "email", q.Get("email"), q.Get("token")); auth.CodeOf(err) != auth.CodeVerification {
 		t.Errorf("second use: err = %v, want ErrVerificationFailed", err)
 	}
 }

@@ -227,7 +227,7 @@ func TestBuiltInProviders(t *testing.T) {
 			// the user signed in already.
 			noEmail := c.want != nil && c.want.email == ""
 			if noEmail {
-				if _, _, err := callback(); !errors.Is(err, auth.ErrProfileInvalid) {
+				if _, _, err := callback(); auth.CodeOf(err) != auth.CodeOAuthCallback {
 					t.Fatalf("Callback without e-mail and session: %v, want ErrProfileInvalid", err)
 				}
 				if snap := s.store.Snapshot(); len(snap.Users)+len(snap.Accounts)+len(snap.Sessions) != 0 {
@@ -429,10 +429,10 @@ func TestBeginErrors(t *testing.T) {
 	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL()+"/nowhere"), provider.Credentials(
 		func(context.Context, provider.AuthorizeRequest) (*provider.User, error) { return nil, nil }))
 	rec := httptest.NewRecorder()
-	if _, err := s.flow.Begin(context.Background(), rec, "nope"); !errors.Is(err, auth.ErrUnknownProvider) {
+	if _, err := s.flow.Begin(context.Background(), rec, "nope"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("unknown provider: %v", err)
 	}
-	if _, err := s.flow.Begin(context.Background(), rec, "credentials"); !errors.Is(err, auth.ErrWrongProviderType) {
+	if _, err := s.flow.Begin(context.Background(), rec, "credentials"); !errors.Is(err, core.ErrInvalidInput) {
 		t.Errorf("credentials provider: %v", err)
 	}
 	// The fake serves no discovery document there.

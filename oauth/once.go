@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
-	"github.com/authport/authport/core/auth"
 )
 
 // callbackScope is the kind of single-use record a callback's check values
@@ -35,7 +34,7 @@ func (f *Flow) useOnce(ctx context.Context, providerID, verifier, state, nonce s
 	if errors.Is(err, core.ErrMissingAdapterMethod) {
 		err = f.used.use(key, expires, f.now())
 	}
-	if errors.Is(err, auth.ErrAlreadyUsed) {
+	if errors.Is(err, core.ErrAlreadyExists) {
 		return fmt.Errorf("%w: provider %q: this callback was already used; start signing in again: %w", ErrCallbackReplayed, providerID, err)
 	}
 	return err
@@ -59,7 +58,7 @@ func (u *usedChecks) use(key string, expires, now time.Time) error {
 		u.seen = map[string]time.Time{}
 	}
 	if until, ok := u.seen[key]; ok && now.Before(until) {
-		return auth.ErrAlreadyUsed
+		return core.ErrAlreadyExists
 	}
 	if len(u.seen) >= maxUsedChecks {
 		for k, until := range u.seen {

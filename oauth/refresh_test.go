@@ -132,7 +132,7 @@ func TestAccessTokenErrors(t *testing.T) {
 	if _, err := s.flow.AccessToken(ctx, "nobody", "p"); !errors.Is(err, oauth.ErrNoAccount) {
 		t.Errorf("user without account: %v", err)
 	}
-	if _, err := s.flow.AccessToken(ctx, "nobody", "nope"); !errors.Is(err, auth.ErrUnknownProvider) {
+	if _, err := s.flow.AccessToken(ctx, "nobody", "nope"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("unknown provider: %v", err)
 	}
 	if _, err := s.flow.AccountAccessToken(ctx, core.AccountKey{Provider: "p", ProviderAccountID: "missing"}); !errors.Is(err, oauth.ErrNoAccount) {

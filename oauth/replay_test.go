@@ -162,7 +162,7 @@ func TestReplayedCallbackRefused(t *testing.T) {
 			if status == http.StatusOK {
 				t.Fatalf("the replayed callback signed in again (user %s)", body)
 			}
-			if len(b.errs) != 1 || !errors.Is(b.errs[0], oauth.ErrCallbackReplayed) || !errors.Is(b.errs[0], auth.ErrAlreadyUsed) {
+			if len(b.errs) != 1 || !errors.Is(b.errs[0], oauth.ErrCallbackReplayed) || !errors.Is(b.errs[0], core.ErrAlreadyExists) {
 				t.Fatalf("replay refused with %v; want ErrCallbackReplayed", b.errs)
 			}
 			if fake.count("token") != tokensBefore {

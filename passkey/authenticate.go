@@ -33,7 +33,7 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 		return nil, err
 	}
 	if user != nil && user.ID != stored.UserID {
-		return nil, fmt.Errorf("%w: the passkey belongs to another user than the one signed in", auth.ErrAccountNotLinked)
+		return nil, auth.Fail(auth.CodeOAuthAccountNotLinked, errors.New("the passkey belongs to another user than the one signed in"))
 	}
 	// The owner's credentials: go-webauthn checks that every allowed
 	// credential of the options belongs to the user it verifies for.

@@ -159,10 +159,10 @@ func origin(s string) (string, error) {
 // Registration stores the authenticator (and the webauthn account) for the
 // signed-in user, or, only with auth.Config.AllowDangerousUnverifiedEmail,
 // creates the user with the e-mail address the options were made for
-// (refused, with [auth.ErrAccountNotLinked], when a user has it by now). Authentication verifies the assertion with the stored public
+// (refused, with an error whose code is auth.CodeOAuthAccountNotLinked, when a user has it by now). Authentication verifies the assertion with the stored public
 // key, then advances the stored counter, which must increase (unless both
 // are 0): a replay fails with [ErrCounterNotIncreased]. A passkey of
-// another user than the signed-in one gives [auth.ErrAccountNotLinked].
+// another user than the signed-in one gives an error whose code is auth.CodeOAuthAccountNotLinked.
 //
 // The challenge cookie is cleared on w whatever the outcome. Every failure
 // leaves the store unchanged.

@@ -108,7 +108,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not a WebAuthn provider.
-	if _, err := pk.Options(context.Background(), httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "http://x/", nil), "github", nil); !errors.Is(err, auth.ErrUnknownProvider) {
+	if _, err := pk.Options(context.Background(), httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "http://x/", nil), "github", nil); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("unknown provider: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/conformance/fuzzrecord"
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 )
@@ -134,7 +135,7 @@ func FuzzEmailSignIn(f *testing.F) {
 		if !match {
 			switch {
 			case refusedProvider(t, "VerifyEmailSignIn", verifyID, err):
-			case !errors.Is(err, auth.ErrVerificationFailed):
+			case auth.CodeOf(err) != auth.CodeVerification:
 				t.Fatalf("VerifyEmailSignIn(%q, %q) for a link to %q: %v, want ErrVerificationFailed", verifyEmail, token, identifier, err)
 			}
 			if in != nil {
@@ -159,7 +160,7 @@ func FuzzEmailSignIn(f *testing.F) {
 		if s := store.Snapshot(); len(s.VerificationTokens) != 0 {
 			t.Fatalf("the used token is still stored: %+v", s.VerificationTokens)
 		}
-		if _, err := a.VerifyEmailSignIn(ctx, verifyID, verifyEmail, token); !errors.Is(err, auth.ErrVerificationFailed) {
+		if _, err := a.VerifyEmailSignIn(ctx, verifyID, verifyEmail, token); auth.CodeOf(err) != auth.CodeVerification {
 			t.Fatalf("second use of the link: %v, want ErrVerificationFailed", err)
 		}
 	})
@@ -167,17 +168,17 @@ func FuzzEmailSignIn(f *testing.F) {
 
 // refusedProvider checks err, returned by call with the provider id, when
 // id is not the e-mail provider's: the passkey provider gives
-// auth.ErrWrongProviderType, an unknown id auth.ErrUnknownProvider. It
+// core.ErrInvalidInput, an unknown id core.ErrNotFound. It
 // reports whether it checked.
 func refusedProvider(t *testing.T, call, id string, err error) bool {
 	t.Helper()
 	switch {
 	case id == "passkey":
-		if !errors.Is(err, auth.ErrWrongProviderType) {
+		if !errors.Is(err, core.ErrInvalidInput) {
 			t.Fatalf("%s with the passkey provider: %v, want ErrWrongProviderType", call, err)
 		}
 	case id != "email":
-		if !errors.Is(err, auth.ErrUnknownProvider) {
+		if !errors.Is(err, core.ErrNotFound) {
 			t.Fatalf("%s(%q): %v, want ErrUnknownProvider", call, id, err)
 		}
 	default:

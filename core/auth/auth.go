@@ -146,10 +146,10 @@ type Auth struct {
 // and authport's `authport-secret` command generate.
 const MinSecretLength = 32
 
-// ErrShortSecret is matched by the error [New] and [Auth.CheckSecrets]
+// errShortSecret is matched by the error [New] and [Edge.CheckSecrets]
 // return for a secret shorter than [MinSecretLength] bytes (and by
-// [ErrInvalidConfig]).
-var ErrShortSecret = errors.New("secret too short")
+// [core.ErrInvalidConfig]).
+var errShortSecret = errors.New("secret too short")
 
 // CheckSecrets reports whether secrets (newest first) may seal or sign
 // anything: at least one, none empty, and each at least [MinSecretLength]
@@ -158,22 +158,19 @@ var ErrShortSecret = errors.New("secret too short")
 // [Auth.CheckSecrets] to share the Auth's setting.
 func CheckSecrets(secrets []string, allowShort bool) error {
 	if len(secrets) == 0 {
-		return fmt.Errorf("%w: Secrets needs at least one secret (newest first); set AUTH_SECRET (read by SetEnvDefaults) to one made by `go run github.com/authport/authport/core/cmd/authport-secret` (or `npx auth secret`)", ErrInvalidConfig)
+		return fmt.Errorf("%w: Secrets needs at least one secret (newest first); set AUTH_SECRET (read by SetEnvDefaults) to one made by `go run github.com/authport/authport/core/cmd/authport-secret` (or `npx auth secret`)", core.ErrInvalidConfig)
 	}
 	for i, s := range secrets {
 		switch {
 		case s == "":
-			return fmt.Errorf("%w: Secrets[%d] is empty", ErrInvalidConfig, i)
+			return fmt.Errorf("%w: Secrets[%d] is empty", core.ErrInvalidConfig, i)
 		case len(s) < MinSecretLength && !allowShort:
 			return fmt.Errorf("%w: %w: Secrets[%d] has %d bytes, fewer than %d; make one with `go run github.com/authport/authport/core/cmd/authport-secret` (or `npx auth secret`), or set AllowShortSecrets for development",
-				ErrInvalidConfig, ErrShortSecret, i, len(s), MinSecretLength)
+				core.ErrInvalidConfig, errShortSecret, i, len(s), MinSecretLength)
 		}
 	}
 	return nil
 }
-
-// ErrInvalidConfig is matched by every configuration error [New] returns.
-var ErrInvalidConfig = errors.New("invalid auth configuration")
 
 // What needs which adapter methods: everything the flow calls, whatever
 // the session strategy (database sessions add their own list).
@@ -198,19 +195,19 @@ var (
 )
 
 // New validates cfg and returns the library. A configuration problem gives
-// an error matching [ErrInvalidConfig] (and [provider.ErrInvalidConfig] for
+// an error matching [core.ErrInvalidConfig] (provider problems too)
 // provider problems); an adapter that lacks methods the configuration needs
 // gives one [*core.MissingMethodsError] naming every missing method.
 func New(cfg Config) (*Auth, error) {
 	if cfg.Adapter == nil {
-		return nil, fmt.Errorf("%w: Adapter is nil", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: Adapter is nil", core.ErrInvalidConfig)
 	}
 	if err := CheckSecrets(cfg.Secrets, cfg.AllowShortSecrets); err != nil {
 		return nil, err
 	}
 	providers, err := provider.Validate(cfg.Providers, provider.WithRedirectProxyURL(cfg.RedirectProxyURL))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %w", core.ErrInvalidConfig, err)
 	}
 	a := &Auth{
 		store:     core.NewStore(cfg.Adapter),
@@ -236,7 +233,7 @@ func New(cfg Config) (*Auth, error) {
 	case a.strategy == "":
 		a.strategy = StrategyDatabase
 	case a.strategy != StrategyDatabase && a.strategy != StrategyJWT:
-		return nil, fmt.Errorf("%w: Session.Strategy %q is neither database nor jwt", ErrInvalidConfig, a.strategy)
+		return nil, fmt.Errorf("%w: Session.Strategy %q is neither database nor jwt", core.ErrInvalidConfig, a.strategy)
 	}
 	if a.maxAge == 0 {
 		a.maxAge = DefaultMaxAge
@@ -249,10 +246,10 @@ func New(cfg Config) (*Auth, error) {
 		a.updateAge = min(DefaultUpdateAge, a.maxAge)
 	}
 	if a.maxAge < 0 || a.updateAge < 0 {
-		return nil, fmt.Errorf("%w: Session.MaxAge and Session.UpdateAge must not be negative", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: Session.MaxAge and Session.UpdateAge must not be negative", core.ErrInvalidConfig)
 	}
 	if a.updateAge > a.maxAge {
-		return nil, fmt.Errorf("%w: Session.UpdateAge (%v) is longer than Session.MaxAge (%v), so sessions would never be extended", ErrInvalidConfig, a.updateAge, a.maxAge)
+		return nil, fmt.Errorf("%w: Session.UpdateAge (%v) is longer than Session.MaxAge (%v), so sessions would never be extended", core.ErrInvalidConfig, a.updateAge, a.maxAge)
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -391,20 +388,19 @@ func providerOf[T provider.Provider](a *Auth, id string) (T, error) {
 	p, ok := a.providers[id]
 	if !ok {
 		var zero T
-		return zero, fmt.Errorf("%w: %q", ErrUnknownProvider, id)
+		return zero, fmt.Errorf("%w: %q", errUnknownProvider, id)
 	}
 	t, ok := p.(T)
 	if !ok {
 		var zero T
-		return zero, fmt.Errorf("%w: %q is a %s provider", ErrWrongProviderType, id, p.Common().Type)
+		return zero, fmt.Errorf("%w: %q is a %s provider", errWrongProviderType, id, p.Common().Type)
 	}
 	return t, nil
 }
 
-// Errors of the sign-in flows; match them with errors.Is.
+// The provider lookup's refusals: an unknown id is a not-found, a
+// provider of another type an input error.
 var (
-	// ErrUnknownProvider: no configured provider has the id.
-	ErrUnknownProvider = errors.New("no such provider")
-	// ErrWrongProviderType: the provider cannot be used for this flow.
-	ErrWrongProviderType = errors.New("provider cannot be used for this sign-in")
+	errUnknownProvider   = fmt.Errorf("no such provider: %w", core.ErrNotFound)
+	errWrongProviderType = fmt.Errorf("provider cannot be used for this sign-in: %w", core.ErrInvalidInput)
 )

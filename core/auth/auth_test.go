@@ -98,7 +98,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		"invalid provider": {Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Providers: []provider.Provider{provider.Email("a@example.com", nil)}},
 		"duplicate id":     {Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Providers: []provider.Provider{provider.Passkey(), provider.Passkey()}},
 	} {
-		if _, err := auth.New(cfg); !errors.Is(err, auth.ErrInvalidConfig) {
+		if _, err := auth.New(cfg); !errors.Is(err, core.ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
 		}
 	}
@@ -228,7 +228,7 @@ func equalSets(a, b []core.Method) bool {
 func TestNewRejectsNegativeUpdateAge(t *testing.T) {
 	neg := -time.Minute
 	_, err := auth.New(auth.Config{Adapter: sessionsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT, UpdateAge: &neg}})
-	if !errors.Is(err, auth.ErrInvalidConfig) {
+	if !errors.Is(err, core.ErrInvalidConfig) {
 		t.Errorf("negative updateAge: %v, want ErrInvalidConfig", err)
 	}
 }
@@ -402,14 +402,14 @@ func TestShortSecretsRefused(t *testing.T) {
 		"short old secret": {long, "old"},
 	} {
 		_, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: secrets, Session: jwtOnly})
-		if !errors.Is(err, auth.ErrShortSecret) || !errors.Is(err, auth.ErrInvalidConfig) || !strings.Contains(err.Error(), "authport-secret") {
+		if !errors.Is(err, auth.ErrShortSecret) || !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), "authport-secret") {
 			t.Errorf("%s: New = %v, want ErrShortSecret saying how to make one", name, err)
 		}
 	}
 	// No secret at all, as when AUTH_SECRET is unset: the error names the
 	// variable and the command that makes a secret.
 	_, err := auth.New(auth.Config{Adapter: struct{}{}, Session: jwtOnly})
-	if !errors.Is(err, auth.ErrInvalidConfig) || !strings.Contains(err.Error(), "AUTH_SECRET") || !strings.Contains(err.Error(), "authport-secret") {
+	if !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), "AUTH_SECRET") || !strings.Contains(err.Error(), "authport-secret") {
 		t.Errorf("no secret: New = %v, want ErrInvalidConfig naming AUTH_SECRET and authport-secret", err)
 	}
 	a, err := auth.New(auth.Config{Adapter: struct{}{}, Secrets: []string{long}, Session: jwtOnly})

@@ -13,10 +13,10 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
-// ErrVerificationFailed reports an e-mail sign-in link that does not sign
+// errVerificationFailed reports an e-mail sign-in link that does not sign
 // anyone in: an unknown, wrong, expired or already used token, or a token
 // for another address. It tells the caller no more than that on purpose.
-var ErrVerificationFailed = errors.New("e-mail sign-in link is invalid, expired or already used")
+var errVerificationFailed = coded(CodeVerification, "e-mail sign-in link is invalid, expired or already used")
 
 // emailTokenBytes is the size of the token in an e-mail link: 256 bits.
 const emailTokenBytes = 32
@@ -158,7 +158,7 @@ func (a *Auth) callbackURL(providerID string, q url.Values) string {
 // and SignIn run, in that order.
 //
 // A wrong, expired or reused token, or a token for another address, gives an
-// error matching [ErrVerificationFailed] and signs no one in.
+// error matching [CodeVerification] and signs no one in.
 func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token string) (*SignIn, error) {
 	p, err := providerOf[*provider.EmailConfig](a, providerID)
 	if err != nil {
@@ -166,7 +166,7 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 	}
 	identifier, err := p.Normalize(email)
 	if err != nil || token == "" {
-		return nil, ErrVerificationFailed
+		return nil, errVerificationFailed
 	}
 	v, err := a.useToken(ctx, identifier, token)
 	if err != nil {
@@ -174,7 +174,7 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 	}
 	now := a.now()
 	if v == nil || v.Expired(now) || subtle.ConstantTimeCompare([]byte(v.Identifier), []byte(identifier)) != 1 {
-		return nil, ErrVerificationFailed
+		return nil, errVerificationFailed
 	}
 
 	user, err := call(a, "e-mail sign-in", func(g core.UserByEmailGetter) (*core.User, error) {

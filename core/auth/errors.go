@@ -2,7 +2,6 @@ package auth
 
 import (
 	"errors"
-	"fmt"
 )
 
 // Code says why a sign-in failed, in Auth.js's words: it is the value of
@@ -49,24 +48,35 @@ const (
 // for logs: it may name a provider or a cookie, never a token, code or
 // secret. Nothing was written to the store for it.
 //
-// Test for a kind with [CodeOf] (or errors.As with an *Error):
+// Test for a kind with [CodeOf], or errors.Is with an *Error holding only
+// the code:
 //
 //	if auth.CodeOf(err) == auth.CodeVerification { … }
+//	if errors.Is(err, &auth.Error{Code: auth.CodeVerification}) { … }
 type Error struct {
 	Code Code
 	Err  error
 }
 
-// Error gives the detail, after the code.
+// Error gives the detail; the code alone when there is none.
 func (e *Error) Error() string {
 	if e.Err == nil {
 		return string(e.Code)
 	}
-	return fmt.Sprintf("%s: %v", e.Code, e.Err)
+	return e.Err.Error()
 }
 
 // Unwrap returns the detail.
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error of the same Code without detail,
+// so that errors.Is tests for a kind:
+//
+//	errors.Is(err, &auth.Error{Code: auth.CodeVerification})
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Err == nil && t.Code == e.Code
+}
 
 // Fail returns an [*Error] with the code and the detail: the helper
 // authport's sign-in modules (oauth, passkey, handler) report their
@@ -78,6 +88,10 @@ func Fail(code Code, err error) error {
 	}
 	return &Error{Code: code, Err: err}
 }
+
+// coded returns a sentinel carrying a code: the detail of the refusals
+// core/auth reports, which errors.Is still tells apart.
+func coded(code Code, msg string) *Error { return &Error{Code: code, Err: errors.New(msg)} }
 
 // CodeOf returns the [Code] of the first [*Error] in err's chain: "" for a
 // nil err, [CodeConfiguration] for an error that carries none (a store,

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/authport/authport/core"
@@ -16,7 +15,7 @@ import (
 // JWT from [Auth.Callbacks]. Every field is optional.
 type Callbacks struct {
 	// SignIn decides whether a sign-in may go on: the zero
-	// [SignInDecision] allows it, Deny refuses it ([ErrAccessDenied]; the
+	// [SignInDecision] allows it, Deny refuses it ([CodeAccessDenied]; the
 	// handler shows Auth.js's AccessDenied error page) and Redirect
 	// refuses it and sends the browser to that URL instead. It runs for
 	// every way to sign in, before the sign-in writes anything (no user
@@ -52,7 +51,7 @@ type Callbacks struct {
 // SignInDecision is what [Callbacks.SignIn] decides. The zero value allows
 // the sign-in.
 type SignInDecision struct {
-	// Deny refuses the sign-in with [ErrAccessDenied].
+	// Deny refuses the sign-in with [CodeAccessDenied].
 	Deny bool
 	// Redirect, when set, refuses the sign-in and sends the browser here
 	// instead (Auth.js's signIn callback returning a URL).
@@ -135,12 +134,12 @@ type JWTParams struct {
 	Update any
 }
 
-// ErrAccessDenied reports a sign-in [Callbacks.SignIn] refused. Auth.js
-// calls it AccessDenied.
-var ErrAccessDenied = errors.New("sign-in denied")
+// errAccessDenied is in the chain of every [*DeniedError]: its code is
+// [CodeAccessDenied].
+var errAccessDenied = coded(CodeAccessDenied, "sign-in denied")
 
 // DeniedError is the error of a sign-in [Callbacks.SignIn] refused; it
-// matches [ErrAccessDenied]. Redirect is where the callback sent the
+// carries [CodeAccessDenied]. Redirect is where the callback sent the
 // browser instead, or "".
 type DeniedError struct {
 	ProviderID string
@@ -149,11 +148,11 @@ type DeniedError struct {
 
 // Error says which sign-in was refused.
 func (e *DeniedError) Error() string {
-	return fmt.Sprintf("%v: the SignIn callback refused the %s sign-in", ErrAccessDenied, e.ProviderID)
+	return fmt.Sprintf("%v: the SignIn callback refused the %s sign-in", errAccessDenied, e.ProviderID)
 }
 
-// Is makes errors.Is(err, ErrAccessDenied) true.
-func (e *DeniedError) Is(target error) bool { return target == ErrAccessDenied }
+// Unwrap returns the refusal, whose code is [CodeAccessDenied].
+func (e *DeniedError) Unwrap() error { return errAccessDenied }
 
 // Events are told what happened, after the fact (Auth.js's events option).
 // They run synchronously in the request, after the write they report; an
@@ -238,7 +237,7 @@ func (a *Auth) authorize(ctx context.Context, p SignInParams) error {
 // SignInWithCredentials runs [Callbacks.SignIn] for a credentials sign-in
 // and returns the sign-in (credentials sessions are JWTs, which the HTTP
 // layer issues): user is what the provider's Authorize returned, creds the
-// posted fields. A refusal matches [ErrAccessDenied].
+// posted fields. A refusal carries [CodeAccessDenied].
 func (a *Auth) SignInWithCredentials(ctx context.Context, providerID string, user core.User, creds map[string]string) (*SignIn, error) {
 	if _, err := providerOf[*provider.CredentialsConfig](a, providerID); err != nil {
 		return nil, err
@@ -291,4 +290,3 @@ func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User,
 	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *linked, Profile: profile})
 	return linked, nil
 }
-

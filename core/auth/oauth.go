@@ -10,17 +10,17 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
-// ErrAccountNotLinked reports an OAuth sign-in that would join an account
+// errAccountNotLinked reports an OAuth sign-in that would join an account
 // to a user it is not linked to: the account belongs to another user than
 // the one signed in, or its e-mail address belongs to an existing user and
 // the provider does not allow automatic linking
 // (allowDangerousEmailAccountLinking, SPEC §5.5). Auth.js calls this
 // OAuthAccountNotLinked.
-var ErrAccountNotLinked = errors.New("OAuth account is not linked to this user")
+var errAccountNotLinked = coded(CodeOAuthAccountNotLinked, "OAuth account is not linked to this user")
 
-// ErrProfileInvalid reports a profile the sign-in cannot use: no provider
+// errProfileInvalid reports a profile the sign-in cannot use: no provider
 // account id, or no e-mail address for a new user.
-var ErrProfileInvalid = errors.New("OAuth profile cannot be used to sign in")
+var errProfileInvalid = coded(CodeOAuthCallback, "OAuth profile cannot be used to sign in")
 
 // OAuthCallback is what the OAuth/OIDC callback learned from the provider.
 type OAuthCallback struct {
@@ -33,7 +33,7 @@ type OAuthCallback struct {
 	Tokens provider.TokenSet
 	// User is the signed-in caller, or nil when the caller is not signed
 	// in: a new account is then linked to this user, and an account linked
-	// to another user fails with [ErrAccountNotLinked]. The HTTP layer
+	// to another user fails with [CodeOAuthAccountNotLinked]. The HTTP layer
 	// reads it from the session (the module oauth's Flow.Callback takes it
 	// as a parameter). With [StrategyJWT] the user is looked up by its id
 	// (the adapter's getUser): a user id that names no user counts as not
@@ -46,15 +46,15 @@ type OAuthCallback struct {
 //
 //   - an OIDC callback without an id_token is rejected;
 //   - an account already linked signs its user in, or changes nothing when
-//     that user is the one signed in, or fails with [ErrAccountNotLinked]
+//     that user is the one signed in, or fails with [CodeOAuthAccountNotLinked]
 //     when another user is signed in;
 //   - a new account is linked to the signed-in user, if any;
 //   - else, when its e-mail address ([NormalizeEmail]) belongs to a user,
 //     it is linked to that user only if the provider allows dangerous
 //     e-mail account linking and does not say the address is unverified,
-//     and otherwise fails with [ErrAccountNotLinked];
+//     and otherwise fails with [CodeOAuthAccountNotLinked];
 //   - else, when the provider says the address is unverified
-//     (email_verified false), it fails with [ErrEmailNotVerified], unless
+//     (email_verified false), it fails with an error whose code is [CodeOAuthAccountNotLinked], unless
 //     [Config.AllowDangerousUnverifiedEmail] is set;
 //   - else a user is created (emailVerified null) and the account linked;
 //     if the link fails, the new user is deleted again (when the adapter has
@@ -75,7 +75,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		return nil, err
 	}
 	if cb.Profile.ID == "" {
-		return nil, fmt.Errorf("%w: the profile has no id", ErrProfileInvalid)
+		return nil, fmt.Errorf("%w: the profile has no id", errProfileInvalid)
 	}
 	opts := p.Options()
 	current, err := a.oauthCaller(ctx, cb)
@@ -106,7 +106,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	if owner != nil { // a returning account
 		acc.UserID = owner.ID
 		if current != nil && current.ID != owner.ID {
-			return nil, fmt.Errorf("%w: %s account %q belongs to another user", ErrAccountNotLinked, cb.ProviderID, cb.Profile.ID)
+			return nil, fmt.Errorf("%w: %s account %q belongs to another user", errAccountNotLinked, cb.ProviderID, cb.Profile.ID)
 		}
 		params.User = *owner
 		if err := a.authorize(ctx, params); err != nil {
@@ -134,7 +134,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	email := ""
 	if cb.Profile.Email != "" {
 		if email, err = NormalizeEmail(cb.Profile.Email); err != nil {
-			return nil, fmt.Errorf("%w: the %s profile's e-mail address: %w", ErrProfileInvalid, cb.ProviderID, err)
+			return nil, fmt.Errorf("%w: the %s profile's e-mail address: %w", errProfileInvalid, cb.ProviderID, err)
 		}
 	}
 	// An address the provider says it has not verified claims nothing.
@@ -150,10 +150,10 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	}
 	if byEmail != nil {
 		if !opts.AllowDangerousEmailAccountLinking {
-			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists; sign in as that user and link the account, or allow dangerous e-mail account linking for a provider that verifies addresses", ErrAccountNotLinked, cb.ProviderID)
+			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists; sign in as that user and link the account, or allow dangerous e-mail account linking for a provider that verifies addresses", errAccountNotLinked, cb.ProviderID)
 		}
 		if unverified {
-			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists, and the provider says it has not verified the address; sign in as that user and link the account", ErrAccountNotLinked, cb.ProviderID)
+			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists, and the provider says it has not verified the address; sign in as that user and link the account", errAccountNotLinked, cb.ProviderID)
 		}
 		params.User = *byEmail
 		if err := a.authorize(ctx, params); err != nil {
@@ -167,10 +167,10 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	}
 
 	if email == "" {
-		return nil, fmt.Errorf("%w: a new user needs an e-mail address and the %s profile has none", ErrProfileInvalid, cb.ProviderID)
+		return nil, fmt.Errorf("%w: a new user needs an e-mail address and the %s profile has none", errProfileInvalid, cb.ProviderID)
 	}
 	if unverified {
-		return nil, fmt.Errorf("%w: %s says it has not verified %s; verify the address with the provider, or sign in another way", ErrEmailNotVerified, cb.ProviderID, email)
+		return nil, fmt.Errorf("%w: %s says it has not verified %s; verify the address with the provider, or sign in another way", errEmailNotVerified, cb.ProviderID, email)
 	}
 	newUser := core.User{Email: email, Name: cb.Profile.Name, Image: cb.Profile.Image}
 	params.User, params.IsNewUser = newUser, true

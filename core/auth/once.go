@@ -11,9 +11,9 @@ import (
 	"github.com/authport/authport/core"
 )
 
-// ErrAlreadyUsed reports a single-use value presented a second time, e.g. a
-// replayed OAuth callback. Match it with errors.Is.
-var ErrAlreadyUsed = errors.New("single-use value already used")
+// errAlreadyUsed reports a single-use value presented a second time, e.g.
+// a replayed OAuth callback. It matches [core.ErrAlreadyExists].
+var errAlreadyUsed = fmt.Errorf("single-use value already used: %w", core.ErrAlreadyExists)
 
 // UseOnceIdentifierPrefix begins the verification-token identifier of the
 // records [Edge.UseOnce] keeps. No e-mail address has this form, so the
@@ -22,7 +22,7 @@ const UseOnceIdentifierPrefix = "authport:once:"
 
 // useOnce records, through the adapter, that the single-use value key of
 // the kind scope (e.g. "oauth-callback") has been used, and returns
-// [ErrAlreadyUsed] when it was recorded before and the record has not
+// an error matching [core.ErrAlreadyExists] when it was recorded before and the record has not
 // expired. The record is a verification token (identifier
 // [UseOnceIdentifierPrefix]+scope, token the hex SHA-256 of scope and key,
 // expiring at expires): every instance sharing the store sees it, the
@@ -35,7 +35,7 @@ const UseOnceIdentifierPrefix = "authport:once:"
 // (in process). Any other adapter failure comes back as an [*AdapterError].
 func (a *Auth) useOnce(ctx context.Context, scope, key string, expires time.Time) error {
 	if scope == "" || key == "" {
-		return fmt.Errorf("%w: UseOnce needs a scope and a key", ErrInvalidConfig)
+		return fmt.Errorf("%w: UseOnce needs a scope and a key", core.ErrInvalidConfig)
 	}
 	sum := sha256.Sum256([]byte(scope + "\x00" + key))
 	v := core.VerificationToken{Identifier: UseOnceIdentifierPrefix + scope, Token: hex.EncodeToString(sum[:]), Expires: expires}
@@ -43,7 +43,7 @@ func (a *Auth) useOnce(ctx context.Context, scope, key string, expires time.Time
 		return c.CreateVerificationToken(ctx, v)
 	})
 	if errors.Is(err, core.ErrAlreadyExists) {
-		return fmt.Errorf("%w (%s)", ErrAlreadyUsed, scope)
+		return fmt.Errorf("%w (%s)", errAlreadyUsed, scope)
 	}
 	return err
 }

@@ -53,7 +53,7 @@ func (s *Settings) parseBaseURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return fmt.Errorf("%w: BaseURL %q must be an absolute http(s) URL without user, query or fragment, e.g. \"https://example.com/auth\": the auth routes are served there and e-mail links point at it (AUTH_URL sets it)", ErrInvalidConfig, raw)
+		return fmt.Errorf("%w: BaseURL %q must be an absolute http(s) URL without user, query or fragment, e.g. \"https://example.com/auth\": the auth routes are served there and e-mail links point at it (AUTH_URL sets it)", core.ErrInvalidConfig, raw)
 	}
 	s.Origin = u.Scheme + "://" + u.Host
 	s.BasePath = strings.TrimSuffix(u.EscapedPath(), "/")

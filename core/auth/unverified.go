@@ -16,10 +16,10 @@ import (
 // Config.AllowDangerousUnverifiedEmail says so. See core's README,
 // "Unproven e-mail addresses".
 
-// ErrEmailNotVerified reports an OAuth/OIDC sign-in that would create a
+// errEmailNotVerified reports an OAuth/OIDC sign-in that would create a
 // user from an address the provider says it has not verified
-// (email_verified false). It matches [ErrProfileInvalid] too.
-var ErrEmailNotVerified = fmt.Errorf("%w: the provider has not verified the e-mail address", ErrProfileInvalid)
+// (email_verified false). It matches errProfileInvalid too.
+var errEmailNotVerified = fmt.Errorf("%w: the provider has not verified the e-mail address", errProfileInvalid)
 
 // ErrUnprovenSignUp reports a passkey sign-up by someone not signed in:
 // it would create a user holding an address nobody has proven. Sign in

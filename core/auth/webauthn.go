@@ -54,7 +54,7 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 		}
 		linked = true
 	case acc.UserID != user.ID:
-		return nil, fmt.Errorf("WebAuthn registration: %w: account %q belongs to another user", ErrAccountNotLinked, au.ProviderAccountID)
+		return nil, fmt.Errorf("WebAuthn registration: %w: account %q belongs to another user", errAccountNotLinked, au.ProviderAccountID)
 	}
 	// The account first, then the authenticator: the contract can unlink
 	// an account but has no way to delete an authenticator, so the write

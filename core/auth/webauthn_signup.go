@@ -43,7 +43,7 @@ func (a *Auth) UserByEmail(ctx context.Context, email string) (*core.User, error
 // [Callbacks.SignIn] runs before the user is created.
 //
 // As in Auth.js, an e-mail address that already belongs to a user is
-// refused with an error matching [ErrAccountNotLinked]: adding a passkey to
+// refused with an error matching [CodeOAuthAccountNotLinked]: adding a passkey to
 // an existing user needs that user signed in. When registering the
 // authenticator fails, the new user is deleted again (when the adapter has
 // deleteUser), so a failed registration leaves nothing behind.
@@ -66,7 +66,7 @@ func (a *Auth) RegisterWebAuthnUser(ctx context.Context, providerID string, newU
 		return nil, nil, err
 	}
 	if existing != nil {
-		return nil, nil, fmt.Errorf("WebAuthn registration: %w: the e-mail address belongs to a user; sign in to add a passkey", ErrAccountNotLinked)
+		return nil, nil, fmt.Errorf("WebAuthn registration: %w: the e-mail address belongs to a user; sign in to add a passkey", errAccountNotLinked)
 	}
 	candidate := core.User{Email: email, Name: newUser.Name, Image: newUser.Image}
 	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: candidate, IsNewUser: true,
@@ -82,7 +82,7 @@ func (a *Auth) RegisterWebAuthnUser(ctx context.Context, providerID string, newU
 	if errors.Is(err, core.ErrAlreadyExists) {
 		// A concurrent registration or sign-in created a user with the
 		// address first.
-		return nil, nil, fmt.Errorf("WebAuthn registration: %w: the e-mail address belongs to a user; sign in to add a passkey (%w)", ErrAccountNotLinked, err)
+		return nil, nil, fmt.Errorf("WebAuthn registration: %w: the e-mail address belongs to a user; sign in to add a passkey (%w)", errAccountNotLinked, err)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -110,7 +110,7 @@ func (a *Auth) SignInWithWebAuthn(ctx context.Context, providerID, credentialID 
 		return nil, err
 	}
 	if current != nil && current.ID != user.ID {
-		return nil, fmt.Errorf("WebAuthn authentication: %w: the passkey belongs to another user than the one signed in", ErrAccountNotLinked)
+		return nil, fmt.Errorf("WebAuthn authentication: %w: the passkey belongs to another user than the one signed in", errAccountNotLinked)
 	}
 	acc := &core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
 	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *user, Account: acc}); err != nil {

@@ -409,7 +409,7 @@ func authJSSignUp(t *testing.T, e *Env) {
 		t.Fatal(err)
 	}
 	late := e.NewAuthenticator()
-	if _, err := e.Callback(cookies, "register", e.Create(late, o, Ceremony{Origin: Origin}), nil); !errors.Is(err, auth.ErrAccountNotLinked) {
+	if _, err := e.Callback(cookies, "register", e.Create(late, o, Ceremony{Origin: Origin}), nil); auth.CodeOf(err) != auth.CodeOAuthAccountNotLinked {
 		t.Errorf("sign-up with an address taken meanwhile: %v", err)
 	}
 	if e.Stored(late) != nil {
@@ -543,7 +543,7 @@ func authenticationRefused(t *testing.T, e *Env) {
 
 	// Another user's passkey while signed in.
 	o, cookies := e.MustOptions("", nil)
-	if _, err := e.Callback(cookies, "authenticate", e.Get(other, o, Ceremony{Origin: Origin}), &user); !errors.Is(err, auth.ErrAccountNotLinked) {
+	if _, err := e.Callback(cookies, "authenticate", e.Get(other, o, Ceremony{Origin: Origin}), &user); auth.CodeOf(err) != auth.CodeOAuthAccountNotLinked {
 		t.Errorf("another user's passkey while signed in: %v", err)
 	}
 	if got := e.StoredCounter(other); got != 0 {
