@@ -25,24 +25,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 	gomail "github.com/wneessen/go-mail"
 	gosmtp "github.com/wneessen/go-mail/smtp"
 )
 
-// ErrAuthFailed is returned, wrapped, when the SMTP server refuses the
+// errAuthFailed is returned, wrapped, when the SMTP server refuses the
 // configured user name and password. It also matches
 // [provider.ErrEmailDelivery].
-var ErrAuthFailed = errors.New("SMTP server refused the credentials (check Config.Username and Config.Password)")
+var errAuthFailed = errors.New("SMTP server refused the credentials (check Config.Username and Config.Password)")
 
 // ErrRecipientRejected is returned, wrapped, when the SMTP server refuses
 // the recipient address. It also matches [provider.ErrEmailDelivery].
 var ErrRecipientRejected = errors.New("SMTP server rejected the recipient")
 
-// ErrInsecureAuth is returned, wrapped, when credentials would have gone
+// errInsecureAuth is returned, wrapped, when credentials would have gone
 // over an unencrypted connection to a host other than localhost; they are
 // not sent. It also matches [provider.ErrEmailDelivery].
-var ErrInsecureAuth = errors.New("credentials not sent over an unencrypted connection (use TLSMandatory or TLSImplicit, or a relay on localhost)")
+var errInsecureAuth = errors.New("credentials not sent over an unencrypted connection (use TLSMandatory or TLSImplicit, or a relay on localhost)")
 
 // TLSPolicy says how the connection to the SMTP server is encrypted.
 type TLSPolicy int
@@ -124,10 +125,10 @@ type Sender struct {
 }
 
 // New checks cfg and returns a Sender. An error matches
-// [provider.ErrInvalidConfig] and says which field is wrong.
+// [core.ErrInvalidConfig] and says which field is wrong.
 func New(cfg Config) (*Sender, error) {
 	bad := func(format string, args ...any) (*Sender, error) {
-		return nil, fmt.Errorf("%w: mail: "+format, append([]any{provider.ErrInvalidConfig}, args...)...)
+		return nil, fmt.Errorf("%w: mail: "+format, append([]any{core.ErrInvalidConfig}, args...)...)
 	}
 	cfg.Host = strings.TrimSpace(cfg.Host)
 	switch {
@@ -183,7 +184,7 @@ func New(cfg Config) (*Sender, error) {
 // that when sharing a database with an Auth.js app that uses it.
 func SMTP(cfg Config) (*provider.EmailConfig, error) {
 	if strings.TrimSpace(cfg.From) == "" {
-		return nil, fmt.Errorf("%w: mail: Config.From is empty (the sender of the sign-in e-mail)", provider.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: mail: Config.From is empty (the sender of the sign-in e-mail)", core.ErrInvalidConfig)
 	}
 	s, err := New(cfg)
 	if err != nil {
@@ -196,33 +197,33 @@ func SMTP(cfg Config) (*provider.EmailConfig, error) {
 // req.Identifier, from req.From (or [Config.From]), as a multipart/alternative
 // message with a plain-text and an HTML part. It honours ctx for the whole
 // exchange: a cancelled context closes the connection. Errors match
-// [provider.ErrEmailDelivery] (and [ErrAuthFailed], [ErrInsecureAuth] or
-// [ErrRecipientRejected] where they apply), or [provider.ErrInvalidConfig]
+// [provider.ErrEmailDelivery] (and errAuthFailed, errInsecureAuth or
+// [ErrRecipientRejected] where they apply), or [core.ErrInvalidConfig]
 // for a request that cannot be sent.
 func (s *Sender) SendVerificationRequest(ctx context.Context, req provider.VerificationRequest) error {
 	if req.URL == "" {
-		return fmt.Errorf("%w: mail: the verification request has no link (set the auth configuration's BaseURL)", provider.ErrInvalidConfig)
+		return fmt.Errorf("%w: mail: the verification request has no link (set the auth configuration's BaseURL)", core.ErrInvalidConfig)
 	}
 	from := req.From
 	if from == "" {
 		from = s.cfg.From
 	}
 	if from == "" {
-		return fmt.Errorf("%w: mail: no sender (set Config.From or the provider's From)", provider.ErrInvalidConfig)
+		return fmt.Errorf("%w: mail: no sender (set Config.From or the provider's From)", core.ErrInvalidConfig)
 	}
 	// One bare address: a custom NormalizeIdentifier must not turn the
 	// recipient into a list or a display name.
 	if addr, err := mail.ParseAddress(req.Identifier); err != nil || addr.Address != req.Identifier {
-		return fmt.Errorf("%w: mail: recipient %q is not a single e-mail address", provider.ErrInvalidConfig, req.Identifier)
+		return fmt.Errorf("%w: mail: recipient %q is not a single e-mail address", core.ErrInvalidConfig, req.Identifier)
 	}
 	content := s.cfg.Message(req)
 
 	msg := gomail.NewMsg()
 	if err := msg.From(from); err != nil {
-		return fmt.Errorf("%w: mail: From %q: %w", provider.ErrInvalidConfig, from, err)
+		return fmt.Errorf("%w: mail: From %q: %w", core.ErrInvalidConfig, from, err)
 	}
 	if err := msg.To(req.Identifier); err != nil {
-		return fmt.Errorf("%w: mail: recipient %q: %w", provider.ErrInvalidConfig, req.Identifier, err)
+		return fmt.Errorf("%w: mail: recipient %q: %w", core.ErrInvalidConfig, req.Identifier, err)
 	}
 	msg.Subject(content.Subject)
 	msg.SetDate()
@@ -292,7 +293,7 @@ func (s *Sender) SendVerificationRequest(ctx context.Context, req provider.Verif
 	}
 	client, err := gomail.NewClient(s.cfg.Host, opts...)
 	if err != nil {
-		return fmt.Errorf("%w: mail: %w", provider.ErrInvalidConfig, s.redact(err))
+		return fmt.Errorf("%w: mail: %w", core.ErrInvalidConfig, s.redact(err))
 	}
 	conn, err := client.DialToSMTPClientWithContext(ctx)
 	if err != nil {
@@ -319,9 +320,9 @@ func (s *Sender) deliveryError(doing string, ctx context.Context, err error) err
 	case errors.As(err, &se) && se.Reason == gomail.ErrSMTPRcptTo:
 		kind = append(kind, ErrRecipientRejected)
 	case errors.Is(err, gosmtp.ErrUnencrypted):
-		kind = append(kind, ErrInsecureAuth)
+		kind = append(kind, errInsecureAuth)
 	case strings.Contains(err.Error(), "SMTP AUTH failed") && errors.As(err, &te) && (te.Code == 535 || te.Code == 534 || te.Code == 454):
-		kind = append(kind, ErrAuthFailed)
+		kind = append(kind, errAuthFailed)
 	}
 	msg := "mail: " + doing
 	for _, k := range kind {

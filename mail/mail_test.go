@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/mail"
 	"github.com/authport/authport/mail/mailtest"
@@ -376,7 +377,7 @@ func TestBadRequest(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			req := request()
 			mutate(&req)
-			if err := s.SendVerificationRequest(context.Background(), req); !errors.Is(err, provider.ErrInvalidConfig) {
+			if err := s.SendVerificationRequest(context.Background(), req); !errors.Is(err, core.ErrInvalidConfig) {
 				t.Errorf("err = %v, want ErrInvalidConfig", err)
 			}
 		})
@@ -402,7 +403,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {
 			s, err := mail.New(cfg)
-			if !errors.Is(err, provider.ErrInvalidConfig) || s != nil {
+			if !errors.Is(err, core.ErrInvalidConfig) || s != nil {
 				t.Errorf("New = %v, %v; want ErrInvalidConfig", s, err)
 			}
 			if err != nil && strings.Contains(err.Error(), password) {
@@ -410,7 +411,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := mail.SMTP(mail.Config{Host: "smtp.example.com"}); !errors.Is(err, provider.ErrInvalidConfig) {
+	if _, err := mail.SMTP(mail.Config{Host: "smtp.example.com"}); !errors.Is(err, core.ErrInvalidConfig) {
 		t.Errorf("SMTP without From: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -65,7 +66,7 @@ func fuzzProvider(kind uint8, id, name, clientID, u1, u2, u3, checks string, num
 // names, URLs, checks and numbers, for every provider type, alone, next to
 // a valid provider, and twice (a duplicate id). Validate never panics and
 // never changes its input; it fails with a *ValidationError matching
-// ErrInvalidConfig whose problems name a provider in the list, or it
+// core.ErrInvalidConfig whose problems name a provider in the list, or it
 // returns copies that satisfy the documented invariants: URL-safe unique
 // ids, names set, absolute http(s) URLs, valid checks (pkce by default,
 // state whenever a redirect proxy is set, none alone), an ID-token flag
@@ -96,7 +97,7 @@ func FuzzValidate(f *testing.F) {
 			}
 			if err != nil {
 				var ve *provider.ValidationError
-				if !errors.Is(err, provider.ErrInvalidConfig) || !errors.As(err, &ve) || len(ve.Problems) == 0 {
+				if !errors.Is(err, core.ErrInvalidConfig) || !errors.As(err, &ve) || len(ve.Problems) == 0 {
 					t.Fatalf("Validate: %v (%T), want a *ValidationError with problems", err, err)
 				}
 				for _, pr := range ve.Problems {

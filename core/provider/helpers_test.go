@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/authport/authport/core"
 )
 
 type anyProfile = map[string]any
@@ -35,7 +37,7 @@ func authorizeNobody(context.Context, AuthorizeRequest) (*User, error) { return 
 func credentialsOK() *CredentialsConfig { return Credentials(authorizeNobody) }
 
 // problems returns the problems of err, failing the test when err is not a
-// *ValidationError matching ErrInvalidConfig.
+// *ValidationError matching core.ErrInvalidConfig.
 func problems(t *testing.T, err error) []Problem {
 	t.Helper()
 	if err == nil {
@@ -45,8 +47,8 @@ func problems(t *testing.T, err error) []Problem {
 	if !errors.As(err, &ve) {
 		t.Fatalf("error %v (%T) is not a *ValidationError", err, err)
 	}
-	if !errors.Is(err, ErrInvalidConfig) {
-		t.Fatalf("error %v does not match ErrInvalidConfig", err)
+	if !errors.Is(err, core.ErrInvalidConfig) {
+		t.Fatalf("error %v does not match core.ErrInvalidConfig", err)
 	}
 	return ve.Problems
 }

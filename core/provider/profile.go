@@ -63,9 +63,9 @@ func str(s string) *string {
 // ctx.
 type ProfileCallback[P any] func(ctx context.Context, profile P, tokens TokenSet) (User, error)
 
-// ErrProfileID is returned, wrapped, when a profile maps to a [User]
+// errProfileID is returned, wrapped, when a profile maps to a [User]
 // without an id: an account cannot be linked to it.
-var ErrProfileID = errors.New("profile has no id")
+var errProfileID = fmt.Errorf("profile has no id: %w", core.ErrInvalidInput)
 
 // DefaultProfile is the default profile mapping, for a profile held as a
 // JSON object (SPEC §2.4 profile: id, email, name, image). It takes
@@ -75,7 +75,7 @@ var ErrProfileID = errors.New("profile has no id")
 //   - email from email;
 //   - image from picture, else image.
 //
-// It returns an error matching [ErrProfileID] when neither sub nor id is
+// It returns an error matching [core.ErrInvalidInput] when neither sub nor id is
 // there.
 func DefaultProfile(_ context.Context, profile map[string]any, _ TokenSet) (User, error) {
 	u := User{
@@ -85,7 +85,7 @@ func DefaultProfile(_ context.Context, profile map[string]any, _ TokenSet) (User
 		Image: str(firstString(profile, "picture", "image")),
 	}
 	if u.ID == "" {
-		return User{}, fmt.Errorf("default profile: %w (no sub or id)", ErrProfileID)
+		return User{}, fmt.Errorf("default profile: %w (no sub or id)", errProfileID)
 	}
 	return u, nil
 }
@@ -130,7 +130,7 @@ func profileUser[P any](ctx context.Context, cb ProfileCallback[P], profile P, t
 		return User{}, err
 	}
 	if strings.TrimSpace(u.ID) == "" {
-		return User{}, fmt.Errorf("profile callback: %w", ErrProfileID)
+		return User{}, fmt.Errorf("profile callback: %w", errProfileID)
 	}
 	if m, ok := any(profile).(map[string]any); ok {
 		withEmailVerified(&u, m)

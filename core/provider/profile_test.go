@@ -37,14 +37,14 @@ func TestDefaultProfile(t *testing.T) {
 
 func TestProfileNeedsID(t *testing.T) {
 	_, err := oauthOK().ProfileFromJSON(context.Background(), []byte(`{"email":"a@b.c"}`), TokenSet{})
-	if !errors.Is(err, ErrProfileID) {
-		t.Errorf("default mapping without id: err = %v, want ErrProfileID", err)
+	if !errors.Is(err, errProfileID) {
+		t.Errorf("default mapping without id: err = %v, want errProfileID", err)
 	}
 	p := oidcOK()
 	p.Profile = func(context.Context, anyProfile, TokenSet) (User, error) { return User{Email: "x@y.z"}, nil }
 	_, err = p.ProfileFromJSON(context.Background(), []byte(`{"sub":"1"}`), TokenSet{})
-	if !errors.Is(err, ErrProfileID) {
-		t.Errorf("callback without id: err = %v, want ErrProfileID", err)
+	if !errors.Is(err, errProfileID) {
+		t.Errorf("callback without id: err = %v, want errProfileID", err)
 	}
 }
 

@@ -1,17 +1,14 @@
 package provider
 
 import (
-	"errors"
 	"fmt"
 	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
-)
 
-// ErrInvalidConfig is matched (with [errors.Is]) by the error [Validate]
-// returns.
-var ErrInvalidConfig = errors.New("invalid provider configuration")
+	"github.com/authport/authport/core"
+)
 
 // Problem is one thing wrong with the provider configuration.
 type Problem struct {
@@ -41,7 +38,7 @@ func (p Problem) String() string {
 }
 
 // ValidationError lists every problem [Validate] found. Retrieve it with
-// [errors.As]; it matches [ErrInvalidConfig].
+// [errors.As]; it matches [core.ErrInvalidConfig].
 type ValidationError struct {
 	Problems []Problem
 }
@@ -49,7 +46,7 @@ type ValidationError struct {
 // Error lists every problem on one line.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v: %d problem", ErrInvalidConfig, len(e.Problems))
+	fmt.Fprintf(&b, "invalid provider configuration: %d problem", len(e.Problems))
 	if len(e.Problems) != 1 {
 		b.WriteString("s")
 	}
@@ -64,8 +61,8 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is [ErrInvalidConfig].
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalidConfig }
+// Is reports whether target is [core.ErrInvalidConfig].
+func (e *ValidationError) Is(target error) bool { return target == core.ErrInvalidConfig }
 
 // ValidateOption is an option of [Validate].
 type ValidateOption func(*validateOptions)

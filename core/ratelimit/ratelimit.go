@@ -12,10 +12,11 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/authport/authport/core"
 )
 
 // Limit is how many events a key may have per period.
@@ -29,6 +30,15 @@ type Limit struct {
 
 // Enabled reports whether the limit limits anything.
 func (l Limit) Enabled() bool { return l.Events > 0 && l.Period > 0 }
+
+// Check returns nil for an enabled limit, and for one that is not an error
+// matching [core.ErrInvalidConfig]: what a [Store]'s Allow returns for it.
+func (l Limit) Check() error {
+	if !l.Enabled() {
+		return errInvalidLimit
+	}
+	return nil
+}
 
 // Interval is the time one event uses up: Period/Events.
 func (l Limit) Interval() time.Duration { return l.Period / time.Duration(l.Events) }
@@ -61,8 +71,8 @@ type Store interface {
 	Allow(ctx context.Context, key string, limit Limit) (Result, error)
 }
 
-// ErrInvalidLimit is returned for a limit that is not enabled.
-var ErrInvalidLimit = errors.New("ratelimit: limit must have Events > 0 and Period > 0")
+// errInvalidLimit is returned for a limit that is not enabled.
+var errInvalidLimit = fmt.Errorf("ratelimit: limit must have Events > 0 and Period > 0: %w", core.ErrInvalidConfig)
 
 // DefaultMaxKeys is the default bound of a [Memory] store: about 100 bytes
 // a key, so some 10 MB at most.
@@ -110,8 +120,8 @@ func (m *Memory) Allow(ctx context.Context, key string, limit Limit) (Result, er
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if !limit.Enabled() {
-		return Result{}, ErrInvalidLimit
+	if err := limit.Check(); err != nil {
+		return Result{}, err
 	}
 	now := m.now()
 	m.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/ratelimit"
 	"github.com/authport/authport/core/ratelimit/ratelimittest"
@@ -44,7 +45,7 @@ func TestMemoryRate(t *testing.T) {
 	if m.Allow(ctx, "other", l); m.Len() != 1 {
 		t.Fatalf("Len %d, want 1 (other)", m.Len())
 	}
-	if _, err := m.Allow(ctx, "k", ratelimit.Limit{}); !errors.Is(err, ratelimit.ErrInvalidLimit) {
+	if _, err := m.Allow(ctx, "k", ratelimit.Limit{}); !errors.Is(err, core.ErrInvalidConfig) {
 		t.Errorf("zero limit: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ func (r *Reader) Own(buf []byte) {
 	r.src, r.b = s, unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-// Err returns the first failure, an error matching [ErrMalformed], or nil.
+// Err returns the first failure, an error matching [errMalformed], or nil.
 func (r *Reader) Err() error { return r.err }
 
 // Len returns the number of bytes left.
@@ -69,7 +69,7 @@ func (r *Reader) Done() bool { return r.err == nil && len(r.b) == 0 }
 // such as a version byte it does not know.
 func (r *Reader) Fail(what string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s", ErrMalformed, what)
+		r.err = fmt.Errorf("%w: %s", errMalformed, what)
 	}
 	r.b = nil
 }

@@ -25,7 +25,7 @@
 //
 // Because varints must be minimal and flags are 0 or 1, every value has
 // exactly one encoding. A [Reader] fails, with an error matching
-// [ErrMalformed], on a truncated field, a non-minimal or overflowing
+// errMalformed, on a truncated field, a non-minimal or overflowing
 // varint, a length or count beyond the bytes left, a flag byte other than
 // 0 or 1, and (at [Reader.End]) trailing bytes. It never panics.
 //
@@ -51,13 +51,13 @@ import (
 	"github.com/authport/authport/core"
 )
 
-// ErrMalformed is matched (with errors.Is) by every error of a [Reader].
-var ErrMalformed = errors.New("malformed record")
+// errMalformed is matched (with errors.Is) by every error of a [Reader].
+var errMalformed = errors.New("malformed record")
 
 // The failures of the reads that run inline, made once.
 var (
-	errTruncated = fmt.Errorf("%w: truncated", ErrMalformed)
-	errBadFlag   = fmt.Errorf("%w: truncated or bad flag byte", ErrMalformed)
+	errTruncated = fmt.Errorf("%w: truncated", errMalformed)
+	errBadFlag   = fmt.Errorf("%w: truncated or bad flag byte", errMalformed)
 )
 
 // AppendUvarint appends v as a uvarint (a length or a count).

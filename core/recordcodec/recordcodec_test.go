@@ -91,8 +91,8 @@ func TestMalformed(t *testing.T) {
 		if r.Done() {
 			t.Errorf("%s (% x): Done() = true", name, b)
 		}
-		if err := r.End(); !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s (% x): err = %v, want ErrMalformed", name, b, err)
+		if err := r.End(); !errors.Is(err, errMalformed) {
+			t.Errorf("%s (% x): err = %v, want errMalformed", name, b, err)
 		}
 	}
 }

@@ -52,8 +52,8 @@ var _ ratelimit.Store = (*Store)(nil)
 // Allow implements ratelimit.Store: it counts one event for key against
 // limit (a burst of limit.Events, refilled evenly over limit.Period).
 func (s *Store) Allow(ctx context.Context, key string, limit ratelimit.Limit) (ratelimit.Result, error) {
-	if !limit.Enabled() {
-		return ratelimit.Result{}, ratelimit.ErrInvalidLimit
+	if err := limit.Check(); err != nil {
+		return ratelimit.Result{}, err
 	}
 	res, err := s.limiter.Allow(ctx, s.prefix+key, redis_rate.Limit{Rate: limit.Events, Burst: limit.Events, Period: limit.Period})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -274,7 +275,7 @@ func TestRegistry(t *testing.T) {
 	if p, _ := r.New("keycloak", c); p.(provider.OAuthProvider).Options().Issuer != c.Issuer {
 		t.Error("issuer not passed")
 	}
-	if _, err := r.New("myspace", c); !errors.Is(err, ErrUnknownProvider) {
+	if _, err := r.New("myspace", c); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("unknown id: err = %v", err)
 	}
 	// Each call returns a fresh registry and fresh providers.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -135,8 +136,8 @@ func TestBuiltInMappings(t *testing.T) {
 	if err := z.ZUID.UnmarshalJSON([]byte(`{}`)); err == nil {
 		t.Error("FlexString accepted an object")
 	}
-	if _, err := Mastodon("a", "b", "https://m.example").ProfileFromJSON(ctx, []byte(`{}`), provider.TokenSet{}); !errors.Is(err, provider.ErrProfileID) {
-		t.Errorf("empty profile: %v, want ErrProfileID", err)
+	if _, err := Mastodon("a", "b", "https://m.example").ProfileFromJSON(ctx, []byte(`{}`), provider.TokenSet{}); !errors.Is(err, core.ErrInvalidInput) || !strings.Contains(err.Error(), "no id") {
+		t.Errorf("empty profile: %v, want an input error: no id", err)
 	}
 	u, _ = AzureADB2CUser(ctx, AzureADB2CProfile{StandardClaims: StandardClaims{Sub: "s", Email: "e@x.y", PreferredUsername: "pu"}}, provider.TokenSet{})
 	if u.Email != "e@x.y" || *u.Name != "pu" {

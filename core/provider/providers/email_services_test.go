@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -399,8 +400,8 @@ func TestEmailServicesBadConfig(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			err := tc.p.SendVerificationRequest(context.Background(), tc.req)
-			if !errors.Is(err, provider.ErrInvalidConfig) {
-				t.Errorf("err = %v, want ErrInvalidConfig", err)
+			if !errors.Is(err, core.ErrInvalidConfig) {
+				t.Errorf("err = %v, want core.ErrInvalidConfig", err)
 			}
 			if err != nil && strings.Contains(err.Error(), testKey) {
 				t.Errorf("error holds the API key: %v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -127,18 +128,18 @@ func newEmailService(id, name, apiKey, from string, opts []EmailServiceOption,
 // send delivers the sign-in e-mail for req to req.Identifier from req.From.
 func (s *emailService) send(ctx context.Context, req provider.VerificationRequest) error {
 	if s.apiKey == "" {
-		return fmt.Errorf("%w: %s: the API key is empty (pass the key the service issued)", provider.ErrInvalidConfig, s.id)
+		return fmt.Errorf("%w: %s: the API key is empty (pass the key the service issued)", core.ErrInvalidConfig, s.id)
 	}
 	if req.URL == "" {
-		return fmt.Errorf("%w: %s: the verification request has no link (set the auth configuration's BaseURL)", provider.ErrInvalidConfig, s.id)
+		return fmt.Errorf("%w: %s: the verification request has no link (set the auth configuration's BaseURL)", core.ErrInvalidConfig, s.id)
 	}
 	if req.Identifier == "" || req.From == "" {
-		return fmt.Errorf("%w: %s: the verification request needs a recipient and a From address", provider.ErrInvalidConfig, s.id)
+		return fmt.Errorf("%w: %s: the verification request needs a recipient and a From address", core.ErrInvalidConfig, s.id)
 	}
 	// One bare address: a custom NormalizeIdentifier must not turn the
 	// recipient into a list (Mailgun's "to" takes one) or a display name.
 	if addr, err := mail.ParseAddress(req.Identifier); err != nil || addr.Address != req.Identifier {
-		return fmt.Errorf("%w: %s: recipient %q is not a single e-mail address", provider.ErrInvalidConfig, s.id, req.Identifier)
+		return fmt.Errorf("%w: %s: recipient %q is not a single e-mail address", core.ErrInvalidConfig, s.id, req.Identifier)
 	}
 	r, err := s.build(s, req.From, req.Identifier, s.message(req))
 	if err != nil {

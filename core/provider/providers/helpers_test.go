@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -23,11 +24,11 @@ type wantProblem struct {
 }
 
 // matchProblems fails the test unless err is a *provider.ValidationError
-// matching provider.ErrInvalidConfig whose problems are want, in order.
+// matching core.ErrInvalidConfig whose problems are want, in order.
 func matchProblems(t *testing.T, err error, want []wantProblem) {
 	t.Helper()
 	var ve *provider.ValidationError
-	if !errors.As(err, &ve) || !errors.Is(err, provider.ErrInvalidConfig) || len(ve.Problems) != len(want) {
+	if !errors.As(err, &ve) || !errors.Is(err, core.ErrInvalidConfig) || len(ve.Problems) != len(want) {
 		t.Fatalf("got %v, want %d problems %v", err, len(want), want)
 	}
 	for i, w := range want {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -35,11 +36,11 @@ func Mailgun(apiKey, domain string, region MailgunRegion, from string, opts ...E
 		case MailgunEU:
 			host = "api.eu.mailgun.net"
 		default:
-			return nil, fmt.Errorf("%w: mailgun: unknown region %q (use %q or %q)", provider.ErrInvalidConfig, region, MailgunUS, MailgunEU)
+			return nil, fmt.Errorf("%w: mailgun: unknown region %q (use %q or %q)", core.ErrInvalidConfig, region, MailgunUS, MailgunEU)
 		}
 		d := strings.TrimSpace(domain)
 		if d == "" || strings.ContainsAny(d, "/?#@ ") {
-			return nil, fmt.Errorf("%w: mailgun: sending domain %q is empty or not a domain (pass the domain set up in Mailgun, e.g. mg.example.com)", provider.ErrInvalidConfig, domain)
+			return nil, fmt.Errorf("%w: mailgun: sending domain %q is empty or not a domain (pass the domain set up in Mailgun, e.g. mg.example.com)", core.ErrInvalidConfig, domain)
 		}
 		form := url.Values{"from": {from}, "to": {to}, "subject": {m.Subject}, "text": {m.Text}, "html": {m.HTML}}
 		return postRequest("https://"+host+"/v3/"+url.PathEscape(d)+"/messages", basicAuth("api", s.apiKey),

@@ -1,12 +1,12 @@
 package providers
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -43,9 +43,9 @@ type Factory func(c UserConfig) provider.Provider
 // it, or delete the ones you do not want.
 type Registry map[string]Factory
 
-// ErrUnknownProvider is returned, wrapped, by [Registry.New] for an
+// errUnknownProvider is returned, wrapped, by [Registry.New] for an
 // identifier the registry does not hold.
-var ErrUnknownProvider = errors.New("unknown built-in provider")
+var errUnknownProvider = fmt.Errorf("unknown built-in provider: %w", core.ErrNotFound)
 
 // BuiltIns returns a new [Registry] of every built-in provider: the
 // OAuth and OpenID Connect identity providers under Auth.js's identifiers
@@ -141,11 +141,11 @@ func mailgunService(c UserConfig) provider.Provider {
 }
 
 // New builds the provider registered under id. It returns an error
-// matching [ErrUnknownProvider] when there is none.
+// matching [core.ErrNotFound] when there is none.
 func (r Registry) New(id string, c UserConfig) (provider.Provider, error) {
 	f := r[id]
 	if f == nil {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, id, strings.Join(r.IDs(), ", "))
+		return nil, fmt.Errorf("%w %q (known: %s)", errUnknownProvider, id, strings.Join(r.IDs(), ", "))
 	}
 	return f(c), nil
 }

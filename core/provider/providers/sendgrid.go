@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/mail"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -16,7 +17,7 @@ func SendGrid(apiKey, from string, opts ...EmailServiceOption) *provider.EmailCo
 	return newEmailService("sendgrid", "SendGrid", apiKey, from, opts, func(s *emailService, from, to string, m provider.EmailMessage) (*http.Request, error) {
 		addr, err := mail.ParseAddress(from)
 		if err != nil {
-			return nil, fmt.Errorf("%w: sendgrid: From %q is not an e-mail address", provider.ErrInvalidConfig, from)
+			return nil, fmt.Errorf("%w: sendgrid: From %q is not an e-mail address", core.ErrInvalidConfig, from)
 		}
 		sender := map[string]string{"email": addr.Address}
 		if addr.Name != "" {

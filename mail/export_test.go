@@ -1,0 +1,7 @@
+package mail
+
+// The detail sentinels, for this package's external tests.
+var (
+	ErrAuthFailed   = errAuthFailed
+	ErrInsecureAuth = errInsecureAuth
+)
