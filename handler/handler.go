@@ -107,7 +107,6 @@ type Handler struct {
 	pages     Pages
 	theme     Theme
 	tmpl      *template.Template
-	callbacks auth.Callbacks
 	log       *slog.Logger
 	now       func() time.Time
 	limits    *limiter // nil: no rate limits
@@ -132,7 +131,6 @@ func New(cfg Config) (*Handler, error) {
 		sessions:  cfg.Auth.Settings().Session,
 		pages:     cfg.Pages,
 		theme:     cfg.Theme,
-		callbacks: cfg.Auth.Edge().Callbacks(),
 		log:       cfg.Logger,
 		now:       cfg.Auth.Settings().Now,
 		byID:      map[string]provider.Provider{},
@@ -367,14 +365,7 @@ func (h *Handler) callbackURL(w http.ResponseWriter, r *http.Request) string {
 // redirectPolicy is auth.Callbacks.Redirect, or by default SafeRedirect:
 // same origin only.
 func (h *Handler) redirectPolicy(r *http.Request, raw string) (string, bool) {
-	if h.callbacks.Redirect == nil {
-		return SafeRedirect(raw, h.origin)
-	}
-	target, ok := h.callbacks.Redirect(r.Context(), auth.RedirectParams{URL: raw, BaseURL: h.base, Origin: h.origin})
-	if !ok || target == "" {
-		return "", false
-	}
-	return target, true
+	return h.auth.Edge().Redirect(r.Context(), auth.RedirectParams{URL: raw, BaseURL: h.base, Origin: h.origin}, SafeRedirect)
 }
 
 // callbackCookie returns the callback-url cookie's value, decoded, or "".

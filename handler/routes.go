@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
@@ -117,43 +115,69 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 	// without): only a POST needs one, and every client that posts gets
 	// its token from /csrf or a page, which set the cookie.
 	ctx := r.Context()
-	s, hadCookie, err := h.session(ctx, r)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
-		return
-	}
-	if s != nil && s.Strategy == auth.StrategyJWT {
-		if s, err = h.refreshJWT(w, r, s, force, update); err != nil {
-			h.log.ErrorContext(ctx, "authport: JWT session not refreshed", "error", err)
-			writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be refreshed"}, true)
-			return
-		}
-	} else if s != nil && s.extended {
-		// Extended by this lookup: give the cookie the new expiry.
-		h.writeSessionCookie(w, sessionRecord(s.token, s))
-	}
-	if s == nil {
+	token, claims, hadCookie := h.presented(ctx, r)
+	if token == "" && claims == nil {
 		if hadCookie {
 			h.clearSession(w, r)
 		}
 		writeJSON(w, http.StatusOK, nil, true)
 		return
 	}
-	if h.callbacks.Session == nil && h.auth.Edge().Events().Session == nil {
-		writeJSON(w, http.StatusOK, s, true)
-		return
-	}
-	body, err := sessionMap(s)
-	if err == nil && h.callbacks.Session != nil {
-		body, err = h.callbacks.Session(ctx, auth.SessionParams{Session: body, User: s.user, Token: s.Claims})
-	}
+	// One call reads the session, extends or re-issues it when due, and
+	// shapes it.
+	st, ok, err := h.auth.Edge().ReadSession(ctx, auth.SessionRequest{
+		Token: token, Claims: claims, Update: force, Data: update, Shape: true, Issuer: issuer{h},
+	})
 	if err != nil {
-		h.log.ErrorContext(ctx, "authport: the Session callback failed", "error", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be shaped"}, true)
+		h.log.ErrorContext(ctx, "authport: session not read", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
 		return
 	}
-	writeJSON(w, http.StatusOK, body, true)
-	h.auth.Edge().EmitSession(ctx, auth.SessionEvent{Session: body, Token: s.Claims})
+	if !ok {
+		h.clearSession(w, r)
+		writeJSON(w, http.StatusOK, nil, true)
+		return
+	}
+	switch {
+	case st.Extended:
+		h.writeSessionCookie(w, st.Session)
+	case st.Token != "":
+		h.writeSessionJWT(w, r, st.Token)
+	}
+	if st.Body != nil {
+		writeJSON(w, http.StatusOK, st.Body, true)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionOf(st), true)
+}
+
+// issuer is the handler's auth.SessionIssuer: its codec and session JSON.
+type issuer struct{ h *Handler }
+
+// IssueSession encodes a re-issued JWT session.
+func (i issuer) IssueSession(claims map[string]any) (string, map[string]any, error) {
+	token, err := i.h.codec.Encode(i.h.names.SessionToken, claims, i.h.sessions.MaxAge)
+	if err != nil {
+		return "", nil, err
+	}
+	issued, err := i.h.codec.Decode(i.h.names.SessionToken, token)
+	return token, issued, err
+}
+
+// SessionJSON is the session's default JSON as a map, for the Session
+// callback to change.
+func (i issuer) SessionJSON(st auth.SessionState) (map[string]any, error) {
+	return sessionMap(sessionOf(st))
+}
+
+// sessionOf is the Session core/auth read.
+func sessionOf(st auth.SessionState) *Session {
+	if st.User != nil {
+		s := sessionFromUser(st.User, st.Session.Expires)
+		s.extended, s.token = st.Extended, st.Session.SessionToken
+		return s
+	}
+	return sessionFromClaims(st.Claims)
 }
 
 // sessionMap is the session's default JSON as a map, for the Session
@@ -181,47 +205,6 @@ func (h *Handler) jsonUpdate(r *http.Request) (string, any) {
 	return body.CSRFToken, body.Data
 }
 
-// refreshJWT re-issues the session token when it is due (UpdateAge after
-// its iat, or force), with the same claims and a new exp. With a JWT
-// callback it runs the callback (trigger update when force, else refresh)
-// and re-issues the token every time, as Auth.js does; claims the callback
-// returns as nil end the session (nil Session).
-func (h *Handler) refreshJWT(w http.ResponseWriter, r *http.Request, s *Session, force bool, update any) (*Session, error) {
-	claims := make(map[string]any, len(s.Claims))
-	for k, v := range s.Claims {
-		claims[k] = v
-	}
-	if h.callbacks.JWT != nil {
-		p := auth.JWTParams{Token: claims, Trigger: auth.JWTRefresh}
-		if force {
-			p.Trigger, p.Update = auth.JWTUpdate, update
-		}
-		var err error
-		if claims, err = h.callbacks.JWT(r.Context(), p); err != nil {
-			return nil, fmt.Errorf("the JWT callback failed: %w", err)
-		}
-		if claims == nil {
-			return nil, nil
-		}
-	} else {
-		iat, _ := s.Claims["iat"].(float64)
-		due := time.Unix(int64(iat), 0).Add(*h.sessions.UpdateAge)
-		if !force && h.now().Before(due) {
-			return s, nil
-		}
-	}
-	token, err := h.codec.Encode(h.names.SessionToken, claims, h.sessions.MaxAge)
-	if err != nil {
-		return nil, err
-	}
-	fresh, err := h.codec.Decode(h.names.SessionToken, token)
-	if err != nil {
-		return nil, err
-	}
-	h.writeSessionJWT(w, r, token)
-	return sessionFromClaims(fresh), nil
-}
-
 // issueSession gives the browser the session of a completed sign-in: the
 // cookie of the database session core/auth created, or a new JWT (through
 // the JWT callback, trigger signIn or signUp). A caller who was signed in
@@ -237,32 +220,10 @@ func (h *Handler) issueSession(w http.ResponseWriter, r *http.Request, si *auth.
 		h.writeSessionCookie(w, si.Session)
 		return nil
 	}
-	claims := map[string]any{"sub": si.User.ID}
-	if si.User.Name != nil {
-		claims["name"] = *si.User.Name
+	if si.Claims == nil {
+		return errors.New("the sign-in made no JWT claims")
 	}
-	if si.User.Email != "" {
-		claims["email"] = si.User.Email
-	}
-	if si.User.Image != nil {
-		claims["picture"] = *si.User.Image
-	}
-	if h.callbacks.JWT != nil {
-		user := si.User
-		p := auth.JWTParams{Token: claims, Trigger: auth.JWTSignIn, User: &user, Account: si.Account, Profile: si.Profile, IsNewUser: si.IsNewUser}
-		if si.IsNewUser {
-			p.Trigger = auth.JWTSignUp
-		}
-		c, err := h.callbacks.JWT(r.Context(), p)
-		if err != nil {
-			return fmt.Errorf("the JWT callback failed: %w", err)
-		}
-		if c == nil {
-			return errors.New("the JWT callback returned no claims at sign-in")
-		}
-		claims = c
-	}
-	token, err := h.codec.Encode(h.names.SessionToken, claims, h.sessions.MaxAge)
+	token, err := h.codec.Encode(h.names.SessionToken, si.Claims, h.sessions.MaxAge)
 	if err != nil {
 		return err
 	}
@@ -487,27 +448,18 @@ func (h *Handler) serveSignOut(w http.ResponseWriter, r *http.Request, _ string)
 	if _, ok := h.checkCSRF(w, r); !ok {
 		return
 	}
-	var event *auth.SignOutEvent
+	var token string
+	var claims map[string]any
 	if h.sessions.Strategy == auth.StrategyDatabase {
-		if token := h.sessionToken(r); token != "" {
-			deleted, err := h.auth.SignOut(r.Context(), token)
-			if err != nil {
-				h.fail(w, r, ErrorConfiguration, err)
-				return
-			}
-			if deleted != nil {
-				event = &auth.SignOutEvent{Session: deleted}
-			}
-		}
-	} else if h.auth.Edge().Events().SignOut != nil {
-		if s, _, _ := h.session(r.Context(), r); s != nil {
-			event = &auth.SignOutEvent{Token: s.Claims}
-		}
+		token = h.sessionToken(r)
+	} else if s, _, _ := h.session(r.Context(), r); s != nil {
+		claims = s.Claims
+	}
+	if err := h.auth.Edge().EndSession(r.Context(), token, claims); err != nil {
+		h.fail(w, r, ErrorConfiguration, err)
+		return
 	}
 	h.clearSession(w, r)
-	if event != nil {
-		h.auth.Edge().EmitSignOut(r.Context(), *event)
-	}
 	h.redirect(w, r, h.callbackURL(w, r))
 }
 

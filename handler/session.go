@@ -292,32 +292,44 @@ func (rd *Reader) read(ctx context.Context, r *http.Request) (s *Session, bearer
 	return s, false, err
 }
 
-// session also returns the JWT claims' iat for refreshing.
-func (rd *Reader) session(ctx context.Context, r *http.Request) (*Session, bool, error) {
-	if rd.strategy == auth.StrategyJWT {
-		var claims map[string]any
-		var err error
-		if token, ok := cookieValue(r, rd.names.SessionToken); ok {
-			// The unsplit cookie wins over chunks (jwt.JoinCookies).
-			claims, err = rd.codec.Decode(rd.names.SessionToken, token)
-		} else {
-			claims, err = rd.codec.DecodeCookie(r, rd.names.SessionToken)
-		}
-		switch {
-		case errors.Is(err, http.ErrNoCookie):
-			return nil, false, nil
-		case err != nil:
-			rd.log.DebugContext(ctx, "authport: JWT session cookie ignored", "reason", errReason(err))
-			return nil, true, nil
-		}
+// session reads the session cookie's session; hadCookie reports that
+// the request carried one, valid or not.
+func (rd *Reader) session(ctx context.Context, r *http.Request) (s *Session, hadCookie bool, err error) {
+	token, claims, hadCookie := rd.presented(ctx, r)
+	switch {
+	case claims != nil:
 		return sessionFromClaims(claims), true, nil
+	case token == "":
+		return nil, hadCookie, nil
 	}
-	token := rd.sessionToken(r)
-	if token == "" {
-		return nil, false, nil
-	}
-	s, err := rd.databaseSession(ctx, token)
+	s, err = rd.databaseSession(ctx, token)
 	return s, true, err
+}
+
+// presented reads what the session cookie holds, without a store: a
+// database session's token, or a JWT session's claims (nil when the
+// cookie cannot be opened: expired, tampered with, or another secret's).
+// hadCookie reports that the request carried the cookie.
+func (rd *Reader) presented(ctx context.Context, r *http.Request) (token string, claims map[string]any, hadCookie bool) {
+	if rd.strategy != auth.StrategyJWT {
+		token = rd.sessionToken(r)
+		return token, nil, token != ""
+	}
+	var err error
+	if v, ok := cookieValue(r, rd.names.SessionToken); ok {
+		// The unsplit cookie wins over chunks (jwt.JoinCookies).
+		claims, err = rd.codec.Decode(rd.names.SessionToken, v)
+	} else {
+		claims, err = rd.codec.DecodeCookie(r, rd.names.SessionToken)
+	}
+	switch {
+	case errors.Is(err, http.ErrNoCookie):
+		return "", nil, false
+	case err != nil:
+		rd.log.DebugContext(ctx, "authport: JWT session cookie ignored", "reason", errReason(err))
+		return "", nil, true
+	}
+	return "", claims, true
 }
 
 // databaseSession looks the database session token up (one

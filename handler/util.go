@@ -9,10 +9,6 @@ import (
 
 func pathEscape(s string) string { return url.PathEscape(s) }
 
-func sessionRecord(token string, s *Session) core.Session {
-	return core.Session{SessionToken: token, UserID: s.User.ID, Expires: s.Expires}
-}
-
 // currentUser is the session's user for the passkey ceremonies, or nil.
 func currentUser(s *Session) *core.User {
 	if s == nil {

@@ -372,11 +372,15 @@ type SignIn struct {
 	// Profile is the OAuth/OIDC provider's profile; nil otherwise.
 	Profile *provider.User
 	// Session is the new database session; with [StrategyJWT], or when
-	// KeepSession is set, it is the zero Session (the caller issues the
-	// token).
+	// KeepSession is set, it is the zero Session (see Claims).
 	Session core.Session
 	// IsNewUser reports whether the sign-in created the user.
 	IsNewUser bool
+	// Claims are the new JWT session's claims, through [Callbacks.JWT]
+	// (trigger signIn or signUp), with [StrategyJWT]: the caller encodes
+	// them into the session cookie. nil with database sessions or
+	// KeepSession.
+	Claims map[string]any
 	// KeepSession reports that the caller was signed in already (an
 	// account or passkey was added to their user) and keeps the session
 	// they have: none was created.

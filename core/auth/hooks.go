@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/authport/authport/core"
@@ -249,9 +250,9 @@ func (a *Auth) SignInWithCredentials(ctx context.Context, providerID string, use
 }
 
 // finish completes every sign-in: it creates the database session (the one
-// place a sign-in session is made; with JWT sessions the caller issues the
-// token, and a caller who was signed in keeps their session) and runs
-// [Events.SignIn].
+// place a sign-in session is made; a caller who was signed in keeps their
+// session), runs [Events.SignIn], and with JWT sessions makes the new
+// token's claims through [Callbacks.JWT] (the caller encodes them).
 func (a *Auth) finish(ctx context.Context, si *SignIn) (*SignIn, error) {
 	if a.strategy == StrategyDatabase && !si.KeepSession {
 		s, err := a.CreateSession(ctx, si.User.ID)
@@ -261,7 +262,46 @@ func (a *Auth) finish(ctx context.Context, si *SignIn) (*SignIn, error) {
 		si.Session = *s
 	}
 	emit(a, ctx, "signIn", a.events.SignIn, SignInEvent{ProviderID: si.ProviderID, User: si.User, Account: si.Account, Profile: si.Profile, IsNewUser: si.IsNewUser})
+	if a.strategy == StrategyJWT && !si.KeepSession {
+		claims, err := a.signInClaims(ctx, si)
+		if err != nil {
+			return nil, err
+		}
+		si.Claims = claims
+	}
 	return si, nil
+}
+
+// signInClaims are a new JWT session's claims: the user's sub, name,
+// email and picture, through [Callbacks.JWT] (trigger signIn, or signUp
+// for a new user).
+func (a *Auth) signInClaims(ctx context.Context, si *SignIn) (map[string]any, error) {
+	claims := map[string]any{"sub": si.User.ID}
+	if si.User.Name != nil {
+		claims["name"] = *si.User.Name
+	}
+	if si.User.Email != "" {
+		claims["email"] = si.User.Email
+	}
+	if si.User.Image != nil {
+		claims["picture"] = *si.User.Image
+	}
+	if a.callbacks.JWT == nil {
+		return claims, nil
+	}
+	user := si.User
+	p := JWTParams{Token: claims, Trigger: JWTSignIn, User: &user, Account: si.Account, Profile: si.Profile, IsNewUser: si.IsNewUser}
+	if si.IsNewUser {
+		p.Trigger = JWTSignUp
+	}
+	c, err := a.callbacks.JWT(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("the JWT callback failed: %w", err)
+	}
+	if c == nil {
+		return nil, errors.New("the JWT callback returned no claims at sign-in")
+	}
+	return c, nil
 }
 
 // createUser creates the user and runs [Events.CreateUser].

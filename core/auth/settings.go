@@ -125,14 +125,16 @@ func (e Edge) WebAuthnAuthenticator(ctx context.Context, credentialID string) (*
 	})
 }
 
-// EmitSignOut runs [Events.SignOut]; the HTTP layer calls it after a
-// sign-out. Its error only goes to the logger.
-func (e Edge) EmitSignOut(ctx context.Context, ev SignOutEvent) {
-	emit(e.a, ctx, "signOut", e.a.events.SignOut, ev)
-}
-
-// EmitSession runs [Events.Session]; the HTTP layer calls it after GET
-// /session. Its error only goes to the logger.
-func (e Edge) EmitSession(ctx context.Context, ev SessionEvent) {
-	emit(e.a, ctx, "session", e.a.events.Session, ev)
+// Redirect applies [Callbacks.Redirect] to a callbackUrl: the URL to go
+// to and true, or false to refuse it. Without a Redirect callback,
+// fallback decides (the handler's same-origin policy).
+func (e Edge) Redirect(ctx context.Context, p RedirectParams, fallback func(raw, origin string) (string, bool)) (string, bool) {
+	if e.a.callbacks.Redirect == nil {
+		return fallback(p.URL, p.Origin)
+	}
+	target, ok := e.a.callbacks.Redirect(ctx, p)
+	if !ok || target == "" {
+		return "", false
+	}
+	return target, true
 }
