@@ -125,16 +125,16 @@ func New(cfg Config) (*Handler, error) {
 		cfg.Logger = cfg.Auth.Settings().Logger
 	}
 	h := &Handler{
-		auth:      cfg.Auth,
-		passkeys:  cfg.Passkeys,
-		secrets:   cfg.Auth.Settings().Secrets,
-		sessions:  cfg.Auth.Settings().Session,
-		pages:     cfg.Pages,
-		theme:     cfg.Theme,
-		log:       cfg.Logger,
-		now:       cfg.Auth.Settings().Now,
-		byID:      map[string]provider.Provider{},
-		routes:    routeTable(),
+		auth:     cfg.Auth,
+		passkeys: cfg.Passkeys,
+		secrets:  cfg.Auth.Settings().Secrets,
+		sessions: cfg.Auth.Settings().Session,
+		pages:    cfg.Pages,
+		theme:    cfg.Theme,
+		log:      cfg.Logger,
+		now:      cfg.Auth.Settings().Now,
+		byID:     map[string]provider.Provider{},
+		routes:   routeTable(),
 	}
 	if h.log == nil {
 		h.log = slog.Default()
