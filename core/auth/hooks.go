@@ -10,10 +10,11 @@ import (
 )
 
 // Callbacks are the decisions an application takes part in, Auth.js's
-// callbacks option in Go. They live on [Config] because core/auth owns the
-// sign-in (SignIn runs before it writes anything); the HTTP layer
-// (module github.com/authport/authport/handler) reads Redirect, Session and
-// JWT from [Auth.Callbacks]. Every field is optional.
+// callbacks option in Go. Every one of them runs in core/auth, which owns
+// the sign-in (SignIn runs before it writes anything) and the sessions of
+// both strategies; the HTTP layer (module
+// github.com/authport/authport/handler) reaches them through [Edge].
+// Every field is optional.
 type Callbacks struct {
 	// SignIn decides whether a sign-in may go on: the zero
 	// [SignInDecision] allows it, Deny refuses it ([CodeAccessDenied]; the

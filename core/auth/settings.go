@@ -77,7 +77,8 @@ func (a *Auth) Settings() Settings {
 
 // Edge is what authport's own web modules (handler, oauth, passkey) use of
 // an [Auth] beyond its public methods: provider lookups by type,
-// single-use records, the callbacks and events they run. An application
+// single-use records, reading and ending sessions with the callbacks and
+// events that go with them. An application
 // has no need of it; get it with [Auth.Edge].
 type Edge struct{ a *Auth }
 
@@ -97,12 +98,6 @@ func (e Edge) OAuthProvider(id string) (provider.OAuthProvider, error) {
 func (e Edge) WebAuthnProvider(id string) (*provider.WebAuthnConfig, error) {
 	return providerOf[*provider.WebAuthnConfig](e.a, id)
 }
-
-// Callbacks returns the configured [Callbacks].
-func (e Edge) Callbacks() Callbacks { return e.a.callbacks }
-
-// Events returns the configured [Events].
-func (e Edge) Events() Events { return e.a.events }
 
 // CheckSecrets is [CheckSecrets] with the Auth's
 // [Config.AllowShortSecrets]: a module that takes secrets of its own (the
