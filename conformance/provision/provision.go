@@ -24,7 +24,7 @@
 //
 // This package starts no database: scripts/services.sh provides every one
 // of them on this machine and prints the variables, and the module
-// conformance/backends runs each adapter's conformance suite on containers
+// tests/backends runs each adapter's conformance suite on containers
 // it starts through testcontainers-go (which this package must not import:
 // adapters' tests import it, and their consumers' go.sum would get
 // testcontainers' modules).
@@ -36,7 +36,7 @@
 // AUTHPORT_REQUIRE also accepts the names of what other test helpers
 // provide, so that one list serves every module's tests: dex (the OpenID
 // provider of oauth/oauthtest) and chromium (the browser of the end-to-end
-// tests in examples/demo and tools/passkeystore).
+// tests in examples/demo and tests/passkeystore).
 package provision
 
 import (
@@ -64,7 +64,7 @@ const (
 )
 
 // BackendContainers is the AUTHPORT_REQUIRE name that makes a missing
-// container engine fail the tests of conformance/backends, which start their
+// container engine fail the tests of tests/backends, which start their
 // databases through testcontainers-go.
 const BackendContainers = "containers"
 
@@ -94,7 +94,7 @@ type backend struct {
 
 // provided ends the skip reason of a database: where to get one.
 const provided = " (eval \"$(scripts/services.sh)\" provides one on this machine; " +
-	"conformance/backends runs the conformance suite on containers instead)"
+	"tests/backends runs the conformance suite on containers instead)"
 
 // server is one backend this package provides: its name, the variable that
 // names a running server, what the server is called in the skip reason and

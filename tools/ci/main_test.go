@@ -190,8 +190,8 @@ func TestSourceHash(t *testing.T) {
 }
 
 func TestParagraph(t *testing.T) {
-	text := "noise\nFault injection (tools/faults x)\n row 1\n\nmore noise\n"
-	if got, want := paragraph(text, "Fault injection (tools/faults"), "Fault injection (tools/faults x)\n row 1\n\n"; got != want {
+	text := "noise\nFault injection (tests/faults x)\n row 1\n\nmore noise\n"
+	if got, want := paragraph(text, "Fault injection (tests/faults"), "Fault injection (tests/faults x)\n row 1\n\n"; got != want {
 		t.Errorf("paragraph = %q, want %q", got, want)
 	}
 }

@@ -21,7 +21,7 @@ func (s *services) mongoBinary(ctx context.Context) (string, error) {
 
 func (s *services) mongodb(ctx context.Context) error {
 	// The binary is exported too, for tests that start private stand-ins
-	// of their own (tools/faults), even when the server comes from the caller.
+	// of their own (tests/faults), even when the server comes from the caller.
 	bin, err := s.mongoBinary(ctx)
 	if err != nil {
 		return err

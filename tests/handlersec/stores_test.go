@@ -5,7 +5,7 @@ import (
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core"
-	"github.com/authport/authport/tools/handlersec/stores"
+	"github.com/authport/authport/tests/handlersec/stores"
 )
 
 func randomName(t testing.TB) string { return stores.RandomName(t, "handlersec_") }

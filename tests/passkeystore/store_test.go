@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/authport/authport/passkey/passkeytest"
-	"github.com/authport/authport/tools/handlersec/stores"
+	"github.com/authport/authport/tests/handlersec/stores"
 )
 
 // TestRedis runs the ceremonies on a Redis server, each scenario under a

@@ -21,7 +21,7 @@ import (
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/ratelimit"
 	"github.com/authport/authport/handler"
-	"github.com/authport/authport/tools/handlersec/stores"
+	"github.com/authport/authport/tests/handlersec/stores"
 )
 
 // TestRateLimitAcrossInstances runs several handler instances (each its

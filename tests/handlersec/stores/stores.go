@@ -4,8 +4,8 @@
 // names (AUTHPORT_POSTGRES_URL, AUTHPORT_REDIS_URL); without one a test
 // skips, or fails when AUTHPORT_REQUIRE names it. The PostgreSQL schema
 // is made with psql (oauthtest.PostgresSchema). The handler's security
-// checks (tools/handlersec) and the passkey ceremonies
-// (tools/passkeystore) run on them.
+// checks (tests/handlersec) and the passkey ceremonies
+// (tests/passkeystore) run on them.
 package stores
 
 import (

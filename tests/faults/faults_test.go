@@ -91,7 +91,7 @@ func TestFaults(t *testing.T) {
 	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(a.backend, b.backend) })
 	table := formatTable(rows) + formatFailoverTable(rows)
 	host, _ := os.Hostname()
-	fmt.Printf("\nFault injection (tools/faults, TestFaults): %d workers, %v per call, %d CPUs (%s/%s, %s), %v in all\n%s\n",
+	fmt.Printf("\nFault injection (tests/faults, TestFaults): %d workers, %v per call, %d CPUs (%s/%s, %s), %v in all\n%s\n",
 		workers, callTimeout, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, host, time.Since(started).Round(time.Second), table)
 	for _, r := range rows {
 		judge(t, r)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -311,7 +312,9 @@ func runAdapterSuite(t *testing.T, gocmd, root string, b backend, addr string) {
 	cmd.Dir = filepath.Join(root, filepath.FromSlash(b.adapter))
 	// The backend is required: its server is right there, so a skip of the
 	// whole backend is a failure.
-	cmd.Env = append(os.Environ(), b.urlEnv+"="+addr, provision.RequireEnv+"="+b.name)
+	// The adapter's tests run as the test command runs them, in the
+	// workspace: this module's own GOWORK=off is not passed on.
+	cmd.Env = append(withoutGOWORK(os.Environ()), b.urlEnv+"="+addr, provision.RequireEnv+"="+b.name)
 	started := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(started).Round(100 * time.Millisecond)
@@ -331,6 +334,11 @@ func runAdapterSuite(t *testing.T, gocmd, root string, b backend, addr string) {
 		t.Errorf("go test %s in %s with %s=%s: %v\n%s", strings.Join(args[1:], " "), b.adapter, b.urlEnv, addr, err,
 			tail(failures, out))
 	}
+}
+
+// withoutGOWORK returns env without its GOWORK setting.
+func withoutGOWORK(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GOWORK=") })
 }
 
 // summarize counts the rules of backend passed, failed and skipped (keys

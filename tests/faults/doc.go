@@ -10,7 +10,7 @@
 // Everything lives in the test (TestFaults); run it with
 //
 //	eval "$(scripts/services.sh)"   # for AUTHPORT_MONGOSTANDIN_BIN
-//	cd tools/faults && GOWORK=off go test -race -run TestFaults -v .
+//	cd tests/faults && GOWORK=off go test -race -run TestFaults -v .
 //
 // See README.md for what is measured and the figures.
 package faults

@@ -1,4 +1,4 @@
-module github.com/authport/authport/tools/handlersec
+module github.com/authport/authport/tests/handlersec
 
 go 1.26.0
 

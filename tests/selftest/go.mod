@@ -1,4 +1,4 @@
-module github.com/authport/authport/conformance/selftest
+module github.com/authport/authport/tests/selftest
 
 go 1.26.0
 
@@ -15,6 +15,6 @@ require (
 
 replace (
 	github.com/authport/authport/adapters/memory => ../../adapters/memory
-	github.com/authport/authport/conformance => ../
+	github.com/authport/authport/conformance => ../../conformance
 	github.com/authport/authport/core => ../../core
 )

@@ -1,4 +1,4 @@
-module github.com/authport/authport/conformance/backends
+module github.com/authport/authport/tests/backends
 
 go 1.26.0
 
@@ -67,6 +67,6 @@ require (
 )
 
 replace (
-	github.com/authport/authport/conformance => ../
+	github.com/authport/authport/conformance => ../../conformance
 	github.com/authport/authport/core => ../../core
 )

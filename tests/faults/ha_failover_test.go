@@ -55,7 +55,7 @@ func TestFailover(t *testing.T) {
 	var rows []haRow
 	t.Run(provision.BackendRedisSentinel, func(t *testing.T) { rows = append(rows, runSentinelFailover(t, bin)...) })
 	t.Run(provision.BackendPostgresHA, func(t *testing.T) { rows = append(rows, runPGFailover(t, bin)...) })
-	fmt.Printf("\nFailover under load (tools/faults, TestFailover): %d workers, %v per call, %d CPUs, %v in all\n%s\n",
+	fmt.Printf("\nFailover under load (tests/faults, TestFailover): %d workers, %v per call, %d CPUs, %v in all\n%s\n",
 		workers, callTimeout, runtime.NumCPU(), time.Since(started).Round(time.Second), formatHATable(rows))
 	for _, r := range rows {
 		judgeHA(t, r)
