@@ -22,6 +22,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/modules/redis"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/authport/authport/conformance/backendtable"
 	"github.com/authport/authport/conformance/provision"
 )
 
@@ -41,25 +42,40 @@ type backend struct {
 	start func(ctx context.Context, t *testing.T, image string) (string, error)
 }
 
-func backendsUnderTest() []backend {
-	return []backend{
-		{
-			name: "postgres", adapter: "adapters/postgres-gorm", urlEnv: "AUTHPORT_POSTGRES_URL",
-			imageEnv: "AUTHPORT_POSTGRES_IMAGE", defaultImage: "postgres:17", start: startPostgres,
-		},
-		{
-			name: "mysql", adapter: "adapters/postgres-gorm", urlEnv: "AUTHPORT_MYSQL_URL",
-			imageEnv: "AUTHPORT_MYSQL_IMAGE", defaultImage: "mariadb:11", start: startMariaDB,
-		},
-		{
-			name: "redis", adapter: "adapters/redis", urlEnv: "AUTHPORT_REDIS_URL",
-			imageEnv: "AUTHPORT_REDIS_IMAGE", defaultImage: "redis:7", start: startRedis,
-		},
-		{
-			name: "mongodb", adapter: "adapters/mongodb", urlEnv: "AUTHPORT_MONGODB_URL",
-			imageEnv: "AUTHPORT_MONGODB_IMAGE", defaultImage: "mongo:7", start: startMongoDB,
-		},
+// starters start each backend of the table that has a container image
+// (conformance/backendtable), by name.
+func starters() map[string]func(ctx context.Context, t *testing.T, image string) (string, error) {
+	return map[string]func(ctx context.Context, t *testing.T, image string) (string, error){
+		"postgres": startPostgres,
+		"mysql":    startMariaDB,
+		"redis":    startRedis,
+		"mongodb":  startMongoDB,
 	}
+}
+
+// backendsUnderTest returns the backends of the table that have a
+// container image, in table order.
+func backendsUnderTest() ([]backend, error) {
+	table, err := backendtable.Read()
+	if err != nil {
+		return nil, err
+	}
+	start := starters()
+	var bs []backend
+	for _, b := range table {
+		if b.Container == nil {
+			continue
+		}
+		s := start[b.Name]
+		if s == nil {
+			return nil, fmt.Errorf("%s has a container image (%s) in %s but this module has no starter for it: add one to starters", b.Name, b.Container.Image, backendtable.Path)
+		}
+		bs = append(bs, backend{
+			name: b.Name, adapter: b.Module, urlEnv: b.Env,
+			imageEnv: b.Container.ImageEnv, defaultImage: b.Container.Image, start: s,
+		})
+	}
+	return bs, nil
 }
 
 // localImage reports whether image was built on this machine by
@@ -169,7 +185,11 @@ func TestConformanceContainers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the go command runs the adapters' tests: %v", err)
 	}
-	for _, b := range backendsUnderTest() {
+	bs, err := backendsUnderTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bs {
 		t.Run(b.name, func(t *testing.T) {
 			// The runs wait on their databases more than they compute: at
 			// once, they take about as long as the longest.
@@ -375,6 +395,25 @@ func tail(failures []string, out []byte) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return strings.Join(lines[max(0, len(lines)-40):], "\n")
+}
+
+// TestBackendsUnderTest: every backend of the table with a container image
+// has a starter here, and every starter a row.
+func TestBackendsUnderTest(t *testing.T) {
+	bs, err := backendsUnderTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := starters()
+	for _, b := range bs {
+		delete(start, b.name)
+	}
+	for name := range start {
+		t.Errorf("starter %s has no row with a container image in %s", name, backendtable.Path)
+	}
+	if len(bs) == 0 {
+		t.Error("no backend has a container image")
+	}
 }
 
 func TestDirectConnection(t *testing.T) {

@@ -11,10 +11,13 @@
 // container), so the suite runs with the adapter's own harness, raw view
 // and all, and nothing is copied here.
 //
-// Images: AUTHPORT_POSTGRES_IMAGE, AUTHPORT_MYSQL_IMAGE, AUTHPORT_REDIS_IMAGE
-// and AUTHPORT_MONGODB_IMAGE, by default the official postgres:17,
-// mariadb:11, redis:7 and mongo:7 (MongoDB as a one-member replica set, so
-// that the adapter's transaction path runs). Images under localhost/ are the
+// The backends, their modules, variables and images are the rows of the
+// table of backends (conformance/backendtable) that name a container image;
+// this module holds how each is started. Images: AUTHPORT_POSTGRES_IMAGE,
+// AUTHPORT_MYSQL_IMAGE, AUTHPORT_REDIS_IMAGE and AUTHPORT_MONGODB_IMAGE, by
+// default the official postgres:17, mariadb:11, redis:7 and mongo:7
+// (MongoDB as a one-member replica set, so that the adapter's transaction
+// path runs). Images under localhost/ are the
 // ones tools/containers builds from Debian's packages (scripts/services.sh
 // runs it): one-start PostgreSQL, and the MongoDB stand-in, which has no
 // replica set.

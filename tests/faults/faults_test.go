@@ -19,6 +19,7 @@ import (
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	redisadapter "github.com/authport/authport/adapters/redis"
+	"github.com/authport/authport/conformance/backendtable"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -33,6 +34,27 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 )
+
+// faultRunner runs the faults of one backend of the table of backends
+// (conformance/backendtable); a name with a suffix ("-failover") is a
+// second run on the backend its name starts with.
+type faultRunner struct {
+	name string
+	run  func(t *testing.T, tp *toxiproxy.ApiServer, add func(row))
+}
+
+// faultRunners returns TestFaults' runs, in the order they start (the
+// longest first, so that the parallel runs end together).
+func faultRunners() []faultRunner {
+	return []faultRunner{
+		{provision.BackendPostgres, runPostgres},
+		{provision.BackendMySQL, runMariaDB},
+		{provision.BackendRedisCluster + "-failover", runFailover},
+		{provision.BackendRedis, runRedis},
+		{provision.BackendMongoDB, runStandin},
+		{provision.BackendRedisCluster, runRedisCluster},
+	}
+}
 
 // TestFaults runs every backend through its faults and prints the figures
 // table. It fails when a durable backend loses an acknowledged write, when
@@ -68,17 +90,7 @@ func TestFaults(t *testing.T) {
 		mu.Unlock()
 	}
 	t.Run("backends", func(t *testing.T) {
-		for _, b := range []struct {
-			name string
-			run  func(t *testing.T, tp *toxiproxy.ApiServer, add func(row))
-		}{
-			{provision.BackendPostgres, runPostgres},
-			{provision.BackendMySQL, runMariaDB},
-			{provision.BackendRedisCluster + "-failover", runFailover},
-			{provision.BackendRedis, runRedis},
-			{provision.BackendMongoDB, runStandin},
-			{provision.BackendRedisCluster, runRedisCluster},
-		} {
+		for _, b := range faultRunners() {
 			t.Run(b.name, func(t *testing.T) {
 				t.Parallel()
 				b.run(t, tp, add)
@@ -526,5 +538,34 @@ func logDetails(t *testing.T, where string, details []string) {
 			break
 		}
 		t.Logf("%s: %s", where, d)
+	}
+}
+
+// TestFaultsCoverTheTable: every backend of the table of backends
+// (conformance/backendtable) whose server scripts/services.sh starts has
+// its faults run here, by TestFaults or TestFailover, and every run names a
+// backend of the table.
+func TestFaultsCoverTheTable(t *testing.T) {
+	table, err := backendtable.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, r := range faultRunners() {
+		name, _, _ := strings.Cut(r.name, "-failover")
+		covered[name] = true
+	}
+	for _, name := range haBackends() {
+		covered[name] = true
+	}
+	for name := range covered {
+		if _, ok := table.Get(name); !ok {
+			t.Errorf("the fault suite runs %s, which is not in %s", name, backendtable.Path)
+		}
+	}
+	for _, b := range table.Started(backendtable.StartServices) {
+		if !covered[b.Name] {
+			t.Errorf("%s (%s) is a server scripts/services.sh starts, but the fault suite runs no fault on it: add a run to faultRunners or haBackends", b.Name, b.Module)
+		}
 	}
 }

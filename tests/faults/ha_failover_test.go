@@ -21,6 +21,12 @@ import (
 	"github.com/authport/authport/conformance/provision"
 )
 
+// haBackends are the backends of the table of backends that TestFailover
+// runs.
+func haBackends() []string {
+	return []string{provision.BackendRedisSentinel, provision.BackendPostgresHA}
+}
+
 // TestFailover is the failover of the highly available deployments under
 // the 8-worker load: Redis Sentinel (a master, a replica, three sentinels)
 // and PostgreSQL HA (a pg_auto_failover monitor, a primary and a
@@ -44,7 +50,7 @@ func TestFailover(t *testing.T) {
 	}
 	bin := os.Getenv(haBinEnv)
 	if bin == "" {
-		for _, b := range []string{provision.BackendRedisSentinel, provision.BackendPostgresHA} {
+		for _, b := range haBackends() {
 			if provision.Required(b) {
 				t.Fatalf("%s is required but %s is not set (eval \"$(scripts/services.sh)\" builds tools/ha)", b, haBinEnv)
 			}
