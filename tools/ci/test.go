@@ -288,6 +288,28 @@ func (t *testRun) printFigures() {
 	}
 }
 
+// checkTable fails the run when a backend of the table of backends that
+// AUTHPORT_REQUIRE names passed no conformance rule (conf, by backend: its
+// module's TestConformance has no subtest of its name, or skipped it), or
+// when its module is not one the run tested.
+func (t *testRun) checkTable(conf map[string]*[3]int) {
+	table, err := readBackends(t.repo)
+	if err != nil {
+		t.fail(err.Error())
+		return
+	}
+	for _, b := range table {
+		if !required(b.Name) {
+			continue
+		}
+		if !slices.ContainsFunc(t.modules, func(m moduleResult) bool { return m.dir == b.Module }) {
+			t.fail(fmt.Sprintf("backend %s: its module %s (%s) is not one this run tested: add it to go.work", b.Name, b.Module, tablePath))
+		} else if c := conf[b.Name]; c == nil || c[0] == 0 {
+			t.fail(fmt.Sprintf("backend %s passed no conformance rule: %s's TestConformance/%s did not run (%s)", b.Name, b.Module, b.Name, tablePath))
+		}
+	}
+}
+
 // paragraph returns the lines of text from each line that starts with
 // title up to the next empty line, inclusive.
 func paragraph(text, title string) string {
@@ -336,6 +358,7 @@ func (t *testRun) summary() error {
 		c := conf[b]
 		fmt.Fprintf(os.Stderr, "  %-30s %4d rules: %4d passed, %d failed, %d skipped\n", b, c[0]+c[1]+c[2], c[0], c[1], c[2])
 	}
+	t.checkTable(conf)
 	if len(failedTests) > 0 {
 		fmt.Fprintln(os.Stderr, "\nFailed tests:")
 		for _, f := range failedTests {
