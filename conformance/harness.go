@@ -12,8 +12,8 @@ import (
 type Harness struct {
 	// Name is the backend's name and the first level of subtests under the
 	// caller's test: TestConformance/<Name>/<specMethod>/<rule>. The
-	// backends of this repository are memory, bbolt, redis, redis-cluster,
-	// postgres, mysql, sqlite and mongodb.
+	// backends of this repository are the rows of its table of backends
+	// (conformance/backendtable).
 	Name string
 
 	// New returns a fresh, empty adapter for one test, with a raw view of

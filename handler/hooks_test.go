@@ -26,7 +26,7 @@ import (
 
 // The callbacks and events of issue 22 (items 2 and 3), over HTTP against
 // the handler, on the memory store, with database and JWT sessions.
-// tools/handlersec runs the same checks on bbolt, PostgreSQL and Redis (a
+// tests/handlersec runs the same checks on bbolt, PostgreSQL and Redis (a
 // store driver here would reach every consumer of the handler module: the
 // consumer check forbids it).
 

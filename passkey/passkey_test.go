@@ -19,7 +19,7 @@ import (
 	"github.com/authport/authport/passkey/passkeytest"
 )
 
-// The ceremony scenarios on the memory adapter; tools/passkeystore runs
+// The ceremony scenarios on the memory adapter; tests/passkeystore runs
 // them on real servers (Redis, PostgreSQL).
 func TestCeremonies(t *testing.T) {
 	passkeytest.Run(t, func(t *testing.T) passkeytest.Store { return memory.New() })

@@ -16,21 +16,24 @@
 #   scripts/bench.sh -http none         without the HTTP rows (-http postgres,jwt: some)
 #   scripts/bench.sh -backends bbolt -ops getSessionAndUser,getUserByAccount -http none
 #
-# It starts PostgreSQL, MariaDB, Redis, the Redis Cluster and the MongoDB
-# stand-in as the tests do (scripts/services.sh;
+# It starts the services of the backends it benches (`-services` prints
+# them, from the table of backends, conformance/backendtable: PostgreSQL,
+# MariaDB, Redis, the Redis Cluster and the MongoDB stand-in) as the tests
+# do (scripts/services.sh;
 # AUTHPORT_SERVICES overrides the list), unless
 # AUTHPORT_SERVICES=none: then only the AUTHPORT_*_URL variables already set
 # are used. A backend whose service is unreachable is skipped, with the reason.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${TMPDIR:-/tmp}/authport-bench
+(cd "$root/tools/bench" && GOWORK=off GOFLAGS="${GOFLAGS:--buildvcs=false}" go build -o "$bin" .)
 if [ "${AUTHPORT_SERVICES:-}" != none ]; then
-	exports=$(AUTHPORT_SERVICES="${AUTHPORT_SERVICES:-postgres mysql redis redis-cluster mongodb}" "$root/scripts/services.sh")
+	exports=$(AUTHPORT_SERVICES="${AUTHPORT_SERVICES:-$("$bin" -services)}" "$root/scripts/services.sh")
 	eval "$exports"
 fi
 cd "$root/tools/bench"
 if [ ! -d authjs/node_modules ] && command -v npm >/dev/null; then
 	(cd authjs && npm ci --no-audit --no-fund >&2) || echo "bench: npm ci in tools/bench/authjs failed: no Auth.js column" >&2
 fi
-GOWORK=off GOFLAGS="${GOFLAGS:--buildvcs=false}" go build -o "${TMPDIR:-/tmp}/authport-bench" .
-exec "${TMPDIR:-/tmp}/authport-bench" "$@"
+exec "$bin" "$@"

@@ -16,7 +16,8 @@ cd "$root"
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 log=$(mktemp -d -t authport-conformance.XXXXXX)
 
-for s in postgres mysql redis redis-cluster redis-sentinel postgres-ha mongodb; do
+# The server backends of the table of backends (conformance/backendtable).
+for s in $("$root/scripts/ci.sh" backends | awk -F '\t' '$3 != "embedded" { print $1 }'); do
 	if exports=$(AUTHPORT_SERVICES=$s "$root/scripts/services.sh" 2>"$log/$s.log"); then
 		eval "$exports"
 	else

@@ -140,7 +140,7 @@ func undo(ctx context.Context, f func(context.Context) error) error {
 // outlive runs f, a write that must happen even when ctx ends first (an
 // undo, a lock's release), with a context that the end of ctx does not
 // cancel, bounded by limit, and waits for it until it is done or ctx ends,
-// whichever comes first: the call never outlives its context (tools/faults
+// whichever comes first: the call never outlives its context (tests/faults
 // found calls returning up to 1.5 s after their deadline while an undo
 // waited for a reset server, and 1.2 s after while a lock's release did),
 // and a write cut short by it goes on in the background.

@@ -14,7 +14,7 @@ import (
 )
 
 // errLostReply stands for a connection that broke after the command was
-// sent: the server may or may not have run it. tools/faults met the real
+// sent: the server may or may not have run it. tests/faults met the real
 // thing when a cluster master was killed under load (the commit of a
 // linkAccount ran, its reply never came back).
 var errLostReply = redistest.ErrLostReply

@@ -16,7 +16,7 @@ import (
 // master and then reported as ErrReplicaAck (its WAIT counted 0 replicas),
 // while reads wait for nothing. The positive case (a replica that
 // acknowledges, and a failover that keeps every acknowledged write) is in
-// tools/faults, which starts a cluster with replicas.
+// tests/faults, which starts a cluster with replicas.
 func TestReplicaAckWithoutReplicas(t *testing.T) {
 	if _, err := New(context.Background(), singleNodeOrSkip(t), WithReplicaAck(1, -time.Second)); !errors.Is(err, core.ErrInvalidInput) {
 		t.Errorf("New with a negative replica-ack timeout: %v, want ErrInvalidInput", err)

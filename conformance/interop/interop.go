@@ -11,9 +11,10 @@
 // adapter on a fresh store, starts the Node side with [Start] and reads
 // the store raw for [Fixture.Leftovers]) and a JS side, a script that
 // constructs the @auth/* adapter and hands it to the one JSON-lines loop
-// of conformance/nodeproc/serve-adapter.mjs:
+// of conformance/nodeproc (serve-adapter.mjs, which [Start] writes out and
+// names in nodeproc.ServeAdapterEnv):
 //
-//	import { serve } from "../../../conformance/nodeproc/serve-adapter.mjs"
+//	const { serve } = await import(process.env.AUTHPORT_SERVE_ADAPTER)
 //	serve(async ({ url }) => ({ adapter: SomeAdapter(url), close: ... }))
 //
 // The package uses the standard library, core and nodeproc only.

@@ -15,15 +15,24 @@
 // are missing, or fail it when AUTHPORT_REQUIRE is "all" or names "npm"
 // (see [provision.Required]).
 //
+// The Node side every Auth.js adapter pairing shares, serve-adapter.mjs,
+// ships inside this package: [Start] writes it out for each script and
+// names its file: URL in the variable [ServeAdapterEnv], so that a script
+// in any module imports it by that name, never by a path into this module:
+//
+//	const { serve } = await import(process.env.AUTHPORT_SERVE_ADAPTER)
+//
 // nodeproc uses only the standard library and core/coretest, and is meant
 // for tests.
 package nodeproc
 
 import (
 	"bufio"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +43,30 @@ import (
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core/coretest"
 )
+
+// ServeAdapterEnv is the environment variable in which [Start] gives a
+// script the file: URL of serve-adapter.mjs, the JSON-lines loop of the
+// Auth.js adapter pairings (see conformance/interop), to import.
+const ServeAdapterEnv = "AUTHPORT_SERVE_ADAPTER"
+
+// serveAdapter is serve-adapter.mjs, written out by [Start].
+//
+//go:embed serve-adapter.mjs
+var serveAdapter []byte
+
+// writeServeAdapter writes serve-adapter.mjs into dir and returns its
+// file: URL.
+func writeServeAdapter(dir string) (string, error) {
+	path := filepath.Join(dir, "serve-adapter.mjs")
+	if err := os.WriteFile(path, serveAdapter, 0o600); err != nil {
+		return "", fmt.Errorf("writing the Node driver: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("the Node driver's path: %w", err)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), nil
+}
 
 // CallTimeout is how long [Proc.Wait] waits for a reply.
 const CallTimeout = time.Minute
@@ -131,15 +164,21 @@ type Proc struct {
 }
 
 // Start checks node and cfg.Need as [Check] does, starts node on
-// cfg.Script and registers a cleanup on t that closes the script's stdin,
+// cfg.Script (with [ServeAdapterEnv] naming the driver it may import) and
+// registers a cleanup on t that closes the script's stdin,
 // waits up to [ExitTimeout] for it to exit and reports a non-zero exit, a
 // kill or the stderr of a script that did not exit as a test error.
 func Start(t testing.TB, cfg Config) *Proc {
 	t.Helper()
 	node := Check(t, cfg.Dir, cfg.Need...)
 	args := append(append(append([]string{}, cfg.NodeFlags...), cfg.Script), cfg.Args...)
+	driver, err := writeServeAdapter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(node, args...)
 	cmd.Dir = cfg.Dir
+	cmd.Env = append(os.Environ(), ServeAdapterEnv+"="+driver)
 	p := &Proc{t: t, name: cfg.Script, pending: map[int]chan Reply{}}
 	cmd.Stderr = &p.stderr
 	stdin, err := cmd.StdinPipe()

@@ -1,8 +1,13 @@
 // The Node side of conformance/nodeproc for an Auth.js adapter: the one
-// JSON-lines loop that every interop pairing's script runs (imported by
-// relative path; it needs no npm package). A pairing's script only says
-// which @auth/* adapter to construct, in the open function it passes to
-// serve.
+// JSON-lines loop that every interop pairing's script runs (it needs no npm
+// package). It ships inside the Go package: nodeproc.Start writes it out
+// and gives the script its file: URL in AUTHPORT_SERVE_ADAPTER, so a
+// script in any module imports it by that name:
+//
+//   const { serve } = await import(process.env.AUTHPORT_SERVE_ADAPTER)
+//
+// A pairing's script only says which @auth/* adapter to construct, in the
+// open function it passes to serve.
 //
 // stdin:  JSON lines {"id": n, "method": "createUser", "args": [...]}; a Date
 //         is written {"$date": "<ISO 8601>"}.

@@ -1,7 +1,8 @@
 // Package provision gives a test a database server to run against.
 //
-// Each helper ([Postgres], [MySQL], [Redis], [RedisCluster], [MongoDB])
-// looks for its server in this order:
+// Each helper ([Postgres], [MySQL], [Redis], [RedisCluster], [MongoDB], and
+// [Server] for any backend of the table of backends,
+// conformance/backendtable) looks for its server in this order:
 //
 //  1. An environment variable naming a running server:
 //     AUTHPORT_POSTGRES_URL (a PostgreSQL URL, e.g.
@@ -15,16 +16,15 @@
 //     [PostgresHA]) or AUTHPORT_MONGODB_URL (a MongoDB URI).
 //  2. Otherwise the test is skipped with the reason, unless AUTHPORT_REQUIRE
 //     names the backend: then the test fails with the same reason.
-//     AUTHPORT_REQUIRE is a comma-separated list of backend names (postgres,
-//     mysql, redis, redis-cluster, redis-sentinel, postgres-ha, mongodb, dex,
-//     chromium; the embedded memory,
-//     bbolt and sqlite, npm and containers are accepted too) or "all". A CI that sets it can never pass
+//     AUTHPORT_REQUIRE is a comma-separated list of backend names (those
+//     of the table of backends, conformance/backendtable, and dex,
+//     chromium, npm and containers) or "all". A CI that sets it can never pass
 //     with a database silently skipped; a name it does not know (a
 //     misspelling) fails a test whose database is missing, too.
 //
 // This package starts no database: scripts/services.sh provides every one
 // of them on this machine and prints the variables, and the module
-// conformance/backends runs each adapter's conformance suite on containers
+// tests/backends runs each adapter's conformance suite on containers
 // it starts through testcontainers-go (which this package must not import:
 // adapters' tests import it, and their consumers' go.sum would get
 // testcontainers' modules).
@@ -36,7 +36,7 @@
 // AUTHPORT_REQUIRE also accepts the names of what other test helpers
 // provide, so that one list serves every module's tests: dex (the OpenID
 // provider of oauth/oauthtest) and chromium (the browser of the end-to-end
-// tests in examples/demo and tools/passkeystore).
+// tests in examples/demo and tests/passkeystore).
 package provision
 
 import (
@@ -45,6 +45,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/authport/authport/conformance/backendtable"
 )
 
 // Backend names, as used in AUTHPORT_REQUIRE and as the conformance suite's
@@ -64,7 +66,7 @@ const (
 )
 
 // BackendContainers is the AUTHPORT_REQUIRE name that makes a missing
-// container engine fail the tests of conformance/backends, which start their
+// container engine fail the tests of tests/backends, which start their
 // databases through testcontainers-go.
 const BackendContainers = "containers"
 
@@ -73,16 +75,13 @@ const BackendContainers = "containers"
 const RequireEnv = "AUTHPORT_REQUIRE"
 
 // knownBackends returns the names AUTHPORT_REQUIRE may hold besides "all":
-// the backends of this package, the embedded ones, which are always there,
-// "dex" and "chromium" (see the package comment), and "npm", which makes
-// a missing Node.js setup fail the interop tests
-// (conformance/nodeproc, scripts/test.sh).
+// the backends of the table (conformance/backendtable), "dex" and
+// "chromium" (see the package comment), "npm", which makes a missing
+// Node.js setup fail the interop tests (conformance/nodeproc,
+// scripts/test.sh), and "containers".
 func knownBackends() []string {
-	return []string{
-		"memory", "bbolt", BackendRedis, BackendRedisCluster, BackendRedisSentinel,
-		BackendPostgres, BackendPostgresHA, BackendMySQL, "sqlite", BackendMongoDB, "dex",
-		"chromium", "npm", BackendContainers,
-	}
+	table, _ := backendtable.Read() // a broken table fails backendtable's own test
+	return append(table.Names(), "dex", "chromium", "npm", BackendContainers)
 }
 
 // backend describes one kind of database server.
@@ -94,40 +93,35 @@ type backend struct {
 
 // provided ends the skip reason of a database: where to get one.
 const provided = " (eval \"$(scripts/services.sh)\" provides one on this machine; " +
-	"conformance/backends runs the conformance suite on containers instead)"
+	"tests/backends runs the conformance suite on containers instead)"
 
-// server is one backend this package provides: its name, the variable that
-// names a running server, what the server is called in the skip reason and
-// what the variable holds when that needs saying.
-type server struct{ name, env, what, form string }
-
-// servers lists the backends this package provides.
-func servers() []server {
-	return []server{
-		{BackendPostgres, "AUTHPORT_POSTGRES_URL", "PostgreSQL", ""},
-		{BackendMySQL, "AUTHPORT_MYSQL_URL", "MySQL/MariaDB", ""},
-		{BackendRedis, "AUTHPORT_REDIS_URL", "Redis", ""},
-		{BackendRedisCluster, "AUTHPORT_REDIS_CLUSTER_URL", "Redis Cluster", "comma-separated host:port seeds"},
-		{BackendRedisSentinel, "AUTHPORT_REDIS_SENTINEL_URL", "Redis Sentinel", "redis://SENTINEL/0?master_name=NAME&addr=SENTINEL2..."},
-		{BackendPostgresHA, "AUTHPORT_POSTGRES_HA_URL", "highly available PostgreSQL", "a multi-host URL with target_session_attrs=read-write"},
-		{BackendMongoDB, "AUTHPORT_MONGODB_URL", "MongoDB", ""},
+// backendFor returns the description of the backend named name, from its
+// row of the table (conformance/backendtable); a name without a variable
+// there gets a description with no variable.
+func backendFor(name string) backend {
+	table, err := backendtable.Read()
+	if err != nil {
+		return backend{name: name, missing: err.Error()}
 	}
+	s, ok := table.Get(name)
+	if !ok || s.Env == "" {
+		return backend{name: name, missing: "no " + name + " backend"}
+	}
+	missing := "no " + s.Title + ": set " + s.Env
+	if s.Form != "" {
+		missing += " (" + s.Form + ")"
+	}
+	return backend{name: name, env: s.Env, missing: missing + provided}
 }
 
-// backendFor returns the description of the backend named name (one of the
-// Backend constants); an unknown name gets a description with no variable.
-func backendFor(name string) backend {
-	for _, s := range servers() {
-		if s.name != name {
-			continue
-		}
-		missing := "no " + s.what + ": set " + s.env
-		if s.form != "" {
-			missing += " (" + s.form + ")"
-		}
-		return backend{name: name, env: s.env, missing: missing + provided}
-	}
-	return backend{name: name, missing: "no " + name + " backend"}
+// Server returns the value of the variable that names the server of the
+// backend name in the table of backends (conformance/backendtable), such as
+// AUTHPORT_POSTGRES_URL for postgres. Without it it skips t, or fails it
+// when [Required](name). A backend added to the table needs no helper of
+// its own here: its test calls Server with its name.
+func Server(t testing.TB, name string) string {
+	t.Helper()
+	return provide(t, backendFor(name), os.Getenv)
 }
 
 // Postgres returns the URL of a PostgreSQL server, e.g.

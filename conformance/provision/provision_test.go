@@ -133,11 +133,11 @@ func TestProvide(t *testing.T) {
 }
 
 // TestMissingSaysWhereToGetOne checks that the reason of every database
-// names its variable, scripts/services.sh and conformance/backends.
+// names its variable, scripts/services.sh and tests/backends.
 func TestMissingSaysWhereToGetOne(t *testing.T) {
 	for _, name := range []string{BackendPostgres, BackendMySQL, BackendRedis, BackendRedisCluster, BackendMongoDB} {
 		b := backendFor(name)
-		for _, want := range []string{b.env, "scripts/services.sh", "conformance/backends"} {
+		for _, want := range []string{b.env, "scripts/services.sh", "tests/backends"} {
 			if !strings.Contains(b.missing, want) {
 				t.Errorf("%s: reason %q does not name %s", name, b.missing, want)
 			}

@@ -46,7 +46,11 @@ func reachable(t *testing.T, backend string) {
 func TestShort(t *testing.T) {
 	cfg := shortConfig()
 	cfg.rounds, cfg.calls, cfg.callsPerConc, cfg.users = 2, 10, 1, 50
-	for _, name := range allBackends {
+	all, err := allBackends()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range all.Names() {
 		t.Run(name, func(t *testing.T) {
 			reachable(t, name)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -16,10 +16,36 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/authport/authport/conformance/backendtable"
 )
 
-// allBackends in the order the table lists them.
-var allBackends = []string{"memory", "bbolt", "sqlite", "postgres", "mysql", "redis", "redis-cluster", "mongodb"}
+// benched reports whether the bench has an opener for the backend name
+// (see open): the others of the table of backends (redis-sentinel,
+// postgres-ha) are reached through the same drivers as a plain server.
+func benched(name string) bool {
+	switch name {
+	case "memory", "bbolt", "sqlite", "postgres", "mysql", "redis", "redis-cluster", "mongodb":
+		return true
+	}
+	return false
+}
+
+// allBackends returns the backends of the adapter rows: those of the table
+// of backends (conformance/backendtable) the bench opens, in table order.
+func allBackends() (backendtable.Table, error) {
+	table, err := backendtable.Read()
+	if err != nil {
+		return nil, err
+	}
+	var out backendtable.Table
+	for _, b := range table {
+		if benched(b.Name) {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
 
 // report is the JSON the bench writes with -json.
 type report struct {
@@ -42,11 +68,21 @@ func main() {
 	scaleUsers := flag.Int("scale-users", 1_000_000, "users and sessions to seed in -scale mode")
 	purgeSessions := flag.Int("purge-sessions", 500_000, "expired sessions PurgeExpired removes in -scale mode")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file (- for standard output)")
-	only := flag.String("backends", strings.Join(allBackends, ","), "comma-separated backends of the adapter rows, or none")
+	all, err := allBackends()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	only := flag.String("backends", strings.Join(all.Names(), ","), "comma-separated backends of the adapter rows, or none")
+	services := flag.Bool("services", false, "print the scripts/services.sh services the adapter rows need (AUTHPORT_SERVICES) and exit")
 	httpNames := flag.String("http", strings.Join(allHTTPBackends, ","), "comma-separated backends of the HTTP rows (authport's handler beside Auth.js's), or none")
 	onlyOps := flag.String("ops", "", "comma-separated operations of the adapter rows to run (empty: all), e.g. getSessionAndUser,getUserByAccount")
 	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
 	flag.Parse()
+	if *services {
+		fmt.Println(strings.Join(all.Started(backendtable.StartServices).Names(), " "))
+		return
+	}
 
 	cfg := fullConfig()
 	if *short {
@@ -65,7 +101,6 @@ func main() {
 		names = nil
 	}
 	var rep *report
-	var err error
 	if *scale {
 		rep, err = runScale(ctx, names, *scaleUsers, *purgeSessions, os.Stdout)
 	} else {
@@ -211,7 +246,7 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 		b, a = &backend{name: name, close: s.close, rt: s.rt, concurrency: []int{1},
 			note: "mongodb: the stand-in (FerretDB on SQLite), at concurrency 1 only, without a raw baseline, with 1,000 users and 2 rounds of 50 calls"}, s.adapter
 	default:
-		return nil, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(allBackends, ", "))
+		return nil, fmt.Errorf("unknown backend %q (known: memory, bbolt, sqlite, postgres, mysql, redis, redis-cluster, mongodb)", name)
 	}
 	if err := seed(ctx, a, users); err != nil {
 		b.close()

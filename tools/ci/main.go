@@ -7,10 +7,12 @@
 //	ci test                     the test command: services, gofmt, vet, tidy, actionlint, npm ci, go test -race, summary
 //	ci fuzz [REGEXP]            fuzz every target of the go.work modules for AUTHPORT_FUZZTIME (10s) each
 //	ci urls [SERVICE...]        print the default backend URLs as NAME=VALUE lines (the test workflow's)
+//	ci backends                 print the table of backends: name, module, start, variable (tab-separated)
 //
-// The default URL of every backend is defined once, in urls.go; everything
-// else (the tests, the docs, the workflows) names the AUTHPORT_*_URL
-// variables. Only the export lines (services) and the closing count line
+// The backends, their modules, variables and default URLs are the table
+// of backends, conformance/backendtable/backends.json, which this program
+// reads from the checkout (urls.go); everything else (the tests, the docs,
+// the workflows) names the AUTHPORT_*_URL variables. Only the export lines (services) and the closing count line
 // (test) go to stdout; progress goes to stderr. The program uses the
 // standard library only, so that a clean clone builds it in seconds.
 package main
@@ -54,15 +56,22 @@ func run(ctx context.Context, command string, args []string) error {
 		return testCmd(ctx, repo)
 	case "fuzz":
 		return fuzzCmd(ctx, repo, args)
-	case "urls":
-		for _, b := range backends() {
-			if len(args) == 0 || slices.Contains(args, b.service) {
-				fmt.Printf("%s=%s\n", b.env, b.url)
+	case "urls", "backends":
+		table, err := readBackends(repo)
+		if err != nil {
+			return err
+		}
+		for _, b := range table {
+			switch {
+			case command == "backends":
+				fmt.Printf("%s\t%s\t%s\t%s\n", b.Name, b.Module, b.Start, orDefault(b.Env, "-"))
+			case b.URL != "" && (len(args) == 0 || slices.Contains(args, b.Name)):
+				fmt.Printf("%s=%s\n", b.Env, b.URL)
 			}
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: want services [-setup-host], test, fuzz [REGEXP] or urls [SERVICE...]", command)
+	return fmt.Errorf("unknown command %q: want services [-setup-host], test, fuzz [REGEXP], urls [SERVICE...] or backends", command)
 }
 
 // errReported is returned by a command whose failures are already printed.

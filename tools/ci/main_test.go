@@ -190,8 +190,8 @@ func TestSourceHash(t *testing.T) {
 }
 
 func TestParagraph(t *testing.T) {
-	text := "noise\nFault injection (tools/faults x)\n row 1\n\nmore noise\n"
-	if got, want := paragraph(text, "Fault injection (tools/faults"), "Fault injection (tools/faults x)\n row 1\n\n"; got != want {
+	text := "noise\nFault injection (tests/faults x)\n row 1\n\nmore noise\n"
+	if got, want := paragraph(text, "Fault injection (tests/faults"), "Fault injection (tests/faults x)\n row 1\n\n"; got != want {
 		t.Errorf("paragraph = %q, want %q", got, want)
 	}
 }
@@ -200,15 +200,58 @@ func TestURLs(t *testing.T) {
 	if got := clusterURL([]int{7001, 7002}); got != "127.0.0.1:7001,127.0.0.1:7002" {
 		t.Errorf("clusterURL = %q", got)
 	}
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := readBackends(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
-	for _, b := range backends() {
-		if b.url == "" || !strings.HasPrefix(b.env, "AUTHPORT_") || seen[b.env] {
+	steps := (&services{}).steps()
+	for _, b := range table {
+		if b.Start == startEmbedded {
+			continue
+		}
+		if !strings.HasPrefix(b.Env, "AUTHPORT_") || seen[b.Env] {
 			t.Errorf("bad table row %+v", b)
 		}
-		seen[b.env] = true
+		seen[b.Env] = true
+		if b.Start == startServices && (b.URL == "" || steps[b.Name] == nil) {
+			t.Errorf("%s starts by scripts/services.sh but has no URL or no step: %+v", b.Name, b)
+		}
 	}
 	if len(seen) != 7 {
-		t.Errorf("%d backends, want 7", len(seen))
+		t.Errorf("%d server backends, want 7", len(seen))
+	}
+	// The ports this program starts the Redis Cluster and the MongoDB
+	// stand-in on by default serve the table's URLs.
+	if b, _ := backendNamed(table, "redis-cluster"); b.URL != clusterURL([]int{7001, 7002, 7003}) {
+		t.Errorf("redis-cluster's URL %q is not the one of the default ports %s", b.URL, defaultClusterPorts)
+	}
+	if b, _ := backendNamed(table, "mongodb"); b.URL != mongoURL(defaultMongoPort) {
+		t.Errorf("mongodb's URL %q is not the one of the default port %d", b.URL, defaultMongoPort)
+	}
+	services := allServices(table)
+	if got := strings.Join(services, " "); got != "redis redis-cluster redis-sentinel postgres postgres-ha mysql mongodb dex chromium containers" {
+		t.Errorf("allServices = %s", got)
+	}
+	for value, want := range map[string]string{
+		"":                      strings.Join(services, " "),
+		"redis dex":             "redis dex",
+		"none":                  "none",
+		"-containers -chromium": "redis redis-cluster redis-sentinel postgres postgres-ha mysql mongodb dex",
+	} {
+		got, err := wantedServices(value, services)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("wantedServices(%q) = %q, %v; want %q", value, got, err, want)
+		}
+	}
+	for _, bad := range []string{"redis -dex", "postgress", "-none"} {
+		if _, err := wantedServices(bad, services); err == nil {
+			t.Errorf("wantedServices(%q): no error", bad)
+		}
 	}
 }
 

@@ -30,13 +30,13 @@ func postgresVersion() string {
 	return vers[len(vers)-1]
 }
 
-func pgWorks(ctx context.Context) bool {
-	return succeeds(ctx, "psql", postgresURL, "-Atqc", "select 1")
+func pgWorks(ctx context.Context, url string) bool {
+	return succeeds(ctx, "psql", url, "-Atqc", "select 1")
 }
 
 func (s *services) postgres(ctx context.Context) error {
-	works := func() bool { return pgWorks(ctx) }
-	return s.systemServer("postgres", "AUTHPORT_POSTGRES_URL", postgresURL, works, func() error { return s.startPostgres(ctx) })
+	works := func() bool { return pgWorks(ctx, s.url("postgres")) }
+	return s.systemServer("postgres", "AUTHPORT_POSTGRES_URL", s.url("postgres"), works, func() error { return s.startPostgres(ctx) })
 }
 
 // startPostgres installs, creates or starts the machine's PostgreSQL, and
@@ -64,13 +64,13 @@ func (s *services) startPostgres(ctx context.Context) error {
 	if !s.waitFor(ready) {
 		return s.failLog("postgres", fmt.Sprintf("PostgreSQL %s/main did not accept connections on 127.0.0.1:5432 within %s (see /var/log/postgresql/postgresql-%s-main.log)", ver, s.timeout, ver))
 	}
-	if !pgWorks(ctx) && s.setupHost {
+	if !pgWorks(ctx, s.url("postgres")) && s.setupHost {
 		if err := s.pgSetup(ctx, ver); err != nil {
 			return err
 		}
 	}
-	if !pgWorks(ctx) {
-		return fmt.Errorf("PostgreSQL answers on 127.0.0.1:5432 but 'psql %s' fails: it needs trust auth on 127.0.0.1 and a database test; `scripts/services.sh -setup-host` sets them up (it edits pg_hba.conf)", postgresURL)
+	if !pgWorks(ctx, s.url("postgres")) {
+		return fmt.Errorf("PostgreSQL answers on 127.0.0.1:5432 but 'psql %s' fails: it needs trust auth on 127.0.0.1 and a database test; `scripts/services.sh -setup-host` sets them up (it edits pg_hba.conf)", s.url("postgres"))
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func myAlive(ctx context.Context) bool {
 
 func (s *services) mysql(ctx context.Context) error {
 	works := func() bool { return myWorks(ctx) }
-	return s.systemServer("mysql", "AUTHPORT_MYSQL_URL", mysqlURL, works, func() error { return s.startMySQL(ctx) })
+	return s.systemServer("mysql", "AUTHPORT_MYSQL_URL", s.url("mysql"), works, func() error { return s.startMySQL(ctx) })
 }
 
 // startMySQL installs, initialises or starts the machine's MariaDB, and

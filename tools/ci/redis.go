@@ -77,7 +77,7 @@ func (s *services) redisInstalled(ctx context.Context) error {
 
 func (s *services) redis(ctx context.Context) error {
 	works := func() bool { return redisPong(6379) }
-	return s.systemServer("redis", "AUTHPORT_REDIS_URL", redisURL, works, func() error { return s.startRedis(ctx) })
+	return s.systemServer("redis", "AUTHPORT_REDIS_URL", s.url("redis"), works, func() error { return s.startRedis(ctx) })
 }
 
 // startRedis installs or starts the machine's Redis.

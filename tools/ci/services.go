@@ -12,8 +12,43 @@ import (
 	"time"
 )
 
-// allServices is the default of AUTHPORT_SERVICES, in the order they are provided.
-var allServices = []string{"postgres", "mysql", "redis", "redis-cluster", "redis-sentinel", "postgres-ha", "mongodb", "dex", "chromium", "containers"}
+// allServices is the default of AUTHPORT_SERVICES, in the order they are
+// provided: the backends of the table whose server this program starts or
+// passes through, in table order, then the programs the tests run.
+func allServices(table []backend) []string {
+	var names []string
+	for _, b := range table {
+		if b.Start != startEmbedded {
+			names = append(names, b.Name)
+		}
+	}
+	return append(names, "dex", "chromium", "containers")
+}
+
+// wantedServices reads AUTHPORT_SERVICES: names of services, "none", or
+// names each with a leading "-" for every service but those.
+func wantedServices(value string, all []string) ([]string, error) {
+	fields := strings.Fields(value)
+	if len(fields) == 0 {
+		return all, nil
+	}
+	except := strings.HasPrefix(fields[0], "-")
+	var wanted []string
+	for _, f := range fields {
+		name, minus := strings.CutPrefix(f, "-")
+		if minus != except {
+			return nil, fmt.Errorf("AUTHPORT_SERVICES=%q: either name the services, or every one with a leading - to leave it out", value)
+		}
+		if !(name == "none" && !minus) && !slices.Contains(all, name) {
+			return nil, fmt.Errorf("unknown service '%s' in AUTHPORT_SERVICES (known: %s, or none)", name, strings.Join(all, " "))
+		}
+		wanted = append(wanted, name)
+	}
+	if except {
+		return slices.DeleteFunc(slices.Clone(all), func(n string) bool { return slices.Contains(wanted, n) }), nil
+	}
+	return wanted, nil
+}
 
 // env is one NAME=VALUE line the services command prints as an export.
 type env struct{ name, value string }
@@ -28,6 +63,14 @@ type services struct {
 	exports           []env
 	aptUpdated        bool
 	haBin             string
+	table             []backend // the table of backends
+}
+
+// url returns the URL of the backend name in the table: the server this
+// program provides on this machine.
+func (s *services) url(name string) string {
+	b, _ := backendNamed(s.table, name)
+	return b.URL
 }
 
 // servicesCmd is `ci services` (scripts/services.sh): it prints the export
@@ -85,29 +128,56 @@ func provide(ctx context.Context, repo string, setupHost bool) ([]env, error) {
 	if s.clusterPorts, s.mongoPort, err = portsFromEnv(); err != nil {
 		return nil, err
 	}
-	wanted := strings.Fields(orDefault(os.Getenv("AUTHPORT_SERVICES"), strings.Join(allServices, " ")))
-	for _, w := range wanted {
-		if w != "none" && !slices.Contains(allServices, w) {
-			return nil, fmt.Errorf("unknown service '%s' in AUTHPORT_SERVICES (known: %s, or none)", w, strings.Join(allServices, " "))
-		}
+	if s.table, err = readBackends(repo); err != nil {
+		return nil, err
+	}
+	all := allServices(s.table)
+	wanted, err := wantedServices(os.Getenv("AUTHPORT_SERVICES"), all)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
 		return nil, err
 	}
-	steps := map[string]func(context.Context) error{
-		"postgres": s.postgres, "mysql": s.mysql, "redis": s.redis, "redis-cluster": s.redisCluster,
-		"redis-sentinel": s.redisSentinel, "postgres-ha": s.postgresHA, "mongodb": s.mongodb,
-		"dex": s.dex, "chromium": s.chromium, "containers": s.containers,
+	steps := s.steps()
+	for _, b := range s.table {
+		if b.Start == startExternal {
+			steps[b.Name] = func(context.Context) error { return s.external(b) }
+		}
 	}
-	for _, name := range allServices {
-		if slices.Contains(wanted, name) {
-			if err := s.locked(name, func() error { return steps[name](ctx) }); err != nil {
-				return nil, err
-			}
+	for _, name := range all {
+		if !slices.Contains(wanted, name) {
+			continue
+		}
+		step := steps[name]
+		if step == nil {
+			return nil, fmt.Errorf("%s starts by scripts/services.sh (start %q in %s) but tools/ci has no step for it: add one to services.steps, or make it %q", name, startServices, tablePath, startExternal)
+		}
+		if err := s.locked(name, func() error { return step(ctx) }); err != nil {
+			return nil, err
 		}
 	}
 	logf("ready in %ds", int(time.Since(started).Seconds()))
 	return s.exports, nil
+}
+
+// steps are the services this program starts, by name: the table's
+// backends whose start is "services", and the programs the tests run.
+func (s *services) steps() map[string]func(context.Context) error {
+	return map[string]func(context.Context) error{
+		"postgres": s.postgres, "mysql": s.mysql, "redis": s.redis, "redis-cluster": s.redisCluster,
+		"redis-sentinel": s.redisSentinel, "postgres-ha": s.postgresHA, "mongodb": s.mongodb,
+		"dex": s.dex, "chromium": s.chromium, "containers": s.containers,
+	}
+}
+
+// external passes the variable of a backend whose server someone else
+// runs through, and says where it is missing.
+func (s *services) external(b backend) error {
+	if !s.given(b.Env, b.Name) {
+		logf("%s: %s is not set: its tests skip, or fail when AUTHPORT_REQUIRE names %s (nothing here starts its server)", b.Name, b.Env, b.Name)
+	}
+	return nil
 }
 
 func orDefault(v, def string) string {

@@ -64,15 +64,15 @@ func testCmd(ctx context.Context, repo string) error {
 			fmt.Fprintf(os.Stderr, "  export %s='%s'\n", e.name, e.value)
 		}
 	}
-	modules, tools, err := t.listModules(ctx)
+	modules, outside, err := t.listModules(ctx)
 	if err != nil {
 		return err
 	}
-	t.checks(ctx, modules, tools)
+	t.checks(ctx, modules, outside)
 	t.npmCI(ctx)
 
 	step("go test -race (full -v logs in %s)", logDir)
-	for _, m := range slices.Concat(modules, tools) {
+	for _, m := range slices.Concat(modules, outside) {
 		t.testModule(ctx, m)
 	}
 	t.printFigures()
@@ -97,9 +97,10 @@ func testCmd(ctx context.Context, repo string) error {
 	return t.summary()
 }
 
-// listModules returns the go.work modules and the tools/ modules (outside
-// go.work, built and tested with GOWORK=off), relative to the repository.
-func (t *testRun) listModules(ctx context.Context) (modules, tools []string, err error) {
+// listModules returns the go.work modules, then the modules outside go.work
+// (built and tested with GOWORK=off, never released): the test-only suites
+// under tests/ and the programs under tools/, relative to the repository.
+func (t *testRun) listModules(ctx context.Context) (modules, outside []string, err error) {
 	out, err := cmdSpec{args: []string{"go", "list", "-m", "-f", "{{.Dir}}"}, dir: t.repo}.output(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -108,17 +109,23 @@ func (t *testRun) listModules(ctx context.Context) (modules, tools []string, err
 		rel, _ := filepath.Rel(t.repo, d)
 		modules = append(modules, rel)
 	}
-	mods, _ := filepath.Glob(filepath.Join(t.repo, "tools", "*", "go.mod"))
-	for _, m := range mods {
-		rel, _ := filepath.Rel(t.repo, filepath.Dir(m))
-		tools = append(tools, rel)
+	for _, dir := range outsideDirs() {
+		mods, _ := filepath.Glob(filepath.Join(t.repo, dir, "*", "go.mod"))
+		for _, m := range mods {
+			rel, _ := filepath.Rel(t.repo, filepath.Dir(m))
+			outside = append(outside, filepath.ToSlash(rel))
+		}
 	}
-	slices.Sort(tools)
-	return modules, tools, nil
+	slices.Sort(outside)
+	return modules, outside, nil
 }
 
+// outsideDirs hold the modules outside go.work, one per subdirectory:
+// tests/ the test-only suites, tools/ the programs.
+func outsideDirs() []string { return []string{"tests", "tools"} }
+
 // checks: gofmt, go vet, go mod tidy -diff, actionlint.
-func (t *testRun) checks(ctx context.Context, modules, tools []string) {
+func (t *testRun) checks(ctx context.Context, modules, outside []string) {
 	step("gofmt")
 	files, _ := cmdSpec{args: []string{"git", "ls-files", "*.go"}, dir: t.repo}.output(ctx)
 	var out strings.Builder
@@ -129,14 +136,14 @@ func (t *testRun) checks(ctx context.Context, modules, tools []string) {
 	}
 
 	step("go vet")
-	for _, m := range slices.Concat(modules, tools) {
+	for _, m := range slices.Concat(modules, outside) {
 		if err := (cmdSpec{args: []string{"go", "vet", "./..."}, dir: filepath.Join(t.repo, m), env: goworkEnv(m)}).run(ctx); err != nil {
 			t.fail("go vet in " + m)
 		}
 	}
 
 	step("go mod tidy")
-	for _, m := range slices.Concat(modules, tools) {
+	for _, m := range slices.Concat(modules, outside) {
 		var diff strings.Builder
 		if err := (cmdSpec{args: []string{"go", "mod", "tidy", "-diff"}, dir: filepath.Join(t.repo, m), env: []string{"GOWORK=off"}, stdout: &diff, stderr: &diff}).run(ctx); err != nil {
 			fmt.Fprint(os.Stderr, diff.String())
@@ -164,10 +171,12 @@ func (t *testRun) checks(ctx context.Context, modules, tools []string) {
 	}
 }
 
-// goworkEnv: the tools/ modules are built with GOWORK=off.
+// goworkEnv: the modules under tests/ and tools/ are built with GOWORK=off.
 func goworkEnv(module string) []string {
-	if strings.HasPrefix(module, "tools/") {
-		return []string{"GOWORK=off"}
+	for _, dir := range outsideDirs() {
+		if strings.HasPrefix(module, dir+"/") {
+			return []string{"GOWORK=off"}
+		}
 	}
 	return nil
 }
@@ -261,20 +270,42 @@ func (t *testRun) testModule(ctx context.Context, m string) {
 	}
 }
 
-// printFigures copies the fault-injection tables (tools/faults) and the
-// container suite's one line per backend (conformance/backends) from their
+// printFigures copies the fault-injection tables (tests/faults) and the
+// container suite's one line per backend (tests/backends) from their
 // logs to the console.
 func (t *testRun) printFigures() {
-	if b, err := os.ReadFile(filepath.Join(t.logDir, "tools_faults.log")); err == nil {
-		for _, title := range []string{"Fault injection (tools/faults", "Failover under load (tools/faults"} {
+	if b, err := os.ReadFile(filepath.Join(t.logDir, "tests_faults.log")); err == nil {
+		for _, title := range []string{"Fault injection (tests/faults", "Failover under load (tests/faults"} {
 			fmt.Fprint(os.Stderr, paragraph(string(b), title))
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(t.logDir, "conformance_backends.log")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(t.logDir, "tests_backends.log")); err == nil {
 		for l := range strings.Lines(string(b)) {
 			if strings.Contains(l, "through testcontainers:") {
 				fmt.Fprint(os.Stderr, l)
 			}
+		}
+	}
+}
+
+// checkTable fails the run when a backend of the table of backends that
+// AUTHPORT_REQUIRE names passed no conformance rule (conf, by backend: its
+// module's TestConformance has no subtest of its name, or skipped it), or
+// when its module is not one the run tested.
+func (t *testRun) checkTable(conf map[string]*[3]int) {
+	table, err := readBackends(t.repo)
+	if err != nil {
+		t.fail(err.Error())
+		return
+	}
+	for _, b := range table {
+		if !required(b.Name) {
+			continue
+		}
+		if !slices.ContainsFunc(t.modules, func(m moduleResult) bool { return m.dir == b.Module }) {
+			t.fail(fmt.Sprintf("backend %s: its module %s (%s) is not one this run tested: add it to go.work", b.Name, b.Module, tablePath))
+		} else if c := conf[b.Name]; c == nil || c[0] == 0 {
+			t.fail(fmt.Sprintf("backend %s passed no conformance rule: %s's TestConformance/%s did not run (%s)", b.Name, b.Module, b.Name, tablePath))
 		}
 	}
 }
@@ -327,6 +358,7 @@ func (t *testRun) summary() error {
 		c := conf[b]
 		fmt.Fprintf(os.Stderr, "  %-30s %4d rules: %4d passed, %d failed, %d skipped\n", b, c[0]+c[1]+c[2], c[0], c[1], c[2])
 	}
+	t.checkTable(conf)
 	if len(failedTests) > 0 {
 		fmt.Fprintln(os.Stderr, "\nFailed tests:")
 		for _, f := range failedTests {

@@ -21,7 +21,7 @@ func (s *services) mongoBinary(ctx context.Context) (string, error) {
 
 func (s *services) mongodb(ctx context.Context) error {
 	// The binary is exported too, for tests that start private stand-ins
-	// of their own (tools/faults), even when the server comes from the caller.
+	// of their own (tests/faults), even when the server comes from the caller.
 	bin, err := s.mongoBinary(ctx)
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ func (s *services) redisSentinel(ctx context.Context) error {
 	if err := s.redisInstalled(ctx); err != nil {
 		return err
 	}
-	return s.haService(ctx, "sentinel", "AUTHPORT_REDIS_SENTINEL_URL", redisSentinelURL)
+	return s.haService(ctx, "sentinel", "AUTHPORT_REDIS_SENTINEL_URL", s.url("redis-sentinel"))
 }
 
 func (s *services) postgresHA(ctx context.Context) error {
@@ -206,7 +206,7 @@ func (s *services) postgresHA(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.haService(ctx, "pg", "AUTHPORT_POSTGRES_HA_URL", postgresHAURL)
+	return s.haService(ctx, "pg", "AUTHPORT_POSTGRES_HA_URL", s.url("postgres-ha"))
 }
 
 // containers readies podman's API service and the images of the container

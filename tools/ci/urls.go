@@ -1,31 +1,84 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
 
-// backend is one test database: its service name (AUTHPORT_SERVICES), the
-// variable the tests read (conformance/provision), and the URL of the
-// server this program provides on this machine.
+// backend is one row of the table of backends,
+// conformance/backendtable/backends.json (see that package for the
+// fields): the backend's name (its AUTHPORT_SERVICES and AUTHPORT_REQUIRE
+// name), the module whose TestConformance runs it, how its server starts,
+// the variable the tests read and the URL of the server this program
+// provides on this machine. This program reads the file of the checkout
+// it works on, so that it needs nothing beyond the standard library and
+// sees a row as soon as it is added.
 type backend struct {
-	service, env, url string
+	Name      string          `json:"name"`
+	Title     string          `json:"title"`
+	Module    string          `json:"module"`
+	Env       string          `json:"env"`
+	Form      string          `json:"form"`
+	URL       string          `json:"url"`
+	Start     string          `json:"start"`
+	Container json.RawMessage `json:"container"`
+	Drivers   []string        `json:"drivers"`
 }
 
-// The one table of default backend URLs. The Redis Cluster's and the MongoDB
-// stand-in's ports can be moved (AUTHPORT_REDIS_CLUSTER_PORTS,
-// AUTHPORT_MONGODB_PORT). The Sentinel and PostgreSQL HA deployments are
-// tools/ha's, on its default ports: `ci services` exports the URL tools/ha
-// prints, and says so when it differs from the one here.
-const (
-	postgresURL      = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	mysqlURL         = "root@tcp(127.0.0.1:3306)/test?parseTime=true"
-	redisURL         = "redis://127.0.0.1:6379/0"
-	redisSentinelURL = "redis://127.0.0.1:26390/0?master_name=authport&addr=127.0.0.1:26391&addr=127.0.0.1:26392"
-	postgresHAURL    = "postgres://postgres@127.0.0.1:5441,127.0.0.1:5442/test?target_session_attrs=read-write&sslmode=disable"
+// tablePath is where the table of backends lives, from the repository root.
+const tablePath = "conformance/backendtable/backends.json"
 
+// How a backend's server starts (backend.Start).
+const (
+	startEmbedded = "embedded" // nothing to start
+	startServices = "services" // this program's step of the backend's name
+	startExternal = "external" // someone else's server: its variable is passed through
+)
+
+// readBackends reads the table of backends of the checkout at repo.
+func readBackends(repo string) ([]backend, error) {
+	data, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(tablePath)))
+	if err != nil {
+		return nil, fmt.Errorf("the table of backends: %w", err)
+	}
+	var file struct{ Backends []backend }
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", tablePath, err)
+	}
+	for _, b := range file.Backends {
+		switch {
+		case b.Name == "" || b.Module == "":
+			return nil, fmt.Errorf("%s: a row without name or module: %+v", tablePath, b)
+		case b.Start != startEmbedded && b.Start != startServices && b.Start != startExternal:
+			return nil, fmt.Errorf("%s: %s: start %q (want %s, %s or %s)", tablePath, b.Name, b.Start, startEmbedded, startServices, startExternal)
+		case b.Start != startEmbedded && b.Env == "":
+			return nil, fmt.Errorf("%s: %s starts %s but names no variable (env)", tablePath, b.Name, b.Start)
+		}
+	}
+	return file.Backends, nil
+}
+
+// backendNamed returns the row of the table named name.
+func backendNamed(table []backend, name string) (backend, bool) {
+	for _, b := range table {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return backend{}, false
+}
+
+// The ports of the Redis Cluster and the first port tried for the MongoDB
+// stand-in, when AUTHPORT_REDIS_CLUSTER_PORTS and AUTHPORT_MONGODB_PORT do
+// not move them; the table's URLs name these. The Sentinel and PostgreSQL
+// HA deployments are tools/ha's, on its default ports: `ci services`
+// exports the URL tools/ha prints, and says so when it differs from the
+// table's.
+const (
 	defaultClusterPorts = "7001 7002 7003"
 	defaultMongoPort    = 27018
 )
@@ -41,19 +94,6 @@ func clusterURL(ports []int) string {
 
 // mongoURL is the AUTHPORT_MONGODB_URL of the stand-in on port.
 func mongoURL(port int) string { return fmt.Sprintf("mongodb://127.0.0.1:%d/", port) }
-
-// backends is the table, with the default ports.
-func backends() []backend {
-	return []backend{
-		{"postgres", "AUTHPORT_POSTGRES_URL", postgresURL},
-		{"mysql", "AUTHPORT_MYSQL_URL", mysqlURL},
-		{"redis", "AUTHPORT_REDIS_URL", redisURL},
-		{"redis-cluster", "AUTHPORT_REDIS_CLUSTER_URL", clusterURL([]int{7001, 7002, 7003})},
-		{"redis-sentinel", "AUTHPORT_REDIS_SENTINEL_URL", redisSentinelURL},
-		{"postgres-ha", "AUTHPORT_POSTGRES_HA_URL", postgresHAURL},
-		{"mongodb", "AUTHPORT_MONGODB_URL", mongoURL(defaultMongoPort)},
-	}
-}
 
 // portsFromEnv reads the ports of the Redis Cluster and the first port of
 // the MongoDB stand-in from AUTHPORT_REDIS_CLUSTER_PORTS (space-separated)

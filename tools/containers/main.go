@@ -1,5 +1,5 @@
 // Command containers readies this machine for the container path of the
-// conformance suite (conformance/backends, which starts its databases
+// conformance suite (tests/backends, which starts its databases
 // through testcontainers-go) where no Docker engine and no image registry
 // are at hand, only Debian's packages:
 //
@@ -24,7 +24,7 @@
 // When all is there it only checks; otherwise the steps run in a process of
 // its own while the settings are printed at once (the tags depend only on
 // the inputs), and the status file AUTHPORT_IMAGES_STATUS names says
-// "building", then "ready" or "failed: ...": conformance/backends waits for
+// "building", then "ready" or "failed: ...": tests/backends waits for
 // it, so a cold build overlaps with the rest of the test command. With
 // -foreground the steps run before the settings are printed.
 // scripts/services.sh runs it (its "containers" service) and turns the
@@ -140,7 +140,7 @@ type plan struct {
 // program with -foreground, in a session of its own, its output in
 // background.log), unless cfg.foreground: the settings are printed at once,
 // and AUTHPORT_IMAGES_STATUS names the file that says "building", "ready" or
-// "failed: ...", which conformance/backends waits on. The slow part of a
+// "failed: ...", which tests/backends waits on. The slow part of a
 // cold start (debootstrap, apt-get in each image) then overlaps with the
 // rest of the test command.
 func run(ctx context.Context, cfg config) ([]string, error) {

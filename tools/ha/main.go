@@ -26,7 +26,7 @@
 // into export lines) and their progress on stderr. A deployment whose
 // servers answer but is not healthy (say, a sentinel that lost its
 // master, a formation with one node) is torn down and started afresh. The
-// fault suite (tools/faults) runs this program with private ports and
+// fault suite (tests/faults) runs this program with private ports and
 // directories to get deployments it may kill servers of. It needs root for
 // "pg" (the servers run as postgres).
 package main

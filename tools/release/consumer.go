@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +26,9 @@ var consumerPrograms embed.FS
 type consumerSpec struct {
 	// files are the program's files in testdata/consumers, besides main.go.
 	files []string
+	// program, for an adapter, is the adapter's own file of the program,
+	// testdata/consumer.go in its directory, which opens it (func open).
+	program string
 	// also are other modules of the repository (by directory) the program
 	// uses, fetched with the module; core always is.
 	also []string
@@ -37,25 +40,69 @@ type consumerSpec struct {
 	drivers []string
 }
 
+// consumerProgram is where an adapter keeps its file of the consumer
+// check's program, from the adapter's directory.
+const consumerProgram = "testdata/consumer.go"
+
 // consumerSpecs returns the modules the consumer check covers, by
-// directory: every adapter (a round trip through core/auth against its
-// test server) and the sign-in modules (their main call, no network).
-func consumerSpecs() map[string]consumerSpec {
-	adapter := func(name, env, backend string, drivers ...string) consumerSpec {
-		return consumerSpec{files: []string{"adapter.go", name + ".go"}, env: env, backend: backend, drivers: drivers}
+// directory: the sign-in modules (their main call, no network) and every
+// adapter, each a module under adapters/ of the workspace (a round trip
+// through core/auth, with the adapter's own testdata/consumer.go, against
+// the server of its first backend in the table of backends, whose rows
+// also name the drivers).
+func consumerSpecs(r *Repo) (map[string]consumerSpec, error) {
+	specs := map[string]consumerSpec{
+		"jwt":     {files: []string{"jwt.go"}},
+		"oauth":   {files: []string{"oauth.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
+		"mail":    {files: []string{"mail.go"}},
+		"handler": {files: []string{"handler.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
+		"passkey": {files: []string{"passkey.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
 	}
-	return map[string]consumerSpec{
-		"adapters/memory":        adapter("memory", "", ""),
-		"adapters/bbolt":         adapter("bbolt", "", "", "go.etcd.io/bbolt"),
-		"adapters/redis":         adapter("redis", "AUTHPORT_REDIS_URL", "redis", "github.com/redis/go-redis"),
-		"adapters/postgres-gorm": adapter("postgres-gorm", "AUTHPORT_POSTGRES_URL", "postgres", "gorm.io/", "github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "github.com/mattn/go-sqlite3"),
-		"adapters/mongodb":       adapter("mongodb", "AUTHPORT_MONGODB_URL", "mongodb", "go.mongodb.org/mongo-driver"),
-		"jwt":                    {files: []string{"jwt.go"}},
-		"oauth":                  {files: []string{"oauth.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
-		"mail":                   {files: []string{"mail.go"}},
-		"handler":                {files: []string{"handler.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
-		"passkey":                {files: []string{"passkey.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
+	table, err := readBackends(r.Root)
+	if err != nil {
+		return nil, err
 	}
+	for _, m := range r.Modules {
+		if !strings.HasPrefix(m.Rel, "adapters/") {
+			continue
+		}
+		spec := consumerSpec{files: []string{"adapter.go"}, program: filepath.Join(m.Dir, filepath.FromSlash(consumerProgram))}
+		first := true
+		for _, b := range table {
+			if b.Module != m.Rel {
+				continue
+			}
+			if first {
+				spec.env, spec.backend, first = b.Env, b.Name, false
+			}
+			spec.drivers = append(spec.drivers, b.Drivers...)
+		}
+		specs[m.Rel] = spec
+	}
+	return specs, nil
+}
+
+// backendRow is what the consumer check reads of a row of the table of
+// backends (conformance/backendtable/backends.json of the checkout).
+type backendRow struct {
+	Name    string   `json:"name"`
+	Module  string   `json:"module"`
+	Env     string   `json:"env"`
+	Drivers []string `json:"drivers"`
+}
+
+// readBackends reads the table of backends of the checkout at root.
+func readBackends(root string) ([]backendRow, error) {
+	const path = "conformance/backendtable/backends.json"
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
+	if err != nil {
+		return nil, fmt.Errorf("the table of backends: %w", err)
+	}
+	var file struct{ Backends []backendRow }
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return file.Backends, nil
 }
 
 // Module path fragments no consumer may build or list in go.sum: container
@@ -121,7 +168,8 @@ func consumerEnv(proxyDir, modCache string) ([]string, error) {
 // runConsumer makes a module outside the repository that uses the adapter
 // module m at version, builds and runs its program, and measures what the
 // module pulled in.
-func runConsumer(ctx context.Context, m *Module, spec consumerSpec, version, workDir string, env []string, required func(string) bool) consumerResult {
+func runConsumer(ctx context.Context, m *Module, specs map[string]consumerSpec, version, workDir string, env []string, required func(string) bool) consumerResult {
+	spec := specs[m.Rel]
 	res := consumerResult{Module: m.Rel}
 	needs := spec
 	if needs.env != "" && os.Getenv(needs.env) == "" {
@@ -132,7 +180,7 @@ func runConsumer(ctx context.Context, m *Module, spec consumerSpec, version, wor
 		return res
 	}
 	dir := filepath.Join(workDir, strings.ReplaceAll(m.Rel, "/", "_"))
-	if err := writeConsumer(dir, m.Rel, spec.files); err != nil {
+	if err := writeConsumer(dir, m.Rel, spec); err != nil {
 		res.Err = err
 		return res
 	}
@@ -186,7 +234,7 @@ func runConsumer(ctx context.Context, m *Module, spec consumerSpec, version, wor
 	// module may appear in go.sum (a module's tests may sign in through
 	// adapters/memory) but never in the build.
 	forbidden, unbuilt := neverInConsumer(), neverBuilt()
-	for other, o := range consumerSpecs() {
+	for other, o := range specs {
 		if other != m.Rel && !slices.Contains(spec.also, other) && strings.HasPrefix(other, "adapters/") {
 			forbidden = append(forbidden, o.drivers...)
 			unbuilt = append(unbuilt, repoPrefix+other)
@@ -210,18 +258,26 @@ func runConsumer(ctx context.Context, m *Module, spec consumerSpec, version, wor
 }
 
 // writeConsumer writes into dir the consumer module of the module in
-// directory rel: main.go and the given program files.
-func writeConsumer(dir, rel string, programFiles []string) error {
+// directory rel: main.go, the spec's program files and, for an adapter,
+// its own file.
+func writeConsumer(dir, rel string, spec consumerSpec) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	files := map[string]string{"go.mod": "module example.com/authport-consumer/" + rel + "\n\ngo 1.26\n"}
-	for _, f := range append([]string{"main.go"}, programFiles...) {
+	for _, f := range append([]string{"main.go"}, spec.files...) {
 		data, err := consumerPrograms.ReadFile("testdata/consumers/" + f)
 		if err != nil {
 			return fmt.Errorf("consumer program %s: %w", f, err)
 		}
 		files[f] = string(data)
+	}
+	if spec.program != "" {
+		data, err := os.ReadFile(spec.program)
+		if err != nil {
+			return fmt.Errorf("no consumer program: write %s/%s, whose func open opens the adapter (see CONTRIBUTING.md, \"Adding a backend\"): %w", rel, consumerProgram, err)
+		}
+		files["open.go"] = string(data)
 	}
 	for f, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o644); err != nil {
@@ -234,7 +290,7 @@ func writeConsumer(dir, rel string, programFiles []string) error {
 // consumerCheck builds the local proxy for the repository at its current
 // version and runs a consumer of every adapter module; it prints the table
 // to w and fails if any row failed.
-func consumerCheck(ctx context.Context, r *Repo, w io.Writer, keep bool) error {
+func consumerCheck(ctx context.Context, r *Repo, w io.Writer, keep bool, only []string) error {
 	version, err := r.Version()
 	if err != nil {
 		return err
@@ -265,19 +321,16 @@ func consumerCheck(ctx context.Context, r *Repo, w io.Writer, keep bool) error {
 	fmt.Fprintf(w, "consumer check: every adapter and sign-in module at %s from a local proxy of the working tree, in a module outside the repository (GOWORK=off)\n", version)
 	fmt.Fprintf(w, "  %-24s %13s %12s  %-9s %s\n", "module", "modules built", "go.sum lines", "forbidden", "result")
 	var failed []string
-	specs := consumerSpecs()
+	specs, err := consumerSpecs(r)
+	if err != nil {
+		return err
+	}
 	for _, m := range r.Modules {
-		spec, ok := specs[m.Rel]
-		if !ok && strings.HasPrefix(m.Rel, "adapters/") {
-			fmt.Fprintf(w, "  %-24s FAILED: no consumer program: add tools/release/testdata/consumers/%s.go and a row to consumerSpecs\n", m.Rel, path.Base(m.Rel))
-			failed = append(failed, m.Rel)
-			continue
-		}
-		if !ok {
+		if _, ok := specs[m.Rel]; !ok || (len(only) > 0 && !slices.Contains(only, m.Rel)) {
 			continue // core, conformance: used by every consumer, or by tests only
 		}
 		start := time.Now()
-		res := runConsumer(ctx, m, spec, version, work, env, required)
+		res := runConsumer(ctx, m, specs, version, work, env, required)
 		forbidden := "none"
 		if len(res.Forbidden) > 0 {
 			forbidden = strings.Join(res.Forbidden, ",")

@@ -5,7 +5,7 @@
 //	release modules                 the released modules in dependency order, with their tags
 //	release version                 the version the go.mod files require each other at
 //	release set-version VERSION     rewrite every in-repo requirement to VERSION
-//	release consumers [-keep]       the consumer check (see consumer.go)
+//	release consumers [-keep] [-only DIRS]  the consumer check (see consumer.go)
 //	release proxy DIR               serve the working tree as a module proxy in DIR (before tags exist)
 //	release tag [-n] VERSION        check the tree, set VERSION, commit, tag every module
 //
@@ -36,7 +36,7 @@ func main() {
 	}
 }
 
-const usage = `usage: release [-C DIR] modules | version | set-version VERSION | consumers [-keep] | proxy DIR | tag [-n] VERSION`
+const usage = `usage: release [-C DIR] modules | version | set-version VERSION | consumers [-keep] [-only DIRS] | proxy DIR | tag [-n] VERSION`
 
 func run1(ctx context.Context, args []string) error {
 	global := flag.NewFlagSet("release", flag.ContinueOnError)
@@ -94,10 +94,15 @@ func run1(ctx context.Context, args []string) error {
 	case "consumers":
 		fs := flag.NewFlagSet("consumers", flag.ContinueOnError)
 		keep := fs.Bool("keep", false, "keep the proxy and the consumer modules (their directory is printed)")
+		only := fs.String("only", "", "comma-separated module directories to check (default: every adapter and sign-in module)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-		return consumerCheck(ctx, r, os.Stdout, *keep)
+		var modules []string
+		if *only != "" {
+			modules = strings.Split(*only, ",")
+		}
+		return consumerCheck(ctx, r, os.Stdout, *keep, modules)
 	case "proxy":
 		if len(args) != 1 {
 			return errors.New("usage: release proxy DIR")

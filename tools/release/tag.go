@@ -70,7 +70,7 @@ func tagRelease(ctx context.Context, r *Repo, version string, dryRun bool, w io.
 			return fmt.Errorf("go mod tidy would change %s at %s: %w", m.Rel, version, err)
 		}
 	}
-	if err := consumerCheck(ctx, r, w, false); err != nil {
+	if err := consumerCheck(ctx, r, w, false, nil); err != nil {
 		restore()
 		return err
 	}

@@ -6,7 +6,9 @@
 // "$open" config: {url, databaseName}. ObjectIds are written {"$oid": "<hex>"}.
 import { MongoClient, ObjectId } from "mongodb"
 import { MongoDBAdapter } from "@auth/mongodb-adapter"
-import { serve } from "../../../conformance/nodeproc/serve-adapter.mjs"
+// serve-adapter.mjs ships inside the Go package conformance/nodeproc, whose
+// Start writes it out and names it in AUTHPORT_SERVE_ADAPTER.
+const { serve } = await import(process.env.AUTHPORT_SERVE_ADAPTER || "nodeproc.Start sets AUTHPORT_SERVE_ADAPTER")
 
 serve(({ url, databaseName }) => {
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 10000 })

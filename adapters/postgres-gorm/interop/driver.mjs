@@ -10,7 +10,9 @@
 // adapter would: the SQL the adapter's documentation gives (pg, kysely) or
 // the SQL drizzle-kit generates from the adapter's own default tables
 // (drizzle); an array of statements is run as given.
-import { serve } from "../../../conformance/nodeproc/serve-adapter.mjs";
+// serve-adapter.mjs ships inside the Go package conformance/nodeproc, whose
+// Start writes it out and names it in AUTHPORT_SERVE_ADAPTER.
+const { serve } = await import(process.env.AUTHPORT_SERVE_ADAPTER || "nodeproc.Start sets AUTHPORT_SERVE_ADAPTER");
 
 
 

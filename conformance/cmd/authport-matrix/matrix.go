@@ -6,13 +6,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/authport/authport/conformance/backendtable"
 	"github.com/authport/authport/core"
 )
 
-// backendOrder is the order of the repository's backends in the matrix;
-// others follow alphabetically.
+// backendOrder is the order of the repository's backends in the matrix,
+// the order of the table of backends (conformance/backendtable); others
+// follow alphabetically.
 func backendOrder() []string {
-	return []string{"memory", "bbolt", "redis", "redis-cluster", "redis-sentinel", "postgres", "postgres-ha", "mysql", "sqlite", "mongodb"}
+	table, _ := backendtable.Read() // a broken table fails backendtable's own test
+	return table.Names()
 }
 
 // Cell values.

@@ -7,7 +7,9 @@
 import { createStorage } from "unstorage"
 import redisDriver from "unstorage/drivers/redis"
 import { UnstorageAdapter } from "@auth/unstorage-adapter"
-import { serve } from "../../../../conformance/nodeproc/serve-adapter.mjs"
+// serve-adapter.mjs ships inside the Go package conformance/nodeproc, whose
+// Start writes it out and names it in AUTHPORT_SERVE_ADAPTER.
+const { serve } = await import(process.env.AUTHPORT_SERVE_ADAPTER || "nodeproc.Start sets AUTHPORT_SERVE_ADAPTER")
 
 serve(({ url, base }) => {
   const storage = createStorage({ driver: redisDriver({ url, base }) })

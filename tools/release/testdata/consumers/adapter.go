@@ -1,8 +1,9 @@
 //go:build authport_consumer
 
 // The check of an adapter module: with main.go and the adapter's own file
-// (which opens it), a program of a module outside the repository, built by
-// the consumer check (see consumer.go).
+// (testdata/consumer.go in the adapter's directory, whose func open opens
+// it), a program of a module outside the repository, built by the consumer
+// check (see consumer.go).
 package main
 
 import (

@@ -1,0 +1,3 @@
+module github.com/authport/authport/tests/newbackend
+
+go 1.26.0
