@@ -146,7 +146,7 @@ func (h *Handler) cookie(name, value string, maxAge time.Duration, shared bool) 
 
 // setCookie sets a cookie with the handler's attributes (cookie).
 func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge time.Duration, shared bool) {
-	http.SetCookie(w, h.cookie(name, value, maxAge, shared))
+	setCookies(w, []*http.Cookie{h.cookie(name, value, maxAge, shared)})
 }
 
 // writeSessionCookie gives the browser the database session's cookie
@@ -157,18 +157,58 @@ func (h *Handler) writeSessionCookie(w http.ResponseWriter, s core.Session) {
 }
 
 // writeSessionJWT gives the browser the JWT session cookie, split into
-// chunks when large (jwt.WriteCookie).
+// chunks when large (jwt.SetCookies).
 func (h *Handler) writeSessionJWT(w http.ResponseWriter, r *http.Request, token string) {
-	jwt.WriteCookie(w, r, h.cookie(h.names.SessionToken, token, h.sessions.MaxAge, true))
+	setCookies(w, jwt.SetCookies(r, h.cookie(h.names.SessionToken, token, h.sessions.MaxAge, true)))
 }
 
 // clearSession deletes the session cookie and its chunks. With a Domain it
 // deletes the host-only cookie of that name too (one left from before the
 // Domain was configured would otherwise shadow the shared one).
 func (h *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
-	jwt.ClearCookie(w, r, h.cookie(h.names.SessionToken, "", 0, true))
+	setCookies(w, jwt.ClearCookies(r, h.cookie(h.names.SessionToken, "", 0, true)))
 	if h.cookies.domain != "" {
-		jwt.ClearCookie(w, r, h.cookie(h.names.SessionToken, "", 0, false))
+		setCookies(w, jwt.ClearCookies(r, h.cookie(h.names.SessionToken, "", 0, false)))
+	}
+}
+
+// setCookies writes cookies on w, in order: with setCookie, the one place
+// authport writes Set-Cookie.
+func setCookies(w http.ResponseWriter, cookies []*http.Cookie) {
+	for _, c := range cookies {
+		http.SetCookie(w, c)
+	}
+}
+
+// cookieNames are the names of every cookie the handler writes, as
+// Auth.js names them. The sealed ones (PKCE code verifier, state, nonce,
+// WebAuthn challenge, and the JWT session) use their name as the salt.
+type cookieNames struct {
+	SessionToken      string // the session JWT, or the database session's token
+	CallbackURL       string // where to go after sign-in (not sealed)
+	CSRFToken         string // the double-submit CSRF token (not sealed)
+	PKCECodeVerifier  string // sealed, 15 minutes
+	State             string // sealed, 15 minutes
+	Nonce             string // sealed, 15 minutes
+	WebAuthnChallenge string // sealed, the ceremony's timeout
+}
+
+// cookieNamesFor returns the cookie names: with the "__Secure-" prefix
+// (and "__Host-" for the CSRF token) when secure, as Auth.js names them on
+// an https site, without when not.
+func cookieNamesFor(secure bool) cookieNames {
+	prefix, host, session := "", "", jwt.SessionTokenCookie
+	if secure {
+		prefix, host, session = "__Secure-", "__Host-", jwt.SecureSessionTokenCookie
+	}
+	return cookieNames{
+		SessionToken:      session,
+		CallbackURL:       prefix + "authjs.callback-url",
+		CSRFToken:         host + "authjs.csrf-token",
+		PKCECodeVerifier:  prefix + "authjs.pkce.code_verifier",
+		State:             prefix + "authjs.state",
+		Nonce:             prefix + "authjs.nonce",
+		WebAuthnChallenge: prefix + "authjs.challenge",
 	}
 }
 

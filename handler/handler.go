@@ -94,7 +94,7 @@ type Handler struct {
 	passkeys  Passkeys
 	secrets   []string
 	codec     *jwt.Codec
-	names     jwt.CookieNames
+	names     cookieNames
 	secure    bool           // cookies are Secure, with the prefixes
 	cookies   cookieSettings // the checked Config.Cookies
 	base      string         // BaseURL without a trailing slash
@@ -158,7 +158,7 @@ func New(cfg Config) (*Handler, error) {
 	h.basePath = strings.TrimSuffix(u.EscapedPath(), "/")
 	h.base = h.origin + h.basePath
 	h.prefix = h.basePath + "/"
-	h.names = jwt.CookieNamesFor(h.secure)
+	h.names = cookieNamesFor(h.secure)
 	if h.codec, err = jwt.NewCodec(h.secrets...); err != nil {
 		return nil, fmt.Errorf("%w: Secrets: %w", core.ErrInvalidConfig, err)
 	}

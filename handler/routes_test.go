@@ -215,7 +215,7 @@ func TestCredentialsJWT(t *testing.T) {
 	for _, tls := range []bool{false, true} {
 		t.Run(map[bool]string{false: "http", true: "https"}[tls], func(t *testing.T) {
 			e := newEnv(t, envOpts{strategy: auth.StrategyJWT, tls: tls, maxAge: 2 * time.Hour, updateAge: ptr(time.Hour)})
-			name := jwt.CookieNamesFor(tls).SessionToken
+			name := map[bool]string{false: jwt.SessionTokenCookie, true: jwt.SecureSessionTokenCookie}[tls]
 			res := e.signInCredentials("ada", "lovelace", url.Values{"callbackUrl": {"/dashboard?tab=1"}})
 			wantStatus(t, res, http.StatusSeeOther)
 			wantLocation(t, e, res, "/dashboard", "tab", "1")

@@ -190,7 +190,7 @@ type Reader struct {
 	codec     *jwt.Codec
 	strategy  auth.Strategy
 	secure    bool
-	names     jwt.CookieNames
+	names     cookieNames
 	signInURL string
 	log       *slog.Logger
 	now       func() time.Time
@@ -204,7 +204,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		auth:      cfg.Auth,
 		strategy:  cfg.Strategy,
 		secure:    cfg.Secure,
-		names:     jwt.CookieNamesFor(cfg.Secure),
+		names:     cookieNamesFor(cfg.Secure),
 		signInURL: cfg.SignInURL,
 		log:       cfg.Logger,
 		now:       cfg.Now,

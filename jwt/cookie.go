@@ -11,66 +11,13 @@ import (
 
 // SessionTokenCookie is the name of Auth.js's session cookie on http:// sites
 // (development); SecureSessionTokenCookie is its name on https:// sites.
-// The name is also the salt of the session token.
+// The name is also the salt of the session token. (Auth.js's other cookie
+// names are the handler's: module github.com/authport/authport/handler
+// writes every cookie.)
 const (
 	SessionTokenCookie       = "authjs.session-token"
 	SecureSessionTokenCookie = "__Secure-authjs.session-token"
 )
-
-// CookieNames are the names Auth.js gives its cookies. The PKCE code
-// verifier, state, nonce and WebAuthn challenge cookies are sealed JWTs whose
-// salt is the cookie name, like the session token.
-type CookieNames struct {
-	SessionToken      string // the session JWT (or the database session id)
-	CallbackURL       string // where to go after sign-in (not a JWT)
-	CSRFToken         string // the double-submit CSRF token (not a JWT)
-	PKCECodeVerifier  string // sealed, 15 minutes
-	State             string // sealed, 15 minutes
-	Nonce             string // sealed
-	WebAuthnChallenge string // sealed, 15 minutes
-}
-
-// CookieNamesFor returns Auth.js's default cookie names: with the
-// "__Secure-" prefix (and "__Host-" for the CSRF token) when secure, as Auth.js
-// does for an https:// site, without when not.
-func CookieNamesFor(secure bool) CookieNames {
-	prefix, host := "", ""
-	if secure {
-		prefix, host = "__Secure-", "__Host-"
-	}
-	return CookieNames{
-		SessionToken:      prefix + "authjs.session-token",
-		CallbackURL:       prefix + "authjs.callback-url",
-		CSRFToken:         host + "authjs.csrf-token",
-		PKCECodeVerifier:  prefix + "authjs.pkce.code_verifier",
-		State:             prefix + "authjs.state",
-		Nonce:             prefix + "authjs.nonce",
-		WebAuthnChallenge: prefix + "authjs.challenge",
-	}
-}
-
-// NewCookie returns a cookie with Auth.js's attributes: HttpOnly,
-// SameSite=Lax, Path "/", and Secure when the name has the "__Secure-" or
-// "__Host-" prefix (which browsers only accept on Secure cookies). A
-// non-zero expires sets Expires and Max-Age; zero makes a browser-session
-// cookie.
-func NewCookie(name, value string, expires time.Time) *http.Cookie {
-	c := &http.Cookie{
-		Name:     name,
-		Value:    value,
-		Path:     "/",
-		HttpOnly: true,
-		SameSite: http.SameSiteLaxMode,
-		Secure:   strings.HasPrefix(name, "__Secure-") || strings.HasPrefix(name, "__Host-"),
-	}
-	if !expires.IsZero() {
-		c.Expires = expires.UTC()
-		if c.MaxAge = int(time.Until(expires) / time.Second); c.MaxAge <= 0 {
-			c.MaxAge = -1 // already past: delete it
-		}
-	}
-	return c
-}
 
 // ChunkSize is the most characters of a value one cookie carries, as in
 // Auth.js: 4096 bytes a browser allows per cookie, less 160 for the name
@@ -176,37 +123,41 @@ func chunkIndex(cookie, name string) (int, bool) {
 	return i, err == nil
 }
 
-// WriteCookie sets c on w, split by SplitCookie, and deletes the cookies of
-// the same name that r carries and the new ones do not overwrite: chunks
-// left over from a longer value, or the unsplit cookie when the value is now
-// split. Auth.js does the same when a session cookie grows or shrinks. r may
-// be nil (nothing to delete).
-func WriteCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
-	if w == nil || c == nil {
-		return
+// SetCookies returns the cookies that store c in a browser holding r's
+// cookies: c split by [SplitCookie], then deletions of the cookies of the
+// same name that r carries and the new ones do not overwrite (chunks left
+// over from a longer value, or the unsplit cookie when the value is now
+// split), as Auth.js does when a session cookie grows or shrinks. r may be
+// nil (nothing to delete); a nil c gives nil. The caller writes them, in
+// order, with http.SetCookie.
+func SetCookies(r *http.Request, c *http.Cookie) []*http.Cookie {
+	if c == nil {
+		return nil
 	}
-	written := map[string]bool{}
-	for _, part := range SplitCookie(c) {
-		http.SetCookie(w, part)
+	out := SplitCookie(c)
+	written := make(map[string]bool, len(out))
+	for _, part := range out {
 		written[part.Name] = true
 	}
-	deleteStale(w, r, c, written)
+	return appendStale(out, r, c, written)
 }
 
-// ClearCookie deletes the cookie c.Name and every chunk of it that r
-// carries (r may be nil). c gives the attributes a browser matches on (Path,
-// Domain) and the ones it requires (Secure for a "__Secure-" name).
-func ClearCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
-	if w == nil || c == nil {
-		return
+// ClearCookies returns the cookies that delete the cookie c.Name and every
+// chunk of it that r carries (r may be nil). c gives the attributes a
+// browser matches on (Path, Domain) and the ones it requires (Secure for a
+// "__Secure-" name). A nil c gives nil.
+func ClearCookies(r *http.Request, c *http.Cookie) []*http.Cookie {
+	if c == nil {
+		return nil
 	}
-	http.SetCookie(w, expired(c, c.Name))
-	deleteStale(w, r, c, map[string]bool{c.Name: true})
+	return appendStale([]*http.Cookie{expired(c, c.Name)}, r, c, map[string]bool{c.Name: true})
 }
 
-func deleteStale(w http.ResponseWriter, r *http.Request, c *http.Cookie, keep map[string]bool) {
+// appendStale appends deletions of the cookies named c.Name or a chunk of
+// it that r carries, except those in keep.
+func appendStale(out []*http.Cookie, r *http.Request, c *http.Cookie, keep map[string]bool) []*http.Cookie {
 	if r == nil {
-		return
+		return out
 	}
 	plain, chunks := cookieParts(r, c.Name)
 	var names []string
@@ -219,9 +170,10 @@ func deleteStale(w http.ResponseWriter, r *http.Request, c *http.Cookie, keep ma
 	sort.Strings(names)
 	for _, n := range names {
 		if !keep[n] {
-			http.SetCookie(w, expired(c, n))
+			out = append(out, expired(c, n))
 		}
 	}
+	return out
 }
 
 func expired(c *http.Cookie, name string) *http.Cookie {

@@ -40,7 +40,7 @@ func FuzzCookieChunks(f *testing.F) {
 		}
 
 		value := strings.Repeat(unit, int(n)%(4*ChunkSize+1)/max(1, len(unit)))
-		c := NewCookie(name, value, time.Now().Add(time.Hour))
+		c := newCookie(name, value, time.Now().Add(time.Hour))
 		if value == "" || c.Valid() != nil {
 			return // a value no browser would hold; tokens are base64url
 		}
@@ -67,7 +67,7 @@ func FuzzCookieChunks(f *testing.F) {
 
 		// The browser holds an older value of another length.
 		jar := map[string]string{}
-		for _, p := range SplitCookie(NewCookie(name, strings.Repeat("o", int(old)%(4*ChunkSize)+1), time.Time{})) {
+		for _, p := range SplitCookie(newCookie(name, strings.Repeat("o", int(old)%(4*ChunkSize)+1), time.Time{})) {
 			jar[p.Name] = p.Value
 		}
 		var held []string
@@ -75,7 +75,7 @@ func FuzzCookieChunks(f *testing.F) {
 			held = append(held, sent(k, v))
 		}
 		w := httptest.NewRecorder()
-		WriteCookie(w, &http.Request{Header: http.Header{"Cookie": {strings.Join(held, "; ")}}}, c)
+		writeCookie(w, &http.Request{Header: http.Header{"Cookie": {strings.Join(held, "; ")}}}, c)
 		for _, set := range w.Result().Cookies() {
 			if set.MaxAge < 0 {
 				delete(jar, set.Name)

@@ -42,7 +42,7 @@ func TestChunkingRoundTripWithLargeClaims(t *testing.T) {
 	if len(token) < 3*ChunkSize {
 		t.Fatalf("token of %d bytes: want one needing at least 4 cookies", len(token))
 	}
-	template := NewCookie(name, token, t0.Add(time.Hour))
+	template := newCookie(name, token, t0.Add(time.Hour))
 	parts := SplitCookie(template)
 	if want := (len(token) + ChunkSize - 1) / ChunkSize; len(parts) != want {
 		t.Fatalf("%d cookies; want %d", len(parts), want)
@@ -172,7 +172,7 @@ func TestWriteCookieReplacesStaleChunks(t *testing.T) {
 	t.Run("long to short", func(t *testing.T) {
 		r := requestWith(SplitCookie(&http.Cookie{Name: n, Value: long})...)
 		rec := httptest.NewRecorder()
-		WriteCookie(rec, r, NewCookie(n, "short", time.Time{}))
+		writeCookie(rec, r, newCookie(n, "short", time.Time{}))
 		got := setCookies(t, rec)
 		if !reflect.DeepEqual(names(got), []string{n, n + ".0", n + ".1", n + ".2"}) {
 			t.Fatalf("set %v", names(got))
@@ -189,7 +189,7 @@ func TestWriteCookieReplacesStaleChunks(t *testing.T) {
 	t.Run("short to long", func(t *testing.T) {
 		r := requestWith(&http.Cookie{Name: n, Value: "short"}, &http.Cookie{Name: n + ".3", Value: "old"})
 		rec := httptest.NewRecorder()
-		WriteCookie(rec, r, NewCookie(n, long, time.Time{}))
+		writeCookie(rec, r, newCookie(n, long, time.Time{}))
 		got := setCookies(t, rec)
 		if !reflect.DeepEqual(names(got), []string{n, n + ".0", n + ".1", n + ".2", n + ".3"}) {
 			t.Fatalf("set %v", names(got))
@@ -203,8 +203,8 @@ func TestWriteCookieReplacesStaleChunks(t *testing.T) {
 	})
 	t.Run("no request", func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		WriteCookie(rec, nil, NewCookie(n, "v", time.Time{}))
-		WriteCookie(nil, nil, nil) // nothing to do, no panic
+		writeCookie(rec, nil, newCookie(n, "v", time.Time{}))
+		writeCookie(nil, nil, nil) // nothing to do, no panic
 		if got := setCookies(t, rec); len(got) != 1 || got[n].Value != "v" {
 			t.Errorf("set %v", names(got))
 		}
@@ -215,7 +215,7 @@ func TestClearCookie(t *testing.T) {
 	const n = SessionTokenCookie
 	r := requestWith(&http.Cookie{Name: n + ".0", Value: "a"}, &http.Cookie{Name: n + ".1", Value: "b"}, &http.Cookie{Name: "keep", Value: "k"})
 	rec := httptest.NewRecorder()
-	ClearCookie(rec, r, NewCookie(n, "", time.Time{}))
+	clearCookie(rec, r, newCookie(n, "", time.Time{}))
 	got := setCookies(t, rec)
 	if !reflect.DeepEqual(names(got), []string{n, n + ".0", n + ".1"}) {
 		t.Fatalf("set %v", names(got))
@@ -225,52 +225,7 @@ func TestClearCookie(t *testing.T) {
 			t.Errorf("%s not deleted: %+v", c.Name, c)
 		}
 	}
-	ClearCookie(nil, r, nil) // no panic
-}
-
-func TestNewCookieAttributes(t *testing.T) {
-	exp := time.Now().Add(time.Hour)
-	for name, secure := range map[string]bool{
-		SessionTokenCookie:                     false,
-		SecureSessionTokenCookie:               true,
-		CookieNamesFor(true).CSRFToken:         true,
-		CookieNamesFor(false).PKCECodeVerifier: false,
-	} {
-		c := NewCookie(name, "v", exp)
-		if c.Secure != secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" {
-			t.Errorf("%s: %+v", name, c)
-		}
-		if c.MaxAge < 3590 || c.MaxAge > 3600 || !c.Expires.Equal(exp.UTC()) {
-			t.Errorf("%s: Max-Age %d, Expires %v", name, c.MaxAge, c.Expires)
-		}
-	}
-	if c := NewCookie("n", "v", time.Now().Add(-time.Minute)); c.MaxAge != -1 {
-		t.Errorf("past expiry: Max-Age %d; want deletion", c.MaxAge)
-	}
-	if c := NewCookie("n", "v", time.Time{}); c.MaxAge != 0 || !c.Expires.IsZero() {
-		t.Errorf("no expiry: %+v", c)
-	}
-}
-
-func TestCookieNamesFor(t *testing.T) {
-	want := CookieNames{
-		SessionToken:      "__Secure-authjs.session-token",
-		CallbackURL:       "__Secure-authjs.callback-url",
-		CSRFToken:         "__Host-authjs.csrf-token",
-		PKCECodeVerifier:  "__Secure-authjs.pkce.code_verifier",
-		State:             "__Secure-authjs.state",
-		Nonce:             "__Secure-authjs.nonce",
-		WebAuthnChallenge: "__Secure-authjs.challenge",
-	}
-	if got := CookieNamesFor(true); got != want {
-		t.Errorf("secure: %+v", got)
-	}
-	if got := CookieNamesFor(false); got.SessionToken != SessionTokenCookie || got.CSRFToken != "authjs.csrf-token" || got.State != "authjs.state" {
-		t.Errorf("plain: %+v", got)
-	}
-	if CookieNamesFor(true).SessionToken != SecureSessionTokenCookie {
-		t.Error("SecureSessionTokenCookie differs from CookieNamesFor(true).SessionToken")
-	}
+	clearCookie(nil, r, nil) // no panic
 }
 
 func TestDecodeCookieErrors(t *testing.T) {

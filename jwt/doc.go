@@ -12,10 +12,11 @@
 // the JWK thumbprint of the derived key, which picks the secret among several
 // when secrets are rotated. The claims get "iat", "exp" and a random "jti".
 //
-// [Codec] does the encoding and decoding; [SplitCookie], [JoinCookies],
-// [WriteCookie] and [ClearCookie] cut a large token into the cookies
+// [Codec] does the encoding and decoding; [SplitCookie], [SetCookies],
+// [ClearCookies] and [JoinCookies] cut a large token into the cookies
 // "name.0", "name.1", … and join them back, as Auth.js does for a session
-// cookie above about 4 KB; [CookieNamesFor] lists Auth.js's cookie names.
+// cookie above about 4 KB. The package writes no response: the handler
+// (module github.com/authport/authport/handler) sets the cookies.
 //
 // The cryptography is go-jose's (JWE) and the standard library's (HKDF,
 // SHA-2); this package holds the Auth.js conventions around them.

@@ -45,14 +45,14 @@ func ExampleCodec() {
 	codec, _ := jwt.NewCodec("secret")
 	codec = codec.WithClock(func() time.Time { return made })
 
-	state := jwt.CookieNamesFor(true).State
+	state := "__Secure-authjs.state" // Auth.js's state cookie on https
 	token, _ := codec.Encode(state, map[string]any{"value": "xyz", "provider": "github"}, 15*time.Minute)
 	fmt.Println(strings.Count(token, "."), "dots: a compact JWE")
 
 	claims, _ := codec.Decode(state, token)
 	fmt.Println(claims["value"], claims["provider"], time.Unix(int64(claims["exp"].(float64)), 0).UTC())
 
-	_, err := codec.Decode(jwt.CookieNamesFor(true).Nonce, token) // another cookie's salt
+	_, err := codec.Decode("__Secure-authjs.nonce", token) // another cookie's salt
 	fmt.Println(errors.Is(err, jwt.ErrInvalidToken))
 
 	later := codec.WithClock(func() time.Time { return made.Add(16 * time.Minute) })
@@ -85,7 +85,7 @@ func ExampleNewCodec_rotation() {
 // A session token too large for one cookie is cut in chunks, as Auth.js does.
 func ExampleSplitCookie() {
 	big := strings.Repeat("x", 9000) // a token of 9000 characters
-	for _, c := range jwt.SplitCookie(jwt.NewCookie(jwt.SecureSessionTokenCookie, big, time.Time{})) {
+	for _, c := range jwt.SplitCookie(&http.Cookie{Name: jwt.SecureSessionTokenCookie, Value: big, Path: "/", Secure: true, HttpOnly: true}) {
 		fmt.Println(c.Name, len(c.Value), c.Secure, c.HttpOnly)
 	}
 	// Output:
@@ -94,16 +94,15 @@ func ExampleSplitCookie() {
 	// __Secure-authjs.session-token.2 1128 true true
 }
 
-// WriteCookie sets a (possibly chunked) cookie and deletes chunks the browser
-// still holds from a larger one; JoinCookies reads it back.
-func ExampleWriteCookie() {
+// SetCookies gives the cookies that store a (possibly chunked) value and
+// delete the chunks the browser still holds from a larger one;
+// JoinCookies reads it back.
+func ExampleSetCookies() {
 	r := httptest.NewRequest(http.MethodGet, "http://localhost:3000/", nil)
 	r.AddCookie(&http.Cookie{Name: "authjs.session-token.0", Value: "old"})
 	r.AddCookie(&http.Cookie{Name: "authjs.session-token.1", Value: "old"})
 
-	w := httptest.NewRecorder()
-	jwt.WriteCookie(w, r, jwt.NewCookie(jwt.SessionTokenCookie, "new-token", time.Time{}))
-	for _, c := range w.Result().Cookies() {
+	for _, c := range jwt.SetCookies(r, &http.Cookie{Name: jwt.SessionTokenCookie, Value: "new-token", Path: "/", HttpOnly: true}) {
 		fmt.Printf("%s=%q max-age=%d\n", c.Name, c.Value, c.MaxAge)
 	}
 
@@ -116,16 +115,4 @@ func ExampleWriteCookie() {
 	// authjs.session-token.0="" max-age=-1
 	// authjs.session-token.1="" max-age=-1
 	// new-token <nil>
-}
-
-func ExampleCookieNamesFor() {
-	fmt.Println(jwt.CookieNamesFor(false).SessionToken)
-	fmt.Println(jwt.CookieNamesFor(true).SessionToken)
-	fmt.Println(jwt.CookieNamesFor(true).CSRFToken)
-	fmt.Println(jwt.CookieNamesFor(true).PKCECodeVerifier)
-	// Output:
-	// authjs.session-token
-	// __Secure-authjs.session-token
-	// __Host-authjs.csrf-token
-	// __Secure-authjs.pkce.code_verifier
 }

@@ -46,7 +46,7 @@ func withRegistered(t *testing.T, claims map[string]any, from map[string]any) ma
 func TestInteropAuthjsEncodesGoDecodes(t *testing.T) {
 	const secret = "interop-secret-1"
 	c := mustCodec(t, secret)
-	salts := []string{SessionTokenCookie, SecureSessionTokenCookie, CookieNamesFor(true).State}
+	salts := []string{SessionTokenCookie, SecureSessionTokenCookie, secureStateCookie}
 	var reqs []jwttest.Request
 	for _, salt := range salts {
 		reqs = append(reqs, jwttest.Request{Op: "encode", Secret: secret, Salt: salt, Claims: richClaims(), MaxAge: seconds(3600)})
@@ -83,7 +83,7 @@ func TestInteropAuthjsEncodesGoDecodes(t *testing.T) {
 func TestInteropGoEncodesAuthjsDecodes(t *testing.T) {
 	const secret = "interop-secret-2"
 	c := mustCodec(t, secret)
-	salts := []string{SessionTokenCookie, SecureSessionTokenCookie, CookieNamesFor(false).PKCECodeVerifier}
+	salts := []string{SessionTokenCookie, SecureSessionTokenCookie, pkceCookie}
 	var reqs []jwttest.Request
 	var mine []map[string]any
 	for _, salt := range salts {
@@ -223,7 +223,7 @@ func TestInteropChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := SplitCookie(NewCookie(name, token, time.Time{}))
+	ours := SplitCookie(newCookie(name, token, time.Time{}))
 	var header []string
 	for _, p := range slices.Backward(ours) { // the browser's order is not ours
 		header = append(header, p.Name+"="+p.Value)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/provider/providers"
@@ -27,13 +28,16 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		}
 		return a
 	}
-	// The base URL is the Auth's: configured once, there.
+	// The base URL is the Auth's: configured once, there; auth.New refuses
+	// one that is not an absolute http(s) URL.
+	for _, base := range []string{"/auth", "ftp://example.com/auth", "http://[::1"} {
+		if _, err := auth.New(auth.Config{Adapter: memory.New(), Secrets: []string{"an-auth-secret-of-at-least-32-bytes!"}, BaseURL: base}); !errors.Is(err, core.ErrInvalidConfig) {
+			t.Errorf("BaseURL %q: %v, want ErrInvalidConfig", base, err)
+		}
+	}
 	for name, cfg := range map[string]oauth.Config{
-		"nil Auth":        {},
-		"no base URL":     {Auth: withBase("")},
-		"relative base":   {Auth: withBase("/auth")},
-		"not http(s)":     {Auth: withBase("ftp://example.com/auth")},
-		"unparsable base": {Auth: withBase("http://[::1")},
+		"nil Auth":    {},
+		"no base URL": {Auth: withBase("")},
 	} {
 		if f, err := oauth.New(cfg); !errors.Is(err, oauth.ErrInvalidConfig) || f != nil {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
@@ -258,7 +262,7 @@ func TestRedirectProxy(t *testing.T) {
 // secret, holding {value}. The state cookie holds the state sent.
 func TestCheckCookiesAreAuthJSCookies(t *testing.T) {
 	for _, secure := range []bool{false, true} {
-		names := jwt.CookieNamesFor(secure)
+		names := checkNamesFor(secure)
 		fake := newFakeProvider(t)
 		base := testBase
 		if secure {
@@ -303,7 +307,7 @@ func TestCheckCookiesAreAuthJSCookies(t *testing.T) {
 
 // The names the package exports are Auth.js's.
 func TestCookieNameConstants(t *testing.T) {
-	n := jwt.CookieNamesFor(false)
+	n := checkNamesFor(false)
 	if oauth.PKCECookieName != n.PKCECodeVerifier || oauth.StateCookieName != n.State || oauth.NonceCookieName != n.Nonce {
 		t.Errorf("constants %q %q %q, jwt says %+v", oauth.PKCECookieName, oauth.StateCookieName, oauth.NonceCookieName, n)
 	}
@@ -364,4 +368,15 @@ func TestExplicitEndpointsOverrideDiscovery(t *testing.T) {
 	if in.User.Email != "bob@example.com" || !in.IsNewUser {
 		t.Errorf("user %+v", in.User)
 	}
+}
+
+// checkNames are Auth.js's names of the check cookies.
+type checkNames struct{ PKCECodeVerifier, State, Nonce string }
+
+func checkNamesFor(secure bool) checkNames {
+	p := ""
+	if secure {
+		p = "__Secure-"
+	}
+	return checkNames{p + "authjs.pkce.code_verifier", p + "authjs.state", p + "authjs.nonce"}
 }

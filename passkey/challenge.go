@@ -80,7 +80,10 @@ type challengeState struct {
 }
 
 func (p *Passkeys) cookieName(rp *relyingParty) string {
-	return jwt.CookieNamesFor(rp.secure).WebAuthnChallenge
+	if rp.secure {
+		return "__Secure-authjs.challenge"
+	}
+	return "authjs.challenge"
 }
 
 // setChallenge seals the state into Auth.js's challenge cookie.
@@ -94,8 +97,11 @@ func (p *Passkeys) setChallenge(w http.ResponseWriter, r *http.Request, rp *rely
 	if err != nil {
 		return fmt.Errorf("passkey: challenge cookie: %w", err)
 	}
-	c := jwt.NewCookie(name, token, p.now().Add(p.timeout))
-	jwt.WriteCookie(w, r, c)
+	c := &http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: rp.secure,
+		Expires: p.now().Add(p.timeout).UTC(), MaxAge: int(p.timeout / time.Second)}
+	for _, part := range jwt.SetCookies(r, c) {
+		http.SetCookie(w, part)
+	}
 	return nil
 }
 
@@ -105,7 +111,9 @@ func (p *Passkeys) useChallenge(w http.ResponseWriter, r *http.Request, rp *rely
 	name := p.cookieName(rp)
 	claims, err := p.codec.DecodeCookie(r, name)
 	if _, cerr := jwt.JoinCookies(r, name); cerr == nil {
-		jwt.ClearCookie(w, r, jwt.NewCookie(name, "", time.Time{}))
+		for _, part := range jwt.ClearCookies(r, &http.Cookie{Name: name, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: rp.secure}) {
+			http.SetCookie(w, part)
+		}
 	}
 	switch {
 	case errors.Is(err, jwt.ErrExpiredToken):
