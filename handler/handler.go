@@ -39,10 +39,6 @@ type Config struct {
 	// identifier and per client; the zero value is on, with the default
 	// limits, in process. See [RateLimit].
 	RateLimit RateLimit
-	// Cookies change the session, CSRF and callback-url cookies' Domain,
-	// SameSite and Secure attributes; the zero value keeps Auth.js's
-	// defaults. New checks them against BaseURL. See [CookieOptions].
-	Cookies CookieOptions
 	// Bearer lets Middleware, Require and Session (the embedded Reader)
 	// read a session from an "Authorization: Bearer <token>" header, for
 	// API clients; off by default. See ReaderConfig.Bearer. The handler's
@@ -95,12 +91,12 @@ type Handler struct {
 	secrets   []string
 	codec     *jwt.Codec
 	names     cookieNames
-	secure    bool           // cookies are Secure, with the prefixes
-	cookies   cookieSettings // the checked Config.Cookies
-	base      string         // BaseURL without a trailing slash
-	basePath  string         // its path, e.g. "/auth"
-	prefix    string         // basePath + "/", the routes' path prefix
-	origin    string         // scheme://host
+	secure    bool                // cookies are Secure, with the prefixes
+	cookies   auth.CookieSettings // the checked auth.Config.Cookies
+	base      string              // BaseURL without a trailing slash
+	basePath  string              // its path, e.g. "/auth"
+	prefix    string              // basePath + "/", the routes' path prefix
+	origin    string              // scheme://host
 	providers []provider.Provider
 	byID      map[string]provider.Provider
 	sessions  auth.SessionOptions
@@ -142,27 +138,21 @@ func New(cfg Config) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	base := cfg.Auth.Settings().BaseURL
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: auth.Config.BaseURL %q must be an absolute http(s) URL without query, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", core.ErrInvalidConfig, base)
+	// The base URL and the cookie options are the Auth's, parsed and
+	// checked once by auth.New.
+	settings := cfg.Auth.Settings()
+	var err error
+	if settings.BaseURL == "" {
+		return nil, fmt.Errorf("%w: auth.Config.BaseURL is empty; set it (or AUTH_URL) to the absolute URL of the auth routes, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", core.ErrInvalidConfig)
 	}
-	if h.cookies, err = cfg.Cookies.check(u); err != nil {
-		return nil, err
-	}
-	h.secure = h.cookies.secure
-	if !h.secure && u.Scheme == "https" {
+	h.cookies = settings.Cookies
+	h.secure = h.cookies.Secure
+	if !h.secure && settings.HTTPS {
 		h.log.Warn("authport: Cookies.Secure is SecureOff with an https BaseURL: cookies are sent over plain http and lose the __Secure-/__Host- protections; use it for development only")
 	}
-	h.origin = u.Scheme + "://" + u.Host
-	h.basePath = strings.TrimSuffix(u.EscapedPath(), "/")
-	h.base = h.origin + h.basePath
+	h.origin, h.basePath, h.base = settings.Origin, settings.BasePath, settings.BaseURL
 	h.prefix = h.basePath + "/"
 	h.names = cookieNamesFor(h.secure)
-	if h.codec, err = jwt.NewCodec(h.secrets...); err != nil {
-		return nil, fmt.Errorf("%w: Secrets: %w", core.ErrInvalidConfig, err)
-	}
-	h.codec = h.codec.WithClock(h.now)
 
 	h.providers = cfg.Auth.Providers()
 	needOAuth := false
@@ -193,7 +183,7 @@ func New(cfg Config) (*Handler, error) {
 			return nil, fmt.Errorf("%w: building the OAuth flow: %w", core.ErrInvalidConfig, err)
 		}
 	}
-	if h.flow != nil && h.flow.SecureCookies() != (u.Scheme == "https") {
+	if h.flow != nil && h.flow.SecureCookies() != (settings.HTTPS) {
 		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", core.ErrInvalidConfig)
 	}
 	if h.flow != nil && h.flow.SecureCookies() && !h.secure {
@@ -212,6 +202,9 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The one codec of the Auth's secrets: the Reader's, which opens the
+	// session cookie, seals the session JWT and the sign-in cookies.
+	h.codec = h.Reader.codec
 	return h, nil
 }
 

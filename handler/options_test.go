@@ -266,47 +266,47 @@ func TestBearerReadsAuthjsJWT(t *testing.T) {
 
 // newCookieHandler builds a handler at base with the cookie options and
 // the providers; its log goes to logs.
-func newCookieHandler(t *testing.T, base string, logs *coretest.SyncBuffer, opts handler.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
+func newCookieHandler(t *testing.T, base string, logs *coretest.SyncBuffer, opts auth.CookieOptions, providers ...provider.Provider) (*handler.Handler, error) {
 	t.Helper()
-	a, err := auth.New(auth.Config{Adapter: memoryStore(), Providers: providers, Secrets: []string{secret}, BaseURL: base,
+	a, err := auth.New(auth.Config{Adapter: memoryStore(), Providers: providers, Secrets: []string{secret}, BaseURL: base, Cookies: opts,
 		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err // auth.New checks the cookie options
 	}
-	return handler.New(handler.Config{Auth: a, Cookies: opts})
+	return handler.New(handler.Config{Auth: a})
 }
 
-// Cookie options are checked when the handler is built; each error says
+// Cookie options are checked when the Auth is built; each error says
 // what to change.
 func TestCookieOptionsValidated(t *testing.T) {
 	for _, c := range []struct {
 		base string
-		opts handler.CookieOptions
+		opts auth.CookieOptions
 		want string // "" when accepted
 	}{
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: "example.test"}, ""},
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: ".Example.TEST"}, ""},
-		{"https://example.test/auth", handler.CookieOptions{Domain: "example.test"}, ""},
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: "other.test"}, "nor a parent"},
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: "xample.test"}, "nor a parent"},
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: "app.auth.example.test"}, "nor a parent"},
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: "test"}, "public suffix"},
-		{"https://me.github.io/auth", handler.CookieOptions{Domain: "github.io"}, "public suffix"},
-		{"https://auth.example.co.uk/auth", handler.CookieOptions{Domain: "co.uk"}, "public suffix"},
-		{"https://127.0.0.1/auth", handler.CookieOptions{Domain: "0.0.1"}, "IP address"},
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: "example.test:443"}, "not a domain name"},
-		{"https://auth.example.test/auth", handler.CookieOptions{Domain: "example.test."}, "not a domain name"},
-		{"https://auth.example.test/auth", handler.CookieOptions{SameSite: http.SameSiteNoneMode}, ""},
-		{"http://auth.example.test/auth", handler.CookieOptions{SameSite: http.SameSiteNoneMode}, "without Secure"},
-		{"https://auth.example.test/auth", handler.CookieOptions{SameSite: http.SameSiteNoneMode, Secure: handler.SecureOff}, "without Secure"},
-		{"http://localhost:3000/auth", handler.CookieOptions{SameSite: http.SameSiteNoneMode, Secure: handler.SecureOn}, ""},
-		{"https://auth.example.test/auth", handler.CookieOptions{SameSite: http.SameSiteStrictMode}, ""},
-		{"https://auth.example.test/auth", handler.CookieOptions{SameSite: http.SameSiteDefaultMode}, "SameSiteDefaultMode"},
-		{"https://auth.example.test/auth", handler.CookieOptions{SameSite: 9}, "SameSite must be"},
-		{"http://auth.example.test/auth", handler.CookieOptions{Secure: handler.SecureOn}, "not localhost"},
-		{"http://127.0.0.1:8080/auth", handler.CookieOptions{Secure: handler.SecureOn}, ""},
-		{"http://app.localhost/auth", handler.CookieOptions{Secure: handler.SecureOn}, ""},
-		{"https://auth.example.test/auth", handler.CookieOptions{Secure: 7}, "SecureAuto"},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: "example.test"}, ""},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: ".Example.TEST"}, ""},
+		{"https://example.test/auth", auth.CookieOptions{Domain: "example.test"}, ""},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: "other.test"}, "nor a parent"},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: "xample.test"}, "nor a parent"},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: "app.auth.example.test"}, "nor a parent"},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: "test"}, "public suffix"},
+		{"https://me.github.io/auth", auth.CookieOptions{Domain: "github.io"}, "public suffix"},
+		{"https://auth.example.co.uk/auth", auth.CookieOptions{Domain: "co.uk"}, "public suffix"},
+		{"https://127.0.0.1/auth", auth.CookieOptions{Domain: "0.0.1"}, "IP address"},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: "example.test:443"}, "not a domain name"},
+		{"https://auth.example.test/auth", auth.CookieOptions{Domain: "example.test."}, "not a domain name"},
+		{"https://auth.example.test/auth", auth.CookieOptions{SameSite: http.SameSiteNoneMode}, ""},
+		{"http://auth.example.test/auth", auth.CookieOptions{SameSite: http.SameSiteNoneMode}, "without Secure"},
+		{"https://auth.example.test/auth", auth.CookieOptions{SameSite: http.SameSiteNoneMode, Secure: auth.SecureOff}, "without Secure"},
+		{"http://localhost:3000/auth", auth.CookieOptions{SameSite: http.SameSiteNoneMode, Secure: auth.SecureOn}, ""},
+		{"https://auth.example.test/auth", auth.CookieOptions{SameSite: http.SameSiteStrictMode}, ""},
+		{"https://auth.example.test/auth", auth.CookieOptions{SameSite: http.SameSiteDefaultMode}, "SameSiteDefaultMode"},
+		{"https://auth.example.test/auth", auth.CookieOptions{SameSite: 9}, "SameSite must be"},
+		{"http://auth.example.test/auth", auth.CookieOptions{Secure: auth.SecureOn}, "not localhost"},
+		{"http://127.0.0.1:8080/auth", auth.CookieOptions{Secure: auth.SecureOn}, ""},
+		{"http://app.localhost/auth", auth.CookieOptions{Secure: auth.SecureOn}, ""},
+		{"https://auth.example.test/auth", auth.CookieOptions{Secure: 7}, "SecureAuto"},
 	} {
 		_, err := newCookieHandler(t, c.base, &coretest.SyncBuffer{}, c.opts)
 		switch {
@@ -318,7 +318,7 @@ func TestCookieOptionsValidated(t *testing.T) {
 	}
 	// SecureOff with an https BaseURL and an OAuth provider: the oauth
 	// module's check cookies stay Secure, so it is refused.
-	_, err := newCookieHandler(t, "https://auth.example.test/auth", &coretest.SyncBuffer{}, handler.CookieOptions{Secure: handler.SecureOff}, providers.GitHub("id", "secret"))
+	_, err := newCookieHandler(t, "https://auth.example.test/auth", &coretest.SyncBuffer{}, auth.CookieOptions{Secure: auth.SecureOff}, providers.GitHub("id", "secret"))
 	if err == nil || !strings.Contains(err.Error(), "OAuth check cookies") {
 		t.Errorf("SecureOff with an OAuth provider: %v", err)
 	}
@@ -379,36 +379,36 @@ func TestCookieOptionsSetCookie(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		base string
-		opts handler.CookieOptions
+		opts auth.CookieOptions
 		want want // attributes after the value
 	}{
-		{"default https", "https://auth.example.test/auth", handler.CookieOptions{}, want{
+		{"default https", "https://auth.example.test/auth", auth.CookieOptions{}, want{
 			csrf:     "__Host-authjs.csrf-token=|Path=/; HttpOnly; Secure; SameSite=Lax",
 			callback: "__Secure-authjs.callback-url=|Path=/; HttpOnly; Secure; SameSite=Lax",
 			session:  "__Secure-authjs.session-token=|Path=/; Expires=|Max-Age=2592000; HttpOnly; Secure; SameSite=Lax",
 			clear:    "__Secure-authjs.session-token=|Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; Secure; SameSite=Lax",
 		}},
-		{"default http", "http://localhost:3000/auth", handler.CookieOptions{}, want{
+		{"default http", "http://localhost:3000/auth", auth.CookieOptions{}, want{
 			csrf:     "authjs.csrf-token=|Path=/; HttpOnly; SameSite=Lax",
 			callback: "authjs.callback-url=|Path=/; HttpOnly; SameSite=Lax",
 			session:  "authjs.session-token=|Path=/; Expires=|Max-Age=2592000; HttpOnly; SameSite=Lax",
 			clear:    "authjs.session-token=|Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax",
 		}},
-		{"domain strict", "https://auth.example.test/auth", handler.CookieOptions{Domain: ".example.test", SameSite: http.SameSiteStrictMode}, want{
+		{"domain strict", "https://auth.example.test/auth", auth.CookieOptions{Domain: ".example.test", SameSite: http.SameSiteStrictMode}, want{
 			csrf:     "__Host-authjs.csrf-token=|Path=/; HttpOnly; Secure; SameSite=Strict",
 			callback: "__Secure-authjs.callback-url=|Path=/; Domain=example.test; HttpOnly; Secure; SameSite=Strict",
 			session:  "__Secure-authjs.session-token=|Path=/; Domain=example.test; Expires=|Max-Age=2592000; HttpOnly; Secure; SameSite=Strict",
 			clear:    "__Secure-authjs.session-token=|Path=/; Domain=example.test; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; Secure; SameSite=Strict",
 		}},
-		{"none", "https://auth.example.test/auth", handler.CookieOptions{SameSite: http.SameSiteNoneMode}, want{
+		{"none", "https://auth.example.test/auth", auth.CookieOptions{SameSite: http.SameSiteNoneMode}, want{
 			csrf:    "__Host-authjs.csrf-token=|Path=/; HttpOnly; Secure; SameSite=None",
 			session: "__Secure-authjs.session-token=|Path=/; Expires=|Max-Age=2592000; HttpOnly; Secure; SameSite=None",
 		}},
-		{"secure off", "https://auth.example.test/auth", handler.CookieOptions{Secure: handler.SecureOff}, want{
+		{"secure off", "https://auth.example.test/auth", auth.CookieOptions{Secure: auth.SecureOff}, want{
 			csrf:    "authjs.csrf-token=|Path=/; HttpOnly; SameSite=Lax",
 			session: "authjs.session-token=|Path=/; Expires=|Max-Age=2592000; HttpOnly; SameSite=Lax",
 		}},
-		{"secure on localhost", "http://localhost:3000/auth", handler.CookieOptions{Secure: handler.SecureOn}, want{
+		{"secure on localhost", "http://localhost:3000/auth", auth.CookieOptions{Secure: auth.SecureOn}, want{
 			csrf:    "__Host-authjs.csrf-token=|Path=/; HttpOnly; Secure; SameSite=Lax",
 			session: "__Secure-authjs.session-token=|Path=/; Expires=|Max-Age=2592000; HttpOnly; Secure; SameSite=Lax",
 		}},
@@ -419,7 +419,7 @@ func TestCookieOptionsSetCookie(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if warned := strings.Contains(logs.String(), "SecureOff"); warned != (c.opts.Secure == handler.SecureOff) {
+			if warned := strings.Contains(logs.String(), "SecureOff"); warned != (c.opts.Secure == auth.SecureOff) {
 				t.Errorf("SecureOff warning logged: %v; log %q", warned, logs.String())
 			}
 			csrfName, _, _ := strings.Cut(c.want.csrf, "=")
@@ -498,11 +498,11 @@ func TestCookieDomainAcrossSubdomains(t *testing.T) {
 						providers = append(providers, credentials())
 					}
 					a, err := auth.New(auth.Config{Adapter: store, Providers: providers, Secrets: []string{secret},
-						BaseURL: "http://" + host + "/auth", Session: auth.SessionOptions{Strategy: strategy}})
+						BaseURL: "http://" + host + "/auth", Session: auth.SessionOptions{Strategy: strategy}, Cookies: auth.CookieOptions{Domain: domain}})
 					if err != nil {
 						t.Fatal(err)
 					}
-					h, err := handler.New(handler.Config{Auth: a, Cookies: handler.CookieOptions{Domain: domain}})
+					h, err := handler.New(handler.Config{Auth: a})
 					if err != nil {
 						t.Fatal(err)
 					}

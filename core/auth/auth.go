@@ -83,6 +83,11 @@ type Config struct {
 	// "https://example.com/auth"; e-mail links point at
 	// BaseURL/callback/<provider id>.
 	BaseURL string
+	// Cookies change the Domain, SameSite and Secure attributes of the
+	// session, CSRF and callback-url cookies; the zero value keeps
+	// Auth.js's defaults. New checks them against BaseURL. See
+	// [CookieOptions].
+	Cookies CookieOptions
 	// RedirectProxyURL is the config-level redirect proxy; see
 	// [provider.WithRedirectProxyURL].
 	RedirectProxyURL string
@@ -258,7 +263,7 @@ func New(cfg Config) (*Auth, error) {
 		Secrets: a.secrets, AllowShortSecrets: cfg.AllowShortSecrets, Now: a.now,
 		AllowDangerousUnverifiedEmail: cfg.AllowDangerousUnverifiedEmail,
 	}
-	if err := a.settings.parseBaseURL(cfg.BaseURL); err != nil {
+	if err := a.settings.parseBaseURL(cfg.BaseURL, cfg.Cookies); err != nil {
 		return nil, err
 	}
 	if a.newUserID == nil {

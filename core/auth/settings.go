@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -24,10 +25,12 @@ type Settings struct {
 	// BasePath is BaseURL's path, escaped, without a trailing slash, e.g.
 	// "/auth" ("" for a BaseURL at the root).
 	BasePath string
-	// HTTPS reports whether BaseURL is https: cookies are then Secure and
-	// carry the __Secure-/__Host- prefixes (unless the handler's cookie
-	// options say otherwise).
+	// HTTPS reports whether BaseURL is https.
 	HTTPS bool
+	// Cookies are [Config.Cookies], checked against BaseURL: whether
+	// cookies are Secure (with the __Secure-/__Host- prefixes), their
+	// SameSite and Domain.
+	Cookies CookieSettings
 	// Secrets are [Config.Secrets], newest first (a copy).
 	Secrets []string
 	// AllowShortSecrets is [Config.AllowShortSecrets].
@@ -43,12 +46,17 @@ type Settings struct {
 	AllowDangerousUnverifiedEmail bool
 }
 
-// parseBaseURL checks Config.BaseURL and fills the settings' URL fields.
+// parseBaseURL checks Config.BaseURL, and the cookie options against it,
+// and fills the settings' URL and cookie fields.
 // An empty BaseURL is allowed here (nothing needs it without e-mail
 // sign-in or the handler); the modules that need one say so.
-func (s *Settings) parseBaseURL(raw string) error {
+func (s *Settings) parseBaseURL(raw string, cookies CookieOptions) error {
 	raw = strings.TrimSuffix(raw, "/")
 	if raw == "" {
+		if cookies != (CookieOptions{}) {
+			return fmt.Errorf("%w: Cookies are set but BaseURL is not: the cookie options are checked against it; set BaseURL (AUTH_URL)", core.ErrInvalidConfig)
+		}
+		s.Cookies = CookieSettings{SameSite: http.SameSiteLaxMode}
 		return nil
 	}
 	u, err := url.Parse(raw)
@@ -59,7 +67,8 @@ func (s *Settings) parseBaseURL(raw string) error {
 	s.BasePath = strings.TrimSuffix(u.EscapedPath(), "/")
 	s.BaseURL = s.Origin + s.BasePath
 	s.HTTPS = u.Scheme == "https"
-	return nil
+	s.Cookies, err = cookies.check(u)
+	return err
 }
 
 // Settings returns the configured settings, parsed and with defaults
