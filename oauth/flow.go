@@ -120,7 +120,7 @@ func (c Checks) missing(check provider.Check, what string) error {
 	if err := c.Missing[check]; err != nil {
 		return err
 	}
-	return fmt.Errorf("no %s was kept for this sign-in (not started here, or started over %v ago)", what, CheckMaxAge)
+	return fmt.Errorf("no %s was kept for this sign-in (not started here, or started over %d minutes ago)", what, int(CheckMaxAge/time.Minute))
 }
 
 // Authorization is a sign-in that [Flow.Begin] started: where to send the
