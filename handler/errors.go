@@ -8,7 +8,6 @@ import (
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
-	"github.com/authport/authport/oauth"
 )
 
 // Auth.js's error codes, the values of the error parameter of the sign-in
@@ -28,11 +27,13 @@ const (
 )
 
 // ErrorCode maps an error of a sign-in flow to Auth.js's error code:
-// AccessDenied for a sign-in the SignIn callback refused, Verification for a bad e-mail link, OAuthAccountNotLinked, OAuthSignin
-// for a failure to start an OAuth sign-in (stage "signin") and
-// OAuthCallbackError for a failed callback (stage "callback"), EmailSignin
-// for an address or delivery problem, Configuration for anything else.
-func ErrorCode(err error, stage string) string {
+// AccessDenied for a sign-in the SignIn callback refused, Verification for
+// a bad e-mail link, OAuthAccountNotLinked, EmailSignin for an address or
+// delivery problem, OAuthCallbackError for an OAuth profile that cannot
+// be used; otherwise the code the error carries (auth.CodeOf: OAuthSignin
+// for a refused start of an OAuth sign-in, OAuthCallbackError for a
+// refused callback), Configuration for an error that carries none.
+func ErrorCode(err error) string {
 	switch {
 	case err == nil:
 		return ""
@@ -40,17 +41,8 @@ func ErrorCode(err error, stage string) string {
 		return string(auth.CodeOf(err))
 	case errors.Is(err, provider.ErrInvalidEmail), errors.Is(err, provider.ErrEmailDelivery):
 		return ErrorEmailSignin
-	case errors.Is(err, oauth.ErrProviderError), errors.Is(err, oauth.ErrStateMissing), errors.Is(err, oauth.ErrStateMismatch), errors.Is(err, oauth.ErrCallbackReplayed),
-		errors.Is(err, oauth.ErrVerifierMissing), errors.Is(err, oauth.ErrNonceMissing), errors.Is(err, oauth.ErrNonceMismatch),
-		errors.Is(err, oauth.ErrIDTokenMissing), errors.Is(err, oauth.ErrIDTokenInvalid), errors.Is(err, oauth.ErrInvalidCallback),
-		errors.Is(err, oauth.ErrTokenExchange), errors.Is(err, oauth.ErrUserinfo), errors.Is(err, oauth.ErrProfile),
-		auth.CodeOf(err) == auth.CodeOAuthCallback, errors.Is(err, oauth.ErrDiscovery):
-		if stage == "signin" {
-			return ErrorOAuthSignin
-		}
-		return ErrorOAuthCallback
 	}
-	return ErrorConfiguration
+	return string(auth.CodeOf(err))
 }
 
 // signInPageErrors are the codes Auth.js shows on the sign-in page (its

@@ -183,11 +183,8 @@ func New(cfg Config) (*Handler, error) {
 			return nil, fmt.Errorf("%w: building the OAuth flow: %w", core.ErrInvalidConfig, err)
 		}
 	}
-	if h.flow != nil && h.flow.SecureCookies() != (settings.HTTPS) {
-		return nil, fmt.Errorf("%w: Config.OAuth's BaseURL and the handler's BaseURL differ in scheme", core.ErrInvalidConfig)
-	}
-	if h.flow != nil && h.flow.SecureCookies() && !h.secure {
-		return nil, fmt.Errorf("%w: Cookies.Secure is SecureOff, but the OAuth check cookies (module oauth) follow BaseURL's https scheme and a browser on plain http would drop them: for http development use an http BaseURL", core.ErrInvalidConfig)
+	if h.flow != nil && settings.HTTPS && !h.secure {
+		return nil, fmt.Errorf("%w: Cookies.Secure is SecureOff, but the OAuth check cookies stay Secure on an https BaseURL, as Auth.js's do, and a browser on plain http would drop them: for http development use an http BaseURL", core.ErrInvalidConfig)
 	}
 	if h.limits, err = newLimiter(cfg.RateLimit); err != nil {
 		return nil, err

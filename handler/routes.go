@@ -272,13 +272,9 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 		if !h.allow(w, r, signInAttempt, "") {
 			return
 		}
-		// Authorization parameters of the sign-in request (Auth.js's
-		// signIn(id, options, authorizationParams) puts them in the
-		// query), e.g. prompt or login_hint; the flow takes only its
-		// allow-list.
-		to, err := h.flow.Begin(ctx, w, id, r.URL.Query(), r.PostForm)
+		to, err := h.beginOAuth(w, r, id)
 		if err != nil {
-			h.fail(w, r, ErrorCode(err, "signin"), err)
+			h.fail(w, r, ErrorCode(err), err)
 			return
 		}
 		h.redirect(w, r, to)
@@ -294,7 +290,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 			if h.denied(w, r, err) {
 				return
 			}
-			code := ErrorCode(err, "signin")
+			code := ErrorCode(err)
 			if code == ErrorConfiguration {
 				code = ErrorEmailSignin
 			}
@@ -341,7 +337,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 	ctx := r.Context()
 	var si *auth.SignIn
 	var err error
-	stageErr := func(e error) string { return ErrorCode(e, "callback") }
+	stageErr := ErrorCode
 	switch p.Common().Type {
 	case provider.TypeOAuth, provider.TypeOIDC:
 		// The signed-in user, whichever the strategy: a new account is
@@ -351,7 +347,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			h.fail(w, r, ErrorConfiguration, serr)
 			return
 		}
-		si, err = h.flow.Callback(ctx, w, r, id, currentUser(current))
+		si, err = h.oauthCallback(w, r, id, currentUser(current))
 	case provider.TypeEmail:
 		if !h.admitCallback(w, r, http.MethodGet, nil) {
 			return
@@ -381,7 +377,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		}
 		si, err = h.passkeys.Callback(ctx, w, r, id, currentUser(current))
 		stageErr = func(e error) string {
-			if c := ErrorCode(e, "callback"); c != ErrorConfiguration {
+			if c := ErrorCode(e); c != ErrorConfiguration {
 				return c
 			}
 			return ErrorWebAuthnVerification

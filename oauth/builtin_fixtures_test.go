@@ -6,7 +6,7 @@ import (
 	"github.com/authport/authport/core/provider/providers"
 )
 
-// The fixtures of the built-in providers added with issue 17: for each, the
+// The fixtures of the later built-in providers: for each, the
 // profile its API documents (reduced to a realistic sample; ids, names and
 // addresses invented), the extra token members it returns, and the user and
 // account the flow must make of them. OIDC providers are served by the fake

@@ -16,6 +16,7 @@ import (
 	"github.com/go-jose/go-jose/v4/cryptosigner"
 	"golang.org/x/oauth2"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
 )
 
@@ -55,7 +56,7 @@ func jwtAuth(method string) bool {
 func (f *Flow) clientAssertion(o provider.OAuthOptions, tokenURL string) (string, error) {
 	key, alg, err := assertionKey(o)
 	if err != nil {
-		return "", fmt.Errorf("%w: provider %q: %w", ErrInvalidConfig, o.ID, err)
+		return "", fmt.Errorf("%w: oauth: provider %q: %w", core.ErrInvalidConfig, o.ID, err)
 	}
 	opts := (&jose.SignerOptions{}).WithType("JWT")
 	if o.Client.TokenEndpointAuthMethod == "private_key_jwt" && o.Client.PrivateKeyID != "" {
@@ -63,7 +64,7 @@ func (f *Flow) clientAssertion(o provider.OAuthOptions, tokenURL string) (string
 	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
 	if err != nil {
-		return "", fmt.Errorf("%w: provider %q: client assertion signer (%s): %w", ErrInvalidConfig, o.ID, alg, err)
+		return "", fmt.Errorf("%w: oauth: provider %q: client assertion signer (%s): %w", core.ErrInvalidConfig, o.ID, alg, err)
 	}
 	jti, err := random()
 	if err != nil {
@@ -79,7 +80,7 @@ func (f *Flow) clientAssertion(o provider.OAuthOptions, tokenURL string) (string
 	}
 	jws, err := signer.Sign(claims)
 	if err != nil {
-		return "", fmt.Errorf("%w: provider %q: signing the client assertion: %w", ErrInvalidConfig, o.ID, err)
+		return "", fmt.Errorf("%w: oauth: provider %q: signing the client assertion: %w", core.ErrInvalidConfig, o.ID, err)
 	}
 	return jws.CompactSerialize()
 }

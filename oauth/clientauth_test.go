@@ -168,11 +168,10 @@ type opaqueSigner struct{ crypto.Signer }
 // code), returning the callback's result.
 func signInAt(t *testing.T, s *setup, providerID string) (*auth.SignIn, error) {
 	t.Helper()
-	authURL, cookies := s.begin(t, providerID)
+	authURL, checks := s.begin(t, providerID)
 	u, _ := url.Parse(authURL)
 	back, _ := url.Parse(testBase + "/callback/" + providerID + "?code=c-" + randomString() + "&state=" + url.QueryEscape(u.Query().Get("state")))
-	in, _, err := s.callback(back, cookies, providerID)
-	return in, err
+	return s.callback(back, checks, providerID)
 }
 
 // expire makes the account's access token expired in the store.
@@ -342,8 +341,8 @@ func TestClientAssertionConfig(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newSetup(t, nil, testBase, tc.p)
-			_, err := s.flow.Begin(context.Background(), httptest.NewRecorder(), "as")
-			if !errors.Is(err, oauth.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+			_, err := s.flow.Begin(context.Background(), "as")
+			if !errors.Is(err, core.ErrInvalidConfig) || auth.CodeOf(err) != auth.CodeConfiguration || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Begin: %v, want ErrInvalidConfig saying %q", err, tc.want)
 			}
 		})

@@ -88,12 +88,12 @@ func TestDexRefresh(t *testing.T) {
 			p.Token.URL = counter.srv.URL + issuer.Path + "/token"
 			s := newSetup(t, &http.Client{Timeout: 30 * time.Second}, dexBase, p)
 
-			authURL, cookies := s.begin(t, "dex")
+			authURL, checks := s.begin(t, "dex")
 			back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 			if err != nil {
 				t.Fatalf("dex login: %v", err)
 			}
-			in, _, err := s.callback(back, cookies, "dex")
+			in, err := s.callback(back, checks, "dex")
 			if err != nil {
 				t.Fatalf("Callback: %v", err)
 			}

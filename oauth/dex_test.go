@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,13 +33,13 @@ func TestDexFlows(t *testing.T) {
 		name    string
 		checks  []provider.Check
 		idToken *bool
-		cookies []string
+		values  []string // the checks that have a value to keep
 	}{
-		{"pkce", []provider.Check{provider.CheckPKCE}, nil, []string{"authjs.pkce.code_verifier"}},
-		{"state", []provider.Check{provider.CheckState}, nil, []string{"authjs.state"}},
+		{"pkce", []provider.Check{provider.CheckPKCE}, nil, []string{"pkce"}},
+		{"state", []provider.Check{provider.CheckState}, nil, []string{"state"}},
 		{"pkce state nonce", []provider.Check{provider.CheckPKCE, provider.CheckState, provider.CheckNonce}, nil,
-			[]string{"authjs.pkce.code_verifier", "authjs.state", "authjs.nonce"}},
-		{"idToken false", nil, &no, []string{"authjs.pkce.code_verifier"}},
+			[]string{"pkce", "state", "nonce"}},
+		{"idToken false", nil, &no, []string{"pkce"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,9 +55,9 @@ func TestDexFlows(t *testing.T) {
 				return kept
 			}
 			s := newSetup(t, &http.Client{Timeout: 30 * time.Second}, dexBase, p)
-			authURL, cookies := s.begin(t, "dex")
-			if got := cookieNames(cookies); len(got) != len(tc.cookies) {
-				t.Errorf("check cookies %v, want %v", got, tc.cookies)
+			authURL, checks := s.begin(t, "dex")
+			if got := checkNames(checks); strings.Join(got, ",") != strings.Join(tc.values, ",") {
+				t.Errorf("check values %v, want %v", got, tc.values)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -64,14 +65,14 @@ func TestDexFlows(t *testing.T) {
 			if err != nil {
 				t.Fatalf("dex login: %v", err)
 			}
-			in, rec, err := s.callback(back, cookies, "dex")
+			in, err := s.callback(back, checks, "dex")
 			if err != nil {
 				t.Fatalf("Callback: %v", err)
 			}
 			if full.ExpiresIn == nil {
 				t.Fatalf("dex's token response has no expires_in: %+v", full)
 			}
-			acc := assertSignedIn(t, s.store, in, rec, cookies, "dex", oauthtest.DefaultDexUserEmail, time.Duration(*full.ExpiresIn)*time.Second)
+			acc := assertSignedIn(t, s.store, in, "dex", oauthtest.DefaultDexUserEmail, time.Duration(*full.ExpiresIn)*time.Second)
 			if acc.Type != core.AccountTypeOIDC || acc.ProviderAccountID == "" || acc.IDToken == nil || kept.IDToken == "" ||
 				*acc.IDToken != kept.IDToken || *acc.AccessToken != kept.AccessToken || *acc.ExpiresAt != *kept.ExpiresAt {
 				t.Errorf("account %+v, want the tokens the account callback kept %+v", acc, kept)
@@ -95,28 +96,28 @@ func TestDexRejects(t *testing.T) {
 	s := newSetup(t, &http.Client{Timeout: 30 * time.Second}, dexBase, p)
 	ctx := context.Background()
 
-	authURL, cookies := s.begin(t, "dex")
+	authURL, checks := s.begin(t, "dex")
 	back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
 	forged := *back
 	setQuery(&forged, "state", "forged")
-	if _, _, err := s.callback(&forged, cookies, "dex"); !errors.Is(err, oauth.ErrStateMismatch) {
+	if _, err := s.callback(&forged, checks, "dex"); !errors.Is(err, oauth.ErrStateMismatch) {
 		t.Errorf("forged state: %v", err)
 	}
 	if snap := s.store.Snapshot(); len(snap.Users)+len(snap.Accounts)+len(snap.Sessions) != 0 {
 		t.Fatalf("stored %+v after a forged state", snap)
 	}
-	// The same code, with the same cookies (as an attacker who copied both
-	// would): the first use signs in; the second is refused before the
-	// code reaches dex, since the check values are single-use on the
-	// server (issue 23, item 8).
-	if _, _, err := s.callback(back, cookies, "dex"); err != nil {
+	// The same code, with the same check values (as an attacker who
+	// copied the callback and the check cookies would): the first use
+	// signs in; the second is refused before the code reaches dex, since
+	// the check values are single-use on the server.
+	if _, err := s.callback(back, checks, "dex"); err != nil {
 		t.Fatal(err)
 	}
 	before := s.store.Snapshot()
-	if _, _, err := s.callback(back, cookies, "dex"); !errors.Is(err, oauth.ErrCallbackReplayed) {
+	if _, err := s.callback(back, checks, "dex"); !errors.Is(err, oauth.ErrCallbackReplayed) {
 		t.Errorf("replayed code: %v, want ErrCallbackReplayed", err)
 	}
 	if after := s.store.Snapshot(); len(after.Sessions) != len(before.Sessions) || len(after.Users) != 1 || len(after.Accounts) != 1 {

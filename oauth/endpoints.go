@@ -101,7 +101,7 @@ func (f *Flow) resolve(ctx context.Context, o provider.OAuthOptions) (*endpoints
 		}
 		doc, err := f.discover(ctx, wellKnown)
 		if err != nil {
-			return nil, fmt.Errorf("%w: provider %q: %w", ErrDiscovery, o.ID, err)
+			return nil, fmt.Errorf("%w: provider %q: %w", errDiscovery, o.ID, err)
 		}
 		switch {
 		case e.issuer == "":
@@ -109,7 +109,7 @@ func (f *Flow) resolve(ctx context.Context, o provider.OAuthOptions) (*endpoints
 		case doc.Issuer != "" && doc.Issuer != e.issuer:
 			if !strings.Contains(doc.Issuer, "{tenantid}") {
 				return nil, fmt.Errorf("%w: provider %q: the discovery document %s names issuer %q, not the configured %q; correct Issuer (exact, trailing slash included)",
-					ErrDiscovery, o.ID, wellKnown, doc.Issuer, e.issuer)
+					errDiscovery, o.ID, wellKnown, doc.Issuer, e.issuer)
 			}
 			e.issuer = doc.Issuer
 		}
@@ -139,7 +139,7 @@ func (f *Flow) resolve(ctx context.Context, o provider.OAuthOptions) (*endpoints
 		lack = append(lack, "issuer")
 	}
 	if len(lack) > 0 {
-		return nil, fmt.Errorf("%w: provider %q: no %s in the configuration or the discovery document", ErrDiscovery, o.ID, strings.Join(lack, ", "))
+		return nil, fmt.Errorf("%w: provider %q: no %s in the configuration or the discovery document", errDiscovery, o.ID, strings.Join(lack, ", "))
 	}
 	if oidcType {
 		if a := o.Client.IDTokenSignedResponseAlg; a != "" {

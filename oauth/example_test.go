@@ -12,41 +12,62 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/provider/providers"
 	"github.com/authport/authport/oauth"
 )
 
 // An application serving the two routes of OAuth sign-in, and a browser
-// (an http.Client with a cookie jar) signing in through them. The
-// provider is a small stand-in for an OAuth 2.0 provider such as GitHub;
-// with a real one, only the provider configuration changes.
+// (an http.Client with a cookie jar) signing in through them. The flow
+// writes no cookies: the application keeps each sign-in's check values
+// until the provider calls back. The handler module keeps them in Auth.js's
+// sealed check cookies; this application keeps them in memory, under a
+// random id in a cookie of its own. The provider is a small stand-in for
+// an OAuth 2.0 provider such as GitHub; with a real one, only the provider
+// configuration changes.
 func ExampleFlow() {
 	idp := exampleProvider()
 	defer idp.Close()
 
 	var flow *oauth.Flow
+	var mu sync.Mutex
+	pending := map[string]oauth.Checks{} // by the sign-in cookie's id
 	mux := http.NewServeMux()
 	// POST /auth/signin/{provider}: send the user to the provider.
 	mux.HandleFunc("POST /auth/signin/{provider}", func(w http.ResponseWriter, r *http.Request) {
 		// The request's prompt, login_hint, ui_locales, … go to the
 		// provider (Auth.js's authorizationParams); see SignInParams.
-		to, err := flow.Begin(r.Context(), w, r.PathValue("provider"), r.URL.Query())
+		a, err := flow.Begin(r.Context(), r.PathValue("provider"), r.URL.Query())
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			http.Error(w, err.Error(), http.StatusBadRequest) // auth.CodeOf(err) is auth.CodeOAuthSignin
 			return
 		}
-		http.Redirect(w, r, to, http.StatusSeeOther)
+		id := rand.Text()
+		mu.Lock()
+		pending[id] = a.Checks
+		mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "signin", Value: id, Path: "/auth/callback/", HttpOnly: true,
+			MaxAge: int(oauth.CheckMaxAge / time.Second), SameSite: http.SameSiteLaxMode})
+		http.Redirect(w, r, a.URL, http.StatusSeeOther)
 	})
 	// GET /auth/callback/{provider}: check what comes back, sign in.
 	mux.HandleFunc("GET /auth/callback/{provider}", func(w http.ResponseWriter, r *http.Request) {
-		in, err := flow.Callback(r.Context(), w, r, r.PathValue("provider"), nil)
+		var checks oauth.Checks
+		if c, err := r.Cookie("signin"); err == nil {
+			mu.Lock()
+			checks = pending[c.Value]
+			delete(pending, c.Value) // each sign-in's values are used once
+			mu.Unlock()
+		}
+		in, err := flow.Callback(r.Context(), r.PathValue("provider"), r.URL.Query(), checks, nil)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusForbidden) // errors.Is(err, oauth.ErrStateMismatch), …
+			http.Error(w, err.Error(), http.StatusForbidden) // auth.CodeOf(err) is auth.CodeOAuthCallback
 			return
 		}
 		fmt.Fprintf(w, "signed in as %s (new user: %v)", in.User.Email, in.IsNewUser)
@@ -88,6 +109,50 @@ func ExampleFlow() {
 	res.Body.Close()
 	fmt.Println(string(body))
 	// Output: signed in as ada@example.com (new user: true)
+}
+
+// Begin returns the authorization URL and the check values the provider's
+// checks need: a GitHub provider has the PKCE check, so there is a code
+// verifier to keep, and the URL carries its S256 challenge. Begin needs no
+// network for a provider whose endpoints are configured.
+func ExampleFlow_Begin() {
+	a, err := auth.New(auth.Config{
+		Adapter:   memory.New(),
+		Providers: []provider.Provider{providers.GitHub("client-id", "client-secret")},
+		Secrets:   []string{"at least 32 random bytes, e.g. AUTH_SECRET"},
+		BaseURL:   "https://app.example.com/auth",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	flow, err := oauth.New(oauth.Config{Auth: a})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	begun, err := flow.Begin(context.Background(), "github", url.Values{"login": {"ada"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, _ := url.Parse(begun.URL)
+	q := u.Query()
+	fmt.Println(u.Host + u.Path)
+	fmt.Println("redirect_uri:", q.Get("redirect_uri"))
+	fmt.Println("login:", q.Get("login"))
+	fmt.Println("code_challenge_method:", q.Get("code_challenge_method"))
+	fmt.Println("keep a code verifier:", begun.Checks.CodeVerifier != "")
+	fmt.Println("keep a state:", begun.Checks.State != "")
+	fmt.Println("form_post callback:", begun.FormPost)
+	// Output:
+	// github.com/login/oauth/authorize
+	// redirect_uri: https://app.example.com/auth/callback/github
+	// login: ada
+	// code_challenge_method: S256
+	// keep a code verifier: true
+	// keep a state: false
+	// form_post callback: false
 }
 
 // exampleProvider is a minimal OAuth 2.0 provider: /authorize consents at
@@ -169,7 +234,7 @@ func ExampleFlow_AccessToken() {
 
 	later.Store(true) // the access token has expired
 	token, err = flow.AccessToken(ctx, userID, "example")
-	if errors.Is(err, oauth.ErrInvalidGrant) || errors.Is(err, oauth.ErrNoRefreshToken) {
+	if errors.Is(err, oauth.ErrSignInAgain) {
 		fmt.Println("the user must sign in with the provider again")
 		return
 	}
@@ -180,24 +245,24 @@ func ExampleFlow_AccessToken() {
 }
 
 // exampleSignIn signs a user in through the flow without a browser: Begin,
-// the provider's consent, Callback. It returns the user's id.
+// the provider's consent, Callback with the check values Begin returned.
+// It returns the user's id.
 func exampleSignIn(flow *oauth.Flow) (string, error) {
-	rec := httptest.NewRecorder()
-	to, err := flow.Begin(context.Background(), rec, "example")
+	begun, err := flow.Begin(context.Background(), "example")
 	if err != nil {
 		return "", err
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := noRedirect.Get(to)
+	res, err := noRedirect.Get(begun.URL)
 	if err != nil {
 		return "", err
 	}
 	res.Body.Close()
-	back := httptest.NewRequest(http.MethodGet, res.Header.Get("Location"), nil)
-	for _, c := range rec.Result().Cookies() {
-		back.AddCookie(c)
+	back, err := url.Parse(res.Header.Get("Location"))
+	if err != nil {
+		return "", err
 	}
-	in, err := flow.Callback(context.Background(), httptest.NewRecorder(), back, "example", nil)
+	in, err := flow.Callback(context.Background(), "example", back.Query(), begun.Checks, nil)
 	if err != nil {
 		return "", err
 	}

@@ -31,10 +31,10 @@ func (f *Flow) exchange(ctx context.Context, p provider.OAuthProvider, o provide
 			ClientID: o.ClientID, ClientSecret: o.ClientSecret, Client: f.client,
 		})
 		if err != nil {
-			return provider.TokenSet{}, nil, fmt.Errorf("%w: provider %q: token handler: %w", ErrTokenExchange, o.ID, err)
+			return provider.TokenSet{}, nil, fmt.Errorf("%w: provider %q: token handler: %w", errTokenExchange, o.ID, err)
 		}
 		if ts.AccessToken == "" {
-			return provider.TokenSet{}, nil, fmt.Errorf("%w: provider %q: the token handler returned no access_token", ErrTokenExchange, o.ID)
+			return provider.TokenSet{}, nil, fmt.Errorf("%w: provider %q: the token handler returned no access_token", errTokenExchange, o.ID)
 		}
 		return ts, &oauth2.Token{AccessToken: ts.AccessToken, TokenType: ts.TokenType}, nil
 	}
@@ -63,7 +63,7 @@ func (f *Flow) exchange(ctx context.Context, p provider.OAuthProvider, o provide
 		if re, ok := errorsAs[*oauth2.RetrieveError](err); ok && re.ErrorCode == "invalid_grant" {
 			hint = "; the code was used already, expired, or the PKCE verifier does not match: start signing in again"
 		}
-		return provider.TokenSet{}, nil, fmt.Errorf("%w: provider %q: %w%s", ErrTokenExchange, o.ID, err, hint)
+		return provider.TokenSet{}, nil, fmt.Errorf("%w: provider %q: %w%s", errTokenExchange, o.ID, err, hint)
 	}
 	return rec.tokenSet(tok), tok, nil
 }
@@ -131,11 +131,11 @@ func (r *recorder) tokenSet(tok *oauth2.Token) provider.TokenSet {
 func (f *Flow) verifyIDToken(ctx context.Context, e *endpoints, o provider.OAuthOptions, raw string) (*oidc.IDToken, json.RawMessage, error) {
 	idt, err := e.verifier.Verify(oidc.ClientContext(ctx, f.client), raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: provider %q: %w", ErrIDTokenInvalid, o.ID, err)
+		return nil, nil, fmt.Errorf("%w: provider %q: %w", errIDTokenInvalid, o.ID, err)
 	}
 	var claims json.RawMessage
 	if err := idt.Claims(&claims); err != nil {
-		return nil, nil, fmt.Errorf("%w: provider %q: claims: %w", ErrIDTokenInvalid, o.ID, err)
+		return nil, nil, fmt.Errorf("%w: provider %q: claims: %w", errIDTokenInvalid, o.ID, err)
 	}
 	var t struct {
 		TID string `json:"tid"`
@@ -146,13 +146,13 @@ func (f *Flow) verifyIDToken(ctx context.Context, e *endpoints, o provider.OAuth
 	// client (OIDC Core 3.1.3.7, items 4 and 5).
 	if len(idt.Audience) > 1 || t.AZP != "" {
 		if t.AZP != o.ClientID {
-			return nil, nil, fmt.Errorf("%w: provider %q: azp %q is not this client (%q)", ErrIDTokenInvalid, o.ID, t.AZP, o.ClientID)
+			return nil, nil, fmt.Errorf("%w: provider %q: azp %q is not this client (%q)", errIDTokenInvalid, o.ID, t.AZP, o.ClientID)
 		}
 	}
 	if e.issuerTemplate {
 		want := strings.ReplaceAll(e.issuer, "{tenantid}", t.TID)
 		if t.TID == "" || idt.Issuer != want {
-			return nil, nil, fmt.Errorf("%w: provider %q: issuer %q is not %q for tenant %q", ErrIDTokenInvalid, o.ID, idt.Issuer, e.issuer, t.TID)
+			return nil, nil, fmt.Errorf("%w: provider %q: issuer %q is not %q for tenant %q", errIDTokenInvalid, o.ID, idt.Issuer, e.issuer, t.TID)
 		}
 	}
 	return idt, claims, nil
@@ -174,7 +174,7 @@ func (f *Flow) profileFromClaims(ctx context.Context, p provider.OAuthProvider, 
 	}
 	user, err := p.ProfileFromJSON(ctx, claims, tokens)
 	if err != nil {
-		return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrProfile, p.Common().ID, err)
+		return provider.User{}, fmt.Errorf("%w: provider %q: %w", errProfile, p.Common().ID, err)
 	}
 	return user, nil
 }
@@ -188,48 +188,48 @@ func (f *Flow) userinfo(ctx context.Context, p provider.OAuthProvider, o provide
 	user, ok, err := p.FetchUserinfo(ctx, provider.UserinfoRequest{Endpoint: endpoint, Tokens: tokens, Client: f.client, ClientID: o.ClientID})
 	if ok {
 		if err != nil {
-			return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrUserinfo, o.ID, err)
+			return provider.User{}, fmt.Errorf("%w: provider %q: %w", errUserinfo, o.ID, err)
 		}
 		return user, nil
 	}
 	if e.userinfoURL == "" {
-		return provider.User{}, fmt.Errorf("%w: provider %q: no userinfo endpoint configured or discovered", ErrUserinfo, o.ID)
+		return provider.User{}, fmt.Errorf("%w: provider %q: no userinfo endpoint configured or discovered", errUserinfo, o.ID)
 	}
 	cctx := oidc.ClientContext(ctx, f.client)
 	var raw json.RawMessage
 	if o.Type == provider.TypeOIDC {
 		ui, err := e.userinfo.UserInfo(cctx, oauth2.StaticTokenSource(tok))
 		if err != nil {
-			return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrUserinfo, o.ID, err)
+			return provider.User{}, fmt.Errorf("%w: provider %q: %w", errUserinfo, o.ID, err)
 		}
 		if ui.Subject != sub {
-			return provider.User{}, fmt.Errorf("%w: provider %q: userinfo is for subject %q, the id_token for %q", ErrUserinfo, o.ID, ui.Subject, sub)
+			return provider.User{}, fmt.Errorf("%w: provider %q: userinfo is for subject %q, the id_token for %q", errUserinfo, o.ID, ui.Subject, sub)
 		}
 		if err := ui.Claims(&raw); err != nil {
-			return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrUserinfo, o.ID, err)
+			return provider.User{}, fmt.Errorf("%w: provider %q: %w", errUserinfo, o.ID, err)
 		}
 	} else {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint.WithParams(), nil)
 		if err != nil {
-			return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrUserinfo, o.ID, err)
+			return provider.User{}, fmt.Errorf("%w: provider %q: %w", errUserinfo, o.ID, err)
 		}
 		req.Header.Set("Accept", "application/json")
 		res, err := conf.Client(cctx, tok).Do(req)
 		if err != nil {
-			return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrUserinfo, o.ID, err)
+			return provider.User{}, fmt.Errorf("%w: provider %q: %w", errUserinfo, o.ID, err)
 		}
 		defer res.Body.Close()
 		raw, err = io.ReadAll(io.LimitReader(res.Body, maxBody))
 		if err != nil {
-			return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrUserinfo, o.ID, err)
+			return provider.User{}, fmt.Errorf("%w: provider %q: %w", errUserinfo, o.ID, err)
 		}
 		if res.StatusCode/100 != 2 {
-			return provider.User{}, fmt.Errorf("%w: provider %q: GET %s: %s", ErrUserinfo, o.ID, e.userinfoURL, res.Status)
+			return provider.User{}, fmt.Errorf("%w: provider %q: GET %s: %s", errUserinfo, o.ID, e.userinfoURL, res.Status)
 		}
 	}
 	user, err = p.ProfileFromJSON(ctx, raw, tokens)
 	if err != nil {
-		return provider.User{}, fmt.Errorf("%w: provider %q: %w", ErrProfile, o.ID, err)
+		return provider.User{}, fmt.Errorf("%w: provider %q: %w", errProfile, o.ID, err)
 	}
 	return user, nil
 }

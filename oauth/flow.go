@@ -19,14 +19,12 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
-// Config configures a [Flow]. The secrets that seal the check cookies,
-// the clock and the base URL (a provider's redirect_uri is
-// BaseURL/callback/{id}; with https the cookies are Secure and their names
-// carry the __Secure- prefix) are the Auth's ([auth.Config]): configured
-// once, there.
+// Config configures a [Flow]. The clock and the base URL (a provider's
+// redirect_uri is BaseURL/callback/{id}) are the Auth's ([auth.Settings]):
+// configured once, there.
 type Config struct {
 	// Auth is the configured library: its providers, adapter and sessions.
-	// Required.
+	// Required, with a BaseURL.
 	Auth *auth.Auth
 	// HTTPClient makes every request to the providers (discovery, JWKS,
 	// token, userinfo, refresh). nil means a client on
@@ -47,13 +45,14 @@ type Config struct {
 // Flow runs OAuth 2.0 and OpenID Connect sign-in for the OAuth and OIDC
 // providers of an [auth.Auth]: [Flow.Begin] sends the user to the
 // provider, [Flow.Callback] checks what comes back and signs the user in.
-// It is safe for concurrent use, and caches each provider's discovery
-// document and signing keys.
+// It writes no cookies: Begin returns the check values, which the caller
+// keeps until the callback, and Callback takes them back (the handler
+// module seals them into Auth.js's check cookies). It is safe for
+// concurrent use, and caches each provider's discovery document and
+// signing keys.
 type Flow struct {
 	auth   *auth.Auth
-	seal   sealer
 	base   string
-	secure bool
 	client *http.Client
 	now    func() time.Time
 	params map[string]bool // the sign-in request's parameters Begin passes on
@@ -65,44 +64,84 @@ type Flow struct {
 	refreshes flights    // one token refresh per account at a time
 }
 
-// New returns a [Flow] for cfg. Its error matches [ErrInvalidConfig] and
-// says what to change.
+// New returns a [Flow] for cfg. Its error matches core.ErrInvalidConfig
+// and says what to change.
 func New(cfg Config) (*Flow, error) {
 	if cfg.Auth == nil {
-		return nil, fmt.Errorf("%w: Auth is nil; build one with auth.New", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: oauth: Auth is nil; build one with auth.New", core.ErrInvalidConfig)
 	}
-	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: cfg.Auth.Settings().Now, cache: map[string]*endpoints{}}
+	settings := cfg.Auth.Settings()
+	f := &Flow{auth: cfg.Auth, client: cfg.HTTPClient, now: settings.Now, base: settings.BaseURL, cache: map[string]*endpoints{}}
 	if f.client == nil {
 		f.client = defaultClient()
 	}
-	f.base = cfg.Auth.Settings().BaseURL
-	u, err := url.Parse(f.base)
-	if f.base == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: BaseURL %q is not an absolute http(s) URL; set auth.Config.BaseURL to where the auth routes are served, e.g. https://example.com/api/auth", ErrInvalidConfig, f.base)
+	if f.now == nil {
+		f.now = time.Now
 	}
-	f.secure = u.Scheme == "https"
+	if f.base == "" {
+		return nil, fmt.Errorf("%w: oauth: the Auth has no BaseURL; set auth.Config.BaseURL to where the auth routes are served, e.g. https://example.com/api/auth: providers call back there", core.ErrInvalidConfig)
+	}
+	var err error
 	if f.params, err = paramAllowList(cfg.AuthorizationParams); err != nil {
 		return nil, err
-	}
-	// The Auth's secrets, which auth.New has checked.
-	f.seal, err = newSealer(f.now, cfg.Auth.Settings().Secrets...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return f, nil
 }
 
-// SecureCookies reports whether the flow's cookies are Secure, with the
-// __Secure- prefix: whether the base URL is https.
-func (f *Flow) SecureCookies() bool { return f.secure }
+// CheckMaxAge is how long the check values of a sign-in are good: the
+// user has this long to finish signing in at the provider, and the caller
+// keeps the values at most this long (the handler's check cookies live
+// this long, as Auth.js's do).
+const CheckMaxAge = 15 * time.Minute
+
+// Checks are the check values of one sign-in: [Flow.Begin] makes them and
+// sends the provider what they commit to (code_challenge, state, nonce);
+// the caller keeps them where the browser can neither read nor change
+// them until the provider calls back, and gives them to [Flow.Callback].
+// The handler module keeps them in Auth.js's check cookies
+// (authjs.pkce.code_verifier, authjs.state, authjs.nonce), sealed.
+type Checks struct {
+	// CodeVerifier is the PKCE code verifier ("" without the pkce check).
+	CodeVerifier string
+	// State is the state parameter sent ("" without the state check).
+	State string
+	// Nonce is the OIDC nonce sent ("" without the nonce check).
+	Nonce string
+	// Missing says, by check (provider.CheckPKCE, CheckState,
+	// CheckNonce), why the caller has no value to give back, e.g. "the
+	// browser sent no authjs.state cookie" or a cookie that would not open
+	// (expired, altered). Callback puts the reason into the error of a
+	// check that needs the value. Optional; Begin leaves it nil.
+	Missing map[provider.Check]error
+}
+
+// missing is the reason the value of check is missing.
+func (c Checks) missing(check provider.Check, what string) error {
+	if err := c.Missing[check]; err != nil {
+		return err
+	}
+	return fmt.Errorf("no %s was kept for this sign-in (not started here, or started over %d minutes ago)", what, int(CheckMaxAge/time.Minute))
+}
+
+// Authorization is a sign-in that [Flow.Begin] started: where to send the
+// user, and what to keep until the provider calls back.
+type Authorization struct {
+	// URL is the provider's authorization URL: redirect the user there.
+	URL string
+	// Checks are the check values to give [Flow.Callback].
+	Checks Checks
+	// FormPost reports that the provider calls back with a cross-site POST
+	// (response_mode=form_post, e.g. Apple): browsers withhold SameSite=Lax
+	// cookies from it, so cookies that keep the checks must be
+	// SameSite=None (and Secure) on https. The checks themselves still
+	// stop cross-site forgeries.
+	FormPost bool
+}
 
 // Begin starts signing in with the OAuth or OIDC provider: it returns the
-// authorization URL to redirect the user to, and sets on w the check
-// cookies the provider's checks need (PKCE code verifier, state, nonce;
-// sealed, HttpOnly, SameSite=Lax, 15 minutes; SameSite=None on https for
-// providers that call back with a cross-site POST, response_mode=form_post,
-// since browsers withhold Lax cookies from it). Call it for POST
-// /signin/{provider}, then redirect (303) to the URL.
+// authorization URL to redirect the user to (303), with the check values
+// the provider's checks need (PKCE code verifier, state, nonce), which the
+// caller keeps for [Flow.Callback]. Call it for POST /signin/{provider}.
 //
 // The URL carries client_id, redirect_uri (BaseURL/callback/{id}, or the
 // provider's redirect proxy URL), response_type=code, the provider's
@@ -116,31 +155,34 @@ func (f *Flow) SecureCookies() bool { return f.secure }
 // Only the names of [SignInParams] and Config.AuthorizationParams are
 // taken (prompt=login, login_hint, ui_locales, …), each with its first
 // value; they replace the provider's configured value of the same name.
-// A value over 2048 bytes or with control characters fails with
-// [ErrInvalidParams].
-func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID string, params ...url.Values) (string, error) {
+//
+// A refusal (discovery failed; a parameter value over 2048 bytes or with
+// control characters) is an *auth.Error with auth.CodeOAuthSignin.
+func (f *Flow) Begin(ctx context.Context, providerID string, params ...url.Values) (Authorization, error) {
+	a, err := f.begin(ctx, providerID, params)
+	return a, signInError(auth.CodeOAuthSignin, err)
+}
+
+func (f *Flow) begin(ctx context.Context, providerID string, params []url.Values) (Authorization, error) {
 	if f == nil || f.auth == nil {
-		return "", fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
-	}
-	if w == nil {
-		return "", fmt.Errorf("%w: nil ResponseWriter", ErrInvalidCallback)
+		return Authorization{}, fmt.Errorf("%w: oauth: the Flow was not made by New", core.ErrInvalidConfig)
 	}
 	p, err := f.auth.Edge().OAuthProvider(providerID)
 	if err != nil {
-		return "", err
+		return Authorization{}, err
 	}
 	o := p.Options()
 	e, err := f.endpoints(ctx, p)
 	if err != nil {
-		return "", err
+		return Authorization{}, err
 	}
 	conf, err := f.oauth2Config(p, o, e)
 	if err != nil {
-		return "", err
+		return Authorization{}, err
 	}
 	request, err := f.signInParams(params)
 	if err != nil {
-		return "", err
+		return Authorization{}, err
 	}
 	auth := o.Authorization.Params
 	if auth == nil {
@@ -159,36 +201,28 @@ func (f *Flow) Begin(ctx context.Context, w http.ResponseWriter, providerID stri
 		}
 	}
 	// The checks go last, so no configured parameter replaces them.
-	type check struct{ cookie, value string }
-	var checks []check
+	var checks Checks
 	if o.Checks.Has(provider.CheckPKCE) {
-		v := oauth2.GenerateVerifier()
-		opts = append(opts, oauth2.S256ChallengeOption(v))
-		checks = append(checks, check{PKCECookieName, v})
+		checks.CodeVerifier = oauth2.GenerateVerifier()
+		opts = append(opts, oauth2.S256ChallengeOption(checks.CodeVerifier))
 	}
 	if o.Checks.Has(provider.CheckState) {
-		v, err := random()
-		if err != nil {
-			return "", err
+		if checks.State, err = random(); err != nil {
+			return Authorization{}, err
 		}
-		opts = append(opts, oauth2.SetAuthURLParam("state", v))
-		checks = append(checks, check{StateCookieName, v})
+		opts = append(opts, oauth2.SetAuthURLParam("state", checks.State))
 	}
 	if o.Type == provider.TypeOIDC && o.Checks.Has(provider.CheckNonce) {
-		v, err := random()
-		if err != nil {
-			return "", err
+		if checks.Nonce, err = random(); err != nil {
+			return Authorization{}, err
 		}
-		opts = append(opts, oauth2.SetAuthURLParam("nonce", v))
-		checks = append(checks, check{NonceCookieName, v})
+		opts = append(opts, oauth2.SetAuthURLParam("nonce", checks.Nonce))
 	}
-	formPost := auth.Get("response_mode") == "form_post"
-	for _, c := range checks {
-		if err := f.setCheck(w, c.cookie, c.value, formPost); err != nil {
-			return "", err
-		}
-	}
-	return conf.AuthCodeURL("", opts...), nil
+	return Authorization{
+		URL:      conf.AuthCodeURL("", opts...),
+		Checks:   checks,
+		FormPost: auth.Get("response_mode") == "form_post",
+	}, nil
 }
 
 // random returns 32 random bytes, base64url-encoded.
@@ -208,7 +242,7 @@ func (f *Flow) redirectURI(p provider.OAuthProvider, o provider.OAuthOptions) (s
 	}
 	app, err := provider.NewAppProvider(p, f.base)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return "", fmt.Errorf("%w: oauth: %w", core.ErrInvalidConfig, err)
 	}
 	return app.CallbackURL, nil
 }
@@ -236,29 +270,32 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 		conf.ClientSecret = ""
 		if jwtAuth(m) && o.Token.Request == nil {
 			if _, _, err := assertionKey(o); err != nil {
-				return nil, fmt.Errorf("%w: provider %q: %w", ErrInvalidConfig, o.ID, err)
+				return nil, fmt.Errorf("%w: oauth: provider %q: %w", core.ErrInvalidConfig, o.ID, err)
 			}
 		}
 	default:
 		if o.Token.Request == nil {
-			return nil, fmt.Errorf("%w: provider %q: token endpoint auth method %q is not supported here; give the provider a Token.Request handler that authenticates itself", ErrInvalidConfig, o.ID, m)
+			return nil, fmt.Errorf("%w: oauth: provider %q: token endpoint auth method %q is not supported here; give the provider a Token.Request handler that authenticates itself", core.ErrInvalidConfig, o.ID, m)
 		}
 	}
 	return conf, nil
 }
 
 // Callback completes signing in with the provider, for GET or POST
-// /callback/{provider}. In this order, and before anything is written to
-// the adapter, it
+// /callback/{provider}. params are the callback's parameters: its query,
+// and for a POST (response_mode=form_post) its form body too, as r.Form
+// holds them after r.ParseForm (bound the body first, e.g. with
+// http.MaxBytesReader). checks are the values [Flow.Begin] returned for
+// this sign-in, as the caller kept them; each is used once. In this order,
+// and before anything is written to the adapter, it
 //
-//   - reads the check cookies and tells the browser to drop them (each is
-//     used once);
-//   - compares the state parameter with the state cookie (state check);
+//   - compares the state parameter with checks.State (state check);
+//   - surfaces the provider's error parameter as a [*ProviderError];
 //   - records the check values as used, in the adapter (createVerificationToken,
 //     shared by every instance) or else in process, and refuses a callback
-//     whose values were used before ([ErrCallbackReplayed]): a replayed
-//     callback fails even against a provider that accepts a code twice;
-//   - surfaces the provider's error parameter as a [*ProviderError];
+//     whose values were used before (with auth.ErrAlreadyUsed in the
+//     chain): a replayed callback fails even against a provider that
+//     accepts a code twice;
 //   - exchanges the code at the token endpoint, with the PKCE verifier
 //     (pkce check) and the client authentication the provider's Client
 //     options name;
@@ -273,38 +310,36 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 // the tokens) and creates the database session. user is the signed-in
 // caller (read from the session by the caller), or nil: a new account is
 // then linked to that user, and an account linked to another user fails
-// with auth.ErrAccountNotLinked. Callback writes no session cookie: the
-// caller (the handler) gives the browser the session of the result.
-func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error) {
+// with auth.ErrAccountNotLinked. The caller gives the browser the session
+// of the result.
+//
+// A refusal is an *auth.Error with auth.CodeOAuthCallback, unless it
+// carries a code of its own (OAuthAccountNotLinked, AccessDenied).
+func (f *Flow) Callback(ctx context.Context, providerID string, params url.Values, checks Checks, user *core.User) (*auth.SignIn, error) {
+	in, err := f.callback(ctx, providerID, params, checks, user)
+	return in, signInError(auth.CodeOAuthCallback, err)
+}
+
+func (f *Flow) callback(ctx context.Context, providerID string, params url.Values, checks Checks, user *core.User) (*auth.SignIn, error) {
 	if f == nil || f.auth == nil {
-		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
-	}
-	if w == nil || r == nil || r.URL == nil {
-		return nil, fmt.Errorf("%w: nil ResponseWriter, Request or URL", ErrInvalidCallback)
+		return nil, fmt.Errorf("%w: oauth: the Flow was not made by New", core.ErrInvalidConfig)
 	}
 	p, err := f.auth.Edge().OAuthProvider(providerID)
 	if err != nil {
 		return nil, err
 	}
 	o := p.Options()
+	verifier, state, nonce := checks.CodeVerifier, checks.State, checks.Nonce
 
-	verifier, noVerifier := f.takeCheck(w, r, PKCECookieName)
-	state, noState := f.takeCheck(w, r, StateCookieName)
-	nonce, noNonce := f.takeCheck(w, r, NonceCookieName)
-
-	params, err := callbackParams(w, r)
-	if err != nil {
-		return nil, err
-	}
 	if o.Checks.Has(provider.CheckState) {
 		got := params.Get("state")
 		switch {
 		case state == "":
-			return nil, fmt.Errorf("%w: provider %q: %w", ErrStateMissing, o.ID, noState)
+			return nil, fmt.Errorf("%w: provider %q: %w", errStateMissing, o.ID, checks.missing(provider.CheckState, "state"))
 		case got == "":
-			return nil, fmt.Errorf("%w: provider %q: the callback has no state parameter", ErrStateMissing, o.ID)
+			return nil, fmt.Errorf("%w: provider %q: the callback has no state parameter", errStateMissing, o.ID)
 		case subtle.ConstantTimeCompare([]byte(got), []byte(state)) != 1:
-			return nil, fmt.Errorf("%w: provider %q: the callback's state is not the one this browser was sent with; start signing in again", ErrStateMismatch, o.ID)
+			return nil, fmt.Errorf("%w: provider %q: the callback's state is not the one this browser was sent with; start signing in again", errStateMismatch, o.ID)
 		}
 	}
 	if code := params.Get("error"); code != "" {
@@ -312,14 +347,14 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	code := params.Get("code")
 	if code == "" {
-		return nil, fmt.Errorf("%w: provider %q: the callback has neither a code nor an error parameter", ErrInvalidCallback, o.ID)
+		return nil, fmt.Errorf("%w: provider %q: the callback has neither a code nor an error parameter", errInvalidCallback, o.ID)
 	}
 	if o.Checks.Has(provider.CheckPKCE) && verifier == "" {
-		return nil, fmt.Errorf("%w: provider %q: %w", ErrVerifierMissing, o.ID, noVerifier)
+		return nil, fmt.Errorf("%w: provider %q: %w", errVerifierMissing, o.ID, checks.missing(provider.CheckPKCE, "PKCE code verifier"))
 	}
 	useNonce := o.Type == provider.TypeOIDC && o.Checks.Has(provider.CheckNonce)
 	if useNonce && nonce == "" {
-		return nil, fmt.Errorf("%w: provider %q: %w", ErrNonceMissing, o.ID, noNonce)
+		return nil, fmt.Errorf("%w: provider %q: %w", errNonceMissing, o.ID, checks.missing(provider.CheckNonce, "nonce"))
 	}
 	if err := f.useOnce(ctx, o.ID, verifier, state, nonce); err != nil {
 		return nil, err
@@ -333,11 +368,11 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return nil, err
 	}
-	checks := provider.CheckValues{CodeVerifier: verifier, State: state, Nonce: nonce}
+	values := provider.CheckValues{CodeVerifier: verifier, State: state, Nonce: nonce}
 	if !o.Checks.Has(provider.CheckPKCE) {
-		checks.CodeVerifier = ""
+		values.CodeVerifier = ""
 	}
-	tokens, tok, err := f.exchange(ctx, p, o, conf, checks, params)
+	tokens, tok, err := f.exchange(ctx, p, o, conf, values, params)
 	if err != nil {
 		return nil, err
 	}
@@ -345,14 +380,14 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	var profile provider.User
 	if o.Type == provider.TypeOIDC {
 		if err := p.CheckCallbackTokens(tokens); err != nil {
-			return nil, fmt.Errorf("%w: %w; the provider must return an id_token (is openid in the scope?)", ErrIDTokenMissing, err)
+			return nil, fmt.Errorf("%w: %w; the provider must return an id_token (is openid in the scope?)", errIDTokenMissing, err)
 		}
 		idt, claims, err := f.verifyIDToken(ctx, e, o, tokens.IDToken)
 		if err != nil {
 			return nil, err
 		}
 		if useNonce && subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 {
-			return nil, fmt.Errorf("%w: provider %q: the id_token's nonce is not the one sent", ErrNonceMismatch, o.ID)
+			return nil, fmt.Errorf("%w: provider %q: the id_token's nonce is not the one sent", errNonceMismatch, o.ID)
 		}
 		if o.IDToken {
 			profile, err = f.profileFromClaims(ctx, p, claims, params, tokens)
@@ -372,24 +407,6 @@ func (f *Flow) Callback(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	return f.auth.SignInWithOAuth(ctx, auth.OAuthCallback{
 		ProviderID: o.ID, Profile: profile, Tokens: tokens, User: user,
 	})
-}
-
-// maxCallbackBody bounds a form_post callback's body.
-const maxCallbackBody = 64 << 10
-
-// callbackParams returns the callback's parameters: the query, and for a
-// POST (response_mode=form_post) the form body too.
-func callbackParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
-	if r.Method != http.MethodPost {
-		return r.URL.Query(), nil
-	}
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, maxCallbackBody)
-	}
-	if err := r.ParseForm(); err != nil {
-		return nil, fmt.Errorf("%w: reading the form: %w", ErrInvalidCallback, err)
-	}
-	return r.Form, nil
 }
 
 // errorsAs is errors.As for a target type, returning the match.

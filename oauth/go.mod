@@ -13,10 +13,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9
 )
 
-require (
-	github.com/authport/authport/jwt v0.1.0
-	golang.org/x/crypto v0.54.0
-)
+require golang.org/x/crypto v0.54.0
 
 require (
 	golang.org/x/net v0.57.0 // indirect
@@ -27,5 +24,4 @@ replace (
 	github.com/authport/authport/adapters/memory => ../adapters/memory
 	github.com/authport/authport/conformance => ../conformance
 	github.com/authport/authport/core => ../core
-	github.com/authport/authport/jwt => ../jwt
 )

@@ -35,7 +35,7 @@ func (f *Flow) useOnce(ctx context.Context, providerID, verifier, state, nonce s
 		err = f.used.use(key, expires, f.now())
 	}
 	if errors.Is(err, core.ErrAlreadyExists) {
-		return fmt.Errorf("%w: provider %q: this callback was already used; start signing in again: %w", ErrCallbackReplayed, providerID, err)
+		return fmt.Errorf("%w: provider %q: this callback was already used; start signing in again: %w", errCallbackReplayed, providerID, err)
 	}
 	return err
 }

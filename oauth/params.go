@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/authport/authport/core"
 )
 
 // SignInParams are the authorization parameters [Flow.Begin] passes from
@@ -52,9 +54,9 @@ func paramAllowList(extra []string) (map[string]bool, error) {
 	for _, n := range extra {
 		switch {
 		case isCheckParam(n):
-			return nil, fmt.Errorf("%w: AuthorizationParams names %q, which carries the flow's own check and never comes from a sign-in request", ErrInvalidConfig, n)
+			return nil, fmt.Errorf("%w: oauth: AuthorizationParams names %q, which carries the flow's own check and never comes from a sign-in request", core.ErrInvalidConfig, n)
 		case n == "" || strings.ContainsAny(n, "&=#? \t\r\n"):
-			return nil, fmt.Errorf("%w: AuthorizationParams: %q is not a parameter name", ErrInvalidConfig, n)
+			return nil, fmt.Errorf("%w: oauth: AuthorizationParams: %q is not a parameter name", core.ErrInvalidConfig, n)
 		}
 		allow[n] = true
 	}
@@ -62,7 +64,7 @@ func paramAllowList(extra []string) (map[string]bool, error) {
 }
 
 // signInParams returns the allowed parameters of sets (the first set that
-// names a parameter wins), or an error matching [ErrInvalidParams] for a
+// names a parameter wins), or an error matching [errInvalidParams] for a
 // value that cannot be sent.
 func (f *Flow) signInParams(sets []url.Values) (url.Values, error) {
 	out := url.Values{}
@@ -73,7 +75,7 @@ func (f *Flow) signInParams(sets []url.Values) (url.Values, error) {
 			}
 			v := vs[0]
 			if len(v) > maxParamValue || !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-				return nil, fmt.Errorf("%w: %q: at most %d bytes of UTF-8 text without control characters", ErrInvalidParams, k, maxParamValue)
+				return nil, fmt.Errorf("%w: %q: at most %d bytes of UTF-8 text without control characters", errInvalidParams, k, maxParamValue)
 			}
 			out.Set(k, v)
 		}

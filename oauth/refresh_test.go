@@ -129,19 +129,19 @@ func TestAccessTokenErrors(t *testing.T) {
 	rs := newRefreshServer(t)
 	s := refreshSetup(t, rs)
 
-	if _, err := s.flow.AccessToken(ctx, "nobody", "p"); !errors.Is(err, oauth.ErrNoAccount) {
+	if _, err := s.flow.AccessToken(ctx, "nobody", "p"); !errors.Is(err, oauth.ErrNoAccount) || !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("user without account: %v", err)
 	}
 	if _, err := s.flow.AccessToken(ctx, "nobody", "nope"); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("unknown provider: %v", err)
 	}
-	if _, err := s.flow.AccountAccessToken(ctx, core.AccountKey{Provider: "p", ProviderAccountID: "missing"}); !errors.Is(err, oauth.ErrNoAccount) {
+	if _, err := s.flow.AccountAccessToken(ctx, core.AccountKey{Provider: "p", ProviderAccountID: "missing"}); !errors.Is(err, oauth.ErrNoAccount) || !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("unknown account key: %v", err)
 	}
 
 	noRefresh := linkExpired(t, s, "p", "")
 	_, err := s.flow.AccessToken(ctx, noRefresh, "p")
-	if !errors.Is(err, oauth.ErrNoRefreshToken) || !strings.Contains(err.Error(), "offline_access") {
+	if !errors.Is(err, oauth.ErrNoRefreshToken) || !errors.Is(err, oauth.ErrSignInAgain) || errors.Is(err, oauth.ErrRefresh) || !strings.Contains(err.Error(), "offline_access") {
 		t.Errorf("expired without refresh token: %v", err)
 	}
 
@@ -151,7 +151,7 @@ func TestAccessTokenErrors(t *testing.T) {
 	before := account(t, s, user)
 	_, err = s.flow.AccessToken(ctx, user, "p")
 	var te *oauth.TokenError
-	if !errors.Is(err, oauth.ErrInvalidGrant) || !errors.Is(err, oauth.ErrRefresh) || !errors.As(err, &te) || te.Code != "invalid_grant" || te.Description != "revoked" {
+	if !errors.Is(err, oauth.ErrInvalidGrant) || !errors.Is(err, oauth.ErrSignInAgain) || !errors.Is(err, oauth.ErrRefresh) || !errors.As(err, &te) || te.Code != "invalid_grant" || te.Description != "revoked" {
 		t.Errorf("invalid_grant: %v", err)
 	}
 	if after := account(t, s, user); *after.AccessToken != *before.AccessToken || *after.RefreshToken != "rt-revoked" {
@@ -169,7 +169,7 @@ func TestAccessTokenErrors(t *testing.T) {
 		"not JSON":        func(w http.ResponseWriter, _ string) { w.WriteHeader(200); _, _ = w.Write([]byte("<html>")) },
 	} {
 		rs.answer = answer
-		if _, err := s.flow.AccessToken(ctx, user, "p"); !errors.Is(err, oauth.ErrRefresh) || errors.Is(err, oauth.ErrInvalidGrant) {
+		if _, err := s.flow.AccessToken(ctx, user, "p"); !errors.Is(err, oauth.ErrRefresh) || errors.Is(err, oauth.ErrInvalidGrant) || errors.Is(err, oauth.ErrSignInAgain) {
 			t.Errorf("%s: %v, want ErrRefresh", name, err)
 		}
 	}
@@ -295,7 +295,7 @@ func TestDefaultTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	_, err := s.flow.Begin(ctx, httptest.NewRecorder(), "idp")
+	_, err := s.flow.Begin(ctx, "idp")
 	took := time.Since(start)
 	t.Logf("a hung issuer failed Begin after %v (DefaultHTTPTimeout %v): %v", took.Round(time.Millisecond), oauth.DefaultHTTPTimeout, err)
 	if !errors.Is(err, oauth.ErrDiscovery) {
@@ -339,9 +339,9 @@ func TestHungProviderCalls(t *testing.T) {
 			var err error
 			var took time.Duration
 			if tc.flows {
-				authURL, cookies := s.begin(t, "idp")
+				authURL, checks := s.begin(t, "idp")
 				start := time.Now()
-				_, _, err = s.callback(fake.authorize(authURL), cookies, "idp")
+				_, err = s.callback(fake.authorize(authURL), checks, "idp")
 				took = time.Since(start)
 			} else {
 				user := linkExpired(t, s, "idp", "refresh-token")

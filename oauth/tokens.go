@@ -53,9 +53,12 @@ const refreshTimeout = time.Minute
 // coordinated; when the provider refuses a refresh token because another
 // instance used it first, the tokens that instance stored are returned.
 //
-// Errors: [ErrNoAccount], [ErrSeveralAccounts], [ErrNoRefreshToken],
-// [ErrInvalidGrant] (the user must sign in again), [ErrRefresh], and
-// core.ErrMissingAdapterMethod for an adapter without the extensions.
+// Errors: core.ErrNotFound when the user has no account with the
+// provider (never signed in with it, or it was unlinked: sign in with the
+// provider first), [ErrSeveralAccounts], [ErrSignInAgain] (no refresh
+// token, or the provider refused it), [ErrRefresh] (test ErrSignInAgain
+// first), and core.ErrMissingAdapterMethod for an adapter without the
+// extensions.
 func (f *Flow) AccessToken(ctx context.Context, userID, providerID string) (string, error) {
 	acc, err := f.userAccount(ctx, userID, providerID)
 	if err != nil {
@@ -73,7 +76,7 @@ func (f *Flow) AccessToken(ctx context.Context, userID, providerID string) (stri
 // whole account, with its valid (refreshed when needed) tokens.
 func (f *Flow) AccountAccessToken(ctx context.Context, key core.AccountKey) (*core.Account, error) {
 	if f == nil || f.auth == nil {
-		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: oauth: the Flow was not made by New", core.ErrInvalidConfig)
 	}
 	if _, err := f.auth.Edge().OAuthProvider(key.Provider); err != nil {
 		return nil, err
@@ -83,7 +86,7 @@ func (f *Flow) AccountAccessToken(ctx context.Context, key core.AccountKey) (*co
 		return nil, err
 	}
 	if acc == nil {
-		return nil, fmt.Errorf("%w: no account %q at provider %q; the user must sign in with it first", ErrNoAccount, key.ProviderAccountID, key.Provider)
+		return nil, fmt.Errorf("%w: %w: no account %q at provider %q; the user must sign in with it first", core.ErrNotFound, errNoAccount, key.ProviderAccountID, key.Provider)
 	}
 	return f.fresh(ctx, *acc)
 }
@@ -91,7 +94,7 @@ func (f *Flow) AccountAccessToken(ctx context.Context, key core.AccountKey) (*co
 // userAccount returns the user's one account with the provider.
 func (f *Flow) userAccount(ctx context.Context, userID, providerID string) (*core.Account, error) {
 	if f == nil || f.auth == nil {
-		return nil, fmt.Errorf("%w: the Flow was not made by New", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: oauth: the Flow was not made by New", core.ErrInvalidConfig)
 	}
 	if _, err := f.auth.Edge().OAuthProvider(providerID); err != nil {
 		return nil, err
@@ -108,7 +111,7 @@ func (f *Flow) userAccount(ctx context.Context, userID, providerID string) (*cor
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("%w: user %q has no account with provider %q; the user must sign in with it first", ErrNoAccount, userID, providerID)
+		return nil, fmt.Errorf("%w: %w: user %q has no account with provider %q; the user must sign in with it first", core.ErrNotFound, errNoAccount, userID, providerID)
 	case 1:
 		return &found[0], nil
 	}
@@ -144,7 +147,7 @@ func (f *Flow) fresh(ctx context.Context, acc core.Account) (*core.Account, erro
 }
 
 func noRefreshToken(providerID string) error {
-	return fmt.Errorf("%w: provider %q; request offline access (scope offline_access for OIDC, access_type=offline for Google) in the provider's Authorization.Params and have the user sign in again", ErrNoRefreshToken, providerID)
+	return fmt.Errorf("%w: %w: provider %q; request offline access (scope offline_access for OIDC, access_type=offline for Google) in the provider's Authorization.Params and have the user sign in again", ErrSignInAgain, errNoRefreshToken, providerID)
 }
 
 // refresh refreshes the account's tokens and stores them. It reads the
@@ -156,7 +159,7 @@ func (f *Flow) refresh(ctx context.Context, key core.AccountKey) (*core.Account,
 		return nil, err
 	}
 	if acc == nil {
-		return nil, fmt.Errorf("%w: account %q at provider %q was unlinked", ErrNoAccount, key.ProviderAccountID, key.Provider)
+		return nil, fmt.Errorf("%w: %w: account %q at provider %q was unlinked", core.ErrNotFound, errNoAccount, key.ProviderAccountID, key.Provider)
 	}
 	if valid(acc, f.now()) {
 		return acc, nil
@@ -171,14 +174,14 @@ func (f *Flow) refresh(ctx context.Context, key core.AccountKey) (*core.Account,
 	o := p.Options()
 	e, err := f.endpoints(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrRefresh, err)
 	}
 	if e.tokenURL == "" {
 		return nil, fmt.Errorf("%w: provider %q has a Token.Request handler and no token URL to refresh at; set Token.URL", ErrRefresh, o.ID)
 	}
 	used := *acc.RefreshToken
 	ts, err := f.tokenRequest(ctx, o, e.tokenURL, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {used}})
-	if errors.Is(err, ErrInvalidGrant) {
+	if errors.Is(err, errInvalidGrant) {
 		// Another instance may have used the token first and stored
 		// what the provider rotated it into.
 		if now, rerr := f.auth.Account(ctx, key); rerr == nil && now != nil && now.RefreshToken != nil &&
@@ -223,7 +226,7 @@ func (f *Flow) refresh(ctx context.Context, key core.AccountKey) (*core.Account,
 		return nil, fmt.Errorf("%w: provider %q: storing the refreshed tokens: %w", ErrRefresh, o.ID, err)
 	}
 	if stored == nil {
-		return nil, fmt.Errorf("%w: account %q at provider %q was unlinked during the refresh", ErrNoAccount, key.ProviderAccountID, key.Provider)
+		return nil, fmt.Errorf("%w: %w: account %q at provider %q was unlinked during the refresh", core.ErrNotFound, errNoAccount, key.ProviderAccountID, key.Provider)
 	}
 	return stored, nil
 }
@@ -290,7 +293,7 @@ func (f *Flow) tokenRequest(ctx context.Context, o provider.OAuthOptions, tokenU
 			form.Set(k, a.Get(k))
 		}
 	default:
-		return provider.TokenSet{}, fmt.Errorf("%w: provider %q: token endpoint auth method %q is not supported for refreshing", ErrInvalidConfig, o.ID, m)
+		return provider.TokenSet{}, fmt.Errorf("%w: oauth: provider %q: token endpoint auth method %q is not supported for refreshing", core.ErrInvalidConfig, o.ID, m)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tokenURL, strings.NewReader(form.Encode()))
 	if err != nil {

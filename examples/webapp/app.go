@@ -213,7 +213,7 @@ func (a *api) me(w http.ResponseWriter, r *http.Request) {
 func (a *api) profile(w http.ResponseWriter, r *http.Request) {
 	s, _ := handler.FromContext(r.Context())
 	token, err := a.flow.AccessToken(r.Context(), s.User.ID, providerID)
-	if errors.Is(err, oauth.ErrInvalidGrant) || errors.Is(err, oauth.ErrNoRefreshToken) {
+	if errors.Is(err, oauth.ErrSignInAgain) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "sign in again"})
 		return
 	}

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"net/url"
 
 	"github.com/authport/authport/core/auth"
@@ -15,7 +14,7 @@ import (
 )
 
 // check starts a GitHub sign-in and checks the authorization URL and the
-// check cookie; it needs no network.
+// check value to keep; it needs no network.
 func check(ctx context.Context) (string, error) {
 	a, err := memoryAuth(auth.Config{Providers: []provider.Provider{providers.GitHub("client-id", "client-secret")}})
 	if err != nil {
@@ -25,22 +24,20 @@ func check(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	w := httptest.NewRecorder()
-	to, err := flow.Begin(ctx, w, "github")
+	begun, err := flow.Begin(ctx, "github")
 	if err != nil {
 		return "", err
 	}
-	u, err := url.Parse(to)
+	u, err := url.Parse(begun.URL)
 	if err != nil {
 		return "", err
 	}
 	q := u.Query()
 	if q.Get("client_id") != "client-id" || q.Get("code_challenge_method") != "S256" || q.Get("redirect_uri") != "https://app.example.com/auth/callback/github" {
-		return "", fmt.Errorf("authorization URL %s lacks the client, the PKCE challenge or the redirect URI", to)
+		return "", fmt.Errorf("authorization URL %s lacks the client, the PKCE challenge or the redirect URI", begun.URL)
 	}
-	cookies := w.Result().Cookies()
-	if len(cookies) == 0 {
-		return "", fmt.Errorf("no check cookie was set")
+	if begun.Checks.CodeVerifier == "" {
+		return "", fmt.Errorf("no PKCE code verifier to keep")
 	}
-	return fmt.Sprintf("began a GitHub sign-in at %s with the %s cookie", u.Host, cookies[0].Name), nil
+	return fmt.Sprintf("began a GitHub sign-in at %s with a PKCE code verifier to keep", u.Host), nil
 }
