@@ -30,7 +30,7 @@ type appRes struct {
 func authjsApp(t *testing.T, reqs ...appReq) []appRes {
 	t.Helper()
 	var res []appRes
-	jwttest.RunNode(t, "", filepath.Join("testdata", "authjs-app.mjs"), filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"),
+	jwttest.RunNode(t, "", filepath.Join("testdata", "authjs-app.mjs"), filepath.Join(jwttest.AuthCore(), "index.js"),
 		map[string]any{"secret": secret, "requests": reqs}, &res)
 	if len(res) != len(reqs) {
 		t.Fatalf("authjs-app.mjs answered %d responses to %d requests", len(res), len(reqs))

@@ -27,7 +27,7 @@ type authjsEnv struct {
 func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 	t.Helper()
 	var res authjsEnv
-	jwttest.RunNode(t, "", filepath.Join("testdata", "authjs-env.mjs"), filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "index.js"),
+	jwttest.RunNode(t, "", filepath.Join("testdata", "authjs-env.mjs"), filepath.Join(jwttest.AuthCore(), "index.js"),
 		map[string]any{"env": env, "providers": ids}, &res)
 	return res
 }
@@ -40,7 +40,7 @@ func runAuthjsEnv(t *testing.T, env map[string]string, ids []string) authjsEnv {
 // issuer. It then checks authport's own addition: a comma-separated
 // AUTH_SECRET is the same list as Auth.js's numbered variables.
 func TestEnvLikeAuthJS(t *testing.T) {
-	core := filepath.Join("..", "jwt", "interop", "node_modules", "@auth", "core", "providers")
+	core := filepath.Join(jwttest.AuthCore(), "providers")
 	var ids []string
 	for _, id := range providers.BuiltIns().IDs() {
 		p, _ := providers.BuiltIns().New(id, providers.UserConfig{})

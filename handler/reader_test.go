@@ -18,7 +18,7 @@ import (
 )
 
 // The Auth.js interop tests run Auth.js's own @auth/core/jwt through the
-// jwt module's harness (../jwt/interop, installed with npm ci there).
+// jwt module's harness (jwttest, installed with npm ci in jwt/interop).
 
 // authjs runs reqs through Auth.js's own @auth/core/jwt, failing t when
 // Auth.js refuses one.

@@ -1,11 +1,12 @@
 // Runs requests through Auth.js's own Auth() (@auth/core, installed by
-// npm ci in ../../jwt/interop) for the handler's interop tests.
+// npm ci in the jwt module's interop folder; jwttest.RunNode passes its
+// location) for the handler's interop tests.
 //
 // stdin:  {"secret": "...", "requests": [{"method", "url", "cookie", "body"}]}
 //         Auth.js is configured with basePath /auth, a credentials provider
 //         accepting ada/lovelace (user id "user-ada") and JWT sessions.
 // stdout: [{"status", "location", "setCookies": ["name=value; ..."], "body"}]
-const core = new URL("../../jwt/interop/node_modules/@auth/core/", import.meta.url)
+const core = new URL(process.env.AUTHPORT_AUTHJS_CORE) // jwttest.AuthCore: the jwt module's npm ci
 const { Auth } = await import(new URL("index.js", core))
 const { default: Credentials } = await import(new URL("providers/credentials.js", core))
 

@@ -1,11 +1,11 @@
 // Runs Auth.js's own setEnvDefaults (@auth/core, installed by npm ci in
-// ../../jwt/interop) for the handler's environment test (env_test.go).
+// the jwt module's interop folder, whose location jwttest.RunNode passes) for the handler's environment test (env_test.go).
 //
 // stdin:  {"env": {"AUTH_SECRET": "...", ...}, "providers": ["github", ...]}
 //         each provider given as Auth.js's function form (providers: [GitHub]).
 // stdout: {"secret": [...], "basePath": "...", "redirectProxyUrl": "...",
 //          "providers": [{"id", "clientId", "clientSecret", "issuer"}]}
-const core = new URL("../../jwt/interop/node_modules/@auth/core/", import.meta.url)
+const core = new URL(process.env.AUTHPORT_AUTHJS_CORE) // jwttest.AuthCore: the jwt module's npm ci
 const { setEnvDefaults } = await import(new URL("index.js", core))
 
 const input = JSON.parse(await new Promise((resolve) => {

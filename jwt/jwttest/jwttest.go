@@ -10,9 +10,11 @@ package jwttest
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -53,10 +55,31 @@ func AuthJS(t testing.TB, interop string, reqs ...Request) []Result {
 	return res
 }
 
+// AuthCoreEnv is the environment variable through which [RunNode] tells
+// a script where Auth.js's @auth/core is installed: the directory
+// [AuthCore] returns, as a file: URL ending in "/", for the script to
+// import from by name instead of by a path into another module.
+const AuthCoreEnv = "AUTHPORT_AUTHJS_CORE"
+
+// AuthCore returns the directory of Auth.js's @auth/core that npm ci
+// installed in the jwt module's interop folder (pinned in its
+// package.json and lock file), found from this package's own source, so
+// that a test of another module reaches it by package rather than by a
+// relative path. The directory may not exist (npm ci not run); RunNode
+// then skips.
+func AuthCore() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return filepath.Join("jwt", "interop", "node_modules", "@auth", "core")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "interop", "node_modules", "@auth", "core")
+}
+
 // RunNode runs node on script (with the working directory dir, "" for the
 // test's own) with in as JSON on stdin, and decodes what it prints into
-// out. need is a file, relative to dir, that must exist (a module the
-// script imports). Without node or need t skips, or fails when
+// out. need is a file, relative to dir (or absolute), that must exist (a
+// module the script imports). The script finds Auth.js's @auth/core
+// through the AuthCoreEnv variable. Without node or need t skips, or fails when
 // AUTHPORT_REQUIRE is all or names npm.
 func RunNode(t testing.TB, dir, script, need string, in, out any) {
 	t.Helper()
@@ -84,6 +107,11 @@ func RunNode(t testing.TB, dir, script, need string, in, out any) {
 	}
 	cmd := exec.CommandContext(t.Context(), node, script)
 	cmd.Dir = dir
+	core, err := filepath.Abs(AuthCore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), AuthCoreEnv+"="+(&url.URL{Scheme: "file", Path: filepath.ToSlash(core) + "/"}).String())
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
