@@ -19,7 +19,8 @@ const extendSession = string(core.MethodExtendSession)
 // extendRules are the rules of the extendSession extension
 // ([core.SessionExtender]): a conditional move of a session's expiry, so
 // that of the instances finding one session due for extension at once
-// only one writes (issue 24, item 4).
+// only one writes (a page loading its API calls must not write expires once
+// per request).
 func extendRules() []rule {
 	x := core.ExtensionExtendSession
 	needs := []core.Method{createUser, createSession, getSessionAndUser}
@@ -95,9 +96,9 @@ func extendRules() []rule {
 			}
 		}},
 		{group: "sessionLifetime", name: "instances_extend_once", extension: x, needsPeer: true, run: func(t *testing.T, e *env) {
-			// Issue 24, item 4: requests on two instances (two
-			// processes) that find one session due for extension at
-			// once write expires once in all.
+			// Requests on two instances (two processes, as behind a
+			// load balancer) that find one session due for extension
+			// at once write expires once in all, not once per request.
 			c := newClock()
 			var w sessionWrites
 			opts := authOptions{maxAge: time.Hour, updateAge: 10 * time.Minute}

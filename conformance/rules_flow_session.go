@@ -124,7 +124,8 @@ func sessionCostRules() []rule {
 		{group: "sessionLifetime", name: "expired_session_is_nil_without_a_library_write", run: func(t *testing.T, e *env) {
 			// Expired by the adapter's clock too, which hides it: the
 			// library gets nil and calls no write method (it cannot tell
-			// the token from an unknown one, issue 23 item 3). Removing it
+			// the token from an unknown one, and a write per unknown
+			// token would let junk cookies turn reads into writes). Removing it
 			// is the adapter's, as it reads (the rule
 			// getSessionAndUser/expired_session_removed_on_access checks
 			// the raw store), by PurgeExpired or by a TTL.
@@ -152,8 +153,10 @@ func sessionCostRules() []rule {
 			}
 		}},
 		{group: "sessionLifetime", name: "unknown_token_one_read_no_write", run: func(t *testing.T, e *env) {
-			// Issue 23, item 3: a junk session cookie costs one
-			// getSessionAndUser and nothing else.
+			// A junk session cookie costs one getSessionAndUser and
+			// nothing else: a deleteSession per unknown token would let
+			// anyone turn cheap reads into writes (on bbolt, a synced
+			// commit each), a denial of service.
 			counting, store := e.counting()
 			a := e.newAuth(t, newClock(), authOptions{adapter: store})
 			u := e.newUser()
@@ -181,10 +184,9 @@ func sessionCostRules() []rule {
 			e.expectUnchanged(t, before, "lookups of unknown session tokens")
 		}},
 		{group: "sessionLifetime", name: "concurrent_requests_extend_once", run: func(t *testing.T, e *env) {
-			// Issue 24, item 4: a burst of requests on a session due for
-			// extension (a page loading its API calls) writes expires
-			// once, not once per request, and every request sees the new
-			// expiry.
+			// A burst of requests on a session due for extension (a
+			// page loading its API calls) writes expires once, not once
+			// per request, and every request sees the new expiry.
 			counting, store := e.counting()
 			c := newClock()
 			a := e.newAuth(t, c, authOptions{adapter: store, maxAge: time.Hour, updateAge: 10 * time.Minute})

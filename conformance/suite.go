@@ -3,15 +3,11 @@
 // TestConformance/<backend>/<specMethod>/<rule> so that a failure points at
 // the rule it breaks.
 //
-// An adapter's module runs it from a test:
-//
-//	func TestConformance(t *testing.T) {
-//		conformance.Run(t, conformance.Harness{Name: "mybackend", New: newFixture})
-//	}
-//
-// The [Harness] gives each test a fresh adapter and a [Raw] view of what is
-// really stored, so the suite checks the database and not only what the
-// adapter says. Rules of methods the adapter does not implement are skipped
+// An adapter's module runs it from a test, TestConformance, which calls
+// [Run] with a [Harness] (the package's Example shows one). The [Harness]
+// gives each test a fresh adapter and a [Raw] view of what is really
+// stored, so the suite checks the database and not only what the adapter
+// says. Rules of methods the adapter does not implement are skipped
 // with the name of the missing method; everything it implements must pass.
 //
 // Package provision, beside this one, finds the database servers the tests

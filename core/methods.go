@@ -232,9 +232,9 @@ func (c Capabilities) String() string {
 
 // Require returns a as the method interface I, or, when a does not
 // implement it, the zero I and a [*MissingMethodsError] naming the method and
-// neededBy. I must be one of the 19 method interfaces of this package:
-//
-//	get, err := core.Require[core.SessionAndUserGetter](adapter, "session lookup")
+// neededBy. I must be one of the 19 method interfaces of this package, as
+// in core.Require[core.SessionAndUserGetter](adapter, "session lookup");
+// ExampleRequire runs one.
 //
 // A [*Store] is looked through: Require succeeds, returning the Store, when
 // the adapter it wraps implements the method. An adapter's

@@ -101,7 +101,9 @@ func cloneData(data map[string]json.RawMessage) map[string]json.RawMessage {
 //
 //	var Role = core.UserField[string]{Name: "role"}
 //
-// then read it with Get and change it with Set or Clear on a [UserUpdate].
+// then read it with Get and change it with Set or Clear on a [UserUpdate]
+// (ExampleUserField; the README's "A role on the user" stores one when a
+// user is created and shows it in the session).
 type UserField[T any] struct {
 	// Name is the field's name; see [ValidDataName].
 	Name string

@@ -109,6 +109,8 @@ type Handler struct {
 	routes    map[routeKey]route
 	// mountWarned makes the BaseURL/mount mismatch log once.
 	mountWarned sync.Once
+	// originWarned makes the BaseURL/request host mismatch log once.
+	originWarned sync.Once
 }
 
 // New checks cfg and returns the Handler. Its error matches
@@ -262,6 +264,7 @@ const maxBody = 1 << 20
 
 // ServeHTTP routes the request to Auth.js's actions.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.warnOrigin(r)
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), h.prefix)
 	if !ok {
 		h.mountMismatch(w, r)

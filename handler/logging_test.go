@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -185,5 +186,65 @@ func TestMountMismatch(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "BaseURL http://localhost:8080/auth") {
 		t.Errorf("%d ERROR records, want 1 naming the BaseURL:\n%s", n, logs.String())
+	}
+}
+
+// A request on another host than BaseURL's (a wrong port) is served as
+// before, and a WARN record, once, names the request's host and the
+// BaseURL; a request on BaseURL's host (or forwarded from it) logs
+// nothing.
+func TestOriginMismatch(t *testing.T) {
+	newHandler := func(logs *coretest.SyncBuffer) http.Handler {
+		t.Helper()
+		email := provider.Email("a@example.com", func(context.Context, provider.VerificationRequest) error { return nil })
+		a, err := auth.New(auth.Config{Adapter: memory.New(), Providers: []provider.Provider{email},
+			Secrets: []string{secret}, BaseURL: "http://localhost:3000/auth"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := handler.New(handler.Config{Auth: a, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	get := func(h http.Handler, target string, header http.Header) {
+		t.Helper()
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", target, nil)
+		maps.Copy(r.Header, header)
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"email"`) {
+			t.Fatalf("GET %s: %d %s; want the providers", target, w.Code, w.Body)
+		}
+	}
+
+	var logs coretest.SyncBuffer
+	h := newHandler(&logs)
+	get(h, "http://localhost:3000/auth/providers", nil)
+	get(h, "http://localhost:80/auth/providers", http.Header{"X-Forwarded-Host": {"localhost:3000"}})
+	if logs.String() != "" {
+		t.Fatalf("requests on BaseURL's host logged:\n%s", logs.String())
+	}
+	for range 2 {
+		get(h, "http://localhost:8080/auth/providers", nil)
+	}
+	get(h, "http://127.0.0.1:3000/auth/providers", nil)
+	out := logs.String()
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Errorf("%d WARN records, want 1:\n%s", n, out)
+	}
+	for _, want := range []string{"localhost:8080", "/auth/providers", "BaseURL is http://localhost:3000/auth", "AUTH_URL", "http://localhost:8080/auth"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the warning does not name %q:\n%s", want, out)
+		}
+	}
+
+	// Default ports and letter case are the same host.
+	var quiet coretest.SyncBuffer
+	h = newHandler(&quiet)
+	get(h, "http://LOCALHOST:3000/auth/providers", nil)
+	if quiet.String() != "" {
+		t.Errorf("the same host in capitals logged:\n%s", quiet.String())
 	}
 }

@@ -93,7 +93,7 @@ func purge(idx *bolt.Bucket, now int64, limit int, also func(key []byte) error, 
 // Sweep calls PurgeExpired every interval until ctx is done, then returns
 // ctx's error. After each purge it calls report, when not nil, with the
 // result and error (a failed purge does not stop the sweeper). Run it in its
-// own goroutine:
+// own goroutine, as the package's Example does:
 //
 //	go store.Sweep(ctx, 10*time.Minute, nil)
 func (a *Adapter) Sweep(ctx context.Context, interval time.Duration, report func(core.PurgeResult, error)) error {

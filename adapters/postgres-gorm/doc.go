@@ -50,7 +50,10 @@
 // matches core.ErrAlreadyExists, a foreign key violation (a record for a
 // user that does not exist) core.ErrNotFound, and a value the database
 // cannot hold (a NUL byte in PostgreSQL text, a value too long for a MySQL
-// column) core.ErrInvalidInput.
+// column) core.ErrInvalidInput. The package imports no database driver
+// (it recognises each driver's error by its shape), so a program links only
+// the driver of the dialector it opens: pgx alone for PostgreSQL,
+// go-sql-driver/mysql alone for MySQL, go-sqlite3 (cgo) alone for SQLite.
 //
 // Times are stored in UTC, truncated to the millisecond: TIMESTAMP(3) WITH
 // TIME ZONE on PostgreSQL, DATETIME(3) on MySQL (use parseTime=true in the

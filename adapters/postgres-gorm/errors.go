@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/authport/authport/core"
-	mysqldriver "github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 )
 
@@ -83,18 +81,18 @@ func sqliteKind(code int) errKind {
 	return kindOther
 }
 
-// classify reads the driver error codes. SQLite errors are recognised
-// without importing a SQLite driver (so that PostgreSQL and MySQL users need
-// no cgo): go-sqlite3's Error has an ExtendedCode field, modernc.org/sqlite's
-// a Code() method; the dialector's gorm error translation is the last resort.
+// classify reads the driver error codes. The adapter imports no database
+// driver, so that a program links only the driver of the dialector it
+// opens (a PostgreSQL program no MySQL or SQLite driver, and needs no cgo):
+// each driver's error is recognised by its shape instead of its type (see
+// pgState, mysqlNumber and sqliteCode); the dialector's gorm error
+// translation is the last resort.
 func (a *Adapter) classify(err error) errKind {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pgKind(pg.Code)
+	if code, ok := pgState(err); ok {
+		return pgKind(code)
 	}
-	var my *mysqldriver.MySQLError
-	if errors.As(err, &my) {
-		return mysqlKind(my.Number)
+	if number, ok := mysqlNumber(err); ok {
+		return mysqlKind(number)
 	}
 	if a.d.sqlite() {
 		if code, ok := sqliteCode(err); ok {
@@ -119,6 +117,63 @@ func (a *Adapter) classify(err error) errKind {
 	return kindOther
 }
 
+// sqlStater is a PostgreSQL driver's error: pgx's *pgconn.PgError (and
+// lib/pq's *pq.Error) report their SQLSTATE through this method.
+type sqlStater interface{ SQLState() string }
+
+// pgState finds a PostgreSQL SQLSTATE in err's tree.
+func pgState(err error) (string, bool) {
+	var s sqlStater
+	if errors.As(err, &s) {
+		return s.SQLState(), true
+	}
+	return "", false
+}
+
+// mysqlNumber finds a MySQL or MariaDB server error number in err's tree:
+// go-sql-driver/mysql's *MySQLError, whose number is its uint16 field
+// Number (it has no method to read it by). The type is matched by its
+// package path and that field, so that the adapter does not import the
+// driver.
+func mysqlNumber(err error) (number uint16, ok bool) {
+	walkErrors(err, func(e error) bool {
+		v := reflect.ValueOf(e)
+		for v.Kind() == reflect.Pointer && !v.IsNil() {
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct || v.Type().Name() != "MySQLError" || !strings.HasSuffix(v.Type().PkgPath(), "go-sql-driver/mysql") {
+			return false
+		}
+		if f := v.FieldByName("Number"); f.IsValid() && f.Kind() == reflect.Uint16 {
+			number, ok = uint16(f.Uint()), true
+		}
+		return ok
+	})
+	return number, ok
+}
+
+// walkErrors calls visit on err and the errors it wraps, depth first as
+// errors.As goes, until visit returns true.
+func walkErrors(err error, visit func(error) bool) bool {
+	if err == nil {
+		return false
+	}
+	if visit(err) {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return walkErrors(u.Unwrap(), visit)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if walkErrors(e, visit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // keyUnusable reports a PostgreSQL error saying a value given to a lookup
 // cannot be converted to its column's type: 22P02 (invalid text
 // representation: "abc" for a SERIAL id) or 22003 (out of range). No row
@@ -128,8 +183,8 @@ func keyUnusable(err error) bool {
 	if err == nil {
 		return false // before pg escapes: lookups that succeed allocate nothing here
 	}
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && (pg.Code == "22P02" || pg.Code == "22003")
+	code, ok := pgState(err)
+	return ok && (code == "22P02" || code == "22003")
 }
 
 // errNoAuthenticators is what the authenticator methods return when the
@@ -139,34 +194,27 @@ func errNoAuthenticators() error {
 		core.ErrMissingAdapterMethod, errors.ErrUnsupported)
 }
 
-// sqliteCode finds a SQLite extended result code in err's tree.
-func sqliteCode(err error) (int, bool) {
-	if err == nil {
-		return 0, false
-	}
-	if c, ok := err.(interface{ Code() int }); ok {
-		return c.Code(), true
-	}
-	v := reflect.ValueOf(err)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() == reflect.Struct && strings.Contains(v.Type().PkgPath(), "sqlite") {
-		if f := v.FieldByName("ExtendedCode"); f.IsValid() && f.CanInt() {
-			return int(f.Int()), true
+// sqliteCode finds a SQLite extended result code in err's tree:
+// modernc.org/sqlite's error has a Code() int method, go-sqlite3's
+// sqlite3.Error an ExtendedCode field (an integer type of its package).
+func sqliteCode(err error) (code int, ok bool) {
+	walkErrors(err, func(e error) bool {
+		if c, is := e.(interface{ Code() int }); is {
+			code, ok = c.Code(), true
+			return true
 		}
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return sqliteCode(u.Unwrap())
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if c, ok := sqliteCode(e); ok {
-				return c, true
+		v := reflect.ValueOf(e)
+		for v.Kind() == reflect.Pointer && !v.IsNil() {
+			v = v.Elem()
+		}
+		if v.Kind() == reflect.Struct && strings.Contains(v.Type().PkgPath(), "sqlite") {
+			if f := v.FieldByName("ExtendedCode"); f.IsValid() && f.CanInt() {
+				code, ok = int(f.Int()), true
 			}
 		}
-	}
-	return 0, false
+		return ok
+	})
+	return code, ok
 }
 
 // wrap turns a database error into the adapter's error: where the

@@ -12,6 +12,7 @@ import (
 	"github.com/authport/authport/core"
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // TestDatabaseRejections checks that the driver's own error codes reach the
@@ -263,5 +264,49 @@ func TestMySQLTimeSettings(t *testing.T) {
 				t.Errorf("PurgeExpired of a live session = %+v, %v", res, err)
 			}
 		})
+	}
+}
+
+// MySQLError has the name of go-sql-driver/mysql's error type and its
+// Number field, in another package: the adapter must not take it for a
+// MySQL error.
+type MySQLError struct{ Number uint16 }
+
+func (*MySQLError) Error() string { return "not a driver error" }
+
+// TestClassifyDriverErrors checks, without a database, that each driver's
+// error type is recognised by its shape (the adapter imports no driver),
+// however deeply it is wrapped, and that look-alikes are not.
+func TestClassifyDriverErrors(t *testing.T) {
+	sqliteErr := sqlite3.Error{Code: sqlite3.ErrConstraint, ExtendedCode: sqlite3.ErrConstraintUnique}
+	for _, tc := range []struct {
+		dialect string
+		err     error
+		want    errKind
+	}{
+		{"postgres", &pgconn.PgError{Code: "23505"}, kindExists},
+		{"postgres", fmt.Errorf("insert: %w", &pgconn.PgError{Code: "23503"}), kindNotFound},
+		{"postgres", errors.Join(errors.New("rollback"), &pgconn.PgError{Code: "22021"}), kindInvalid},
+		{"postgres", &pgconn.PgError{Code: "40001"}, kindOther},
+		{"mysql", &mysqldriver.MySQLError{Number: 1062}, kindExists},
+		{"mysql", fmt.Errorf("insert: %w", &mysqldriver.MySQLError{Number: 1452}), kindNotFound},
+		{"mysql", errors.Join(errors.New("rollback"), fmt.Errorf("x: %w", &mysqldriver.MySQLError{Number: 1406})), kindInvalid},
+		{"mysql", &mysqldriver.MySQLError{Number: 1213}, kindOther}, // deadlock
+		{"mysql", &MySQLError{Number: 1062}, kindOther},
+		{"mysql", errors.New("Error 1062: Duplicate entry"), kindOther},
+		{"sqlite", sqliteErr, kindExists},
+		{"sqlite", fmt.Errorf("insert: %w", sqlite3.Error{Code: sqlite3.ErrConstraint, ExtendedCode: sqlite3.ErrConstraintForeignKey}), kindNotFound},
+		{"sqlite", sqlite3.Error{Code: sqlite3.ErrTooBig, ExtendedCode: sqlite3.ErrNoExtended(sqlite3.ErrTooBig)}, kindInvalid},
+	} {
+		a := &Adapter{d: dialect{name: tc.dialect}}
+		if got := a.classify(tc.err); got != tc.want {
+			t.Errorf("%s: classify(%v) = %d, want %d", tc.dialect, tc.err, got, tc.want)
+		}
+	}
+	if n, ok := mysqlNumber(fmt.Errorf("w: %w", &mysqldriver.MySQLError{Number: 1366})); !ok || n != 1366 {
+		t.Errorf("mysqlNumber = %d, %v; want 1366, true", n, ok)
+	}
+	if !keyUnusable(fmt.Errorf("w: %w", &pgconn.PgError{Code: "22P02"})) || keyUnusable(&pgconn.PgError{Code: "23505"}) {
+		t.Error("keyUnusable does not read the SQLSTATE through the wrapping")
 	}
 }

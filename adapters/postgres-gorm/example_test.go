@@ -11,6 +11,7 @@ import (
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -122,4 +123,27 @@ func ExampleAuthJSDrizzle() {
 	fmt.Println(stored == expires.UnixMilli())
 	// Output:
 	// true
+}
+
+// ExampleAdapter_NewUserID lets the adapter make the ids of new users: with
+// WithSerialUserIDs (the AuthJSPg preset) the next value of the users.id
+// sequence, elsewhere a random UUID, as here.
+func ExampleAdapter_NewUserID() {
+	db, _, done := openExampleSQLite("ids.db")
+	defer done()
+
+	ctx := context.Background()
+	store, err := gormadapter.New(ctx, db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	cfg := auth.Config{
+		Adapter:        store,
+		GenerateUserID: func() (string, error) { return store.NewUserID(context.Background()) },
+	}
+	id, err := cfg.GenerateUserID() // what auth.New's sign-ins call for a new user
+	fmt.Println(len(id), err)
+	// Output:
+	// 36 <nil>
 }

@@ -52,7 +52,7 @@ func WithSerialUserIDs() Option {
 }
 
 // NewUserID returns an id for a new user, for authport's
-// auth.Config.GenerateUserID:
+// auth.Config.GenerateUserID (ExampleAdapter_NewUserID wires it):
 //
 //	GenerateUserID: func() (string, error) { return store.NewUserID(context.Background()) }
 //

@@ -16,12 +16,10 @@ import (
 
 // Counting is a [core.Observer] that counts the calls of each method
 // (standard methods and extensions) through the [core.Store] it observes,
-// e.g. to show that a request costs one read and no write:
-//
-//	c := coretest.NewCounting()
-//	store := core.NewStore(adapter, core.WithObserver(c))
-//	// configure the code under test with store, then c.Reset(), act, and
-//	// look at c.Calls() or c.Writes().
+// e.g. to show that a request costs one read and no write: observe a
+// [core.Store] with it (core.NewStore(adapter, core.WithObserver(c))),
+// configure the code under test with that store, then Reset, act, and look
+// at Calls or Writes, as ExampleCounting does.
 //
 // Every call is counted, failed ones and the ones the layer answers
 // itself included. It is safe for concurrent use.

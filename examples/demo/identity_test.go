@@ -21,10 +21,11 @@ import (
 	"github.com/authport/authport/passkey/passkeytest"
 )
 
-// The passkey findings of issue 23 (1: account takeover before sign-up,
-// 5: options that tell which addresses have accounts) over real HTTP
-// against the handler with the passkey module, passkeytest's software
-// authenticator standing in for the browser's.
+// Two passkey attacks over real HTTP against the handler with the passkey
+// module, passkeytest's software authenticator standing in for the
+// browser's: taking over an address before its owner signs up (registering
+// a passkey for an address no user has yet), and passkey options that tell
+// which addresses have accounts.
 
 // identitySecret is 32 bytes or more, as secrets must be.
 const identitySecret = "identity-demo-secret-0123456789abcdef"
@@ -198,8 +199,9 @@ func (e *idEnv) user(email string) *core.User {
 	return u
 }
 
-// Finding 1: signed out, nobody registers a passkey for an address; its
-// owner signs in by e-mail to a user of their own and adds a passkey.
+// Takeover before sign-up: signed out, nobody registers a passkey for an
+// address; its owner signs in by e-mail to a user of their own and adds a
+// passkey.
 func TestPasskeySignUpNeedsAProvenAddress(t *testing.T) {
 	e := newIDEnv(t, memory.New(), nil)
 	attacker := e.browser()
@@ -233,8 +235,9 @@ func TestPasskeySignUpNeedsAProvenAddress(t *testing.T) {
 	}
 }
 
-// Finding 5: signed out, the options are the same for an address with an
-// account and passkeys and for one without: no lookup, no credential ids.
+// Options that tell who has an account: signed out, the options are the
+// same for an address with an account and passkeys and for one without: no
+// lookup, no credential ids.
 func TestPasskeyOptionsSameForEveryAddress(t *testing.T) {
 	e := newIDEnv(t, memory.New(), nil)
 	owner := e.browser()

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	bboltadapter "github.com/authport/authport/adapters/bbolt"
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
@@ -29,8 +30,11 @@ import (
 // Config is what the application needs to run; see the README for the
 // environment variables it comes from.
 type Config struct {
-	// DatabaseURL is the PostgreSQL connection string.
+	// DatabaseURL is the PostgreSQL connection string. When it is empty
+	// the application keeps its users in the bbolt file DatabaseFile.
 	DatabaseURL string
+	// DatabaseFile is the bbolt file used when DatabaseURL is empty.
+	DatabaseFile string
 	// BaseURL is where the auth routes are served, e.g.
 	// https://app.example.com/auth.
 	BaseURL string
@@ -65,18 +69,39 @@ type App struct {
 // Close closes the database connections.
 func (a *App) Close() error { return a.close() }
 
-// New connects to the database, creates the tables (authport's and the
+// New connects to the database (PostgreSQL, or the bbolt file when no
+// DatabaseURL is given), creates the tables (authport's and the
 // application's role column) and wires sign-in.
 func New(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.DatabaseURL == "" {
+		if cfg.DatabaseFile == "" {
+			return nil, errors.New("no database: set DATABASE_URL to a PostgreSQL URL (Config.DatabaseURL), or Config.DatabaseFile to a bbolt file")
+		}
+		store, err := bboltadapter.Open(ctx, cfg.DatabaseFile, bboltadapter.WithLockTimeout(time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w", cfg.DatabaseFile, err)
+		}
+		// bbolt keeps the role with the user's record: no column to add.
+		app, err := newApp(cfg, store)
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		return &App{Handler: app, close: store.Close}, nil
+	}
 	db, err := gorm.Open(postgres.Open(cfg.DatabaseURL), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
-		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+		return nil, fmt.Errorf("connecting to PostgreSQL (DATABASE_URL): %w", err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, err
 	}
-	app, err := newApp(ctx, cfg, db)
+	store, err := migratePostgres(ctx, db)
+	var app http.Handler
+	if err == nil {
+		app, err = newApp(cfg, store)
+	}
 	if err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -84,19 +109,25 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	return &App{Handler: app, close: sqlDB.Close}, nil
 }
 
-func newApp(ctx context.Context, cfg Config, db *gorm.DB) (http.Handler, error) {
+// migratePostgres creates authport's tables, then the application's own
+// column on its users table, which authport reads and writes as the "role"
+// field.
+func migratePostgres(ctx context.Context, db *gorm.DB) (*gormadapter.Adapter, error) {
 	store, err := gormadapter.New(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	// authport's tables, then the application's own column on its users
-	// table, which authport reads and writes as the "role" field.
 	if err := store.Migrate(ctx); err != nil {
 		return nil, err
 	}
 	if err := db.WithContext(ctx).Exec(`ALTER TABLE users ADD COLUMN IF NOT EXISTS role TEXT`).Error; err != nil {
 		return nil, fmt.Errorf("adding the role column: %w", err)
 	}
+	return store, nil
+}
+
+// newApp wires sign-in on store, an authport adapter.
+func newApp(cfg Config, store any) (http.Handler, error) {
 	sso := &provider.OIDCConfig[map[string]any]{}
 	sso.ID, sso.Name, sso.Issuer = providerID, "Company SSO", cfg.Issuer
 	sso.ClientID, sso.ClientSecret = cfg.ClientID, cfg.ClientSecret
@@ -105,7 +136,7 @@ func newApp(ctx context.Context, cfg Config, db *gorm.DB) (http.Handler, error) 
 	sso.Authorization.Params = url.Values{"scope": {"openid email profile offline_access"}}
 
 	var a *auth.Auth
-	a, err = auth.New(auth.Config{
+	a, err := auth.New(auth.Config{
 		Adapter:   store,
 		Providers: []provider.Provider{sso},
 		Secrets:   cfg.Secrets,

@@ -16,8 +16,8 @@ import (
 	"github.com/authport/authport/jwt"
 )
 
-// TestBearerSessions runs the handler's bearer sessions (issue 22, item 7)
-// on each real store, with database and JWT sessions: a session token or
+// TestBearerSessions runs the handler's bearer sessions (Config.Bearer:
+// API clients send "Authorization: Bearer <token>") on each real store, with database and JWT sessions: a session token or
 // a session JWT in "Authorization: Bearer" passes Require; a request with
 // the session cookie is read from the cookie alone; junk and malformed
 // tokens get 401 with the Bearer invalid_token challenge, costing one

@@ -22,7 +22,7 @@ import (
 	"github.com/authport/authport/oauth/oauthtest"
 )
 
-// The callbacks and events of issue 22 (items 2 and 3) over HTTP against
+// The callbacks (auth.Callbacks) and events (auth.Events) over HTTP against
 // the handler on each real store (bbolt, PostgreSQL, Redis), with database
 // and JWT sessions; the handler module runs the fuller set on the memory
 // store. The OAuth provider is an in-process double (the store is what is

@@ -28,7 +28,8 @@ import (
 // own server, Auth and handler, as behind a load balancer) sharing one
 // store and one Redis rate-limit store, and sends concurrent sign-in
 // e-mail requests for one address to all of them: the limit holds within
-// one for the whole fleet (issue 23, item 4). With the in-process store
+// one for the whole fleet, or a fleet would send a flood of e-mails to one
+// address. With the in-process store
 // each instance would allow the whole limit, which the last case shows.
 func TestRateLimitAcrossInstances(t *testing.T) {
 	for _, tc := range []struct {

@@ -20,8 +20,9 @@ const secret = "handlersec-secret-of-at-least-32-bytes"
 // TestUnknownSessionTokenCostsOneRead sends junk session cookies through
 // the handler (GET /session and a page behind Require) on each store (the
 // handler module's memory adapter too):
-// each request costs one getSessionAndUser and no write (issue 23, item 3:
-// each made a deleteSession; on bbolt a synced commit). A real session
+// each request costs one getSessionAndUser and no write (a deleteSession
+// per junk cookie, on bbolt a synced commit each, would be a cheap denial
+// of service). A real session
 // still reads, so the count is not trivially met.
 func TestUnknownSessionTokenCostsOneRead(t *testing.T) {
 	for _, st := range testStores {

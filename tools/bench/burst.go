@@ -12,7 +12,7 @@ import (
 	"github.com/authport/authport/core/auth"
 )
 
-// The burst row (issue 24, item 4): a page that loads its API calls sends
+// The burst row: a page that loads its API calls sends
 // several requests at once, and when its session is due for extension
 // each request finds it due. How many times is expires written? On
 // PostgreSQL a trigger counts the rows updated in the sessions table, the

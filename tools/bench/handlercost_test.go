@@ -10,8 +10,8 @@ import (
 	"github.com/authport/authport/core/auth"
 )
 
-// BenchmarkHandlerCost is the pair behind issue 27's "handler's own cost"
-// on bbolt: GET /auth/session through the handler in process (ServeHTTP,
+// BenchmarkHandlerCost is the pair behind the "handler's own cost" goal
+// (the HTTP layer adds parsing, cookies and JSON, not round trips) on bbolt: GET /auth/session through the handler in process (ServeHTTP,
 // a database session, no socket) and the adapter's getSessionAndUser of
 // the same sessions, serially (c1) and from 32 goroutines (c32). Each
 // side checks its answer alike (the user's e-mail in the result). Compare

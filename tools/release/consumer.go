@@ -38,6 +38,12 @@ type consumerSpec struct {
 	// drivers are the module path prefixes of an adapter's own driver,
 	// which no consumer of another module may pull in.
 	drivers []string
+	// unopened are the module path prefixes of the drivers of the
+	// module's other backends, which its program does not open
+	// (postgres-gorm's MySQL and SQLite drivers for a PostgreSQL
+	// program): the program may not build them, though its go.sum may
+	// name them (the module's tests open them).
+	unopened []string
 }
 
 // consumerProgram is where an adapter keeps its file of the consumer
@@ -74,6 +80,11 @@ func consumerSpecs(r *Repo) (map[string]consumerSpec, error) {
 			}
 			if first {
 				spec.env, spec.backend, first = b.Env, b.Name, false
+			} else {
+				// The program opens the first backend only: the drivers
+				// of the module's other backends may be in its go.sum
+				// (its tests open them), never in its build.
+				spec.unopened = append(spec.unopened, b.Drivers...)
 			}
 			spec.drivers = append(spec.drivers, b.Drivers...)
 		}
@@ -251,6 +262,7 @@ func runConsumer(ctx context.Context, m *Module, specs map[string]consumerSpec, 
 	}
 	flag(slices.Concat(res.Built, sumModules), forbidden)
 	flag(res.Built, unbuilt)
+	flag(res.Built, spec.unopened)
 	if len(res.Forbidden) > 0 {
 		res.Err = fmt.Errorf("a consumer of %s pulls in %s", m.Rel, strings.Join(res.Forbidden, ", "))
 	}

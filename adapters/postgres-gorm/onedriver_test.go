@@ -1,0 +1,68 @@
+package gormadapter
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestOneDriverLinked builds a program per dialect that opens its gorm
+// dialector and the adapter (testdata/onedriver), and checks with
+// `go version -m` that the binary links that dialect's driver and no
+// other: the adapter imports no driver (errors.go recognises their errors
+// by shape), so a PostgreSQL program links no MySQL or SQLite driver, as
+// the README says. It needs no database.
+func TestOneDriverLinked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds three programs; skipped with -short")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	drivers := map[string][]string{
+		"postgres": {"gorm.io/driver/postgres", "github.com/jackc/pgx/v5"},
+		"mysql":    {"gorm.io/driver/mysql", "github.com/go-sql-driver/mysql"},
+		"sqlite":   {"gorm.io/driver/sqlite", "github.com/mattn/go-sqlite3"},
+	}
+	for dialect, own := range drivers {
+		t.Run(dialect, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), dialect)
+			args := []string{"build", "-o", bin}
+			if raceEnabled {
+				args = append(args, "-race") // reuses what the test binary compiled
+			}
+			build := exec.Command(goCmd, append(args, "./testdata/onedriver/"+dialect)...)
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("go %s: %v\n%s", strings.Join(build.Args[1:], " "), err, out)
+			}
+			out, err := exec.Command(goCmd, "version", "-m", bin).Output()
+			if err != nil {
+				t.Fatalf("go version -m: %v", err)
+			}
+			linked := map[string]bool{}
+			for _, line := range strings.Split(string(out), "\n") {
+				if f := strings.Fields(line); len(f) >= 2 && f[0] == "dep" {
+					linked[f[1]] = true
+				}
+			}
+			for _, m := range own {
+				if !linked[m] {
+					t.Errorf("a %s program does not link %s (go version -m:\n%s)", dialect, m, out)
+				}
+			}
+			for other, mods := range drivers {
+				for _, m := range mods {
+					if other != dialect && linked[m] {
+						t.Errorf("a %s program links %s, the %s driver: the adapter must import no driver (go version -m:\n%s)", dialect, m, other, out)
+					}
+				}
+			}
+			if linked["modernc.org/sqlite"] {
+				t.Errorf("a %s program links modernc.org/sqlite", dialect)
+			}
+		})
+	}
+}
