@@ -89,7 +89,7 @@ func TestRole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := httptest.NewRequest("GET", a.BaseURL()+"/session", nil)
+		req := httptest.NewRequest("GET", a.Settings().BaseURL+"/session", nil)
 		req.AddCookie(&http.Cookie{Name: "authjs.session-token", Value: in.Session.SessionToken})
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
