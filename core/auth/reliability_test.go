@@ -130,6 +130,7 @@ func (s *advancerStub) UpdateAuthenticatorCounter(context.Context, string, int64
 	s.t.Error("UpdateAuthenticatorCounter called although the adapter advances counters atomically")
 	return &s.au, nil
 }
+
 // The methods core/auth requires of a WebAuthn provider's adapter, which a
 // sign-in does not call.
 func (s *advancerStub) CreateUser(context.Context, core.User) (*core.User, error) {
