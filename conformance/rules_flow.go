@@ -77,12 +77,25 @@ func (e *env) registeredPasskey(t *testing.T) (*auth.Auth, core.User, core.Authe
 	return a, u, au
 }
 
-// register registers the passkey au through a, failing t on an error.
+// register registers the passkey au through a, as its user au.UserID
+// adding a passkey while signed in, failing t on an error.
 func (e *env) register(t *testing.T, a *auth.Auth, au core.Authenticator) {
 	t.Helper()
-	if _, err := a.RegisterAuthenticator(e.ctx, passkeyProvider, au); err != nil {
+	if _, err := registerPasskey(e, a, au); err != nil {
 		t.Fatalf("registerAuthenticator(%s): %v", au.CredentialID, err)
 	}
+}
+
+// registerPasskey registers the passkey au through a for the signed-in
+// user au.UserID.
+func registerPasskey(e *env, a *auth.Auth, au core.Authenticator) (*auth.SignIn, error) {
+	return a.RegisterPasskey(e.ctx, passkeyProvider, &core.User{ID: au.UserID}, core.User{}, au)
+}
+
+// signInWithPasskey signs in through a with a verified assertion of the
+// credential reporting counter.
+func signInWithPasskey(e *env, a *auth.Auth, credentialID string, counter int64) (*auth.SignIn, error) {
+	return a.SignInWithPasskey(e.ctx, passkeyProvider, credentialID, counter, nil)
 }
 
 // newAuth configures the library on the rule's adapter, with the clock.

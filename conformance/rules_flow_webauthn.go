@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -18,12 +17,12 @@ func webAuthnRules() []rule {
 			if acc := e.getAccount(t, "pk-account", passkeyProvider); acc == nil || acc.UserID != u.ID || acc.Type != core.AccountTypeWebAuthn {
 				t.Errorf("account = %s, want the user's webauthn account", show(acc))
 			}
-			user, got, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
+			in, err := signInWithPasskey(e, a, au.CredentialID, au.Counter+1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if user.ID != u.ID || got.Counter != au.Counter+1 {
-				t.Errorf("authenticated %s with %s, want user %s and counter %d", show(user), show(got), u.ID, au.Counter+1)
+			if in.User.ID != u.ID || in.Account == nil || in.Account.ProviderAccountID != au.ProviderAccountID {
+				t.Errorf("signed in %s, want user %s with account %s", show(in), u.ID, au.ProviderAccountID)
 			}
 			if stored := e.getAuthenticator(t, au.CredentialID); stored == nil || stored.Counter != au.Counter+1 {
 				t.Errorf("stored authenticator = %s, want counter %d", show(stored), au.Counter+1)
@@ -33,8 +32,9 @@ func webAuthnRules() []rule {
 			a, _, au := e.registeredPasskey(t)
 			before := e.state(t)
 			for _, c := range []int64{au.Counter, au.Counter - 1, 0} {
-				_, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, c)
-				expectErr(t, "a counter that did not increase", err, auth.ErrCounterNotIncreased)
+				_, err := signInWithPasskey(e, a, au.CredentialID, c)
+				expectErr(t, "a counter that did not increase", err, core.ErrCounterNotIncreased)
+				expectCode(t, "a counter that did not increase", err, auth.CodeWebAuthnVerification)
 			}
 			e.expectUnchanged(t, before, "the rejected authentications")
 		}},
@@ -44,7 +44,7 @@ func webAuthnRules() []rule {
 			au := e.newAuthenticator(u.ID, "pk-account")
 			au.Counter = 0
 			e.register(t, a, au)
-			if _, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, 0); err != nil {
+			if _, err := signInWithPasskey(e, a, au.CredentialID, 0); err != nil {
 				t.Errorf("an authenticator without a counter (both 0): %v", err)
 			}
 		}},
@@ -53,7 +53,7 @@ func webAuthnRules() []rule {
 			u1, u2 := e.storedUser(t), e.storedUser(t)
 			e.register(t, a, e.newAuthenticator(u1.ID, "pk-account"))
 			e.expectRefused(t, "registering for u2 under u1's webauthn account", "the rejected registration", &auth.Error{Code: auth.CodeOAuthAccountNotLinked}, func() error {
-				return errOf(a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u2.ID, "pk-account")))
+				return errOf(registerPasskey(e, a, e.newAuthenticator(u2.ID, "pk-account")))
 			})
 		}},
 		{group: "webAuthn", name: "second_authenticator_reuses_the_account", run: func(t *testing.T, e *env) {
@@ -70,7 +70,7 @@ func webAuthnRules() []rule {
 			a := e.newAuth(t, newClock(), authOptions{})
 			u := e.newUser() // never created
 			e.expectRefused(t, "registering for an unknown user", "the rejected registration", core.ErrNotFound, func() error {
-				return errOf(a.RegisterAuthenticator(e.ctx, passkeyProvider, e.newAuthenticator(u.ID, "pk-account")))
+				return errOf(registerPasskey(e, a, e.newAuthenticator(u.ID, "pk-account")))
 			})
 		}},
 		{group: "webAuthn", name: "authenticators_listed_by_user", run: func(t *testing.T, e *env) {
@@ -93,12 +93,12 @@ func webAuthnRules() []rule {
 			const n = 20
 			errs := make([]error, n)
 			coretest.Concurrently(n, func(i int) {
-				_, _, errs[i] = a.AuthenticateWebAuthn(e.ctx, au.CredentialID, au.Counter+1)
+				_, errs[i] = signInWithPasskey(e, a, au.CredentialID, au.Counter+1)
 			})
-			expectOneWon(t, errs, auth.ErrCounterNotIncreased, "a losing concurrent assertion", "concurrent assertions with the same counter passed")
+			expectOneWon(t, errs, core.ErrCounterNotIncreased, "a losing concurrent assertion", "concurrent assertions with the same counter passed")
 			for _, c := range []int64{au.Counter + 1, au.Counter} {
-				_, _, err := a.AuthenticateWebAuthn(e.ctx, au.CredentialID, c)
-				expectErr(t, fmt.Sprintf("a replayed assertion with counter %d", c), err, auth.ErrCounterNotIncreased)
+				_, err := signInWithPasskey(e, a, au.CredentialID, c)
+				expectErr(t, fmt.Sprintf("a replayed assertion with counter %d", c), err, core.ErrCounterNotIncreased)
 			}
 			if stored := e.getAuthenticator(t, au.CredentialID); stored == nil || stored.Counter != au.Counter+1 {
 				t.Errorf("stored authenticator = %s, want counter %d", show(stored), au.Counter+1)
@@ -106,10 +106,18 @@ func webAuthnRules() []rule {
 		}},
 		{group: "webAuthn", name: "unknown_credential_rejected", run: func(t *testing.T, e *env) {
 			a := e.newAuth(t, newClock(), authOptions{})
-			_, _, err := a.AuthenticateWebAuthn(e.ctx, "no-such-credential", 1)
-			if !errors.Is(err, auth.ErrUnknownAuthenticator) {
-				t.Errorf("unknown credential: %v, want ErrUnknownAuthenticator", err)
-			}
+			_, err := signInWithPasskey(e, a, "no-such-credential", 1)
+			expectErr(t, "unknown credential", err, core.ErrNotFound)
+			expectCode(t, "unknown credential", err, auth.CodeWebAuthnVerification)
 		}},
+	}
+}
+
+// expectCode fails the test unless err carries the sign-in error code
+// (auth.CodeOf), the one the handler shows.
+func expectCode(t *testing.T, what string, err error, code auth.Code) {
+	t.Helper()
+	if got := auth.CodeOf(err); err != nil && got != code {
+		t.Errorf("%s: error %q has code %s, want %s", what, err, got, code)
 	}
 }

@@ -81,10 +81,7 @@ func newHookEnv(t *testing.T, open func(*testing.T, func() time.Time) core.Adapt
 	if _, err := he.checked.CreateUser(ctx, core.User{ID: "u-pk", Email: "pk@example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := he.a.RegisterAuthenticator(ctx, "passkey", core.Authenticator{CredentialID: "cred-1", UserID: "u-pk",
-		ProviderAccountID: "cred-1", CredentialPublicKey: "pk", CredentialDeviceType: "singleDevice"}); err != nil {
-		t.Fatal(err)
-	}
+	storePasskey(t, he.checked, "u-pk")
 	he.store.Reset()
 	return he
 }
@@ -404,8 +401,16 @@ func TestEvents(t *testing.T) {
 				},
 			}
 		})
-		if e := take(); !slices.Equal(e, []string{"linkAccount:passkey"}) {
-			t.Errorf("registering the set-up passkey: events %v, want its linkAccount", e)
+		if e := take(); len(e) != 0 {
+			t.Errorf("setting up: events %v, want none", e)
+		}
+		// The passkey user adds a second passkey while signed in.
+		if _, err := he.a.RegisterPasskey(context.Background(), "passkey", &core.User{ID: "u-pk", Email: "pk@example.com"}, core.User{}, core.Authenticator{CredentialID: "cred-2",
+			ProviderAccountID: "cred-2", CredentialPublicKey: "pk", CredentialDeviceType: "singleDevice"}); err != nil {
+			t.Fatal(err)
+		}
+		if e := take(); !slices.Equal(e, []string{"linkAccount:passkey", "signIn:passkey:old"}) {
+			t.Errorf("registering a passkey: events %v, want its linkAccount, then signIn", e)
 		}
 		fakeSignIn(t, he.idp, he.env, "idp", map[string]any{"id": "gh-1", "email": "octo@example.com"})
 		if e, want := take(), []string{"createUser:octo@example.com", "linkAccount:idp", "signIn:idp:new"}; !slices.Equal(e, want) {

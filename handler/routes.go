@@ -375,13 +375,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			h.fail(w, r, ErrorConfiguration, serr)
 			return
 		}
-		si, err = h.passkeys.Callback(ctx, w, r, id, currentUser(current))
-		stageErr = func(e error) string {
-			if c := ErrorCode(e); c != ErrorConfiguration {
-				return c
-			}
-			return ErrorWebAuthnVerification
-		}
+		si, err = h.passkeyCallback(w, r, id, currentUser(current))
+		// A refusal carries its code; a store failure is Configuration.
+		stageErr = func(e error) string { return string(auth.CodeOf(e)) }
 	}
 	if err == nil && si == nil {
 		err = errors.New("the sign-in returned no user")
@@ -501,16 +497,14 @@ func (h *Handler) serveWebAuthnOptions(w http.ResponseWriter, r *http.Request, i
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "SessionError", Message: "the session could not be read"}, true)
 		return
 	}
-	body, err := h.passkeys.Options(r.Context(), w, r, id, currentUser(current))
-	var storeErr *auth.AdapterError
-	if errors.As(err, &storeErr) {
-		h.log.ErrorContext(r.Context(), "authport: passkey options: store failed", "error", err)
+	body, err := h.passkeyOptions(w, r, id, currentUser(current))
+	if code := auth.CodeOf(err); code == auth.CodeConfiguration {
+		h.log.ErrorContext(r.Context(), "authport: passkey options failed", "error", err)
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: ErrorConfiguration, Message: "passkey options could not be made"}, true)
 		return
-	}
-	if err != nil {
+	} else if err != nil {
 		h.log.InfoContext(r.Context(), "authport: passkey options refused", "error", err)
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: ErrorWebAuthnVerification, Message: "passkey options could not be made"}, true)
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: string(code), Message: "passkey options could not be made"}, true)
 		return
 	}
 	writeJSON(w, http.StatusOK, body, true)

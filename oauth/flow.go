@@ -310,7 +310,7 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 // the tokens) and creates the database session. user is the signed-in
 // caller (read from the session by the caller), or nil: a new account is
 // then linked to that user, and an account linked to another user fails
-// with auth.ErrAccountNotLinked. The caller gives the browser the session
+// with an error whose code is auth.CodeOAuthAccountNotLinked. The caller gives the browser the session
 // of the result.
 //
 // A refusal is an *auth.Error with auth.CodeOAuthCallback, unless it

@@ -15,11 +15,11 @@ import (
 
 func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *challengeState, data []byte, user *core.User) (*auth.SignIn, error) {
 	if state.RegisterData != nil {
-		return nil, fmt.Errorf("%w: the challenge cookie was made for a registration", ErrInvalidAction)
+		return nil, refuse(fmt.Errorf("%w: the challenge was made for a registration", errInvalidAction))
 	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidCredential, err)
+		return nil, refuse(fmt.Errorf("%w: %w", errInvalidCredential, err))
 	}
 	credentialID := base64.StdEncoding.EncodeToString(parsed.RawID)
 	stored, err := p.auth.Edge().WebAuthnAuthenticator(ctx, credentialID)
@@ -27,10 +27,10 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 		return nil, err
 	}
 	if stored == nil {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownCredential, credentialID)
+		return nil, refuse(fmt.Errorf("%w: %s", errUnknownCredential, credentialID))
 	}
 	if err := checkClient(rp, state, parsed.Response.CollectedClientData, parsed.Response.AuthenticatorData.RPIDHash); err != nil {
-		return nil, err
+		return nil, refuse(err)
 	}
 	if user != nil && user.ID != stored.UserID {
 		return nil, auth.Fail(auth.CodeOAuthAccountNotLinked, errors.New("the passkey belongs to another user than the one signed in"))
@@ -61,19 +61,19 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 	session := state.Session
 	session.UserID = parsed.Response.UserHandle
 	if _, err := rp.wa.ValidateLogin(ceremonyUser{id: session.UserID, credentials: creds}, session, parsed); err != nil {
-		return nil, verificationError(err)
+		return nil, refuse(verificationError(err))
 	}
 	if err := p.claimChallenge(state); err != nil {
 		return nil, err
 	}
-	return p.auth.SignInWithWebAuthn(ctx, rp.providerID, credentialID, int64(parsed.Response.AuthenticatorData.Counter), user)
+	return p.auth.SignInWithPasskey(ctx, rp.providerID, credentialID, int64(parsed.Response.AuthenticatorData.Counter), user)
 }
 
 // verificationError wraps a go-webauthn failure, keeping its details.
 func verificationError(err error) error {
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.DevInfo != "" {
-		return fmt.Errorf("%w: %w (%s)", ErrVerificationFailed, err, pe.DevInfo)
+		return fmt.Errorf("%w: %w (%s)", errVerificationFailed, err, pe.DevInfo)
 	}
-	return fmt.Errorf("%w: %w", ErrVerificationFailed, err)
+	return fmt.Errorf("%w: %w", errVerificationFailed, err)
 }

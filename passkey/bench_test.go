@@ -8,9 +8,9 @@ import (
 )
 
 // BenchmarkSignIn measures one passkey sign-in on the memory adapter:
-// options (challenge cookie sealed), the authenticator's assertion, and
-// the callback (cookie opened, signature verified by go-webauthn, counter
-// advanced).
+// options, the authenticator's assertion, and the callback (signature
+// verified by go-webauthn, counter advanced); the handler's sealing of the
+// challenge is not part of it.
 func BenchmarkSignIn(b *testing.B) {
 	e := passkeytest.NewEnv(b, memory.New())
 	key := e.NewAuthenticator()

@@ -2,21 +2,18 @@ package passkey
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/go-webauthn/webauthn/webauthn"
-
-	"github.com/authport/authport/jwt"
 )
 
 // usedChallenges remembers the challenges that served a verified ceremony
-// until their cookie has expired, so that a challenge serves one ceremony
-// even when its cookie is replayed (the cookie is stateless, and synced
-// passkeys report no signature counter that would catch the replay). It
+// until they have expired, so that a challenge serves one ceremony even
+// when what remembers it (the handler's cookie) is replayed (the cookie is
+// stateless, and synced passkeys report no signature counter that would
+// catch the replay). It
 // holds one entry per successful ceremony of the last Timeout; it is per
 // process: several instances behind a load balancer each keep their own.
 type usedChallenges struct {
@@ -49,13 +46,18 @@ func (u *usedChallenges) claim(challenge string, now, until time.Time) bool {
 }
 
 // claimChallenge marks the state's challenge used, or fails with
-// ErrChallengeReused. It runs once the ceremony has verified, before
+// errChallengeReused. It runs once the ceremony has verified, before
 // anything is stored.
 func (p *Passkeys) claimChallenge(state *challengeState) error {
 	now := p.now()
-	// Past the cookie's lifetime and the JWT clock tolerance.
-	if !p.used.claim(state.Challenge, now, now.Add(p.timeout+jwt.ClockTolerance+time.Minute)) {
-		return ErrChallengeReused
+	// Past the challenge's expiry, after which readChallenge refuses it
+	// anyway.
+	until := now.Add(p.timeout)
+	if state.Expires.After(until) {
+		until = state.Expires
+	}
+	if !p.used.claim(state.Challenge, now, until.Add(time.Minute)) {
+		return refuse(errChallengeReused)
 	}
 	return nil
 }
@@ -68,65 +70,45 @@ type registerData struct {
 	Name  *string `json:"name,omitempty"`
 }
 
-// challengeState is the JSON the challenge cookie seals as its "value":
-// Auth.js's {challenge, registerData}, plus the action and go-webauthn's
-// session data.
+// challengeState is the challenge [Passkeys.Options] returns and
+// [Passkeys.Callback] takes back, as JSON: Auth.js's {challenge,
+// registerData}, plus the action, the provider, go-webauthn's session
+// data and the end of the ceremony timeout. The handler seals it as the
+// "value" claim of Auth.js's challenge cookie.
 type challengeState struct {
 	Challenge    string               `json:"challenge"`
 	RegisterData *registerData        `json:"registerData,omitempty"`
 	Action       string               `json:"action"`
 	Provider     string               `json:"provider"`
 	Session      webauthn.SessionData `json:"session"`
+	// Expires is when the options were made plus the timeout, on the
+	// Auth's clock; zero (a challenge made before it was kept) is not
+	// checked.
+	Expires time.Time `json:"expires,omitzero"`
 }
 
-func (p *Passkeys) cookieName(rp *relyingParty) string {
-	if rp.secure {
-		return "__Secure-authjs.challenge"
-	}
-	return "authjs.challenge"
-}
-
-// setChallenge seals the state into Auth.js's challenge cookie.
-func (p *Passkeys) setChallenge(w http.ResponseWriter, r *http.Request, rp *relyingParty, state challengeState) error {
+// encodeChallenge returns the state as the challenge to remember.
+func encodeChallenge(state challengeState) (string, error) {
 	value, err := json.Marshal(state)
 	if err != nil {
-		return fmt.Errorf("passkey: challenge cookie: %w", err)
+		return "", fmt.Errorf("passkey: challenge: %w", err)
 	}
-	name := p.cookieName(rp)
-	token, err := p.codec.Encode(name, map[string]any{"value": string(value)}, p.timeout)
-	if err != nil {
-		return fmt.Errorf("passkey: challenge cookie: %w", err)
-	}
-	c := &http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: rp.secure,
-		Expires: p.now().Add(p.timeout).UTC(), MaxAge: int(p.timeout / time.Second)}
-	for _, part := range jwt.SetCookies(r, c) {
-		http.SetCookie(w, part)
-	}
-	return nil
+	return string(value), nil
 }
 
-// useChallenge reads the challenge cookie and clears it on w (Auth.js's
-// webauthnChallenge.use).
-func (p *Passkeys) useChallenge(w http.ResponseWriter, r *http.Request, rp *relyingParty) (*challengeState, error) {
-	name := p.cookieName(rp)
-	claims, err := p.codec.DecodeCookie(r, name)
-	if _, cerr := jwt.JoinCookies(r, name); cerr == nil {
-		for _, part := range jwt.ClearCookies(r, &http.Cookie{Name: name, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: rp.secure}) {
-			http.SetCookie(w, part)
-		}
+// readChallenge decodes a remembered challenge and checks that it holds
+// one and has not expired (the ceremony timeout from its options, on the
+// Auth's clock).
+func (p *Passkeys) readChallenge(challenge string) (*challengeState, error) {
+	if challenge == "" {
+		return nil, errChallengeMissing
 	}
-	switch {
-	case errors.Is(err, jwt.ErrExpiredToken):
-		return nil, ErrChallengeExpired
-	case errors.Is(err, http.ErrNoCookie):
-		return nil, ErrChallengeMissing
-	case err != nil:
-		return nil, fmt.Errorf("%w: %w", ErrChallengeMissing, err)
-	}
-	value, ok := claims["value"].(string)
 	var state challengeState
-	if !ok || json.Unmarshal([]byte(value), &state) != nil || state.Challenge == "" || state.Challenge != state.Session.Challenge {
-		return nil, fmt.Errorf("%w: the cookie holds no challenge", ErrChallengeMissing)
+	if json.Unmarshal([]byte(challenge), &state) != nil || state.Challenge == "" || state.Challenge != state.Session.Challenge {
+		return nil, fmt.Errorf("%w: it holds no challenge", errChallengeMissing)
+	}
+	if !state.Expires.IsZero() && p.now().After(state.Expires) {
+		return nil, fmt.Errorf("%w at %s", errChallengeExpired, state.Expires.UTC().Format(time.RFC3339))
 	}
 	return &state, nil
 }

@@ -14,11 +14,24 @@
 // must increase (core/auth checks and sets it atomically where the adapter
 // can), so a replayed assertion is refused.
 //
-// The state a ceremony keeps between the options and the callback is
-// Auth.js's challenge cookie (authjs.challenge, __Secure- on https),
-// sealed with the jwt module's codec and living [Config.Timeout].
+// Like golang.org/x/oauth2, the package keeps no state between the two
+// steps of a ceremony and writes no cookies: [Passkeys.Options] returns
+// the challenge to remember, and [Passkeys.Callback] takes it back. The
+// HTTP handler (module github.com/authport/authport/handler) mounts the
+// routes, calls a [*Passkeys] through its Passkeys interface, and keeps
+// the challenge in Auth.js's challenge cookie (authjs.challenge,
+// __Secure- on https), sealed with the Auth's secrets and living
+// [Passkeys.Timeout]; this package does not depend on it.
 //
-// The HTTP handler (module github.com/authport/authport/handler) mounts the
-// routes and calls a [*Passkeys] through its Passkeys interface; this
-// package does not depend on it.
+// A refused ceremony is an [*auth.Error] whose code,
+// [auth.CodeWebAuthnVerification] (or the one core/auth gave it), is what
+// the handler shows; its detail says which check failed. Configuration
+// errors match [core.ErrInvalidConfig]; a replayed assertion matches
+// [core.ErrCounterNotIncreased].
+//
+// The examples (example_test.go, run by go test) show the API: ExampleNew
+// makes the ceremonies and asks for options, Example_ceremony adds a
+// passkey and signs in with it (passkeytest's software authenticator
+// standing in for the browser), and ExamplePasskeys_Callback_refused
+// reads the code of a refusal.
 package passkey

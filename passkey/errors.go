@@ -1,56 +1,30 @@
 package passkey
 
 import (
-	"errors"
-
-	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/passkey/internal/refusal"
 )
 
-// Errors of the ceremonies; match them with errors.Is. On every one of them
-// nothing was stored and the stored counter is unchanged.
+// The checks a ceremony can fail (package refusal documents each). A
+// refusal is returned as auth.Fail(auth.CodeWebAuthnVerification, …)
+// wrapping one of them: see refuse.
 var (
-	// ErrInvalidAction: the action is neither "register" nor
-	// "authenticate", or differs from the one the options were made for.
-	ErrInvalidAction = errors.New("passkey: invalid WebAuthn action")
-	// ErrNotAllowed: the options request asks for a ceremony Auth.js does
-	// not allow: registering with the e-mail address of an existing user
-	// while not signed in, or registering without an e-mail address.
-	ErrNotAllowed = errors.New("passkey: WebAuthn ceremony not allowed")
-	// ErrInvalidEmail: the e-mail address given for a registration is not
-	// an address.
-	ErrInvalidEmail = errors.New("passkey: invalid e-mail address")
-	// ErrInvalidCredential: the posted "data" is missing, is not JSON, or is
-	// not a WebAuthn credential of the expected kind.
-	ErrInvalidCredential = errors.New("passkey: invalid WebAuthn credential JSON")
-	// ErrChallengeMissing: the request carries no challenge cookie, or one
-	// that was not sealed with the secrets (tampered, or another salt).
-	ErrChallengeMissing = errors.New("passkey: WebAuthn challenge cookie missing or invalid; request new options")
-	// ErrChallengeExpired: the challenge cookie is past its lifetime.
-	ErrChallengeExpired = errors.New("passkey: WebAuthn challenge expired; request new options")
-	// ErrChallengeMismatch: the credential signs another challenge than the
-	// one in the cookie, or the cookie was made for another user.
-	ErrChallengeMismatch = errors.New("passkey: WebAuthn challenge mismatch")
-	// ErrChallengeReused: the challenge already served a verified
-	// ceremony of this Passkeys (a replayed or raced callback with the
-	// same challenge cookie).
-	ErrChallengeReused = errors.New("passkey: WebAuthn challenge already used; request new options")
-	// ErrOriginMismatch: the browser reports an origin that is not one of
-	// the relying party's origins.
-	ErrOriginMismatch = errors.New("passkey: WebAuthn origin mismatch")
-	// ErrRPIDMismatch: the authenticator data is scoped to another relying
-	// party id.
-	ErrRPIDMismatch = errors.New("passkey: WebAuthn relying party id mismatch")
-	// ErrVerificationFailed: the credential failed another check of
-	// go-webauthn (signature, flags, attestation, algorithm…).
-	ErrVerificationFailed = errors.New("passkey: WebAuthn verification failed")
-	// ErrUnknownCredential: no stored authenticator has the credential id.
-	// It is [auth.ErrUnknownAuthenticator].
-	ErrUnknownCredential = auth.ErrUnknownAuthenticator
-	// ErrCounterNotIncreased: the assertion's signature counter is not
-	// above the stored one (a replayed or raced assertion, or a cloned
-	// authenticator). It is [core.ErrCounterNotIncreased].
-	ErrCounterNotIncreased = core.ErrCounterNotIncreased
-	// ErrInvalidConfig: [New] was given an unusable configuration.
-	ErrInvalidConfig = errors.New("passkey: invalid configuration")
+	errInvalidAction      = refusal.ErrInvalidAction
+	errNotAllowed         = refusal.ErrNotAllowed
+	errInvalidEmail       = refusal.ErrInvalidEmail
+	errInvalidCredential  = refusal.ErrInvalidCredential
+	errChallengeMissing   = refusal.ErrChallengeMissing
+	errChallengeExpired   = refusal.ErrChallengeExpired
+	errChallengeMismatch  = refusal.ErrChallengeMismatch
+	errChallengeReused    = refusal.ErrChallengeReused
+	errOriginMismatch     = refusal.ErrOriginMismatch
+	errRPIDMismatch       = refusal.ErrRPIDMismatch
+	errVerificationFailed = refusal.ErrVerificationFailed
+	errUnknownCredential  = refusal.ErrUnknownCredential
 )
+
+// refuse reports a failed check: detail wraps one of the errors above.
+// An error that already carries a code (core/auth's) keeps it.
+func refuse(detail error) error {
+	return auth.Fail(auth.CodeWebAuthnVerification, detail)
+}

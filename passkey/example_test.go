@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"net/http"
-	"net/http/httptest"
+	"net/url"
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
@@ -18,8 +17,10 @@ import (
 )
 
 // Configure core/auth with the passkey provider and make the ceremonies.
-// The handler module mounts them; here the options route is called
-// directly. The relying party is the base URL's host, as in Auth.js.
+// The handler module mounts them (handler.Config.Passkeys) and keeps the
+// challenge in Auth.js's sealed challenge cookie; here the options are
+// asked for directly. The relying party is the base URL's host, as in
+// Auth.js.
 func ExampleNew() {
 	a, err := auth.New(auth.Config{
 		Adapter:   memory.New(),
@@ -35,11 +36,9 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	w := httptest.NewRecorder()
 	// A signed-in user (as the handler finds them) adds a passkey.
 	user := &core.User{ID: "0b8c2a54-3f1d-4e7a-9c35-2f5d0e6b1a77", Email: "ada@example.com"}
-	r := httptest.NewRequest(http.MethodGet, "https://example.com/auth/webauthn-options/passkey?action=register", nil)
-	body, err := pk.Options(context.Background(), w, r, "passkey", user)
+	body, challenge, err := pk.Options(context.Background(), "passkey", url.Values{"action": {"register"}}, user)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,12 +50,36 @@ func ExampleNew() {
 	}
 	raw, _ := json.Marshal(body)
 	_ = json.Unmarshal(raw, &decoded)
-	cookie := w.Result().Cookies()[0]
 	fmt.Println(decoded.Action, decoded.Options.RP.ID)
-	fmt.Println(cookie.Name, cookie.HttpOnly, cookie.Secure)
+	fmt.Println(challenge != "", pk.Timeout())
 	// Output:
 	// register example.com
-	// __Secure-authjs.challenge true true
+	// true 5m0s
+}
+
+// A refused ceremony is an *auth.Error with Auth.js's code, which the
+// handler shows; the detail says which check failed.
+func ExamplePasskeys_Callback_refused() {
+	a, err := auth.New(auth.Config{
+		Adapter:   memory.New(),
+		Providers: []provider.Provider{provider.Passkey()},
+		Secrets:   []string{"a-long-random-secret-of-32-bytes-or-more"},
+		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
+		BaseURL:   "https://example.com/auth",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pk, err := passkey.New(passkey.Config{Auth: a})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A callback with nothing remembered (no challenge cookie).
+	form := url.Values{"action": {"authenticate"}, "data": {"{}"}}
+	_, err = pk.Callback(context.Background(), "passkey", form, "", nil)
+	fmt.Println(auth.CodeOf(err))
+	// Output:
+	// WebAuthnVerificationError
 }
 
 // A passkey added by a signed-in user, then a sign-in with it alone, with
@@ -93,7 +116,7 @@ func Example_ceremony() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	o, cookies, err := client.Options(ctx, "action=register", user)
+	o, challenge, err := client.Options(ctx, "action=register", user)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -101,13 +124,13 @@ func Example_ceremony() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	up, _, err := client.Callback(ctx, cookies, o.Action, data, user)
+	up, err := client.Callback(ctx, challenge, o.Action, data, user)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(o.Action, up.User.Email, up.IsNewUser)
 
-	o, cookies, err = client.Options(ctx, "", nil)
+	o, challenge, err = client.Options(ctx, "", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -115,7 +138,7 @@ func Example_ceremony() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in, _, err := client.Callback(ctx, cookies, o.Action, data, nil)
+	in, err := client.Callback(ctx, challenge, o.Action, data, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

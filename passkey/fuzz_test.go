@@ -3,28 +3,28 @@ package passkey_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync/atomic"
 	"testing"
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/passkey"
 	"github.com/authport/authport/passkey/passkeytest"
 )
 
 // FuzzCallback posts arbitrary actions and credential JSON with genuine
-// challenge cookies: the callback must not panic, must fail with one of
-// its typed errors unless the credential verifies, and a failure must
-// store nothing (no authenticator for the registration, the sign-in's counter
+// challenges: the callback must not panic, must fail with one of its
+// checks (and the WebAuthnVerificationError code) unless the credential
+// verifies, and a failure must store nothing (no authenticator for the registration, the sign-in's counter
 // unchanged).
 func FuzzCallback(f *testing.F) {
 	e := passkeytest.NewEnv(f, memory.New())
 	key := e.NewAuthenticator()
 	e.SignUp("fuzz@example.com", key)
 	newcomer := e.NewUser("new@example.com")
-	reg, regCookies := e.MustOptions("action=register", &newcomer)
-	in, inCookies := e.MustOptions("", nil)
+	reg, regChallenge := e.MustOptions("action=register", &newcomer)
+	in, inChallenge := e.MustOptions("", nil)
 	other := e.NewAuthenticator()
 	f.Add("register", e.Create(other, reg, passkeytest.Ceremony{Origin: passkeytest.Origin}))
 	f.Add("authenticate", e.Get(key, in, passkeytest.Ceremony{Origin: passkeytest.Origin}))
@@ -33,19 +33,19 @@ func FuzzCallback(f *testing.F) {
 	f.Add("", "null")
 	typed := []error{
 		passkey.ErrInvalidAction, passkey.ErrInvalidCredential, passkey.ErrChallengeMismatch, passkey.ErrOriginMismatch,
-		passkey.ErrRPIDMismatch, passkey.ErrVerificationFailed, passkey.ErrUnknownCredential, passkey.ErrCounterNotIncreased,
+		passkey.ErrRPIDMismatch, passkey.ErrVerificationFailed, passkey.ErrUnknownCredential, core.ErrCounterNotIncreased,
 		passkey.ErrChallengeReused,
 	}
 	var signedUp atomic.Bool // a genuine registration (the first seed) may succeed
 	f.Fuzz(func(t *testing.T, action, data string) {
 		e := &passkeytest.Env{T: t, Store: e.Store, Auth: e.Auth, Client: e.Client}
 		before := e.StoredCounter(key)
-		for i, cookies := range [][]*http.Cookie{regCookies, inCookies} {
+		for i, challenge := range []string{regChallenge, inChallenge} {
 			var as *core.User
 			if i == 0 {
 				as = &newcomer
 			}
-			s, err := e.Callback(cookies, action, data, as)
+			s, err := e.Callback(challenge, action, data, as)
 			if err == nil {
 				if s == nil {
 					t.Fatal("no error and no sign-in")
@@ -59,8 +59,8 @@ func FuzzCallback(f *testing.F) {
 			for _, want := range typed {
 				known = known || errors.Is(err, want)
 			}
-			if !known {
-				t.Fatalf("untyped error for %q %q: %v", action, data, err)
+			if !known || auth.CodeOf(err) != auth.CodeWebAuthnVerification {
+				t.Fatalf("untyped error for %q %q: %v (code %s)", action, data, err, auth.CodeOf(err))
 			}
 		}
 		list, err := e.Store.ListAuthenticatorsByUserID(context.Background(), newcomer.ID)

@@ -5,13 +5,11 @@ go 1.26.0
 require (
 	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/authport/authport/core v0.1.0
-	github.com/authport/authport/jwt v0.1.0
 	github.com/go-webauthn/webauthn v0.18.2
 )
 
 require (
 	github.com/fxamacker/cbor/v2 v2.9.4 // indirect
-	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/go-webauthn/x v0.3.1 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect

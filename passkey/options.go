@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net/http"
+	"net/url"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -23,8 +23,11 @@ type OptionsResponse struct {
 }
 
 // Options answers GET {base}/webauthn-options/{provider}: it decides the
-// action, makes the options and sets the sealed challenge cookie on w. user
-// is the signed-in user, or nil.
+// action and makes the options. It returns the body to send as JSON (an
+// [OptionsResponse]) and the challenge the caller must remember for
+// [Passkeys.Timeout] and give back to [Passkeys.Callback]: an opaque
+// string (JSON) that the handler seals into Auth.js's challenge cookie.
+// user is the signed-in user, or nil.
 //
 // The query's "action" is "register", "authenticate" or empty; "email" is
 // the address someone not signed in typed. By default:
@@ -43,17 +46,20 @@ type OptionsResponse struct {
 // back with [Config.ListCredentialsByEmail] for the lookup, and with
 // auth.Config.AllowDangerousUnverifiedEmail for signing up while signed out.
 //
-// A refused combination gives [ErrNotAllowed]; a bad action
-// [ErrInvalidAction]; a bad e-mail [ErrInvalidEmail].
-func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (any, error) {
+// A refused request (a bad action or e-mail address, a combination that is
+// not allowed, such as a signed-out registration, which also matches
+// [auth.ErrUnprovenSignUp]) is an [*auth.Error] with code
+// [auth.CodeWebAuthnVerification]; an error without a code is a failure
+// of the server (the store).
+func (p *Passkeys) Options(ctx context.Context, providerID string, query url.Values, user *core.User) (body any, challenge string, err error) {
 	rp, err := p.relyingParty(providerID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	q := r.URL.Query()
+	q := query
 	action := q.Get("action")
 	if action != "" && action != ActionRegister && action != ActionAuthenticate {
-		return nil, fmt.Errorf("%w: %q (want register or authenticate)", ErrInvalidAction, action)
+		return nil, "", refuse(fmt.Errorf("%w: %q (want register or authenticate)", errInvalidAction, action))
 	}
 	signUp := p.auth.Settings().AllowDangerousUnverifiedEmail
 	// Auth.js's getUserInfo: the signed-in user, else the user with the
@@ -68,14 +74,14 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 	case q.Get("email") != "":
 		email, err := auth.NormalizeEmail(q.Get("email"))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidEmail, err)
+			return nil, "", refuse(fmt.Errorf("%w: %w", errInvalidEmail, err))
 		}
 		if !p.byEmail && !signUp {
 			break
 		}
 		found, err := p.auth.UserByEmail(ctx, email)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		info = &registerData{Email: email}
 		if found != nil {
@@ -84,7 +90,7 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	if exists {
 		if authenticators, err = p.auth.Authenticators(ctx, info.ID); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if user == nil && !p.byEmail {
 			// Signing up may look the address up (it must not be
@@ -114,23 +120,23 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 	if decision == "" {
 		switch {
 		case !loggedIn && !signUp:
-			return nil, fmt.Errorf("%w: %w", ErrNotAllowed, auth.ErrUnprovenSignUp)
+			return nil, "", refuse(fmt.Errorf("%w: %w", errNotAllowed, auth.ErrUnprovenSignUp))
 		case info == nil:
-			return nil, fmt.Errorf("%w: registering a passkey needs an e-mail address or a signed-in user", ErrNotAllowed)
+			return nil, "", refuse(fmt.Errorf("%w: registering a passkey needs an e-mail address or a signed-in user", errNotAllowed))
 		}
-		return nil, fmt.Errorf("%w: the e-mail address belongs to a user; sign in to add a passkey", ErrNotAllowed)
+		return nil, "", refuse(fmt.Errorf("%w: the e-mail address belongs to a user; sign in to add a passkey", errNotAllowed))
 	}
 	descriptors := make([]protocol.CredentialDescriptor, 0, len(authenticators))
 	for _, a := range authenticators {
 		d, err := descriptor(a)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		descriptors = append(descriptors, d)
 	}
 
 	state := challengeState{Action: decision, Provider: providerID}
-	var body OptionsResponse
+	var resp OptionsResponse
 	if decision == ActionAuthenticate {
 		var opts []webauthn.LoginOption
 		if len(descriptors) > 0 {
@@ -138,14 +144,14 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 		}
 		assertion, session, err := rp.wa.BeginDiscoverableLogin(opts...)
 		if err != nil {
-			return nil, fmt.Errorf("passkey: authentication options: %w", err)
+			return nil, "", fmt.Errorf("passkey: authentication options: %w", err)
 		}
 		state.Session = *session
-		body = OptionsResponse{Action: decision, Options: assertion.Response}
+		resp = OptionsResponse{Action: decision, Options: assertion.Response}
 	} else {
 		handle := make([]byte, 32)
 		if _, err := rand.Read(handle); err != nil {
-			return nil, fmt.Errorf("passkey: user handle: %w", err)
+			return nil, "", fmt.Errorf("passkey: user handle: %w", err)
 		}
 		opts := []webauthn.RegistrationOption{}
 		if len(descriptors) > 0 {
@@ -153,17 +159,18 @@ func (p *Passkeys) Options(ctx context.Context, w http.ResponseWriter, r *http.R
 		}
 		creation, session, err := rp.wa.BeginRegistration(ceremonyUser{id: handle, name: info.Email, displayName: deref(info.Name)}, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("passkey: registration options: %w", err)
+			return nil, "", fmt.Errorf("passkey: registration options: %w", err)
 		}
 		state.Session = *session
 		state.RegisterData = info
-		body = OptionsResponse{Action: decision, Options: creation.Response}
+		resp = OptionsResponse{Action: decision, Options: creation.Response}
 	}
 	state.Challenge = state.Session.Challenge
-	if err := p.setChallenge(w, r, rp, state); err != nil {
-		return nil, err
+	state.Expires = p.now().Add(p.timeout)
+	if challenge, err = encodeChallenge(state); err != nil {
+		return nil, "", err
 	}
-	return body, nil
+	return resp, challenge, nil
 }
 
 func deref(s *string) string {

@@ -3,7 +3,6 @@ package passkey
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -12,17 +11,12 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
-	"github.com/authport/authport/jwt"
 )
 
 // DefaultTimeout is the ceremony timeout when [Config.Timeout] is zero: the
-// time the browser gives the user, and the lifetime of the challenge cookie
-// (Auth.js uses 5 minutes for the former).
+// time the browser gives the user, and how long a challenge is to be
+// remembered (Auth.js uses 5 minutes for the former).
 const DefaultTimeout = 5 * time.Minute
-
-// maxFormBytes bounds the callback's form when the handler has not parsed
-// it yet: a credential is a few kilobytes.
-const maxFormBytes = 64 << 10
 
 // The actions of Auth.js's WebAuthn routes.
 const (
@@ -36,19 +30,19 @@ type Config struct {
 	// ([provider.Passkey]). Required.
 	Auth *auth.Auth
 	// RPID is the relying party id (a domain, e.g. "example.com") for
-	// providers whose RPID is empty. Empty means the host of
-	// [auth.Auth.BaseURL]; New refuses a provider left without one.
+	// providers whose RPID is empty. Empty means the host of the Auth's
+	// BaseURL ([auth.Settings]); New refuses a provider left without one.
 	RPID string
 	// RPName is the name authenticators show, for providers whose RPName is
 	// empty. Empty means the RP id.
 	RPName string
 	// Origins are the origins the browser may report, e.g.
 	// "https://example.com", for providers whose RPOrigin is empty. Empty
-	// means the origin of [auth.Auth.BaseURL]; New refuses a provider left
-	// without one.
+	// means the origin of the Auth's BaseURL ([auth.Settings]); New
+	// refuses a provider left without one.
 	Origins []string
-	// Timeout is the ceremony timeout and the challenge cookie's
-	// lifetime; zero means [DefaultTimeout].
+	// Timeout is the ceremony timeout and the challenge's lifetime; zero
+	// means [DefaultTimeout].
 	Timeout time.Duration
 	// ListCredentialsByEmail restores Auth.js's options route for someone
 	// not signed in who gives an e-mail address: the user with the address
@@ -66,11 +60,11 @@ type Config struct {
 // Passkeys runs WebAuthn registration and authentication ceremonies
 // (Auth.js's webauthn-options route and WebAuthn callback) with
 // go-webauthn, storing authenticators through the adapter of [Config.Auth].
-// It implements the Passkeys interface of the handler module. It is safe
-// for concurrent use.
+// It implements the Passkeys interface of the handler module, which
+// remembers each ceremony's challenge in Auth.js's challenge cookie. It is
+// safe for concurrent use.
 type Passkeys struct {
 	auth    *auth.Auth
-	codec   *jwt.Codec
 	rpID    string
 	rpName  string
 	origins []string
@@ -82,52 +76,44 @@ type Passkeys struct {
 }
 
 // New checks cfg and returns the ceremonies. Errors match
-// [ErrInvalidConfig].
+// [core.ErrInvalidConfig].
 func New(cfg Config) (*Passkeys, error) {
 	if cfg.Auth == nil {
-		return nil, fmt.Errorf("%w: Auth is nil", ErrInvalidConfig)
-	}
-	// The challenge cookie is sealed with the Auth's secrets (Auth.js's
-	// AUTH_SECRET) and timed with its clock: configured once, there.
-	now := cfg.Auth.Settings().Now
-	codec, err := jwt.NewCodec(cfg.Auth.Settings().Secrets...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: Secrets: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: passkey: Auth is nil", core.ErrInvalidConfig)
 	}
 	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("%w: Timeout %v is negative", ErrInvalidConfig, cfg.Timeout)
+		return nil, fmt.Errorf("%w: passkey: Timeout %v is negative", core.ErrInvalidConfig, cfg.Timeout)
 	}
 	if cfg.RPID != "" {
 		if err := protocol.ValidateRPID(cfg.RPID); err != nil {
-			return nil, fmt.Errorf("%w: RPID %q: %w", ErrInvalidConfig, cfg.RPID, err)
+			return nil, fmt.Errorf("%w: passkey: RPID %q: %w", core.ErrInvalidConfig, cfg.RPID, err)
 		}
 	}
 	for _, o := range cfg.Origins {
 		if _, err := origin(o); err != nil {
-			return nil, fmt.Errorf("%w: Origins: %w", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: passkey: Origins: %w", core.ErrInvalidConfig, err)
 		}
 	}
 	// The relying party must come from the configuration: the request's
 	// Host header is the client's to choose, and r.TLS is absent behind a
 	// TLS-terminating proxy.
-	base := baseOrigin(cfg.Auth)
+	base := cfg.Auth.Settings().Origin
 	for _, pr := range cfg.Auth.Providers() {
 		c, ok := pr.(*provider.WebAuthnConfig)
 		if !ok {
 			continue
 		}
-		if base == nil && ((c.RPID == "" && cfg.RPID == "") || (c.RPOrigin == "" && len(cfg.Origins) == 0)) {
-			return nil, fmt.Errorf("%w: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins (or the provider's RPID and RPOrigin)", ErrInvalidConfig, c.ID)
+		if base == "" && ((c.RPID == "" && cfg.RPID == "") || (c.RPOrigin == "" && len(cfg.Origins) == 0)) {
+			return nil, fmt.Errorf("%w: passkey: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins (or the provider's RPID and RPOrigin)", core.ErrInvalidConfig, c.ID)
 		}
 	}
 	p := &Passkeys{
 		auth:    cfg.Auth,
-		codec:   codec.WithClock(now),
 		rpID:    cfg.RPID,
 		rpName:  cfg.RPName,
 		origins: append([]string(nil), cfg.Origins...),
 		timeout: cfg.Timeout,
-		now:     now,
+		now:     cfg.Auth.Settings().Now,
 		byEmail: cfg.ListCredentialsByEmail,
 	}
 	if p.now == nil {
@@ -148,51 +134,60 @@ func origin(s string) (string, error) {
 	return u.Scheme + "://" + u.Host, nil
 }
 
-// Callback verifies POST {base}/callback/{provider} (form fields "action"
-// and "data") and registers or authenticates, through core/auth
-// ([auth.Auth.RegisterWebAuthn], [auth.Auth.SignInWithWebAuthn]), which
-// runs the SignIn callback and creates the database session. It writes no
-// session cookie: the caller (the handler) gives the browser the session of
-// the result, or issues the JWT. user is the signed-in user, or nil; a
-// signed-in user keeps their session (the result's KeepSession).
+// Timeout is the ceremony timeout ([Config.Timeout]): how long the
+// challenge [Passkeys.Options] returns is to be remembered.
+func (p *Passkeys) Timeout() time.Duration { return p.timeout }
+
+// Callback verifies POST {base}/callback/{provider}: form holds the
+// posted fields "action" ("register" or "authenticate") and "data" (the
+// credential JSON, as Auth.js's client posts them), and challenge is what
+// [Passkeys.Options] returned for the ceremony, as remembered ("" when
+// nothing was). The caller (the handler) forgets the challenge whatever
+// the outcome; a challenge serves one verified ceremony of this Passkeys.
+//
+// It registers or authenticates through core/auth
+// ([auth.Auth.RegisterPasskey], [auth.Auth.SignInWithPasskey]), which
+// runs the SignIn callback and creates the database session, and returns
+// that sign-in; the caller gives the browser the session of the result,
+// or issues the JWT. user is the signed-in user, or nil; a signed-in user
+// keeps their session (the result's KeepSession).
 //
 // Registration stores the authenticator (and the webauthn account) for the
 // signed-in user, or, only with auth.Config.AllowDangerousUnverifiedEmail,
 // creates the user with the e-mail address the options were made for
-// (refused, with an error whose code is auth.CodeOAuthAccountNotLinked, when a user has it by now). Authentication verifies the assertion with the stored public
-// key, then advances the stored counter, which must increase (unless both
-// are 0): a replay fails with [ErrCounterNotIncreased]. A passkey of
-// another user than the signed-in one gives an error whose code is auth.CodeOAuthAccountNotLinked.
+// (refused, with an error whose code is auth.CodeOAuthAccountNotLinked, when a user has it by now).
+// Authentication verifies the assertion with the stored public key, then
+// advances the stored counter, which must increase (unless both are 0): a
+// replay fails with an error matching [core.ErrCounterNotIncreased]. A
+// passkey of another user than the signed-in one gives
+// an error whose code is auth.CodeOAuthAccountNotLinked.
 //
-// The challenge cookie is cleared on w whatever the outcome. Every failure
+// A refusal is an [*auth.Error] with code [auth.CodeWebAuthnVerification]
+// (or the code core/auth gave it, such as
+// [auth.CodeOAuthAccountNotLinked]); read it with [auth.CodeOf]. An error
+// without a code is a failure of the server (the store). Every failure
 // leaves the store unchanged.
-func (p *Passkeys) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request, providerID string, user *core.User) (*auth.SignIn, error) {
+func (p *Passkeys) Callback(ctx context.Context, providerID string, form url.Values, challenge string, user *core.User) (*auth.SignIn, error) {
 	rp, err := p.relyingParty(providerID)
 	if err != nil {
 		return nil, err
 	}
-	if r.PostForm == nil && r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	}
-	if err := r.ParseForm(); err != nil {
-		return nil, fmt.Errorf("%w: reading the form: %w", ErrInvalidCredential, err)
-	}
-	action, data := r.PostForm.Get("action"), r.PostForm.Get("data")
-	state, err := p.useChallenge(w, r, rp)
+	action, data := form.Get("action"), form.Get("data")
+	state, err := p.readChallenge(challenge)
 	if err != nil {
-		return nil, err
+		return nil, refuse(err)
 	}
 	if action != ActionRegister && action != ActionAuthenticate {
-		return nil, fmt.Errorf("%w: %q (want register or authenticate)", ErrInvalidAction, action)
+		return nil, refuse(fmt.Errorf("%w: %q (want register or authenticate)", errInvalidAction, action))
 	}
 	if action != state.Action {
-		return nil, fmt.Errorf("%w: the options were made to %s, the form says %s", ErrInvalidAction, state.Action, action)
+		return nil, refuse(fmt.Errorf("%w: the options were made to %s, the form says %s", errInvalidAction, state.Action, action))
 	}
 	if state.Provider != providerID {
-		return nil, fmt.Errorf("%w: the options were made for provider %q", ErrChallengeMismatch, state.Provider)
+		return nil, refuse(fmt.Errorf("%w: the options were made for provider %q", errChallengeMismatch, state.Provider))
 	}
 	if data == "" {
-		return nil, fmt.Errorf("%w: the form has no data", ErrInvalidCredential)
+		return nil, refuse(fmt.Errorf("%w: the form has no data", errInvalidCredential))
 	}
 	if action == ActionRegister {
 		return p.register(ctx, rp, state, []byte(data), user)

@@ -3,12 +3,11 @@ package passkey
 import (
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
-	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/core"
 )
 
 // relyingParty is what one ceremony runs with.
@@ -17,21 +16,7 @@ type relyingParty struct {
 	id, name   string
 	origins    []string
 	uv         protocol.UserVerificationRequirement
-	// secure: the site is served over https (BaseURL's scheme, else
-	// every origin's), which gives the challenge cookie its "__Secure-"
-	// prefix and Secure attribute, as in Auth.js.
-	secure bool
-	wa     *webauthn.WebAuthn
-}
-
-// baseOrigin is the scheme and host of the Auth's BaseURL, or nil.
-func baseOrigin(a *auth.Auth) *url.URL {
-	if base := a.Settings().BaseURL; base != "" {
-		if u, err := url.Parse(base); err == nil && u.Host != "" {
-			return &url.URL{Scheme: u.Scheme, Host: u.Host}
-		}
-	}
-	return nil
+	wa         *webauthn.WebAuthn
 }
 
 // relyingParty resolves the relying party of the provider: the provider's
@@ -42,9 +27,10 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 	if err != nil {
 		return nil, err
 	}
-	fallback := baseOrigin(p.auth)
-	if fallback == nil {
-		fallback = &url.URL{}
+	// The origin of the Auth's BaseURL ("" without one).
+	fallback, err := url.Parse(p.auth.Settings().Origin)
+	if err != nil {
+		return nil, fmt.Errorf("%w: passkey: BaseURL: %w", core.ErrInvalidConfig, err)
 	}
 	rp := &relyingParty{providerID: providerID, id: c.RPID, name: c.RPName, uv: protocol.UserVerificationRequirement(c.UserVerification)}
 	if rp.id == "" {
@@ -63,7 +49,7 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 	case c.RPOrigin != "":
 		o, err := origin(c.RPOrigin)
 		if err != nil {
-			return nil, fmt.Errorf("%w: provider %q RPOrigin: %w", ErrInvalidConfig, providerID, err)
+			return nil, fmt.Errorf("%w: passkey: provider %q RPOrigin: %w", core.ErrInvalidConfig, providerID, err)
 		}
 		rp.origins = []string{o}
 	case len(p.origins) > 0:
@@ -75,14 +61,7 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 		rp.origins = []string{fallback.String()}
 	}
 	if rp.id == "" || len(rp.origins) == 0 {
-		return nil, fmt.Errorf("%w: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins", ErrInvalidConfig, providerID)
-	}
-	rp.secure = strings.EqualFold(fallback.Scheme, "https")
-	if fallback.Host == "" {
-		rp.secure = true
-		for _, o := range rp.origins {
-			rp.secure = rp.secure && strings.HasPrefix(o, "https://")
-		}
+		return nil, fmt.Errorf("%w: passkey: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins", core.ErrInvalidConfig, providerID)
 	}
 	if rp.uv == "" {
 		rp.uv = protocol.VerificationPreferred
@@ -102,7 +81,7 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: provider %q: relying party %q, origins %v: %w", ErrInvalidConfig, providerID, rp.id, rp.origins, err)
+		return nil, fmt.Errorf("%w: passkey: provider %q: relying party %q, origins %v: %w", core.ErrInvalidConfig, providerID, rp.id, rp.origins, err)
 	}
 	rp.wa = wa
 	return rp, nil

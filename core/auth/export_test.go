@@ -12,4 +12,6 @@ var (
 	ErrProfileInvalid     = errProfileInvalid
 	ErrEmailNotVerified   = errEmailNotVerified
 	ErrAlreadyUsed        = errAlreadyUsed
+
+	ErrUnknownAuthenticator = errUnknownAuthenticator
 )

@@ -29,15 +29,15 @@ func newDangerous(t *testing.T, adapter any, providers ...provider.Provider) *au
 
 // Finding 1: by default nobody signs up with a passkey for an address they
 // have not proven; nothing is stored.
-func TestRegisterWebAuthnUserRefusedByDefault(t *testing.T) {
+func TestRegisterPasskeySignedOutRefusedByDefault(t *testing.T) {
 	stub := newSignupStub()
 	a := newJWT(t, stub, provider.Passkey())
 	if a.Settings().AllowDangerousUnverifiedEmail {
 		t.Fatal("the dangerous option is on by default")
 	}
-	_, _, err := a.RegisterWebAuthnUser(context.Background(), "passkey", core.User{Email: "victim@example.com"}, testAuthenticator())
-	if !errors.Is(err, auth.ErrUnprovenSignUp) {
-		t.Errorf("signed-out passkey sign-up: %v, want ErrUnprovenSignUp", err)
+	_, err := a.RegisterPasskey(context.Background(), "passkey", nil, core.User{Email: "victim@example.com"}, testAuthenticator())
+	if !errors.Is(err, auth.ErrUnprovenSignUp) || auth.CodeOf(err) != auth.CodeWebAuthnVerification {
+		t.Errorf("signed-out passkey sign-up: %v, want ErrUnprovenSignUp (WebAuthnVerificationError)", err)
 	}
 	if len(stub.users) != 0 || len(stub.accounts) != 0 || len(stub.authenticators) != 0 {
 		t.Errorf("left %d users, %d accounts, %d authenticators", len(stub.users), len(stub.accounts), len(stub.authenticators))
@@ -61,14 +61,15 @@ func (s *unlinkingStub) UnlinkAccount(_ context.Context, k core.AccountKey) (*co
 	return &a, nil
 }
 
-func TestRegisterAuthenticatorAllOrNothing(t *testing.T) {
+func TestRegisterPasskeyAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	stub := &unlinkingStub{signupStub: newSignupStub()}
 	stub.users["u1"] = core.User{ID: "u1", Email: "u1@example.com"}
 	stub.createAuthErr = errors.New("disk full")
 	a := newJWT(t, stub, provider.Passkey())
-	if _, err := a.RegisterAuthenticator(ctx, "passkey", core.Authenticator{CredentialID: "Y3JlZA==", ProviderAccountID: "Y3JlZA==", UserID: "u1", CredentialPublicKey: "a2V5"}); err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("RegisterAuthenticator with a failing createAuthenticator: %v", err)
+	u1 := &core.User{ID: "u1", Email: "u1@example.com"}
+	if _, err := a.RegisterPasskey(ctx, "passkey", u1, core.User{}, core.Authenticator{CredentialID: "Y3JlZA==", ProviderAccountID: "Y3JlZA==", CredentialPublicKey: "a2V5"}); err == nil || !strings.Contains(err.Error(), "disk full") || auth.CodeOf(err) != auth.CodeConfiguration {
+		t.Fatalf("RegisterPasskey with a failing createAuthenticator: %v", err)
 	}
 	if len(stub.accounts) != 0 {
 		t.Errorf("a webauthn account is left without its authenticator: %+v", stub.accounts)
@@ -77,7 +78,7 @@ func TestRegisterAuthenticatorAllOrNothing(t *testing.T) {
 	// is not unlinked by a failure.
 	stub.accounts["passkey/Y3JlZA=="] = core.Account{UserID: "u1", Provider: "passkey", ProviderAccountID: "Y3JlZA==", Type: core.AccountTypeWebAuthn}
 	stub.createAuthErr = core.ErrAlreadyExists
-	if _, err := a.RegisterAuthenticator(ctx, "passkey", core.Authenticator{CredentialID: "Y3JlZA==", ProviderAccountID: "Y3JlZA==", UserID: "u1", CredentialPublicKey: "a2V5"}); !errors.Is(err, core.ErrAlreadyExists) {
+	if _, err := a.RegisterPasskey(ctx, "passkey", u1, core.User{}, core.Authenticator{CredentialID: "Y3JlZA==", ProviderAccountID: "Y3JlZA==", CredentialPublicKey: "a2V5"}); !errors.Is(err, core.ErrAlreadyExists) || auth.CodeOf(err) != auth.CodeWebAuthnVerification {
 		t.Fatalf("registering again: %v", err)
 	}
 	if len(stub.accounts) != 1 || len(stub.unlinked) != 1 {
@@ -88,7 +89,7 @@ func TestRegisterAuthenticatorAllOrNothing(t *testing.T) {
 	plain.users["u1"] = core.User{ID: "u1", Email: "u1@example.com"}
 	plain.createAuthErr = errors.New("disk full")
 	b := newJWT(t, plain, provider.Passkey())
-	if _, err := b.RegisterAuthenticator(ctx, "passkey", core.Authenticator{CredentialID: "Y3JlZA==", ProviderAccountID: "Y3JlZA==", UserID: "u1", CredentialPublicKey: "a2V5"}); err == nil || !strings.Contains(err.Error(), "no unlinkAccount") {
+	if _, err := b.RegisterPasskey(ctx, "passkey", u1, core.User{}, core.Authenticator{CredentialID: "Y3JlZA==", ProviderAccountID: "Y3JlZA==", CredentialPublicKey: "a2V5"}); err == nil || !strings.Contains(err.Error(), "no unlinkAccount") {
 		t.Errorf("without unlinkAccount: %v", err)
 	}
 }

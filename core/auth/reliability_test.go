@@ -130,13 +130,37 @@ func (s *advancerStub) UpdateAuthenticatorCounter(context.Context, string, int64
 	s.t.Error("UpdateAuthenticatorCounter called although the adapter advances counters atomically")
 	return &s.au, nil
 }
+
+// The methods core/auth requires of a WebAuthn provider's adapter, which a
+// sign-in does not call.
+func (s *advancerStub) CreateUser(context.Context, core.User) (*core.User, error) {
+	s.t.Error("CreateUser called by a sign-in")
+	return nil, errDown
+}
+func (s *advancerStub) LinkAccount(context.Context, core.Account) (*core.Account, error) {
+	s.t.Error("LinkAccount called by a sign-in")
+	return nil, errDown
+}
+func (s *advancerStub) GetAccount(context.Context, string, string) (*core.Account, error) {
+	s.t.Error("GetAccount called by a sign-in")
+	return nil, errDown
+}
+func (s *advancerStub) CreateAuthenticator(context.Context, core.Authenticator) (*core.Authenticator, error) {
+	s.t.Error("CreateAuthenticator called by a sign-in")
+	return nil, errDown
+}
+func (s *advancerStub) ListAuthenticatorsByUserID(context.Context, string) ([]core.Authenticator, error) {
+	s.t.Error("ListAuthenticatorsByUserID called by a sign-in")
+	return nil, errDown
+}
 func (s *advancerStub) GetUser(_ context.Context, id string) (*core.User, error) {
 	return &core.User{ID: id, Email: id + "@example.com"}, nil
 }
 
-func TestAuthenticateWebAuthnUsesTheAtomicAdvance(t *testing.T) {
-	stub := &advancerStub{t: t, au: core.Authenticator{CredentialID: "c", UserID: "u", Counter: 5}}
-	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+func TestSignInWithPasskeyUsesTheAtomicAdvance(t *testing.T) {
+	stub := &advancerStub{t: t, au: core.Authenticator{CredentialID: "c", UserID: "u", Counter: 5, ProviderAccountID: "c"}}
+	a, err := auth.New(auth.Config{Adapter: stub, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+		Providers: []provider.Provider{provider.Passkey()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,26 +168,31 @@ func TestAuthenticateWebAuthnUsesTheAtomicAdvance(t *testing.T) {
 		t.Fatal("Capabilities does not list the extension")
 	}
 	ctx := context.Background()
+	var advanced int64
 	stub.advance = func(c int64) (*core.Authenticator, error) {
 		au := stub.au
 		au.Counter = c
+		advanced = c
 		return &au, nil
 	}
-	if u, au, err := a.AuthenticateWebAuthn(ctx, "c", 6); err != nil || u.ID != "u" || au.Counter != 6 {
-		t.Errorf("AuthenticateWebAuthn = %v, %v, %v; want user u, counter 6", u, au, err)
+	if si, err := a.SignInWithPasskey(ctx, "passkey", "c", 6, nil); err != nil || si.User.ID != "u" || advanced != 6 || si.Account == nil || si.Account.ProviderAccountID != "c" {
+		t.Errorf("SignInWithPasskey = %+v, %v (advanced to %d); want user u, counter 6", si, err, advanced)
 	}
-	for adapterErr, want := range map[error]error{
-		fmt.Errorf("x: %w", core.ErrCounterNotIncreased): auth.ErrCounterNotIncreased,
-		fmt.Errorf("x: %w", core.ErrNotFound):            auth.ErrUnknownAuthenticator,
-		errDown:                                          errDown,
+	for adapterErr, want := range map[error]struct {
+		err  error
+		code auth.Code
+	}{
+		fmt.Errorf("x: %w", core.ErrCounterNotIncreased): {core.ErrCounterNotIncreased, auth.CodeWebAuthnVerification},
+		fmt.Errorf("x: %w", core.ErrNotFound):            {auth.ErrUnknownAuthenticator, auth.CodeWebAuthnVerification},
+		errDown:                                          {errDown, auth.CodeConfiguration},
 	} {
 		stub.advance = func(int64) (*core.Authenticator, error) { return nil, adapterErr }
-		if _, _, err := a.AuthenticateWebAuthn(ctx, "c", 6); !errors.Is(err, want) {
-			t.Errorf("adapter error %v: AuthenticateWebAuthn = %v, want one matching %v", adapterErr, err, want)
+		if _, err := a.SignInWithPasskey(ctx, "passkey", "c", 6, nil); !errors.Is(err, want.err) || auth.CodeOf(err) != want.code {
+			t.Errorf("adapter error %v: SignInWithPasskey = %v, want one matching %v (%s)", adapterErr, err, want.err, want.code)
 		}
 	}
 	stub.advance = func(int64) (*core.Authenticator, error) { return nil, nil }
-	if _, _, err := a.AuthenticateWebAuthn(ctx, "c", 6); err == nil {
+	if _, err := a.SignInWithPasskey(ctx, "passkey", "c", 6, nil); err == nil {
 		t.Error("an advance returning nothing and no error was accepted")
 	}
 }

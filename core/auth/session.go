@@ -15,7 +15,7 @@ const sessionTokenBytes = 32
 // CreateSession starts a database session for the user, expiring MaxAge
 // from now, with a fresh 256-bit token from crypto/rand. It is the one
 // function that creates sessions: every sign-in ([Auth.SignInWithOAuth],
-// [Auth.VerifyEmailSignIn], [Auth.SignInWithWebAuthn], [Auth.RegisterWebAuthn])
+// [Auth.VerifyEmailSignIn], [Auth.SignInWithPasskey], [Auth.RegisterPasskey])
 // calls it. Writing the cookie is the HTTP layer's job.
 func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session, error) {
 	token, err := randomHex(sessionTokenBytes)

@@ -9,27 +9,123 @@ import (
 	"github.com/authport/authport/core/provider"
 )
 
-// Errors of WebAuthn authentication; match them with errors.Is.
-var (
-	// ErrUnknownAuthenticator: no authenticator has the credential id.
-	ErrUnknownAuthenticator = errors.New("unknown WebAuthn credential")
-	// ErrCounterNotIncreased: the authenticator reported a signature
-	// counter that is not above the stored one: a replayed or raced
-	// assertion, or a sign that the credential may have been cloned. The
-	// stored counter is left as it was. It is [core.ErrCounterNotIncreased].
-	ErrCounterNotIncreased = core.ErrCounterNotIncreased
-)
+// errUnknownAuthenticator: no stored authenticator has the credential id
+// of an assertion (or its user is gone). The error a sign-in returns for
+// it also matches [core.ErrNotFound] and has [CodeWebAuthnVerification].
+var errUnknownAuthenticator = errors.New("unknown WebAuthn credential")
 
-// RegisterAuthenticator records a verified WebAuthn registration for an
-// existing user, with the WebAuthn provider providerID: the user's webauthn
-// account (providerAccountId is the authenticator's, linked once) and the
-// authenticator itself. It is all or nothing: when storing the
-// authenticator fails, the account it linked is unlinked again (when the
-// adapter has unlinkAccount). Verifying the attestation is the caller's job.
-func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au core.Authenticator) (*core.Authenticator, error) {
+// The two WebAuthn ceremonies, each one method: RegisterPasskey and
+// SignInWithPasskey complete a ceremony whose credential the caller
+// (module github.com/authport/authport/passkey) has verified with
+// go-webauthn. Their refusals are [*Error]s: [CodeWebAuthnVerification]
+// (a counter that did not increase, an unknown credential, a signed-out
+// sign-up that is not allowed, a credential registered twice), or
+// [CodeOAuthAccountNotLinked] (a passkey or an address of another user),
+// the code Auth.js's pages show; a store failure carries no code.
+
+// RegisterPasskey completes a passkey registration whose attestation the
+// caller has verified, and signs in: it stores the authenticator au and
+// the user's webauthn account (providerAccountId is au's, linked once),
+// all or nothing: when storing the authenticator fails, the account it
+// linked is unlinked again (when the adapter has unlinkAccount).
+//
+// current is the signed-in user, or nil. Signed in, the passkey is added
+// to current, who keeps their session (the result's KeepSession);
+// [Callbacks.SignIn] runs before anything is stored. An account of the
+// credential that belongs to another user is refused
+// ([errAccountNotLinked]).
+//
+// Signed out (current nil), it creates the user newUser (its Email,
+// normalised with [NormalizeEmail] as e-mail sign-in does, and Name;
+// emailVerified null, a new id) with the passkey, and a new session.
+// Nobody has proven the address, so by default this is refused with
+// [ErrUnprovenSignUp]: the user would hold an address whose owner, signing
+// in later with an e-mail link, would land in an account the passkey's
+// holder keeps. It runs only with [Config.AllowDangerousUnverifiedEmail]
+// (Auth.js's behaviour); [Callbacks.SignIn] runs before the user is
+// created. As in Auth.js, an address that already belongs to a user is
+// refused ([errAccountNotLinked]): adding a passkey to an existing user
+// needs that user signed in. When storing the passkey fails, the new user
+// is deleted again (when the adapter has deleteUser), so a failed
+// registration leaves nothing behind.
+//
+// The result's IsNewUser says whether a user was created. With database
+// sessions the session is created here; with JWT sessions the caller
+// issues the token.
+func (a *Auth) RegisterPasskey(ctx context.Context, providerID string, current *core.User, newUser core.User, au core.Authenticator) (*SignIn, error) {
 	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
 		return nil, err
 	}
+	if current == nil {
+		user, err := a.registerNewUser(ctx, providerID, newUser, au)
+		if err != nil {
+			return nil, err
+		}
+		acc := &core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
+		return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, IsNewUser: true})
+	}
+	au.UserID = current.ID
+	acc := &core.Account{UserID: current.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
+	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *current, Account: acc}); err != nil {
+		return nil, err
+	}
+	if _, err := a.registerAuthenticator(ctx, providerID, au); err != nil {
+		return nil, err
+	}
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *current, Account: acc, KeepSession: true})
+}
+
+// SignInWithPasskey completes a passkey sign-in whose assertion the caller
+// has verified with the stored public key of credentialID: it records the
+// assertion, runs [Callbacks.SignIn], and signs in the credential's user.
+//
+// Recording the assertion is part of verifying it: counter is the
+// signature counter the authenticator reported, which must be above the
+// stored one (unless both are 0, for authenticators without a counter),
+// else the sign-in is refused with an error matching
+// [core.ErrCounterNotIncreased]; the stored counter is then advanced. When
+// the adapter offers [core.AuthenticatorCounterAdvancer], the check and
+// the update are one atomic step: of several assertions racing with the
+// same counter, or a replay of one, exactly one passes. Otherwise they are
+// two adapter calls (getAuthenticator, then updateAuthenticatorCounter)
+// and two racing assertions can both pass; the later write wins. An
+// unknown credential is refused with an error matching [core.ErrNotFound].
+//
+// current is the signed-in user, or nil; a signed-in user keeps their
+// session (the result's KeepSession), and a passkey of another user is
+// refused ([errAccountNotLinked]) after the counter was advanced. With
+// database sessions the session is created here.
+func (a *Auth) SignInWithPasskey(ctx context.Context, providerID, credentialID string, counter int64, current *core.User) (*SignIn, error) {
+	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
+		return nil, err
+	}
+	user, au, err := a.advanceCounter(ctx, credentialID, counter)
+	if err != nil {
+		return nil, err
+	}
+	if current != nil && current.ID != user.ID {
+		return nil, Fail(CodeOAuthAccountNotLinked, fmt.Errorf("WebAuthn authentication: %w: the passkey belongs to another user than the one signed in", errAccountNotLinked))
+	}
+	acc := &core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
+	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *user, Account: acc}); err != nil {
+		return nil, err
+	}
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, KeepSession: current != nil})
+}
+
+// Authenticators lists the user's authenticators (to offer them as allowed
+// credentials, or to show a user their passkeys); an unknown user has
+// none.
+func (a *Auth) Authenticators(ctx context.Context, userID string) ([]core.Authenticator, error) {
+	return call(a, "WebAuthn authentication", func(l core.AuthenticatorsByUserLister) ([]core.Authenticator, error) {
+		return l.ListAuthenticatorsByUserID(ctx, userID)
+	})
+}
+
+// registerAuthenticator stores a verified registration for the existing
+// user au.UserID, with the WebAuthn provider providerID: the user's
+// webauthn account (linked once) and the authenticator, all or nothing.
+func (a *Auth) registerAuthenticator(ctx context.Context, providerID string, au core.Authenticator) (*core.Authenticator, error) {
 	user, err := call(a, "WebAuthn registration", func(g core.UserGetter) (*core.User, error) {
 		return g.GetUser(ctx, au.UserID)
 	})
@@ -37,7 +133,7 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 		return nil, err
 	}
 	if user == nil {
-		return nil, fmt.Errorf("WebAuthn registration: user %q: %w", au.UserID, core.ErrNotFound)
+		return nil, Fail(CodeWebAuthnVerification, fmt.Errorf("WebAuthn registration: user %q: %w", au.UserID, core.ErrNotFound))
 	}
 	acc, err := call(a, "WebAuthn registration", func(g core.AccountGetter) (*core.Account, error) {
 		return g.GetAccount(ctx, au.ProviderAccountID, providerID)
@@ -54,7 +150,7 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 		}
 		linked = true
 	case acc.UserID != user.ID:
-		return nil, fmt.Errorf("WebAuthn registration: %w: account %q belongs to another user", errAccountNotLinked, au.ProviderAccountID)
+		return nil, Fail(CodeOAuthAccountNotLinked, fmt.Errorf("WebAuthn registration: %w: account %q belongs to another user", errAccountNotLinked, au.ProviderAccountID))
 	}
 	// The account first, then the authenticator: the contract can unlink
 	// an account but has no way to delete an authenticator, so the write
@@ -63,6 +159,11 @@ func (a *Auth) RegisterAuthenticator(ctx context.Context, providerID string, au 
 		return c.CreateAuthenticator(ctx, au)
 	})
 	if err != nil {
+		if errors.Is(err, core.ErrAlreadyExists) {
+			// The credential is registered already (the browser was
+			// not told to exclude it).
+			err = Fail(CodeWebAuthnVerification, err)
+		}
 		if linked {
 			return nil, a.unlinkAccount(ctx, core.AccountKey{Provider: providerID, ProviderAccountID: au.ProviderAccountID}, err)
 		}
@@ -90,37 +191,34 @@ func (a *Auth) unlinkAccount(ctx context.Context, key core.AccountKey, createErr
 	return createErr
 }
 
-// Authenticators lists the user's authenticators (to offer them as allowed
-// credentials); an unknown user has none.
-func (a *Auth) Authenticators(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	return call(a, "WebAuthn authentication", func(l core.AuthenticatorsByUserLister) ([]core.Authenticator, error) {
-		return l.ListAuthenticatorsByUserID(ctx, userID)
-	})
+// unknownAuthenticator is the refusal of an assertion whose credential (or
+// its user) is not stored; cause is what said so, or nil.
+func unknownAuthenticator(credentialID string, cause error) error {
+	if cause == nil {
+		cause = core.ErrNotFound
+	}
+	return Fail(CodeWebAuthnVerification, fmt.Errorf("WebAuthn authentication: %w %q: %w", errUnknownAuthenticator, credentialID, cause))
 }
 
-// AuthenticateWebAuthn records a verified WebAuthn assertion for the
-// credential: the signature counter the authenticator reported must be
-// above the stored one (unless both are 0, for authenticators without a
-// counter), else it fails with [ErrCounterNotIncreased]. The stored
-// counter is then updated and the credential's user returned. Verifying
-// the signature is the caller's job; creating a session, too
-// ([Auth.CreateSession]).
-//
-// When the adapter offers [core.AuthenticatorCounterAdvancer], the check
-// and the update are one atomic step: of several assertions racing with the
-// same counter, or a replay of one, exactly one passes. Otherwise they are
-// two adapter calls (getAuthenticator, then updateAuthenticatorCounter) and
-// two racing assertions can both pass; the later write wins.
-func (a *Auth) AuthenticateWebAuthn(ctx context.Context, credentialID string, newCounter int64) (*core.User, *core.Authenticator, error) {
+// counterNotIncreased is the refusal of an assertion whose counter is not
+// above the stored one; err matches core.ErrCounterNotIncreased.
+func counterNotIncreased(err error) error {
+	return Fail(CodeWebAuthnVerification, fmt.Errorf("WebAuthn authentication: %w", err))
+}
+
+// advanceCounter records a verified assertion for the credential: the
+// counter check and update of [Auth.SignInWithPasskey]. It returns the
+// credential's user and its authenticator as updated.
+func (a *Auth) advanceCounter(ctx context.Context, credentialID string, newCounter int64) (*core.User, *core.Authenticator, error) {
 	var au *core.Authenticator
 	var err error
 	if adv, ok := has[core.AuthenticatorCounterAdvancer](a); ok {
 		au, err = adv.AdvanceAuthenticatorCounter(ctx, credentialID, newCounter)
 		switch {
 		case errors.Is(err, core.ErrNotFound):
-			return nil, nil, fmt.Errorf("%w: %w", ErrUnknownAuthenticator, err)
+			return nil, nil, unknownAuthenticator(credentialID, err)
 		case errors.Is(err, core.ErrCounterNotIncreased):
-			return nil, nil, fmt.Errorf("WebAuthn authentication: %w", err)
+			return nil, nil, counterNotIncreased(err)
 		case err != nil:
 			return nil, nil, &AdapterError{Method: core.Method(core.ExtensionAdvanceAuthenticatorCounter), Err: err}
 		case au == nil:
@@ -136,7 +234,7 @@ func (a *Auth) AuthenticateWebAuthn(ctx context.Context, credentialID string, ne
 		return nil, nil, err
 	}
 	if user == nil {
-		return nil, nil, ErrUnknownAuthenticator
+		return nil, nil, unknownAuthenticator(credentialID, fmt.Errorf("its user %q: %w", au.UserID, core.ErrNotFound))
 	}
 	return user, au, nil
 }
@@ -151,10 +249,10 @@ func (a *Auth) checkAndUpdateCounter(ctx context.Context, credentialID string, n
 		return nil, err
 	}
 	if au == nil {
-		return nil, ErrUnknownAuthenticator
+		return nil, unknownAuthenticator(credentialID, nil)
 	}
 	if !core.CounterAdvances(au.Counter, newCounter) {
-		return nil, fmt.Errorf("%w: stored %d, reported %d", ErrCounterNotIncreased, au.Counter, newCounter)
+		return nil, counterNotIncreased(fmt.Errorf("%w: stored %d, reported %d", core.ErrCounterNotIncreased, au.Counter, newCounter))
 	}
 	if newCounter == au.Counter {
 		return au, nil

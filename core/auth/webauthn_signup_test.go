@@ -90,19 +90,23 @@ func testAuthenticator() core.Authenticator {
 	return core.Authenticator{CredentialID: "Y3JlZA==", CredentialPublicKey: "a2V5", CredentialDeviceType: "singleDevice", ProviderAccountID: "Y3JlZA==", UserID: "ignored"}
 }
 
-func TestRegisterWebAuthnUser(t *testing.T) {
+func TestRegisterPasskeySignedOut(t *testing.T) {
 	ctx := context.Background()
 	stub := newSignupStub()
 	a := newDangerous(t, stub, provider.Passkey())
 	name := "Ada"
-	user, au, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{ID: "ignored", Email: "  Ada@Example.COM ", Name: &name}, testAuthenticator())
+	si, err := a.RegisterPasskey(ctx, "passkey", nil, core.User{ID: "ignored", Email: "  Ada@Example.COM ", Name: &name}, testAuthenticator())
 	if err != nil {
 		t.Fatal(err)
 	}
+	user := si.User
 	if user.ID == "" || user.ID == "ignored" || user.Email != "ada@example.com" || user.EmailVerified != nil || user.Name == nil || *user.Name != "Ada" {
 		t.Fatalf("new user %+v", user)
 	}
-	if au.UserID != user.ID || stub.authenticators["Y3JlZA=="].UserID != user.ID {
+	if !si.IsNewUser || si.KeepSession || si.Account == nil || si.Account.UserID != user.ID || si.Account.ProviderAccountID != "Y3JlZA==" {
+		t.Fatalf("sign-up %+v", si)
+	}
+	if au, ok := stub.authenticators["Y3JlZA=="]; !ok || au.UserID != user.ID {
 		t.Fatalf("authenticator %+v for user %s", au, user.ID)
 	}
 	if acc := stub.accounts["passkey/Y3JlZA=="]; acc.UserID != user.ID || acc.Type != core.AccountTypeWebAuthn {
@@ -124,11 +128,11 @@ func TestRegisterWebAuthnUser(t *testing.T) {
 	// The address belongs to a user now: refused, nothing created.
 	before := len(stub.users)
 	for _, email := range []string{"ada@example.com", "ADA@example.com "} {
-		if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: email}, testAuthenticator()); !errors.Is(err, auth.ErrAccountNotLinked) {
+		if _, err := a.RegisterPasskey(ctx, "passkey", nil, core.User{Email: email}, testAuthenticator()); !errors.Is(err, auth.ErrAccountNotLinked) || auth.CodeOf(err) != auth.CodeOAuthAccountNotLinked {
 			t.Errorf("an existing e-mail %q: %v", email, err)
 		}
 	}
-	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "not an address"}, testAuthenticator()); !errors.Is(err, core.ErrInvalidInput) {
+	if _, err := a.RegisterPasskey(ctx, "passkey", nil, core.User{Email: "not an address"}, testAuthenticator()); !errors.Is(err, core.ErrInvalidInput) || auth.CodeOf(err) != auth.CodeWebAuthnVerification {
 		t.Errorf("an invalid e-mail: %v", err)
 	}
 	if len(stub.users) != before {
@@ -136,26 +140,27 @@ func TestRegisterWebAuthnUser(t *testing.T) {
 	}
 }
 
-func TestRegisterWebAuthnUserRefused(t *testing.T) {
+func TestRegisterPasskeySignedOutRefused(t *testing.T) {
 	ctx := context.Background()
 	for name, tc := range map[string]struct {
 		provider string
 		user     core.User
 		setup    func(*signupStub)
 		want     error
+		code     auth.Code
 	}{
-		"unknown provider":    {provider: "nope", user: core.User{Email: "a@example.com"}, want: auth.ErrUnknownProvider},
-		"no e-mail":           {provider: "passkey", user: core.User{}, want: core.ErrInvalidInput},
-		"created by a racer":  {provider: "passkey", user: core.User{Email: "a@example.com"}, setup: func(s *signupStub) { s.createUserErr = core.ErrAlreadyExists }, want: auth.ErrAccountNotLinked},
-		"authenticator fails": {provider: "passkey", user: core.User{Email: "a@example.com"}, setup: func(s *signupStub) { s.createAuthErr = core.ErrAlreadyExists }, want: core.ErrAlreadyExists},
+		"unknown provider":    {provider: "nope", user: core.User{Email: "a@example.com"}, want: auth.ErrUnknownProvider, code: auth.CodeConfiguration},
+		"no e-mail":           {provider: "passkey", user: core.User{}, want: core.ErrInvalidInput, code: auth.CodeWebAuthnVerification},
+		"created by a racer":  {provider: "passkey", user: core.User{Email: "a@example.com"}, setup: func(s *signupStub) { s.createUserErr = core.ErrAlreadyExists }, want: auth.ErrAccountNotLinked, code: auth.CodeOAuthAccountNotLinked},
+		"authenticator fails": {provider: "passkey", user: core.User{Email: "a@example.com"}, setup: func(s *signupStub) { s.createAuthErr = core.ErrAlreadyExists }, want: core.ErrAlreadyExists, code: auth.CodeWebAuthnVerification},
 	} {
 		stub := newSignupStub()
 		if tc.setup != nil {
 			tc.setup(stub)
 		}
 		a := newDangerous(t, stub, provider.Passkey())
-		if _, _, err := a.RegisterWebAuthnUser(ctx, tc.provider, tc.user, testAuthenticator()); !errors.Is(err, tc.want) {
-			t.Errorf("%s: %v, want %v", name, err, tc.want)
+		if _, err := a.RegisterPasskey(ctx, tc.provider, nil, tc.user, testAuthenticator()); !errors.Is(err, tc.want) || auth.CodeOf(err) != tc.code {
+			t.Errorf("%s: %v, want %v (%s)", name, err, tc.want, tc.code)
 		}
 		if len(stub.users) != 0 || len(stub.accounts) != 0 || len(stub.authenticators) != 0 {
 			t.Errorf("%s: left %d users, %d accounts, %d authenticators", name, len(stub.users), len(stub.accounts), len(stub.authenticators))
@@ -165,7 +170,7 @@ func TestRegisterWebAuthnUserRefused(t *testing.T) {
 	stub := newSignupStub()
 	stub.createAuthErr = errors.New("disk full")
 	a := newDangerous(t, stub, provider.Passkey())
-	if _, _, err := a.RegisterWebAuthnUser(ctx, "passkey", core.User{Email: "b@example.com"}, testAuthenticator()); err == nil || len(stub.deleted) != 1 {
+	if _, err := a.RegisterPasskey(ctx, "passkey", nil, core.User{Email: "b@example.com"}, testAuthenticator()); err == nil || len(stub.deleted) != 1 {
 		t.Errorf("failed registration: %v, deleted %v", err, stub.deleted)
 	}
 	if _, err := a.Edge().WebAuthnProvider("github"); !errors.Is(err, auth.ErrUnknownProvider) {

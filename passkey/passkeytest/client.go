@@ -4,19 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"strings"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/passkey"
 )
 
-// Client calls the two routes of a [passkey.Passkeys] as the browser and
-// the page script do, in process (no HTTP server): GET
-// {BaseURL}/webauthn-options/{Provider} and POST {BaseURL}/callback/{Provider}.
+// Client calls the two ceremonies of a [passkey.Passkeys] as the handler
+// does for the browser and the page script, in process (no HTTP server):
+// the options of GET {BaseURL}/webauthn-options/{Provider} and the
+// callback of POST {BaseURL}/callback/{Provider}. It hands back the
+// challenge the options return, which the handler would keep in its
+// challenge cookie, for the test to give to the callback.
 type Client struct {
 	Passkeys *passkey.Passkeys
 	// BaseURL is the auth routes' URL, e.g. "http://localhost:3000/auth".
@@ -25,38 +25,33 @@ type Client struct {
 	Provider string
 }
 
-// Options calls the options route with the query (e.g. "email=a@b.c" or
+// Options asks for the options with the query (e.g. "email=a@b.c" or
 // "action=register") as user (nil: not signed in), and returns the decoded
-// body and the cookies set.
-func (c Client) Options(ctx context.Context, query string, user *core.User) (Options, []*http.Cookie, error) {
-	r := httptest.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/webauthn-options/"+c.Provider+"?"+query, nil)
-	w := httptest.NewRecorder()
-	body, err := c.Passkeys.Options(ctx, w, r, c.Provider, user)
+// body and the challenge to remember.
+func (c Client) Options(ctx context.Context, query string, user *core.User) (Options, string, error) {
+	q, err := url.ParseQuery(query)
 	if err != nil {
-		return Options{}, nil, err
+		return Options{}, "", fmt.Errorf("passkeytest: query %q: %w", query, err)
+	}
+	body, challenge, err := c.Passkeys.Options(ctx, c.Provider, q, user)
+	if err != nil {
+		return Options{}, "", err
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {
-		return Options{}, nil, fmt.Errorf("passkeytest: options body: %w", err)
+		return Options{}, "", fmt.Errorf("passkeytest: options body: %w", err)
 	}
 	var out Options
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return Options{}, nil, fmt.Errorf("passkeytest: options body %s: %w", raw, err)
+		return Options{}, "", fmt.Errorf("passkeytest: options body %s: %w", raw, err)
 	}
-	return out, w.Result().Cookies(), nil
+	return out, challenge, nil
 }
 
 // Callback posts the form the page script submits (action, data and a
-// CSRF token field, which the handler checks), with the cookies, as user.
-// It returns the sign-in and the cookies the response set.
-func (c Client) Callback(ctx context.Context, cookies []*http.Cookie, action, data string, user *core.User) (*auth.SignIn, []*http.Cookie, error) {
+// CSRF token field, which the handler checks) with the remembered
+// challenge, as user, and returns the sign-in.
+func (c Client) Callback(ctx context.Context, challenge, action, data string, user *core.User) (*auth.SignIn, error) {
 	form := url.Values{"action": {action}, "data": {data}, "csrfToken": {"checked-by-the-handler"}}
-	r := httptest.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/callback/"+c.Provider, strings.NewReader(form.Encode()))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for _, ck := range cookies {
-		r.AddCookie(ck)
-	}
-	w := httptest.NewRecorder()
-	s, err := c.Passkeys.Callback(ctx, w, r, c.Provider, user)
-	return s, w.Result().Cookies(), err
+	return c.Passkeys.Callback(ctx, c.Provider, form, challenge, user)
 }

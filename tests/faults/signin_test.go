@@ -443,7 +443,7 @@ func (app *signInApp) passkeyFlow(t *testing.T, store core.Adapter, email string
 		t.Fatal(err)
 	}
 	pc := passkeytest.Client{Passkeys: app.pk, BaseURL: app.base, Provider: "passkey"}
-	o, cookies, err := pc.Options(ctx, "action=register", u)
+	o, challenge, err := pc.Options(ctx, "action=register", u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +451,7 @@ func (app *signInApp) passkeyFlow(t *testing.T, store core.Adapter, email string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := pc.Callback(ctx, cookies, o.Action, data, u); err != nil {
+	if _, err := pc.Callback(ctx, challenge, o.Action, data, u); err != nil {
 		t.Fatalf("registering the passkey: %v", err)
 	}
 	return flow{name: "passkey", prepare: func(c *http.Client) (func() (*http.Response, error), error) {

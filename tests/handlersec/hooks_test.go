@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
@@ -22,7 +23,7 @@ import (
 	"github.com/authport/authport/oauth/oauthtest"
 )
 
-// The callbacks (auth.Callbacks) and events (auth.Events) over HTTP against
+// The callbacks and events over HTTP against
 // the handler on each real store (bbolt, PostgreSQL, Redis), with database
 // and JWT sessions; the handler module runs the fuller set on the memory
 // store. The OAuth provider is an in-process double (the store is what is
@@ -33,13 +34,15 @@ import (
 // with the stored authenticator cred-1 through core/auth.
 type hookPasskeys struct{ a *auth.Auth }
 
-func (p *hookPasskeys) Options(context.Context, http.ResponseWriter, *http.Request, string, *core.User) (any, error) {
-	return map[string]any{}, nil
+func (p *hookPasskeys) Options(context.Context, string, url.Values, *core.User) (any, string, error) {
+	return map[string]any{}, "{}", nil
 }
 
-func (p *hookPasskeys) Callback(ctx context.Context, _ http.ResponseWriter, _ *http.Request, id string, user *core.User) (*auth.SignIn, error) {
-	return p.a.SignInWithWebAuthn(ctx, id, "cred-1", 0, user)
+func (p *hookPasskeys) Callback(ctx context.Context, id string, _ url.Values, _ string, user *core.User) (*auth.SignIn, error) {
+	return p.a.SignInWithPasskey(ctx, id, "cred-1", 0, user)
 }
+
+func (p *hookPasskeys) Timeout() time.Duration { return 5 * time.Minute }
 
 func (p *hookPasskeys) Script() []byte { return nil }
 
@@ -47,6 +50,7 @@ type hookApp struct {
 	t       *testing.T
 	srv     *httptest.Server
 	h       *handler.Handler
+	a       *auth.Auth
 	store   *coretest.Counting // counts the calls through checked
 	checked *core.Store
 	idp     *oauthtest.Fake
@@ -73,6 +77,7 @@ func newHookApp(t *testing.T, store core.Adapter, strategy auth.Strategy, config
 	if err != nil {
 		t.Fatal(err)
 	}
+	app.a = a
 	if app.h, err = handler.New(handler.Config{Auth: a, Passkeys: &hookPasskeys{a: a}}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +92,12 @@ func newHookApp(t *testing.T, store core.Adapter, strategy auth.Strategy, config
 	if _, err := app.checked.CreateUser(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.RegisterAuthenticator(ctx, "passkey", core.Authenticator{CredentialID: "cred-1", UserID: u.ID,
+	// The passkey as a registration stores it (the account, then the
+	// authenticator), without the SignIn callback the rules configure.
+	if _, err := app.checked.LinkAccount(ctx, core.Account{UserID: u.ID, Provider: "passkey", Type: core.AccountTypeWebAuthn, ProviderAccountID: "cred-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.checked.CreateAuthenticator(ctx, core.Authenticator{CredentialID: "cred-1", UserID: u.ID,
 		ProviderAccountID: "cred-1", CredentialPublicKey: "pk", CredentialDeviceType: "singleDevice"}); err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +267,11 @@ func TestCallbacksAndEventsOnStores(t *testing.T) {
 				Session: func(context.Context, auth.SessionEvent) error { add("session"); return nil },
 			}
 		})
+		// The passkey user adds a second passkey while signed in.
+		if _, err := app.a.RegisterPasskey(context.Background(), "passkey", &core.User{ID: "0b7e3c1a-52f4-4d6e-8a9b-1c2d3e4f5a6b", Email: "pk@example.com"}, core.User{},
+			core.Authenticator{CredentialID: "cred-2", ProviderAccountID: "cred-2", CredentialPublicKey: "pk", CredentialDeviceType: "singleDevice"}); err != nil {
+			t.Fatal(err)
+		}
 		app.signInOAuth(map[string]any{"id": "gh-1", "email": "octo@example.com"})
 		s := app.session()
 		wantRole := "reader"
@@ -282,8 +297,8 @@ func TestCallbacksAndEventsOnStores(t *testing.T) {
 		app.do("POST", "/auth/signout", url.Values{"csrfToken": {app.csrf()}})
 		app.do("POST", "/auth/signin/email", url.Values{"csrfToken": {app.csrf()}, "email": {"octo@example.com"}})
 		app.do("GET", app.lastLink(), nil)
-		// The set-up passkey was linked first.
-		want := []string{"linkAccount:passkey", "createUser", "linkAccount:idp", "signIn:idp"}
+		// The added passkey was linked first.
+		want := []string{"linkAccount:passkey", "signIn:passkey", "createUser", "linkAccount:idp", "signIn:idp"}
 		if strategy == auth.StrategyJWT {
 			want = append(want, "jwt:signUp", "jwt:refresh", "session", "jwt:update", "session", "jwt:refresh", "session")
 		} else {

@@ -67,17 +67,29 @@ func TestBrowserScript(t *testing.T) {
 		w.Header().Set("Content-Type", "text/javascript")
 		_, _ = w.Write(pk.Script())
 	})
+	// The challenge is kept as the handler keeps it, in a cookie, here
+	// unsealed (the handler's sealing is tested in the handler module).
 	mux.HandleFunc("GET /auth/webauthn-options/passkey", func(w http.ResponseWriter, r *http.Request) {
-		body, err := pk.Options(r.Context(), w, r, "passkey", nil)
+		body, challenge, err := pk.Options(r.Context(), "passkey", r.URL.Query(), nil)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		http.SetCookie(w, &http.Cookie{Name: "challenge", Value: base64.RawURLEncoding.EncodeToString([]byte(challenge)), Path: "/", HttpOnly: true, MaxAge: int(pk.Timeout() / time.Second)})
 		w.Header().Set("Content-Type", "application/json")
 		_ = jsonEncode(w, body)
 	})
 	mux.HandleFunc("POST /auth/callback/passkey", func(w http.ResponseWriter, r *http.Request) {
-		s, err := pk.Callback(r.Context(), w, r, "passkey", nil)
+		var challenge []byte
+		if c, err := r.Cookie("challenge"); err == nil {
+			challenge, _ = base64.RawURLEncoding.DecodeString(c.Value)
+		}
+		http.SetCookie(w, &http.Cookie{Name: "challenge", Path: "/", MaxAge: -1})
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		s, err := pk.Callback(r.Context(), "passkey", r.PostForm, string(challenge), nil)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)

@@ -1,0 +1,50 @@
+// Package refusal names the checks a passkey ceremony can fail, for the
+// passkey package to wrap in its errors and for its tests (and
+// passkeytest's scenarios) to tell them apart with errors.Is. An
+// application tells a refusal by its code, auth.CodeWebAuthnVerification.
+package refusal
+
+import "errors"
+
+// The checks of the ceremonies. On every one of them nothing was stored
+// and the stored counter is unchanged.
+var (
+	// ErrInvalidAction: the action is neither "register" nor
+	// "authenticate", or differs from the one the options were made for.
+	ErrInvalidAction = errors.New("passkey: invalid WebAuthn action")
+	// ErrNotAllowed: the options request asks for a ceremony Auth.js does
+	// not allow: registering with the e-mail address of an existing user
+	// while not signed in, or registering without an e-mail address.
+	ErrNotAllowed = errors.New("passkey: WebAuthn ceremony not allowed")
+	// ErrInvalidEmail: the e-mail address given for a registration is not
+	// an address.
+	ErrInvalidEmail = errors.New("passkey: invalid e-mail address")
+	// ErrInvalidCredential: the posted "data" is missing, is not JSON, or
+	// is not a WebAuthn credential of the expected kind.
+	ErrInvalidCredential = errors.New("passkey: invalid WebAuthn credential JSON")
+	// ErrChallengeMissing: no challenge was remembered for the callback,
+	// or what was remembered holds none.
+	ErrChallengeMissing = errors.New("passkey: WebAuthn challenge missing or invalid; request new options")
+	// ErrChallengeExpired: the challenge is past the ceremony timeout.
+	ErrChallengeExpired = errors.New("passkey: WebAuthn challenge expired; request new options")
+	// ErrChallengeMismatch: the credential signs another challenge than
+	// the remembered one, or the challenge was made for another user or
+	// provider.
+	ErrChallengeMismatch = errors.New("passkey: WebAuthn challenge mismatch")
+	// ErrChallengeReused: the challenge already served a verified
+	// ceremony of this Passkeys (a replayed or raced callback with the
+	// same remembered challenge).
+	ErrChallengeReused = errors.New("passkey: WebAuthn challenge already used; request new options")
+	// ErrOriginMismatch: the browser reports an origin that is not one of
+	// the relying party's origins.
+	ErrOriginMismatch = errors.New("passkey: WebAuthn origin mismatch")
+	// ErrRPIDMismatch: the authenticator data is scoped to another relying
+	// party id.
+	ErrRPIDMismatch = errors.New("passkey: WebAuthn relying party id mismatch")
+	// ErrVerificationFailed: the credential failed another check of
+	// go-webauthn (signature, flags, attestation, algorithm…).
+	ErrVerificationFailed = errors.New("passkey: WebAuthn verification failed")
+	// ErrUnknownCredential: no stored authenticator has the credential
+	// id.
+	ErrUnknownCredential = errors.New("passkey: unknown WebAuthn credential")
+)
