@@ -2,12 +2,10 @@ package handler
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/authport/authport/core/auth"
-	"github.com/authport/authport/core/provider"
 )
 
 // Auth.js's error codes, the values of the error parameter of the sign-in
@@ -26,24 +24,9 @@ const (
 	ErrorSessionRequired       = "SessionRequired"
 )
 
-// ErrorCode maps an error of a sign-in flow to Auth.js's error code:
-// AccessDenied for a sign-in the SignIn callback refused, Verification for
-// a bad e-mail link, OAuthAccountNotLinked, EmailSignin for an address or
-// delivery problem, OAuthCallbackError for an OAuth profile that cannot
-// be used; otherwise the code the error carries (auth.CodeOf: OAuthSignin
-// for a refused start of an OAuth sign-in, OAuthCallbackError for a
-// refused callback), Configuration for an error that carries none.
-func ErrorCode(err error) string {
-	switch {
-	case err == nil:
-		return ""
-	case auth.CodeOf(err) != auth.CodeConfiguration && auth.CodeOf(err) != auth.CodeOAuthCallback:
-		return string(auth.CodeOf(err))
-	case errors.Is(err, provider.ErrInvalidEmail), errors.Is(err, provider.ErrEmailDelivery):
-		return ErrorEmailSignin
-	}
-	return string(auth.CodeOf(err))
-}
+// errorCode is the Auth.js error code a failed sign-in shows: the one
+// the error carries (auth.CodeOf), Configuration when it carries none.
+func errorCode(err error) string { return string(auth.CodeOf(err)) }
 
 // signInPageErrors are the codes Auth.js shows on the sign-in page (its
 // SignInError kind, MissingCSRF included); the others go to the error page.

@@ -274,7 +274,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 		}
 		to, err := h.beginOAuth(w, r, id)
 		if err != nil {
-			h.fail(w, r, ErrorCode(err), err)
+			h.fail(w, r, errorCode(err), err)
 			return
 		}
 		h.redirect(w, r, to)
@@ -290,7 +290,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 			if h.denied(w, r, err) {
 				return
 			}
-			code := ErrorCode(err)
+			code := errorCode(err)
 			if code == ErrorConfiguration {
 				code = ErrorEmailSignin
 			}
@@ -337,7 +337,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 	ctx := r.Context()
 	var si *auth.SignIn
 	var err error
-	stageErr := ErrorCode
+	stageErr := errorCode
 	switch p.Common().Type {
 	case provider.TypeOAuth, provider.TypeOIDC:
 		// The signed-in user, whichever the strategy: a new account is

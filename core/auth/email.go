@@ -45,10 +45,10 @@ func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (
 	}
 	identifier, err := p.Normalize(email)
 	if err != nil {
-		return nil, fmt.Errorf("e-mail sign-in: %w", err)
+		return nil, emailRefusal(fmt.Errorf("e-mail sign-in: %w", err))
 	}
 	if identifier == "" {
-		return nil, fmt.Errorf("e-mail sign-in: %w: NormalizeIdentifier returned an empty identifier", provider.ErrInvalidEmail)
+		return nil, emailRefusal(fmt.Errorf("e-mail sign-in: %w: NormalizeIdentifier returned an empty identifier", provider.ErrInvalidEmail))
 	}
 	if a.callbacks.SignIn != nil {
 		// Before anything is stored or sent (Auth.js's signIn callback
@@ -95,11 +95,21 @@ func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (
 	}
 	if p.SendVerificationRequest != nil {
 		if err := p.SendVerificationRequest(ctx, *req); err != nil {
-			err = fmt.Errorf("e-mail sign-in: sending the link: %w", err)
+			err = emailRefusal(fmt.Errorf("e-mail sign-in: sending the link: %w", err))
 			return nil, a.removeUnsentToken(ctx, core.VerificationTokenKey{Identifier: v.Identifier, Token: v.Token}, err)
 		}
 	}
 	return req, nil
+}
+
+// emailRefusal gives an address that is not one, or a delivery the mail
+// service refused, the code [CodeEmailSignin]; any other failure of the
+// sender keeps none (Configuration).
+func emailRefusal(err error) error {
+	if errors.Is(err, provider.ErrInvalidEmail) || errors.Is(err, provider.ErrEmailDelivery) {
+		return Fail(CodeEmailSignin, err)
+	}
+	return err
 }
 
 // removeUnsentToken deletes the stored token of a link that could not be
