@@ -2,7 +2,6 @@ package passkey
 
 import (
 	"fmt"
-	"net/url"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -27,17 +26,12 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The origin of the Auth's BaseURL ("" without one).
-	fallback, err := url.Parse(p.auth.Settings().Origin)
-	if err != nil {
-		return nil, fmt.Errorf("%w: passkey: BaseURL: %w", core.ErrInvalidConfig, err)
-	}
 	rp := &relyingParty{providerID: providerID, id: c.RPID, name: c.RPName, uv: protocol.UserVerificationRequirement(c.UserVerification)}
 	if rp.id == "" {
 		rp.id = p.rpID
 	}
 	if rp.id == "" {
-		rp.id = fallback.Hostname()
+		rp.id = p.auth.Settings().Hostname // BaseURL's host ("" without one)
 	}
 	if rp.name == "" {
 		rp.name = p.rpName
@@ -57,8 +51,8 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 			o, _ = origin(o) // checked by New
 			rp.origins = append(rp.origins, o)
 		}
-	case fallback.Host != "":
-		rp.origins = []string{fallback.String()}
+	case p.auth.Settings().Origin != "":
+		rp.origins = []string{p.auth.Settings().Origin}
 	}
 	if rp.id == "" || len(rp.origins) == 0 {
 		return nil, fmt.Errorf("%w: passkey: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins", core.ErrInvalidConfig, providerID)

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"net/url"
 	"strings"
 
 	"github.com/authport/authport/core/provider"
@@ -38,7 +37,7 @@ func SetEnvDefaults(cfg *Config, getenv func(string) string) {
 	if cfg.BaseURL == "" {
 		if v := strings.TrimSpace(getenv("AUTH_URL")); v != "" {
 			cfg.BaseURL = v
-			if u, err := url.Parse(v); err == nil && (u.Path == "" || u.Path == "/") && u.RawQuery == "" {
+			if u, err := parseBase(v); err == nil && (u.Path == "" || u.Path == "/") {
 				u.Path = DefaultBasePath
 				cfg.BaseURL = u.String()
 			}

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -22,6 +23,9 @@ type Settings struct {
 	BaseURL string
 	// Origin is BaseURL's scheme and host, e.g. "https://example.com".
 	Origin string
+	// Hostname is BaseURL's host without a port, e.g. "example.com": the
+	// default relying party id of passkeys.
+	Hostname string
 	// BasePath is BaseURL's path, escaped, without a trailing slash, e.g.
 	// "/auth" ("" for a BaseURL at the root).
 	BasePath string
@@ -59,16 +63,31 @@ func (s *Settings) parseBaseURL(raw string, cookies CookieOptions) error {
 		s.Cookies = CookieSettings{SameSite: http.SameSiteLaxMode}
 		return nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+	u, err := parseBase(raw)
+	if err != nil {
 		return fmt.Errorf("%w: BaseURL %q must be an absolute http(s) URL without user, query or fragment, e.g. \"https://example.com/auth\": the auth routes are served there and e-mail links point at it (AUTH_URL sets it)", core.ErrInvalidConfig, raw)
 	}
 	s.Origin = u.Scheme + "://" + u.Host
+	s.Hostname = u.Hostname()
 	s.BasePath = strings.TrimSuffix(u.EscapedPath(), "/")
 	s.BaseURL = s.Origin + s.BasePath
 	s.HTTPS = u.Scheme == "https"
 	s.Cookies, err = cookies.check(u)
 	return err
+}
+
+// parseBase parses a base URL: an absolute http(s) URL without user,
+// query or fragment. It is the one parser of the base URL, for New and
+// for SetEnvDefaults' reading of AUTH_URL.
+func parseBase(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, errors.New("not an absolute http(s) URL without user, query or fragment")
+	}
+	return u, nil
 }
 
 // Settings returns the configured settings, parsed and with defaults
