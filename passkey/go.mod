@@ -28,5 +28,4 @@ replace (
 	github.com/authport/authport/adapters/memory => ../adapters/memory
 	github.com/authport/authport/conformance => ../conformance
 	github.com/authport/authport/core => ../core
-	github.com/authport/authport/jwt => ../jwt
 )
