@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -8,12 +9,10 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
-	"github.com/authport/authport/jwt"
 	"github.com/authport/authport/oauth"
 )
 
@@ -84,14 +83,12 @@ type Theme struct {
 // with its path prefix, e.g. mux.Handle("/auth/", h). It is safe for
 // concurrent use.
 type Handler struct {
+	// Reader reads the sessions; it also holds the Auth, the codec, the
+	// cookie names, the logger and the clock the handler uses.
 	*Reader
-	auth      *auth.Auth
 	flow      *oauth.Flow
 	passkeys  Passkeys
 	secrets   []string
-	codec     *jwt.Codec
-	names     cookieNames
-	secure    bool                // cookies are Secure, with the prefixes
 	cookies   auth.CookieSettings // the checked auth.Config.Cookies
 	base      string              // BaseURL without a trailing slash
 	basePath  string              // its path, e.g. "/auth"
@@ -103,8 +100,6 @@ type Handler struct {
 	pages     Pages
 	theme     Theme
 	tmpl      *template.Template
-	log       *slog.Logger
-	now       func() time.Time
 	limits    *limiter // nil: no rate limits
 	routes    map[routeKey]route
 	// mountWarned makes the BaseURL/mount mismatch log once.
@@ -119,42 +114,42 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Auth == nil {
 		return nil, fmt.Errorf("%w: Config.Auth is required (build it with auth.New)", core.ErrInvalidConfig)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = cfg.Auth.Settings().Logger
-	}
-	h := &Handler{
-		auth:     cfg.Auth,
-		passkeys: cfg.Passkeys,
-		secrets:  cfg.Auth.Settings().Secrets,
-		sessions: cfg.Auth.Settings().Session,
-		pages:    cfg.Pages,
-		theme:    cfg.Theme,
-		log:      cfg.Logger,
-		now:      cfg.Auth.Settings().Now,
-		byID:     map[string]provider.Provider{},
-		routes:   routeTable(),
-	}
-	if h.log == nil {
-		h.log = slog.Default()
-	}
-	if h.now == nil {
-		h.now = time.Now
-	}
-	// The base URL and the cookie options are the Auth's, parsed and
-	// checked once by auth.New.
+	// The base URL, the secrets, the clock and the cookie options are the
+	// Auth's, parsed and checked once by auth.New.
 	settings := cfg.Auth.Settings()
-	var err error
 	if settings.BaseURL == "" {
 		return nil, fmt.Errorf("%w: auth.Config.BaseURL is empty; set it (or AUTH_URL) to the absolute URL of the auth routes, e.g. \"https://example.com/auth\": the handler serves its routes there (its path is where the handler is mounted; with https cookies are Secure and carry the __Secure-/__Host- prefixes)", core.ErrInvalidConfig)
 	}
-	h.cookies = settings.Cookies
-	h.secure = h.cookies.Secure
+	logger := cmp.Or(cfg.Logger, settings.Logger, slog.Default())
+	h := &Handler{
+		passkeys: cfg.Passkeys,
+		secrets:  settings.Secrets,
+		sessions: settings.Session,
+		cookies:  settings.Cookies,
+		pages:    cfg.Pages,
+		theme:    cfg.Theme,
+		byID:     map[string]provider.Provider{},
+		routes:   routeTable(),
+		origin:   settings.Origin,
+		basePath: settings.BasePath,
+		base:     settings.BaseURL,
+		prefix:   settings.BasePath + "/",
+	}
+	// The Reader holds what the handler shares with it: the Auth, the one
+	// codec of its secrets (which opens the session cookie and seals the
+	// session JWT and the sign-in cookies), the cookie names, the logger
+	// and the clock.
+	var err error
+	h.Reader, err = NewReader(ReaderConfig{
+		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.cookies.Secure, Bearer: cfg.Bearer,
+		SignInURL: h.pageURL(h.pages.SignIn, "signin"), Logger: logger, Now: settings.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
 	if !h.secure && settings.HTTPS {
 		h.log.Warn("authport: Cookies.Secure is SecureOff with an https BaseURL: cookies are sent over plain http and lose the __Secure-/__Host- protections; use it for development only")
 	}
-	h.origin, h.basePath, h.base = settings.Origin, settings.BasePath, settings.BaseURL
-	h.prefix = h.basePath + "/"
-	h.names = cookieNamesFor(h.secure)
 
 	h.providers = cfg.Auth.Providers()
 	needOAuth := false
@@ -164,10 +159,6 @@ func New(cfg Config) (*Handler, error) {
 		switch c.Type {
 		case provider.TypeOAuth, provider.TypeOIDC:
 			needOAuth = true
-		case provider.TypeEmail:
-			if ab := cfg.Auth.Settings().BaseURL; ab != h.base {
-				return nil, fmt.Errorf("%w: the e-mail provider %q sends links to auth.Config.BaseURL (%q), which must be the handler's BaseURL %q", core.ErrInvalidConfig, c.ID, ab, h.base)
-			}
 		case provider.TypeCredentials:
 			if h.sessions.Strategy != auth.StrategyJWT {
 				return nil, fmt.Errorf("%w: the credentials provider %q needs JWT sessions (auth.SessionOptions{Strategy: auth.StrategyJWT}), as in Auth.js: its users are not stored, so no database session can refer to them", core.ErrInvalidConfig, c.ID)
@@ -194,16 +185,6 @@ func New(cfg Config) (*Handler, error) {
 	if h.tmpl, err = parsePages(); err != nil {
 		return nil, fmt.Errorf("handler: built-in pages: %w", err)
 	}
-	h.Reader, err = NewReader(ReaderConfig{
-		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.secure, Bearer: cfg.Bearer,
-		SignInURL: h.pageURL(h.pages.SignIn, "signin"), Logger: h.log, Now: h.now,
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The one codec of the Auth's secrets: the Reader's, which opens the
-	// session cookie, seals the session JWT and the sign-in cookies.
-	h.codec = h.Reader.codec
 	return h, nil
 }
 
