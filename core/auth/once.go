@@ -20,19 +20,7 @@ var errAlreadyUsed = fmt.Errorf("single-use value already used: %w", core.ErrAlr
 // records never meet an e-mail sign-in's tokens.
 const UseOnceIdentifierPrefix = "authport:once:"
 
-// useOnce records, through the adapter, that the single-use value key of
-// the kind scope (e.g. "oauth-callback") has been used, and returns
-// an error matching [core.ErrAlreadyExists] when it was recorded before and the record has not
-// expired. The record is a verification token (identifier
-// [UseOnceIdentifierPrefix]+scope, token the hex SHA-256 of scope and key,
-// expiring at expires): every instance sharing the store sees it, the
-// store's uniqueness of (identifier, token) makes two concurrent uses give
-// one success, and PurgeExpired or a TTL removes it afterwards. key itself
-// is never stored.
-//
-// An adapter without createVerificationToken gives an error matching
-// [core.ErrMissingAdapterMethod]; the caller then keeps the record itself
-// (in process). Any other adapter failure comes back as an [*AdapterError].
+// useOnce is [Edge.UseOnce].
 func (a *Auth) useOnce(ctx context.Context, scope, key string, expires time.Time) error {
 	if scope == "" || key == "" {
 		return fmt.Errorf("%w: UseOnce needs a scope and a key", core.ErrInvalidConfig)

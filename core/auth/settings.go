@@ -135,7 +135,19 @@ func (e Edge) CheckSecrets(secrets []string) error {
 	return CheckSecrets(secrets, e.a.allowShortSecrets)
 }
 
-// UseOnce records that a single-use value was used; see [Auth.useOnce].
+// UseOnce records, through the adapter, that the single-use value key of
+// the kind scope (e.g. "oauth-callback") has been used, and returns an
+// error matching [core.ErrAlreadyExists] when it was recorded before and
+// the record has not expired. The record is a verification token (identifier
+// [UseOnceIdentifierPrefix]+scope, token the hex SHA-256 of scope and key,
+// expiring at expires): every instance sharing the store sees it, the
+// store's uniqueness of (identifier, token) makes two concurrent uses give
+// one success, and PurgeExpired or a TTL removes it afterwards. key itself
+// is never stored.
+//
+// An adapter without createVerificationToken gives an error matching
+// [core.ErrMissingAdapterMethod]; the caller then keeps the record itself
+// (in process). Any other adapter failure comes back as an [*AdapterError].
 func (e Edge) UseOnce(ctx context.Context, scope, key string, expires time.Time) error {
 	return e.a.useOnce(ctx, scope, key, expires)
 }
