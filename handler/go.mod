@@ -8,7 +8,6 @@ require (
 	github.com/authport/authport/jwt v0.1.0
 	github.com/authport/authport/mail v0.1.0
 	github.com/authport/authport/oauth v0.1.0
-	golang.org/x/net v0.57.0
 )
 
 require (
@@ -18,6 +17,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/wneessen/go-mail v0.8.1 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )

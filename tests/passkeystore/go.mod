@@ -16,12 +16,10 @@ require (
 	github.com/authport/authport/adapters/postgres-gorm v0.1.0 // indirect
 	github.com/authport/authport/adapters/redis v0.1.0 // indirect
 	github.com/authport/authport/core v0.1.0 // indirect
-	github.com/authport/authport/jwt v0.1.0 // indirect
 	github.com/authport/authport/oauth v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/fxamacker/cbor/v2 v2.9.4 // indirect
-	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/go-webauthn/webauthn v0.18.2 // indirect
