@@ -116,7 +116,15 @@ func (e Edge) CheckSecrets(secrets []string) error {
 	return CheckSecrets(secrets, e.a.allowShortSecrets)
 }
 
-// UseOnce records that a single-use value was used; see [Auth.useOnce].
+// UseOnce records, through the adapter, that the single-use value key of
+// the kind scope (e.g. "oauth-callback") has been used. A second use before
+// expires gives an error matching [core.ErrAlreadyExists]. The record is a
+// verification token (identifier [UseOnceIdentifierPrefix]+scope, token a
+// SHA-256 of scope and key; key itself is never stored), so every instance
+// sharing the store sees it. An adapter without createVerificationToken
+// gives an error matching [core.ErrMissingAdapterMethod], and the caller
+// keeps the record itself; an empty scope or key matches
+// [core.ErrInvalidConfig].
 func (e Edge) UseOnce(ctx context.Context, scope, key string, expires time.Time) error {
 	return e.a.useOnce(ctx, scope, key, expires)
 }
