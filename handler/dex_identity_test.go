@@ -7,7 +7,7 @@ import (
 	"github.com/authport/authport/oauth/oauthtest"
 )
 
-// Finding 6 against a real dex: a dex user whose address is spelt with
+// One e-mail identity against a real dex: a dex user whose address is spelt with
 // capitals (dex sends it as configured) finds the user of the address
 // signed up by e-mail: OAuthAccountNotLinked, not a second user.
 func TestDexAddressSpelling(t *testing.T) {

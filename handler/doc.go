@@ -28,6 +28,8 @@
 // one. Middleware puts the session in the request's context (FromContext)
 // and Require refuses requests without one; with ReaderConfig.Bearer (or
 // Config.Bearer) they also read a session from an "Authorization: Bearer"
-// header, for API clients. Config.Cookies shares the session cookie across
-// subdomains (Domain) and sets SameSite and Secure.
+// header, for API clients. The cookies' attributes are the Auth's
+// (auth.Config.Cookies, checked by auth.New against the BaseURL): Domain to
+// share the session cookie across subdomains, SameSite and Secure. Only the
+// handler writes Set-Cookie; oauth and passkey return what it keeps.
 package handler

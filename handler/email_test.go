@@ -129,7 +129,8 @@ func TestEmailSignInErrors(t *testing.T) {
 		}
 	}
 	// An unknown provider id is the client's mistake: 404, not a 500
-	// Configuration page (issue 23, item 10).
+	// Configuration page (bad input is a 4xx, and a 5xx would page the
+	// operator for anyone's typo).
 	res = e.post("/auth/signin/nope", url.Values{"csrfToken": {e.csrf()}})
 	wantStatus(t, res, 404)
 	res = e.get("/auth/callback/nope")

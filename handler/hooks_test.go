@@ -24,8 +24,8 @@ import (
 	"github.com/authport/authport/oauth/oauthtest"
 )
 
-// The callbacks and events of issue 22 (items 2 and 3), over HTTP against
-// the handler, on the memory store, with database and JWT sessions.
+// The callbacks (auth.Config.Callbacks) and events (auth.Config.Events)
+// over HTTP against the handler, on the memory store, with database and JWT sessions.
 // tests/handlersec runs the same checks on bbolt, PostgreSQL and Redis (a
 // store driver here would reach every consumer of the handler module: the
 // consumer check forbids it).

@@ -13,10 +13,10 @@ import (
 	"github.com/authport/authport/oauth/oauthtest"
 )
 
-// The identity findings of issue 23 over real HTTP against the handler:
-// e-mail addresses in one normal form whichever way they enter (6), an
-// address the provider says it has not verified claims nothing (2), and no
-// token is left behind for a link the mailer refused (7).
+// E-mail identity over real HTTP against the handler: e-mail addresses in
+// one normal form whichever way they enter, an address the provider says it
+// has not verified claims nothing, and no token is left behind for a link
+// the mailer refused.
 
 // signIn signs the env's browser in with the provider id, the fake
 // answering with profile, and returns the callback's response.
@@ -53,7 +53,7 @@ func signInByEmail(t *testing.T, e *env, smtp *smtpServer, address string) map[s
 	return u
 }
 
-// Finding 6: an OAuth profile's address in any spelling finds the user of
+// One e-mail identity: an OAuth profile's address in any spelling finds the user of
 // the address: OAuthAccountNotLinked, as for the exact address, instead of
 // a second user.
 func TestOAuthAddressSpellingsAreOneUser(t *testing.T) {
@@ -73,7 +73,7 @@ func TestOAuthAddressSpellingsAreOneUser(t *testing.T) {
 	}
 }
 
-// Finding 6: bücher.example and its punycode form, composed and decomposed
+// One e-mail identity: bücher.example and its punycode form, composed and decomposed
 // josé, are one address each, whichever provider gives them.
 func TestInternationalAddressesAreOneUser(t *testing.T) {
 	fake := oauthtest.StartFake(t)
@@ -101,9 +101,9 @@ func TestInternationalAddressesAreOneUser(t *testing.T) {
 	}
 }
 
-// Finding 2: a profile whose provider says email_verified false creates no
-// user for the address, so the owner's later e-mail sign-in gets a user the
-// OAuth account is not part of.
+// Nobody claims an address first: a profile whose provider says
+// email_verified false creates no user for the address, so the owner's later
+// e-mail sign-in gets a user the OAuth account is not part of.
 func TestOAuthUnverifiedAddressClaimsNothing(t *testing.T) {
 	fake := oauthtest.StartFake(t)
 	smtp := startSMTP(t)
@@ -136,8 +136,8 @@ func TestOAuthUnverifiedAddressClaimsNothing(t *testing.T) {
 	}
 }
 
-// Finding 7: an address the mail server refuses leaves no stored token;
-// one it accepts leaves exactly one.
+// No token for a link that is never sent: an address the mail server
+// refuses leaves no stored token; one it accepts leaves exactly one.
 func TestRefusedAddressLeavesNoToken(t *testing.T) {
 	s := mailtest.Start(t, mailtest.Options{RejectRcpt: "nobody@example.com"})
 	e := newEnv(t, envOpts{providers: func(t *testing.T, base string) []provider.Provider {
@@ -165,7 +165,7 @@ func TestRefusedAddressLeavesNoToken(t *testing.T) {
 	}
 }
 
-// Finding 6 for credentials: the address the application's Authorize
+// One e-mail identity for credentials: the address the application's Authorize
 // returns reaches the session in the one normal form.
 func TestCredentialsAddressNormalised(t *testing.T) {
 	e := newEnv(t, envOpts{strategy: "jwt", providers: func(*testing.T, string) []provider.Provider {

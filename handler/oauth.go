@@ -21,7 +21,7 @@ import (
 // handler's codec, the cookie name as the salt and {"value": v} as the
 // claims, so that Auth.js opens them too. They live oauth.CheckMaxAge (15
 // minutes), HttpOnly, Path=/, host-only and SameSite=Lax whatever
-// Config.Cookies says (the provider's redirect back is a cross-site
+// auth.Config.Cookies says (the provider's redirect back is a cross-site
 // top-level navigation, which Lax cookies come with), or SameSite=None on
 // https for a provider that calls back with a cross-site POST
 // (response_mode=form_post). The callback drops each one it reads: a check

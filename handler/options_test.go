@@ -1,7 +1,7 @@
 package handler_test
 
-// Issue 22 items 7 and 8 and issue 27's handler cost: bearer sessions,
-// cookie options, and the allocations of the session read.
+// Bearer sessions, cookie options, and the handler's cost: the allocations
+// of the session read, which every page's API calls pay.
 
 import (
 	"context"
@@ -83,7 +83,7 @@ func (be *bearerEnv) api(header http.Header) response {
 	return be.do(be.newClient(), req)
 }
 
-// Bearer sessions (issue 22, item 7): off by default; on, a database
+// Bearer sessions (for API clients that keep no cookie): off by default; on, a database
 // session token or a JWT session in "Authorization: Bearer" signs the
 // request in through Require, Middleware and Reader.Session, never through
 // the handler's own routes.

@@ -29,7 +29,8 @@ func emailEnv(t *testing.T, rl handler.RateLimit) (*env, *smtpServer) {
 }
 
 // TestEmailRateLimit: 30 requests for one address send the default 5
-// e-mails (issue 23, item 4: they sent 30); the others are refused with
+// e-mails (without a limit they sent 30, a mail bomb for the address's
+// owner); the others are refused with
 // RateLimited on the sign-in page, or 429 in JSON, with Retry-After.
 func TestEmailRateLimit(t *testing.T) {
 	e, smtp := emailEnv(t, handler.RateLimit{})

@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzCookieChunks fuzzes the session cookie's chunking: SplitCookie and
-// WriteCookie on the way out, JoinCookies (the reader of every Cookie
+// SetCookies (written as the handler writes them) on the way out, JoinCookies (the reader of every Cookie
 // header) on the way back. Properties:
 //
 //   - JoinCookies never panics on any Cookie header; it returns a value,
@@ -19,7 +19,7 @@ import (
 //     ChunkSize named name or name.0, name.1, …, with the cookie's
 //     attributes, and a browser sending them back in any order, among
 //     other cookies, gives JoinCookies the value;
-//   - WriteCookie over a browser that holds an older value of another
+//   - SetCookies over a browser that holds an older value of another
 //     length (split or not) leaves the browser, once it has applied the
 //     Set-Cookie headers, with exactly the new value.
 func FuzzCookieChunks(f *testing.F) {
@@ -89,10 +89,10 @@ func FuzzCookieChunks(f *testing.F) {
 		}
 		after := &http.Request{Header: http.Header{"Cookie": {strings.Join(held, "; ")}}}
 		if got, err := JoinCookies(after, name); err != nil || got != value {
-			t.Fatalf("after WriteCookie over an older value the browser holds %v, which joins as %d bytes (want %d), %v", keys(jar), len(got), len(value), err)
+			t.Fatalf("after SetCookies over an older value the browser holds %v, which joins as %d bytes (want %d), %v", keys(jar), len(got), len(value), err)
 		}
 		if len(jar) != len(parts) {
-			t.Fatalf("after WriteCookie the browser holds %v, want the %d new cookies only", keys(jar), len(parts))
+			t.Fatalf("after SetCookies the browser holds %v, want the %d new cookies only", keys(jar), len(parts))
 		}
 	})
 }

@@ -165,7 +165,7 @@ func names(m map[string]*http.Cookie) []string {
 	return out
 }
 
-func TestWriteCookieReplacesStaleChunks(t *testing.T) {
+func TestSetCookiesReplacesStaleChunks(t *testing.T) {
 	const n = SecureSessionTokenCookie
 	long := strings.Repeat("L", 2*ChunkSize+5)
 
@@ -211,7 +211,7 @@ func TestWriteCookieReplacesStaleChunks(t *testing.T) {
 	})
 }
 
-func TestClearCookie(t *testing.T) {
+func TestClearCookies(t *testing.T) {
 	const n = SessionTokenCookie
 	r := requestWith(&http.Cookie{Name: n + ".0", Value: "a"}, &http.Cookie{Name: n + ".1", Value: "b"}, &http.Cookie{Name: "keep", Value: "k"})
 	rec := httptest.NewRecorder()

@@ -38,8 +38,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add(SessionTokenCookie, gcm)
 	f.Add(SessionTokenCookie, noKID)
 	f.Add(SessionTokenCookie, strings.Replace(gcm, ".", "..", 1))
-	// Non-canonical base64url spellings of valid tokens (issue 23, item 9):
-	// unused bits set in a segment's last character, a skipped newline.
+	// Non-canonical base64url spellings of valid tokens (one token must
+	// have one spelling, or a revoked or logged token passes again under
+	// another): unused bits set in a segment's last character, a skipped
+	// newline.
 	for _, tok := range []string{gcm, noKID} {
 		p := strings.Split(tok, ".")
 		for i := range p {

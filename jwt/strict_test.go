@@ -8,8 +8,9 @@ import (
 )
 
 // nonCanonical returns s with its last character replaced by one that
-// decodes to the same bytes but sets the unused low bits (issue 23, item 9),
-// or "" when s has no unused bits (its length is a multiple of 4).
+// decodes to the same bytes but sets the unused low bits (a second spelling
+// of the same token, which the codec refuses), or "" when s has no unused
+// bits (its length is a multiple of 4).
 func nonCanonical(s string) string {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	if len(s)%4 == 0 {

@@ -197,9 +197,10 @@ func SMTP(cfg Config) (*provider.EmailConfig, error) {
 // req.Identifier, from req.From (or [Config.From]), as a multipart/alternative
 // message with a plain-text and an HTML part. It honours ctx for the whole
 // exchange: a cancelled context closes the connection. Errors match
-// [provider.ErrEmailDelivery] (and errAuthFailed, errInsecureAuth or
-// [ErrRecipientRejected] where they apply), or [core.ErrInvalidConfig]
-// for a request that cannot be sent.
+// [provider.ErrEmailDelivery] (and [ErrRecipientRejected] where it
+// applies; the message says when the server refused the credentials, or
+// when they were withheld from an unencrypted connection), or
+// [core.ErrInvalidConfig] for a request that cannot be sent.
 func (s *Sender) SendVerificationRequest(ctx context.Context, req provider.VerificationRequest) error {
 	if req.URL == "" {
 		return fmt.Errorf("%w: mail: the verification request has no link (set the auth configuration's BaseURL)", core.ErrInvalidConfig)

@@ -92,7 +92,8 @@ var (
 	// errProfile: the profile callback failed or gave no id.
 	errProfile = &refusal{"oauth: profile could not be mapped"}
 	// errCallbackReplayed: the callback's check values were used by an
-	// earlier callback; it comes with auth.ErrAlreadyUsed.
+	// earlier callback; it also matches core.ErrAlreadyExists (auth.Edge's
+	// UseOnce refusal, or the in-process record's).
 	errCallbackReplayed = &refusal{"oauth: callback already used"}
 )
 

@@ -293,9 +293,9 @@ func (f *Flow) oauth2Config(p provider.OAuthProvider, o provider.OAuthOptions, e
 //   - surfaces the provider's error parameter as a [*ProviderError];
 //   - records the check values as used, in the adapter (createVerificationToken,
 //     shared by every instance) or else in process, and refuses a callback
-//     whose values were used before (with auth.ErrAlreadyUsed in the
-//     chain): a replayed callback fails even against a provider that
-//     accepts a code twice;
+//     whose values were used before (the error also matches
+//     core.ErrAlreadyExists): a replayed callback fails even against a
+//     provider that accepts a code twice;
 //   - exchanges the code at the token endpoint, with the PKCE verifier
 //     (pkce check) and the client authentication the provider's Client
 //     options name;

@@ -11,7 +11,7 @@ import (
 )
 
 // callbackScope is the kind of single-use record a callback's check values
-// make (see [auth.Auth.UseOnce]).
+// make (see [auth.Edge.UseOnce]).
 const callbackScope = "oauth-callback"
 
 // useOnce makes the check values of a sign-in (PKCE verifier, state,

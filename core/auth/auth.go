@@ -1,7 +1,9 @@
 // Package auth is the library behaviour of authport on top of any adapter:
-// database sessions (lifetime, extension, removal on expiry), e-mail sign-in
-// with single-use hashed tokens, OAuth/OIDC sign-in with account linking,
-// and WebAuthn authenticator records (SPEC §3, §5, §7).
+// sessions of both strategies (database sessions' lifetime, extension and
+// removal on expiry; JWT sessions' claims, re-issued at most once per
+// UpdateAge), e-mail sign-in with single-use hashed tokens, OAuth/OIDC
+// sign-in with account linking, and passkey (WebAuthn) registration and
+// sign-in, with the application's callbacks and events (SPEC §3, §5, §7).
 //
 // It is the logic HTTP handlers call; it sends no redirects and serves no
 // pages. Build an [Auth] with [New]: it validates the providers and checks,
@@ -10,6 +12,21 @@
 // reaches a missing method returns the same kind of error
 // ([core.ErrMissingAdapterMethod]); every adapter failure comes back as an
 // [*AdapterError] naming the method that failed.
+//
+// Errors are a few kinds, tested with [errors.Is] and [errors.As]. A
+// sign-in refused for a reason the user, browser or provider caused is an
+// [*Error] carrying its Auth.js [Code] (the handler's error page): read it
+// with [CodeOf], or test errors.Is(err, &auth.Error{Code: auth.CodeVerification}).
+// Every configuration error matches [core.ErrInvalidConfig]; the other
+// kinds are core's: [core.ErrNotFound], [core.ErrInvalidInput],
+// [core.ErrAlreadyExists], [core.ErrMissingAdapterMethod] and
+// [core.ErrCounterNotIncreased]. Two refusals have a value of their own,
+// [ErrUnprovenSignUp] and [ErrLastSignInMethod]. [New] parses what is configured once (the
+// BaseURL, its origin and path, cookie options, secrets, clock, session
+// lifetime, logger) into [Settings], read with [Auth.Settings]; [Auth.Edge]
+// gives what authport's own handler, oauth and passkey modules need beyond
+// the public methods (provider lookups, single-use records, reading and
+// ending sessions), which an application does not.
 package auth
 
 import (
@@ -160,7 +177,7 @@ var errShortSecret = errors.New("secret too short")
 // anything: at least one, none empty, and each at least [MinSecretLength]
 // bytes unless allowShort. Code that takes secrets of its own (a
 // handler.Reader without an Auth) checks them with it, or with
-// [Auth.CheckSecrets] to share the Auth's setting.
+// [Edge.CheckSecrets] to share the Auth's setting.
 func CheckSecrets(secrets []string, allowShort bool) error {
 	if len(secrets) == 0 {
 		return fmt.Errorf("%w: Secrets needs at least one secret (newest first); set AUTH_SECRET (read by SetEnvDefaults) to one made by `go run github.com/authport/authport/core/cmd/authport-secret` (or `npx auth secret`)", core.ErrInvalidConfig)

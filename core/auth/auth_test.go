@@ -165,13 +165,16 @@ func TestHashTokenIsSHA256OfTokenAndSecret(t *testing.T) {
 
 func TestNewNeedsExactlyTheListedMethods(t *testing.T) {
 	// With an adapter that has no methods at all, each part of the
-	// configuration asks for exactly the methods issue 8 lists for it.
+	// configuration asks for exactly the methods it needs (SPEC's adapter
+	// check), and no more: a method asked for but never called would turn
+	// away an adapter that works.
 	dbSessions := []core.Method{
 		core.MethodCreateUser, core.MethodGetUser, core.MethodGetUserByEmail, core.MethodGetUserByAccount,
 		core.MethodUpdateUser, core.MethodLinkAccount, core.MethodCreateSession, core.MethodGetSessionAndUser,
 		core.MethodUpdateSession, core.MethodDeleteSession,
 	}
-	// Issue 8's lists, plus what each flow calls beyond them.
+	// The adapter check's lists for the e-mail provider and WebAuthn, plus
+	// what each flow calls beyond them.
 	email := []core.Method{
 		core.MethodCreateVerificationToken, core.MethodUseVerificationToken, core.MethodGetUserByEmail,
 		core.MethodCreateUser, core.MethodUpdateUser, core.MethodGetUserByAccount, core.MethodLinkAccount,
@@ -389,10 +392,10 @@ func TestOAuthProviderAccessor(t *testing.T) {
 	}
 }
 
-// Secrets shorter than 32 bytes are refused (issue 23, item 15): a
-// one-character secret used to be accepted. AllowShortSecrets is the
-// development override, and Auth.CheckSecrets carries it to the modules that
-// take secrets of their own.
+// Secrets shorter than 32 bytes are refused: a one-character secret used to
+// be accepted, and a short secret makes tokens and sealed cookies guessable.
+// AllowShortSecrets is the development override, and Edge.CheckSecrets
+// carries it to the modules that take secrets of their own.
 func TestShortSecretsRefused(t *testing.T) {
 	long := strings.Repeat("k", auth.MinSecretLength)
 	jwtOnly := auth.SessionOptions{Strategy: auth.StrategyJWT} // needs no adapter method

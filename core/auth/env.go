@@ -26,7 +26,8 @@ const DefaultBasePath = "/auth"
 //     ([provider.SetEnvDefaults]; the providers are changed in place).
 //
 // Build built-in providers from the same variables with
-// [provider.FromEnv]. [New] checks the result as usual.
+// providers.FromEnv (package core/provider/providers). [New] checks the
+// result as usual.
 func SetEnvDefaults(cfg *Config, getenv func(string) string) {
 	if len(cfg.Secrets) == 0 {
 		cfg.Secrets = splitSecrets(getenv("AUTH_SECRET"))

@@ -59,8 +59,8 @@ func (m *slowSessionStore) DeleteSession(context.Context, string) (*core.Session
 }
 
 // A burst of requests on a session due for extension (a page loading its
-// API calls) writes the extension once, and every request gets the new
-// expiry (issue 24, item 4). Before, each request wrote.
+// API calls) writes the extension once, not once per request, and every
+// request gets the new expiry. Before, each request wrote.
 func TestConcurrentExtensionWritesOnce(t *testing.T) {
 	var clock atomic.Int64
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

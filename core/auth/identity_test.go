@@ -27,7 +27,7 @@ func newDangerous(t *testing.T, adapter any, providers ...provider.Provider) *au
 	return a
 }
 
-// Finding 1: by default nobody signs up with a passkey for an address they
+// Takeover before sign-up: by default nobody signs up with a passkey for an address they
 // have not proven; nothing is stored.
 func TestRegisterPasskeySignedOutRefusedByDefault(t *testing.T) {
 	stub := newSignupStub()
@@ -44,8 +44,9 @@ func TestRegisterPasskeySignedOutRefusedByDefault(t *testing.T) {
 	}
 }
 
-// Finding 14 (core side): when the authenticator cannot be stored, the
-// webauthn account linked for it is unlinked again.
+// WebAuthn registration is all or nothing (core side): when the
+// authenticator cannot be stored, the webauthn account linked for it is
+// unlinked again.
 type unlinkingStub struct {
 	*signupStub
 	unlinked []core.AccountKey
@@ -94,7 +95,7 @@ func TestRegisterPasskeyAllOrNothing(t *testing.T) {
 	}
 }
 
-// Finding 6: one normal form for every spelling of an address.
+// One e-mail identity: one normal form for every spelling of an address.
 func TestNormalizeEmail(t *testing.T) {
 	same := [][]string{
 		{"victim@example.com", "Victim@Example.COM", " victim@example.com", "victim@example.com\t", "VICTIM@EXAMPLE.COM"},

@@ -87,6 +87,9 @@ func parseBase(raw string) (*url.URL, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
 		return nil, errors.New("not an absolute http(s) URL without user, query or fragment")
 	}
+	// Host names are case-insensitive, and browsers send them lowercase
+	// (in an Origin header, say): the settings keep them so.
+	u.Host = strings.ToLower(u.Host)
 	return u, nil
 }
 

@@ -42,9 +42,10 @@ func DisplacedEmail(userID string) string {
 // mustDisplace is asked when an e-mail link proves an address and holder,
 // whose address was never verified, holds it. Unless
 // AllowDangerousUnverifiedEmail is set, a holder with passkeys (registered
-// while nobody had proven the address: the sign-up of finding 1) must lose
-// the address ([Auth.displace]), so that the owner gets a user of their own
-// and nothing the passkeys' holder can reach. A holder without passkeys (an
+// while nobody had proven the address: a signed-out passkey sign-up, made
+// before those were refused or while the option was on) must lose the
+// address ([Auth.displace]), so that the owner gets a user of their own and
+// nothing the passkeys' holder can reach. A holder without passkeys (an
 // OAuth sign-up, whose provider vouched for the address) is not displaced:
 // the owner signs in to it, as in Auth.js.
 func (a *Auth) mustDisplace(ctx context.Context, holder core.User) (bool, error) {

@@ -7,8 +7,9 @@ import (
 )
 
 // ErrEmailDelivery is returned, wrapped, when an e-mail delivery service
-// could not be reached or refused to send a sign-in e-mail. A refusal is an
-// [*EmailServiceError] carrying the HTTP status and the service's message.
+// could not be reached or refused to send a sign-in e-mail. A refusal is a
+// providers.EmailServiceError (package core/provider/providers) carrying the
+// HTTP status and the service's message.
 var ErrEmailDelivery = errors.New("e-mail delivery failed")
 
 // EmailMessage is the content of a sign-in e-mail.

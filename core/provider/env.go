@@ -17,7 +17,8 @@ func EnvPrefix(id string) string {
 // [EnvPrefix] of its id), as Auth.js's setEnvDefaults does for a provider
 // given as an object. It changes p itself; other providers are left alone.
 // Endpoints a built-in derives from its issuer argument are not rebuilt:
-// give such providers their issuer in the constructor, or use [FromEnv].
+// give such providers their issuer in the constructor, or use
+// providers.FromEnv (package core/provider/providers).
 func SetEnvDefaults(p Provider, getenv func(string) string) {
 	if p == nil || p.isNil() {
 		return

@@ -10,7 +10,7 @@ import (
 )
 
 // StandardClaims are the OpenID Connect standard claims (OIDC Core 5.1)
-// that most OIDC built-ins map to a [User]. Provider profile types embed
+// that most OIDC built-ins map to a [provider.User]. Provider profile types embed
 // it and add their own claims.
 type StandardClaims struct {
 	Sub               string `json:"sub"`

@@ -18,7 +18,7 @@ import (
 
 // EmailServiceError is an e-mail delivery service's refusal to send: the
 // HTTP status it answered and the message it gave. It matches
-// [ErrEmailDelivery]. It never holds the API key.
+// [provider.ErrEmailDelivery]. It never holds the API key.
 type EmailServiceError struct {
 	// Service is the provider id of the service, e.g. "resend".
 	Service string
@@ -43,7 +43,7 @@ func (e *EmailServiceError) Error() string {
 	return msg + ": " + provider.ErrEmailDelivery.Error()
 }
 
-// Is reports whether target is [ErrEmailDelivery].
+// Is reports whether target is [provider.ErrEmailDelivery].
 func (e *EmailServiceError) Is(target error) bool { return target == provider.ErrEmailDelivery }
 
 // EmailServiceOption changes how an e-mail delivery service provider
@@ -61,7 +61,7 @@ func WithEmailHTTPClient(client *http.Client) EmailServiceOption {
 	}
 }
 
-// WithEmailMessage replaces [VerificationEmail] as the maker of the
+// WithEmailMessage replaces [provider.VerificationEmail] as the maker of the
 // e-mail's subject and bodies. A nil function is ignored.
 func WithEmailMessage(message func(provider.VerificationRequest) provider.EmailMessage) EmailServiceOption {
 	return func(s *emailService) {

@@ -56,9 +56,10 @@ var errUnknownProvider = fmt.Errorf("unknown built-in provider: %w", core.ErrNot
 // "credentials" and "passkey".
 //
 // The e-mail and credentials defaults need a callback that a [UserConfig]
-// cannot carry: set [EmailConfig.From] and
-// [EmailConfig.SendVerificationRequest], or [CredentialsConfig.Authorize],
-// on what they return ([Validate] reports them missing).
+// cannot carry: set [provider.EmailConfig.From] and
+// [provider.EmailConfig.SendVerificationRequest], or
+// [provider.CredentialsConfig.Authorize], on what they return
+// ([provider.Validate] reports them missing).
 func BuiltIns() Registry {
 	r := Registry{
 		"email":       func(UserConfig) provider.Provider { return provider.Email("", nil) },

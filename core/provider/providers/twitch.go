@@ -23,7 +23,7 @@ func TwitchUser(_ context.Context, p TwitchProfile, _ provider.TokenSet) (provid
 // https://id.twitch.tv/oauth2), asking for openid and user:read:email and
 // for the email, picture and preferred_username claims in the ID token,
 // and authenticating with client_secret_post. Twitch returns scope as a
-// list; [TokenSet] joins it.
+// list; [provider.TokenSet] joins it.
 func Twitch(clientID, clientSecret string) *provider.OIDCConfig[TwitchProfile] {
 	claims := `{"id_token":{"email":null,"picture":null,"preferred_username":null}}`
 	c := oidcBuiltIn("twitch", "Twitch", "#65459B", "post", clientID, clientSecret, TwitchUser, "https://id.twitch.tv/oauth2")
