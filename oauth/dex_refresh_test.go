@@ -89,14 +89,7 @@ func TestDexRefresh(t *testing.T) {
 			s := newSetup(t, &http.Client{Timeout: 30 * time.Second}, dexBase, p)
 
 			authURL, checks := s.begin(t, "dex")
-			back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
-			if err != nil {
-				t.Fatalf("dex login: %v", err)
-			}
-			in, err := s.callback(back, checks, "dex")
-			if err != nil {
-				t.Fatalf("Callback: %v", err)
-			}
+			in := s.dexSignIn(ctx, t, d, authURL, checks)
 			if n := counter.count("authorization_code"); n != 1 {
 				t.Fatalf("%d code exchanges through the counting proxy, want 1", n)
 			}

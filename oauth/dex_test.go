@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/oauth"
 	"github.com/authport/authport/oauth/oauthtest"
@@ -61,14 +62,7 @@ func TestDexFlows(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
-			if err != nil {
-				t.Fatalf("dex login: %v", err)
-			}
-			in, err := s.callback(back, checks, "dex")
-			if err != nil {
-				t.Fatalf("Callback: %v", err)
-			}
+			in := s.dexSignIn(ctx, t, d, authURL, checks)
 			if full.ExpiresIn == nil {
 				t.Fatalf("dex's token response has no expires_in: %+v", full)
 			}
@@ -82,6 +76,21 @@ func TestDexFlows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dexSignIn logs dex's default user in at authURL and calls back with
+// the check values Begin returned, failing the test if either fails.
+func (s *setup) dexSignIn(ctx context.Context, t *testing.T, d *oauthtest.DexServer, authURL string, checks oauth.Checks) *auth.SignIn {
+	t.Helper()
+	back, err := d.Login(ctx, authURL, oauthtest.DefaultDexUserEmail, oauthtest.DefaultDexUserPassword)
+	if err != nil {
+		t.Fatalf("dex login: %v", err)
+	}
+	in, err := s.callback(back, checks, "dex")
+	if err != nil {
+		t.Fatalf("Callback: %v", err)
+	}
+	return in
 }
 
 // TestDexRejects: what dex itself refuses (a code used twice) and a

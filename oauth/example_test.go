@@ -116,17 +116,12 @@ func ExampleFlow() {
 // verifier to keep, and the URL carries its S256 challenge. Begin needs no
 // network for a provider whose endpoints are configured.
 func ExampleFlow_Begin() {
-	a, err := auth.New(auth.Config{
+	flow, err := newFlow(auth.Config{
 		Adapter:   memory.New(),
 		Providers: []provider.Provider{providers.GitHub("client-id", "client-secret")},
 		Secrets:   []string{"at least 32 random bytes, e.g. AUTH_SECRET"},
 		BaseURL:   "https://app.example.com/auth",
 	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	flow, err := oauth.New(oauth.Config{Auth: a})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -201,7 +196,7 @@ func ExampleFlow_AccessToken() {
 		}
 		return time.Now()
 	}
-	a, err := auth.New(auth.Config{
+	flow, err := newFlow(auth.Config{
 		Adapter: memory.New(), // updateAccount and listAccountsByUserId are needed
 		Providers: []provider.Provider{&provider.OAuth2Config[map[string]any]{
 			ID: "example", Name: "Example",
@@ -214,11 +209,6 @@ func ExampleFlow_AccessToken() {
 		BaseURL: "http://localhost:8080/auth",
 		Now:     clock,
 	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	flow, err := oauth.New(oauth.Config{Auth: a})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -242,6 +232,16 @@ func ExampleFlow_AccessToken() {
 	// Output:
 	// the-token <nil>
 	// the-token-2 <nil>
+}
+
+// newFlow configures core/auth with c and makes its OAuth flow, as
+// ExampleFlow does.
+func newFlow(c auth.Config) (*oauth.Flow, error) {
+	a, err := auth.New(c)
+	if err != nil {
+		return nil, err
+	}
+	return oauth.New(oauth.Config{Auth: a})
 }
 
 // exampleSignIn signs a user in through the flow without a browser: Begin,

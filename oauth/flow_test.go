@@ -310,11 +310,9 @@ func TestNegative(t *testing.T) {
 				no := false
 				p.IDToken = &no
 			}
-			s := newSetup(t, fake.client, testBase, p)
-			authURL, checks := s.begin(t, "idp")
-			back := fake.authorize(authURL)
-			tc.arrange(fake, back, &checks)
-			in, err := s.callback(back, checks, "idp")
+			s, in, err := callbackWith(t, fake, p, func(back *url.URL, checks *oauth.Checks) {
+				tc.arrange(fake, back, checks)
+			})
 			if err == nil {
 				t.Fatalf("signed in %+v, want an error", in)
 			}
@@ -334,15 +332,27 @@ func TestNegative(t *testing.T) {
 	}
 }
 
-func TestProviderErrorDetails(t *testing.T) {
-	fake := newFakeProvider(t)
-	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL()))
+// callbackWith begins a sign-in with p (the provider fake serves), has
+// fake authorize it, lets arrange edit what the browser brings back and the
+// check values the caller kept, and returns the setup and the callback's
+// result.
+func callbackWith(t *testing.T, fake *fakeProvider, p provider.Provider, arrange func(back *url.URL, checks *oauth.Checks)) (*setup, *auth.SignIn, error) {
+	t.Helper()
+	s := newSetup(t, fake.client, testBase, p)
 	authURL, checks := s.begin(t, "idp")
 	back := fake.authorize(authURL)
-	setQuery(back, "code", "")
-	setQuery(back, "error", "access_denied")
-	setQuery(back, "error_description", "The user declined")
-	_, err := s.callback(back, checks, "idp")
+	arrange(back, &checks)
+	in, err := s.callback(back, checks, "idp")
+	return s, in, err
+}
+
+func TestProviderErrorDetails(t *testing.T) {
+	fake := newFakeProvider(t)
+	_, _, err := callbackWith(t, fake, oidcProvider(fake.URL()), func(back *url.URL, _ *oauth.Checks) {
+		setQuery(back, "code", "")
+		setQuery(back, "error", "access_denied")
+		setQuery(back, "error_description", "The user declined")
+	})
 	var pe *oauth.ProviderError
 	if !errors.As(err, &pe) || pe.Code != "access_denied" || pe.Description != "The user declined" || pe.ProviderID != "idp" {
 		t.Fatalf("error %v, want a *ProviderError with the details", err)
@@ -351,11 +361,9 @@ func TestProviderErrorDetails(t *testing.T) {
 
 func TestReplayedCodeIsATokenEndpointError(t *testing.T) {
 	fake := newFakeProvider(t)
-	s := newSetup(t, fake.client, testBase, oidcProvider(fake.URL()))
-	authURL, checks := s.begin(t, "idp")
-	back := fake.authorize(authURL)
-	fake.redeem(back.Query().Get("code"))
-	_, err := s.callback(back, checks, "idp")
+	_, _, err := callbackWith(t, fake, oidcProvider(fake.URL()), func(back *url.URL, _ *oauth.Checks) {
+		fake.redeem(back.Query().Get("code"))
+	})
 	var re *oauth2.RetrieveError
 	if !errors.Is(err, oauth.ErrTokenExchange) || !errors.As(err, &re) || re.ErrorCode != "invalid_grant" {
 		t.Fatalf("error %v, want ErrTokenExchange around invalid_grant", err)

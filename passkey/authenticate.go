@@ -11,15 +11,16 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/passkey/internal/refusal"
 )
 
 func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *challengeState, data []byte, user *core.User) (*auth.SignIn, error) {
 	if state.RegisterData != nil {
-		return nil, refuse(fmt.Errorf("%w: the challenge was made for a registration", errInvalidAction))
+		return nil, refuse(fmt.Errorf("%w: the challenge was made for a registration", refusal.ErrInvalidAction))
 	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(data)
 	if err != nil {
-		return nil, refuse(fmt.Errorf("%w: %w", errInvalidCredential, err))
+		return nil, refuse(fmt.Errorf("%w: %w", refusal.ErrInvalidCredential, err))
 	}
 	credentialID := base64.StdEncoding.EncodeToString(parsed.RawID)
 	stored, err := p.auth.Edge().WebAuthnAuthenticator(ctx, credentialID)
@@ -27,7 +28,7 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 		return nil, err
 	}
 	if stored == nil {
-		return nil, refuse(fmt.Errorf("%w: %s", errUnknownCredential, credentialID))
+		return nil, refuse(fmt.Errorf("%w: %s", refusal.ErrUnknownCredential, credentialID))
 	}
 	if err := checkClient(rp, state, parsed.Response.CollectedClientData, parsed.Response.AuthenticatorData.RPIDHash); err != nil {
 		return nil, refuse(err)
@@ -73,7 +74,7 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 func verificationError(err error) error {
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.DevInfo != "" {
-		return fmt.Errorf("%w: %w (%s)", errVerificationFailed, err, pe.DevInfo)
+		return fmt.Errorf("%w: %w (%s)", refusal.ErrVerificationFailed, err, pe.DevInfo)
 	}
-	return fmt.Errorf("%w: %w", errVerificationFailed, err)
+	return fmt.Errorf("%w: %w", refusal.ErrVerificationFailed, err)
 }

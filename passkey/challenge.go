@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/authport/authport/passkey/internal/refusal"
 )
 
 // usedChallenges remembers the challenges that served a verified ceremony
@@ -46,7 +48,7 @@ func (u *usedChallenges) claim(challenge string, now, until time.Time) bool {
 }
 
 // claimChallenge marks the state's challenge used, or fails with
-// errChallengeReused. It runs once the ceremony has verified, before
+// refusal.ErrChallengeReused. It runs once the ceremony has verified, before
 // anything is stored.
 func (p *Passkeys) claimChallenge(state *challengeState) error {
 	now := p.now()
@@ -57,7 +59,7 @@ func (p *Passkeys) claimChallenge(state *challengeState) error {
 		until = state.Expires
 	}
 	if !p.used.claim(state.Challenge, now, until.Add(time.Minute)) {
-		return refuse(errChallengeReused)
+		return refuse(refusal.ErrChallengeReused)
 	}
 	return nil
 }
@@ -101,14 +103,14 @@ func encodeChallenge(state challengeState) (string, error) {
 // Auth's clock).
 func (p *Passkeys) readChallenge(challenge string) (*challengeState, error) {
 	if challenge == "" {
-		return nil, errChallengeMissing
+		return nil, refusal.ErrChallengeMissing
 	}
 	var state challengeState
 	if json.Unmarshal([]byte(challenge), &state) != nil || state.Challenge == "" || state.Challenge != state.Session.Challenge {
-		return nil, fmt.Errorf("%w: it holds no challenge", errChallengeMissing)
+		return nil, fmt.Errorf("%w: it holds no challenge", refusal.ErrChallengeMissing)
 	}
 	if !state.Expires.IsZero() && p.now().After(state.Expires) {
-		return nil, fmt.Errorf("%w at %s", errChallengeExpired, state.Expires.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w at %s", refusal.ErrChallengeExpired, state.Expires.UTC().Format(time.RFC3339))
 	}
 	return &state, nil
 }

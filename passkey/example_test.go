@@ -16,22 +16,14 @@ import (
 	"github.com/authport/authport/passkey/passkeytest"
 )
 
-// Configure core/auth with the passkey provider and make the ceremonies.
-// The handler module mounts them (handler.Config.Passkeys) and keeps the
-// challenge in Auth.js's sealed challenge cookie; here the options are
-// asked for directly. The relying party is the base URL's host, as in
-// Auth.js.
+// Configure core/auth with the passkey provider (newAuth, below, lists
+// provider.Passkey() among auth.Config's Providers) and make the
+// ceremonies. The handler module mounts them (handler.Config.Passkeys)
+// and keeps the challenge in Auth.js's sealed challenge cookie; here the
+// options are asked for directly. The relying party is the base URL's
+// host, as in Auth.js.
 func ExampleNew() {
-	a, err := auth.New(auth.Config{
-		Adapter:   memory.New(),
-		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"a-long-random-secret-of-32-bytes-or-more"},
-		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
-		BaseURL:   "https://example.com/auth",
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
+	a := newAuth(memory.New(), "https://example.com/auth")
 	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		log.Fatal(err)
@@ -60,16 +52,7 @@ func ExampleNew() {
 // A refused ceremony is an *auth.Error with Auth.js's code, which the
 // handler shows; the detail says which check failed.
 func ExamplePasskeys_Callback_refused() {
-	a, err := auth.New(auth.Config{
-		Adapter:   memory.New(),
-		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"a-long-random-secret-of-32-bytes-or-more"},
-		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
-		BaseURL:   "https://example.com/auth",
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
+	a := newAuth(memory.New(), "https://example.com/auth")
 	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		log.Fatal(err)
@@ -89,16 +72,7 @@ func ExamplePasskeys_Callback_refused() {
 // auth.Config.AllowDangerousUnverifiedEmail is set.)
 func Example_ceremony() {
 	store := memory.New()
-	a, err := auth.New(auth.Config{
-		Adapter:   store,
-		Providers: []provider.Provider{provider.Passkey()},
-		Secrets:   []string{"a-long-random-secret-of-32-bytes-or-more"},
-		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
-		BaseURL:   passkeytest.BaseURL, // http://localhost:3000/auth
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
+	a := newAuth(store, passkeytest.BaseURL) // http://localhost:3000/auth
 	pk, err := passkey.New(passkey.Config{Auth: a})
 	if err != nil {
 		log.Fatal(err)
@@ -147,4 +121,20 @@ func Example_ceremony() {
 	// Output:
 	// register ada@example.com false
 	// authenticate true 1
+}
+
+// newAuth configures core/auth over store with the passkey provider, the
+// JWT session strategy and baseURL, as an application using passkeys does.
+func newAuth(store *memory.Adapter, baseURL string) *auth.Auth {
+	a, err := auth.New(auth.Config{
+		Adapter:   store,
+		Providers: []provider.Provider{provider.Passkey()},
+		Secrets:   []string{"a-long-random-secret-of-32-bytes-or-more"},
+		Session:   auth.SessionOptions{Strategy: auth.StrategyJWT},
+		BaseURL:   baseURL,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return a
 }

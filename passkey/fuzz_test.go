@@ -9,7 +9,7 @@ import (
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
-	"github.com/authport/authport/passkey"
+	"github.com/authport/authport/passkey/internal/refusal"
 	"github.com/authport/authport/passkey/passkeytest"
 )
 
@@ -32,9 +32,9 @@ func FuzzCallback(f *testing.F) {
 	f.Add("register", `{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"e30","attestationObject":"oA"}}`)
 	f.Add("", "null")
 	typed := []error{
-		passkey.ErrInvalidAction, passkey.ErrInvalidCredential, passkey.ErrChallengeMismatch, passkey.ErrOriginMismatch,
-		passkey.ErrRPIDMismatch, passkey.ErrVerificationFailed, passkey.ErrUnknownCredential, core.ErrCounterNotIncreased,
-		passkey.ErrChallengeReused,
+		refusal.ErrInvalidAction, refusal.ErrInvalidCredential, refusal.ErrChallengeMismatch, refusal.ErrOriginMismatch,
+		refusal.ErrRPIDMismatch, refusal.ErrVerificationFailed, refusal.ErrUnknownCredential, core.ErrCounterNotIncreased,
+		refusal.ErrChallengeReused,
 	}
 	var signedUp atomic.Bool // a genuine registration (the first seed) may succeed
 	f.Fuzz(func(t *testing.T, action, data string) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
+	"github.com/authport/authport/passkey/internal/refusal"
 )
 
 // OptionsResponse is the body of the webauthn-options route, as Auth.js
@@ -59,7 +60,7 @@ func (p *Passkeys) Options(ctx context.Context, providerID string, query url.Val
 	q := query
 	action := q.Get("action")
 	if action != "" && action != ActionRegister && action != ActionAuthenticate {
-		return nil, "", refuse(fmt.Errorf("%w: %q (want register or authenticate)", errInvalidAction, action))
+		return nil, "", refuse(fmt.Errorf("%w: %q (want register or authenticate)", refusal.ErrInvalidAction, action))
 	}
 	signUp := p.auth.Settings().AllowDangerousUnverifiedEmail
 	// Auth.js's getUserInfo: the signed-in user, else the user with the
@@ -74,7 +75,7 @@ func (p *Passkeys) Options(ctx context.Context, providerID string, query url.Val
 	case q.Get("email") != "":
 		email, err := auth.NormalizeEmail(q.Get("email"))
 		if err != nil {
-			return nil, "", refuse(fmt.Errorf("%w: %w", errInvalidEmail, err))
+			return nil, "", refuse(fmt.Errorf("%w: %w", refusal.ErrInvalidEmail, err))
 		}
 		if !p.byEmail && !signUp {
 			break
@@ -120,11 +121,11 @@ func (p *Passkeys) Options(ctx context.Context, providerID string, query url.Val
 	if decision == "" {
 		switch {
 		case !loggedIn && !signUp:
-			return nil, "", refuse(fmt.Errorf("%w: %w", errNotAllowed, auth.ErrUnprovenSignUp))
+			return nil, "", refuse(fmt.Errorf("%w: %w", refusal.ErrNotAllowed, auth.ErrUnprovenSignUp))
 		case info == nil:
-			return nil, "", refuse(fmt.Errorf("%w: registering a passkey needs an e-mail address or a signed-in user", errNotAllowed))
+			return nil, "", refuse(fmt.Errorf("%w: registering a passkey needs an e-mail address or a signed-in user", refusal.ErrNotAllowed))
 		}
-		return nil, "", refuse(fmt.Errorf("%w: the e-mail address belongs to a user; sign in to add a passkey", errNotAllowed))
+		return nil, "", refuse(fmt.Errorf("%w: the e-mail address belongs to a user; sign in to add a passkey", refusal.ErrNotAllowed))
 	}
 	descriptors := make([]protocol.CredentialDescriptor, 0, len(authenticators))
 	for _, a := range authenticators {

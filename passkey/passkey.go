@@ -11,6 +11,7 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/passkey/internal/refusal"
 )
 
 // DefaultTimeout is the ceremony timeout when [Config.Timeout] is zero: the
@@ -178,16 +179,16 @@ func (p *Passkeys) Callback(ctx context.Context, providerID string, form url.Val
 		return nil, refuse(err)
 	}
 	if action != ActionRegister && action != ActionAuthenticate {
-		return nil, refuse(fmt.Errorf("%w: %q (want register or authenticate)", errInvalidAction, action))
+		return nil, refuse(fmt.Errorf("%w: %q (want register or authenticate)", refusal.ErrInvalidAction, action))
 	}
 	if action != state.Action {
-		return nil, refuse(fmt.Errorf("%w: the options were made to %s, the form says %s", errInvalidAction, state.Action, action))
+		return nil, refuse(fmt.Errorf("%w: the options were made to %s, the form says %s", refusal.ErrInvalidAction, state.Action, action))
 	}
 	if state.Provider != providerID {
-		return nil, refuse(fmt.Errorf("%w: the options were made for provider %q", errChallengeMismatch, state.Provider))
+		return nil, refuse(fmt.Errorf("%w: the options were made for provider %q", refusal.ErrChallengeMismatch, state.Provider))
 	}
 	if data == "" {
-		return nil, refuse(fmt.Errorf("%w: the form has no data", errInvalidCredential))
+		return nil, refuse(fmt.Errorf("%w: the form has no data", refusal.ErrInvalidCredential))
 	}
 	if action == ActionRegister {
 		return p.register(ctx, rp, state, []byte(data), user)

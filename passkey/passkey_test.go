@@ -15,6 +15,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/passkey"
+	"github.com/authport/authport/passkey/internal/refusal"
 	"github.com/authport/authport/passkey/passkeytest"
 )
 
@@ -34,7 +35,7 @@ func TestChallenge(t *testing.T) {
 
 	o, challenge := e.MustOptions("", nil)
 	data := e.Get(sa, o, passkeytest.Ceremony{Origin: passkeytest.Origin})
-	if _, err := e.Callback("", "authenticate", data, nil); !refused(err, passkey.ErrChallengeMissing) {
+	if _, err := e.Callback("", "authenticate", data, nil); !refused(err, refusal.ErrChallengeMissing) {
 		t.Errorf("no challenge: %v", err)
 	}
 	for name, bad := range map[string]string{
@@ -42,12 +43,12 @@ func TestChallenge(t *testing.T) {
 		"no challenge": `{"action":"authenticate","provider":"passkey"}`,
 		"another one":  strings.Replace(challenge, `"challenge":"`, `"challenge":"x`, 1),
 	} {
-		if _, err := e.Callback(bad, "authenticate", data, nil); !refused(err, passkey.ErrChallengeMissing) {
+		if _, err := e.Callback(bad, "authenticate", data, nil); !refused(err, refusal.ErrChallengeMissing) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	now = now.Add(2*time.Minute + time.Second)
-	if _, err := e.Callback(challenge, "authenticate", data, nil); !refused(err, passkey.ErrChallengeExpired) {
+	if _, err := e.Callback(challenge, "authenticate", data, nil); !refused(err, refusal.ErrChallengeExpired) {
 		t.Errorf("expired challenge: %v", err)
 	}
 	if got := e.StoredCounter(sa); got != 0 {
@@ -60,7 +61,7 @@ func TestChallenge(t *testing.T) {
 		t.Fatal(reg.Action)
 	}
 	o2, _ := e.MustOptions("", nil)
-	if _, err := e.Callback(regChallenge, "authenticate", e.Get(sa, o2, passkeytest.Ceremony{Origin: passkeytest.Origin}), nil); !refused(err, passkey.ErrInvalidAction) {
+	if _, err := e.Callback(regChallenge, "authenticate", e.Get(sa, o2, passkeytest.Ceremony{Origin: passkeytest.Origin}), nil); !refused(err, refusal.ErrInvalidAction) {
 		t.Errorf("registration challenge for an authentication: %v", err)
 	}
 	// Within its lifetime the challenge works.
@@ -233,7 +234,7 @@ func TestChallengeSingleUse(t *testing.T) {
 			switch {
 			case err == nil:
 				wins++
-			case refused(err, passkey.ErrChallengeReused):
+			case refused(err, refusal.ErrChallengeReused):
 				reused++
 			default:
 				t.Errorf("replay: %v", err)
@@ -250,7 +251,7 @@ func TestChallengeSingleUse(t *testing.T) {
 	if _, err := e.Callback(rc, "register", reg, &onceUser); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Callback(rc, "register", e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin}), &onceUser); !refused(err, passkey.ErrChallengeReused) {
+	if _, err := e.Callback(rc, "register", e.Create(e.NewAuthenticator(), ro, passkeytest.Ceremony{Origin: passkeytest.Origin}), &onceUser); !refused(err, refusal.ErrChallengeReused) {
 		t.Fatalf("second registration with one challenge: %v", err)
 	}
 }

@@ -14,17 +14,25 @@ import (
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 )
 
-// This example needs a MongoDB server on localhost, so it is compiled but
-// not run by go test (it has no Output comment).
-func Example() {
-	ctx := context.Background()
+// connectExample connects to the MongoDB server on localhost, as an
+// application connects with the driver, and returns the database "auth"
+// and a function that disconnects.
+func connectExample(ctx context.Context) (*mongo.Database, func()) {
 	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:27017/"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer client.Disconnect(ctx)
+	return client.Database("auth"), func() { _ = client.Disconnect(ctx) }
+}
 
-	store, err := mongoadapter.New(ctx, client.Database("auth"))
+// This example needs a MongoDB server on localhost, so it is compiled but
+// not run by go test (it has no Output comment).
+func Example() {
+	ctx := context.Background()
+	db, disconnect := connectExample(ctx)
+	defer disconnect()
+
+	store, err := mongoadapter.New(ctx, db)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -53,13 +61,10 @@ func Example() {
 // is not run.
 func ExampleWithObjectIDs() {
 	ctx := context.Background()
-	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:27017/"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer client.Disconnect(ctx)
+	db, disconnect := connectExample(ctx)
+	defer disconnect()
 
-	store, err := mongoadapter.New(ctx, client.Database("auth"), mongoadapter.WithObjectIDs())
+	store, err := mongoadapter.New(ctx, db, mongoadapter.WithObjectIDs())
 	if err != nil {
 		log.Fatal(err)
 	}

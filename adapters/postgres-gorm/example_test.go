@@ -41,6 +41,21 @@ func openExampleSQLite(name string) (*gorm.DB, *sql.DB, func()) {
 	}
 }
 
+// openExampleAdapter opens the adapter, as Example does, over a new SQLite
+// file of that name (see openExampleSQLite), and returns a function that
+// closes both and removes the file.
+func openExampleAdapter(name string) (*gormadapter.Adapter, func()) {
+	db, _, done := openExampleSQLite(name)
+	store, err := gormadapter.New(context.Background(), db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return store, func() {
+		_ = store.Close()
+		done()
+	}
+}
+
 // Example opens SQLite (no server needed; PostgreSQL and MySQL work the
 // same way with their gorm dialectors), creates the schema, and stores and
 // reads back a user and a session.
@@ -129,15 +144,9 @@ func ExampleAuthJSDrizzle() {
 // WithSerialUserIDs (the AuthJSPg preset) the next value of the users.id
 // sequence, elsewhere a random UUID, as here.
 func ExampleAdapter_NewUserID() {
-	db, _, done := openExampleSQLite("ids.db")
+	store, done := openExampleAdapter("ids.db") // as Example opens it
 	defer done()
 
-	ctx := context.Background()
-	store, err := gormadapter.New(ctx, db)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
 	cfg := auth.Config{
 		Adapter:        store,
 		GenerateUserID: func() (string, error) { return store.NewUserID(context.Background()) },

@@ -1,6 +1,9 @@
 package gormadapter
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -8,8 +11,41 @@ import (
 	"testing"
 )
 
+// oneDriverProgram is the program TestOneDriverLinked builds per dialect:
+// it stores its users through the adapter, as an application does, opening
+// the dialector gorm.io/driver/<dialect> (%[1]s is the dialect).
+// It is built, never run.
+const oneDriverProgram = `package main
+
+import (
+	"context"
+	"log"
+	"os"
+
+	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+	"gorm.io/driver/%[1]s"
+	"gorm.io/gorm"
+)
+
+func main() {
+	dsn := os.Getenv("DSN")
+	db, err := gorm.Open(%[1]s.Open(dsn), &gorm.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := gormadapter.New(context.Background(), db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Migrate(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+}
+`
+
 // TestOneDriverLinked builds a program per dialect that opens its gorm
-// dialector and the adapter (testdata/onedriver), and checks with
+// dialector and the adapter (oneDriverProgram), and checks with
 // `go version -m` that the binary links that dialect's driver and no
 // other: the adapter imports no driver (errors.go recognises their errors
 // by shape), so a PostgreSQL program links no MySQL or SQLite driver, as
@@ -29,8 +65,10 @@ func TestOneDriverLinked(t *testing.T) {
 	}
 	for dialect, own := range drivers {
 		t.Run(dialect, func(t *testing.T) {
-			bin := filepath.Join(t.TempDir(), dialect)
-			args := []string{"build", "-o", bin}
+			tmp := t.TempDir()
+			bin := filepath.Join(tmp, dialect)
+			overlay := oneDriverOverlay(t, tmp, dialect)
+			args := []string{"build", "-o", bin, "-overlay", overlay}
 			if raceEnabled {
 				args = append(args, "-race") // reuses what the test binary compiled
 			}
@@ -65,4 +103,29 @@ func TestOneDriverLinked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oneDriverOverlay writes oneDriverProgram for dialect into dir and returns
+// a go build -overlay file that places it at testdata/onedriver/<dialect>
+// in this module (a directory that exists only in the overlay), so it
+// builds with this module's requirements.
+func oneDriverOverlay(t *testing.T, dir, dialect string) string {
+	t.Helper()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, fmt.Appendf(nil, oneDriverProgram, dialect), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at, err := filepath.Abs(filepath.Join("testdata", "onedriver", dialect, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {at: src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(file, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

@@ -181,22 +181,21 @@ func (t Table) Get(name string) (Backend, bool) {
 // Started returns the backends whose server starts as start says, in
 // table order.
 func (t Table) Started(start string) Table {
-	var out Table
-	for _, b := range t {
-		if b.Start == start {
-			out = append(out, b)
-		}
-	}
-	return out
+	return t.where(func(b Backend) bool { return b.Start == start })
 }
 
 // Module returns the backends the module in directory module runs, in
 // table order: the first is the one the consumer check runs the module's
 // program against.
 func (t Table) Module(module string) Table {
+	return t.where(func(b Backend) bool { return b.Module == module })
+}
+
+// where returns the backends keep accepts, in table order.
+func (t Table) where(keep func(Backend) bool) Table {
 	var out Table
 	for _, b := range t {
-		if b.Module == module {
+		if keep(b) {
 			out = append(out, b)
 		}
 	}

@@ -208,16 +208,24 @@ func post(t *testing.T, c *http.Client, u string, form url.Values) *http.Respons
 // package clause to the end, so that what a reader copies is what
 // TestQuickstart ran.
 func TestReadme(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile("main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, code, _ := strings.Cut(string(src), "\npackage main\n")
-	if !strings.Contains(string(readme), "```go\npackage main\n"+code+"```\n") {
+	readme, src := readmeAnd(t, "main.go")
+	_, code, _ := strings.Cut(src, "\npackage main\n")
+	if !strings.Contains(readme, "```go\npackage main\n"+code+"```\n") {
 		t.Error("README.md's quickstart differs from examples/quickstart/main.go: copy main.go from `package main` on into the README's Quickstart block")
 	}
+}
+
+// readmeAnd returns the repository's README.md and the file of this
+// package whose code it quotes.
+func readmeAnd(t *testing.T, file string) (readme, src string) {
+	t.Helper()
+	r, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(r), string(b)
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,17 +106,10 @@ func TestRole(t *testing.T) {
 // TestReadmeRole checks that the README's "A role on the user" block is
 // the code TestRole runs.
 func TestReadmeRole(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile("role_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, code, _ := strings.Cut(string(src), "// README: role\n")
+	readme, src := readmeAnd(t, "role_test.go")
+	_, code, _ := strings.Cut(src, "// README: role\n")
 	code, _, _ = strings.Cut(code, "\n// README: end\n")
-	if !strings.Contains(string(readme), "```go\n"+code+"```\n") {
+	if !strings.Contains(readme, "```go\n"+code+"```\n") {
 		t.Error("README.md's \"A role on the user\" block differs from examples/quickstart/role_test.go: copy the lines between the README markers into it")
 	}
 }

@@ -4,47 +4,53 @@
 // application tells a refusal by its code, auth.CodeWebAuthnVerification.
 package refusal
 
-import "errors"
+// Check is a check a ceremony failed: an error whose text is "passkey: "
+// followed by the check's. The checks are the constants below; a refusal
+// wraps one of them, and errors.Is compares it with each by value.
+type Check string
+
+// Error is "passkey: " and what the check found wrong.
+func (c Check) Error() string { return "passkey: " + string(c) }
 
 // The checks of the ceremonies. On every one of them nothing was stored
 // and the stored counter is unchanged.
-var (
+const (
 	// ErrInvalidAction: the action is neither "register" nor
 	// "authenticate", or differs from the one the options were made for.
-	ErrInvalidAction = errors.New("passkey: invalid WebAuthn action")
+	ErrInvalidAction Check = "invalid WebAuthn action"
 	// ErrNotAllowed: the options request asks for a ceremony Auth.js does
 	// not allow: registering with the e-mail address of an existing user
 	// while not signed in, or registering without an e-mail address.
-	ErrNotAllowed = errors.New("passkey: WebAuthn ceremony not allowed")
+	ErrNotAllowed Check = "WebAuthn ceremony not allowed"
 	// ErrInvalidEmail: the e-mail address given for a registration is not
 	// an address.
-	ErrInvalidEmail = errors.New("passkey: invalid e-mail address")
+	ErrInvalidEmail Check = "invalid e-mail address"
 	// ErrInvalidCredential: the posted "data" is missing, is not JSON, or
 	// is not a WebAuthn credential of the expected kind.
-	ErrInvalidCredential = errors.New("passkey: invalid WebAuthn credential JSON")
+	ErrInvalidCredential Check = "invalid WebAuthn credential JSON"
 	// ErrChallengeMissing: no challenge was remembered for the callback,
 	// or what was remembered holds none.
-	ErrChallengeMissing = errors.New("passkey: WebAuthn challenge missing or invalid; request new options")
+	ErrChallengeMissing Check = "WebAuthn challenge missing or invalid; request new options"
 	// ErrChallengeExpired: the challenge is past the ceremony timeout.
-	ErrChallengeExpired = errors.New("passkey: WebAuthn challenge expired; request new options")
+	ErrChallengeExpired Check = "WebAuthn challenge expired; request new options"
 	// ErrChallengeMismatch: the credential signs another challenge than
 	// the remembered one, or the challenge was made for another user or
 	// provider.
-	ErrChallengeMismatch = errors.New("passkey: WebAuthn challenge mismatch")
+	ErrChallengeMismatch Check = "WebAuthn challenge mismatch"
 	// ErrChallengeReused: the challenge already served a verified
 	// ceremony of this Passkeys (a replayed or raced callback with the
 	// same remembered challenge).
-	ErrChallengeReused = errors.New("passkey: WebAuthn challenge already used; request new options")
+	ErrChallengeReused Check = "WebAuthn challenge already used; request new options"
 	// ErrOriginMismatch: the browser reports an origin that is not one of
 	// the relying party's origins.
-	ErrOriginMismatch = errors.New("passkey: WebAuthn origin mismatch")
+	ErrOriginMismatch Check = "WebAuthn origin mismatch"
 	// ErrRPIDMismatch: the authenticator data is scoped to another relying
 	// party id.
-	ErrRPIDMismatch = errors.New("passkey: WebAuthn relying party id mismatch")
+	ErrRPIDMismatch Check = "WebAuthn relying party id mismatch"
 	// ErrVerificationFailed: the credential failed another check of
 	// go-webauthn (signature, flags, attestation, algorithm…).
-	ErrVerificationFailed = errors.New("passkey: WebAuthn verification failed")
+	ErrVerificationFailed Check = "WebAuthn verification failed"
 	// ErrUnknownCredential: no stored authenticator has the credential
 	// id.
-	ErrUnknownCredential = errors.New("passkey: unknown WebAuthn credential")
+	ErrUnknownCredential Check = "unknown WebAuthn credential"
 )
