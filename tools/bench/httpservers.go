@@ -72,6 +72,17 @@ type goServerConfig struct {
 
 // goHandler builds authport's handler for origin.
 func goHandler(origin string, c goServerConfig, links *linkStore) (*handler.Handler, error) {
+	a, err := goAuth(origin, c, links)
+	if err != nil {
+		return nil, err
+	}
+	// Rate limits off: the bench signs one address in many times a second,
+	// and Auth.js, beside it, has none.
+	return handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{Disabled: true}})
+}
+
+// goAuth builds the auth.Auth of goHandler's handler.
+func goAuth(origin string, c goServerConfig, links *linkStore) (*auth.Auth, error) {
 	var providers []coreprovider.Provider
 	if c.adapter != nil {
 		providers = append(providers, coreprovider.Email("bench@bench.example", links.send))
@@ -79,15 +90,9 @@ func goHandler(origin string, c goServerConfig, links *linkStore) (*handler.Hand
 		providers = append(providers, &coreprovider.CredentialsConfig{ID: "credentials", Name: "Credentials",
 			Authorize: func(context.Context, coreprovider.AuthorizeRequest) (*coreprovider.User, error) { return nil, nil }})
 	}
-	a, err := auth.New(auth.Config{Adapter: c.adapter, Providers: providers, Secrets: []string{benchSecret},
+	return auth.New(auth.Config{Adapter: c.adapter, Providers: providers, Secrets: []string{benchSecret},
 		BaseURL: origin + "/auth", GenerateUserID: c.newUserID,
 		Session: auth.SessionOptions{Strategy: c.strategy, UpdateAge: c.updateAge}})
-	if err != nil {
-		return nil, err
-	}
-	// Rate limits off: the bench signs one address in many times a second,
-	// and Auth.js, beside it, has none.
-	return handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{Disabled: true}})
 }
 
 // startGo serves authport's handler on a loopback port.
