@@ -6,10 +6,8 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
@@ -122,14 +120,4 @@ func pairedRatios(t *testing.T, a, b func(i int) error, c, blocks, n int) (wall,
 		return fmt.Sprintf("%.3f of totals (block median %.3f, quartiles %.3f–%.3f)", total, r[len(r)/2], r[len(r)/4], r[3*len(r)/4])
 	}
 	return q(float64(sumB.wall)/float64(sumA.wall), walls), q(float64(sumB.cpu)/float64(sumA.cpu), cpus)
-}
-
-// processCPU returns the CPU time the process has used.
-func processCPU() time.Duration {
-	var ts syscall.Timespec
-	const clockProcessCPUTimeID = 2
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }

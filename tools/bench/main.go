@@ -59,6 +59,7 @@ type report struct {
 	HTTP     []httpResult      `json:"http,omitempty"`
 	Handler  []handlerResult   `json:"handler,omitempty"` // handler GET /session beside getSessionAndUser, in process
 	Burst    []burstResult     `json:"burst,omitempty"`   // writes of a burst of requests on one due session
+	Limit    []limitResult     `json:"limit,omitempty"`   // the handler beside the hand-written limit server
 	Duration string            `json:"duration"`
 }
 
@@ -76,6 +77,7 @@ func main() {
 	only := flag.String("backends", strings.Join(all.Names(), ","), "comma-separated backends of the adapter rows, or none")
 	services := flag.Bool("services", false, "print the scripts/services.sh services the adapter rows need (AUTHPORT_SERVICES) and exit")
 	httpNames := flag.String("http", strings.Join(allHTTPBackends, ","), "comma-separated backends of the HTTP rows (authport's handler beside Auth.js's), or none")
+	limitNames := flag.String("limit", strings.Join(readPathBackends, ","), "comma-separated backends of the limit rows (the handler beside the hand-written server), or none")
 	onlyOps := flag.String("ops", "", "comma-separated operations of the adapter rows to run (empty: all), e.g. getSessionAndUser,getUserByAccount")
 	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
 	flag.Parse()
@@ -107,6 +109,11 @@ func main() {
 		rep, err = run(ctx, cfg, names, os.Stdout)
 		if err == nil && *httpNames != "none" {
 			err = runHTTP(ctx, cfg, strings.Split(*httpNames, ","), os.Stdout, rep)
+		}
+		if err == nil && *limitNames != "none" {
+			err = runLimit(ctx, cfg, strings.Split(*limitNames, ","), os.Stdout, rep)
+		}
+		if rep != nil {
 			rep.Duration = time.Since(rep.Started).Round(time.Millisecond).String()
 		}
 	}

@@ -38,7 +38,19 @@ type readPath struct {
 	pgDSN string
 	// redis is the Redis store (client and key prefix).
 	redis *redisStore
+	cfg   goServerConfig
 	close func()
+}
+
+// newHandler builds another handler on p's store for origin (its auth.Auth
+// with BaseURL origin/auth), as a server on that origin serves it.
+func (p *readPath) newHandler(origin string) (*auth.Auth, *handler.Handler, error) {
+	a, err := goAuth(origin, p.cfg, &linkStore{links: map[string]string{}})
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{Disabled: true}})
+	return a, h, err
 }
 
 // readPathOrigin is the origin of the read path's handler.
@@ -106,11 +118,9 @@ func openReadPath(ctx context.Context, name string, users int) (*readPath, error
 	default:
 		return nil, fmt.Errorf("unknown read-path backend %q (known: postgres, redis, jwt)", name)
 	}
+	p.cfg = cfg
 	var err error
-	if p.auth, err = goAuth(readPathOrigin, cfg, &linkStore{links: map[string]string{}}); err == nil {
-		p.handler, err = handler.New(handler.Config{Auth: p.auth, RateLimit: handler.RateLimit{Disabled: true}})
-	}
-	if err != nil {
+	if p.auth, p.handler, err = p.newHandler(readPathOrigin); err != nil {
 		p.close()
 		return nil, err
 	}
