@@ -107,11 +107,7 @@ func openHTTP(ctx context.Context, name string, users int) (*httpBackend, error)
 		b.closeStore = s.close
 		adapter, b.getter, toSeed = s.adapter, s.adapter, s.adapter
 	case "postgres":
-		u, err := env("AUTHPORT_POSTGRES_URL")
-		if err != nil {
-			return nil, err
-		}
-		s, schema, err := openAuthJSPg(ctx, u, users)
+		s, u, schema, err := openPgTables(ctx, users)
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +200,21 @@ var authJSPgSchema = []string{
 	`CREATE TABLE users (id SERIAL, name VARCHAR(255), email VARCHAR(255) UNIQUE, "emailVerified" TIMESTAMPTZ, image TEXT, PRIMARY KEY (id))`,
 	`CREATE INDEX ON sessions ("userId")`,
 	`CREATE INDEX ON accounts ("userId")`,
+}
+
+// openPgTables opens Auth.js's tables, seeded with users, in a schema of
+// their own on AUTHPORT_POSTGRES_URL's server: it returns the store, the
+// server's URL and the schema.
+func openPgTables(ctx context.Context, users int) (*sqlStore, string, string, error) {
+	u, err := env("AUTHPORT_POSTGRES_URL")
+	if err != nil {
+		return nil, "", "", err
+	}
+	s, schema, err := openAuthJSPg(ctx, u, users)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return s, u, schema, nil
 }
 
 // openAuthJSPg makes a schema of its own with Auth.js's pg tables, seeds

@@ -56,32 +56,6 @@ var readBudgets = map[string]readBudget{
 // readAllocRuns is how many calls testing.AllocsPerRun averages over.
 const readAllocRuns = 300
 
-// readResponse is a ResponseWriter the loops reuse, so that the counts
-// hold the request's allocations alone: its header map is cleared, not
-// made anew (net/http's response has its own).
-type readResponse struct {
-	h      http.Header
-	status int
-	body   []byte
-}
-
-func (w *readResponse) Header() http.Header { return w.h }
-func (w *readResponse) WriteHeader(s int) {
-	if w.status == 0 {
-		w.status = s
-	}
-}
-func (w *readResponse) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	w.body = append(w.body, b...)
-	return len(b), nil
-}
-
-func (w *readResponse) reset() {
-	clear(w.h)
-	w.status, w.body = 0, w.body[:0]
-}
-
 // readCounts are the allocations of the read path's parts, per call.
 type readCounts struct {
 	store, readSession, lookup, get, require float64
@@ -152,7 +126,7 @@ func countReadPath(t *testing.T, p *readPath, k int) readCounts {
 			t.Fatalf("ReadSession: %+v, %v, %v", st, ok, err)
 		}
 	})
-	w := &readResponse{h: http.Header{}, body: make([]byte, 0, 512)}
+	w := &inprocResponse{h: http.Header{}, body: make([]byte, 0, 512)}
 	c.get = testing.AllocsPerRun(readAllocRuns, func() {
 		w.reset()
 		p.handler.ServeHTTP(w, get)

@@ -67,11 +67,7 @@ func openReadPath(ctx context.Context, name string, users int) (*readPath, error
 	}
 	switch name {
 	case "postgres":
-		u, err := env("AUTHPORT_POSTGRES_URL")
-		if err != nil {
-			return nil, err
-		}
-		s, schema, err := openAuthJSPg(ctx, u, users)
+		s, u, schema, err := openPgTables(ctx, users)
 		if err != nil {
 			return nil, err
 		}
