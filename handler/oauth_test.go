@@ -203,8 +203,10 @@ func FuzzOAuthCallback(f *testing.F) {
 		if (w.Code != http.StatusFound && w.Code != http.StatusSeeOther) || loc == nil || loc.Path != "/auth/signin" || loc.Query().Get("error") != "OAuthCallbackError" {
 			t.Fatalf("callback %.100q %.100q with %.100s=%.100q: %d %s", query, form, cookieName, cookieValue, w.Code, w.Header().Get("Location"))
 		}
-		if _, err := r.Cookie(cookieName); err == nil && strings.HasPrefix(cookieName, "authjs.") &&
-			(strings.HasSuffix(cookieName, "state") || strings.HasSuffix(cookieName, "nonce") || strings.HasSuffix(cookieName, "code_verifier")) {
+		// The check cookies are these three names (on http): a name that
+		// only ends like one (authjs.code_verifier) is no check cookie.
+		checkCookie := cookieName == "authjs.state" || cookieName == "authjs.nonce" || cookieName == "authjs.pkce.code_verifier"
+		if _, err := r.Cookie(cookieName); err == nil && checkCookie {
 			dropped := false
 			for _, c := range w.Result().Cookies() {
 				dropped = dropped || (c.Name == cookieName && c.MaxAge < 0)
