@@ -62,7 +62,7 @@ func (p *Passkeys) Options(ctx context.Context, providerID string, query url.Val
 	if action != "" && action != ActionRegister && action != ActionAuthenticate {
 		return nil, "", refuse(fmt.Errorf("%w: %q (want register or authenticate)", refusal.ErrInvalidAction, action))
 	}
-	signUp := p.auth.Settings().AllowDangerousUnverifiedEmail
+	signUp := p.allowSignUp
 	// Auth.js's getUserInfo: the signed-in user, else the user with the
 	// e-mail address, else a new user with it. The address is looked up
 	// only when the answer may depend on it (the options above).

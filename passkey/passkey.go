@@ -74,6 +74,12 @@ type Passkeys struct {
 	used    usedChallenges
 	// byEmail is Config.ListCredentialsByEmail.
 	byEmail bool
+	// baseHost and baseOrigin are the Auth's BaseURL's host and origin
+	// ("" without one), the relying party's fallbacks; allowSignUp is
+	// auth.Config.AllowDangerousUnverifiedEmail. Read once, from the
+	// Auth's settings, which never change.
+	baseHost, baseOrigin string
+	allowSignUp          bool
 }
 
 // New checks cfg and returns the ceremonies. Errors match
@@ -98,7 +104,8 @@ func New(cfg Config) (*Passkeys, error) {
 	// The relying party must come from the configuration: the request's
 	// Host header is the client's to choose, and r.TLS is absent behind a
 	// TLS-terminating proxy.
-	base := cfg.Auth.Settings().Origin
+	settings := cfg.Auth.Settings()
+	base := settings.Origin
 	for _, pr := range cfg.Auth.Providers() {
 		c, ok := pr.(*provider.WebAuthnConfig)
 		if !ok {
@@ -114,8 +121,12 @@ func New(cfg Config) (*Passkeys, error) {
 		rpName:  cfg.RPName,
 		origins: append([]string(nil), cfg.Origins...),
 		timeout: cfg.Timeout,
-		now:     cfg.Auth.Settings().Now,
+		now:     settings.Now,
 		byEmail: cfg.ListCredentialsByEmail,
+
+		baseHost:    settings.Hostname,
+		baseOrigin:  settings.Origin,
+		allowSignUp: settings.AllowDangerousUnverifiedEmail,
 	}
 	if p.now == nil {
 		p.now = time.Now

@@ -31,7 +31,7 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 		rp.id = p.rpID
 	}
 	if rp.id == "" {
-		rp.id = p.auth.Settings().Hostname // BaseURL's host ("" without one)
+		rp.id = p.baseHost
 	}
 	if rp.name == "" {
 		rp.name = p.rpName
@@ -51,8 +51,8 @@ func (p *Passkeys) relyingParty(providerID string) (*relyingParty, error) {
 			o, _ = origin(o) // checked by New
 			rp.origins = append(rp.origins, o)
 		}
-	case p.auth.Settings().Origin != "":
-		rp.origins = []string{p.auth.Settings().Origin}
+	case p.baseOrigin != "":
+		rp.origins = []string{p.baseOrigin}
 	}
 	if rp.id == "" || len(rp.origins) == 0 {
 		return nil, fmt.Errorf("%w: passkey: provider %q: no relying party id or origin configured; set auth.Config.BaseURL, or Config.RPID and Config.Origins", core.ErrInvalidConfig, providerID)
