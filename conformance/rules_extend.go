@@ -66,7 +66,7 @@ func extendRules() []rule {
 		{group: extendSession, name: "unknown_session_is_nil", extension: x, needs: needs, run: func(t *testing.T, e *env) {
 			before := e.state(t)
 			from := time.Now().Add(time.Hour)
-			got, wrote, err := e.a.ExtendSession(e.ctx, "no-such-session", from, from.Add(time.Hour))
+			got, wrote, err := e.a.ExtendSession(e.ctx, "no-such-session", from, from.Add(time.Hour), from)
 			if got != nil || wrote || err != nil {
 				t.Errorf("extendSession of an unknown session = %s, %v, %v; want nil, false, nil", show(got), wrote, err)
 			}
@@ -158,7 +158,7 @@ func (e *env) burst(t *testing.T, instances []*auth.Auth, token string, n int, w
 // session, or a write report other than wantWrote.
 func (e *env) extendSession(t *testing.T, token string, from, expires time.Time, wantWrote bool) *core.Session {
 	t.Helper()
-	got, wrote, err := e.a.ExtendSession(e.ctx, token, from, expires)
+	got, wrote, err := e.a.ExtendSession(e.ctx, token, from, expires, from)
 	call := fmt.Sprintf("extendSession(%q, %v, %v)", token, from, expires)
 	if must(t, call, got, err) == nil {
 		t.Fatalf("%s = nil; want the session", call)
@@ -198,7 +198,7 @@ func (c countedStore) UpdateSession(ctx context.Context, update core.SessionUpda
 }
 
 func (c countedStore) ExtendSession(ctx context.Context, token string, from, expires time.Time) (*core.Session, bool, error) {
-	s, wrote, err := c.Store.ExtendSession(ctx, token, from, expires)
+	s, wrote, err := c.Store.ExtendSession(ctx, token, from, expires, from)
 	if wrote {
 		c.w.extensions.Add(1)
 	}

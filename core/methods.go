@@ -132,14 +132,20 @@ const (
 	ExtensionUpdateAccount Extension = Extension(MethodUpdateAccount)
 	// ExtensionExtendSession is [SessionExtender].
 	ExtensionExtendSession Extension = Extension(MethodExtendSession)
+	// ExtensionListSessionsByUserID is [SessionsByUserLister].
+	ExtensionListSessionsByUserID Extension = Extension(MethodListSessionsByUserID)
+	// ExtensionDeleteSessionsByUserID is [SessionsByUserDeleter].
+	ExtensionDeleteSessionsByUserID Extension = Extension(MethodDeleteSessionsByUserID)
 )
 
 // The names of the extension methods that are called like spec methods,
 // for errors ([InputError.Method], [MethodError.Method]).
 const (
-	MethodListAccountsByUserID Method = "listAccountsByUserId"
-	MethodUpdateAccount        Method = "updateAccount"
-	MethodExtendSession        Method = "extendSession"
+	MethodListAccountsByUserID   Method = "listAccountsByUserId"
+	MethodUpdateAccount          Method = "updateAccount"
+	MethodExtendSession          Method = "extendSession"
+	MethodListSessionsByUserID   Method = "listSessionsByUserId"
+	MethodDeleteSessionsByUserID Method = "deleteSessionsByUserId"
 )
 
 // extensionTable maps each extension to its interface.
@@ -156,12 +162,15 @@ func extensionTable() []struct {
 		{ExtensionListAccountsByUserID, reflect.TypeFor[AccountsByUserLister]()},
 		{ExtensionUpdateAccount, reflect.TypeFor[AccountUpdater]()},
 		{ExtensionExtendSession, reflect.TypeFor[SessionExtender]()},
+		{ExtensionListSessionsByUserID, reflect.TypeFor[SessionsByUserLister]()},
+		{ExtensionDeleteSessionsByUserID, reflect.TypeFor[SessionsByUserDeleter]()},
 	}
 }
 
 // Extensions returns the extensions the adapter offers ([ExpiredPurger],
 // [AuthenticatorCounterAdvancer], [AccountsByUserLister], [AccountUpdater],
-// [SessionExtender]), in a fixed order.
+// [SessionExtender], [SessionsByUserLister], [SessionsByUserDeleter]), in a
+// fixed order.
 func (c Capabilities) Extensions() []Extension { return slices.Clone(c.extensions) }
 
 // HasExtension reports whether the adapter offers the extension x.
@@ -353,6 +362,58 @@ type SessionExtender interface {
 	// returns the session as stored afterwards and whether it wrote. When
 	// another caller has moved the expiry past from, it changes nothing and
 	// returns the stored session and false. When there is no such session
-	// it returns nil, false, nil. expires is after from.
-	ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*Session, bool, error)
+	// it returns nil, false, nil. expires is after from. An adapter that
+	// keeps session metadata ([SessionMetadataKeeper]) sets UpdatedAt to
+	// seen in the same write.
+	ExtendSession(ctx context.Context, sessionToken string, from, expires, seen time.Time) (*Session, bool, error)
+}
+
+// SessionsByUserLister is not a spec method: it lists a user's sessions,
+// for "where am I signed in?". The listing is exact: a session that was
+// deleted, or has expired (whether or not the store has evicted it yet), is
+// never listed, and leaves no index entry behind once the adapter has seen
+// it expired.
+type SessionsByUserLister interface {
+	// ListSessionsByUserID returns the user's unexpired sessions, ordered
+	// by session token ([CompareSessions]), with their metadata where the
+	// adapter keeps it (the other methods may leave the metadata out: the
+	// read of every request has no use for it). For an unknown user it
+	// returns an empty, non-nil list and no error. It reads one index; it
+	// writes no session (it may prune index entries of expired ones).
+	ListSessionsByUserID(ctx context.Context, userID string) ([]Session, error)
+}
+
+// SessionsByUserDeleter is not a spec method: it ends a user's sessions,
+// for "sign out everywhere" and "sign out my other devices".
+type SessionsByUserDeleter interface {
+	// DeleteSessionsByUserID deletes every session of the user except the
+	// one whose token is except ("" keeps none), and reports how many
+	// unexpired sessions it deleted. A session created for the user while
+	// it runs is either deleted or left whole, never half-deleted; a
+	// session deleted by it never becomes readable again, even when an
+	// extension of it races the delete. except naming another user's
+	// session keeps nothing of that user's. For an unknown user it returns
+	// 0 and no error.
+	DeleteSessionsByUserID(ctx context.Context, userID, except string) (int, error)
+}
+
+// SessionMetadataKeeper is implemented by an adapter that can keep session
+// metadata ([Session.CreatedAt], UpdatedAt, IPAddress, UserAgent). An
+// adapter that does not implement it, or whose KeepsSessionMetadata
+// returns false (a SQL table without the columns, say), returns those
+// fields as zero values.
+type SessionMetadataKeeper interface {
+	// KeepsSessionMetadata reports whether this configured instance
+	// stores session metadata.
+	KeepsSessionMetadata() bool
+}
+
+// KeepsSessionMetadata reports whether the adapter a (or the adapter behind
+// a [*Store]) keeps session metadata.
+func KeepsSessionMetadata(a any) bool {
+	if s, ok := a.(*Store); ok {
+		a = s.adapter
+	}
+	k, ok := a.(SessionMetadataKeeper)
+	return ok && k.KeepsSessionMetadata()
 }

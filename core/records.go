@@ -118,7 +118,29 @@ type Session struct {
 	UserID string
 	// Expires is the absolute expiry time.
 	Expires time.Time
+
+	// The session's metadata, which lists of a user's sessions show ("where
+	// am I signed in?"). Adapters keep it where their table or layout has
+	// room for it and say so with [SessionMetadataKeeper]; one without room
+	// returns the zero values. Never written on a request of its own:
+	// CreatedAt, IPAddress and UserAgent with the session, UpdatedAt with
+	// it and with each extension of its expiry.
+
+	// CreatedAt is when the session was created; zero when unknown.
+	CreatedAt time.Time
+	// UpdatedAt is when the session was last extended (its "last seen",
+	// to within the session's update age); zero when unknown.
+	UpdatedAt time.Time
+	// IPAddress is the client's address at sign-in, as the library
+	// determined it (see auth.Config.TrustedProxies); "" when unknown.
+	IPAddress string
+	// UserAgent is the client's User-Agent at sign-in, cut to
+	// [MaxUserAgent] bytes; "" when unknown.
+	UserAgent string
 }
+
+// MaxUserAgent is the most bytes of a User-Agent header a session keeps.
+const MaxUserAgent = 512
 
 // SessionAndUser is what GetSessionAndUser returns: a session and its user.
 type SessionAndUser struct {
@@ -174,6 +196,15 @@ func NormalizeTime(t time.Time) time.Time {
 	return t.Truncate(TimePrecision).UTC().Round(0)
 }
 
+// normalizeOptionalTime is [NormalizeTime] for a time whose zero value
+// means unknown: the zero time stays time.Time{}.
+func normalizeOptionalTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return NormalizeTime(t)
+}
+
 // NormalizeTimePtr is [NormalizeTime] for a nullable time.
 func NormalizeTimePtr(t *time.Time) *time.Time {
 	if t == nil {
@@ -226,11 +257,27 @@ func CompareAuthenticators(x, y Authenticator) int {
 	return strings.Compare(x.CredentialID, y.CredentialID)
 }
 
-// Normalize returns s as adapters store it: Expires truncated to
-// [TimePrecision] in UTC.
+// Normalize returns s as adapters store it: its times truncated to
+// [TimePrecision] in UTC (a zero time stays zero).
 func (s Session) Normalize() Session {
 	s.Expires = NormalizeTime(s.Expires)
+	s.CreatedAt = normalizeOptionalTime(s.CreatedAt)
+	s.UpdatedAt = normalizeOptionalTime(s.UpdatedAt)
 	return s
+}
+
+// WithoutMetadata returns s with its metadata (CreatedAt, UpdatedAt,
+// IPAddress, UserAgent) cleared: what an adapter without room for it
+// returns.
+func (s Session) WithoutMetadata() Session {
+	s.CreatedAt, s.UpdatedAt, s.IPAddress, s.UserAgent = time.Time{}, time.Time{}, "", ""
+	return s
+}
+
+// CompareSessions orders sessions as listSessionsByUserId returns them: by
+// session token. It is a comparison function for [slices.SortFunc].
+func CompareSessions(x, y Session) int {
+	return strings.Compare(x.SessionToken, y.SessionToken)
 }
 
 // Expired reports whether s has expired at now. A session expires at the

@@ -229,7 +229,7 @@ func normAccount(a *Account, err error) (*Account, error) {
 // passes err on.
 func normSession(s *Session, err error) (*Session, error) {
 	if s != nil {
-		s.Expires = NormalizeTime(s.Expires)
+		*s = s.Normalize()
 	}
 	return s, err
 }
@@ -341,7 +341,8 @@ func (s *Store) CreateSession(ctx context.Context, session Session) (*Session, e
 	return write(ctx, s, m, func(a SessionCreator) (*Session, error) {
 		return normSession(a.CreateSession(ctx, session.Normalize()))
 	}, session.Validate, func() error {
-		return checkStrings(m, field{"sessionToken", &session.SessionToken}, field{"userId", &session.UserID})
+		return checkStrings(m, field{"sessionToken", &session.SessionToken}, field{"userId", &session.UserID},
+			field{"ipAddress", &session.IPAddress}, field{"userAgent", &session.UserAgent})
 	})
 }
 
@@ -362,6 +363,7 @@ func (s *Store) UpdateSession(ctx context.Context, update SessionUpdate) (*Sessi
 	const m = MethodUpdateSession
 	return write(ctx, s, m, func(a SessionUpdater) (*Session, error) {
 		update.Expires.Value = NormalizeTime(update.Expires.Value)
+		update.UpdatedAt.Value = normalizeOptionalTime(update.UpdatedAt.Value)
 		return normSession(a.UpdateSession(ctx, update))
 	}, update.Validate, func() error {
 		return checkStrings(m, field{"sessionToken", &update.SessionToken}, field{"userId", &update.UserID.Value})
@@ -374,20 +376,24 @@ type extended struct {
 	wrote   bool
 }
 
-// ExtendSession is the extendSession extension through the layer. from and
-// expires are normalised (see [NormalizeTime]) before the adapter sees them;
-// an expires not after from is an [*InputError].
-func (s *Store) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*Session, bool, error) {
+// ExtendSession is the extendSession extension through the layer. from,
+// expires and seen are normalised (see [NormalizeTime]) before the adapter
+// sees them; an expires not after from, or a zero seen, is an
+// [*InputError].
+func (s *Store) ExtendSession(ctx context.Context, sessionToken string, from, expires, seen time.Time) (*Session, bool, error) {
 	const m = MethodExtendSession
 	r, err := call(ctx, s, m, func(a SessionExtender) (extended, error) {
-		from, expires = NormalizeTime(from), NormalizeTime(expires)
+		from, expires, seen = NormalizeTime(from), NormalizeTime(expires), NormalizeTime(seen)
 		if !expires.After(from) {
 			return extended{}, invalid(string(m), "expires", "must be after from")
+		}
+		if seen.Equal(NormalizeTime(time.Time{})) {
+			return extended{}, invalid(string(m), "seen", mustBeSet)
 		}
 		if !lookupKey(sessionToken) {
 			return extended{}, nil
 		}
-		out, wrote, err := a.ExtendSession(ctx, sessionToken, from, expires)
+		out, wrote, err := a.ExtendSession(ctx, sessionToken, from, expires, seen)
 		normSession(out, nil)
 		return extended{out, wrote && out != nil}, err
 	})
@@ -398,6 +404,29 @@ func (s *Store) ExtendSession(ctx context.Context, sessionToken string, from, ex
 func (s *Store) DeleteSession(ctx context.Context, sessionToken string) (*Session, error) {
 	return lookup(ctx, s, MethodDeleteSession, nil, []string{sessionToken}, func(a SessionDeleter) (*Session, error) {
 		return normSession(a.DeleteSession(ctx, sessionToken))
+	})
+}
+
+// ListSessionsByUserID is the listSessionsByUserId extension through the
+// layer.
+func (s *Store) ListSessionsByUserID(ctx context.Context, userID string) ([]Session, error) {
+	return lookup(ctx, s, MethodListSessionsByUserID, []Session{}, []string{userID}, func(a SessionsByUserLister) ([]Session, error) {
+		out, err := a.ListSessionsByUserID(ctx, userID)
+		for i := range out {
+			out[i] = out[i].Normalize()
+		}
+		return nonNil(out, err)
+	})
+}
+
+// DeleteSessionsByUserID is the deleteSessionsByUserId extension through
+// the layer. An except that no write could have stored keeps nothing.
+func (s *Store) DeleteSessionsByUserID(ctx context.Context, userID, except string) (int, error) {
+	return lookup(ctx, s, MethodDeleteSessionsByUserID, 0, []string{userID}, func(a SessionsByUserDeleter) (int, error) {
+		if except != "" && !storable(except) {
+			except = ""
+		}
+		return a.DeleteSessionsByUserID(ctx, userID, except)
 	})
 }
 

@@ -69,6 +69,9 @@ type SessionUpdate struct {
 	SessionToken string
 	UserID       Field[string]
 	Expires      Field[time.Time]
+	// UpdatedAt is kept by adapters that keep session metadata
+	// ([SessionMetadataKeeper]) and ignored by the others.
+	UpdatedAt Field[time.Time]
 }
 
 // Apply returns s with the update's set fields applied, times normalised as
@@ -76,8 +79,8 @@ type SessionUpdate struct {
 func (up SessionUpdate) Apply(s Session) Session {
 	up.UserID.Apply(&s.UserID)
 	up.Expires.Apply(&s.Expires)
-	s.Expires = NormalizeTime(s.Expires)
-	return s
+	up.UpdatedAt.Apply(&s.UpdatedAt)
+	return s.Normalize()
 }
 
 // Validate reports bad input: an empty token, a user id set to "", or

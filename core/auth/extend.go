@@ -93,12 +93,12 @@ func (a *Auth) extendSession(ctx context.Context, s core.Session, now time.Time)
 		to := core.NormalizeTime(now.Add(a.maxAge))
 		if a.updateAge > 0 && to.After(s.Expires) && a.store.Capabilities().HasExtension(core.ExtensionExtendSession) {
 			return call(a, "session extension", func(x core.SessionExtender) (*core.Session, error) {
-				stored, _, err := x.ExtendSession(ctx, s.SessionToken, s.Expires, to)
+				stored, _, err := x.ExtendSession(ctx, s.SessionToken, s.Expires, to, now)
 				return stored, err
 			})
 		}
 		return call(a, "session extension", func(u core.SessionUpdater) (*core.Session, error) {
-			return u.UpdateSession(ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(now.Add(a.maxAge))})
+			return u.UpdateSession(ctx, core.SessionUpdate{SessionToken: s.SessionToken, Expires: core.Set(now.Add(a.maxAge)), UpdatedAt: core.Set(now)})
 		})
 	}
 	if a.updateAge == 0 {

@@ -24,7 +24,7 @@ func ExtendOnce(t testing.TB, ctx context.Context, token, userID string, from ti
 	}
 	results := make([]result, n)
 	Concurrently(n, func(i int) {
-		s, wrote, err := instances[i%len(instances)].ExtendSession(ctx, token, from, from.Add(time.Duration(i+1)*time.Minute))
+		s, wrote, err := instances[i%len(instances)].ExtendSession(ctx, token, from, from.Add(time.Duration(i+1)*time.Minute), from.Add(time.Second))
 		results[i] = result{s, wrote, err}
 	})
 	winner := -1
