@@ -158,7 +158,7 @@ func isSpecMethod(m core.Method) bool { return slices.Contains(core.Methods(), m
 // allRules lists every rule, in the order of SPEC §4.
 func allRules() []rule {
 	rs := slices.Concat(userRules(), userDataRules(), accountRules(), accountListRules(), accountUpdateRules(),
-		sessionRules(), extendRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
+		sessionRules(), extendRules(), sessionInventoryRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
 		counterRules(), cutRules())
 	for _, r := range append(flowRules(), accountFlowRules()...) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
