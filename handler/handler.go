@@ -49,6 +49,12 @@ type Config struct {
 	// recorded with the sessions it signs in (auth.Client). Empty (the
 	// default) trusts no proxy.
 	TrustedProxies []netip.Prefix
+	// MultiSession is how many accounts one browser may hold signed in at
+	// once, with database sessions: one active, the others kept aside
+	// and switched to through the /accounts routes (see the cookie layout
+	// in multisession.go's comment and the README). 0 or 1 (the default)
+	// is one account, as in Auth.js: the /accounts routes answer 404.
+	MultiSession int
 	// Bearer lets Middleware, Require and Session (the embedded Reader)
 	// read a session from an "Authorization: Bearer <token>" header, for
 	// API clients; off by default. See ReaderConfig.Bearer. The handler's
@@ -113,7 +119,9 @@ type Handler struct {
 	tmpl      *template.Template
 	limits    *limiter // nil: no rate limits
 	trusted   []netip.Prefix
-	routes    map[routeKey]route
+	// multiSession is Config.MultiSession.
+	multiSession int
+	routes       map[routeKey]route
 	// mountWarned makes the BaseURL/mount mismatch log once.
 	mountWarned sync.Once
 	// originWarned makes the BaseURL/request host mismatch log once.
@@ -197,6 +205,10 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	h.trusted = slices.Clone(cfg.TrustedProxies)
+	if cfg.MultiSession < 0 {
+		return nil, fmt.Errorf("%w: MultiSession must not be negative (0 or 1 is one account per browser)", core.ErrInvalidConfig)
+	}
+	h.multiSession = cfg.MultiSession
 	if h.limits, err = newLimiter(cfg.RateLimit, h.trusted); err != nil {
 		return nil, err
 	}
@@ -257,6 +269,8 @@ func routeTable() map[routeKey]route {
 		{"passkey.js", false}:      {"GET", (*Handler).servePasskeyScript},
 		{"sessions", false}:        {"GET", (*Handler).serveSessions},
 		{"sessions", true}:         {"POST", (*Handler).serveSessions},
+		{"accounts", false}:        {"GET", (*Handler).serveAccounts},
+		{"accounts", true}:         {"POST", (*Handler).serveAccounts},
 	}
 }
 

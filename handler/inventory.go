@@ -60,15 +60,8 @@ func (h *Handler) serveSessions(w http.ResponseWriter, r *http.Request, action s
 		return
 	}
 	var body inventoryBody
-	if r.Method == http.MethodPost {
-		if !h.readBody(w, r, &body) {
-			return
-		}
-		if _, ok := h.csrf(w, r, body.CSRFToken); !ok {
-			h.log.InfoContext(r.Context(), "authport: session inventory request refused", "error_code", ErrorMissingCSRF)
-			writeJSON(w, http.StatusForbidden, errorBody{Error: ErrorMissingCSRF, Message: "the CSRF token is missing or does not match its cookie"}, true)
-			return
-		}
+	if r.Method == http.MethodPost && !h.postBody(w, r, &body) {
+		return
 	}
 	ctx := r.Context()
 	s, _, err := h.session(ctx, r)
@@ -113,6 +106,20 @@ func (h *Handler) serveSessions(w http.ResponseWriter, r *http.Request, action s
 		return
 	}
 	writeJSON(w, http.StatusOK, result, true)
+}
+
+// postBody reads a JSON API POST's body (readBody) and checks its CSRF
+// token, answering the refusal itself (403 MissingCSRF).
+func (h *Handler) postBody(w http.ResponseWriter, r *http.Request, v *inventoryBody) bool {
+	if !h.readBody(w, r, v) {
+		return false
+	}
+	if _, ok := h.csrf(w, r, v.CSRFToken); !ok {
+		h.log.InfoContext(r.Context(), "authport: request refused", "path", r.URL.Path, "error_code", ErrorMissingCSRF)
+		writeJSON(w, http.StatusForbidden, errorBody{Error: ErrorMissingCSRF, Message: "the CSRF token is missing or does not match its cookie"}, true)
+		return false
+	}
+	return true
 }
 
 // readBody reads a POST's JSON object (Content-Type application/json) or

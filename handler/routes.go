@@ -454,6 +454,10 @@ func (h *Handler) serveSignOut(w http.ResponseWriter, r *http.Request, _ string)
 		h.fail(w, r, ErrorConfiguration, err)
 		return
 	}
+	if err := h.endOtherSessions(w, r); err != nil {
+		h.fail(w, r, ErrorConfiguration, err)
+		return
+	}
 	h.clearSession(w, r)
 	h.redirect(w, r, h.callbackURL(w, r))
 }

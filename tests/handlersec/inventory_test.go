@@ -38,6 +38,21 @@ func (app *hookApp) browser(userAgent, forwardedFor string) *http.Client {
 	return app.client
 }
 
+// remount serves app through a new handler configured by cfg (its Auth and
+// Passkeys are app's).
+func (app *hookApp) remount(cfg handler.Config) {
+	app.t.Helper()
+	cfg.Auth, cfg.Passkeys = app.a, &hookPasskeys{a: app.a}
+	h, err := handler.New(cfg)
+	if err != nil {
+		app.t.Fatal(err)
+	}
+	app.h = h
+	mux := http.NewServeMux()
+	mux.Handle("/auth/", h)
+	app.srv.Config.Handler = mux
+}
+
 // inventory is GET /auth/sessions in the current browser.
 func (app *hookApp) inventory() []auth.SessionInfo {
 	app.t.Helper()
@@ -53,12 +68,19 @@ func (app *hookApp) inventory() []auth.SessionInfo {
 // the count or flag revoked.
 func (app *hookApp) revoke(action, id string) any {
 	app.t.Helper()
-	res := app.do("POST", "/auth/sessions/"+action, url.Values{"csrfToken": {app.csrf()}, "id": {id}})
-	var v struct{ Revoked any }
+	return app.postAPI("/auth/sessions/"+action, id)["revoked"]
+}
+
+// postAPI posts the CSRF token and the id to a JSON route of the handler
+// in the current browser, and returns the JSON object it answered 200.
+func (app *hookApp) postAPI(path, id string) map[string]any {
+	app.t.Helper()
+	res := app.do("POST", path, url.Values{"csrfToken": {app.csrf()}, "id": {id}})
+	var v map[string]any
 	if res.StatusCode != http.StatusOK || json.Unmarshal([]byte(res.body), &v) != nil {
-		app.t.Fatalf("POST /auth/sessions/%s = %d %s; want 200", action, res.StatusCode, res.body)
+		app.t.Fatalf("POST %s = %d %s; want 200 and an object", path, res.StatusCode, res.body)
 	}
-	return v.Revoked
+	return v
 }
 
 // TestSessionInventoryOnStores drives every route of the session
@@ -72,14 +94,7 @@ func (app *hookApp) revoke(action, id string) any {
 func TestSessionInventoryOnStores(t *testing.T) {
 	forStores(t, func(t *testing.T, store core.Adapter, strategy auth.Strategy) {
 		app := newHookApp(t, store, strategy, func(*auth.Config) {})
-		h, err := handler.New(handler.Config{Auth: app.a, Passkeys: &hookPasskeys{a: app.a},
-			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/auth/", h)
-		app.srv.Config.Handler = mux
+		app.remount(handler.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
 		ada := map[string]any{"id": "gh-ada", "email": "ada@example.com"}
 
 		laptop := app.browser("Mozilla/5.0 (X11; Linux x86_64) Firefox/145.0", "198.51.100.7")
