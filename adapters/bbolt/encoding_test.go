@@ -157,9 +157,9 @@ func TestUserBoxes(t *testing.T) {
 		"userBox 1":           {unsafe.Sizeof(userBox[userBuffer1]{}), 208},
 		"userBox 2":           {unsafe.Sizeof(userBox[userBuffer2]{}), 288},
 		"userBox 3":           {unsafe.Sizeof(userBox[userBuffer3]{}), 512},
-		"sessionAndUserBox 1": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer1]{}), 256},
-		"sessionAndUserBox 2": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer2]{}), 320},
-		"sessionAndUserBox 3": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer3]{}), 512},
+		"sessionAndUserBox 1": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer1]{}), 352},
+		"sessionAndUserBox 2": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer2]{}), 416},
+		"sessionAndUserBox 3": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer3]{}), 640},
 	}
 	for name, s := range sizes {
 		if s[0] != s[1] {
