@@ -121,6 +121,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encodeAccount(&core.Account{UserID: "u", Provider: "p", Type: "oauth", ProviderAccountID: "x",
 		AuthorizationDetails: []core.AuthorizationDetail{{Type: "t", Locations: []string{"l"}}}, ExpiresAt: ip(5)}))
 	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1)}))
+	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1), CreatedAt: time.UnixMilli(-1), IPAddress: "::1", UserAgent: "ua"}))
 	f.Add(encodeAuthenticator(&core.Authenticator{CredentialID: "c", Transports: sp("usb")}))
 	f.Add([]byte{1, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
