@@ -141,6 +141,9 @@ func (h *Handler) serveAccounts(w http.ResponseWriter, r *http.Request, action s
 	active := ""
 	if len(held) > 0 && held[0].token == h.sessionToken(r) {
 		active = held[0].token
+		if held[0].s.extended { // the read extended it: the cookie follows
+			h.writeSessionCookie(w, core.Session{SessionToken: active, Expires: held[0].s.Expires})
+		}
 	}
 	// tokensOf returns the tokens of hs but the active one: what the
 	// other-sessions cookie holds.
