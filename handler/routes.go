@@ -334,6 +334,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		h.unknownProvider(w, r)
 		return
 	}
+	// A session this sign-in creates records the client it came from.
+	ip, agent := h.client(r)
+	r = r.WithContext(auth.WithClient(r.Context(), auth.Client{IPAddress: ip, UserAgent: agent}))
 	ctx := r.Context()
 	var si *auth.SignIn
 	var err error
