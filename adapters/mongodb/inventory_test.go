@@ -269,10 +269,20 @@ func TestListSessionsPlan(t *testing.T) {
 		t.Skip("FerretDB: its explain output is not MongoDB's")
 	}
 	ctx := t.Context()
+	// Enough sessions of other users that only the compound index serves
+	// the query well (on an empty collection every plan ties).
+	var docs []any
+	for i := range 300 {
+		docs = append(docs, bson.D{{Key: "sessionToken", Value: fmt.Sprintf("t%03d", i)}, {Key: "userId", Value: fmt.Sprintf("u%d", i%100)},
+			{Key: "expires", Value: bson.NewDateTimeFromTime(time.Now().Add(time.Hour))}})
+	}
+	if _, err := db.Collection("sessions").InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
 	var out bson.Raw
 	err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: bson.D{
 		{Key: "find", Value: "sessions"},
-		{Key: "filter", Value: bson.D{{Key: "userId", Value: "u"}, {Key: "expires", Value: bson.D{{Key: "$gt", Value: bson.NewDateTimeFromTime(time.Now())}}}}},
+		{Key: "filter", Value: bson.D{{Key: "userId", Value: "u7"}, {Key: "expires", Value: bson.D{{Key: "$gt", Value: bson.NewDateTimeFromTime(time.Now())}}}}},
 		{Key: "sort", Value: bson.D{{Key: "sessionToken", Value: 1}}},
 	}}, {Key: "verbosity", Value: "queryPlanner"}}).Decode(&out)
 	if err != nil {
