@@ -244,3 +244,13 @@ func (ks *KeySet) byID(id string) *setKey {
 	}
 	return nil
 }
+
+// PublicKey returns the public key with the kid, or nil: to keep a
+// previous key in a new set without its private part
+// (Key{ID: id, Public: old.PublicKey(id)}).
+func (ks *KeySet) PublicKey(id string) crypto.PublicKey {
+	if k := ks.byID(id); k != nil {
+		return k.public
+	}
+	return nil
+}
