@@ -373,14 +373,22 @@ func TestConfigErrors(t *testing.T) {
 	a, _ := auth.New(auth.Config{Adapter: e.store, Secrets: []string{secret}, BaseURL: base})
 	ok := tokens.Config{Auth: a, Keys: e.keys, Audience: []string{api}, Clients: []tokens.Client{{ID: "c", RedirectURIs: []string{redirect}}}}
 	for name, f := range map[string]func(*tokens.Config){
-		"no auth":        func(c *tokens.Config) { c.Auth = nil },
-		"no keys":        func(c *tokens.Config) { c.Keys = nil },
-		"no audience":    func(c *tokens.Config) { c.Audience = nil },
-		"no clients":     func(c *tokens.Config) { c.Clients = nil },
-		"http redirect":  func(c *tokens.Config) { c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"http://example.com/cb"}}} },
-		"localhost":      func(c *tokens.Config) { c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"http://localhost/cb"}}} },
-		"javascript":     func(c *tokens.Config) { c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"javascript:alert(1)"}}} },
-		"fragment":       func(c *tokens.Config) { c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"https://a.example/cb#x"}}} },
+		"no auth":     func(c *tokens.Config) { c.Auth = nil },
+		"no keys":     func(c *tokens.Config) { c.Keys = nil },
+		"no audience": func(c *tokens.Config) { c.Audience = nil },
+		"no clients":  func(c *tokens.Config) { c.Clients = nil },
+		"http redirect": func(c *tokens.Config) {
+			c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"http://example.com/cb"}}}
+		},
+		"localhost": func(c *tokens.Config) {
+			c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"http://localhost/cb"}}}
+		},
+		"javascript": func(c *tokens.Config) {
+			c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"javascript:alert(1)"}}}
+		},
+		"fragment": func(c *tokens.Config) {
+			c.Clients = []tokens.Client{{ID: "c", RedirectURIs: []string{"https://a.example/cb#x"}}}
+		},
 		"dup client":     func(c *tokens.Config) { c.Clients = append(c.Clients, c.Clients[0]) },
 		"short retry":    func(c *tokens.Config) { c.RetryAfter = time.Millisecond },
 		"short secret":   func(c *tokens.Config) { c.IntrospectionSecret = "short" },
