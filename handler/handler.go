@@ -16,6 +16,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/oauth"
+	"github.com/authport/authport/tokens"
 )
 
 // Config configures a Handler. Secrets (CSRF, JWT sessions), the clock and
@@ -54,6 +55,11 @@ type Config struct {
 	// API clients; off by default. See ReaderConfig.Bearer. The handler's
 	// own routes read the session cookie only.
 	Bearer bool
+	// Tokens serves tokens for native clients (mobile, desktop and
+	// command-line applications) at /authorize, /token, /jwks, /revoke and
+	// /introspect (see tokens.go); nil (the default) leaves those routes
+	// out (404). Build it with tokens.New on the same Auth.
+	Tokens *tokens.Issuer
 	// Logger receives one record per failed sign-in (WARN, with the error
 	// code and the reason) and per store or configuration error (ERROR);
 	// nil means the Auth's logger (auth.Config.Logger), or slog.Default(),
@@ -114,6 +120,7 @@ type Handler struct {
 	limits    *limiter // nil: no rate limits
 	trusted   []netip.Prefix
 	routes    map[routeKey]route
+	tokens    *tokens.Issuer // Config.Tokens
 	// mountWarned makes the BaseURL/mount mismatch log once.
 	mountWarned sync.Once
 	// originWarned makes the BaseURL/request host mismatch log once.
@@ -197,6 +204,10 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	h.trusted = slices.Clone(cfg.TrustedProxies)
+	if err := checkTokens(cfg.Tokens, settings); err != nil {
+		return nil, fmt.Errorf("%w: %w", core.ErrInvalidConfig, err)
+	}
+	h.tokens = cfg.Tokens
 	if h.limits, err = newLimiter(cfg.RateLimit, h.trusted); err != nil {
 		return nil, err
 	}
@@ -243,7 +254,7 @@ type routeKey struct {
 // routeTable returns Auth.js's actions, each with the methods it takes and
 // what serves it. signin is two: the page, and /signin/{id}.
 func routeTable() map[routeKey]route {
-	return map[routeKey]route{
+	m := map[routeKey]route{
 		{"providers", false}:       {"GET", (*Handler).serveProviders},
 		{"csrf", false}:            {"GET", (*Handler).serveCSRF},
 		{"session", false}:         {"GET, POST", (*Handler).serveSession},
@@ -258,6 +269,8 @@ func routeTable() map[routeKey]route {
 		{"sessions", false}:        {"GET", (*Handler).serveSessions},
 		{"sessions", true}:         {"POST", (*Handler).serveSessions},
 	}
+	tokenRoutes(m)
+	return m
 }
 
 // maxBody bounds a POST body (forms and the passkey credential JSON).
