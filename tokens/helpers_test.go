@@ -28,7 +28,7 @@ const (
 // env is one store with one or more Auth+Issuer instances on it, and a
 // clock they share.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	store *memory.Adapter
 	clock *coretest.Clock
@@ -37,7 +37,7 @@ type env struct {
 	reuse []auth.RefreshTokenReusedEvent
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, ctx: context.Background(), clock: coretest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	e.store = memory.New(memory.WithClock(e.clock.Now))
