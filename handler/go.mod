@@ -8,6 +8,7 @@ require (
 	github.com/authport/authport/jwt v0.1.0
 	github.com/authport/authport/mail v0.1.0
 	github.com/authport/authport/oauth v0.1.0
+	github.com/authport/authport/tokens v0.1.0
 )
 
 require (
@@ -29,4 +30,5 @@ replace (
 	github.com/authport/authport/jwt => ../jwt
 	github.com/authport/authport/mail => ../mail
 	github.com/authport/authport/oauth => ../oauth
+	github.com/authport/authport/tokens => ../tokens
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/oauth"
+	"github.com/authport/authport/tokens"
 )
 
 // Config configures a Handler. Secrets (CSRF, JWT sessions), the clock and
@@ -60,6 +61,11 @@ type Config struct {
 	// API clients; off by default. See ReaderConfig.Bearer. The handler's
 	// own routes read the session cookie only.
 	Bearer bool
+	// Tokens serves tokens for native clients (mobile, desktop and
+	// command-line applications) at /authorize, /token, /jwks, /revoke and
+	// /introspect (see tokens.go); nil (the default) leaves those routes
+	// out (404). Build it with tokens.New on the same Auth.
+	Tokens *tokens.Issuer
 	// Logger receives one record per failed sign-in (WARN, with the error
 	// code and the reason) and per store or configuration error (ERROR);
 	// nil means the Auth's logger (auth.Config.Logger), or slog.Default(),
@@ -122,6 +128,7 @@ type Handler struct {
 	// multiSession is Config.MultiSession.
 	multiSession int
 	routes       map[routeKey]route
+	tokens       *tokens.Issuer // Config.Tokens
 	// mountWarned makes the BaseURL/mount mismatch log once.
 	mountWarned sync.Once
 	// originWarned makes the BaseURL/request host mismatch log once.
@@ -209,6 +216,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("%w: MultiSession must not be negative (0 or 1 is one account per browser)", core.ErrInvalidConfig)
 	}
 	h.multiSession = cfg.MultiSession
+	if err := checkTokens(cfg.Tokens, settings); err != nil {
+		return nil, fmt.Errorf("%w: %w", core.ErrInvalidConfig, err)
+	}
+	h.tokens = cfg.Tokens
 	if h.limits, err = newLimiter(cfg.RateLimit, h.trusted); err != nil {
 		return nil, err
 	}
@@ -255,7 +266,7 @@ type routeKey struct {
 // routeTable returns Auth.js's actions, each with the methods it takes and
 // what serves it. signin is two: the page, and /signin/{id}.
 func routeTable() map[routeKey]route {
-	return map[routeKey]route{
+	m := map[routeKey]route{
 		{"providers", false}:       {"GET", (*Handler).serveProviders},
 		{"csrf", false}:            {"GET", (*Handler).serveCSRF},
 		{"session", false}:         {"GET, POST", (*Handler).serveSession},
@@ -272,6 +283,8 @@ func routeTable() map[routeKey]route {
 		{"accounts", false}:        {"GET", (*Handler).serveAccounts},
 		{"accounts", true}:         {"POST", (*Handler).serveAccounts},
 	}
+	tokenRoutes(m)
+	return m
 }
 
 // maxBody bounds a POST body (forms and the passkey credential JSON).

@@ -177,6 +177,11 @@ type Events struct {
 	// SessionsRevoked runs after a user ended sessions through
 	// [Auth.Sessions] (one, the others, or all).
 	SessionsRevoked func(ctx context.Context, e SessionsRevokedEvent) error
+	// RefreshTokenReused runs after a token family of module
+	// github.com/authport/authport/tokens was ended because one of its
+	// refresh tokens was presented again after rotation (a sign that it
+	// leaked).
+	RefreshTokenReused func(ctx context.Context, e RefreshTokenReusedEvent) error
 }
 
 // SignInEvent reports a completed sign-in.

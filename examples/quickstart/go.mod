@@ -12,6 +12,7 @@ require (
 require (
 	github.com/authport/authport/jwt v0.1.0 // indirect
 	github.com/authport/authport/oauth v0.1.0 // indirect
+	github.com/authport/authport/tokens v0.1.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
@@ -30,4 +31,5 @@ replace (
 	github.com/authport/authport/jwt => ../../jwt
 	github.com/authport/authport/mail => ../../mail
 	github.com/authport/authport/oauth => ../../oauth
+	github.com/authport/authport/tokens => ../../tokens
 )

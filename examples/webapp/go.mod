@@ -15,6 +15,7 @@ require (
 
 require (
 	github.com/authport/authport/jwt v0.1.0 // indirect
+	github.com/authport/authport/tokens v0.1.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -43,4 +44,5 @@ replace (
 	github.com/authport/authport/mail => ../../mail
 	github.com/authport/authport/oauth => ../../oauth
 	github.com/authport/authport/passkey => ../../passkey
+	github.com/authport/authport/tokens => ../../tokens
 )

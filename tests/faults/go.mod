@@ -26,6 +26,7 @@ require (
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/authport/authport/jwt v0.1.0 // indirect
 	github.com/authport/authport/oauth v0.1.0 // indirect
+	github.com/authport/authport/tokens v0.1.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
@@ -81,4 +82,5 @@ replace (
 	github.com/authport/authport/mail => ../../mail
 	github.com/authport/authport/oauth => ../../oauth
 	github.com/authport/authport/passkey => ../../passkey
+	github.com/authport/authport/tokens => ../../tokens
 )

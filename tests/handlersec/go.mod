@@ -19,6 +19,7 @@ require (
 )
 
 require (
+	github.com/authport/authport/tokens v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
@@ -49,4 +50,5 @@ replace (
 	github.com/authport/authport/jwt => ../../jwt
 	github.com/authport/authport/mail => ../../mail
 	github.com/authport/authport/oauth => ../../oauth
+	github.com/authport/authport/tokens => ../../tokens
 )

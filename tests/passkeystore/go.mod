@@ -60,4 +60,5 @@ replace (
 	github.com/authport/authport/oauth => ../../oauth
 	github.com/authport/authport/passkey => ../../passkey
 	github.com/authport/authport/tests/handlersec => ../handlersec
+	github.com/authport/authport/tokens => ../../tokens
 )

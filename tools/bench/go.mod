@@ -28,6 +28,7 @@ require (
 require (
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/authport/authport/oauth v0.1.0 // indirect
+	github.com/authport/authport/tokens v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
@@ -61,4 +62,5 @@ replace (
 	github.com/authport/authport/jwt => ../../jwt
 	github.com/authport/authport/mail => ../../mail
 	github.com/authport/authport/oauth => ../../oauth
+	github.com/authport/authport/tokens => ../../tokens
 )

@@ -63,6 +63,7 @@ func consumerSpecs(r *Repo) (map[string]consumerSpec, error) {
 		"mail":    {files: []string{"mail.go"}},
 		"handler": {files: []string{"handler.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
 		"passkey": {files: []string{"passkey.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
+		"tokens":  {files: []string{"tokens.go"}, also: []string{"adapters/memory"}},
 	}
 	table, err := readBackends(r.Root)
 	if err != nil {

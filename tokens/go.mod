@@ -1,0 +1,20 @@
+module github.com/authport/authport/tokens
+
+go 1.26.0
+
+require (
+	github.com/authport/authport/adapters/memory v0.1.0
+	github.com/authport/authport/core v0.1.0
+	github.com/go-jose/go-jose/v4 v4.1.9
+)
+
+require (
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)
+
+replace (
+	github.com/authport/authport/adapters/memory => ../adapters/memory
+	github.com/authport/authport/conformance => ../conformance
+	github.com/authport/authport/core => ../core
+)
