@@ -146,7 +146,7 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 		t.Errorf("updateSession = %+v", us)
 	}
 	from, to := core.NormalizeTime(exp.Add(time.Hour)), core.NormalizeTime(exp.Add(2*time.Hour))
-	es, wrote, err := a.ExtendSession(ctx, "s1", from, to)
+	es, wrote, err := a.ExtendSession(ctx, "s1", from, to, time.Now())
 	check("extendSession", err, nil)
 	if es == nil || !wrote || !es.Expires.Equal(to) {
 		t.Errorf("extendSession = %+v, %v", es, wrote)
