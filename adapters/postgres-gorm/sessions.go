@@ -337,15 +337,18 @@ func (a *Adapter) ListSessionsByUserID(ctx context.Context, userID string) ([]co
 //	DELETE FROM sessions WHERE userId = $1 AND sessionToken <> $2 RETURNING expires
 //
 // and elsewhere one transaction: the same rows' expiries read with SELECT
-// … FOR UPDATE (which also locks the userId index range on InnoDB, so no
-// session of the user is inserted in between), then the DELETE. It
+// … FOR UPDATE (on InnoDB it locks the rows and the gaps between them, so
+// no session of the user is inserted in between), then the DELETE. It
 // returns how many of the deleted sessions had not expired by the
 // adapter's clock. The DELETE is atomic: a concurrent createSession's row
-// is deleted whole or not at all, and an extendSession or updateSession
-// of a deleted session finds no row to change (an UPDATE never brings a
-// row back). except names a session of another user, or none: the
-// condition then keeps nothing of this user's, and touches nothing of the
-// other user's.
+// is deleted whole or not at all, and an extendSession or updateSession of
+// a deleted session finds no row to change (an UPDATE never brings a row
+// back). except names a session of another user, or none: the condition
+// then keeps nothing of this user's, and touches nothing of the other
+// user's. On MySQL and MariaDB, InnoDB may end the delete as the victim of
+// a deadlock with concurrent createSessions of the user (each inserts its
+// row, then waits for the range the delete has locked); it was rolled back
+// whole, and runs again, up to deadlockRetries times.
 func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except string) (int, error) {
 	return guard(a, a.enter, func() (int, error) {
 		d := a.qs().deleteUserSessionsExcept
@@ -365,16 +368,22 @@ func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except str
 			return rows.Err()
 		}
 		var err error
-		if a.d.deleteReturning {
-			err = collect(a.on(ctx, nil, d.returning).QueryContext(ctx, userID, except))
-		} else {
-			err = a.inTx(ctx, []*statement{d.lock, d.plain}, func(tx *sql.Tx) error {
-				if err := collect(a.on(ctx, tx, d.lock).QueryContext(ctx, userID, except)); err != nil {
+		for attempt := 0; ; attempt++ {
+			expiries = expiries[:0]
+			if a.d.deleteReturning {
+				err = collect(a.on(ctx, nil, d.returning).QueryContext(ctx, userID, except))
+			} else {
+				err = a.inTx(ctx, []*statement{d.lock, d.plain}, func(tx *sql.Tx) error {
+					if err := collect(a.on(ctx, tx, d.lock).QueryContext(ctx, userID, except)); err != nil {
+						return err
+					}
+					_, err := a.exec(ctx, tx, d.plain, userID, except)
 					return err
-				}
-				_, err := a.exec(ctx, tx, d.plain, userID, except)
-				return err
-			})
+				})
+			}
+			if attempt == deadlockRetries || ctx.Err() != nil || !isDeadlock(err) {
+				break
+			}
 		}
 		if keyUnusable(err) {
 			return 0, nil
@@ -390,6 +399,17 @@ func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except str
 		}
 		return n, nil
 	})
+}
+
+// deadlockRetries is how many times DeleteSessionsByUserID runs again
+// after InnoDB rolled it back to break a deadlock.
+const deadlockRetries = 5
+
+// isDeadlock reports MySQL's and MariaDB's ER_LOCK_DEADLOCK (1213): the
+// server rolled the transaction back to break a deadlock.
+func isDeadlock(err error) bool {
+	n, ok := mysqlNumber(err)
+	return ok && n == 1213
 }
 
 // purgeBatch is how many rows one statement of [Adapter.PurgeExpired]
