@@ -63,6 +63,8 @@ type authOptions struct {
 	adapter any
 	// noEmail leaves the e-mail provider out of the configuration.
 	noEmail bool
+	// events are the library's events.
+	events auth.Events
 }
 
 // registeredPasskey configures the library (as newAuth with no options),
@@ -132,6 +134,7 @@ func (e *env) newAuth(t *testing.T, c *coretest.Clock, o authOptions) *auth.Auth
 		Session:   session,
 		BaseURL:   "https://app.example.com/auth",
 		Now:       c.Now,
+		Events:    o.events,
 	})
 	if err != nil {
 		t.Fatalf("auth.New: %v", err)

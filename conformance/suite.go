@@ -158,9 +158,9 @@ func isSpecMethod(m core.Method) bool { return slices.Contains(core.Methods(), m
 // allRules lists every rule, in the order of SPEC §4.
 func allRules() []rule {
 	rs := slices.Concat(userRules(), userDataRules(), accountRules(), accountListRules(), accountUpdateRules(),
-		sessionRules(), extendRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
+		sessionRules(), extendRules(), sessionInventoryRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
 		counterRules(), cutRules())
-	for _, r := range append(flowRules(), accountFlowRules()...) {
+	for _, r := range slices.Concat(flowRules(), accountFlowRules(), inventoryFlowRules()) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)
 	}

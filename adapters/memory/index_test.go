@@ -85,7 +85,7 @@ func TestIndexesFollowRecords(t *testing.T) {
 				case 7:
 					s := session()
 					op = "ExtendSession " + s.SessionToken
-					_, _, _ = a.ExtendSession(ctx, s.SessionToken, now, now.Add(time.Hour))
+					_, _, _ = a.ExtendSession(ctx, s.SessionToken, now, now.Add(time.Hour), now)
 				case 8:
 					token := pick("s", 10)
 					op = "DeleteSession " + token

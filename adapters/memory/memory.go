@@ -40,6 +40,9 @@ var (
 	_ core.AccountsByUserLister         = (*Adapter)(nil)
 	_ core.AccountUpdater               = (*Adapter)(nil)
 	_ core.SessionExtender              = (*Adapter)(nil)
+	_ core.SessionsByUserLister         = (*Adapter)(nil)
+	_ core.SessionsByUserDeleter        = (*Adapter)(nil)
+	_ core.SessionMetadataKeeper        = (*Adapter)(nil)
 )
 
 // config is what the options set.
@@ -394,7 +397,7 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 }
 
 // ExtendSession implements [core.SessionExtender].
-func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires, seen time.Time) (*core.Session, bool, error) {
 	defer a.lock()()
 	s, ok := a.sessions.rows[sessionToken]
 	if !ok {
@@ -403,9 +406,43 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 	if s.Expires.After(from) {
 		return &s, false, nil
 	}
-	s.Expires = expires
+	s.Expires, s.UpdatedAt = expires, seen
 	a.sessions.put(sessionToken, s)
 	return &s, true, nil
+}
+
+// KeepsSessionMetadata implements [core.SessionMetadataKeeper]: sessions
+// are kept whole.
+func (a *Adapter) KeepsSessionMetadata() bool { return true }
+
+// ListSessionsByUserID implements [core.SessionsByUserLister]. Expired
+// sessions are deleted on the way, not listed.
+func (a *Adapter) ListSessionsByUserID(ctx context.Context, userID string) ([]core.Session, error) {
+	defer a.lock()()
+	now := a.now()
+	for token := range a.sessions.byUser[userID] {
+		if s := a.sessions.rows[token]; s.Expired(now) {
+			a.sessions.remove(token)
+		}
+	}
+	return a.sessions.ofUser(userID, core.Session.Normalize, core.CompareSessions), nil
+}
+
+// DeleteSessionsByUserID implements [core.SessionsByUserDeleter], under the
+// adapter's one lock.
+func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except string) (int, error) {
+	defer a.lock()()
+	now, n := a.now(), 0
+	for token := range a.sessions.byUser[userID] {
+		if token == except {
+			continue
+		}
+		if s := a.sessions.rows[token]; !s.Expired(now) {
+			n++
+		}
+		a.sessions.remove(token)
+	}
+	return n, nil
 }
 
 // DeleteSession implements [core.SessionDeleter].

@@ -174,6 +174,9 @@ type Events struct {
 	UpdateUser  func(ctx context.Context, user core.User) error
 	LinkAccount func(ctx context.Context, e LinkAccountEvent) error
 	Session     func(ctx context.Context, e SessionEvent) error
+	// SessionsRevoked runs after a user ended sessions through
+	// [Auth.Sessions] (one, the others, or all).
+	SessionsRevoked func(ctx context.Context, e SessionsRevokedEvent) error
 }
 
 // SignInEvent reports a completed sign-in.

@@ -16,13 +16,17 @@ const sessionTokenBytes = 32
 // from now, with a fresh 256-bit token from crypto/rand. It is the one
 // function that creates sessions: every sign-in ([Auth.SignInWithOAuth],
 // [Auth.VerifyEmailSignIn], [Auth.SignInWithPasskey], [Auth.RegisterPasskey])
-// calls it. Writing the cookie is the HTTP layer's job.
+// calls it. It records the session's metadata: now as its creation and
+// last-seen times, and the [Client] ctx carries ([WithClient]). Writing the
+// cookie is the HTTP layer's job.
 func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session, error) {
 	token, err := randomHex(sessionTokenBytes)
 	if err != nil {
 		return nil, err
 	}
-	s := core.Session{SessionToken: token, UserID: userID, Expires: a.now().Add(a.maxAge)}
+	now, client := a.now(), clientFrom(ctx)
+	s := core.Session{SessionToken: token, UserID: userID, Expires: now.Add(a.maxAge),
+		CreatedAt: now, UpdatedAt: now, IPAddress: client.IPAddress, UserAgent: client.UserAgent}
 	return call(a, "database sessions", func(c core.SessionCreator) (*core.Session, error) {
 		return c.CreateSession(ctx, s)
 	})
