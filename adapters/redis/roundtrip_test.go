@@ -148,7 +148,7 @@ func roundTripCases() []roundTripCase {
 			base(t, ctx, a)
 			from := soon(time.Hour) // not before the stored expiry: it writes
 			measure(func() error {
-				_, wrote, err := a.ExtendSession(ctx, "s", from, soon(2*time.Hour))
+				_, wrote, err := a.ExtendSession(ctx, "s", from, soon(2*time.Hour), time.Now())
 				if err == nil && !wrote {
 					err = errors.New("extendSession wrote nothing")
 				}
