@@ -284,7 +284,7 @@ return 'ok'`
 // scripts holds the layout's compiled scripts.
 type scripts struct {
 	createUser, updateUser, deleteUser, attach, detach, unindexSession, updateSession, useToken, createAuth, replace *redis.Script
-	listSessions, deleteSessions                                                                                   *redis.Script
+	listSessions, deleteSessions                                                                                     *redis.Script
 }
 
 func newScripts() *scripts {
