@@ -362,12 +362,16 @@ func TestRawViewDetects(t *testing.T) {
 			func() error { return c.Persist(ctx, a.k.email(u.Email)).Err() },
 		},
 		"metadata of no session": {
-			func() error { return c.HSet(ctx, a.k.sessionMeta(u.ID), "ghost", encodeSessionMeta(&core.Session{})).Err() },
+			func() error {
+				return c.HSet(ctx, a.k.sessionMeta(u.ID), "ghost", encodeSessionMeta(&core.Session{})).Err()
+			},
 			func() error { return c.HDel(ctx, a.k.sessionMeta(u.ID), "ghost").Err() },
 		},
 		"session without metadata": {
 			func() error { return c.HDel(ctx, a.k.sessionMeta(u.ID), "tok").Err() },
-			func() error { return c.HSet(ctx, a.k.sessionMeta(u.ID), "tok", encodeSessionMeta(&core.Session{})).Err() },
+			func() error {
+				return c.HSet(ctx, a.k.sessionMeta(u.ID), "tok", encodeSessionMeta(&core.Session{})).Err()
+			},
 		},
 		"metadata outliving its sessions set": {
 			func() error { return c.Persist(ctx, a.k.sessionMeta(u.ID)).Err() },

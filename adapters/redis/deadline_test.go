@@ -94,7 +94,10 @@ func TestClusterCallsReturnByDeadline(t *testing.T) {
 		},
 	}, {
 		name: "deleteSessionsByUserId",
-		call: func(ctx context.Context, uid string) error { _, err := a.DeleteSessionsByUserID(ctx, uid, ""); return err },
+		call: func(ctx context.Context, uid string) error {
+			_, err := a.DeleteSessionsByUserID(ctx, uid, "")
+			return err
+		},
 		done: func(ctx context.Context, uid string) (bool, error) {
 			n, err := c.Exists(ctx, a.k.session(uid+"-s")).Result()
 			return n == 0, err
