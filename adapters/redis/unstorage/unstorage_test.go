@@ -296,7 +296,8 @@ func FuzzUnstorageDecode(f *testing.F) {
 
 // TestExtendSession checks extendSession's single write under concurrent
 // callers (redistest.ExtendSession), and that the stored document stays
-// in unstorage's format with the new expiry.
+// in unstorage's format with the new expiry and, beside it, the time seen
+// (updatedAt).
 func TestExtendSession(t *testing.T) {
 	c := redistest.SingleNode(t)
 	t.Cleanup(func() { _ = c.Close() })
@@ -315,7 +316,11 @@ func TestExtendSession(t *testing.T) {
 	if err := json.Unmarshal([]byte(doc), &got); err != nil {
 		t.Fatalf("stored session %s: %v", doc, err)
 	}
-	want := map[string]any{"sessionToken": "tok", "userId": "extender", "expires": su.Session.Expires.Format("2006-01-02T15:04:05.000Z")}
+	if su.Session.UpdatedAt.IsZero() {
+		t.Errorf("getSessionAndUser after the extensions: no updatedAt (%+v)", su.Session)
+	}
+	want := map[string]any{"sessionToken": "tok", "userId": "extender", "expires": su.Session.Expires.Format(isoLayout),
+		"updatedAt": su.Session.UpdatedAt.Format(isoLayout)}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("stored session %s; want the fields %v", doc, want)
 	}
