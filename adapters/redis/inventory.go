@@ -2,6 +2,7 @@ package redisadapter
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,22 +99,24 @@ func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except str
 	}
 	uid := shared.Escape(userID)
 	keys := []string{a.k.sessions(userID), a.k.sessionMeta(userID)}
-	run := func(ctx context.Context, keys []string) (int, []string, error) {
-		reply, err := a.s.deleteSessions.Run(ctx, a.c, keys, a.k.p, a.mode(), uid, keep,
-			a.now().UnixMilli(), shared.ReceiptTTL.Milliseconds()).Text()
-		if err != nil {
-			return 0, nil, err
+	// run runs the script; ackErr is ErrReplicaAck (WithReplicaAck) of a
+	// script the master ran, whose reply n and gone still hold.
+	run := func(ctx context.Context, keys []string) (n int, gone []string, ackErr, err error) {
+		v, err := a.s.deleteSessions.Run(ctx, a.c, keys, a.k.p, a.mode(), uid, keep,
+			a.now().UnixMilli(), shared.ReceiptTTL.Milliseconds()).Result()
+		if ackErr = shared.ReplicaAckErr(&err); err != nil {
+			return 0, nil, nil, err
 		}
+		reply, _ := v.(string)
 		fields := strings.Split(reply, " ")
-		n, err := strconv.Atoi(fields[0])
-		if err != nil || n < 0 {
-			return 0, nil, shared.ErrCorrupt
+		if n, err = strconv.Atoi(fields[0]); err != nil || n < 0 {
+			return 0, nil, nil, shared.ErrCorrupt
 		}
-		return n, fields[1:], nil
+		return n, fields[1:], ackErr, nil
 	}
 	if !a.cluster {
-		n, _, err := run(ctx, keys)
-		return n, err
+		n, _, ackErr, err := run(ctx, keys)
+		return n, errors.Join(ackErr, err)
 	}
 	return withinDeadline(ctx, func(ctx context.Context) (int, error) {
 		attempt, err := shared.AttemptID()
@@ -121,10 +124,12 @@ func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except str
 			return 0, err
 		}
 		receipt := a.k.receipt(a.slots.tag(crc16(uid)%16384), attempt)
-		n, gone, err := run(ctx, append(keys, receipt))
+		n, gone, ackErr, err := run(ctx, append(keys, receipt))
 		if err != nil || len(gone) == 0 {
-			return n, err
+			return n, errors.Join(ackErr, err)
 		}
+		// The entries are gone (even when too few replicas acknowledged
+		// it in time): release their keys, then report.
 		ptrs := make([]string, len(gone))
 		for i, m := range gone {
 			ptrs[i] = a.k.p + "session:{" + m + "}"
@@ -132,6 +137,6 @@ func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except str
 		if err := a.releaseAll(ctx, ptrs, uid, []string{receipt}); err != nil {
 			return 0, err
 		}
-		return n, nil
+		return n, ackErr
 	})
 }
