@@ -76,6 +76,7 @@ type cookieNames struct {
 	State             string // sealed, 15 minutes
 	Nonce             string // sealed, 15 minutes
 	WebAuthnChallenge string // sealed, the ceremony's timeout
+	OtherSessions     string // the browser's other sessions (Config.MultiSession; not sealed)
 }
 
 // cookieNamesFor returns the cookie names: with the "__Secure-" prefix
@@ -94,6 +95,7 @@ func cookieNamesFor(secure bool) cookieNames {
 		State:             prefix + "authjs.state",
 		Nonce:             prefix + "authjs.nonce",
 		WebAuthnChallenge: prefix + "authjs.challenge",
+		OtherSessions:     prefix + "authport.other-sessions",
 	}
 }
 

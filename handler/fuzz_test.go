@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -97,7 +98,7 @@ func FuzzServeHTTPWithCallbacks(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		h, err := handler.New(handler.Config{Auth: a})
+		h, err := handler.New(handler.Config{Auth: a, MultiSession: 3, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -109,6 +110,11 @@ func FuzzServeHTTPWithCallbacks(f *testing.F) {
 	f.Add(false, "GET", "/auth/session", "", "__Secure-authjs.session-token=abc; authjs.session-token=\x00")
 	f.Add(true, "POST", "/auth/signout", "csrfToken=x&callbackUrl=https://app.example.com/x", "authjs.csrf-token=x|y")
 	f.Add(false, "GET", "/auth/signin?callbackUrl=https%3A%2F%2Fapp.example.com.evil%2F", "", "authjs.callback-url=https%3A%2F%2Fapp.example.com%2Fok")
+	f.Add(false, "POST", "/auth/sessions/revoke", `{"csrfToken":"x","id":["a"]}`, "authjs.csrf-token=x|y; authjs.session-token=abc")
+	f.Add(false, "POST", "/auth/sessions/revoke-all", "csrfToken=x&id=%00", "authjs.csrf-token=x|y; authjs.session-token=abc")
+	f.Add(false, "GET", "/auth/sessions", "", "authjs.session-token=abc")
+	f.Add(false, "POST", "/auth/accounts/switch", `{"csrfToken":"x","id":"abc"}`, "authjs.session-token=abc; authport.other-sessions=a..b.abc.\x00")
+	f.Add(true, "GET", "/auth/accounts", "", "authport.other-sessions=abc")
 	f.Fuzz(func(t *testing.T, jwtSessions bool, method, target, body, cookie string) {
 		if !strings.HasPrefix(target, "/") || strings.ContainsAny(method, " \t\r\n") || method == "" {
 			return

@@ -6,7 +6,9 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,6 +40,21 @@ type Config struct {
 	// identifier and per client; the zero value is on, with the default
 	// limits, in process. See [RateLimit].
 	RateLimit RateLimit
+	// TrustedProxies are the addresses of the reverse proxies in front of
+	// the handler (a load balancer's subnet, say 10.0.0.0/8). A request
+	// from one of them is from the client its X-Forwarded-For names,
+	// walked from the right past the trusted proxies (see [ClientIP]);
+	// from any other address, the header is ignored, as any client can
+	// set it. The client's address keys the per-client rate limits and is
+	// recorded with the sessions it signs in (auth.Client). Empty (the
+	// default) trusts no proxy.
+	TrustedProxies []netip.Prefix
+	// MultiSession is how many accounts one browser may hold signed in at
+	// once, with database sessions: one active, the others kept aside
+	// and switched to through the /accounts routes (see the cookie layout
+	// in multisession.go's comment and the README). 0 or 1 (the default)
+	// is one account, as in Auth.js: the /accounts routes answer 404.
+	MultiSession int
 	// Bearer lets Middleware, Require and Session (the embedded Reader)
 	// read a session from an "Authorization: Bearer <token>" header, for
 	// API clients; off by default. See ReaderConfig.Bearer. The handler's
@@ -101,7 +118,10 @@ type Handler struct {
 	theme     Theme
 	tmpl      *template.Template
 	limits    *limiter // nil: no rate limits
-	routes    map[routeKey]route
+	trusted   []netip.Prefix
+	// multiSession is Config.MultiSession.
+	multiSession int
+	routes       map[routeKey]route
 	// mountWarned makes the BaseURL/mount mismatch log once.
 	mountWarned sync.Once
 	// originWarned makes the BaseURL/request host mismatch log once.
@@ -179,7 +199,17 @@ func New(cfg Config) (*Handler, error) {
 	if h.flow != nil && settings.HTTPS && !h.secure {
 		return nil, fmt.Errorf("%w: Cookies.Secure is SecureOff, but the OAuth check cookies stay Secure on an https BaseURL, as Auth.js's do, and a browser on plain http would drop them: for http development use an http BaseURL", core.ErrInvalidConfig)
 	}
-	if h.limits, err = newLimiter(cfg.RateLimit); err != nil {
+	for _, p := range cfg.TrustedProxies {
+		if !p.IsValid() {
+			return nil, fmt.Errorf("%w: TrustedProxies holds an invalid prefix %v: give netip.MustParsePrefix(\"10.0.0.0/8\") and the like", core.ErrInvalidConfig, p)
+		}
+	}
+	h.trusted = slices.Clone(cfg.TrustedProxies)
+	if cfg.MultiSession < 0 {
+		return nil, fmt.Errorf("%w: MultiSession must not be negative (0 or 1 is one account per browser)", core.ErrInvalidConfig)
+	}
+	h.multiSession = cfg.MultiSession
+	if h.limits, err = newLimiter(cfg.RateLimit, h.trusted); err != nil {
 		return nil, err
 	}
 	if h.tmpl, err = parsePages(); err != nil {
@@ -237,6 +267,10 @@ func routeTable() map[routeKey]route {
 		{"callback", true}:         {"GET, POST", (*Handler).serveCallback},
 		{"webauthn-options", true}: {"GET", (*Handler).serveWebAuthnOptions},
 		{"passkey.js", false}:      {"GET", (*Handler).servePasskeyScript},
+		{"sessions", false}:        {"GET", (*Handler).serveSessions},
+		{"sessions", true}:         {"POST", (*Handler).serveSessions},
+		{"accounts", false}:        {"GET", (*Handler).serveAccounts},
+		{"accounts", true}:         {"POST", (*Handler).serveAccounts},
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -60,14 +59,9 @@ type RateLimit struct {
 	// off.
 	EmailPerAddress, EmailPerClient, SignInPerClient, SignInPerIdentifier ratelimit.Limit
 	// ClientKey returns the client's key for per-client limits; nil means
-	// the IP address of the connection (Request.RemoteAddr), or of
-	// X-Forwarded-For per TrustedProxies.
+	// the client's IP address ([ClientIP], with Config.TrustedProxies),
+	// an IPv6 address by its /64.
 	ClientKey func(*http.Request) string
-	// TrustedProxies is how many reverse proxies in front of the handler
-	// append to X-Forwarded-For. Zero (the default) ignores the header,
-	// which any client can set; with N, the client is the N-th address
-	// from the right, the one the outermost trusted proxy saw.
-	TrustedProxies int
 }
 
 // ErrorRateLimited is the error code of a request refused by [RateLimit].
@@ -96,12 +90,9 @@ type attemptLimits struct {
 	client, id         ratelimit.Limit
 }
 
-func newLimiter(cfg RateLimit) (*limiter, error) {
+func newLimiter(cfg RateLimit, trusted []netip.Prefix) (*limiter, error) {
 	if cfg.Disabled {
 		return nil, nil
-	}
-	if cfg.TrustedProxies < 0 {
-		return nil, fmt.Errorf("%w: RateLimit.TrustedProxies must not be negative", core.ErrInvalidConfig)
 	}
 	l := &limiter{store: cfg.Store, clientKey: cfg.ClientKey, attempts: [2]attemptLimits{
 		emailAttempt:  {clientKind: "email-client", idKind: "email-address"},
@@ -137,39 +128,20 @@ func newLimiter(cfg RateLimit) (*limiter, error) {
 		return nil, err
 	}
 	if l.clientKey == nil {
-		hops := cfg.TrustedProxies
-		l.clientKey = func(r *http.Request) string { return ClientIP(r, hops) }
+		l.clientKey = func(r *http.Request) string { return rateClient(r, trusted) }
 	}
 	return l, nil
 }
 
-// ClientIP returns the client's IP address for rate limits: the
-// connection's (r.RemoteAddr), or with trustedProxies > 0 the address
-// that many entries from the right of X-Forwarded-For (falling back on the
-// connection's when the header has fewer). An IPv6 address is cut to its
-// /64, which one client usually holds whole.
-func ClientIP(r *http.Request, trustedProxies int) string {
-	addr := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		addr = host
-	}
-	if trustedProxies > 0 {
-		var hops []string
-		for _, h := range r.Header.Values("X-Forwarded-For") {
-			for _, part := range strings.Split(h, ",") {
-				hops = append(hops, strings.TrimSpace(part))
-			}
-		}
-		if len(hops) >= trustedProxies {
-			addr = hops[len(hops)-trustedProxies]
-		}
-	}
-	ip, err := netip.ParseAddr(addr)
-	if err != nil {
-		return "addr:" + addr
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
+// rateClient is the per-client key of rate limits: the client's address
+// ([ClientIP]), an IPv6 address cut to its /64, which one client usually
+// holds whole; the connection's address as given when it is not an IP.
+func rateClient(r *http.Request, trusted []netip.Prefix) string {
+	ip := ClientIP(r, trusted)
+	switch {
+	case !ip.IsValid():
+		return "addr:" + r.RemoteAddr
+	case ip.Is6():
 		p, _ := ip.Prefix(64)
 		return p.String()
 	}

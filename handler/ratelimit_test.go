@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,13 +18,19 @@ import (
 )
 
 func emailEnv(t *testing.T, rl handler.RateLimit) (*env, *smtpServer) {
+	return emailEnvWith(t, handler.Config{RateLimit: rl})
+}
+
+// emailEnvWith is emailEnv with the handler's rate limits and trusted
+// proxies taken from cfg.
+func emailEnvWith(t *testing.T, cfg handler.Config) (*env, *smtpServer) {
 	smtp := startSMTP(t)
 	e := newEnv(t, envOpts{
 		strategy: auth.StrategyJWT,
 		providers: func(t *testing.T, base string) []provider.Provider {
 			return []provider.Provider{smtp.emailProvider(t), credentials()}
 		},
-		config: func(c *handler.Config) { c.RateLimit = rl },
+		config: func(c *handler.Config) { c.RateLimit, c.TrustedProxies = cfg.RateLimit, cfg.TrustedProxies },
 	})
 	return e, smtp
 }
@@ -103,35 +110,54 @@ func TestCredentialsRateLimit(t *testing.T) {
 	wantLocation(t, e, res, "/auth/signin", "error", "RateLimited")
 }
 
-// TestClientKeyForwardedFor: X-Forwarded-For is ignored unless
-// TrustedProxies says how many proxies append to it.
+// TestClientKeyForwardedFor: X-Forwarded-For counts only for a request
+// from a trusted proxy.
 func TestClientKeyForwardedFor(t *testing.T) {
 	limit := ratelimit.Limit{Events: 2, Period: time.Hour}
 	for _, tc := range []struct {
-		proxies int
+		trusted []netip.Prefix
 		want    int // e-mails sent for 6 requests from "different" forwarded addresses
-	}{{0, 2}, {1, 6}} {
-		e, smtp := emailEnv(t, handler.RateLimit{EmailPerClient: limit, TrustedProxies: tc.proxies})
+	}{{nil, 2}, {[]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, 6}} {
+		e, smtp := emailEnvWith(t, handler.Config{RateLimit: handler.RateLimit{EmailPerClient: limit}, TrustedProxies: tc.trusted})
 		for i := range 6 {
 			e.post("/auth/signin/email", url.Values{"csrfToken": {e.csrf()}, "email": {fmt.Sprintf("u%d@example.com", i)}},
 				"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i))
 		}
 		if n := len(smtp.Messages()); n != tc.want {
-			t.Errorf("TrustedProxies %d: %d e-mails for 6 forwarded addresses, want %d", tc.proxies, n, tc.want)
+			t.Errorf("TrustedProxies %v: %d e-mails for 6 forwarded addresses, want %d", tc.trusted, n, tc.want)
 		}
 	}
-	r := requestFrom(t, "10.0.0.1:5555", "203.0.113.9, 198.51.100.7")
+}
+
+// TestClientIP: the walk from the right past trusted proxies.
+func TestClientIP(t *testing.T) {
+	lb := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	for _, tc := range []struct {
-		proxies int
-		want    string
-	}{{0, "10.0.0.1"}, {1, "198.51.100.7"}, {2, "203.0.113.9"}, {3, "10.0.0.1"}} {
-		if got := handler.ClientIP(r, tc.proxies); got != tc.want {
-			t.Errorf("ClientIP(%d) = %q, want %q", tc.proxies, got, tc.want)
+		remote, xff string
+		trusted     []netip.Prefix
+		want        string
+	}{
+		{"10.0.0.1:5555", "203.0.113.9, 198.51.100.7", nil, "10.0.0.1"},              // no proxy trusted: the header is ignored
+		{"192.0.2.4:5555", "203.0.113.9", lb, "192.0.2.4"},                           // not from a trusted proxy: ignored
+		{"10.0.0.1:5555", "203.0.113.9, 198.51.100.7", lb, "198.51.100.7"},           // the proxy's word on its client
+		{"10.0.0.1:5555", "203.0.113.9, 198.51.100.7, 10.1.2.3", lb, "198.51.100.7"}, // two trusted hops
+		{"10.0.0.1:5555", "spoofed, 10.1.2.3", lb, "10.1.2.3"},                       // junk ends the walk at the last trusted hop
+		{"10.0.0.1:5555", "", lb, "10.0.0.1"},
+		{"10.0.0.1:5555", "10.9.9.9", lb, "10.9.9.9"}, // every hop trusted: the leftmost
+		{"[2001:db8:ffff::1]:443", "2001:db8:1:2:3:4:5:6", lb, "2001:db8:1:2:3:4:5:6"},
+		{"[::ffff:10.0.0.1]:443", "::ffff:198.51.100.1", lb, "198.51.100.1"}, // mapped addresses unmapped
+		{"@", "198.51.100.1", lb, "invalid IP"},                              // not an IP connection
+	} {
+		r := requestFrom(t, tc.remote, tc.xff)
+		if got := handler.ClientIP(r, tc.trusted).String(); got != tc.want {
+			t.Errorf("ClientIP(%s, XFF %q, %v) = %s, want %s", tc.remote, tc.xff, tc.trusted, got, tc.want)
 		}
 	}
-	r = requestFrom(t, "[2001:db8:1:2:3:4:5:6]:443", "")
-	if got := handler.ClientIP(r, 0); got != "2001:db8:1:2::/64" {
-		t.Errorf("IPv6 client %q, want its /64", got)
+	// Two X-Forwarded-For headers are one list, the last header rightmost.
+	r := requestFrom(t, "10.0.0.1:1", "203.0.113.1")
+	r.Header.Add("X-Forwarded-For", "10.2.2.2")
+	if got := handler.ClientIP(r, lb).String(); got != "203.0.113.1" {
+		t.Errorf("ClientIP over two headers = %s, want 203.0.113.1", got)
 	}
 }
 
@@ -157,11 +183,13 @@ func TestRateLimitConfig(t *testing.T) {
 	for _, rl := range []handler.RateLimit{
 		{EmailPerAddress: ratelimit.Limit{Events: 5}},
 		{SignInPerClient: ratelimit.Limit{Period: time.Hour}},
-		{TrustedProxies: -1},
 	} {
 		if _, err := handler.New(handler.Config{Auth: a, RateLimit: rl}); !errors.Is(err, core.ErrInvalidConfig) {
 			t.Errorf("%+v: %v; want core.ErrInvalidConfig", rl, err)
 		}
+	}
+	if _, err := handler.New(handler.Config{Auth: a, TrustedProxies: []netip.Prefix{{}}}); !errors.Is(err, core.ErrInvalidConfig) {
+		t.Errorf("an invalid trusted proxy prefix: %v; want core.ErrInvalidConfig", err)
 	}
 	if _, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{SignInPerClient: ratelimit.Limit{Events: -1}}}); err != nil {
 		t.Errorf("a limit turned off: %v", err)

@@ -334,6 +334,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		h.unknownProvider(w, r)
 		return
 	}
+	// A session this sign-in creates records the client it came from.
+	ip, agent := h.client(r)
+	r = r.WithContext(auth.WithClient(r.Context(), auth.Client{IPAddress: ip, UserAgent: agent}))
 	ctx := r.Context()
 	var si *auth.SignIn
 	var err error
@@ -448,6 +451,10 @@ func (h *Handler) serveSignOut(w http.ResponseWriter, r *http.Request, _ string)
 		claims = s.Claims
 	}
 	if err := h.auth.Edge().EndSession(r.Context(), token, claims); err != nil {
+		h.fail(w, r, ErrorConfiguration, err)
+		return
+	}
+	if err := h.endOtherSessions(w, r); err != nil {
 		h.fail(w, r, ErrorConfiguration, err)
 		return
 	}

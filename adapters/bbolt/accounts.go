@@ -52,7 +52,7 @@ func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider st
 // provider, then providerAccountId. An unknown user gives an empty, non-nil
 // list.
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
-	out, err := listOwned(ctx, a, bucketUserAccounts, bucketAccounts, userID, decodeAccount)
+	out, err := listOwned(ctx, a, bucketUserAccounts, bucketAccounts, userID, decodeAccount, nil)
 	if err != nil {
 		return nil, err
 	}

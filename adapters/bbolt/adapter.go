@@ -17,8 +17,12 @@ import (
 )
 
 // Adapter stores authport records in a bbolt file. It implements every
-// method of the adapter contract ([core.Adapter]) and [core.ExpiredPurger].
-// It is safe for concurrent use.
+// method of the adapter contract ([core.Adapter]), the extensions
+// [core.ExpiredPurger], [core.AuthenticatorCounterAdvancer],
+// [core.AccountsByUserLister], [core.AccountUpdater],
+// [core.SessionExtender], [core.SessionsByUserLister] and
+// [core.SessionsByUserDeleter], and keeps session metadata
+// ([core.SessionMetadataKeeper]). It is safe for concurrent use.
 type Adapter struct {
 	db      *bolt.DB
 	owned   bool // Open opened db; Close closes it
@@ -36,6 +40,9 @@ var _ interface {
 	core.AccountsByUserLister
 	core.AccountUpdater
 	core.SessionExtender
+	core.SessionsByUserLister
+	core.SessionsByUserDeleter
+	core.SessionMetadataKeeper
 } = (*Adapter)(nil)
 
 // New returns an adapter that keeps its records in db, which the caller
@@ -318,9 +325,11 @@ func getOne[T any](ctx context.Context, a *Adapter, name, key []byte, decode fun
 }
 
 // listOwned returns the records of the bucket recs that the user's entries
-// in the owner index idx point to, in index order; an empty, non-nil list
-// for a user with none.
-func listOwned[T any](ctx context.Context, a *Adapter, idx, recs []byte, userID string, decode func([]byte) (*T, error)) ([]T, error) {
+// in the owner index idx point to, in index order, leaving out those keep
+// (when not nil) refuses; an empty, non-nil list for a user with none. It
+// is one read transaction: a Seek to the user's prefix in idx, Next while
+// the prefix holds, and a Get of each record.
+func listOwned[T any](ctx context.Context, a *Adapter, idx, recs []byte, userID string, decode func([]byte) (*T, error), keep func(*T) bool) ([]T, error) {
 	return read(ctx, a, func(tx *bolt.Tx) ([]T, error) {
 		index, records, err := bucket2(tx, a.root, idx, recs)
 		if err != nil {
@@ -338,7 +347,9 @@ func listOwned[T any](ctx context.Context, a *Adapter, idx, recs []byte, userID 
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, *x)
+			if keep == nil || keep(x) {
+				out = append(out, *x)
+			}
 		}
 		return out, nil
 	})

@@ -30,7 +30,7 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 // prefix scan of the user's index entries, which are ordered by credential
 // id. An unknown user gives an empty, non-nil list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
-	return listOwned(ctx, a, bucketUserAuths, bucketAuthenticators, userID, decodeAuthenticator)
+	return listOwned(ctx, a, bucketUserAuths, bucketAuthenticators, userID, decodeAuthenticator, nil)
 }
 
 // UpdateAuthenticatorCounter implements updateAuthenticatorCounter. An

@@ -87,7 +87,8 @@ type userFields struct {
 // holds the decoded user, so that decoding a user takes one allocation, not
 // two. Its sizes make each box fill a size class of Go's allocator (the
 // userBuffer ones a userBox: 208, 288 and 512 bytes; the sessionBuffer ones
-// a sessionAndUserBox: 256, 320 and 512 bytes); the decoders take the
+// a sessionAndUserBox: 352, 416 and 640 bytes, since a Session holds its
+// metadata fields); the decoders take the
 // smallest that holds the record, and for a longer record the box without
 // one (noBuffer) and a string of the record's own. A typical user (an
 // e-mail address, a name, an image URL) takes the second or third.
@@ -100,9 +101,9 @@ type (
 	userBuffer1    [88]byte
 	userBuffer2    [168]byte
 	userBuffer3    [392]byte
-	sessionBuffer1 [80]byte
-	sessionBuffer2 [144]byte
-	sessionBuffer3 [336]byte
+	sessionBuffer1 [96]byte
+	sessionBuffer2 [160]byte
+	sessionBuffer3 [384]byte
 )
 
 // bytesOf returns the bytes of buf as a slice of length 0 and buf's
@@ -143,13 +144,17 @@ func (f *userFields) decodeUser(b []byte, u *core.User, buf []byte) error {
 
 // decodeSessionRef reads a session record's user id (a slice of b, valid
 // only while b is) and expiry, allocating nothing: getSessionAndUser's
-// first step.
+// first step. The metadata section after the expiry is left unread (the
+// read of every request has no use for it); decodeSession checks it.
 func decodeSessionRef(b []byte) (uid []byte, expires time.Time, err error) {
 	r := reader(b)
 	r.Bytes() // the token, which is the record's key
 	uid = r.Bytes()
 	expires = r.Time()
-	return uid, expires, end("session", &r)
+	if r.Err() != nil {
+		return nil, time.Time{}, corrupt("session", &r)
+	}
+	return uid, expires, nil
 }
 
 // sessionAndUserBox holds a SessionAndUser, what its user's pointer fields
@@ -215,12 +220,45 @@ func decodeAccount(b []byte) (*core.Account, error) {
 	return a, nil
 }
 
+// decodeSession decodes a session record with its metadata section, if
+// any (a record without one, as written before the section was added, has
+// zero metadata).
 func decodeSession(b []byte) (*core.Session, error) {
-	token, uid, expires, err := decodeTimed("session", b)
-	if err != nil {
+	r := reader(b)
+	r.Own(nil) // one copy for all the strings
+	s := &core.Session{SessionToken: r.Str(), UserID: r.Str(), Expires: r.Time()}
+	if r.Len() > 0 {
+		readSessionMetadata(&r, s)
+	}
+	if err := end("session", &r); err != nil {
 		return nil, err
 	}
-	return &core.Session{SessionToken: token, UserID: uid, Expires: expires}, nil
+	return s, nil
+}
+
+// readSessionMetadata reads what appendSessionMetadata appends, refusing a
+// section with nothing known in it (the encoding of such a session has no
+// section).
+func readSessionMetadata(r *rc.Reader, s *core.Session) {
+	s.CreatedAt = readOptionalTime(r)
+	s.UpdatedAt = readOptionalTime(r)
+	s.IPAddress, s.UserAgent = r.Str(), r.Str()
+	if r.Err() == nil && !hasMetadata(s) {
+		r.Fail("session metadata section with nothing in it")
+	}
+}
+
+// readOptionalTime reads what appendOptionalTime appends: the zero time for
+// null, and a failure for a present time that is the zero time.
+func readOptionalTime(r *rc.Reader) time.Time {
+	if !r.Bool() {
+		return time.Time{}
+	}
+	t := r.Time()
+	if r.Err() == nil && t.IsZero() {
+		r.Fail("a present time that is the zero time")
+	}
+	return t
 }
 
 func decodeVerificationToken(b []byte) (*core.VerificationToken, error) {

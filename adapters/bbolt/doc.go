@@ -6,8 +6,12 @@
 //
 // [New] wraps a *bbolt.DB the application opened; [Open] opens a file,
 // waiting at most a lock timeout for another process's lock. The [Adapter]
-// implements all 19 methods of the adapter contract ([core.Adapter]) and
-// [core.ExpiredPurger]; [Adapter.Sweep] runs the purge periodically.
+// implements all 19 methods of the adapter contract ([core.Adapter]),
+// [core.ExpiredPurger] ([Adapter.Sweep] runs the purge periodically) and
+// the other extensions: among them the session inventory
+// ([Adapter.ListSessionsByUserID], one prefix scan of the user's index
+// entries in a read transaction; [Adapter.DeleteSessionsByUserID], one
+// write transaction) with session metadata kept in the session record.
 //
 // Every operation runs inside one bbolt transaction and is all or nothing
 // (concurrent writes may share a commit; see [WriteGroup]). Records live in

@@ -16,7 +16,10 @@ import (
 // documentation); the account fields are recordcodec's account layout.
 //
 // A user record ends with data: a record without application fields
-// ([core.User.Data]) has the same bytes as before data was added.
+// ([core.User.Data]) has the same bytes as before data was added. A session
+// record ends with its metadata section (see appendSessionMetadata): a
+// session without metadata has the same bytes as before the section was
+// added, so records written earlier read as sessions with zero metadata.
 //
 // Varints must be minimal, so every record has exactly one encoding. A
 // decoder reads the version byte first and dispatches on it, so a later
@@ -61,18 +64,49 @@ func encodeAccount(a *core.Account) []byte {
 }
 
 func encodeSession(s *core.Session) []byte {
-	return encodeTimed(s.SessionToken, s.UserID, s.Expires)
+	extra := 0
+	if hasMetadata(s) {
+		extra = 24 + len(s.IPAddress) + len(s.UserAgent)
+	}
+	return appendSessionMetadata(encodeTimed(extra, s.SessionToken, s.UserID, s.Expires), s)
+}
+
+// hasMetadata reports whether any of the session's metadata is known.
+func hasMetadata(s *core.Session) bool {
+	return !s.CreatedAt.IsZero() || !s.UpdatedAt.IsZero() || s.IPAddress != "" || s.UserAgent != ""
+}
+
+// appendSessionMetadata appends the session's metadata section: nothing
+// when all of it is unknown (zero), else createdAt opttime, updatedAt
+// opttime, ipAddress str, userAgent str, where an opttime is null for a
+// zero time. decodeSession refuses a section that is present but all zero,
+// so that every session has one encoding.
+func appendSessionMetadata(b []byte, s *core.Session) []byte {
+	if !hasMetadata(s) {
+		return b
+	}
+	b = appendOptionalTime(b, s.CreatedAt)
+	b = appendOptionalTime(b, s.UpdatedAt)
+	return rc.AppendStrs(b, s.IPAddress, s.UserAgent)
+}
+
+// appendOptionalTime appends t as an opttime, null when t is zero.
+func appendOptionalTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, 0)
+	}
+	return rc.AppendTime(append(b, 1), t)
 }
 
 func encodeVerificationToken(v *core.VerificationToken) []byte {
-	return encodeTimed(v.Identifier, v.Token, v.Expires)
+	return encodeTimed(0, v.Identifier, v.Token, v.Expires)
 }
 
 // encodeTimed encodes the records of two strings and a time: sessions
 // (token, user id, expires) and verification tokens (identifier, token,
-// expires).
-func encodeTimed(s1, s2 string, t time.Time) []byte {
-	b := make([]byte, 0, 16+len(s1)+len(s2))
+// expires), with room for extra bytes more (a session's metadata).
+func encodeTimed(extra int, s1, s2 string, t time.Time) []byte {
+	b := make([]byte, 0, 16+extra+len(s1)+len(s2))
 	b = append(b, recordVersion1)
 	return rc.AppendTime(rc.AppendStrs(b, s1, s2), t)
 }

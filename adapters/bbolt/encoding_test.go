@@ -121,6 +121,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encodeAccount(&core.Account{UserID: "u", Provider: "p", Type: "oauth", ProviderAccountID: "x",
 		AuthorizationDetails: []core.AuthorizationDetail{{Type: "t", Locations: []string{"l"}}}, ExpiresAt: ip(5)}))
 	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1)}))
+	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1), CreatedAt: time.UnixMilli(-1), IPAddress: "::1", UserAgent: "ua"}))
 	f.Add(encodeAuthenticator(&core.Authenticator{CredentialID: "c", Transports: sp("usb")}))
 	f.Add([]byte{1, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -157,9 +158,9 @@ func TestUserBoxes(t *testing.T) {
 		"userBox 1":           {unsafe.Sizeof(userBox[userBuffer1]{}), 208},
 		"userBox 2":           {unsafe.Sizeof(userBox[userBuffer2]{}), 288},
 		"userBox 3":           {unsafe.Sizeof(userBox[userBuffer3]{}), 512},
-		"sessionAndUserBox 1": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer1]{}), 256},
-		"sessionAndUserBox 2": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer2]{}), 320},
-		"sessionAndUserBox 3": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer3]{}), 512},
+		"sessionAndUserBox 1": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer1]{}), 352},
+		"sessionAndUserBox 2": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer2]{}), 416},
+		"sessionAndUserBox 3": {unsafe.Sizeof(sessionAndUserBox[sessionBuffer3]{}), 640},
 	}
 	for name, s := range sizes {
 		if s[0] != s[1] {

@@ -29,11 +29,11 @@ func TestExtendSessionOnce(t *testing.T) {
 			must(t)(a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: from}))
 			to := coretest.ExtendOnce(t, ctx, "s", "u", from, 16, a)
 
-			s, ok, err := a.ExtendSession(ctx, "s", from, to.Add(time.Hour))
+			s, ok, err := a.ExtendSession(ctx, "s", from, to.Add(time.Hour), from)
 			if err != nil || ok || s == nil || !s.Expires.Equal(to) {
 				t.Errorf("stale ExtendSession = %+v, %v, %v; want the stored session (expiring %v), false", s, ok, err, to)
 			}
-			if s, ok, err := a.ExtendSession(ctx, "nope", from, to); s != nil || ok || err != nil {
+			if s, ok, err := a.ExtendSession(ctx, "nope", from, to, from); s != nil || ok || err != nil {
 				t.Errorf("ExtendSession of an unknown token = %+v, %v, %v; want nil, false, nil", s, ok, err)
 			}
 
@@ -65,12 +65,12 @@ func TestExtendSessionRejects(t *testing.T) {
 	from := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
 	must(t)(a.CreateSession(ctx, core.Session{SessionToken: "s", UserID: "u", Expires: from}))
 	far := time.Date(300000000, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, _, err := a.ExtendSession(ctx, "s", from, far); err == nil {
+	if _, _, err := a.ExtendSession(ctx, "s", from, far, from); err == nil {
 		t.Error("ExtendSession to a time beyond Unix milliseconds succeeded")
 	}
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := a.ExtendSession(done, "s", from, from.Add(time.Hour)); err == nil {
+	if _, _, err := a.ExtendSession(done, "s", from, from.Add(time.Hour), from); err == nil {
 		t.Error("ExtendSession with a done context succeeded")
 	}
 	stored, err := raw.Sessions(ctx)

@@ -156,14 +156,21 @@ func checkLayout(r *bolt.Bucket, root []byte) error {
 	}
 }
 
-// deletePrefix deletes every key of b that starts with prefix and returns
-// the deleted keys' suffixes after the prefix (copied).
-func deletePrefix(b *bolt.Bucket, prefix []byte) ([][]byte, error) {
+// prefixed returns every key of b that starts with prefix (copied), in
+// key order, so that the caller may delete them.
+func prefixed(b *bolt.Bucket, prefix []byte) [][]byte {
 	var keys [][]byte
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		keys = append(keys, bytes.Clone(k))
 	}
+	return keys
+}
+
+// deletePrefix deletes every key of b that starts with prefix and returns
+// the deleted keys' suffixes after the prefix (copied).
+func deletePrefix(b *bolt.Bucket, prefix []byte) ([][]byte, error) {
+	keys := prefixed(b, prefix)
 	rests := make([][]byte, len(keys))
 	for i, k := range keys {
 		if err := b.Delete(k); err != nil {

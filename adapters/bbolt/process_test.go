@@ -71,8 +71,15 @@ func childWrite(path, prefix string) {
 		fail(err)
 		_, err = a.LinkAccount(ctx, core.Account{UserID: id, Provider: "p", ProviderAccountID: id, Type: core.AccountTypeOAuth, AccessToken: &big})
 		fail(err)
-		_, err = a.CreateSession(ctx, core.Session{SessionToken: id + "-s", UserID: id, Expires: time.Now().Add(time.Duration(i%3-1) * time.Hour)})
+		_, err = a.CreateSession(ctx, core.Session{SessionToken: id + "-s", UserID: id, Expires: time.Now().Add(time.Duration(i%3-1) * time.Hour),
+			CreatedAt: time.Now(), IPAddress: "2001:db8::1", UserAgent: big})
 		fail(err)
+		if i%4 == 1 { // a second session, then "sign out my other devices"
+			_, err = a.CreateSession(ctx, core.Session{SessionToken: id + "-s2", UserID: id, Expires: time.Now().Add(time.Hour)})
+			fail(err)
+			_, err = a.DeleteSessionsByUserID(ctx, id, id+"-s")
+			fail(err)
+		}
 		_, err = a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: id + "-c", CredentialPublicKey: big, UserID: id, ProviderAccountID: id})
 		fail(err)
 		_, err = a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: id, Token: "t", Expires: time.Now().Add(time.Hour)})

@@ -51,16 +51,32 @@ func deleteSession(b *buckets, token []byte) error {
 	return b.sessions.Delete(token)
 }
 
+// checkSessionTimes refuses a session with a time the millisecond encoding
+// cannot hold (the zero time of unknown metadata it can).
+func checkSessionTimes(m core.Method, s *core.Session) error {
+	switch {
+	case !timeOK(s.Expires):
+		return invalidTime(m, "expires")
+	case !timeOK(s.CreatedAt):
+		return invalidTime(m, "createdAt")
+	case !timeOK(s.UpdatedAt):
+		return invalidTime(m, "updatedAt")
+	}
+	return nil
+}
+
 func getSession(sessions *bolt.Bucket, token string) (*core.Session, error) {
 	return getRecord(sessions, []byte(token), decodeSession)
 }
 
-// CreateSession implements createSession.
+// CreateSession implements createSession. The session's metadata
+// (CreatedAt, UpdatedAt, IPAddress, UserAgent) is stored as given, in the
+// record's metadata section.
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
 	s := session.Normalize()
-	if !timeOK(s.Expires) {
-		return nil, invalidTime(m, "expires")
+	if err := checkSessionTimes(m, &s); err != nil {
+		return nil, err
 	}
 	err := a.insertOwned(ctx, s.UserID, []byte(s.SessionToken), bucketSessions, "session token already taken",
 		func(b *buckets) error { return putSession(b, &s) })
@@ -77,7 +93,7 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	su, expired, err := a.readSessionAndUser(ctx, sessionToken)
 	if err == nil && expired {
-		err = a.removeExpiredSession(ctx, sessionToken)
+		err = a.removeExpiredSessions(ctx, []string{sessionToken})
 	}
 	if err != nil {
 		return nil, storeErr(err)
@@ -120,28 +136,42 @@ func (a *Adapter) readSessionAndUser(ctx context.Context, sessionToken string) (
 	return su, false, err
 }
 
-// removeExpiredSession removes the session with the token and its index
-// entries if it is stored and expired.
-func (a *Adapter) removeExpiredSession(ctx context.Context, sessionToken string) error {
+// removeExpiredSessions removes, in one write transaction, each session
+// of the tokens that is stored and expired there (one that a concurrent
+// extension moved on is kept), with its index entries.
+func (a *Adapter) removeExpiredSessions(ctx context.Context, tokens []string) error {
 	return a.update(ctx, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx, a.root)
 		if err != nil {
 			return err
 		}
-		s, err := getSession(b.sessions, sessionToken)
-		if err != nil || s == nil || !s.Expired(a.now()) {
-			return err
+		now := a.now()
+		for _, tok := range tokens {
+			s, err := getSession(b.sessions, tok)
+			if err != nil {
+				return err
+			}
+			if s != nil && s.Expired(now) {
+				if err := removeSession(b, s); err != nil {
+					return err
+				}
+			}
 		}
-		return removeSession(b, s)
+		return nil
 	})
 }
 
 // UpdateSession implements updateSession. A changed user or expiry moves the
-// session's index entries in the same transaction.
+// session's index entries in the same transaction; UpdatedAt, when set, is
+// stored in the record's metadata section, which keeps the rest of the
+// metadata.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
 	const m = core.MethodUpdateSession
 	if update.Expires.Set && !timeOK(core.NormalizeTime(update.Expires.Value)) {
 		return nil, invalidTime(m, "expires")
+	}
+	if update.UpdatedAt.Set && !timeOK(core.NormalizeTime(update.UpdatedAt.Value)) {
+		return nil, invalidTime(m, "updatedAt")
 	}
 	return writeFound(ctx, a, func(b *buckets) (*core.Session, error) { return getSession(b.sessions, update.SessionToken) },
 		func(b *buckets, old *core.Session) (*core.Session, error) {
@@ -164,14 +194,17 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 }
 
 // ExtendSession implements [core.SessionExtender]: in one write
-// transaction, it sets the session's expiry to expires if its stored expiry
-// is not after from, moving the expiry index entry as UpdateSession does.
-// It returns the session as stored afterwards and whether it wrote; nil,
-// false, nil when there is no such session.
-func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
-	expires = core.NormalizeTime(expires)
+// transaction, it sets the session's expiry to expires and its UpdatedAt to
+// seen if its stored expiry is not after from, moving the expiry index
+// entry as UpdateSession does. It returns the session as stored afterwards
+// and whether it wrote; nil, false, nil when there is no such session.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires, seen time.Time) (*core.Session, bool, error) {
+	expires, seen = core.NormalizeTime(expires), core.NormalizeTime(seen)
 	if !timeOK(expires) {
 		return nil, false, invalidTime(core.MethodExtendSession, "expires")
+	}
+	if !timeOK(seen) {
+		return nil, false, invalidTime(core.MethodExtendSession, "seen")
 	}
 	r, err := writeFound(ctx, a, func(b *buckets) (*core.Session, error) { return getSession(b.sessions, sessionToken) },
 		func(b *buckets, old *core.Session) (extended, error) {
@@ -179,7 +212,7 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 				return extended{old, false}, nil
 			}
 			s := *old
-			s.Expires = expires
+			s.Expires, s.UpdatedAt = expires, seen
 			if err := removeSession(b, old); err != nil {
 				return extended{}, err
 			}

@@ -17,8 +17,10 @@ import (
 )
 
 // Adapter stores authport records in a MongoDB database. It implements every
-// method of [core.Adapter] and [core.ExpiredPurger]. It is safe for
-// concurrent use. Create it with [New].
+// method of [core.Adapter], [core.ExpiredPurger], the session inventory
+// ([core.SessionsByUserLister], [core.SessionsByUserDeleter]) and
+// [core.SessionMetadataKeeper]. It is safe for concurrent use. Create it
+// with [New].
 type Adapter struct {
 	db             *mongo.Database
 	users          *mongo.Collection

@@ -327,7 +327,7 @@ func TestMigrate(t *testing.T) {
 	want := map[string][]string{
 		"users":               {"email_1 unique"},
 		"accounts":            {"provider_1_providerAccountId_1 unique", "userId_1"},
-		"sessions":            {"sessionToken_1 unique", "userId_1", "expires_1"},
+		"sessions":            {"sessionToken_1 unique", "userId_1_sessionToken_1_expires_1", "expires_1"},
 		"verification_tokens": {"identifier_1_token_1 unique", "expires_1"},
 		"authenticators":      {"credentialID_1 unique", "userId_1_credentialID_1"},
 	}

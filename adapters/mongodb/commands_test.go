@@ -76,6 +76,7 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 	other := core.User{ID: "u2", Email: "u2@example.com"}
 	acc := core.Account{UserID: u.ID, Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "gh-1"}
 	sess := core.Session{SessionToken: "st-1", UserID: u.ID, Expires: time.Now().Add(time.Hour)}
+	later := core.NormalizeTime(time.Now().Add(2 * time.Hour))
 	tok := core.VerificationToken{Identifier: "u1@example.com", Token: "vt-1", Expires: time.Now().Add(time.Hour)}
 	au := core.Authenticator{CredentialID: "cred-1", CredentialPublicKey: "pk", UserID: u.ID, ProviderAccountID: "gh-1", CredentialDeviceType: "singleDevice"}
 
@@ -122,7 +123,7 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		{"createSession", []string{"find users", "insert sessions", "find users"}, func() (any, error) { return a.CreateSession(ctx, sess) }},
 		{"getSessionAndUser", join("sessions"), func() (any, error) { return a.GetSessionAndUser(ctx, sess.SessionToken) }},
 		{"updateSession (expires)", locked("findAndModify sessions"), func() (any, error) {
-			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, Expires: core.Set(time.Now().Add(2 * time.Hour))})
+			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, Expires: core.Set(later)})
 		}},
 		{"updateSession (userId)", append(append([]string{"find users"}, locked("findAndModify sessions")...), "find users"), func() (any, error) {
 			return a.UpdateSession(ctx, core.SessionUpdate{SessionToken: sess.SessionToken, UserID: core.Set(u.ID)})
@@ -140,6 +141,23 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		}},
 		{"updateAuthenticatorCounter", locked("findAndModify authenticators"), func() (any, error) {
 			return a.UpdateAuthenticatorCounter(ctx, au.CredentialID, 8)
+		}},
+		{"extendSession", locked("findAndModify sessions"), func() (any, error) {
+			s, wrote, err := a.ExtendSession(ctx, sess.SessionToken, later, later.Add(time.Hour), time.Now())
+			if !wrote {
+				return nil, err
+			}
+			return s, err
+		}},
+		{"listSessionsByUserId", []string{"find sessions"}, func() (any, error) {
+			l, err := a.ListSessionsByUserID(ctx, u.ID)
+			if len(l) != 1 {
+				return nil, err
+			}
+			return l, err
+		}},
+		{"deleteSessionsByUserId", []string{"delete sessions", "delete sessions"}, func() (any, error) {
+			return a.DeleteSessionsByUserID(ctx, u.ID, sess.SessionToken)
 		}},
 		{"deleteSession", []string{"findAndModify sessions"}, func() (any, error) { return a.DeleteSession(ctx, sess.SessionToken) }},
 		{"unlinkAccount", []string{"findAndModify accounts"}, func() (any, error) { return a.UnlinkAccount(ctx, acc.Key()) }},

@@ -122,7 +122,7 @@ func TestExtendSessionOnce(t *testing.T) {
 		stored = coretest.ExtendOnce(t, ctx, "s", "u", stored, 8, a, b)
 	}
 
-	out, ok, err := b.ExtendSession(ctx, "s", base, base.Add(10*time.Hour))
+	out, ok, err := b.ExtendSession(ctx, "s", base, base.Add(10*time.Hour), base)
 	if err != nil || ok || out == nil || !out.Expires.Equal(stored) {
 		t.Errorf("ExtendSession with a stale from = %+v, %v, %v; want the stored session (expiring at %v), false, nil", out, ok, err, stored)
 	}
@@ -131,7 +131,7 @@ func TestExtendSessionOnce(t *testing.T) {
 		t.Errorf("after a stale ExtendSession, GetSessionAndUser = %+v, %v; want the session expiring at %v", su, err, stored)
 	}
 
-	out, ok, err = a.ExtendSession(ctx, "unknown", base, stored)
+	out, ok, err = a.ExtendSession(ctx, "unknown", base, stored, base)
 	if err != nil || ok || out != nil {
 		t.Errorf("ExtendSession of an unknown token = %+v, %v, %v; want nil, false, nil", out, ok, err)
 	}

@@ -1,7 +1,9 @@
 // Package mongoadapter is an authport adapter for MongoDB, on the official
 // Go driver (go.mongodb.org/mongo-driver/v2). It implements all 19 adapter
-// methods of the core contract (see [core.Adapter]) and
-// [core.ExpiredPurger].
+// methods of the core contract (see [core.Adapter]), [core.ExpiredPurger],
+// and the session inventory ([core.SessionsByUserLister],
+// [core.SessionsByUserDeleter]), and keeps session metadata as fields of
+// the session document ([core.SessionMetadataKeeper]).
 //
 // The adapter keeps its records in five collections of the
 // [*mongo.Database] it is given: users, accounts, sessions,

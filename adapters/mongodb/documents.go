@@ -31,6 +31,10 @@ const (
 	fSessionState         = "session_state"
 	fSessionToken         = "sessionToken"
 	fExpires              = "expires"
+	fCreatedAt            = "createdAt"
+	fUpdatedAt            = "updatedAt"
+	fIPAddress            = "ipAddress"
+	fUserAgent            = "userAgent"
 	fIdentifier           = "identifier"
 	fToken                = "token"
 	fCredentialID         = "credentialID"
@@ -76,11 +80,26 @@ type accountUserDoc struct {
 	User []userDoc `bson:"user"`
 }
 
-// sessionDoc is a stored session.
+// sessionDoc is a stored session without its metadata: what every read
+// but the listing of a user's sessions decodes (getSessionAndUser is the
+// read of every request and has no use for it).
 type sessionDoc struct {
 	SessionToken string        `bson:"sessionToken"`
 	UserID       bson.RawValue `bson:"userId"`
 	Expires      bson.DateTime `bson:"expires"`
+}
+
+// sessionMetaDoc is a stored session with its metadata (see
+// [core.Session]): fields of the session document named as Better Auth
+// names them, absent when unknown. Auth.js's adapter stores none of them and
+// passes them through. A field of another BSON type, written by another
+// application, reads as unknown.
+type sessionMetaDoc struct {
+	Session   sessionDoc    `bson:",inline"`
+	CreatedAt bson.RawValue `bson:"createdAt"`
+	UpdatedAt bson.RawValue `bson:"updatedAt"`
+	IPAddress bson.RawValue `bson:"ipAddress"`
+	UserAgent bson.RawValue `bson:"userAgent"`
 }
 
 // sessionUserDoc is a session joined with its user by $lookup.
@@ -368,6 +387,62 @@ func (d *sessionDoc) session() (*core.Session, error) {
 		return nil, err
 	}
 	return &core.Session{SessionToken: d.SessionToken, UserID: uid, Expires: fromDate(d.Expires)}, nil
+}
+
+// session converts a stored session with its metadata.
+func (d *sessionMetaDoc) session() (*core.Session, error) {
+	s, err := d.Session.session()
+	if err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt = optionalDate(d.CreatedAt), optionalDate(d.UpdatedAt)
+	s.IPAddress, _ = d.IPAddress.StringValueOK()
+	s.UserAgent, _ = d.UserAgent.StringValueOK()
+	return s, nil
+}
+
+// optionalDate reads a stored date that may be absent: the zero time when it
+// is absent or not a date.
+func optionalDate(rv bson.RawValue) time.Time {
+	if ms, ok := rv.DateTimeOK(); ok {
+		return fromDate(bson.DateTime(ms))
+	}
+	return time.Time{}
+}
+
+// sessionDocument returns the stored form of a session (normalised) of the
+// user with the stored id uid: its metadata fields only where known.
+func sessionDocument(s core.Session, uid any) (bson.D, error) {
+	const m = core.MethodCreateSession
+	exp, err := storedDate(m, "expires", s.Expires)
+	if err != nil {
+		return nil, err
+	}
+	doc := bson.D{
+		{Key: fSessionToken, Value: s.SessionToken},
+		{Key: fUserID, Value: uid},
+		{Key: fExpires, Value: exp},
+	}
+	for _, t := range []struct {
+		key string
+		t   time.Time
+	}{{fCreatedAt, s.CreatedAt}, {fUpdatedAt, s.UpdatedAt}} {
+		if t.t.IsZero() {
+			continue
+		}
+		d, err := storedDate(m, t.key, t.t)
+		if err != nil {
+			return nil, err
+		}
+		doc = append(doc, bson.E{Key: t.key, Value: d})
+	}
+	if s.IPAddress != "" {
+		doc = append(doc, bson.E{Key: fIPAddress, Value: s.IPAddress})
+	}
+	if s.UserAgent != "" {
+		doc = append(doc, bson.E{Key: fUserAgent, Value: s.UserAgent})
+	}
+	return doc, nil
 }
 
 func (d *tokenDoc) token() (*core.VerificationToken, error) {

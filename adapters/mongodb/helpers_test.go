@@ -370,10 +370,32 @@ func (r rawView) WriteAccount(ctx context.Context, a core.Account) error {
 
 var _ conformance.RawWriter = rawView{}
 
+// Sessions reads the sessions with their metadata, whose fields are absent
+// when unknown (never null, never a zero date or "").
 func (r rawView) Sessions(ctx context.Context) ([]core.Session, error) {
 	return records(ctx, r, r.names.Sessions, func(f *field) (core.Session, error) {
-		return core.Session{SessionToken: f.str("sessionToken"), UserID: f.id("userId"), Expires: f.time("expires")}, nil
+		return core.Session{
+			SessionToken: f.str("sessionToken"), UserID: f.id("userId"), Expires: f.time("expires"),
+			CreatedAt: absent(f, "createdAt", bson.TypeDateTime, dateTime), UpdatedAt: absent(f, "updatedAt", bson.TypeDateTime, dateTime),
+			IPAddress: absent(f, "ipAddress", bson.TypeString, bson.RawValue.StringValue),
+			UserAgent: absent(f, "userAgent", bson.TypeString, bson.RawValue.StringValue),
+		}, nil
 	})
+}
+
+// absent reads a field that is absent when unknown, of BSON type t, with
+// conv; the zero T when it is absent. A present field of another type or
+// holding the zero value is an error (f.err).
+func absent[T comparable](f *field, name string, t bson.Type, conv func(bson.RawValue) T) T {
+	var zero T
+	if _, err := f.doc.LookupErr(name); err != nil {
+		return zero
+	}
+	x := one(f, name, t, conv)
+	if x == zero && f.err == nil {
+		f.err = fmt.Errorf("field %q of %s holds the zero value; want it absent", name, f.doc)
+	}
+	return x
 }
 
 func (r rawView) VerificationTokens(ctx context.Context) ([]core.VerificationToken, error) {

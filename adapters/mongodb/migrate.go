@@ -14,13 +14,18 @@ import (
 //
 //   - users: unique email;
 //   - accounts: unique (provider, providerAccountId); userId;
-//   - sessions: unique sessionToken; userId; expires (TTL);
+//   - sessions: unique sessionToken; (userId, sessionToken, expires),
+//     which serves the listing of a user's sessions (equality, sort,
+//     range: no sort in memory) and every delete by userId; expires (TTL);
 //   - verification_tokens: unique (identifier, token); expires (TTL);
 //   - authenticators: unique credentialID; (userId, credentialID).
 //
 // It lists each collection's indexes first and creates only those missing
 // (by their default names, e.g. "email_1"), so it is cheap and safe to call
 // at every start-up; an existing index of the same name is kept as it is.
+// A database migrated by an earlier version gains the compound sessions
+// index and keeps its index userId_1 on sessions, which the compound one
+// makes redundant: Migrate drops no index (an operator may drop that one).
 //
 // The expires indexes are TTL indexes (expireAfterSeconds 0) where the
 // server supports them; where it does not, they are plain indexes, serving
@@ -41,7 +46,7 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 	}{
 		{a.users, []index{{keys: []string{fEmail}, unique: true}}},
 		{a.accounts, []index{{keys: []string{fProvider, fProviderAccountID}, unique: true}, {keys: []string{fUserID}}}},
-		{a.sessions, []index{{keys: []string{fSessionToken}, unique: true}, {keys: []string{fUserID}}, {keys: []string{fExpires}, ttl: true}}},
+		{a.sessions, []index{{keys: []string{fSessionToken}, unique: true}, {keys: []string{fUserID, fSessionToken, fExpires}}, {keys: []string{fExpires}, ttl: true}}},
 		{a.tokens, []index{{keys: []string{fIdentifier, fToken}, unique: true}, {keys: []string{fExpires}, ttl: true}}},
 		{a.authenticators, []index{{keys: []string{fCredentialID}, unique: true}, {keys: []string{fUserID, fCredentialID}}}},
 	}

@@ -21,16 +21,13 @@ import (
 // makes a concurrent deleteUser leave no orphan). An unknown user, or one
 // deleted concurrently, gives an error matching [core.ErrNotFound] and leaves
 // no session; an existing token, once [Adapter.Migrate] has run, one
-// matching [core.ErrAlreadyExists].
+// matching [core.ErrAlreadyExists]. The session's metadata are fields of
+// its document (createdAt, updatedAt, ipAddress, userAgent), each only
+// where known.
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	s := session.Normalize()
 	return createOwned(ctx, a, core.MethodCreateSession, a.sessions, s, s.UserID, func(uid any) (bson.D, error) {
-		exp, err := storedDate(core.MethodCreateSession, "expires", s.Expires)
-		return bson.D{
-			{Key: fSessionToken, Value: s.SessionToken},
-			{Key: fUserID, Value: uid},
-			{Key: fExpires, Value: exp},
-		}, err
+		return sessionDocument(s, uid)
 	})
 }
 
@@ -175,10 +172,12 @@ func (a *Adapter) requireUser(ctx context.Context, v any) error {
 // confirmMove makes a session moved to the user with the stored id uid
 // unable to outlive that user, as insertOwned does for new records: it reads
 // the user again, and if a concurrent deleteUser removed it, puts the
-// session back as it was (before) and returns an error matching
-// [core.ErrNotFound]. Should the session's first user be gone too by then,
-// the session goes with it, as that user's deleteUser would have taken it.
-func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any) error {
+// session back as it was (before: its user, expiry and, when the move also
+// set it, updatedAt) and returns an error matching [core.ErrNotFound].
+// Should the session's first user be gone too by then, the session goes
+// with it, as that user's deleteUser would have taken it. The put-back is
+// an update without upsert: a session deleted meanwhile stays deleted.
+func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any, updatedAt bool) error {
 	ok, err := a.userExistsOnPrimary(ctx, uid)
 	if err == nil && ok {
 		return nil
@@ -196,7 +195,7 @@ func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any)
 		}
 		_, err = a.sessions.UpdateOne(ctx,
 			bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: fUserID, Value: oldUID}, {Key: fExpires, Value: oldExp}}}})
+			restoreSession(oldUID, oldExp, before.UpdatedAt, updatedAt))
 		unlock()
 		if err != nil {
 			return fmt.Errorf("putting the session back: %w", err)
@@ -213,4 +212,19 @@ func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any)
 		return errors.Join(cause, uerr)
 	}
 	return cause
+}
+
+// restoreSession is the update that puts a moved session back: its stored
+// user id and expiry and, when restoreUpdatedAt, its updatedAt as it was
+// (removed when it had none).
+func restoreSession(uid any, expires bson.DateTime, updatedAt time.Time, restoreUpdatedAt bool) bson.D {
+	set := bson.D{{Key: fUserID, Value: uid}, {Key: fExpires, Value: expires}}
+	if !restoreUpdatedAt {
+		return bson.D{{Key: "$set", Value: set}}
+	}
+	if updatedAt.IsZero() {
+		return bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: bson.D{{Key: fUpdatedAt, Value: ""}}}}
+	}
+	seen, _ := date(updatedAt)
+	return bson.D{{Key: "$set", Value: append(set, bson.E{Key: fUpdatedAt, Value: seen})}}
 }

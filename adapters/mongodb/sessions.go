@@ -53,13 +53,16 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // user id adds a find of that user before and another after (confirmMove,
 // so that a concurrent deleteUser of that user leaves no orphan); an
 // unknown user, or one deleted concurrently, gives an error matching
-// [core.ErrNotFound] and changes nothing. Where the server's updates
+// [core.ErrNotFound] and changes nothing. UpdatedAt, when set, is set in the
+// same write (removed when set to the zero time). Where the server's updates
 // are not atomic (see [Capabilities.AtomicFindAndModify]) the updates of one
-// session are serialised, within the process and across processes.
+// session are serialised, within the process and across processes. The
+// session returned has no metadata.
 func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) (*core.Session, error) {
-	var set bson.D
+	const m = core.MethodUpdateSession
+	var set, unset bson.D
 	if update.UserID.Set {
-		uid, err := a.storedUserID(core.MethodUpdateSession, "userId", update.UserID.Value)
+		uid, err := a.storedUserID(m, "userId", update.UserID.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -71,61 +74,76 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	if update.Expires.Set {
 		exp, ok := date(core.NormalizeTime(update.Expires.Value))
 		if !ok || update.Expires.Value.IsZero() {
-			return nil, &core.InputError{Method: string(core.MethodUpdateSession), Field: "expires", Reason: "must be set, within the range of BSON dates"}
+			return nil, &core.InputError{Method: string(m), Field: "expires", Reason: "must be set, within the range of BSON dates"}
 		}
 		set = append(set, bson.E{Key: fExpires, Value: exp})
 	}
-	if !update.UserID.Set {
-		return a.setSession(ctx, update.SessionToken, nil, set, options.After)
+	if update.UpdatedAt.Set {
+		if update.UpdatedAt.Value.IsZero() {
+			unset = append(unset, bson.E{Key: fUpdatedAt, Value: ""})
+		} else {
+			seen, err := storedDate(m, "updatedAt", core.NormalizeTime(update.UpdatedAt.Value))
+			if err != nil {
+				return nil, err
+			}
+			set = append(set, bson.E{Key: fUpdatedAt, Value: seen})
+		}
 	}
-	before, err := a.setSession(ctx, update.SessionToken, nil, set, options.Before)
+	upd := setFields(set)
+	if len(unset) > 0 {
+		upd = append(upd, bson.E{Key: "$unset", Value: unset})
+	}
+	byToken := bson.D{{Key: fSessionToken, Value: update.SessionToken}}
+	if !update.UserID.Set {
+		return updateRecord(ctx, a, a.sessions, lockSession, update.SessionToken, byToken, upd, options.After, (*sessionDoc).session)
+	}
+	before, err := updateRecord(ctx, a, a.sessions, lockSession, update.SessionToken, byToken, upd, options.Before, (*sessionMetaDoc).session)
 	if err != nil || before == nil {
 		return nil, err
 	}
-	if err := a.confirmMove(ctx, *before, set[0].Value); err != nil {
+	if err := a.confirmMove(ctx, *before, set[0].Value, update.UpdatedAt.Set); err != nil {
 		return nil, err
 	}
-	after := *before
-	after.UserID = update.UserID.Value
-	if update.Expires.Set {
-		after.Expires = core.NormalizeTime(update.Expires.Value)
-	}
+	after := update.Apply(before.WithoutMetadata())
+	after.UpdatedAt = time.Time{}
 	return &after, nil
 }
 
 // ExtendSession implements [core.SessionExtender]: one findOneAndUpdate
 // whose filter holds the condition (the stored expiry not after from), so
 // the server applies the check and the update together; of concurrent
-// calls with the same from one matches and the others find nothing. When
-// nothing matched, a find returns the session as stored (nil when there is
-// none). Where the server's updates are not atomic (see
-// [Capabilities.AtomicFindAndModify]) the updates of one session are
+// calls with the same from one matches and the others find nothing. It sets
+// updatedAt to seen in the same write. When nothing matched, a find returns
+// the session as stored (nil when there is none). It never upserts: an
+// extension racing a deletion of the session (deleteSession,
+// deleteSessionsByUserId, deleteUser) matches nothing once the session is
+// gone and never stores it again. Where the server's updates are not atomic
+// (see [Capabilities.AtomicFindAndModify]) the updates of one session are
 // serialised, within the process and across processes, as updateSession's
-// are.
-func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
-	fromDate, err := storedDate(core.MethodExtendSession, "from", core.NormalizeTime(from))
+// are. The session returned has no metadata.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires, seen time.Time) (*core.Session, bool, error) {
+	const m = core.MethodExtendSession
+	fromDate, err := storedDate(m, "from", core.NormalizeTime(from))
 	if err != nil {
 		return nil, false, err
 	}
-	exp, err := storedDate(core.MethodExtendSession, "expires", core.NormalizeTime(expires))
+	exp, err := storedDate(m, "expires", core.NormalizeTime(expires))
 	if err != nil {
 		return nil, false, err
 	}
-	s, err := a.setSession(ctx, sessionToken, bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: fromDate}}}},
-		bson.D{{Key: fExpires, Value: exp}}, options.After)
+	seenDate, err := storedDate(m, "seen", core.NormalizeTime(seen))
+	if err != nil {
+		return nil, false, err
+	}
+	byToken := bson.D{{Key: fSessionToken, Value: sessionToken}}
+	s, err := updateRecord(ctx, a, a.sessions, lockSession, sessionToken,
+		append(byToken, bson.E{Key: fExpires, Value: bson.D{{Key: "$lte", Value: fromDate}}}),
+		setFields(bson.D{{Key: fExpires, Value: exp}, {Key: fUpdatedAt, Value: seenDate}}), options.After, (*sessionDoc).session)
 	if err != nil || s != nil {
 		return s, s != nil, err
 	}
-	s, err = decodeSession(ctx, a.sessions.FindOne(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
+	s, err = decodeSession(ctx, a.sessions.FindOne(ctx, byToken))
 	return s, false, err
-}
-
-// setSession sets the fields of set on the session with the token when it
-// also matches the conditions in where, and returns it as updateRecord
-// does (one find when set is empty).
-func (a *Adapter) setSession(ctx context.Context, sessionToken string, where, set bson.D, ret options.ReturnDocument) (*core.Session, error) {
-	filter := append(bson.D{{Key: fSessionToken, Value: sessionToken}}, where...)
-	return updateRecord(ctx, a, a.sessions, lockSession, sessionToken, filter, setFields(set), ret, (*sessionDoc).session)
 }
 
 // DeleteSession is deleteSession: one findOneAndDelete. It returns the
