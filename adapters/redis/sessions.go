@@ -22,15 +22,9 @@ import (
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
 	s := session.Normalize()
-	for _, f := range []struct {
-		name string
-		t    *time.Time
-	}{{"expires", &s.Expires}, {"createdAt", &s.CreatedAt}, {"updatedAt", &s.UpdatedAt}} {
-		if f.name == "expires" || !f.t.IsZero() {
-			if err := shared.CheckTime(m, f.name, f.t); err != nil {
-				return nil, err
-			}
-		}
+	if err := errors.Join(shared.CheckTime(m, "expires", &s.Expires),
+		checkOptTime(m, "createdAt", &s.CreatedAt), checkOptTime(m, "updatedAt", &s.UpdatedAt)); err != nil {
+		return nil, err
 	}
 	ptr := a.k.session(s.SessionToken)
 	ms := s.Expires.UnixMilli()
@@ -144,10 +138,8 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 		ch.uid = up.UserID.Value
 	}
 	if up.UpdatedAt.Set {
-		seen := core.NormalizeTime(up.UpdatedAt.Value)
-		if up.UpdatedAt.Value.IsZero() {
-			seen = time.Time{}
-		} else if err := shared.CheckTime(m, "updatedAt", &seen); err != nil {
+		seen := core.NormalizeTime(up.UpdatedAt.Value) // the zero time stays zero: unknown
+		if err := checkOptTime(m, "updatedAt", &seen); err != nil {
 			return nil, err
 		}
 		ch.seen = &seen
@@ -189,8 +181,8 @@ type sessionChange struct {
 	seen                  *time.Time
 }
 
-// args returns the updateSession script's arguments from the member on
-// (see luaUpdateSession); the new user is the caller's to set.
+// args returns the updateSession script's arguments (see
+// luaUpdateSession), the new user's left "" for the caller to set.
 func (ch sessionChange) args(p, mode string) []any {
 	set, head, whole := "0", "", ""
 	if ch.seen != nil {
@@ -395,6 +387,15 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, ch sessionChange, from
 	}
 	r := got.WithoutMetadata()
 	return &r, nil
+}
+
+// checkOptTime is shared.CheckTime for a metadata time, whose zero value
+// (unknown) is stored as such.
+func checkOptTime(m core.Method, field string, t *time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	return shared.CheckTime(m, field, t)
 }
 
 // sessionReply decodes the {expiry, uid, written} reply of the update
