@@ -50,6 +50,11 @@ type checked struct {
 	// whose sessions is back, an acknowledged createSession whose session
 	// is gone.
 	tokensBack, deletedBack, sessionsBack, sessionsLost int
+	// The failover runs' session operations (checkSessionOps): sessions
+	// ended by an acknowledged deleteSessionsByUserId checked, and
+	// readable again; acknowledged refresh-token rotations checked, and
+	// rotated tokens accepted again.
+	revoked, revokedBack, rotated, rotationsBack int
 }
 
 // delDetail says what the acknowledged deleteUser of u returned and when it
@@ -62,7 +67,7 @@ func (u *userRec) delDetail() string {
 	return fmt.Sprintf("the call %v and %s", u.delCall, got)
 }
 
-// check compares what the load had acknowledged with what the server holds.
+// check compares what load l had acknowledged with what the server holds.
 // A record touched by a call that failed after the acknowledged write
 // (a deleteUser, an updateSession, a useVerificationToken) may or may not
 // have been changed by it, so only the outcomes it allows are accepted.
@@ -70,7 +75,7 @@ func (u *userRec) delDetail() string {
 // crash, when not zero, is when a server that is not durable was killed: a
 // record left of a user whose deleteUser was acknowledged before it counts
 // as lost (the crash undid part of the delete), not as a partial cascade.
-func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, crash time.Time) (checked, error) {
+func check(ctx context.Context, rv raw, l *load, crash time.Time) (checked, error) {
 	var c checked
 	if s, ok := rv.(snapshotter); ok {
 		snap, err := s.snapshot(ctx)
@@ -80,7 +85,12 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 		rv = snap
 	}
 	lost := func(format string, args ...any) { c.lost = append(c.lost, fmt.Sprintf(format, args...)) }
-	for _, u := range users {
+	for _, u := range l.t.users {
+		if !u.delAck {
+			if err := checkSessionOps(ctx, rv, l.iss, u, &c); err != nil {
+				return c, err
+			}
+		}
 		if u.delAck {
 			c.acked++
 			found, err := rv.user(ctx, u.id)
@@ -158,7 +168,7 @@ func check(ctx context.Context, rv raw, users []*userRec, tokens []*tokenRec, cr
 			}
 		}
 	}
-	for _, tok := range tokens {
+	for _, tok := range l.t.tokens {
 		if !tok.createAck {
 			continue
 		}

@@ -150,7 +150,7 @@ func (rc *replicatedCluster) failover(t *testing.T, freeze bool) fault {
 	if freeze {
 		name = "SIGSTOP of a master until its replica is promoted, then SIGCONT"
 	}
-	return fault{name: name, crash: true,
+	return fault{name: name, crash: true, failover: true,
 		inject: func(ctx context.Context) (time.Time, time.Time, error) {
 			i, err := rc.aMaster(ctx)
 			if err != nil {
@@ -265,7 +265,9 @@ func runFailover(t *testing.T, _ *toxiproxy.ApiServer, add func(row)) {
 
 // judgeFailover fails t for what a failover row must never show: a panic,
 // a hung call, no success after the failover, too little load to check,
-// and, with replica acknowledgement on, an acknowledged token use undone.
+// and, with replica acknowledgement on, an acknowledged token use undone,
+// a revoked session readable again or a rotated refresh token accepted
+// again.
 // The other losses are what asynchronous replication allows: reported.
 func judgeFailover(t *testing.T, r row) {
 	t.Helper()
@@ -285,10 +287,23 @@ func judgeFailover(t *testing.T, r row) {
 	if r.failover.ack && r.tokensBack > 0 {
 		t.Errorf("%s: %d verification token(s) whose use was acknowledged by a replica came back after the failover", where, r.tokensBack)
 	}
+	if r.failover.ack && r.revokedBack+r.rotationsBack > 0 {
+		t.Errorf("%s: after the failover, %d session(s) revoked with a replica's acknowledgement are readable again and %d refresh token(s) rotated with one are accepted again",
+			where, r.revokedBack, r.rotationsBack)
+	}
 	if r.lost > 0 || r.partial > 0 {
 		t.Logf("%s: %d acknowledged write(s) undone by the failover, %d deleted user(s) with records left (asynchronous replication: reported, not failed)", where, r.lost, r.partial)
 	}
 	logDetails(t, where, r.details)
+}
+
+// firstSuccess is the time from the fault to the first successful call
+// after the service was back, or "never".
+func (r row) firstSuccess() string {
+	if r.recovery < 0 {
+		return "never"
+	}
+	return ms(r.down + r.recovery)
 }
 
 func formatFailoverTable(rows []row) string {
@@ -299,16 +314,12 @@ func formatFailoverTable(rows []row) string {
 		}
 		if b.Len() == 0 {
 			fmt.Fprintf(&b, "Redis Cluster failover (3 masters + 3 replicas, cluster-node-timeout %d ms), under the same load:\n", failoverNodeTimeout)
-			b.WriteString("| fault | adapter option | ops | failed calls | fault → replica serving | fault → first success after it | acked checked | token uses back | deleted users back | deleted sessions back | acked sessions lost | acked writes lost (all kinds) | panics | hung |\n")
-			b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			b.WriteString("| fault | adapter option | ops | failed calls | fault → replica serving | fault → first success after it | acked checked | token uses back | deleted users back | deleted sessions back | acked sessions lost | revoked sessions readable again | rotated refresh tokens accepted twice | acked writes lost (all kinds) | panics | hung |\n")
+			b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		}
-		first := "never"
-		if r.recovery >= 0 {
-			first = ms(r.down + r.recovery)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |\n",
-			r.fault, r.failover.option, r.ops, r.errFault+r.errOther, ms(r.down), first, r.acked,
-			r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost, r.lost+r.partial, r.panics, r.hung)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d | %d | %s | %d | %d | %d |\n",
+			r.fault, r.failover.option, r.ops, r.errFault+r.errOther, ms(r.down), r.firstSuccess(), r.acked,
+			r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost, r.sessionOpsCells(), r.lost+r.partial, r.panics, r.hung)
 	}
 	return b.String()
 }

@@ -11,6 +11,7 @@ require (
 	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/handler v0.1.0
 	github.com/authport/authport/passkey v0.1.0
+	github.com/authport/authport/tokens v0.1.0
 	github.com/go-sql-driver/mysql v1.8.1
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.6.0
@@ -26,7 +27,6 @@ require (
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/authport/authport/jwt v0.1.0 // indirect
 	github.com/authport/authport/oauth v0.1.0 // indirect
-	github.com/authport/authport/tokens v0.1.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect

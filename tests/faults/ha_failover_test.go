@@ -214,13 +214,13 @@ func runSentinelFailover(t *testing.T, bin string) []haRow {
 			cancel()
 			haTool(t, bin, args...)
 		}
-		f := fault{name: "SIGKILL of the master, replica promoted by the sentinels", crash: true,
+		f := fault{name: "SIGKILL of the master, replica promoted by the sentinels", crash: true, failover: true,
 			inject: func(ctx context.Context) (time.Time, time.Time, error) {
 				return killMaster(ctx, dir, sentinelPort)
 			}}
 		deployment := "Redis Sentinel (master + replica + 3 sentinels, down-after 1000 ms): master SIGKILLed"
 		if s.freeze {
-			f = fault{name: "SIGSTOP of the master until the replica is promoted, then SIGCONT", crash: true,
+			f = fault{name: "SIGSTOP of the master until the replica is promoted, then SIGCONT", crash: true, failover: true,
 				inject: func(ctx context.Context) (time.Time, time.Time, error) {
 					return freezeMaster(ctx, dir, sentinelPort)
 				}}
@@ -378,7 +378,7 @@ func runPGFailover(t *testing.T, bin string) []haRow {
 	a := newGorm(t, postgres.New(postgres.Config{Conn: openSQL(t, "pgx", url)}), true)
 	rv := sqlRaw{db: openSQL(t, "pgx", url)}
 	nodes := strings.Split(ps, ",")[1:]
-	f := fault{name: "SIGKILL of the primary node (pg_autoctl and postgres), standby promoted", crash: true,
+	f := fault{name: "SIGKILL of the primary node (pg_autoctl and postgres), standby promoted", crash: true, failover: true,
 		inject: func(ctx context.Context) (time.Time, time.Time, error) {
 			return killPrimary(ctx, dir, nodes)
 		}}
@@ -428,7 +428,9 @@ func judgeHA(t *testing.T, r haRow) {
 
 // haProblems lists what fails a failover row: a panic, a hung call, no
 // success after the failover, too little load to check, and, where the
-// deployment promises it (r.promised), any acknowledged write undone.
+// deployment promises it (r.promised), any acknowledged write undone,
+// among them a revoked session readable again and a rotated refresh token
+// accepted again.
 func haProblems(r haRow) []string {
 	var out []string
 	if r.panics > 0 {
@@ -443,27 +445,27 @@ func haProblems(r haRow) []string {
 	if r.acked < 50 {
 		out = append(out, fmt.Sprintf("only %d acknowledged writes to check", r.acked))
 	}
-	undone := r.tokensBack + r.deletedBack + r.sessionsBack + r.sessionsLost
-	if r.promised && (undone > 0 || r.lost > 0 || r.partial > 0) {
-		out = append(out, fmt.Sprintf("acknowledged writes undone by the failover: %d token use(s), %d deleteUser(s), %d deleted session(s) back, %d acknowledged session(s) lost; %d lost and %d partial in all",
-			r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost, r.lost, r.partial))
+	if r.promised && (r.undone() > 0 || r.lost > 0 || r.partial > 0) {
+		out = append(out, fmt.Sprintf("acknowledged writes undone by the failover: %d token use(s), %d deleteUser(s), %d deleted session(s) back, %d acknowledged session(s) lost, %d revoked session(s) readable again, %d rotated refresh token(s) accepted again; %d lost and %d partial in all",
+			r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost, r.revokedBack, r.rotationsBack, r.lost, r.partial))
 	}
 	return out
 }
 
+// undone counts the acknowledged writes of the kinds the failover tables
+// show that the failover undid.
+func (r row) undone() int {
+	return r.tokensBack + r.deletedBack + r.sessionsBack + r.sessionsLost + r.revokedBack + r.rotationsBack
+}
+
 func formatHATable(rows []haRow) string {
 	var b strings.Builder
-	b.WriteString("| deployment | adapter option | ops | failed calls | kill → new primary | kill → first success | acked checked | undone | token uses back | deleted users back | deleted sessions back | acked sessions lost | acked writes lost (all kinds) | panics | hung |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| deployment | adapter option | ops | failed calls | kill → new primary | kill → first success | acked checked | undone | token uses back | deleted users back | deleted sessions back | acked sessions lost | revoked sessions readable again | rotated refresh tokens accepted twice | acked writes lost (all kinds) | panics | hung |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		first := "never"
-		if r.recovery >= 0 {
-			first = ms(r.down + r.recovery)
-		}
-		undone := r.tokensBack + r.deletedBack + r.sessionsBack + r.sessionsLost
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n",
-			r.deployment, r.option, r.ops, r.errFault+r.errOther, ms(r.down), first, r.acked, undone,
-			r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost, r.lost+r.partial, r.panics, r.hung)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d | %d | %d | %s | %d | %d | %d |\n",
+			r.deployment, r.option, r.ops, r.errFault+r.errOther, ms(r.down), r.firstSuccess(), r.acked, r.undone(),
+			r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost, r.sessionOpsCells(), r.lost+r.partial, r.panics, r.hung)
 	}
 	return b.String()
 }

@@ -11,11 +11,13 @@ func TestHAProblems(t *testing.T) {
 		t.Fatalf("a clean row fails: %v", p)
 	}
 	for name, undo := range map[string]func(*haRow){
-		"token use back":    func(r *haRow) { r.tokensBack = 1 },
-		"deleted user back": func(r *haRow) { r.deletedBack = 1 },
-		"session back":      func(r *haRow) { r.sessionsBack = 1 },
-		"session lost":      func(r *haRow) { r.sessionsLost = 1 },
-		"other write lost":  func(r *haRow) { r.lost = 1 },
+		"token use back":                       func(r *haRow) { r.tokensBack = 1 },
+		"deleted user back":                    func(r *haRow) { r.deletedBack = 1 },
+		"session back":                         func(r *haRow) { r.sessionsBack = 1 },
+		"session lost":                         func(r *haRow) { r.sessionsLost = 1 },
+		"other write lost":                     func(r *haRow) { r.lost = 1 },
+		"revoked session readable again":       func(r *haRow) { r.revokedBack = 1 },
+		"rotated refresh token accepted again": func(r *haRow) { r.rotationsBack = 1 },
 	} {
 		r := good
 		undo(&r)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/tokens"
 )
 
 const (
@@ -64,6 +65,34 @@ type userRec struct {
 	// a failed check.
 	delCall  span
 	delFound bool
+	// revocations are the user's acknowledged deleteSessionsByUserId
+	// calls, and family its token family: the failover runs' load only
+	// (load.iss).
+	revocations []revocation
+	family      *familyRec
+}
+
+// revocation is an acknowledged deleteSessionsByUserId: the sessions it
+// ended must never be readable again.
+type revocation struct {
+	ended []string // the session tokens it deleted
+	call  span
+}
+
+// familyRec is a token family the load started through load.iss and
+// rotated.
+type familyRec struct {
+	// refresh holds the family's refresh tokens, oldest first: the one
+	// Issue returned, then the successor of each acknowledged rotation.
+	// Every one but the last was rotated: none may be accepted again.
+	refresh []string
+	// rotations are when the acknowledged rotations ran: rotations[i]
+	// turned refresh[i] into refresh[i+1].
+	rotations []span
+	// unsure: a refresh failed, so whether it rotated the last token is
+	// unknown; the family is not refreshed again, and its last token is
+	// not required to work.
+	unsure bool
 }
 
 // span is when a call ran, from its start to its return.
@@ -182,6 +211,12 @@ type load struct {
 	stop  atomic.Bool
 	t     tally
 	start time.Time
+	// iss, when set, adds two operations to the mix (sessionOps): a user
+	// signed out of its other devices or everywhere
+	// (deleteSessionsByUserId), and refresh-token families started and
+	// rotated through iss, an Issuer on the same adapter. The failover
+	// runs set it (fault.failover).
+	iss *tokens.Issuer
 }
 
 // call runs one adapter method with its own 2 s context, recovering a
@@ -241,20 +276,13 @@ func (l *load) worker(w int) {
 		l.t.tokens = append(l.t.tokens, tokens...)
 		l.t.mu.Unlock()
 	}()
-	withSession := func() *userRec {
-		var c []*userRec
-		for _, u := range live {
-			if u.sessAck {
-				c = append(c, u)
-			}
-		}
-		if len(c) == 0 {
-			return nil
-		}
-		return c[rng.IntN(len(c))]
+	withSession := func() *userRec { return pick(rng, live, func(u *userRec) bool { return u.sessAck }) }
+	mix := 100
+	if l.iss != nil {
+		mix += sessionOps
 	}
 	for n := 0; !l.stop.Load(); n++ {
-		r := rng.IntN(100)
+		r := rng.IntN(mix)
 		switch {
 		case r < 30 || len(live) == 0:
 			u := &userRec{id: fmt.Sprintf("%s-w%d-%06d", l.scen, w, n)}
@@ -263,6 +291,15 @@ func (l *load) worker(w int) {
 			l.createChain(u)
 			if u.userAck {
 				live = append(live, u)
+			}
+		case r >= 100+sessionOps/2:
+			l.refresh(rng, live)
+		case r >= 100:
+			// A user with a session and no token family (which a
+			// revocation would end): sign out its other devices, or
+			// everywhere.
+			if u := pick(rng, live, func(u *userRec) bool { return u.sessAck && u.family == nil }); u != nil {
+				l.revoke(u, rng.IntN(2) == 0)
 			}
 		case r < 55:
 			if u := withSession(); u != nil {
@@ -287,6 +324,26 @@ func (l *load) worker(w int) {
 	}
 }
 
+// sessionOps is how many more draws in 100 the failover runs' mix has
+// (load.iss): half of them revocations, half refresh-token families. Each
+// costs two round trips, like most of the mix, so they add a tenth to the
+// load and take nothing from its other operations.
+const sessionOps = 10
+
+// pick returns a random user of users for which ok holds, or nil.
+func pick(rng *mrand.Rand, users []*userRec, ok func(*userRec) bool) *userRec {
+	var c []*userRec
+	for _, u := range users {
+		if ok(u) {
+			c = append(c, u)
+		}
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c[rng.IntN(len(c))]
+}
+
 func (l *load) createChain(u *userRec) {
 	name := "Fault Tester"
 	err := l.call("createUser", func(ctx context.Context) error {
@@ -309,15 +366,11 @@ func (l *load) createChain(u *userRec) {
 		return
 	}
 	u.accAck = true
-	u.session = "st-" + u.id + "-" + randomHex(8)
+	u.session = u.newSessionToken()
 	exp := core.NormalizeTime(time.Now().Add(time.Hour))
 	u.sessTried = true
 	u.sessExpires = []time.Time{exp}
-	err = l.call("createSession", func(ctx context.Context) error {
-		_, err := l.a.CreateSession(ctx, core.Session{SessionToken: u.session, UserID: u.id, Expires: exp})
-		return err
-	})
-	if err != nil {
+	if l.createSession(u.id, u.session, exp) != nil {
 		return
 	}
 	u.sessAck = true
@@ -331,6 +384,14 @@ func (l *load) createChain(u *userRec) {
 	if err == nil {
 		u.credAck = true
 	}
+}
+
+// createSession creates the session token of user userID, expiring at exp.
+func (l *load) createSession(userID, token string, exp time.Time) error {
+	return l.call("createSession", func(ctx context.Context) error {
+		_, err := l.a.CreateSession(ctx, core.Session{SessionToken: token, UserID: userID, Expires: exp})
+		return err
+	})
 }
 
 // getSession reads an acknowledged session back: not finding it is a loss.
@@ -437,7 +498,11 @@ type row struct {
 	details        []string
 	// By kind (see checked), and for the failover rows (failover_test.go).
 	tokensBack, deletedBack, sessionsBack, sessionsLost int
-	failover                                            *failoverFigures
+	// The session operations of the failover runs (load.iss): revoked
+	// sessions checked and readable again, rotations checked and rotated
+	// refresh tokens accepted again.
+	revoked, revokedBack, rotated, rotationsBack int
+	failover                                     *failoverFigures
 }
 
 // fault breaks the service and repairs it. It returns when the fault began
@@ -455,6 +520,10 @@ type fault struct {
 	// the network), so a server that is not durable may lose what it
 	// acknowledged before it.
 	crash bool
+	// failover: the fault replaces the primary or master (the failover
+	// rows), and the load revokes sessions and rotates refresh tokens too
+	// (load.iss), which the failover tables count.
+	failover bool
 }
 
 // slowCall is how long a call takes, at least, under the latency toxic.
@@ -486,6 +555,9 @@ func (l *load) enough(back time.Time) bool {
 func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv raw, f fault, scen string) row {
 	t.Helper()
 	l := &load{a: a, scen: scen, start: time.Now()}
+	if f.failover {
+		l.iss = newIssuer(t, a)
+	}
 	stopWatch := make(chan struct{})
 	stallsc := watchScheduling(stopWatch)
 	var wg sync.WaitGroup
@@ -578,12 +650,13 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 	if !durable && f.crash {
 		crash = began
 	}
-	res, err := check(cctx, rv, l.t.users, l.t.tokens, crash)
+	res, err := check(cctx, rv, l, crash)
 	if err != nil {
 		t.Fatalf("%s/%s: reading the server back: %v", backend, f.name, err)
 	}
 	r.acked, r.lost, r.partial, r.claims = res.acked, r.lost+len(res.lost), len(res.partial), len(res.claims)
 	r.tokensBack, r.deletedBack, r.sessionsBack, r.sessionsLost = res.tokensBack, res.deletedBack, res.sessionsBack, res.sessionsLost
+	r.revoked, r.revokedBack, r.rotated, r.rotationsBack = res.revoked, res.revokedBack, res.rotated, res.rotationsBack
 	r.details = append(r.details, res.lost...)
 	r.details = append(r.details, res.partial...)
 	if len(res.lost)+len(res.partial) > 0 {

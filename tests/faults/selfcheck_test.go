@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,7 +19,10 @@ import (
 // Redis that keeps nothing on disk (no AOF, no snapshots) a SIGKILL loses
 // every acknowledged write, and check must count them lost; a record
 // planted for a user whose deletion was acknowledged must count as a
-// partial cascade.
+// partial cascade; and, with the failover runs' session operations in the
+// load, a revoked session written back must count as readable again and
+// a family's expiry set back past its last rotation as a rotated refresh
+// token accepted again.
 func TestCheckSeesLoss(t *testing.T) {
 	bin := binary(t, provision.BackendRedis, "redis-server")
 	dir := tempDir(t, "authport-faults-volatile-")
@@ -32,7 +37,7 @@ func TestCheckSeesLoss(t *testing.T) {
 	t.Cleanup(func() { _ = rc.Close() })
 	rv := redisRaw{c: rc}
 
-	l := &load{a: a, scen: "self" + randomHex(3), start: time.Now()}
+	l := &load{a: a, scen: "self" + randomHex(3), start: time.Now(), iss: newIssuer(t, a)}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() { l.worker(w) })
@@ -43,7 +48,7 @@ func TestCheckSeesLoss(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := check(ctx, rv, l.t.users, l.t.tokens, time.Time{})
+	res, err := check(ctx, rv, l, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +70,7 @@ func TestCheckSeesLoss(t *testing.T) {
 	if err := rc.Set(ctx, rv.key("session", deleted.session), deleted.id, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	res, err = check(ctx, rv, l.t.users, l.t.tokens, time.Time{})
+	res, err = check(ctx, rv, l, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +82,18 @@ func TestCheckSeesLoss(t *testing.T) {
 		t.Errorf("partial %q does not say %q", res.partial[0], want)
 	}
 
+	undoSessionOps(ctx, t, l, rv)
+	res, err = check(ctx, rv, l, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The revoked session back, the rotated token accepted again, and the
+	// last token of its family no longer accepted.
+	if res.revokedBack != 1 || res.rotationsBack != 1 || len(res.lost) != 3 {
+		t.Errorf("a revoked session and a rotation undone: %d of %d revoked sessions readable again, %d of %d rotated refresh tokens accepted again, lost %q; want 1, 1 and 3 lost",
+			res.revokedBack, res.revoked, res.rotationsBack, res.rotated, res.lost)
+	}
+
 	if err := p.kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +103,7 @@ func TestCheckSeesLoss(t *testing.T) {
 	if err := p.waitReady(redisPing(addr), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	res, err = check(ctx, rv, l.t.users, l.t.tokens, time.Time{})
+	res, err = check(ctx, rv, l, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,5 +141,55 @@ func TestLateAndPanickingCallsCounted(t *testing.T) {
 	err = l.call("panics", func(context.Context) error { panic("boom") })
 	if err == nil || len(l.t.panics) != 1 {
 		t.Errorf("a panicking call: err %v, %d panics recorded; want an error and 1", err, len(l.t.panics))
+	}
+}
+
+// undoSessionOps undoes, on the Redis of rv, what a failover must never
+// undo: it writes back a session an acknowledged deleteSessionsByUserId
+// ended, and it rotates a token family once more and sets the family's
+// stored expiry back to what it was before (the score in the user's
+// sessions set, which every read takes as the expiry).
+func undoSessionOps(ctx context.Context, t *testing.T, l *load, rv redisRaw) {
+	t.Helper()
+	var revoked, family *userRec
+	for _, u := range l.t.users {
+		switch {
+		case u.delTried:
+		case revoked == nil && len(u.revocations) > 0:
+			revoked = u
+		case family == nil && u.family != nil && !u.family.unsure:
+			family = u
+		}
+	}
+	if revoked == nil || family == nil {
+		t.Fatal("the load acknowledged no deleteSessionsByUserId or started no token family")
+	}
+	ended := revoked.revocations[0].ended[0]
+	if err := rv.c.Set(ctx, rv.key("session", ended), revoked.id, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rv.c.ZAdd(ctx, rv.key("user", revoked.id)+":sessions", redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: ended}).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	sessions, err := l.a.(core.SessionsByUserLister).ListSessionsByUserID(ctx, family.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(sessions, func(s core.Session) bool { return strings.HasPrefix(s.UserAgent, "Faults CLI") })
+	if i < 0 {
+		t.Fatalf("user %s: no session of the token family among %d", family.id, len(sessions))
+	}
+	set := rv.key("user", family.id) + ":sessions"
+	before, err := rv.c.ZScore(ctx, set, sessions[i].SessionToken).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.rotate(family)
+	if family.family.unsure {
+		t.Fatalf("user %s: the refresh failed: %v", family.id, l.t.samples)
+	}
+	if err := rv.c.ZAddXX(ctx, set, redis.Z{Score: before, Member: sessions[i].SessionToken}).Err(); err != nil {
+		t.Fatal(err)
 	}
 }
