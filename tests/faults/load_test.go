@@ -324,11 +324,14 @@ func (l *load) worker(w int) {
 	}
 }
 
-// sessionOps is how many more draws in 100 the failover runs' mix has
-// (load.iss): half of them revocations, half refresh-token families. Each
-// costs two round trips, like most of the mix, so they add a tenth to the
-// load and take nothing from its other operations.
-const sessionOps = 10
+// sessionOps is how many draws the failover runs' mix (load.iss) has
+// beyond the 100 of the others: half of them revocations, half
+// refresh-token families, a sixth of the calls in all. A scenario runs for
+// a fixed time and these cost two round trips each, like most of the mix,
+// so they make the run no longer; what a failover undoes is what was
+// acknowledged just before it, so the share decides how many of them it
+// can catch.
+const sessionOps = 20
 
 // pick returns a random user of users for which ok holds, or nil.
 func pick(rng *mrand.Rand, users []*userRec, ok func(*userRec) bool) *userRec {
