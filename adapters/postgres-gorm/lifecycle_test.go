@@ -197,8 +197,8 @@ func TestClose(t *testing.T) {
 		}
 		prepared := c.prepares.Load()
 		errs := closedCalls(ctx, a)
-		if len(errs) != 22 {
-			t.Errorf("%d methods called, want 22", len(errs))
+		if len(errs) != 24 {
+			t.Errorf("%d methods called, want 24", len(errs))
 		}
 		for m, err := range errs {
 			if !errors.Is(err, ErrClosed) || !errors.Is(err, net.ErrClosed) {
