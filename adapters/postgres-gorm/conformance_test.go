@@ -66,12 +66,14 @@ func runVariant(t *testing.T, name string, backends []string, opt Option) {
 	}
 }
 
-// TestConformancePresetsUserData runs the suite's userData rules on the
-// tables each Auth.js preset names, as Migrate creates them under the
-// preset, with the application columns added. (The other rules store
+// TestConformancePresets runs the suite's userData and session inventory
+// rules (listSessionsByUserId, deleteSessionsByUserId, sessionMetadata) on
+// the tables each Auth.js preset names, as Migrate creates them under the
+// preset (no session metadata columns: the metadata rules check that none
+// is kept), with the application columns added. (The other rules store
 // expires_in and authorization_details, which the presets omit; the
 // presets' own tests cover them.)
-func TestConformancePresetsUserData(t *testing.T) {
+func TestConformancePresets(t *testing.T) {
 	for _, p := range []struct {
 		name     string
 		opt      Option
@@ -85,7 +87,7 @@ func TestConformancePresetsUserData(t *testing.T) {
 			conformance.Run(t, conformance.Harness{
 				Name:     p.name + "_" + backend,
 				Parallel: true,
-				Groups:   []string{"userData"},
+				Groups:   []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata"},
 				New: func(t testing.TB) conformance.Fixture {
 					a, db := newAdapter(t, backend, false, p.opt)
 					return fixture(t, a, db, p.opt)
@@ -125,7 +127,9 @@ func (r *rawView) quote(cols string) string {
 		d := DefaultNames()
 		for _, p := range [][2]string{{d.Users, n.Users}, {d.Accounts, n.Accounts}, {d.Sessions, n.Sessions},
 			{d.VerificationTokens, n.VerificationTokens}, {d.Authenticators, n.Authenticators},
-			{d.Account.ExpiresIn, n.Account.ExpiresIn}, {d.Account.AuthorizationDetails, n.Account.AuthorizationDetails}} {
+			{d.Account.ExpiresIn, n.Account.ExpiresIn}, {d.Account.AuthorizationDetails, n.Account.AuthorizationDetails},
+			{d.Session.CreatedAt, n.Session.CreatedAt}, {d.Session.UpdatedAt, n.Session.UpdatedAt},
+			{d.Session.IPAddress, n.Session.IPAddress}, {d.Session.UserAgent, n.Session.UserAgent}} {
 			to := `"` + p[1] + `"`
 			if p[1] == Omit {
 				to = "NULL"
@@ -321,10 +325,17 @@ func rawExpiring[T any](ctx context.Context, r *rawView, query string, mk func(f
 	})
 }
 
+// Sessions reads the sessions with their metadata columns (NULL where a
+// preset omits them, see quote): NULL reads as the zero value.
 func (r *rawView) Sessions(ctx context.Context) ([]core.Session, error) {
-	return rawExpiring(ctx, r, `SELECT "sessionToken", "userId", "expires" FROM "sessions"`,
-		func(token, userID string, expires time.Time) core.Session {
-			return core.Session{SessionToken: token, UserID: userID, Expires: expires}
+	return rawRows(ctx, r, `SELECT "sessionToken", "userId", "expires", "createdAt", "updatedAt", "ipAddress", "userAgent" FROM "sessions"`,
+		func(rows *sql.Rows) (core.Session, error) {
+			var s core.Session
+			var exp, created, updated rawTime
+			var ip, ua sql.NullString
+			err := rows.Scan(&s.SessionToken, &s.UserID, &exp, &created, &updated, &ip, &ua)
+			s.Expires, s.CreatedAt, s.UpdatedAt, s.IPAddress, s.UserAgent = exp.t, created.t, updated.t, ip.String, ua.String
+			return s, err
 		})
 }
 

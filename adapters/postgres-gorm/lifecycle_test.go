@@ -145,10 +145,14 @@ func closedCalls(ctx context.Context, a *Adapter) map[string]error {
 	call("getSessionAndUser", err)
 	_, err = a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(exp)})
 	call("updateSession", err)
-	_, _, err = a.ExtendSession(ctx, "s", exp, exp.Add(time.Hour))
+	_, _, err = a.ExtendSession(ctx, "s", exp, exp.Add(time.Hour), time.Now())
 	call("extendSession", err)
 	_, err = a.DeleteSession(ctx, "s")
 	call("deleteSession", err)
+	_, err = a.ListSessionsByUserID(ctx, "x")
+	call("listSessionsByUserId", err)
+	_, err = a.DeleteSessionsByUserID(ctx, "x", "")
+	call("deleteSessionsByUserId", err)
 	_, err = a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "x", Token: "t", Expires: exp})
 	call("createVerificationToken", err)
 	_, err = a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: "x", Token: "t"})
@@ -193,8 +197,8 @@ func TestClose(t *testing.T) {
 		}
 		prepared := c.prepares.Load()
 		errs := closedCalls(ctx, a)
-		if len(errs) != 22 {
-			t.Errorf("%d methods called, want 22", len(errs))
+		if len(errs) != 24 {
+			t.Errorf("%d methods called, want 24", len(errs))
 		}
 		for m, err := range errs {
 			if !errors.Is(err, ErrClosed) || !errors.Is(err, net.ErrClosed) {
@@ -346,7 +350,7 @@ func TestSingleConnectionPool(t *testing.T) {
 					return err
 				}},
 				{"extendSession", func() error {
-					_, wrote, err := a.ExtendSession(ctx, "s", core.NormalizeTime(exp), exp.Add(time.Hour))
+					_, wrote, err := a.ExtendSession(ctx, "s", core.NormalizeTime(exp), exp.Add(time.Hour), time.Now())
 					if err == nil && !wrote {
 						err = errors.New("nothing written")
 					}
