@@ -102,7 +102,7 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 // empty list.
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
 	return guard(a, a.enter, func() ([]core.Account, error) {
-		return list(ctx, a, a.qs().listAccounts, userID, func(rows *sql.Rows) (core.Account, error) {
+		return list(ctx, a, a.qs().listAccounts, []any{userID}, func(rows *sql.Rows) (core.Account, error) {
 			var r accountRow
 			if err := rows.Scan(r.dest()...); err != nil {
 				return core.Account{}, err

@@ -31,8 +31,13 @@ type Adapter struct {
 	retired    []*queries
 	now        func() time.Time
 	translator gorm.ErrorTranslator
-	// stamps are the timestamp columns per table (WithTimestampColumns).
+	// stamps are the timestamp columns per table (WithTimestampColumns),
+	// but for those of sessions that are its metadata columns (see
+	// mergeSessionStamps).
 	stamps [numTables]stampCols
+	// meta is the configured session metadata columns; the statements'
+	// (queries.meta) leave out those missing from an existing table.
+	meta sessionMeta
 	// noFK: the schema has no foreign keys; the adapter checks the user
 	// and cascades deleteUser itself (WithoutForeignKeys).
 	noFK bool
@@ -102,6 +107,9 @@ var (
 	_ core.AccountUpdater               = (*Adapter)(nil)
 	_ core.MethodOmitter                = (*Adapter)(nil)
 	_ core.SessionExtender              = (*Adapter)(nil)
+	_ core.SessionsByUserLister         = (*Adapter)(nil)
+	_ core.SessionsByUserDeleter        = (*Adapter)(nil)
+	_ core.SessionMetadataKeeper        = (*Adapter)(nil)
 )
 
 // New returns an adapter that reads and writes through db's connection pool.
@@ -136,18 +144,23 @@ func New(ctx context.Context, db *gorm.DB, opts ...Option) (*Adapter, error) {
 	if c.stampErr != nil {
 		return nil, fmt.Errorf("gormadapter: %w", c.stampErr)
 	}
-	names := c.names.withDefaults()
+	names, stamps, stamped, err := mergeSessionStamps(c.names, c.stamps)
+	if err != nil {
+		return nil, fmt.Errorf("gormadapter: %w", err)
+	}
+	names = names.withDefaults()
 	if err := names.validate(); err != nil {
 		return nil, fmt.Errorf("gormadapter: %w", err)
 	}
-	if err := names.validateStamps(c.stamps); err != nil {
+	if err := names.validateStamps(stamps); err != nil {
 		return nil, fmt.Errorf("gormadapter: %w", err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("gormadapter: no *sql.DB behind the *gorm.DB: %w", err)
 	}
-	a := &Adapter{db: sqlDB, names: names, now: c.now, stamps: c.stamps, noFK: c.noFK, serialIDs: c.serialIDs}
+	a := &Adapter{db: sqlDB, names: names, now: c.now, stamps: stamps, noFK: c.noFK, serialIDs: c.serialIDs,
+		meta: sessionMeta{cols: names.Session.metadata(), stamped: stamped}}
 	a.d.name = db.Dialector.Name()
 	a.d.sqliteTimes = c.sqliteTimes
 	if c.serialIDs && a.d.name != "postgres" {
@@ -197,7 +210,7 @@ func New(ctx context.Context, db *gorm.DB, opts ...Option) (*Adapter, error) {
 	if c.noReturning {
 		a.d.deleteReturning, a.d.updateReturning = false, false
 	}
-	a.q.Store(buildQueries(&a.d, names, c.stamps, c.noFK, nil))
+	a.q.Store(buildQueries(&a.d, names, stamps, c.noFK, nil, a.meta))
 	if _, err := a.refreshUserColumns(ctx); err != nil {
 		return nil, fmt.Errorf("gormadapter: %w", err)
 	}

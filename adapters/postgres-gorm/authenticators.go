@@ -43,7 +43,7 @@ func (a *Adapter) GetAuthenticator(ctx context.Context, credentialID string) (*c
 // whatever the column's collation; an unknown user gives an empty list.
 func (a *Adapter) ListAuthenticatorsByUserID(ctx context.Context, userID string) ([]core.Authenticator, error) {
 	return guard(a, a.enterAuthenticators, func() ([]core.Authenticator, error) {
-		return list(ctx, a, a.qs().listAuthenticators, userID, func(rows *sql.Rows) (core.Authenticator, error) {
+		return list(ctx, a, a.qs().listAuthenticators, []any{userID}, func(rows *sql.Rows) (core.Authenticator, error) {
 			var r authenticatorRow
 			err := rows.Scan(r.dest()...)
 			return r.authenticator(), err

@@ -376,7 +376,7 @@ func TestTimestampColumns(t *testing.T) {
 // authJSPgNames are the names for Auth.js's pg schema: the defaults, less
 // the columns and the table it lacks.
 func authJSPgNames() Names {
-	return Names{Authenticators: Omit, Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit}}
+	return Names{Authenticators: Omit, Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit}, Session: sessionColumnsOmitted()}
 }
 
 func count(t testing.TB, db *sql.DB, query string, args ...any) int {

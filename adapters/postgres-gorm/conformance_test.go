@@ -125,7 +125,9 @@ func (r *rawView) quote(cols string) string {
 		d := DefaultNames()
 		for _, p := range [][2]string{{d.Users, n.Users}, {d.Accounts, n.Accounts}, {d.Sessions, n.Sessions},
 			{d.VerificationTokens, n.VerificationTokens}, {d.Authenticators, n.Authenticators},
-			{d.Account.ExpiresIn, n.Account.ExpiresIn}, {d.Account.AuthorizationDetails, n.Account.AuthorizationDetails}} {
+			{d.Account.ExpiresIn, n.Account.ExpiresIn}, {d.Account.AuthorizationDetails, n.Account.AuthorizationDetails},
+			{d.Session.CreatedAt, n.Session.CreatedAt}, {d.Session.UpdatedAt, n.Session.UpdatedAt},
+			{d.Session.IPAddress, n.Session.IPAddress}, {d.Session.UserAgent, n.Session.UserAgent}} {
 			to := `"` + p[1] + `"`
 			if p[1] == Omit {
 				to = "NULL"
@@ -321,10 +323,17 @@ func rawExpiring[T any](ctx context.Context, r *rawView, query string, mk func(f
 	})
 }
 
+// Sessions reads the sessions with their metadata columns (NULL where a
+// preset omits them, see quote): NULL reads as the zero value.
 func (r *rawView) Sessions(ctx context.Context) ([]core.Session, error) {
-	return rawExpiring(ctx, r, `SELECT "sessionToken", "userId", "expires" FROM "sessions"`,
-		func(token, userID string, expires time.Time) core.Session {
-			return core.Session{SessionToken: token, UserID: userID, Expires: expires}
+	return rawRows(ctx, r, `SELECT "sessionToken", "userId", "expires", "createdAt", "updatedAt", "ipAddress", "userAgent" FROM "sessions"`,
+		func(rows *sql.Rows) (core.Session, error) {
+			var s core.Session
+			var exp, created, updated rawTime
+			var ip, ua sql.NullString
+			err := rows.Scan(&s.SessionToken, &s.UserID, &exp, &created, &updated, &ip, &ua)
+			s.Expires, s.CreatedAt, s.UpdatedAt, s.IPAddress, s.UserAgent = exp.t, created.t, updated.t, ip.String, ua.String
+			return s, err
 		})
 }
 

@@ -142,13 +142,14 @@ func (a *Adapter) affected(ctx context.Context, tx *sql.Tx, s *statement, args .
 	return r.RowsAffected()
 }
 
-// list runs the SELECT s of the rows belonging to key, scans each with
-// scan and returns them in the order of cmp (Go's byte order, whatever the
-// columns' collation). A key the database cannot convert to its column's
-// type (see keyUnusable) belongs to nothing: an empty list.
-func list[T any](ctx context.Context, a *Adapter, s *statement, key string, scan func(*sql.Rows) (T, error), cmp func(x, y T) int) ([]T, error) {
+// list runs the SELECT s (with args, the key first) of the rows belonging
+// to a key, scans each with scan and returns them in the order of cmp
+// (Go's byte order, whatever the columns' collation). A key the database
+// cannot convert to its column's type (see keyUnusable) belongs to
+// nothing: an empty list.
+func list[T any](ctx context.Context, a *Adapter, s *statement, args []any, scan func(*sql.Rows) (T, error), cmp func(x, y T) int) ([]T, error) {
 	out := []T{}
-	rows, err := a.on(ctx, nil, s).QueryContext(ctx, key)
+	rows, err := a.on(ctx, nil, s).QueryContext(ctx, args...)
 	if keyUnusable(err) {
 		return out, nil
 	}

@@ -67,7 +67,7 @@ func TestExtendSession(t *testing.T) {
 			}
 
 			// A stale read: the stored expiry is after from.
-			s, ok, err := a.ExtendSession(ctx, "s", from, from.Add(time.Hour))
+			s, ok, err := a.ExtendSession(ctx, "s", from, from.Add(time.Hour), time.Now())
 			if err != nil || ok || s == nil || !s.Expires.Equal(winner) || s.UserID != "u" {
 				t.Fatalf("stale ExtendSession = %+v, %v, %v; want the stored session (expires %v), false", s, ok, err, winner)
 			}
@@ -75,22 +75,22 @@ func TestExtendSession(t *testing.T) {
 				t.Fatalf("stale call changed the expiry to %v", got)
 			}
 			// A read a millisecond before the stored expiry is stale too.
-			if _, ok, err := a.ExtendSession(ctx, "s", winner.Add(-time.Millisecond), winner.Add(time.Hour)); err != nil || ok {
+			if _, ok, err := a.ExtendSession(ctx, "s", winner.Add(-time.Millisecond), winner.Add(time.Hour), time.Now()); err != nil || ok {
 				t.Fatalf("ExtendSession from 1ms before the stored expiry = %v, %v; want false", ok, err)
 			}
 			// From the stored expiry itself, it writes.
 			next := winner.Add(time.Hour)
-			if s, ok, err := a.ExtendSession(ctx, "s", winner, next); err != nil || !ok || s == nil || !s.Expires.Equal(next) {
+			if s, ok, err := a.ExtendSession(ctx, "s", winner, next, time.Now()); err != nil || !ok || s == nil || !s.Expires.Equal(next) {
 				t.Fatalf("ExtendSession from the stored expiry = %+v, %v, %v; want it written", s, ok, err)
 			}
 
-			if s, ok, err := a.ExtendSession(ctx, "unknown", from, from.Add(time.Hour)); s != nil || ok || err != nil {
+			if s, ok, err := a.ExtendSession(ctx, "unknown", from, from.Add(time.Hour), time.Now()); s != nil || ok || err != nil {
 				t.Fatalf("unknown token: %+v, %v, %v; want nil, false, nil", s, ok, err)
 			}
 
 			done, cancel := context.WithCancel(ctx)
 			cancel()
-			if _, ok, err := a.ExtendSession(done, "s", next, next.Add(time.Hour)); !errors.Is(err, context.Canceled) || ok {
+			if _, ok, err := a.ExtendSession(done, "s", next, next.Add(time.Hour), time.Now()); !errors.Is(err, context.Canceled) || ok {
 				t.Fatalf("done context: %v, %v; want context.Canceled", ok, err)
 			}
 			if got := storedExpiry(t, a, "s"); !got.Equal(next) {
@@ -122,10 +122,10 @@ func TestExtendSessionForeignTimes(t *testing.T) {
 			if !from.Equal(exp) {
 				t.Fatalf("read back %v, want %v", from, exp)
 			}
-			if _, ok, err := a.ExtendSession(ctx, "s", from.Add(-time.Millisecond), from.Add(time.Hour)); err != nil || ok {
+			if _, ok, err := a.ExtendSession(ctx, "s", from.Add(-time.Millisecond), from.Add(time.Hour), time.Now()); err != nil || ok {
 				t.Fatalf("from before the stored expiry: %v, %v; want false", ok, err)
 			}
-			s, ok, err := a.ExtendSession(ctx, "s", from, from.Add(time.Hour))
+			s, ok, err := a.ExtendSession(ctx, "s", from, from.Add(time.Hour), time.Now())
 			if err != nil || !ok || !s.Expires.Equal(from.Add(time.Hour)) {
 				t.Fatalf("ExtendSession = %+v, %v, %v; want it written", s, ok, err)
 			}

@@ -145,7 +145,7 @@ func closedCalls(ctx context.Context, a *Adapter) map[string]error {
 	call("getSessionAndUser", err)
 	_, err = a.UpdateSession(ctx, core.SessionUpdate{SessionToken: "s", Expires: core.Set(exp)})
 	call("updateSession", err)
-	_, _, err = a.ExtendSession(ctx, "s", exp, exp.Add(time.Hour))
+	_, _, err = a.ExtendSession(ctx, "s", exp, exp.Add(time.Hour), time.Now())
 	call("extendSession", err)
 	_, err = a.DeleteSession(ctx, "s")
 	call("deleteSession", err)
@@ -346,7 +346,7 @@ func TestSingleConnectionPool(t *testing.T) {
 					return err
 				}},
 				{"extendSession", func() error {
-					_, wrote, err := a.ExtendSession(ctx, "s", core.NormalizeTime(exp), exp.Add(time.Hour))
+					_, wrote, err := a.ExtendSession(ctx, "s", core.NormalizeTime(exp), exp.Add(time.Hour), time.Now())
 					if err == nil && !wrote {
 						err = errors.New("nothing written")
 					}

@@ -67,11 +67,39 @@ type AccountColumns struct {
 	SessionState         string // default "session_state"
 }
 
-// SessionColumns are the column names of the sessions table.
+// SessionColumns are the column names of the sessions table. The last
+// four hold the session's metadata ([core.Session] CreatedAt, UpdatedAt,
+// IPAddress, UserAgent), named as in Better Auth's session table; each may
+// be [Omit] (the Auth.js presets omit all four: their tables have no room
+// for them), and is then neither written nor read (it reads back as the
+// zero value). The metadata columns are nullable: a zero time or an empty
+// string is stored as NULL. See [WithSessionMetadataColumns] for naming
+// them after a preset, and [WithTimestampColumns] for how its sessions
+// columns and these are one.
 type SessionColumns struct {
 	SessionToken string // default "sessionToken"
 	UserID       string // default "userId"
 	Expires      string // default "expires"
+	CreatedAt    string // default "createdAt"; Omit: not kept
+	UpdatedAt    string // default "updatedAt"; Omit: not kept
+	IPAddress    string // default "ipAddress"; Omit: not kept
+	UserAgent    string // default "userAgent"; Omit: not kept
+}
+
+// numSessionKeyColumns is how many of [SessionColumns] are required; the
+// metadata columns follow them.
+const numSessionKeyColumns = 3
+
+// metadata returns the four metadata column names, in the order of
+// [SessionColumns]: created, updated, IP address, user agent.
+func (c SessionColumns) metadata() [4]string {
+	return [4]string{c.CreatedAt, c.UpdatedAt, c.IPAddress, c.UserAgent}
+}
+
+// sessionColumnsOmitted are the session columns of the Auth.js presets:
+// the standard names and no metadata.
+func sessionColumnsOmitted() SessionColumns {
+	return SessionColumns{CreatedAt: Omit, UpdatedAt: Omit, IPAddress: Omit, UserAgent: Omit}
 }
 
 // VerificationTokenColumns are the column names of the verification token
@@ -116,7 +144,8 @@ func DefaultNames() Names {
 			RefreshToken: "refresh_token", Scope: "scope", TokenType: "token_type",
 			SessionState: "session_state",
 		},
-		Session: SessionColumns{SessionToken: "sessionToken", UserID: "userId", Expires: "expires"},
+		Session: SessionColumns{SessionToken: "sessionToken", UserID: "userId", Expires: "expires",
+			CreatedAt: "createdAt", UpdatedAt: "updatedAt", IPAddress: "ipAddress", UserAgent: "userAgent"},
 		VerificationToken: VerificationTokenColumns{
 			Identifier: "identifier", Token: "token", Expires: "expires",
 		},
@@ -189,7 +218,8 @@ func (n Names) validate() error {
 		what := defaults.columnNames(t)
 		seen := map[string]bool{}
 		for i, c := range n.columnNames(t) {
-			if t == TableAccounts && i >= 4 && c == Omit { // the optional token columns
+			if c == Omit && ((t == TableAccounts && i >= 4) || // the optional token columns
+				(t == TableSessions && i >= numSessionKeyColumns)) { // the metadata columns
 				continue
 			}
 			if err := check("column "+t.String()+"."+what[i], c); err != nil {

@@ -20,6 +20,7 @@ func prismaNames(schema string) Names {
 		Users: q("User"), Accounts: q("Account"), Sessions: q("Session"),
 		VerificationTokens: q("VerificationToken"), Authenticators: q("Authenticator"),
 		Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit},
+		Session: sessionColumnsOmitted(),
 	}
 }
 

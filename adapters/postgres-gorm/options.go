@@ -83,6 +83,52 @@ func (t Table) String() string {
 // stampCols are one table's timestamp columns; "" is none.
 type stampCols struct{ created, updated string }
 
+// WithSessionMetadataColumns names the sessions table's metadata columns
+// (see [SessionColumns]): when the session was created and last updated
+// (timestamps), the client's IP address and its User-Agent (text); "" keeps
+// the default name ("createdAt", "updatedAt", "ipAddress", "userAgent"),
+// [Omit] keeps no such column. Unlike [WithNames] it changes no other name,
+// so it can follow a preset: the Auth.js presets keep no metadata, and
+// after adding the columns to an Auth.js sessions table, say
+//
+//	gormadapter.New(ctx, db, gormadapter.AuthJSDrizzle(),
+//		gormadapter.WithSessionMetadataColumns("createdAt", "updatedAt", "ipAddress", "userAgent"))
+//
+// (Auth.js's own adapters go on working on such a table: they neither
+// write nor read the extra columns, which must therefore be nullable or
+// have defaults.)
+func WithSessionMetadataColumns(createdAt, updatedAt, ipAddress, userAgent string) Option {
+	return func(c *config) {
+		s := &c.names.Session
+		s.CreatedAt, s.UpdatedAt, s.IPAddress, s.UserAgent = createdAt, updatedAt, ipAddress, userAgent
+	}
+}
+
+// mergeSessionStamps makes the sessions table's timestamp columns
+// (WithTimestampColumns) and its created/updated metadata columns one: a
+// timestamp column whose metadata column is not [Omit] becomes the metadata
+// column (n's name for it must be empty or the same), is dropped from the
+// returned stamps, and is reported stamped (NOT NULL: the clock fills it
+// when a session has no such time). n is as configured, before defaults.
+func mergeSessionStamps(n Names, stamps [numTables]stampCols) (Names, [numTables]stampCols, [2]bool, error) {
+	st := &stamps[TableSessions]
+	var stamped [2]bool
+	for i, p := range []struct {
+		meta, stamp *string
+		field       string
+	}{{&n.Session.CreatedAt, &st.created, "CreatedAt"}, {&n.Session.UpdatedAt, &st.updated, "UpdatedAt"}} {
+		switch {
+		case *p.stamp == "" || *p.stamp == Omit || *p.meta == Omit: // none, invalid (see validateStamps), or kept apart
+		case *p.meta == "" || *p.meta == *p.stamp:
+			*p.meta, *p.stamp, stamped[i] = *p.stamp, "", true
+		default:
+			return n, stamps, stamped, fmt.Errorf("sessions: WithTimestampColumns names %q but SessionColumns.%s names %q: "+
+				"a session has one %s time; name the same column, or Omit the metadata column", *p.stamp, p.field, *p.meta, p.field)
+		}
+	}
+	return n, stamps, stamped, nil
+}
+
 // WithTimestampColumns names the columns in which table t records when a
 // row was created and when it was last updated, for schemas whose columns
 // are NOT NULL without a default, such as Prisma's

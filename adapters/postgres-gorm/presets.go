@@ -82,12 +82,13 @@ func accountColumnsAuthJS() AccountColumns {
 }
 
 // authJSNames names the tables of an Auth.js schema, whose account columns
-// are accountColumnsAuthJS; authenticators may be [Omit].
+// are accountColumnsAuthJS and whose sessions table has no metadata
+// columns (sessionColumnsOmitted); authenticators may be [Omit].
 func authJSNames(users, accounts, sessions, tokens, authenticators string) Option {
 	return WithNames(Names{
 		Users: users, Accounts: accounts, Sessions: sessions,
 		VerificationTokens: tokens, Authenticators: authenticators,
-		Account: accountColumnsAuthJS(),
+		Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted(),
 	})
 }
 
@@ -107,13 +108,14 @@ func preset(opts ...Option) Option {
 // account): tables users, accounts, sessions, verification_token; SERIAL
 // integer ids ([WithSerialUserIDs]: give authport [Adapter.NewUserID] as its
 // GenerateUserID); no authenticators table; no expires_in or
-// authorization_details column; [WithoutForeignKeys], so that deleteUser
+// authorization_details column; no session metadata columns (see
+// [WithSessionMetadataColumns]); [WithoutForeignKeys], so that deleteUser
 // deletes the user's sessions and accounts on either schema. PostgreSQL
 // only. Options after it override what it sets ([WithNames] replaces all
 // its names).
 func AuthJSPg() Option {
 	return preset(
-		WithNames(Names{Authenticators: Omit, Account: accountColumnsAuthJS()}),
+		WithNames(Names{Authenticators: Omit, Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted()}),
 		WithoutForeignKeys(),
 		WithSerialUserIDs(),
 	)
@@ -123,8 +125,9 @@ func AuthJSPg() Option {
 // Drizzle adapter (@auth/drizzle-adapter, as its documentation shows them
 // for PostgreSQL, MySQL/MariaDB and SQLite): tables user, account, session,
 // verificationToken, authenticator; text ids (drizzle makes random UUIDs);
-// no expires_in or authorization_details column; foreign keys with ON DELETE
-// CASCADE; on SQLite, times as INTEGER milliseconds
+// no expires_in or authorization_details column; no session metadata
+// columns; foreign keys with ON DELETE CASCADE; on SQLite, times as INTEGER
+// milliseconds
 // ([SQLiteTimeUnixMilli]). One preset serves the three dialects: the names
 // are the same and the column types are the database's concern. Options
 // after it override what it sets.
@@ -140,7 +143,7 @@ func AuthJSDrizzle() Option {
 // PostgreSQL, MySQL/MariaDB and SQLite): tables User, Account, Session,
 // VerificationToken; uuid ids on PostgreSQL (authport's default ids are
 // UUIDs); no authenticators table; no expires_in or authorization_details
-// column; foreign keys with ON DELETE CASCADE; on SQLite, times as
+// column; no session metadata columns; foreign keys with ON DELETE CASCADE; on SQLite, times as
 // ISO 8601 text ([SQLiteTimeISO8601]). Options after it override what it
 // sets.
 func AuthJSKysely() Option {
@@ -156,7 +159,11 @@ func AuthJSKysely() Option {
 // names; no expires_in or authorization_details column; the createdAt and
 // updatedAt columns of User, Account and Session written by the adapter
 // ([WithTimestampColumns]: "updatedAt" is NOT NULL without a database
-// default). Tested on PostgreSQL. Options after it override what it sets.
+// default). It keeps no session metadata; given
+// WithSessionMetadataColumns("", "", "ipAddress", "userAgent") after it
+// (with those two columns added to Session), the Session's createdAt and
+// updatedAt become its CreatedAt and UpdatedAt. Tested on PostgreSQL.
+// Options after it override what it sets.
 func AuthJSPrisma() Option {
 	return preset(
 		authJSNames("User", "Account", "Session", "VerificationToken", "Authenticator"),

@@ -43,6 +43,16 @@ type queries struct {
 	// extendSession sets a session's expiry (and updated-at column) where
 	// its stored expiry is before the time given last (see ExtendSession).
 	extendSession *statement
+	// meta is where the sessions table keeps the metadata, as found in
+	// the table (see discoverSessionMeta): createSession writes, and
+	// listSessions reads, its columns.
+	meta sessionMeta
+	// listSessions selects a user's sessions that expire after the time
+	// given second, with their metadata (NULL for columns not kept).
+	listSessions *statement
+	// deleteUserSessionsExcept deletes a user's sessions but the one
+	// whose token is given second, returning (or locking) their expiries.
+	deleteUserSessionsExcept deletion
 
 	createToken *statement
 	useToken    deletion
@@ -70,8 +80,8 @@ type queries struct {
 	userCols []string
 }
 
-func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, extras []dataColumn) *queries {
-	q := &queries{extras: extras}
+func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, extras []dataColumn, meta sessionMeta) *queries {
+	q := &queries{extras: extras, meta: meta}
 	st := func(s string) *statement { return &statement{sql: s} }
 	b := builder{d: d, stamps: stamps}
 	id, cols, insert, touch := d.ident, b.cols, b.insert, b.touch
@@ -133,16 +143,23 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	q.unlinkAccount = b.deletion(accounts+accountKey, accountCols, q.getAccount.sql+forUpdate)
 
 	// Sessions.
+	// The metadata columns are written by createSession (those kept),
+	// the updated one by updateSession and extendSession, and read by
+	// listSessions only: getSessionAndUser, the read of every request,
+	// selects the three key columns alone.
 	sessions, sc := d.table(n.Sessions), n.Session
 	sessionCols := []string{sc.SessionToken, sc.UserID, sc.Expires}
-	q.createSession = st(insert(sessions, TableSessions, sessionCols))
+	q.createSession = st(insert(sessions, TableSessions, append(sessionCols[:3:3], meta.kept()...)))
 	p = &placeholders{d: d}
 	q.getSessionAndUser = st("SELECT " + cols("s.", sessionCols...) + ", " + cols("u.", userCols...) +
 		" FROM " + sessions + " s JOIN " + users + " u ON u." + id(uc.ID) + " = s." + id(sc.UserID) +
 		" WHERE s." + id(sc.SessionToken) + " = " + p.next())
 	p = &placeholders{d: d}
-	upd = "UPDATE " + sessions + " SET " + setCase(sc.UserID) + ", " + setCase(sc.Expires) + touch(TableSessions, p) +
-		" WHERE " + id(sc.SessionToken) + " = " + p.next()
+	upd = "UPDATE " + sessions + " SET " + setCase(sc.UserID) + ", " + setCase(sc.Expires)
+	if meta.keepsUpdated() {
+		upd += ", " + setCase(meta.cols[1])
+	}
+	upd += touch(TableSessions, p) + " WHERE " + id(sc.SessionToken) + " = " + p.next()
 	if d.updateReturning {
 		upd += " RETURNING " + cols("", sessionCols...)
 	}
@@ -155,12 +172,28 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	q.deleteExpiredSession = st("DELETE FROM " + sessions + " WHERE " + id(sc.SessionToken) + " = " + p.next() +
 		" AND " + id(sc.Expires) + " <= " + p.next())
 	p = &placeholders{d: d}
-	upd = "UPDATE " + sessions + " SET " + id(sc.Expires) + " = " + p.next() + touch(TableSessions, p) +
-		" WHERE " + id(sc.SessionToken) + " = " + p.next() + " AND " + b.timeBefore(sc.Expires, p)
+	upd = "UPDATE " + sessions + " SET " + id(sc.Expires) + " = " + p.next()
+	if meta.keepsUpdated() {
+		upd += ", " + id(meta.cols[1]) + " = " + p.next()
+	}
+	upd += touch(TableSessions, p) + " WHERE " + id(sc.SessionToken) + " = " + p.next() + " AND " + b.timeBefore(sc.Expires, p)
 	if d.updateReturning {
 		upd += " RETURNING " + cols("", sessionCols...)
 	}
 	q.extendSession = st(upd)
+	// A user's sessions: one SELECT on the userId index (sessions_userId_idx),
+	// WHERE userId = $1 AND expires > $2 ORDER BY sessionToken (the order
+	// is made byte for byte again in Go, whatever the collation).
+	p = &placeholders{d: d}
+	q.listSessions = st("SELECT " + cols("", append(sessionCols[:3:3], meta.cols[:]...)...) + " FROM " + sessions +
+		" WHERE " + id(sc.UserID) + " = " + p.next() + " AND " + id(sc.Expires) + " > " + p.next() +
+		" ORDER BY " + id(sc.SessionToken))
+	// All of a user's sessions but one: WHERE userId = $1 AND sessionToken
+	// <> $2 (no session has the token "", so "" keeps none).
+	p = &placeholders{d: d}
+	but := " WHERE " + id(sc.UserID) + " = " + p.next() + " AND " + id(sc.SessionToken) + " <> " + p.next()
+	q.deleteUserSessionsExcept = b.deletion(sessions+but, []string{sc.Expires},
+		"SELECT "+cols("", sc.Expires)+" FROM "+sessions+but+forUpdate)
 
 	// Verification tokens.
 	tokens, tc := d.table(n.VerificationTokens), n.VerificationToken
@@ -361,6 +394,7 @@ func (q *queries) all() []*statement {
 		q.updateUser, q.selectUserForUpdate, q.deleteUser.returning, q.deleteUser.plain,
 		q.linkAccount, q.getAccount, q.unlinkAccount.returning, q.unlinkAccount.lock, q.unlinkAccount.plain, q.listAccounts,
 		q.createSession, q.getSessionAndUser, q.updateSession, q.selectSession, q.deleteExpiredSession, q.extendSession,
+		q.listSessions, q.deleteUserSessionsExcept.returning, q.deleteUserSessionsExcept.lock, q.deleteUserSessionsExcept.plain,
 		q.deleteSession.returning, q.deleteSession.lock, q.deleteSession.plain,
 		q.createToken, q.useToken.returning, q.useToken.lock, q.useToken.plain,
 		q.createAuthenticator, q.getAuthenticator, q.listAuthenticators, q.updateCounter, q.advanceCounter,

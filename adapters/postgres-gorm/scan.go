@@ -231,6 +231,24 @@ func (r *expiryRow) verificationToken() *core.VerificationToken {
 	return &core.VerificationToken{Identifier: r.first, Token: r.second, Expires: r.expires.t}
 }
 
+// sessionRow scans a session with its metadata, in the order of the
+// listSessions SELECT (NULL for a metadata column not kept).
+type sessionRow struct {
+	expiryRow
+	created, updated nullTime
+	ip, ua           sql.NullString
+}
+
+func (r *sessionRow) dest() []any {
+	return append(r.expiryRow.dest(), &r.created, &r.updated, &r.ip, &r.ua)
+}
+
+func (r *sessionRow) session() core.Session {
+	s := r.expiryRow.session()
+	s.CreatedAt, s.UpdatedAt, s.IPAddress, s.UserAgent = r.created.t, r.updated.t, r.ip.String, r.ua.String
+	return *s
+}
+
 // authenticatorRow scans the authenticator columns.
 type authenticatorRow struct {
 	credentialID, publicKey string

@@ -127,8 +127,8 @@ func (a *Adapter) tableDefs() []tableDef {
 		},
 		{
 			name: n.Sessions,
-			cols: []column{{n.Session.SessionToken, tKey, false}, {n.Session.UserID, tKey, false},
-				{n.Session.Expires, tTime, false}},
+			cols: append([]column{{n.Session.SessionToken, tKey, false}, {n.Session.UserID, tKey, false},
+				{n.Session.Expires, tTime, false}}, a.metadataColumns()...),
 			pk:      []string{n.Session.SessionToken},
 			fk:      n.Session.UserID,
 			indexes: []string{n.Session.UserID, n.Session.Expires},
@@ -167,6 +167,24 @@ func (a *Adapter) tableDefs() []tableDef {
 		defs = defs[:len(defs)-1]
 	}
 	return defs
+}
+
+// metadataColumns are the session metadata columns the adapter is
+// configured with (those not [Omit]): nullable, but for the timestamp
+// columns of WithTimestampColumns that they are (NOT NULL).
+func (a *Adapter) metadataColumns() []column {
+	var out []column
+	for i, c := range a.meta.cols {
+		if c == Omit {
+			continue
+		}
+		typ, null := tText, true
+		if i < 2 {
+			typ, null = tTime, !a.meta.stamped[i]
+		}
+		out = append(out, column{c, typ, null})
+	}
+	return out
 }
 
 // baseName is a table name without its schema qualifier, used in the
@@ -225,10 +243,15 @@ func (a *Adapter) DDL() []string {
 
 // Migrate creates the tables, constraints and indexes the adapter needs,
 // with the configured names, where they do not exist yet; it leaves
-// existing ones alone (it does not alter a table that differs). On
-// PostgreSQL and SQLite it runs in one transaction; MySQL commits each
-// statement itself. The timestamp columns of [WithTimestampColumns] are
-// created too; with [WithoutForeignKeys] no foreign keys are.
+// existing ones alone (it does not alter a table that differs), with one
+// exception: to an existing sessions table that lacks the session metadata
+// columns ([SessionColumns]: createdAt, updatedAt, ipAddress, userAgent by
+// default), as one created by an earlier version, it adds them, nullable
+// (ALTER TABLE … ADD COLUMN), so that the adapter keeps the metadata from
+// then on. On PostgreSQL and SQLite the creation runs in one transaction;
+// MySQL commits each statement itself. The timestamp columns of
+// [WithTimestampColumns] are created too; with [WithoutForeignKeys] no
+// foreign keys are.
 func (a *Adapter) Migrate(ctx context.Context) error {
 	if err := a.enter(); err != nil {
 		return err
@@ -260,8 +283,45 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 			return fmt.Errorf("gormadapter: migrate: %w", err)
 		}
 	}
+	if err := a.addMetadataColumns(ctx); err != nil {
+		return fmt.Errorf("gormadapter: migrate: %w", err)
+	}
 	if _, err := a.refreshUserColumns(ctx); err != nil {
 		return fmt.Errorf("gormadapter: migrate: %w", err)
+	}
+	return nil
+}
+
+// addMetadataColumns adds to the sessions table the configured metadata
+// columns it lacks, nullable (a table that has rows cannot take a NOT NULL
+// column without a default). Another Migrate adding the same column at
+// once is no error: PostgreSQL and MariaDB add it IF NOT EXISTS, and on
+// MySQL and SQLite a duplicate column found afterwards is taken as added.
+func (a *Adapter) addMetadataColumns(ctx context.Context) error {
+	have, err := a.discoverSessionMeta(ctx)
+	if err != nil {
+		return err
+	}
+	d := &a.d
+	for i, c := range a.meta.cols {
+		if c == Omit || have.cols[i] != Omit {
+			continue
+		}
+		typ := tText
+		if i < 2 {
+			typ = tTime
+		}
+		ifNot := ""
+		if d.postgres() || d.mariadb {
+			ifNot = "IF NOT EXISTS "
+		}
+		ddl := "ALTER TABLE " + d.table(a.names.Sessions) + " ADD COLUMN " + ifNot + d.ident(c) + " " + d.colType(typ)
+		if _, err := a.db.ExecContext(ctx, ddl); err != nil {
+			if again, rerr := a.discoverSessionMeta(ctx); rerr == nil && again.cols[i] != Omit {
+				continue
+			}
+			return fmt.Errorf("%s: %w", ddl, err)
+		}
 	}
 	return nil
 }

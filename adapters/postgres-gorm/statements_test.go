@@ -41,6 +41,7 @@ func expectedCounts(deleteReturning, updateReturning bool) map[string]stmtCount 
 		"updateUser": upd, "deleteUser": del,
 		"linkAccount": one, "unlinkAccount": del, "getAccount": one,
 		"createSession": one, "getSessionAndUser": one, "updateSession": upd, "extendSession": upd, "deleteSession": del,
+		"listSessionsByUserId": one, "deleteSessionsByUserId": del,
 		"createVerificationToken": one, "useVerificationToken": del,
 		"createAuthenticator": one, "getAuthenticator": one, "listAuthenticatorsByUserId": one,
 		"updateAuthenticatorCounter": upd,
@@ -146,10 +147,19 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 		t.Errorf("updateSession = %+v", us)
 	}
 	from, to := core.NormalizeTime(exp.Add(time.Hour)), core.NormalizeTime(exp.Add(2*time.Hour))
-	es, wrote, err := a.ExtendSession(ctx, "s1", from, to)
+	es, wrote, err := a.ExtendSession(ctx, "s1", from, to, time.Now())
 	check("extendSession", err, nil)
 	if es == nil || !wrote || !es.Expires.Equal(to) {
 		t.Errorf("extendSession = %+v, %v", es, wrote)
+	}
+	sessions, err := a.ListSessionsByUserID(ctx, "u1")
+	check("listSessionsByUserId", err, func(stmts []string) {
+		if len(stmts) != 1 || strings.Contains(strings.ToUpper(stmts[0]), " JOIN ") {
+			t.Errorf("listSessionsByUserId is not one SELECT without a JOIN: %q", stmts)
+		}
+	})
+	if len(sessions) != 1 || sessions[0].SessionToken != "s1" {
+		t.Errorf("listSessionsByUserId = %+v", sessions)
 	}
 	_, err = a.CreateVerificationToken(ctx, token)
 	check("createVerificationToken", err, nil)
@@ -178,6 +188,17 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 	check("deleteSession", err, nil)
 	if del == nil {
 		t.Error("deleteSession = nil")
+	}
+	for _, tok := range []string{"s2", "s3"} {
+		if _, err := a.CreateSession(ctx, core.Session{SessionToken: tok, UserID: "u1", Expires: exp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.reset()
+	n, err := a.DeleteSessionsByUserID(ctx, "u1", "s3")
+	check("deleteSessionsByUserId", err, nil)
+	if n != 1 {
+		t.Errorf("deleteSessionsByUserId = %d, want 1", n)
 	}
 	unl, err := a.UnlinkAccount(ctx, account.Key())
 	check("unlinkAccount", err, nil)

@@ -10,7 +10,7 @@ import (
 // one INSERT.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
 	return created(a, a.enter, token.Normalize(), func(v *core.VerificationToken) error {
-		return a.insertExpiring(ctx, core.MethodCreateVerificationToken, TableVerificationTokens, v.Identifier, v.Token, &v.Expires)
+		return a.insertExpiring(ctx, a.qs(), core.MethodCreateVerificationToken, TableVerificationTokens, v.Identifier, v.Token, &v.Expires)
 	})
 }
 

@@ -158,7 +158,30 @@ func (a *Adapter) ownUserColumns() func(string) bool {
 	}
 }
 
-// refreshUserColumns discovers the users table's columns again and, when
+// discoverSessionMeta returns the configured session metadata columns
+// (a.meta) without those an existing sessions table lacks; all of them
+// when there is no such table yet.
+func (a *Adapter) discoverSessionMeta(ctx context.Context) (sessionMeta, error) {
+	m := a.meta
+	if len(m.kept()) == 0 {
+		return m, nil
+	}
+	all, err := a.tableColumns(ctx, a.names.Sessions)
+	if err != nil || len(all) == 0 {
+		return m, err
+	}
+	for i, c := range m.cols {
+		if c != Omit && !slices.ContainsFunc(all, func(have [2]string) bool {
+			return have[0] == c || (a.d.mysql() && strings.EqualFold(have[0], c))
+		}) {
+			m.cols[i] = Omit
+		}
+	}
+	return m, nil
+}
+
+// refreshUserColumns discovers the users table's columns (and the
+// sessions table's metadata columns, discoverSessionMeta) again and, when
 // they changed, rebuilds the statements with them. It returns the
 // statements in use afterwards.
 func (a *Adapter) refreshUserColumns(ctx context.Context) (*queries, error) {
@@ -168,11 +191,15 @@ func (a *Adapter) refreshUserColumns(ctx context.Context) (*queries, error) {
 	if err != nil {
 		return a.qs(), err
 	}
+	meta, err := a.discoverSessionMeta(ctx)
+	if err != nil {
+		return a.qs(), fmt.Errorf("reading the columns of table %s: %w", a.names.Sessions, err)
+	}
 	old := a.qs()
-	if exists == old.usersKnown && slices.Equal(cols, old.extras) {
+	if exists == old.usersKnown && slices.Equal(cols, old.extras) && meta == old.meta {
 		return old, nil
 	}
-	q := buildQueries(&a.d, a.names, a.stamps, a.noFK, cols)
+	q := buildQueries(&a.d, a.names, a.stamps, a.noFK, cols, meta)
 	q.usersKnown = exists
 	a.q.Store(q)
 	a.retired = append(a.retired, old)

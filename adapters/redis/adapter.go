@@ -91,7 +91,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Ad
 	}
 	s := newScripts()
 	a := &Adapter{k: keys{p: o.prefix}, pArg: o.prefix, cluster: isCluster, claimTTL: o.claimTTL, now: o.Now, s: s}
-	a.c = o.Client(client, s.userByEmail, s.userByAccount, s.getAccount, s.sessionAndUser, s.sessionAndUserC, s.getAuthenticator)
+	a.c = o.Client(client, s.userByEmail, s.userByAccount, s.getAccount, s.sessionAndUser, s.sessionAndUserC, s.getAuthenticator, s.listSessions)
 	if err := a.Preload(ctx); err != nil {
 		return nil, err
 	}
@@ -152,10 +152,10 @@ func (a *Adapter) mode() string {
 	return "S"
 }
 
-// userKeys returns the four keys of a user's slot, in the order the
+// userKeys returns the five keys of a user's slot, in the order the
 // scripts expect them.
 func (a *Adapter) userKeys(uid string) []string {
-	return []string{a.k.user(uid), a.k.accounts(uid), a.k.sessions(uid), a.k.authenticators(uid)}
+	return []string{a.k.user(uid), a.k.accounts(uid), a.k.sessions(uid), a.k.authenticators(uid), a.k.sessionMeta(uid)}
 }
 
 // follow runs a pointer-following script: in single-node mode one script

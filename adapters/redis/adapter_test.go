@@ -196,6 +196,18 @@ func TestCodecRoundTripAndCorruption(t *testing.T) {
 			t.Errorf("truncated authenticator (%d bytes) decoded", i)
 		}
 	}
+	for _, s := range []core.Session{{}, {CreatedAt: soon(-time.Hour), UpdatedAt: soon(0), IPAddress: "2001:db8::1", UserAgent: "ua \xff ü"}} {
+		menc := encodeSessionMeta(&s)
+		var got core.Session
+		if err := decodeSessionMeta(menc, &got); err != nil || got != s {
+			t.Errorf("session metadata round trip: %#v, %v; want %#v", got, err, s)
+		}
+		for i := 0; i < len(menc); i++ {
+			if err := decodeSessionMeta(menc[:i], &got); err == nil {
+				t.Errorf("truncated session metadata (%d bytes) decoded", i)
+			}
+		}
+	}
 	if _, err := decodeUserMap(map[string]string{fID: "x"}); err == nil {
 		t.Error("user without e-mail decoded")
 	}
@@ -210,6 +222,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encodeAccount(&acc))
 	f.Add(encodeAuthenticator(&core.Authenticator{CredentialID: "c", Transports: ptr("usb")}))
 	f.Add("\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")
+	f.Add(encodeSessionMeta(&core.Session{UpdatedAt: time.UnixMilli(1).UTC(), CreatedAt: time.UnixMilli(2).UTC(), IPAddress: "ip", UserAgent: "ua"}))
 	f.Fuzz(func(t *testing.T, s string) {
 		if a, err := decodeAccount(s); err == nil {
 			if again := encodeAccount(a); again != s {
@@ -217,6 +230,12 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		_, _ = decodeAuthenticator(s)
+		var meta core.Session
+		if decodeSessionMeta(s, &meta) == nil {
+			if again := encodeSessionMeta(&meta); again != s {
+				t.Errorf("session metadata %q re-encodes as %q", s, again)
+			}
+		}
 		_, _ = shared.Unescape(s)
 		_, _ = parseKey("p:", s)
 	})
@@ -341,6 +360,28 @@ func TestRawViewDetects(t *testing.T) {
 		"provisional e-mail key": {
 			func() error { return c.Expire(ctx, a.k.email(u.Email), time.Hour).Err() },
 			func() error { return c.Persist(ctx, a.k.email(u.Email)).Err() },
+		},
+		"metadata of no session": {
+			func() error {
+				return c.HSet(ctx, a.k.sessionMeta(u.ID), "ghost", encodeSessionMeta(&core.Session{})).Err()
+			},
+			func() error { return c.HDel(ctx, a.k.sessionMeta(u.ID), "ghost").Err() },
+		},
+		"session without metadata": {
+			func() error { return c.HDel(ctx, a.k.sessionMeta(u.ID), "tok").Err() },
+			func() error {
+				return c.HSet(ctx, a.k.sessionMeta(u.ID), "tok", encodeSessionMeta(&core.Session{})).Err()
+			},
+		},
+		"metadata outliving its sessions set": {
+			func() error { return c.Persist(ctx, a.k.sessionMeta(u.ID)).Err() },
+			func() error {
+				at, err := c.PExpireTime(ctx, a.k.sessions(u.ID)).Result()
+				if err != nil {
+					return err
+				}
+				return c.PExpireAt(ctx, a.k.sessionMeta(u.ID), time.UnixMilli(at.Milliseconds())).Err()
+			},
 		},
 		"session key TTL not moved": {
 			func() error { return c.Expire(ctx, a.k.session("tok"), 2*time.Hour).Err() },

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -218,4 +219,55 @@ func decodeUserMap(m map[string]string) (*core.User, error) {
 		return nil, shared.ErrCorrupt
 	}
 	return u, nil
+}
+
+// encodeSessionMeta encodes a (normalized) session's metadata as
+// "<updatedAt> <rest>": UpdatedAt leads in decimal milliseconds ("" when
+// unknown) so that an extension's script replaces it without decoding the
+// rest; the rest is the version byte, CreatedAt (optional) and the IP
+// address and user agent.
+func encodeSessionMeta(s *core.Session) string {
+	b := make([]byte, 0, 32+len(s.IPAddress)+len(s.UserAgent))
+	b = append(metaTime(b, s.UpdatedAt), ' ', codecVersion)
+	var created *time.Time
+	if !s.CreatedAt.IsZero() {
+		created = &s.CreatedAt
+	}
+	return string(rc.AppendStrs(rc.AppendOptTime(b, created), s.IPAddress, s.UserAgent))
+}
+
+// metaTime appends a metadata time in decimal milliseconds, nothing for
+// the zero time (unknown).
+func metaTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return b
+	}
+	return strconv.AppendInt(b, t.UnixMilli(), 10)
+}
+
+// decodeSessionMeta decodes what encodeSessionMeta wrote into s's
+// metadata fields.
+func decodeSessionMeta(v string, s *core.Session) error {
+	head, rest, ok := strings.Cut(v, " ")
+	if !ok {
+		return shared.ErrCorrupt
+	}
+	s.UpdatedAt = time.Time{}
+	if head != "" {
+		ms, err := strconv.ParseInt(head, 10, 64)
+		if err != nil || ms < -shared.MaxMillis || ms > shared.MaxMillis || strconv.FormatInt(ms, 10) != head {
+			return shared.ErrCorrupt
+		}
+		s.UpdatedAt = shared.MsTime(ms)
+	}
+	r, ok := codecReader(rest)
+	if !ok {
+		return shared.ErrCorrupt
+	}
+	s.CreatedAt = time.Time{}
+	if c := r.OptTime(); c != nil {
+		s.CreatedAt = *c
+	}
+	s.IPAddress, s.UserAgent = r.Str(), r.Str()
+	return corrupt(&r)
 }

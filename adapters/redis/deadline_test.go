@@ -46,7 +46,7 @@ func (h *frozenHook) hook() redistest.Hook {
 
 // TestClusterCallsReturnByDeadline: on a cluster, the writes whose later
 // steps run to their end (an e-mail change, createSession, deleteUser's
-// release of the index keys, deleteSession) return by the caller's deadline when a
+// release of the index keys, deleteSessionsByUserId, deleteSession) return by the caller's deadline when a
 // master stops answering in those steps, and the steps then finish in the
 // background, leaving the store consistent.
 func TestClusterCallsReturnByDeadline(t *testing.T) {
@@ -91,6 +91,16 @@ func TestClusterCallsReturnByDeadline(t *testing.T) {
 		done: func(ctx context.Context, uid string) (bool, error) {
 			left, err := raw.Mentions(ctx, uid)
 			return len(left) == 0, err
+		},
+	}, {
+		name: "deleteSessionsByUserId",
+		call: func(ctx context.Context, uid string) error {
+			_, err := a.DeleteSessionsByUserID(ctx, uid, "")
+			return err
+		},
+		done: func(ctx context.Context, uid string) (bool, error) {
+			n, err := c.Exists(ctx, a.k.session(uid+"-s")).Result()
+			return n == 0, err
 		},
 	}, {
 		name: "deleteSession",

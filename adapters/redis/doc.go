@@ -4,7 +4,9 @@
 // single server, a failover (sentinel) client or a Redis Cluster — and
 // implements all 19 methods of the adapter contract ([core.Adapter]) and
 // the extensions [core.AuthenticatorCounterAdvancer],
-// [core.AccountsByUserLister] and [core.AccountUpdater]. Call it through
+// [core.AccountsByUserLister], [core.AccountUpdater], [core.SessionExtender],
+// [core.SessionsByUserLister] and [core.SessionsByUserDeleter]; it keeps
+// session metadata ([core.SessionMetadataKeeper]). Call it through
 // [core.NewStore] (core/auth does): the checked layer validates input and
 // names the method in errors, so the adapter does neither.
 //
@@ -21,7 +23,10 @@
 //
 // Session and verification-token keys expire at the record's expiry
 // (PXAT), updateSession moves the expiry, and an expired session or token
-// is never returned, even before Redis evicts it.
+// is never returned, even before Redis evicts it. A user's sessions set
+// (the index listSessionsByUserId reads) and its metadata hash expire with
+// the user's last session, and every write or listing of the set prunes
+// the entries of expired sessions, evicted or not.
 //
 // Key names are escaped so that no value can collide with another key,
 // leave the prefix or change a key's hash slot. README.md lists every key.

@@ -18,6 +18,7 @@ const DefaultPrefix = "authport:"
 //	<p>user:{<uid>}                  hash   the user's fields
 //	<p>user:{<uid>}:accounts         hash   <provider>:<providerAccountId> -> account
 //	<p>user:{<uid>}:sessions         zset   <sessionToken> scored by expiry (ms)
+//	<p>user:{<uid>}:sessions:meta    hash   <sessionToken> -> the session's metadata
 //	<p>user:{<uid>}:authenticators   hash   <credentialID> -> authenticator
 //	<p>email:{<email>}               string uid
 //	<p>account:{<provider>:<paid>}   string uid
@@ -39,6 +40,15 @@ func (k keys) accounts(uid string) string {
 func (k keys) sessions(uid string) string {
 	return k.p + "user:{" + shared.Escape(uid) + "}:sessions"
 }
+
+// sessionMeta is the hash of the metadata of a user's sessions (see
+// encodeSessionMeta), beside its sessions set: the sessions set's name and
+// sessionMetaSuffix, so that a script given the set can name it.
+func (k keys) sessionMeta(uid string) string { return k.sessions(uid) + sessionMetaSuffix }
+
+// sessionMetaSuffix turns a sessions set's key into its metadata hash's.
+const sessionMetaSuffix = ":meta"
+
 func (k keys) authenticators(uid string) string {
 	return k.p + "user:{" + shared.Escape(uid) + "}:authenticators"
 }
@@ -72,7 +82,7 @@ func (k keys) receipt(slotTag, attempt string) string {
 
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, authenticators, email, account, session, authenticator, verification, used, moving
+	kind string // user, accounts, sessions, sessionmeta, authenticators, email, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -95,6 +105,8 @@ func parseKey(p, key string) (parsedKey, bool) {
 	case kind == "user" && suffix == "":
 	case kind == "user" && (suffix == ":accounts" || suffix == ":sessions" || suffix == ":authenticators"):
 		kind = suffix[1:]
+	case kind == "user" && suffix == ":sessions"+sessionMetaSuffix:
+		kind = "sessionmeta"
 	case suffix == "" && (kind == "email" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
 	case kind == "used" && suffix != "":
 	case kind == "session" && suffix == ":moving":

@@ -71,6 +71,7 @@ type entry struct {
 	str    string            // string value
 	hash   map[string]string // hash value
 	zset   []redis.Z         // sorted set value
+	meta   map[string]string // of a sessions set: its metadata hash
 	expire int64             // PEXPIRETIME: ms since the epoch, -1 none, -2 gone
 }
 
@@ -90,7 +91,7 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 			pk, _ := parseKey(r.Prefix, k)
 			es[i] = &entry{key: k, pk: pk}
 			switch pk.kind {
-			case "user", "accounts", "authenticators":
+			case "user", "accounts", "authenticators", "sessionmeta":
 				vals[i] = p.HGetAll(ctx, k)
 			case "sessions":
 				vals[i] = p.ZRangeWithScores(ctx, k, 0, -1)
@@ -107,6 +108,7 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 		return nil, err
 	}
 	var out []*entry
+	metas := map[string]map[string]string{}
 	for i, e := range es {
 		switch v := vals[i].(type) {
 		case *redis.MapStringStringCmd:
@@ -120,7 +122,15 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 			e.str = v.Val()
 		}
 		e.expire, _ = exps[i].Int64()
+		if e.pk.kind == "sessionmeta" {
+			metas[strings.TrimSuffix(e.key, sessionMetaSuffix)] = e.hash
+		}
 		out = append(out, e)
+	}
+	for _, e := range out {
+		if e.pk.kind == "sessions" {
+			e.meta = metas[e.key]
+		}
 	}
 	return out, nil
 }
@@ -176,7 +186,13 @@ func decodeSessions(out []core.Session, e *entry) ([]core.Session, error) {
 		if err != nil {
 			return out, fmt.Errorf("member %q: %w", m, err)
 		}
-		out = append(out, core.Session{SessionToken: tok, UserID: uid, Expires: shared.MsTime(int64(z.Score))})
+		s := core.Session{SessionToken: tok, UserID: uid, Expires: shared.MsTime(int64(z.Score))}
+		if v, ok := e.meta[m]; ok {
+			if err := decodeSessionMeta(v, &s); err != nil {
+				return out, fmt.Errorf("metadata of %q: %w", m, err)
+			}
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }
@@ -214,8 +230,9 @@ func (r rawView) Mentions(ctx context.Context, s string) ([]string, error) {
 
 // CheckConsistency checks that every index key points at a record that
 // points back, that every record is reachable from its index keys, that
-// permanent index keys have no TTL left, and that session keys and the
-// sessions set expire exactly when their sessions do.
+// permanent index keys have no TTL left, that session keys, the sessions
+// set and its metadata hash expire exactly when their sessions do, and
+// that the metadata hash holds exactly the set's sessions.
 func (r rawView) CheckConsistency(ctx context.Context) error {
 	start := time.Now()
 	es, err := r.snapshot(ctx)
@@ -297,6 +314,31 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 				}
 				if len(e.zset) > 0 && e.expire != max64(int64(max), 1) {
 					bad("%s: expires at %d, its last session at %d", e.key, e.expire, int64(max))
+				}
+				meta := byKey[e.key+sessionMetaSuffix]
+				if shared.MsTime(e.expire).Before(start.Add(2 * time.Second)) {
+					break // about to expire: either key may go while we read
+				}
+				if meta == nil {
+					bad("%s: no session metadata hash", e.key)
+				} else if meta.expire != e.expire {
+					bad("%s: expires at %d, its sessions set at %d", meta.key, meta.expire, e.expire)
+				}
+				for _, z := range e.zset {
+					m, _ := z.Member.(string)
+					if _, ok := e.meta[m]; !ok {
+						bad("%s: no metadata for session %q", e.key, m)
+					}
+				}
+			}
+		case "sessionmeta":
+			z := byKey[strings.TrimSuffix(e.key, sessionMetaSuffix)]
+			for f, v := range e.hash {
+				if err := decodeSessionMeta(v, &core.Session{}); err != nil {
+					bad("%s %s: undecodable metadata: %v", e.key, f, err)
+				}
+				if z == nil || !slices.ContainsFunc(z.zset, func(m redis.Z) bool { return m.Member == f }) {
+					bad("%s: metadata of %q, which is not in the sessions set", e.key, f)
 				}
 			}
 		case "email", "account", "session", "authenticator":

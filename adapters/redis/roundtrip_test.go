@@ -148,7 +148,7 @@ func roundTripCases() []roundTripCase {
 			base(t, ctx, a)
 			from := soon(time.Hour) // not before the stored expiry: it writes
 			measure(func() error {
-				_, wrote, err := a.ExtendSession(ctx, "s", from, soon(2*time.Hour))
+				_, wrote, err := a.ExtendSession(ctx, "s", from, soon(2*time.Hour), time.Now())
 				if err == nil && !wrote {
 					err = errors.New("extendSession wrote nothing")
 				}
@@ -166,6 +166,28 @@ func roundTripCases() []roundTripCase {
 			base(t, ctx, a)
 			measure(func() error { return found(a.DeleteSession(ctx, "s")) })
 		}},
+		{"listSessionsByUserId", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			u := base(t, ctx, a)
+			measure(func() error {
+				l, err := a.ListSessionsByUserID(ctx, u.ID)
+				if err == nil && len(l) != 1 {
+					err = fmt.Errorf("listed %d sessions, want 1", len(l))
+				}
+				return err
+			})
+		}},
+		{"deleteSessionsByUserId (2 sessions)", 1, 2, 1, 4, // cluster: the script, then one pipeline releasing the 2 session keys and deleting the receipt
+			func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+				u := base(t, ctx, a)
+				must[any](t)(a.CreateSession(ctx, core.Session{SessionToken: "s2", UserID: u.ID, Expires: soon(time.Hour)}))
+				measure(func() error {
+					n, err := a.DeleteSessionsByUserID(ctx, u.ID, "")
+					if err == nil && n != 2 {
+						err = fmt.Errorf("deleted %d sessions, want 2", n)
+					}
+					return err
+				})
+			}},
 		{"createVerificationToken", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 			measure(func() error {
 				return found(a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: soon(time.Hour)}))

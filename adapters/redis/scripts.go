@@ -29,27 +29,54 @@ local function pxat(x)
   if n < 1 then n = 1 end
   return string.format('%d', n)
 end
+local function unpoint(k, v) -- DEL k if it holds v
+  if redis.call('GET', k) == v then redis.call('DEL', k) end
+end
 local function claim(k, v) -- SET k v unless k exists; false if it does
   if redis.call('EXISTS', k) == 1 then return false end
   redis.call('SET', k, v)
   return true
 end
-local function zttl(z)
-  local m = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
-  if m[2] then redis.call('PEXPIREAT', z, pxat(m[2])) end
+` + luaSessionFns
+
+// luaSessionFns are the functions that keep a user's sessions set z and
+// its metadata hash m (z .. ':meta') exact: prune drops the entries of
+// the sessions expired at now (ms), the expired sessions' metadata with
+// them, and returns how many it dropped; zttl gives both keys the expiry
+// of the last session, so that they never outlive it (an empty set takes
+// its metadata with it). Every script that writes the set calls both. It
+// is part of luaHeader, and spliced into the expired branch of the
+// getSessionAndUser scripts, whose hot path defines nothing.
+const luaSessionFns = `
+local function zttl(z, m)
+  local last = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
+  if not last[2] then
+    redis.call('DEL', m)
+    return
+  end
+  local at = string.format('%d', math.max(tonumber(last[2]), 1))
+  redis.call('PEXPIREAT', z, at)
+  redis.call('PEXPIREAT', m, at)
+end
+local function prune(z, m, now)
+  local gone = redis.call('ZRANGE', z, '-inf', now, 'BYSCORE')
+  for _, g in ipairs(gone) do redis.call('HDEL', m, g) end
+  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', z, '-inf', now) end
+  return #gone
 end
 `
 
 // luaResolve follows, in mode S, the pointer KEYS[1] to its user; K is then
-// {user, accounts, sessions, authenticators, escaped uid}. In mode C the caller has
-// followed the pointer and passes the four user keys as KEYS.
+// {user, accounts, sessions, authenticators, session metadata} and U the
+// escaped user id. In mode C the caller has followed the pointer and
+// passes the five user keys (Adapter.userKeys) as KEYS; U is nil.
 const luaResolve = `
-local K = KEYS
+local K, U = KEYS, nil
 if ARGV[2] == 'S' then
-  local u = redis.call('GET', KEYS[1])
-  if not u then return false end
-  local uk = ukey(u)
-  K = {uk, uk .. ':accounts', uk .. ':sessions', uk .. ':authenticators', u}
+  U = redis.call('GET', KEYS[1])
+  if not U then return false end
+  local uk = ukey(U)
+  K = {uk, uk .. ':accounts', uk .. ':sessions', uk .. ':authenticators', uk .. ':sessions` + sessionMetaSuffix + `'}
 end
 `
 
@@ -90,9 +117,11 @@ if #ARGV > 5 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 6 + 2 * n)) e
 return {old or '', redis.call('HGETALL', KEYS[1])}
 `
 
-// deleteUser. KEYS {user, accounts, sessions, authenticators}. ARGV P, mode.
-// Returns {HGETALL, e-mail, account fields, session members, authenticator
-// fields}; in mode S it has also deleted every pointer to them.
+// deleteUser. KEYS {user, accounts, sessions, authenticators, session
+// metadata}. ARGV P, mode, escaped uid. Returns {HGETALL, e-mail, account
+// fields, session members, authenticator fields}; in mode S it has also
+// deleted every pointer to them (a session key only while it names this
+// user: the key of an expired entry may name a new session of another).
 const luaDeleteUser = `
 local h = redis.call('HGETALL', KEYS[1])
 if #h == 0 then return false end
@@ -100,11 +129,11 @@ local email = redis.call('HGET', KEYS[1], 'email') or ''
 local accs = redis.call('HKEYS', KEYS[2])
 local sess = redis.call('ZRANGE', KEYS[3], 0, -1)
 local auths = redis.call('HKEYS', KEYS[4])
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 if ARGV[2] == 'S' then
   redis.call('DEL', P .. 'email:{' .. enc(email) .. '}')
   for _, a in ipairs(accs) do redis.call('DEL', P .. 'account:{' .. a .. '}') end
-  for _, s in ipairs(sess) do redis.call('DEL', P .. 'session:{' .. s .. '}') end
+  for _, s in ipairs(sess) do unpoint(P .. 'session:{' .. s .. '}', ARGV[3]) end
   for _, c in ipairs(auths) do redis.call('DEL', P .. 'authenticator:{' .. c .. '}') end
 end
 return {h, email, accs, sess, auths}
@@ -142,17 +171,19 @@ redis.call('HDEL', K[2], ARGV[3])
 return v
 `
 
-// createSession. KEYS: S {user, sessions, ptr}, C {user, sessions}. ARGV:
-// P, mode, uid, member (escaped token), expiry in ms.
+// createSession. KEYS: S {user, sessions, session metadata, ptr}, C {user,
+// sessions, session metadata}. ARGV: P, mode, uid, member (escaped token),
+// expiry in ms, metadata (encodeSessionMeta).
 const luaCreateSession = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
 if ARGV[2] == 'S' then
-  if redis.call('EXISTS', KEYS[3]) == 1 then return 'exists' end
-  redis.call('SET', KEYS[3], ARGV[3], 'PXAT', pxat(ARGV[5]))
+  if redis.call('EXISTS', KEYS[4]) == 1 then return 'exists' end
+  redis.call('SET', KEYS[4], ARGV[3], 'PXAT', pxat(ARGV[5]))
 end
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowms()) -- after ZADD: a session created expired is not indexed, as its key is not kept
-zttl(KEYS[2])
+redis.call('HSET', KEYS[3], ARGV[4], ARGV[6])
+prune(KEYS[2], KEYS[3], nowms()) -- after ZADD: a session created expired is not indexed, as its key is not kept
+zttl(KEYS[2], KEYS[3])
 return 'ok'
 `
 
@@ -162,7 +193,7 @@ return 'ok'
 // {expiry, HGETALL}, or nil when the session is missing or has expired at
 // that time. (The session key itself expires by the server's clock.) A
 // session found expired is removed then (SPEC §3): its key, and its entry
-// with every other expired one in the user's sessions set.
+// and metadata with every other expired one's in the user's sessions set.
 const luaSessionAndUser = `
 local u = redis.call('GET', KEYS[1])
 if not u then return false end
@@ -171,11 +202,9 @@ local z = uk .. ':sessions'
 local s = redis.call('ZSCORE', z, ARGV[2])
 if not s then return false end
 if tonumber(s) <= tonumber(ARGV[3]) then
-  redis.call('DEL', KEYS[1])
-  redis.call('ZREM', z, ARGV[2])
-  redis.call('ZREMRANGEBYSCORE', z, '-inf', ARGV[3])
-  local last = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
-  if last[2] then redis.call('PEXPIREAT', z, last[2]) end
+  redis.call('DEL', KEYS[1])` + luaSessionFns + `
+  prune(z, z .. '` + sessionMetaSuffix + `', ARGV[3])
+  zttl(z, z .. '` + sessionMetaSuffix + `')
   return false
 end
 return {s, redis.call('HGETALL', uk)}
@@ -184,15 +213,15 @@ return {s, redis.call('HGETALL', uk)}
 // getSessionAndUser's step in the user's slot on a cluster. KEYS {user,
 // sessions}. ARGV: member, the caller's time in ms. A session found
 // expired is removed from the set, with every other expired one, and the
-// reply is 'expired': the adapter then releases the session key.
+// reply is 'expired': the adapter then releases the session key. The
+// metadata hash, in the same slot, is named from the set's key here (only
+// on that branch), so that the hot path passes no third key.
 const luaSessionAndUserC = `
 local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not s then return false end
-if tonumber(s) <= tonumber(ARGV[2]) then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
-  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-  if last[2] then redis.call('PEXPIREAT', KEYS[2], last[2]) end
+if tonumber(s) <= tonumber(ARGV[2]) then` + luaSessionFns + `
+  prune(KEYS[2], KEYS[2] .. '` + sessionMetaSuffix + `', ARGV[2])
+  zttl(KEYS[2], KEYS[2] .. '` + sessionMetaSuffix + `')
   return 'expired'
 end
 return {s, redis.call('HGETALL', KEYS[1])}
@@ -200,46 +229,130 @@ return {s, redis.call('HGETALL', KEYS[1])}
 
 // updateSession and extendSession. ARGV: P, mode, member, new expiry or
 // ”, new uid or ” (mode S only; in mode C the adapter moves a session
-// between users in steps), and for extendSession the expiry the caller
-// read (ms): the write happens only if the stored expiry is not after it.
-// Returns {expiry, uid or ”, 1 if written else 0}, 'notfound' for an
-// unknown new user, or nil when the session is missing or expired.
+// between users in steps), for extendSession the expiry the caller read
+// (ms) or ” (the write happens only if the stored expiry is not after
+// it), '1' to set UpdatedAt else '0', the new UpdatedAt's head of the
+// metadata (see encodeSessionMeta), and the whole metadata to store if
+// the session has none. Returns {expiry, uid or ”, 1 if written else 0},
+// 'notfound' for an unknown new user, or nil when the session is missing
+// or expired. Nothing is written for a session that is not in the user's
+// set: an update or extension racing a delete never brings it back.
 const luaUpdateSession = luaResolve + `
 local s = redis.call('ZSCORE', K[3], ARGV[3])
-if not s or tonumber(s) <= nowms() then return false end
-if ARGV[6] and tonumber(s) > tonumber(ARGV[6]) then return {s, K[5] or '', 0} end
+local now = nowms()
+if not s or tonumber(s) <= now then return false end
+if ARGV[6] ~= '' and tonumber(s) > tonumber(ARGV[6]) then return {s, U or '', 0} end
 local exp = s
 if ARGV[4] ~= '' then exp = ARGV[4] end
+local meta = redis.call('HGET', K[5], ARGV[3])
+if ARGV[7] == '1' then
+  if meta then
+    local i = string.find(meta, ' ', 1, true)
+    if not i then return redis.error_reply('corrupt session metadata') end
+    meta = ARGV[8] .. string.sub(meta, i)
+  else
+    meta = ARGV[9]
+  end
+end
 local nu = ARGV[5]
-if ARGV[2] == 'S' and nu ~= '' and nu ~= K[5] then
+if ARGV[2] == 'S' and nu ~= '' and nu ~= U then
   local nk = ukey(nu)
   if redis.call('EXISTS', nk) == 0 then return 'notfound' end
   redis.call('ZREM', K[3], ARGV[3])
-  zttl(K[3])
-  redis.call('ZADD', nk .. ':sessions', exp, ARGV[3])
-  zttl(nk .. ':sessions')
+  redis.call('HDEL', K[5], ARGV[3])
+  prune(K[3], K[5], now)
+  zttl(K[3], K[5])
+  local nz = nk .. ':sessions'
+  local nm = nz .. '` + sessionMetaSuffix + `'
+  redis.call('ZADD', nz, exp, ARGV[3])
+  if meta then redis.call('HSET', nm, ARGV[3], meta) end
+  prune(nz, nm, now)
+  zttl(nz, nm)
   redis.call('SET', KEYS[1], nu, 'PXAT', pxat(exp))
   return {exp, nu, 1}
 end
 redis.call('ZADD', K[3], exp, ARGV[3])
-zttl(K[3])
+if ARGV[7] == '1' then redis.call('HSET', K[5], ARGV[3], meta) end
+prune(K[3], K[5], now)
+zttl(K[3], K[5])
 if ARGV[2] == 'S' then redis.call('PEXPIREAT', KEYS[1], pxat(exp)) end
-return {exp, K[5] or '', 1}
+return {exp, U or '', 1}
 `
 
 // deleteSession. ARGV: P, mode, member. Deletes the session and returns
-// {expiry, uid or ”, 1 if it had not expired else 0}, or nil when the user
-// holds no such session.
+// {expiry, uid or ”, 1 if it had not expired else 0, metadata or ”}, or
+// nil when the user holds no such session.
 const luaDeleteSession = luaResolve + `
 local s = redis.call('ZSCORE', K[3], ARGV[3])
 if ARGV[2] == 'S' then redis.call('DEL', KEYS[1]) end
 if not s then return false end
+local meta = redis.call('HGET', K[5], ARGV[3]) or ''
+local now = nowms()
 redis.call('ZREM', K[3], ARGV[3])
-redis.call('ZREMRANGEBYSCORE', K[3], '-inf', nowms())
-zttl(K[3])
+redis.call('HDEL', K[5], ARGV[3])
+prune(K[3], K[5], now)
+zttl(K[3], K[5])
 local alive = 0
-if tonumber(s) > nowms() then alive = 1 end
-return {s, K[5] or '', alive}
+if tonumber(s) > now then alive = 1 end
+return {s, U or '', alive, meta}
+`
+
+// listSessionsByUserId: one script in the user's slot. KEYS {sessions,
+// session metadata}. ARGV: P, mode, the caller's time in ms. Prunes the
+// entries of sessions expired at that time (whether or not Redis evicted
+// their keys), then returns {member, expiry, metadata or ”, …} of the
+// rest: ZRANGEBYSCORE -inf now, HDEL and ZREMRANGEBYSCORE of those (only
+// when there are any), ZRANGE WITHSCORES, and one HGET per session.
+const luaListSessions = `
+if prune(KEYS[1], KEYS[2], ARGV[3]) > 0 then zttl(KEYS[1], KEYS[2]) end
+local live = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local out = {}
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = live[i + 1]
+  out[#out + 1] = redis.call('HGET', KEYS[2], live[i]) or ''
+end
+return out
+`
+
+// deleteSessionsByUserId: one script in the user's slot. KEYS {sessions,
+// session metadata, receipt (mode C)}. ARGV: P, mode, escaped uid, member
+// to keep or ”, the caller's time in ms, the receipt's TTL in ms. Removes
+// every session of the user but the one kept (whose entry stays unless it
+// has expired), with its metadata; in mode S also its session key (while
+// it names this user). Returns "<n> <member> <member> …": n the sessions
+// removed that had not expired, then, in mode C, the members whose session
+// keys the adapter releases afterwards. In mode C the reply is also left
+// in the receipt key for ARGV[6] ms, so that a retry of the same call
+// after a lost reply gets the same answer (the first run removed the
+// members) and the keys are released all the same; the adapter deletes
+// the receipt with the release.
+const luaDeleteSessions = `
+if ARGV[2] == 'C' then
+  local r = redis.call('GET', KEYS[3])
+  if r then return r end
+end
+local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local n, gone = 0, {''} -- gone[1]: n, once counted
+for i = 1, #all, 2 do
+  local m = all[i]
+  if m ~= ARGV[4] then
+    redis.call('ZREM', KEYS[1], m)
+    redis.call('HDEL', KEYS[2], m)
+    if tonumber(all[i + 1]) > tonumber(ARGV[5]) then n = n + 1 end
+    if ARGV[2] == 'S' then
+      unpoint(P .. 'session:{' .. m .. '}', ARGV[3])
+    else
+      gone[#gone + 1] = m
+    end
+  end
+end
+prune(KEYS[1], KEYS[2], ARGV[5])
+zttl(KEYS[1], KEYS[2])
+gone[1] = tostring(n)
+local reply = table.concat(gone, ' ')
+if #gone > 1 then redis.call('SET', KEYS[3], reply, 'PX', ARGV[6]) end
+return reply
 `
 
 // getAuthenticator. ARGV: P, mode, authenticator field.
@@ -374,7 +487,7 @@ type scripts struct {
 	createUser, userByEmail, updateUser, deleteUser  *redis.Script
 	attach, userByAccount, getAccount, unlinkAccount *redis.Script
 	createSession, sessionAndUser, sessionAndUserC   *redis.Script
-	updateSession                                    *redis.Script
+	updateSession, listSessions, deleteSessions      *redis.Script
 	deleteSession, getAuthenticator, updateCounter   *redis.Script
 	advanceCounter                                   *redis.Script
 	commit, release, releaseStale, repoint, lock     *redis.Script
@@ -397,6 +510,8 @@ func newScripts() *scripts {
 		sessionAndUser:   redis.NewScript(luaSessionAndUser),
 		sessionAndUserC:  redis.NewScript(luaSessionAndUserC),
 		updateSession:    h(luaUpdateSession),
+		listSessions:     h(luaListSessions),
+		deleteSessions:   h(luaDeleteSessions),
 		deleteSession:    h(luaDeleteSession),
 		getAuthenticator: h(luaGetAuthenticator),
 		updateCounter:    h(luaUpdateCounter),
@@ -416,7 +531,7 @@ func (s *scripts) all() []*redis.Script {
 	return []*redis.Script{
 		s.createUser, s.userByEmail, s.updateUser, s.deleteUser,
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
-		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession,
+		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession, s.listSessions, s.deleteSessions,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
 		s.commit, s.release, s.releaseStale, s.repoint, s.lock, s.unlock, s.consume, s.replaceField,
 	}

@@ -17,20 +17,23 @@ import (
 
 // CreateSession implements [core.SessionCreator]: one script on a single
 // node; on a cluster, SET NX of the session key (expiring at the session's
-// expiry), then the script in the user's slot.
+// expiry), then the script in the user's slot. The same script stores the
+// session's metadata in the user's session metadata hash.
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
 	s := session.Normalize()
-	if err := shared.CheckTime(m, "expires", &s.Expires); err != nil {
+	if err := errors.Join(shared.CheckTime(m, "expires", &s.Expires),
+		checkOptTime(m, "createdAt", &s.CreatedAt), checkOptTime(m, "updatedAt", &s.UpdatedAt)); err != nil {
 		return nil, err
 	}
 	ptr := a.k.session(s.SessionToken)
 	ms := s.Expires.UnixMilli()
-	args := []any{a.k.p, a.mode(), shared.Escape(s.UserID), shared.Escape(s.SessionToken), ms}
+	args := []any{a.k.p, a.mode(), shared.Escape(s.UserID), shared.Escape(s.SessionToken), ms, encodeSessionMeta(&s)}
+	keys := []string{a.k.user(s.UserID), a.k.sessions(s.UserID), a.k.sessionMeta(s.UserID)}
 	var res string
 	var err error
 	if !a.cluster {
-		res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID), ptr}, args...).Text()
+		res, err = a.s.createSession.Run(ctx, a.c, append(keys, ptr), args...).Text()
 	} else {
 		if ctx.Done() != nil { // the steps below run to the end; the caller's wait ends with ctx
 			return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.CreateSession(ctx, session) })
@@ -39,7 +42,7 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires), nil); err == nil {
 			res = "exists"
 			if ok {
-				res, err = a.s.createSession.Run(ctx, a.c, []string{a.k.user(s.UserID), a.k.sessions(s.UserID)}, args...).Text()
+				res, err = a.s.createSession.Run(ctx, a.c, keys, args...).Text()
 				if err != nil || res != "ok" {
 					_ = a.release(ctx, ptr, s.UserID)
 				}
@@ -119,22 +122,29 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 // one script that also moves the session key's TTL. On a cluster: GET of
 // the session key, the script in the user's slot, then the new TTL on the
 // session key; moving a session to another user takes five steps (see
-// README.md).
+// README.md). UpdatedAt, when set, is written in the user's slot by the
+// same script. The session returned has no metadata.
 func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*core.Session, error) {
 	const m = core.MethodUpdateSession
-	newExp := ""
+	ch := sessionChange{token: up.SessionToken}
 	if up.Expires.Set {
 		exp := core.NormalizeTime(up.Expires.Value)
 		if err := shared.CheckTime(m, "expires", &exp); err != nil {
 			return nil, err
 		}
-		newExp = strconv.FormatInt(exp.UnixMilli(), 10)
+		ch.exp = strconv.FormatInt(exp.UnixMilli(), 10)
 	}
-	newUID := ""
 	if up.UserID.Set {
-		newUID = up.UserID.Value
+		ch.uid = up.UserID.Value
 	}
-	r, err := a.updateSession(ctx, sessionChange{token: up.SessionToken, exp: newExp, uid: newUID})
+	if up.UpdatedAt.Set {
+		seen := core.NormalizeTime(up.UpdatedAt.Value) // the zero time stays zero: unknown
+		if err := checkOptTime(m, "updatedAt", &seen); err != nil {
+			return nil, err
+		}
+		ch.seen = &seen
+	}
+	r, err := a.updateSession(ctx, ch)
 	return r.s, err
 }
 
@@ -143,23 +153,45 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 // user's sessions set, which every read of the session takes) with from:
 // one script on a single node; on a cluster the compare and the write are
 // one script in the user's slot, and the session key's TTL follows (only
-// ever later) as updateSession moves it.
-func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires time.Time) (*core.Session, bool, error) {
-	exp := core.NormalizeTime(expires)
-	if err := shared.CheckTime(core.MethodExtendSession, "expires", &exp); err != nil {
+// ever later) as updateSession moves it. The script sets UpdatedAt to seen
+// in the session's metadata in the same write. The session returned has
+// no metadata.
+func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires, seen time.Time) (*core.Session, bool, error) {
+	const m = core.MethodExtendSession
+	exp, at := core.NormalizeTime(expires), core.NormalizeTime(seen)
+	if err := shared.CheckTime(m, "expires", &exp); err != nil {
+		return nil, false, err
+	}
+	if err := shared.CheckTime(m, "seen", &at); err != nil {
 		return nil, false, err
 	}
 	fromMs := int64(-shared.MaxMillis) // a from further back than any stored time
 	if f := core.NormalizeTime(from); f.After(shared.MsTime(fromMs)) {
 		fromMs = f.UnixMilli()
 	}
-	r, err := a.updateSession(ctx, sessionChange{token: sessionToken, exp: strconv.FormatInt(exp.UnixMilli(), 10), from: strconv.FormatInt(fromMs, 10)})
+	r, err := a.updateSession(ctx, sessionChange{token: sessionToken, exp: strconv.FormatInt(exp.UnixMilli(), 10), from: strconv.FormatInt(fromMs, 10), seen: &at})
 	return r.s, r.wrote, err
 }
 
 // sessionChange is an update of a session: the new expiry (ms) or "", the
-// new user or "", and for extendSession the expiry read (ms), "" else.
-type sessionChange struct{ token, exp, uid, from string }
+// new user or "", for extendSession the expiry read (ms), "" else, and
+// the new UpdatedAt or nil.
+type sessionChange struct {
+	token, exp, uid, from string
+	seen                  *time.Time
+}
+
+// args returns the updateSession script's arguments (see
+// luaUpdateSession), the new user's left "" for the caller to set.
+func (ch sessionChange) args(p, mode string) []any {
+	set, head, whole := "0", "", ""
+	if ch.seen != nil {
+		set = "1"
+		head = string(metaTime(nil, *ch.seen))
+		whole = encodeSessionMeta(&core.Session{UpdatedAt: *ch.seen})
+	}
+	return []any{p, mode, shared.Escape(ch.token), ch.exp, "", ch.from, set, head, whole}
+}
 
 // updated is the outcome of updateSession: the session as stored, and
 // whether the call wrote it.
@@ -172,11 +204,7 @@ type updated struct {
 // UpdateSession and ExtendSession).
 func (a *Adapter) updateSession(ctx context.Context, ch sessionChange) (updated, error) {
 	ptr := a.k.session(ch.token)
-	member := shared.Escape(ch.token)
-	args := []any{a.k.p, a.mode(), member, ch.exp, ""}
-	if ch.from != "" {
-		args = append(args, ch.from)
-	}
+	args := ch.args(a.k.p, a.mode())
 	if !a.cluster {
 		if ch.uid != "" {
 			args[4] = shared.Escape(ch.uid)
@@ -210,7 +238,7 @@ func (a *Adapter) updateSession(ctx context.Context, ch sessionChange) (updated,
 			return updated{}, nil
 		}
 		if ch.uid != "" && ch.uid != uid {
-			s, err := a.moveSessionCluster(ctx, ch.token, uid, ch.uid, ch.exp)
+			s, err := a.moveSessionCluster(ctx, ch, uid)
 			return updated{s, s != nil}, err
 		}
 		v, err := a.s.updateSession.Run(ctx, a.c, a.userKeys(uid), args...).Result()
@@ -304,13 +332,14 @@ func (a *Adapter) movedFrom(ctx context.Context, ptr, uid string) bool {
 	return err == nil && cur != uid
 }
 
-// moveSessionCluster moves a session from user from to user to on a
+// moveSessionCluster moves a session from user from to user ch.uid on a
 // cluster, as a deleteSession followed by a createSession under the new
-// user with the same token (README.md explains why): both are safe under
-// concurrency on their own, so their sequence never leaves a key pointing
-// at nothing. The new user is checked first, so that an unknown user
-// changes nothing.
-func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newExp string) (*core.Session, error) {
+// user with the same token and metadata (README.md explains why): both
+// are safe under concurrency on their own, so their sequence never leaves
+// a key pointing at nothing. The new user is checked first, so that an
+// unknown user changes nothing.
+func (a *Adapter) moveSessionCluster(ctx context.Context, ch sessionChange, from string) (*core.Session, error) {
+	token, to, newExp := ch.token, ch.uid, ch.exp
 	n, err := a.c.Exists(ctx, a.k.user(to)).Result()
 	if err != nil {
 		return nil, err
@@ -336,10 +365,14 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newEx
 	if old == nil {
 		return nil, nil // deleted, expired or moved meanwhile
 	}
-	s := core.Session{SessionToken: token, UserID: to, Expires: old.Expires}
+	s := *old
+	s.UserID = to
 	if newExp != "" {
 		ms, _ := strconv.ParseInt(newExp, 10, 64)
 		s.Expires = shared.MsTime(ms)
+	}
+	if ch.seen != nil {
+		s.UpdatedAt = *ch.seen
 	}
 	got, err := a.CreateSession(ctx, s)
 	switch {
@@ -352,7 +385,17 @@ func (a *Adapter) moveSessionCluster(ctx context.Context, token, from, to, newEx
 	case err != nil:
 		return nil, err
 	}
-	return got, nil
+	r := got.WithoutMetadata()
+	return &r, nil
+}
+
+// checkOptTime is shared.CheckTime for a metadata time, whose zero value
+// (unknown) is stored as such.
+func checkOptTime(m core.Method, field string, t *time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	return shared.CheckTime(m, field, t)
 }
 
 // sessionReply decodes the {expiry, uid, written} reply of the update
@@ -415,7 +458,7 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 		return nil, nil
 	}
 	res, ok := v.([]any)
-	if !ok || len(res) != 3 {
+	if !ok || len(res) != 4 {
 		return nil, shared.ErrCorrupt
 	}
 	if a.cluster {
@@ -438,7 +481,7 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 				return nil, err
 			}
 			uid = uid2
-			if res, ok = v2.([]any); !ok || len(res) != 3 {
+			if res, ok = v2.([]any); !ok || len(res) != 4 {
 				return nil, shared.ErrCorrupt
 			}
 		}
@@ -455,7 +498,13 @@ func (a *Adapter) deleteSession(ctx context.Context, sessionToken string, awaitM
 	if err != nil {
 		return nil, err
 	}
-	return &core.Session{SessionToken: sessionToken, UserID: uid, Expires: exp}, nil
+	s := &core.Session{SessionToken: sessionToken, UserID: uid, Expires: exp}
+	if meta, _ := res[3].(string); meta != "" {
+		if err := decodeSessionMeta(meta, s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // parseScore parses a sorted-set score (milliseconds) as a UTC time.

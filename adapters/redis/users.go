@@ -297,7 +297,7 @@ func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail strin
 // and everything in its slot; on a single node the same script deletes the
 // index keys, on a cluster one pipeline releases them afterwards.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	v, err := a.s.deleteUser.Run(ctx, a.c, a.userKeys(id), a.k.p, a.mode()).Result()
+	v, err := a.s.deleteUser.Run(ctx, a.c, a.userKeys(id), a.k.p, a.mode(), shared.Escape(id)).Result()
 	if shared.IsNil(err) {
 		return nil, nil
 	}
@@ -329,7 +329,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		if len(ptrs) > 0 {
 			// The user is gone: release its index keys to the end, in
 			// the background once ctx ends.
-			if err := finish(ctx, func(ctx context.Context) error { return a.releaseAll(ctx, ptrs, shared.Escape(id)) }); err != nil {
+			if err := finish(ctx, func(ctx context.Context) error { return a.releaseAll(ctx, ptrs, shared.Escape(id), nil) }); err != nil {
 				return nil, err
 			}
 		}
@@ -366,13 +366,17 @@ func (a *Adapter) hasEmail(email string) func(context.Context, string) (bool, er
 	}
 }
 
-// releaseAll releases every pointer in ptrs that still holds uid, in one
-// pipeline of EVALSHA (the script's text is sent only to a node that
-// answers NOSCRIPT, in a second pipeline of EVAL for its pointers).
-func (a *Adapter) releaseAll(ctx context.Context, ptrs []string, uid string) error {
+// releaseAll releases every pointer in ptrs that still holds uid, and
+// deletes the keys in drop, in one pipeline of EVALSHA and DEL (the
+// script's text is sent only to a node that answers NOSCRIPT, in a second
+// pipeline of EVAL for its pointers).
+func (a *Adapter) releaseAll(ctx context.Context, ptrs []string, uid string, drop []string) error {
 	cmds, err := a.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range ptrs {
 			a.s.release.EvalSha(ctx, p, []string{k}, uid)
+		}
+		for _, k := range drop {
+			p.Del(ctx, k)
 		}
 		return nil
 	})
@@ -382,7 +386,7 @@ func (a *Adapter) releaseAll(ctx context.Context, ptrs []string, uid string) err
 	var retry []string
 	for i, c := range cmds {
 		if e := c.Err(); e != nil {
-			if !redis.HasErrorPrefix(e, "NOSCRIPT") {
+			if i >= len(ptrs) || !redis.HasErrorPrefix(e, "NOSCRIPT") {
 				return e
 			}
 			retry = append(retry, ptrs[i])

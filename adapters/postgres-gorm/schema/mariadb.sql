@@ -35,10 +35,22 @@ CREATE TABLE IF NOT EXISTS `accounts` (
   INDEX `accounts_userId_idx` (`userId`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 
+-- createdAt, updatedAt, ipAddress and userAgent are the session's metadata
+-- (listed by listSessionsByUserId), NULL when unknown. A sessions table made
+-- by an earlier version lacks them: Adapter.Migrate adds them, or run
+--   ALTER TABLE `sessions` ADD COLUMN IF NOT EXISTS `createdAt` DATETIME(3),
+--     ADD COLUMN IF NOT EXISTS `updatedAt` DATETIME(3),
+--     ADD COLUMN IF NOT EXISTS `ipAddress` TEXT,
+--     ADD COLUMN IF NOT EXISTS `userAgent` TEXT
+-- (MySQL: without IF NOT EXISTS).
 CREATE TABLE IF NOT EXISTS `sessions` (
   `sessionToken` VARCHAR(255) NOT NULL,
   `userId`       VARCHAR(255) NOT NULL,
   `expires`      DATETIME(3) NOT NULL,
+  `createdAt`    DATETIME(3),
+  `updatedAt`    DATETIME(3),
+  `ipAddress`    TEXT,
+  `userAgent`    TEXT,
   CONSTRAINT `sessions_pkey` PRIMARY KEY (`sessionToken`),
   CONSTRAINT `sessions_userId_fkey` FOREIGN KEY (`userId`)
     REFERENCES `users` (`id`) ON DELETE CASCADE,

@@ -32,10 +32,21 @@ CREATE TABLE IF NOT EXISTS "accounts" (
     REFERENCES "users" ("id") ON DELETE CASCADE
 );
 
+-- createdAt, updatedAt, ipAddress and userAgent are the session's metadata
+-- (listed by listSessionsByUserId), NULL when unknown. A sessions table made
+-- by an earlier version lacks them: Adapter.Migrate adds them, or run
+--   ALTER TABLE "sessions" ADD COLUMN IF NOT EXISTS "createdAt" TIMESTAMPTZ(3),
+--     ADD COLUMN IF NOT EXISTS "updatedAt" TIMESTAMPTZ(3),
+--     ADD COLUMN IF NOT EXISTS "ipAddress" TEXT,
+--     ADD COLUMN IF NOT EXISTS "userAgent" TEXT
 CREATE TABLE IF NOT EXISTS "sessions" (
   "sessionToken" TEXT NOT NULL,
   "userId"       TEXT NOT NULL,
   "expires"      TIMESTAMPTZ(3) NOT NULL,
+  "createdAt"    TIMESTAMPTZ(3),
+  "updatedAt"    TIMESTAMPTZ(3),
+  "ipAddress"    TEXT,
+  "userAgent"    TEXT,
   CONSTRAINT "sessions_pkey" PRIMARY KEY ("sessionToken"),
   CONSTRAINT "sessions_userId_fkey" FOREIGN KEY ("userId")
     REFERENCES "users" ("id") ON DELETE CASCADE
@@ -63,6 +74,7 @@ CREATE TABLE IF NOT EXISTS "authenticators" (
 );
 
 CREATE INDEX IF NOT EXISTS "accounts_userId_idx" ON "accounts" ("userId");
+-- sessions_userId_idx serves listSessionsByUserId and deleteSessionsByUserId.
 CREATE INDEX IF NOT EXISTS "sessions_userId_idx" ON "sessions" ("userId");
 -- The expires indexes let PurgeExpired find each batch of expired rows
 -- without reading the whole table.

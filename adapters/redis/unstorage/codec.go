@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -41,11 +42,23 @@ type uAccountDoc struct {
 	ID                   string                      `json:"id"`
 }
 
+// uSessionDoc is a session document: @auth/unstorage-adapter's three
+// fields, then the session's metadata, each absent when unknown (Auth.js
+// keeps fields it does not know through its updateSession, and hands them
+// to the application with the session).
 type uSessionDoc struct {
 	SessionToken string `json:"sessionToken"`
 	UserID       string `json:"userId"`
 	Expires      string `json:"expires"`
+	CreatedAt    string `json:"createdAt,omitempty"`
+	UpdatedAt    string `json:"updatedAt,omitempty"`
+	IPAddress    string `json:"ipAddress,omitempty"`
+	UserAgent    string `json:"userAgent,omitempty"`
 }
+
+// sessionMetaFields are the session document's metadata fields, which an
+// update rewrites whole (an unknown one is absent).
+var sessionMetaFields = []string{"createdAt", "updatedAt", "ipAddress", "userAgent"}
 
 type uTokenDoc struct {
 	Identifier string `json:"identifier"`
@@ -261,13 +274,35 @@ func wholeSeconds(f *float64) (*int64, error) {
 }
 
 func encodeUSession(s *core.Session) (string, error) {
-	return marshalJSON(uSessionDoc{SessionToken: s.SessionToken, UserID: s.UserID, Expires: isoTime(s.Expires)})
+	return marshalJSON(uSessionDoc{SessionToken: s.SessionToken, UserID: s.UserID, Expires: isoTime(s.Expires),
+		CreatedAt: optISOTime(s.CreatedAt), UpdatedAt: optISOTime(s.UpdatedAt), IPAddress: s.IPAddress, UserAgent: s.UserAgent})
+}
+
+// optISOTime is isoTime of a metadata time, "" for the zero time (unknown).
+func optISOTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return isoTime(t)
+}
+
+// parseOptISOTime is parseISOTime of a metadata time: "" is the zero time.
+func parseOptISOTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return parseISOTime(s)
 }
 
 // decodeUSession decodes a session document; nil, nil when s is not the
 // session token's.
 func decodeUSession(s, token string) (*core.Session, error) {
-	d, _, err := decodeDoc[uSessionDoc](s, "session", "sessionToken", token)
+	return sessionOfDoc(decodeDoc[uSessionDoc](s, "session", "sessionToken", token))
+}
+
+// sessionOfDoc returns the session of a decoded session document (see
+// decodeDoc); nil, nil for none.
+func sessionOfDoc(d *uSessionDoc, _ map[string]json.RawMessage, err error) (*core.Session, error) {
 	if d == nil {
 		return nil, err
 	}
@@ -275,7 +310,14 @@ func decodeUSession(s, token string) (*core.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &core.Session{SessionToken: d.SessionToken, UserID: d.UserID, Expires: exp}, nil
+	s := &core.Session{SessionToken: d.SessionToken, UserID: d.UserID, Expires: exp, IPAddress: d.IPAddress, UserAgent: d.UserAgent}
+	if s.CreatedAt, err = parseOptISOTime(d.CreatedAt); err != nil {
+		return nil, err
+	}
+	if s.UpdatedAt, err = parseOptISOTime(d.UpdatedAt); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func encodeUToken(t *core.VerificationToken) (string, error) {

@@ -132,3 +132,63 @@ func TestInteropNodeMovesEmail(t *testing.T) {
 		t.Errorf("Auth.js getUserByEmail of the reused e-mail: %+v", byEmail)
 	}
 }
+
+// TestInteropNodeSessionInventory: Auth.js's @auth/unstorage-adapter reads
+// a session whose metadata authport stored as fields of its document, and
+// its updateSession keeps them; authport lists the sessions Auth.js
+// created (the one its by-user-id key names) beside its own, and
+// deleteSessionsByUserId ends them for Auth.js too.
+func TestInteropNodeSessionInventory(t *testing.T) {
+	f, raw := setupInterop(t)
+	ctx := t.Context()
+	call := func(out any, method string, args ...any) {
+		t.Helper()
+		if err := f.Node.Do(map[string]any{"method": method, "args": args}, out); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+	}
+	store := f.Adapter.(*core.Store)
+	u := core.User{ID: "go-inventory", Email: "inventory@example.com"}
+	if _, err := f.Adapter.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	mine := core.Session{SessionToken: "go-inv-s1", UserID: u.ID, Expires: interop.At(time.Hour),
+		CreatedAt: interop.At(-time.Hour), UpdatedAt: interop.At(-time.Minute), IPAddress: "2001:db8::1", UserAgent: "Firefox/145.0 ü"}
+	if _, err := f.Adapter.CreateSession(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	mine = mine.Normalize()
+
+	var su *struct {
+		Session map[string]any `json:"session"`
+	}
+	call(&su, "getSessionAndUser", mine.SessionToken)
+	if su == nil || su.Session["sessionToken"] != mine.SessionToken || su.Session["userAgent"] != mine.UserAgent {
+		t.Fatalf("Auth.js's getSessionAndUser of a session with metadata: %+v", su)
+	}
+	later := interop.At(2 * time.Hour)
+	call(nil, "updateSession", map[string]any{"sessionToken": mine.SessionToken, "expires": interop.Date(later)})
+	mine.Expires = core.NormalizeTime(later)
+
+	theirs := "node-inv-s2"
+	call(nil, "createSession", map[string]any{"sessionToken": theirs, "userId": u.ID, "expires": interop.Date(interop.At(time.Hour))})
+	list, err := store.ListSessionsByUserID(ctx, u.ID)
+	if err != nil || len(list) != 2 || list[0] != mine || list[1].SessionToken != theirs || !list[1].CreatedAt.IsZero() {
+		t.Fatalf("listSessionsByUserId after Auth.js's update and create = %+v, %v; want %+v (its metadata kept by Auth.js's update), then Auth.js's %q", list, err, mine, theirs)
+	}
+
+	if n, err := store.DeleteSessionsByUserID(ctx, u.ID, mine.SessionToken); n != 1 || err != nil {
+		t.Fatalf("deleteSessionsByUserId of the others = %d, %v; want 1", n, err)
+	}
+	var gone *interop.SessionAndUser
+	call(&gone, "getSessionAndUser", theirs)
+	if gone != nil {
+		t.Errorf("Auth.js still reads the session authport deleted: %+v", gone)
+	}
+	if left := raw.mentioning(t, theirs); len(left) != 0 {
+		t.Errorf("the deleted session is still mentioned by %q", left)
+	}
+	if list, err := store.ListSessionsByUserID(ctx, u.ID); err != nil || len(list) != 1 || list[0] != mine {
+		t.Errorf("listSessionsByUserId after deleting the others = %+v, %v; want only %+v", list, err, mine)
+	}
+}

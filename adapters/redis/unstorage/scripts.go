@@ -22,6 +22,71 @@ local function isuser(k, id) return field(k, 'id') == id end
 local function owned(k, id) return field(k, 'userId') == id end
 `
 
+// luaSetFns keep authport's own sets of a user's record keys exact:
+// sttl(s) drops the members whose record key is gone (evicted, or deleted
+// behind authport's back) and gives the set the latest expiry of its
+// members' keys (none while one has no TTL), so that the set never
+// outlives the last record it names; norm(k) is unstorageKey (keys.go),
+// for the logical keys unstorage's by-user-id keys hold.
+const luaSetFns = `
+local function sttl(s)
+  local at, keep = 0, false
+  for _, m in ipairs(redis.call('SMEMBERS', s)) do
+    local t = redis.call('PEXPIRETIME', m)
+    if t == -2 then
+      redis.call('SREM', s, m)
+    elseif t == -1 then
+      keep = true
+    elseif t > at then
+      at = t
+    end
+  end
+  if keep then
+    redis.call('PERSIST', s)
+  elseif at > 0 then
+    redis.call('PEXPIREAT', s, at)
+  end
+end
+local function norm(k)
+  k = string.match(k, '^[^?]*')
+  k = string.gsub(k, '[/\\]', ':')
+  k = string.gsub(k, ':+', ':')
+  k = string.gsub(k, '^:', '')
+  k = string.gsub(k, ':$', '')
+  return k
+end
+-- sessionKeys returns the keys of a user's sessions: the members of its
+-- own set s, then the key its by-user-id key b names (Auth.js's latest
+-- session), each once, and the latter (or nil). base: the driver's prefix.
+local function sessionKeys(s, b, base)
+  local ks, seen = {}, {}
+  for _, k in ipairs(redis.call('SMEMBERS', s)) do
+    if not seen[k] then seen[k] = true; ks[#ks + 1] = k end
+  end
+  local bv = redis.call('GET', b)
+  local bk = nil
+  if bv then
+    bk = base .. norm(bv)
+    if not seen[bk] then ks[#ks + 1] = bk end
+  end
+  return ks, bk
+end
+-- doc returns the session document at k if it is the user uid's, else nil.
+local function sessiondoc(k, uid)
+  local v = redis.call('GET', k)
+  if not v then return nil end
+  local ok, d = pcall(cjson.decode, v)
+  if not ok or type(d) ~= 'table' or d.userId ~= uid then return nil end
+  return d, v
+end
+-- unindex drops k from the own set s, and the by-user-id key b if it
+-- names k (bk).
+local function unindex(s, b, k, bk)
+  redis.call('SREM', s, k)
+  if k == bk then redis.call('DEL', b) end
+end
+`
+
 const (
 
 	// KEYS: user, email. ARGV: json, id, stale e-mail key value ("": none).
@@ -68,54 +133,119 @@ return 'ok'`
 	// record key, pxat (0: none), enc of the by-user key's current value,
 	// the Redis key that value names ("": none). The record the by-user key
 	// named so far (written by Auth.js, which keeps only the latest) joins
-	// the own set, so that deleteUser still finds it.
-	luaAttach = luaUHelpers + `
+	// the own set, so that deleteUser still finds it. A record with an
+	// expiry (a session) gives it to its by-user key too; the own set
+	// takes its members' latest.
+	luaAttach = luaUHelpers + luaSetFns + `
 if not isuser(KEYS[1], ARGV[1]) then return 'notfound' end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
 if not same(KEYS[3], ARGV[6]) then return 'retry' end
 if ARGV[7] ~= '' and owned(ARGV[7], ARGV[1]) then redis.call('SADD', KEYS[4], ARGV[7]) end
 if ARGV[5] ~= '0' then
   redis.call('SET', KEYS[2], ARGV[2], 'PXAT', ARGV[5])
+  redis.call('SET', KEYS[3], ARGV[3], 'PXAT', ARGV[5])
 else
   redis.call('SET', KEYS[2], ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[3])
 end
-redis.call('SET', KEYS[3], ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[4])
+sttl(KEYS[4])
 return 'ok'`
 
 	// KEYS: record, own set, by-user. ARGV: old json, record key, by-user
 	// value.
-	luaDetach = `
+	luaDetach = luaSetFns + `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[2])
 if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
+sttl(KEYS[2])
 return 'ok'`
 
 	// uUnindexSession drops a session's index entries whose record is
 	// gone (it was created already expired, and Redis dropped its key at
 	// once). KEYS: session, own set, by-user. ARGV: session key, by-user
 	// value.
-	luaUnindexSession = `
+	luaUnindexSession = luaSetFns + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'live' end
 redis.call('SREM', KEYS[2], ARGV[1])
 if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+sttl(KEYS[2])
 return 'ok'`
 
 	// KEYS: session, old own set, new own set, new user, new by-user, old
 	// by-user. ARGV: old json, new json, pxat, new uid, session key,
-	// by-user value, move.
-	luaUpdateSession = luaUHelpers + `
+	// by-user value, move. Writes only over the document read (old json):
+	// a session deleted meanwhile is never written back. The by-user key
+	// naming the session expires with it, the own sets with their last
+	// session.
+	luaUpdateSession = luaUHelpers + luaSetFns + `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
 if ARGV[7] == '1' then
   if not isuser(KEYS[4], ARGV[4]) then return 'notfound' end
   redis.call('SREM', KEYS[2], ARGV[5])
   redis.call('SADD', KEYS[3], ARGV[5])
   if redis.call('GET', KEYS[6]) == ARGV[6] then redis.call('DEL', KEYS[6]) end
-  redis.call('SET', KEYS[5], ARGV[6])
+  redis.call('SET', KEYS[5], ARGV[6], 'PXAT', ARGV[3])
+  sttl(KEYS[2])
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
+if redis.call('GET', KEYS[5]) == ARGV[6] then redis.call('PEXPIREAT', KEYS[5], ARGV[3]) end
+sttl(KEYS[3])
 return 'ok'`
+
+	// listSessionsByUserId. KEYS: own sessions set, session by-user. ARGV:
+	// base prefix, uid, the caller's time as toISOString writes it. Reads
+	// every session of the user (its own set's members and the session its
+	// by-user key names; SMEMBERS, GET, and one GET per session) and
+	// returns {key, json, …} of those that are the user's. A session found
+	// expired (its expires in toISOString's form, at or before the time
+	// given: such strings order as their times) is deleted; the index
+	// entries of sessions gone (expired, evicted, deleted or moved behind
+	// authport's back) are dropped.
+	luaListSessions = luaSetFns + `
+local ks, bk = sessionKeys(KEYS[1], KEYS[2], ARGV[1])
+local out = {}
+for _, k in ipairs(ks) do
+  local d, v = sessiondoc(k, ARGV[2])
+  local e = d and d.expires
+  if d and type(e) == 'string' and #e == 24 and string.sub(e, 24) == 'Z' and e <= ARGV[3] then
+    redis.call('DEL', k)
+    d = nil
+  end
+  if d then
+    out[#out + 1] = k
+    out[#out + 1] = v
+  else
+    unindex(KEYS[1], KEYS[2], k, bk)
+  end
+end
+sttl(KEYS[1])
+return out`
+
+	// deleteSessionsByUserId. KEYS: own sessions set, session by-user.
+	// ARGV: base prefix, uid, the key of the session to keep or "".
+	// Deletes every session of the user (as luaListSessions finds them)
+	// but the one kept, with its index entries, and returns the expires of
+	// each deleted ("" when not a string), for the caller to count the
+	// unexpired ones.
+	luaDeleteSessions = luaSetFns + `
+local ks, bk = sessionKeys(KEYS[1], KEYS[2], ARGV[1])
+local out = {}
+for _, k in ipairs(ks) do
+  local d = sessiondoc(k, ARGV[2])
+  if not d then
+    unindex(KEYS[1], KEYS[2], k, bk)
+  elseif k ~= ARGV[3] then
+    redis.call('DEL', k)
+    unindex(KEYS[1], KEYS[2], k, bk)
+    local e = d.expires
+    if type(e) ~= 'string' then e = '' end
+    out[#out + 1] = e
+  end
+end
+sttl(KEYS[1])
+return out`
 
 	// KEYS: token. ARGV: identifier, token.
 	// KEYS: token, receipt. ARGV: identifier, token, receipt TTL in ms.
@@ -154,6 +284,7 @@ return 'ok'`
 // scripts holds the layout's compiled scripts.
 type scripts struct {
 	createUser, updateUser, deleteUser, attach, detach, unindexSession, updateSession, useToken, createAuth, replace *redis.Script
+	listSessions, deleteSessions                                                                                     *redis.Script
 }
 
 func newScripts() *scripts {
@@ -168,9 +299,11 @@ func newScripts() *scripts {
 		useToken:       redis.NewScript(luaUseToken),
 		createAuth:     redis.NewScript(luaCreateAuth),
 		replace:        redis.NewScript(luaReplace),
+		listSessions:   redis.NewScript(luaListSessions),
+		deleteSessions: redis.NewScript(luaDeleteSessions),
 	}
 }
 
 func (s *scripts) all() []*redis.Script {
-	return []*redis.Script{s.createUser, s.updateUser, s.deleteUser, s.attach, s.detach, s.unindexSession, s.updateSession, s.useToken, s.createAuth, s.replace}
+	return []*redis.Script{s.createUser, s.updateUser, s.deleteUser, s.attach, s.detach, s.unindexSession, s.updateSession, s.useToken, s.createAuth, s.replace, s.listSessions, s.deleteSessions}
 }

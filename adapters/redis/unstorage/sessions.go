@@ -10,10 +10,11 @@ import (
 )
 
 // CreateSession implements [core.SessionCreator]: the session key expires
-// at the session's expiry.
+// at the session's expiry. Its metadata are fields of the document.
 func (a *Adapter) CreateSession(ctx context.Context, s core.Session) (*core.Session, error) {
 	const m = core.MethodCreateSession
-	doc, err := checkedDoc(&s, encodeUSession, checkKey(m, "sessionToken", uSession, uSession+s.SessionToken), checkISOTime(m, "expires", &s.Expires))
+	doc, err := checkedDoc(&s, encodeUSession, checkKey(m, "sessionToken", uSession, uSession+s.SessionToken), checkISOTime(m, "expires", &s.Expires),
+		checkISOTime(m, "createdAt", &s.CreatedAt), checkISOTime(m, "updatedAt", &s.UpdatedAt))
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +79,10 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 
 // ExtendSession implements [core.SessionExtender]: the compare-and-set of
 // UpdateSession, whose round writes only while the stored expiry is not
-// after from, and otherwise returns the stored session.
-func (a *Adapter) ExtendSession(ctx context.Context, token string, from, expires time.Time) (*core.Session, bool, error) {
-	r, err := a.updateSession(ctx, core.SessionUpdate{SessionToken: token, Expires: core.Set(expires)}, from, true)
+// after from, and otherwise returns the stored session. The write sets
+// the document's updatedAt to seen.
+func (a *Adapter) ExtendSession(ctx context.Context, token string, from, expires, seen time.Time) (*core.Session, bool, error) {
+	r, err := a.updateSession(ctx, core.SessionUpdate{SessionToken: token, Expires: core.Set(expires), UpdatedAt: core.Set(seen)}, from, true)
 	return r.s, r.wrote, err
 }
 
@@ -109,11 +111,11 @@ func (a *Adapter) updateSession(ctx context.Context, up core.SessionUpdate, from
 			return updated{cur, false}, true, nil
 		}
 		next := up.Apply(*cur)
-		newDoc, err := checkedDoc(&next, encodeUSession, checkISOTime(m, "expires", &next.Expires))
+		newDoc, err := checkedDoc(&next, encodeUSession, checkISOTime(m, "expires", &next.Expires), checkISOTime(m, "updatedAt", &next.UpdatedAt))
 		if err != nil {
 			return updated{}, false, err
 		}
-		s, err := mergeDoc(raw, newDoc)
+		s, err := mergeDoc(raw, newDoc, sessionMetaFields...)
 		if err != nil {
 			return updated{}, false, err
 		}

@@ -267,6 +267,7 @@ func FuzzUnstorageDecode(f *testing.F) {
 	f.Add(`{"id":"u","email":"a@b","emailVerified":"2024-01-02T03:04:05.678Z","name":null}`, "u")
 	f.Add(`{"provider":"p","providerAccountId":"u","userId":"x","type":"oauth","expires_at":1.5}`, "u")
 	f.Add(`{"sessionToken":"u","userId":"x","expires":"2024-01-02T03:04Z"}`, "u")
+	f.Add(`{"sessionToken":"u","userId":"x","expires":"2024-01-02T03:04:05.000Z","createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"","ipAddress":"::1","userAgent":7}`, "u")
 	f.Add(`{"credentialID":"u","counter":-1}`, "u")
 	f.Add(`{"identifier":"i","token":"t","expires":"+012345-01-01T00:00:00.000Z"}`, "a//b::c?d")
 	f.Fuzz(func(t *testing.T, doc, id string) {
@@ -278,6 +279,15 @@ func FuzzUnstorageDecode(f *testing.F) {
 		}
 		if s, err := decodeUSession(doc, id); err == nil && s != nil && s.SessionToken != id {
 			t.Fatalf("decodeUSession returned %+v", s)
+		} else if err == nil && s != nil {
+			// What decodes re-encodes and decodes to the same session.
+			enc, err := encodeUSession(s)
+			if err != nil {
+				t.Fatalf("encodeUSession(%+v): %v", s, err)
+			}
+			if again, err := decodeUSession(enc, id); err != nil || again == nil || *again != *s {
+				t.Fatalf("session %+v re-encodes as %s, which decodes as %+v, %v", s, enc, again, err)
+			}
 		}
 		if a, err := decodeUAuth(doc, id); err == nil && a != nil && (a.CredentialID != id || a.Counter < 0) {
 			t.Fatalf("decodeUAuth returned %+v", a)
@@ -296,7 +306,8 @@ func FuzzUnstorageDecode(f *testing.F) {
 
 // TestExtendSession checks extendSession's single write under concurrent
 // callers (redistest.ExtendSession), and that the stored document stays
-// in unstorage's format with the new expiry.
+// in unstorage's format with the new expiry and, beside it, the time seen
+// (updatedAt).
 func TestExtendSession(t *testing.T) {
 	c := redistest.SingleNode(t)
 	t.Cleanup(func() { _ = c.Close() })
@@ -315,7 +326,11 @@ func TestExtendSession(t *testing.T) {
 	if err := json.Unmarshal([]byte(doc), &got); err != nil {
 		t.Fatalf("stored session %s: %v", doc, err)
 	}
-	want := map[string]any{"sessionToken": "tok", "userId": "extender", "expires": su.Session.Expires.Format("2006-01-02T15:04:05.000Z")}
+	if su.Session.UpdatedAt.IsZero() {
+		t.Errorf("getSessionAndUser after the extensions: no updatedAt (%+v)", su.Session)
+	}
+	want := map[string]any{"sessionToken": "tok", "userId": "extender", "expires": su.Session.Expires.Format(isoLayout),
+		"updatedAt": su.Session.UpdatedAt.Format(isoLayout)}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("stored session %s; want the fields %v", doc, want)
 	}

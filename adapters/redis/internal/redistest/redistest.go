@@ -399,16 +399,16 @@ func ExtendSession(t *testing.T, a SessionExtenderStore) {
 	}
 
 	// A stale from: the stored expiry is after it.
-	got, wrote, err := s.ExtendSession(ctx, "tok", from, from.Add(24*time.Hour))
+	got, wrote, err := s.ExtendSession(ctx, "tok", from, from.Add(24*time.Hour), time.Now())
 	if err != nil || wrote || got == nil || !got.Expires.Equal(stored) {
 		t.Errorf("extendSession with a stale from = %v, %v, %v; want the stored session (expires %v), false", got, wrote, err, stored)
 	}
 	// The stored expiry as from: it writes.
 	next := stored.Add(time.Hour)
-	if got, wrote, err := s.ExtendSession(ctx, "tok", stored, next); err != nil || !wrote || got == nil || !got.Expires.Equal(next) {
+	if got, wrote, err := s.ExtendSession(ctx, "tok", stored, next, time.Now()); err != nil || !wrote || got == nil || !got.Expires.Equal(next) {
 		t.Errorf("extendSession from the stored expiry = %v, %v, %v; want the session expiring %v, true", got, wrote, err, next)
 	}
-	if got, wrote, err := s.ExtendSession(ctx, "unknown", from, next); err != nil || wrote || got != nil {
+	if got, wrote, err := s.ExtendSession(ctx, "unknown", from, next, time.Now()); err != nil || wrote || got != nil {
 		t.Errorf("extendSession of an unknown token = %v, %v, %v; want nil, false, nil", got, wrote, err)
 	}
 }

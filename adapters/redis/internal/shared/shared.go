@@ -29,6 +29,9 @@ type Layout interface {
 	core.AccountsByUserLister
 	core.AccountUpdater
 	core.SessionExtender
+	core.SessionsByUserLister
+	core.SessionsByUserDeleter
+	core.SessionMetadataKeeper
 }
 
 // ErrCorrupt is the error of a stored record that does not decode.
