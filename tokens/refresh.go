@@ -2,7 +2,6 @@ package tokens
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -10,31 +9,13 @@ import (
 )
 
 // A token family is a database session made for a native client by
-// auth.Auth.CreateSession, the one function that creates sessions: the
-// session inventory lists it (its user agent is the client's name), and
-// revoking it, "sign out everywhere", sign-out and deleteUser end the
-// family with no extra work. Its token S never leaves the server.
-//
-// A refresh token is S, its generation n, the session's expiry E_n when it
-// was issued, the client_id, the scope and the sign-in time, sealed with
-// AES-256-GCM under a key derived from the Auth's secrets (see sealer):
-// nothing is stored per refresh token. The session's expiry is the
-// family's generation counter: rotation is one compare-and-set of it
-// (core.SessionExtender: expires E_n → E_n+1, atomic across instances on
-// every built-in adapter), so of any number of concurrent refreshes of
-// one token exactly one rotates. E_n+1 is MaxAge from now, truncated to
-// the second, plus (n+1 mod 1000) milliseconds (a second later if that is
-// not after E_n): its milliseconds carry the generation, its seconds the
-// rotation time. A refresh is getSessionAndUser and, when the stored
-// expiry is E_n, extendSession: two round trips.
-//
-// A token whose E_n is older than the stored expiry was rotated already.
-// Presented again by its client between RetryAfter and RetryWindow after
-// a rotation to generation n+1, for the first time (a single-use record,
-// auth.Edge.UseOnce), it is a retry whose reply was lost, and gets the
-// same successor. Anything else is reuse (RFC 9700 §4.14.2: a refresh
-// token used twice has leaked): the family's session is deleted, which
-// ends every token of the family, and invalid_grant answered.
+// auth.Auth.CreateSession; rotation, the lost reply's retry and reuse are
+// core/auth's (auth.Edge.RotateFamily, whose comment tells how). A refresh
+// token is the family token (the session token S, its generation n, the
+// session's expiry E_n when it was issued, the client_id) with the scope
+// and the sign-in time, sealed with AES-256-GCM under a key derived from
+// the Auth's secrets (see sealer): nothing is stored per refresh token,
+// and a client never sees S.
 
 // sessionID is the public id of a family's session.
 var sessionID = auth.SessionID
@@ -159,93 +140,23 @@ func (i *Issuer) Refresh(ctx context.Context, token, clientID string) (*TokenRes
 	if err != nil {
 		return nil, refuse(CodeInvalidGrant, "the refresh token is malformed, expired or not from this server")
 	}
-	now := i.now()
-	su, err := i.edge.TokenSession(ctx, rt.session)
-	if err != nil {
+	outcome, next, user, err := i.edge.RotateFamily(ctx, rt.family(), clientID, auth.FamilyPolicy{RetryAfter: i.retryAfter, RetryWindow: i.retryWindow})
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if su == nil || su.Session.Expired(now) {
+	case outcome == auth.FamilyRotated || outcome == auth.FamilyRetried:
+		succ := rt
+		succ.gen, succ.expires = next.Generation, next.Expires
+		return i.respond(succ, user.ID, i.now())
+	case outcome == auth.FamilyEnded:
 		return nil, refuse(CodeInvalidGrant, "the refresh token's family has ended (signed out, revoked or expired)")
+	case outcome == auth.FamilyReused:
+		return nil, refuse(CodeInvalidGrant, "the refresh token was used before: its family is ended; sign in again")
 	}
-	stored := core.NormalizeTime(su.Session.Expires)
-	if stored.Equal(rt.expires) {
-		if rt.clientID != clientID {
-			return nil, refuse(CodeInvalidGrant, "the refresh token was issued to another client")
-		}
-		next := nextExpiry(now, i.maxAge, stored, rt.gen+1)
-		s, wrote, err := i.edge.RotateTokenSession(ctx, rt.session, stored, next, now)
-		if err != nil {
-			return nil, err
-		}
-		if s == nil {
-			return nil, refuse(CodeInvalidGrant, "the refresh token's family has ended (signed out, revoked or expired)")
-		}
-		if wrote {
-			succ := rt
-			succ.gen, succ.expires = rt.gen+1, next
-			return i.respond(succ, su.User.ID, now)
-		}
-		// Another refresh of this token rotated it first.
-		stored = core.NormalizeTime(s.Expires)
-	}
-	if !stored.After(rt.expires) {
-		// The family's expiry is older than the token's: not a state
-		// authport makes. Refuse without touching the family.
-		return nil, refuse(CodeInvalidGrant, "the refresh token does not match its family")
-	}
-	return i.rotated(ctx, rt, clientID, su.User.ID, stored, now)
+	return nil, refuse(CodeInvalidGrant, "the refresh token does not match its family (or was issued to another client)")
 }
 
-// rotated answers a refresh token that was rotated already: the lost
-// reply's retry gets the successor once, anything else ends the family.
-func (i *Issuer) rotated(ctx context.Context, rt refreshToken, clientID, userID string, stored, now time.Time) (*TokenResponse, error) {
-	next := rt.gen + 1
-	rotatedAt := stored.Truncate(time.Second).Add(-i.maxAge)
-	elapsed := now.Sub(rotatedAt)
-	if i.retryWindow > 0 && clientID == rt.clientID && uint64(stored.Nanosecond()/int(time.Millisecond)) == next%1000 &&
-		elapsed >= i.retryAfter && elapsed <= i.retryWindow {
-		err := i.edge.UseOnce(ctx, "refresh-retry", sessionID(rt.session)+":"+uitoa(rt.gen), rotatedAt.Add(i.retryWindow+time.Minute))
-		switch {
-		case err == nil:
-			succ := rt
-			succ.gen, succ.expires = next, stored
-			return i.respond(succ, userID, now)
-		case !errors.Is(err, core.ErrAlreadyExists):
-			return nil, err
-		}
-	}
-	if _, err := i.edge.EndTokenFamily(ctx, rt.session, auth.RefreshTokenReusedEvent{
-		UserID: userID, SessionID: sessionID(rt.session), ClientID: rt.clientID, Generation: rt.gen,
-	}); err != nil {
-		return nil, err
-	}
-	return nil, refuse(CodeInvalidGrant, "the refresh token was used before: its family is ended; sign in again")
-}
-
-// nextExpiry is E_n+1: MaxAge from now truncated to the second, plus
-// gen mod 1000 milliseconds, moved on by whole seconds until it is after
-// prev (a clock behind the one that wrote prev).
-func nextExpiry(now time.Time, maxAge time.Duration, prev time.Time, gen uint64) time.Time {
-	ms := time.Duration(gen%1000) * time.Millisecond
-	e := now.Add(maxAge).Truncate(time.Second).Add(ms)
-	if !e.After(prev) {
-		e = prev.Truncate(time.Second).Add(ms)
-		if !e.After(prev) {
-			e = e.Add(time.Second)
-		}
-	}
-	return core.NormalizeTime(e)
-}
-
-func uitoa(n uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
+// family is the family token rt stands for.
+func (rt refreshToken) family() auth.FamilyToken {
+	return auth.FamilyToken{Session: rt.session, Generation: rt.gen, Expires: rt.expires, ClientID: rt.clientID}
 }

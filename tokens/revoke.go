@@ -91,13 +91,10 @@ func (i *Issuer) Introspect(ctx context.Context, token string) (Introspection, e
 	if err != nil {
 		return Introspection{}, nil
 	}
-	su, err := i.edge.TokenSession(ctx, rt.session)
-	if err != nil {
+	active, user, expires, err := i.edge.FamilyActive(ctx, rt.family())
+	if err != nil || !active {
 		return Introspection{}, err
 	}
-	if su == nil || su.Session.Expired(i.now()) || !core.NormalizeTime(su.Session.Expires).Equal(rt.expires) {
-		return Introspection{}, nil
-	}
 	return Introspection{Active: true, Scope: rt.scope, ClientID: rt.clientID, TokenType: "refresh_token",
-		Expiry: su.Session.Expires.Unix(), Subject: su.User.ID, Issuer: i.issuer, SessionID: sessionID(rt.session)}, nil
+		Expiry: expires.Unix(), Subject: user.ID, Issuer: i.issuer, SessionID: sessionID(rt.session)}, nil
 }

@@ -420,6 +420,17 @@ func TestAuthJSPgSchema(t *testing.T) {
 		if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: "abc", Name: core.Set(ptr("X"))}); !errors.Is(err, core.ErrInvalidInput) {
 			t.Errorf("updateUser of user abc: %v, want ErrInvalidInput", err)
 		}
+		// The session inventory of an id the integer column cannot hold:
+		// an unknown user.
+		if list, err := a.ListSessionsByUserID(ctx, "abc"); err != nil || list == nil || len(list) != 0 {
+			t.Errorf("listSessionsByUserId(abc) = %#v, %v; want an empty list", list, err)
+		}
+		if n, err := a.DeleteSessionsByUserID(ctx, "abc", ""); err != nil || n != 0 {
+			t.Errorf("deleteSessionsByUserId(abc) = %d, %v; want 0, nil", n, err)
+		}
+		if a.KeepsSessionMetadata() {
+			t.Error("KeepsSessionMetadata = true on Auth.js's pg schema")
+		}
 	})
 
 	if _, err := a.CreateUser(ctx, core.User{ID: "1", Email: "one@example.com"}); err != nil {

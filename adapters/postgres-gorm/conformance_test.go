@@ -66,12 +66,14 @@ func runVariant(t *testing.T, name string, backends []string, opt Option) {
 	}
 }
 
-// TestConformancePresetsUserData runs the suite's userData rules on the
-// tables each Auth.js preset names, as Migrate creates them under the
-// preset, with the application columns added. (The other rules store
+// TestConformancePresets runs the suite's userData and session inventory
+// rules (listSessionsByUserId, deleteSessionsByUserId, sessionMetadata) on
+// the tables each Auth.js preset names, as Migrate creates them under the
+// preset (no session metadata columns: the metadata rules check that none
+// is kept), with the application columns added. (The other rules store
 // expires_in and authorization_details, which the presets omit; the
 // presets' own tests cover them.)
-func TestConformancePresetsUserData(t *testing.T) {
+func TestConformancePresets(t *testing.T) {
 	for _, p := range []struct {
 		name     string
 		opt      Option
@@ -85,7 +87,7 @@ func TestConformancePresetsUserData(t *testing.T) {
 			conformance.Run(t, conformance.Harness{
 				Name:     p.name + "_" + backend,
 				Parallel: true,
-				Groups:   []string{"userData"},
+				Groups:   []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata"},
 				New: func(t testing.TB) conformance.Fixture {
 					a, db := newAdapter(t, backend, false, p.opt)
 					return fixture(t, a, db, p.opt)

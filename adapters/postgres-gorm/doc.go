@@ -8,9 +8,15 @@
 // [github.com/authport/authport/core.ExpiredPurger], the counter, account
 // listing, account update and session extension
 // ([github.com/authport/authport/core.SessionExtender]: one conditional
-// UPDATE) extensions, and application fields on users
+// UPDATE) extensions, the session inventory
+// ([github.com/authport/authport/core.SessionsByUserLister]: one SELECT on
+// the sessions' userId index; [github.com/authport/authport/core.SessionsByUserDeleter]:
+// one DELETE … RETURNING, or a transaction), application fields on users
 // ([github.com/authport/authport/core.User.Data]) as extra columns of the
-// users table. Call it through core.Store (core/auth does), which checks
+// users table, and session metadata (created, last updated, IP address,
+// user agent) in nullable columns of the sessions table ([SessionColumns];
+// none on the Auth.js presets' tables unless named, see
+// [WithSessionMetadataColumns]). Call it through core.Store (core/auth does), which checks
 // input and names the method in errors; the adapter holds only storage.
 //
 // Each operation is one SQL statement where the dialect allows it:

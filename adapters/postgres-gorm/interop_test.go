@@ -41,6 +41,11 @@ type pairing struct {
 	// expiresPrecision is that of the schema's session and verification
 	// token expires columns (drizzle's MySQL timestamp has whole seconds).
 	expiresPrecision time.Duration
+	// metadata: the four session metadata columns are added to the
+	// Node-made sessions table (nullable, as Migrate adds them) and named
+	// after the preset, so that Auth.js's adapter runs on a table that
+	// keeps them.
+	metadata bool
 }
 
 // authJSPgRepoDDL is schema.sql of @auth/pg-adapter's repository (the
@@ -102,6 +107,8 @@ func interopPairings() []pairing {
 		{name: "kysely/postgres", backend: "postgres", node: "kysely", preset: AuthJSKysely, atomicUse: true, expiresPrecision: ms},
 		{name: "kysely/mysql", backend: "mysql", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms},
 		{name: "kysely/sqlite", backend: "sqlite", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms},
+		{name: "drizzle/postgres/session-metadata", backend: "postgres", node: "drizzle", preset: AuthJSDrizzle, authenticators: true, getAccount: true, atomicUse: true, expiresPrecision: ms, metadata: true},
+		{name: "kysely/mysql/session-metadata", backend: "mysql", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms, metadata: true},
 	}
 }
 
@@ -192,11 +199,29 @@ func setupPairing(t *testing.T, p pairing) *interop.Fixture {
 	if p.ddl == nil {
 		checkShippedAuthJSDDL(t, p, opened.DDL)
 	}
-	a, err := New(context.Background(), gdb, p.preset())
+	opts := []Option{p.preset()}
+	if p.metadata {
+		opts = append(opts, WithSessionMetadataColumns("", "", "", ""))
+	}
+	a, err := New(context.Background(), gdb, opts...)
 	if err != nil {
 		t.Fatalf("New with the preset: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
+	if p.metadata {
+		// What Migrate does to a sessions table without the columns,
+		// without the rest of Migrate (authport's own tables).
+		ctx := context.Background()
+		if err := a.addMetadataColumns(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.refreshUserColumns(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !a.KeepsSessionMetadata() {
+			t.Fatal("KeepsSessionMetadata = false after adding the columns")
+		}
+	}
 	f := &interop.Fixture{
 		Adapter: a, Node: node,
 		Leftovers: func(t testing.TB, u interop.Trace) []string { return leftovers(t, a, sqlDB, p.authenticators, u.ID) },

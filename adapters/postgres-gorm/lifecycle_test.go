@@ -149,6 +149,10 @@ func closedCalls(ctx context.Context, a *Adapter) map[string]error {
 	call("extendSession", err)
 	_, err = a.DeleteSession(ctx, "s")
 	call("deleteSession", err)
+	_, err = a.ListSessionsByUserID(ctx, "x")
+	call("listSessionsByUserId", err)
+	_, err = a.DeleteSessionsByUserID(ctx, "x", "")
+	call("deleteSessionsByUserId", err)
 	_, err = a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "x", Token: "t", Expires: exp})
 	call("createVerificationToken", err)
 	_, err = a.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: "x", Token: "t"})
@@ -193,8 +197,8 @@ func TestClose(t *testing.T) {
 		}
 		prepared := c.prepares.Load()
 		errs := closedCalls(ctx, a)
-		if len(errs) != 22 {
-			t.Errorf("%d methods called, want 22", len(errs))
+		if len(errs) != 24 {
+			t.Errorf("%d methods called, want 24", len(errs))
 		}
 		for m, err := range errs {
 			if !errors.Is(err, ErrClosed) || !errors.Is(err, net.ErrClosed) {

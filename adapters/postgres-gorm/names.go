@@ -68,7 +68,8 @@ type AccountColumns struct {
 }
 
 // SessionColumns are the column names of the sessions table. The last
-// four hold the session's metadata ([core.Session] CreatedAt, UpdatedAt,
+// four hold the session's metadata
+// ([github.com/authport/authport/core.Session] CreatedAt, UpdatedAt,
 // IPAddress, UserAgent), named as in Better Auth's session table; each may
 // be [Omit] (the Auth.js presets omit all four: their tables have no room
 // for them), and is then neither written nor read (it reads back as the

@@ -140,6 +140,16 @@ func mergeSessionStamps(n Names, stamps [numTables]stampCols) (Names, [numTables
 // empty to let a database default fill it. [Adapter.Migrate] creates the
 // columns (NOT NULL timestamps) in the tables it creates. Call it once per
 // table that has such columns.
+//
+// On the sessions table these columns and the session metadata columns
+// ([SessionColumns] CreatedAt and UpdatedAt) are one notion: unless
+// SessionColumns names the metadata column [Omit] (as the Auth.js presets
+// do), the timestamp column is the metadata column (a SessionColumns name
+// left empty takes it; a different one is refused by [New]). Such a column
+// then holds the session's CreatedAt or UpdatedAt when the session gives
+// one and the adapter's clock when it does not (it is NOT NULL);
+// extendSession writes the time seen into the updated column, and
+// updateSession the update's UpdatedAt, or the clock when it sets none.
 func WithTimestampColumns(t Table, created, updated string) Option {
 	return func(c *config) {
 		if t < TableUsers || t > TableAuthenticators {

@@ -258,7 +258,8 @@ func (a *Adapter) UpdateSession(ctx context.Context, up core.SessionUpdate) (*co
 // returned by the UPDATE … RETURNING on PostgreSQL and SQLite, and read in
 // the UPDATE's transaction on MySQL and MariaDB; when nothing changed, a
 // SELECT reads it as stored. Where the table keeps UpdatedAt, the same
-// UPDATE sets it to seen. The session returned has no metadata.
+// UPDATE sets it to seen (the adapter's clock when seen is zero). The
+// session returned has no metadata.
 func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, expires, seen time.Time) (*core.Session, bool, error) {
 	const m = core.MethodExtendSession
 	type extended struct {
@@ -279,6 +280,9 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 		q := a.qs()
 		args := []any{a.d.timeArg(exp)}
 		if q.meta.keepsUpdated() {
+			if seen.IsZero() { // core.Store refuses it; a direct caller gets the clock
+				seen = a.now()
+			}
 			seen = core.NormalizeTime(seen)
 			v, err := q.meta.timeValue(a, m, 1, &seen)
 			if err != nil {

@@ -137,7 +137,15 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 	_, err = a.CreateSession(ctx, session)
 	check("createSession", err, nil)
 	su, err := a.GetSessionAndUser(ctx, "s1")
-	check("getSessionAndUser", err, oneJoin("getSessionAndUser"))
+	check("getSessionAndUser", err, func(stmts []string) {
+		oneJoin("getSessionAndUser")(stmts)
+		// The read of every request selects no session metadata.
+		for _, c := range DefaultNames().Session.metadata() {
+			if len(stmts) == 1 && strings.Contains(stmts[0], c) {
+				t.Errorf("getSessionAndUser selects the metadata column %s: %q", c, stmts[0])
+			}
+		}
+	})
 	if su == nil || su.User.ID != "u1" {
 		t.Errorf("getSessionAndUser = %+v", su)
 	}
