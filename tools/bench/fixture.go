@@ -137,8 +137,9 @@ func seedListed(ctx context.Context, a fullAdapter, users int) error {
 }
 
 // nextExpiry is the expiry a refresh rotation moves a session to from
-// from, as module tokens does: a day from now (tokens: MaxAge), at the
-// stored precision, and always after from.
+// from, as a token family's rotation does (core/auth: MaxAge from now, the
+// generation in the milliseconds): a day from now, at the stored
+// precision, and always after from.
 func nextExpiry(from time.Time) time.Time {
 	next := core.NormalizeTime(time.Now().Add(24 * time.Hour))
 	if !next.After(from) {
@@ -382,8 +383,8 @@ func checkTokens(user string, want []string, n int, tok func(j int) string) erro
 }
 
 // rotate is a refresh rotation of the session with the token through a,
-// made as module tokens makes it (Issuer.Refresh, through
-// auth.Edge.TokenSession and RotateTokenSession): getSessionAndUser, then
+// made as a refresh of module tokens makes it (Issuer.Refresh, through
+// core/auth's Edge.RotateFamily): getSessionAndUser, then
 // extendSession from the expiry read to the next, seen now. It checks that
 // the session is user's and that the extension wrote.
 func rotate(ctx context.Context, a fullAdapter, token, user string) error {
