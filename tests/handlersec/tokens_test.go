@@ -19,15 +19,12 @@ import (
 	"github.com/authport/authport/tokens"
 )
 
-// The token families of module tokens on every store: families are
-// database sessions whose expiry is the generation counter, rotated by
-// extendSession's compare-and-set. These are the Done-when lines
-// for refresh tokens: the race (50 concurrent refreshes on two instances,
-// exactly one successor), reuse ends the family, and the lost reply's
-// retry gets the same successor once. (They live here and not in the
-// conformance suite: conformance importing tokens would add go-jose to
-// every adapter's go.mod and tokens' tests import adapters/memory, whose
-// tests import conformance.)
+// The token families of module tokens through HTTP (POST /auth/token) on
+// each real store: the race (50 concurrent refreshes on two instances,
+// exactly one successor), reuse ending the family, and the lost reply's
+// retry getting the same successor once. The conformance suite's
+// tokenFamilies rules prove the same of core/auth's rotation on every
+// backend; these add the handler, the sealing and the token responses.
 
 const tokensBase = "http://auth.test/auth"
 

@@ -169,13 +169,13 @@ func (a exceptIgnored) DeleteSessionsByUserID(ctx context.Context, userID, _ str
 
 // extensionNotCompared moves a session's expiry whatever the caller read:
 // extendSession without its compare-and-set, so that concurrent refresh
-// rotations of one token all win. It takes a millisecond, as a store
-// across a network does, so that the callers that read the session
+// rotations of one token all win. It takes two milliseconds, as a store
+// across a network may, so that the callers that read the session
 // before it wrote arrive while it writes.
 type extensionNotCompared struct{ *memory.Adapter }
 
 func (a extensionNotCompared) ExtendSession(ctx context.Context, token string, _, expires, seen time.Time) (*core.Session, bool, error) {
-	time.Sleep(time.Millisecond)
+	time.Sleep(2 * time.Millisecond)
 	s, err := a.Adapter.UpdateSession(ctx, core.SessionUpdate{SessionToken: token, Expires: core.Set(expires), UpdatedAt: core.Set(seen)})
 	return s, s != nil, err
 }
