@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -85,14 +86,8 @@ func inventoryFlowRules() []rule {
 		}},
 		{group: group, name: "revoke_reaches_only_the_users_own_sessions", run: func(t *testing.T, e *env) {
 			needs(t, e)
-			var mu sync.Mutex
-			var events []auth.SessionsRevokedEvent
-			a := e.newAuth(t, newClock(), authOptions{events: auth.Events{SessionsRevoked: func(_ context.Context, ev auth.SessionsRevokedEvent) error {
-				mu.Lock()
-				defer mu.Unlock()
-				events = append(events, ev)
-				return nil
-			}}})
+			rec := &revocations{}
+			a := e.newAuth(t, newClock(), authOptions{events: auth.Events{SessionsRevoked: rec.record}})
 			attacker, victim := e.storedUser(t), e.storedUser(t)
 			mine := signedIn(t, e, a, attacker.ID, auth.Client{})
 			theirs := signedIn(t, e, a, victim.ID, auth.Client{})
@@ -113,20 +108,12 @@ func inventoryFlowRules() []rule {
 				t.Error("the other user's session is gone")
 			}
 			want := []auth.SessionsRevokedEvent{{UserID: attacker.ID, Scope: "one", SessionID: auth.SessionID(mine), Count: 1}}
-			mu.Lock()
-			expectEqual(t, "events", events, want)
-			mu.Unlock()
+			expectEqual(t, "events", rec.all(), want)
 		}},
 		{group: group, name: "revoke_others_then_all", run: func(t *testing.T, e *env) {
 			needs(t, e)
-			var mu sync.Mutex
-			var events []auth.SessionsRevokedEvent
-			a := e.newAuth(t, newClock(), authOptions{events: auth.Events{SessionsRevoked: func(_ context.Context, ev auth.SessionsRevokedEvent) error {
-				mu.Lock()
-				defer mu.Unlock()
-				events = append(events, ev)
-				return nil
-			}}})
+			rec := &revocations{}
+			a := e.newAuth(t, newClock(), authOptions{events: auth.Events{SessionsRevoked: rec.record}})
 			u, other := e.storedUser(t), e.storedUser(t)
 			current := signedIn(t, e, a, u.ID, auth.Client{})
 			var others []string
@@ -153,10 +140,27 @@ func inventoryFlowRules() []rule {
 			if su := e.getSessionAndUser(t, theirs); su == nil {
 				t.Error("RevokeAll of one user ended another user's session")
 			}
-			mu.Lock()
-			expectEqual(t, "events", events, []auth.SessionsRevokedEvent{
+			expectEqual(t, "events", rec.all(), []auth.SessionsRevokedEvent{
 				{UserID: u.ID, Scope: "others", Count: 3}, {UserID: u.ID, Scope: "all", Count: 1}})
-			mu.Unlock()
 		}},
 	}
+}
+
+// revocations records the SessionsRevoked events of an Auth.
+type revocations struct {
+	mu     sync.Mutex
+	events []auth.SessionsRevokedEvent
+}
+
+func (r *revocations) record(_ context.Context, ev auth.SessionsRevokedEvent) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, ev)
+	return nil
+}
+
+func (r *revocations) all() []auth.SessionsRevokedEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
 }

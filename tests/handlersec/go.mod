@@ -12,6 +12,7 @@ require (
 	github.com/authport/authport/handler v0.1.0
 	github.com/authport/authport/jwt v0.1.0
 	github.com/authport/authport/oauth v0.1.0
+	github.com/authport/authport/tokens v0.1.0
 	github.com/jackc/pgx/v5 v5.6.0
 	github.com/redis/go-redis/v9 v9.17.2
 	gorm.io/driver/postgres v1.6.0
@@ -19,7 +20,6 @@ require (
 )
 
 require (
-	github.com/authport/authport/tokens v0.1.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect

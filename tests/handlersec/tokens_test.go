@@ -2,11 +2,14 @@ package handlersec
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,15 +22,12 @@ import (
 	"github.com/authport/authport/tokens"
 )
 
-// The token families of module tokens on every store: families are
-// database sessions whose expiry is the generation counter, rotated by
-// extendSession's compare-and-set. These are the issue's Done-when lines
-// for refresh tokens: the race (50 concurrent refreshes on two instances,
-// exactly one successor), reuse ends the family, and the lost reply's
-// retry gets the same successor once. (They live here and not in the
-// conformance suite: conformance importing tokens would add go-jose to
-// every adapter's go.mod and tokens' tests import adapters/memory, whose
-// tests import conformance.)
+// The token families of module tokens through HTTP (POST /auth/token) on
+// each real store: the race (50 concurrent refreshes on two instances,
+// exactly one successor), reuse ending the family, and the lost reply's
+// retry getting the same successor once. The conformance suite's
+// tokenFamilies rules prove the same of core/auth's rotation on every
+// backend; these add the handler, the sealing and the token responses.
 
 const tokensBase = "http://auth.test/auth"
 
@@ -221,4 +221,90 @@ func forTokenStores(t *testing.T, run func(t *testing.T, f *tokenFamilies)) {
 	for _, st := range testStores {
 		t.Run(st.name, func(t *testing.T) { run(t, newTokenFamilies(t, st.open(t))) })
 	}
+}
+
+// TestTokenRoutesOnStores walks every token route through HTTP on each
+// store, with database and JWT sessions: the authorization request signed
+// in through OAuth, the code exchange (the family listed among the user's
+// sessions), the JWKS, a refresh, introspection (refused without its
+// secret), revocation, and the refresh and introspection refused after it.
+func TestTokenRoutesOnStores(t *testing.T) {
+	const client, redirect, verifier, secretIntro = "example-ios", "com.example.app:/oauth", "a-pkce-code-verifier-of-43-characters-or-more-0123", "introspection-secret-0123456789abcdef"
+	forStores(t, func(t *testing.T, store core.Adapter, strategy auth.Strategy) {
+		app := newHookApp(t, store, strategy, func(*auth.Config) {})
+		key, err := tokens.GenerateKey(tokens.ES256, "2026-11")
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, _ := tokens.NewKeySet(key)
+		iss, err := tokens.New(tokens.Config{Auth: app.a, Keys: keys, Audience: []string{"https://api.example.com"}, IntrospectionSecret: secretIntro,
+			Clients: []tokens.Client{{ID: client, Name: "Example for iOS", RedirectURIs: []string{redirect}}}, Logger: discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		app.remount(handler.Config{Tokens: iss, Logger: discard()})
+		app.signInOAuth(map[string]any{"id": "gh-ada", "email": "ada@example.com"})
+		sum := sha256.Sum256([]byte(verifier))
+		q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect}, "state": {"s1"},
+			"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}}
+		res := app.do("GET", "/auth/authorize?"+q.Encode(), nil)
+		back, _ := url.Parse(res.Header.Get("Location"))
+		if res.StatusCode != http.StatusFound || !strings.HasPrefix(res.Header.Get("Location"), redirect+"?") || back.Query().Get("state") != "s1" {
+			t.Fatalf("GET /auth/authorize signed in: %d %s", res.StatusCode, res.Header.Get("Location"))
+		}
+		post := func(path string, form url.Values, header ...string) (int, map[string]any) {
+			t.Helper()
+			req, _ := http.NewRequest("POST", app.srv.URL+path, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			for i := 0; i+1 < len(header); i += 2 {
+				req.Header.Set(header[i], header[i+1])
+			}
+			r, err := http.DefaultClient.Do(req) // a native client: no cookies
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := decodeJSON(r, &m); err != nil {
+				t.Fatalf("POST %s: %d, %v", path, r.StatusCode, err)
+			}
+			return r.StatusCode, m
+		}
+		status, tok := post("/auth/token", url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")},
+			"code_verifier": {verifier}, "redirect_uri": {redirect}, "client_id": {client}})
+		if status != http.StatusOK || tok["token_type"] != "Bearer" {
+			t.Fatalf("the code exchange: %d %v", status, tok)
+		}
+		u, err := app.checked.GetUserByEmail(t.Context(), "ada@example.com")
+		if err != nil || u == nil {
+			t.Fatal(u, err)
+		}
+		if ss, err := app.checked.ListSessionsByUserID(t.Context(), u.ID); err != nil || !slices.ContainsFunc(ss, func(s core.Session) bool {
+			return !core.KeepsSessionMetadata(store) || strings.HasPrefix(s.UserAgent, "Example for iOS")
+		}) || len(ss) != map[auth.Strategy]int{auth.StrategyDatabase: 2, auth.StrategyJWT: 1}[strategy] {
+			t.Errorf("the user's sessions after the exchange = %+v, %v; want the family's among them, named after the app", ss, err)
+		}
+		if res := app.do("GET", "/auth/jwks", nil); !strings.Contains(res.body, `"kid":"2026-11"`) || strings.Contains(res.body, `"d":`) {
+			t.Errorf("GET /auth/jwks: %s", res.body)
+		}
+		status, next := post("/auth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}, "client_id": {client}})
+		if status != http.StatusOK || next["refresh_token"] == tok["refresh_token"] {
+			t.Fatalf("the refresh: %d %v", status, next)
+		}
+		introspect := url.Values{"token": {next["access_token"].(string)}}
+		if status, _ := post("/auth/introspect", introspect); status != http.StatusUnauthorized {
+			t.Errorf("introspection without its secret: %d; want 401", status)
+		}
+		if _, in := post("/auth/introspect", introspect, "Authorization", "Bearer "+secretIntro); in["active"] != true {
+			t.Errorf("introspection of the access token: %v; want active", in)
+		}
+		if status, _ := post("/auth/revoke", url.Values{"token": {next["refresh_token"].(string)}, "client_id": {client}}); status != http.StatusOK {
+			t.Errorf("revocation: %d", status)
+		}
+		if status, m := post("/auth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {next["refresh_token"].(string)}, "client_id": {client}}); status != http.StatusBadRequest || m["error"] != "invalid_grant" {
+			t.Errorf("a refresh after revocation: %d %v; want 400 invalid_grant", status, m)
+		}
+		if _, in := post("/auth/introspect", introspect, "Authorization", "Bearer "+secretIntro); in["active"] != false {
+			t.Errorf("introspection after revocation: %v; want inactive", in)
+		}
+	})
 }

@@ -145,6 +145,41 @@ func (a accountAfterUserCheck) LinkAccount(ctx context.Context, acc core.Account
 	return &acc, nil
 }
 
+// expiredSessionsListed lists every stored session of a user, expired or
+// not: the index the listing reads is not kept exact.
+type expiredSessionsListed struct{ *memory.Adapter }
+
+func (a expiredSessionsListed) ListSessionsByUserID(ctx context.Context, userID string) ([]core.Session, error) {
+	list := []core.Session{}
+	for _, s := range a.Snapshot().Sessions {
+		if s.UserID == userID {
+			list = append(list, s)
+		}
+	}
+	slices.SortFunc(list, core.CompareSessions)
+	return list, nil
+}
+
+// exceptIgnored ends every session of the user, the one to keep included.
+type exceptIgnored struct{ *memory.Adapter }
+
+func (a exceptIgnored) DeleteSessionsByUserID(ctx context.Context, userID, _ string) (int, error) {
+	return a.Adapter.DeleteSessionsByUserID(ctx, userID, "")
+}
+
+// extensionNotCompared moves a session's expiry whatever the caller read:
+// extendSession without its compare-and-set, so that concurrent refresh
+// rotations of one token all win. It takes two milliseconds, as a store
+// across a network may, so that the callers that read the session
+// before it wrote arrive while it writes.
+type extensionNotCompared struct{ *memory.Adapter }
+
+func (a extensionNotCompared) ExtendSession(ctx context.Context, token string, _, expires, seen time.Time) (*core.Session, bool, error) {
+	time.Sleep(2 * time.Millisecond)
+	s, err := a.Adapter.UpdateSession(ctx, core.SessionUpdate{SessionToken: token, Expires: core.Set(expires), UpdatedAt: core.Set(seen)})
+	return s, s != nil, err
+}
+
 // contractOnly has the 19 methods of the contract and no extension.
 type contractOnly struct{ core.Adapter }
 
@@ -199,6 +234,13 @@ func variants() map[string]func() conformance.Fixture {
 		"contract_only":            plain(func(a *memory.Adapter) any { return contractOnly{a} }),
 		"data_replaced_on_update":  plain(func(a *memory.Adapter) any { return dataReplacedOnUpdate{a} }),
 		"accounts_in_reverse":      plain(func(a *memory.Adapter) any { return accountsInReverse{a} }),
+		"expired_sessions_listed":  plain(func(a *memory.Adapter) any { return expiredSessionsListed{a} }),
+		"except_ignored":           plain(func(a *memory.Adapter) any { return exceptIgnored{a} }),
+		"extension_not_compared": func() conformance.Fixture {
+			a := memory.New()
+			w := extensionNotCompared{a}
+			return conformance.Fixture{Adapter: w, Raw: snapshot(a, nil), Peer: func(testing.TB) any { return w }}
+		},
 		"sessions_outlive_user": func() conformance.Fixture {
 			a := sessionsOutliveUser{Adapter: memory.New(), copies: map[string]core.Session{}}
 			return conformance.Fixture{Adapter: a, Raw: snapshot(a.Adapter, func(rs *conformance.Records) {
@@ -257,6 +299,12 @@ func TestBrokenVariantsFail(t *testing.T) {
 			},
 		},
 		{variant: "data_replaced_on_update", fails: []string{"userData/update_changes_only_named_fields"}, passes: []string{"userData/round_trip", "userData/none_is_nil"}},
+		{variant: "expired_sessions_listed", fails: []string{"listSessionsByUserId/expired_is_never_listed_and_leaves_no_entry", "listSessionsByUserId/evicted_is_never_listed_and_leaves_no_entry"},
+			passes: []string{"listSessionsByUserId/lists_the_users_sessions_in_order"}},
+		{variant: "except_ignored", fails: []string{"deleteSessionsByUserId/keeps_the_excepted_session", "sessionInventory/revoke_others_then_all"},
+			passes: []string{"deleteSessionsByUserId/deletes_every_session_of_the_user"}},
+		{variant: "extension_not_compared", fails: []string{"tokenFamilies/concurrent_rotations_on_two_instances_one_successor", "extendSession/stale_from_changes_nothing"},
+			passes: []string{"tokenFamilies/reuse_ends_the_family"}},
 		{variant: "accounts_in_reverse", fails: []string{"listAccountsByUserId/lists_the_users_accounts_in_order"}, passes: []string{"listAccountsByUserId/unknown_user_is_an_empty_list"}},
 		{variant: "account_after_user_check", fails: []string{"deleteUserRace/with_account_leaves_no_orphan"}, passes: []string{"deleteUserRace/with_session_leaves_no_orphan"}},
 		{variant: "sessions_outlive_user", fails: []string{"deleteUser/cascades_to_accounts_sessions_authenticators"}, passes: []string{"deleteUser/removes_user"}},

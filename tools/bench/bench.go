@@ -21,9 +21,12 @@ type operation struct {
 	adapter opFunc
 	raw     opFunc // nil: the backend has no raw baseline (memory)
 	prepare func(ctx context.Context, side string, round, n int) error
-	// grows says that each call adds a record that stays (createSession):
-	// its rounds are not lengthened (config.minRound).
-	grows bool
+	// keepCalls says that the rounds are not lengthened
+	// (config.minRound): each call adds a record that stays
+	// (createSession), or each call of a round needs a record no other
+	// call of the round touches (the refresh rotation's compare-and-set:
+	// the records are as many as a round's calls, not more).
+	keepCalls bool
 }
 
 // backend is one database reached through one adapter, with its raw
@@ -195,7 +198,7 @@ func measure(ctx context.Context, b *backend, op operation, c int, cfg config) (
 		}
 		rts[k] = float64(count) / rtCalls
 	}
-	n = roundCalls(n, slowest, b.rt == nil && op.prepare == nil && !op.grows, cfg.minRound)
+	n = roundCalls(n, slowest, b.rt == nil && op.prepare == nil && !op.keepCalls, cfg.minRound)
 	for r := range cfg.rounds {
 		for _, s := range sides {
 			if err := prepare(s, r, n); err != nil {

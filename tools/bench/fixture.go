@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,8 @@ type fullAdapter interface {
 	core.VerificationTokenCreator
 	core.VerificationTokenUser
 	core.UserDeleter
+	core.SessionsByUserLister
+	core.SessionExtender
 }
 
 // createChain creates user id with its account and session through a.
@@ -85,6 +88,64 @@ func seed(ctx context.Context, a fullAdapter, users int) error {
 	return parallel(users, 8, func(i int) error {
 		return createChain(ctx, a, userID(i), accountID(i), sessionToken(i), exp)
 	})
+}
+
+// The listing data set, beside the chains: users m0…m(L-1), L =
+// listedUsers(users), each with listedSessions sessions m<i>s0…, with
+// metadata (created and last seen at seeding, an IP address and a user
+// agent), valid for a day. listSessionsByUserId lists them; the refresh
+// rotation rotates session 0 of a user on the adapter's side and session
+// 1 on the raw baseline's, so that the two sides never race one
+// compare-and-set. L is at least the calls of a phase (the full run's 640
+// at concurrency 32, TestShort's 32; the rotation's rounds are not
+// lengthened, see operation.keepCalls), so that no two calls of a phase
+// rotate the same session.
+const listedSessions = 4
+
+// listedUsers is how many users of the listing data set a backend seeded
+// with users users has.
+func listedUsers(users int) int { return min(users, 1000) }
+
+func listedUserID(i int) string   { return "m" + strconv.Itoa(i) }
+func listedToken(i, j int) string { return "m" + strconv.Itoa(i) + "s" + strconv.Itoa(j) }
+
+// benchUserAgent is the user agent of a listed user's session j, a
+// browser's of the usual length.
+func benchUserAgent(i int) string {
+	return "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0." + strconv.Itoa(i) + " Safari/537.36"
+}
+
+// seedListed creates the listing data set of a backend seeded with users
+// users, through the adapter.
+func seedListed(ctx context.Context, a fullAdapter, users int) error {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	exp := now.Add(24 * time.Hour)
+	return parallel(listedUsers(users), 8, func(i int) error {
+		id := listedUserID(i)
+		if _, err := a.CreateUser(ctx, benchUser(id)); err != nil {
+			return fmt.Errorf("createUser %s: %w", id, err)
+		}
+		for j := range listedSessions {
+			s := core.Session{SessionToken: listedToken(i, j), UserID: id, Expires: exp, CreatedAt: now, UpdatedAt: now,
+				IPAddress: "192.0.2." + strconv.Itoa((i*listedSessions+j)%254+1), UserAgent: benchUserAgent(j)}
+			if _, err := a.CreateSession(ctx, s); err != nil {
+				return fmt.Errorf("createSession %s: %w", s.SessionToken, err)
+			}
+		}
+		return nil
+	})
+}
+
+// nextExpiry is the expiry a refresh rotation moves a session to from
+// from, as a token family's rotation does (core/auth: MaxAge from now, the
+// generation in the milliseconds): a day from now, at the stored
+// precision, and always after from.
+func nextExpiry(from time.Time) time.Time {
+	next := core.NormalizeTime(time.Now().Add(24 * time.Hour))
+	if !next.After(from) {
+		next = from.Add(core.TimePrecision)
+	}
+	return next
 }
 
 // victims are the users a deleteUser phase deletes: prepare makes them
@@ -143,15 +204,31 @@ type rawOps struct {
 	createAndUseToken func(ctx context.Context, identifier, token string, expires time.Time) error
 	createSession     func(ctx context.Context, token, user string, expires time.Time) error
 	deleteUser        func(ctx context.Context, id string) error
+	// listSessions lists the user's sessions and checks that they are
+	// the ones whose tokens are want (in any order).
+	listSessions func(ctx context.Context, user string, want []string) error
+	// refresh is a refresh rotation: it reads the session with the token
+	// and its user (wantUser), then moves the session's expiry from the
+	// one read to nextExpiry's only if it is still the one read, and
+	// checks that it wrote.
+	refresh func(ctx context.Context, token, wantUser string) error
 }
 
-// operations builds the six rows of a backend from its adapter and, when
+// operations builds the eight rows of a backend from its adapter and, when
 // raw is not nil, its raw baselines.
 func operations(a fullAdapter, raw *rawOps, users int) []operation {
 	var seq atomic.Int64 // unique names for the records the writes make
 	uniq := func(kind, side string) string { return kind + side + strconv.FormatInt(seq.Add(1), 36) }
 	v := &victims{}
 	pick := func(i int) int { return (i * 7919) % users } // spread over the data set
+	listed := listedUsers(users)
+	pickListed := func(i int) int { return (i * 7919) % listed } // distinct over any listed consecutive calls
+	tokens := make([][]string, listed)                           // each listed user's tokens, in order
+	for k := range tokens {
+		for j := range listedSessions {
+			tokens[k] = append(tokens[k], listedToken(k, j))
+		}
+	}
 	ops := []operation{
 		{name: "getSessionAndUser", adapter: func(ctx context.Context, i int) error {
 			k := pick(i)
@@ -201,7 +278,7 @@ func operations(a fullAdapter, raw *rawOps, users int) []operation {
 			}
 			return nil
 		}},
-		{name: "createSession", grows: true, adapter: func(ctx context.Context, i int) error {
+		{name: "createSession", keepCalls: true, adapter: func(ctx context.Context, i int) error {
 			_, err := a.CreateSession(ctx, core.Session{SessionToken: uniq("c", "A"), UserID: userID(pick(i)), Expires: time.Now().Add(time.Hour)})
 			return err
 		}},
@@ -215,6 +292,18 @@ func operations(a fullAdapter, raw *rawOps, users int) []operation {
 				return fmt.Errorf("deleteUser(%s) = %+v", id, u)
 			}
 			return nil
+		}},
+		{name: "listSessionsByUserId", adapter: func(ctx context.Context, i int) error {
+			k := pickListed(i)
+			list, err := a.ListSessionsByUserID(ctx, listedUserID(k))
+			if err != nil {
+				return err
+			}
+			return checkListed(listedUserID(k), tokens[k], list)
+		}},
+		{name: "refresh rotation", keepCalls: true, adapter: func(ctx context.Context, i int) error {
+			k := pickListed(i)
+			return rotate(ctx, a, listedToken(k, 0), listedUserID(k))
 		}},
 	}
 	if raw == nil {
@@ -250,5 +339,71 @@ func operations(a fullAdapter, raw *rawOps, users int) []operation {
 	if raw.deleteUser != nil {
 		ops[5].raw = func(ctx context.Context, i int) error { return raw.deleteUser(ctx, v.get("raw", i)) }
 	}
+	if raw.listSessions != nil {
+		ops[6].raw = func(ctx context.Context, i int) error {
+			k := pickListed(i)
+			return raw.listSessions(ctx, listedUserID(k), tokens[k])
+		}
+	}
+	if raw.refresh != nil {
+		ops[7].raw = func(ctx context.Context, i int) error {
+			k := pickListed(i)
+			return raw.refresh(ctx, listedToken(k, 1), listedUserID(k))
+		}
+	}
 	return ops
+}
+
+// checkListed checks a listSessionsByUserId of user: the sessions with the
+// tokens want, in that order (the tokens' byte order), the user's and
+// unexpired.
+func checkListed(user string, want []string, list []core.Session) error {
+	now := time.Now()
+	ok := len(list) == len(want)
+	for j := 0; ok && j < len(list); j++ {
+		ok = list[j].SessionToken == want[j] && list[j].UserID == user && !list[j].Expired(now)
+	}
+	if !ok {
+		return fmt.Errorf("listSessionsByUserId(%s) = %+v, want the sessions %v", user, list, want)
+	}
+	return nil
+}
+
+// checkTokens checks a raw listing of user's sessions: n sessions, the
+// token of the j-th tok(j), each one of want.
+func checkTokens(user string, want []string, n int, tok func(j int) string) error {
+	ok := n == len(want)
+	for j := 0; ok && j < n; j++ {
+		ok = slices.Contains(want, tok(j))
+	}
+	if !ok {
+		return fmt.Errorf("the sessions of %s: %d, want %v", user, n, want)
+	}
+	return nil
+}
+
+// rotate is a refresh rotation of the session with the token through a,
+// made as a refresh of module tokens makes it (Issuer.Refresh, through
+// core/auth's Edge.RotateFamily): getSessionAndUser, then
+// extendSession from the expiry read to the next, seen now. It checks that
+// the session is user's and that the extension wrote.
+func rotate(ctx context.Context, a fullAdapter, token, user string) error {
+	su, err := a.GetSessionAndUser(ctx, token)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if su == nil || su.User.ID != user || su.Session.Expired(now) {
+		return fmt.Errorf("getSessionAndUser(%s) = %+v, want user %s", token, su, user)
+	}
+	from := core.NormalizeTime(su.Session.Expires)
+	next := nextExpiry(from)
+	s, wrote, err := a.ExtendSession(ctx, token, from, next, now)
+	if err != nil {
+		return err
+	}
+	if !wrote || s == nil || !s.Expires.Equal(next) {
+		return fmt.Errorf("extendSession(%s, %v → %v) = %+v, %v: want it written", token, from, next, s, wrote)
+	}
+	return nil
 }

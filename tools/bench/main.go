@@ -259,6 +259,10 @@ func open(ctx context.Context, name string, users int) (*backend, error) {
 		b.close()
 		return nil, fmt.Errorf("seeding %d users: %w", users, err)
 	}
+	if err := seedListed(ctx, a, users); err != nil {
+		b.close()
+		return nil, fmt.Errorf("seeding %d users with %d sessions each: %w", listedUsers(users), listedSessions, err)
+	}
 	b.ops = operations(a, raw, users)
 	return b, nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/authport/authport/core"
 )
 
-// TestIndexPlans runs the six operations and PurgeExpired through the
+// TestIndexPlans runs the eight operations and PurgeExpired through the
 // adapter on each SQL backend, records every statement it sent, and EXPLAINs each read, update
 // and delete with the arguments it ran with: each must find its rows
 // through an index (with sequential scans disabled on PostgreSQL, so that
@@ -44,6 +44,9 @@ func TestIndexPlans(t *testing.T) {
 			defer s.close()
 			const users = 300
 			if err := seed(ctx, s.adapter, users); err != nil {
+				t.Fatal(err)
+			}
+			if err := seedListed(ctx, s.adapter, users); err != nil {
 				t.Fatal(err)
 			}
 			if s.dialect == "mysql" {

@@ -164,6 +164,85 @@ return h
 `
 )
 
+// The raw baseline's scripts of the session inventory, written for the
+// key layout of adapters/redis/README.md: a user's sessions set z
+// (<p>user:{<uid>}:sessions, member the token, score its expiry in ms)
+// and its metadata hash m (z .. ':meta', the token's field: the time
+// last seen in ms, a space, then the rest). Both prune the entries of
+// sessions expired at now (ms) and give the set and the hash the last
+// session's expiry, as the adapter's scripts do.
+const (
+	// The entries of the sessions expired at now, and their metadata,
+	// dropped; gone holds them.
+	rawPrune = `
+local gone = redis.call('ZRANGE', z, '-inf', now, 'BYSCORE')
+if #gone > 0 then
+  for _, g in ipairs(gone) do redis.call('HDEL', m, g) end
+  redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
+end
+`
+	// The set and the hash expire with the last session.
+	rawSetTTL = `
+local last = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
+if last[2] then
+  redis.call('PEXPIREAT', z, last[2])
+  redis.call('PEXPIREAT', m, last[2])
+else
+  redis.call('DEL', m)
+end
+`
+	// listSessionsByUserId, on a single node and in the user's slot alike.
+	// KEYS: z, m. ARGV: now (ms). Returns {member, expiry, metadata or '',
+	// …}.
+	rawListSessions = `
+local z, m, now = KEYS[1], KEYS[2], ARGV[1]
+` + rawPrune + `
+if #gone > 0 then ` + rawSetTTL + ` end
+local live = redis.call('ZRANGE', z, 0, -1, 'WITHSCORES')
+local out = {}
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = live[i + 1]
+  out[#out + 1] = redis.call('HGET', m, live[i]) or ''
+end
+return out
+`
+	// The refresh rotation's compare-and-set of the expiry, in the user's
+	// slot: written only if the stored expiry is not after the one read,
+	// with the time seen at the head of the session's metadata. ARGV:
+	// member, new expiry, expiry read, seen, now (ms). Returns 1 when it
+	// wrote, 0 when the expiry had moved, nil when the session is gone or
+	// has expired.
+	rawExtend = `
+local s = redis.call('ZSCORE', z, ARGV[1])
+if not s or tonumber(s) <= tonumber(now) then return false end
+if tonumber(s) > tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', z, ARGV[2], ARGV[1])
+local meta = redis.call('HGET', m, ARGV[1])
+if meta then
+  local i = string.find(meta, ' ', 1, true)
+  redis.call('HSET', m, ARGV[1], ARGV[4] .. string.sub(meta, i))
+end
+` + rawPrune + rawSetTTL
+	// On a single node: KEYS: the session pointer. ARGV: as rawExtend's,
+	// then the prefix. The pointer's TTL follows.
+	rawExtendSession = `
+local u = redis.call('GET', KEYS[1])
+if not u then return false end
+local z = ARGV[6] .. 'user:{' .. u .. '}:sessions'
+local m, now = z .. ':meta', ARGV[5]
+` + rawExtend + `
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return 1
+`
+	// In the user's slot: KEYS: z, m. ARGV: as rawExtend's.
+	rawClusterExtendSession = `
+local z, m, now = KEYS[1], KEYS[2], ARGV[5]
+` + rawExtend + `
+return 1
+`
+)
+
 // The raw baseline's scripts in a cluster, each run in the user's slot
 // after the client has read the pointer key (KEYS share the tag {<uid>}).
 const (
@@ -223,7 +302,8 @@ func (s *redisStore) rawRedisCluster(ctx context.Context) (*rawOps, error) {
 	cs, err3 := load(rawClusterCreateSession)
 	du, err4 := load(rawClusterDeleteUser)
 	rel, err5 := load(rawClusterRelease)
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	ext, err6 := load(rawClusterExtendSession)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return nil, err
 	}
 	single, err := s.rawRedis(ctx)
@@ -309,6 +389,29 @@ func (s *redisStore) rawRedisCluster(ctx context.Context) (*rawOps, error) {
 			_, err = pipe.Exec(ctx)
 			return err
 		},
+		listSessions: single.listSessions,
+		// The pointer read once: the read and the extension in the
+		// user's slot, then the pointer's TTL (four round trips).
+		refresh: func(ctx context.Context, token, want string) error {
+			ptr := s.key("session", token)
+			uid, err := s.c.Get(ctx, ptr).Result()
+			if err != nil {
+				return err
+			}
+			uk := s.key("user", uid)
+			keys := []string{uk, uk + ":sessions"}
+			v, err := su.EvalSha(ctx, s.c, keys, token, time.Now().UnixMilli()).Slice()
+			from, next, err := rotation(token, want, v, err)
+			if err != nil {
+				return err
+			}
+			now := time.Now().UnixMilli()
+			n, err := ext.EvalSha(ctx, s.c, []string{keys[1], keys[1] + ":meta"}, token, next, from, now, now).Int()
+			if err := extended(token, n, err); err != nil {
+				return err
+			}
+			return s.c.PExpireAt(ctx, ptr, time.UnixMilli(next)).Err()
+		},
 	}, nil
 }
 
@@ -319,7 +422,7 @@ func (s *redisStore) key(kind, id string) string { return s.prefix + kind + ":{"
 func (s *redisStore) rawRedis(ctx context.Context) (*rawOps, error) {
 	scripts := map[string]*redis.Script{}
 	for name, src := range map[string]string{"su": rawGetSessionAndUser, "ua": rawGetUserByAccount,
-		"us": rawUpdateSession, "cs": rawCreateSession, "du": rawDeleteUser} {
+		"us": rawUpdateSession, "cs": rawCreateSession, "du": rawDeleteUser, "ls": rawListSessions, "ex": rawExtendSession} {
 		sc := redis.NewScript(src)
 		if err := sc.Load(ctx, s.c).Err(); err != nil {
 			return nil, fmt.Errorf("loading script %s: %w", name, err)
@@ -387,7 +490,54 @@ func (s *redisStore) rawRedis(ctx context.Context) (*rawOps, error) {
 			}
 			return nil
 		},
+		listSessions: func(ctx context.Context, user string, want []string) error {
+			z := s.key("user", user) + ":sessions"
+			v, err := scripts["ls"].EvalSha(ctx, s.c, []string{z, z + ":meta"}, time.Now().UnixMilli()).Slice()
+			if err != nil {
+				return err
+			}
+			if len(v)%3 != 0 {
+				return fmt.Errorf("the sessions of %s: %v", user, v)
+			}
+			return checkTokens(user, want, len(v)/3, func(j int) string { s, _ := v[3*j].(string); return s })
+		},
+		// The read, then the extension (two round trips).
+		refresh: func(ctx context.Context, token, want string) error {
+			ptr := s.key("session", token)
+			v, err := scripts["su"].EvalSha(ctx, s.c, []string{ptr}, s.prefix, token, time.Now().UnixMilli()).Slice()
+			from, next, err := rotation(token, want, v, err)
+			if err != nil {
+				return err
+			}
+			now := time.Now().UnixMilli()
+			n, err := scripts["ex"].EvalSha(ctx, s.c, []string{ptr}, token, next, from, now, now, s.prefix).Int()
+			return extended(token, n, err)
+		},
 	}, nil
+}
+
+// rotation checks a raw getSessionAndUser script's reply of a refresh
+// rotation (see checkSessionReply) and returns the expiry read and the
+// next (nextExpiry's), in ms.
+func rotation(token, want string, v []any, err error) (from, next int64, _ error) {
+	if err := checkSessionReply(token, want, v, err); err != nil {
+		return 0, 0, err
+	}
+	score, _ := v[0].(string)
+	f, err := strconv.ParseFloat(score, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("session %s: expiry %v", token, v[0])
+	}
+	from = int64(f)
+	return from, nextExpiry(time.UnixMilli(from)).UnixMilli(), nil
+}
+
+// extended checks a raw extension script's reply: 1, it wrote.
+func extended(token string, n int, err error) error {
+	if err == nil && n != 1 {
+		err = fmt.Errorf("session %s: not extended (%d)", token, n)
+	}
+	return err
 }
 
 // field returns the value of name in an HGETALL reply, or nil.

@@ -24,6 +24,7 @@ import (
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core"
 )
 
 // sqlStore is one SQL database opened for the bench: the *sql.DB the
@@ -240,7 +241,14 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 		s.cleanup = append(s.cleanup, func() { _ = st.Close() })
 		return nil
 	}
-	var getSU, getUA, updS, selS, insT, useT, insS, delU *sql.Stmt
+	var getSU, getUA, updS, extS, selS, insT, useT, insS, delU, listS *sql.Stmt
+	// The extension's condition, as the adapter writes it: the stored
+	// expiry before the one read plus a millisecond (SQLite stores text:
+	// compared as julianday).
+	before := `"expires" < ?`
+	if s.dialect == "sqlite" {
+		before = `julianday("expires") < julianday(?)`
+	}
 	steps := []error{
 		prep(&getSU, `SELECT s."sessionToken", s."userId", s."expires", u."id", u."email", u."emailVerified", u."name", u."image" FROM "sessions" s JOIN "users" u ON u."id" = s."userId" WHERE s."sessionToken" = ?`),
 		prep(&getUA, `SELECT u."id", u."email", u."emailVerified", u."name", u."image" FROM "users" u JOIN "accounts" a ON a."userId" = u."id" WHERE a."provider" = ? AND a."providerAccountId" = ?`),
@@ -248,14 +256,16 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 		prep(&useT, `DELETE FROM "verification_token" WHERE "identifier" = ? AND "token" = ? RETURNING "identifier", "token", "expires"`),
 		prep(&insS, `INSERT INTO "sessions" ("sessionToken", "userId", "expires") VALUES (?, ?, ?)`),
 		prep(&delU, `DELETE FROM "users" WHERE "id" = ? RETURNING "id", "email", "emailVerified", "name", "image"`),
+		prep(&listS, `SELECT "sessionToken", "userId", "expires", "createdAt", "updatedAt", "ipAddress", "userAgent" FROM "sessions" WHERE "userId" = ? AND "expires" > ? ORDER BY "sessionToken"`),
 	}
+	update, extend := `UPDATE "sessions" SET "expires" = ? WHERE "sessionToken" = ?`, `UPDATE "sessions" SET "expires" = ?, "updatedAt" = ? WHERE "sessionToken" = ? AND `+before
 	if s.dialect == "mysql" {
-		steps = append(steps,
-			prep(&updS, `UPDATE "sessions" SET "expires" = ? WHERE "sessionToken" = ?`),
-			prep(&selS, `SELECT "sessionToken", "userId", "expires" FROM "sessions" WHERE "sessionToken" = ?`))
+		steps = append(steps, prep(&selS, `SELECT "sessionToken", "userId", "expires" FROM "sessions" WHERE "sessionToken" = ?`))
 	} else {
-		steps = append(steps, prep(&updS, `UPDATE "sessions" SET "expires" = ? WHERE "sessionToken" = ? RETURNING "sessionToken", "userId", "expires"`))
+		const returning = ` RETURNING "sessionToken", "userId", "expires"`
+		update, extend = update+returning, extend+returning
 	}
+	steps = append(steps, prep(&updS, update), prep(&extS, extend))
 	if err := errors.Join(steps...); err != nil {
 		return nil, err
 	}
@@ -264,18 +274,54 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 		verified   sql.Null[flexTime]
 		name, imag sql.NullString
 	}
+	// read is getSessionAndUser: the session's expiry, checked with its
+	// user.
+	read := func(ctx context.Context, token, want string) (time.Time, error) {
+		var tok, uid string
+		var exp flexTime
+		var u userCols
+		if err := getSU.QueryRowContext(ctx, token).Scan(&tok, &uid, &exp, &u.id, &u.email, &u.verified, &u.name, &u.imag); err != nil {
+			return time.Time{}, err
+		}
+		if u.id != want || !exp.t.After(time.Now()) {
+			return time.Time{}, fmt.Errorf("session %s: user %s, expires %v", token, u.id, exp.t)
+		}
+		return exp.t, nil
+	}
+	// write runs st, an UPDATE of the session with the token (args: its
+	// arguments), and reads the session back: by RETURNING, or on MariaDB
+	// by a SELECT in the UPDATE's transaction. It reports whether the
+	// UPDATE changed a row; on PostgreSQL and SQLite, a session it did not
+	// change is sql.ErrNoRows.
+	write := func(ctx context.Context, st *sql.Stmt, token string, args ...any) (bool, error) {
+		var tok, uid string
+		var exp flexTime
+		if s.dialect != "mysql" {
+			err := st.QueryRowContext(ctx, args...).Scan(&tok, &uid, &exp)
+			return err == nil, err
+		}
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = tx.Rollback() }()
+		res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, err
+		}
+		if err := tx.StmtContext(ctx, selS).QueryRowContext(ctx, token).Scan(&tok, &uid, &exp); err != nil {
+			return false, err
+		}
+		return n == 1, tx.Commit()
+	}
 	return &rawOps{
 		getSessionAndUser: func(ctx context.Context, token, want string) error {
-			var tok, uid string
-			var exp flexTime
-			var u userCols
-			if err := getSU.QueryRowContext(ctx, token).Scan(&tok, &uid, &exp, &u.id, &u.email, &u.verified, &u.name, &u.imag); err != nil {
-				return err
-			}
-			if u.id != want || !exp.t.After(time.Now()) {
-				return fmt.Errorf("session %s: user %s, expires %v", token, u.id, exp.t)
-			}
-			return nil
+			_, err := read(ctx, token, want)
+			return err
 		},
 		getUserByAccount: func(ctx context.Context, acct, want string) error {
 			var u userCols
@@ -288,23 +334,8 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 			return nil
 		},
 		updateSession: func(ctx context.Context, token string, expires time.Time) error {
-			var tok, uid string
-			var exp flexTime
-			if s.dialect != "mysql" {
-				return updS.QueryRowContext(ctx, s.timeArg(expires), token).Scan(&tok, &uid, &exp)
-			}
-			tx, err := s.db.BeginTx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = tx.Rollback() }()
-			if _, err := tx.StmtContext(ctx, updS).ExecContext(ctx, s.timeArg(expires), token); err != nil {
-				return err
-			}
-			if err := tx.StmtContext(ctx, selS).QueryRowContext(ctx, token).Scan(&tok, &uid, &exp); err != nil {
-				return err
-			}
-			return tx.Commit()
+			_, err := write(ctx, updS, token, s.timeArg(expires), token)
+			return err
 		},
 		createAndUseToken: func(ctx context.Context, identifier, token string, expires time.Time) error {
 			if _, err := insT.ExecContext(ctx, identifier, token, s.timeArg(expires)); err != nil {
@@ -333,6 +364,41 @@ func (s *sqlStore) rawSQL(ctx context.Context) (*rawOps, error) {
 				return fmt.Errorf("deleted %s, want %s", u.id, id)
 			}
 			return nil
+		},
+		listSessions: func(ctx context.Context, user string, want []string) error {
+			rows, err := listS.QueryContext(ctx, user, s.timeArg(time.Now()))
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			got := make([]string, 0, len(want))
+			for rows.Next() {
+				var tok, uid string
+				var exp flexTime
+				var created, updated sql.Null[flexTime]
+				var ip, ua sql.NullString
+				if err := rows.Scan(&tok, &uid, &exp, &created, &updated, &ip, &ua); err != nil {
+					return err
+				}
+				got = append(got, tok)
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return checkTokens(user, want, len(got), func(j int) string { return got[j] })
+		},
+		refresh: func(ctx context.Context, token, want string) error {
+			exp, err := read(ctx, token, want)
+			if err != nil {
+				return err
+			}
+			from := core.NormalizeTime(exp)
+			next := nextExpiry(from)
+			wrote, err := write(ctx, extS, token, s.timeArg(next), s.timeArg(time.Now()), token, s.timeArg(from.Add(core.TimePrecision)))
+			if err == nil && !wrote {
+				err = fmt.Errorf("session %s: not extended from %v", token, from)
+			}
+			return err
 		},
 	}, nil
 }
