@@ -265,6 +265,19 @@ func (a *Adapter) updateSession(ctx context.Context, ch sessionChange) (updated,
 			if ok == 1 {
 				return r, nil
 			}
+			if r.wrote {
+				// The script wrote, then the session key was gone: the
+				// session was deleted after this call's write (a
+				// revocation racing it). The write happened, and a caller
+				// whose compare-and-set won must hear so.
+				cur, err := a.settledPointer(ctx, ch.token)
+				if err != nil {
+					return updated{}, err
+				}
+				if cur == "" {
+					return r, nil
+				}
+			}
 		}
 		if attempt == 2 {
 			return updated{}, nil
