@@ -51,16 +51,8 @@ func (h *Handler) inventoryReady() string {
 // serveSessions answers GET /sessions and POST /sessions/{action} (the
 // route table allows only those methods).
 func (h *Handler) serveSessions(w http.ResponseWriter, r *http.Request, action string) {
-	if why := h.inventoryReady(); why != "" {
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: why}, true)
-		return
-	}
-	if action != "" && !inventoryActions[action] {
-		h.notFound(w, r)
-		return
-	}
-	var body inventoryBody
-	if r.Method == http.MethodPost && !h.postBody(w, r, &body) {
+	body, ok := h.jsonRoute(w, r, h.inventoryReady(), action, inventoryActions)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
@@ -106,6 +98,22 @@ func (h *Handler) serveSessions(w http.ResponseWriter, r *http.Request, action s
 		return
 	}
 	writeJSON(w, http.StatusOK, result, true)
+}
+
+// jsonRoute opens a request to one of the JSON routes with actions
+// (/sessions/{action}, /accounts/{action}): it answers 404 itself when the
+// routes cannot serve (why, not "") or the action is unknown, and reads and
+// CSRF-checks a POST's body (postBody). ok false: answered.
+func (h *Handler) jsonRoute(w http.ResponseWriter, r *http.Request, why, action string, actions map[string]bool) (body inventoryBody, ok bool) {
+	switch {
+	case why != "":
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: why}, true)
+		return body, false
+	case action != "" && !actions[action]:
+		h.notFound(w, r)
+		return body, false
+	}
+	return body, r.Method != http.MethodPost || h.postBody(w, r, &body)
 }
 
 // postBody reads a JSON API POST's body (readBody) and checks its CSRF

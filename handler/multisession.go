@@ -33,6 +33,9 @@ import (
 // POST /signout ends every session the browser holds. Ids are public
 // session ids (auth.SessionID), never tokens.
 
+// accountActions are the POST actions of /accounts/{action}.
+var accountActions = map[string]bool{"add": true, "switch": true, "sign-out": true}
+
 // otherSessionsSeparator joins the tokens of the other-sessions cookie.
 const otherSessionsSeparator = "."
 
@@ -118,18 +121,8 @@ func (h *Handler) held(ctx context.Context, r *http.Request) (sessions []heldSes
 
 // serveAccounts answers GET /accounts and POST /accounts/{action}.
 func (h *Handler) serveAccounts(w http.ResponseWriter, r *http.Request, action string) {
-	if why := h.multiSessionReady(); why != "" {
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "UnknownAction", Message: why}, true)
-		return
-	}
-	switch action {
-	case "", "add", "switch", "sign-out":
-	default:
-		h.notFound(w, r)
-		return
-	}
-	var body inventoryBody
-	if r.Method == http.MethodPost && !h.postBody(w, r, &body) {
+	body, ok := h.jsonRoute(w, r, h.multiSessionReady(), action, accountActions)
+	if !ok {
 		return
 	}
 	ctx := r.Context()

@@ -138,18 +138,12 @@ func (s Sessions) List(ctx context.Context, userID, current string) ([]SessionIn
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	list, err := call(s.a, "session list", func(l core.SessionsByUserLister) ([]core.Session, error) {
-		return l.ListSessionsByUserID(ctx, userID)
-	})
+	list, err := s.a.liveSessions(ctx, "session list", userID)
 	if err != nil {
 		return nil, err
 	}
-	now := s.a.now()
 	out := make([]SessionInfo, 0, len(list))
 	for _, se := range list {
-		if se.Expired(now) {
-			continue // the adapter's clock may lag the library's
-		}
 		seen := se.UpdatedAt
 		if seen.IsZero() {
 			seen = se.Expires.Add(-s.a.maxAge)
@@ -176,9 +170,7 @@ func (s Sessions) Revoke(ctx context.Context, userID, id string) (bool, error) {
 	if err := s.check(); err != nil {
 		return false, err
 	}
-	list, err := call(s.a, "session revocation", func(l core.SessionsByUserLister) ([]core.Session, error) {
-		return l.ListSessionsByUserID(ctx, userID)
-	})
+	list, err := s.a.liveSessions(ctx, "session revocation", userID)
 	if err != nil {
 		return false, err
 	}
@@ -203,6 +195,16 @@ func (s Sessions) Revoke(ctx context.Context, userID, id string) (bool, error) {
 	}
 	emit(s.a, ctx, "sessionsRevoked", s.a.events.SessionsRevoked, SessionsRevokedEvent{UserID: userID, Scope: "one", SessionID: id, Count: 1})
 	return true, nil
+}
+
+// liveSessions returns the user's sessions that have not expired by the
+// library's clock (an adapter's may lag it): one listSessionsByUserId.
+func (a *Auth) liveSessions(ctx context.Context, neededBy, userID string) ([]core.Session, error) {
+	list, err := call(a, neededBy, func(l core.SessionsByUserLister) ([]core.Session, error) {
+		return l.ListSessionsByUserID(ctx, userID)
+	})
+	now := a.now()
+	return slices.DeleteFunc(list, func(s core.Session) bool { return s.Expired(now) }), err
 }
 
 // RevokeOthers ends every session of the user except the one whose token

@@ -215,18 +215,13 @@ func ClientFrom(ctx context.Context) (Client, bool) {
 // listSessionsByUserId. An adapter without it gives an error matching
 // [core.ErrMissingAdapterMethod].
 func (e Edge) UserSessionIDs(ctx context.Context, userID string) ([]string, error) {
-	list, err := call(e.a, "token introspection", func(l core.SessionsByUserLister) ([]core.Session, error) {
-		return l.ListSessionsByUserID(ctx, userID)
-	})
+	list, err := e.a.liveSessions(ctx, "token introspection", userID)
 	if err != nil {
 		return nil, err
 	}
-	now := e.a.now()
 	ids := make([]string, 0, len(list))
 	for _, s := range list {
-		if !s.Expired(now) {
-			ids = append(ids, SessionID(s.SessionToken))
-		}
+		ids = append(ids, SessionID(s.SessionToken))
 	}
 	return ids, nil
 }
