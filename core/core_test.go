@@ -129,13 +129,15 @@ func TestUserUpdateApply(t *testing.T) {
 func TestValidateRejectsEmptyFields(t *testing.T) {
 	cases := map[string]error{
 		"user without id":          (&core.User{Email: "a@b"}).Validate(),
-		"user without email":       (&core.User{ID: "u"}).Validate(),
+		"user with raw username":   (&core.User{ID: "u", Username: "Ada"}).Validate(),
+		"user with bad username":   (&core.User{ID: "u", Username: "a\u0430b"}).Validate(),
+		"empty password hash":      (&core.Account{UserID: "u", Provider: "p", ProviderAccountID: "x", Type: core.AccountTypeCredentials, PasswordHash: new(string)}).Validate(),
 		"account with bad type":    (&core.Account{UserID: "u", Provider: "p", ProviderAccountID: "x", Type: "magic"}).Validate(),
 		"session without expiry":   (&core.Session{SessionToken: "t", UserID: "u"}).Validate(),
 		"token without identifier": (&core.VerificationToken{Token: "t", Expires: time.Now()}).Validate(),
 		"negative counter":         (&core.Authenticator{CredentialID: "c", CredentialPublicKey: "k", UserID: "u", ProviderAccountID: "p", Counter: -1}).Validate(),
 		"update without id":        core.UserUpdate{}.Validate(),
-		"update to empty email":    core.UserUpdate{ID: "u", Email: core.Set("")}.Validate(),
+		"update to raw username":   core.UserUpdate{ID: "u", Username: core.Set("ADA")}.Validate(),
 		"session update no token":  core.SessionUpdate{}.Validate(),
 		"session update zero time": core.SessionUpdate{SessionToken: "t", Expires: core.Set(time.Time{})}.Validate(),
 	}
@@ -143,6 +145,15 @@ func TestValidateRejectsEmptyFields(t *testing.T) {
 		var ie *core.InputError
 		if !errors.Is(err, core.ErrInvalidInput) || !errors.As(err, &ie) || ie.Field == "" {
 			t.Errorf("%s: %v, want an InputError naming the field", name, err)
+		}
+	}
+	for name, err := range map[string]error{
+		"user without email":    (&core.User{ID: "u"}).Validate(),
+		"update to empty email": core.UserUpdate{ID: "u", Email: core.Set("")}.Validate(),
+		"normalised username":   (&core.User{ID: "u", Username: "ada.l"}).Validate(),
+	} {
+		if err != nil {
+			t.Errorf("%s: %v, want none (an e-mail address is optional)", name, err)
 		}
 	}
 	ok := core.Account{UserID: "u", Provider: "p", ProviderAccountID: "x", Type: core.AccountTypeOIDC}
@@ -205,4 +216,17 @@ func ExampleCounterAdvances() {
 	// true
 	// false
 	// true
+}
+
+func TestNormalizeUsername(t *testing.T) {
+	for in, want := range map[string]string{"Ada": "ada", "ada.lovelace": "ada.lovelace", "A_1-b": "a_1-b", "abc": "abc"} {
+		if got, err := core.NormalizeUsername(in); err != nil || got != want {
+			t.Errorf("NormalizeUsername(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "ab", strings.Repeat("a", 33), ".ada", "ada_", "a da", "\u0430da", "ad\x00a", "ada@x", "\xff\xfe\xfd"} {
+		if got, err := core.NormalizeUsername(in); !errors.Is(err, core.ErrInvalidUsername) {
+			t.Errorf("NormalizeUsername(%q) = %q, %v; want ErrInvalidUsername", in, got, err)
+		}
+	}
 }

@@ -37,6 +37,12 @@ var (
 	// it was; reject the sign-in.
 	ErrCounterNotIncreased = errors.New("WebAuthn signature counter did not increase: replayed assertion or cloned authenticator")
 
+	// ErrPasswordHashChanged reports a swapPasswordHash whose expected hash
+	// is no longer the stored one ([PasswordHashSwapper]): the password was
+	// changed or re-hashed since it was read. Nothing was written; read the
+	// account again.
+	ErrPasswordHashChanged = errors.New("password hash changed since it was read")
+
 	// ErrInvalidConfig is matched by every configuration error of every
 	// authport module (auth.New, handler.New, oauth.New, passkey.New, the
 	// providers, the rate limiter): the message says what to change.

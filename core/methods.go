@@ -136,6 +136,10 @@ const (
 	ExtensionListSessionsByUserID Extension = Extension(MethodListSessionsByUserID)
 	// ExtensionDeleteSessionsByUserID is [SessionsByUserDeleter].
 	ExtensionDeleteSessionsByUserID Extension = Extension(MethodDeleteSessionsByUserID)
+	// ExtensionGetUserByUsername is [UserByUsernameGetter].
+	ExtensionGetUserByUsername Extension = Extension(MethodGetUserByUsername)
+	// ExtensionSwapPasswordHash is [PasswordHashSwapper].
+	ExtensionSwapPasswordHash Extension = Extension(MethodSwapPasswordHash)
 )
 
 // The names of the extension methods that are called like spec methods,
@@ -146,6 +150,8 @@ const (
 	MethodExtendSession          Method = "extendSession"
 	MethodListSessionsByUserID   Method = "listSessionsByUserId"
 	MethodDeleteSessionsByUserID Method = "deleteSessionsByUserId"
+	MethodGetUserByUsername      Method = "getUserByUsername"
+	MethodSwapPasswordHash       Method = "swapPasswordHash"
 )
 
 // extensionTable maps each extension to its interface.
@@ -164,6 +170,8 @@ func extensionTable() []struct {
 		{ExtensionExtendSession, reflect.TypeFor[SessionExtender]()},
 		{ExtensionListSessionsByUserID, reflect.TypeFor[SessionsByUserLister]()},
 		{ExtensionDeleteSessionsByUserID, reflect.TypeFor[SessionsByUserDeleter]()},
+		{ExtensionGetUserByUsername, reflect.TypeFor[UserByUsernameGetter]()},
+		{ExtensionSwapPasswordHash, reflect.TypeFor[PasswordHashSwapper]()},
 	}
 }
 
@@ -395,6 +403,43 @@ type SessionsByUserDeleter interface {
 	// session keeps nothing of that user's. For an unknown user it returns
 	// 0 and no error.
 	DeleteSessionsByUserID(ctx context.Context, userID, except string) (int, error)
+}
+
+// UserByUsernameGetter is not a spec method: an adapter that keeps
+// usernames ([User.Username]) offers it, and only such an adapter accepts a
+// user with one. An instance without room for them (a SQL preset whose
+// table has no username column) names it in
+// [MethodOmitter.OmittedMethods]; the [Store] then refuses a username with
+// an error matching [ErrInvalidInput].
+//
+// Usernames are unique among the users that have one: createUser and
+// updateUser with a username another user has give an error matching
+// [ErrAlreadyExists] and change nothing, as they do for e-mail addresses;
+// deleteUser and an update to another name (or to "") free it at once.
+type UserByUsernameGetter interface {
+	// GetUserByUsername returns the user with the username, compared
+	// exactly (the library normalises before it writes or looks up), or
+	// nil, nil when there is none.
+	GetUserByUsername(ctx context.Context, username string) (*User, error)
+}
+
+// PasswordHashSwapper is not a spec method: an adapter that keeps password
+// hashes on accounts ([Account.PasswordHash]) offers it, and only such an
+// adapter accepts an account with one. An instance without room for them
+// names it in [MethodOmitter.OmittedMethods]; the [Store] then refuses a
+// password hash with an error matching [ErrInvalidInput].
+//
+// The library changes a password only through it, so that a change, a
+// reset and the re-hash a sign-in does when the hasher's parameters change
+// never undo each other: each replaces the hash it read, or nothing.
+type PasswordHashSwapper interface {
+	// SwapPasswordHash sets the password hash of the account named by key
+	// to newHash if, atomically, its stored hash is oldHash ("" matches an
+	// account without one), and returns the account as stored afterwards.
+	// When the stored hash is another, it changes nothing and returns the
+	// stored account and an error matching [ErrPasswordHashChanged]. When
+	// there is no such account it returns nil, nil. newHash is not "".
+	SwapPasswordHash(ctx context.Context, key AccountKey, oldHash, newHash string) (*Account, error)
 }
 
 // SessionMetadataKeeper is implemented by an adapter that can keep session

@@ -16,12 +16,22 @@ const (
 	AccountTypeOIDC     AccountType = "oidc"
 	AccountTypeEmail    AccountType = "email"
 	AccountTypeWebAuthn AccountType = "webauthn"
+	// AccountTypeCredentials is a password account: its PasswordHash is
+	// the user's password hash. Not one of SPEC §2.1's types (Auth.js
+	// stores no account for credentials); authport's password sign-in
+	// keeps one per user, under provider [PasswordProvider] with the user's
+	// id as provider account id, as Better Auth does.
+	AccountTypeCredentials AccountType = "credentials"
 )
+
+// PasswordProvider is the provider id of password accounts
+// ([AccountTypeCredentials]); Better Auth's name for them.
+const PasswordProvider = "credential"
 
 // Valid reports whether t is one of the account types the spec allows.
 func (t AccountType) Valid() bool {
 	switch t {
-	case AccountTypeOAuth, AccountTypeOIDC, AccountTypeEmail, AccountTypeWebAuthn:
+	case AccountTypeOAuth, AccountTypeOIDC, AccountTypeEmail, AccountTypeWebAuthn, AccountTypeCredentials:
 		return true
 	}
 	return false
@@ -35,8 +45,18 @@ type User struct {
 	// ID uniquely identifies the user. The library assigns it before
 	// CreateUser is called; adapters never invent one.
 	ID string
-	// Email is the user's e-mail address, unique among users.
+	// Email is the user's e-mail address, or "" for a user without one (an
+	// OAuth profile that gave none, a user known by a username). Unique
+	// among the users that have one; getUserByEmail never finds a user by
+	// "". Adapters store "" as their null (SQL NULL, an absent field, no
+	// index entry), so any number of users can be without one.
 	Email string
+	// Username is the user's sign-in name, or "" for none. The library
+	// stores it normalised ([NormalizeUsername]: lowercase, so unique
+	// case-insensitively) and adapters compare it exactly. Unique among the
+	// users that have one. Only adapters that offer getUserByUsername
+	// ([UserByUsernameGetter]) keep it; the others refuse a user with one.
+	Username string
 	// EmailVerified is nil until the user first signs in with an e-mail
 	// provider, then the time of that first sign-in.
 	EmailVerified *time.Time
@@ -92,6 +112,13 @@ type Account struct {
 	// TokenType is always lowercase; adapters store it lowercased.
 	TokenType    *string
 	SessionState *string
+
+	// PasswordHash is a password account's hash ([AccountTypeCredentials]),
+	// in the PHC string format of the hasher that wrote it; nil on every
+	// other account. Only adapters that offer swapPasswordHash
+	// ([PasswordHashSwapper]) keep it; the others refuse an account with
+	// one. Never logged, never put in a session, token or event.
+	PasswordHash *string
 }
 
 // Key returns the account's (Provider, ProviderAccountID) key.

@@ -178,16 +178,25 @@ func checkData(m Method, data map[string]json.RawMessage) error {
 }
 
 func checkUser(m Method, u *User) error {
-	if err := checkStrings(m, field{"id", &u.ID}, field{"email", &u.Email}, field{"name", u.Name}, field{"image", u.Image}); err != nil {
+	if err := checkStrings(m, field{"id", &u.ID}, field{"email", &u.Email}, field{"username", &u.Username}, field{"name", u.Name}, field{"image", u.Image}); err != nil {
 		return err
 	}
 	return checkData(m, u.Data)
 }
 
+// keepsUsernames returns an [*InputError] when name is set and the adapter
+// keeps no usernames (it does not offer getUserByUsername).
+func (s *Store) keepsUsernames(m Method, name string) error {
+	if name != "" && !s.has(MethodGetUserByUsername) {
+		return invalid(string(m), "username", "this adapter keeps no usernames (it does not offer getUserByUsername)")
+	}
+	return nil
+}
+
 func checkAccount(m Method, a *Account) error {
 	err := checkStrings(m, field{"userId", &a.UserID}, field{"provider", &a.Provider}, field{"providerAccountId", &a.ProviderAccountID},
 		field{"access_token", a.AccessToken}, field{"id_token", a.IDToken}, field{"refresh_token", a.RefreshToken},
-		field{"scope", a.Scope}, field{"token_type", a.TokenType}, field{"session_state", a.SessionState})
+		field{"scope", a.Scope}, field{"token_type", a.TokenType}, field{"session_state", a.SessionState}, field{"passwordHash", a.PasswordHash})
 	if err != nil {
 		return err
 	}
@@ -247,7 +256,8 @@ func normToken(v *VerificationToken, err error) (*VerificationToken, error) {
 func (s *Store) CreateUser(ctx context.Context, user User) (*User, error) {
 	return write(ctx, s, MethodCreateUser, func(a UserCreator) (*User, error) {
 		return normUser(a.CreateUser(ctx, user.Normalize()))
-	}, user.Validate, func() error { return checkUser(MethodCreateUser, &user) })
+	}, user.Validate, func() error { return checkUser(MethodCreateUser, &user) },
+		func() error { return s.keepsUsernames(MethodCreateUser, user.Username) })
 }
 
 // GetUser is getUser through the layer.
@@ -261,6 +271,17 @@ func (s *Store) GetUser(ctx context.Context, id string) (*User, error) {
 func (s *Store) GetUserByEmail(ctx context.Context, email string) (*User, error) {
 	return lookup(ctx, s, MethodGetUserByEmail, nil, []string{email}, func(a UserByEmailGetter) (*User, error) {
 		return normUser(a.GetUserByEmail(ctx, email))
+	})
+}
+
+// GetUserByUsername is the getUserByUsername extension through the layer.
+// A name that is not normalised finds nothing.
+func (s *Store) GetUserByUsername(ctx context.Context, username string) (*User, error) {
+	return lookup(ctx, s, MethodGetUserByUsername, nil, []string{username}, func(a UserByUsernameGetter) (*User, error) {
+		if n, err := NormalizeUsername(username); err != nil || n != username {
+			return nil, nil
+		}
+		return normUser(a.GetUserByUsername(ctx, username))
 	})
 }
 
@@ -280,7 +301,8 @@ func (s *Store) UpdateUser(ctx context.Context, update UserUpdate) (*User, error
 	}, update.Validate, func() error {
 		return checkStrings(m, field{"id", &update.ID}, field{"email", &update.Email.Value},
 			field{"name", update.Name.Value}, field{"image", update.Image.Value})
-	}, func() error { return checkData(m, update.Data) })
+	}, func() error { return checkData(m, update.Data) },
+		func() error { return s.keepsUsernames(m, update.Username.Value) })
 }
 
 // DeleteUser is deleteUser through the layer.
@@ -294,7 +316,26 @@ func (s *Store) DeleteUser(ctx context.Context, id string) (*User, error) {
 func (s *Store) LinkAccount(ctx context.Context, account Account) (*Account, error) {
 	return write(ctx, s, MethodLinkAccount, func(a AccountLinker) (*Account, error) {
 		return normAccount(a.LinkAccount(ctx, account.Normalize()))
-	}, account.Validate, func() error { return checkAccount(MethodLinkAccount, &account) })
+	}, account.Validate, func() error { return checkAccount(MethodLinkAccount, &account) }, func() error {
+		if account.PasswordHash != nil && !s.has(MethodSwapPasswordHash) {
+			return invalid(string(MethodLinkAccount), "passwordHash", "this adapter keeps no password hashes (it does not offer swapPasswordHash)")
+		}
+		return nil
+	})
+}
+
+// SwapPasswordHash is the swapPasswordHash extension through the layer.
+func (s *Store) SwapPasswordHash(ctx context.Context, key AccountKey, oldHash, newHash string) (*Account, error) {
+	const m = MethodSwapPasswordHash
+	return write(ctx, s, m, func(a PasswordHashSwapper) (*Account, error) {
+		return normAccount(a.SwapPasswordHash(ctx, key, oldHash, newHash))
+	}, func() error {
+		return firstBroken(m, rule{key.Provider == "", "provider", notEmpty},
+			rule{key.ProviderAccountID == "", "providerAccountId", notEmpty}, rule{newHash == "", "newHash", notEmpty})
+	}, func() error {
+		return checkStrings(m, field{"provider", &key.Provider}, field{"providerAccountId", &key.ProviderAccountID},
+			field{"oldHash", &oldHash}, field{"newHash", &newHash})
+	})
 }
 
 // UnlinkAccount is unlinkAccount through the layer.

@@ -30,11 +30,16 @@ func (f Field[T]) Apply(dst *T) {
 // UserUpdate is the Partial<AdapterUser> that UpdateUser takes: ID names the
 // user, and only the fields that are Set change.
 type UserUpdate struct {
-	ID            string
+	ID string
+	// Email sets the e-mail address; "" removes it (the user keeps no
+	// address, and the old one is free for another user).
 	Email         Field[string]
 	EmailVerified Field[*time.Time]
-	Name          Field[*string]
-	Image         Field[*string]
+	// Username sets the username, normalised ([NormalizeUsername]); ""
+	// removes it. Only adapters that keep usernames accept it.
+	Username Field[string]
+	Name     Field[*string]
+	Image    Field[*string]
 	// Data changes the application fields named in it and leaves the
 	// others as stored: a JSON value sets the field, nil (or JSON null)
 	// removes it.
@@ -45,6 +50,7 @@ type UserUpdate struct {
 // adapters store them. It does not change u.
 func (up UserUpdate) Apply(u User) User {
 	up.Email.Apply(&u.Email)
+	up.Username.Apply(&u.Username)
 	up.EmailVerified.Apply(&u.EmailVerified)
 	up.Name.Apply(&u.Name)
 	up.Image.Apply(&u.Image)
@@ -54,10 +60,13 @@ func (up UserUpdate) Apply(u User) User {
 	return u
 }
 
-// Validate reports bad input: an empty id, or an e-mail set to "".
+// Validate reports bad input: an empty id, or a username that is not
+// normalised.
 func (up UserUpdate) Validate() error {
-	err := firstBroken(MethodUpdateUser, rule{up.ID == "", "id", notEmpty}, rule{up.Email.Set && up.Email.Value == "", "email", notEmpty})
-	if err != nil {
+	if err := firstBroken(MethodUpdateUser, rule{up.ID == "", "id", notEmpty}); err != nil {
+		return err
+	}
+	if err := checkUsername(MethodUpdateUser, up.Username.Value); err != nil {
 		return err
 	}
 	return validateData(MethodUpdateUser, up.Data, true)

@@ -27,9 +27,14 @@ func firstBroken(m Method, rules ...rule) error {
 	return nil
 }
 
-// Validate reports whether u can be created: its id and e-mail are set.
+// Validate reports whether u can be created: its id is set and its
+// username, when it has one, is normalised ([NormalizeUsername]). The
+// e-mail address may be "": a user without one.
 func (u *User) Validate() error {
-	if err := firstBroken(MethodCreateUser, rule{u.ID == "", "id", notEmpty}, rule{u.Email == "", "email", notEmpty}); err != nil {
+	if err := firstBroken(MethodCreateUser, rule{u.ID == "", "id", notEmpty}); err != nil {
+		return err
+	}
+	if err := checkUsername(MethodCreateUser, u.Username); err != nil {
 		return err
 	}
 	return validateData(MethodCreateUser, u.Data, false)
@@ -42,7 +47,8 @@ func (a *Account) Validate() error {
 		rule{a.UserID == "", "userId", notEmpty},
 		rule{a.Provider == "", "provider", notEmpty},
 		rule{a.ProviderAccountID == "", "providerAccountId", notEmpty},
-		rule{!a.Type.Valid(), "type", "must be oauth, oidc, email or webauthn, not " + quote(string(a.Type))})
+		rule{!a.Type.Valid(), "type", "must be oauth, oidc, email, webauthn or credentials, not " + quote(string(a.Type))},
+		rule{a.PasswordHash != nil && *a.PasswordHash == "", "passwordHash", "must not be empty (leave it nil)"})
 }
 
 // Validate reports whether s can be created: token, user and expiry are set.
@@ -92,6 +98,7 @@ func (a Account) Clone() Account {
 	a.Scope = clonePtr(a.Scope)
 	a.TokenType = clonePtr(a.TokenType)
 	a.SessionState = clonePtr(a.SessionState)
+	a.PasswordHash = clonePtr(a.PasswordHash)
 	if a.AuthorizationDetails != nil {
 		ds := make([]AuthorizationDetail, len(a.AuthorizationDetails))
 		for i, d := range a.AuthorizationDetails {

@@ -286,4 +286,8 @@ func (r *Reader) Account(a *core.Account) {
 	a.Scope = r.OptStr()
 	a.TokenType = r.OptStr()
 	a.SessionState = r.OptStr()
+	if r.Len() > 0 {
+		h := r.Str()
+		a.PasswordHash = &h
+	}
 }

@@ -36,7 +36,9 @@
 // str, locations optlist, actions optlist, datatypes optlist, identifier
 // str, privileges optlist)), expires_at optint, expires_in optint,
 // id_token optstr, refresh_token optstr, scope optstr, token_type optstr,
-// session_state optstr.
+// session_state optstr, then password_hash str only when the account has
+// one (the last field, so that accounts written before it read back
+// without one, and an account without one is encoded as before).
 package recordcodec
 
 import (
@@ -162,6 +164,9 @@ func AppendAccount(b []byte, a *core.Account) []byte {
 	b = AppendOptVarint(b, a.ExpiresIn)
 	for _, p := range [...]*string{a.IDToken, a.RefreshToken, a.Scope, a.TokenType, a.SessionState} {
 		b = AppendOptStr(b, p)
+	}
+	if a.PasswordHash != nil {
+		b = AppendStr(b, *a.PasswordHash)
 	}
 	return b
 }

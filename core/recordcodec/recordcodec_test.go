@@ -105,6 +105,8 @@ func TestAccountRoundTrip(t *testing.T) {
 			ExpiresAt:            ptr(int64(-5)), ExpiresIn: ptr(int64(0)), IDToken: ptr("i"), RefreshToken: ptr("r"), Scope: ptr("s"),
 			TokenType: ptr("bearer"), SessionState: ptr("ss")},
 		{UserID: "u", AuthorizationDetails: []core.AuthorizationDetail{}},
+		{UserID: "u", Provider: core.PasswordProvider, Type: core.AccountTypeCredentials, ProviderAccountID: "u", PasswordHash: ptr("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA")},
+		{UserID: "u", PasswordHash: ptr("")},
 	} {
 		b := AppendAccount(nil, &a)
 		r := NewReader(b)
