@@ -83,6 +83,9 @@ func (a *Auth) Account(ctx context.Context, key core.AccountKey) (*core.Account,
 // signsIn reports whether the account's provider is configured, so that
 // the user can still sign in with it.
 func (a *Auth) signsIn(acc core.Account) bool {
+	if acc.Provider == core.PasswordProvider && acc.Type == core.AccountTypeCredentials {
+		return a.pw != nil
+	}
 	_, ok := a.providers[acc.Provider]
 	return ok
 }

@@ -39,6 +39,7 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/ratelimit"
 )
 
 // Defaults of [SessionOptions].
@@ -137,6 +138,17 @@ type Config struct {
 	// Logger receives the errors of [Events]; nil discards them. It never
 	// receives tokens or secrets.
 	Logger *slog.Logger
+	// RateLimiter counts the attempts of one-time codes (the attempt cap
+	// of [provider.PasswordConfig.CodeAttempts] and
+	// [provider.EmailConfig.CodeAttempts]); nil means an in-process
+	// [ratelimit.Memory]. Several instances must share one (e.g.
+	// github.com/authport/authport/adapters/redis/ratelimit), or each
+	// admits the whole cap.
+	RateLimiter ratelimit.Store
+	// RequireEmail refuses to create a user without an e-mail address
+	// from an OAuth/OIDC profile that gives none. By default such a user
+	// is created without an address, as Auth.js creates it.
+	RequireEmail bool
 }
 
 // Auth is the configured library. It is safe for concurrent use.
@@ -161,6 +173,16 @@ type Auth struct {
 	logSet            bool         // Config.Logger was given
 	extensions        extensions   // session extensions being written
 	userLocks         keyedLocks   // serialises UnlinkAccount per user
+	// pw is the password provider, or nil.
+	pw *provider.PasswordConfig
+	// dummyHash is a hash of a random password, made once by New with the
+	// password provider's hasher: what a sign-in for an unknown user is
+	// checked against, so that it costs what a wrong password costs.
+	dummyHash string
+	// limiter is Config.RateLimiter, or an in-process one.
+	limiter ratelimit.Store
+	// requireEmail is Config.RequireEmail.
+	requireEmail bool
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless
@@ -209,6 +231,11 @@ var (
 		core.MethodUpdateUser, core.MethodLinkAccount, core.MethodCreateSession, core.MethodGetSessionAndUser,
 		core.MethodUpdateSession, core.MethodDeleteSession,
 	}
+	passwordNeeds = []core.Method{
+		core.MethodCreateUser, core.MethodGetUser, core.MethodGetUserByEmail, core.MethodUpdateUser,
+		core.MethodGetAccount, core.MethodLinkAccount, core.MethodSwapPasswordHash,
+		core.MethodCreateVerificationToken, core.MethodUseVerificationToken,
+	}
 	webAuthnNeeds = []core.Method{
 		core.MethodCreateUser, core.MethodGetUser, core.MethodLinkAccount, core.MethodGetAccount,
 		core.MethodGetAuthenticator, core.MethodCreateAuthenticator, core.MethodListAuthenticatorsByUserID,
@@ -247,6 +274,11 @@ func New(cfg Config) (*Auth, error) {
 		events:            cfg.Events,
 		log:               cfg.Logger,
 		logSet:            cfg.Logger != nil,
+		limiter:           cfg.RateLimiter,
+		requireEmail:      cfg.RequireEmail,
+	}
+	if a.limiter == nil {
+		a.limiter = ratelimit.NewMemory()
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -293,6 +325,9 @@ func New(cfg Config) (*Auth, error) {
 	if err := a.checkAdapter(providers); err != nil {
 		return nil, err
 	}
+	if err := a.setUpPasswords(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -321,6 +356,14 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 			need("WebAuthn sign-in", webAuthnNeeds)
 		case provider.TypeOAuth, provider.TypeOIDC:
 			need("OAuth sign-in", oauthNeeds)
+		case provider.TypePassword:
+			need("password sign-in", passwordNeeds)
+			if a.strategy == StrategyDatabase {
+				need("password sign-in (a reset or change ends the user's other sessions)", []core.Method{core.MethodDeleteSessionsByUserID})
+			}
+			if p.(*provider.PasswordConfig).Usernames {
+				need("password sign-in with usernames (provider.PasswordConfig.Usernames)", []core.Method{core.MethodGetUserByUsername})
+			}
 		}
 	}
 	if len(missing) == 0 {
