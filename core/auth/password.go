@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/password"
@@ -108,34 +107,31 @@ func (p Passwords) normalize(pc *provider.PasswordConfig, id Identity) (Identity
 	return out, nil
 }
 
-// checkShape refuses a password no policy could accept before anything is
-// looked up: not UTF-8, with a NUL byte, or longer in bytes than four
-// times the policy's maximum length (in characters).
-func checkShape(pc *provider.PasswordConfig, pw string) error {
-	maxLen := pc.Policy.MaxLength
-	if maxLen == 0 {
-		maxLen = 128
+// checkShape returns the password as it is hashed ([password.Normalize])
+// and refuses one no policy could accept before anything is looked up:
+// empty, not UTF-8, with a NUL or other control character, or over
+// [password.MaxBytes] bytes.
+func checkShape(pw string) (string, error) {
+	if pw == "" {
+		return "", badInput("a password is required: %w", password.ErrTooShort)
 	}
-	switch {
-	case !utf8.ValidString(pw) || strings.ContainsRune(pw, 0):
-		return badInput("the password is not valid UTF-8 text without NUL characters: %w", password.ErrMalformed)
-	case len(pw) > 4*maxLen:
-		return badInput("the password is longer than %d characters: %w", maxLen, password.ErrTooLong)
-	case pw == "":
-		return badInput("a password is required: %w", password.ErrTooShort)
+	n, err := password.Normalize(pw)
+	if err != nil {
+		return "", badInput("the password: %w", err)
 	}
-	return nil
+	return n, nil
 }
 
-// validate checks a new password against the policy.
-func (p Passwords) validate(ctx context.Context, pc *provider.PasswordConfig, pw string) error {
-	if err := checkShape(pc, pw); err != nil {
-		return err
+// validate checks a new password against the policy and returns it as it
+// is hashed.
+func (p Passwords) validate(ctx context.Context, pc *provider.PasswordConfig, pw string) (string, error) {
+	if _, err := checkShape(pw); err != nil {
+		return "", err
 	}
 	if err := pc.Policy.Validate(ctx, pw); err != nil {
-		return &Error{Code: CodeBadRequest, Err: fmt.Errorf("%w: the password does not meet the policy: %w", core.ErrInvalidInput, err)}
+		return "", &Error{Code: CodeBadRequest, Err: fmt.Errorf("%w: the password does not meet the policy: %w", core.ErrInvalidInput, err)}
 	}
-	return nil
+	return password.Normalize(pw)
 }
 
 // SignUpRequest is a password sign-up.
@@ -184,12 +180,13 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 	if err != nil {
 		return nil, err
 	}
-	if err := p.validate(ctx, pc, req.Password); err != nil {
+	pw, err := p.validate(ctx, pc, req.Password)
+	if err != nil {
 		return nil, err
 	}
 	// Hashed first, whether the address is new or taken, so that the two
 	// answers cost alike.
-	hash, err := pc.Hasher.Hash(ctx, req.Password)
+	hash, err := pc.Hasher.Hash(ctx, pw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: hashing the password: %w", pwNeeded, err)
 	}
@@ -396,7 +393,8 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := checkShape(pc, req.Password); err != nil {
+	pw, err := checkShape(req.Password)
+	if err != nil {
 		return nil, err
 	}
 	user, err := p.lookup(ctx, pc, req.Identifier)
@@ -413,7 +411,7 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 	if acc != nil && acc.PasswordHash != nil {
 		hash = *acc.PasswordHash
 	}
-	ok, rehash, err := pc.Hasher.Verify(ctx, hash, req.Password)
+	ok, rehash, err := pc.Hasher.Verify(ctx, hash, pw)
 	if err != nil && hash != a.dummyHash {
 		return nil, fmt.Errorf("%s: verifying the password of user %q: %w", pwNeeded, user.ID, err)
 	}
@@ -429,7 +427,7 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 		return nil, errPasswordSignIn
 	}
 	if rehash {
-		p.rehash(ctx, pc, acc.Key(), hash, req.Password)
+		p.rehash(ctx, pc, acc.Key(), hash, pw)
 	}
 	return p.complete(ctx, pc, *user, acc)
 }
@@ -590,7 +588,8 @@ func (p Passwords) Reset(ctx context.Context, email string, proof Proof, newPass
 	if err != nil {
 		return err
 	}
-	if err := p.validate(ctx, pc, newPassword); err != nil {
+	pw, err := p.validate(ctx, pc, newPassword)
+	if err != nil {
 		return err
 	}
 	if email, err = NormalizeEmail(email); err != nil {
@@ -614,7 +613,7 @@ func (p Passwords) Reset(ctx context.Context, email string, proof Proof, newPass
 	if acc == nil || acc.PasswordHash == nil {
 		return errVerificationFailed
 	}
-	hash, err := pc.Hasher.Hash(ctx, newPassword)
+	hash, err := pc.Hasher.Hash(ctx, pw)
 	if err != nil {
 		return fmt.Errorf("%s: hashing the password: %w", pwNeeded, err)
 	}
@@ -667,10 +666,12 @@ func (p Passwords) Change(ctx context.Context, userID, keep, current, newPasswor
 	if err != nil {
 		return err
 	}
-	if err := checkShape(pc, current); err != nil {
+	cur, err := checkShape(current)
+	if err != nil {
 		return err
 	}
-	if err := p.validate(ctx, pc, newPassword); err != nil {
+	pw, err := p.validate(ctx, pc, newPassword)
+	if err != nil {
 		return err
 	}
 	acc, err := a.passwordAccountOf(ctx, userID)
@@ -681,14 +682,14 @@ func (p Passwords) Change(ctx context.Context, userID, keep, current, newPasswor
 	if acc != nil && acc.PasswordHash != nil {
 		hash = *acc.PasswordHash
 	}
-	ok, _, err := pc.Hasher.Verify(ctx, hash, current)
+	ok, _, err := pc.Hasher.Verify(ctx, hash, cur)
 	if err != nil && hash != a.dummyHash {
 		return fmt.Errorf("%s: verifying the password of user %q: %w", pwNeeded, userID, err)
 	}
 	if !ok || hash == a.dummyHash {
 		return errPasswordSignIn
 	}
-	newHash, err := pc.Hasher.Hash(ctx, newPassword)
+	newHash, err := pc.Hasher.Hash(ctx, pw)
 	if err != nil {
 		return fmt.Errorf("%s: hashing the password: %w", pwNeeded, err)
 	}
@@ -710,7 +711,8 @@ func (p Passwords) Set(ctx context.Context, userID, newPassword string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.validate(ctx, pc, newPassword); err != nil {
+	pw, err := p.validate(ctx, pc, newPassword)
+	if err != nil {
 		return err
 	}
 	user, err := a.User(ctx, userID)
@@ -727,7 +729,7 @@ func (p Passwords) Set(ctx context.Context, userID, newPassword string) error {
 	if acc != nil {
 		return ErrHasPassword
 	}
-	hash, err := pc.Hasher.Hash(ctx, newPassword)
+	hash, err := pc.Hasher.Hash(ctx, pw)
 	if err != nil {
 		return fmt.Errorf("%s: hashing the password: %w", pwNeeded, err)
 	}
@@ -760,11 +762,8 @@ func (a *Auth) setUpPasswords() error {
 	if a.pw == nil {
 		return nil
 	}
-	random, err := randomHex(32)
-	if err != nil {
-		return err
-	}
-	if a.dummyHash, err = a.pw.Hasher.Hash(context.Background(), random); err != nil {
+	var err error
+	if a.dummyHash, err = password.DummyHash(context.Background(), a.pw.Hasher); err != nil {
 		return fmt.Errorf("%w: the password provider's hasher cannot hash: %w", core.ErrInvalidConfig, err)
 	}
 	return nil

@@ -72,7 +72,8 @@ type PasswordConfig struct {
 	// system wrote.
 	Hasher password.Hasher
 	// Policy is what a new password must meet; the zero value is NIST SP
-	// 800-63B's: 8 to 128 characters, no composition rules. Set
+	// 800-63B's: 8 to 128 characters, no composition rules. Passwords are
+	// hashed as [password.Normalize] returns them (NFKC). Set
 	// Policy.Check to refuse breached or common passwords.
 	Policy password.Policy
 	// AllowUnverifiedSignIn lets a user sign in before proving their
@@ -138,8 +139,8 @@ func validatePassword(v *validator, c *PasswordConfig) {
 		c.LinkMaxAge = DefaultPasswordLinkMaxAge
 	}
 	validateCodes(v, &c.CodeMaxAge, &c.CodeAttempts)
-	if c.Policy.MinLength < 0 || c.Policy.MaxLength < 0 || (c.Policy.MaxLength > 0 && c.Policy.MinLength > c.Policy.MaxLength) {
-		v.add("Policy", "MinLength and MaxLength must not be negative, and MinLength not above MaxLength")
+	if err := c.Policy.Config(); err != nil {
+		v.add("Policy", err.Error())
 	}
 	if c.Hasher == nil {
 		h, err := password.NewArgon2id(password.RFC9106Params())
