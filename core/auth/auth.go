@@ -339,7 +339,9 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 	seen := map[core.Method]bool{}
 	need := func(neededBy string, methods []core.Method) {
 		for _, m := range caps.Missing(methods...) {
-			if !seen[m] {
+			// Extensions (swapPasswordHash, getUserByUsername,
+			// deleteSessionsByUserId) are probed as such.
+			if !seen[m] && !caps.HasExtension(core.Extension(m)) {
 				seen[m] = true
 				missing = append(missing, core.MissingMethod{Method: m, NeededBy: neededBy})
 			}

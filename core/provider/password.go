@@ -146,8 +146,9 @@ func validatePassword(v *validator, c *PasswordConfig) {
 		h, err := password.NewArgon2id(password.RFC9106Params())
 		if err != nil {
 			v.add("Hasher", fmt.Sprintf("the default Argon2id hasher: %v", err))
+		} else {
+			c.Hasher = h
 		}
-		c.Hasher = h
 	}
 }
 
