@@ -118,6 +118,7 @@ func optionalEmailRules() []rule {
 			expectOptional(t, err, "updateUser result", got, want, expectUser)
 			expectUser(t, "getUser after the address was removed", e.getUser(t, u.ID), want)
 			e.expectNoneByEmptyAddress(t, "after a user's address was removed")
+			e.expectNoMention(t, "after a user's address was removed", u.Email)
 			e.expectAddressFree(t, "after updateUser removed it", u.Email)
 			expectUser(t, "getUser of the user without its address, after another took it", e.getUser(t, u.ID), want)
 		}},

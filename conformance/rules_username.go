@@ -122,6 +122,7 @@ func usernameRules() []rule {
 			expectOptional(t, err, "updateUser result", got, want, expectUser)
 			expectUser(t, "getUser after the rename", e.getUser(t, u.ID), want)
 			expectUser(t, "getUserByUsername of the new name", e.getUserByUsername(t, want.Username), want)
+			e.expectNoMention(t, "after a rename", u.Username)
 			e.expectUsernameFree(t, "the old name after a rename", u.Username)
 		}},
 		{group: usernames, name: "empty_removes_the_name", extension: x, needs: []core.Method{getUser, updateUser}, run: func(t *testing.T, e *env) {
@@ -132,6 +133,7 @@ func usernameRules() []rule {
 			got, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: u.ID, Username: core.Set("")})
 			expectOptional(t, err, "updateUser result", got, want, expectUser)
 			expectUser(t, "getUser after the name was removed", e.getUser(t, u.ID), want)
+			e.expectNoMention(t, "after the name was removed", u.Username)
 			e.expectUsernameFree(t, "a removed name", u.Username)
 			// A second user without a name: "" is no name to collide on.
 			if _, err := e.a.UpdateUser(e.ctx, core.UserUpdate{ID: other.ID, Username: core.Set("")}); err != nil {
