@@ -90,7 +90,10 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 				name += k + "_1"
 			}
 			if ix.optional {
-				p, err := ensureOptionalUnique(ctx, s.coll, ix.keys[0], name, existing[name])
+				// FerretDB (the one server whose findAndModify is not
+				// atomic) leaves documents without the field out of
+				// every unique index, sparse or not.
+				p, err := ensureOptionalUnique(ctx, s.coll, ix.keys[0], name, existing[name], !a.atomicFAM)
 				if err != nil {
 					return fmt.Errorf("mongoadapter: indexes of %s: %w", s.coll.Name(), err)
 				}
@@ -204,16 +207,35 @@ func isOptionalUnique(spec bson.Raw, field string) bool {
 	return err == nil && bytes.Equal(pf, want)
 }
 
+// isSparseUnique reports whether an index (as listIndexes describes it)
+// is unique and leaves out the documents without its field: sparse, or on
+// a server whose unique indexes all do (uniqueIsSparse).
+func isSparseUnique(spec bson.Raw, uniqueIsSparse bool) bool {
+	if u, ok := spec.Lookup("unique").BooleanOK(); !ok || !u {
+		return false
+	}
+	sparse, _ := spec.Lookup("sparse").BooleanOK()
+	return sparse || uniqueIsSparse
+}
+
 // ensureOptionalUnique makes the index name on field the unique index of
 // the documents where field is a string, replacing an index of another
 // kind with that name (spec, as listed; nil when there is none). It
 // reports whether the index is partial: where the server refuses partial
-// indexes it is a sparse unique index (see [Capabilities.PartialIndexes]).
-func ensureOptionalUnique(ctx context.Context, coll *mongo.Collection, field, name string, spec bson.Raw) (bool, error) {
+// indexes it is a sparse unique index (see [Capabilities.PartialIndexes]),
+// and an existing unique index is kept when it is sparse or when
+// uniqueIsSparse says the server's unique indexes all leave out documents
+// without the field (FerretDB v1, which ignores the sparse option, does not
+// report it, and can drop the connection of a createIndexes of an index
+// that exists).
+func ensureOptionalUnique(ctx context.Context, coll *mongo.Collection, field, name string, spec bson.Raw, uniqueIsSparse bool) (bool, error) {
 	partial := true
 	for attempt := 0; attempt < maxIndexAttempts; attempt++ {
 		if partial && isOptionalUnique(spec, field) {
 			return true, nil
+		}
+		if !partial && spec != nil && isSparseUnique(spec, uniqueIsSparse) {
+			return false, nil
 		}
 		opts := options.Index().SetName(name).SetUnique(true)
 		if partial {

@@ -70,3 +70,30 @@ func TestIsOptionalUnique(t *testing.T) {
 		}
 	}
 }
+
+// TestIsSparseUnique checks which existing index Migrate keeps where the
+// server has no partial indexes.
+func TestIsSparseUnique(t *testing.T) {
+	spec := func(d bson.D) bson.Raw {
+		b, err := bson.Marshal(append(bson.D{{Key: "name", Value: "email_1"}}, d...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name           string
+		spec           bson.Raw
+		uniqueIsSparse bool
+		want           bool
+	}{
+		{"sparse unique", spec(bson.D{{Key: "unique", Value: true}, {Key: "sparse", Value: true}}), false, true},
+		{"plain unique, MongoDB-like server", spec(bson.D{{Key: "unique", Value: true}}), false, false},
+		{"plain unique, FerretDB", spec(bson.D{{Key: "unique", Value: true}}), true, true},
+		{"not unique, FerretDB", spec(bson.D{{Key: "sparse", Value: true}}), true, false},
+	} {
+		if got := isSparseUnique(c.spec, c.uniqueIsSparse); got != c.want {
+			t.Errorf("%s: isSparseUnique = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
