@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -266,5 +268,67 @@ func TestSwapPasswordHashOnAuthJSAccount(t *testing.T) {
 	}
 	if acc, err := a.SwapPasswordHash(ctx, core.AccountKey{Provider: core.PasswordProvider, ProviderAccountID: "nobody"}, "", "h1"); acc != nil || err != nil {
 		t.Errorf("SwapPasswordHash of no account = %+v, %v; want nil, nil", acc, err)
+	}
+}
+
+// TestUserLookupPlan checks, on a real MongoDB (FerretDB has no partial
+// indexes, and its explain output is SQLite's plan), that the finds of
+// getUserByEmail and getUserByUsername, as the adapter sends them
+// (captured from the driver), are index scans of the partial indexes.
+func TestUserLookupPlan(t *testing.T) {
+	var mu sync.Mutex
+	var filters []bson.Raw
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName != "find" {
+			return
+		}
+		if f, ok := e.Command.Lookup("filter").DocumentOK(); ok {
+			mu.Lock()
+			filters = append(filters, slices.Clone(f))
+			mu.Unlock()
+		}
+	}}
+	a, db := newAdapter(t, newServer(t, mon))
+	if !a.Capabilities().PartialIndexes {
+		t.Skip("no partial indexes on this server (FerretDB)")
+	}
+	ctx := t.Context()
+	for i := range 200 {
+		u := core.User{ID: fmt.Sprintf("u%d", i), Email: fmt.Sprintf("u%d@example.com", i), Username: fmt.Sprintf("user%d", i)}
+		if i%2 == 0 {
+			u.Email, u.Username = "", ""
+		}
+		if _, err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		index  string
+		lookup func() (*core.User, error)
+	}{
+		{"email_1", func() (*core.User, error) { return a.GetUserByEmail(ctx, "u7@example.com") }},
+		{"username_1", func() (*core.User, error) { return a.GetUserByUsername(ctx, "user7") }},
+	} {
+		mu.Lock()
+		filters = nil
+		mu.Unlock()
+		if u, err := c.lookup(); err != nil || u == nil || u.ID != "u7" {
+			t.Fatalf("lookup by %s = %+v, %v", c.index, u, err)
+		}
+		mu.Lock()
+		sent := slices.Clone(filters)
+		mu.Unlock()
+		if len(sent) != 1 {
+			t.Fatalf("lookup by %s sent %d finds, want 1", c.index, len(sent))
+		}
+		var out bson.Raw
+		if err := db.RunCommand(ctx, bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "users"}, {Key: "filter", Value: sent[0]}}},
+			{Key: "verbosity", Value: "queryPlanner"}}).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		plan := out.Lookup("queryPlanner", "winningPlan")
+		if ix := planValues(plan, "indexName"); !slices.Contains(ix, c.index) {
+			t.Errorf("the find %s uses indexes %q, want %s: %s", sent[0], ix, c.index, plan)
+		}
 	}
 }
