@@ -2,8 +2,10 @@
 // sessions of both strategies (database sessions' lifetime, extension and
 // removal on expiry; JWT sessions' claims, re-issued at most once per
 // UpdateAge), e-mail sign-in with single-use hashed tokens, OAuth/OIDC
-// sign-in with account linking, and passkey (WebAuthn) registration and
-// sign-in, with the application's callbacks and events (SPEC §3, §5, §7).
+// sign-in with account linking, passkey (WebAuthn) registration and
+// sign-in, and password accounts ([Auth.Passwords]: sign-up, sign-in,
+// verification, reset, change) with 6-digit one-time codes beside e-mail
+// links, with the application's callbacks and events (SPEC §3, §5, §7).
 //
 // It is the logic HTTP handlers call; it sends no redirects and serves no
 // pages. Build an [Auth] with [New]: it validates the providers and checks,

@@ -769,6 +769,9 @@ func (a *Auth) setUpPasswords() error {
 	if a.pw == nil {
 		return nil
 	}
+	if a.settings.BaseURL == "" {
+		return fmt.Errorf("%w: the password provider %q needs BaseURL (AUTH_URL): its verification and reset e-mails link to BaseURL/password/…", core.ErrInvalidConfig, a.pw.ID)
+	}
 	var err error
 	if a.dummyHash, err = password.DummyHash(context.Background(), a.pw.Hasher); err != nil {
 		return fmt.Errorf("%w: the password provider's hasher cannot hash: %w", core.ErrInvalidConfig, err)

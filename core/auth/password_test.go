@@ -40,7 +40,7 @@ func TestNewNamesWhatPasswordsNeed(t *testing.T) {
 	pc := provider.Password("a@example.com", send)
 	pc.Usernames = true
 	_, err := auth.New(auth.Config{Adapter: emailOnly{uses: new(int)}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"},
-		Providers: []provider.Provider{pc}})
+		Providers: []provider.Provider{pc}, BaseURL: "https://example.com/auth"})
 	var mm *core.MissingMethodsError
 	if !errors.As(err, &mm) {
 		t.Fatalf("New: %v, want a MissingMethodsError", err)
@@ -61,9 +61,15 @@ func TestNewNamesWhatPasswordsNeed(t *testing.T) {
 	other := provider.Password("a@example.com", send)
 	other.ID = "password-2"
 	_, err = auth.New(auth.Config{Adapter: emailOnly{uses: new(int)}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"},
-		Providers: []provider.Provider{provider.Password("a@example.com", send), other}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+		Providers: []provider.Provider{provider.Password("a@example.com", send), other}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT},
+		BaseURL: "https://example.com/auth"})
 	if !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), "more than one password provider") {
 		t.Errorf("two password providers: %v; want the configuration error saying so", err)
+	}
+	_, err = auth.New(auth.Config{Adapter: emailOnly{uses: new(int)}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"},
+		Providers: []provider.Provider{provider.Password("a@example.com", send)}, Session: auth.SessionOptions{Strategy: auth.StrategyJWT}})
+	if !errors.Is(err, core.ErrInvalidConfig) || !strings.Contains(err.Error(), "BaseURL") {
+		t.Errorf("a password provider without BaseURL: %v; want the configuration error naming BaseURL", err)
 	}
 }
 
