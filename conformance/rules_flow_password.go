@@ -482,6 +482,12 @@ func passwordFlowRules() []rule {
 			if u := e.getUserByEmail(t, ""); u != nil {
 				t.Errorf("getUserByEmail(\"\") found %s", show(u))
 			}
+			if caps := core.Probe(e.a); caps.HasExtension(core.ExtensionListAccountsByUserID) && caps.Has(core.MethodUnlinkAccount) {
+				// The e-mail provider is no way in for a user without an
+				// address: the last account stays.
+				_, err := a.UnlinkAccount(e.ctx, first.User.ID, first.Account.Key())
+				expectErr(t, "unlinking the last account of a user without an address", err, auth.ErrLastSignInMethod)
+			}
 			strict := e.newAuth(t, newClock(), authOptions{requireEmail: true})
 			before := e.state(t)
 			_, err := strict.SignInWithOAuth(e.ctx, oauthCallback(githubProvider, e.id("gh"), "", nil))
