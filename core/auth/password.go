@@ -65,6 +65,7 @@ type Passwords struct{ a *Auth }
 // Passwords returns password sign-in.
 func (a *Auth) Passwords() Passwords { return Passwords{a} }
 
+// pwNeeded names password sign-in in missing-method errors.
 const pwNeeded = "password sign-in"
 
 // provider returns the configured password provider.
@@ -329,8 +330,8 @@ func (p Passwords) notifyOwner(ctx context.Context, pc *provider.PasswordConfig,
 		URL: p.a.mailURL("signin", nil), Expires: p.a.now()})
 }
 
-// codeSpec is the provider's code settings for a purpose; nil when codes
-// are off.
+// codeSpecOf is the provider's code settings for a purpose; nil when
+// codes are off.
 func codeSpecOf(pc *provider.PasswordConfig, purpose provider.Purpose) *codeSpec {
 	if !pc.Codes {
 		return nil
@@ -338,9 +339,9 @@ func codeSpecOf(pc *provider.PasswordConfig, purpose provider.Purpose) *codeSpec
 	return &codeSpec{purpose: string(purpose), maxAge: pc.CodeMaxAge, attempts: pc.CodeAttempts}
 }
 
-// spec is codeSpecOf for checking a code: the zero spec when codes are
-// off (no code was issued, so none is found, but the shape check and the
-// cap still apply).
+// specOf is codeSpecOf for checking a code: with codes off, the default
+// settings (no code was issued, so none is found, but the shape check and
+// the cap still apply).
 func specOf(pc *provider.PasswordConfig, purpose provider.Purpose) codeSpec {
 	if s := codeSpecOf(pc, purpose); s != nil {
 		return *s
