@@ -86,6 +86,10 @@ type Fixture struct {
 	// Busy, when set, reports an error as the store's transient lock
 	// failure (SQLite's SQLITE_BUSY), which the race tolerates and retries.
 	Busy func(error) bool
+	// EmailOptional: both sides keep users without an e-mail address
+	// (Auth.js's createUser with email null; core.User.Email ""), and the
+	// UsersWithoutEmail case runs.
+	EmailOptional bool
 }
 
 // Trace names a user's records, for [Fixture.Leftovers].
@@ -122,6 +126,9 @@ func Run(t *testing.T, pairings ...Pairing) {
 			t.Run("SessionAcrossSides", f.sessionAcrossSides)
 			t.Run("DeleteUser", f.deleteUser)
 			t.Run("VerificationTokenRace", f.verificationTokenRace)
+			if f.EmailOptional {
+				t.Run("UsersWithoutEmail", f.usersWithoutEmail)
+			}
 		})
 	}
 }
