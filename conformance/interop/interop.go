@@ -4,8 +4,9 @@
 // [Run] checks that each side reads, field by field, what the other wrote;
 // that a session made by one is updated and deleted by the other; that
 // deleteUser on either side leaves nothing of the user and nothing else
-// changed; and how many callers of a verification token raced between the
-// sides get it.
+// changed; how many callers of a verification token raced between the
+// sides get it; and, where [Fixture.EmailOptional] is set, that users
+// without an e-mail address written by either side read back on the other.
 //
 // A pairing is small: a Go side (a [Pairing] whose Setup builds authport's
 // adapter on a fresh store, starts the Node side with [Start] and reads
