@@ -234,7 +234,7 @@ func setupPairing(t *testing.T, p pairing) *interop.Fixture {
 		allowNoEmail(t, a)
 	}
 	f := &interop.Fixture{
-		Adapter: a, Node: node, EmailOptional: true,
+		Adapter: a, Node: node, UsersWithoutEmail: true,
 		Leftovers: func(t testing.TB, u interop.Trace) []string { return leftovers(t, a, sqlDB, p.authenticators, u.ID) },
 		NewUserID: func(t testing.TB) string {
 			id, err := a.NewUserID(context.Background())

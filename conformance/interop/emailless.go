@@ -8,139 +8,146 @@ import (
 	"github.com/authport/authport/core"
 )
 
-// usersWithoutEmail is the case of users without an e-mail address, run
-// where [Fixture.EmailOptional] says both sides keep them. Auth.js's OAuth
-// sign-up creates such a user for a profile that gives no address (X,
-// some GitHub and Discord accounts) by calling its adapter's createUser
-// with email null; authport stores core.User.Email "" as its null.
-//
-// Both directions, two users each, so that two users without an address
-// coexist under the store's unique e-mail index on each side: Auth.js
-// creates two (and links an account and makes a session for the first),
-// and authport reads them with getUser, getUserByAccount and
-// getSessionAndUser; authport creates two (with an account and a session
-// for the first), and Auth.js reads them the same three ways. Then each
-// side updates a user the other made, and an address given and taken away
-// again reads back as none on the other side.
+// The users without an e-mail address (core.User.Email ""), on both sides.
+// Auth.js creates one for an OAuth profile that gave none: its core passes
+// email undefined, which the adapters store as NULL (SQL) or null (the
+// MongoDB driver's default), or leave out; authport stores its null (SQL
+// NULL, an absent document field).
+
+// usersWithoutEmail has Auth.js write users without an address, one with
+// email null and one without the field, that authport reads with Email ""
+// (also joined to a session, the read of every request), and authport
+// write two that Auth.js reads with email null; each side's users coexist,
+// getUserByEmail("") finds none of them, and an address added on one side
+// is found by it on the other.
 func (f *Fixture) usersWithoutEmail(t *testing.T) {
 	ctx := context.Background()
 	a := f.Adapter
-
-	// Auth.js writes; authport reads.
-	var node [2]User
-	for i := range node {
-		var u *User
-		f.must(t, &u, "createUser", map[string]any{"id": Unique("ignored"), "email": nil, "emailVerified": nil,
-			"name": "No Mail (Node)", "image": nil})
-		if u == nil || u.ID == "" || u.Email != nil {
-			t.Fatalf("Auth.js createUser with email null returned %+v", u)
-		}
-		node[i] = *u
-	}
-	checkUser := func(what string, u *core.User, id ID) {
+	nodeNoEmail := func(fields map[string]any) User {
 		t.Helper()
-		if u == nil {
-			t.Fatalf("%s: authport found no user without e-mail written by Auth.js", what)
+		in := map[string]any{"id": Unique("ignored"), "emailVerified": nil, "name": "Nobody (X profile)"}
+		for k, v := range fields {
+			in[k] = v
 		}
-		if u.ID != string(id) || u.Email != "" || u.EmailVerified != nil || !eq(u.Name, ptr("No Mail (Node)")) {
-			t.Errorf("%s: %+v, want id %q, e-mail \"\", name %q", what, u, id, "No Mail (Node)")
+		var u *User
+		f.must(t, &u, "createUser", in)
+		if u == nil || u.ID == "" {
+			t.Fatalf("Auth.js createUser without an address returned %+v", u)
 		}
+		if u.Email != nil && *u.Email != "" {
+			t.Errorf("Auth.js createUser without an address returned email %q", *u.Email)
+		}
+		return *u
 	}
-	for _, nu := range node {
+	// As Auth.js's core passes it (undefined, stored as null), and without
+	// the field, as an application that builds its own user writes it.
+	nodeUsers := []User{nodeNoEmail(map[string]any{"email": nil}), nodeNoEmail(nil)}
+	if !f.NullEmailOnce {
+		nodeUsers = append(nodeUsers, nodeNoEmail(map[string]any{"email": nil}))
+	} else {
+		t.Log("the store keeps one user with email null at most (Fixture.NullEmailOnce): the third Auth.js user is not written")
+	}
+	for i, nu := range nodeUsers {
 		u, err := a.GetUser(ctx, string(nu.ID))
-		if err != nil {
-			t.Fatalf("getUser of a user without e-mail written by Auth.js: %v", err)
+		if err != nil || u == nil || u.Email != "" || u.Name == nil || *u.Name != "Nobody (X profile)" {
+			t.Errorf("authport getUser of Auth.js's user #%d without an address = %+v, %v; want Email \"\" and the name", i+1, u, err)
 		}
-		checkUser("getUser", u, nu.ID)
 	}
-	if u, err := a.GetUserByEmail(ctx, ""); u != nil || err != nil {
-		t.Errorf("getUserByEmail(\"\") with users without e-mail stored: %+v, %v; want nil, nil", u, err)
+	tok := Unique("noemail-session")
+	f.must(t, nil, "createSession", map[string]any{"sessionToken": tok, "userId": string(nodeUsers[0].ID), "expires": Date(At(time.Hour))})
+	if su, err := a.GetSessionAndUser(ctx, tok); err != nil || su == nil || su.User.ID != string(nodeUsers[0].ID) || su.User.Email != "" {
+		t.Errorf("authport getSessionAndUser of a session of Auth.js's user without an address = %+v, %v", su, err)
 	}
-	pa := Unique("x-pa")
-	f.must(t, nil, "linkAccount", map[string]any{"userId": string(node[0].ID), "type": "oauth", "provider": "twitter", "providerAccountId": pa})
-	u, err := a.GetUserByAccount(ctx, core.AccountKey{Provider: "twitter", ProviderAccountID: pa})
-	if err != nil {
-		t.Fatalf("getUserByAccount: %v", err)
-	}
-	checkUser("getUserByAccount", u, node[0].ID)
-	tok, exp := Unique("sess-nomail"), At(24*time.Hour)
-	f.must(t, nil, "createSession", map[string]any{"sessionToken": tok, "userId": string(node[0].ID), "expires": Date(exp)})
-	su, err := a.GetSessionAndUser(ctx, tok)
-	if err != nil || su == nil {
-		t.Fatalf("getSessionAndUser of Auth.js's session of a user without e-mail: %v, %v", su, err)
-	}
-	checkUser("getSessionAndUser", &su.User, node[0].ID)
 
-	// authport writes; Auth.js reads.
-	var mine [2]*core.User
-	for i := range mine {
-		id := Unique("go-nomail")
+	var goUsers []*core.User
+	for range 2 {
+		id := Unique("go-noemail")
 		if f.NewUserID != nil {
 			id = f.NewUserID(t)
 		}
-		u, err := a.CreateUser(ctx, core.User{ID: id, Name: ptr("No Mail (Go)")})
-		if err != nil || u == nil || u.Email != "" {
-			t.Fatalf("CreateUser without e-mail (the %d. of two): %+v, %v", i+1, u, err)
+		u, err := a.CreateUser(ctx, core.User{ID: id, Name: ptr("Nobody (Go)")})
+		if err != nil || u == nil {
+			t.Fatalf("authport createUser without an address, beside Auth.js's: %v, %v", u, err)
 		}
-		mine[i] = u
+		goUsers = append(goUsers, u)
 	}
-	checkNode := func(what string, u *User, id string) {
-		t.Helper()
-		if u == nil {
-			t.Fatalf("%s: Auth.js found no user without e-mail written by authport", what)
-		}
-		if string(u.ID) != id || u.Email != nil || u.EmailVerified != nil || !eq(u.Name, ptr("No Mail (Go)")) {
-			t.Errorf("%s: id %q email %s emailVerified %v name %s; want %q, null, null, %q", what, u.ID, show(u.Email), u.EmailVerified, show(u.Name), id, "No Mail (Go)")
+	for i, gu := range goUsers {
+		var u *User
+		f.must(t, &u, "getUser", gu.ID)
+		if u == nil || string(u.ID) != gu.ID || u.Email != nil {
+			t.Errorf("Auth.js getUser of authport's user #%d without an address = %+v; want email null", i+1, u)
 		}
 	}
-	for _, gu := range mine {
-		var nu *User
-		f.must(t, &nu, "getUser", gu.ID)
-		checkNode("getUser", nu, gu.ID)
+	pa := Unique("noemail-pa")
+	if _, err := a.LinkAccount(ctx, core.Account{UserID: goUsers[0].ID, Type: core.AccountTypeOAuth, Provider: "twitter", ProviderAccountID: pa}); err != nil {
+		t.Fatalf("linkAccount to authport's user without an address: %v", err)
 	}
-	gpa := Unique("gh-pa")
-	if _, err := a.LinkAccount(ctx, core.Account{UserID: mine[0].ID, Type: core.AccountTypeOAuth, Provider: "github", ProviderAccountID: gpa}); err != nil {
-		t.Fatalf("linkAccount: %v", err)
+	var bya *User
+	f.must(t, &bya, "getUserByAccount", map[string]any{"provider": "twitter", "providerAccountId": pa})
+	if bya == nil || string(bya.ID) != goUsers[0].ID || bya.Email != nil {
+		t.Errorf("Auth.js getUserByAccount of authport's user without an address = %+v; want it with email null", bya)
 	}
-	var nu *User
-	f.must(t, &nu, "getUserByAccount", map[string]any{"provider": "github", "providerAccountId": gpa})
-	checkNode("getUserByAccount", nu, mine[0].ID)
-	gtok := Unique("sess-nomail-go")
-	if _, err := a.CreateSession(ctx, core.Session{SessionToken: gtok, UserID: mine[0].ID, Expires: At(time.Hour)}); err != nil {
-		t.Fatal(err)
+	if u, err := a.GetUserByEmail(ctx, ""); u != nil || err != nil {
+		t.Errorf("authport getUserByEmail(\"\") beside users without an address = %+v, %v; want nil, nil", u, err)
 	}
-	var nsu *SessionAndUser
-	f.must(t, &nsu, "getSessionAndUser", gtok)
-	if nsu == nil {
-		t.Fatal("Auth.js found no session of authport's user without e-mail")
-	}
-	checkNode("getSessionAndUser", &nsu.User, mine[0].ID)
 
-	// Each side updates a user the other made; neither invents an address.
-	f.must(t, nil, "updateUser", map[string]any{"id": mine[1].ID, "name": "Renamed by Node"})
-	if g, err := a.GetUser(ctx, mine[1].ID); err != nil || g == nil || g.Email != "" || !eq(g.Name, ptr("Renamed by Node")) {
-		t.Errorf("authport reads its user without e-mail after Auth.js's updateUser as %+v, %v", g, err)
-	}
-	addr := Unique("later") + "@example.com"
-	if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: string(node[1].ID), Email: core.Set(addr)}); err != nil {
-		t.Fatalf("updateUser giving Auth.js's user an address: %v", err)
+	// An address added on one side is found on the other.
+	email := Unique("added") + "@example.com"
+	if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: string(nodeUsers[1].ID), Email: core.Set(email)}); err != nil {
+		t.Fatalf("authport updateUser adding an address to Auth.js's user: %v", err)
 	}
 	var byEmail *User
-	f.must(t, &byEmail, "getUserByEmail", addr)
-	if byEmail == nil || byEmail.ID != node[1].ID {
-		t.Errorf("Auth.js's getUserByEmail of the address authport gave its user: %+v", byEmail)
+	f.must(t, &byEmail, "getUserByEmail", email)
+	if byEmail == nil || byEmail.ID != nodeUsers[1].ID {
+		t.Errorf("Auth.js getUserByEmail(%q) after authport added it = %+v", email, byEmail)
 	}
-	if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: string(node[1].ID), Email: core.Set("")}); err != nil {
-		t.Fatalf("updateUser taking the address away: %v", err)
+	email2 := Unique("added") + "@example.com"
+	f.must(t, nil, "updateUser", map[string]any{"id": goUsers[1].ID, "email": email2})
+	if u, err := a.GetUserByEmail(ctx, email2); err != nil || u == nil || u.ID != goUsers[1].ID {
+		t.Errorf("authport getUserByEmail(%q) after Auth.js added it = %+v, %v", email2, u, err)
 	}
-	nu = nil
-	f.must(t, &nu, "getUser", string(node[1].ID))
-	if nu == nil || nu.Email != nil {
-		t.Errorf("Auth.js reads the user whose address authport removed as %+v, want email null", nu)
+	f.withoutEmailByAccountAndSession(t, nodeUsers[0], goUsers[0])
+	f.addressTakenAway(t, nodeUsers[1], email)
+}
+
+// withoutEmailByAccountAndSession reads each side's user without an
+// address through the other side's remaining lookups: authport's
+// getUserByAccount of an account Auth.js linked to its user, and Auth.js's
+// getSessionAndUser of a session authport made for its user.
+func (f *Fixture) withoutEmailByAccountAndSession(t *testing.T, nu User, gu *core.User) {
+	ctx := context.Background()
+	pa := Unique("noemail-node-pa")
+	f.must(t, nil, "linkAccount", map[string]any{"userId": string(nu.ID), "type": "oauth", "provider": "twitter", "providerAccountId": pa})
+	u, err := f.Adapter.GetUserByAccount(ctx, core.AccountKey{Provider: "twitter", ProviderAccountID: pa})
+	if err != nil || u == nil || u.ID != string(nu.ID) || u.Email != "" {
+		t.Errorf("authport getUserByAccount of Auth.js's user without an address = %+v, %v; want it with Email \"\"", u, err)
 	}
-	byEmail = nil
-	f.must(t, &byEmail, "getUserByEmail", addr)
-	if byEmail != nil {
-		t.Errorf("Auth.js still finds the removed address: %+v", byEmail)
+	tok := Unique("noemail-go-session")
+	if _, err := f.Adapter.CreateSession(ctx, core.Session{SessionToken: tok, UserID: gu.ID, Expires: At(time.Hour)}); err != nil {
+		t.Fatalf("authport createSession for its user without an address: %v", err)
+	}
+	var su *SessionAndUser
+	f.must(t, &su, "getSessionAndUser", tok)
+	if su == nil || string(su.User.ID) != gu.ID || su.User.Email != nil {
+		t.Errorf("Auth.js getSessionAndUser of authport's session of a user without an address = %+v; want the user with email null", su)
+	}
+}
+
+// addressTakenAway has authport take away the address it gave Auth.js's
+// user (UpdateUser with Email ""): Auth.js then reads email null and no
+// longer finds the user by the address.
+func (f *Fixture) addressTakenAway(t *testing.T, nu User, email string) {
+	if _, err := f.Adapter.UpdateUser(context.Background(), core.UserUpdate{ID: string(nu.ID), Email: core.Set("")}); err != nil {
+		t.Fatalf("authport updateUser taking the address away: %v", err)
+	}
+	var u *User
+	f.must(t, &u, "getUser", string(nu.ID))
+	if u == nil || (u.Email != nil && *u.Email != "") {
+		t.Errorf("Auth.js getUser of the user whose address authport took away = %+v; want email null", u)
+	}
+	u = nil
+	f.must(t, &u, "getUserByEmail", email)
+	if u != nil {
+		t.Errorf("Auth.js getUserByEmail(%q) after authport took the address away = %+v; want null", email, u)
 	}
 }
