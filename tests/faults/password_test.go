@@ -260,6 +260,18 @@ type resetState struct {
 	oldSessions int    // sessions from before the reset
 }
 
+// describe says what the state is, for the table.
+func (s resetState) describe(oldHash string) string {
+	pw, link := "password unchanged", "the link usable again"
+	if s.hash != oldHash {
+		pw = "password reset"
+	}
+	if !s.tokenThere {
+		link = "the link used"
+	}
+	return fmt.Sprintf("%s, %s, %d session(s) from before", pw, link, s.oldSessions)
+}
+
 func (be *pwBackend) readReset(ctx context.Context, userID, tokenHash string, sessions []string) (resetState, error) {
 	var s resetState
 	var hash sql.NullString
@@ -496,14 +508,13 @@ func resetFault(t *testing.T, be *pwBackend, app *pwApp, before core.Method) pwR
 	// reset) and a new one resets.
 	row.retry = "failed"
 	final := pw2
+	row.state = state.describe(start.hash)
 	if state.hash == start.hash {
-		row.state = "password unchanged, the link usable again"
 		if err := app.a.Passwords().Reset(ctx, address, auth.Proof{Token: token}, pw2); err != nil {
 			t.Fatalf("the same reset link again after the server recovered: %v", err)
 		}
 		row.retry = "the same link reset it"
 	} else {
-		row.state = "password reset, the sessions ended"
 		err := app.a.Passwords().Reset(ctx, address, auth.Proof{Token: token}, pw3)
 		if auth.CodeOf(err) != auth.CodeVerification {
 			t.Errorf("the used link of a reset that happened, again: %v; want it refused (Verification)", err)
