@@ -66,11 +66,13 @@ func runVariant(t *testing.T, name string, backends []string, opt Option) {
 	}
 }
 
-// TestConformancePresets runs the suite's userData and session inventory
-// rules (listSessionsByUserId, deleteSessionsByUserId, sessionMetadata) on
-// the tables each Auth.js preset names, as Migrate creates them under the
-// preset (no session metadata columns: the metadata rules check that none
-// is kept), with the application columns added. (The other rules store
+// TestConformancePresets runs the suite's userData, session inventory
+// (listSessionsByUserId, deleteSessionsByUserId, sessionMetadata),
+// optionalEmail, usernames and passwordHashes rules on the tables each
+// Auth.js preset names, as Migrate creates them under the preset (no
+// session metadata, username or password hash columns: the metadata rules
+// check that none is kept, the username and hash rules that the layer
+// refuses them), with the application columns added. (The other rules store
 // expires_in and authorization_details, which the presets omit; the
 // presets' own tests cover them.)
 func TestConformancePresets(t *testing.T) {
@@ -82,12 +84,17 @@ func TestConformancePresets(t *testing.T) {
 		{"drizzle", AuthJSDrizzle(), backends},
 		{"kysely", AuthJSKysely(), backends},
 		{"prisma", AuthJSPrisma(), []string{"postgres"}},
+		// A preset with the username and password hash columns named
+		// (Migrate adds them): the usernames and passwordHashes rules
+		// then run on the preset's tables.
+		{"kysely_credentials", preset(AuthJSKysely(), WithUsernameColumn("username"), WithPasswordHashColumn("password")), backends},
 	} {
 		for _, backend := range p.backends {
 			conformance.Run(t, conformance.Harness{
 				Name:     p.name + "_" + backend,
 				Parallel: true,
-				Groups:   []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata"},
+				Groups: []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata",
+					"optionalEmail", "usernames", "passwordHashes"},
 				New: func(t testing.TB) conformance.Fixture {
 					a, db := newAdapter(t, backend, false, p.opt)
 					return fixture(t, a, db, p.opt)

@@ -225,7 +225,7 @@ func TestSwapPasswordHash(t *testing.T) {
 			}
 			// Racing swaps from one hash: exactly one wins, the others see
 			// the winner's hash.
-			const racers = 12
+			const racers = 50
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			won, lost := 0, 0
@@ -496,5 +496,38 @@ func TestDropNotNull(t *testing.T) {
 	}
 	if _, _, err := dropNotNull(`CREATE TABLE t (a TEXT)`, "email"); err == nil {
 		t.Error("dropNotNull of a missing column: no error")
+	}
+}
+
+// TestPrismaSchemaWithoutEmail: the documented Prisma schema's User.email
+// is NOT NULL; authport refuses a user without one there, saying to run
+// Migrate, and after Migrate (under the preset) keeps two, which Prisma's
+// String? would then read as null.
+func TestPrismaSchemaWithoutEmail(t *testing.T) {
+	ctx := context.Background()
+	db := openPostgres(t, false)
+	execAll(t, db.sqlDB, prismaPostgresDDL)
+	a := mustNew(t, db, AuthJSPrisma())
+	st := core.NewStore(a)
+	var ie *core.InputError
+	if _, err := st.CreateUser(ctx, core.User{ID: "p0"}); !errors.As(err, &ie) || ie.Field != "email" || !strings.Contains(ie.Reason, "Migrate") {
+		t.Fatalf("CreateUser without e-mail on Prisma's User: %v; want an InputError on email saying to run Migrate", err)
+	}
+	if err := a.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"p1", "p2"} {
+		if _, err := st.CreateUser(ctx, core.User{ID: id}); err != nil {
+			t.Fatalf("CreateUser without e-mail after Migrate: %v", err)
+		}
+	}
+	if n := rawNullCount(t, a, db, "User", "email"); n != 2 {
+		t.Errorf("%d Prisma users with email NULL, want 2", n)
+	}
+	if _, err := st.CreateUser(ctx, core.User{ID: "p3", Email: "a@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateUser(ctx, core.User{ID: "p4", Email: "a@example.com"}); !errors.Is(err, core.ErrAlreadyExists) {
+		t.Errorf("a taken address on Prisma's User after Migrate: %v, want ErrAlreadyExists (User_email_key kept)", err)
 	}
 }

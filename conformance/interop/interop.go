@@ -4,8 +4,9 @@
 // [Run] checks that each side reads, field by field, what the other wrote;
 // that a session made by one is updated and deleted by the other; that
 // deleteUser on either side leaves nothing of the user and nothing else
-// changed; and how many callers of a verification token raced between the
-// sides get it.
+// changed; how many callers of a verification token raced between the
+// sides get it; and, where [Fixture.EmailOptional] is set, that users
+// without an e-mail address written by either side read back on the other.
 //
 // A pairing is small: a Go side (a [Pairing] whose Setup builds authport's
 // adapter on a fresh store, starts the Node side with [Start] and reads
@@ -86,6 +87,10 @@ type Fixture struct {
 	// Busy, when set, reports an error as the store's transient lock
 	// failure (SQLite's SQLITE_BUSY), which the race tolerates and retries.
 	Busy func(error) bool
+	// EmailOptional: both sides keep users without an e-mail address
+	// (Auth.js's createUser with email null; core.User.Email ""), and the
+	// UsersWithoutEmail case runs.
+	EmailOptional bool
 }
 
 // Trace names a user's records, for [Fixture.Leftovers].
@@ -122,6 +127,9 @@ func Run(t *testing.T, pairings ...Pairing) {
 			t.Run("SessionAcrossSides", f.sessionAcrossSides)
 			t.Run("DeleteUser", f.deleteUser)
 			t.Run("VerificationTokenRace", f.verificationTokenRace)
+			if f.EmailOptional {
+				t.Run("UsersWithoutEmail", f.usersWithoutEmail)
+			}
 		})
 	}
 }
