@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -106,11 +107,11 @@ func (a *Auth) forget(ctx context.Context, neededBy string, is issued, cause err
 // useCode uses the code (with its binding) for identifier: a code of the
 // wrong shape, or without a binding, is refused before any lookup; then
 // one attempt is counted against the cap, and the code's token, made with
-// each secret, is used. It returns errCodeRefused when the code does not
-// work.
-func (a *Auth) useCode(ctx context.Context, neededBy, identifier, binding, code string, spec codeSpec) error {
+// each secret, is used. It returns the used token, or errCodeRefused when
+// the code does not work.
+func (a *Auth) useCode(ctx context.Context, neededBy, identifier, binding, code string, spec codeSpec) (*core.VerificationToken, error) {
 	if !password.ValidCode(code) || binding == "" || identifier == "" {
-		return errCodeRefused
+		return nil, errCodeRefused
 	}
 	// The cap: attempts per code lifetime, spaced so that the counter
 	// admits no new attempt before the codes it guards have expired.
@@ -118,41 +119,41 @@ func (a *Auth) useCode(ctx context.Context, neededBy, identifier, binding, code 
 	sum := sha256.Sum256([]byte(identifier))
 	res, err := a.limiter.Allow(ctx, "authport:code:"+spec.purpose+":"+hex.EncodeToString(sum[:16]), limit)
 	if err != nil {
-		return fmt.Errorf("%s: counting the code attempt: %w", neededBy, err)
+		return nil, fmt.Errorf("%s: counting the code attempt: %w", neededBy, err)
 	}
 	if !res.Allowed {
-		return fmt.Errorf("%w (the attempt cap for this address is reached)", errCodeRefused)
+		return nil, fmt.Errorf("%w (the attempt cap for this address is reached)", errCodeRefused)
 	}
 	for _, secret := range a.secrets {
 		hashed := codeToken(secret, spec.purpose, identifier, binding, code)
 		v, err := a.useKey(ctx, neededBy, core.VerificationTokenKey{Identifier: identifier, Token: hashed})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if v != nil {
 			if v.Expired(a.now()) {
-				return errCodeRefused
+				return nil, errCodeRefused
 			}
-			return nil
+			return v, nil
 		}
 	}
-	return errCodeRefused
+	return nil, errCodeRefused
 }
 
-// useLink uses a link's token for identifier; it returns
-// errVerificationFailed when it does not work.
-func (a *Auth) useLink(ctx context.Context, neededBy, identifier, token string) error {
+// useLink uses a link's token for identifier; it returns the used token,
+// or errVerificationFailed when it does not work.
+func (a *Auth) useLink(ctx context.Context, neededBy, identifier, token string) (*core.VerificationToken, error) {
 	if token == "" || identifier == "" {
-		return errVerificationFailed
+		return nil, errVerificationFailed
 	}
 	v, err := a.useToken(ctx, neededBy, identifier, token)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if v == nil || v.Expired(a.now()) {
-		return errVerificationFailed
+		return nil, errVerificationFailed
 	}
-	return nil
+	return v, nil
 }
 
 // useKey uses (deletes) the verification token with the key and returns
@@ -183,10 +184,39 @@ type Proof struct {
 }
 
 // use uses the proof for identifier: the code when one is given, else the
-// link's token.
-func (a *Auth) use(ctx context.Context, neededBy, identifier string, p Proof, spec codeSpec) error {
+// link's token. It returns the used token (as stored: hashed), which
+// [Auth.restoreToken] can put back.
+func (a *Auth) use(ctx context.Context, neededBy, identifier string, p Proof, spec codeSpec) (*core.VerificationToken, error) {
 	if p.Code != "" {
 		return a.useCode(ctx, neededBy, identifier, p.Binding, p.Code, spec)
 	}
 	return a.useLink(ctx, neededBy, identifier, p.Token)
+}
+
+// restoreToken puts back a token that a request used and then could not
+// act on (the store failed after the use), so that the same link or code
+// works again once the store does, and returns cause, joined with the
+// restoring's error if that failed too (it is then retried in the
+// background, see retryLater). A token that is there again (a use whose
+// answer was lost and that did not happen) counts as restored. Restoring
+// is safe only for a token whose effect is bound to a state the failed
+// request did not change, as a reset token is bound to the hash it resets.
+func (a *Auth) restoreToken(ctx context.Context, neededBy string, v *core.VerificationToken, cause error) error {
+	put := func(ctx context.Context) error {
+		_, err := call(a, neededBy, func(c core.VerificationTokenCreator) (*core.VerificationToken, error) {
+			return c.CreateVerificationToken(ctx, *v)
+		})
+		if errors.Is(err, core.ErrAlreadyExists) {
+			return nil
+		}
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	err := put(rctx)
+	cancel()
+	if err != nil {
+		go retryLater(context.WithoutCancel(ctx), put)
+		return errors.Join(cause, fmt.Errorf("%s: putting back the used token so that it can be used again (retrying in the background for %v): %w", neededBy, cleanupRetryWindow, err))
+	}
+	return cause
 }

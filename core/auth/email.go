@@ -227,7 +227,7 @@ func (a *Auth) VerifyEmailSignInCode(ctx context.Context, providerID, email, cod
 	if spec == nil {
 		return nil, fmt.Errorf("%w (codes are off for provider %q)", errCodeRefused, providerID)
 	}
-	if err := a.useCode(ctx, "e-mail sign-in", identifier, binding, code, *spec); err != nil {
+	if _, err := a.useCode(ctx, "e-mail sign-in", identifier, binding, code, *spec); err != nil {
 		return nil, err
 	}
 	return a.emailSignIn(ctx, providerID, identifier)

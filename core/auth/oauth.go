@@ -220,23 +220,34 @@ func (a *Auth) removeUnlinkedUser(ctx context.Context, userID string, linkErr er
 	return linkErr
 }
 
-// cleanupRetryWindow is how long removeUnlinkedUserLater goes on trying.
+// cleanupRetryWindow is how long retryLater goes on trying.
 const cleanupRetryWindow = time.Minute
 
 // removeUnlinkedUserLater retries the removal of a half-created user whose
 // first removal failed (the store was failing: the likely reason the
-// sign-in failed), every 50 ms at first, then at most every second, for
-// cleanupRetryWindow. Without it, the user would stay once the store is
+// sign-in failed). Without it, the user would stay once the store is
 // back, with no account, and the same person's next OAuth sign-in would
 // find its e-mail address taken and be refused (OAuthAccountNotLinked).
-// It is in process: a crash of the process in that window leaves the user.
 func (a *Auth) removeUnlinkedUserLater(ctx context.Context, d core.UserDeleter, userID string) {
+	retryLater(ctx, func(ctx context.Context) error {
+		_, err := d.DeleteUser(ctx, userID)
+		return err
+	})
+}
+
+// retryLater retries op, whose first try failed (the store was failing),
+// every 50 ms at first, then at most every second, each try bounded by
+// cleanupTimeout, until it succeeds or cleanupRetryWindow has passed. It
+// runs in the caller's goroutine (start it with go) on a context without
+// the caller's cancellation. It is in process: a crash of the process in
+// that window leaves op undone.
+func retryLater(ctx context.Context, op func(context.Context) error) {
 	wait := 50 * time.Millisecond
 	for end := time.Now().Add(cleanupRetryWindow); time.Now().Before(end); {
 		time.Sleep(wait)
 		wait = min(2*wait, time.Second)
-		dctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
-		_, err := d.DeleteUser(dctx, userID)
+		tctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		err := op(tctx)
 		cancel()
 		if err == nil {
 			return

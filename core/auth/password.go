@@ -171,6 +171,12 @@ type SignUpResult struct {
 // username is refused with [ErrUsernameTaken] (usernames are not
 // enumeration-safe). Bad input (an invalid address or username, a password
 // the policy refuses) is refused with [CodeBadRequest] and changes nothing.
+//
+// A sign-up that fails after creating the user (the account, the
+// verification token or the e-mail failed: the store or the mailer was
+// down) removes the user again, as an OAuth sign-up does, retrying in the
+// background while the store is failing, so that the same sign-up can be
+// made again once it answers.
 func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult, error) {
 	a := p.a
 	pc, err := p.provider()
@@ -260,7 +266,11 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 	}
 	if verify {
 		if err := p.sendVerification(ctx, pc, id.Email, req.Binding); err != nil {
-			return nil, err
+			// Without its verification e-mail the user could never
+			// verify: a new sign-up would find the address taken (and
+			// only tell the owner so). The sign-up is undone instead,
+			// so that it can be made again.
+			return nil, a.removeUnlinkedUser(ctx, user.ID, err)
 		}
 		return &SignUpResult{VerificationSent: true}, nil
 	}
@@ -502,7 +512,7 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 	if err != nil {
 		return nil, errVerificationFailed
 	}
-	if err := a.use(ctx, pwNeeded, verifyIdentifierPrefix+email, proof, specOf(pc, provider.PurposeVerifyEmail)); err != nil {
+	if _, err := a.use(ctx, pwNeeded, verifyIdentifierPrefix+email, proof, specOf(pc, provider.PurposeVerifyEmail)); err != nil {
 		return nil, err
 	}
 	user, err := call(a, pwNeeded, func(g core.UserByEmailGetter) (*core.User, error) {
@@ -585,11 +595,17 @@ func (p Passwords) RequestReset(ctx context.Context, email, binding string) erro
 
 // Reset sets a new password with a reset e-mail's link token or code:
 // the proof is used (once: of concurrent uses exactly one resets), the
-// hash read before is swapped for the new one, the address counts as
-// verified, and every session of the user ends (deleteSessionsByUserId,
-// with database sessions). A password the policy refuses is refused before
+// hash read before is swapped for the new one, every session of the user
+// ends (deleteSessionsByUserId, with database sessions), and the address
+// counts as verified. A password the policy refuses is refused before
 // the proof is used; a bad proof gives [CodeVerification] and changes
 // nothing.
+//
+// When the store fails after the proof was used and before the hash is
+// swapped, the proof's token is put back (retried in the background while
+// the store is failing), so that the same link or code works again; when
+// it fails after the swap, ending the sessions is retried in the
+// background, and the error says the password was changed.
 func (p Passwords) Reset(ctx context.Context, email string, proof Proof, newPassword string) error {
 	a := p.a
 	pc, err := p.provider()
@@ -615,7 +631,8 @@ func (p Passwords) Reset(ctx context.Context, email string, proof Proof, newPass
 			return err
 		}
 	}
-	if err := a.use(ctx, pwNeeded, resetIdentifier(email, acc), proof, specOf(pc, provider.PurposeResetPassword)); err != nil {
+	used, err := a.use(ctx, pwNeeded, resetIdentifier(email, acc), proof, specOf(pc, provider.PurposeResetPassword))
+	if err != nil {
 		return err
 	}
 	if acc == nil || acc.PasswordHash == nil {
@@ -623,18 +640,23 @@ func (p Passwords) Reset(ctx context.Context, email string, proof Proof, newPass
 	}
 	hash, err := pc.Hasher.Hash(ctx, pw)
 	if err != nil {
-		return fmt.Errorf("%s: hashing the password: %w", pwNeeded, err)
+		return a.restoreToken(ctx, pwNeeded, used, fmt.Errorf("%s: hashing the password: %w", pwNeeded, err))
 	}
 	if err := p.swap(ctx, acc, hash); err != nil {
 		if errors.Is(err, core.ErrPasswordHashChanged) {
 			return errVerificationFailed
 		}
-		return err
+		// The token is put back: it is bound to the hash read before, so
+		// it resets nothing if the swap did happen (its answer lost).
+		return a.restoreToken(ctx, pwNeeded, used, err)
 	}
-	if _, err := a.markVerified(ctx, *user); err != nil {
-		return err
+	// The password is reset: the sessions end first (retried in the
+	// background if the store fails), then the address counts as proven.
+	err = p.endSessions(ctx, user.ID, "", "all")
+	if _, verr := a.markVerified(ctx, *user); verr != nil {
+		err = errors.Join(err, verr)
 	}
-	return p.endSessions(ctx, user.ID, "", "all")
+	return err
 }
 
 // swap replaces the account's hash (as read) with hash.
@@ -654,13 +676,23 @@ func (p Passwords) swap(ctx context.Context, acc *core.Account, hash string) err
 
 // endSessions ends the user's database sessions but except (all when ""),
 // and runs [Events.SessionsRevoked]; with JWT sessions there are none
-// stored to end.
+// stored to end. It follows a password change already made: when it fails
+// (the store failing) it is retried in the background (see retryLater),
+// since sessions a changed password must end would otherwise stay, and
+// the error says so.
 func (p Passwords) endSessions(ctx context.Context, userID, except, scope string) error {
 	if p.a.strategy != StrategyDatabase {
 		return nil
 	}
-	_, err := Sessions{p.a}.revoke(ctx, userID, except, scope)
-	return err
+	revoke := func(ctx context.Context) error {
+		_, err := Sessions{p.a}.revoke(ctx, userID, except, scope)
+		return err
+	}
+	if err := revoke(ctx); err != nil {
+		go retryLater(context.WithoutCancel(ctx), revoke)
+		return fmt.Errorf("%s: the password was changed, but ending the user's other sessions failed (retrying in the background for %v): %w", pwNeeded, cleanupRetryWindow, err)
+	}
+	return nil
 }
 
 // Change changes a signed-in user's password: current must be their

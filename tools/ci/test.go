@@ -275,7 +275,7 @@ func (t *testRun) testModule(ctx context.Context, m string) {
 // logs to the console.
 func (t *testRun) printFigures() {
 	if b, err := os.ReadFile(filepath.Join(t.logDir, "tests_faults.log")); err == nil {
-		for _, title := range []string{"Fault injection (tests/faults", "Failover under load (tests/faults"} {
+		for _, title := range []string{"Fault injection (tests/faults", "Password sign-up and reset under a killed server (tests/faults", "Failover under load (tests/faults"} {
 			fmt.Fprint(os.Stderr, paragraph(string(b), title))
 		}
 	}
