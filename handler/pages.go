@@ -95,8 +95,8 @@ type pageProvider struct {
 	// (/email-code/{id}), "" otherwise.
 	CodeURL string
 	Style   template.CSS
-	Logo                   string
-	Fields                 []provider.CredentialField
+	Logo    string
+	Fields  []provider.CredentialField
 }
 
 type pageData struct {
