@@ -286,6 +286,10 @@ func parsePHC(s string) (p Argon2idParams, salt, key []byte, err error) {
 	if len(f[4]) > b64.EncodedLen(maxSalt) || len(f[5]) > b64.EncodedLen(maxKey) {
 		return bad("salt or hash too long")
 	}
+	// The decoder skips line breaks; a hash holds none.
+	if !isB64(f[4]) || !isB64(f[5]) {
+		return bad("salt or hash holds characters other than base64's")
+	}
 	if salt, err = b64.DecodeString(f[4]); err != nil {
 		return bad("salt is not unpadded base64")
 	}
@@ -297,6 +301,18 @@ func parsePHC(s string) (p Argon2idParams, salt, key []byte, err error) {
 		return bad("parameters out of bounds: " + msg)
 	}
 	return p, salt, key, nil
+}
+
+// isB64 reports whether s holds only the characters of standard base64
+// without padding.
+func isB64(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // decimal parses a decimal number of at most 10 digits without a sign or
