@@ -218,7 +218,8 @@ func (h *Handler) serveEmailCode(w http.ResponseWriter, r *http.Request, id stri
 		h.fail(w, r, code, err)
 		return
 	}
-	h.done(w, r, h.verifyPage(id, "email", email, true))
+	h.rememberCodeEmail(w, r, email)
+	h.done(w, r, h.verifyPage(id, "email", true))
 }
 
 // serveEmailCodeVerify answers POST /email-code-verify/{id}: the code of
@@ -297,9 +298,11 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // mailSent answers an action that sent (or, for an address it must not
 // reveal, would have sent) an e-mail of the purpose to the address typed:
 // the same bytes whatever the address. A browser goes to the
-// verify-request page, which holds the code form when codes are on.
+// verify-request page, which holds the code form when codes are on (the
+// address it prefills is in a cookie, not in the URL).
 func (h *Handler) mailSent(w http.ResponseWriter, r *http.Request, purpose provider.Purpose, email string) {
-	h.done(w, r, h.verifyPage(h.passwordID(), string(purpose), email, false))
+	h.rememberCodeEmail(w, r, email)
+	h.done(w, r, h.verifyPage(h.passwordID(), string(purpose), false))
 }
 
 // done answers a completed action: {"ok":true} for a script, else a

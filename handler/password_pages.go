@@ -19,7 +19,7 @@ import (
 //	GET /password/forgot   the "forgot your password" form
 //	GET /password/reset    ?email&token: the reset link's form
 //	GET /password/change   signed in: the change (or, without a password, set) form
-//	GET /verify-request    ?type=verify-email|reset-password (and email): the code form beside "check your e-mail"
+//	GET /verify-request    ?type=verify-email|reset-password: the code form beside "check your e-mail"
 //	                       ?type=email&code=1&provider: the e-mail sign-in code form
 //
 // The sign-in page shows the password form beside the other providers.
@@ -162,9 +162,7 @@ func (h *Handler) verifyPageData(w http.ResponseWriter, r *http.Request) pageDat
 	d := h.formPageData(w, r)
 	q := r.URL.Query()
 	d.Kind = q.Get("type")
-	if email := q.Get("email"); len(email) <= 320 {
-		d.Email = email
-	}
+	d.Email = h.codeEmail(r)
 	codes := d.Password != nil && d.Password.Codes
 	switch d.Kind {
 	case string(provider.PurposeVerifyEmail):
@@ -185,17 +183,37 @@ func (h *Handler) verifyPageData(w http.ResponseWriter, r *http.Request) pageDat
 }
 
 // verifyPage is the URL of the verify-request page for a mail of kind
-// (its type parameter) from the provider, sent to email; code says that
-// an e-mail sign-in mail holds a code.
-func (h *Handler) verifyPage(providerID, kind, email string, code bool) string {
+// (its type parameter) from the provider; code says that an e-mail
+// sign-in mail holds a code. The address is not in it: it would make the
+// answers to two addresses differ, and put addresses in access logs.
+func (h *Handler) verifyPage(providerID, kind string, code bool) string {
 	q := "provider=" + queryEscape(providerID) + "&type=" + queryEscape(kind)
 	if code {
 		q += "&code=1"
 	}
-	if email = strings.TrimSpace(email); email != "" && len(email) <= 320 {
-		q += "&email=" + queryEscape(email)
-	}
 	return withQuery(h.pageURL(h.pages.VerifyRequest, "verify-request"), q)
+}
+
+// maxEmailLen bounds an address the code form is prefilled with.
+const maxEmailLen = 320
+
+// rememberCodeEmail keeps the address a browser asked a mail for in a
+// cookie, which prefills the code form of the verify-request page (not
+// for a script: it has no page).
+func (h *Handler) rememberCodeEmail(w http.ResponseWriter, r *http.Request, email string) {
+	if email = strings.TrimSpace(email); email != "" && len(email) <= maxEmailLen && !wantsJSON(r) {
+		h.setCookie(w, h.names.CodeEmail, url.QueryEscape(email), codeBindingAge, false)
+	}
+}
+
+// codeEmail returns the address rememberCodeEmail kept, or "".
+func (h *Handler) codeEmail(r *http.Request) string {
+	v, _ := cookieValue(r, h.names.CodeEmail)
+	email, err := url.QueryUnescape(v)
+	if err != nil || len(email) > maxEmailLen {
+		return ""
+	}
+	return email
 }
 
 // passwordID is the password provider's id, or "password".
@@ -223,15 +241,15 @@ func (h *Handler) formPage(r *http.Request) string {
 	case "password/change", "password/set":
 		return h.URL("password/change")
 	case "password/verify":
-		return h.verifyPage(h.passwordID(), string(provider.PurposeVerifyEmail), f("email"), false)
+		return h.verifyPage(h.passwordID(), string(provider.PurposeVerifyEmail), false)
 	case "password/reset":
 		if token := f("token"); token != "" {
 			return h.URL("password/reset") + "?" + url.Values{"email": {f("email")}, "token": {token}}.Encode()
 		}
-		return h.verifyPage(h.passwordID(), string(provider.PurposeResetPassword), f("email"), false)
+		return h.verifyPage(h.passwordID(), string(provider.PurposeResetPassword), false)
 	}
 	if id, ok := strings.CutPrefix(route, "email-code-verify/"); ok {
-		return h.verifyPage(id, "email", f("email"), true)
+		return h.verifyPage(id, "email", true)
 	}
 	return ""
 }
