@@ -140,7 +140,7 @@ func (h *Handler) servePasswordPage(w http.ResponseWriter, r *http.Request, acti
 			return
 		}
 		if s == nil {
-			h.redirect(w, r, h.pageURL(h.pages.SignIn, "signin")+"?callbackUrl="+queryEscape(h.URL("password/change")))
+			h.redirect(w, r, withQuery(h.pageURL(h.pages.SignIn, "signin"), "callbackUrl="+queryEscape(h.URL("password/change"))))
 			return
 		}
 		has, err := h.auth.Passwords().HasPassword(r.Context(), s.User.ID)
