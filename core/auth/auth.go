@@ -322,10 +322,10 @@ func New(cfg Config) (*Auth, error) {
 		a.providers[p.Common().ID] = p
 	}
 	a.list = providers
-	if err := a.checkAdapter(providers); err != nil {
+	if err := a.setUpPasswords(); err != nil {
 		return nil, err
 	}
-	if err := a.setUpPasswords(); err != nil {
+	if err := a.checkAdapter(providers); err != nil {
 		return nil, err
 	}
 	return a, nil
