@@ -31,7 +31,6 @@ import (
 
 // passwordPage is what the pages show of the password provider.
 type passwordPage struct {
-	ID                   string
 	SignUpURL, ForgotURL string
 	Usernames, Codes     bool
 	MinLength, MaxLength int
@@ -46,7 +45,7 @@ func (h *Handler) passwordPageOf(c *provider.PasswordConfig) *passwordPage {
 	if hi == 0 {
 		hi = password.MaxLength
 	}
-	return &passwordPage{ID: c.ID, SignUpURL: h.URL("password/signup"), ForgotURL: h.URL("password/forgot"),
+	return &passwordPage{SignUpURL: h.URL("password/signup"), ForgotURL: h.URL("password/forgot"),
 		Usernames: c.Usernames, Codes: c.Codes, MinLength: lo, MaxLength: hi}
 }
 
