@@ -65,6 +65,7 @@ type pwOptions struct {
 	strategy              auth.Strategy
 	hasher                password.Hasher
 	limiter               ratelimit.Store
+	events                auth.Events
 }
 
 // passwordAuth configures the library with a password provider (codes on,
@@ -99,6 +100,7 @@ func (e *env) passwordAuth(t *testing.T, box *mailbox, o pwOptions) *auth.Auth {
 		Session:     auth.SessionOptions{Strategy: o.strategy},
 		BaseURL:     "https://app.example.com/auth",
 		RateLimiter: o.limiter,
+		Events:      o.events,
 	})
 	if err != nil {
 		t.Fatalf("auth.New: %v", err)
@@ -144,7 +146,21 @@ func passwordFlowRules() []rule {
 	return []rule{
 		{group: group, name: "sign_up_verify_sign_in", run: func(t *testing.T, e *env) {
 			box := &mailbox{}
-			a := e.passwordAuth(t, box, pwOptions{})
+			var mu sync.Mutex
+			var seen []string
+			record := func(name string, v any) error {
+				mu.Lock()
+				defer mu.Unlock()
+				seen = append(seen, name+" "+show(v))
+				return nil
+			}
+			events := auth.Events{
+				SignIn:      func(_ context.Context, ev auth.SignInEvent) error { return record("signIn", ev) },
+				CreateUser:  func(_ context.Context, u core.User) error { return record("createUser", u) },
+				UpdateUser:  func(_ context.Context, u core.User) error { return record("updateUser", u) },
+				LinkAccount: func(_ context.Context, ev auth.LinkAccountEvent) error { return record("linkAccount", ev) },
+			}
+			a := e.passwordAuth(t, box, pwOptions{events: events})
 			res, err := a.Passwords().SignUp(e.ctx, auth.SignUpRequest{Identity: auth.Identity{Email: " Ada@Example.com"}, Password: pw})
 			if err != nil || !res.VerificationSent || res.SignIn != nil {
 				t.Fatalf("SignUp = %s, %v; want a verification sent and no sign-in", show(res), err)
@@ -178,6 +194,16 @@ func passwordFlowRules() []rule {
 				t.Fatalf("SignIn = %s, %v; want a session", show(in), err)
 			}
 			expectNoPassword(t, "the sign-in", in, pw)
+			mu.Lock()
+			defer mu.Unlock()
+			var names []string
+			for _, ev := range seen {
+				names = append(names, strings.Fields(ev)[0])
+			}
+			if want := "createUser linkAccount updateUser signIn signIn"; strings.Join(names, " ") != want {
+				t.Errorf("events %v; want %s (sign-up, verification, sign-in)", names, want)
+			}
+			expectNoPassword(t, "the events", seen, pw)
 		}},
 		{group: group, name: "taken_address_answers_like_a_new_one", run: func(t *testing.T, e *env) {
 			box := &mailbox{}

@@ -232,6 +232,13 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 		return nil, fmt.Errorf("%s: user id: %w", pwNeeded, err)
 	}
 	user, err := a.createUser(ctx, pwNeeded, newUser)
+	if errors.Is(err, core.ErrAlreadyExists) {
+		// The id is new and ours: a user with it is this sign-up's (a
+		// retried create whose first reply was lost), not a taken address.
+		if mine, gerr := a.store.GetUser(ctx, newUser.ID); gerr == nil && mine != nil {
+			user, err = mine, nil
+		}
+	}
 	switch {
 	case errors.Is(err, core.ErrAlreadyExists) && !isAdapterFailure(err):
 		// A concurrent sign-up took the address or the username.
