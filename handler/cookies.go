@@ -78,6 +78,7 @@ type cookieNames struct {
 	WebAuthnChallenge string // sealed, the ceremony's timeout
 	OtherSessions     string // the browser's other sessions (Config.MultiSession; not sealed)
 	CodeBinding       string // the browser's binding of one-time codes (not sealed)
+	CodeEmail         string // the address a code was last mailed to, for the code form (not sealed)
 }
 
 // cookieNamesFor returns the cookie names: with the "__Secure-" prefix
@@ -98,6 +99,7 @@ func cookieNamesFor(secure bool) cookieNames {
 		WebAuthnChallenge: prefix + "authjs.challenge",
 		OtherSessions:     prefix + "authport.other-sessions",
 		CodeBinding:       prefix + "authport.code-binding",
+		CodeEmail:         prefix + "authport.code-email",
 	}
 }
 

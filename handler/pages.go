@@ -91,9 +91,12 @@ type pageProvider struct {
 	ID, Name, Type         string
 	SignInURL, CallbackURL string
 	OptionsURL             string
-	Style                  template.CSS
-	Logo                   string
-	Fields                 []provider.CredentialField
+	// CodeURL is where an e-mail provider with codes posts its form
+	// (/email-code/{id}), "" otherwise.
+	CodeURL string
+	Style   template.CSS
+	Logo    string
+	Fields  []provider.CredentialField
 }
 
 type pageData struct {
@@ -112,6 +115,15 @@ type pageData struct {
 	// ResetEmail and ResetToken are the reset link's address and token,
 	// for the reset form.
 	ResetEmail, ResetToken string
+	// Password is the password provider, nil without one.
+	Password *passwordPage
+	// Kind is the verify-request page's type (email, verify-email,
+	// reset-password); Email the address the mail went to, as typed;
+	// CodeURL where its code form posts ("" for no code form).
+	Kind, Email, CodeURL string
+	// HasPassword says the signed-in user has a password (the change
+	// page), rather than none to set.
+	HasPassword bool
 }
 
 // signInMessage is the sign-in page's message for an error code.
@@ -133,6 +145,8 @@ func signInMessage(code string) (string, bool) {
 		return "The form could not be verified (its CSRF token is missing or wrong). Try again.", true
 	case ErrorRateLimited:
 		return "Too many attempts. Wait a few minutes, then try again.", true
+	case ErrorBadRequest:
+		return "Check the details you entered.", true
 	}
 	return "", false
 }
@@ -193,6 +207,12 @@ func (h *Handler) pageData(r *http.Request, csrfToken, callbackURL string) pageD
 		case *provider.WebAuthnConfig:
 			pp.OptionsURL = h.base + "/webauthn-options/" + pathEscape(c.ID)
 			d.HasPasskey = true
+		case *provider.EmailConfig:
+			if v.Codes {
+				pp.CodeURL = h.base + "/email-code/" + pathEscape(c.ID)
+			}
+		case *provider.PasswordConfig:
+			d.Password = h.passwordPageOf(v)
 		}
 		d.Providers = append(d.Providers, pp)
 	}
@@ -293,18 +313,27 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 .logo{display:block;max-height:3rem;margin:0 auto 1rem}
 </style></head>{{end}}
 
+{{define "alert"}}{{if .Error}}<div class="error" role="alert"><p>{{.Message}}</p></div>{{end}}{{end}}
+
+{{define "hidden"}}<input type="hidden" name="csrfToken" value="{{.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{.CallbackURL}}">{{end}}
+
+{{define "newpassword"}}<label for="password">{{.}}</label>
+<input id="password" type="password" name="password" autocomplete="new-password" required>{{end}}
+
+{{define "lengths"}}{{with .Password}}<p class="hint">{{.MinLength}} to {{.MaxLength}} characters; a few words you remember make a good one.</p>{{end}}{{end}}
+
 {{define "brand"}}<body style="--brand:{{.BrandColor}};--brand-text:{{.ButtonText}}"><main>{{if .Logo}}<img class="logo" src="{{.Logo}}" alt="">{{end}}{{end}}
 
 {{define "signin"}}{{template "head" (or .Title "Sign In")}}
 {{template "brand" .}}
 <h1>{{if .Register}}Create a passkey{{else}}Sign in{{end}}</h1>
-{{if .Error}}<div class="error" role="alert"><p>{{.Message}}</p></div>{{end}}
+{{template "alert" .}}
 {{$d := .}}{{range $i, $p := .Providers}}{{if $i}}<hr class="divider">{{end}}
 {{if or (eq $p.Type "oauth") (eq $p.Type "oidc")}}<form action="{{$p.SignInURL}}" method="post">
 <input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
 <button type="submit" class="provider" data-provider="{{$p.ID}}"{{if $p.Style}} style="{{$p.Style}}"{{end}}>{{if $p.Logo}}<img src="{{$p.Logo}}" alt="" width="24" height="24">{{end}}<span>Sign in with {{$p.Name}}</span></button>
 </form>{{end}}
-{{if eq $p.Type "email"}}<form action="{{$p.SignInURL}}" method="post">
+{{if eq $p.Type "email"}}<form action="{{if $p.CodeURL}}{{$p.CodeURL}}{{else}}{{$p.SignInURL}}{{end}}" method="post">
 <input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
 <label for="input-email-for-{{$p.ID}}">Email</label>
 <input id="input-email-for-{{$p.ID}}" type="email" name="email" autocomplete="email" placeholder="email@example.com" required>
@@ -316,6 +345,17 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 <input id="input-{{.Name}}-for-{{$p.ID}}" name="{{.Name}}" type="{{if .Type}}{{.Type}}{{else}}text{{end}}"{{if .Placeholder}} placeholder="{{.Placeholder}}"{{end}}>
 {{end}}<button type="submit" class="accent">Sign in with {{$p.Name}}</button>
 </form>{{end}}
+{{if and (eq $p.Type "password") $d.Password}}<form action="{{$p.CallbackURL}}" method="post" data-authport-password>
+<input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
+{{if $d.Password.Usernames}}<label for="input-username-for-{{$p.ID}}">Email or username</label>
+<input id="input-username-for-{{$p.ID}}" type="text" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required>
+{{else}}<label for="input-email-for-{{$p.ID}}">Email</label>
+<input id="input-email-for-{{$p.ID}}" type="email" name="email" autocomplete="username" placeholder="email@example.com" required>
+{{end}}<label for="input-password-for-{{$p.ID}}">Password</label>
+<input id="input-password-for-{{$p.ID}}" type="password" name="password" autocomplete="current-password" required>
+<button type="submit" class="accent">Sign in with {{$p.Name}}</button>
+</form>
+<p class="hint"><a href="{{$d.Password.ForgotURL}}">Forgot your password?</a> · <a href="{{$d.Password.SignUpURL}}">Create an account</a></p>{{end}}
 {{if eq $p.Type "webauthn"}}<form class="passkey" method="post" action="{{$p.CallbackURL}}" data-authport-passkey data-options-url="{{$p.OptionsURL}}">
 <input type="hidden" name="csrfToken" value="{{$d.CSRFToken}}"><input type="hidden" name="callbackUrl" value="{{$d.CallbackURL}}">
 <input type="hidden" name="action" value=""><input type="hidden" name="data" value="">
@@ -347,18 +387,83 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 {{define "verify"}}{{template "head" "Verify Request"}}
 {{template "brand" .}}
 <h1>Check your email</h1>
-<p>A sign in link has been sent to your email address.</p>
-<p><a href="{{.Home}}">{{.Host}}</a></p>
+{{template "alert" .}}
+{{if eq .Kind "verify-email"}}<p>We sent an e-mail to confirm your address{{with .Email}} ({{.}}){{end}}. Open its link{{if .CodeURL}}, or enter the code it holds here{{end}}.</p>
+{{else if eq .Kind "reset-password"}}<p>If {{with .Email}}{{.}}{{else}}this address{{end}} belongs to an account with a password, we sent it an e-mail to reset the password. Open its link{{if .CodeURL}}, or enter its code and a new password here{{end}}.</p>
+{{else}}<p>A sign in link has been sent to your email address.{{if .CodeURL}} Open it, or enter the code it holds here.{{end}}</p>
+{{end}}{{if .CodeURL}}<form action="{{.CodeURL}}" method="post" data-authport-code>
+{{template "hidden" .}}
+<label for="code-email">Email</label>
+<input id="code-email" type="email" name="email" autocomplete="email" value="{{.Email}}" required>
+<label for="code">Code</label>
+<input id="code" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="12" required>
+{{if eq .Kind "reset-password"}}{{template "newpassword" "New password"}}
+{{template "lengths" .}}
+<button type="submit" class="accent">Reset password</button>{{else}}<button type="submit" class="accent">Continue</button>{{end}}
+</form>
+{{end}}<p><a href="{{.Home}}">{{.Host}}</a></p>
 </main></body></html>{{end}}
 
 {{define "reset"}}{{template "head" "Reset Password"}}
 {{template "brand" .}}
 <h1>Choose a new password</h1>
-<form action="{{.Base}}/password/reset" method="post">
+{{template "alert" .}}
+{{if eq .Error "Verification"}}<p class="hint"><a href="{{.Base}}/password/forgot">Ask for a new link</a></p>
+{{else}}<form action="{{.Base}}/password/reset" method="post">
 <input type="hidden" name="csrfToken" value="{{.CSRFToken}}"><input type="hidden" name="email" value="{{.ResetEmail}}"><input type="hidden" name="token" value="{{.ResetToken}}">
-<label for="password">New password</label><input id="password" type="password" name="password" autocomplete="new-password" minlength="8" maxlength="128" required>
+{{template "newpassword" "New password"}}
+{{template "lengths" .}}
 <button type="submit" class="accent">Reset password</button>
 </form>
+{{end}}</main></body></html>{{end}}
+
+{{define "signup"}}{{template "head" .Title}}
+{{template "brand" .}}
+<h1>Create an account</h1>
+{{template "alert" .}}
+<form action="{{.Base}}/password/signup" method="post" data-authport-signup>
+{{template "hidden" .}}
+<label for="email">Email{{if .Password.Usernames}} (optional with a username){{end}}</label>
+<input id="email" type="email" name="email" autocomplete="email" placeholder="email@example.com"{{if not .Password.Usernames}} required{{end}}>
+{{if .Password.Usernames}}<label for="username">Username (optional with an e-mail address)</label>
+<input id="username" type="text" name="username" autocomplete="username" autocapitalize="none" spellcheck="false">
+{{end}}<label for="name">Name (optional)</label>
+<input id="name" type="text" name="name" autocomplete="name">
+{{template "newpassword" "Password"}}
+{{template "lengths" .}}
+<button type="submit" class="accent">Create account</button>
+</form>
+<p class="hint">Have an account? <a href="{{.Base}}/signin">Sign in</a></p>
+</main></body></html>{{end}}
+
+{{define "forgot"}}{{template "head" .Title}}
+{{template "brand" .}}
+<h1>Reset your password</h1>
+{{template "alert" .}}
+<p>Enter your account's e-mail address: if the account has a password, we send it a link{{if .Password.Codes}} and a code{{end}} to choose a new one.</p>
+<form action="{{.Base}}/password/forgot" method="post" data-authport-forgot>
+{{template "hidden" .}}
+<label for="email">Email</label>
+<input id="email" type="email" name="email" autocomplete="email" placeholder="email@example.com" required>
+<button type="submit" class="accent">Send reset e-mail</button>
+</form>
+<p class="hint"><a href="{{.Base}}/signin">Back to sign in</a></p>
+</main></body></html>{{end}}
+
+{{define "change"}}{{template "head" .Title}}
+{{template "brand" .}}
+<h1>{{.Title}}</h1>
+{{template "alert" .}}
+<form action="{{.Base}}/password/{{if .HasPassword}}change{{else}}set{{end}}" method="post" data-authport-change>
+{{template "hidden" .}}
+{{if .HasPassword}}<label for="current-password">Current password</label>
+<input id="current-password" type="password" name="currentPassword" autocomplete="current-password" required>
+{{end}}{{template "newpassword" "New password"}}
+{{template "lengths" .}}
+<button type="submit" class="accent">{{if .HasPassword}}Change password{{else}}Set password{{end}}</button>
+</form>
+{{if .HasPassword}}<p class="hint">Your other sessions end when the password changes.</p>{{end}}
+<p><a href="{{.CallbackURL}}">Back</a></p>
 </main></body></html>{{end}}
 
 {{define "error"}}{{template "head" "Error"}}

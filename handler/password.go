@@ -44,8 +44,8 @@ import (
 // passwordActions are the actions of /password/{action}, and the methods
 // each takes.
 var passwordActions = map[string]string{
-	"signup": "POST", "signin": "POST", "verify": "GET, POST", "forgot": "POST",
-	"reset": "GET, POST", "change": "POST", "set": "POST",
+	"signup": "GET, POST", "signin": "POST", "verify": "GET, POST", "forgot": "GET, POST",
+	"reset": "GET, POST", "change": "GET, POST", "set": "POST",
 }
 
 // codeBindingAge is how long the code binding cookie lives: longer than
@@ -71,16 +71,19 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		return
 	}
 	if r.Method == http.MethodGet {
-		if action == "verify" {
+		switch action {
+		case "verify":
 			q := r.URL.Query()
 			if !h.allow(w, r, signInAttempt, "") {
 				return
 			}
 			si, err := h.auth.Passwords().VerifyEmail(h.withClient(r), q.Get("email"), auth.Proof{Token: q.Get("token")})
 			h.signedIn(w, r, si, err)
-			return
+		case "reset":
+			h.serveResetForm(w, r)
+		default:
+			h.servePasswordPage(w, r, action)
 		}
-		h.serveResetForm(w, r)
 		return
 	}
 	if !h.postFields(w, r) {
@@ -95,6 +98,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		if !h.allowMail(w, r, id.Email, id.Username) {
 			return
 		}
+		h.callbackURL(w, r) // kept for the sign-in that verifying the address makes
 		req := auth.SignUpRequest{Identity: id, Password: f("password"), Binding: h.codeBinding(w, r)}
 		if name := strings.TrimSpace(f("name")); name != "" {
 			req.Name = &name
@@ -106,7 +110,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		case res.SignIn != nil:
 			h.signedIn(w, r, res.SignIn, nil)
 		default:
-			h.mailSent(w, r)
+			h.mailSent(w, r, provider.PurposeVerifyEmail, id.Email)
 		}
 	case "signin":
 		if !h.allow(w, r, signInAttempt, credentialsIdentifier(r)) {
@@ -128,7 +132,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 			h.refuse(w, r, err)
 			return
 		}
-		h.mailSent(w, r)
+		h.mailSent(w, r, provider.PurposeResetPassword, f("email"))
 	case "reset":
 		if !h.allow(w, r, signInAttempt, identifierOf("email", f("email"))) {
 			return
@@ -214,7 +218,8 @@ func (h *Handler) serveEmailCode(w http.ResponseWriter, r *http.Request, id stri
 		h.fail(w, r, code, err)
 		return
 	}
-	h.done(w, r, h.pageURL(h.pages.VerifyRequest, "verify-request")+"?provider="+queryEscape(id)+"&type=email&code=1")
+	h.rememberCodeEmail(w, r, email)
+	h.done(w, r, h.verifyPage(id, "email", true))
 }
 
 // serveEmailCodeVerify answers POST /email-code-verify/{id}: the code of
@@ -275,6 +280,9 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, si *auth.Sign
 // input says why in JSON (never quoting a password).
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	code := errorCode(err)
+	if h.refuseOnForm(w, r, code, err) {
+		return
+	}
 	if code == ErrorBadRequest && wantsJSON(r) {
 		h.log.InfoContext(r.Context(), "authport: request refused", "error_code", code, "error", err)
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: code, Message: err.Error()}, true)
@@ -288,10 +296,13 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // mailSent answers an action that sent (or, for an address it must not
-// reveal, would have sent) an e-mail: the same bytes whatever the
-// address.
-func (h *Handler) mailSent(w http.ResponseWriter, r *http.Request) {
-	h.done(w, r, h.pageURL(h.pages.VerifyRequest, "verify-request")+"?provider=password&type=password")
+// reveal, would have sent) an e-mail of the purpose to the address typed:
+// the same bytes whatever the address. A browser goes to the
+// verify-request page, which holds the code form when codes are on (the
+// address it prefills is in a cookie, not in the URL).
+func (h *Handler) mailSent(w http.ResponseWriter, r *http.Request, purpose provider.Purpose, email string) {
+	h.rememberCodeEmail(w, r, email)
+	h.done(w, r, h.verifyPage(h.passwordID(), string(purpose), false))
 }
 
 // done answers a completed action: {"ok":true} for a script, else a
@@ -379,16 +390,4 @@ func (h *Handler) postFields(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
-}
-
-// serveResetForm answers GET /password/reset?email&token: the form that
-// posts the new password with the link's token.
-func (h *Handler) serveResetForm(w http.ResponseWriter, r *http.Request) {
-	token, _ := h.csrf(w, r, "")
-	d := h.pageData(r, token, "")
-	q := r.URL.Query()
-	d.ResetEmail, d.ResetToken = q.Get("email"), q.Get("token")
-	// The page holds the token: no referrer leaves with it.
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	h.render(w, http.StatusOK, "reset", d)
 }

@@ -480,7 +480,7 @@ func (h *Handler) serveVerifyRequest(w http.ResponseWriter, r *http.Request, _ s
 		h.redirect(w, r, withQuery(h.pages.VerifyRequest, r.URL.RawQuery))
 		return
 	}
-	h.render(w, http.StatusOK, "verify", h.pageData(r, "", ""))
+	h.render(w, http.StatusOK, "verify", h.verifyPageData(w, r))
 }
 
 // serveError answers GET /error?error=code with the error page and

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
@@ -66,6 +67,9 @@ type app struct {
 	auth  *handler.Handler
 	store *store
 	base  string // URL of the auth routes
+	// passwords says password sign-up is on (the adapter keeps password
+	// hashes).
+	passwords bool
 }
 
 // Close releases the adapter's connections or file.
@@ -87,11 +91,11 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 	}
 	base := origin.String() + "/auth"
 
-	email, err := emailProvider(cfg)
+	from, send, err := mailer(cfg)
 	if err != nil {
 		return nil, err
 	}
-	providers := []provider.Provider{email}
+	providers := []provider.Provider{provider.Email(from, send)}
 	if cfg.OIDC.Issuer != "" {
 		o := cfg.OIDC
 		if o.ID == "" {
@@ -135,6 +139,18 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 	if cfg.Credentials != "" {
 		sessions.Strategy = auth.StrategyJWT
 	}
+	// Password sign-up, its mails sent like the sign-in links, with a
+	// one-time code beside each link; on an adapter that keeps password
+	// hashes (and, with database sessions, can end a user's sessions when
+	// the password is reset).
+	passwords := keepsPasswords(st.adapter, sessions.Strategy)
+	if passwords {
+		pw := provider.Password(from, send)
+		pw.Codes = true
+		providers = append(providers[:1], append([]provider.Provider{pw}, providers[1:]...)...)
+	} else {
+		fmt.Fprintf(cfg.Console, "password sign-up is off: %s keeps no password hashes\n", st.desc)
+	}
 	a, err := auth.New(auth.Config{
 		Adapter: st.adapter, Providers: providers, Secrets: []string{cfg.Secret}, BaseURL: base, Session: sessions,
 	})
@@ -154,7 +170,7 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 		return nil, fmt.Errorf("configure the auth routes: %w", err)
 	}
 
-	d := &app{auth: h, store: st, base: base}
+	d := &app{auth: h, store: st, base: base, passwords: passwords}
 	mux := http.NewServeMux()
 	mux.Handle("/auth/", h)
 	mux.Handle("GET /{$}", h.Middleware(http.HandlerFunc(d.home)))
@@ -164,31 +180,60 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 	return d, nil
 }
 
-// emailProvider sends sign-in links through cfg.SMTP, or prints them to
-// cfg.Console when there is no SMTP server.
-func emailProvider(cfg appConfig) (*provider.EmailConfig, error) {
-	from := cfg.From
+// keepsPasswords reports whether the adapter keeps password hashes
+// (swapPasswordHash) and, with database sessions, ends a user's sessions
+// (deleteSessionsByUserId), as password sign-in needs.
+func keepsPasswords(adapter any, strategy auth.Strategy) bool {
+	caps := core.Probe(adapter)
+	return caps.HasExtension(core.ExtensionSwapPasswordHash) &&
+		(strategy != auth.StrategyDatabase || caps.HasExtension(core.ExtensionDeleteSessionsByUserID))
+}
+
+// mailer returns the sender of the e-mails (sign-in links, and the
+// password provider's verification and reset mails) and how they are
+// sent: through cfg.SMTP, or printed to cfg.Console when there is no SMTP
+// server.
+func mailer(cfg appConfig) (from string, send func(context.Context, provider.VerificationRequest) error, err error) {
+	from = cfg.From
 	if from == "" {
 		from = "authport demo <demo@localhost>"
 	}
 	if cfg.SMTP == "" {
 		console := cfg.Console
-		return provider.Email(from, func(_ context.Context, req provider.VerificationRequest) error {
-			_, err := fmt.Fprintf(console, "\nSign-in link for %s (valid until %s):\n\n    %s\n\n",
-				req.Identifier, req.Expires.Format(time.Kitchen), req.URL)
+		return from, func(_ context.Context, req provider.VerificationRequest) error {
+			_, err := fmt.Fprintf(console, "\n%s for %s (valid until %s):\n\n    %s\n\n",
+				mailTitle(req.Purpose), req.Identifier, req.Expires.Format(time.Kitchen), req.URL)
+			if err == nil && req.Code != "" {
+				// The demo's console is the user's mailbox: the code goes
+				// where the link goes.
+				_, err = fmt.Fprintf(console, "    or the code %s, in the browser that asked for it\n\n", req.Code)
+			}
 			return err
-		}), nil
+		}, nil
 	}
 	mc, err := smtpConfig(cfg.SMTP)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	mc.From = from
-	p, err := mail.SMTP(mc)
+	s, err := mail.New(mc)
 	if err != nil {
-		return nil, fmt.Errorf("-smtp: %w", err)
+		return "", nil, fmt.Errorf("-smtp: %w", err)
 	}
-	return p, nil
+	return from, s.SendVerificationRequest, nil
+}
+
+// mailTitle names a mail of the purpose on the console.
+func mailTitle(p provider.Purpose) string {
+	switch p {
+	case provider.PurposeVerifyEmail:
+		return "Verification link"
+	case provider.PurposeResetPassword:
+		return "Password reset link"
+	case provider.PurposeAccountExists:
+		return "Someone signed up again with your address; sign in at"
+	}
+	return "Sign-in link"
 }
 
 // smtpConfig reads smtp://[user:pass@]host[:port][?tls=mandatory|opportunistic|none]
@@ -240,7 +285,7 @@ func credentialsProvider(pair string) (*provider.CredentialsConfig, error) {
 		name := user
 		return &provider.User{ID: "demo-" + user, Email: user + "@example.com", Name: &name}, nil
 	})
-	c.Name = "Password"
+	c.Name = "Demo credentials"
 	c.Fields = []provider.CredentialField{
 		{Name: "username", Label: "Username", Type: "text"},
 		{Name: "password", Label: "Password", Type: "password"},

@@ -1,14 +1,14 @@
 // Command demo is authport working in a minute: a small web app whose users
-// sign in by e-mail link, with an OpenID provider, or with a passkey, through
-// any of authport's adapters.
+// sign in by e-mail link, with an e-mail address and a password, with an
+// OpenID provider, or with a passkey, through any of authport's adapters.
 //
 //	go run ./examples/demo                      # bbolt in the temp directory
 //	go run ./examples/demo -db memory
 //	go run ./examples/demo -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./examples/demo -db 'redis://127.0.0.1:6379/0?prefix=demo:'
 //
-// Open http://localhost:8080 and sign in. Without -smtp the sign-in links
-// are printed here, on the console. See README.md for every flag.
+// Open http://localhost:8080 and sign in. Without -smtp the sign-in,
+// verification and reset links (and codes) are printed here, on the console. See README.md for every flag.
 package main
 
 import (

@@ -19,6 +19,8 @@ type page struct {
 	Store    string
 	Base     string
 	Protects bool // the protected page
+	// Passwords links to the password pages (sign-up, change).
+	Passwords bool
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
@@ -52,6 +54,7 @@ nav a.secondary { background: #eaeef2; color: #1f2328; }
 <nav>
 {{if .Protects}}<a class="secondary" href="/">Home</a>{{else}}<a class="secondary" href="/protected">Protected page</a>{{end}}
 <a class="secondary" href="{{.Base}}/signin/passkey?action=register&amp;callbackUrl=%2F">Add a passkey</a>
+{{if .Passwords}}<a class="secondary" href="{{.Base}}/password/change?callbackUrl=%2F">Password</a>{{end}}
 <a class="secondary" href="{{.Base}}/session">Session JSON</a>
 <a href="{{.Base}}/signout?callbackUrl=%2F">Sign out</a>
 </nav>
@@ -59,6 +62,7 @@ nav a.secondary { background: #eaeef2; color: #1f2328; }
 <p>Not signed in.</p>
 <nav>
 <a href="{{.Base}}/signin?callbackUrl=%2F">Sign in</a>
+{{if .Passwords}}<a class="secondary" href="{{.Base}}/password/signup?callbackUrl=%2F">Create an account</a>{{end}}
 <a class="secondary" href="/protected">Protected page</a>
 </nav>
 {{end}}
@@ -71,7 +75,7 @@ nav a.secondary { background: #eaeef2; color: #1f2328; }
 // render writes the page for the request's session (from the handler's
 // middleware).
 func (a *app) render(w http.ResponseWriter, r *http.Request, p page) {
-	p.Store, p.Base = a.store.desc, "/auth"
+	p.Store, p.Base, p.Passwords = a.store.desc, "/auth", a.passwords
 	if s, ok := handler.FromContext(r.Context()); ok && s != nil {
 		p.Signed = true
 		if s.User.Email != nil {

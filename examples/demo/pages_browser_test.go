@@ -103,18 +103,7 @@ func TestPagesInBrowser(t *testing.T) {
 		if got := b.text(); title != "Sign in with GitHub" || !strings.Contains(got, "Sign in with GitHub") || strings.Contains(got, "Google") {
 			b.fatalf("GET /auth/signin/github: title %q, text %q; want GitHub alone", title, got)
 		}
-		for _, scheme := range []struct{ pref, bg string }{{"light", "rgb(255, 255, 255)"}, {"dark", "rgb(13, 17, 23)"}} {
-			b.run("prefer "+scheme.pref, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-				_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme.pref}}})
-				return chromedp.Void{}, err
-			})
-			bg := get(b, "read the card's colour", chromedp.Evaluate[string](`getComputedStyle(document.querySelector("main")).backgroundColor`))
-			if bg != scheme.bg {
-				t.Errorf("prefers-color-scheme: %s: the card is %s, want %s", scheme.pref, bg, scheme.bg)
-			}
-			b.screenshot("signin-github-" + scheme.pref)
-		}
+		checkThemes(t, b, "signin-github")
 	})
 
 	t.Run("passkey registration page", func(t *testing.T) {
@@ -146,4 +135,23 @@ func TestPagesInBrowser(t *testing.T) {
 			t.Errorf("the virtual authenticator holds %d credentials, want 1", len(creds))
 		}
 	})
+}
+
+// checkThemes shows the built-in page the tab is on in the light and the
+// dark scheme (prefers-color-scheme, emulated), checks the card's colour
+// in each and saves a screenshot of each as name-light and name-dark.
+func checkThemes(t *testing.T, b *tab, name string) {
+	t.Helper()
+	for _, scheme := range []struct{ pref, bg string }{{"light", "rgb(255, 255, 255)"}, {"dark", "rgb(13, 17, 23)"}} {
+		b.run("prefer "+scheme.pref, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme.pref}}})
+			return chromedp.Void{}, err
+		})
+		bg := get(b, "read the card's colour", chromedp.Evaluate[string](`getComputedStyle(document.querySelector("main")).backgroundColor`))
+		if bg != scheme.bg {
+			t.Errorf("%s: prefers-color-scheme: %s: the card is %s, want %s", name, scheme.pref, bg, scheme.bg)
+		}
+		b.screenshot(name + "-" + scheme.pref)
+	}
 }

@@ -1,5 +1,6 @@
 // Command quickstart is the README's quickstart: a site whose users sign in
-// with GitHub or by e-mail link, kept in a bbolt file (auth.db).
+// with GitHub, by e-mail link, or with an e-mail address and a password,
+// kept in a bbolt file (auth.db).
 //
 //	export AUTH_SECRET=$(go run github.com/authport/authport/core/cmd/authport-secret@v0.1.0)
 //	export AUTH_GITHUB_ID=… AUTH_GITHUB_SECRET=…  # callback: http://localhost:8080/auth/callback/github
@@ -28,12 +29,16 @@ func main() {
 	defer store.Close()
 	github, err := providers.FromEnv(os.Getenv, "github") // AUTH_GITHUB_ID, AUTH_GITHUB_SECRET
 	must(err)
-	// Prints the sign-in link; in production send it with mail.SMTP or providers.Resend.
-	email := provider.Email("Example <no-reply@example.com>", func(_ context.Context, r provider.VerificationRequest) error {
-		log.Printf("sign-in link for %s: %s", r.Identifier, r.URL)
+	// Prints the links; in production send them with mail.SMTP or providers.Resend.
+	send := func(_ context.Context, r provider.VerificationRequest) error {
+		log.Printf("%s link for %s: %s", cmp.Or(string(r.Purpose), "sign-in"), r.Identifier, r.URL)
 		return nil
-	})
-	cfg := auth.Config{Adapter: store, Providers: append(github, email)}
+	}
+	email := provider.Email("Example <no-reply@example.com>", send)
+	// Sign-up at /auth/password/signup; the address is verified by a link
+	// (the same sender), then the password signs in. Argon2id hashes.
+	passwords := provider.Password("Example <no-reply@example.com>", send)
+	cfg := auth.Config{Adapter: store, Providers: append(github, email, passwords)}
 	auth.SetEnvDefaults(&cfg, os.Getenv) // AUTH_SECRET, AUTH_URL
 	port := cmp.Or(os.Getenv("PORT"), "8080")
 	cfg.BaseURL = cmp.Or(cfg.BaseURL, "http://localhost:"+port+"/auth") // links and redirects go to this origin

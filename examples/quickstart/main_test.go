@@ -88,6 +88,103 @@ func TestQuickstart(t *testing.T) {
 	}
 }
 
+// TestQuickstartPassword runs the quickstart and signs up with an e-mail
+// address and a password, as the README shows: the sign-in page has the
+// password form, sign-up answers with the verify-request page, the logged
+// verification link signs in, and after signing out the password signs in
+// again (a wrong one is refused).
+func TestQuickstartPassword(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "quickstart")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	site := "http://localhost:" + port
+	p := start(t, bin, t.TempDir(), port, "password-secret-0123456789-0123456789-0123")
+	defer p.stop(t)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	page := get(t, c, site+"/auth/signin", "text/html")
+	body, _ := io.ReadAll(page.Body)
+	if !strings.Contains(string(body), `action="`+site+`/auth/callback/password"`) || !strings.Contains(string(body), `href="`+site+`/auth/password/signup"`) {
+		t.Fatalf("the sign-in page has no password form or sign-up link:\n%s", body)
+	}
+	const email, pw = "grace@example.com", "a long enough passphrase"
+	res := post(t, c, site+"/auth/password/signup", url.Values{"email": {email}, "password": {pw}, "csrfToken": {csrfToken(t, c, site)}})
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), site+"/auth/verify-request?") {
+		t.Fatalf("POST /auth/password/signup: %d Location %q; want the verify-request page", res.StatusCode, res.Header.Get("Location"))
+	}
+	link := p.mailed(t, "verify-email", email)
+	if !strings.HasPrefix(link, site+"/auth/password/verify?") {
+		t.Fatalf("verification link %q; want one to %s/auth/password/verify", link, site)
+	}
+	res = get(t, c, link, "text/html")
+	if res.StatusCode/100 != 3 || strings.Contains(res.Header.Get("Location"), "error") {
+		t.Fatalf("following the verification link: %d Location %q; want a redirect into the site", res.StatusCode, res.Header.Get("Location"))
+	}
+	if got := sessionEmail(t, c, site); got != email {
+		t.Fatalf("after the verification link the session's user is %q, want %s", got, email)
+	}
+	res = post(t, c, site+"/auth/signout", url.Values{"csrfToken": {csrfToken(t, c, site)}})
+	if got := sessionEmail(t, c, site); res.StatusCode/100 != 3 || got != "" {
+		t.Fatalf("sign-out: %d, then the session's user is %q", res.StatusCode, got)
+	}
+
+	signIn := func(password string) *http.Response {
+		return post(t, c, site+"/auth/callback/password", url.Values{"email": {email}, "password": {password}, "csrfToken": {csrfToken(t, c, site)}})
+	}
+	if res := signIn("not the passphrase"); !strings.Contains(res.Header.Get("Location"), "error=CredentialsSignin") {
+		t.Fatalf("a wrong password: %d Location %q; want error=CredentialsSignin", res.StatusCode, res.Header.Get("Location"))
+	}
+	if got := sessionEmail(t, c, site); got != "" {
+		t.Fatalf("a wrong password signed in as %q", got)
+	}
+	if res := signIn(pw); res.StatusCode != http.StatusSeeOther || strings.Contains(res.Header.Get("Location"), "error") {
+		t.Fatalf("the password: %d Location %q; want a redirect into the site", res.StatusCode, res.Header.Get("Location"))
+	}
+	if got := sessionEmail(t, c, site); got != email {
+		t.Fatalf("after the password the session's user is %q, want %s", got, email)
+	}
+
+	// From a script, as the README's curl lines: JSON in, {"url":…} out.
+	jar, _ = cookiejar.New(nil)
+	c.Jar = jar
+	body, _ = json.Marshal(map[string]string{"csrfToken": csrfToken(t, c, site), "email": email, "password": pw})
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, site+"/auth/password/signin", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	jres, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jres.Body.Close()
+	var answer struct{ URL string }
+	if err := json.NewDecoder(jres.Body).Decode(&answer); err != nil || jres.StatusCode != http.StatusOK || answer.URL != site+"/" {
+		t.Fatalf("JSON sign-in: %d %+v %v; want 200 {\"url\":%q}", jres.StatusCode, answer, err, site+"/")
+	}
+	if got := sessionEmail(t, c, site); got != email {
+		t.Fatalf("after the JSON sign-in the session's user is %q, want %s", got, email)
+	}
+}
+
+// sessionEmail returns /auth/session's user e-mail, "" when signed out.
+func sessionEmail(t *testing.T, c *http.Client, site string) string {
+	t.Helper()
+	var s struct {
+		User struct{ Email string } `json:"user"`
+	}
+	res := get(t, c, site+"/auth/session", "application/json")
+	body, _ := io.ReadAll(res.Body)
+	if strings.TrimSpace(string(body)) == "null" {
+		return ""
+	}
+	if err := json.Unmarshal(body, &s); err != nil {
+		t.Fatalf("/auth/session: %v in %q", err, body)
+	}
+	return s.User.Email
+}
+
 type proc struct {
 	cmd   *exec.Cmd
 	lines chan string
@@ -135,19 +232,26 @@ func start(t *testing.T, bin, dir, port, secret string, env ...string) *proc {
 // link waits for the line the quickstart logs with the sign-in link.
 func (p *proc) link(t *testing.T, email string) string {
 	t.Helper()
+	return p.mailed(t, "sign-in", email)
+}
+
+// mailed waits for the line the quickstart logs with the link of a mail
+// of the purpose ("sign-in", "verify-email", "reset-password") to email.
+func (p *proc) mailed(t *testing.T, purpose, email string) string {
+	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
 		case line, ok := <-p.lines:
 			if !ok {
-				t.Fatal("the quickstart exited before logging a sign-in link")
+				t.Fatalf("the quickstart exited before logging a %s link", purpose)
 			}
 			t.Log(line)
-			if _, l, ok := strings.Cut(line, "sign-in link for "+email+": "); ok {
+			if _, l, ok := strings.Cut(line, purpose+" link for "+email+": "); ok {
 				return l
 			}
 		case <-timeout:
-			t.Fatal("no sign-in link logged within 10s")
+			t.Fatalf("no %s link logged within 10s", purpose)
 		}
 	}
 }

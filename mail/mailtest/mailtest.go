@@ -247,6 +247,22 @@ func (ss *session) Logout() error {
 // body, the text/plain part decoded from quoted-printable) and returns the
 // first line of that part that is an http:// or https:// link.
 func Link(data []byte) (string, error) {
+	body, err := Text(data)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(body) {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
+			return line, nil
+		}
+	}
+	return "", errors.New("the text/plain part has no link:\n" + body)
+}
+
+// Text reads a message as a mail reader would (headers, the multipart
+// body, the text/plain part decoded from quoted-printable) and returns its
+// text/plain part.
+func Text(data []byte) (string, error) {
 	msg, err := netmail.ReadMessage(bytes.NewReader(data))
 	if err != nil {
 		return "", fmt.Errorf("parse the e-mail: %w", err)
@@ -262,7 +278,7 @@ func Link(data []byte) (string, error) {
 	for {
 		part, err := mr.NextPart() // decodes quoted-printable
 		if err != nil {
-			return "", fmt.Errorf("no text/plain part with a link in the e-mail: %w", err)
+			return "", fmt.Errorf("no text/plain part in the e-mail: %w", err)
 		}
 		if ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type")); ct != "text/plain" {
 			continue
@@ -271,11 +287,6 @@ func Link(data []byte) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("read the text/plain part: %w", err)
 		}
-		for line := range strings.Lines(string(body)) {
-			if line = strings.TrimSpace(line); strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
-				return line, nil
-			}
-		}
-		return "", errors.New("the text/plain part has no link:\n" + string(body))
+		return string(body), nil
 	}
 }
