@@ -130,25 +130,37 @@ func (h *Handler) postBody(w http.ResponseWriter, r *http.Request, v *inventoryB
 	return true
 }
 
+// isJSON reports whether a request's body is JSON (Content-Type
+// application/json).
+func isJSON(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
+}
+
+// decodeJSONBody decodes a request's JSON body into v, answering 413 (too
+// large) or 400 (not what, as the message says) itself when it cannot.
+func decodeJSONBody(w http.ResponseWriter, r *http.Request, v any, what string) bool {
+	data, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(data, v)
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: "BadRequest", Message: "the request body is too large"}, true)
+		return false
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Message: "the request body is not " + what}, true)
+		return false
+	}
+	return true
+}
+
 // readBody reads a POST's JSON object (Content-Type application/json) or
 // form into v's fields by their JSON names (string fields only), answering
 // 400 itself when it cannot.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, v *inventoryBody) bool {
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		data, err := io.ReadAll(r.Body)
-		if err == nil {
-			err = json.Unmarshal(data, v)
-		}
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: "BadRequest", Message: "the request body is too large"}, true)
-			return false
-		case err != nil:
-			writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Message: "the request body is not a JSON object with string fields csrfToken and id"}, true)
-			return false
-		}
-		return true
+	if isJSON(r) {
+		return decodeJSONBody(w, r, v, "a JSON object with string fields csrfToken and id")
 	}
 	if !h.form(w, r) {
 		return false

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -362,19 +360,9 @@ func (h *Handler) checkFields(w http.ResponseWriter, r *http.Request) (string, b
 // strings, into r.PostForm (so that every reader of the form sees them),
 // and checks its CSRF token; it answers a refusal itself.
 func (h *Handler) postFields(w http.ResponseWriter, r *http.Request) bool {
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+	if isJSON(r) {
 		var body map[string]string
-		data, err := io.ReadAll(r.Body)
-		if err == nil {
-			err = json.Unmarshal(data, &body)
-		}
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: "BadRequest", Message: "the request body is too large"}, true)
-			return false
-		case err != nil:
-			writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Message: "the request body is not a JSON object of strings"}, true)
+		if !decodeJSONBody(w, r, &body, "a JSON object of strings") {
 			return false
 		}
 		form := make(url.Values, len(body))

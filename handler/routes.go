@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
@@ -58,7 +57,7 @@ func (h *Handler) checkCSRF(w http.ResponseWriter, r *http.Request) (string, boo
 		return "", false
 	}
 	submitted := r.PostFormValue("csrfToken")
-	if submitted == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+	if submitted == "" && isJSON(r) {
 		submitted = h.jsonCSRF(r)
 	}
 	token, ok := h.csrf(w, r, submitted)
@@ -99,7 +98,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 			return
 		}
 		submitted := r.PostFormValue("csrfToken")
-		if submitted == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		if submitted == "" && isJSON(r) {
 			submitted, update = h.jsonUpdate(r)
 		}
 		if _, ok := h.csrf(w, r, submitted); !ok {
