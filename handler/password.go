@@ -206,14 +206,7 @@ func (h *Handler) serveEmailCode(w http.ResponseWriter, r *http.Request, id stri
 	}
 	h.callbackURL(w, r)
 	if _, err := h.auth.StartEmailSignInWithCode(r.Context(), id, email, h.codeBinding(w, r)); err != nil {
-		if h.denied(w, r, err) {
-			return
-		}
-		code := errorCode(err)
-		if code == ErrorConfiguration {
-			code = ErrorEmailSignin
-		}
-		h.fail(w, r, code, err)
+		h.failEmailStart(w, r, err)
 		return
 	}
 	h.rememberCodeEmail(w, r, email)

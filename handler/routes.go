@@ -286,14 +286,7 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 			return
 		}
 		if _, err := h.auth.StartEmailSignIn(ctx, id, r.PostFormValue("email")); err != nil {
-			if h.denied(w, r, err) {
-				return
-			}
-			code := errorCode(err)
-			if code == ErrorConfiguration {
-				code = ErrorEmailSignin
-			}
-			h.fail(w, r, code, err)
+			h.failEmailStart(w, r, err)
 			return
 		}
 		h.redirect(w, r, h.pageURL(h.pages.VerifyRequest, "verify-request")+"?provider="+queryEscape(id)+"&type=email")
@@ -538,4 +531,19 @@ func (h *Handler) servePasskeyScript(w http.ResponseWriter, r *http.Request, _ s
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	_, _ = w.Write(h.passkeys.Script())
+}
+
+// failEmailStart answers an e-mail sign-in (link or code) that could not
+// start: a refusal of the SignIn callback as such, anything else as
+// EmailSignin (a configuration error too: the visitor can do nothing about
+// it, and the log has the cause).
+func (h *Handler) failEmailStart(w http.ResponseWriter, r *http.Request, err error) {
+	if h.denied(w, r, err) {
+		return
+	}
+	code := errorCode(err)
+	if code == ErrorConfiguration {
+		code = ErrorEmailSignin
+	}
+	h.fail(w, r, code, err)
 }
