@@ -120,6 +120,7 @@ func TestKeysNeverCollide(t *testing.T) {
 		add("sessions", k.sessions(x), "sessions "+x)
 		add("authenticators", k.authenticators(x), "authenticators "+x)
 		add("email", k.email(x), "email "+x)
+		add("username", k.unique(fUsername, x), "username "+x)
 		add("session", k.session(x), "session "+x)
 		add("moving", k.moving(x), "move marker "+x)
 		add("authenticator", k.authenticator(x), "authenticator "+x)
