@@ -209,8 +209,17 @@ func TestCodecRoundTripAndCorruption(t *testing.T) {
 			}
 		}
 	}
-	if _, err := decodeUserMap(map[string]string{fID: "x"}); err == nil {
-		t.Error("user without e-mail decoded")
+	if u, err := decodeUserMap(map[string]string{fID: "x"}); err != nil || u == nil || u.Email != "" || u.Username != "" {
+		t.Errorf("user without e-mail or username: %+v, %v", u, err)
+	}
+	if u, err := decodeUserMap(map[string]string{fID: "x", fUsername: "ada"}); err != nil || u == nil || u.Username != "ada" {
+		t.Errorf("user with a username: %+v, %v", u, err)
+	}
+	if _, err := decodeUserMap(map[string]string{fEmail: "e"}); err == nil {
+		t.Error("user without id decoded")
+	}
+	if _, err := decodeUserPairs([]any{fEmail, "e"}); err == nil {
+		t.Error("user pairs without id decoded")
 	}
 	if _, err := decodeUserMap(map[string]string{fID: "x", fEmail: "e", fEmailVerified: "soon"}); err == nil {
 		t.Error("user with a bad emailVerified decoded")
