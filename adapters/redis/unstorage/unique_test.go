@@ -2,6 +2,7 @@ package unstorage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -163,6 +164,10 @@ func TestUsernameKeys(t *testing.T) {
 		}
 		if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u2", Username: core.Set("carol")}); err != nil {
 			t.Fatal(err)
+		}
+		// An application field cannot take the username's place.
+		if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: "u2", Data: map[string]json.RawMessage{"username": json.RawMessage(`"x"`)}}); !errors.Is(err, core.ErrInvalidInput) {
+			t.Errorf("application field named username: %v, want ErrInvalidInput", err)
 		}
 		if get(t, raw.C, k.username("bob")) != "" || get(t, raw.C, k.username("carol")) != "u2" {
 			t.Error("rename did not move the username key")

@@ -84,6 +84,11 @@ func (a *Adapter) checkUser(m core.Method, nu *core.User) error {
 	if err := checkKey(m, "id", uUser, uUser+nu.ID); err != nil {
 		return err
 	}
+	if _, ok := nu.Data["username"]; ok {
+		// Application fields are top-level fields of the document, where
+		// "username" is the username's.
+		return shared.Invalid(m, "data", `application field name "username" is the user document's username field; choose another name`)
+	}
 	if nu.Email != "" {
 		if err := checkKey(m, "email", uEmail, uEmail+nu.Email); err != nil {
 			return err
