@@ -16,7 +16,8 @@ const MaxDataNameLength = 63
 // ValidDataName reports whether name can name an application field of a
 // user ([User.Data]): an ASCII letter or underscore, then letters, digits or
 // underscores, at most [MaxDataNameLength] long, and not one of the
-// standard fields (id, email, emailVerified, name, image) in any case.
+// standard fields (id, email, emailVerified, username, name, image) in any
+// case.
 func ValidDataName(name string) error {
 	if name == "" || len(name) > MaxDataNameLength {
 		return fmt.Errorf("application field name %q must be 1 to %d characters", name, MaxDataNameLength)
@@ -30,7 +31,7 @@ func ValidDataName(name string) error {
 	// The standard fields, in the spellings adapters store them under
 	// (Auth.js's and the snake_case presets'), and MongoDB's document id.
 	switch strings.ToLower(name) {
-	case "id", "_id", "email", "emailverified", "email_verified", "name", "image":
+	case "id", "_id", "email", "emailverified", "email_verified", "username", "name", "image":
 		return fmt.Errorf("application field name %q is a standard user field; choose another name", name)
 	}
 	return nil

@@ -2,6 +2,7 @@ package mongoadapter
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/authport/authport/core"
@@ -13,14 +14,12 @@ import (
 // UnlinkAccount is unlinkAccount: one findOneAndDelete. It returns the
 // deleted account, or nil, nil when there was none.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	filter := bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
-	return decodeAccount(ctx, a.accounts.FindOneAndDelete(ctx, filter))
+	return decodeAccount(ctx, a.accounts.FindOneAndDelete(ctx, accountFilter(key)))
 }
 
 // GetAccount is getAccount: one find.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	filter := bson.D{{Key: fProvider, Value: provider}, {Key: fProviderAccountID, Value: providerAccountID}}
-	return decodeAccount(ctx, a.accounts.FindOne(ctx, filter))
+	return decodeAccount(ctx, a.accounts.FindOne(ctx, accountFilter(core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID})))
 }
 
 func decodeAccount(ctx context.Context, res *mongo.SingleResult) (*core.Account, error) {
@@ -63,7 +62,44 @@ func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) 
 	add(fScope, update.Scope.Set, update.Scope.Value)
 	add(fTokenType, update.TokenType.Set, core.NormalizeTokenType(update.TokenType.Value))
 	add(fSessionState, update.SessionState.Set, update.SessionState.Value)
-	filter := bson.D{{Key: fProvider, Value: update.Provider}, {Key: fProviderAccountID, Value: update.ProviderAccountID}}
-	key := strconv.Itoa(len(update.Provider)) + ":" + update.Provider + update.ProviderAccountID
-	return updateRecord(ctx, a, a.accounts, lockAccount, key, filter, setFields(set), options.After, (*accountDoc).account)
+	key := core.AccountKey{Provider: update.Provider, ProviderAccountID: update.ProviderAccountID}
+	return updateRecord(ctx, a, a.accounts, lockAccount, accountLockKey(key), accountFilter(key), setFields(set), options.After, (*accountDoc).account)
+}
+
+// SwapPasswordHash implements [core.PasswordHashSwapper]: one
+// findOneAndUpdate of the account whose password field is oldHash (absent
+// or null for ""), setting it to newHash and returning the updated
+// document. When it matches nothing, one find tells a changed hash (the
+// stored account and an error matching [core.ErrPasswordHashChanged]) from
+// no account (nil, nil). Where the server's updates are not atomic (see
+// [Capabilities.AtomicFindAndModify]) it holds the account's lock, as
+// UpdateAccount does, so that the comparison and the write are one step
+// for every writer of the hash.
+func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, oldHash, newHash string) (*core.Account, error) {
+	var old any // null matches an absent field too
+	if oldHash != "" {
+		old = oldHash
+	}
+	filter := append(accountFilter(key), bson.E{Key: fPassword, Value: old})
+	update := setFields(bson.D{{Key: fPassword, Value: newHash}})
+	acc, err := updateRecord(ctx, a, a.accounts, lockAccount, accountLockKey(key), filter, update, options.After, (*accountDoc).account)
+	if acc != nil || err != nil {
+		return acc, err
+	}
+	stored, err := decodeAccount(ctx, a.accounts.FindOne(ctx, accountFilter(key)))
+	if stored == nil || err != nil {
+		return nil, err
+	}
+	return stored, fmt.Errorf("mongoadapter: the stored password hash is not the one given: %w", core.ErrPasswordHashChanged)
+}
+
+// accountFilter matches the account named by key.
+func accountFilter(key core.AccountKey) bson.D {
+	return bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
+}
+
+// accountLockKey is the key of an account's lock (see [recordLocks]):
+// unambiguous, the provider's length first.
+func accountLockKey(key core.AccountKey) string {
+	return strconv.Itoa(len(key.Provider)) + ":" + key.Provider + key.ProviderAccountID
 }

@@ -18,8 +18,9 @@ import (
 
 // Adapter stores authport records in a MongoDB database. It implements every
 // method of [core.Adapter], [core.ExpiredPurger], the session inventory
-// ([core.SessionsByUserLister], [core.SessionsByUserDeleter]) and
-// [core.SessionMetadataKeeper]. It is safe for concurrent use. Create it
+// ([core.SessionsByUserLister], [core.SessionsByUserDeleter]),
+// [core.SessionMetadataKeeper], usernames ([core.UserByUsernameGetter])
+// and password hashes ([core.PasswordHashSwapper]). It is safe for concurrent use. Create it
 // with [New].
 type Adapter struct {
 	db             *mongo.Database
@@ -36,6 +37,7 @@ type Adapter struct {
 	transactions   bool
 	atomicFAM      bool
 	ttl            atomic.Bool
+	partial        atomic.Bool
 	// locks serialises the updates of each record, within the process and
 	// across processes (a lock document), where the server's updates are
 	// not atomic (atomicFAM false); nil otherwise.
@@ -48,6 +50,8 @@ var _ core.AuthenticatorCounterAdvancer = (*Adapter)(nil)
 var _ core.AccountsByUserLister = (*Adapter)(nil)
 var _ core.AccountUpdater = (*Adapter)(nil)
 var _ core.SessionExtender = (*Adapter)(nil)
+var _ core.UserByUsernameGetter = (*Adapter)(nil)
+var _ core.PasswordHashSwapper = (*Adapter)(nil)
 
 // Capabilities reports which server features an [Adapter] uses.
 type Capabilities struct {
@@ -82,6 +86,19 @@ type Capabilities struct {
 	// removes expired ones by itself. When false, call
 	// [Adapter.PurgeExpired] periodically.
 	TTL bool
+	// PartialIndexes is true when [Adapter.Migrate] made the unique
+	// indexes of e-mail addresses and usernames partial indexes over the
+	// documents where the field is a string, so that any number of users
+	// can be without one, whether the field is absent (as this adapter
+	// stores "") or null (as Auth.js writes a user without an address).
+	//
+	// It is false where the server refuses partial indexes (FerretDB v1):
+	// the indexes are then sparse unique indexes, which leave out the
+	// documents without the field, so that any number of users this
+	// adapter writes can be without an address, but index null: at most
+	// one user may have the field null (a second user Auth.js writes
+	// without an address is refused as a duplicate).
+	PartialIndexes bool
 }
 
 // New returns an adapter that keeps its records in db. It asks the server,
@@ -187,6 +204,7 @@ func (a *Adapter) Capabilities() Capabilities {
 		Transactions:        a.transactions,
 		AtomicFindAndModify: a.atomicFAM,
 		TTL:                 a.ttl.Load(),
+		PartialIndexes:      a.partial.Load(),
 	}
 }
 

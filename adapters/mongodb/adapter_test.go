@@ -325,7 +325,7 @@ func TestMigrate(t *testing.T) {
 	ttl := a.Capabilities().TTL
 	t.Logf("TTL indexes: %v", ttl)
 	want := map[string][]string{
-		"users":               {"email_1 unique"},
+		"users":               {"email_1 unique", "username_1 unique"},
 		"accounts":            {"provider_1_providerAccountId_1 unique", "userId_1"},
 		"sessions":            {"sessionToken_1 unique", "userId_1_sessionToken_1_expires_1", "expires_1"},
 		"verification_tokens": {"identifier_1_token_1 unique", "expires_1"},
@@ -567,6 +567,7 @@ func TestCapabilitiesDetected(t *testing.T) {
 		Transactions:        hello.SetName != "" || hello.Msg == "isdbgrid",
 		AtomicFindAndModify: mongo,
 		TTL:                 mongo,
+		PartialIndexes:      mongo,
 	}
 	if got := a.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %+v, want %+v (server: MongoDB %v, hello %+v)", got, want, mongo, hello)

@@ -2,6 +2,7 @@ package mongoadapter_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -72,12 +73,14 @@ func TestCommandsPerOperation(t *testing.T) {
 
 func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capabilities, rec *recorder) {
 	ctx := context.Background()
-	u := core.User{ID: "u1", Email: "u1@example.com"}
+	u := core.User{ID: "u1", Email: "u1@example.com", Username: "u1.name"}
 	other := core.User{ID: "u2", Email: "u2@example.com"}
 	acc := core.Account{UserID: u.ID, Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "gh-1"}
 	sess := core.Session{SessionToken: "st-1", UserID: u.ID, Expires: time.Now().Add(time.Hour)}
 	later := core.NormalizeTime(time.Now().Add(2 * time.Hour))
 	tok := core.VerificationToken{Identifier: "u1@example.com", Token: "vt-1", Expires: time.Now().Add(time.Hour)}
+	hash := "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"
+	pw := core.Account{UserID: u.ID, Provider: core.PasswordProvider, Type: core.AccountTypeCredentials, ProviderAccountID: u.ID, PasswordHash: &hash}
 	au := core.Authenticator{CredentialID: "cred-1", CredentialPublicKey: "pk", UserID: u.ID, ProviderAccountID: "gh-1", CredentialDeviceType: "singleDevice"}
 
 	// join is the cost of getSessionAndUser and getUserByAccount.
@@ -114,10 +117,22 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		{"createUser (second)", []string{"insert users"}, func() (any, error) { return a.CreateUser(ctx, other) }},
 		{"getUser", []string{"find users"}, func() (any, error) { return a.GetUser(ctx, u.ID) }},
 		{"getUserByEmail", []string{"find users"}, func() (any, error) { return a.GetUserByEmail(ctx, u.Email) }},
+		{"getUserByUsername", []string{"find users"}, func() (any, error) { return a.GetUserByUsername(ctx, u.Username) }},
 		{"updateUser", locked("findAndModify users"), func() (any, error) {
 			return a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Name: core.Set(new("Ada"))})
 		}},
 		{"linkAccount", []string{"find users", "insert accounts", "find users"}, func() (any, error) { return a.LinkAccount(ctx, acc) }},
+		{"linkAccount (password)", []string{"find users", "insert accounts", "find users"}, func() (any, error) { return a.LinkAccount(ctx, pw) }},
+		{"swapPasswordHash", locked("findAndModify accounts"), func() (any, error) {
+			return a.SwapPasswordHash(ctx, pw.Key(), hash, hash+"2")
+		}},
+		{"swapPasswordHash (changed)", append(locked("findAndModify accounts"), "find accounts"), func() (any, error) {
+			acc, err := a.SwapPasswordHash(ctx, pw.Key(), hash, hash+"3")
+			if errors.Is(err, core.ErrPasswordHashChanged) {
+				return acc, nil
+			}
+			return nil, fmt.Errorf("want ErrPasswordHashChanged, got %v", err)
+		}},
 		{"getAccount", []string{"find accounts"}, func() (any, error) { return a.GetAccount(ctx, acc.ProviderAccountID, acc.Provider) }},
 		{"getUserByAccount", join("accounts"), func() (any, error) { return a.GetUserByAccount(ctx, acc.Key()) }},
 		{"createSession", []string{"find users", "insert sessions", "find users"}, func() (any, error) { return a.CreateSession(ctx, sess) }},

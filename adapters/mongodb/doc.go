@@ -2,8 +2,11 @@
 // Go driver (go.mongodb.org/mongo-driver/v2). It implements all 19 adapter
 // methods of the core contract (see [core.Adapter]), [core.ExpiredPurger],
 // and the session inventory ([core.SessionsByUserLister],
-// [core.SessionsByUserDeleter]), and keeps session metadata as fields of
-// the session document ([core.SessionMetadataKeeper]).
+// [core.SessionsByUserDeleter]), keeps session metadata as fields of the
+// session document ([core.SessionMetadataKeeper]), usernames
+// ([core.UserByUsernameGetter]) and password hashes on accounts
+// ([core.PasswordHashSwapper]). A user without an e-mail address or
+// username has no such field.
 //
 // The adapter keeps its records in five collections of the
 // [*mongo.Database] it is given: users, accounts, sessions,
@@ -15,7 +18,8 @@
 // or as ObjectIds with [WithObjectIDs], as Auth.js writes them.
 //
 // Call [Adapter.Migrate] once at start-up: it creates the unique indexes
-// that make duplicate e-mails, accounts, session tokens, verification tokens
+// (partial over the users that have one, for e-mail addresses and
+// usernames) that make duplicate e-mails, usernames, accounts, session tokens, verification tokens
 // and credential ids fail with [core.ErrAlreadyExists], and TTL indexes that
 // let the server expire sessions and tokens where it supports them.
 //

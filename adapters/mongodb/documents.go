@@ -13,6 +13,7 @@ import (
 const (
 	fID                   = "_id"
 	fEmail                = "email"
+	fUsername             = "username"
 	fEmailVerified        = "emailVerified"
 	fName                 = "name"
 	fImage                = "image"
@@ -29,6 +30,9 @@ const (
 	fScope                = "scope"
 	fTokenType            = "token_type"
 	fSessionState         = "session_state"
+	// fPassword is a password account's hash, named as Better Auth names
+	// it; present only when the account has one.
+	fPassword             = "password"
 	fSessionToken         = "sessionToken"
 	fExpires              = "expires"
 	fCreatedAt            = "createdAt"
@@ -52,6 +56,7 @@ const (
 type userDoc struct {
 	ID            bson.RawValue
 	Email         string
+	Username      string
 	EmailVerified *bson.DateTime
 	Name          *string
 	Image         *string
@@ -73,6 +78,7 @@ type accountDoc struct {
 	Scope                *string       `bson:"scope"`
 	TokenType            *string       `bson:"token_type"`
 	SessionState         *string       `bson:"session_state"`
+	Password             bson.RawValue `bson:"password"`
 }
 
 // accountUserDoc is an account joined with its user by $lookup.
@@ -219,13 +225,25 @@ func (a *Adapter) userDocument(u core.User) (bson.D, error) {
 			return nil, err
 		}
 	}
-	return appendData(bson.D{
-		{Key: fID, Value: id},
-		{Key: fEmail, Value: u.Email},
-		{Key: fEmailVerified, Value: verified},
-		{Key: fName, Value: u.Name},
-		{Key: fImage, Value: u.Image},
-	}, u.Data)
+	doc := bson.D{{Key: fID, Value: id}}
+	// No address and no username are absent fields, which the partial
+	// unique indexes leave out (see [Adapter.Migrate]).
+	doc = appendPresent(doc, fEmail, u.Email)
+	doc = appendPresent(doc, fUsername, u.Username)
+	return appendData(append(doc,
+		bson.E{Key: fEmailVerified, Value: verified},
+		bson.E{Key: fName, Value: u.Name},
+		bson.E{Key: fImage, Value: u.Image},
+	), u.Data)
+}
+
+// appendPresent appends the string field key to doc unless v is "", which
+// is stored as an absent field.
+func appendPresent(doc bson.D, key, v string) bson.D {
+	if v == "" {
+		return doc
+	}
+	return append(doc, bson.E{Key: key, Value: v})
 }
 
 func (d *userDoc) user() (*core.User, error) {
@@ -233,7 +251,7 @@ func (d *userDoc) user() (*core.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &core.User{ID: id, Email: d.Email, Name: d.Name, Image: d.Image, Data: d.Data}
+	u := &core.User{ID: id, Email: d.Email, Username: d.Username, Name: d.Name, Image: d.Image, Data: d.Data}
 	if d.EmailVerified != nil {
 		t := fromDate(*d.EmailVerified)
 		u.EmailVerified = &t
@@ -242,7 +260,7 @@ func (d *userDoc) user() (*core.User, error) {
 }
 
 func accountDocument(acc core.Account, userID any) bson.D {
-	return bson.D{
+	doc := bson.D{
 		{Key: fUserID, Value: userID},
 		{Key: fType, Value: string(acc.Type)},
 		{Key: fProvider, Value: acc.Provider},
@@ -257,6 +275,10 @@ func accountDocument(acc core.Account, userID any) bson.D {
 		{Key: fTokenType, Value: acc.TokenType},
 		{Key: fSessionState, Value: acc.SessionState},
 	}
+	if acc.PasswordHash != nil {
+		doc = append(doc, bson.E{Key: fPassword, Value: *acc.PasswordHash})
+	}
+	return doc
 }
 
 // detailsValue returns the stored form of authorization details: nil, or
@@ -309,6 +331,13 @@ func (d *accountDoc) account() (*core.Account, error) {
 		// sharing the collection may not have.
 		TokenType:    core.NormalizeTokenType(d.TokenType),
 		SessionState: d.SessionState,
+	}
+	if !isNull(d.Password) {
+		h, ok := d.Password.StringValueOK()
+		if !ok {
+			return nil, fmt.Errorf("password has BSON type %v, want string", d.Password.Type)
+		}
+		acc.PasswordHash = &h
 	}
 	details, err := decodeDetails(d.AuthorizationDetails)
 	if err != nil {

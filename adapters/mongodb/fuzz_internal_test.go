@@ -18,7 +18,8 @@ import (
 // Fuzz targets of the conversion between records and BSON documents; they
 // need no server (FuzzAdapterRoundTrip in fuzz_test.go does).
 
-// FuzzDocumentRoundTrip builds users and accounts from fuzzed fields,
+// FuzzDocumentRoundTrip builds users and accounts from fuzzed fields
+// (usernames and password hashes included),
 // converts them to the documents the adapter stores, marshals those to
 // BSON, and decodes them the way the adapter reads them. A record the
 // conversion accepts must come back exactly as normalised (null and empty
@@ -40,11 +41,21 @@ func FuzzDocumentRoundTrip(f *testing.F) {
 			}
 			u.ID = hex.EncodeToString(oid[:])
 		}
+		acc := src.Account().Normalize()
+		// The fields of issue 39, drawn after the others so that the
+		// corpus keeps its meaning for them: a username ("" is an absent
+		// field, like an e-mail address "") and a password hash.
+		u.Username, acc.PasswordHash = src.Str(), src.OptStr()
 		// Strings that are not valid UTF-8 never reach the adapter: the
 		// checked layer (core.Store) refuses them.
-		if utf8.ValidString(u.ID) && utf8.ValidString(u.Email) && validPtr(u.Name) && validPtr(u.Image) {
+		if utf8.ValidString(u.ID) && utf8.ValidString(u.Email) && utf8.ValidString(u.Username) && validPtr(u.Name) && validPtr(u.Image) {
 			doc, err := a.userDocument(u)
+			_, usernameData := u.Data[fUsername]
 			switch {
+			case usernameData:
+				if !errors.Is(err, core.ErrInvalidInput) {
+					t.Fatalf("userDocument with the application field %s: %v, want an ErrInvalidInput", fUsername, err)
+				}
 			case err == nil && !dateOK(u.EmailVerified):
 				t.Fatalf("userDocument accepts %#v, which BSON cannot hold", u)
 			case err != nil && dateOK(u.EmailVerified):
@@ -61,10 +72,9 @@ func FuzzDocumentRoundTrip(f *testing.F) {
 			}
 		}
 
-		acc := src.Account().Normalize()
 		acc.UserID = u.ID
 		uid, _ := a.userIDValue(u.ID)
-		if accountUTF8(acc) {
+		if accountUTF8(acc) && validPtr(acc.PasswordHash) {
 			var ad accountDoc
 			unmarshal(t, accountDocument(acc, uid), &ad)
 			got, err := ad.account()
@@ -139,7 +149,16 @@ func FuzzDecodeDocuments(f *testing.F) {
 	ud, _ := a.userDocument(core.User{ID: "u", Email: "e", Name: &name, EmailVerified: ptr(time.UnixMilli(1700000000000).UTC())})
 	ad := accountDocument(core.Account{UserID: "u", Provider: "p", Type: core.AccountTypeOAuth, ProviderAccountID: "x",
 		AuthorizationDetails: []core.AuthorizationDetail{{Type: "t", Locations: []string{}, Actions: []string{"a"}}}}, "u")
-	for _, d := range []any{ud, ad,
+	// Issue 39's fields: a user without an address, with a username, and
+	// a password account; and the forms another application writes:
+	// email and password null.
+	udn, _ := a.userDocument(core.User{ID: "n", Username: "ada.l"})
+	hash := "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"
+	adp := accountDocument(core.Account{UserID: "n", Provider: core.PasswordProvider, Type: core.AccountTypeCredentials,
+		ProviderAccountID: "n", PasswordHash: &hash}, "n")
+	for _, d := range []any{ud, ad, udn, adp,
+		bson.D{{Key: fID, Value: "js"}, {Key: fEmail, Value: nil}, {Key: fUsername, Value: int32(1)}},
+		bson.D{{Key: fUserID, Value: "js"}, {Key: fProvider, Value: core.PasswordProvider}, {Key: fPassword, Value: nil}},
 		bson.D{{Key: fSessionToken, Value: "s"}, {Key: fUserID, Value: bson.NewObjectID()}, {Key: fExpires, Value: bson.DateTime(1)},
 			{Key: fJoinedUser, Value: bson.A{ud}}},
 		bson.D{{Key: fCredentialID, Value: "c"}, {Key: fUserID, Value: int32(5)}, {Key: fCounter, Value: int32(-1)}, {Key: fTransports, Value: nil}},

@@ -176,6 +176,28 @@ func (f *field) nullStr(name string) *string {
 	return nullable(f, name, bson.TypeString, bson.RawValue.StringValue)
 }
 
+// optStr reads a string field the adapter stores only when it is set: nil
+// when it is absent. A stored "" or null is an error: the adapter stores
+// neither (both would be indexed, or read as set).
+func (f *field) optStr(name string) *string {
+	if _, err := f.doc.LookupErr(name); err != nil {
+		return nil
+	}
+	v := f.str(name)
+	if f.err == nil && v == "" {
+		f.err = fmt.Errorf("field %q of %s is \"\": the adapter stores an absent field for none", name, f.doc)
+	}
+	return &v
+}
+
+// absentStr is optStr with "" for an absent field.
+func (f *field) absentStr(name string) string {
+	if p := f.optStr(name); p != nil {
+		return *p
+	}
+	return ""
+}
+
 func (f *field) id(name string) string {
 	v, ok := f.value(name, bson.TypeString, bson.TypeObjectID)
 	if !ok {
@@ -249,7 +271,7 @@ func records[R any](ctx context.Context, r rawView, coll string, read func(f *fi
 func (r rawView) Users(ctx context.Context) ([]core.User, error) {
 	return records(ctx, r, r.names.Users, func(f *field) (core.User, error) {
 		u := core.User{
-			ID: f.id("_id"), Email: f.str("email"), EmailVerified: f.nullTime("emailVerified"),
+			ID: f.id("_id"), Email: f.absentStr("email"), Username: f.absentStr("username"), EmailVerified: f.nullTime("emailVerified"),
 			Name: f.nullStr("name"), Image: f.nullStr("image"),
 		}
 		if f.err != nil {
@@ -271,7 +293,7 @@ func otherFields(d bson.Raw) (map[string]json.RawMessage, error) {
 	var data map[string]json.RawMessage
 	for _, e := range elems {
 		switch e.Key() {
-		case "_id", "email", "emailVerified", "name", "image":
+		case "_id", "email", "username", "emailVerified", "name", "image":
 			continue
 		}
 		b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: e.Value()}}, false, false)
@@ -320,6 +342,7 @@ func (r rawView) Accounts(ctx context.Context) ([]core.Account, error) {
 			ExpiresAt: f.nullInt64("expires_at"), ExpiresIn: f.nullInt64("expires_in"),
 			IDToken: f.nullStr("id_token"), RefreshToken: f.nullStr("refresh_token"), Scope: f.nullStr("scope"),
 			TokenType: f.nullStr("token_type"), SessionState: f.nullStr("session_state"),
+			PasswordHash: f.optStr("password"),
 		}
 		if v, ok := f.value("authorization_details", bson.TypeArray, bson.TypeNull); ok && v.Type == bson.TypeArray {
 			vals, err := v.Array().Values()

@@ -2,6 +2,7 @@ package mongoadapter_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -10,6 +11,7 @@ import (
 	"github.com/authport/authport/conformance/interop"
 	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core"
 
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 )
@@ -39,7 +41,11 @@ func setupInterop(t *testing.T) *interop.Fixture {
 		Authenticators: true,
 		// It uses findOneAndDelete: atomic exactly where the server's
 		// findAndModify is (MongoDB; not FerretDB).
-		AtomicUse: a.Capabilities().AtomicFindAndModify,
+		AtomicUse:         a.Capabilities().AtomicFindAndModify,
+		UsersWithoutEmail: true,
+		// Without partial indexes (FerretDB) email_1 is sparse, which
+		// indexes null.
+		NullEmailOnce: !a.Capabilities().PartialIndexes,
 	}
 }
 
@@ -81,5 +87,40 @@ func TestInteropObjectIDs(t *testing.T) {
 	}
 	if u, err := f.Adapter.GetUser(t.Context(), string(nu.ID)); err != nil || u == nil || u.Email != "oid@example.com" {
 		t.Errorf("GetUser(%q) = %+v, %v", nu.ID, u, err)
+	}
+}
+
+// TestInteropEmailNull: Auth.js's core creates a user without an address
+// with email undefined, which the MongoDB driver stores as null. Two such
+// users coexist where Migrate made email_1 a partial index; where the
+// server has no partial indexes (FerretDB) it is sparse, which indexes
+// null, and the second is refused as a duplicate, while users without the
+// field (as authport writes them) still coexist.
+func TestInteropEmailNull(t *testing.T) {
+	f := setupInterop(t)
+	a := f.Adapter.(*mongoadapter.Adapter)
+	create := func() (*interop.User, error) {
+		var u *interop.User
+		err := f.Node.Do(map[string]any{"method": "createUser", "args": []any{map[string]any{"email": nil, "emailVerified": nil, "name": "X"}}}, &u)
+		return u, err
+	}
+	first, err := create()
+	if err != nil || first == nil {
+		t.Fatalf("Auth.js createUser with email null: %+v, %v", first, err)
+	}
+	second, err := create()
+	if a.Capabilities().PartialIndexes {
+		if err != nil || second == nil {
+			t.Errorf("Auth.js createUser, a second user with email null (partial index): %+v, %v", second, err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "E11000") {
+		t.Errorf("Auth.js createUser, a second user with email null (sparse index, which indexes null) = %+v, %v; want a duplicate key error", second, err)
+	}
+	for range 2 {
+		if _, err := a.CreateUser(t.Context(), core.User{ID: bson.NewObjectID().Hex()}); err != nil {
+			t.Errorf("authport createUser without an address beside Auth.js's user with email null: %v", err)
+		}
 	}
 }

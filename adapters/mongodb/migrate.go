@@ -1,6 +1,7 @@
 package mongoadapter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,8 @@ import (
 
 // Migrate creates the indexes the adapter relies on:
 //
-//   - users: unique email;
+//   - users: unique email and unique username, each over the users that
+//     have one (see below);
 //   - accounts: unique (provider, providerAccountId); userId;
 //   - sessions: unique sessionToken; (userId, sessionToken, expires),
 //     which serves the listing of a user's sessions (equality, sort,
@@ -22,10 +24,27 @@ import (
 //
 // It lists each collection's indexes first and creates only those missing
 // (by their default names, e.g. "email_1"), so it is cheap and safe to call
-// at every start-up; an existing index of the same name is kept as it is.
-// A database migrated by an earlier version gains the compound sessions
-// index and keeps its index userId_1 on sessions, which the compound one
-// makes redundant: Migrate drops no index (an operator may drop that one).
+// at every start-up; an existing index of the same name is kept as it is,
+// but for email_1 and username_1 below. A database migrated by an earlier
+// version gains the compound sessions index and keeps its index userId_1
+// on sessions, which the compound one makes redundant (an operator may drop
+// that one).
+//
+// email_1 and username_1 are unique indexes with the partial filter
+// {field: {$type: "string"}}: users without an address or username (an
+// absent field, or null as Auth.js writes it) are not indexed, so any
+// number of them coexist. An existing email_1 of another kind (the plain
+// unique index earlier versions made, which lets only one user be without
+// an address) is dropped and created again as the partial one. That is
+// safe to run twice and from several processes at once: each attempt
+// starts from the indexes as listed, a drop of an index already gone and
+// a build aborted by another process's drop are retried, and creating an
+// index that exists as wanted changes nothing. Between the drop and the
+// creation addresses are not checked for uniqueness; should two users get
+// one address meanwhile, the creation fails with an error that says so.
+// Where the server refuses partial indexes (FerretDB v1), both are sparse
+// unique indexes instead; [Capabilities.PartialIndexes] says which, and
+// what differs.
 //
 // The expires indexes are TTL indexes (expireAfterSeconds 0) where the
 // server supports them; where it does not, they are plain indexes, serving
@@ -39,18 +58,21 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 		keys   []string
 		unique bool
 		ttl    bool
+		// optional: unique among the documents where the one key is a
+		// string (ensureOptionalUnique).
+		optional bool
 	}
 	sets := []struct {
 		coll    *mongo.Collection
 		indexes []index
 	}{
-		{a.users, []index{{keys: []string{fEmail}, unique: true}}},
+		{a.users, []index{{keys: []string{fEmail}, optional: true}, {keys: []string{fUsername}, optional: true}}},
 		{a.accounts, []index{{keys: []string{fProvider, fProviderAccountID}, unique: true}, {keys: []string{fUserID}}}},
 		{a.sessions, []index{{keys: []string{fSessionToken}, unique: true}, {keys: []string{fUserID, fSessionToken, fExpires}}, {keys: []string{fExpires}, ttl: true}}},
 		{a.tokens, []index{{keys: []string{fIdentifier, fToken}, unique: true}, {keys: []string{fExpires}, ttl: true}}},
 		{a.authenticators, []index{{keys: []string{fCredentialID}, unique: true}, {keys: []string{fUserID, fCredentialID}}}},
 	}
-	ttl := true
+	ttl, partial := true, true
 	for _, s := range sets {
 		existing, err := listIndexes(ctx, s.coll)
 		if err != nil {
@@ -67,9 +89,21 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 				}
 				name += k + "_1"
 			}
+			if ix.optional {
+				// FerretDB (the one server whose findAndModify is not
+				// atomic) leaves documents without the field out of
+				// every unique index, sparse or not.
+				p, err := ensureOptionalUnique(ctx, s.coll, ix.keys[0], name, existing[name], !a.atomicFAM)
+				if err != nil {
+					return fmt.Errorf("mongoadapter: indexes of %s: %w", s.coll.Name(), err)
+				}
+				partial = partial && p
+				continue
+			}
 			if spec, ok := existing[name]; ok {
 				if ix.ttl {
-					ttl = ttl && spec.ExpireAfterSeconds != nil
+					_, err := spec.LookupErr("expireAfterSeconds")
+					ttl = ttl && err == nil
 				}
 				continue
 			}
@@ -95,13 +129,164 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 		}
 	}
 	a.ttl.Store(ttl)
+	a.partial.Store(partial)
 	return nil
 }
 
-// listIndexes returns a collection's indexes by name; none for a
-// collection that does not exist yet.
-func listIndexes(ctx context.Context, coll *mongo.Collection) (map[string]mongo.IndexSpecification, error) {
-	specs, err := coll.Indexes().ListSpecifications(ctx)
+// Server error codes Migrate acts on.
+const (
+	codeIndexNotFound                   = 27
+	codeIndexOptionsConflict            = 85
+	codeIndexKeySpecsConflict           = 86
+	codeCommandNotSupported             = 115
+	codeInvalidIndexSpecificationOption = 197
+	codeNotImplemented                  = 238
+	codeIndexBuildAborted               = 276
+	codeDuplicateKey                    = 11000
+)
+
+// maxIndexAttempts bounds the attempts of ensureOptionalUnique, each of
+// which another process's Migrate can undo at most once.
+const maxIndexAttempts = 8
+
+// indexAction is what ensureOptionalUnique does after an attempt.
+type indexAction int
+
+const (
+	indexDone   indexAction = iota // the index is as wanted
+	indexSparse                    // partial refused: try a sparse one
+	indexDrop                      // another index has the name: drop it, list, try again
+	indexRelist                    // changed by another process: list, try again
+	indexFail                      // return the error
+)
+
+// nextIndexAction decides, from the error of creating the index (partial
+// or not), what ensureOptionalUnique does next.
+func nextIndexAction(err error, partial bool) indexAction {
+	if err == nil {
+		// createIndexes succeeds only when an index of that name and
+		// those options exists afterwards.
+		return indexDone
+	}
+	var se mongo.ServerError
+	if !errors.As(err, &se) {
+		return indexFail
+	}
+	switch {
+	case partial && (se.HasErrorCode(codeNotImplemented) || se.HasErrorCode(codeCommandNotSupported) ||
+		se.HasErrorCode(codeInvalidIndexSpecificationOption)):
+		return indexSparse
+	case se.HasErrorCode(codeIndexOptionsConflict) || se.HasErrorCode(codeIndexKeySpecsConflict):
+		return indexDrop
+	case se.HasErrorCode(codeIndexBuildAborted) || se.HasErrorCode(codeIndexNotFound):
+		return indexRelist
+	}
+	return indexFail
+}
+
+// optionalFilter is the partial filter of the unique index of an optional
+// field: the documents where it is a string.
+func optionalFilter(field string) bson.D {
+	return bson.D{{Key: field, Value: bson.D{{Key: "$type", Value: "string"}}}}
+}
+
+// isOptionalUnique reports whether an index (as listIndexes describes it)
+// is the partial unique index of field.
+func isOptionalUnique(spec bson.Raw, field string) bool {
+	if spec == nil {
+		return false
+	}
+	if u, ok := spec.Lookup("unique").BooleanOK(); !ok || !u {
+		return false
+	}
+	pf, ok := spec.Lookup("partialFilterExpression").DocumentOK()
+	if !ok {
+		return false
+	}
+	want, err := bson.Marshal(optionalFilter(field))
+	return err == nil && bytes.Equal(pf, want)
+}
+
+// isSparseUnique reports whether an index (as listIndexes describes it)
+// is unique and leaves out the documents without its field: sparse, or on
+// a server whose unique indexes all do (uniqueIsSparse).
+func isSparseUnique(spec bson.Raw, uniqueIsSparse bool) bool {
+	if u, ok := spec.Lookup("unique").BooleanOK(); !ok || !u {
+		return false
+	}
+	sparse, _ := spec.Lookup("sparse").BooleanOK()
+	return sparse || uniqueIsSparse
+}
+
+// ensureOptionalUnique makes the index name on field the unique index of
+// the documents where field is a string, replacing an index of another
+// kind with that name (spec, as listed; nil when there is none). It
+// reports whether the index is partial: where the server refuses partial
+// indexes it is a sparse unique index (see [Capabilities.PartialIndexes]),
+// and an existing unique index is kept when it is sparse or when
+// uniqueIsSparse says the server's unique indexes all leave out documents
+// without the field (FerretDB v1, which ignores the sparse option, does not
+// report it, and can drop the connection of a createIndexes of an index
+// that exists).
+func ensureOptionalUnique(ctx context.Context, coll *mongo.Collection, field, name string, spec bson.Raw, uniqueIsSparse bool) (bool, error) {
+	partial := true
+	for attempt := 0; attempt < maxIndexAttempts; attempt++ {
+		if partial && isOptionalUnique(spec, field) {
+			return true, nil
+		}
+		if !partial && spec != nil && isSparseUnique(spec, uniqueIsSparse) {
+			return false, nil
+		}
+		opts := options.Index().SetName(name).SetUnique(true)
+		if partial {
+			opts.SetPartialFilterExpression(optionalFilter(field))
+		} else {
+			opts.SetSparse(true)
+		}
+		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: field, Value: 1}}, Options: opts})
+		switch nextIndexAction(err, partial) {
+		case indexDone:
+			return partial, nil
+		case indexSparse:
+			partial = false
+			continue
+		case indexDrop:
+			if err := coll.Indexes().DropOne(ctx, name); nextIndexAction(err, false) == indexFail {
+				return false, fmt.Errorf("replacing index %s: %w", name, err)
+			}
+		case indexRelist:
+		default:
+			var se mongo.ServerError
+			if errors.As(err, &se) && se.HasErrorCode(codeDuplicateKey) {
+				return false, fmt.Errorf("index %s: users share a value of %s: give them distinct ones (or remove it), then run Migrate again: %w", name, field, err)
+			}
+			return false, fmt.Errorf("index %s: %w", name, err)
+		}
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		var err2 error
+		if spec, err2 = indexSpec(ctx, coll, name); err2 != nil {
+			return false, err2
+		}
+	}
+	return false, fmt.Errorf("index %s kept changing while Migrate ran %d times (another process replacing it?): run Migrate again", name, maxIndexAttempts)
+}
+
+// indexSpec returns the index name of coll as listIndexes describes it, or
+// nil when there is none.
+func indexSpec(ctx context.Context, coll *mongo.Collection, name string) (bson.Raw, error) {
+	specs, err := listIndexes(ctx, coll)
+	if err != nil {
+		return nil, fmt.Errorf("indexes of %s: %w", coll.Name(), err)
+	}
+	return specs[name], nil
+}
+
+// listIndexes returns a collection's indexes by name, as listIndexes
+// describes them; none for a collection that does not exist yet.
+func listIndexes(ctx context.Context, coll *mongo.Collection) (map[string]bson.Raw, error) {
+	cur, err := coll.Indexes().List(ctx)
 	if err != nil {
 		var se mongo.ServerError
 		if errors.As(err, &se) && se.HasErrorCode(26) { // NamespaceNotFound
@@ -109,9 +294,15 @@ func listIndexes(ctx context.Context, coll *mongo.Collection) (map[string]mongo.
 		}
 		return nil, err
 	}
-	out := make(map[string]mongo.IndexSpecification, len(specs))
+	var specs []bson.Raw
+	if err := cur.All(ctx, &specs); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bson.Raw, len(specs))
 	for _, sp := range specs {
-		out[sp.Name] = sp
+		if name, ok := sp.Lookup("name").StringValueOK(); ok {
+			out[name] = sp
+		}
 	}
 	return out, nil
 }

@@ -32,13 +32,17 @@ func (d *userDoc) UnmarshalBSON(b []byte) error {
 		switch k {
 		case fID:
 			d.ID = v
-		case fEmail:
+		case fEmail, fUsername:
+			// An absent field or null (as Auth.js writes a user without
+			// an address) is "".
 			p, err := optString(k, v)
 			if err != nil {
 				return err
 			}
-			if p != nil {
+			if p != nil && k == fEmail {
 				d.Email = *p
+			} else if p != nil {
+				d.Username = *p
 			}
 		case fEmailVerified:
 			if !isNull(v) {
@@ -149,10 +153,25 @@ func bsonValue(x any) any {
 	return x
 }
 
+// dataNames returns the names of an operation's application fields,
+// sorted, or an [*core.InputError] of method m when one is a standard field
+// of this adapter's user documents that core does not reserve (username).
+func dataNames(m core.Method, data map[string]json.RawMessage) ([]string, error) {
+	names := slices.Sorted(maps.Keys(data))
+	if _, taken := data[fUsername]; taken {
+		return nil, &core.InputError{Method: string(m), Field: "data", Reason: "names " + fUsername + ", the field usernames are stored in; choose another name"}
+	}
+	return names, nil
+}
+
 // appendData appends the application fields to a new user's document,
 // sorted by name.
 func appendData(doc bson.D, data map[string]json.RawMessage) (bson.D, error) {
-	for _, k := range slices.Sorted(maps.Keys(data)) {
+	names, err := dataNames(core.MethodCreateUser, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range names {
 		v, err := bsonOf(data[k])
 		if err != nil {
 			return nil, err
@@ -165,7 +184,11 @@ func appendData(doc bson.D, data map[string]json.RawMessage) (bson.D, error) {
 // dataUpdate splits an update's application fields into the fields to set
 // and those to remove (nil or JSON null).
 func dataUpdate(data map[string]json.RawMessage) (set, unset bson.D, err error) {
-	for _, k := range slices.Sorted(maps.Keys(data)) {
+	names, err := dataNames(core.MethodUpdateUser, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, k := range names {
 		raw := bytes.TrimSpace(data[k])
 		if len(raw) == 0 || string(raw) == "null" {
 			unset = append(unset, bson.E{Key: k, Value: ""})

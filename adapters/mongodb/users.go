@@ -11,8 +11,9 @@ import (
 )
 
 // CreateUser is createUser: one insert. A user with the same id, or with the
-// same e-mail once [Adapter.Migrate] has run, gives an error matching
-// [core.ErrAlreadyExists].
+// same e-mail address or username once [Adapter.Migrate] has run, gives an
+// error matching [core.ErrAlreadyExists] and stores nothing. A user without
+// an address or username has no such field.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	u := user.Normalize()
 	doc, err := a.userDocument(u)
@@ -34,9 +35,26 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 	return a.findUser(ctx, bson.D{{Key: fID, Value: v}})
 }
 
-// GetUserByEmail is getUserByEmail: one find by email.
+// GetUserByEmail is getUserByEmail: one find by email. "" finds nobody
+// (and sends nothing).
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	return a.findUser(ctx, bson.D{{Key: fEmail, Value: email}})
+	return a.findUserBy(ctx, fEmail, email)
+}
+
+// GetUserByUsername implements [core.UserByUsernameGetter]: one find by
+// username, compared exactly. "" finds nobody (and sends nothing).
+func (a *Adapter) GetUserByUsername(ctx context.Context, username string) (*core.User, error) {
+	return a.findUserBy(ctx, fUsername, username)
+}
+
+// findUserBy finds the user whose optional unique field key is v; nil, nil
+// for "". The filter repeats the indexes' partial filter ($type string), so
+// that the planner may use the partial index on every server version.
+func (a *Adapter) findUserBy(ctx context.Context, key, v string) (*core.User, error) {
+	if v == "" {
+		return nil, nil
+	}
+	return a.findUser(ctx, bson.D{{Key: key, Value: bson.D{{Key: "$eq", Value: v}, {Key: "$type", Value: "string"}}}})
 }
 
 func (a *Adapter) findUser(ctx context.Context, filter bson.D) (*core.User, error) {
@@ -47,7 +65,7 @@ func (a *Adapter) findUser(ctx context.Context, filter bson.D) (*core.User, erro
 // to its user with $lookup where the server supports it, otherwise a find of
 // the account and a find of its user.
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	match := bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
+	match := accountFilter(key)
 	if !a.lookup {
 		acc, err := findDoc[accountDoc](ctx, a.accounts.FindOne(ctx, match, options.FindOne().SetProjection(bson.D{{Key: fUserID, Value: 1}})))
 		if acc == nil || err != nil || isNull(acc.UserID) {
@@ -68,8 +86,10 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 
 // UpdateUser is updateUser: one findOneAndUpdate returning the updated
 // document (one find when the update sets nothing). An unknown id gives an
-// error matching [core.ErrNotFound]; an e-mail taken by another user one
-// matching [core.ErrAlreadyExists]. Application fields are set ($set) and
+// error matching [core.ErrNotFound]; an e-mail address or username taken by
+// another user one matching [core.ErrAlreadyExists], with nothing changed.
+// An address or username set to "" is removed ($unset), which frees it.
+// Application fields are set ($set) and
 // removed ($unset) one by one, so fields not named stay as stored, also
 // when another application wrote them. Where the server's updates are not atomic
 // (see [Capabilities.AtomicFindAndModify]) the updates of one user are
@@ -79,9 +99,18 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	if !ok {
 		return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 	}
-	var set bson.D
-	if update.Email.Set {
-		set = append(set, bson.E{Key: fEmail, Value: update.Email.Value})
+	var set, unset bson.D
+	for _, f := range []struct {
+		key string
+		v   core.Field[string]
+	}{{fEmail, update.Email}, {fUsername, update.Username}} {
+		switch {
+		case !f.v.Set:
+		case f.v.Value == "":
+			unset = append(unset, bson.E{Key: f.key, Value: ""})
+		default:
+			set = append(set, bson.E{Key: f.key, Value: f.v.Value})
+		}
 	}
 	if update.EmailVerified.Set {
 		var v any
@@ -100,11 +129,11 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	if update.Image.Set {
 		set = append(set, bson.E{Key: fImage, Value: update.Image.Value})
 	}
-	dset, unset, err := dataUpdate(update.Data)
+	dset, dunset, err := dataUpdate(update.Data)
 	if err != nil {
 		return nil, err
 	}
-	set = append(set, dset...)
+	set, unset = append(set, dset...), append(unset, dunset...)
 	var change bson.D
 	if len(set) > 0 {
 		change = append(change, bson.E{Key: "$set", Value: set})

@@ -4,8 +4,9 @@
 // [Run] checks that each side reads, field by field, what the other wrote;
 // that a session made by one is updated and deleted by the other; that
 // deleteUser on either side leaves nothing of the user and nothing else
-// changed; and how many callers of a verification token raced between the
-// sides get it.
+// changed; how many callers of a verification token raced between the
+// sides get it; and that users without an e-mail address, written on
+// either side, read back without one on the other and coexist.
 //
 // A pairing is small: a Go side (a [Pairing] whose Setup builds authport's
 // adapter on a fresh store, starts the Node side with [Start] and reads
@@ -80,6 +81,16 @@ type Fixture struct {
 	// (unstorage's account:by-user-id key), so that its deleteUser deletes
 	// the last one linked only; the user it deletes has one account.
 	OneAccountPerUser bool
+	// UsersWithoutEmail: both sides store users without an e-mail address
+	// (issue 39); the suite runs its UsersWithoutEmail case. Every SQL
+	// preset and MongoDB set it.
+	UsersWithoutEmail bool
+	// NullEmailOnce: the store's unique index of e-mail addresses counts a
+	// null address as a value, so that it keeps at most one user Auth.js
+	// wrote with email null (users without the field are not indexed):
+	// MongoDB's sparse index, where the server has no partial indexes
+	// (FerretDB v1).
+	NullEmailOnce bool
 	// ExpiresPrecision is that of the stored session and verification token
 	// expiry; zero means a millisecond.
 	ExpiresPrecision time.Duration
@@ -122,6 +133,9 @@ func Run(t *testing.T, pairings ...Pairing) {
 			t.Run("SessionAcrossSides", f.sessionAcrossSides)
 			t.Run("DeleteUser", f.deleteUser)
 			t.Run("VerificationTokenRace", f.verificationTokenRace)
+			if f.UsersWithoutEmail {
+				t.Run("UsersWithoutEmail", f.usersWithoutEmail)
+			}
 		})
 	}
 }
