@@ -48,6 +48,9 @@ func setupInterop(t *testing.T) (*interop.Fixture, rawUView) {
 		// index sets (TestInteropNodeDeleteUserLeaves names them). It keeps one
 		// account per user in account:by-user-id.
 		AtomicUse: false, NodeDeleteLeaves: true, OneAccountPerUser: true,
+		// Both sides keep users without an e-mail: Auth.js writes "email":
+		// null and a user:email:null key authport reads as naming nobody.
+		UsersWithoutEmail: true,
 	}, raw
 }
 
