@@ -65,6 +65,8 @@ type authOptions struct {
 	noEmail bool
 	// events are the library's events.
 	events auth.Events
+	// requireEmail is auth.Config.RequireEmail.
+	requireEmail bool
 }
 
 // registeredPasskey configures the library (as newAuth with no options),
@@ -135,6 +137,8 @@ func (e *env) newAuth(t *testing.T, c *coretest.Clock, o authOptions) *auth.Auth
 		BaseURL:   "https://app.example.com/auth",
 		Now:       c.Now,
 		Events:    o.events,
+
+		RequireEmail: o.requireEmail,
 	})
 	if err != nil {
 		t.Fatalf("auth.New: %v", err)

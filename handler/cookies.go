@@ -77,6 +77,7 @@ type cookieNames struct {
 	Nonce             string // sealed, 15 minutes
 	WebAuthnChallenge string // sealed, the ceremony's timeout
 	OtherSessions     string // the browser's other sessions (Config.MultiSession; not sealed)
+	CodeBinding       string // the browser's binding of one-time codes (not sealed)
 }
 
 // cookieNamesFor returns the cookie names: with the "__Secure-" prefix
@@ -96,6 +97,7 @@ func cookieNamesFor(secure bool) cookieNames {
 		Nonce:             prefix + "authjs.nonce",
 		WebAuthnChallenge: prefix + "authjs.challenge",
 		OtherSessions:     prefix + "authport.other-sessions",
+		CodeBinding:       prefix + "authport.code-binding",
 	}
 }
 

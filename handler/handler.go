@@ -282,6 +282,10 @@ func routeTable() map[routeKey]route {
 		{"sessions", true}:         {"POST", (*Handler).serveSessions},
 		{"accounts", false}:        {"GET", (*Handler).serveAccounts},
 		{"accounts", true}:         {"POST", (*Handler).serveAccounts},
+		// The method check of /password/{action} is its own (per action).
+		{"password", true}:          {"GET, POST", (*Handler).servePassword},
+		{"email-code", true}:        {"POST", (*Handler).serveEmailCode},
+		{"email-code-verify", true}: {"POST", (*Handler).serveEmailCodeVerify},
 	}
 	tokenRoutes(m)
 	return m

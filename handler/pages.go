@@ -109,6 +109,9 @@ type pageData struct {
 	Title         string
 	Register      bool
 	RegisterEmail string
+	// ResetEmail and ResetToken are the reset link's address and token,
+	// for the reset form.
+	ResetEmail, ResetToken string
 }
 
 // signInMessage is the sign-in page's message for an error code.
@@ -346,6 +349,16 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 <h1>Check your email</h1>
 <p>A sign in link has been sent to your email address.</p>
 <p><a href="{{.Home}}">{{.Host}}</a></p>
+</main></body></html>{{end}}
+
+{{define "reset"}}{{template "head" "Reset Password"}}
+{{template "brand" .}}
+<h1>Choose a new password</h1>
+<form action="{{.Base}}/password/reset" method="post">
+<input type="hidden" name="csrfToken" value="{{.CSRFToken}}"><input type="hidden" name="email" value="{{.ResetEmail}}"><input type="hidden" name="token" value="{{.ResetToken}}">
+<label for="password">New password</label><input id="password" type="password" name="password" autocomplete="new-password" minlength="8" maxlength="128" required>
+<button type="submit" class="accent">Reset password</button>
+</form>
 </main></body></html>{{end}}
 
 {{define "error"}}{{template "head" "Error"}}

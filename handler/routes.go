@@ -310,13 +310,19 @@ func (h *Handler) serveSignIn(w http.ResponseWriter, r *http.Request, id string)
 // limits for the identifier it names (identifier(r); "" when identifier is
 // nil), and returns false; it returns true when the callback may go on.
 func (h *Handler) admitCallback(w http.ResponseWriter, r *http.Request, method string, identifier func(*http.Request) string) bool {
+	return h.admit(w, r, method, identifier, h.checkCSRF)
+}
+
+// admit is admitCallback with the POST's reader and CSRF check: checkCSRF
+// for a form, or postFields for the routes that also take JSON fields.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, method string, identifier func(*http.Request) string, check func(http.ResponseWriter, *http.Request) (string, bool)) bool {
 	if r.Method != method {
 		w.Header().Set("Allow", method)
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "MethodNotAllowed"}, true)
 		return false
 	}
 	if method == http.MethodPost {
-		if _, ok := h.checkCSRF(w, r); !ok {
+		if _, ok := check(w, r); !ok {
 			return false
 		}
 	}
@@ -369,6 +375,12 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 			// Authorize failed to decide (Auth.js: CallbackRouteError).
 			return ErrorConfiguration
 		}
+	case provider.TypePassword:
+		// Its fields may come as JSON too (postFields).
+		if !h.admit(w, r, http.MethodPost, credentialsIdentifier, h.checkFields) {
+			return
+		}
+		si, err = h.auth.Passwords().SignIn(ctx, h.passwordSignIn(w, r))
 	case provider.TypeWebAuthn:
 		if !h.admitCallback(w, r, http.MethodPost, nil) {
 			return

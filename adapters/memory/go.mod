@@ -9,7 +9,9 @@ replace github.com/authport/authport/core => ../../core
 require github.com/authport/authport/conformance v0.1.0
 
 require (
+	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/authport/authport/core"
@@ -11,56 +12,76 @@ import (
 
 // LinkAccount implements [core.AccountLinker] with one INSERT. An unknown
 // user is reported by the foreign key, as [core.ErrNotFound] (with
-// [WithoutForeignKeys]: checked first, in the INSERT's transaction).
+// [WithoutForeignKeys]: checked first, in the INSERT's transaction). An
+// account with a password hash is refused ([core.InputError]) when the
+// accounts table keeps none (see [WithPasswordHashColumn]).
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
+	const m = core.MethodLinkAccount
 	return created(a, a.enter, account.Normalize(), func(acc *core.Account) error {
-		tokens, err := tokenArgs(core.MethodLinkAccount, acc)
+		q := a.qs()
+		if acc.PasswordHash != nil && !q.keepsPasswords() {
+			return a.noPasswordColumn(m)
+		}
+		tokens, err := tokenArgs(m, acc)
 		if err != nil {
 			return err
 		}
-		args := make([]any, 0, 13)
+		args := make([]any, 0, 4+numOptionalAccountColumns)
 		args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
 		for i, v := range tokens {
-			if a.qs().accountCols[i] {
+			if q.accountCols[i] {
 				args = append(args, v)
 			}
 		}
 		args = append(args, a.stampArgs(TableAccounts, true)...)
-		if err := a.insertForUser(ctx, acc.UserID, a.qs().linkAccount, args...); err != nil {
+		if err := a.insertForUser(ctx, acc.UserID, q.linkAccount, args...); err != nil {
 			return err
 		}
-		a.dropOmitted(acc)
+		dropOmitted(q, acc)
 		return nil
 	})
 }
 
-// dropOmitted clears the fields whose columns are omitted (see [Omit]), so
-// that what LinkAccount returns is what is stored.
-func (a *Adapter) dropOmitted(acc *core.Account) {
+// noPasswordColumn is the [*core.InputError] of a password hash the
+// accounts table has no column for: the adapter is configured without one,
+// or an existing table lacks it.
+func (a *Adapter) noPasswordColumn(m core.Method) error {
+	reason := "this adapter keeps no password hashes (name the accounts table's column with WithPasswordHashColumn)"
+	if c := a.names.Account.Password; c != Omit {
+		reason = fmt.Sprintf("table %s has no column %q yet: run Migrate, or %s", a.names.Accounts, c,
+			a.addColumnDDL(a.names.Accounts, column{c, tText, true}, false))
+	}
+	return &core.InputError{Method: string(m), Field: "passwordHash", Reason: reason}
+}
+
+// dropOmitted clears the fields whose columns q's tables lack (see
+// [Omit]), so that what LinkAccount returns is what is stored.
+func dropOmitted(q *queries, acc *core.Account) {
 	for i, p := range tokenFields(acc) {
-		if !a.qs().accountCols[i] {
+		if !q.accountCols[i] {
 			reflect.ValueOf(p).Elem().SetZero()
 		}
 	}
 }
 
-// tokenFields returns pointers to the nine token fields of acc, in the
-// order of the optional account columns (queries.accountCols).
-func tokenFields(acc *core.Account) [9]any {
-	return [9]any{&acc.AccessToken, &acc.AuthorizationDetails, &acc.ExpiresAt, &acc.ExpiresIn,
-		&acc.IDToken, &acc.RefreshToken, &acc.Scope, &acc.TokenType, &acc.SessionState}
+// tokenFields returns pointers to the optional fields of acc (the nine
+// token fields and the password hash), in the order of the optional
+// account columns (queries.accountCols).
+func tokenFields(acc *core.Account) [numOptionalAccountColumns]any {
+	return [...]any{&acc.AccessToken, &acc.AuthorizationDetails, &acc.ExpiresAt, &acc.ExpiresIn,
+		&acc.IDToken, &acc.RefreshToken, &acc.Scope, &acc.TokenType, &acc.SessionState, &acc.PasswordHash}
 }
 
-// tokenArgs returns the bind values of acc's nine token fields, in the
+// tokenArgs returns the bind values of acc's optional fields, in the
 // order of tokenFields.
-func tokenArgs(m core.Method, acc *core.Account) ([9]any, error) {
+func tokenArgs(m core.Method, acc *core.Account) ([numOptionalAccountColumns]any, error) {
 	details, err := encodeDetails(acc.AuthorizationDetails)
 	if err != nil {
-		return [9]any{}, &core.InputError{Method: string(m), Field: "authorization_details", Reason: "cannot be encoded as JSON: " + err.Error()}
+		return [numOptionalAccountColumns]any{}, &core.InputError{Method: string(m), Field: "authorization_details", Reason: "cannot be encoded as JSON: " + err.Error()}
 	}
-	return [9]any{nullStr(acc.AccessToken), details, nullInt(acc.ExpiresAt), nullInt(acc.ExpiresIn),
+	return [...]any{nullStr(acc.AccessToken), details, nullInt(acc.ExpiresAt), nullInt(acc.ExpiresIn),
 		nullStr(acc.IDToken), nullStr(acc.RefreshToken), nullStr(acc.Scope), nullStr(acc.TokenType),
-		nullStr(acc.SessionState)}, nil
+		nullStr(acc.SessionState), nullStr(acc.PasswordHash)}, nil
 }
 
 // GetAccount implements [core.AccountGetter] with one SELECT.
@@ -129,7 +150,8 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 		if err != nil {
 			return nil, err
 		}
-		given := [9]bool{up.AccessToken.Set, up.AuthorizationDetails.Set, up.ExpiresAt.Set, up.ExpiresIn.Set,
+		// The password hash changes only through SwapPasswordHash.
+		given := [numOptionalAccountColumns]bool{up.AccessToken.Set, up.AuthorizationDetails.Set, up.ExpiresAt.Set, up.ExpiresIn.Set,
 			up.IDToken.Set, up.RefreshToken.Set, up.Scope.Set, up.TokenType.Set, up.SessionState.Set}
 		var set []string
 		var args []any
@@ -159,4 +181,75 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 		}
 		return a.scannedAccount(&r, err)
 	})
+}
+
+// swapAttempts bounds SwapPasswordHash's rounds (see there).
+const swapAttempts = 5
+
+// SwapPasswordHash implements [core.PasswordHashSwapper] with one
+// conditional UPDATE: UPDATE accounts SET password = $1 WHERE provider = $2
+// AND providerAccountId = $3 AND password = $4 (password IS NULL when
+// oldHash is ""), … RETURNING on PostgreSQL and SQLite; on MySQL and
+// MariaDB the UPDATE and a SELECT run in one transaction. The hash is
+// replaced only where it is still the one the caller read, so a change, a
+// reset and a sign-in's re-hash never undo each other.
+//
+// When the UPDATE changes no row, the account is read: no account is nil,
+// nil; a stored hash other than oldHash is that account and an error
+// matching [core.ErrPasswordHashChanged]. A stored hash equal to oldHash
+// means the account was created, or its hash set back, between the two
+// statements: the UPDATE runs again (a few times at most), so that neither
+// answer reports a state the account was not in.
+func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, oldHash, newHash string) (*core.Account, error) {
+	const m = core.MethodSwapPasswordHash
+	return guard(a, a.enter, func() (*core.Account, error) {
+		q := a.qs()
+		if !q.keepsPasswords() {
+			return nil, a.noPasswordColumn(m)
+		}
+		if newHash == "" {
+			return nil, &core.InputError{Method: string(m), Field: "newHash", Reason: "must not be empty"}
+		}
+		s, args := q.swapPassword, []any{newHash}
+		args = append(append(args, a.stampArgs(TableAccounts, false)...), key.Provider, key.ProviderAccountID)
+		if oldHash == "" {
+			s = q.setPassword
+		} else {
+			args = append(args, oldHash)
+		}
+		k := []any{key.Provider, key.ProviderAccountID}
+		for range swapAttempts {
+			var r accountRow
+			updated, found, err := a.updateIf(ctx, s, q.getAccount, args, k, r.dest())
+			if keyUnusable(err) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, a.wrap(err)
+			}
+			if !found {
+				return nil, nil
+			}
+			acc, err := r.account()
+			if err != nil {
+				return nil, a.wrap(err)
+			}
+			if updated {
+				return acc, nil
+			}
+			if !holdsHash(acc.PasswordHash, oldHash) {
+				return acc, fmt.Errorf("account %s/%s: %w", key.Provider, key.ProviderAccountID, core.ErrPasswordHashChanged)
+			}
+		}
+		return nil, fmt.Errorf("account %s/%s: its password hash kept changing back to the one expected while it was swapped; try again", key.Provider, key.ProviderAccountID)
+	})
+}
+
+// holdsHash reports whether a stored password hash is the one expected:
+// NULL for "", else the same string.
+func holdsHash(stored *string, want string) bool {
+	if stored == nil {
+		return want == ""
+	}
+	return want != "" && *stored == want
 }

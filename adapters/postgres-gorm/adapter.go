@@ -110,6 +110,8 @@ var (
 	_ core.SessionsByUserLister         = (*Adapter)(nil)
 	_ core.SessionsByUserDeleter        = (*Adapter)(nil)
 	_ core.SessionMetadataKeeper        = (*Adapter)(nil)
+	_ core.UserByUsernameGetter         = (*Adapter)(nil)
+	_ core.PasswordHashSwapper          = (*Adapter)(nil)
 )
 
 // New returns an adapter that reads and writes through db's connection pool.

@@ -135,18 +135,28 @@ func (a *Adapter) enterAuthenticators() error {
 	return nil
 }
 
-// OmittedMethods implements [core.MethodOmitter]: with the authenticators
-// table omitted ([Names].Authenticators is [Omit], as in the [AuthJSPg] and
-// [AuthJSKysely] presets) the authenticator methods and the counter
-// extension are not supported, and [core.Probe], [core.Require] and
-// [core.Store] treat them as missing.
+// OmittedMethods implements [core.MethodOmitter]: the methods this
+// instance does not support, so that [core.Probe], [core.Require] and
+// [core.Store] treat them as missing. With the authenticators table omitted
+// ([Names].Authenticators is [Omit], as in the [AuthJSPg] and
+// [AuthJSKysely] presets): the authenticator methods and the counter
+// extension. Without a username column ([UserColumns.Username] [Omit], as
+// in every Auth.js preset): getUserByUsername, so that core.Store refuses
+// a username. Without a password hash column ([AccountColumns.Password]
+// [Omit], as in every Auth.js preset): swapPasswordHash, so that
+// core.Store refuses a password hash.
 func (a *Adapter) OmittedMethods() []core.Method {
-	if a.names.Authenticators != Omit {
-		return nil
+	var out []core.Method
+	if a.names.Authenticators == Omit {
+		out = append(out, core.MethodCreateAuthenticator, core.MethodGetAuthenticator,
+			core.MethodListAuthenticatorsByUserID, core.MethodUpdateAuthenticatorCounter,
+			core.Method(core.ExtensionAdvanceAuthenticatorCounter))
 	}
-	return []core.Method{
-		core.MethodCreateAuthenticator, core.MethodGetAuthenticator,
-		core.MethodListAuthenticatorsByUserID, core.MethodUpdateAuthenticatorCounter,
-		core.Method(core.ExtensionAdvanceAuthenticatorCounter),
+	if a.names.User.Username == Omit {
+		out = append(out, core.MethodGetUserByUsername)
 	}
+	if a.names.Account.Password == Omit {
+		out = append(out, core.MethodSwapPasswordHash)
+	}
+	return out
 }

@@ -37,6 +37,9 @@ func (a *Adapter) exactColumns() [][2]string {
 	if n.Authenticators != Omit {
 		cols = append(cols, [2]string{n.Authenticators, n.Authenticator.CredentialID})
 	}
+	if n.User.Username != Omit {
+		cols = append(cols, [2]string{n.Users, n.User.Username})
+	}
 	return cols
 }
 

@@ -376,7 +376,8 @@ func TestTimestampColumns(t *testing.T) {
 // authJSPgNames are the names for Auth.js's pg schema: the defaults, less
 // the columns and the table it lacks.
 func authJSPgNames() Names {
-	return Names{Authenticators: Omit, Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit}, Session: sessionColumnsOmitted()}
+	return Names{Authenticators: Omit, User: UserColumns{Username: Omit},
+		Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit, Password: Omit}, Session: sessionColumnsOmitted()}
 }
 
 func count(t testing.TB, db *sql.DB, query string, args ...any) int {

@@ -66,28 +66,39 @@ func runVariant(t *testing.T, name string, backends []string, opt Option) {
 	}
 }
 
-// TestConformancePresets runs the suite's userData and session inventory
-// rules (listSessionsByUserId, deleteSessionsByUserId, sessionMetadata) on
-// the tables each Auth.js preset names, as Migrate creates them under the
-// preset (no session metadata columns: the metadata rules check that none
-// is kept), with the application columns added. (The other rules store
+// TestConformancePresets runs the suite's userData, session inventory
+// (listSessionsByUserId, deleteSessionsByUserId, sessionMetadata),
+// optionalEmail, usernames and passwordHashes rules on the tables each
+// Auth.js preset names, as Migrate creates them under the preset (no
+// session metadata, username or password hash columns: the metadata rules
+// check that none is kept, the username and hash rules that the layer
+// refuses them), with the application columns added. (The other rules store
 // expires_in and authorization_details, which the presets omit; the
 // presets' own tests cover them.)
 func TestConformancePresets(t *testing.T) {
+	groups := []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata",
+		"optionalEmail", "usernames", "passwordHashes"}
 	for _, p := range []struct {
 		name     string
 		opt      Option
 		backends []string
+		groups   []string
 	}{
-		{"drizzle", AuthJSDrizzle(), backends},
-		{"kysely", AuthJSKysely(), backends},
-		{"prisma", AuthJSPrisma(), []string{"postgres"}},
+		{"drizzle", AuthJSDrizzle(), backends, groups},
+		{"kysely", AuthJSKysely(), backends, groups},
+		{"prisma", AuthJSPrisma(), []string{"postgres"}, groups},
+		// A preset with the username column named (Migrate adds it): the
+		// usernames rules then run whole on the preset's tables. (The
+		// passwordHashes rules compare whole accounts with expires_in and
+		// authorization_details, which the presets omit; the hash on a
+		// preset's table is TestPresetsKeepNoUsernamesOrHashes's.)
+		{"kysely_usernames", preset(AuthJSKysely(), WithUsernameColumn("username")), backends, []string{"optionalEmail", "usernames"}},
 	} {
 		for _, backend := range p.backends {
 			conformance.Run(t, conformance.Harness{
 				Name:     p.name + "_" + backend,
 				Parallel: true,
-				Groups:   []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata"},
+				Groups:   p.groups,
 				New: func(t testing.TB) conformance.Fixture {
 					a, db := newAdapter(t, backend, false, p.opt)
 					return fixture(t, a, db, p.opt)
@@ -129,7 +140,8 @@ func (r *rawView) quote(cols string) string {
 			{d.VerificationTokens, n.VerificationTokens}, {d.Authenticators, n.Authenticators},
 			{d.Account.ExpiresIn, n.Account.ExpiresIn}, {d.Account.AuthorizationDetails, n.Account.AuthorizationDetails},
 			{d.Session.CreatedAt, n.Session.CreatedAt}, {d.Session.UpdatedAt, n.Session.UpdatedAt},
-			{d.Session.IPAddress, n.Session.IPAddress}, {d.Session.UserAgent, n.Session.UserAgent}} {
+			{d.Session.IPAddress, n.Session.IPAddress}, {d.Session.UserAgent, n.Session.UserAgent},
+			{d.User.Username, n.User.Username}, {d.Account.Password, n.Account.Password}} {
 			to := `"` + p[1] + `"`
 			if p[1] == Omit {
 				to = "NULL"
@@ -228,24 +240,25 @@ func (rt rawTime) ptr() *time.Time {
 }
 
 func (r *rawView) Users(ctx context.Context) ([]core.User, error) {
-	query := `SELECT "id", "email", "emailVerified", "name", "image"`
+	query := `SELECT "id", "email", "emailVerified", "name", "image", "username"`
 	if r.data {
 		query += `, "role", "tenantId", "level", "beta"`
 	}
 	return rawRows(ctx, r, query+` FROM "users"`, func(rows *sql.Rows) (core.User, error) {
 		var u core.User
 		var ev rawTime
+		var email, username sql.NullString // NULL for none
 		var role, tenant *string
 		var level *int64
 		var beta *bool
-		dest := []any{&u.ID, &u.Email, &ev, &u.Name, &u.Image}
+		dest := []any{&u.ID, &email, &ev, &u.Name, &u.Image, &username}
 		if r.data {
 			dest = append(dest, &role, &tenant, &level, &beta)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return u, err
 		}
-		u.EmailVerified = ev.ptr()
+		u.Email, u.Username, u.EmailVerified = email.String, username.String, ev.ptr()
 		for name, v := range map[string]any{"role": role, "tenantId": tenant, "level": level, "beta": beta} {
 			if reflect.ValueOf(v).IsNil() {
 				continue
@@ -294,12 +307,12 @@ func (r *rawView) WriteUserData(ctx context.Context, userID string, data map[str
 
 func (r *rawView) Accounts(ctx context.Context) ([]core.Account, error) {
 	return rawRows(ctx, r, `SELECT "userId", "type", "provider", "providerAccountId", "access_token", "authorization_details",
-		"expires_at", "expires_in", "id_token", "refresh_token", "scope", "token_type", "session_state" FROM "accounts"`,
+		"expires_at", "expires_in", "id_token", "refresh_token", "scope", "token_type", "session_state", "password" FROM "accounts"`,
 		func(rows *sql.Rows) (core.Account, error) {
 			var a core.Account
 			var details *string
 			if err := rows.Scan(&a.UserID, &a.Type, &a.Provider, &a.ProviderAccountID, &a.AccessToken, &details,
-				&a.ExpiresAt, &a.ExpiresIn, &a.IDToken, &a.RefreshToken, &a.Scope, &a.TokenType, &a.SessionState); err != nil {
+				&a.ExpiresAt, &a.ExpiresIn, &a.IDToken, &a.RefreshToken, &a.Scope, &a.TokenType, &a.SessionState, &a.PasswordHash); err != nil {
 				return a, err
 			}
 			if details != nil {

@@ -19,6 +19,18 @@
 // [WithSessionMetadataColumns]). Call it through core.Store (core/auth does), which checks
 // input and names the method in errors; the adapter holds only storage.
 //
+// A user's e-mail address is optional ("" is stored as NULL, unique only
+// among the users that have one). Usernames
+// ([github.com/authport/authport/core.UserByUsernameGetter]) live in a
+// nullable, unique username column and password hashes
+// ([github.com/authport/authport/core.PasswordHashSwapper]: one
+// conditional UPDATE) in a nullable password column of the accounts
+// table; the Auth.js presets keep neither unless [WithUsernameColumn] and
+// [WithPasswordHashColumn] name the columns, and list the two methods in
+// [Adapter.OmittedMethods] until then. [Adapter.Migrate] brings tables made
+// before up to this: it adds the columns and makes a NOT NULL e-mail
+// column nullable (rebuilding the table on SQLite).
+//
 // Each operation is one SQL statement where the dialect allows it:
 // getSessionAndUser and getUserByAccount are one JOIN, useVerificationToken,
 // deleteSession, unlinkAccount and deleteUser one DELETE … RETURNING

@@ -235,3 +235,17 @@ func (a *Adapter) wrap(err error) error {
 	}
 	return err
 }
+
+// notNullViolation reports a database's refusal of NULL in a NOT NULL
+// column: PostgreSQL's 23502, MySQL's and MariaDB's 1048
+// (ER_BAD_NULL_ERROR), SQLite's SQLITE_CONSTRAINT_NOTNULL (1299).
+func notNullViolation(err error) bool {
+	if code, ok := pgState(err); ok {
+		return code == "23502"
+	}
+	if number, ok := mysqlNumber(err); ok {
+		return number == 1048
+	}
+	code, ok := sqliteCode(err)
+	return ok && code == 1299
+}

@@ -82,7 +82,10 @@ func FuzzRowRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, storedDetails string) {
 		src := fuzzrecord.New(b)
 		u := src.User().Normalize()
-		row := userRow{id: u.ID, email: u.Email}
+		row := userRow{id: u.ID}
+		// As stored: "" is NULL (nullIfEmpty).
+		row.email.String, row.email.Valid = u.Email, nullIfEmpty(u.Email) != nil
+		row.username.String, row.username.Valid = u.Username, nullIfEmpty(u.Username) != nil
 		row.name.String, row.name.Valid = deref(u.Name), u.Name != nil
 		row.image.String, row.image.Valid = deref(u.Image), u.Image != nil
 		if err := row.verified.Scan(timeOrNil(u.EmailVerified)); err != nil {
@@ -113,6 +116,7 @@ func FuzzRowRoundTrip(f *testing.F) {
 				{a.Scope, &ar.scope.String, &ar.scope.Valid},
 				{a.TokenType, &ar.tokenType.String, &ar.tokenType.Valid},
 				{a.SessionState, &ar.sessionState.String, &ar.sessionState.Valid},
+				{a.PasswordHash, &ar.password.String, &ar.password.Valid},
 			} {
 				*c.dst, *c.ok = deref(c.p), c.p != nil
 			}

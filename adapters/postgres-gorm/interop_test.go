@@ -3,6 +3,7 @@ package gormadapter
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/authport/authport/conformance/interop"
 	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
+	"github.com/authport/authport/core"
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -41,6 +43,12 @@ type pairing struct {
 	// expiresPrecision is that of the schema's session and verification
 	// token expires columns (drizzle's MySQL timestamp has whole seconds).
 	expiresPrecision time.Duration
+	// emailNotNull: the schema's e-mail column is NOT NULL (Auth.js's
+	// Kysely tables). authport's createUser without an address is then
+	// refused with what to do, and setupPairing does what Migrate does to
+	// the column (makes it nullable), as an application that signs up
+	// users without an address must; both sides then keep them.
+	emailNotNull bool
 	// metadata: the four session metadata columns are added to the
 	// Node-made sessions table (nullable, as Migrate adds them) and named
 	// after the preset, so that Auth.js's adapter runs on a table that
@@ -104,11 +112,11 @@ func interopPairings() []pairing {
 		// under contention is not reliably single-use (see
 		// verificationTokenRace), so atomicUse is false there.
 		{name: "drizzle/sqlite", backend: "sqlite", node: "drizzle", preset: AuthJSDrizzle, authenticators: true, getAccount: true, atomicUse: false, expiresPrecision: ms},
-		{name: "kysely/postgres", backend: "postgres", node: "kysely", preset: AuthJSKysely, atomicUse: true, expiresPrecision: ms},
-		{name: "kysely/mysql", backend: "mysql", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms},
-		{name: "kysely/sqlite", backend: "sqlite", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms},
+		{name: "kysely/postgres", backend: "postgres", node: "kysely", preset: AuthJSKysely, atomicUse: true, expiresPrecision: ms, emailNotNull: true},
+		{name: "kysely/mysql", backend: "mysql", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms, emailNotNull: true},
+		{name: "kysely/sqlite", backend: "sqlite", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms, emailNotNull: true},
 		{name: "drizzle/postgres/session-metadata", backend: "postgres", node: "drizzle", preset: AuthJSDrizzle, authenticators: true, getAccount: true, atomicUse: true, expiresPrecision: ms, metadata: true},
-		{name: "kysely/mysql/session-metadata", backend: "mysql", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms, metadata: true},
+		{name: "kysely/mysql/session-metadata", backend: "mysql", node: "kysely", preset: AuthJSKysely, atomicUse: false, expiresPrecision: ms, metadata: true, emailNotNull: true},
 	}
 }
 
@@ -222,8 +230,11 @@ func setupPairing(t *testing.T, p pairing) *interop.Fixture {
 			t.Fatal("KeepsSessionMetadata = false after adding the columns")
 		}
 	}
+	if p.emailNotNull {
+		allowNoEmail(t, a)
+	}
 	f := &interop.Fixture{
-		Adapter: a, Node: node,
+		Adapter: a, Node: node, UsersWithoutEmail: true,
 		Leftovers: func(t testing.TB, u interop.Trace) []string { return leftovers(t, a, sqlDB, p.authenticators, u.ID) },
 		NewUserID: func(t testing.TB) string {
 			id, err := a.NewUserID(context.Background())
@@ -241,6 +252,26 @@ func setupPairing(t *testing.T, p pairing) *interop.Fixture {
 		}
 	}
 	return f
+}
+
+// allowNoEmail checks that authport refuses a user without an e-mail
+// address on a users table whose e-mail column is NOT NULL, saying to run
+// Migrate, then does what Migrate does to the column.
+func allowNoEmail(t *testing.T, a *Adapter) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := a.NewUserID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.CreateUser(ctx, core.User{ID: id})
+	var ie *core.InputError
+	if !errors.As(err, &ie) || ie.Field != "email" || !strings.Contains(ie.Reason, "Migrate") {
+		t.Errorf("CreateUser without e-mail on a NOT NULL e-mail column: %v; want an InputError on email saying to run Migrate", err)
+	}
+	if err := a.allowNoEmail(ctx); err != nil {
+		t.Fatalf("making the e-mail column nullable: %v", err)
+	}
 }
 
 // leftovers counts the rows of the user: the user itself and the

@@ -9,8 +9,9 @@ import (
 
 // Omit, given as the name of an optional account column, tells the adapter
 // that the table has no such column: the field is not written and always
-// reads back as nil. Only the nullable token columns of [AccountColumns] may
-// be omitted. It lets the adapter use an existing schema that lacks them,
+// reads back as nil. Only the nullable token columns of [AccountColumns]
+// (the password hash column among them), [UserColumns.Username] and the
+// session metadata columns of [SessionColumns] may be omitted. It lets the adapter use an existing schema that lacks them,
 // such as the one Auth.js's pg adapter creates (no expires_in, no
 // authorization_details).
 //
@@ -47,10 +48,19 @@ type UserColumns struct {
 	EmailVerified string // default "emailVerified"
 	Name          string // default "name"
 	Image         string // default "image"
+	// Username is the nullable, unique column of the users' usernames
+	// (default "username"). [Omit]: the table keeps none (the Auth.js
+	// presets), and the adapter reports getUserByUsername omitted
+	// ([Adapter.OmittedMethods]); see [WithUsernameColumn].
+	Username string
 }
 
+// numUserColumns is how many of [UserColumns] every users table has; the
+// username column follows them.
+const numUserColumns = 5
+
 // AccountColumns are the column names of the accounts table. The token
-// columns (AccessToken to SessionState) may be set to [Omit].
+// columns (AccessToken to SessionState) and Password may be set to [Omit].
 type AccountColumns struct {
 	UserID               string // default "userId"
 	Type                 string // default "type"
@@ -65,6 +75,12 @@ type AccountColumns struct {
 	Scope                string // default "scope"
 	TokenType            string // default "token_type"
 	SessionState         string // default "session_state"
+	// Password is the nullable column of a password account's hash
+	// ([github.com/authport/authport/core.Account.PasswordHash]), named
+	// as in Better Auth's account table (default "password"). [Omit]: the
+	// table keeps none (the Auth.js presets), and the adapter reports
+	// swapPasswordHash omitted; see [WithPasswordHashColumn].
+	Password string
 }
 
 // SessionColumns are the column names of the sessions table. The last
@@ -137,13 +153,14 @@ func DefaultNames() Names {
 		Authenticators:     "authenticators",
 		User: UserColumns{
 			ID: "id", Email: "email", EmailVerified: "emailVerified", Name: "name", Image: "image",
+			Username: "username",
 		},
 		Account: AccountColumns{
 			UserID: "userId", Type: "type", Provider: "provider", ProviderAccountID: "providerAccountId",
 			AccessToken: "access_token", AuthorizationDetails: "authorization_details",
 			ExpiresAt: "expires_at", ExpiresIn: "expires_in", IDToken: "id_token",
 			RefreshToken: "refresh_token", Scope: "scope", TokenType: "token_type",
-			SessionState: "session_state",
+			SessionState: "session_state", Password: "password",
 		},
 		Session: SessionColumns{SessionToken: "sessionToken", UserID: "userId", Expires: "expires",
 			CreatedAt: "createdAt", UpdatedAt: "updatedAt", IPAddress: "ipAddress", UserAgent: "userAgent"},
@@ -220,6 +237,7 @@ func (n Names) validate() error {
 		seen := map[string]bool{}
 		for i, c := range n.columnNames(t) {
 			if c == Omit && ((t == TableAccounts && i >= 4) || // the optional token columns
+				(t == TableUsers && i == numUserColumns) || // the username
 				(t == TableSessions && i >= numSessionKeyColumns)) { // the metadata columns
 				continue
 			}

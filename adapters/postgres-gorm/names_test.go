@@ -19,7 +19,8 @@ func prismaNames(schema string) Names {
 	return Names{
 		Users: q("User"), Accounts: q("Account"), Sessions: q("Session"),
 		VerificationTokens: q("VerificationToken"), Authenticators: q("Authenticator"),
-		Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit},
+		User:    UserColumns{Username: Omit},
+		Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit, Password: Omit},
 		Session: sessionColumnsOmitted(),
 	}
 }

@@ -104,6 +104,36 @@ func WithSessionMetadataColumns(createdAt, updatedAt, ipAddress, userAgent strin
 	}
 }
 
+// WithUsernameColumn names the users table's username column
+// ([UserColumns.Username]: nullable, with a unique index), so that the
+// adapter keeps usernames ([github.com/authport/authport/core.User.Username])
+// and offers getUserByUsername; [Omit] keeps none. Unlike [WithNames] it
+// changes no other name, so it can follow a preset: the Auth.js presets
+// keep no usernames, and after adding the column to an Auth.js users
+// table (nullable, unique; [Adapter.Migrate] adds it, or see the README),
+// say
+//
+//	gormadapter.New(ctx, db, gormadapter.AuthJSDrizzle(), gormadapter.WithUsernameColumn("username"))
+//
+// Auth.js's own adapters go on working on such a table: they neither write
+// nor read the column.
+func WithUsernameColumn(column string) Option {
+	return func(c *config) { c.names.User.Username = column }
+}
+
+// WithPasswordHashColumn names the accounts table's password hash column
+// ([AccountColumns.Password]: nullable text, Better Auth's "password"), so
+// that the adapter keeps password accounts' hashes
+// ([github.com/authport/authport/core.Account.PasswordHash]) and offers
+// swapPasswordHash; [Omit] keeps none. Like [WithUsernameColumn] it can
+// follow a preset, after the column is added to the Auth.js accounts
+// table:
+//
+//	gormadapter.New(ctx, db, gormadapter.AuthJSKysely(), gormadapter.WithPasswordHashColumn("password"))
+func WithPasswordHashColumn(column string) Option {
+	return func(c *config) { c.names.Account.Password = column }
+}
+
 // mergeSessionStamps makes the sessions table's timestamp columns
 // (WithTimestampColumns) and its created/updated metadata columns one: a
 // timestamp column whose metadata column is not [Omit] becomes the metadata

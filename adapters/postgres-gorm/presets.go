@@ -76,9 +76,15 @@ func (a *Adapter) NewUserID(ctx context.Context) (string, error) {
 }
 
 // accountColumnsAuthJS are the account columns of every Auth.js SQL schema:
-// none has expires_in or authorization_details.
+// none has expires_in, authorization_details or a password hash.
 func accountColumnsAuthJS() AccountColumns {
-	return AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit}
+	return AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit, Password: Omit}
+}
+
+// userColumnsAuthJS are the user columns of every Auth.js SQL schema: the
+// standard names and no username.
+func userColumnsAuthJS() UserColumns {
+	return UserColumns{Username: Omit}
 }
 
 // authJSNames names the tables of an Auth.js schema, whose account columns
@@ -88,7 +94,7 @@ func authJSNames(users, accounts, sessions, tokens, authenticators string) Optio
 	return WithNames(Names{
 		Users: users, Accounts: accounts, Sessions: sessions,
 		VerificationTokens: tokens, Authenticators: authenticators,
-		Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted(),
+		User: userColumnsAuthJS(), Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted(),
 	})
 }
 
@@ -108,14 +114,15 @@ func preset(opts ...Option) Option {
 // account): tables users, accounts, sessions, verification_token; SERIAL
 // integer ids ([WithSerialUserIDs]: give authport [Adapter.NewUserID] as its
 // GenerateUserID); no authenticators table; no expires_in or
-// authorization_details column; no session metadata columns (see
-// [WithSessionMetadataColumns]); [WithoutForeignKeys], so that deleteUser
+// authorization_details column; no session metadata, username or password
+// hash columns (see [WithSessionMetadataColumns], [WithUsernameColumn],
+// [WithPasswordHashColumn]); [WithoutForeignKeys], so that deleteUser
 // deletes the user's sessions and accounts on either schema. PostgreSQL
 // only. Options after it override what it sets ([WithNames] replaces all
 // its names).
 func AuthJSPg() Option {
 	return preset(
-		WithNames(Names{Authenticators: Omit, Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted()}),
+		WithNames(Names{Authenticators: Omit, User: userColumnsAuthJS(), Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted()}),
 		WithoutForeignKeys(),
 		WithSerialUserIDs(),
 	)
@@ -125,10 +132,9 @@ func AuthJSPg() Option {
 // Drizzle adapter (@auth/drizzle-adapter, as its documentation shows them
 // for PostgreSQL, MySQL/MariaDB and SQLite): tables user, account, session,
 // verificationToken, authenticator; text ids (drizzle makes random UUIDs);
-// no expires_in or authorization_details column; no session metadata
-// columns; foreign keys with ON DELETE CASCADE; on SQLite, times as INTEGER
-// milliseconds
-// ([SQLiteTimeUnixMilli]). One preset serves the three dialects: the names
+// no expires_in or authorization_details column; no session metadata,
+// username or password hash columns; foreign keys with ON DELETE CASCADE;
+// on SQLite, times as INTEGER milliseconds ([SQLiteTimeUnixMilli]). One preset serves the three dialects: the names
 // are the same and the column types are the database's concern. Options
 // after it override what it sets.
 func AuthJSDrizzle() Option {
@@ -143,9 +149,9 @@ func AuthJSDrizzle() Option {
 // PostgreSQL, MySQL/MariaDB and SQLite): tables User, Account, Session,
 // VerificationToken; uuid ids on PostgreSQL (authport's default ids are
 // UUIDs); no authenticators table; no expires_in or authorization_details
-// column; no session metadata columns; foreign keys with ON DELETE CASCADE; on SQLite, times as
-// ISO 8601 text ([SQLiteTimeISO8601]). Options after it override what it
-// sets.
+// column; no session metadata, username or password hash columns; foreign
+// keys with ON DELETE CASCADE; on SQLite, times as ISO 8601 text
+// ([SQLiteTimeISO8601]). Options after it override what it sets.
 func AuthJSKysely() Option {
 	return preset(
 		authJSNames("User", "Account", "Session", "VerificationToken", Omit),
@@ -156,10 +162,10 @@ func AuthJSKysely() Option {
 // AuthJSPrisma configures the adapter for the tables `prisma migrate`
 // makes of the schema in Auth.js's Prisma adapter documentation (models
 // User, Account, Session, VerificationToken, Authenticator): those table
-// names; no expires_in or authorization_details column; the createdAt and
-// updatedAt columns of User, Account and Session written by the adapter
-// ([WithTimestampColumns]: "updatedAt" is NOT NULL without a database
-// default). It keeps no session metadata; given
+// names; no expires_in, authorization_details, username or password hash
+// column; the createdAt and updatedAt columns of User, Account and Session
+// written by the adapter ([WithTimestampColumns]: "updatedAt" is NOT NULL
+// without a database default). It keeps no session metadata; given
 // WithSessionMetadataColumns("", "", "ipAddress", "userAgent") after it
 // (with those two columns added to Session), the Session's createdAt and
 // updatedAt become its CreatedAt and UpdatedAt. Tested on PostgreSQL.

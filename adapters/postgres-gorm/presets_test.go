@@ -23,7 +23,8 @@ func configOf(opts ...Option) config {
 // TestPresetOptions checks that each preset sets what the README's table
 // says, and the same as the hand-written options the older tests use.
 func TestPresetOptions(t *testing.T) {
-	omit := AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit}
+	omit := AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit, Password: Omit}
+	noUsername := UserColumns{Username: Omit}
 	for _, tc := range []struct {
 		name   string
 		preset Option
@@ -31,9 +32,9 @@ func TestPresetOptions(t *testing.T) {
 	}{
 		{"AuthJSPg", AuthJSPg(), config{names: authJSPgNames(), noFK: true, serialIDs: true}},
 		{"AuthJSDrizzle", AuthJSDrizzle(), config{names: Names{Users: "user", Accounts: "account", Sessions: "session",
-			VerificationTokens: "verificationToken", Authenticators: "authenticator", Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeUnixMilli}},
+			VerificationTokens: "verificationToken", Authenticators: "authenticator", User: noUsername, Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeUnixMilli}},
 		{"AuthJSKysely", AuthJSKysely(), config{names: Names{Users: "User", Accounts: "Account", Sessions: "Session",
-			VerificationTokens: "VerificationToken", Authenticators: Omit, Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeISO8601}},
+			VerificationTokens: "VerificationToken", Authenticators: Omit, User: noUsername, Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeISO8601}},
 		{"AuthJSPrisma", AuthJSPrisma(), configOf(append([]Option{WithNames(prismaNames(""))}, prismaTimestamps()...)...)},
 	} {
 		if got := configOf(tc.preset); !reflect.DeepEqual(got, tc.want) {

@@ -21,9 +21,17 @@ type statement struct {
 
 // queries holds every statement the adapter runs.
 type queries struct {
+	// names are the adapter's names as the tables have them: a username
+	// or password hash column configured but missing from an existing
+	// table (one made before it existed, not migrated since) is [Omit]
+	// here, neither written nor read.
+	names Names
+
 	createUser, getUser, getUserByEmail, getUserByAccount *statement
-	updateUser, selectUserForUpdate                       *statement
-	deleteUser                                            deletion
+	// getUserByUsername is nil when the users table keeps no usernames.
+	getUserByUsername               *statement
+	updateUser, selectUserForUpdate *statement
+	deleteUser                      deletion
 
 	linkAccount, getAccount *statement
 	unlinkAccount           deletion
@@ -32,8 +40,12 @@ type queries struct {
 	// ones).
 	listAccounts   *statement
 	accountColumns []string
-	// accountCols reports which of the 9 optional account columns exist.
-	accountCols [9]bool
+	// accountCols reports which of the optional account columns exist.
+	accountCols [numOptionalAccountColumns]bool
+	// swapPassword sets an account's password hash where it is the one
+	// given last; setPassword where it has none (NULL). Both are nil when
+	// the accounts table keeps no password hashes.
+	swapPassword, setPassword *statement
 
 	createSession, getSessionAndUser, updateSession, selectSession *statement
 	deleteSession                                                  deletion
@@ -76,12 +88,27 @@ type queries struct {
 	extras     []dataColumn
 	usersKnown bool
 	// userCols are the columns every user statement returns: the
-	// standard ones, then extras.
+	// standard ones (numUserColumns, then the username, or [Omit], read as
+	// NULL), then extras.
 	userCols []string
+	// userInsertCols are the standard columns createUser writes: those of
+	// userCols before extras that the table has.
+	userInsertCols []string
 }
 
+// numOptionalAccountColumns is how many of [AccountColumns] may be [Omit]:
+// the token columns and the password hash.
+const numOptionalAccountColumns = 10
+
+// keepsUsernames reports whether the users table has the username column.
+func (q *queries) keepsUsernames() bool { return q.names.User.Username != Omit }
+
+// keepsPasswords reports whether the accounts table has the password hash
+// column.
+func (q *queries) keepsPasswords() bool { return q.names.Account.Password != Omit }
+
 func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, extras []dataColumn, meta sessionMeta) *queries {
-	q := &queries{extras: extras, meta: meta}
+	q := &queries{names: n, extras: extras, meta: meta}
 	st := func(s string) *statement { return &statement{sql: s} }
 	b := builder{d: d, stamps: stamps}
 	id, cols, insert, touch := d.ident, b.cols, b.insert, b.touch
@@ -92,17 +119,26 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 
 	// Users.
 	users, uc := d.table(n.Users), n.User
-	userCols := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image}
+	userCols := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image, uc.Username}
+	for _, c := range userCols {
+		if c != Omit {
+			q.userInsertCols = append(q.userInsertCols, c)
+		}
+	}
 	for _, c := range extras {
 		userCols = append(userCols, c.name)
 	}
 	q.userCols = userCols
-	q.createUser = st(insert(users, TableUsers, userCols[:5]))
+	q.createUser = st(insert(users, TableUsers, q.userInsertCols))
 	p := &placeholders{d: d}
 	q.getUser = st("SELECT " + cols("", userCols...) + " FROM " + users + " WHERE " + id(uc.ID) + " = " + p.next())
 	p = &placeholders{d: d}
 	q.getUserByEmail = st("SELECT " + cols("", userCols...) + " FROM " + users + " WHERE " + id(uc.Email) + " = " + p.next())
 	q.selectUserForUpdate = st(q.getUser.sql + forUpdate)
+	if uc.Username != Omit {
+		p = &placeholders{d: d}
+		q.getUserByUsername = st("SELECT " + cols("", userCols...) + " FROM " + users + " WHERE " + id(uc.Username) + " = " + p.next())
+	}
 
 	accounts, ac := d.table(n.Accounts), n.Account
 	p = &placeholders{d: d}
@@ -122,7 +158,7 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 
 	// Accounts.
 	optional := []string{ac.AccessToken, ac.AuthorizationDetails, ac.ExpiresAt, ac.ExpiresIn,
-		ac.IDToken, ac.RefreshToken, ac.Scope, ac.TokenType, ac.SessionState}
+		ac.IDToken, ac.RefreshToken, ac.Scope, ac.TokenType, ac.SessionState, ac.Password}
 	accountCols := append([]string{ac.UserID, ac.Type, ac.Provider, ac.ProviderAccountID}, optional...)
 	var insertCols []string
 	for i, c := range accountCols {
@@ -141,6 +177,20 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	p = &placeholders{d: d}
 	q.listAccounts = st("SELECT " + cols("", accountCols...) + " FROM " + accounts + " WHERE " + id(ac.UserID) + " = " + p.next())
 	q.unlinkAccount = b.deletion(accounts+accountKey, accountCols, q.getAccount.sql+forUpdate)
+	if ac.Password != Omit {
+		// One conditional UPDATE each: the hash is replaced only where it
+		// is still the one the caller read (SwapPasswordHash).
+		p = &placeholders{d: d}
+		set := "UPDATE " + accounts + " SET " + id(ac.Password) + " = " + p.next() + touch(TableAccounts, p) +
+			" WHERE " + id(ac.Provider) + " = " + p.next() + " AND " + id(ac.ProviderAccountID) + " = " + p.next() +
+			" AND " + id(ac.Password)
+		ret := ""
+		if d.updateReturning {
+			ret = " RETURNING " + cols("", accountCols...)
+		}
+		q.setPassword = st(set + " IS NULL" + ret)
+		q.swapPassword = st(set + " = " + p.next() + ret)
+	}
 
 	// Sessions.
 	// The metadata columns are written by createSession (those kept),
@@ -346,7 +396,7 @@ func (b builder) timeBefore(c string, p *placeholders) string {
 }
 
 // updateUser returns the UPDATE of a user: one flag and one value per
-// standard field (CASE WHEN <set> THEN <value> ELSE <column> END keeps one
+// standard field (the username last, when n keeps it) (CASE WHEN <set> THEN <value> ELSE <column> END keeps one
 // statement text for every combination of set fields), then one value per
 // application column in data, the updated-at column and the id, returning
 // userCols where the dialect can.
@@ -358,6 +408,9 @@ func (b builder) updateUser(n Names, userCols []string, data []dataColumn) strin
 	}
 	upd := "UPDATE " + b.d.table(n.Users) + " SET " + setCase(uc.Email) + ", " + setCase(uc.EmailVerified) + ", " +
 		setCase(uc.Name) + ", " + setCase(uc.Image)
+	if uc.Username != Omit {
+		upd += ", " + setCase(uc.Username)
+	}
 	for _, c := range data {
 		upd += ", " + id(c.name) + " = " + p.next()
 	}
@@ -390,9 +443,9 @@ func (b builder) updateAccount(n Names, set []string, returning []string) string
 // all returns every statement, for Close.
 func (q *queries) all() []*statement {
 	return []*statement{
-		q.createUser, q.getUser, q.getUserByEmail, q.getUserByAccount,
+		q.createUser, q.getUser, q.getUserByEmail, q.getUserByAccount, q.getUserByUsername,
 		q.updateUser, q.selectUserForUpdate, q.deleteUser.returning, q.deleteUser.plain,
-		q.linkAccount, q.getAccount, q.unlinkAccount.returning, q.unlinkAccount.lock, q.unlinkAccount.plain, q.listAccounts,
+		q.linkAccount, q.getAccount, q.swapPassword, q.setPassword, q.unlinkAccount.returning, q.unlinkAccount.lock, q.unlinkAccount.plain, q.listAccounts,
 		q.createSession, q.getSessionAndUser, q.updateSession, q.selectSession, q.deleteExpiredSession, q.extendSession,
 		q.listSessions, q.deleteUserSessionsExcept.returning, q.deleteUserSessionsExcept.lock, q.deleteUserSessionsExcept.plain,
 		q.deleteSession.returning, q.deleteSession.lock, q.deleteSession.plain,

@@ -104,6 +104,16 @@ func nullStr(p *string) any {
 	return *p
 }
 
+// nullIfEmpty is the stored form of an optional string field whose
+// absence is "" (an e-mail address, a username): NULL, so that a unique
+// index holds any number of users without one.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 func nullInt(p *int64) any {
 	if p == nil {
 		return nil
@@ -114,11 +124,13 @@ func nullInt(p *int64) any {
 // userRow scans the user columns in the order of the adapter's SELECTs.
 // The application columns (queries.extras) follow the standard ones.
 type userRow struct {
-	id, email   string
-	verified    nullTime
-	name, image sql.NullString
-	extras      []dataColumn
-	data        []dataCell
+	id string
+	// email and username are NULL for a user without one.
+	email, username sql.NullString
+	verified        nullTime
+	name, image     sql.NullString
+	extras          []dataColumn
+	data            []dataCell
 }
 
 // newUserRow returns a row for the user columns of q's statements.
@@ -131,7 +143,7 @@ func newUserRow(q *queries) *userRow {
 }
 
 func (r *userRow) dest() []any {
-	d := []any{&r.id, &r.email, &r.verified, &r.name, &r.image}
+	d := []any{&r.id, &r.email, &r.verified, &r.name, &r.image, &r.username}
 	for i := range r.data {
 		d = append(d, &r.data[i])
 	}
@@ -141,7 +153,8 @@ func (r *userRow) dest() []any {
 func (r *userRow) user() *core.User {
 	u := &core.User{
 		ID:            r.id,
-		Email:         r.email,
+		Email:         r.email.String,
+		Username:      r.username.String,
 		EmailVerified: r.verified.ptr(),
 		Name:          strPtr(r.name),
 		Image:         strPtr(r.image),
@@ -164,13 +177,13 @@ type accountRow struct {
 	accessToken, details                     sql.NullString
 	expiresAt, expiresIn                     sql.NullInt64
 	idToken, refreshToken, scope, tokenType  sql.NullString
-	sessionState                             sql.NullString
+	sessionState, password                   sql.NullString
 }
 
 func (r *accountRow) dest() []any {
 	return []any{&r.userID, &r.typ, &r.provider, &r.providerAccountID,
 		&r.accessToken, &r.details, &r.expiresAt, &r.expiresIn,
-		&r.idToken, &r.refreshToken, &r.scope, &r.tokenType, &r.sessionState}
+		&r.idToken, &r.refreshToken, &r.scope, &r.tokenType, &r.sessionState, &r.password}
 }
 
 func (r *accountRow) account() (*core.Account, error) {
@@ -189,6 +202,7 @@ func (r *accountRow) account() (*core.Account, error) {
 		// may have stored "Bearer" (Auth.js's pg and drizzle adapters do).
 		TokenType:    core.NormalizeTokenType(strPtr(r.tokenType)),
 		SessionState: strPtr(r.sessionState),
+		PasswordHash: strPtr(r.password),
 	}
 	if r.details.Valid {
 		ds := []core.AuthorizationDetail{}

@@ -104,20 +104,28 @@ func (a *Adapter) tableDefs() []tableDef {
 		{n.Account.ExpiresAt, tInt, true}, {n.Account.ExpiresIn, tInt, true},
 		{n.Account.IDToken, tText, true}, {n.Account.RefreshToken, tText, true},
 		{n.Account.Scope, tText, true}, {n.Account.TokenType, tText, true},
-		{n.Account.SessionState, tText, true},
+		{n.Account.SessionState, tText, true}, {n.Account.Password, tText, true},
 	} {
 		if c.name != Omit {
 			accountCols = append(accountCols, c)
 		}
 	}
+	// The e-mail address and the username are nullable (a user may have
+	// neither) and unique: a unique index holds any number of NULLs on
+	// PostgreSQL, MySQL/MariaDB and SQLite.
+	users := tableDef{
+		name: n.Users,
+		cols: []column{{n.User.ID, tKey, false}, {n.User.Email, tKey, true},
+			{n.User.EmailVerified, tTime, true}, {n.User.Name, tText, true}, {n.User.Image, tText, true}},
+		pk:     []string{n.User.ID},
+		unique: []string{n.User.Email},
+	}
+	if n.User.Username != Omit {
+		users.cols = append(users.cols, column{n.User.Username, tKey, true})
+		users.unique = append(users.unique, n.User.Username)
+	}
 	defs := []tableDef{
-		{
-			name: n.Users,
-			cols: []column{{n.User.ID, tKey, false}, {n.User.Email, tKey, false},
-				{n.User.EmailVerified, tTime, true}, {n.User.Name, tText, true}, {n.User.Image, tText, true}},
-			pk:     []string{n.User.ID},
-			unique: []string{n.User.Email},
-		},
+		users,
 		{
 			name:    n.Accounts,
 			cols:    accountCols,
@@ -243,13 +251,30 @@ func (a *Adapter) DDL() []string {
 
 // Migrate creates the tables, constraints and indexes the adapter needs,
 // with the configured names, where they do not exist yet; it leaves
-// existing ones alone (it does not alter a table that differs), with one
-// exception: to an existing sessions table that lacks the session metadata
-// columns ([SessionColumns]: createdAt, updatedAt, ipAddress, userAgent by
-// default), as one created by an earlier version, it adds them, nullable
-// (ALTER TABLE … ADD COLUMN), so that the adapter keeps the metadata from
-// then on. On PostgreSQL and SQLite the creation runs in one transaction;
-// MySQL commits each statement itself. The timestamp columns of
+// existing ones alone (it does not alter a table that differs), with these
+// exceptions, which bring a table made by an earlier version (or by
+// Auth.js) up to what the adapter keeps:
+//
+//   - to an existing sessions table that lacks the session metadata
+//     columns ([SessionColumns]: createdAt, updatedAt, ipAddress,
+//     userAgent by default) it adds them, nullable (ALTER TABLE … ADD
+//     COLUMN);
+//   - to an existing users table that lacks the username column
+//     ([UserColumns.Username], "username" by default) it adds it,
+//     nullable, with a unique index; to an existing accounts table that
+//     lacks the password hash column ([AccountColumns.Password],
+//     "password") it adds it, nullable;
+//   - an e-mail column that is NOT NULL (the schema before users without
+//     an address were allowed, Auth.js's Kysely tables) is made nullable:
+//     ALTER COLUMN … DROP NOT NULL on PostgreSQL, MODIFY with the same
+//     type and collation on MySQL/MariaDB, and on SQLite, which cannot
+//     alter a column, the table is rebuilt: in one transaction, on one
+//     connection with foreign keys off, a copy with the column nullable
+//     replaces it, its rows, indexes and triggers kept; the rows of other
+//     tables that reference it are untouched.
+//
+// On PostgreSQL and SQLite the creation runs in one transaction; MySQL
+// commits each statement itself. The timestamp columns of
 // [WithTimestampColumns] are created too; with [WithoutForeignKeys] no
 // foreign keys are.
 func (a *Adapter) Migrate(ctx context.Context) error {
@@ -286,6 +311,12 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 	if err := a.addMetadataColumns(ctx); err != nil {
 		return fmt.Errorf("gormadapter: migrate: %w", err)
 	}
+	if err := a.addCredentialColumns(ctx); err != nil {
+		return fmt.Errorf("gormadapter: migrate: %w", err)
+	}
+	if err := a.allowNoEmail(ctx); err != nil {
+		return fmt.Errorf("gormadapter: migrate: %w", err)
+	}
 	if _, err := a.refreshUserColumns(ctx); err != nil {
 		return fmt.Errorf("gormadapter: migrate: %w", err)
 	}
@@ -294,15 +325,12 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 
 // addMetadataColumns adds to the sessions table the configured metadata
 // columns it lacks, nullable (a table that has rows cannot take a NOT NULL
-// column without a default). Another Migrate adding the same column at
-// once is no error: PostgreSQL and MariaDB add it IF NOT EXISTS, and on
-// MySQL and SQLite a duplicate column found afterwards is taken as added.
+// column without a default).
 func (a *Adapter) addMetadataColumns(ctx context.Context) error {
 	have, err := a.discoverSessionMeta(ctx)
 	if err != nil {
 		return err
 	}
-	d := &a.d
 	for i, c := range a.meta.cols {
 		if c == Omit || have.cols[i] != Omit {
 			continue
@@ -311,17 +339,75 @@ func (a *Adapter) addMetadataColumns(ctx context.Context) error {
 		if i < 2 {
 			typ = tTime
 		}
-		ifNot := ""
-		if d.postgres() || d.mariadb {
-			ifNot = "IF NOT EXISTS "
+		if err := a.addColumn(ctx, a.names.Sessions, column{c, typ, true}, false); err != nil {
+			return err
 		}
-		ddl := "ALTER TABLE " + d.table(a.names.Sessions) + " ADD COLUMN " + ifNot + d.ident(c) + " " + d.colType(typ)
+	}
+	return nil
+}
+
+// addCredentialColumns adds the configured username column (unique) to
+// the users table and password hash column to the accounts table where
+// they lack them, nullable.
+func (a *Adapter) addCredentialColumns(ctx context.Context) error {
+	if c := a.names.User.Username; c != Omit {
+		if err := a.addColumn(ctx, a.names.Users, column{c, tKey, true}, true); err != nil {
+			return err
+		}
+	}
+	if c := a.names.Account.Password; c != Omit {
+		return a.addColumn(ctx, a.names.Accounts, column{c, tText, true}, false)
+	}
+	return nil
+}
+
+// addColumn adds the nullable column c to table unless it has it; unique
+// gives it a unique index, named as Migrate names the one of a table it
+// creates (<table>_<column>_key). Another Migrate adding the same column
+// at once is no error: PostgreSQL and MariaDB add it IF NOT EXISTS, and
+// on MySQL and SQLite a column found afterwards is taken as added.
+func (a *Adapter) addColumn(ctx context.Context, table string, c column, unique bool) error {
+	all, err := a.tableColumns(ctx, table)
+	if err != nil {
+		return fmt.Errorf("reading the columns of table %s: %w", table, err)
+	}
+	if a.hasColumn(all, c.name) {
+		return nil
+	}
+	for i, ddl := range a.addColumnStmts(table, c, unique) {
 		if _, err := a.db.ExecContext(ctx, ddl); err != nil {
-			if again, rerr := a.discoverSessionMeta(ctx); rerr == nil && again.cols[i] != Omit {
-				continue
+			if again, rerr := a.tableColumns(ctx, table); i == 0 && rerr == nil && a.hasColumn(again, c.name) {
+				return nil
 			}
 			return fmt.Errorf("%s: %w", ddl, err)
 		}
 	}
 	return nil
+}
+
+// addColumnStmts are the statements that add the nullable column c to
+// table, with a unique index when unique: one ALTER TABLE, and on SQLite
+// (whose ADD COLUMN takes no UNIQUE) a CREATE UNIQUE INDEX after it.
+func (a *Adapter) addColumnStmts(table string, c column, unique bool) []string {
+	d := &a.d
+	key := d.ident(baseName(table) + "_" + c.name + "_key")
+	ifNot := ""
+	if d.postgres() || d.mariadb {
+		ifNot = "IF NOT EXISTS "
+	}
+	add := "ALTER TABLE " + d.table(table) + " ADD COLUMN " + ifNot + d.ident(c.name) + " " + d.colType(c.typ)
+	switch {
+	case !unique:
+		return []string{add}
+	case d.postgres():
+		return []string{add + " CONSTRAINT " + key + " UNIQUE"}
+	case d.mysql():
+		return []string{add + ", ADD CONSTRAINT " + key + " UNIQUE (" + d.ident(c.name) + ")"}
+	}
+	return []string{add, "CREATE UNIQUE INDEX IF NOT EXISTS " + key + " ON " + d.table(table) + " (" + d.ident(c.name) + ")"}
+}
+
+// addColumnDDL is addColumnStmts as one text, for error messages.
+func (a *Adapter) addColumnDDL(table string, c column, unique bool) string {
+	return strings.Join(a.addColumnStmts(table, c, unique), "; ")
 }

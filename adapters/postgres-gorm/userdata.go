@@ -68,13 +68,14 @@ func kindOf(typ string) dataKind {
 
 // discoverUserColumns reads the users table's columns and returns the
 // ones that are not the adapter's own (the standard user columns and the
-// timestamp columns), sorted by name, and whether the table exists.
-// Columns whose names cannot name a field ([core.ValidDataName]) are left
-// out.
-func (a *Adapter) discoverUserColumns(ctx context.Context) ([]dataColumn, bool, error) {
+// timestamp columns), sorted by name; the username column as the table
+// has it ([Omit] when an existing table lacks the configured one); and
+// whether the table exists. Columns whose names cannot name a field
+// ([core.ValidDataName]) are left out.
+func (a *Adapter) discoverUserColumns(ctx context.Context) (extras []dataColumn, username string, exists bool, err error) {
 	all, err := a.tableColumns(ctx, a.names.Users)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the columns of table %s: %w", a.names.Users, err)
+		return nil, "", false, fmt.Errorf("reading the columns of table %s: %w", a.names.Users, err)
 	}
 	own := a.ownUserColumns()
 	var out []dataColumn
@@ -85,7 +86,39 @@ func (a *Adapter) discoverUserColumns(ctx context.Context) ([]dataColumn, bool, 
 		out = append(out, dataColumn{name: c[0], kind: kindOf(c[1]), typ: c[1]})
 	}
 	slices.SortFunc(out, func(x, y dataColumn) int { return strings.Compare(x.name, y.name) })
-	return out, len(all) > 0, nil
+	return out, a.presentColumn(all, a.names.User.Username), len(all) > 0, nil
+}
+
+// presentColumn returns the configured column c as a table with the
+// columns all has it: c, or [Omit] when the table exists (all is not
+// empty) and lacks it. A table not created yet will have it.
+func (a *Adapter) presentColumn(all [][2]string, c string) string {
+	if c == Omit || len(all) == 0 || a.hasColumn(all, c) {
+		return c
+	}
+	return Omit
+}
+
+// hasColumn reports whether all (tableColumns) has the column c, compared
+// as the database compares column names.
+func (a *Adapter) hasColumn(all [][2]string, c string) bool {
+	return slices.ContainsFunc(all, func(have [2]string) bool {
+		return have[0] == c || (a.d.mysql() && strings.EqualFold(have[0], c))
+	})
+}
+
+// discoverPasswordColumn returns the accounts table's password hash column
+// as the table has it (see presentColumn).
+func (a *Adapter) discoverPasswordColumn(ctx context.Context) (string, error) {
+	c := a.names.Account.Password
+	if c == Omit {
+		return c, nil
+	}
+	all, err := a.tableColumns(ctx, a.names.Accounts)
+	if err != nil {
+		return "", fmt.Errorf("reading the columns of table %s: %w", a.names.Accounts, err)
+	}
+	return a.presentColumn(all, c), nil
 }
 
 // tableColumns returns the name and type of each column of a table, none
@@ -147,10 +180,10 @@ func (a *Adapter) sqliteColumns(ctx context.Context, table string) ([][2]string,
 // manages: the standard fields and the timestamp columns.
 func (a *Adapter) ownUserColumns() func(string) bool {
 	uc, st := a.names.User, a.stamps[TableUsers]
-	own := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image, st.created, st.updated}
+	own := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image, uc.Username, st.created, st.updated}
 	return func(name string) bool {
 		for _, o := range own {
-			if o != "" && (o == name || (a.d.mysql() && strings.EqualFold(o, name))) {
+			if o != "" && o != Omit && (o == name || (a.d.mysql() && strings.EqualFold(o, name))) {
 				return true
 			}
 		}
@@ -171,23 +204,21 @@ func (a *Adapter) discoverSessionMeta(ctx context.Context) (sessionMeta, error) 
 		return m, err
 	}
 	for i, c := range m.cols {
-		if c != Omit && !slices.ContainsFunc(all, func(have [2]string) bool {
-			return have[0] == c || (a.d.mysql() && strings.EqualFold(have[0], c))
-		}) {
-			m.cols[i] = Omit
-		}
+		m.cols[i] = a.presentColumn(all, c)
 	}
 	return m, nil
 }
 
 // refreshUserColumns discovers the users table's columns (and the
-// sessions table's metadata columns, discoverSessionMeta) again and, when
-// they changed, rebuilds the statements with them. It returns the
-// statements in use afterwards.
+// sessions table's metadata columns, discoverSessionMeta, and the
+// accounts table's password hash column) again and, when they changed,
+// rebuilds the statements with them. It returns the statements in use
+// afterwards.
 func (a *Adapter) refreshUserColumns(ctx context.Context) (*queries, error) {
 	a.rebuild.Lock()
 	defer a.rebuild.Unlock()
-	cols, exists, err := a.discoverUserColumns(ctx)
+	n := a.names
+	cols, username, exists, err := a.discoverUserColumns(ctx)
 	if err != nil {
 		return a.qs(), err
 	}
@@ -195,11 +226,16 @@ func (a *Adapter) refreshUserColumns(ctx context.Context) (*queries, error) {
 	if err != nil {
 		return a.qs(), fmt.Errorf("reading the columns of table %s: %w", a.names.Sessions, err)
 	}
+	password, err := a.discoverPasswordColumn(ctx)
+	if err != nil {
+		return a.qs(), err
+	}
+	n.User.Username, n.Account.Password = username, password
 	old := a.qs()
-	if exists == old.usersKnown && slices.Equal(cols, old.extras) && meta == old.meta {
+	if exists == old.usersKnown && slices.Equal(cols, old.extras) && meta == old.meta && n == old.names {
 		return old, nil
 	}
-	q := buildQueries(&a.d, a.names, a.stamps, a.noFK, cols, meta)
+	q := buildQueries(&a.d, n, a.stamps, a.noFK, cols, meta)
 	q.usersKnown = exists
 	a.q.Store(q)
 	a.retired = append(a.retired, old)

@@ -11,7 +11,9 @@ import (
 
 // CreateUser implements [core.UserCreator] with one INSERT, of the
 // standard columns and the columns of the application fields in
-// user.Data.
+// user.Data. An e-mail address or username of "" is stored as NULL (the
+// unique indexes hold any number of NULLs); a username or e-mail address
+// another user has is [core.ErrAlreadyExists], and nothing is written.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
 	return created(a, a.enter, user.Clone(), func(u *core.User) error {
@@ -22,10 +24,16 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		if err != nil {
 			return err
 		}
-		args := []any{u.ID, u.Email, a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)}
+		if err := a.checkUsername(q, m, u.Username); err != nil {
+			return err
+		}
+		args := []any{u.ID, nullIfEmpty(u.Email), a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)}
+		if q.keepsUsernames() {
+			args = append(args, nullIfEmpty(u.Username))
+		}
 		s := q.createUser
 		if len(data) > 0 {
-			cols := append([]string(nil), q.userCols[:5]...)
+			cols := append([]string(nil), q.userInsertCols...)
 			for _, c := range data {
 				v, err := a.dataArg(m, c, u.Data[c.name])
 				if err != nil {
@@ -36,8 +44,38 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.insert(a.d.table(a.names.Users), TableUsers, cols)}
 		}
 		_, err = a.exec(ctx, nil, s, append(args, a.stampArgs(TableUsers, true)...)...)
-		return a.wrap(err)
+		return a.emailNotNull(m, u.Email == "", err)
 	})
+}
+
+// checkUsername returns an [*core.InputError] when a username is given
+// and the statements in use (q) keep none: the adapter is configured
+// without the column, or an existing users table lacks it.
+func (a *Adapter) checkUsername(q *queries, m core.Method, username string) error {
+	if username == "" || q.keepsUsernames() {
+		return nil
+	}
+	reason := "this adapter keeps no usernames (name the users table's column with WithUsernameColumn)"
+	if c := a.names.User.Username; c != Omit {
+		reason = fmt.Sprintf("table %s has no column %q yet: run Migrate, or %s", a.names.Users, c,
+			a.addColumnDDL(a.names.Users, column{c, tKey, true}, true))
+	}
+	return &core.InputError{Method: string(m), Field: "username", Reason: reason}
+}
+
+// emailNotNull turns err, the error of a user write, into an
+// [*core.InputError] saying what to do when the write stored no e-mail
+// address (noEmail: NULL) and the database refused NULL: the users table's
+// e-mail column is still NOT NULL (a schema made before users without one
+// were allowed, or Auth.js's Kysely tables). Other errors are wrapped as
+// usual.
+func (a *Adapter) emailNotNull(m core.Method, noEmail bool, err error) error {
+	if !noEmail || !notNullViolation(err) {
+		return a.wrap(err)
+	}
+	return &core.InputError{Method: string(m), Field: "email", Reason: fmt.Sprintf(
+		"column %q of table %s is NOT NULL, so it keeps no user without an e-mail address: run Migrate, which makes it nullable (%v)",
+		a.names.User.Email, a.names.Users, err)}
 }
 
 // GetUser implements [core.UserGetter] with one SELECT.
@@ -46,9 +84,25 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 }
 
 // GetUserByEmail implements [core.UserByEmailGetter] with one SELECT. The
-// e-mail address is compared exactly (byte for byte).
+// e-mail address is compared exactly (byte for byte); "" finds no one
+// (users without an address have NULL).
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	if email == "" {
+		return guard(a, a.enter, func() (*core.User, error) { return nil, nil })
+	}
 	return a.getUserBy(ctx, func(q *queries) *statement { return q.getUserByEmail }, email)
+}
+
+// GetUserByUsername implements [core.UserByUsernameGetter] with one
+// SELECT. The username is compared exactly (core.Store normalises it
+// first); "" finds no one. Without a username column (see
+// [WithUsernameColumn]; [Adapter.OmittedMethods] then lists the method) it
+// finds no one either.
+func (a *Adapter) GetUserByUsername(ctx context.Context, username string) (*core.User, error) {
+	if username == "" || !a.qs().keepsUsernames() {
+		return guard(a, a.enter, func() (*core.User, error) { return nil, nil })
+	}
+	return a.getUserBy(ctx, func(q *queries) *statement { return q.getUserByUsername }, username)
 }
 
 // GetUserByAccount implements [core.UserByAccountGetter] with one SELECT
@@ -60,8 +114,12 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 func (a *Adapter) getUserBy(ctx context.Context, s func(*queries) *statement, args ...any) (*core.User, error) {
 	return guard(a, a.enter, func() (*core.User, error) {
 		q := a.qs()
+		st := s(q)
+		if st == nil { // the statements were rebuilt without the column
+			return nil, nil
+		}
 		r := newUserRow(q)
-		err := a.queryRow(ctx, nil, s(q), args...).Scan(r.dest()...)
+		err := a.queryRow(ctx, nil, st, args...).Scan(r.dest()...)
 		if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 			return nil, nil
 		}
@@ -87,11 +145,17 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 		if err != nil {
 			return nil, err
 		}
+		if err := a.checkUsername(q, m, up.Username.Value); err != nil {
+			return nil, err
+		}
 		args := []any{
-			up.Email.Set, up.Email.Value,
+			up.Email.Set, nullIfEmpty(up.Email.Value),
 			up.EmailVerified.Set, a.d.timePtrArg(up.EmailVerified.Value),
 			up.Name.Set, nullStr(up.Name.Value),
 			up.Image.Set, nullStr(up.Image.Value),
+		}
+		if q.keepsUsernames() {
+			args = append(args, up.Username.Set, nullIfEmpty(up.Username.Value))
 		}
 		s := q.updateUser
 		if len(data) > 0 {
@@ -102,7 +166,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 				}
 				args = append(args, v)
 			}
-			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateUser(a.names, q.userCols, data)}
+			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.updateUser(q.names, q.userCols, data)}
 		}
 		args = append(append(args, a.stampArgs(TableUsers, false)...), up.ID)
 		r := newUserRow(q)
@@ -120,7 +184,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 			return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
 		}
 		if err != nil {
-			return nil, a.wrap(err)
+			return nil, a.emailNotNull(m, up.Email.Set && up.Email.Value == "", err)
 		}
 		return r.user(), nil
 	})

@@ -106,4 +106,48 @@ func (f *Fixture) usersWithoutEmail(t *testing.T) {
 	if u, err := a.GetUserByEmail(ctx, email2); err != nil || u == nil || u.ID != goUsers[1].ID {
 		t.Errorf("authport getUserByEmail(%q) after Auth.js added it = %+v, %v", email2, u, err)
 	}
+	f.withoutEmailByAccountAndSession(t, nodeUsers[0], goUsers[0])
+	f.addressTakenAway(t, nodeUsers[1], email)
+}
+
+// withoutEmailByAccountAndSession reads each side's user without an
+// address through the other side's remaining lookups: authport's
+// getUserByAccount of an account Auth.js linked to its user, and Auth.js's
+// getSessionAndUser of a session authport made for its user.
+func (f *Fixture) withoutEmailByAccountAndSession(t *testing.T, nu User, gu *core.User) {
+	ctx := context.Background()
+	pa := Unique("noemail-node-pa")
+	f.must(t, nil, "linkAccount", map[string]any{"userId": string(nu.ID), "type": "oauth", "provider": "twitter", "providerAccountId": pa})
+	u, err := f.Adapter.GetUserByAccount(ctx, core.AccountKey{Provider: "twitter", ProviderAccountID: pa})
+	if err != nil || u == nil || u.ID != string(nu.ID) || u.Email != "" {
+		t.Errorf("authport getUserByAccount of Auth.js's user without an address = %+v, %v; want it with Email \"\"", u, err)
+	}
+	tok := Unique("noemail-go-session")
+	if _, err := f.Adapter.CreateSession(ctx, core.Session{SessionToken: tok, UserID: gu.ID, Expires: At(time.Hour)}); err != nil {
+		t.Fatalf("authport createSession for its user without an address: %v", err)
+	}
+	var su *SessionAndUser
+	f.must(t, &su, "getSessionAndUser", tok)
+	if su == nil || string(su.User.ID) != gu.ID || su.User.Email != nil {
+		t.Errorf("Auth.js getSessionAndUser of authport's session of a user without an address = %+v; want the user with email null", su)
+	}
+}
+
+// addressTakenAway has authport take away the address it gave Auth.js's
+// user (UpdateUser with Email ""): Auth.js then reads email null and no
+// longer finds the user by the address.
+func (f *Fixture) addressTakenAway(t *testing.T, nu User, email string) {
+	if _, err := f.Adapter.UpdateUser(context.Background(), core.UserUpdate{ID: string(nu.ID), Email: core.Set("")}); err != nil {
+		t.Fatalf("authport updateUser taking the address away: %v", err)
+	}
+	var u *User
+	f.must(t, &u, "getUser", string(nu.ID))
+	if u == nil || (u.Email != nil && *u.Email != "") {
+		t.Errorf("Auth.js getUser of the user whose address authport took away = %+v; want email null", u)
+	}
+	u = nil
+	f.must(t, &u, "getUserByEmail", email)
+	if u != nil {
+		t.Errorf("Auth.js getUserByEmail(%q) after authport took the address away = %+v; want null", email, u)
+	}
 }

@@ -30,7 +30,8 @@ func (a *Auth) Accounts(ctx context.Context, userID string) ([]core.Account, err
 // fails with an error matching [core.ErrNotFound] when the user has no such
 // account, and with one matching [ErrLastSignInMethod] when the user could
 // not sign in without it (an e-mail provider, when configured, counts as a
-// way to sign in for every user). Passkeys are authenticators, not
+// way to sign in for every user who has an address; a password account
+// counts when a password provider is configured). Passkeys are authenticators, not
 // accounts: they keep working after their webauthn account is unlinked.
 //
 // Unlinks of one user are serialised within this process, so that two
@@ -54,6 +55,16 @@ func (a *Auth) UnlinkAccount(ctx context.Context, userID string, key core.Accoun
 	}
 	if !found {
 		return nil, fmt.Errorf("user %q has no %s account %q: %w", userID, key.Provider, key.ProviderAccountID, core.ErrNotFound)
+	}
+	if others == 0 && a.hasProviderType(provider.TypeEmail) {
+		// E-mail sign-in is a way in only for a user with an address.
+		u, err := a.User(ctx, userID)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil || u.Email == "" {
+			return nil, fmt.Errorf("unlinking %s account %q of user %q, who has no e-mail address to sign in with: %w", key.Provider, key.ProviderAccountID, userID, ErrLastSignInMethod)
+		}
 	}
 	if others == 0 && !a.hasProviderType(provider.TypeEmail) {
 		return nil, fmt.Errorf("unlinking %s account %q of user %q: %w", key.Provider, key.ProviderAccountID, userID, ErrLastSignInMethod)
@@ -83,6 +94,9 @@ func (a *Auth) Account(ctx context.Context, key core.AccountKey) (*core.Account,
 // signsIn reports whether the account's provider is configured, so that
 // the user can still sign in with it.
 func (a *Auth) signsIn(acc core.Account) bool {
+	if acc.Provider == core.PasswordProvider && acc.Type == core.AccountTypeCredentials {
+		return a.pw != nil
+	}
 	_, ok := a.providers[acc.Provider]
 	return ok
 }

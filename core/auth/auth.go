@@ -2,8 +2,10 @@
 // sessions of both strategies (database sessions' lifetime, extension and
 // removal on expiry; JWT sessions' claims, re-issued at most once per
 // UpdateAge), e-mail sign-in with single-use hashed tokens, OAuth/OIDC
-// sign-in with account linking, and passkey (WebAuthn) registration and
-// sign-in, with the application's callbacks and events (SPEC §3, §5, §7).
+// sign-in with account linking, passkey (WebAuthn) registration and
+// sign-in, and password accounts ([Auth.Passwords]: sign-up, sign-in,
+// verification, reset, change) with 6-digit one-time codes beside e-mail
+// links, with the application's callbacks and events (SPEC §3, §5, §7).
 //
 // It is the logic HTTP handlers call; it sends no redirects and serves no
 // pages. Build an [Auth] with [New]: it validates the providers and checks,
@@ -39,6 +41,7 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/ratelimit"
 )
 
 // Defaults of [SessionOptions].
@@ -137,6 +140,17 @@ type Config struct {
 	// Logger receives the errors of [Events]; nil discards them. It never
 	// receives tokens or secrets.
 	Logger *slog.Logger
+	// RateLimiter counts the attempts of one-time codes (the attempt cap
+	// of [provider.PasswordConfig.CodeAttempts] and
+	// [provider.EmailConfig.CodeAttempts]); nil means an in-process
+	// [ratelimit.Memory]. Several instances must share one (e.g.
+	// github.com/authport/authport/adapters/redis/ratelimit), or each
+	// admits the whole cap.
+	RateLimiter ratelimit.Store
+	// RequireEmail refuses to create a user without an e-mail address
+	// from an OAuth/OIDC profile that gives none. By default such a user
+	// is created without an address, as Auth.js creates it.
+	RequireEmail bool
 }
 
 // Auth is the configured library. It is safe for concurrent use.
@@ -161,6 +175,16 @@ type Auth struct {
 	logSet            bool         // Config.Logger was given
 	extensions        extensions   // session extensions being written
 	userLocks         keyedLocks   // serialises UnlinkAccount per user
+	// pw is the password provider, or nil.
+	pw *provider.PasswordConfig
+	// dummyHash is a hash of a random password, made once by New with the
+	// password provider's hasher: what a sign-in for an unknown user is
+	// checked against, so that it costs what a wrong password costs.
+	dummyHash string
+	// limiter is Config.RateLimiter, or an in-process one.
+	limiter ratelimit.Store
+	// requireEmail is Config.RequireEmail.
+	requireEmail bool
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless
@@ -209,6 +233,11 @@ var (
 		core.MethodUpdateUser, core.MethodLinkAccount, core.MethodCreateSession, core.MethodGetSessionAndUser,
 		core.MethodUpdateSession, core.MethodDeleteSession,
 	}
+	passwordNeeds = []core.Method{
+		core.MethodCreateUser, core.MethodGetUser, core.MethodGetUserByEmail, core.MethodUpdateUser,
+		core.MethodGetAccount, core.MethodLinkAccount, core.MethodSwapPasswordHash,
+		core.MethodCreateVerificationToken, core.MethodUseVerificationToken,
+	}
 	webAuthnNeeds = []core.Method{
 		core.MethodCreateUser, core.MethodGetUser, core.MethodLinkAccount, core.MethodGetAccount,
 		core.MethodGetAuthenticator, core.MethodCreateAuthenticator, core.MethodListAuthenticatorsByUserID,
@@ -247,6 +276,11 @@ func New(cfg Config) (*Auth, error) {
 		events:            cfg.Events,
 		log:               cfg.Logger,
 		logSet:            cfg.Logger != nil,
+		limiter:           cfg.RateLimiter,
+		requireEmail:      cfg.RequireEmail,
+	}
+	if a.limiter == nil {
+		a.limiter = ratelimit.NewMemory()
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -290,6 +324,9 @@ func New(cfg Config) (*Auth, error) {
 		a.providers[p.Common().ID] = p
 	}
 	a.list = providers
+	if err := a.setUpPasswords(); err != nil {
+		return nil, err
+	}
 	if err := a.checkAdapter(providers); err != nil {
 		return nil, err
 	}
@@ -304,7 +341,9 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 	seen := map[core.Method]bool{}
 	need := func(neededBy string, methods []core.Method) {
 		for _, m := range caps.Missing(methods...) {
-			if !seen[m] {
+			// Extensions (swapPasswordHash, getUserByUsername,
+			// deleteSessionsByUserId) are probed as such.
+			if !seen[m] && !caps.HasExtension(core.Extension(m)) {
 				seen[m] = true
 				missing = append(missing, core.MissingMethod{Method: m, NeededBy: neededBy})
 			}
@@ -321,6 +360,14 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 			need("WebAuthn sign-in", webAuthnNeeds)
 		case provider.TypeOAuth, provider.TypeOIDC:
 			need("OAuth sign-in", oauthNeeds)
+		case provider.TypePassword:
+			need("password sign-in", passwordNeeds)
+			if a.strategy == StrategyDatabase {
+				need("password sign-in (a reset or change ends the user's other sessions)", []core.Method{core.MethodDeleteSessionsByUserID})
+			}
+			if p.(*provider.PasswordConfig).Usernames {
+				need("password sign-in with usernames (provider.PasswordConfig.Usernames)", []core.Method{core.MethodGetUserByUsername})
+			}
 		}
 	}
 	if len(missing) == 0 {

@@ -39,6 +39,31 @@ func HashToken(token, secret string) string {
 // [Callbacks.SignIn] runs first, with VerificationRequest set: a refusal
 // stores and sends nothing.
 func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (*provider.VerificationRequest, error) {
+	return a.startEmailSignIn(ctx, providerID, email, "")
+}
+
+// StartEmailSignInWithCode is [Auth.StartEmailSignIn] for a browser that
+// will type the e-mail's one-time code: with [provider.EmailConfig.Codes]
+// on, the e-mail carries a 6-digit code beside the link, which works only
+// with binding (a random value the browser keeps, the handler's code
+// cookie). Complete it with [Auth.VerifyEmailSignInCode].
+func (a *Auth) StartEmailSignInWithCode(ctx context.Context, providerID, email, binding string) (*provider.VerificationRequest, error) {
+	if binding == "" {
+		return nil, fmt.Errorf("%w: a code needs the browser's binding", core.ErrInvalidInput)
+	}
+	return a.startEmailSignIn(ctx, providerID, email, binding)
+}
+
+// emailCodeSpec is the e-mail provider's code settings, or nil when its
+// codes are off.
+func emailCodeSpec(p *provider.EmailConfig) *codeSpec {
+	if !p.Codes {
+		return nil
+	}
+	return &codeSpec{purpose: "email-signin", maxAge: p.CodeMaxAge, attempts: p.CodeAttempts}
+}
+
+func (a *Auth) startEmailSignIn(ctx context.Context, providerID, email, binding string) (*provider.VerificationRequest, error) {
 	p, err := providerOf[*provider.EmailConfig](a, providerID)
 	if err != nil {
 		return nil, err
@@ -75,28 +100,23 @@ func (a *Auth) StartEmailSignIn(ctx context.Context, providerID, email string) (
 	if err != nil {
 		return nil, err
 	}
-	v := core.VerificationToken{Identifier: identifier, Token: HashToken(token, a.secrets[0]), Expires: a.now().Add(p.TokenMaxAge())}
-	stored, err := call(a, "e-mail sign-in", func(c core.VerificationTokenCreator) (*core.VerificationToken, error) {
-		return c.CreateVerificationToken(ctx, v)
-	})
+	is, err := a.issue(ctx, "e-mail sign-in", identifier, token, p.TokenMaxAge(), emailCodeSpec(p), binding)
 	if err != nil {
 		return nil, err
-	}
-	if stored != nil {
-		v.Expires = stored.Expires
 	}
 	req := &provider.VerificationRequest{
 		Identifier: identifier,
 		URL:        a.callbackURL(providerID, url.Values{"token": {token}, "email": {identifier}}),
 		Token:      token,
-		Expires:    v.Expires,
+		Code:       is.code,
+		Expires:    is.expires,
 		From:       p.From,
 		ProviderID: providerID,
 	}
 	if p.SendVerificationRequest != nil {
 		if err := p.SendVerificationRequest(ctx, *req); err != nil {
 			err = emailRefusal(fmt.Errorf("e-mail sign-in: sending the link: %w", err))
-			return nil, a.removeUnsentToken(ctx, core.VerificationTokenKey{Identifier: v.Identifier, Token: v.Token}, err)
+			return nil, a.forget(ctx, "e-mail sign-in", is, err)
 		}
 	}
 	return req, nil
@@ -117,10 +137,10 @@ func emailRefusal(err error) error {
 // left behind, and returns sendErr, joined with the deletion's error if
 // that failed too. Like removeUnlinkedUser it runs even when ctx was
 // cancelled, bounded by its own timeout.
-func (a *Auth) removeUnsentToken(ctx context.Context, key core.VerificationTokenKey, sendErr error) error {
+func (a *Auth) removeUnsentToken(ctx context.Context, neededBy string, key core.VerificationTokenKey, sendErr error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_, err := call(a, "e-mail sign-in", func(u core.VerificationTokenUser) (*core.VerificationToken, error) {
+	_, err := call(a, neededBy, func(u core.VerificationTokenUser) (*core.VerificationToken, error) {
 		return u.UseVerificationToken(ctx, key)
 	})
 	if err != nil {
@@ -178,14 +198,44 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 	if err != nil || token == "" {
 		return nil, errVerificationFailed
 	}
-	v, err := a.useToken(ctx, identifier, token)
+	v, err := a.useToken(ctx, "e-mail sign-in", identifier, token)
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
-	if v == nil || v.Expired(now) || subtle.ConstantTimeCompare([]byte(v.Identifier), []byte(identifier)) != 1 {
+	if v == nil || v.Expired(a.now()) || subtle.ConstantTimeCompare([]byte(v.Identifier), []byte(identifier)) != 1 {
 		return nil, errVerificationFailed
 	}
+	return a.emailSignIn(ctx, providerID, identifier)
+}
+
+// VerifyEmailSignInCode completes an e-mail sign-in from the e-mail's
+// one-time code, typed in the browser that asked for it (binding, see
+// [Auth.StartEmailSignInWithCode]); then as [Auth.VerifyEmailSignIn]. A
+// code of the wrong shape is refused before any lookup, and after the
+// provider's CodeAttempts tries for an address within CodeMaxAge its codes
+// are dead. A refused code gives an error matching [CodeVerification].
+func (a *Auth) VerifyEmailSignInCode(ctx context.Context, providerID, email, code, binding string) (*SignIn, error) {
+	p, err := providerOf[*provider.EmailConfig](a, providerID)
+	if err != nil {
+		return nil, err
+	}
+	identifier, err := p.Normalize(email)
+	if err != nil {
+		return nil, errCodeRefused
+	}
+	spec := emailCodeSpec(p)
+	if spec == nil {
+		return nil, fmt.Errorf("%w (codes are off for provider %q)", errCodeRefused, providerID)
+	}
+	if err := a.useCode(ctx, "e-mail sign-in", identifier, binding, code, *spec); err != nil {
+		return nil, err
+	}
+	return a.emailSignIn(ctx, providerID, identifier)
+}
+
+// emailSignIn signs in the holder of the proven address identifier.
+func (a *Auth) emailSignIn(ctx context.Context, providerID, identifier string) (*SignIn, error) {
+	now := a.now()
 
 	user, err := call(a, "e-mail sign-in", func(g core.UserByEmailGetter) (*core.User, error) {
 		return g.GetUserByEmail(ctx, identifier)
@@ -269,17 +319,11 @@ func (a *Auth) authorizeEmail(ctx context.Context, providerID string, user *core
 
 // useToken uses the token hashed with each secret, newest first, and
 // returns the stored token the first hash finds.
-func (a *Auth) useToken(ctx context.Context, identifier, token string) (*core.VerificationToken, error) {
+func (a *Auth) useToken(ctx context.Context, neededBy, identifier, token string) (*core.VerificationToken, error) {
 	for _, secret := range a.secrets {
-		hashed := HashToken(token, secret)
-		v, err := call(a, "e-mail sign-in", func(u core.VerificationTokenUser) (*core.VerificationToken, error) {
-			return u.UseVerificationToken(ctx, core.VerificationTokenKey{Identifier: identifier, Token: hashed})
-		})
-		if err != nil {
-			return nil, err
-		}
-		if v != nil && subtle.ConstantTimeCompare([]byte(v.Token), []byte(hashed)) == 1 {
-			return v, nil
+		v, err := a.useKey(ctx, neededBy, core.VerificationTokenKey{Identifier: identifier, Token: HashToken(token, secret)})
+		if err != nil || v != nil {
+			return v, err
 		}
 	}
 	return nil, nil

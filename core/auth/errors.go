@@ -40,6 +40,10 @@ const (
 	// failed a check (challenge, origin, signature, counter, unknown
 	// credential).
 	CodeWebAuthnVerification Code = "WebAuthnVerificationError"
+	// CodeBadRequest: the input cannot be used (an address or username
+	// that is not one, a password the policy refuses, a taken username).
+	// Not an Auth.js code; nothing was changed.
+	CodeBadRequest Code = "BadRequest"
 )
 
 // Error is a sign-in that failed for a reason the user, the browser or the

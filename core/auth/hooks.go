@@ -336,6 +336,7 @@ func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User,
 	if linked == nil {
 		linked = &acc
 	}
-	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *linked, Profile: profile})
+	// A password account's hash never reaches an event.
+	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *withoutHash(linked), Profile: profile})
 	return linked, nil
 }

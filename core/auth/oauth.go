@@ -166,8 +166,8 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		return a.finish(ctx, result)
 	}
 
-	if email == "" {
-		return nil, fmt.Errorf("%w: a new user needs an e-mail address and the %s profile has none", errProfileInvalid, cb.ProviderID)
+	if email == "" && a.requireEmail {
+		return nil, fmt.Errorf("%w: a new user needs an e-mail address (Config.RequireEmail) and the %s profile has none; sign up another way, or turn RequireEmail off to create users without an address as Auth.js does", errProfileInvalid, cb.ProviderID)
 	}
 	if unverified {
 		return nil, fmt.Errorf("%w: %s says it has not verified %s; verify the address with the provider, or sign in another way", errEmailNotVerified, cb.ProviderID, email)

@@ -49,8 +49,16 @@ type VerificationRequest struct {
 	Expires time.Time
 	// From is the sender, [EmailConfig.From].
 	From string
-	// ProviderID is the e-mail provider's id.
+	// ProviderID is the e-mail (or password) provider's id.
 	ProviderID string
+	// Purpose says which e-mail this is: an e-mail sign-in (the zero
+	// value), a password sign-up's verification, a password reset, or the
+	// notice that someone signed up with an address that has an account.
+	Purpose Purpose
+	// Code is the 6-digit one-time code to show beside the link, or ""
+	// (codes are off, or the purpose takes none). It works only in the
+	// browser that asked for the e-mail.
+	Code string
 }
 
 // EmailConfig configures passwordless sign-in by e-mail (SPEC §2.1 email
@@ -74,6 +82,16 @@ type EmailConfig struct {
 	// GenerateVerificationToken returns a fresh token for a link. nil lets
 	// the library generate a random one.
 	GenerateVerificationToken func() (string, error)
+	// Codes puts a 6-digit one-time code beside the link when the sign-in
+	// is asked for with a browser binding (the handler's code route): a
+	// code typed in the browser that asked for it is immune to mail
+	// scanners that open links.
+	Codes bool
+	// CodeMaxAge is how long a code works; 0 means [DefaultCodeMaxAge].
+	CodeMaxAge time.Duration
+	// CodeAttempts is how many codes may be tried for one address within
+	// CodeMaxAge; 0 means [DefaultCodeAttempts].
+	CodeAttempts int
 }
 
 // Email returns the default e-mail provider: id "email", name "Email",

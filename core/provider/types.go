@@ -23,14 +23,15 @@ const (
 	TypeWebAuthn    Type = "webauthn"
 )
 
-// Types returns every valid provider type, in the order of SPEC §5.1.
+// Types returns every valid provider type, in the order of SPEC §5.1,
+// then authport's own [TypePassword].
 func Types() []Type {
-	return []Type{TypeOIDC, TypeOAuth, TypeEmail, TypeCredentials, TypeWebAuthn}
+	return []Type{TypeOIDC, TypeOAuth, TypeEmail, TypeCredentials, TypeWebAuthn, TypePassword}
 }
 
 // RedirectableTypes returns the provider types whose sign-in can redirect
 // back to a page of the application (SPEC §2.1 RedirectableProviderType).
-func RedirectableTypes() []Type { return []Type{TypeEmail, TypeCredentials} }
+func RedirectableTypes() []Type { return []Type{TypeEmail, TypeCredentials, TypePassword} }
 
 // Valid reports whether t is one of [Types].
 func (t Type) Valid() bool { return slices.Contains(Types(), t) }
@@ -54,6 +55,8 @@ func (t Type) AccountType() (_ core.AccountType, ok bool) {
 		return core.AccountTypeEmail, true
 	case TypeWebAuthn:
 		return core.AccountTypeWebAuthn, true
+	case TypePassword:
+		return core.AccountTypeCredentials, true
 	}
 	return "", false
 }

@@ -333,6 +333,9 @@ func validateOther(v *validator, p Provider) {
 		case c.MaxAge == 0:
 			c.MaxAge = DefaultEmailMaxAge
 		}
+		validateCodes(v, &c.CodeMaxAge, &c.CodeAttempts)
+	case *PasswordConfig:
+		validatePassword(v, c)
 	case *CredentialsConfig:
 		if c.Authorize == nil {
 			v.add("Authorize", "required (it checks the credentials)")

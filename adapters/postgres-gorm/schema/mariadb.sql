@@ -5,16 +5,28 @@
 -- significant. Times are DATETIME(3) in UTC. For MySQL 8,
 -- gormadapter.SchemaSQL("mysql") gives this file with MySQL 8's collation.
 
+-- email and username are NULL for a user without one, and each is unique among
+-- the users that have one (a unique key allows any number of NULLs).
+-- A users table made by an earlier version has email NOT NULL and no
+-- username: Adapter.Migrate changes both, or run
+--   ALTER TABLE `users` MODIFY `email` VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NULL,
+--     ADD COLUMN `username` VARCHAR(255), ADD CONSTRAINT `users_username_key` UNIQUE (`username`)
 CREATE TABLE IF NOT EXISTS `users` (
   `id`            VARCHAR(255) NOT NULL,
-  `email`         VARCHAR(255) NOT NULL,
+  `email`         VARCHAR(255),
   `emailVerified` DATETIME(3),
   `name`          TEXT,
   `image`         TEXT,
+  `username`      VARCHAR(255), -- lowercase (core.NormalizeUsername)
   CONSTRAINT `users_pkey` PRIMARY KEY (`id`),
-  CONSTRAINT `users_email_key` UNIQUE (`email`)
+  CONSTRAINT `users_email_key` UNIQUE (`email`),
+  CONSTRAINT `users_username_key` UNIQUE (`username`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 
+-- password is a password account's hash (type 'credentials', provider
+-- 'credential'), NULL on every other account. An accounts table made by an
+-- earlier version lacks it: Adapter.Migrate adds it, or run
+--   ALTER TABLE `accounts` ADD COLUMN `password` TEXT
 CREATE TABLE IF NOT EXISTS `accounts` (
   `userId`                VARCHAR(255) NOT NULL,
   `type`                  VARCHAR(255) NOT NULL,
@@ -29,6 +41,7 @@ CREATE TABLE IF NOT EXISTS `accounts` (
   `scope`                 TEXT,
   `token_type`            TEXT,   -- lowercase
   `session_state`         TEXT,
+  `password`              TEXT,   -- PHC string, e.g. $argon2id$…
   CONSTRAINT `accounts_pkey` PRIMARY KEY (`provider`, `providerAccountId`),
   CONSTRAINT `accounts_userId_fkey` FOREIGN KEY (`userId`)
     REFERENCES `users` (`id`) ON DELETE CASCADE,

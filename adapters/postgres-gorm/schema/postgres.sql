@@ -3,16 +3,28 @@
 -- the same columns, types, nullability, constraints and indexes.
 -- Names follow Auth.js's pg adapter. Times are UTC, kept to the millisecond.
 
+-- email and username are NULL for a user without one, and each is unique among
+-- the users that have one (a unique constraint allows any number of NULLs).
+-- A users table made by an earlier version has email NOT NULL and no
+-- username: Adapter.Migrate changes both, or run
+--   ALTER TABLE "users" ALTER COLUMN "email" DROP NOT NULL,
+--     ADD COLUMN IF NOT EXISTS "username" TEXT CONSTRAINT "users_username_key" UNIQUE
 CREATE TABLE IF NOT EXISTS "users" (
   "id"            TEXT NOT NULL,
-  "email"         TEXT NOT NULL,
+  "email"         TEXT,
   "emailVerified" TIMESTAMPTZ(3),
   "name"          TEXT,
   "image"         TEXT,
+  "username"      TEXT, -- lowercase (core.NormalizeUsername)
   CONSTRAINT "users_pkey" PRIMARY KEY ("id"),
-  CONSTRAINT "users_email_key" UNIQUE ("email")
+  CONSTRAINT "users_email_key" UNIQUE ("email"),
+  CONSTRAINT "users_username_key" UNIQUE ("username")
 );
 
+-- password is a password account's hash (type 'credentials', provider
+-- 'credential'), NULL on every other account. An accounts table made by an
+-- earlier version lacks it: Adapter.Migrate adds it, or run
+--   ALTER TABLE "accounts" ADD COLUMN IF NOT EXISTS "password" TEXT
 CREATE TABLE IF NOT EXISTS "accounts" (
   "userId"                TEXT NOT NULL,
   "type"                  TEXT NOT NULL,
@@ -27,6 +39,7 @@ CREATE TABLE IF NOT EXISTS "accounts" (
   "scope"                 TEXT,
   "token_type"            TEXT,   -- lowercase
   "session_state"         TEXT,
+  "password"              TEXT,   -- PHC string, e.g. $argon2id$…
   CONSTRAINT "accounts_pkey" PRIMARY KEY ("provider", "providerAccountId"),
   CONSTRAINT "accounts_userId_fkey" FOREIGN KEY ("userId")
     REFERENCES "users" ("id") ON DELETE CASCADE
