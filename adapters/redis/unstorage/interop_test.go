@@ -2,12 +2,12 @@ package unstorage
 
 import (
 	"errors"
-	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/authport/authport/adapters/redis/internal/redistest"
 	"github.com/authport/authport/conformance/interop"
 	"github.com/authport/authport/conformance/nodeproc"
 	"github.com/authport/authport/conformance/provision"
