@@ -20,7 +20,8 @@ const DefaultPrefix = "authport:"
 //	<p>user:{<uid>}:sessions         zset   <sessionToken> scored by expiry (ms)
 //	<p>user:{<uid>}:sessions:meta    hash   <sessionToken> -> the session's metadata
 //	<p>user:{<uid>}:authenticators   hash   <credentialID> -> authenticator
-//	<p>email:{<email>}               string uid
+//	<p>email:{<email>}               string uid (none for a user without one)
+//	<p>username:{<username>}         string uid (none for a user without one)
 //	<p>account:{<provider>:<paid>}   string uid
 //	<p>session:{<sessionToken>}      string uid, expires at the session's expiry
 //	<p>authenticator:{<credID>}      string uid
@@ -52,7 +53,13 @@ const sessionMetaSuffix = ":meta"
 func (k keys) authenticators(uid string) string {
 	return k.p + "user:{" + shared.Escape(uid) + "}:authenticators"
 }
-func (k keys) email(email string) string { return k.p + "email:{" + shared.Escape(email) + "}" }
+func (k keys) email(email string) string { return k.unique(fEmail, email) }
+
+// unique is the index key of a unique user field's value: the field's
+// name is the key's kind (email, username), as the scripts build it.
+func (k keys) unique(field, value string) string {
+	return k.p + field + ":{" + shared.Escape(value) + "}"
+}
 
 // accountField is the field of an account in the user's accounts hash; the
 // account pointer's hash tag is the same string.
@@ -82,7 +89,7 @@ func (k keys) receipt(slotTag, attempt string) string {
 
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, sessionmeta, authenticators, email, account, session, authenticator, verification, used, moving
+	kind string // user, accounts, sessions, sessionmeta, authenticators, email, username, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -107,7 +114,7 @@ func parseKey(p, key string) (parsedKey, bool) {
 		kind = suffix[1:]
 	case kind == "user" && suffix == ":sessions"+sessionMetaSuffix:
 		kind = "sessionmeta"
-	case suffix == "" && (kind == "email" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
+	case suffix == "" && (kind == "email" || kind == "username" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
 	case kind == "used" && suffix != "":
 	case kind == "session" && suffix == ":moving":
 		kind = "moving"

@@ -37,6 +37,10 @@ local function claim(k, v) -- SET k v unless k exists; false if it does
   redis.call('SET', k, v)
   return true
 end
+-- unique[f]: f is a unique user field, whose value has an index key
+-- uptr(f, v) naming its user (e-mail and username; see uniqueFields).
+local unique = {` + fEmail + ` = true, ` + fUsername + ` = true}
+local function uptr(f, v) return P .. f .. ':{' .. enc(v) .. '}' end
 ` + luaSessionFns
 
 // luaSessionFns are the functions that keep a user's sessions set z and
@@ -80,58 +84,85 @@ if ARGV[2] == 'S' then
 end
 `
 
-// createUser. KEYS: S {user, emailPtr}, C {user}. ARGV: P, mode, uid, field/value pairs.
+// createUser. KEYS {user}. ARGV: P, mode, uid, field/value pairs
+// (userFields). In mode S it also claims, all or none, the index key of
+// each unique field among the pairs (e-mail, username; a user without one
+// has no such pair), and returns 'exists:<field>' when one is taken.
 const luaCreateUser = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
-if ARGV[2] == 'S' and not claim(KEYS[2], ARGV[3]) then return 'exists' end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists:id' end
+if ARGV[2] == 'S' then
+  local ptrs = {}
+  for i = 4, #ARGV, 2 do
+    if unique[ARGV[i]] then
+      local k = uptr(ARGV[i], ARGV[i + 1])
+      if redis.call('EXISTS', k) == 1 then return 'exists:' .. ARGV[i] end
+      ptrs[#ptrs + 1] = k
+    end
+  end
+  for _, k in ipairs(ptrs) do redis.call('SET', k, ARGV[3]) end
+end
 redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 return 'ok'
 `
 
-// getUserByEmail, mode S only. KEYS {emailPtr}. ARGV: P. Returns the user's HGETALL
-// (the caller checks that its e-mail is the one asked for).
+// getUserByEmail and getUserByUsername, mode S only. KEYS {index key}.
+// ARGV: P. Returns the user's HGETALL (the caller checks that its e-mail
+// or username is the one asked for).
 const luaUserByEmail = `
 local u = redis.call('GET', KEYS[1])
 if not u then return false end
 return redis.call('HGETALL', ukey(u))
 `
 
-// updateUser. KEYS {user}. ARGV: P, mode, uid, new e-mail or ”, n, n
-// field/value pairs to set, fields to delete. Returns {old e-mail, HGETALL}.
+// updateUser. KEYS {user}. ARGV: P, mode, uid, nu, nu pairs (unique
+// field, its new value or ” to remove it) of the unique fields the update
+// sets, n, n field/value pairs to set, fields to delete (the unique fields
+// are among those too). In mode S it moves the unique fields' index keys
+// (all or none; 'exists:<field>' when a new value's is taken). Returns
+// {old e-mail or ”, HGETALL}.
 const luaUpdateUser = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
-local old = redis.call('HGET', KEYS[1], 'email')
-local ne = ARGV[4]
-if ARGV[2] == 'S' and ne ~= '' and ne ~= old then
-  local nk = P .. 'email:{' .. enc(ne) .. '}'
-  if redis.call('EXISTS', nk) == 1 then return 'exists' end
-  if old then
-    local ok = P .. 'email:{' .. enc(old) .. '}'
-    if redis.call('GET', ok) == ARGV[3] then redis.call('DEL', ok) end
+local oldEmail = redis.call('HGET', KEYS[1], '` + fEmail + `') or ''
+local nu = tonumber(ARGV[4])
+local moves = {}
+for i = 5, 4 + 2 * nu, 2 do
+  local f, v = ARGV[i], ARGV[i + 1]
+  local old = redis.call('HGET', KEYS[1], f) or ''
+  if ARGV[2] == 'S' and v ~= old then
+    if v ~= '' and redis.call('EXISTS', uptr(f, v)) == 1 then return 'exists:' .. f end
+    moves[#moves + 1] = {f, old, v}
   end
-  redis.call('SET', nk, ARGV[3])
 end
-local n = tonumber(ARGV[5])
-if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 6, 5 + 2 * n)) end
-if #ARGV > 5 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 6 + 2 * n)) end
-return {old or '', redis.call('HGETALL', KEYS[1])}
+for _, m in ipairs(moves) do
+  if m[2] ~= '' then unpoint(uptr(m[1], m[2]), ARGV[3]) end
+  if m[3] ~= '' then redis.call('SET', uptr(m[1], m[3]), ARGV[3]) end
+end
+local b = 5 + 2 * nu
+local n = tonumber(ARGV[b])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, b + 1, b + 2 * n)) end
+if #ARGV > b + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, b + 1 + 2 * n)) end
+return {oldEmail, redis.call('HGETALL', KEYS[1])}
 `
 
 // deleteUser. KEYS {user, accounts, sessions, authenticators, session
-// metadata}. ARGV P, mode, escaped uid. Returns {HGETALL, e-mail, account
-// fields, session members, authenticator fields}; in mode S it has also
-// deleted every pointer to them (a session key only while it names this
-// user: the key of an expired entry may name a new session of another).
+// metadata}. ARGV P, mode, escaped uid. Returns {HGETALL, e-mail or ”,
+// account fields, session members, authenticator fields}; in mode S it
+// has also deleted every pointer to them (the index keys of its unique
+// fields, e-mail and username, and a session key, only while they name
+// this user: the key of an expired entry may name a new session of
+// another).
 const luaDeleteUser = `
 local h = redis.call('HGETALL', KEYS[1])
 if #h == 0 then return false end
-local email = redis.call('HGET', KEYS[1], 'email') or ''
+local email = redis.call('HGET', KEYS[1], '` + fEmail + `') or ''
 local accs = redis.call('HKEYS', KEYS[2])
 local sess = redis.call('ZRANGE', KEYS[3], 0, -1)
 local auths = redis.call('HKEYS', KEYS[4])
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 if ARGV[2] == 'S' then
-  redis.call('DEL', P .. 'email:{' .. enc(email) .. '}')
+  for i = 1, #h, 2 do
+    if unique[h[i]] then unpoint(uptr(h[i], h[i + 1]), ARGV[3]) end
+  end
   for _, a in ipairs(accs) do redis.call('DEL', P .. 'account:{' .. a .. '}') end
   for _, s in ipairs(sess) do unpoint(P .. 'session:{' .. s .. '}', ARGV[3]) end
   for _, c in ipairs(auths) do redis.call('DEL', P .. 'authenticator:{' .. c .. '}') end
@@ -403,7 +434,9 @@ if l then
   if exp and exp > now then return 'busy' end
 end
 redis.call('HSET', KEYS[1], '` + lockField + `', ARGV[1] .. ' ' .. string.format('%d', now + tonumber(ARGV[2])))
-return '=' .. redis.call('HGET', KEYS[1], 'email')
+local out = {'='}
+for i = 3, #ARGV do out[#out + 1] = redis.call('HGET', KEYS[1], ARGV[i]) or '' end
+return out
 `
 
 // luaUnlock gives the lock back if ARGV[1] (the nonce) still holds it.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,8 +16,9 @@ import (
 )
 
 // CreateUser implements [core.UserCreator]. On a single node it is one
-// script; on a cluster it claims the e-mail index key, writes the user in
-// its slot and then confirms the claim (three round trips).
+// script; on a cluster it claims the index key of each unique value the
+// user has (e-mail, username), writes the user in its slot and then
+// confirms the claims (three round trips for a user with an e-mail).
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
 	u := user.Normalize()
@@ -24,44 +26,87 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		return nil, err
 	}
 	args := append([]any{a.k.p, a.mode(), shared.Escape(u.ID)}, userFields(&u)...)
-	ek := a.k.email(u.Email)
 	if !a.cluster {
-		res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID), ek}, args...).Text()
+		res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID)}, args...).Text()
 		if err != nil {
 			return nil, err
 		}
-		if res != "ok" {
-			return nil, fmt.Errorf("user id %q or e-mail %q: %w", u.ID, u.Email, core.ErrAlreadyExists)
+		if err := a.takenErr(res, &u); err != nil {
+			return nil, err
 		}
 		return &u, nil
 	}
 	if ctx.Done() != nil {
 		return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) { return a.CreateUser(ctx, user) })
 	}
-	ok, err := a.claim(ctx, ek, u.ID, 0, a.hasEmail(u.Email))
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("e-mail %q: %w", u.Email, core.ErrAlreadyExists)
+	var claimed []string
+	for _, f := range uniqueFields() {
+		v := uniqueValue(&u, f)
+		if v == "" {
+			continue
+		}
+		k := a.k.unique(f, v)
+		ok, err := a.claim(ctx, k, u.ID, 0, a.hasValue(f, v))
+		if err != nil || !ok {
+			a.releaseClaims(ctx, claimed, u.ID)
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s %q: %w", uniqueWhat(f), v, core.ErrAlreadyExists)
+		}
+		claimed = append(claimed, k)
 	}
 	ctx = context.WithoutCancel(ctx) // finish what was started
 	res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID)}, args...).Text()
 	if err != nil || res != "ok" {
-		_ = a.release(ctx, ek, u.ID)
+		a.releaseClaims(ctx, claimed, u.ID)
 		if err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("user id %q: %w", u.ID, core.ErrAlreadyExists)
 	}
-	if ok, err = a.commit(ctx, ek, u.ID); err != nil || !ok {
-		_ = a.c.Del(context.WithoutCancel(ctx), a.k.user(u.ID)).Err()
-		if err != nil {
-			return nil, err
+	for _, k := range claimed {
+		if ok, err := a.commit(ctx, k, u.ID); err != nil || !ok {
+			_ = a.c.Del(ctx, a.k.user(u.ID)).Err()
+			a.releaseClaims(ctx, claimed, u.ID)
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s claimed concurrently: %w", k, core.ErrAlreadyExists)
 		}
-		return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", u.Email, core.ErrAlreadyExists)
 	}
 	return &u, nil
+}
+
+// takenErr turns a single-node write script's reply into the error of a
+// taken id or unique value ('exists:<field>'), nil for "ok".
+func (a *Adapter) takenErr(res string, u *core.User) error {
+	f, taken := strings.CutPrefix(res, "exists:")
+	switch {
+	case res == "ok":
+		return nil
+	case taken && f == "id":
+		return fmt.Errorf("user id %q: %w", u.ID, core.ErrAlreadyExists)
+	case taken && (f == fEmail || f == fUsername):
+		return fmt.Errorf("%s %q: %w", uniqueWhat(f), uniqueValue(u, f), core.ErrAlreadyExists)
+	}
+	return shared.ErrCorrupt
+}
+
+// uniqueWhat names a unique field in errors.
+func uniqueWhat(f string) string {
+	if f == fEmail {
+		return "e-mail"
+	}
+	return f
+}
+
+// releaseClaims releases the index keys in claimed that still hold uid
+// (undoing a write's claims), by the caller's deadline (see release).
+func (a *Adapter) releaseClaims(ctx context.Context, claimed []string, uid string) {
+	for _, k := range claimed {
+		_ = a.release(ctx, k, uid)
+	}
 }
 
 // GetUser implements [core.UserGetter] with one HGETALL.
@@ -74,23 +119,39 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 }
 
 // GetUserByEmail implements [core.UserByEmailGetter]: one script on a
-// single node, GET and HGETALL on a cluster.
+// single node, GET and HGETALL on a cluster. "" finds nobody: a user
+// without an e-mail address has no index key.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	ek := a.k.email(email)
+	return a.userByUnique(ctx, fEmail, email)
+}
+
+// GetUserByUsername implements [core.UserByUsernameGetter] like
+// GetUserByEmail, through the username's index key.
+func (a *Adapter) GetUserByUsername(ctx context.Context, username string) (*core.User, error) {
+	return a.userByUnique(ctx, fUsername, username)
+}
+
+// userByUnique returns the user whose unique field f (e-mail, username)
+// is v, following its index key.
+func (a *Adapter) userByUnique(ctx context.Context, f, v string) (*core.User, error) {
+	if v == "" {
+		return nil, nil
+	}
+	ptr := a.k.unique(f, v)
 	var u *core.User
 	if !a.cluster {
-		v, err := a.s.userByEmail.Run(ctx, a.c, []string{ek}, a.k.p).Result()
+		res, err := a.s.userByEmail.Run(ctx, a.c, []string{ptr}, a.k.p).Result()
 		if shared.IsNil(err) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		if u, err = decodeUserPairs(v); err != nil {
+		if u, err = decodeUserPairs(res); err != nil {
 			return nil, err
 		}
 	} else {
-		uid, err := a.pointer(ctx, ek)
+		uid, err := a.pointer(ctx, ptr)
 		if shared.IsNil(err) {
 			return nil, nil
 		}
@@ -107,7 +168,7 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 	}
 	// The index key is only a pointer: the user's own record decides. (On a
 	// cluster it can briefly point at a user being created or changed.)
-	if u == nil || u.Email != email {
+	if u == nil || uniqueValue(u, f) != v {
 		return nil, nil
 	}
 	return u, nil
@@ -126,18 +187,33 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 	return decodeUserPairs(v)
 }
 
+// uniqueChange is an update's change of a unique user field (e-mail,
+// username): the field, its new value ("" removes it) and, on a cluster,
+// its value when the user's lock was taken.
+type uniqueChange struct{ field, old, new string }
+
 // UpdateUser implements [core.UserUpdater]. On a single node it is one
-// script that also moves the e-mail index; on a cluster an e-mail change
-// takes the user's e-mail-change lock, claims the new index key first and
-// releases the old one last (see updateEmailCluster).
+// script that also moves the index keys of the e-mail and the username;
+// on a cluster a change of either takes the user's lock, claims the new
+// index keys first and releases the old ones last (see
+// updateUniqueCluster).
 func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
 	const m = core.MethodUpdateUser
-	var set []any
-	var del []any
-	newEmail := ""
-	if up.Email.Set {
-		newEmail = up.Email.Value
-		set = append(set, fEmail, newEmail)
+	var set, del []any
+	var changes []uniqueChange
+	for _, f := range []struct {
+		name string
+		v    core.Field[string]
+	}{{fEmail, up.Email}, {fUsername, up.Username}} {
+		if !f.v.Set {
+			continue
+		}
+		changes = append(changes, uniqueChange{field: f.name, new: f.v.Value})
+		if f.v.Value != "" {
+			set = append(set, f.name, f.v.Value)
+		} else {
+			del = append(del, f.name)
+		}
 	}
 	if up.EmailVerified.Set {
 		if t := core.NormalizeTimePtr(up.EmailVerified.Value); t != nil {
@@ -169,55 +245,74 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 			del = append(del, fDataPrefix+name)
 		}
 	}
-	args := append([]any{a.k.p, a.mode(), shared.Escape(up.ID), newEmail, len(set) / 2}, set...)
-	args = append(args, del...)
-
-	if a.cluster && newEmail != "" {
-		return a.updateEmailCluster(ctx, up.ID, newEmail, args)
+	args := a.updateArgs(up.ID, changes, set, del)
+	if a.cluster && len(changes) > 0 {
+		return a.updateUniqueCluster(ctx, up, changes, args)
 	}
 	v, err := a.s.updateUser.Run(ctx, a.c, []string{a.k.user(up.ID)}, args...).Result()
 	if err != nil {
 		return nil, err
 	}
-	return updateUserReply(up, v)
+	return a.updateUserReply(up, v)
+}
+
+// updateArgs returns the update script's arguments (see luaUpdateUser).
+func (a *Adapter) updateArgs(id string, changes []uniqueChange, set, del []any) []any {
+	args := make([]any, 0, 6+2*len(changes)+len(set)+len(del))
+	args = append(args, a.k.p, a.mode(), shared.Escape(id), len(changes))
+	for _, c := range changes {
+		args = append(args, c.field, c.new)
+	}
+	args = append(append(args, len(set)/2), set...)
+	return append(args, del...)
 }
 
 // updateUserReply decodes the update script's reply.
-func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
-	switch v {
-	case "notfound":
-		return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
-	case "exists":
-		return nil, fmt.Errorf("e-mail %q: %w", up.Email.Value, core.ErrAlreadyExists)
+func (a *Adapter) updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
+	if s, ok := v.(string); ok {
+		if s == "notfound" {
+			return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
+		}
+		next := up.Apply(core.User{ID: up.ID})
+		return nil, a.takenErr(s, &next)
 	}
 	_, u, err := userInReply(v, 2, 1)
 	return u, err
 }
 
-// updateEmailCluster is updateUser with an e-mail on a cluster. E-mail
-// changes of one user are serialized by a lease lock in the user's hash
-// (field lockField), taken first and given back last, so that two of them
-// cannot interleave their claims and releases of index keys. Then: claim
-// the new e-mail's index key, update the user, confirm the claim, release
-// the old e-mail's index key.
-func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, args []any) (*core.User, error) {
-	uk := a.k.user(id)
+// updateUniqueCluster is updateUser of the e-mail or the username on a
+// cluster. Such changes of one user are serialized by a lease lock in the
+// user's hash (field lockField), taken first and given back last, so that
+// two of them cannot interleave their claims and releases of index keys.
+// Then: claim the new values' index keys, update the user, confirm the
+// claims, release the old values' index keys.
+func (a *Adapter) updateUniqueCluster(ctx context.Context, up core.UserUpdate, changes []uniqueChange, args []any) (*core.User, error) {
+	uk := a.k.user(up.ID)
 	var nb [12]byte
 	if _, err := rand.Read(nb[:]); err != nil {
 		return nil, err
 	}
 	nonce := hex.EncodeToString(nb[:])
-	var old string
+	lockArgs := []any{nonce, a.claimTTL.Milliseconds()}
+	for _, c := range changes {
+		lockArgs = append(lockArgs, c.field)
+	}
 	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
-		v, err := a.s.lock.Run(ctx, a.c, []string{uk}, nonce, a.claimTTL.Milliseconds()).Text()
+		v, err := a.s.lock.Run(ctx, a.c, []string{uk}, lockArgs...).Result()
 		if err != nil {
 			return nil, err
 		}
 		if v == "notfound" {
-			return nil, fmt.Errorf("user %q: %w", id, core.ErrNotFound)
+			return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
 		}
 		if v != "busy" {
-			old = v[1:] // "=" + the current e-mail
+			olds, ok := v.([]any)
+			if !ok || len(olds) != 1+len(changes) {
+				return nil, shared.ErrCorrupt
+			}
+			for i := range changes {
+				changes[i].old, _ = olds[1+i].(string)
+			}
 			break
 		}
 		select {
@@ -230,67 +325,91 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 	// ends.
 	return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) {
 		defer func() { _ = a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Err() }()
-		return a.changeEmailLocked(ctx, id, old, newEmail, args)
+		return a.changeUniqueLocked(ctx, up, changes, args)
 	})
 }
 
-// changeEmailLocked is updateEmailCluster once it holds the user's lock:
-// claim the new e-mail's index key, update the user, confirm the claim,
-// release the old e-mail's index key.
-func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail string, args []any) (*core.User, error) {
-	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
+// changeUniqueLocked is updateUniqueCluster once it holds the user's lock:
+// claim the new values' index keys, update the user, confirm the claims,
+// release the old values' index keys.
+func (a *Adapter) changeUniqueLocked(ctx context.Context, up core.UserUpdate, changes []uniqueChange, args []any) (*core.User, error) {
+	id := up.ID
 	uk := a.k.user(id)
-	update := func() (*core.User, error) {
-		v, err := a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
-		if err != nil {
-			return nil, err
+	var claimed []string
+	for _, c := range changes {
+		if c.new == "" || c.new == c.old {
+			continue
 		}
-		return updateUserReply(up, v)
+		k := a.k.unique(c.field, c.new)
+		ok, err := a.claimForChange(ctx, k, id, c.field, c.new)
+		if err != nil || !ok {
+			a.releaseClaims(ctx, claimed, id)
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s %q: %w", uniqueWhat(c.field), c.new, core.ErrAlreadyExists)
+		}
+		claimed = append(claimed, k)
 	}
-	if old == newEmail {
-		return update()
+	v, err := a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
+	var u *core.User
+	if err == nil {
+		u, err = a.updateUserReply(up, v)
 	}
-	ek := a.k.email(newEmail)
-	claimed, err := a.claim(ctx, ek, id, 0, a.hasEmail(newEmail))
 	if err != nil {
+		a.releaseClaims(ctx, claimed, id)
 		return nil, err
 	}
-	if !claimed {
-		// Our own pointer, left by an earlier change: make it provisional
-		// again, so that it is confirmed with the update or released.
-		holder, err := a.pointer(ctx, ek)
-		if err == nil && holder == id {
-			var n int
-			n, err = a.s.commit.Run(ctx, a.c, []string{ek}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
-			claimed = n == 1
-		}
-		if err != nil || !claimed {
-			return nil, fmt.Errorf("e-mail %q: %w", newEmail, core.ErrAlreadyExists)
+	var olds []string
+	for _, c := range changes {
+		if c.old != "" && c.old != c.new {
+			olds = append(olds, a.k.unique(c.field, c.old))
 		}
 	}
-	u, err := update()
-	if err != nil {
-		if claimed {
-			_ = a.release(ctx, ek, id)
-		}
-		return nil, err
-	}
-	if claimed {
-		if ok, err := a.commit(ctx, ek, id); err != nil || !ok {
-			// The user was deleted (which released the claim) or the claim
+	for _, k := range claimed {
+		if ok, err := a.commit(ctx, k, id); err != nil || !ok {
+			// The user was deleted (which released the claims) or a claim
 			// outlived its TTL and was taken: undo.
 			if n, _ := a.c.Exists(ctx, uk).Result(); n == 0 {
-				_ = a.release(ctx, a.k.email(old), id)
+				a.releaseClaims(ctx, append(olds, claimed...), id)
 				return nil, fmt.Errorf("user %q deleted meanwhile: %w", id, core.ErrNotFound)
 			}
-			_ = a.s.updateUser.Run(ctx, a.c, []string{uk}, a.k.p, "C", shared.Escape(id), "", 1, fEmail, old).Err()
-			return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", newEmail, core.ErrAlreadyExists)
+			var set, del []any
+			for _, c := range changes {
+				if c.old != "" {
+					set = append(set, c.field, c.old)
+				} else {
+					del = append(del, c.field)
+				}
+			}
+			_ = a.s.updateUser.Run(ctx, a.c, []string{uk}, a.updateArgs(id, nil, set, del)...).Err()
+			a.releaseClaims(ctx, claimed, id)
+			return nil, fmt.Errorf("%s claimed concurrently: %w", k, core.ErrAlreadyExists)
 		}
 	}
-	if err := a.release(ctx, a.k.email(old), id); err != nil {
-		return nil, err
+	for _, k := range olds {
+		if err := a.release(ctx, k, id); err != nil {
+			return nil, err
+		}
 	}
 	return u, nil
+}
+
+// claimForChange claims the index key k of a unique field's new value for
+// the user id's change. Its own pointer, left by an earlier change cut
+// short, is made provisional again, so that it is confirmed with the
+// update or released.
+func (a *Adapter) claimForChange(ctx context.Context, k, id, field, value string) (bool, error) {
+	claimed, err := a.claim(ctx, k, id, 0, a.hasValue(field, value))
+	if err != nil || claimed {
+		return claimed, err
+	}
+	holder, err := a.pointer(ctx, k)
+	if err != nil || holder != id {
+		return false, nil
+	}
+	n, err := a.s.commit.Run(ctx, a.c, []string{k}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
+	return err == nil && n == 1, nil
 }
 
 // DeleteUser implements [core.UserDeleter]. One script deletes the user
@@ -315,8 +434,10 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	}
 	if a.cluster {
 		var ptrs []string
-		if email, _ := res[1].(string); email != "" {
-			ptrs = append(ptrs, a.k.email(email))
+		for _, f := range uniqueFields() {
+			if v := uniqueValue(u, f); v != "" {
+				ptrs = append(ptrs, a.k.unique(f, v))
+			}
 		}
 		for i, kind := range []string{"account", "session", "authenticator"} {
 			list, _ := res[2+i].([]any)
@@ -354,15 +475,16 @@ func userInReply(v any, n, i int) ([]any, *core.User, error) {
 	return res, u, nil
 }
 
-// hasEmail returns a claim's holds function for the index key of email:
-// whether the holder still has that e-mail.
-func (a *Adapter) hasEmail(email string) func(context.Context, string) (bool, error) {
+// hasValue returns a claim's holds function for the index key of the
+// value v of the unique field f (e-mail, username): whether the holder
+// still has that value.
+func (a *Adapter) hasValue(f, v string) func(context.Context, string) (bool, error) {
 	return func(ctx context.Context, holder string) (bool, error) {
-		cur, err := a.c.HGet(ctx, a.k.user(holder), fEmail).Result()
+		cur, err := a.c.HGet(ctx, a.k.user(holder), f).Result()
 		if shared.IsNil(err) {
 			return false, nil
 		}
-		return cur == email, err
+		return cur == v, err
 	}
 }
 

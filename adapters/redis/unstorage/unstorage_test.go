@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -269,13 +270,40 @@ func FuzzUnstorageDecode(f *testing.F) {
 	f.Add(`{"sessionToken":"u","userId":"x","expires":"2024-01-02T03:04Z"}`, "u")
 	f.Add(`{"sessionToken":"u","userId":"x","expires":"2024-01-02T03:04:05.000Z","createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"","ipAddress":"::1","userAgent":7}`, "u")
 	f.Add(`{"credentialID":"u","counter":-1}`, "u")
+	f.Add(`{"id":"u","email":null,"username":"ada","emailVerified":null}`, "u")
+	f.Add(`{"id":"u","username":7}`, "u")
+	f.Add(`{"provider":"p","providerAccountId":"u","userId":"x","type":"credentials","password":"$argon2id$v=19$m=1,t=1,p=1$c2FsdA$aGFzaA"}`, "u")
+	f.Add(`{"provider":"p","providerAccountId":"u","userId":"x","type":"credentials","password":null}`, "u")
 	f.Add(`{"identifier":"i","token":"t","expires":"+012345-01-01T00:00:00.000Z"}`, "a//b::c?d")
 	f.Fuzz(func(t *testing.T, doc, id string) {
 		if u, err := decodeUUser(doc, id); err == nil && u != nil && u.ID != id {
 			t.Fatalf("decodeUUser returned user %q for %q", u.ID, id)
+		} else if err == nil && u != nil {
+			// What decodes re-encodes and decodes to the same user.
+			enc, err := encodeUUser(u)
+			if err != nil {
+				t.Fatalf("encodeUUser(%+v): %v", u, err)
+			}
+			// (Application fields come back compacted: compare the rest.)
+			again, err := decodeUUser(enc, id)
+			if err == nil && again != nil {
+				again.Data, u.Data = nil, nil
+			}
+			if err != nil || again == nil || !reflect.DeepEqual(again, u) {
+				t.Fatalf("user %+v re-encodes as %s, which decodes as %+v, %v", u, enc, again, err)
+			}
 		}
 		if a, err := decodeUAccount(doc, "p", id); err == nil && a != nil && (a.Provider != "p" || a.ProviderAccountID != id) {
 			t.Fatalf("decodeUAccount returned %+v", a)
+		} else if err == nil && a != nil && a.PasswordHash != nil {
+			// The password hash survives a re-encoding.
+			enc, err := encodeUAccount(a)
+			if err != nil {
+				t.Fatalf("encodeUAccount(%+v): %v", a, err)
+			}
+			if again, err := decodeUAccount(enc, "p", id); err != nil || again == nil || again.PasswordHash == nil || *again.PasswordHash != *a.PasswordHash {
+				t.Fatalf("account %+v re-encodes as %s, which decodes as %+v, %v", a, enc, again, err)
+			}
 		}
 		if s, err := decodeUSession(doc, id); err == nil && s != nil && s.SessionToken != id {
 			t.Fatalf("decodeUSession returned %+v", s)
