@@ -25,6 +25,7 @@ const DefaultPrefix = "authport:"
 //	<p>session:{<sessionToken>}      string uid, expires at the session's expiry
 //	<p>authenticator:{<credID>}      string uid
 //	<p>verification:{<identifier>:<token>} string expiry (ms), expires then
+//	<p>user:{<uid>}:deleted          string a deleteUser's tombstone (cluster), expires
 //
 // Every user-supplied component is escaped with [escape], so it never holds
 // ':', '{', '}', '%' or any byte outside a small safe set: kinds and components
@@ -54,6 +55,23 @@ func (k keys) authenticators(uid string) string {
 }
 func (k keys) email(email string) string { return k.p + "email:{" + shared.Escape(email) + "}" }
 
+// tombstone is where, on a cluster, deleteUser leaves the index keys it
+// has still to release (see luaDeleteUser), in the user's slot.
+func (k keys) tombstone(uid string) string { return k.user(uid) + tombstoneSuffix }
+
+// tombstoneSuffix turns a user's key into its tombstone's.
+const tombstoneSuffix = ":deleted"
+
+// userIndex is a field of the user hash whose value is unique among users
+// and has an index key of its own, <p><kind>:{<escaped value>}, holding
+// the escaped user id (a value "" is no value and has none).
+type userIndex struct{ field, kind string }
+
+// userIndexes lists the user's unique fields. deleteUser releases the
+// index key of each one the user has, generically: a unique field added
+// here is released with the others.
+func userIndexes() []userIndex { return []userIndex{{fEmail, "email"}} }
+
 // accountField is the field of an account in the user's accounts hash; the
 // account pointer's hash tag is the same string.
 func accountField(provider, providerAccountID string) string {
@@ -82,7 +100,7 @@ func (k keys) receipt(slotTag, attempt string) string {
 
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, sessionmeta, authenticators, email, account, session, authenticator, verification, used, moving
+	kind string // user, accounts, sessions, sessionmeta, tombstone, authenticators, email, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -107,6 +125,8 @@ func parseKey(p, key string) (parsedKey, bool) {
 		kind = suffix[1:]
 	case kind == "user" && suffix == ":sessions"+sessionMetaSuffix:
 		kind = "sessionmeta"
+	case kind == "user" && suffix == tombstoneSuffix:
+		kind = "tombstone"
 	case suffix == "" && (kind == "email" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
 	case kind == "used" && suffix != "":
 	case kind == "session" && suffix == ":moving":

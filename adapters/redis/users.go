@@ -2,8 +2,6 @@ package redisadapter
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -38,7 +36,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 	if ctx.Done() != nil {
 		return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) { return a.CreateUser(ctx, user) })
 	}
-	ok, err := a.claim(ctx, ek, u.ID, 0, a.hasEmail(u.Email))
+	at, ok, err := a.claimProvisional(ctx, ek, u.ID, a.hasEmail(u.Email))
 	if err != nil {
 		return nil, err
 	}
@@ -46,22 +44,54 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		return nil, fmt.Errorf("e-mail %q: %w", u.Email, core.ErrAlreadyExists)
 	}
 	ctx = context.WithoutCancel(ctx) // finish what was started
-	res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID)}, args...).Text()
-	if err != nil || res != "ok" {
-		_ = a.release(ctx, ek, u.ID)
-		if err != nil {
-			return nil, err
+	// The script writes a user stored exactly so as 'ok': run it again
+	// when its reply is lost.
+	res, err := again(ctx, func(ctx context.Context) (string, error) {
+		return a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID), a.k.tombstone(u.ID)}, args...).Text()
+	})
+	if err != nil {
+		// Whether it wrote the user is unknown: undo the user if it did,
+		// then give the claim back; keep (and confirm) a user that is in
+		// use already, so that it stays reachable by its e-mail.
+		switch state, uerr := a.undoCreate(ctx, u.ID, args); {
+		case uerr != nil: // the claim expires
+		case state == "same":
+			_, _ = a.commit(ctx, ek, u.ID)
+		default:
+			_ = a.releaseClaim(ctx, ek, u.ID, at)
 		}
+		return nil, err
+	}
+	if res != "ok" {
+		_ = a.releaseClaim(ctx, ek, u.ID, at)
 		return nil, fmt.Errorf("user id %q: %w", u.ID, core.ErrAlreadyExists)
 	}
 	if ok, err = a.commit(ctx, ek, u.ID); err != nil || !ok {
-		_ = a.c.Del(context.WithoutCancel(ctx), a.k.user(u.ID)).Err()
 		if err != nil {
+			// The commit may have run. Undo the user only once its
+			// pointer is released: otherwise the user is whole or its
+			// claim expires, and a committed pointer never outlives it.
+			if a.release(ctx, ek, u.ID) == nil {
+				_, _ = a.undoCreate(ctx, u.ID, args)
+			}
 			return nil, err
 		}
+		// The claim is gone (the user was deleted, or the claim outlived
+		// its TTL and was taken): undo the user.
+		_, _ = a.undoCreate(ctx, u.ID, args)
 		return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", u.Email, core.ErrAlreadyExists)
 	}
 	return &u, nil
+}
+
+// undoCreate runs luaUndoCreate with createUser's arguments args: it
+// deletes the user if it is stored exactly as args write it and nothing
+// is attached to it, and reports "gone" (no such user now), "same" (the
+// user as given, in use) or "other".
+func (a *Adapter) undoCreate(ctx context.Context, id string, args []any) (string, error) {
+	return again(ctx, func(ctx context.Context) (string, error) {
+		return a.s.undoCreate.Run(ctx, a.c, a.userKeys(id)[:4], args...).Text()
+	})
 }
 
 // GetUser implements [core.UserGetter] with one HGETALL.
@@ -202,15 +232,30 @@ func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
 // the old e-mail's index key.
 func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, args []any) (*core.User, error) {
 	uk := a.k.user(id)
-	var nb [12]byte
-	if _, err := rand.Read(nb[:]); err != nil {
+	nonce, err := shared.AttemptID()
+	if err != nil {
 		return nil, err
 	}
-	nonce := hex.EncodeToString(nb[:])
+	// unlock gives the lock back if this call holds it: to the end, in
+	// the background once ctx ends; run again when its reply is lost.
+	unlock := func(ctx context.Context) {
+		_ = finish(ctx, func(ctx context.Context) error {
+			_, err := again(ctx, func(ctx context.Context) (any, error) { return a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Result() })
+			return err
+		})
+	}
 	var old string
 	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
-		v, err := a.s.lock.Run(ctx, a.c, []string{uk}, nonce, a.claimTTL.Milliseconds()).Text()
+		// The lock is taken again by the nonce holding it: run it again
+		// when its reply is lost.
+		v, err := again(ctx, func(ctx context.Context) (string, error) {
+			return a.s.lock.Run(ctx, a.c, []string{uk}, nonce, a.claimTTL.Milliseconds()).Text()
+		})
 		if err != nil {
+			// The lock may have been taken (the script ran, its reply
+			// lost, or ctx ended while it ran): give it back now rather
+			// than let it block the next change for its whole lease.
+			unlock(ctx)
 			return nil, err
 		}
 		if v == "notfound" {
@@ -229,19 +274,23 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 	// From here on, finish what was started, in the background once ctx
 	// ends.
 	return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) {
-		defer func() { _ = a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Err() }()
+		defer unlock(ctx)
 		return a.changeEmailLocked(ctx, id, old, newEmail, args)
 	})
 }
 
 // changeEmailLocked is updateEmailCluster once it holds the user's lock:
 // claim the new e-mail's index key, update the user, confirm the claim,
-// release the old e-mail's index key.
+// release the old e-mail's index key. Each step runs again when its reply
+// is lost (again); a step whose outcome stays unknown is undone before
+// the claim is given back.
 func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail string, args []any) (*core.User, error) {
 	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
 	uk := a.k.user(id)
 	update := func() (*core.User, error) {
-		v, err := a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
+		v, err := again(ctx, func(ctx context.Context) (any, error) {
+			return a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +300,7 @@ func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail strin
 		return update()
 	}
 	ek := a.k.email(newEmail)
-	claimed, err := a.claim(ctx, ek, id, 0, a.hasEmail(newEmail))
+	_, claimed, err := a.claimProvisional(ctx, ek, id, a.hasEmail(newEmail))
 	if err != nil {
 		return nil, err
 	}
@@ -260,9 +309,10 @@ func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail strin
 		// again, so that it is confirmed with the update or released.
 		holder, err := a.pointer(ctx, ek)
 		if err == nil && holder == id {
-			var n int
-			n, err = a.s.commit.Run(ctx, a.c, []string{ek}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
-			claimed = n == 1
+			claimed, err = again(ctx, func(ctx context.Context) (bool, error) {
+				n, err := a.s.commit.Run(ctx, a.c, []string{ek}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
+				return n == 1, err
+			})
 		}
 		if err != nil || !claimed {
 			return nil, fmt.Errorf("e-mail %q: %w", newEmail, core.ErrAlreadyExists)
@@ -270,34 +320,80 @@ func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail strin
 	}
 	u, err := update()
 	if err != nil {
-		if claimed {
+		// The update may have run: put the old e-mail back before the
+		// new one's claim is released, so that the user never has an
+		// e-mail whose index key is free.
+		if a.setEmail(ctx, id, old) == nil {
 			_ = a.release(ctx, ek, id)
 		}
 		return nil, err
 	}
-	if claimed {
-		if ok, err := a.commit(ctx, ek, id); err != nil || !ok {
-			// The user was deleted (which released the claim) or the claim
-			// outlived its TTL and was taken: undo.
-			if n, _ := a.c.Exists(ctx, uk).Result(); n == 0 {
-				_ = a.release(ctx, a.k.email(old), id)
-				return nil, fmt.Errorf("user %q deleted meanwhile: %w", id, core.ErrNotFound)
-			}
-			_ = a.s.updateUser.Run(ctx, a.c, []string{uk}, a.k.p, "C", shared.Escape(id), "", 1, fEmail, old).Err()
-			return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", newEmail, core.ErrAlreadyExists)
+	if ok, err := a.commit(ctx, ek, id); err != nil || !ok {
+		// The user was deleted (which released the claim) or the claim
+		// outlived its TTL and was taken: undo.
+		if n, _ := a.c.Exists(ctx, uk).Result(); n == 0 {
+			_ = a.releaseEmail(ctx, old, id)
+			return nil, fmt.Errorf("user %q deleted meanwhile: %w", id, core.ErrNotFound)
 		}
+		_ = a.setEmail(ctx, id, old)
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", newEmail, core.ErrAlreadyExists)
 	}
-	if err := a.release(ctx, a.k.email(old), id); err != nil {
+	if err := a.releaseEmail(ctx, old, id); err != nil {
 		return nil, err
 	}
 	return u, nil
 }
 
+// setEmail sets the e-mail field of the user (removes it for ""), on a
+// cluster, where the caller moves the index keys; it undoes an e-mail
+// change.
+func (a *Adapter) setEmail(ctx context.Context, id, email string) error {
+	args := []any{a.k.p, "C", shared.Escape(id), "", 1, fEmail, email}
+	if email == "" {
+		args = []any{a.k.p, "C", shared.Escape(id), "", 0, fEmail}
+	}
+	_, err := again(ctx, func(ctx context.Context) (any, error) {
+		return a.s.updateUser.Run(ctx, a.c, []string{a.k.user(id)}, args...).Result()
+	})
+	return err
+}
+
+// releaseEmail releases the index key of the e-mail if it holds uid; ""
+// has none.
+func (a *Adapter) releaseEmail(ctx context.Context, email, uid string) error {
+	if email == "" {
+		return nil
+	}
+	return a.release(ctx, a.k.email(email), uid)
+}
+
 // DeleteUser implements [core.UserDeleter]. One script deletes the user
 // and everything in its slot; on a single node the same script deletes the
-// index keys, on a cluster one pipeline releases them afterwards.
+// index keys, on a cluster one pipeline releases them afterwards, then the
+// tombstone the script left is deleted (see luaDeleteUser): a retry of a
+// deleteUser whose reply was lost, or that stopped before the release,
+// still releases every index key of the user.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	v, err := a.s.deleteUser.Run(ctx, a.c, a.userKeys(id), a.k.p, a.mode(), shared.Escape(id)).Result()
+	attempt, err := shared.AttemptID()
+	if err != nil {
+		return nil, err
+	}
+	args := []any{a.k.p, a.mode(), shared.Escape(id), attempt, tombstoneTTL.Milliseconds()}
+	for _, ix := range userIndexes() {
+		args = append(args, ix.field, ix.kind)
+	}
+	keys := append(a.userKeys(id), a.k.tombstone(id))
+	run := func(ctx context.Context) (any, error) { return a.s.deleteUser.Run(ctx, a.c, keys, args...).Result() }
+	var v any
+	if a.cluster {
+		// A second run replies the first's answer (the tombstone).
+		v, err = again(ctx, run)
+	} else {
+		v, err = run(ctx)
+	}
 	if shared.IsNil(err) {
 		return nil, nil
 	}
@@ -309,29 +405,37 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if err != nil {
 		return nil, err
 	}
-	res, u, err := userInReply(v, 5, 0)
-	if err != nil {
-		return nil, err
+	res, ok := v.([]any)
+	if !ok || len(res) != 2 {
+		return nil, shared.ErrCorrupt
 	}
-	if a.cluster {
-		var ptrs []string
-		if email, _ := res[1].(string); email != "" {
-			ptrs = append(ptrs, a.k.email(email))
-		}
-		for i, kind := range []string{"account", "session", "authenticator"} {
-			list, _ := res[2+i].([]any)
-			for _, f := range list {
-				if s, ok := f.(string); ok {
-					ptrs = append(ptrs, a.k.p+kind+":{"+s+"}")
-				}
+	// An empty user: another call deleted it, and this one releases what
+	// that call left (it returns the user; this one, nil).
+	u, err := decodeUserPairs(res[0])
+	if err != nil {
+		return nil, shared.ErrCorrupt
+	}
+	list, _ := res[1].([]any)
+	if a.cluster && len(list) > 0 {
+		ptrs := make([]string, 0, len(list))
+		for _, p := range list {
+			if s, ok := p.(string); ok {
+				ptrs = append(ptrs, s)
 			}
 		}
-		if len(ptrs) > 0 {
-			// The user is gone: release its index keys to the end, in
-			// the background once ctx ends.
-			if err := finish(ctx, func(ctx context.Context) error { return a.releaseAll(ctx, ptrs, shared.Escape(id), nil) }); err != nil {
-				return nil, err
+		// The user is gone: release its index keys to the end, in the
+		// background once ctx ends; then the tombstone has served.
+		uid := shared.Escape(id)
+		if err := finish(ctx, func(ctx context.Context) error {
+			if _, err := again(ctx, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, a.releaseAll(ctx, ptrs, uid, nil)
+			}); err != nil {
+				return err
 			}
+			_ = a.c.Del(ctx, a.k.tombstone(id)).Err() // else it expires
+			return nil
+		}); err != nil {
+			return nil, err
 		}
 	}
 	if ackErr != nil {
@@ -339,6 +443,11 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	}
 	return u, nil
 }
+
+// tombstoneTTL is how long, on a cluster, a deleteUser whose release of
+// the index keys did not complete leaves its tombstone (luaDeleteUser) for
+// a retry to complete it.
+const tombstoneTTL = 24 * time.Hour
 
 // userInReply checks that a script's reply is a list of n items and
 // decodes item i, a user's HGETALL.
