@@ -157,7 +157,7 @@ func isSpecMethod(m core.Method) bool { return slices.Contains(core.Methods(), m
 
 // allRules lists every rule, in the order of SPEC §4.
 func allRules() []rule {
-	rs := slices.Concat(userRules(), userDataRules(), accountRules(), accountListRules(), accountUpdateRules(),
+	rs := slices.Concat(userRules(), optionalEmailRules(), usernameRules(), userDataRules(), accountRules(), passwordHashRules(), accountListRules(), accountUpdateRules(),
 		sessionRules(), extendRules(), sessionInventoryRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
 		counterRules(), cutRules())
 	for _, r := range slices.Concat(flowRules(), accountFlowRules(), inventoryFlowRules(), familyFlowRules()) {

@@ -40,6 +40,14 @@ func TestIndexesFollowRecords(t *testing.T) {
 			session := func() core.Session {
 				return core.Session{SessionToken: pick("s", 10), UserID: user(), Expires: now.Add(time.Duration(r.IntN(120)-30) * time.Minute)}
 			}
+			// userKey returns "" (no key) or one of a few keys, so that
+			// users collide on them and go without them.
+			userKey := func(prefix string) string {
+				if r.IntN(3) == 0 {
+					return ""
+				}
+				return pick(prefix, 3)
+			}
 			authenticator := func() core.Authenticator {
 				return core.Authenticator{CredentialID: pick("c", 8), CredentialPublicKey: "key", CredentialDeviceType: "singleDevice",
 					ProviderAccountID: pick("a", 5), UserID: user()}
@@ -48,9 +56,9 @@ func TestIndexesFollowRecords(t *testing.T) {
 				var op string
 				switch r.IntN(17) {
 				case 0:
-					id := pick("u", 5)
-					op = "CreateUser " + id
-					_, _ = a.CreateUser(ctx, core.User{ID: id, Email: id + "@example.com"})
+					u := core.User{ID: pick("u", 5), Email: userKey("e"), Username: userKey("name")}
+					op = fmt.Sprintf("CreateUser %+v", u)
+					_, _ = a.CreateUser(ctx, u)
 				case 1:
 					id := user()
 					op = "DeleteUser " + id
@@ -124,9 +132,15 @@ func TestIndexesFollowRecords(t *testing.T) {
 					_ = b.Import(ctx, a.Snapshot())
 					a = b
 				case 15:
-					id := user()
-					op = "UpdateUser " + id
-					_, _ = a.UpdateUser(ctx, core.UserUpdate{ID: id, Name: core.Set(new("n"))})
+					up := core.UserUpdate{ID: user(), Name: core.Set(new("n"))}
+					if r.IntN(2) == 0 {
+						up.Email = core.Set(userKey("e"))
+					}
+					if r.IntN(2) == 0 {
+						up.Username = core.Set(userKey("name"))
+					}
+					op = fmt.Sprintf("UpdateUser %+v", up)
+					_, _ = a.UpdateUser(ctx, up)
 				case 16:
 					now = now.Add(time.Duration(r.IntN(20)) * time.Minute)
 					op = "clock now " + now.String()
@@ -141,10 +155,22 @@ func TestIndexesFollowRecords(t *testing.T) {
 }
 
 // checkIndexes reports the first table of a whose index differs from the
-// one rebuilt from its rows.
+// one rebuilt from its rows, the users' indexes by e-mail and username
+// included.
 func checkIndexes(a *Adapter) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	for _, x := range a.userIndexes() {
+		want := make(map[string]string)
+		for id, u := range a.users {
+			if k := x.key(&u); k != "" {
+				want[k] = id
+			}
+		}
+		if !reflect.DeepEqual(x.ids, want) {
+			return fmt.Errorf("users by %s: index %v, rebuilt from the users %v", x.what, x.ids, want)
+		}
+	}
 	if err := checkIndex("accounts", a.accounts); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // Package memory is an in-process authport adapter: every record lives in Go
 // maps guarded by one mutex. It implements all 19 methods of the adapter
-// contract and is safe for concurrent use.
+// contract and every extension (usernames and password hashes included), and
+// is safe for concurrent use.
 //
 // It is meant for tests, examples and single-process tools whose sessions
 // may vanish on restart. Records are copied in and out, so a caller that
@@ -11,6 +12,7 @@ package memory
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"slices"
 	"sync"
@@ -26,7 +28,8 @@ type Adapter struct {
 
 	mu             sync.Mutex
 	users          map[string]core.User
-	userByEmail    map[string]string // e-mail → user id
+	userByEmail    userIndex
+	userByUsername userIndex
 	accounts       table[core.AccountKey, core.Account]
 	sessions       table[string, core.Session] // by session token
 	tokens         map[core.VerificationTokenKey]core.VerificationToken
@@ -43,6 +46,8 @@ var (
 	_ core.SessionsByUserLister         = (*Adapter)(nil)
 	_ core.SessionsByUserDeleter        = (*Adapter)(nil)
 	_ core.SessionMetadataKeeper        = (*Adapter)(nil)
+	_ core.UserByUsernameGetter         = (*Adapter)(nil)
+	_ core.PasswordHashSwapper          = (*Adapter)(nil)
 )
 
 // config is what the options set.
@@ -64,7 +69,8 @@ func New(opts ...Option) *Adapter {
 	a := &Adapter{
 		config:         config{now: time.Now},
 		users:          make(map[string]core.User),
-		userByEmail:    make(map[string]string),
+		userByEmail:    newUserIndex("e-mail", func(u *core.User) string { return u.Email }),
+		userByUsername: newUserIndex("username", func(u *core.User) string { return u.Username }),
 		accounts:       newTable[core.AccountKey](func(acc *core.Account) string { return acc.UserID }),
 		sessions:       newTable[string](func(s *core.Session) string { return s.UserID }),
 		tokens:         make(map[core.VerificationTokenKey]core.VerificationToken),
@@ -106,6 +112,88 @@ func take[K comparable, R any](m map[K]R, key K, cp func(R) R) *R {
 		r = cp(r)
 	}
 	return &r
+}
+
+// userIndex maps one unique key of users (the e-mail address, the
+// username) to the id of the user that has it. "" is no key: a user without
+// one has no entry, so any number of users can be without one.
+type userIndex struct {
+	what string                  // the key's name, for errors
+	key  func(*core.User) string // a user's key, "" for none
+	ids  map[string]string       // key → user id
+}
+
+// newUserIndex returns an empty index of the key that key reads, named what.
+func newUserIndex(what string, key func(*core.User) string) userIndex {
+	return userIndex{what: what, key: key, ids: make(map[string]string)}
+}
+
+// find returns the id of the user whose key is k; never one for "".
+func (x userIndex) find(k string) (string, bool) {
+	if k == "" {
+		return "", false
+	}
+	id, ok := x.ids[k]
+	return id, ok
+}
+
+// conflict returns an error matching [core.ErrAlreadyExists] when another
+// user than u has u's key.
+func (x userIndex) conflict(u *core.User) error {
+	k := x.key(u)
+	if id, ok := x.find(k); ok && id != u.ID {
+		return fmt.Errorf("%s %q: %w", x.what, k, core.ErrAlreadyExists)
+	}
+	return nil
+}
+
+// add indexes u's key, if it has one.
+func (x userIndex) add(u *core.User) {
+	if k := x.key(u); k != "" {
+		x.ids[k] = u.ID
+	}
+}
+
+// remove drops u's key from the index, if it is indexed to u.
+func (x userIndex) remove(u *core.User) {
+	if id, ok := x.find(x.key(u)); ok && id == u.ID {
+		delete(x.ids, x.key(u))
+	}
+}
+
+// userIndexes returns the indexes of the users' unique keys.
+func (a *Adapter) userIndexes() [2]userIndex { return [2]userIndex{a.userByEmail, a.userByUsername} }
+
+// putUserLocked stores u in place of old (nil for a new user), moving its
+// index entries, after checking that no other user has one of the keys u
+// gains: on a conflict it changes nothing and returns an error matching
+// [core.ErrAlreadyExists]. A key u keeps is not checked again.
+func (a *Adapter) putUserLocked(old, u *core.User) error {
+	xs := a.userIndexes()
+	for _, x := range xs {
+		if old != nil && x.key(old) == x.key(u) {
+			continue
+		}
+		if err := x.conflict(u); err != nil {
+			return err
+		}
+	}
+	for _, x := range xs {
+		if old != nil {
+			x.remove(old)
+		}
+		x.add(u)
+	}
+	a.users[u.ID] = *u
+	return nil
+}
+
+// removeUserLocked deletes the user u and its index entries.
+func (a *Adapter) removeUserLocked(u *core.User) {
+	for _, x := range a.userIndexes() {
+		x.remove(u)
+	}
+	delete(a.users, u.ID)
 }
 
 // table holds the records of one kind that belong to a user (accounts,
@@ -199,12 +287,10 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 	if _, ok := a.users[user.ID]; ok {
 		return nil, fmt.Errorf("user id %q: %w", user.ID, core.ErrAlreadyExists)
 	}
-	if _, ok := a.userByEmail[user.Email]; ok {
-		return nil, fmt.Errorf("e-mail %q: %w", user.Email, core.ErrAlreadyExists)
-	}
 	u := user.Normalize()
-	a.users[u.ID] = u
-	a.userByEmail[u.Email] = u.ID
+	if err := a.putUserLocked(nil, &u); err != nil {
+		return nil, err
+	}
 	return ptr(u.Clone()), nil
 }
 
@@ -218,14 +304,27 @@ func (a *Adapter) userLocked(id string) *core.User {
 	return copyOf(a.users, id, core.User.Clone)
 }
 
-// GetUserByEmail implements [core.UserByEmailGetter].
+// GetUserByEmail implements [core.UserByEmailGetter]. It finds nobody by
+// "".
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	return a.userByKey(a.userByEmail, email), nil
+}
+
+// GetUserByUsername implements [core.UserByUsernameGetter]: the username is
+// compared exactly. It finds nobody by "".
+func (a *Adapter) GetUserByUsername(ctx context.Context, username string) (*core.User, error) {
+	return a.userByKey(a.userByUsername, username), nil
+}
+
+// userByKey returns a copy of the user whose key in the index x is k, or
+// nil when there is none.
+func (a *Adapter) userByKey(x userIndex, k string) *core.User {
 	defer a.lock()()
-	id, ok := a.userByEmail[email]
+	id, ok := x.find(k)
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	return a.userLocked(id), nil
+	return a.userLocked(id)
 }
 
 // GetUserByAccount implements [core.UserByAccountGetter].
@@ -246,14 +345,9 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 		return nil, fmt.Errorf("user %q: %w", update.ID, core.ErrNotFound)
 	}
 	u := update.Apply(old)
-	if u.Email != old.Email {
-		if _, taken := a.userByEmail[u.Email]; taken {
-			return nil, fmt.Errorf("e-mail %q: %w", u.Email, core.ErrAlreadyExists)
-		}
-		delete(a.userByEmail, old.Email)
-		a.userByEmail[u.Email] = u.ID
+	if err := a.putUserLocked(&old, &u); err != nil {
+		return nil, err
 	}
-	a.users[u.ID] = u
 	return ptr(u.Clone()), nil
 }
 
@@ -268,8 +362,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	a.accounts.removeUser(id)
 	a.sessions.removeUser(id)
 	a.authenticators.removeUser(id)
-	delete(a.userByEmail, u.Email)
-	delete(a.users, id)
+	a.removeUserLocked(&u)
 	return &u, nil
 }
 
@@ -317,6 +410,27 @@ func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) 
 	acc := update.Apply(old)
 	a.accounts.put(acc.Key(), acc)
 	return ptr(acc.Clone()), nil
+}
+
+// SwapPasswordHash implements [core.PasswordHashSwapper]: under the
+// adapter's lock it compares the stored hash with oldHash in constant time
+// and, when they are equal, stores newHash.
+func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, oldHash, newHash string) (*core.Account, error) {
+	defer a.lock()()
+	acc, ok := a.accounts.rows[key]
+	if !ok {
+		return nil, nil
+	}
+	var stored string
+	if acc.PasswordHash != nil {
+		stored = *acc.PasswordHash
+	}
+	if subtle.ConstantTimeCompare([]byte(stored), []byte(oldHash)) != 1 {
+		return ptr(acc.Normalize()), fmt.Errorf("account %q/%q: %w", key.Provider, key.ProviderAccountID, core.ErrPasswordHashChanged)
+	}
+	acc.PasswordHash = &newHash // a new pointer: the stored record's is not written through
+	a.accounts.put(key, acc)
+	return ptr(acc.Normalize()), nil
 }
 
 // CreateSession implements [core.SessionCreator].
@@ -570,10 +684,13 @@ func (a *Adapter) Import(ctx context.Context, s Snapshot) error {
 	defer a.lock()()
 	for _, u := range s.Users {
 		if old, ok := a.users[u.ID]; ok {
-			delete(a.userByEmail, old.Email)
+			a.removeUserLocked(&old)
 		}
-		a.users[u.ID] = u.Clone()
-		a.userByEmail[u.Email] = u.ID
+		u = u.Clone()
+		for _, x := range a.userIndexes() {
+			x.add(&u) // taken from another user when it has the key
+		}
+		a.users[u.ID] = u
 	}
 	for _, acc := range s.Accounts {
 		a.accounts.put(acc.Key(), acc.Clone())

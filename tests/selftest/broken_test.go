@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,6 +181,83 @@ func (a extensionNotCompared) ExtendSession(ctx context.Context, token string, _
 	return s, s != nil, err
 }
 
+// emptyEmailIndexed keeps "" as an e-mail address like any other: a second
+// user without an address is refused, as by a unique index that holds "".
+type emptyEmailIndexed struct{ *memory.Adapter }
+
+// hasEmailLess reports whether a user other than id has no address.
+func (a emptyEmailIndexed) hasEmailLess(id string) bool {
+	return slices.ContainsFunc(a.Snapshot().Users, func(u core.User) bool { return u.Email == "" && u.ID != id })
+}
+
+func (a emptyEmailIndexed) CreateUser(ctx context.Context, u core.User) (*core.User, error) {
+	if u.Email == "" && a.hasEmailLess(u.ID) {
+		return nil, fmt.Errorf("e-mail \"\": %w", core.ErrAlreadyExists)
+	}
+	return a.Adapter.CreateUser(ctx, u)
+}
+
+func (a emptyEmailIndexed) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
+	if up.Email.Set && up.Email.Value == "" && a.hasEmailLess(up.ID) {
+		return nil, fmt.Errorf("e-mail \"\": %w", core.ErrAlreadyExists)
+	}
+	return a.Adapter.UpdateUser(ctx, up)
+}
+
+// usernameNotFreedOnDelete keeps the usernames of deleted users taken: the
+// index entry outlives the user.
+type usernameNotFreedOnDelete struct {
+	*memory.Adapter
+	mu   *sync.Mutex
+	kept map[string]bool
+}
+
+func (a usernameNotFreedOnDelete) held(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.kept[name]
+}
+
+func (a usernameNotFreedOnDelete) CreateUser(ctx context.Context, u core.User) (*core.User, error) {
+	if a.held(u.Username) {
+		return nil, fmt.Errorf("username %q: %w", u.Username, core.ErrAlreadyExists)
+	}
+	return a.Adapter.CreateUser(ctx, u)
+}
+
+func (a usernameNotFreedOnDelete) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
+	if up.Username.Set && a.held(up.Username.Value) {
+		return nil, fmt.Errorf("username %q: %w", up.Username.Value, core.ErrAlreadyExists)
+	}
+	return a.Adapter.UpdateUser(ctx, up)
+}
+
+func (a usernameNotFreedOnDelete) DeleteUser(ctx context.Context, id string) (*core.User, error) {
+	u, err := a.Adapter.DeleteUser(ctx, id)
+	if u != nil && u.Username != "" {
+		a.mu.Lock()
+		a.kept[u.Username] = true
+		a.mu.Unlock()
+	}
+	return u, err
+}
+
+// swapIgnoresOldHash stores the new hash whatever the stored one is: a
+// plain write where a compare-and-set belongs.
+type swapIgnoresOldHash struct{ *memory.Adapter }
+
+func (a swapIgnoresOldHash) SwapPasswordHash(ctx context.Context, key core.AccountKey, _, newHash string) (*core.Account, error) {
+	acc, err := a.GetAccount(ctx, key.ProviderAccountID, key.Provider)
+	if err != nil || acc == nil {
+		return nil, err
+	}
+	acc.PasswordHash = &newHash
+	if err := a.Import(ctx, memory.Snapshot{Accounts: []core.Account{*acc}}); err != nil {
+		return nil, err
+	}
+	return acc, nil
+}
+
 // contractOnly has the 19 methods of the contract and no extension.
 type contractOnly struct{ core.Adapter }
 
@@ -236,6 +314,11 @@ func variants() map[string]func() conformance.Fixture {
 		"accounts_in_reverse":      plain(func(a *memory.Adapter) any { return accountsInReverse{a} }),
 		"expired_sessions_listed":  plain(func(a *memory.Adapter) any { return expiredSessionsListed{a} }),
 		"except_ignored":           plain(func(a *memory.Adapter) any { return exceptIgnored{a} }),
+		"empty_email_indexed":      plain(func(a *memory.Adapter) any { return emptyEmailIndexed{a} }),
+		"swap_ignores_old_hash":    plain(func(a *memory.Adapter) any { return swapIgnoresOldHash{a} }),
+		"username_not_freed_on_delete": plain(func(a *memory.Adapter) any {
+			return usernameNotFreedOnDelete{Adapter: a, mu: new(sync.Mutex), kept: map[string]bool{}}
+		}),
 		"extension_not_compared": func() conformance.Fixture {
 			a := memory.New()
 			w := extensionNotCompared{a}
@@ -292,8 +375,11 @@ func TestBrokenVariantsFail(t *testing.T) {
 		},
 		{
 			variant: "contract_only",
-			passes:  []string{"webAuthn/register_then_authenticate", "deleteUserRace/with_account_leaves_no_orphan"},
+			passes: []string{"webAuthn/register_then_authenticate", "deleteUserRace/with_account_leaves_no_orphan",
+				"optionalEmail/many_without_email_coexist", "usernames/refused_where_not_kept", "passwordHashes/refused_where_not_kept"},
 			skips: map[string]string{
+				"usernames/round_trip_and_found_exactly":                                    "does not implement getUserByUsername (an optional extension)",
+				"passwordHashes/concurrent_swaps_from_one_hash_one_wins":                    "does not implement swapPasswordHash (an optional extension)",
 				"advanceAuthenticatorCounter/exactly_one_of_concurrent_equal_counters_wins": "does not implement advanceAuthenticatorCounter (an optional extension)",
 				"webAuthn/raced_or_replayed_assertion_fails":                                "does not implement advanceAuthenticatorCounter (an optional extension)",
 			},
@@ -305,6 +391,13 @@ func TestBrokenVariantsFail(t *testing.T) {
 			passes: []string{"deleteSessionsByUserId/deletes_every_session_of_the_user"}},
 		{variant: "extension_not_compared", fails: []string{"tokenFamilies/concurrent_rotations_on_two_instances_one_successor", "extendSession/stale_from_changes_nothing"},
 			passes: []string{"tokenFamilies/reuse_ends_the_family"}},
+		{variant: "empty_email_indexed", fails: []string{"optionalEmail/many_without_email_coexist", "optionalEmail/deleteUser_leaves_nothing"},
+			passes: []string{"optionalEmail/created_without_email_reads_back_empty", "optionalEmail/update_to_empty_removes_and_frees_the_address"}},
+		{variant: "username_not_freed_on_delete", fails: []string{"usernames/deleteUser_frees_the_name"},
+			passes: []string{"usernames/rename_frees_the_old_name", "usernames/empty_removes_the_name"}},
+		{variant: "swap_ignores_old_hash", fails: []string{"passwordHashes/swap_from_another_hash_changes_nothing",
+			"passwordHashes/empty_old_hash_matches_no_hash", "passwordHashes/concurrent_swaps_from_one_hash_one_wins"},
+			passes: []string{"passwordHashes/swap_from_the_stored_hash", "passwordHashes/round_trip"}},
 		{variant: "accounts_in_reverse", fails: []string{"listAccountsByUserId/lists_the_users_accounts_in_order"}, passes: []string{"listAccountsByUserId/unknown_user_is_an_empty_list"}},
 		{variant: "account_after_user_check", fails: []string{"deleteUserRace/with_account_leaves_no_orphan"}, passes: []string{"deleteUserRace/with_session_leaves_no_orphan"}},
 		{variant: "sessions_outlive_user", fails: []string{"deleteUser/cascades_to_accounts_sessions_authenticators"}, passes: []string{"deleteUser/removes_user"}},
