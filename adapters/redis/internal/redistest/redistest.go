@@ -123,7 +123,7 @@ func Conformance(t *testing.T, suffix string, backends []*Backend,
 					Peer: func(t testing.TB) any { return peer(t, nil) },
 					LossyPeer: func(t testing.TB) (any, conformance.ReplyLoser) {
 						l := &ReplyLoser{}
-						return peer(t, Hook{Process: l.process, Pipeline: l.pipeline}), l
+						return peer(t, Hook{Process: l.Process, Pipeline: l.Pipeline}), l
 					}}
 			},
 		})
@@ -379,7 +379,8 @@ func (l *ReplyLoser) loses() bool {
 	return false
 }
 
-func (l *ReplyLoser) process(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+// Process is the hook's Process (see Hook).
+func (l *ReplyLoser) Process(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
 	lose := l.loses()
 	err := next(ctx, cmd)
 	if lose {
@@ -389,7 +390,8 @@ func (l *ReplyLoser) process(ctx context.Context, cmd redis.Cmder, next redis.Pr
 	return err
 }
 
-func (l *ReplyLoser) pipeline(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error {
+// Pipeline is the hook's Pipeline (see Hook).
+func (l *ReplyLoser) Pipeline(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error {
 	lose := l.loses()
 	err := next(ctx, cmds)
 	if lose {
