@@ -177,8 +177,8 @@ func extensionTable() []struct {
 
 // Extensions returns the extensions the adapter offers ([ExpiredPurger],
 // [AuthenticatorCounterAdvancer], [AccountsByUserLister], [AccountUpdater],
-// [SessionExtender], [SessionsByUserLister], [SessionsByUserDeleter]), in a
-// fixed order.
+// [SessionExtender], [SessionsByUserLister], [SessionsByUserDeleter],
+// [UserByUsernameGetter], [PasswordHashSwapper]), in a fixed order.
 func (c Capabilities) Extensions() []Extension { return slices.Clone(c.extensions) }
 
 // HasExtension reports whether the adapter offers the extension x.

@@ -324,7 +324,9 @@ func (s *Store) LinkAccount(ctx context.Context, account Account) (*Account, err
 	})
 }
 
-// SwapPasswordHash is the swapPasswordHash extension through the layer.
+// SwapPasswordHash is the swapPasswordHash extension through the layer. A
+// refused swap returns nil and an error matching [ErrPasswordHashChanged]
+// (the layer returns no record with an error): read the account again.
 func (s *Store) SwapPasswordHash(ctx context.Context, key AccountKey, oldHash, newHash string) (*Account, error) {
 	const m = MethodSwapPasswordHash
 	return write(ctx, s, m, func(a PasswordHashSwapper) (*Account, error) {

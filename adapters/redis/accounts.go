@@ -59,7 +59,30 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 // compare-and-set in the user's slot, repeated if another writer changed
 // it meanwhile).
 func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*core.Account, error) {
-	field := accountField(up.Provider, up.ProviderAccountID)
+	return a.changeAccount(ctx, up.Provider, up.ProviderAccountID, func(cur *core.Account) (*core.Account, error) {
+		next := up.Apply(*cur)
+		return &next, nil
+	})
+}
+
+// SwapPasswordHash implements [core.PasswordHashSwapper]: the account's
+// record (in the user's accounts hash, whose encoding carries the hash) is
+// replaced by one script that writes only if the record is still the one
+// read (compare-and-set in the user's slot, as UpdateAccount's), so the
+// compare of the hash and the write are atomic.
+func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, oldHash, newHash string) (*core.Account, error) {
+	return a.changeAccount(ctx, key.Provider, key.ProviderAccountID, func(cur *core.Account) (*core.Account, error) {
+		return shared.SwapHash(cur, oldHash, newHash)
+	})
+}
+
+// changeAccount is the compare-and-set of an account's record: follow
+// the account key to the user, read the record, compute the next one
+// with change (an error stops it: nothing is written), write it only if
+// the record is still as read, and repeat if another writer changed it
+// meanwhile. No account gives nil, nil.
+func (a *Adapter) changeAccount(ctx context.Context, provider, providerAccountID string, change func(*core.Account) (*core.Account, error)) (*core.Account, error) {
+	field := accountField(provider, providerAccountID)
 	ptr := a.k.account(field)
 	return shared.CAS(ctx, func() (*core.Account, bool, error) {
 		uid, err := a.pointer(ctx, ptr)
@@ -83,11 +106,14 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 		if err != nil {
 			return nil, false, err
 		}
-		next := up.Apply(*acc)
-		n, err := a.s.replaceField.Run(ctx, a.c, []string{hk}, field, old, encodeAccount(&next)).Int()
+		next, err := change(acc)
+		if err != nil {
+			return next, true, err
+		}
+		n, err := a.s.replaceField.Run(ctx, a.c, []string{hk}, field, old, encodeAccount(next)).Int()
 		if err != nil {
 			return nil, false, err
 		}
-		return &next, n == 1, nil
+		return next, n == 1, nil
 	})
 }

@@ -216,7 +216,7 @@ func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64, mine b
 		if !shared.IsNil(err) {
 			return err == nil, err
 		}
-		if (!mine && holds == nil) || attempt == 2 {
+		if (!mine && holds == nil) || attempt >= 2 {
 			return false, nil
 		}
 		holder, exp, err := a.pointerState(ctx, ptr)

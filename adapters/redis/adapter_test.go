@@ -120,6 +120,7 @@ func TestKeysNeverCollide(t *testing.T) {
 		add("sessions", k.sessions(x), "sessions "+x)
 		add("authenticators", k.authenticators(x), "authenticators "+x)
 		add("email", k.email(x), "email "+x)
+		add("username", k.unique(fUsername, x), "username "+x)
 		add("session", k.session(x), "session "+x)
 		add("moving", k.moving(x), "move marker "+x)
 		add("authenticator", k.authenticator(x), "authenticator "+x)
@@ -208,8 +209,17 @@ func TestCodecRoundTripAndCorruption(t *testing.T) {
 			}
 		}
 	}
-	if _, err := decodeUserMap(map[string]string{fID: "x"}); err == nil {
-		t.Error("user without e-mail decoded")
+	if u, err := decodeUserMap(map[string]string{fID: "x"}); err != nil || u == nil || u.Email != "" || u.Username != "" {
+		t.Errorf("user without e-mail or username: %+v, %v", u, err)
+	}
+	if u, err := decodeUserMap(map[string]string{fID: "x", fUsername: "ada"}); err != nil || u == nil || u.Username != "ada" {
+		t.Errorf("user with a username: %+v, %v", u, err)
+	}
+	if _, err := decodeUserMap(map[string]string{fEmail: "e"}); err == nil {
+		t.Error("user without id decoded")
+	}
+	if _, err := decodeUserPairs([]any{fEmail, "e"}); err == nil {
+		t.Error("user pairs without id decoded")
 	}
 	if _, err := decodeUserMap(map[string]string{fID: "x", fEmail: "e", fEmailVerified: "soon"}); err == nil {
 		t.Error("user with a bad emailVerified decoded")

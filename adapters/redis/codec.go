@@ -96,7 +96,8 @@ func decodeAuthenticator(s string) (*core.Authenticator, error) {
 // User hash fields. A nullable field that is null is absent from the hash.
 const (
 	fID            = "id"
-	fEmail         = "email"
+	fEmail         = "email"         // absent for a user without one
+	fUsername      = "username"      // absent for a user without one
 	fEmailVerified = "emailVerified" // milliseconds since the Unix epoch
 	fName          = "name"
 	fImage         = "image"
@@ -116,10 +117,29 @@ func dataValue(v json.RawMessage) (string, bool) {
 	return b.String(), true
 }
 
+// uniqueFields are the user fields each value of which has an index key
+// (<p><field>:{<value>}) naming its one user: the e-mail address and the
+// username. A user without one ("") has neither the field nor an index
+// key for it.
+func uniqueFields() [2]string { return [2]string{fEmail, fUsername} }
+
+// uniqueValue returns u's value of the unique field f ("" for none).
+func uniqueValue(u *core.User, f string) string {
+	if f == fUsername {
+		return u.Username
+	}
+	return u.Email
+}
+
 // userFields returns the HSET field/value pairs of a normalized user.
 func userFields(u *core.User) []any {
-	f := make([]any, 0, 10)
-	f = append(f, fID, u.ID, fEmail, u.Email)
+	f := make([]any, 0, 12)
+	f = append(f, fID, u.ID)
+	for _, uf := range uniqueFields() {
+		if v := uniqueValue(u, uf); v != "" {
+			f = append(f, uf, v)
+		}
+	}
 	if u.EmailVerified != nil {
 		f = append(f, fEmailVerified, strconv.FormatInt(u.EmailVerified.UnixMilli(), 10))
 	}
@@ -158,29 +178,33 @@ func decodeUserPairsInto(u *core.User, v any) (bool, error) {
 	if len(list) == 0 {
 		return false, nil
 	}
-	var hasID, hasEmail bool
+	var hasID bool
 	for i := 0; i < len(list); i += 2 {
 		k, ok1 := list[i].(string)
 		val, ok2 := list[i+1].(string)
 		if !ok1 || !ok2 {
 			return false, shared.ErrCorrupt
 		}
-		if err := setUserField(u, k, val, &hasID, &hasEmail); err != nil {
+		if err := setUserField(u, k, val, &hasID); err != nil {
 			return false, err
 		}
 	}
-	if !hasID || !hasEmail {
+	if !hasID {
 		return false, shared.ErrCorrupt
 	}
 	return true, nil
 }
 
-func setUserField(u *core.User, k, v string, hasID, hasEmail *bool) error {
+// setUserField sets the field k of a user hash on u; hasID records that
+// the id was set (every user hash has it; the other fields are optional).
+func setUserField(u *core.User, k, v string, hasID *bool) error {
 	switch k {
 	case fID:
 		u.ID, *hasID = v, true
 	case fEmail:
-		u.Email, *hasEmail = v, true
+		u.Email = v
+	case fUsername:
+		u.Username = v
 	case fEmailVerified:
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -209,13 +233,13 @@ func decodeUserMap(m map[string]string) (*core.User, error) {
 		return nil, nil
 	}
 	u := &core.User{}
-	var hasID, hasEmail bool
+	var hasID bool
 	for k, v := range m {
-		if err := setUserField(u, k, v, &hasID, &hasEmail); err != nil {
+		if err := setUserField(u, k, v, &hasID); err != nil {
 			return nil, err
 		}
 	}
-	if !hasID || !hasEmail {
+	if !hasID {
 		return nil, shared.ErrCorrupt
 	}
 	return u, nil

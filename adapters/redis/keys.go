@@ -20,7 +20,8 @@ const DefaultPrefix = "authport:"
 //	<p>user:{<uid>}:sessions         zset   <sessionToken> scored by expiry (ms)
 //	<p>user:{<uid>}:sessions:meta    hash   <sessionToken> -> the session's metadata
 //	<p>user:{<uid>}:authenticators   hash   <credentialID> -> authenticator
-//	<p>email:{<email>}               string uid
+//	<p>email:{<email>}               string uid (none for a user without one)
+//	<p>username:{<username>}         string uid (none for a user without one)
 //	<p>account:{<provider>:<paid>}   string uid
 //	<p>session:{<sessionToken>}      string uid, expires at the session's expiry
 //	<p>authenticator:{<credID>}      string uid
@@ -53,7 +54,13 @@ const sessionMetaSuffix = ":meta"
 func (k keys) authenticators(uid string) string {
 	return k.p + "user:{" + shared.Escape(uid) + "}:authenticators"
 }
-func (k keys) email(email string) string { return k.p + "email:{" + shared.Escape(email) + "}" }
+func (k keys) email(email string) string { return k.unique(fEmail, email) }
+
+// unique is the index key of a unique user field's value: the field's
+// name is the key's kind (email, username), as the scripts build it.
+func (k keys) unique(field, value string) string {
+	return k.p + field + ":{" + shared.Escape(value) + "}"
+}
 
 // tombstone is where, on a cluster, deleteUser leaves the index keys it
 // has still to release (see luaDeleteUser), in the user's slot.
@@ -61,16 +68,6 @@ func (k keys) tombstone(uid string) string { return k.user(uid) + tombstoneSuffi
 
 // tombstoneSuffix turns a user's key into its tombstone's.
 const tombstoneSuffix = ":deleted"
-
-// userIndex is a field of the user hash whose value is unique among users
-// and has an index key of its own, <p><kind>:{<escaped value>}, holding
-// the escaped user id (a value "" is no value and has none).
-type userIndex struct{ field, kind string }
-
-// userIndexes lists the user's unique fields. deleteUser releases the
-// index key of each one the user has, generically: a unique field added
-// here is released with the others.
-func userIndexes() []userIndex { return []userIndex{{fEmail, "email"}} }
 
 // accountField is the field of an account in the user's accounts hash; the
 // account pointer's hash tag is the same string.
@@ -100,7 +97,7 @@ func (k keys) receipt(slotTag, attempt string) string {
 
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, sessionmeta, tombstone, authenticators, email, account, session, authenticator, verification, used, moving
+	kind string // user, accounts, sessions, sessionmeta, tombstone, authenticators, email, username, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -127,7 +124,7 @@ func parseKey(p, key string) (parsedKey, bool) {
 		kind = "sessionmeta"
 	case kind == "user" && suffix == tombstoneSuffix:
 		kind = "tombstone"
-	case suffix == "" && (kind == "email" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
+	case suffix == "" && (kind == "email" || kind == "username" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
 	case kind == "used" && suffix != "":
 	case kind == "session" && suffix == ":moving":
 		kind = "moving"

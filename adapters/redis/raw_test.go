@@ -284,7 +284,11 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 			if _, locked := e.hash[lockField]; locked {
 				bad("%s: e-mail-change lock left behind", e.key)
 			}
-			pointsTo(k.email(u.Email), u.ID)
+			for _, f := range uniqueFields() {
+				if v := uniqueValue(u, f); v != "" {
+					pointsTo(k.unique(f, v), u.ID)
+				}
+			}
 		case "accounts", "sessions", "authenticators":
 			uid, err := shared.Unescape(e.pk.tag)
 			if err != nil {
@@ -351,7 +355,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 					bad("%s: metadata of %q, which is not in the sessions set", e.key, f)
 				}
 			}
-		case "email", "account", "session", "authenticator":
+		case "email", "username", "account", "session", "authenticator":
 			uid, err := shared.Unescape(e.str)
 			if err != nil {
 				bad("%s: value %q is not an escaped user id", e.key, e.str)
@@ -363,9 +367,9 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 				continue
 			}
 			switch e.pk.kind {
-			case "email":
-				if email, err := shared.Unescape(e.pk.tag); err != nil || u.hash[fEmail] != email {
-					bad("%s: user %q has e-mail %q", e.key, e.str, u.hash[fEmail])
+			case "email", "username":
+				if v, err := shared.Unescape(e.pk.tag); err != nil || v == "" || u.hash[e.pk.kind] != v {
+					bad("%s: user %q has %s %q", e.key, e.str, e.pk.kind, u.hash[e.pk.kind])
 				}
 			case "account":
 				if h := byKey[k.accounts(uid)]; h == nil || h.hash[e.pk.tag] == "" {

@@ -88,6 +88,33 @@ func roundTripCases() []roundTripCase {
 		{"createUser", 1, 3, 1, 3, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 			measure(func() error { _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); return err })
 		}},
+		{"createUser (e-mail and username)", 1, 5, 1, 5, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			measure(func() error {
+				_, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com", Username: "ada"})
+				return err
+			})
+		}},
+		{"createUser (neither)", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			measure(func() error { _, err := a.CreateUser(ctx, core.User{ID: "u"}); return err })
+		}},
+		{"getUserByUsername", 1, 2, 1, 2, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			must[any](t)(a.CreateUser(ctx, core.User{ID: "u", Username: "ada"}))
+			measure(func() error { return found(a.GetUserByUsername(ctx, "ada")) })
+		}},
+		{"updateUser (e-mail and username)", 1, 9, 1, 9, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			must[any](t)(a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com", Username: "ada"}))
+			measure(func() error {
+				return found(a.UpdateUser(ctx, core.UserUpdate{ID: "u", Email: core.Set("new@example.com"), Username: core.Set("bob")}))
+			})
+		}},
+		{"swapPasswordHash", 3, 3, 3, 3, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			u := base(t, ctx, a)
+			must[any](t)(a.LinkAccount(ctx, core.Account{UserID: u.ID, Provider: core.PasswordProvider, Type: core.AccountTypeCredentials,
+				ProviderAccountID: u.ID, PasswordHash: ptr("h0")}))
+			measure(func() error {
+				return found(a.SwapPasswordHash(ctx, core.AccountKey{Provider: core.PasswordProvider, ProviderAccountID: u.ID}, "h0", "h1"))
+			})
+		}},
 		{"getUser", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 			u := base(t, ctx, a)
 			measure(func() error { return found(a.GetUser(ctx, u.ID)) })

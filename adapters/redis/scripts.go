@@ -37,6 +37,10 @@ local function claim(k, v) -- SET k v unless k exists; false if it does
   redis.call('SET', k, v)
   return true
 end
+-- unique[f]: f is a unique user field, whose value has an index key
+-- uptr(f, v) naming its user (e-mail and username; see uniqueFields).
+local unique = {` + fEmail + ` = true, ` + fUsername + ` = true}
+local function uptr(f, v) return P .. f .. ':{' .. enc(v) .. '}' end
 local function same(k, from) -- hash k holds exactly the field/value pairs ARGV[from], ARGV[from+1] …
   if redis.call('HLEN', k) * 2 ~= #ARGV - from + 1 then return false end
   for i = from, #ARGV, 2 do
@@ -87,19 +91,32 @@ if ARGV[2] == 'S' then
 end
 `
 
-// createUser. KEYS: S {user, emailPtr}, C {user, tombstone}. ARGV: P,
-// mode, uid, field/value pairs. In mode C a user stored exactly as given
-// is 'ok' (go-redis's retry of a run whose reply was lost, or the
-// adapter's, finds the user the first run wrote), and a tombstone left by
-// an earlier user of this id (luaDeleteUser) is dropped: its index keys
-// are that user's, not this one's.
+// createUser. KEYS: S {user}, C {user, tombstone}. ARGV: P, mode, uid,
+// field/value pairs (userFields). In mode S it also claims, all or none,
+// the index key of each unique field among the pairs (e-mail, username; a
+// user without one has no such pair), and returns 'exists:<field>' when
+// one is taken. In mode C a user stored exactly as given is 'ok'
+// (go-redis's retry of a run whose reply was lost, or the adapter's, finds
+// the user the first run wrote), and a tombstone left by an earlier user
+// of this id (luaDeleteUser) is dropped: its index keys are that user's,
+// not this one's.
 const luaCreateUser = `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if ARGV[2] == 'C' and same(KEYS[1], 4) then return 'ok' end
-  return 'exists'
+  return 'exists:id'
 end
-if ARGV[2] == 'S' and not claim(KEYS[2], ARGV[3]) then return 'exists' end
 if ARGV[2] == 'C' then redis.call('DEL', KEYS[2]) end
+if ARGV[2] == 'S' then
+  local ptrs = {}
+  for i = 4, #ARGV, 2 do
+    if unique[ARGV[i]] then
+      local k = uptr(ARGV[i], ARGV[i + 1])
+      if redis.call('EXISTS', k) == 1 then return 'exists:' .. ARGV[i] end
+      ptrs[#ptrs + 1] = k
+    end
+  end
+  for _, k in ipairs(ptrs) do redis.call('SET', k, ARGV[3]) end
+end
 redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 return 'ok'
 `
@@ -118,43 +135,52 @@ redis.call('DEL', KEYS[1])
 return 'gone'
 `
 
-// getUserByEmail, mode S only. KEYS {emailPtr}. ARGV: P. Returns the user's HGETALL
-// (the caller checks that its e-mail is the one asked for).
+// getUserByEmail and getUserByUsername, mode S only. KEYS {index key}.
+// ARGV: P. Returns the user's HGETALL (the caller checks that its e-mail
+// or username is the one asked for).
 const luaUserByEmail = `
 local u = redis.call('GET', KEYS[1])
 if not u then return false end
 return redis.call('HGETALL', ukey(u))
 `
 
-// updateUser. KEYS {user}. ARGV: P, mode, uid, new e-mail or ”, n, n
-// field/value pairs to set, fields to delete. Returns {old e-mail, HGETALL}.
+// updateUser. KEYS {user}. ARGV: P, mode, uid, nu, nu pairs (unique
+// field, its new value or ” to remove it) of the unique fields the update
+// sets, n, n field/value pairs to set, fields to delete (the unique fields
+// are among those too). In mode S it moves the unique fields' index keys
+// (all or none; 'exists:<field>' when a new value's is taken). Returns
+// {old e-mail or ”, HGETALL}.
 const luaUpdateUser = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
-local old = redis.call('HGET', KEYS[1], 'email')
-local ne = ARGV[4]
-if ARGV[2] == 'S' and ne ~= '' and ne ~= old then
-  local nk = P .. 'email:{' .. enc(ne) .. '}'
-  if redis.call('EXISTS', nk) == 1 then return 'exists' end
-  if old then
-    local ok = P .. 'email:{' .. enc(old) .. '}'
-    if redis.call('GET', ok) == ARGV[3] then redis.call('DEL', ok) end
+local oldEmail = redis.call('HGET', KEYS[1], '` + fEmail + `') or ''
+local nu = tonumber(ARGV[4])
+local moves = {}
+for i = 5, 4 + 2 * nu, 2 do
+  local f, v = ARGV[i], ARGV[i + 1]
+  local old = redis.call('HGET', KEYS[1], f) or ''
+  if ARGV[2] == 'S' and v ~= old then
+    if v ~= '' and redis.call('EXISTS', uptr(f, v)) == 1 then return 'exists:' .. f end
+    moves[#moves + 1] = {f, old, v}
   end
-  redis.call('SET', nk, ARGV[3])
 end
-local n = tonumber(ARGV[5])
-if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 6, 5 + 2 * n)) end
-if #ARGV > 5 + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, 6 + 2 * n)) end
-return {old or '', redis.call('HGETALL', KEYS[1])}
+for _, m in ipairs(moves) do
+  if m[2] ~= '' then unpoint(uptr(m[1], m[2]), ARGV[3]) end
+  if m[3] ~= '' then redis.call('SET', uptr(m[1], m[3]), ARGV[3]) end
+end
+local b = 5 + 2 * nu
+local n = tonumber(ARGV[b])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, b + 1, b + 2 * n)) end
+if #ARGV > b + 2 * n then redis.call('HDEL', KEYS[1], unpack(ARGV, b + 1 + 2 * n)) end
+return {oldEmail, redis.call('HGETALL', KEYS[1])}
 `
 
 // deleteUser. KEYS {user, accounts, sessions, authenticators, session
 // metadata, tombstone}. ARGV P, mode, escaped uid, attempt id, tombstone
-// TTL in ms, then (field, kind) pairs: the user hash's fields that have an
-// index key <P><kind>:{<escaped value>} (userIndexes). Returns {HGETALL,
-// index keys}: every index key of the user (its unique fields', accounts',
-// sessions' and authenticators'). In mode S it has also deleted each of
-// them that still holds this user id (a session key may name a new session
-// of another user once this one's entry expired).
+// TTL in ms. Returns {HGETALL, index keys}: every index key of the user
+// (its unique fields' (see unique), accounts', sessions' and
+// authenticators'). In mode S it has also deleted each of them that still
+// holds this user id (a session key may name a new session of another user
+// once this one's entry expired).
 //
 // In mode C the adapter releases the index keys after, so the script
 // leaves its reply in the user's tombstone (KEYS[6], in the user's slot)
@@ -175,9 +201,8 @@ if #h == 0 then
   return {{}, r[3]}
 end
 local ptrs = {}
-for i = 6, #ARGV, 2 do
-  local v = redis.call('HGET', KEYS[1], ARGV[i])
-  if v and v ~= '' then ptrs[#ptrs + 1] = P .. ARGV[i + 1] .. ':{' .. enc(v) .. '}' end
+for i = 1, #h, 2 do
+  if unique[h[i]] and h[i + 1] ~= '' then ptrs[#ptrs + 1] = uptr(h[i], h[i + 1]) end
 end
 for _, a in ipairs(redis.call('HKEYS', KEYS[2])) do ptrs[#ptrs + 1] = P .. 'account:{' .. a .. '}' end
 for _, s in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do ptrs[#ptrs + 1] = P .. 'session:{' .. s .. '}' end
@@ -441,12 +466,13 @@ redis.call('HSET', K[4], ARGV[3], v)
 return {'ok', v}
 `
 
-// luaLock takes the e-mail-change lease lock of a user on a cluster: the
-// user hash field lockField holds "<nonce> <expiry ms>". KEYS {user}. ARGV:
-// nonce, lease in ms. Returns "=" and the user's e-mail, "busy" while
-// another live lease holds it, or "notfound". A lease this nonce holds
-// already is taken again (renewed): the retry of a run whose reply was
-// lost must not wait for its own lease.
+// luaLock takes the lease lock of a user's unique fields (e-mail,
+// username) on a cluster: the user hash field lockField holds "<nonce>
+// <expiry ms>". KEYS {user}. ARGV: nonce, lease in ms, then fields.
+// Returns {"=", the user's value of each field ("" for none)}, "busy"
+// while another live lease holds it, or "notfound". A lease this nonce
+// holds already is taken again (renewed): the retry of a run whose reply
+// was lost must not wait for its own lease.
 const luaLock = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
 local t = redis.call('TIME')
@@ -457,7 +483,9 @@ if l and string.sub(l, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' ' then
   if exp and exp > now then return 'busy' end
 end
 redis.call('HSET', KEYS[1], '` + lockField + `', ARGV[1] .. ' ' .. string.format('%d', now + tonumber(ARGV[2])))
-return '=' .. (redis.call('HGET', KEYS[1], 'email') or '')
+local out = {'='}
+for i = 3, #ARGV do out[#out + 1] = redis.call('HGET', KEYS[1], ARGV[i]) or '' end
+return out
 `
 
 // luaUnlock gives the lock back if ARGV[1] (the nonce) still holds it.

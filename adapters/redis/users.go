@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,8 +14,9 @@ import (
 )
 
 // CreateUser implements [core.UserCreator]. On a single node it is one
-// script; on a cluster it claims the e-mail index key, writes the user in
-// its slot and then confirms the claim (three round trips).
+// script; on a cluster it claims the index key of each unique value the
+// user has (e-mail, username), writes the user in its slot and then
+// confirms the claims (three round trips for a user with an e-mail).
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
 	u := user.Normalize()
@@ -22,26 +24,35 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		return nil, err
 	}
 	args := append([]any{a.k.p, a.mode(), shared.Escape(u.ID)}, userFields(&u)...)
-	ek := a.k.email(u.Email)
 	if !a.cluster {
-		res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID), ek}, args...).Text()
+		res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID)}, args...).Text()
 		if err != nil {
 			return nil, err
 		}
-		if res != "ok" {
-			return nil, fmt.Errorf("user id %q or e-mail %q: %w", u.ID, u.Email, core.ErrAlreadyExists)
+		if err := a.takenErr(res, &u); err != nil {
+			return nil, err
 		}
 		return &u, nil
 	}
 	if ctx.Done() != nil {
 		return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) { return a.CreateUser(ctx, user) })
 	}
-	at, ok, err := a.claimProvisional(ctx, ek, u.ID, a.hasEmail(u.Email))
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("e-mail %q: %w", u.Email, core.ErrAlreadyExists)
+	var claimed []heldClaim
+	for _, f := range uniqueFields() {
+		v := uniqueValue(&u, f)
+		if v == "" {
+			continue
+		}
+		k := a.k.unique(f, v)
+		at, ok, err := a.claimProvisional(ctx, k, u.ID, a.hasValue(f, v))
+		if err != nil || !ok {
+			a.releaseClaims(ctx, claimed, u.ID)
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s %q: %w", uniqueWhat(f), v, core.ErrAlreadyExists)
+		}
+		claimed = append(claimed, heldClaim{k, at})
 	}
 	ctx = context.WithoutCancel(ctx) // finish what was started
 	// The script writes a user stored exactly so as 'ok': run it again
@@ -51,35 +62,42 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 	})
 	if err != nil {
 		// Whether it wrote the user is unknown: undo the user if it did,
-		// then give the claim back; keep (and confirm) a user that is in
-		// use already, so that it stays reachable by its e-mail.
+		// then give the claims back; keep (and confirm) a user that is in
+		// use already, so that it stays reachable by its unique values.
 		switch state, uerr := a.undoCreate(ctx, u.ID, args); {
-		case uerr != nil: // the claim expires
+		case uerr != nil: // the claims expire
 		case state == "same":
-			_, _ = a.commit(ctx, ek, u.ID)
+			for _, c := range claimed {
+				_, _ = a.commit(ctx, c.key, u.ID)
+			}
 		default:
-			_ = a.releaseClaim(ctx, ek, u.ID, at)
+			a.releaseClaims(ctx, claimed, u.ID)
 		}
 		return nil, err
 	}
 	if res != "ok" {
-		_ = a.releaseClaim(ctx, ek, u.ID, at)
+		a.releaseClaims(ctx, claimed, u.ID)
 		return nil, fmt.Errorf("user id %q: %w", u.ID, core.ErrAlreadyExists)
 	}
-	if ok, err = a.commit(ctx, ek, u.ID); err != nil || !ok {
-		if err != nil {
-			// The commit may have run. Undo the user only once its
-			// pointer is released: otherwise the user is whole or its
-			// claim expires, and a committed pointer never outlives it.
-			if a.release(ctx, ek, u.ID) == nil {
-				_, _ = a.undoCreate(ctx, u.ID, args)
+	for _, c := range claimed {
+		if ok, err := a.commit(ctx, c.key, u.ID); err != nil || !ok {
+			if err != nil {
+				// The commit may have run: undo the user only once its
+				// index keys are released (confirmed ones too, by user
+				// id); otherwise the user is whole or its claims expire,
+				// and a confirmed pointer never outlives its user.
+				if a.releaseAllOf(ctx, claimed, u.ID) == nil {
+					_, _ = a.undoCreate(ctx, u.ID, args)
+				}
+				return nil, err
 			}
-			return nil, err
+			// The claim is gone (the user was deleted, or the claim
+			// outlived its TTL and was taken): undo the user, then
+			// release its other index keys.
+			_, _ = a.undoCreate(ctx, u.ID, args)
+			_ = a.releaseAllOf(ctx, claimed, u.ID)
+			return nil, fmt.Errorf("%s claimed concurrently: %w", c.key, core.ErrAlreadyExists)
 		}
-		// The claim is gone (the user was deleted, or the claim outlived
-		// its TTL and was taken): undo the user.
-		_, _ = a.undoCreate(ctx, u.ID, args)
-		return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", u.Email, core.ErrAlreadyExists)
 	}
 	return &u, nil
 }
@@ -94,6 +112,63 @@ func (a *Adapter) undoCreate(ctx context.Context, id string, args []any) (string
 	})
 }
 
+// heldClaim is an index key a write claimed, with the claim's token (see
+// claimProvisional), or 0 for a pointer of the user's own made
+// provisional again (claimForChange).
+type heldClaim struct {
+	key string
+	at  int64
+}
+
+// takenErr turns a single-node write script's reply into the error of a
+// taken id or unique value ('exists:<field>'), nil for "ok".
+func (a *Adapter) takenErr(res string, u *core.User) error {
+	f, taken := strings.CutPrefix(res, "exists:")
+	switch {
+	case res == "ok":
+		return nil
+	case taken && f == "id":
+		return fmt.Errorf("user id %q: %w", u.ID, core.ErrAlreadyExists)
+	case taken && (f == fEmail || f == fUsername):
+		return fmt.Errorf("%s %q: %w", uniqueWhat(f), uniqueValue(u, f), core.ErrAlreadyExists)
+	}
+	return shared.ErrCorrupt
+}
+
+// uniqueWhat names a unique field in errors.
+func uniqueWhat(f string) string {
+	if f == fEmail {
+		return "e-mail"
+	}
+	return f
+}
+
+// releaseClaims releases the claims a write made (undoing it) that are
+// still its own: by token (releaseClaim), or by user id for a pointer of
+// the user's own made provisional again; by the caller's deadline.
+func (a *Adapter) releaseClaims(ctx context.Context, cs []heldClaim, uid string) {
+	for _, c := range cs {
+		if c.at != 0 {
+			_ = a.releaseClaim(ctx, c.key, uid, c.at)
+		} else {
+			_ = a.release(ctx, c.key, uid)
+		}
+	}
+}
+
+// releaseAllOf releases the keys of cs that hold uid, whether claims or
+// confirmed (a commit whose outcome is unknown), and returns the first
+// error.
+func (a *Adapter) releaseAllOf(ctx context.Context, cs []heldClaim, uid string) error {
+	var first error
+	for _, c := range cs {
+		if err := a.release(ctx, c.key, uid); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // GetUser implements [core.UserGetter] with one HGETALL.
 func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 	h, err := a.c.HGetAll(ctx, a.k.user(id)).Result()
@@ -104,23 +179,39 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 }
 
 // GetUserByEmail implements [core.UserByEmailGetter]: one script on a
-// single node, GET and HGETALL on a cluster.
+// single node, GET and HGETALL on a cluster. "" finds nobody: a user
+// without an e-mail address has no index key.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	ek := a.k.email(email)
+	return a.userByUnique(ctx, fEmail, email)
+}
+
+// GetUserByUsername implements [core.UserByUsernameGetter] like
+// GetUserByEmail, through the username's index key.
+func (a *Adapter) GetUserByUsername(ctx context.Context, username string) (*core.User, error) {
+	return a.userByUnique(ctx, fUsername, username)
+}
+
+// userByUnique returns the user whose unique field f (e-mail, username)
+// is v, following its index key.
+func (a *Adapter) userByUnique(ctx context.Context, f, v string) (*core.User, error) {
+	if v == "" {
+		return nil, nil
+	}
+	ptr := a.k.unique(f, v)
 	var u *core.User
 	if !a.cluster {
-		v, err := a.s.userByEmail.Run(ctx, a.c, []string{ek}, a.k.p).Result()
+		res, err := a.s.userByEmail.Run(ctx, a.c, []string{ptr}, a.k.p).Result()
 		if shared.IsNil(err) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		if u, err = decodeUserPairs(v); err != nil {
+		if u, err = decodeUserPairs(res); err != nil {
 			return nil, err
 		}
 	} else {
-		uid, err := a.pointer(ctx, ek)
+		uid, err := a.pointer(ctx, ptr)
 		if shared.IsNil(err) {
 			return nil, nil
 		}
@@ -137,7 +228,7 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 	}
 	// The index key is only a pointer: the user's own record decides. (On a
 	// cluster it can briefly point at a user being created or changed.)
-	if u == nil || u.Email != email {
+	if u == nil || uniqueValue(u, f) != v {
 		return nil, nil
 	}
 	return u, nil
@@ -156,18 +247,33 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 	return decodeUserPairs(v)
 }
 
+// uniqueChange is an update's change of a unique user field (e-mail,
+// username): the field, its new value ("" removes it) and, on a cluster,
+// its value when the user's lock was taken.
+type uniqueChange struct{ field, old, new string }
+
 // UpdateUser implements [core.UserUpdater]. On a single node it is one
-// script that also moves the e-mail index; on a cluster an e-mail change
-// takes the user's e-mail-change lock, claims the new index key first and
-// releases the old one last (see updateEmailCluster).
+// script that also moves the index keys of the e-mail and the username;
+// on a cluster a change of either takes the user's lock, claims the new
+// index keys first and releases the old ones last (see
+// updateUniqueCluster).
 func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.User, error) {
 	const m = core.MethodUpdateUser
-	var set []any
-	var del []any
-	newEmail := ""
-	if up.Email.Set {
-		newEmail = up.Email.Value
-		set = append(set, fEmail, newEmail)
+	var set, del []any
+	var changes []uniqueChange
+	for _, f := range []struct {
+		name string
+		v    core.Field[string]
+	}{{fEmail, up.Email}, {fUsername, up.Username}} {
+		if !f.v.Set {
+			continue
+		}
+		changes = append(changes, uniqueChange{field: f.name, new: f.v.Value})
+		if f.v.Value != "" {
+			set = append(set, f.name, f.v.Value)
+		} else {
+			del = append(del, f.name)
+		}
 	}
 	if up.EmailVerified.Set {
 		if t := core.NormalizeTimePtr(up.EmailVerified.Value); t != nil {
@@ -199,39 +305,49 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 			del = append(del, fDataPrefix+name)
 		}
 	}
-	args := append([]any{a.k.p, a.mode(), shared.Escape(up.ID), newEmail, len(set) / 2}, set...)
-	args = append(args, del...)
-
-	if a.cluster && newEmail != "" {
-		return a.updateEmailCluster(ctx, up.ID, newEmail, args)
+	args := a.updateArgs(up.ID, changes, set, del)
+	if a.cluster && len(changes) > 0 {
+		return a.updateUniqueCluster(ctx, up, changes, args)
 	}
 	v, err := a.s.updateUser.Run(ctx, a.c, []string{a.k.user(up.ID)}, args...).Result()
 	if err != nil {
 		return nil, err
 	}
-	return updateUserReply(up, v)
+	return a.updateUserReply(up, v)
+}
+
+// updateArgs returns the update script's arguments (see luaUpdateUser).
+func (a *Adapter) updateArgs(id string, changes []uniqueChange, set, del []any) []any {
+	args := make([]any, 0, 6+2*len(changes)+len(set)+len(del))
+	args = append(args, a.k.p, a.mode(), shared.Escape(id), len(changes))
+	for _, c := range changes {
+		args = append(args, c.field, c.new)
+	}
+	args = append(append(args, len(set)/2), set...)
+	return append(args, del...)
 }
 
 // updateUserReply decodes the update script's reply.
-func updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
-	switch v {
-	case "notfound":
-		return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
-	case "exists":
-		return nil, fmt.Errorf("e-mail %q: %w", up.Email.Value, core.ErrAlreadyExists)
+func (a *Adapter) updateUserReply(up core.UserUpdate, v any) (*core.User, error) {
+	if s, ok := v.(string); ok {
+		if s == "notfound" {
+			return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
+		}
+		next := up.Apply(core.User{ID: up.ID})
+		return nil, a.takenErr(s, &next)
 	}
 	_, u, err := userInReply(v, 2, 1)
 	return u, err
 }
 
-// updateEmailCluster is updateUser with an e-mail on a cluster. E-mail
-// changes of one user are serialized by a lease lock in the user's hash
-// (field lockField), taken first and given back last, so that two of them
-// cannot interleave their claims and releases of index keys. Then: claim
-// the new e-mail's index key, update the user, confirm the claim, release
-// the old e-mail's index key.
-func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, args []any) (*core.User, error) {
-	uk := a.k.user(id)
+// updateUniqueCluster is updateUser of the e-mail or the username on a
+// cluster. Such changes of one user are serialized by a lease lock in the
+// user's hash (field lockField), taken first and given back last, so that
+// two of them cannot interleave their claims and releases of index keys.
+// Then: claim the new values' index keys, update the user, confirm the
+// claims, release the old values' index keys.
+func (a *Adapter) updateUniqueCluster(ctx context.Context, up core.UserUpdate, changes []uniqueChange, args []any) (*core.User, error) {
+	uk := a.k.user(up.ID)
 	nonce, err := shared.AttemptID()
 	if err != nil {
 		return nil, err
@@ -244,12 +360,15 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 			return err
 		})
 	}
-	var old string
+	lockArgs := []any{nonce, a.claimTTL.Milliseconds()}
+	for _, c := range changes {
+		lockArgs = append(lockArgs, c.field)
+	}
 	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
 		// The lock is taken again by the nonce holding it: run it again
 		// when its reply is lost.
-		v, err := again(ctx, func(ctx context.Context) (string, error) {
-			return a.s.lock.Run(ctx, a.c, []string{uk}, nonce, a.claimTTL.Milliseconds()).Text()
+		v, err := again(ctx, func(ctx context.Context) (any, error) {
+			return a.s.lock.Run(ctx, a.c, []string{uk}, lockArgs...).Result()
 		})
 		if err != nil {
 			// The lock may have been taken (the script ran, its reply
@@ -259,10 +378,17 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 			return nil, err
 		}
 		if v == "notfound" {
-			return nil, fmt.Errorf("user %q: %w", id, core.ErrNotFound)
+			return nil, fmt.Errorf("user %q: %w", up.ID, core.ErrNotFound)
 		}
 		if v != "busy" {
-			old = v[1:] // "=" + the current e-mail
+			olds, ok := v.([]any)
+			if !ok || len(olds) != 1+len(changes) {
+				unlock(ctx)
+				return nil, shared.ErrCorrupt
+			}
+			for i := range changes {
+				changes[i].old, _ = olds[1+i].(string)
+			}
 			break
 		}
 		select {
@@ -275,99 +401,120 @@ func (a *Adapter) updateEmailCluster(ctx context.Context, id, newEmail string, a
 	// ends.
 	return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) {
 		defer unlock(ctx)
-		return a.changeEmailLocked(ctx, id, old, newEmail, args)
+		return a.changeUniqueLocked(ctx, up, changes, args)
 	})
 }
 
-// changeEmailLocked is updateEmailCluster once it holds the user's lock:
-// claim the new e-mail's index key, update the user, confirm the claim,
-// release the old e-mail's index key. Each step runs again when its reply
-// is lost (again); a step whose outcome stays unknown is undone before
-// the claim is given back.
-func (a *Adapter) changeEmailLocked(ctx context.Context, id, old, newEmail string, args []any) (*core.User, error) {
-	up := core.UserUpdate{ID: id, Email: core.Set(newEmail)}
+// changeUniqueLocked is updateUniqueCluster once it holds the user's lock:
+// claim the new values' index keys, update the user, confirm the claims,
+// release the old values' index keys. Each step runs again when its reply
+// is lost (again); a step whose outcome stays unknown is undone before the
+// claims are given back.
+func (a *Adapter) changeUniqueLocked(ctx context.Context, up core.UserUpdate, changes []uniqueChange, args []any) (*core.User, error) {
+	id := up.ID
 	uk := a.k.user(id)
-	update := func() (*core.User, error) {
-		v, err := again(ctx, func(ctx context.Context) (any, error) {
-			return a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
-		})
-		if err != nil {
+	var claimed []heldClaim
+	for _, c := range changes {
+		if c.new == "" || c.new == c.old {
+			continue
+		}
+		k := a.k.unique(c.field, c.new)
+		hc, ok, err := a.claimForChange(ctx, k, id, c.field, c.new)
+		if err != nil || !ok {
+			a.releaseClaims(ctx, claimed, id)
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s %q: %w", uniqueWhat(c.field), c.new, core.ErrAlreadyExists)
+		}
+		claimed = append(claimed, hc)
+	}
+	v, err := again(ctx, func(ctx context.Context) (any, error) {
+		return a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
+	})
+	var u *core.User
+	if err == nil {
+		u, err = a.updateUserReply(up, v)
+	} else if a.revertUnique(ctx, id, changes) != nil {
+		// The update may have run and could not be undone: keep the
+		// claims, which expire unless confirmed, rather than free a value
+		// the user may have.
+		return nil, err
+	}
+	if err != nil {
+		a.releaseClaims(ctx, claimed, id)
+		return nil, err
+	}
+	var olds []string
+	for _, c := range changes {
+		if c.old != "" && c.old != c.new {
+			olds = append(olds, a.k.unique(c.field, c.old))
+		}
+	}
+	for _, c := range claimed {
+		if ok, err := a.commit(ctx, c.key, id); err != nil || !ok {
+			// The user was deleted (which released the claims) or a claim
+			// outlived its TTL and was taken: undo.
+			if n, _ := a.c.Exists(ctx, uk).Result(); n == 0 {
+				for _, k := range olds {
+					_ = a.release(ctx, k, id)
+				}
+				_ = a.releaseAllOf(ctx, claimed, id)
+				return nil, fmt.Errorf("user %q deleted meanwhile: %w", id, core.ErrNotFound)
+			}
+			if a.revertUnique(ctx, id, changes) == nil {
+				_ = a.releaseAllOf(ctx, claimed, id)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s claimed concurrently: %w", c.key, core.ErrAlreadyExists)
+		}
+	}
+	for _, k := range olds {
+		if err := a.release(ctx, k, id); err != nil {
 			return nil, err
 		}
-		return updateUserReply(up, v)
-	}
-	if old == newEmail {
-		return update()
-	}
-	ek := a.k.email(newEmail)
-	_, claimed, err := a.claimProvisional(ctx, ek, id, a.hasEmail(newEmail))
-	if err != nil {
-		return nil, err
-	}
-	if !claimed {
-		// Our own pointer, left by an earlier change: make it provisional
-		// again, so that it is confirmed with the update or released.
-		holder, err := a.pointer(ctx, ek)
-		if err == nil && holder == id {
-			claimed, err = again(ctx, func(ctx context.Context) (bool, error) {
-				n, err := a.s.commit.Run(ctx, a.c, []string{ek}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
-				return n == 1, err
-			})
-		}
-		if err != nil || !claimed {
-			return nil, fmt.Errorf("e-mail %q: %w", newEmail, core.ErrAlreadyExists)
-		}
-	}
-	u, err := update()
-	if err != nil {
-		// The update may have run: put the old e-mail back before the
-		// new one's claim is released, so that the user never has an
-		// e-mail whose index key is free.
-		if a.setEmail(ctx, id, old) == nil {
-			_ = a.release(ctx, ek, id)
-		}
-		return nil, err
-	}
-	if ok, err := a.commit(ctx, ek, id); err != nil || !ok {
-		// The user was deleted (which released the claim) or the claim
-		// outlived its TTL and was taken: undo.
-		if n, _ := a.c.Exists(ctx, uk).Result(); n == 0 {
-			_ = a.releaseEmail(ctx, old, id)
-			return nil, fmt.Errorf("user %q deleted meanwhile: %w", id, core.ErrNotFound)
-		}
-		_ = a.setEmail(ctx, id, old)
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("e-mail %q claimed concurrently: %w", newEmail, core.ErrAlreadyExists)
-	}
-	if err := a.releaseEmail(ctx, old, id); err != nil {
-		return nil, err
 	}
 	return u, nil
 }
 
-// setEmail sets the e-mail field of the user (removes it for ""), on a
-// cluster, where the caller moves the index keys; it undoes an e-mail
-// change.
-func (a *Adapter) setEmail(ctx context.Context, id, email string) error {
-	args := []any{a.k.p, "C", shared.Escape(id), "", 1, fEmail, email}
-	if email == "" {
-		args = []any{a.k.p, "C", shared.Escape(id), "", 0, fEmail}
+// revertUnique puts the unique fields changes change back to their old
+// values (undoing an update whose claims are given back), on a cluster,
+// where the caller moves the index keys.
+func (a *Adapter) revertUnique(ctx context.Context, id string, changes []uniqueChange) error {
+	var set, del []any
+	for _, c := range changes {
+		if c.old != "" {
+			set = append(set, c.field, c.old)
+		} else {
+			del = append(del, c.field)
+		}
 	}
 	_, err := again(ctx, func(ctx context.Context) (any, error) {
-		return a.s.updateUser.Run(ctx, a.c, []string{a.k.user(id)}, args...).Result()
+		return a.s.updateUser.Run(ctx, a.c, []string{a.k.user(id)}, a.updateArgs(id, nil, set, del)...).Result()
 	})
 	return err
 }
 
-// releaseEmail releases the index key of the e-mail if it holds uid; ""
-// has none.
-func (a *Adapter) releaseEmail(ctx context.Context, email, uid string) error {
-	if email == "" {
-		return nil
+// claimForChange claims the index key k of a unique field's new value for
+// the user id's change (see claimProvisional). Its own pointer, left by an
+// earlier change cut short, is made provisional again, so that it is
+// confirmed with the update or released (its claim's token is then 0).
+func (a *Adapter) claimForChange(ctx context.Context, k, id, field, value string) (heldClaim, bool, error) {
+	at, ok, err := a.claimProvisional(ctx, k, id, a.hasValue(field, value))
+	if err != nil || ok {
+		return heldClaim{k, at}, ok, err
 	}
-	return a.release(ctx, a.k.email(email), uid)
+	holder, err := a.pointer(ctx, k)
+	if err != nil || holder != id {
+		return heldClaim{}, false, nil
+	}
+	ok, err = again(ctx, func(ctx context.Context) (bool, error) {
+		n, err := a.s.commit.Run(ctx, a.c, []string{k}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
+		return n == 1, err
+	})
+	return heldClaim{k, 0}, err == nil && ok, nil
 }
 
 // DeleteUser implements [core.UserDeleter]. One script deletes the user
@@ -381,11 +528,8 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if err != nil {
 		return nil, err
 	}
-	args := []any{a.k.p, a.mode(), shared.Escape(id), attempt, tombstoneTTL.Milliseconds()}
-	for _, ix := range userIndexes() {
-		args = append(args, ix.field, ix.kind)
-	}
 	keys := append(a.userKeys(id), a.k.tombstone(id))
+	args := []any{a.k.p, a.mode(), shared.Escape(id), attempt, tombstoneTTL.Milliseconds()}
 	run := func(ctx context.Context) (any, error) { return a.s.deleteUser.Run(ctx, a.c, keys, args...).Result() }
 	var v any
 	if a.cluster {
@@ -410,7 +554,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 		return nil, shared.ErrCorrupt
 	}
 	// An empty user: another call deleted it, and this one releases what
-	// that call left (it returns the user; this one, nil).
+	// that call left (it returned the user; this one returns nil).
 	u, err := decodeUserPairs(res[0])
 	if err != nil {
 		return nil, shared.ErrCorrupt
@@ -463,15 +607,16 @@ func userInReply(v any, n, i int) ([]any, *core.User, error) {
 	return res, u, nil
 }
 
-// hasEmail returns a claim's holds function for the index key of email:
-// whether the holder still has that e-mail.
-func (a *Adapter) hasEmail(email string) func(context.Context, string) (bool, error) {
+// hasValue returns a claim's holds function for the index key of the
+// value v of the unique field f (e-mail, username): whether the holder
+// still has that value.
+func (a *Adapter) hasValue(f, v string) func(context.Context, string) (bool, error) {
 	return func(ctx context.Context, holder string) (bool, error) {
-		cur, err := a.c.HGet(ctx, a.k.user(holder), fEmail).Result()
+		cur, err := a.c.HGet(ctx, a.k.user(holder), f).Result()
 		if shared.IsNil(err) {
 			return false, nil
 		}
-		return cur == email, err
+		return cur == v, err
 	}
 }
 

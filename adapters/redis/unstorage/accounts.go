@@ -115,18 +115,8 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 // the account document; fields the update does not set, and fields
 // authport does not know, are left as stored.
 func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*core.Account, error) {
-	const m = core.MethodUpdateAccount
-	key := a.k.account(up.Provider, up.ProviderAccountID)
-	return shared.CAS(ctx, func() (*core.Account, bool, error) {
-		raw, cur, err := a.readAccount(ctx, up.Provider, up.ProviderAccountID)
-		if err != nil || cur == nil {
-			return nil, true, err
-		}
+	return a.changeAccount(ctx, core.MethodUpdateAccount, up.Provider, up.ProviderAccountID, func(cur *core.Account) (*core.Account, []string, error) {
 		next := up.Apply(*cur)
-		doc, err := checkedDoc(&next, encodeUAccount, a.checkAccount(m, &next))
-		if err != nil {
-			return nil, false, err
-		}
 		// Token fields set to null are left out of the document, as
 		// Auth.js leaves out what it does not have.
 		var unset []string
@@ -141,6 +131,41 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 				unset = append(unset, name)
 			}
 		}
+		return &next, unset, nil
+	})
+}
+
+// SwapPasswordHash implements [core.PasswordHashSwapper]: the account
+// document's password field is replaced by one script that writes only if
+// the document is still the one read (the compare-and-set of
+// UpdateAccount), so the compare of the hash and the write are atomic.
+func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, oldHash, newHash string) (*core.Account, error) {
+	return a.changeAccount(ctx, core.MethodSwapPasswordHash, key.Provider, key.ProviderAccountID, func(cur *core.Account) (*core.Account, []string, error) {
+		next, err := shared.SwapHash(cur, oldHash, newHash)
+		return next, nil, err
+	})
+}
+
+// changeAccount is the compare-and-set of an account document: read it,
+// compute the next account with change (and the fields to leave out of
+// the document; an error stops it, nothing written), write the merged
+// document only if the stored one is still as read, and repeat if another
+// writer changed it meanwhile. No account gives nil, nil.
+func (a *Adapter) changeAccount(ctx context.Context, m core.Method, provider, paid string, change func(*core.Account) (*core.Account, []string, error)) (*core.Account, error) {
+	key := a.k.account(provider, paid)
+	return shared.CAS(ctx, func() (*core.Account, bool, error) {
+		raw, cur, err := a.readAccount(ctx, provider, paid)
+		if err != nil || cur == nil {
+			return nil, true, err
+		}
+		next, unset, err := change(cur)
+		if err != nil {
+			return next, true, err
+		}
+		doc, err := checkedDoc(next, encodeUAccount, a.checkAccount(m, next))
+		if err != nil {
+			return nil, false, err
+		}
 		s, err := mergeDoc(raw, doc, unset...)
 		if err != nil {
 			return nil, false, err
@@ -149,6 +174,6 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 		if err != nil || res != "ok" {
 			return nil, false, err
 		}
-		return &next, true, nil
+		return next, true, nil
 	})
 }

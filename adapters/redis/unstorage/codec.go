@@ -17,9 +17,15 @@ import (
 // The JSON documents of @auth/unstorage-adapter: the records as Auth.js
 // hands them over, through JSON.stringify (dates as ISO 8601 strings).
 
+// uUserDoc is a user document. A user without an e-mail address has
+// "email": null, as Auth.js writes a profile that gave none (it may also
+// have no email field, or ""; all three read as none). The username, which
+// Auth.js does not know, is present only when set (Better Auth's field
+// name).
 type uUserDoc struct {
 	ID            string  `json:"id"`
-	Email         string  `json:"email"`
+	Email         *string `json:"email"`
+	Username      string  `json:"username,omitempty"`
 	EmailVerified *string `json:"emailVerified"`
 	Name          *string `json:"name"`
 	Image         *string `json:"image"`
@@ -40,6 +46,9 @@ type uAccountDoc struct {
 	TokenType            *string                     `json:"token_type,omitempty"`
 	SessionState         *string                     `json:"session_state,omitempty"`
 	ID                   string                      `json:"id"`
+	// Password is a password account's hash ([core.Account.PasswordHash]),
+	// under Better Auth's name for it; absent on every other account.
+	Password *string `json:"password,omitempty"`
 }
 
 // uSessionDoc is a session document: @auth/unstorage-adapter's three
@@ -111,7 +120,7 @@ func stringField(m map[string]json.RawMessage, f string) (string, bool) {
 // every other top-level field is application data ([core.User.Data]).
 func isUserField(k string) bool {
 	switch k {
-	case "id", "email", "emailVerified", "name", "image":
+	case "id", "email", "username", "emailVerified", "name", "image":
 		return true
 	}
 	return false
@@ -120,7 +129,10 @@ func isUserField(k string) bool {
 // encodeUUser encodes a user as Auth.js writes one, then its application
 // fields as further top-level fields, in name order.
 func encodeUUser(u *core.User) (string, error) {
-	d := uUserDoc{ID: u.ID, Email: u.Email, Name: u.Name, Image: u.Image}
+	d := uUserDoc{ID: u.ID, Username: u.Username, Name: u.Name, Image: u.Image}
+	if u.Email != "" {
+		d.Email = &u.Email
+	}
 	if u.EmailVerified != nil {
 		s := isoTime(*u.EmailVerified)
 		d.EmailVerified = &s
@@ -204,7 +216,10 @@ func decodeUUser(s, id string) (*core.User, error) {
 	if d == nil {
 		return nil, err
 	}
-	u := &core.User{ID: d.ID, Email: d.Email, Name: d.Name, Image: d.Image, Data: userData(m)}
+	u := &core.User{ID: d.ID, Username: d.Username, Name: d.Name, Image: d.Image, Data: userData(m)}
+	if d.Email != nil {
+		u.Email = *d.Email
+	}
 	if d.EmailVerified != nil {
 		t, err := parseISOTime(*d.EmailVerified)
 		if err != nil {
@@ -220,7 +235,7 @@ func encodeUAccount(a *core.Account) (string, error) {
 		UserID: a.UserID, Type: a.Type, Provider: a.Provider, ProviderAccountID: a.ProviderAccountID,
 		AccessToken: a.AccessToken, IDToken: a.IDToken, RefreshToken: a.RefreshToken, Scope: a.Scope,
 		TokenType: a.TokenType, SessionState: a.SessionState,
-		ID: a.Provider + ":" + a.ProviderAccountID,
+		ID: a.Provider + ":" + a.ProviderAccountID, Password: a.PasswordHash,
 	}
 	if a.AuthorizationDetails != nil {
 		d.AuthorizationDetails = &a.AuthorizationDetails
@@ -247,7 +262,7 @@ func decodeUAccount(s, provider, paid string) (*core.Account, error) {
 	a := &core.Account{
 		UserID: d.UserID, Type: d.Type, Provider: d.Provider, ProviderAccountID: d.ProviderAccountID,
 		AccessToken: d.AccessToken, IDToken: d.IDToken, RefreshToken: d.RefreshToken, Scope: d.Scope,
-		TokenType: d.TokenType, SessionState: d.SessionState,
+		TokenType: d.TokenType, SessionState: d.SessionState, PasswordHash: d.Password,
 	}
 	if d.AuthorizationDetails != nil {
 		a.AuthorizationDetails = *d.AuthorizationDetails

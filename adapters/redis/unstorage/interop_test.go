@@ -192,3 +192,53 @@ func TestInteropNodeSessionInventory(t *testing.T) {
 		t.Errorf("listSessionsByUserId after deleting the others = %+v, %v; want only %+v", list, err, mine)
 	}
 }
+
+// TestInteropNodeUsersWithoutEmail: users without an e-mail address both
+// ways. Auth.js writes a profile without one as "email": null and its
+// e-mail key as user:email:null; authport reads two such users, finds
+// neither by the address "null", and its deleteUser removes that key with
+// the user. Auth.js reads the e-mail-less user authport wrote, and finds by
+// its new address a user authport gave one.
+func TestInteropNodeUsersWithoutEmail(t *testing.T) {
+	f, raw := setupInterop(t)
+	ctx := t.Context()
+	call := func(out any, method string, args ...any) {
+		t.Helper()
+		if err := f.Node.Do(map[string]any{"method": method, "args": args}, out); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+	}
+	var n1, n2 interop.User
+	call(&n1, "createUser", map[string]any{"email": nil, "emailVerified": nil, "name": "X user"})
+	call(&n2, "createUser", map[string]any{"email": nil, "emailVerified": nil, "name": "Another"})
+	for _, nu := range []interop.User{n1, n2} {
+		u, err := f.Adapter.GetUser(ctx, string(nu.ID))
+		if err != nil || u == nil || u.Email != "" || u.Name == nil || *u.Name != *nu.Name {
+			t.Errorf("GetUser of Auth.js's user without e-mail %s: %+v, %v", nu.ID, u, err)
+		}
+	}
+	if u, err := f.Adapter.GetUserByEmail(ctx, "null"); u != nil || err != nil {
+		t.Errorf(`GetUserByEmail("null"): %+v, %v; want nobody`, u, err)
+	}
+	if _, err := f.Adapter.CreateUser(ctx, core.User{ID: "go-no-email"}); err != nil {
+		t.Fatal(err)
+	}
+	var js *interop.User
+	call(&js, "getUser", "go-no-email")
+	if js == nil || js.Email != nil {
+		t.Errorf("Auth.js getUser of authport's user without e-mail: %+v", js)
+	}
+	if _, err := f.Adapter.UpdateUser(ctx, core.UserUpdate{ID: string(n1.ID), Email: core.Set("found@example.com")}); err != nil {
+		t.Fatal(err)
+	}
+	call(&js, "getUserByEmail", "found@example.com")
+	if js == nil || js.ID != n1.ID {
+		t.Errorf("Auth.js getUserByEmail of the address authport gave: %+v", js)
+	}
+	if _, err := f.Adapter.DeleteUser(ctx, string(n2.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if left := raw.mentioning(t, string(n2.ID)); len(left) != 0 {
+		t.Errorf("keys left mentioning the deleted user: %v", left)
+	}
+}

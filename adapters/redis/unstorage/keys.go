@@ -29,6 +29,9 @@ const (
 	uOwnSessions = "authport:sessions-by-user:"
 	uOwnAccount  = "authport:account:"
 	uOwnAuths    = "authport:authenticators-by-user:"
+	// uOwnUsername + a username: the user id of the user with that
+	// username (Auth.js keeps no usernames).
+	uOwnUsername = "authport:username:"
 	// uUsed + a random attempt id: the receipt of one useVerificationToken
 	// call (see uUseToken), for a minute.
 	uUsed = "authport:used:"
@@ -109,6 +112,7 @@ func (k ukeys) receipt(attempt string) string   { return k.redis(uUsed + attempt
 func (k ukeys) ownAccounts(uid string) string   { return k.redis(uOwnAccounts + uid) }
 func (k ukeys) ownSessions(uid string) string   { return k.redis(uOwnSessions + uid) }
 func (k ukeys) ownAuths(uid string) string      { return k.redis(uOwnAuths + uid) }
+func (k ukeys) username(name string) string     { return k.redis(uOwnUsername + name) }
 
 // foreign reports whether the normalized logical key of a record of one
 // kind (its logical prefix) lands among the keys of another kind: a user id

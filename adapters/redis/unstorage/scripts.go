@@ -89,44 +89,66 @@ end
 
 const (
 
-	// KEYS: user, email. ARGV: json, id, stale e-mail key value ("": none).
+	// KEYS: user, then the index keys of the user's unique values
+	// (e-mail, username; none for a user without one). ARGV: json, id,
+	// then for each index key the stale value it may hold ("": none).
 	luaCreateUser = `
-if redis.call('EXISTS', KEYS[1]) == 1 or KEYS[1] == KEYS[2] then return 'exists' end
-local cur = redis.call('GET', KEYS[2])
-if cur and cur ~= ARGV[3] then return 'exists' end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+for i = 2, #KEYS do
+  local cur = redis.call('GET', KEYS[i])
+  if KEYS[i] == KEYS[1] or (cur and cur ~= ARGV[i + 1]) then return 'exists' end
+end
 redis.call('SET', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], ARGV[2])
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[2]) end
 return 'ok'`
 
-	// KEYS: user, old e-mail, new e-mail. ARGV: old json, new json, id,
-	// move, stale e-mail key value ("": none).
+	// KEYS: user, then for each unique value the update changes (e-mail,
+	// username) its old index key if it had one and its new one if it
+	// has one. ARGV: old json, new json, id, then for each such change:
+	// '1' if it has an old key else '0', the same for a new key, and the
+	// stale value the new key may hold ("": none). The new keys are all
+	// claimed, or nothing is written.
 	luaUpdateUser = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
-if ARGV[4] == '1' then
-  local cur = redis.call('GET', KEYS[3])
-  if cur and cur ~= ARGV[3] and cur ~= ARGV[5] then return 'exists' end
-  redis.call('SET', KEYS[3], ARGV[3])
-  if KEYS[2] ~= KEYS[3] and redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
+local ki, moves = 2, {}
+for i = 4, #ARGV, 3 do
+  local old, new = nil, nil
+  if ARGV[i] == '1' then old = KEYS[ki]; ki = ki + 1 end
+  if ARGV[i + 1] == '1' then
+    new = KEYS[ki]; ki = ki + 1
+    local cur = redis.call('GET', new)
+    if new == KEYS[1] or (cur and cur ~= ARGV[3] and cur ~= ARGV[i + 2]) then return 'exists' end
+  end
+  moves[#moves + 1] = {old, new}
+end
+for _, m in ipairs(moves) do
+  if m[2] then redis.call('SET', m[2], ARGV[3]) end
+  if m[1] and m[1] ~= m[2] and redis.call('GET', m[1]) == ARGV[3] then redis.call('DEL', m[1]) end
 end
 redis.call('SET', KEYS[1], ARGV[2])
 return 'ok'`
 
-	// KEYS: user, email, account-by-user, session-by-user, authenticators
-	// by user, own accounts, own sessions, own authenticators. ARGV: old json, id, enc of keys
-	// 3-5, n, n record keys.
+	// KEYS: user, account-by-user, session-by-user, authenticators by
+	// user, own accounts, own sessions, own authenticators, then index
+	// keys that may name the user (its e-mail's and username's; for a
+	// user without an e-mail, the keys Auth.js writes for one,
+	// user:email:null and user:email:undefined), deleted while they hold
+	// its id. ARGV: old json, id, enc of keys 2-4, n, n record keys.
 	luaDeleteUser = luaUHelpers + `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
-for i = 3, 5 do if not same(KEYS[i], ARGV[i]) then return 'retry' end end
+for i = 2, 4 do if not same(KEYS[i], ARGV[i + 1]) then return 'retry' end end
 local targets = {}
 for i = 7, 6 + tonumber(ARGV[6]) do targets[#targets + 1] = ARGV[i] end
-for _, s in ipairs({KEYS[6], KEYS[7], KEYS[8]}) do
+for _, s in ipairs({KEYS[5], KEYS[6], KEYS[7]}) do
   for _, m in ipairs(redis.call('SMEMBERS', s)) do targets[#targets + 1] = m end
 end
 for _, k in ipairs(targets) do
   if owned(k, ARGV[2]) then redis.call('DEL', k) end
 end
-if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
-redis.call('DEL', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
+for i = 8, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[2] then redis.call('DEL', KEYS[i]) end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 return 'ok'`
 
 	// KEYS: user, record, by-user, own set. ARGV: uid, json, by-user value,

@@ -4,38 +4,69 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
 )
 
+// uniqueField is a user field whose values are unique, each with an index
+// key naming its user: the e-mail address (Auth.js's user:email:<email>)
+// and the username (authport's own key). A user without one ("") has no
+// index key for it.
+type uniqueField struct {
+	name string
+	get  func(*core.User) string
+	key  func(ukeys, string) string
+}
+
+// uniqueFields returns the unique user fields.
+func uniqueFields() [2]uniqueField {
+	return [2]uniqueField{
+		{"e-mail", func(u *core.User) string { return u.Email }, ukeys.email},
+		{"username", func(u *core.User) string { return u.Username }, ukeys.username},
+	}
+}
+
 // CreateUser implements [core.UserCreator]: one script writes the user
-// document and its e-mail key.
+// document and the index keys of its e-mail and username (a user without
+// one has no index key for it).
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	doc, err := checkedDoc(&user, encodeUUser, a.checkUser(core.MethodCreateUser, &user))
 	if err != nil {
 		return nil, err
 	}
-	stale, err := a.staleEmail(ctx, user.Email, user.ID)
-	if err != nil {
-		return nil, err
+	keys := []string{a.k.user(user.ID)}
+	args := []any{doc, user.ID}
+	for _, f := range uniqueFields() {
+		v := f.get(&user)
+		if v == "" {
+			continue
+		}
+		stale, err := a.staleIndex(ctx, f, v, user.ID)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, f.key(a.k, v))
+		args = append(args, stale)
 	}
-	res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(user.ID), a.k.email(user.Email)}, doc, user.ID, stale).Text()
+	res, err := a.s.createUser.Run(ctx, a.c, keys, args...).Text()
 	if err != nil {
 		return nil, err
 	}
 	if res != "ok" {
-		return nil, fmt.Errorf("user id %q or e-mail %q: %w", user.ID, user.Email, core.ErrAlreadyExists)
+		return nil, fmt.Errorf("user id %q, e-mail %q or username %q: %w", user.ID, user.Email, user.Username, core.ErrAlreadyExists)
 	}
 	return &user, nil
 }
 
-// staleEmail returns the value of email's index key when it names a user
-// other than id that no longer has that e-mail (or no longer exists):
-// @auth/unstorage-adapter's updateUser leaves the old e-mail's key behind.
-// Such a key does not block the e-mail. It returns "" otherwise.
-func (a *Adapter) staleEmail(ctx context.Context, email, id string) (string, error) {
-	holder, ok, err := shared.Get(ctx, a.c, a.k.email(email))
+// staleIndex returns the value of the index key of the unique field f's
+// value v when it names a user other than id that no longer has that
+// value (or no longer exists): @auth/unstorage-adapter's updateUser leaves
+// the old e-mail's key behind, and its deleteUser the username's. Such a
+// key does not block the value. It returns "" otherwise.
+func (a *Adapter) staleIndex(ctx context.Context, f uniqueField, v, id string) (string, error) {
+	holder, ok, err := shared.Get(ctx, a.c, f.key(a.k, v))
 	if err != nil || !ok || holder == id {
 		return "", err
 	}
@@ -43,7 +74,7 @@ func (a *Adapter) staleEmail(ctx context.Context, email, id string) (string, err
 	if err != nil {
 		return "", err
 	}
-	if usr == nil || usr.Email != email {
+	if usr == nil || f.get(usr) != v {
 		return holder, nil
 	}
 	return "", nil
@@ -53,8 +84,15 @@ func (a *Adapter) checkUser(m core.Method, nu *core.User) error {
 	if err := checkKey(m, "id", uUser, uUser+nu.ID); err != nil {
 		return err
 	}
-	if err := checkKey(m, "email", uEmail, uEmail+nu.Email); err != nil {
-		return err
+	if nu.Email != "" {
+		if err := checkKey(m, "email", uEmail, uEmail+nu.Email); err != nil {
+			return err
+		}
+	}
+	if nu.Username != "" {
+		if err := checkKey(m, "username", uOwnUsername, uOwnUsername+nu.Username); err != nil {
+			return err
+		}
 	}
 	return checkISOTime(m, "emailVerified", nu.EmailVerified)
 }
@@ -82,9 +120,25 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 	return usr, err
 }
 
-// GetUserByEmail implements [core.UserByEmailGetter].
+// GetUserByEmail implements [core.UserByEmailGetter]. "" finds nobody: a
+// user without an e-mail address has no index key.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	id, ok, err := shared.Get(ctx, a.c, a.k.email(email))
+	return a.userByUnique(ctx, uniqueFields()[0], email)
+}
+
+// GetUserByUsername implements [core.UserByUsernameGetter] through the
+// username's index key (authport:username:<name>).
+func (a *Adapter) GetUserByUsername(ctx context.Context, username string) (*core.User, error) {
+	return a.userByUnique(ctx, uniqueFields()[1], username)
+}
+
+// userByUnique returns the user whose unique field f is v, following its
+// index key.
+func (a *Adapter) userByUnique(ctx context.Context, f uniqueField, v string) (*core.User, error) {
+	if v == "" {
+		return nil, nil
+	}
+	id, ok, err := shared.Get(ctx, a.c, f.key(a.k, v))
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -93,7 +147,7 @@ func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User,
 		return nil, err
 	}
 	// The index key is only a pointer: the user's own record decides.
-	if usr == nil || usr.Email != email {
+	if usr == nil || f.get(usr) != v {
 		return nil, nil
 	}
 	return usr, nil
@@ -131,23 +185,38 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 		if err != nil {
 			return nil, false, err
 		}
-		s, err := mergeDoc(raw, newDoc, drop...)
+		unset := drop
+		if next.Username == "" {
+			unset = append(slices.Clip(drop), "username") // absent when none
+		}
+		s, err := mergeDoc(raw, newDoc, unset...)
 		if err != nil {
 			return nil, false, err
 		}
-		move, stale := "0", ""
-		if next.Email != cur.Email {
-			move = "1"
-			if stale, err = a.staleEmail(ctx, next.Email, up.ID); err != nil {
-				return nil, false, err
+		keys := []string{a.k.user(up.ID)}
+		args := []any{raw, s, up.ID}
+		for _, f := range uniqueFields() {
+			old, v := f.get(cur), f.get(&next)
+			if old == v {
+				continue
 			}
+			hasOld, hasNew, stale := "0", "0", ""
+			if old != "" {
+				keys, hasOld = append(keys, f.key(a.k, old)), "1"
+			}
+			if v != "" {
+				keys, hasNew = append(keys, f.key(a.k, v)), "1"
+				if stale, err = a.staleIndex(ctx, f, v, up.ID); err != nil {
+					return nil, false, err
+				}
+			}
+			args = append(args, hasOld, hasNew, stale)
 		}
-		res, err := a.s.updateUser.Run(ctx, a.c, []string{a.k.user(up.ID), a.k.email(cur.Email), a.k.email(next.Email)},
-			raw, s, up.ID, move, stale).Text()
+		res, err := a.s.updateUser.Run(ctx, a.c, keys, args...).Text()
 		if err != nil || res == "retry" {
 			return nil, false, err
 		}
-		if err := replyErr(res, up.ID, fmt.Sprintf("e-mail %q", next.Email)); err != nil {
+		if err := replyErr(res, up.ID, fmt.Sprintf("e-mail %q or username %q", next.Email, next.Username)); err != nil {
 			return nil, false, err
 		}
 		return &next, true, nil
@@ -155,7 +224,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 }
 
 // DeleteUser implements [core.UserDeleter]: one script deletes the user,
-// its e-mail key and every account, session and authenticator it finds
+// its e-mail and username keys and every account, session and authenticator it finds
 // through unstorage's by-user keys and authport's own sets.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
 	return shared.CAS(ctx, func() (*core.User, bool, error) {
@@ -185,8 +254,18 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			}
 		}
 		args = append(append(args, len(targets)), targets...)
-		res, err := a.s.deleteUser.Run(ctx, a.c, []string{a.k.user(id), a.k.email(usr.Email), idx[0], idx[1], idx[2],
-			a.k.ownAccounts(id), a.k.ownSessions(id), a.k.ownAuths(id)}, args...).Text()
+		keys := []string{a.k.user(id), idx[0], idx[1], idx[2], a.k.ownAccounts(id), a.k.ownSessions(id), a.k.ownAuths(id)}
+		for _, f := range uniqueFields() {
+			if v := f.get(usr); v != "" {
+				keys = append(keys, f.key(a.k, v))
+			}
+		}
+		if usr.Email == "" {
+			// Auth.js writes the e-mail key of a user without one as
+			// ${emailKeyPrefix}${user.email}.
+			keys = append(keys, a.k.email("null"), a.k.email("undefined"))
+		}
+		res, err := a.s.deleteUser.Run(ctx, a.c, keys, args...).Text()
 		if err != nil || res != "ok" {
 			return nil, false, err
 		}

@@ -32,6 +32,8 @@ type Layout interface {
 	core.SessionsByUserLister
 	core.SessionsByUserDeleter
 	core.SessionMetadataKeeper
+	core.UserByUsernameGetter
+	core.PasswordHashSwapper
 }
 
 // ErrCorrupt is the error of a stored record that does not decode.
