@@ -55,10 +55,13 @@ func WithPrefix(prefix string) Option {
 func WithClusterMode(on bool) Option { return func(c *config) { c.cluster = &on } }
 
 // WithClaimTTL sets how long, in cluster mode, a freshly claimed unique
-// index key (e-mail, account, authenticator) stays provisional before the
-// write that claimed it confirms it, and how long a user's e-mail-change
-// lock lasts (default 30s). A writer that stops between claiming and
-// confirming blocks the value for at most this long.
+// index key (e-mail, username, account, authenticator) stays provisional
+// before the write that claimed it confirms it, and how long a user's
+// e-mail-change lock lasts (default 30s). Each claim adds a random extra
+// of up to a tenth of it (at most a second), which makes its expiry a
+// token of its own. A writer that stops between claiming and confirming
+// (a crash: a call that fails gives its claims and lock back) blocks the
+// value for at most this long.
 func WithClaimTTL(d time.Duration) Option { return func(c *config) { c.claimTTL = d } }
 
 // WithClock sets the clock that decides whether a session or verification
