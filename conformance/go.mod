@@ -5,7 +5,7 @@ go 1.26.0
 require github.com/authport/authport/core v0.1.0
 
 require (
-	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
 

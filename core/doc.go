@@ -20,8 +20,9 @@
 // throughout authport cite its sections as "SPEC §N".
 //
 // This module depends only on the standard library and, for the one
-// normalisation of e-mail addresses (auth.NormalizeEmail), on the Go
-// project's golang.org/x/net/idna and golang.org/x/text/unicode/norm; the
+// normalisation of e-mail addresses (auth.NormalizeEmail) and for password
+// hashing (core/password), on the Go project's golang.org/x/net/idna,
+// golang.org/x/text/unicode/norm and golang.org/x/crypto/argon2; the
 // package core itself imports the standard library alone. Adapters live
 // in their own modules (adapters/memory, adapters/bbolt, adapters/redis,
 // adapters/postgres-gorm, adapters/mongodb), and the conformance module holds

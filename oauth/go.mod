@@ -13,10 +13,10 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9
 )
 
-require golang.org/x/crypto v0.54.0
+require golang.org/x/crypto v0.57.0
 
 require (
-	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
 

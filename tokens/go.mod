@@ -9,7 +9,7 @@ require (
 )
 
 require (
-	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
 

@@ -2,6 +2,8 @@ package bboltadapter
 
 import (
 	"context"
+	"crypto/subtle"
+	"fmt"
 	"slices"
 
 	"github.com/authport/authport/core"
@@ -77,4 +79,43 @@ func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) 
 			}
 			return &acc, nil
 		})
+}
+
+// SwapPasswordHash implements [core.PasswordHashSwapper]: in one write
+// transaction it reads the account, compares its stored hash ("" for none)
+// with oldHash in constant time and, when they are equal, stores newHash.
+// When they differ it writes nothing and returns the stored account and an
+// error matching [core.ErrPasswordHashChanged]; with no such account it
+// returns nil, nil. bbolt runs one write transaction at a time, so of
+// several swaps from one hash exactly one succeeds.
+func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, oldHash, newHash string) (*core.Account, error) {
+	type swapped struct {
+		acc     *core.Account
+		changed bool // the stored hash was not oldHash: nothing written
+	}
+	k := accountKey(key.Provider, key.ProviderAccountID)
+	// A mismatch is a result, not an error of the transaction, so that the
+	// stored account comes back (and a group commit does not rerun it).
+	out, err := writeFound(ctx, a, func(b *buckets) (*core.Account, error) { return getRecord(b.accounts, k, decodeAccount) },
+		func(b *buckets, acc *core.Account) (swapped, error) {
+			stored := ""
+			if acc.PasswordHash != nil {
+				stored = *acc.PasswordHash
+			}
+			if subtle.ConstantTimeCompare([]byte(stored), []byte(oldHash)) != 1 {
+				return swapped{acc, true}, nil
+			}
+			acc.PasswordHash = &newHash
+			if err := b.accounts.Put(k, encodeAccount(acc)); err != nil {
+				return swapped{}, err
+			}
+			return swapped{acc, false}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if out.changed {
+		return normalizeRead(out.acc), fmt.Errorf("the stored hash is not the one expected: read the account again: %w", core.ErrPasswordHashChanged)
+	}
+	return normalizeRead(out.acc), nil
 }

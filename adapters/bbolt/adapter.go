@@ -20,9 +20,11 @@ import (
 // method of the adapter contract ([core.Adapter]), the extensions
 // [core.ExpiredPurger], [core.AuthenticatorCounterAdvancer],
 // [core.AccountsByUserLister], [core.AccountUpdater],
-// [core.SessionExtender], [core.SessionsByUserLister] and
-// [core.SessionsByUserDeleter], and keeps session metadata
-// ([core.SessionMetadataKeeper]). It is safe for concurrent use.
+// [core.SessionExtender], [core.SessionsByUserLister],
+// [core.SessionsByUserDeleter], [core.UserByUsernameGetter] (it keeps
+// usernames) and [core.PasswordHashSwapper] (it keeps password hashes on
+// accounts), and keeps session metadata ([core.SessionMetadataKeeper]). It
+// is safe for concurrent use.
 type Adapter struct {
 	db      *bolt.DB
 	owned   bool // Open opened db; Close closes it
@@ -43,6 +45,8 @@ var _ interface {
 	core.SessionsByUserLister
 	core.SessionsByUserDeleter
 	core.SessionMetadataKeeper
+	core.UserByUsernameGetter
+	core.PasswordHashSwapper
 } = (*Adapter)(nil)
 
 // New returns an adapter that keeps its records in db, which the caller

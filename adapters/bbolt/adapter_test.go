@@ -136,6 +136,18 @@ func TestCheckConsistencyFindsPlantedFaults(t *testing.T) {
 		{"user missing from e-mail index", func(t *testing.T, a *Adapter) {
 			plant(t, a, bucketUsersByEmail, func(b *bolt.Bucket) error { return b.Delete([]byte("u1@e")) })
 		}, "orphan: e-mail index"},
+		{"dangling username index", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketUsersByName, func(b *bolt.Bucket) error { return b.Put([]byte("ghost"), []byte("ghost")) })
+		}, "username index \"ghost\": dangling: no user"},
+		{"user missing from username index", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketUsersByName, func(b *bolt.Bucket) error { return b.Delete([]byte("name-u1")) })
+		}, "orphan: username index"},
+		{"username index pointing at another user", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketUsersByName, func(b *bolt.Bucket) error { return b.Put([]byte("name-u1"), []byte("u2")) })
+		}, "whose username is"},
+		{"e-mail index entry of a user without one", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketUsersByEmail, func(b *bolt.Bucket) error { return b.Put([]byte("x@e"), []byte("u3")) })
+		}, "points at user \"u3\" whose e-mail is \"\""},
 		{"account of a missing user", func(t *testing.T, a *Adapter) {
 			acc := core.Account{UserID: "ghost", Provider: "p", ProviderAccountID: "9", Type: core.AccountTypeOAuth}
 			plant(t, a, bucketAccounts, func(b *bolt.Bucket) error { return b.Put(accountKey("p", "9"), encodeAccount(&acc)) })
@@ -170,10 +182,11 @@ func TestCheckConsistencyFindsPlantedFaults(t *testing.T) {
 		t.Run(strings.ReplaceAll(f.name, " ", "_"), func(t *testing.T) {
 			a, _ := newTestAdapter(t)
 			for _, id := range []string{"u1", "u2"} {
-				if _, err := a.CreateUser(ctx, core.User{ID: id, Email: id + "@e"}); err != nil {
+				if _, err := a.CreateUser(ctx, core.User{ID: id, Email: id + "@e", Username: "name-" + id}); err != nil {
 					t.Fatal(err)
 				}
 			}
+			must(t)(a.CreateUser(ctx, core.User{ID: "u3"})) // no e-mail, no username
 			must(t)(a.LinkAccount(ctx, core.Account{UserID: "u1", Provider: "p", ProviderAccountID: "1", Type: core.AccountTypeOIDC}))
 			must(t)(a.CreateSession(ctx, core.Session{SessionToken: "s1", UserID: "u1", Expires: future}))
 			must(t)(a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: future}))

@@ -73,26 +73,41 @@ func check(ctx context.Context, b *buckets) []string {
 		}
 	}
 
-	// Users and the e-mail index, both ways.
+	// Users and their e-mail and username indexes, both ways: a user has an
+	// entry for each value it has, and none for "".
+	keys := b.userKeys()
 	eachRecord(ctx, b.users, "user", decodeUser, bad, func(k []byte, u *core.User) {
 		if u.ID != string(k) {
 			bad("user %q: record holds id %q", k, u.ID)
 		}
-		if id := b.usersByEmail.Get([]byte(u.Email)); !bytes.Equal(id, k) {
-			bad("user %q: orphan: e-mail index entry %q points at %q", k, u.Email, id)
+		for _, uk := range keys {
+			v := uk.of(u)
+			if v == "" {
+				continue
+			}
+			if uk.index == nil {
+				bad("user %q: orphan: has %s %q but the file has no %s index", k, uk.what, v, uk.what)
+			} else if id := uk.index.Get([]byte(v)); !bytes.Equal(id, k) {
+				bad("user %q: orphan: %s index entry %q points at %q", k, uk.what, v, id)
+			}
 		}
 	})
-	_ = b.usersByEmail.ForEach(func(k, v []byte) error {
-		raw := b.users.Get(v)
-		if raw == nil {
-			bad("e-mail index %q: dangling: no user %q", k, v)
-			return nil
+	for _, uk := range keys {
+		if uk.index == nil {
+			continue // a read-only file from before usernames: no index, no usernames
 		}
-		if u, err := decodeUser(raw); err == nil && u.Email != string(k) {
-			bad("e-mail index %q: points at user %q whose e-mail is %q", k, v, u.Email)
-		}
-		return ctx.Err()
-	})
+		_ = uk.index.ForEach(func(k, v []byte) error {
+			raw := b.users.Get(v)
+			if raw == nil {
+				bad("%s index %q: dangling: no user %q", uk.what, k, v)
+				return nil
+			}
+			if u, err := decodeUser(raw); err == nil && uk.of(u) != string(k) {
+				bad("%s index %q: points at user %q whose %s is %q", uk.what, k, v, uk.what, uk.of(u))
+			}
+			return ctx.Err()
+		})
+	}
 
 	// Accounts and the user → accounts index.
 	eachRecord(ctx, b.accounts, "account", decodeAccount, bad, func(k []byte, acc *core.Account) {

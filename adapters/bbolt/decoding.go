@@ -19,6 +19,15 @@ func reader(b []byte) rc.Reader {
 	return rc.NewReader(b[1:])
 }
 
+// userReader is reader for a user record, which may also be of version
+// userVersionUsername.
+func userReader(b []byte) rc.Reader {
+	if len(b) > 0 && b[0] == userVersionUsername {
+		return rc.NewReader(b[1:])
+	}
+	return reader(b)
+}
+
 // badRecord returns the failed reader of a record that is empty or of
 // another version.
 func badRecord(b []byte) rc.Reader {
@@ -98,12 +107,12 @@ type inlineBuffer interface {
 
 type (
 	noBuffer       [0]byte
-	userBuffer1    [88]byte
-	userBuffer2    [168]byte
-	userBuffer3    [392]byte
-	sessionBuffer1 [96]byte
-	sessionBuffer2 [160]byte
-	sessionBuffer3 [384]byte
+	userBuffer1    [72]byte
+	userBuffer2    [152]byte
+	userBuffer3    [376]byte
+	sessionBuffer1 [80]byte
+	sessionBuffer2 [144]byte
+	sessionBuffer3 [368]byte
 )
 
 // bytesOf returns the bytes of buf as a slice of length 0 and buf's
@@ -115,15 +124,21 @@ func bytesOf[B inlineBuffer](buf *B) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(buf)), len(*buf))[:0]
 }
 
-// decodeUser decodes the user record b into u, whose pointer fields point
+// decodeUser decodes the user record b (version 1, or version 2 with a
+// username) into u, whose pointer fields point
 // into f, with the checks of the format: version, minimal varints, lengths
 // within the value, flag bytes, no trailing bytes. Its strings are
 // substrings of one copy of the record, in buf's capacity when it fits.
 func (f *userFields) decodeUser(b []byte, u *core.User, buf []byte) error {
-	r := reader(b)
+	r := userReader(b)
 	r.Own(buf)
 	u.ID = r.Str()
 	u.Email = r.Str()
+	if len(b) > 0 && b[0] == userVersionUsername {
+		if u.Username = r.Str(); u.Username == "" && r.Err() == nil {
+			r.Fail("a user record of version 2 with an empty username")
+		}
+	}
 	if r.Bool() {
 		f.verified = r.Time()
 		u.EmailVerified = &f.verified

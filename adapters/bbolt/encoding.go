@@ -26,6 +26,13 @@ import (
 // version can add or change fields while old records stay readable.
 const recordVersion1 = 1
 
+// userVersionUsername is the version of a user record with a username:
+// version 1's fields with the username (str, never "") after the e-mail.
+// A user without a username is written as version 1, with the bytes it
+// had before usernames were added, so files written earlier read as they
+// did and every user has one encoding.
+const userVersionUsername = 2
+
 // ErrCorrupt is matched (with errors.Is) by errors that report stored bytes
 // the adapter cannot decode: a truncated record, trailing bytes, a record
 // version this build does not know, or a malformed index key.
@@ -39,7 +46,7 @@ func timeOK(t time.Time) bool {
 }
 
 func encodeUser(u *core.User) []byte {
-	n := 8 + len(u.ID) + len(u.Email)
+	n := 12 + len(u.ID) + len(u.Email) + len(u.Username)
 	for k, v := range u.Data {
 		n += len(k) + len(v) + 4
 	}
@@ -50,8 +57,11 @@ func encodeUser(u *core.User) []byte {
 		n += len(*u.Image) + 4
 	}
 	b := make([]byte, 0, n+16)
-	b = append(b, recordVersion1)
-	b = rc.AppendStrs(b, u.ID, u.Email)
+	if u.Username == "" {
+		b = rc.AppendStrs(append(b, recordVersion1), u.ID, u.Email)
+	} else {
+		b = rc.AppendStrs(append(b, userVersionUsername), u.ID, u.Email, u.Username)
+	}
 	b = rc.AppendOptTime(b, u.EmailVerified)
 	b = rc.AppendOptStr(b, u.Name)
 	b = rc.AppendOptStr(b, u.Image)

@@ -23,8 +23,12 @@ func tp(t time.Time) *time.Time { t = core.NormalizeTime(t); return &t }
 func roundTrip[T any](t *testing.T, name string, x T, enc func(*T) []byte, dec func([]byte) (*T, error)) []byte {
 	t.Helper()
 	b := enc(&x)
-	if len(b) == 0 || b[0] != recordVersion1 {
-		t.Fatalf("%s: encoding does not start with version byte 1: % x", name, b)
+	want := byte(recordVersion1)
+	if u, ok := any(&x).(*core.User); ok && u.Username != "" {
+		want = userVersionUsername
+	}
+	if len(b) == 0 || b[0] != want {
+		t.Fatalf("%s: encoding does not start with version byte %d: % x", name, want, b)
 	}
 	got, err := dec(b)
 	if err != nil {
@@ -45,6 +49,9 @@ func TestEncodingRoundTrip(t *testing.T) {
 		"pre-1970":     {ID: "u4", Email: "d", EmailVerified: tp(pre1970)},
 		"zero time":    {ID: "u5", Email: "e", EmailVerified: tp(time.Time{})},
 		"binary bytes": {ID: "\x00\xff\x01", Email: "\x00", Name: sp("\x00\x01\x02é")},
+		"no e-mail":    {ID: "u6"},
+		"username":     {ID: "u7", Username: "ada", Name: sp("Ada"), EmailVerified: tp(pre1970)},
+		"both":         {ID: "u8", Email: "f@example.com", Username: "ada.l", Data: map[string]json.RawMessage{"a": json.RawMessage(`1`)}},
 	}
 	for name, u := range users {
 		roundTrip(t, "user "+name, u, encodeUser, decodeUser)
@@ -63,6 +70,8 @@ func TestEncodingRoundTrip(t *testing.T) {
 				{Type: ""},
 			}},
 	}
+	accounts["password"] = core.Account{UserID: "u", Provider: core.PasswordProvider, Type: core.AccountTypeCredentials, ProviderAccountID: "u",
+		PasswordHash: sp("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA")}
 	for name, a := range accounts {
 		roundTrip(t, "account "+name, a, encodeAccount, decodeAccount)
 	}
@@ -90,17 +99,19 @@ func TestDecodeRejectsCorruptValues(t *testing.T) {
 	u := core.User{ID: "u", Email: "e", Name: sp("n")}
 	good := encodeUser(&u)
 	cases := map[string][]byte{
-		"empty":             {},
-		"unknown version":   append([]byte{2}, good[1:]...),
-		"version 0":         append([]byte{0}, good[1:]...),
-		"truncated":         good[:len(good)-1],
-		"trailing bytes":    append(bytes.Clone(good), 0),
-		"bad flag":          {1, 1, 'u', 1, 'e', 7},
-		"huge string len":   {1, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"overlong uvarint":  {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
-		"non-minimal len":   {1, 0x81, 0x00, 'u', 1, 'e', 0, 0, 0},
-		"string past end":   {1, 5, 'a'},
-		"only version byte": {1},
+		"empty":              {},
+		"unknown version":    append([]byte{3}, good[1:]...),
+		"v2, empty username": {2, 1, 'u', 1, 'e', 0, 0, 0, 0},
+		"v2, no username":    {2, 1, 'u', 1, 'e'},
+		"version 0":          append([]byte{0}, good[1:]...),
+		"truncated":          good[:len(good)-1],
+		"trailing bytes":     append(bytes.Clone(good), 0),
+		"bad flag":           {1, 1, 'u', 1, 'e', 7},
+		"huge string len":    {1, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"overlong uvarint":   {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+		"non-minimal len":    {1, 0x81, 0x00, 'u', 1, 'e', 0, 0, 0},
+		"string past end":    {1, 5, 'a'},
+		"only version byte":  {1},
 	}
 	for name, b := range cases {
 		if _, err := decodeUser(b); !errors.Is(err, ErrCorrupt) {
@@ -118,6 +129,7 @@ func TestDecodeRejectsCorruptValues(t *testing.T) {
 // whatever decodes re-encodes to the same bytes (the encoding is canonical).
 func FuzzDecode(f *testing.F) {
 	f.Add(encodeUser(&core.User{ID: "u", Email: "e", Name: sp(""), EmailVerified: tp(time.Now())}))
+	f.Add(encodeUser(&core.User{ID: "u", Username: "ada", Image: sp("i")}))
 	f.Add(encodeAccount(&core.Account{UserID: "u", Provider: "p", Type: "oauth", ProviderAccountID: "x",
 		AuthorizationDetails: []core.AuthorizationDetail{{Type: "t", Locations: []string{"l"}}}, ExpiresAt: ip(5)}))
 	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1)}))
@@ -229,6 +241,49 @@ func TestEncodingUserData(t *testing.T) {
 	} {
 		if _, err := decodeUser(bad); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("decodeUser(%s): err = %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// TestEncodingUsername pins the bytes of a user record: a user without a
+// username is a version-1 record with the bytes users had before usernames
+// (so records written earlier read back, without a username), one with a
+// username is version 2 with the username after the e-mail, and a user
+// without an e-mail address stores "".
+func TestEncodingUsername(t *testing.T) {
+	// A version-1 record as every earlier build wrote it: id "u1", e-mail
+	// "a@e", emailVerified null, name "A", image null.
+	v1 := []byte{1, 2, 'u', '1', 3, 'a', '@', 'e', 0, 1, 1, 'A', 0}
+	old := core.User{ID: "u1", Email: "a@e", Name: sp("A")}
+	got, err := decodeUser(v1)
+	if err != nil || !reflect.DeepEqual(*got, old) {
+		t.Fatalf("decodeUser(version-1 record) = %#v, %v; want %#v", got, err, old)
+	}
+	if b := encodeUser(&old); !bytes.Equal(b, v1) {
+		t.Errorf("user without a username\n got % x\nwant % x (the version-1 bytes)", b, v1)
+	}
+
+	named := old
+	named.Username = "ada"
+	want := []byte{2, 2, 'u', '1', 3, 'a', '@', 'e', 3, 'a', 'd', 'a', 0, 1, 1, 'A', 0}
+	if b := roundTrip(t, "user with a username", named, encodeUser, decodeUser); !bytes.Equal(b, want) {
+		t.Errorf("user with a username\n got % x\nwant % x", b, want)
+	}
+
+	noEmail := core.User{ID: "u1", Username: "ada"}
+	want = []byte{2, 2, 'u', '1', 0, 3, 'a', 'd', 'a', 0, 0, 0}
+	if b := roundTrip(t, "user without an e-mail", noEmail, encodeUser, decodeUser); !bytes.Equal(b, want) {
+		t.Errorf("user without an e-mail\n got % x\nwant % x", b, want)
+	}
+	// The read path decodes both versions into its one allocation.
+	for _, u := range []core.User{old, named, noEmail} {
+		b := encodeUser(&u)
+		su, err := decodeSessionAndUser(core.Session{SessionToken: "s"}, b)
+		if err != nil || !reflect.DeepEqual(su.User, u) {
+			t.Errorf("decodeSessionAndUser(% x) = %+v, %v; want %+v", b, su, err, u)
+		}
+		if n := testing.AllocsPerRun(20, func() { _, _ = decodeSessionAndUser(core.Session{SessionToken: "s"}, b) }); n != 1 {
+			t.Errorf("decodeSessionAndUser(% x): %v allocations, want 1", b, n)
 		}
 	}
 }

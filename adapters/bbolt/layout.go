@@ -13,7 +13,8 @@ import (
 // so the adapter can share a file with the application's own buckets.
 var (
 	bucketUsers          = []byte("users")               // user id → user
-	bucketUsersByEmail   = []byte("users_by_email")      // e-mail → user id
+	bucketUsersByEmail   = []byte("users_by_email")      // e-mail → user id (users with one)
+	bucketUsersByName    = []byte("users_by_username")   // username → user id (users with one)
 	bucketAccounts       = []byte("accounts")            // accountKey → account
 	bucketUserAccounts   = []byte("user_accounts")       // ownerKey(user id, accountKey) → marker
 	bucketSessions       = []byte("sessions")            // session token → session
@@ -37,7 +38,7 @@ var ErrLayout = errors.New("unsupported bucket layout version")
 const layoutVersion = 1
 
 var allBuckets = [][]byte{
-	bucketUsers, bucketUsersByEmail, bucketAccounts, bucketUserAccounts,
+	bucketUsers, bucketUsersByEmail, bucketUsersByName, bucketAccounts, bucketUserAccounts,
 	bucketSessions, bucketUserSessions, bucketSessionExpiry,
 	bucketTokens, bucketTokenExpiry,
 	bucketAuthenticators, bucketUserAuths,
@@ -50,28 +51,42 @@ var marker = []byte{1}
 type buckets struct {
 	root                                             *bolt.Bucket
 	users, usersByEmail, accounts, userAccounts      *bolt.Bucket
+	usersByName                                      *bolt.Bucket // nil in a read transaction of a file from before usernames (see laterBucket)
 	sessions, userSessions, sessionExpiry            *bolt.Bucket
 	tokens, tokenExpiry, authenticators, userAuthent *bolt.Bucket
 }
 
+// laterBucket reports whether the bucket name was added to layout 1 after
+// files were written without it: users_by_username, added with usernames.
+// New creates it on a writable database, so a file from before it gains it
+// when it is first opened writable; a read-only database of such a file
+// lacks it, and its reads take it as empty (no user of such a file has a
+// username). A write transaction requires it like every other bucket.
+func laterBucket(name []byte) bool { return bytes.Equal(name, bucketUsersByName) }
+
 // open fetches the buckets of root in tx. It fails when the root bucket or
-// one of its buckets is missing (someone deleted them behind the adapter).
+// one of its buckets is missing (someone deleted them behind the adapter),
+// except a later bucket (laterBucket) in a read transaction, left nil.
 func openBuckets(tx *bolt.Tx, root []byte) (*buckets, error) {
 	r := tx.Bucket(root)
 	if r == nil {
 		return nil, fmt.Errorf("%w: root bucket %q is missing", ErrCorrupt, root)
 	}
 	b := &buckets{root: r,
-		users: r.Bucket(bucketUsers), usersByEmail: r.Bucket(bucketUsersByEmail),
+		users: r.Bucket(bucketUsers), usersByEmail: r.Bucket(bucketUsersByEmail), usersByName: r.Bucket(bucketUsersByName),
 		accounts: r.Bucket(bucketAccounts), userAccounts: r.Bucket(bucketUserAccounts),
 		sessions: r.Bucket(bucketSessions), userSessions: r.Bucket(bucketUserSessions),
 		sessionExpiry: r.Bucket(bucketSessionExpiry),
 		tokens:        r.Bucket(bucketTokens), tokenExpiry: r.Bucket(bucketTokenExpiry),
 		authenticators: r.Bucket(bucketAuthenticators), userAuthent: r.Bucket(bucketUserAuths),
 	}
-	for _, x := range []*bolt.Bucket{b.users, b.usersByEmail, b.accounts, b.userAccounts,
+	required := []*bolt.Bucket{b.users, b.usersByEmail, b.accounts, b.userAccounts,
 		b.sessions, b.userSessions, b.sessionExpiry, b.tokens, b.tokenExpiry,
-		b.authenticators, b.userAuthent} {
+		b.authenticators, b.userAuthent}
+	if tx.Writable() {
+		required = append(required, b.usersByName)
+	}
+	for _, x := range required {
 		if x == nil {
 			return nil, fmt.Errorf("%w: a bucket under %q is missing", ErrCorrupt, root)
 		}
@@ -88,13 +103,14 @@ func bucket(tx *bolt.Tx, root, name []byte) (*bolt.Bucket, error) {
 }
 
 // bucket2 fetches two buckets of root in tx (the second only if name2 is
-// not nil).
+// not nil), for reads: a missing later bucket (laterBucket) as name1 is
+// returned as nil, which the caller takes as empty.
 func bucket2(tx *bolt.Tx, root, name1, name2 []byte) (b1, b2 *bolt.Bucket, err error) {
 	r := tx.Bucket(root)
 	if r == nil {
 		return nil, nil, fmt.Errorf("%w: root bucket %q is missing", ErrCorrupt, root)
 	}
-	if b1 = r.Bucket(name1); b1 == nil {
+	if b1 = r.Bucket(name1); b1 == nil && !laterBucket(name1) {
 		return nil, nil, fmt.Errorf("%w: bucket %q under %q is missing", ErrCorrupt, name1, root)
 	}
 	if name2 != nil {

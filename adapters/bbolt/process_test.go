@@ -67,7 +67,19 @@ func childWrite(path, prefix string) {
 	big := strings.Repeat("x", 3000) // records that span more than a few per page
 	for i := 0; ; i++ {
 		id := fmt.Sprintf("%s-u%d", prefix, i)
-		_, err := a.CreateUser(ctx, core.User{ID: id, Email: id + "@e", Name: &big})
+		u := core.User{ID: id, Email: id + "@e", Username: "n-" + id, Name: &big}
+		if i%2 == 1 { // every other user without an e-mail address
+			u.Email = ""
+		}
+		_, err := a.CreateUser(ctx, u)
+		fail(err)
+		if i%3 == 2 { // a rename, and the address removed or added
+			_, err = a.UpdateUser(ctx, core.UserUpdate{ID: id, Username: core.Set("r-" + id), Email: core.Set(strings.TrimSuffix(id+"@e", u.Email))})
+			fail(err)
+		}
+		_, err = a.LinkAccount(ctx, core.Account{UserID: id, Provider: core.PasswordProvider, ProviderAccountID: id, Type: core.AccountTypeCredentials, PasswordHash: &big})
+		fail(err)
+		_, err = a.SwapPasswordHash(ctx, core.AccountKey{Provider: core.PasswordProvider, ProviderAccountID: id}, big, id)
 		fail(err)
 		_, err = a.LinkAccount(ctx, core.Account{UserID: id, Provider: "p", ProviderAccountID: id, Type: core.AccountTypeOAuth, AccessToken: &big})
 		fail(err)

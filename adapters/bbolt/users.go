@@ -20,8 +20,8 @@ func checkTime(method core.Method, field string, t *time.Time) error {
 	return nil
 }
 
-// CreateUser implements createUser: it stores the user and its e-mail index
-// entry in one transaction.
+// CreateUser implements createUser: it stores the user and its e-mail and
+// username index entries (for the ones it has) in one transaction.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	const m = core.MethodCreateUser
 	u := user.Normalize()
@@ -38,19 +38,72 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		if b.users.Get(id) != nil {
 			return fmt.Errorf("user id already taken: %w", core.ErrAlreadyExists)
 		}
-		if b.usersByEmail.Get([]byte(u.Email)) != nil {
-			return fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
-		}
-		if err := b.users.Put(id, val); err != nil {
+		if err := b.moveUserKeys(id, nil, &u); err != nil {
 			return err
 		}
-		return b.usersByEmail.Put([]byte(u.Email), id)
+		return b.users.Put(id, val)
 	})
 	if err != nil {
 		return nil, storeErr(err)
 	}
 	out := u.Clone()
 	return &out, nil
+}
+
+// userKey is a user field that is unique among the users that have one
+// ("" is none), with its index bucket (value → user id).
+type userKey struct {
+	what  string // for errors
+	index *bolt.Bucket
+	of    func(*core.User) string
+}
+
+// userKeys returns the unique user fields: the e-mail address and the
+// username.
+func (b *buckets) userKeys() [2]userKey {
+	return [2]userKey{
+		{"e-mail", b.usersByEmail, func(u *core.User) string { return u.Email }},
+		{"username", b.usersByName, func(u *core.User) string { return u.Username }},
+	}
+}
+
+// moveUserKeys moves the index entries of the user id from what old has to
+// what u has, inside a write transaction: old is nil for a new user, u nil
+// for a deleted one. A field that is "" has no entry. It first checks that
+// no other user has one of u's new values (else core.ErrAlreadyExists,
+// with nothing written), then deletes the entries of the values u dropped
+// and puts those of the values it gained, so that a value freed here is
+// free at once.
+func (b *buckets) moveUserKeys(id []byte, old, u *core.User) error {
+	keys := b.userKeys()
+	value := func(k userKey, x *core.User) string {
+		if x == nil {
+			return ""
+		}
+		return k.of(x)
+	}
+	for _, k := range keys {
+		if n := value(k, u); n != "" && n != value(k, old) && k.index.Get([]byte(n)) != nil {
+			return fmt.Errorf("%s already taken: %w", k.what, core.ErrAlreadyExists)
+		}
+	}
+	for _, k := range keys {
+		o, n := value(k, old), value(k, u)
+		if o == n {
+			continue
+		}
+		if o != "" {
+			if err := k.index.Delete([]byte(o)); err != nil {
+				return err
+			}
+		}
+		if n != "" {
+			if err := k.index.Put([]byte(n), id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // getUser reads and decodes the user with the id, or returns nil.
@@ -63,14 +116,28 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 	return getOne(ctx, a, bucketUsers, []byte(id), decodeUser)
 }
 
-// GetUserByEmail implements getUserByEmail: e-mails are compared exactly.
+// GetUserByEmail implements getUserByEmail: e-mails are compared exactly,
+// and "" finds nothing.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
+	return a.getUserBy(ctx, bucketUsersByEmail, email)
+}
+
+// GetUserByUsername implements [core.UserByUsernameGetter]: usernames are
+// compared exactly (the library normalises them), and "" finds nothing.
+func (a *Adapter) GetUserByUsername(ctx context.Context, username string) (*core.User, error) {
+	return a.getUserBy(ctx, bucketUsersByName, username)
+}
+
+// getUserBy reads the user that the index idx maps key to, in one read
+// transaction; nil for "", for a key not in the index, and when the index
+// is a later bucket the file does not have yet (laterBucket).
+func (a *Adapter) getUserBy(ctx context.Context, idx []byte, key string) (*core.User, error) {
 	return read(ctx, a, func(tx *bolt.Tx) (*core.User, error) {
-		byEmail, users, err := bucket2(tx, a.root, bucketUsersByEmail, bucketUsers)
-		if err != nil || email == "" {
+		index, users, err := bucket2(tx, a.root, idx, bucketUsers)
+		if err != nil || index == nil || key == "" {
 			return nil, err
 		}
-		return getUser(users, byEmail.Get([]byte(email)))
+		return getUser(users, index.Get([]byte(key)))
 	})
 }
 
@@ -105,8 +172,9 @@ func (a *Adapter) readUserByAccount(ctx context.Context, key core.AccountKey) (*
 	return getUser(users, uid)
 }
 
-// UpdateUser implements updateUser. A changed e-mail moves the e-mail index
-// entry in the same transaction.
+// UpdateUser implements updateUser. A changed e-mail or username moves its
+// index entry in the same transaction; one set to "" loses it (the value is
+// free for another user at once).
 func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.User, error) {
 	const m = core.MethodUpdateUser
 	if update.EmailVerified.Set {
@@ -124,16 +192,8 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 			return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 		}
 		u := update.Apply(*old)
-		if u.Email != old.Email {
-			if b.usersByEmail.Get([]byte(u.Email)) != nil {
-				return nil, fmt.Errorf("e-mail already taken: %w", core.ErrAlreadyExists)
-			}
-			if err := b.usersByEmail.Delete([]byte(old.Email)); err != nil {
-				return nil, err
-			}
-			if err := b.usersByEmail.Put([]byte(u.Email), id); err != nil {
-				return nil, err
-			}
+		if err := b.moveUserKeys(id, old, &u); err != nil {
+			return nil, err
 		}
 		if err := b.users.Put(id, encodeUser(&u)); err != nil {
 			return nil, err
@@ -142,9 +202,9 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	})
 }
 
-// DeleteUser implements deleteUser: the user, its e-mail index entry, its
-// accounts, sessions and authenticators and all their index entries go in
-// one transaction.
+// DeleteUser implements deleteUser: the user, its e-mail and username index
+// entries, its accounts, sessions and authenticators and all their index
+// entries go in one transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
 	return writeFound(ctx, a, func(b *buckets) (*core.User, error) { return getUser(b.users, []byte(id)) },
 		func(b *buckets, u *core.User) (*core.User, error) {
@@ -168,7 +228,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 					}
 				}
 			}
-			if err := b.usersByEmail.Delete([]byte(u.Email)); err != nil {
+			if err := b.moveUserKeys([]byte(id), u, nil); err != nil {
 				return nil, err
 			}
 			if err := b.users.Delete([]byte(id)); err != nil {
