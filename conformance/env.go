@@ -31,7 +31,12 @@ type env struct {
 	// peer is a second adapter instance on the same store, behind the
 	// checked layer, for the rules with needsPeer; nil otherwise.
 	peer *core.Store
-	seq  atomic.Int64
+	// lossy is the instance of [Fixture.LossyPeer], behind the checked
+	// layer, and loser what makes it lose replies, for the rules with
+	// needsLossyPeer; nil otherwise.
+	lossy *core.Store
+	loser ReplyLoser
+	seq   atomic.Int64
 }
 
 // id returns a fresh id with the prefix, unique within the test. The

@@ -54,6 +54,41 @@ type Fixture struct {
 	// backend whose store is the adapter value itself (an in-process map)
 	// may return Adapter.
 	Peer func(t testing.TB) any
+
+	// LossyPeer, optional, returns another adapter instance on the same
+	// storage, like Peer, whose connection loses replies when told to,
+	// and the [ReplyLoser] that tells it. The rules of lost replies
+	// (group lostReply) run the calls under test on it and check the
+	// outcome through Adapter; they are skipped, with this field named,
+	// when it is nil. For backends reached over a network connection whose
+	// client can run a command and fail as if the connection broke before
+	// the reply came (a go-redis hook, say).
+	LossyPeer func(t testing.TB) (adapter any, loser ReplyLoser)
+}
+
+// ReplyLoser makes a [Fixture.LossyPeer] instance lose replies: the
+// server runs the command, and the client reports a broken connection, as
+// when a connection resets after the command was sent (a killed node, a
+// failover). A round trip is one command or one pipeline of commands.
+type ReplyLoser interface {
+	// LoseReplies lets the instance's next skip round trips through, then
+	// runs the n after them and loses their replies; the ones after go
+	// through again.
+	LoseReplies(skip, n int)
+	// Lost returns how many replies were lost since LoseReplies, and
+	// disarms what is left of it.
+	Lost() int
+}
+
+// PersistentMentioner is optionally implemented by a [Raw] whose storage
+// expires entries by itself (a TTL): it tells what mentions a string and
+// will not go away by itself. The lostReply rules check that calls whose
+// replies were lost leave nothing of the kind once retried; with a
+// [Mentioner] only, every mention counts as persistent.
+type PersistentMentioner interface {
+	// PersistentMentions returns a description of each stored entry
+	// without an expiry whose key or value contains s.
+	PersistentMentions(ctx context.Context, s string) ([]string, error)
 }
 
 // Raw reads every stored record of one kind straight from the backend's

@@ -47,7 +47,10 @@ type rule struct {
 	// needsPeer marks rules that run a second adapter instance on the same
 	// store ([Fixture.Peer]); they are skipped, named, without one.
 	needsPeer bool
-	run       func(t *testing.T, e *env)
+	// needsLossyPeer marks rules that lose replies through
+	// [Fixture.LossyPeer]; they are skipped, named, without one.
+	needsLossyPeer bool
+	run            func(t *testing.T, e *env)
 }
 
 // Run runs every rule of the contract against the backend h describes, as
@@ -127,6 +130,9 @@ func runRule(t *testing.T, h Harness, r rule) {
 	if r.needsPeer && f.Peer == nil {
 		t.Skip("the harness gives no second adapter instance on the same store (conformance.Fixture.Peer is nil), which this rule runs")
 	}
+	if r.needsLossyPeer && f.LossyPeer == nil {
+		t.Skip("the harness gives no adapter instance that loses replies (conformance.Fixture.LossyPeer is nil), which this rule runs")
+	}
 	purger, _ := f.Adapter.(core.ExpiredPurger)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -140,6 +146,13 @@ func runRule(t *testing.T, h Harness, r rule) {
 		if missing := core.Probe(e.peer).Missing(needs...); len(missing) > 0 {
 			t.Fatalf("the peer adapter %T lacks %v, which the fixture's adapter has", peer, missing)
 		}
+	}
+	if r.needsLossyPeer {
+		lossy, loser := f.LossyPeer(t)
+		if lossy == nil || loser == nil {
+			t.Fatal("conformance.Fixture.LossyPeer returned nil")
+		}
+		e.lossy, e.loser = core.NewStore(lossy), loser
 	}
 	if c, ok := f.Raw.(ConsistencyChecker); ok {
 		// Registered before the rule runs so that it runs after the rule
@@ -159,7 +172,7 @@ func isSpecMethod(m core.Method) bool { return slices.Contains(core.Methods(), m
 func allRules() []rule {
 	rs := slices.Concat(userRules(), optionalEmailRules(), usernameRules(), userDataRules(), accountRules(), passwordHashRules(), accountListRules(), accountUpdateRules(),
 		sessionRules(), extendRules(), sessionInventoryRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
-		counterRules(), cutRules())
+		counterRules(), cutRules(), lostReplyRules())
 	for _, r := range slices.Concat(flowRules(), accountFlowRules(), inventoryFlowRules(), familyFlowRules(), passwordFlowRules()) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)

@@ -2,7 +2,11 @@ package redisadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -51,10 +55,13 @@ func WithPrefix(prefix string) Option {
 func WithClusterMode(on bool) Option { return func(c *config) { c.cluster = &on } }
 
 // WithClaimTTL sets how long, in cluster mode, a freshly claimed unique
-// index key (e-mail, account, authenticator) stays provisional before the
-// write that claimed it confirms it, and how long a user's e-mail-change
-// lock lasts (default 30s). A writer that stops between claiming and
-// confirming blocks the value for at most this long.
+// index key (e-mail, username, account, authenticator) stays provisional
+// before the write that claimed it confirms it, and how long a user's
+// e-mail-change lock lasts (default 30s). Each claim adds a random extra
+// of up to a tenth of it (at most a second), which makes its expiry a
+// token of its own. A writer that stops between claiming and confirming
+// (a crash: a call that fails gives its claims and lock back) blocks the
+// value for at most this long.
 func WithClaimTTL(d time.Duration) Option { return func(c *config) { c.claimTTL = d } }
 
 // WithClock sets the clock that decides whether a session or verification
@@ -189,8 +196,13 @@ func (a *Adapter) pointer(ctx context.Context, ptr string) (string, error) {
 	return uid, nil
 }
 
-// claim sets ptr to uid unless it exists, expiring at the given time in
-// ms (atMs > 0) or after the claim TTL. It reports whether it set it.
+// claim sets ptr to uid unless it exists, expiring at atMs (ms since the
+// epoch). It reports whether it set it.
+//
+// With mine, atMs is the claim's token (see claimProvisional): a ptr that
+// holds uid and expires exactly at atMs is this attempt's own claim, set
+// by a run whose reply was lost and then retried (by go-redis or by
+// again), and claim reports it set.
 //
 // An operation cut short on a cluster (by its deadline, or a reply lost
 // after the server acted) can leave a confirmed pointer (one without a
@@ -201,23 +213,25 @@ func (a *Adapter) pointer(ctx context.Context, ptr string) (string, error) {
 // pointer is released (only if it is still that confirmed pointer) and
 // claimed again. A provisional claim (one with a TTL) is never touched:
 // it is confirmed or expires.
-func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64, holds func(ctx context.Context, holder string) (bool, error)) (bool, error) {
+func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64, mine bool, holds func(ctx context.Context, holder string) (bool, error)) (bool, error) {
 	for attempt := 0; ; attempt++ {
-		var err error
-		if atMs > 0 {
-			err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "pxat", atMs).Err()
-		} else {
-			err = a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "px", a.claimTTL.Milliseconds()).Err()
-		}
+		err := a.c.Do(ctx, "set", ptr, shared.Escape(uid), "nx", "pxat", atMs).Err()
 		if !shared.IsNil(err) {
 			return err == nil, err
 		}
-		if holds == nil || attempt == 2 {
+		if (!mine && holds == nil) || attempt >= 2 {
 			return false, nil
 		}
-		holder, confirmed, err := a.pointerState(ctx, ptr)
-		if err != nil || !confirmed {
+		holder, exp, err := a.pointerState(ctx, ptr)
+		switch {
+		case err != nil:
 			return false, err
+		case exp == -2:
+			continue // gone meanwhile: claim again
+		case mine && holder == uid && exp == atMs:
+			return true, nil
+		case holds == nil || exp != -1:
+			return false, nil
 		}
 		if live, err := holds(ctx, holder); err != nil || live {
 			return false, err
@@ -228,26 +242,86 @@ func (a *Adapter) claim(ctx context.Context, ptr, uid string, atMs int64, holds 
 	}
 }
 
-// pointerState reads an index key: the user id it holds, and whether it
-// is confirmed (exists without a TTL).
-func (a *Adapter) pointerState(ctx context.Context, ptr string) (string, bool, error) {
+// claimProvisional claims ptr for uid provisionally (see claim): until
+// the claim TTL has passed, plus a random extra of up to a tenth of it (at
+// most a second), so that
+// the claim's expiry in ms is its token, telling it from another
+// attempt's claim of the same user id. The claim is retried once when its
+// reply is lost (again); if its outcome is still unknown, it is released
+// by its token before claimProvisional returns the error (releaseClaim),
+// so that a claim whose reply was lost never blocks the value after the
+// call returns. It returns the token.
+func (a *Adapter) claimProvisional(ctx context.Context, ptr, uid string, holds func(ctx context.Context, holder string) (bool, error)) (int64, bool, error) {
+	at := time.Now().Add(a.claimTTL).UnixMilli() + rand.Int64N(min(1000, a.claimTTL.Milliseconds()/10+1))
+	ok, err := again(ctx, func(ctx context.Context) (bool, error) { return a.claim(ctx, ptr, uid, at, true, holds) })
+	if err != nil {
+		_ = a.releaseClaim(ctx, ptr, uid, at)
+		return 0, false, err
+	}
+	return at, ok, nil
+}
+
+// releaseClaim deletes ptr if it is still the provisional claim of uid
+// with token at (claimProvisional): never a confirmed pointer, nor another
+// attempt's claim. Like release it runs to its end and returns by ctx's
+// end.
+func (a *Adapter) releaseClaim(ctx context.Context, ptr, uid string, at int64) error {
+	return finish(ctx, func(ctx context.Context) error {
+		_, err := again(ctx, func(ctx context.Context) (any, error) {
+			return a.s.release.Run(ctx, a.c, []string{ptr}, shared.Escape(uid), at).Result()
+		})
+		return err
+	})
+}
+
+// pointerState reads an index key: the user id it holds and its expiry
+// (PEXPIRETIME: ms since the epoch, -1 for a confirmed pointer, -2 when
+// there is no such key).
+func (a *Adapter) pointerState(ctx context.Context, ptr string) (string, int64, error) {
 	var get *redis.StringCmd
-	var ttl *redis.DurationCmd
+	var exp *redis.Cmd
 	_, err := a.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get, ttl = p.Get(ctx, ptr), p.PTTL(ctx, ptr)
+		get, exp = p.Get(ctx, ptr), p.Do(ctx, "pexpiretime", ptr)
 		return nil
 	})
 	if shared.IsNil(err) {
-		return "", false, nil
+		return "", -2, nil
 	}
 	if err != nil {
-		return "", false, err
+		return "", 0, err
 	}
 	uid, err := shared.Unescape(get.Val())
 	if err != nil {
-		return "", false, shared.ErrCorrupt
+		return "", 0, shared.ErrCorrupt
 	}
-	return uid, ttl.Val() == -1, nil
+	ms, err := exp.Int64()
+	return uid, ms, err
+}
+
+// again runs f, a step that may run twice with the same effect, and runs
+// it once more when it fails with a broken connection (the server may
+// have run it; its reply is lost), so that one lost reply does not fail
+// the step, nor leave its outcome unknown. A Redis error reply,
+// ErrReplicaAck or the end of ctx is returned as is. (go-redis retries
+// such a command itself unless MaxRetries is -1; again retries the
+// adapter's steps whatever the client's setting, and is what makes them
+// safe to retry that matters: see the scripts.)
+func again[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	v, err := f(ctx)
+	if err == nil || !lostReply(ctx, err) {
+		return v, err
+	}
+	return f(ctx)
+}
+
+// lostReply reports whether err is a broken connection (a network error
+// or an unexpected end of stream) rather than an answer.
+func lostReply(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, shared.ErrReplicaAck) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // hasField returns a claim's holds function for a pointer to a field of
@@ -258,10 +332,14 @@ func (a *Adapter) hasField(hashKey func(uid string) string, field string) func(c
 	}
 }
 
-// commit makes a claimed pointer permanent if it still holds uid.
+// commit makes a claimed pointer permanent if it still holds uid. It runs
+// a second time when its reply is lost (again): a commit's outcome decides
+// whether a write is undone, and running it twice is running it once.
 func (a *Adapter) commit(ctx context.Context, ptr, uid string) (bool, error) {
-	n, err := a.s.commit.Run(ctx, a.c, []string{ptr}, shared.Escape(uid), "0").Int()
-	return n == 1, err
+	return again(ctx, func(ctx context.Context) (bool, error) {
+		n, err := a.s.commit.Run(ctx, a.c, []string{ptr}, shared.Escape(uid), "0").Int()
+		return n == 1, err
+	})
 }
 
 // release deletes ptr if it still holds uid. It runs to its end even when
@@ -269,7 +347,10 @@ func (a *Adapter) commit(ctx context.Context, ptr, uid string) (bool, error) {
 // (see withinDeadline).
 func (a *Adapter) release(ctx context.Context, ptr, uid string) error {
 	return finish(ctx, func(ctx context.Context) error {
-		return a.s.release.Run(ctx, a.c, []string{ptr}, shared.Escape(uid)).Err()
+		_, err := again(ctx, func(ctx context.Context) (any, error) {
+			return a.s.release.Run(ctx, a.c, []string{ptr}, shared.Escape(uid)).Result()
+		})
+		return err
 	})
 }
 
@@ -343,7 +424,7 @@ func (a *Adapter) attachCluster(ctx context.Context, ptr, uid string, hashKey fu
 			return a.attachCluster(ctx, ptr, uid, hashKey, field, value)
 		})
 	}
-	ok, err := a.claim(ctx, ptr, uid, 0, a.hasField(hashKey, field))
+	_, ok, err := a.claimProvisional(ctx, ptr, uid, a.hasField(hashKey, field))
 	if err != nil {
 		return "", err
 	}
@@ -354,7 +435,11 @@ func (a *Adapter) attachCluster(ctx context.Context, ptr, uid string, hashKey fu
 	// From here on the steps run to the end even if ctx is cancelled, so
 	// that no half-done write is left behind.
 	ctx = context.WithoutCancel(ctx)
-	res, err := a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hk}, a.k.p, "C", uid, field, value).Text()
+	// Writing the field twice is writing it once: run it again when its
+	// reply is lost.
+	res, err := again(ctx, func(ctx context.Context) (string, error) {
+		return a.s.attach.Run(ctx, a.c, []string{a.k.user(uid), hk}, a.k.p, "C", uid, field, value).Text()
+	})
 	if err != nil || res != "ok" {
 		_ = a.release(ctx, ptr, uid)
 		return res, err

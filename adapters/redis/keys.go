@@ -26,6 +26,7 @@ const DefaultPrefix = "authport:"
 //	<p>session:{<sessionToken>}      string uid, expires at the session's expiry
 //	<p>authenticator:{<credID>}      string uid
 //	<p>verification:{<identifier>:<token>} string expiry (ms), expires then
+//	<p>user:{<uid>}:deleted          string a deleteUser's tombstone (cluster), expires
 //
 // Every user-supplied component is escaped with [escape], so it never holds
 // ':', '{', '}', '%' or any byte outside a small safe set: kinds and components
@@ -61,6 +62,13 @@ func (k keys) unique(field, value string) string {
 	return k.p + field + ":{" + shared.Escape(value) + "}"
 }
 
+// tombstone is where, on a cluster, deleteUser leaves the index keys it
+// has still to release (see luaDeleteUser), in the user's slot.
+func (k keys) tombstone(uid string) string { return k.user(uid) + tombstoneSuffix }
+
+// tombstoneSuffix turns a user's key into its tombstone's.
+const tombstoneSuffix = ":deleted"
+
 // accountField is the field of an account in the user's accounts hash; the
 // account pointer's hash tag is the same string.
 func accountField(provider, providerAccountID string) string {
@@ -89,7 +97,7 @@ func (k keys) receipt(slotTag, attempt string) string {
 
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, sessionmeta, authenticators, email, username, account, session, authenticator, verification, used, moving
+	kind string // user, accounts, sessions, sessionmeta, tombstone, authenticators, email, username, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -114,6 +122,8 @@ func parseKey(p, key string) (parsedKey, bool) {
 		kind = suffix[1:]
 	case kind == "user" && suffix == ":sessions"+sessionMetaSuffix:
 		kind = "sessionmeta"
+	case kind == "user" && suffix == tombstoneSuffix:
+		kind = "tombstone"
 	case suffix == "" && (kind == "email" || kind == "username" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
 	case kind == "used" && suffix != "":
 	case kind == "session" && suffix == ":moving":

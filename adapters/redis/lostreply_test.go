@@ -2,6 +2,7 @@ package redisadapter
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,5 +170,144 @@ func TestUseVerificationTokenLostReply(t *testing.T) {
 			a, raw := fixture(t, c)
 			redistest.LostTokenReply(t, drop, a, raw)
 		})
+	}
+}
+
+// TestClusterLostReplyRetriedByClient: on a cluster, with go-redis's own
+// retries (MaxRetries at its default), the first reply of createUser,
+// of an e-mail change and of deleteUser is lost after the server ran the
+// command (the connection breaks; go-redis sends it again on a new one).
+// Each call must still succeed as if nothing happened: the claim's retry
+// finds its own claim (not "taken"), the lock's retry its own lock (not
+// "busy" until the lease ends), and deleteUser's retry the first run's
+// answer from the tombstone (the user, not "no such user"), releasing
+// every index key.
+func TestClusterLostReplyRetriedByClient(t *testing.T) {
+	drop := &redistest.ConnDropper{}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), Dialer: drop.Dial, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	a, raw := fixture(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lose := func(what string, call func() error) {
+		t.Helper()
+		drop.Fired.Store(false)
+		drop.Armed.Store(true)
+		err := call()
+		drop.Armed.Store(false)
+		if !drop.Fired.Load() {
+			t.Fatalf("%s: no reply was dropped: the test did not exercise a retry", what)
+		}
+		if err != nil {
+			t.Errorf("%s whose first reply was lost and was retried: %v", what, err)
+		}
+	}
+	u := core.User{ID: "lost-1", Email: "lost-1@example.com"}
+	lose("createUser", func() error { _, err := a.CreateUser(ctx, u); return err })
+	if _, err := a.LinkAccount(ctx, core.Account{UserID: u.ID, Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "lost-gh"}); err != nil {
+		t.Fatal(err)
+	}
+	lose("updateUser (e-mail)", func() error {
+		got, err := a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Email: core.Set("lost-2@example.com")})
+		if err == nil && got.Email != "lost-2@example.com" {
+			err = fmt.Errorf("returned e-mail %q", got.Email)
+		}
+		return err
+	})
+	lose("deleteUser", func() error {
+		got, err := a.DeleteUser(ctx, u.ID)
+		if err == nil && (got == nil || got.ID != u.ID) {
+			err = fmt.Errorf("returned %v, want the deleted user", got)
+		}
+		return err
+	})
+	if left, err := raw.Mentions(ctx, u.ID); err != nil || len(left) > 0 {
+		t.Errorf("after deleteUser: %v still mention %s (%v)", left, u.ID, err)
+	}
+	for _, email := range []string{"lost-1@example.com", "lost-2@example.com"} {
+		if _, err := a.CreateUser(ctx, core.User{ID: "next-" + email, Email: email}); err != nil {
+			t.Errorf("createUser of another user with %s: %v", email, err)
+		}
+	}
+}
+
+// TestClusterDeleteUserTombstone: on a cluster, a deleteUser whose release
+// of the index keys loses its replies (twice: the adapter's own second
+// try too) fails, and leaves its tombstone, with a TTL, in the user's
+// slot; the application's retry then releases every index key, deletes
+// the tombstone and returns no user (the first call deleted it; a deleted
+// user is returned at most once).
+func TestClusterDeleteUserTombstone(t *testing.T) {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	loser := &redistest.ReplyLoser{}
+	c.AddHook(redistest.Hook{Process: loser.Process, Pipeline: loser.Pipeline})
+	a, raw := fixture(t, c)
+	ctx := context.Background()
+	u := core.User{ID: "tomb", Email: "tomb@example.com"}
+	must[*core.User](t)(a.CreateUser(ctx, u))
+	must[*core.Account](t)(a.LinkAccount(ctx, core.Account{UserID: u.ID, Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "tomb-gh"}))
+	must[*core.Session](t)(a.CreateSession(ctx, core.Session{SessionToken: "tomb-s", UserID: u.ID, Expires: time.Now().Add(time.Hour)}))
+
+	loser.LoseReplies(1, 2) // the script runs; the release pipeline's replies are lost twice
+	if _, err := a.DeleteUser(ctx, u.ID); err == nil {
+		t.Fatal("deleteUser whose release lost its replies: no error")
+	}
+	if n := loser.Lost(); n != 2 {
+		t.Fatalf("%d replies lost, want 2", n)
+	}
+	ttl, err := c.PTTL(ctx, a.k.tombstone(u.ID)).Result()
+	if err != nil || ttl <= 0 {
+		t.Fatalf("tombstone's TTL = %v, %v; want one", ttl, err)
+	}
+	got, err := a.DeleteUser(ctx, u.ID)
+	if err != nil || got != nil {
+		t.Errorf("the retried deleteUser = %v, %v; want nil, nil", got, err)
+	}
+	if left, err := raw.Mentions(ctx, u.ID); err != nil || len(left) > 0 {
+		t.Errorf("after the retried deleteUser: %v still mention %s (%v)", left, u.ID, err)
+	}
+	if got, err := a.DeleteUser(ctx, u.ID); err != nil || got != nil {
+		t.Errorf("a third deleteUser = %v, %v; want nil, nil", got, err)
+	}
+	must[*core.User](t)(a.CreateUser(ctx, core.User{ID: "tomb-next", Email: u.Email}))
+	must[*core.Account](t)(a.LinkAccount(ctx, core.Account{UserID: "tomb-next", Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "tomb-gh"}))
+	must[*core.Session](t)(a.CreateSession(ctx, core.Session{SessionToken: "tomb-s", UserID: "tomb-next", Expires: time.Now().Add(time.Hour)}))
+	if err := raw.CheckConsistency(ctx); err != nil {
+		t.Errorf("inconsistent at the end: %v", err)
+	}
+}
+
+// TestClusterEmailLockLostReply: on a cluster without client retries, an
+// e-mail change whose lock script runs and loses its reply (and so does
+// the adapter's second try) fails, and gives the lock back at once: the
+// next change does not wait for the lease (WithClaimTTL, an hour here).
+func TestClusterEmailLockLostReply(t *testing.T) {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSeeds(t), MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	drop := &replyDropper{}
+	c.AddHook(redistest.Hook{Process: drop.process})
+	a, raw := fixture(t, c, WithClaimTTL(time.Hour))
+	ctx := context.Background()
+	if err := a.Preload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u := core.User{ID: "locked", Email: "locked@example.com"}
+	must[*core.User](t)(a.CreateUser(ctx, u))
+	drop.run.Store(&map[string]bool{a.s.lock.Hash(): true})
+	if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Email: core.Set("locked-2@example.com")}); err == nil {
+		t.Fatal("an e-mail change whose lock lost its replies: no error")
+	}
+	drop.run.Store(nil)
+	if held, err := c.HExists(ctx, a.k.user(u.ID), lockField).Result(); err != nil || held {
+		t.Errorf("lock still held after the failed change: %v, %v", held, err)
+	}
+	next, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if got, err := a.UpdateUser(next, core.UserUpdate{ID: u.ID, Email: core.Set("locked-3@example.com")}); err != nil || got.Email != "locked-3@example.com" {
+		t.Errorf("the next e-mail change = %v, %v; want it done", got, err)
+	}
+	if err := raw.CheckConsistency(ctx); err != nil {
+		t.Errorf("inconsistent at the end: %v", err)
 	}
 }

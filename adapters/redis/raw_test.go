@@ -97,7 +97,7 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 				vals[i] = p.ZRangeWithScores(ctx, k, 0, -1)
 			case "":
 				vals[i] = p.Type(ctx, k)
-			default:
+			default: // string keys, tombstones among them
 				vals[i] = p.Get(ctx, k)
 			}
 			exps[i] = p.Do(ctx, "pexpiretime", k)
@@ -200,6 +200,16 @@ func decodeSessions(out []core.Session, e *entry) ([]core.Session, error) {
 // Mentions returns every key whose name, escaped or not, or whose value
 // (string, hash field or value, sorted-set member) contains s.
 func (r rawView) Mentions(ctx context.Context, s string) ([]string, error) {
+	return r.mentions(ctx, s, false)
+}
+
+// PersistentMentions is Mentions of the keys without a TTL
+// (conformance.PersistentMentioner).
+func (r rawView) PersistentMentions(ctx context.Context, s string) ([]string, error) {
+	return r.mentions(ctx, s, true)
+}
+
+func (r rawView) mentions(ctx context.Context, s string, persistent bool) ([]string, error) {
 	es, err := r.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -221,7 +231,7 @@ func (r rawView) Mentions(ctx context.Context, s string) ([]string, error) {
 			m, _ := z.Member.(string)
 			found = found || has(m)
 		}
-		if found {
+		if found && (!persistent || e.expire == -1) {
 			out = append(out, e.key)
 		}
 	}
@@ -382,6 +392,10 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 			}
 			if e.pk.kind != "session" && e.expire != -1 {
 				bad("%s: index key still provisional (TTL set)", e.key)
+			}
+		case "tombstone":
+			if e.expire == -1 {
+				bad("%s: deleteUser's tombstone without a TTL", e.key)
 			}
 		case "verification":
 			if _, _, err := splitPair(e.pk.tag); err != nil {

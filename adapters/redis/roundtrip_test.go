@@ -137,7 +137,7 @@ func roundTripCases() []roundTripCase {
 				return found(a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Email: core.Set("new@example.com")}))
 			})
 		}},
-		{"deleteUser (1 account, 1 session, 1 authenticator)", 1, 2, 1, 5, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+		{"deleteUser (1 account, 1 session, 1 authenticator)", 1, 3, 1, 6, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
 			u := base(t, ctx, a)
 			measure(func() error { return found(a.DeleteUser(ctx, u.ID)) })
 		}},

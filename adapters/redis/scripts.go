@@ -41,6 +41,13 @@ end
 -- uptr(f, v) naming its user (e-mail and username; see uniqueFields).
 local unique = {` + fEmail + ` = true, ` + fUsername + ` = true}
 local function uptr(f, v) return P .. f .. ':{' .. enc(v) .. '}' end
+local function same(k, from) -- hash k holds exactly the field/value pairs ARGV[from], ARGV[from+1] …
+  if redis.call('HLEN', k) * 2 ~= #ARGV - from + 1 then return false end
+  for i = from, #ARGV, 2 do
+    if redis.call('HGET', k, ARGV[i]) ~= ARGV[i + 1] then return false end
+  end
+  return true
+end
 ` + luaSessionFns
 
 // luaSessionFns are the functions that keep a user's sessions set z and
@@ -84,12 +91,21 @@ if ARGV[2] == 'S' then
 end
 `
 
-// createUser. KEYS {user}. ARGV: P, mode, uid, field/value pairs
-// (userFields). In mode S it also claims, all or none, the index key of
-// each unique field among the pairs (e-mail, username; a user without one
-// has no such pair), and returns 'exists:<field>' when one is taken.
+// createUser. KEYS: S {user}, C {user, tombstone}. ARGV: P, mode, uid,
+// field/value pairs (userFields). In mode S it also claims, all or none,
+// the index key of each unique field among the pairs (e-mail, username; a
+// user without one has no such pair), and returns 'exists:<field>' when
+// one is taken. In mode C a user stored exactly as given is 'ok'
+// (go-redis's retry of a run whose reply was lost, or the adapter's, finds
+// the user the first run wrote), and a tombstone left by an earlier user
+// of this id (luaDeleteUser) is dropped: its index keys are that user's,
+// not this one's.
 const luaCreateUser = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists:id' end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if ARGV[2] == 'C' and same(KEYS[1], 4) then return 'ok' end
+  return 'exists:id'
+end
+if ARGV[2] == 'C' then redis.call('DEL', KEYS[2]) end
 if ARGV[2] == 'S' then
   local ptrs = {}
   for i = 4, #ARGV, 2 do
@@ -103,6 +119,20 @@ if ARGV[2] == 'S' then
 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 return 'ok'
+`
+
+// luaUndoCreate undoes, on a cluster, a createUser whose script's outcome
+// is unknown (its replies lost): it deletes the user if it is stored
+// exactly as createUser would have written it and nothing has been
+// attached to it yet. KEYS {user, accounts, sessions, authenticators}.
+// ARGV as luaCreateUser's. Returns 'gone' when no such user is stored
+// (now), 'same' for the user as given but in use, 'other' for another.
+const luaUndoCreate = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
+if not same(KEYS[1], 4) then return 'other' end
+if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then return 'same' end
+redis.call('DEL', KEYS[1])
+return 'gone'
 `
 
 // getUserByEmail and getUserByUsername, mode S only. KEYS {index key}.
@@ -145,29 +175,45 @@ return {oldEmail, redis.call('HGETALL', KEYS[1])}
 `
 
 // deleteUser. KEYS {user, accounts, sessions, authenticators, session
-// metadata}. ARGV P, mode, escaped uid. Returns {HGETALL, e-mail or ”,
-// account fields, session members, authenticator fields}; in mode S it
-// has also deleted every pointer to them (the index keys of its unique
-// fields, e-mail and username, and a session key, only while they name
-// this user: the key of an expired entry may name a new session of
-// another).
+// metadata, tombstone}. ARGV P, mode, escaped uid, attempt id, tombstone
+// TTL in ms. Returns {HGETALL, index keys}: every index key of the user
+// (its unique fields' (see unique), accounts', sessions' and
+// authenticators'). In mode S it has also deleted each of them that still
+// holds this user id (a session key may name a new session of another user
+// once this one's entry expired).
+//
+// In mode C the adapter releases the index keys after, so the script
+// leaves its reply in the user's tombstone (KEYS[6], in the user's slot)
+// for ARGV[5] ms, with the attempt id: a run that finds no user but a
+// tombstone replies the first run's answer to the same attempt (go-redis's
+// retry after a lost reply), and the index keys with an empty user to any
+// other call (an application's retry): either way the keys are released,
+// and the user is returned once. The adapter deletes the tombstone when
+// every key is released.
 const luaDeleteUser = `
 local h = redis.call('HGETALL', KEYS[1])
-if #h == 0 then return false end
-local email = redis.call('HGET', KEYS[1], '` + fEmail + `') or ''
-local accs = redis.call('HKEYS', KEYS[2])
-local sess = redis.call('ZRANGE', KEYS[3], 0, -1)
-local auths = redis.call('HKEYS', KEYS[4])
+if #h == 0 then
+  if ARGV[2] ~= 'C' then return false end
+  local t = redis.call('GET', KEYS[6])
+  if not t then return false end
+  local r = cmsgpack.unpack(t)
+  if r[1] == ARGV[4] then return {r[2], r[3]} end
+  return {{}, r[3]}
+end
+local ptrs = {}
+for i = 1, #h, 2 do
+  if unique[h[i]] and h[i + 1] ~= '' then ptrs[#ptrs + 1] = uptr(h[i], h[i + 1]) end
+end
+for _, a in ipairs(redis.call('HKEYS', KEYS[2])) do ptrs[#ptrs + 1] = P .. 'account:{' .. a .. '}' end
+for _, s in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do ptrs[#ptrs + 1] = P .. 'session:{' .. s .. '}' end
+for _, c in ipairs(redis.call('HKEYS', KEYS[4])) do ptrs[#ptrs + 1] = P .. 'authenticator:{' .. c .. '}' end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 if ARGV[2] == 'S' then
-  for i = 1, #h, 2 do
-    if unique[h[i]] then unpoint(uptr(h[i], h[i + 1]), ARGV[3]) end
-  end
-  for _, a in ipairs(accs) do redis.call('DEL', P .. 'account:{' .. a .. '}') end
-  for _, s in ipairs(sess) do unpoint(P .. 'session:{' .. s .. '}', ARGV[3]) end
-  for _, c in ipairs(auths) do redis.call('DEL', P .. 'authenticator:{' .. c .. '}') end
+  for _, k in ipairs(ptrs) do unpoint(k, ARGV[3]) end
+elseif #ptrs > 0 then
+  redis.call('SET', KEYS[6], cmsgpack.pack({ARGV[4], h, ptrs}), 'PX', ARGV[5])
 end
-return {h, email, accs, sess, auths}
+return {h, ptrs}
 `
 
 // linkAccount and createAuthenticator: attach a record to an existing user
@@ -420,16 +466,19 @@ redis.call('HSET', K[4], ARGV[3], v)
 return {'ok', v}
 `
 
-// luaLock takes the e-mail-change lease lock of a user on a cluster: the
-// user hash field lockField holds "<nonce> <expiry ms>". KEYS {user}. ARGV:
-// nonce, lease in ms. Returns "=" and the user's e-mail, "busy" while
-// another live lease holds it, or "notfound".
+// luaLock takes the lease lock of a user's unique fields (e-mail,
+// username) on a cluster: the user hash field lockField holds "<nonce>
+// <expiry ms>". KEYS {user}. ARGV: nonce, lease in ms, then fields.
+// Returns {"=", the user's value of each field ("" for none)}, "busy"
+// while another live lease holds it, or "notfound". A lease this nonce
+// holds already is taken again (renewed): the retry of a run whose reply
+// was lost must not wait for its own lease.
 const luaLock = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'notfound' end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local l = redis.call('HGET', KEYS[1], '` + lockField + `')
-if l then
+if l and string.sub(l, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' ' then
   local exp = tonumber(string.match(l, ' (%d+)$'))
   if exp and exp > now then return 'busy' end
 end
@@ -469,9 +518,13 @@ end
 return 1
 `
 
-// luaRelease deletes a pointer if it still holds ARGV[1]. Returns 1 or 0.
+// luaRelease deletes a pointer if it still holds ARGV[1] and, with
+// ARGV[2], if it still expires at ARGV[2] ms (a claim's token: the claim
+// of one attempt, not another's of the same user id, nor a confirmed
+// pointer). Returns 1 or 0.
 const luaRelease = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] and redis.call('PEXPIRETIME', KEYS[1]) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
 `
@@ -518,6 +571,7 @@ return 1
 // scripts holds one adapter's compiled scripts.
 type scripts struct {
 	createUser, userByEmail, updateUser, deleteUser  *redis.Script
+	undoCreate                                       *redis.Script
 	attach, userByAccount, getAccount, unlinkAccount *redis.Script
 	createSession, sessionAndUser, sessionAndUserC   *redis.Script
 	updateSession, listSessions, deleteSessions      *redis.Script
@@ -532,6 +586,7 @@ func newScripts() *scripts {
 	h := func(body string) *redis.Script { return redis.NewScript(luaHeader + body) }
 	return &scripts{
 		createUser:       h(luaCreateUser),
+		undoCreate:       h(luaUndoCreate),
 		userByEmail:      h(luaUserByEmail),
 		updateUser:       h(luaUpdateUser),
 		deleteUser:       h(luaDeleteUser),
@@ -562,7 +617,7 @@ func newScripts() *scripts {
 
 func (s *scripts) all() []*redis.Script {
 	return []*redis.Script{
-		s.createUser, s.userByEmail, s.updateUser, s.deleteUser,
+		s.createUser, s.undoCreate, s.userByEmail, s.updateUser, s.deleteUser,
 		s.attach, s.userByAccount, s.getAccount, s.unlinkAccount,
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession, s.listSessions, s.deleteSessions,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,

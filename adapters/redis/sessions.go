@@ -39,7 +39,7 @@ func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*cor
 			return withinDeadline(ctx, func(ctx context.Context) (*core.Session, error) { return a.CreateSession(ctx, session) })
 		}
 		var ok bool
-		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires), nil); err == nil {
+		if ok, err = a.claim(ctx, ptr, s.UserID, shared.ExpiryMillis(s.Expires), false, nil); err == nil {
 			res = "exists"
 			if ok {
 				res, err = a.s.createSession.Run(ctx, a.c, keys, args...).Text()

@@ -2,8 +2,6 @@ package redisadapter
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,14 +37,14 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 	if ctx.Done() != nil {
 		return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) { return a.CreateUser(ctx, user) })
 	}
-	var claimed []string
+	var claimed []heldClaim
 	for _, f := range uniqueFields() {
 		v := uniqueValue(&u, f)
 		if v == "" {
 			continue
 		}
 		k := a.k.unique(f, v)
-		ok, err := a.claim(ctx, k, u.ID, 0, a.hasValue(f, v))
+		at, ok, err := a.claimProvisional(ctx, k, u.ID, a.hasValue(f, v))
 		if err != nil || !ok {
 			a.releaseClaims(ctx, claimed, u.ID)
 			if err != nil {
@@ -54,28 +52,72 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 			}
 			return nil, fmt.Errorf("%s %q: %w", uniqueWhat(f), v, core.ErrAlreadyExists)
 		}
-		claimed = append(claimed, k)
+		claimed = append(claimed, heldClaim{k, at})
 	}
 	ctx = context.WithoutCancel(ctx) // finish what was started
-	res, err := a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID)}, args...).Text()
-	if err != nil || res != "ok" {
-		a.releaseClaims(ctx, claimed, u.ID)
-		if err != nil {
-			return nil, err
+	// The script writes a user stored exactly so as 'ok': run it again
+	// when its reply is lost.
+	res, err := again(ctx, func(ctx context.Context) (string, error) {
+		return a.s.createUser.Run(ctx, a.c, []string{a.k.user(u.ID), a.k.tombstone(u.ID)}, args...).Text()
+	})
+	if err != nil {
+		// Whether it wrote the user is unknown: undo the user if it did,
+		// then give the claims back; keep (and confirm) a user that is in
+		// use already, so that it stays reachable by its unique values.
+		switch state, uerr := a.undoCreate(ctx, u.ID, args); {
+		case uerr != nil: // the claims expire
+		case state == "same":
+			for _, c := range claimed {
+				_, _ = a.commit(ctx, c.key, u.ID)
+			}
+		default:
+			a.releaseClaims(ctx, claimed, u.ID)
 		}
+		return nil, err
+	}
+	if res != "ok" {
+		a.releaseClaims(ctx, claimed, u.ID)
 		return nil, fmt.Errorf("user id %q: %w", u.ID, core.ErrAlreadyExists)
 	}
-	for _, k := range claimed {
-		if ok, err := a.commit(ctx, k, u.ID); err != nil || !ok {
-			_ = a.c.Del(ctx, a.k.user(u.ID)).Err()
-			a.releaseClaims(ctx, claimed, u.ID)
+	for _, c := range claimed {
+		if ok, err := a.commit(ctx, c.key, u.ID); err != nil || !ok {
 			if err != nil {
+				// The commit may have run: undo the user only once its
+				// index keys are released (confirmed ones too, by user
+				// id); otherwise the user is whole or its claims expire,
+				// and a confirmed pointer never outlives its user.
+				if a.releaseAllOf(ctx, claimed, u.ID) == nil {
+					_, _ = a.undoCreate(ctx, u.ID, args)
+				}
 				return nil, err
 			}
-			return nil, fmt.Errorf("%s claimed concurrently: %w", k, core.ErrAlreadyExists)
+			// The claim is gone (the user was deleted, or the claim
+			// outlived its TTL and was taken): undo the user, then
+			// release its other index keys.
+			_, _ = a.undoCreate(ctx, u.ID, args)
+			_ = a.releaseAllOf(ctx, claimed, u.ID)
+			return nil, fmt.Errorf("%s claimed concurrently: %w", c.key, core.ErrAlreadyExists)
 		}
 	}
 	return &u, nil
+}
+
+// undoCreate runs luaUndoCreate with createUser's arguments args: it
+// deletes the user if it is stored exactly as args write it and nothing
+// is attached to it, and reports "gone" (no such user now), "same" (the
+// user as given, in use) or "other".
+func (a *Adapter) undoCreate(ctx context.Context, id string, args []any) (string, error) {
+	return again(ctx, func(ctx context.Context) (string, error) {
+		return a.s.undoCreate.Run(ctx, a.c, a.userKeys(id)[:4], args...).Text()
+	})
+}
+
+// heldClaim is an index key a write claimed, with the claim's token (see
+// claimProvisional), or 0 for a pointer of the user's own made
+// provisional again (claimForChange).
+type heldClaim struct {
+	key string
+	at  int64
 }
 
 // takenErr turns a single-node write script's reply into the error of a
@@ -101,12 +143,30 @@ func uniqueWhat(f string) string {
 	return f
 }
 
-// releaseClaims releases the index keys in claimed that still hold uid
-// (undoing a write's claims), by the caller's deadline (see release).
-func (a *Adapter) releaseClaims(ctx context.Context, claimed []string, uid string) {
-	for _, k := range claimed {
-		_ = a.release(ctx, k, uid)
+// releaseClaims releases the claims a write made (undoing it) that are
+// still its own: by token (releaseClaim), or by user id for a pointer of
+// the user's own made provisional again; by the caller's deadline.
+func (a *Adapter) releaseClaims(ctx context.Context, cs []heldClaim, uid string) {
+	for _, c := range cs {
+		if c.at != 0 {
+			_ = a.releaseClaim(ctx, c.key, uid, c.at)
+		} else {
+			_ = a.release(ctx, c.key, uid)
+		}
 	}
+}
+
+// releaseAllOf releases the keys of cs that hold uid, whether claims or
+// confirmed (a commit whose outcome is unknown), and returns the first
+// error.
+func (a *Adapter) releaseAllOf(ctx context.Context, cs []heldClaim, uid string) error {
+	var first error
+	for _, c := range cs {
+		if err := a.release(ctx, c.key, uid); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // GetUser implements [core.UserGetter] with one HGETALL.
@@ -288,18 +348,33 @@ func (a *Adapter) updateUserReply(up core.UserUpdate, v any) (*core.User, error)
 // claims, release the old values' index keys.
 func (a *Adapter) updateUniqueCluster(ctx context.Context, up core.UserUpdate, changes []uniqueChange, args []any) (*core.User, error) {
 	uk := a.k.user(up.ID)
-	var nb [12]byte
-	if _, err := rand.Read(nb[:]); err != nil {
+	nonce, err := shared.AttemptID()
+	if err != nil {
 		return nil, err
 	}
-	nonce := hex.EncodeToString(nb[:])
+	// unlock gives the lock back if this call holds it: to the end, in
+	// the background once ctx ends; run again when its reply is lost.
+	unlock := func(ctx context.Context) {
+		_ = finish(ctx, func(ctx context.Context) error {
+			_, err := again(ctx, func(ctx context.Context) (any, error) { return a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Result() })
+			return err
+		})
+	}
 	lockArgs := []any{nonce, a.claimTTL.Milliseconds()}
 	for _, c := range changes {
 		lockArgs = append(lockArgs, c.field)
 	}
 	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
-		v, err := a.s.lock.Run(ctx, a.c, []string{uk}, lockArgs...).Result()
+		// The lock is taken again by the nonce holding it: run it again
+		// when its reply is lost.
+		v, err := again(ctx, func(ctx context.Context) (any, error) {
+			return a.s.lock.Run(ctx, a.c, []string{uk}, lockArgs...).Result()
+		})
 		if err != nil {
+			// The lock may have been taken (the script ran, its reply
+			// lost, or ctx ended while it ran): give it back now rather
+			// than let it block the next change for its whole lease.
+			unlock(ctx)
 			return nil, err
 		}
 		if v == "notfound" {
@@ -308,6 +383,7 @@ func (a *Adapter) updateUniqueCluster(ctx context.Context, up core.UserUpdate, c
 		if v != "busy" {
 			olds, ok := v.([]any)
 			if !ok || len(olds) != 1+len(changes) {
+				unlock(ctx)
 				return nil, shared.ErrCorrupt
 			}
 			for i := range changes {
@@ -324,24 +400,26 @@ func (a *Adapter) updateUniqueCluster(ctx context.Context, up core.UserUpdate, c
 	// From here on, finish what was started, in the background once ctx
 	// ends.
 	return withinDeadline(ctx, func(ctx context.Context) (*core.User, error) {
-		defer func() { _ = a.s.unlock.Run(ctx, a.c, []string{uk}, nonce).Err() }()
+		defer unlock(ctx)
 		return a.changeUniqueLocked(ctx, up, changes, args)
 	})
 }
 
 // changeUniqueLocked is updateUniqueCluster once it holds the user's lock:
 // claim the new values' index keys, update the user, confirm the claims,
-// release the old values' index keys.
+// release the old values' index keys. Each step runs again when its reply
+// is lost (again); a step whose outcome stays unknown is undone before the
+// claims are given back.
 func (a *Adapter) changeUniqueLocked(ctx context.Context, up core.UserUpdate, changes []uniqueChange, args []any) (*core.User, error) {
 	id := up.ID
 	uk := a.k.user(id)
-	var claimed []string
+	var claimed []heldClaim
 	for _, c := range changes {
 		if c.new == "" || c.new == c.old {
 			continue
 		}
 		k := a.k.unique(c.field, c.new)
-		ok, err := a.claimForChange(ctx, k, id, c.field, c.new)
+		hc, ok, err := a.claimForChange(ctx, k, id, c.field, c.new)
 		if err != nil || !ok {
 			a.releaseClaims(ctx, claimed, id)
 			if err != nil {
@@ -349,12 +427,19 @@ func (a *Adapter) changeUniqueLocked(ctx context.Context, up core.UserUpdate, ch
 			}
 			return nil, fmt.Errorf("%s %q: %w", uniqueWhat(c.field), c.new, core.ErrAlreadyExists)
 		}
-		claimed = append(claimed, k)
+		claimed = append(claimed, hc)
 	}
-	v, err := a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
+	v, err := again(ctx, func(ctx context.Context) (any, error) {
+		return a.s.updateUser.Run(ctx, a.c, []string{uk}, args...).Result()
+	})
 	var u *core.User
 	if err == nil {
 		u, err = a.updateUserReply(up, v)
+	} else if a.revertUnique(ctx, id, changes) != nil {
+		// The update may have run and could not be undone: keep the
+		// claims, which expire unless confirmed, rather than free a value
+		// the user may have.
+		return nil, err
 	}
 	if err != nil {
 		a.releaseClaims(ctx, claimed, id)
@@ -366,25 +451,24 @@ func (a *Adapter) changeUniqueLocked(ctx context.Context, up core.UserUpdate, ch
 			olds = append(olds, a.k.unique(c.field, c.old))
 		}
 	}
-	for _, k := range claimed {
-		if ok, err := a.commit(ctx, k, id); err != nil || !ok {
+	for _, c := range claimed {
+		if ok, err := a.commit(ctx, c.key, id); err != nil || !ok {
 			// The user was deleted (which released the claims) or a claim
 			// outlived its TTL and was taken: undo.
 			if n, _ := a.c.Exists(ctx, uk).Result(); n == 0 {
-				a.releaseClaims(ctx, append(olds, claimed...), id)
+				for _, k := range olds {
+					_ = a.release(ctx, k, id)
+				}
+				_ = a.releaseAllOf(ctx, claimed, id)
 				return nil, fmt.Errorf("user %q deleted meanwhile: %w", id, core.ErrNotFound)
 			}
-			var set, del []any
-			for _, c := range changes {
-				if c.old != "" {
-					set = append(set, c.field, c.old)
-				} else {
-					del = append(del, c.field)
-				}
+			if a.revertUnique(ctx, id, changes) == nil {
+				_ = a.releaseAllOf(ctx, claimed, id)
 			}
-			_ = a.s.updateUser.Run(ctx, a.c, []string{uk}, a.updateArgs(id, nil, set, del)...).Err()
-			a.releaseClaims(ctx, claimed, id)
-			return nil, fmt.Errorf("%s claimed concurrently: %w", k, core.ErrAlreadyExists)
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s claimed concurrently: %w", c.key, core.ErrAlreadyExists)
 		}
 	}
 	for _, k := range olds {
@@ -395,28 +479,65 @@ func (a *Adapter) changeUniqueLocked(ctx context.Context, up core.UserUpdate, ch
 	return u, nil
 }
 
+// revertUnique puts the unique fields changes change back to their old
+// values (undoing an update whose claims are given back), on a cluster,
+// where the caller moves the index keys.
+func (a *Adapter) revertUnique(ctx context.Context, id string, changes []uniqueChange) error {
+	var set, del []any
+	for _, c := range changes {
+		if c.old != "" {
+			set = append(set, c.field, c.old)
+		} else {
+			del = append(del, c.field)
+		}
+	}
+	_, err := again(ctx, func(ctx context.Context) (any, error) {
+		return a.s.updateUser.Run(ctx, a.c, []string{a.k.user(id)}, a.updateArgs(id, nil, set, del)...).Result()
+	})
+	return err
+}
+
 // claimForChange claims the index key k of a unique field's new value for
-// the user id's change. Its own pointer, left by an earlier change cut
-// short, is made provisional again, so that it is confirmed with the
-// update or released.
-func (a *Adapter) claimForChange(ctx context.Context, k, id, field, value string) (bool, error) {
-	claimed, err := a.claim(ctx, k, id, 0, a.hasValue(field, value))
-	if err != nil || claimed {
-		return claimed, err
+// the user id's change (see claimProvisional). Its own pointer, left by an
+// earlier change cut short, is made provisional again, so that it is
+// confirmed with the update or released (its claim's token is then 0).
+func (a *Adapter) claimForChange(ctx context.Context, k, id, field, value string) (heldClaim, bool, error) {
+	at, ok, err := a.claimProvisional(ctx, k, id, a.hasValue(field, value))
+	if err != nil || ok {
+		return heldClaim{k, at}, ok, err
 	}
 	holder, err := a.pointer(ctx, k)
 	if err != nil || holder != id {
-		return false, nil
+		return heldClaim{}, false, nil
 	}
-	n, err := a.s.commit.Run(ctx, a.c, []string{k}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
-	return err == nil && n == 1, nil
+	ok, err = again(ctx, func(ctx context.Context) (bool, error) {
+		n, err := a.s.commit.Run(ctx, a.c, []string{k}, shared.Escape(id), time.Now().Add(a.claimTTL).UnixMilli()).Int()
+		return n == 1, err
+	})
+	return heldClaim{k, 0}, err == nil && ok, nil
 }
 
 // DeleteUser implements [core.UserDeleter]. One script deletes the user
 // and everything in its slot; on a single node the same script deletes the
-// index keys, on a cluster one pipeline releases them afterwards.
+// index keys, on a cluster one pipeline releases them afterwards, then the
+// tombstone the script left is deleted (see luaDeleteUser): a retry of a
+// deleteUser whose reply was lost, or that stopped before the release,
+// still releases every index key of the user.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
-	v, err := a.s.deleteUser.Run(ctx, a.c, a.userKeys(id), a.k.p, a.mode(), shared.Escape(id)).Result()
+	attempt, err := shared.AttemptID()
+	if err != nil {
+		return nil, err
+	}
+	keys := append(a.userKeys(id), a.k.tombstone(id))
+	args := []any{a.k.p, a.mode(), shared.Escape(id), attempt, tombstoneTTL.Milliseconds()}
+	run := func(ctx context.Context) (any, error) { return a.s.deleteUser.Run(ctx, a.c, keys, args...).Result() }
+	var v any
+	if a.cluster {
+		// A second run replies the first's answer (the tombstone).
+		v, err = again(ctx, run)
+	} else {
+		v, err = run(ctx)
+	}
 	if shared.IsNil(err) {
 		return nil, nil
 	}
@@ -428,31 +549,37 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if err != nil {
 		return nil, err
 	}
-	res, u, err := userInReply(v, 5, 0)
-	if err != nil {
-		return nil, err
+	res, ok := v.([]any)
+	if !ok || len(res) != 2 {
+		return nil, shared.ErrCorrupt
 	}
-	if a.cluster {
-		var ptrs []string
-		for _, f := range uniqueFields() {
-			if v := uniqueValue(u, f); v != "" {
-				ptrs = append(ptrs, a.k.unique(f, v))
+	// An empty user: another call deleted it, and this one releases what
+	// that call left (it returned the user; this one returns nil).
+	u, err := decodeUserPairs(res[0])
+	if err != nil {
+		return nil, shared.ErrCorrupt
+	}
+	list, _ := res[1].([]any)
+	if a.cluster && len(list) > 0 {
+		ptrs := make([]string, 0, len(list))
+		for _, p := range list {
+			if s, ok := p.(string); ok {
+				ptrs = append(ptrs, s)
 			}
 		}
-		for i, kind := range []string{"account", "session", "authenticator"} {
-			list, _ := res[2+i].([]any)
-			for _, f := range list {
-				if s, ok := f.(string); ok {
-					ptrs = append(ptrs, a.k.p+kind+":{"+s+"}")
-				}
+		// The user is gone: release its index keys to the end, in the
+		// background once ctx ends; then the tombstone has served.
+		uid := shared.Escape(id)
+		if err := finish(ctx, func(ctx context.Context) error {
+			if _, err := again(ctx, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, a.releaseAll(ctx, ptrs, uid, nil)
+			}); err != nil {
+				return err
 			}
-		}
-		if len(ptrs) > 0 {
-			// The user is gone: release its index keys to the end, in
-			// the background once ctx ends.
-			if err := finish(ctx, func(ctx context.Context) error { return a.releaseAll(ctx, ptrs, shared.Escape(id), nil) }); err != nil {
-				return nil, err
-			}
+			_ = a.c.Del(ctx, a.k.tombstone(id)).Err() // else it expires
+			return nil
+		}); err != nil {
+			return nil, err
 		}
 	}
 	if ackErr != nil {
@@ -460,6 +587,11 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	}
 	return u, nil
 }
+
+// tombstoneTTL is how long, on a cluster, a deleteUser whose release of
+// the index keys did not complete leaves its tombstone (luaDeleteUser) for
+// a retry to complete it.
+const tombstoneTTL = 24 * time.Hour
 
 // userInReply checks that a script's reply is a list of n items and
 // decodes item i, a user's HGETALL.

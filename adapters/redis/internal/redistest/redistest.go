@@ -97,7 +97,8 @@ func (b *Backend) Close() {
 // Conformance runs the conformance suite on each backend, named
 // <backend><suffix>. open returns a fresh adapter with its raw view and
 // the key prefix they use; again opens a second adapter instance on that
-// prefix through a client of its own (the suite's peer).
+// prefix through a client of its own: the suite's peer, and its lossy
+// peer, whose client loses replies through a [ReplyLoser].
 func Conformance(t *testing.T, suffix string, backends []*Backend,
 	open func(t testing.TB, b *Backend) (adapter any, raw conformance.Raw, prefix string),
 	again func(c redis.UniversalClient, prefix string) (any, error)) {
@@ -106,15 +107,24 @@ func Conformance(t *testing.T, suffix string, backends []*Backend,
 			Name: b.Name + suffix,
 			New: func(t testing.TB) conformance.Fixture {
 				a, raw, prefix := open(t, b)
-				return conformance.Fixture{Adapter: a, Raw: raw, Peer: func(t testing.TB) any {
+				peer := func(t testing.TB, hook redis.Hook) any {
 					c := b.Connect(t)
 					t.Cleanup(func() { _ = c.Close() })
 					p, err := again(c, prefix)
 					if err != nil {
 						t.Fatalf("second adapter on the prefix %s: %v", prefix, err)
 					}
+					if hook != nil {
+						c.AddHook(hook) // after again, which loads the scripts
+					}
 					return p
-				}}
+				}
+				return conformance.Fixture{Adapter: a, Raw: raw,
+					Peer: func(t testing.TB) any { return peer(t, nil) },
+					LossyPeer: func(t testing.TB) (any, conformance.ReplyLoser) {
+						l := &ReplyLoser{}
+						return peer(t, Hook{Process: l.Process, Pipeline: l.Pipeline}), l
+					}}
 			},
 		})
 		b.Close()
@@ -324,6 +334,73 @@ func (c *droppingConn) Read(p []byte) (int, error) {
 		return 0, ErrLostReply
 	}
 	return c.Conn.Read(p)
+}
+
+// ReplyLoser is a go-redis hook (Process and Pipeline of a [Hook]) that
+// loses replies when told to (conformance.ReplyLoser): the command runs,
+// then it fails with [ErrLostReply], as when the connection breaks while
+// the client waits for the reply. go-redis does not retry it (the hook
+// is outside its retries), so the adapter sees the error, as with
+// MaxRetries -1 or once its retries are spent.
+type ReplyLoser struct {
+	mu            sync.Mutex
+	skip, n, lost int
+}
+
+// LoseReplies lets skip round trips through, then loses the replies of
+// the n after them.
+func (l *ReplyLoser) LoseReplies(skip, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.skip, l.n, l.lost = skip, n, 0
+}
+
+// Lost returns how many replies were lost since LoseReplies, and disarms.
+func (l *ReplyLoser) Lost() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.skip, l.n = 0, 0
+	return l.lost
+}
+
+// loses reports whether the round trip about to run loses its reply.
+func (l *ReplyLoser) loses() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.skip > 0:
+		l.skip--
+		return false
+	case l.n > 0:
+		l.n--
+		l.lost++
+		return true
+	}
+	return false
+}
+
+// Process is the hook's Process (see Hook).
+func (l *ReplyLoser) Process(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+	lose := l.loses()
+	err := next(ctx, cmd)
+	if lose {
+		cmd.SetErr(ErrLostReply)
+		return ErrLostReply
+	}
+	return err
+}
+
+// Pipeline is the hook's Pipeline (see Hook).
+func (l *ReplyLoser) Pipeline(ctx context.Context, cmds []redis.Cmder, next redis.ProcessPipelineHook) error {
+	lose := l.loses()
+	err := next(ctx, cmds)
+	if lose {
+		for _, c := range cmds {
+			c.SetErr(ErrLostReply)
+		}
+		return ErrLostReply
+	}
+	return err
 }
 
 // Mentioner finds the keys that mention a string.
