@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -119,6 +120,22 @@ type Account struct {
 	// ([PasswordHashSwapper]) keep it; the others refuse an account with
 	// one. Never logged, never put in a session, token or event.
 	PasswordHash *string
+}
+
+// LogValue is what [log/slog] records of an account: its key, user and
+// type, and which secrets it holds (never their values: no password hash,
+// no token).
+func (a Account) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("userId", a.UserID),
+		slog.String("provider", a.Provider),
+		slog.String("type", string(a.Type)),
+		slog.String("providerAccountId", a.ProviderAccountID),
+		slog.Bool("hasAccessToken", a.AccessToken != nil),
+		slog.Bool("hasRefreshToken", a.RefreshToken != nil),
+		slog.Bool("hasIdToken", a.IDToken != nil),
+		slog.Bool("hasPasswordHash", a.PasswordHash != nil),
+	)
 }
 
 // Key returns the account's (Provider, ProviderAccountID) key.

@@ -263,6 +263,9 @@ func (a *Auth) SignInWithCredentials(ctx context.Context, providerID string, use
 // session), runs [Events.SignIn], and with JWT sessions makes the new
 // token's claims through [Callbacks.JWT] (the caller encodes them).
 func (a *Auth) finish(ctx context.Context, si *SignIn) (*SignIn, error) {
+	// A password account's hash never reaches the result, the event or the
+	// JWT callback, whichever path made the sign-in.
+	si.Account = withoutHash(si.Account)
 	if a.strategy == StrategyDatabase && !si.KeepSession {
 		s, err := a.CreateSession(ctx, si.User.ID)
 		if err != nil {
@@ -325,7 +328,8 @@ func (a *Auth) createUser(ctx context.Context, neededBy string, u core.User) (*c
 	return created, nil
 }
 
-// linkAccount links the account and runs [Events.LinkAccount].
+// linkAccount links the account and runs [Events.LinkAccount]; the
+// account it returns has no password hash.
 func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User, acc core.Account, profile *provider.User) (*core.Account, error) {
 	linked, err := call(a, neededBy, func(l core.AccountLinker) (*core.Account, error) {
 		return l.LinkAccount(ctx, acc)
@@ -337,6 +341,7 @@ func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User,
 		linked = &acc
 	}
 	// A password account's hash never reaches an event.
-	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *withoutHash(linked), Profile: profile})
+	linked = withoutHash(linked)
+	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *linked, Profile: profile})
 	return linked, nil
 }
