@@ -117,7 +117,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		si, err := pw.SignIn(ctx, h.passwordSignIn(w, r))
 		h.signedIn(w, r, si, err)
 	case "verify":
-		if !h.allow(w, r, signInAttempt, identifierOf("email", f("email"))) {
+		if !h.allow(w, r, signInAttempt, rateIdentifier(f("email"))) {
 			return
 		}
 		si, err := pw.VerifyEmail(ctx, f("email"), auth.Proof{Code: f("code"), Binding: h.bindingOf(r)})
@@ -132,7 +132,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		}
 		h.mailSent(w, r, provider.PurposeResetPassword, f("email"))
 	case "reset":
-		if !h.allow(w, r, signInAttempt, identifierOf("email", f("email"))) {
+		if !h.allow(w, r, signInAttempt, rateIdentifier(f("email"))) {
 			return
 		}
 		proof := auth.Proof{Token: f("token"), Code: f("code"), Binding: h.bindingOf(r)}
@@ -179,13 +179,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request, action 
 // passwordSignIn is the sign-in a POST names: its email, or else its
 // username (or identifier) field.
 func (h *Handler) passwordSignIn(w http.ResponseWriter, r *http.Request) auth.SignInRequest {
-	id := r.PostFormValue("email")
-	for _, k := range []string{"username", "identifier"} {
-		if id == "" {
-			id = r.PostFormValue(k)
-		}
-	}
-	return auth.SignInRequest{Identifier: id, Password: r.PostFormValue("password"), Binding: h.codeBinding(w, r)}
+	return auth.SignInRequest{Identifier: signInIdentifier(r), Password: r.PostFormValue("password"), Binding: h.codeBinding(w, r)}
 }
 
 // serveEmailCode answers POST /email-code/{id}: an e-mail sign-in whose
@@ -220,7 +214,7 @@ func (h *Handler) serveEmailCodeVerify(w http.ResponseWriter, r *http.Request, i
 		h.unknownProvider(w, r)
 		return
 	}
-	if !h.postFields(w, r) || !h.allow(w, r, signInAttempt, identifierOf("email", r.PostFormValue("email"))) {
+	if !h.postFields(w, r) || !h.allow(w, r, signInAttempt, rateIdentifier(r.PostFormValue("email"))) {
 		return
 	}
 	si, err := h.auth.VerifyEmailSignInCode(h.withClient(r), id, r.PostFormValue("email"), r.PostFormValue("code"), h.bindingOf(r))
@@ -312,16 +306,7 @@ func (h *Handler) allowMail(w http.ResponseWriter, r *http.Request, email, usern
 	if normal, err := auth.NormalizeEmail(email); err == nil {
 		return h.allow(w, r, emailAttempt, normal)
 	}
-	return h.allow(w, r, signInAttempt, identifierOf("username", username))
-}
-
-// identifierOf is the rate-limit identifier of a field's value, as
-// credentialsIdentifier makes it; "" for none.
-func identifierOf(kind, v string) string {
-	if v = strings.ToLower(strings.TrimSpace(v)); v != "" {
-		return kind + ":" + v
-	}
-	return ""
+	return h.allow(w, r, signInAttempt, rateIdentifier(username))
 }
 
 // bindingOf returns the browser's code binding (its cookie), or "".

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/core"
+	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/ratelimit"
 )
 
@@ -26,7 +27,8 @@ import (
 //   - SignInPerClient: 60 other sign-in attempts (OAuth starts,
 //     credentials, passkeys, e-mail links) by one client per 10 minutes;
 //   - SignInPerIdentifier: 10 credentials attempts for one identifier (the
-//     posted email, or else username) per 15 minutes.
+//     posted email, username or identifier, normalised as the lookup
+//     normalises it) per 15 minutes.
 func DefaultRateLimit() RateLimit {
 	return RateLimit{
 		EmailPerAddress:     ratelimit.Limit{Events: 5, Period: time.Hour},
@@ -202,14 +204,41 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, kind attemptKind
 	return false
 }
 
-// credentialsIdentifier is the identifier a credentials sign-in names:
-// its email field, or else its username, trimmed and lowercased; "" when
-// it has neither.
+// credentialsIdentifier is the identifier a credentials sign-in names,
+// keyed as the lookup resolves it ([rateIdentifier]): its email field, or
+// else its username, or else its identifier field (as [Handler.passwordSignIn]
+// reads them); "" when it has none.
 func credentialsIdentifier(r *http.Request) string {
-	for _, k := range []string{"email", "username"} {
-		if v := strings.ToLower(strings.TrimSpace(r.PostFormValue(k))); v != "" {
-			return k + ":" + v
+	return rateIdentifier(signInIdentifier(r))
+}
+
+// signInIdentifier is the identifier a sign-in POST names: its email
+// field, or else its username, or else its identifier field.
+func signInIdentifier(r *http.Request) string {
+	for _, k := range []string{"email", "username", "identifier"} {
+		if v := r.PostFormValue(k); strings.TrimSpace(v) != "" {
+			return v
 		}
 	}
 	return ""
+}
+
+// rateIdentifier is the per-identifier rate-limit key of what a user
+// typed, in the form the lookup resolves it to, so that spellings of one
+// address or username (case, soft hyphens, full-width letters) share one
+// counter: with an "@", the address as [auth.NormalizeEmail] makes it;
+// else the username as [core.NormalizeUsername] makes it. A value neither
+// accepts names nobody and is counted as typed, lowercased; "" for none.
+func rateIdentifier(v string) string {
+	if strings.TrimSpace(v) == "" {
+		return ""
+	}
+	if strings.Contains(v, "@") {
+		if email, err := auth.NormalizeEmail(v); err == nil {
+			return "email:" + email
+		}
+	} else if name, err := core.NormalizeUsername(v); err == nil {
+		return "username:" + name
+	}
+	return "raw:" + strings.ToLower(strings.TrimSpace(v))
 }
