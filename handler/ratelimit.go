@@ -227,18 +227,23 @@ func signInIdentifier(r *http.Request) string {
 // typed, in the form the lookup resolves it to, so that spellings of one
 // address or username (case, soft hyphens, full-width letters) share one
 // counter: with an "@", the address as [auth.NormalizeEmail] makes it;
-// else the username as [core.NormalizeUsername] makes it. A value neither
-// accepts names nobody and is counted as typed, lowercased; "" for none.
+// else the username, trimmed, as [core.NormalizeUsername] makes it. A value
+// neither accepts (which password sign-in resolves to nobody, and a
+// credentials provider's authorize may still accept) is counted trimmed
+// and lowercased; "" for none.
 func rateIdentifier(v string) string {
-	if strings.TrimSpace(v) == "" {
+	v = strings.TrimSpace(v)
+	if v == "" {
 		return ""
 	}
 	if strings.Contains(v, "@") {
 		if email, err := auth.NormalizeEmail(v); err == nil {
 			return "email:" + email
 		}
-	} else if name, err := core.NormalizeUsername(v); err == nil {
+		return "email:" + strings.ToLower(v)
+	}
+	if name, err := core.NormalizeUsername(v); err == nil {
 		return "username:" + name
 	}
-	return "raw:" + strings.ToLower(strings.TrimSpace(v))
+	return "username:" + strings.ToLower(v)
 }
