@@ -12,6 +12,7 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/password"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/ratelimit"
 )
 
 // This file is password sign-in ([Passwords]): sign-up, sign-in by
@@ -265,6 +266,7 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 		return nil, a.removeUnlinkedUser(ctx, user.ID, err)
 	}
 	if verify {
+		p.verificationDue(ctx, pc, id.Email) // the sign-up's mail starts the interval
 		if err := p.sendVerification(ctx, pc, id.Email, req.Binding); err != nil {
 			// Without its verification e-mail the user could never
 			// verify: a new sign-up would find the address taken (and
@@ -379,6 +381,23 @@ func (p Passwords) mailWithTokens(ctx context.Context, pc *provider.PasswordConf
 	return nil
 }
 
+// verificationDue reports whether a verification e-mail may go to the
+// address now, and counts it: one per code lifetime (CodeMaxAge, or its
+// default), so that correct-password sign-ins to an unverified account
+// neither flood the address nor keep several codes alive at once (each
+// live code would divide the attempt cap's strength). A limiter failure
+// sends nothing (it is logged): the owner can sign in again.
+func (p Passwords) verificationDue(ctx context.Context, pc *provider.PasswordConfig, email string) bool {
+	spec := specOf(pc, provider.PurposeVerifyEmail)
+	sum := sha256.Sum256([]byte(email))
+	res, err := p.a.limiter.Allow(ctx, "authport:verify-mail:"+hex.EncodeToString(sum[:16]), ratelimit.Limit{Events: 1, Period: spec.maxAge})
+	if err != nil {
+		p.a.log.ErrorContext(ctx, "authport: counting a verification e-mail failed; not sending it", "error", err)
+		return false
+	}
+	return res.Allowed
+}
+
 // sendVerification mails the address's verification link (and code).
 func (p Passwords) sendVerification(ctx context.Context, pc *provider.PasswordConfig, email, binding string) error {
 	return p.mailWithTokens(ctx, pc, provider.PurposeVerifyEmail, "password/verify", verifyIdentifierPrefix+email, email, binding)
@@ -438,9 +457,11 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 	}
 	if user.Email != "" && user.EmailVerified == nil && !pc.AllowUnverifiedSignIn {
 		// Told apart from a wrong password nowhere; the owner gets the
-		// e-mail to finish with.
-		if err := p.sendVerification(ctx, pc, user.Email, req.Binding); err != nil {
-			a.log.ErrorContext(ctx, "authport: sending the verification e-mail again failed", "error", err)
+		// e-mail to finish with, once per code lifetime at most.
+		if p.verificationDue(ctx, pc, user.Email) {
+			if err := p.sendVerification(ctx, pc, user.Email, req.Binding); err != nil {
+				a.log.ErrorContext(ctx, "authport: sending the verification e-mail again failed", "error", err)
+			}
 		}
 		return nil, errPasswordSignIn
 	}

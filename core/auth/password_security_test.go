@@ -9,12 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/authport/authport/adapters/memory"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/password"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/ratelimit"
 )
 
 // secFixture is password sign-in over the memory adapter, recording every
@@ -43,7 +45,7 @@ func (f *secFixture) mailList() []provider.VerificationRequest {
 	return append([]provider.VerificationRequest(nil), f.mails...)
 }
 
-func newSecFixture(t *testing.T, strategy auth.Strategy, configure func(*provider.PasswordConfig)) *secFixture {
+func newSecFixture(t *testing.T, strategy auth.Strategy, configure func(*provider.PasswordConfig), more ...func(*auth.Config)) *secFixture {
 	t.Helper()
 	h, err := password.NewArgon2id(password.Argon2idParams{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32})
 	if err != nil {
@@ -60,7 +62,7 @@ func newSecFixture(t *testing.T, strategy auth.Strategy, configure func(*provide
 	if configure != nil {
 		configure(pc)
 	}
-	f.a, err = auth.New(auth.Config{Adapter: f.store, Providers: []provider.Provider{pc}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"},
+	cfg := auth.Config{Adapter: f.store, Providers: []provider.Provider{pc}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"},
 		BaseURL: "https://app.example/auth", Session: auth.SessionOptions{Strategy: strategy},
 		Callbacks: auth.Callbacks{
 			SignIn: func(_ context.Context, p auth.SignInParams) (auth.SignInDecision, error) {
@@ -77,7 +79,11 @@ func newSecFixture(t *testing.T, strategy auth.Strategy, configure func(*provide
 			CreateUser:  func(_ context.Context, u core.User) error { f.record("createUser event", u); return nil },
 			UpdateUser:  func(_ context.Context, u core.User) error { f.record("updateUser event", u); return nil },
 			LinkAccount: func(_ context.Context, e auth.LinkAccountEvent) error { f.record("linkAccount event", e); return nil },
-		}})
+		}}
+	for _, m := range more {
+		m(&cfg)
+	}
+	f.a, err = auth.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,5 +178,48 @@ func TestUnlinkCountsPasswordOnlyWithAnIdentifier(t *testing.T) {
 		if got := errors.Is(err, auth.ErrLastSignInMethod); got != tc.refused {
 			t.Errorf("unlinking the other account of a password user with %s: %v; want refused = %v", tc.situation, err, tc.refused)
 		}
+	}
+}
+
+// TestUnverifiedSignInsResendOncePerCodeLifetime: correct-password
+// sign-ins to an unverified account send the verification e-mail again at
+// most once per code lifetime (counting the sign-up's), so that at most
+// one code is alive: the older one has expired when a new one is sent.
+func TestUnverifiedSignInsResendOncePerCodeLifetime(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var clockMu sync.Mutex
+	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	f := newSecFixture(t, auth.StrategyDatabase, nil, func(c *auth.Config) {
+		c.Now, c.RateLimiter = clock, ratelimit.NewMemory(ratelimit.WithClock(clock))
+	})
+	const addr = "resend@example.com"
+	if _, err := f.a.Passwords().SignUp(ctx, auth.SignUpRequest{Identity: auth.Identity{Email: addr}, Password: "owner-pass-123", Binding: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	signIns := func() {
+		for range 50 {
+			if _, err := f.a.Passwords().SignIn(ctx, auth.SignInRequest{Identifier: addr, Password: "owner-pass-123", Binding: "b"}); auth.CodeOf(err) != auth.CodeCredentialsSignin {
+				t.Fatalf("sign-in before verifying: %v; want CredentialsSignin", err)
+			}
+		}
+	}
+	signIns()
+	if n := len(f.mailList()); n != 1 {
+		t.Fatalf("50 sign-ins right after the sign-up sent %d e-mails in all; want the sign-up's only", n)
+	}
+	clockMu.Lock()
+	now = now.Add(provider.DefaultCodeMaxAge)
+	clockMu.Unlock()
+	signIns()
+	mails := f.mailList()
+	if len(mails) != 2 {
+		t.Fatalf("50 sign-ins a code lifetime later sent %d e-mails in all; want one more", len(mails))
+	}
+	if _, err := f.a.Passwords().VerifyEmail(ctx, addr, auth.Proof{Code: mails[0].Code, Binding: "b"}); auth.CodeOf(err) != auth.CodeVerification {
+		t.Errorf("the older code: %v; want Verification (expired)", err)
+	}
+	if _, err := f.a.Passwords().VerifyEmail(ctx, addr, auth.Proof{Code: mails[1].Code, Binding: "b"}); err != nil {
+		t.Errorf("the newest code: %v; want a sign-in", err)
 	}
 }
