@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -185,6 +186,8 @@ type Auth struct {
 	limiter ratelimit.Store
 	// requireEmail is Config.RequireEmail.
 	requireEmail bool
+	// background tracks work done off the request path ([Auth.Wait]).
+	background sync.WaitGroup
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless

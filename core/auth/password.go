@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/password"
@@ -613,6 +614,51 @@ func (p Passwords) RequestReset(ctx context.Context, email, binding string) erro
 	}
 	return p.mailWithTokens(ctx, pc, provider.PurposeResetPassword, "password/reset", resetIdentifier(email, acc), email, binding)
 }
+
+// backgroundMailTimeout bounds a password e-mail sent off the request
+// path ([Passwords.RequestResetInBackground]).
+const backgroundMailTimeout = time.Minute
+
+// RequestResetInBackground is [Passwords.RequestReset] off the request
+// path: it refuses an address that is not one ([CodeBadRequest]) at once,
+// and otherwise returns at once, before any lookup, while the lookup, the
+// token writes and the mail are done in the background (with the request's
+// values but not its cancellation, for at most a minute; a failure is
+// logged, without the token or the code). So the answer takes the same
+// time for every address, whether the mailer is slow or not. [Auth.Wait]
+// waits for it.
+func (p Passwords) RequestResetInBackground(ctx context.Context, email, binding string) error {
+	if _, err := p.provider(); err != nil {
+		return err
+	}
+	if _, err := NormalizeEmail(email); err != nil {
+		return badInput("e-mail address: %w", err)
+	}
+	p.a.inBackground(ctx, backgroundMailTimeout, "sending a password reset e-mail", func(ctx context.Context) error {
+		return p.RequestReset(ctx, email, binding)
+	})
+	return nil
+}
+
+// inBackground runs work in a goroutine tracked by [Auth.Wait], with ctx's
+// values but not its cancellation, for at most timeout; an error is logged
+// as what failed (errors of this package carry no secrets).
+func (a *Auth) inBackground(ctx context.Context, timeout time.Duration, what string, work func(context.Context) error) {
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		if err := work(ctx); err != nil {
+			a.log.ErrorContext(ctx, "authport: "+what+" failed", "error", err)
+		}
+	}()
+}
+
+// Wait waits for the work started off the request path (the e-mails of
+// [Passwords.RequestResetInBackground]) to end: for a graceful shutdown,
+// and for tests.
+func (a *Auth) Wait() { a.background.Wait() }
 
 // Reset sets a new password with a reset e-mail's link token or code:
 // the proof is used (once: of concurrent uses exactly one resets), the

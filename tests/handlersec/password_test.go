@@ -25,6 +25,7 @@ type pwApp struct {
 	t      *testing.T
 	srv    *httptest.Server
 	client *http.Client
+	a      *auth.Auth // waited for before reading the mails (forgot sends in the background)
 	mu     sync.Mutex
 	mails  []provider.VerificationRequest
 }
@@ -39,6 +40,9 @@ func (app *pwApp) send(_ context.Context, r provider.VerificationRequest) error 
 // mail is the last e-mail of the purpose to the address.
 func (app *pwApp) mail(to string, purpose provider.Purpose) provider.VerificationRequest {
 	app.t.Helper()
+	if app.a != nil {
+		app.a.Wait()
+	}
 	app.mu.Lock()
 	defer app.mu.Unlock()
 	for i := len(app.mails) - 1; i >= 0; i-- {
@@ -155,6 +159,7 @@ func TestPasswordRoutes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				app.a = a
 				h, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{Disabled: true}})
 				if err != nil {
 					t.Fatal(err)
