@@ -116,11 +116,29 @@ func (e *env) signedUp(t *testing.T, a *auth.Auth, box *mailbox, address, pw str
 		t.Fatalf("SignUp(%s): %v", address, err)
 	}
 	mail := box.last(t, address, provider.PurposeVerifyEmail)
-	in, err := a.Passwords().VerifyEmail(e.ctx, address, auth.Proof{Token: mail.Token})
+	in, err := a.Passwords().VerifyEmail(e.ctx, address, auth.Proof{Token: mail.Token, Password: pw})
 	if err != nil {
 		t.Fatalf("VerifyEmail(%s): %v", address, err)
 	}
 	return in
+}
+
+// hookedHasher is a hasher that calls after once, right after the first
+// Verify of the password pw succeeds: a change made while a sign-in is
+// between checking the password and creating its session.
+type hookedHasher struct {
+	password.Hasher
+	pw    string
+	after func()
+	once  sync.Once
+}
+
+func (h *hookedHasher) Verify(ctx context.Context, hash, pw string) (bool, bool, error) {
+	ok, rehash, err := h.Hasher.Verify(ctx, hash, pw)
+	if ok && pw == h.pw && h.after != nil {
+		h.once.Do(h.after)
+	}
+	return ok, rehash, err
 }
 
 // passwordSignIn signs in with the identifier and password.
@@ -182,12 +200,12 @@ func passwordFlowRules() []rule {
 			_, err = passwordSignIn(e, a, "ada@example.com", pw)
 			expectErr(t, "sign-in before verification", err, wrong)
 			mail := box.last(t, "ada@example.com", provider.PurposeVerifyEmail)
-			in, err := a.Passwords().VerifyEmail(e.ctx, "ada@example.com", auth.Proof{Token: mail.Token})
+			in, err := a.Passwords().VerifyEmail(e.ctx, "ada@example.com", auth.Proof{Token: mail.Token, Password: pw})
 			if err != nil || in.User.EmailVerified == nil || in.Session.SessionToken == "" {
 				t.Fatalf("VerifyEmail = %s, %v; want a verified user signed in", show(in), err)
 			}
 			expectNoPassword(t, "the verification's sign-in", in, pw)
-			_, err = a.Passwords().VerifyEmail(e.ctx, "ada@example.com", auth.Proof{Token: mail.Token})
+			_, err = a.Passwords().VerifyEmail(e.ctx, "ada@example.com", auth.Proof{Token: mail.Token, Password: pw})
 			expectErr(t, "a second use of the verification link", err, refused)
 			in, err = passwordSignIn(e, a, "ADA@example.com", pw)
 			if err != nil || in.User.Email != "ada@example.com" || in.Session.SessionToken == "" {
@@ -307,8 +325,156 @@ func passwordFlowRules() []rule {
 			mail := box.last(t, "scope@example.com", provider.PurposeVerifyEmail)
 			err := a.Passwords().Reset(e.ctx, "scope@example.com", auth.Proof{Token: mail.Token}, pw2)
 			expectErr(t, "a reset with a verification token", err, refused)
-			if _, err := a.Passwords().VerifyEmail(e.ctx, "scope@example.com", auth.Proof{Token: mail.Token}); err != nil {
+			if _, err := a.Passwords().VerifyEmail(e.ctx, "scope@example.com", auth.Proof{Token: mail.Token, Password: pw}); err != nil {
 				t.Errorf("the verification token after the refused reset: %v", err)
+			}
+		}},
+		{group: group, name: "verification_link_needs_its_browser_or_the_password", run: func(t *testing.T, e *env) {
+			// A mail scanner, or the owner of an address someone else
+			// signed up with, holds the link but neither the sign-up's
+			// browser binding nor the password: the link alone verifies
+			// nothing, and stays usable.
+			box := &mailbox{}
+			a := e.passwordAuth(t, box, pwOptions{})
+			if _, err := a.Passwords().SignUp(e.ctx, auth.SignUpRequest{Identity: auth.Identity{Email: "link@example.com"}, Password: pw, Binding: "signup-browser"}); err != nil {
+				t.Fatal(err)
+			}
+			mail := box.last(t, "link@example.com", provider.PurposeVerifyEmail)
+			before := e.state(t)
+			for name, proof := range map[string]auth.Proof{
+				"the link alone":          {Token: mail.Token},
+				"another browser":         {Token: mail.Token, Binding: "other-browser"},
+				"a wrong password":        {Token: mail.Token, Password: pw2},
+				"the password, no token":  {Password: pw},
+				"the binding, no token":   {Binding: "signup-browser"},
+				"the binding, wrong link": {Token: strings.Repeat("0", 64), Binding: "signup-browser"},
+			} {
+				_, err := a.Passwords().VerifyEmail(e.ctx, "link@example.com", proof)
+				expectErr(t, "verifying with "+name, err, refused)
+			}
+			e.expectUnchanged(t, before, "the refused verifications")
+			in, err := a.Passwords().VerifyEmail(e.ctx, "link@example.com", auth.Proof{Token: mail.Token, Binding: "signup-browser"})
+			if err != nil || in.User.EmailVerified == nil {
+				t.Fatalf("the link in the sign-up's browser = %s, %v; want the user verified", show(in), err)
+			}
+			_, err = a.Passwords().VerifyEmail(e.ctx, "link@example.com", auth.Proof{Token: mail.Token, Password: pw})
+			expectErr(t, "the link used again, with the password", err, refused)
+			// Elsewhere, the password confirms the link.
+			if _, err := a.Passwords().SignUp(e.ctx, auth.SignUpRequest{Identity: auth.Identity{Email: "link2@example.com"}, Password: pw, Binding: "signup-browser"}); err != nil {
+				t.Fatal(err)
+			}
+			mail = box.last(t, "link2@example.com", provider.PurposeVerifyEmail)
+			if in, err := a.Passwords().VerifyEmail(e.ctx, "link2@example.com", auth.Proof{Token: mail.Token, Password: pw}); err != nil || in.User.EmailVerified == nil {
+				t.Fatalf("the link with the password = %s, %v; want the user verified", show(in), err)
+			}
+		}},
+		{group: group, name: "email_sign_in_token_cannot_verify", run: func(t *testing.T, e *env) {
+			// "authport:verify-email:x@example.com" is a valid address: an
+			// e-mail sign-in link for it holds a token stored under the
+			// verification's identifier, which must not verify x.
+			box := &mailbox{}
+			a := e.passwordAuth(t, box, pwOptions{})
+			if _, err := a.Passwords().SignUp(e.ctx, auth.SignUpRequest{Identity: auth.Identity{Email: "x@example.com"}, Password: pw}); err != nil {
+				t.Fatal(err)
+			}
+			req, err := a.StartEmailSignIn(e.ctx, emailProvider, "authport:verify-email:x@example.com")
+			if err != nil {
+				t.Skipf("the e-mail provider refuses the look-alike address: %v", err)
+			}
+			_, err = a.Passwords().VerifyEmail(e.ctx, "x@example.com", auth.Proof{Token: req.Token, Password: pw})
+			expectErr(t, "verifying with an e-mail sign-in token", err, refused)
+			if u := e.getUserByEmail(t, "x@example.com"); u == nil || u.EmailVerified != nil {
+				t.Errorf("after the refused verification: %s; want x@example.com unverified", show(u))
+			}
+		}},
+		{group: group, name: "email_sign_in_displaces_an_unverified_password_holder", run: func(t *testing.T, e *env) {
+			// Pre-hijacking: someone signs up with the victim's address
+			// and a password of theirs, then waits for the victim to sign
+			// in by e-mail (link or code) or by OAuth with dangerous
+			// linking. The victim gets a user of their own, and the
+			// password no longer signs in to the address.
+			box := &mailbox{}
+			a := e.passwordAuth(t, box, pwOptions{})
+			oauth := e.newAuth(t, newClock(), authOptions{})
+			victim := func(address string) *auth.SignIn {
+				switch address {
+				case "link-victim@example.com":
+					req, err := a.StartEmailSignIn(e.ctx, emailProvider, address)
+					if err != nil {
+						t.Fatal(err)
+					}
+					in, err := a.VerifyEmailSignIn(e.ctx, emailProvider, address, req.Token)
+					if err != nil {
+						t.Fatalf("the victim's e-mail link: %v", err)
+					}
+					return in
+				case "code-victim@example.com":
+					req, err := a.StartEmailSignInWithCode(e.ctx, emailProvider, address, "victim-browser")
+					if err != nil {
+						t.Fatal(err)
+					}
+					in, err := a.VerifyEmailSignInCode(e.ctx, emailProvider, address, req.Code, "victim-browser")
+					if err != nil {
+						t.Fatalf("the victim's e-mail code: %v", err)
+					}
+					return in
+				default:
+					return e.oauthSignIn(t, oauth, linkingProvider, e.id("gh"), address, nil)
+				}
+			}
+			for _, address := range []string{"link-victim@example.com", "code-victim@example.com", "oauth-victim@example.com"} {
+				if _, err := a.Passwords().SignUp(e.ctx, auth.SignUpRequest{Identity: auth.Identity{Email: address}, Password: pw2}); err != nil {
+					t.Fatal(err)
+				}
+				attacker := e.getUserByEmail(t, address)
+				if attacker == nil {
+					t.Fatalf("no user holds %s after the sign-up", address)
+				}
+				in := victim(address)
+				if in.User.ID == attacker.ID || in.User.Email != address || !in.IsNewUser {
+					t.Errorf("%s: the victim signed in to %s; want a new user of its own, not the sign-up's %s", address, show(in.User), attacker.ID)
+				}
+				if u := e.getUserByEmail(t, address); u == nil || u.ID != in.User.ID {
+					t.Errorf("%s is held by %s; want the victim's user %s", address, show(u), in.User.ID)
+				}
+				if u := e.getUser(t, attacker.ID); u == nil || u.Email != auth.DisplacedEmail(attacker.ID) {
+					t.Errorf("the sign-up's user after the victim's sign-in: %s; want it displaced to %s", show(u), auth.DisplacedEmail(attacker.ID))
+				}
+				_, err := passwordSignIn(e, a, address, pw2)
+				expectErr(t, address+": the sign-up's password after the victim's sign-in", err, wrong)
+			}
+		}},
+		{group: group, name: "sign_in_racing_a_reset_keeps_no_session", run: func(t *testing.T, e *env) {
+			// A sign-in with the old password checks it, and a reset
+			// swaps the hash and ends the sessions before the sign-in
+			// creates its own: that session must not survive.
+			box := &mailbox{}
+			base, err := password.NewArgon2id(testHasherParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &hookedHasher{Hasher: base, pw: pw}
+			a := e.passwordAuth(t, box, pwOptions{hasher: h})
+			in := e.signedUp(t, a, box, "racer@example.com", pw)
+			var resetErr error
+			h.after = func() {
+				if resetErr = a.Passwords().RequestReset(e.ctx, "racer@example.com", ""); resetErr == nil {
+					mail := box.last(t, "racer@example.com", provider.PurposeResetPassword)
+					resetErr = a.Passwords().Reset(e.ctx, "racer@example.com", auth.Proof{Token: mail.Token}, pw2)
+				}
+			}
+			_, err = passwordSignIn(e, a, "racer@example.com", pw)
+			if resetErr != nil {
+				t.Fatalf("the reset inside the sign-in: %v", resetErr)
+			}
+			expectErr(t, "the sign-in whose password was reset under it", err, wrong)
+			for _, s := range e.state(t).Sessions {
+				if s.UserID == in.User.ID {
+					t.Errorf("a session after the reset: %s; want none", show(s))
+				}
+			}
+			if _, err := passwordSignIn(e, a, "racer@example.com", pw2); err != nil {
+				t.Errorf("sign-in with the new password: %v", err)
 			}
 		}},
 		{group: group, name: "codes_single_use_and_bound_to_the_browser", run: func(t *testing.T, e *env) {

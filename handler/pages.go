@@ -112,9 +112,13 @@ type pageData struct {
 	Title         string
 	Register      bool
 	RegisterEmail string
-	// ResetEmail and ResetToken are the reset link's address and token,
-	// for the reset form.
-	ResetEmail, ResetToken string
+	// LinkEmail and LinkToken are a mailed link's address and token, for
+	// the forms the reset and verification links open.
+	LinkEmail, LinkToken string
+	// HasBinding says the browser holds a code binding, which may be the
+	// one of the sign-up a verification link confirms: the password is
+	// then optional on the confirmation form.
+	HasBinding bool
 	// Password is the password provider, nil without one.
 	Password *passwordPage
 	// Kind is the verify-request page's type (email, verify-email,
@@ -410,12 +414,26 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 {{template "alert" .}}
 {{if eq .Error "Verification"}}<p class="hint"><a href="{{.Base}}/password/forgot">Ask for a new link</a></p>
 {{else}}<form action="{{.Base}}/password/reset" method="post">
-<input type="hidden" name="csrfToken" value="{{.CSRFToken}}"><input type="hidden" name="email" value="{{.ResetEmail}}"><input type="hidden" name="token" value="{{.ResetToken}}">
+<input type="hidden" name="csrfToken" value="{{.CSRFToken}}"><input type="hidden" name="email" value="{{.LinkEmail}}"><input type="hidden" name="token" value="{{.LinkToken}}">
 {{template "newpassword" "New password"}}
 {{template "lengths" .}}
 <button type="submit" class="accent">Reset password</button>
 </form>
 {{end}}</main></body></html>{{end}}
+
+{{define "confirm"}}{{template "head" "Confirm Your Email"}}
+{{template "brand" .}}
+<h1>Confirm your e-mail address</h1>
+{{template "alert" .}}
+<p>Confirm {{with .LinkEmail}}{{.}}{{else}}your address{{end}} to finish creating your account and sign in.{{if .HasBinding}} If you created the account in another browser, enter its password.{{else}} Enter the password you chose for it.{{end}}</p>
+<p class="hint">If you did not create an account, close this page: nothing happens without the password.</p>
+<form action="{{.Base}}/password/verify" method="post" data-authport-confirm>
+{{template "hidden" .}}<input type="hidden" name="email" value="{{.LinkEmail}}"><input type="hidden" name="token" value="{{.LinkToken}}">
+<label for="password">Password{{if .HasBinding}} (not needed in the browser you signed up in){{end}}</label>
+<input id="password" type="password" name="password" autocomplete="current-password"{{if not .HasBinding}} required{{end}}>
+<button type="submit" class="accent">Confirm and sign in</button>
+</form>
+</main></body></html>{{end}}
 
 {{define "signup"}}{{template "head" .Title}}
 {{template "brand" .}}

@@ -19,8 +19,10 @@ import (
 //
 //	POST /password/signup   email and/or username, password, name → the same answer for a new and a taken address
 //	POST /password/signin   email or username, password → a session (also POST /callback/{password provider id})
-//	GET  /password/verify   ?email&token: the verification link → a session
-//	POST /password/verify   email, code: the verification code, in the browser that asked → a session
+//	GET  /password/verify   ?email&token: the verification link → a page confirming it (verifies nothing)
+//	POST /password/verify   email, code: the verification code, in the browser that asked → a session;
+//	                        or email, token, password: the link confirmed in the browser that signed up,
+//	                        or elsewhere with the account's password → a session
 //	POST /password/forgot   email → the same answer for every address
 //	GET  /password/reset    ?email&token: the reset link → the reset form
 //	POST /password/reset    email, token or code, password → the password reset, every session ended
@@ -71,12 +73,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 	if r.Method == http.MethodGet {
 		switch action {
 		case "verify":
-			q := r.URL.Query()
-			if !h.allow(w, r, signInAttempt, "") {
-				return
-			}
-			si, err := h.auth.Passwords().VerifyEmail(h.withClient(r), q.Get("email"), auth.Proof{Token: q.Get("token")})
-			h.signedIn(w, r, si, err)
+			h.serveConfirmForm(w, r)
 		case "reset":
 			h.serveResetForm(w, r)
 		default:
@@ -120,7 +117,13 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		if !h.allow(w, r, signInAttempt, rateIdentifier(f("email"))) {
 			return
 		}
-		si, err := pw.VerifyEmail(ctx, f("email"), auth.Proof{Code: f("code"), Binding: h.bindingOf(r)})
+		// A code, or the link's token confirmed by this browser's binding
+		// or the password (the confirmation form).
+		proof := auth.Proof{Code: f("code"), Binding: h.bindingOf(r)}
+		if proof.Code == "" {
+			proof.Token, proof.Password = f("token"), f("password")
+		}
+		si, err := pw.VerifyEmail(ctx, f("email"), proof)
 		h.signedIn(w, r, si, err)
 	case "forgot":
 		if !h.allowMail(w, r, f("email"), "") {

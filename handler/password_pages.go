@@ -18,6 +18,7 @@ import (
 //	GET /password/signup   the sign-up form
 //	GET /password/forgot   the "forgot your password" form
 //	GET /password/reset    ?email&token: the reset link's form
+//	GET /password/verify   ?email&token: the verification link's confirmation form
 //	GET /password/change   signed in: the change (or, without a password, set) form
 //	GET /verify-request    ?type=verify-email|reset-password: the code form beside "check your e-mail"
 //	                       ?type=email&code=1&provider: the e-mail sign-in code form
@@ -239,13 +240,15 @@ func (h *Handler) formPage(r *http.Request) string {
 		return h.URL(route)
 	case "password/change", "password/set":
 		return h.URL("password/change")
-	case "password/verify":
-		return h.verifyPage(h.passwordID(), string(provider.PurposeVerifyEmail), false)
-	case "password/reset":
+	case "password/verify", "password/reset":
 		if token := f("token"); token != "" {
-			return h.URL("password/reset") + "?" + url.Values{"email": {f("email")}, "token": {token}}.Encode()
+			return h.URL(route) + "?" + url.Values{"email": {f("email")}, "token": {token}}.Encode()
 		}
-		return h.verifyPage(h.passwordID(), string(provider.PurposeResetPassword), false)
+		purpose := provider.PurposeVerifyEmail
+		if route == "password/reset" {
+			purpose = provider.PurposeResetPassword
+		}
+		return h.verifyPage(h.passwordID(), string(purpose), false)
 	}
 	if id, ok := strings.CutPrefix(route, "email-code-verify/"); ok {
 		return h.verifyPage(id, "email", true)
@@ -282,8 +285,34 @@ func (h *Handler) serveResetForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := h.formPageData(w, r)
-	d.ResetEmail, d.ResetToken = q.Get("email"), q.Get("token")
-	// The page holds the token: no referrer leaves with it.
+	h.renderLinkForm(w, r, "reset", d)
+}
+
+// serveConfirmForm answers GET /password/verify?email&token, the
+// verification link: a page whose form posts the token back, with the
+// CSRF token, to confirm it. Opening the link verifies nothing (mail
+// scanners open links, and someone may have signed up with the address of
+// whoever follows the link): the post verifies only in the browser that
+// signed up (its code binding) or with the account's password. Without a
+// token it sends the browser to the verify-request page.
+func (h *Handler) serveConfirmForm(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("token") == "" {
+		h.redirect(w, r, h.verifyPage(h.passwordID(), string(provider.PurposeVerifyEmail), false))
+		return
+	}
+	d := h.formPageData(w, r)
+	d.HasBinding = h.bindingOf(r) != ""
+	if d.Error == ErrorVerification {
+		d.Message = "The link is no longer valid, or the password is not correct. Try again, or sign in to have a new link sent."
+	}
+	h.renderLinkForm(w, r, "confirm", d)
+}
+
+// renderLinkForm renders the page of a mailed link (reset, confirm),
+// which holds the link's address and token: no referrer leaves with them.
+func (h *Handler) renderLinkForm(w http.ResponseWriter, r *http.Request, page string, d pageData) {
+	q := r.URL.Query()
+	d.LinkEmail, d.LinkToken = q.Get("email"), q.Get("token")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	h.render(w, http.StatusOK, "reset", d)
+	h.render(w, http.StatusOK, page, d)
 }

@@ -341,10 +341,68 @@ func signUpVerified(t *testing.T, e *env, box *pagesMailbox, email, pass string)
 	t.Helper()
 	res := e.submit(formTo(t, e.get("/auth/password/signup"), e.base+"/password/signup"), "email", email, "password", pass)
 	wantLocation(t, e, res, "/auth/verify-request", "type", "verify-email")
-	res = e.get(box.last(t, email, provider.PurposeVerifyEmail).URL)
-	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusFound || strings.Contains(loc, "error") {
-		t.Fatalf("the verification link: %d %s", res.StatusCode, loc)
+	page := e.get(box.last(t, email, provider.PurposeVerifyEmail).URL)
+	wantStatus(t, page, 200)
+	res = e.submit(formTo(t, page, e.base+"/password/verify"))
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || strings.Contains(loc, "error") {
+		t.Fatalf("the verification link confirmed in the sign-up's browser: %d %s", res.StatusCode, loc)
 	}
+}
+
+// The verification link opens a page that verifies nothing (mail scanners
+// open links; someone may have signed up with the address of whoever
+// clicks): its form, posted with CSRF, verifies in the browser that signed
+// up, and elsewhere only with the account's password; every failure comes
+// back to the page with the same refusal.
+func TestPasswordVerificationLinkConfirmation(t *testing.T) {
+	e, box := pagesEnv(t, false)
+	email, pass := "val@example.com", "correct horse battery"
+	res := e.submit(formTo(t, e.get("/auth/password/signup"), e.base+"/password/signup"), "email", email, "password", pass)
+	wantLocation(t, e, res, "/auth/verify-request", "type", "verify-email")
+	link := box.last(t, email, provider.PurposeVerifyEmail).URL
+
+	// A scanner's GET (a new browser, no cookies): a page, no session,
+	// nothing verified; the link still works afterwards.
+	e.client = e.newClient()
+	page := e.get(link)
+	wantStatus(t, page, 200)
+	if page.Header.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("the confirmation page, which holds the token, has Referrer-Policy %q", page.Header.Get("Referrer-Policy"))
+	}
+	if !strings.Contains(page.body, "<h1>Confirm your e-mail address</h1>") {
+		t.Errorf("the confirmation page:\n%s", page.body)
+	}
+	f := formTo(t, page, e.base+"/password/verify")
+	if f.fields.Get("token") == "" || f.fields.Get("email") != email || f.fields.Get("csrfToken") == "" || f.types["password"] != "password" {
+		t.Fatalf("the confirmation form: %v %v", f.fields, f.types)
+	}
+	if e.session() != nil {
+		t.Fatal("opening the verification link signed in")
+	}
+	// Posted from another browser: without the password, or with a wrong
+	// one, the same refusal, back on the page.
+	for _, pw := range []string{"", "wrong passphrase here"} {
+		res := e.submit(f, "password", pw)
+		loc := wantLocation(t, e, res, "/auth/password/verify", "error", "Verification", "token", f.fields.Get("token"))
+		if e.session() != nil {
+			t.Fatalf("the link posted from another browser with password %q signed in", pw)
+		}
+		wantAlert(t, e.get(loc.String()), "The link is no longer valid, or the password is not correct.")
+	}
+	// Without CSRF: refused.
+	noCSRF := pageForm{action: f.action, fields: url.Values{"email": {email}, "token": {f.fields.Get("token")}, "password": {pass}}}
+	if res := e.submit(noCSRF); !strings.Contains(res.Header.Get("Location"), "MissingCSRF") {
+		t.Errorf("the confirmation without CSRF: %d %s; want MissingCSRF", res.StatusCode, res.Header.Get("Location"))
+	}
+	// With the password, another browser verifies and signs in.
+	res = e.submit(f, "password", pass)
+	wantStatus(t, res, http.StatusSeeOther)
+	if s := e.session(); s == nil || s["user"].(map[string]any)["email"] != email {
+		t.Fatalf("after confirming with the password, the session is %v", s)
+	}
+	// Used: refused, even with the password.
+	res = e.submit(f, "password", pass)
+	wantLocation(t, e, res, "/auth/password/verify", "error", "Verification")
 }
 
 // Refused sign-ups come back to the sign-up page with the reason; none

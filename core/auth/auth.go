@@ -32,6 +32,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -457,6 +458,12 @@ type SignIn struct {
 	// account or passkey was added to their user) and keeps the session
 	// they have: none was created.
 	KeepSession bool
+
+	// confirm, when set, runs once the database session exists and
+	// before the SignIn event: an error deletes that session and refuses
+	// the sign-in (a password sign-in checks that its hash was not
+	// swapped by a reset while it was hashing).
+	confirm func(context.Context) error
 }
 
 // provider returns the provider with the id, of type T.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/password"
+	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/core/ratelimit"
 )
 
@@ -31,15 +32,42 @@ import (
 // attempt cap. It says no more on purpose; its code is [CodeVerification].
 var errCodeRefused = coded(CodeVerification, "one-time code is invalid, expired, already used or over its attempt cap")
 
-// codeToken is what the store keeps for a code: hex HMAC-SHA-256 with the
-// secret of the purpose, identifier, binding and code.
-func codeToken(secret, purpose, identifier, binding, code string) string {
+// keyedHash is the hex HMAC-SHA-256, keyed with the secret, of the parts,
+// each followed by a NUL byte.
+func keyedHash(secret string, parts ...string) string {
 	m := hmac.New(sha256.New, []byte(secret))
-	for _, s := range []string{"authport one-time code", purpose, identifier, binding, code} {
+	for _, s := range parts {
 		m.Write([]byte(s))
 		m.Write([]byte{0})
 	}
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// codeToken is what the store keeps for a code: hex HMAC-SHA-256 with the
+// secret of the purpose, identifier, binding and code.
+func codeToken(secret, purpose, identifier, binding, code string) string {
+	return keyedHash(secret, "authport one-time code", purpose, identifier, binding, code)
+}
+
+// HashLinkToken returns what the store keeps for the link token of a
+// password e-mail of the purpose ([provider.PurposeVerifyEmail],
+// [provider.PurposeResetPassword]): the hex HMAC-SHA-256, keyed with the
+// secret, of the purpose and the token. Mixing in the purpose means no
+// other flow's token can match it, not even an e-mail sign-in token issued
+// for an "address" that reads like a password e-mail's identifier
+// ("authport:verify-email:…" is itself a valid address). E-mail sign-in
+// links keep [HashToken], which Auth.js shares.
+func HashLinkToken(purpose provider.Purpose, token, secret string) string {
+	return keyedHash(secret, "authport link token", string(purpose), token)
+}
+
+// linkToken is what the store keeps for a link's token: [HashToken] for
+// e-mail sign-in (purpose ""), else [HashLinkToken].
+func linkToken(secret, purpose, token string) string {
+	if purpose == "" {
+		return HashToken(token, secret)
+	}
+	return HashLinkToken(provider.Purpose(purpose), token, secret)
 }
 
 // codeSpec is one kind of code: its purpose, lifetime and attempt cap.
@@ -49,12 +77,12 @@ type codeSpec struct {
 	attempts int
 }
 
-// issue stores a link token (hashed as e-mail sign-in's) for identifier
-// with the link lifetime, and, when binding is set and codes are on
-// (spec non-nil), a code; it returns the link token and the code ("" when
+// issue stores a link token (hashed by linkToken for linkPurpose: "" for
+// e-mail sign-in) for identifier with the link lifetime, and, when binding
+// is set and codes are on (spec non-nil), a code; it returns the link token and the code ("" when
 // none), and the link token's expiry. The tokens are removed again by
 // forget when the mail cannot be sent.
-func (a *Auth) issue(ctx context.Context, neededBy, identifier, token string, linkAge time.Duration, spec *codeSpec, binding string) (issued, error) {
+func (a *Auth) issue(ctx context.Context, neededBy, identifier, token, linkPurpose string, linkAge time.Duration, spec *codeSpec, binding string) (issued, error) {
 	now := a.now()
 	out := issued{token: token, expires: now.Add(linkAge)}
 	create := func(v core.VerificationToken) (*core.VerificationToken, error) {
@@ -62,7 +90,7 @@ func (a *Auth) issue(ctx context.Context, neededBy, identifier, token string, li
 			return c.CreateVerificationToken(ctx, v)
 		})
 	}
-	link := core.VerificationToken{Identifier: identifier, Token: HashToken(token, a.secrets[0]), Expires: out.expires}
+	link := core.VerificationToken{Identifier: identifier, Token: linkToken(a.secrets[0], linkPurpose, token), Expires: out.expires}
 	stored, err := create(link)
 	if err != nil {
 		return out, err
@@ -140,13 +168,13 @@ func (a *Auth) useCode(ctx context.Context, neededBy, identifier, binding, code 
 	return nil, errCodeRefused
 }
 
-// useLink uses a link's token for identifier; it returns the used token,
-// or errVerificationFailed when it does not work.
-func (a *Auth) useLink(ctx context.Context, neededBy, identifier, token string) (*core.VerificationToken, error) {
+// useLink uses a link's token of the purpose for identifier; it returns
+// the used token, or errVerificationFailed when it does not work.
+func (a *Auth) useLink(ctx context.Context, neededBy, identifier, purpose, token string) (*core.VerificationToken, error) {
 	if token == "" || identifier == "" {
 		return nil, errVerificationFailed
 	}
-	v, err := a.useToken(ctx, neededBy, identifier, token)
+	v, err := a.useToken(ctx, neededBy, identifier, purpose, token)
 	if err != nil {
 		return nil, err
 	}
@@ -179,18 +207,24 @@ type Proof struct {
 	// Token is the token of the link ("token" query parameter).
 	Token string
 	// Code is the 6-digit code of the e-mail, and Binding the browser
-	// binding it was asked for with (the handler's code cookie).
+	// binding it was asked for with (the handler's code cookie). A
+	// verification link's Token also works with the Binding of the
+	// browser that signed up ([Passwords.VerifyEmail]).
 	Code, Binding string
+	// Password is the account's password, typed to confirm a
+	// verification link's Token in a browser without the sign-up's
+	// Binding ([Passwords.VerifyEmail]); other proofs ignore it.
+	Password string
 }
 
 // use uses the proof for identifier: the code when one is given, else the
-// link's token. It returns the used token (as stored: hashed), which
+// link's token (hashed for spec's purpose). It returns the used token (as stored: hashed), which
 // [Auth.restoreToken] can put back.
 func (a *Auth) use(ctx context.Context, neededBy, identifier string, p Proof, spec codeSpec) (*core.VerificationToken, error) {
 	if p.Code != "" {
 		return a.useCode(ctx, neededBy, identifier, p.Binding, p.Code, spec)
 	}
-	return a.useLink(ctx, neededBy, identifier, p.Token)
+	return a.useLink(ctx, neededBy, identifier, spec.purpose, p.Token)
 }
 
 // restoreToken puts back a token that a request used and then could not

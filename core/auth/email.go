@@ -100,7 +100,7 @@ func (a *Auth) startEmailSignIn(ctx context.Context, providerID, email, binding 
 	if err != nil {
 		return nil, err
 	}
-	is, err := a.issue(ctx, "e-mail sign-in", identifier, token, p.TokenMaxAge(), emailCodeSpec(p), binding)
+	is, err := a.issue(ctx, "e-mail sign-in", identifier, token, "", p.TokenMaxAge(), emailCodeSpec(p), binding)
 	if err != nil {
 		return nil, err
 	}
@@ -177,9 +177,12 @@ func (a *Auth) callbackURL(providerID string, q url.Values) string {
 //   - an unknown address gets a new user, with emailVerified now;
 //   - a known user gets emailVerified set on its first e-mail sign-in, and
 //     only then; but a user that holds the address without having proven
-//     it and has passkeys (a passkey sign-up by someone not signed in, see
-//     [Config.AllowDangerousUnverifiedEmail]) is not signed in to: it is
-//     given [DisplacedEmail] instead, and the prover gets a new user;
+//     it and has passkeys (a passkey sign-up by someone not signed in) or
+//     a password (a password sign-up never verified: someone may have
+//     signed up with the owner's address, waiting for the owner to sign in
+//     to the user whose password they know) is not signed in to, unless
+//     [Config.AllowDangerousUnverifiedEmail] is set: it is given
+//     [DisplacedEmail] instead, and the prover gets a new user;
 //   - the user gets an e-mail account for the provider, once;
 //   - a database session is created.
 //
@@ -198,7 +201,7 @@ func (a *Auth) VerifyEmailSignIn(ctx context.Context, providerID, email, token s
 	if err != nil || token == "" {
 		return nil, errVerificationFailed
 	}
-	v, err := a.useToken(ctx, "e-mail sign-in", identifier, token)
+	v, err := a.useToken(ctx, "e-mail sign-in", identifier, "", token)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +259,7 @@ func (a *Auth) emailSignIn(ctx context.Context, providerID, identifier string) (
 			if err := a.authorizeEmail(ctx, providerID, nil, identifier); err != nil {
 				return nil, err
 			}
-			if err := a.displace(ctx, holder); err != nil {
+			if err := a.displace(ctx, "e-mail sign-in", holder); err != nil {
 				return nil, err
 			}
 		} else if err := a.authorizeEmail(ctx, providerID, user, identifier); err != nil {
@@ -317,11 +320,12 @@ func (a *Auth) authorizeEmail(ctx context.Context, providerID string, user *core
 	return a.authorize(ctx, params)
 }
 
-// useToken uses the token hashed with each secret, newest first, and
-// returns the stored token the first hash finds.
-func (a *Auth) useToken(ctx context.Context, neededBy, identifier, token string) (*core.VerificationToken, error) {
+// useToken uses the link token of the purpose ("" for e-mail sign-in)
+// hashed with each secret (linkToken), newest first, and returns the
+// stored token the first hash finds.
+func (a *Auth) useToken(ctx context.Context, neededBy, identifier, purpose, token string) (*core.VerificationToken, error) {
 	for _, secret := range a.secrets {
-		v, err := a.useKey(ctx, neededBy, core.VerificationTokenKey{Identifier: identifier, Token: HashToken(token, secret)})
+		v, err := a.useKey(ctx, neededBy, core.VerificationTokenKey{Identifier: identifier, Token: linkToken(secret, purpose, token)})
 		if err != nil || v != nil {
 			return v, err
 		}

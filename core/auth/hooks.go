@@ -271,6 +271,11 @@ func (a *Auth) finish(ctx context.Context, si *SignIn) (*SignIn, error) {
 		if err != nil {
 			return nil, err
 		}
+		if si.confirm != nil {
+			if err := si.confirm(ctx); err != nil {
+				return nil, a.dropSession(ctx, s.SessionToken, err)
+			}
+		}
 		si.Session = *s
 	}
 	emit(a, ctx, "signIn", a.events.SignIn, SignInEvent{ProviderID: si.ProviderID, User: si.User, Account: si.Account, Profile: si.Profile, IsNewUser: si.IsNewUser})
@@ -282,6 +287,25 @@ func (a *Auth) finish(ctx context.Context, si *SignIn) (*SignIn, error) {
 		si.Claims = claims
 	}
 	return si, nil
+}
+
+// dropSession deletes the session a refused sign-in has just created and
+// returns cause, joined with the deletion's error if that failed too (the
+// deletion is then retried in the background, see retryLater). Like
+// removeUnlinkedUser it runs even when ctx was cancelled.
+func (a *Auth) dropSession(ctx context.Context, sessionToken string, cause error) error {
+	drop := func(ctx context.Context) error {
+		_, err := a.SignOut(ctx, sessionToken)
+		return err
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	err := drop(dctx)
+	cancel()
+	if err != nil {
+		go retryLater(context.WithoutCancel(ctx), drop)
+		return errors.Join(cause, fmt.Errorf("deleting the session of the refused sign-in (retrying in the background for %v): %w", cleanupRetryWindow, err))
+	}
+	return cause
 }
 
 // signInClaims are a new JWT session's claims: the user's sub, name,

@@ -52,7 +52,10 @@ type OAuthCallback struct {
 //   - else, when its e-mail address ([NormalizeEmail]) belongs to a user,
 //     it is linked to that user only if the provider allows dangerous
 //     e-mail account linking and does not say the address is unverified,
-//     and otherwise fails with [CodeOAuthAccountNotLinked];
+//     and otherwise fails with [CodeOAuthAccountNotLinked]; but a user that
+//     holds the address without having proven it and has a password or
+//     passkeys (see [Auth.VerifyEmailSignIn]) is given [DisplacedEmail]
+//     instead, and the profile gets a new user;
 //   - else, when the provider says the address is unverified
 //     (email_verified false), it fails with an error whose code is [CodeOAuthAccountNotLinked], unless
 //     [Config.AllowDangerousUnverifiedEmail] is set;
@@ -155,15 +158,24 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		if unverified {
 			return nil, fmt.Errorf("%w: a user with the e-mail address of this %s account exists, and the provider says it has not verified the address; sign in as that user and link the account", errAccountNotLinked, cb.ProviderID)
 		}
-		params.User = *byEmail
-		if err := a.authorize(ctx, params); err != nil {
+		// A holder that never proved the address and registered a
+		// credential of its own (a password, passkeys) is not linked to:
+		// it loses the address, and the profile gets a user of its own.
+		displace, err := a.mustDisplace(ctx, *byEmail)
+		if err != nil {
 			return nil, err
 		}
-		if err := link(*byEmail); err != nil {
-			return nil, err
+		if !displace {
+			params.User = *byEmail
+			if err := a.authorize(ctx, params); err != nil {
+				return nil, err
+			}
+			if err := link(*byEmail); err != nil {
+				return nil, err
+			}
+			result.User = *byEmail
+			return a.finish(ctx, result)
 		}
-		result.User = *byEmail
-		return a.finish(ctx, result)
 	}
 
 	if email == "" && a.requireEmail {
@@ -176,6 +188,11 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	params.User, params.IsNewUser = newUser, true
 	if err := a.authorize(ctx, params); err != nil {
 		return nil, err
+	}
+	if byEmail != nil {
+		if err := a.displace(ctx, "OAuth sign-in", *byEmail); err != nil {
+			return nil, err
+		}
 	}
 	if newUser.ID, err = a.newUserID(); err != nil {
 		return nil, fmt.Errorf("OAuth sign-in: user id: %w", err)

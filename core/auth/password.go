@@ -1,8 +1,10 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -308,6 +310,32 @@ func withoutHash(acc *core.Account) *core.Account {
 	return &c
 }
 
+// passwordOf returns the password account of user, or nil when user is
+// nil or has none.
+func (a *Auth) passwordOf(ctx context.Context, user *core.User) (*core.Account, error) {
+	if user == nil {
+		return nil, nil
+	}
+	return a.passwordAccountOf(ctx, user.ID)
+}
+
+// verify checks pw against acc's hash, or against the dummy hash when acc
+// is nil or has none, so that every refusal costs what a wrong password
+// costs. It returns the hash checked, whether pw matched a real hash, and
+// whether the hasher wants it re-hashed.
+func (p Passwords) verify(ctx context.Context, pc *provider.PasswordConfig, acc *core.Account, pw string) (hash string, ok, rehash bool, err error) {
+	if acc == nil || acc.PasswordHash == nil {
+		_, _, _ = pc.Hasher.Verify(ctx, p.a.dummyHash, pw)
+		return p.a.dummyHash, false, false, nil
+	}
+	hash = *acc.PasswordHash
+	ok, rehash, err = pc.Hasher.Verify(ctx, hash, pw)
+	if err != nil {
+		return hash, false, false, fmt.Errorf("%s: verifying the password of user %q: %w", pwNeeded, acc.UserID, err)
+	}
+	return hash, ok, rehash, nil
+}
+
 // passwordAccountOf returns the user's password account, or nil.
 func (a *Auth) passwordAccountOf(ctx context.Context, userID string) (*core.Account, error) {
 	return call(a, pwNeeded, func(g core.AccountGetter) (*core.Account, error) {
@@ -370,9 +398,20 @@ func (p Passwords) mailWithTokens(ctx context.Context, pc *provider.PasswordConf
 	if err != nil {
 		return err
 	}
-	is, err := p.a.issue(ctx, pwNeeded, identifier, token, pc.LinkMaxAge, codeSpecOf(pc, purpose), binding)
+	is, err := p.a.issue(ctx, pwNeeded, identifier, token, string(purpose), pc.LinkMaxAge, codeSpecOf(pc, purpose), binding)
 	if err != nil {
 		return err
+	}
+	if purpose == provider.PurposeVerifyEmail && binding != "" {
+		// The link's binding: what lets the browser that signed up
+		// confirm the link without typing the password.
+		v := core.VerificationToken{Identifier: identifier, Token: boundLinkToken(p.a.secrets[0], token, binding), Expires: is.expires}
+		if _, err := call(p.a, pwNeeded, func(c core.VerificationTokenCreator) (*core.VerificationToken, error) {
+			return c.CreateVerificationToken(ctx, v)
+		}); err != nil {
+			return p.a.forget(ctx, pwNeeded, is, err)
+		}
+		is.keys = append(is.keys, core.VerificationTokenKey{Identifier: identifier, Token: v.Token})
 	}
 	req := provider.VerificationRequest{Identifier: email, Purpose: purpose, Token: token, Code: is.code, Expires: is.expires,
 		URL: p.a.mailURL(route, url.Values{"token": {token}, "email": {email}})}
@@ -439,21 +478,15 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 	if err != nil {
 		return nil, err
 	}
-	var acc *core.Account
-	if user != nil {
-		if acc, err = a.passwordAccountOf(ctx, user.ID); err != nil {
-			return nil, err
-		}
+	acc, err := a.passwordOf(ctx, user)
+	if err != nil {
+		return nil, err
 	}
-	hash := a.dummyHash
-	if acc != nil && acc.PasswordHash != nil {
-		hash = *acc.PasswordHash
+	hash, ok, rehash, err := p.verify(ctx, pc, acc, pw)
+	if err != nil {
+		return nil, err
 	}
-	ok, rehash, err := pc.Hasher.Verify(ctx, hash, pw)
-	if err != nil && hash != a.dummyHash {
-		return nil, fmt.Errorf("%s: verifying the password of user %q: %w", pwNeeded, user.ID, err)
-	}
-	if !ok || hash == a.dummyHash {
+	if !ok {
 		return nil, errPasswordSignIn
 	}
 	if user.Email != "" && user.EmailVerified == nil && !pc.AllowUnverifiedSignIn {
@@ -467,32 +500,58 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 		return nil, errPasswordSignIn
 	}
 	if rehash {
-		p.rehash(ctx, pc, acc.Key(), hash, pw)
+		hash = p.rehash(ctx, pc, acc.Key(), hash, pw)
 	}
-	return p.complete(ctx, pc, *user, acc)
+	return p.complete(ctx, pc, *user, acc, p.hashUnchanged(user.ID, hash))
 }
 
-// complete runs the sign-in pipeline for a user proven by password or
-// e-mail: the SignIn callback, then the session and the SignIn event.
-func (p Passwords) complete(ctx context.Context, pc *provider.PasswordConfig, user core.User, acc *core.Account) (*SignIn, error) {
+// hashUnchanged returns the check a password sign-in makes once its
+// session exists: the user's password hash must still be the one the
+// password was verified against (or re-hashed into). A reset or change
+// that swapped it while the sign-in was hashing (Argon2 takes a while)
+// has ended the user's sessions before this one was made; the sign-in is
+// then refused like a wrong password, and its session deleted.
+func (p Passwords) hashUnchanged(userID, verified string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		acc, err := p.a.passwordAccountOf(ctx, userID)
+		if err != nil {
+			return err
+		}
+		if acc == nil || acc.PasswordHash == nil || subtle.ConstantTimeCompare([]byte(*acc.PasswordHash), []byte(verified)) != 1 {
+			return errPasswordSignIn
+		}
+		return nil
+	}
+}
+
+// complete runs the sign-in pipeline for a user proven by password: the
+// SignIn callback, then the session, confirm (see [SignIn]'s confirm),
+// and the SignIn event.
+func (p Passwords) complete(ctx context.Context, pc *provider.PasswordConfig, user core.User, acc *core.Account, confirm func(context.Context) error) (*SignIn, error) {
 	acc = withoutHash(acc)
 	if err := p.a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: user, Account: acc}); err != nil {
 		return nil, err
 	}
-	return p.a.finish(ctx, &SignIn{ProviderID: pc.ID, User: user, Account: acc})
+	return p.a.finish(ctx, &SignIn{ProviderID: pc.ID, User: user, Account: acc, confirm: confirm})
 }
 
-// rehash swaps in a new hash of pw for the outdated one; losing the swap
-// to a concurrent change is fine, and a failure is only logged (the
+// rehash swaps in a new hash of pw for the outdated one and returns the
+// hash the account should now hold: the new one when the swap was made,
+// else old. Losing the swap to a concurrent change is fine (the sign-in's
+// check of the hash then refuses it), and a failure is only logged (the
 // sign-in succeeded; the next one tries again).
-func (p Passwords) rehash(ctx context.Context, pc *provider.PasswordConfig, key core.AccountKey, old, pw string) {
+func (p Passwords) rehash(ctx context.Context, pc *provider.PasswordConfig, key core.AccountKey, old, pw string) string {
 	hash, err := pc.Hasher.Hash(ctx, pw)
 	if err == nil {
 		_, err = p.a.store.SwapPasswordHash(ctx, key, old, hash)
 	}
-	if err != nil && !errors.Is(err, core.ErrPasswordHashChanged) {
-		p.a.log.WarnContext(ctx, "authport: re-hashing a password failed", "error", err)
+	if err != nil {
+		if !errors.Is(err, core.ErrPasswordHashChanged) {
+			p.a.log.WarnContext(ctx, "authport: re-hashing a password failed", "error", err)
+		}
+		return old
 	}
+	return hash
 }
 
 // lookup finds the user an identifier names: an address, or with
@@ -521,9 +580,28 @@ func (p Passwords) lookup(ctx context.Context, pc *provider.PasswordConfig, iden
 	})
 }
 
+// boundLinkToken is what the store keeps for a verification link sent to
+// the browser with the binding: proof that a request holding both the
+// link's token and that browser's binding comes from the browser that
+// signed up.
+func boundLinkToken(secret, token, binding string) string {
+	return keyedHash(secret, "authport bound link", string(provider.PurposeVerifyEmail), token, binding)
+}
+
 // VerifyEmail proves a sign-up's address with the link's token or the
-// code, and signs the user in (the one pipeline). An unknown, used,
-// expired or foreign proof gives [CodeVerification] and changes nothing.
+// code, and signs the user in (the one pipeline).
+//
+// A link's token alone is not enough: mail scanners open links, and
+// whoever signed up with someone else's address hopes its owner will
+// follow a link they did not ask for. A token verifies only with
+// proof.Binding of the browser that signed up (the sign-up's binding,
+// see [SignUpRequest]) or with proof.Password, the account's password,
+// checked like a sign-in. A code is bound to its browser already.
+//
+// Every refusal (an unknown, used, expired or foreign token or code, a
+// token without its binding or the password, a wrong password) is the
+// same [CodeVerification] error, and changes nothing but the proof used:
+// a token refused for want of the binding or the password stays usable.
 func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (*SignIn, error) {
 	a := p.a
 	pc, err := p.provider()
@@ -534,7 +612,13 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 	if err != nil {
 		return nil, errVerificationFailed
 	}
-	if _, err := a.use(ctx, pwNeeded, verifyIdentifierPrefix+email, proof, specOf(pc, provider.PurposeVerifyEmail)); err != nil {
+	identifier := verifyIdentifierPrefix + email
+	if proof.Code == "" {
+		if err := p.confirmLink(ctx, pc, identifier, email, proof); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := a.use(ctx, pwNeeded, identifier, proof, specOf(pc, provider.PurposeVerifyEmail)); err != nil {
 		return nil, err
 	}
 	user, err := call(a, pwNeeded, func(g core.UserByEmailGetter) (*core.User, error) {
@@ -557,6 +641,52 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 		return nil, err
 	}
 	return a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: withoutHash(acc)})
+}
+
+// confirmLink checks what must come with a verification link's token: the
+// password of the address's user (checked as a sign-in checks it, against
+// the dummy hash when there is none), or else the binding of the browser
+// the link was sent to, whose bound token it uses. Every failure is
+// errVerificationFailed.
+func (p Passwords) confirmLink(ctx context.Context, pc *provider.PasswordConfig, identifier, email string, proof Proof) error {
+	a := p.a
+	switch {
+	case proof.Token == "":
+		return errVerificationFailed
+	case proof.Password != "":
+		pw, err := checkShape(proof.Password)
+		if err != nil {
+			return errVerificationFailed
+		}
+		user, err := call(a, pwNeeded, func(g core.UserByEmailGetter) (*core.User, error) {
+			return g.GetUserByEmail(ctx, email)
+		})
+		if err != nil {
+			return err
+		}
+		acc, err := a.passwordOf(ctx, user)
+		if err != nil {
+			return err
+		}
+		if _, ok, _, err := p.verify(ctx, pc, acc, pw); err != nil || !ok {
+			return cmp.Or[error](err, errVerificationFailed)
+		}
+		return nil
+	case proof.Binding != "":
+		for _, secret := range a.secrets {
+			v, err := a.useKey(ctx, pwNeeded, core.VerificationTokenKey{Identifier: identifier, Token: boundLinkToken(secret, proof.Token, proof.Binding)})
+			if err != nil {
+				return err
+			}
+			if v != nil {
+				if v.Expired(a.now()) {
+					return errVerificationFailed
+				}
+				return nil
+			}
+		}
+	}
+	return errVerificationFailed
 }
 
 // markVerified sets the user's emailVerified to now unless it is set, and
@@ -785,16 +915,8 @@ func (p Passwords) Change(ctx context.Context, userID, keep, current, newPasswor
 	if err != nil {
 		return err
 	}
-	hash := a.dummyHash
-	if acc != nil && acc.PasswordHash != nil {
-		hash = *acc.PasswordHash
-	}
-	ok, _, err := pc.Hasher.Verify(ctx, hash, cur)
-	if err != nil && hash != a.dummyHash {
-		return fmt.Errorf("%s: verifying the password of user %q: %w", pwNeeded, userID, err)
-	}
-	if !ok || hash == a.dummyHash {
-		return errPasswordSignIn
+	if _, ok, _, err := p.verify(ctx, pc, acc, cur); err != nil || !ok {
+		return cmp.Or[error](err, errPasswordSignIn)
 	}
 	newHash, err := pc.Hasher.Hash(ctx, pw)
 	if err != nil {

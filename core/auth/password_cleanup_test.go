@@ -280,7 +280,7 @@ func (app *pwApp) signedUp(t *testing.T) {
 	if _, err := app.a.Passwords().SignUp(ctx, auth.SignUpRequest{Identity: auth.Identity{Email: "ada@example.com"}, Password: pwOld}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.a.Passwords().VerifyEmail(ctx, "ada@example.com", auth.Proof{Token: app.last(t, provider.PurposeVerifyEmail).Token}); err != nil {
+	if _, err := app.a.Passwords().VerifyEmail(ctx, "ada@example.com", auth.Proof{Token: app.last(t, provider.PurposeVerifyEmail).Token, Password: pwOld}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := app.a.Passwords().SignIn(ctx, auth.SignInRequest{Identifier: "ada@example.com", Password: pwOld}); err != nil {
@@ -305,11 +305,11 @@ func TestSignUpWithoutItsVerificationIsUndone(t *testing.T) {
 	if !eventually(func() bool { u, _, _ := app.s.counts(); return u == 0 }) {
 		t.Fatal("the user of the failed sign-up is still there 10 s later")
 	}
-	if _, err := app.a.Passwords().SignUp(ctx, auth.SignUpRequest{Identity: auth.Identity{Email: "ada@example.com"}, Password: pwOld}); err != nil {
+	if _, err := app.a.Passwords().SignUp(ctx, auth.SignUpRequest{Identity: auth.Identity{Email: "ada@example.com"}, Password: pwOld, Binding: "browser"}); err != nil {
 		t.Fatal(err)
 	}
 	mail := app.last(t, provider.PurposeVerifyEmail)
-	if _, err := app.a.Passwords().VerifyEmail(ctx, "ada@example.com", auth.Proof{Token: mail.Token}); err != nil {
+	if _, err := app.a.Passwords().VerifyEmail(ctx, "ada@example.com", auth.Proof{Token: mail.Token, Binding: "browser"}); err != nil {
 		t.Errorf("verifying the sign-up made again: %v", err)
 	}
 }

@@ -39,33 +39,62 @@ func DisplacedEmail(userID string) string {
 	return "unproven-" + hex.EncodeToString(sum[:16]) + "@" + displacedDomain
 }
 
-// mustDisplace is asked when an e-mail link proves an address and holder,
+// mustDisplace is asked when an e-mail link or code (or an OAuth sign-in
+// with AllowDangerousEmailAccountLinking) proves an address and holder,
 // whose address was never verified, holds it. Unless
-// AllowDangerousUnverifiedEmail is set, a holder with passkeys (registered
-// while nobody had proven the address: a signed-out passkey sign-up, made
-// before those were refused or while the option was on) must lose the
+// AllowDangerousUnverifiedEmail is set, a holder with a credential of its
+// own, registered while nobody had proven the address, must lose the
 // address ([Auth.displace]), so that the owner gets a user of their own and
-// nothing the passkeys' holder can reach. A holder without passkeys (an
-// OAuth sign-up, whose provider vouched for the address) is not displaced:
-// the owner signs in to it, as in Auth.js.
+// nothing the credential's holder can reach:
+//
+//   - passkeys (a signed-out passkey sign-up, made before those were
+//     refused or while the option was on);
+//   - a password (a password sign-up that never verified its address: a
+//     pre-hijack, where someone signs up with the victim's address and
+//     waits for the victim to sign in by e-mail). Removing the password
+//     alone would not do: with AllowUnverifiedSignIn the holder may have
+//     signed in and linked accounts of its own to the user.
+//
+// A holder without such a credential (an OAuth sign-up, whose provider
+// vouched for the address) is not displaced: the owner signs in to it, as
+// in Auth.js.
 func (a *Auth) mustDisplace(ctx context.Context, holder core.User) (bool, error) {
 	if a.allowUnverified || holder.EmailVerified != nil {
 		return false, nil
 	}
-	lister, ok := has[core.AuthenticatorsByUserLister](a)
+	if lister, ok := has[core.AuthenticatorsByUserLister](a); ok {
+		list, err := lister.ListAuthenticatorsByUserID(ctx, holder.ID)
+		if err != nil {
+			return false, &AdapterError{Method: core.MethodListAuthenticatorsByUserID, Err: err}
+		}
+		if len(list) > 0 {
+			return true, nil
+		}
+	}
+	return a.hasPassword(ctx, holder.ID)
+}
+
+// hasPassword reports whether the user has a password account, on an
+// adapter that keeps password hashes (swapPasswordHash); false on one that
+// does not.
+func (a *Auth) hasPassword(ctx context.Context, userID string) (bool, error) {
+	if _, ok := has[core.PasswordHashSwapper](a); !ok {
+		return false, nil
+	}
+	getter, ok := has[core.AccountGetter](a)
 	if !ok {
 		return false, nil
 	}
-	list, err := lister.ListAuthenticatorsByUserID(ctx, holder.ID)
+	acc, err := getter.GetAccount(ctx, userID, core.PasswordProvider)
 	if err != nil {
-		return false, &AdapterError{Method: core.MethodListAuthenticatorsByUserID, Err: err}
+		return false, &AdapterError{Method: core.MethodGetAccount, Err: err}
 	}
-	return len(list) > 0, nil
+	return acc != nil && acc.PasswordHash != nil, nil
 }
 
 // displace gives the holder [DisplacedEmail] instead of the address.
-func (a *Auth) displace(ctx context.Context, holder core.User) error {
-	updated, err := call(a, "e-mail sign-in", func(u core.UserUpdater) (*core.User, error) {
+func (a *Auth) displace(ctx context.Context, neededBy string, holder core.User) error {
+	updated, err := call(a, neededBy, func(u core.UserUpdater) (*core.User, error) {
 		return u.UpdateUser(ctx, core.UserUpdate{ID: holder.ID, Email: core.Set(DisplacedEmail(holder.ID))})
 	})
 	if err == nil && updated != nil {

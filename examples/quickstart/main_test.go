@@ -91,7 +91,7 @@ func TestQuickstart(t *testing.T) {
 // TestQuickstartPassword runs the quickstart and signs up with an e-mail
 // address and a password, as the README shows: the sign-in page has the
 // password form, sign-up answers with the verify-request page, the logged
-// verification link signs in, and after signing out the password signs in
+// verification link, confirmed on its page, signs in, and after signing out the password signs in
 // again (a wrong one is refused).
 func TestQuickstartPassword(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "quickstart")
@@ -120,9 +120,18 @@ func TestQuickstartPassword(t *testing.T) {
 	if !strings.HasPrefix(link, site+"/auth/password/verify?") {
 		t.Fatalf("verification link %q; want one to %s/auth/password/verify", link, site)
 	}
-	res = get(t, c, link, "text/html")
+	// The link opens a confirmation page; its form, posted from the
+	// browser that signed up, verifies.
+	if res = get(t, c, link, "text/html"); res.StatusCode != http.StatusOK {
+		t.Fatalf("following the verification link: %d; want the confirmation page", res.StatusCode)
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = post(t, c, site+"/auth/password/verify", url.Values{"email": {u.Query().Get("email")}, "token": {u.Query().Get("token")}, "csrfToken": {csrfToken(t, c, site)}})
 	if res.StatusCode/100 != 3 || strings.Contains(res.Header.Get("Location"), "error") {
-		t.Fatalf("following the verification link: %d Location %q; want a redirect into the site", res.StatusCode, res.Header.Get("Location"))
+		t.Fatalf("confirming the verification link: %d Location %q; want a redirect into the site", res.StatusCode, res.Header.Get("Location"))
 	}
 	if got := sessionEmail(t, c, site); got != email {
 		t.Fatalf("after the verification link the session's user is %q, want %s", got, email)

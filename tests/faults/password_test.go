@@ -478,7 +478,7 @@ func resetFault(t *testing.T, be *pwBackend, app *pwApp, before core.Method) pwR
 	row := pwRow{backend: be.name, flow: "reset", fault: be.fault, before: before}
 	user, sessions := passwordUser(t, ctx, app, address)
 	token := resetLink(t, ctx, app, address)
-	tokenHash := auth.HashToken(token, signInSecret)
+	tokenHash := auth.HashLinkToken(provider.PurposeResetPassword, token, signInSecret)
 	start, err := be.readReset(ctx, user.ID, tokenHash, sessions)
 	if err != nil || start.hash == "" || !start.tokenThere || start.oldSessions != 2 {
 		t.Fatalf("before the reset: %+v, %v; want a hash, the link's token and two sessions", start, err)
@@ -574,7 +574,7 @@ func checkSeesHalfMade(t *testing.T, be *pwBackend, app *pwApp) {
 	// A reset link used with the password unchanged, on the store.
 	resetAddress := "selfcheck-reset-" + randomID() + "@example.com"
 	user, sessions := passwordUser(t, ctx, app, resetAddress)
-	tokenHash := auth.HashToken(resetLink(t, ctx, app, resetAddress), signInSecret)
+	tokenHash := auth.HashLinkToken(provider.PurposeResetPassword, resetLink(t, ctx, app, resetAddress), signInSecret)
 	start, err := be.readReset(ctx, user.ID, tokenHash, sessions)
 	if err != nil || start.hash == "" || !start.tokenThere || start.oldSessions != 2 {
 		t.Fatalf("the reset inspection before a reset: %+v, %v; want a hash, the link's token and two sessions", start, err)

@@ -193,19 +193,40 @@ func TestPasswordRoutes(t *testing.T) {
 					t.Error("a sign-up signed in before verification")
 				}
 
-				// Verification by link signs in.
+				// The verification link opens a confirmation page and
+				// verifies nothing; its post verifies in the browser that
+				// signed up, or elsewhere with the password.
 				m := app.mail(newAddr, provider.PurposeVerifyEmail)
 				res := app.read(app.client.Head(m.URL))
 				if res.status != http.StatusMethodNotAllowed {
 					t.Errorf("HEAD of the verification link: %d; want 405 (a link checker must not use it)", res.status)
 				}
+				link, err := url.Parse(m.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				confirm := func(password string) map[string]string {
+					return map[string]string{"email": link.Query().Get("email"), "token": link.Query().Get("token"), "password": password}
+				}
+				signUpBrowser := app.client
+				app.newBrowser() // a mail scanner, or whoever else got the link
 				res = app.read(app.client.Get(m.URL))
-				if (res.status != http.StatusFound && res.status != http.StatusSeeOther) || res.location != app.srv.URL+"/" {
-					t.Errorf("verification link: %+v; want a redirect to the site", res)
+				if res.status != http.StatusOK || app.session() != "" {
+					t.Errorf("GET of the verification link in another browser: %+v, session %q; want the confirmation page and no session", res, app.session())
+				}
+				for _, pass := range []string{"", pw2} {
+					if res := app.postJSON("/auth/password/verify", confirm(pass)); res.status/100 != 4 || app.session() != "" {
+						t.Errorf("the link posted from another browser with password %q: %+v; want a refusal and no session", pass, res)
+					}
+				}
+				app.client = signUpBrowser
+				res = app.postForm("/auth/password/verify", confirm(""))
+				if res.status != http.StatusSeeOther || res.location != app.srv.URL+"/" {
+					t.Errorf("the link confirmed in the sign-up's browser: %+v; want a redirect to the site", res)
 				}
 				userID := app.session()
 				if userID != newAddr {
-					t.Fatal("the verification link did not sign in")
+					t.Fatal("the verification link confirmed in the sign-up's browser did not sign in")
 				}
 
 				// Sign-in: a wrong password and an unknown address answer alike.
