@@ -458,6 +458,11 @@ type SignIn struct {
 	// account or passkey was added to their user) and keeps the session
 	// they have: none was created.
 	KeepSession bool
+	// UsernameTaken reports that the username chosen at sign-up (carried
+	// by the verification e-mail) was taken by another user before the
+	// address was verified: the user is verified and signed in without
+	// it, and may choose another ([Passwords.VerifyEmail]).
+	UsernameTaken bool
 
 	// confirm, when set, runs once the database session exists and
 	// before the SignIn event: an error deletes that session and refuses

@@ -215,6 +215,12 @@ type Proof struct {
 	// verification link's Token in a browser without the sign-up's
 	// Binding ([Passwords.VerifyEmail]); other proofs ignore it.
 	Password string
+	// Username is the username a verification e-mail carries (its
+	// link's username parameter; the code form's hidden username field):
+	// the one chosen at sign-up beside the address, which the e-mail's
+	// token and code were issued for ([Passwords.VerifyEmail]); "" for
+	// none. Other proofs ignore it.
+	Username string
 }
 
 // use uses the proof for identifier: the code when one is given, else the

@@ -29,7 +29,11 @@ import (
 // verification token cannot reset a password, and never an address.
 const (
 	verifyIdentifierPrefix = "authport:verify-email:"
-	resetIdentifierPrefix  = "authport:reset-password:"
+	// verifyUsernamePrefix starts the identifier of the verification
+	// tokens of a sign-up that chose a username as well: the username, a
+	// colon (which no username holds), the address.
+	verifyUsernamePrefix  = "authport:verify-email+username:"
+	resetIdentifierPrefix = "authport:reset-password:"
 )
 
 // The refusals of password sign-in. Each carries a [Code].
@@ -40,7 +44,10 @@ var (
 	// even in time (an unknown user is checked against a dummy hash).
 	errPasswordSignIn = coded(CodeCredentialsSignin, "the address or username and password do not match an account that may sign in")
 	// ErrUsernameTaken is a sign-up with a username another user has.
-	// Usernames are not enumeration-safe: they are chosen to be found.
+	// Usernames are not enumeration-safe: they are chosen to be found. A
+	// sign-up with an address to verify answers it only from the
+	// usernames users have, never from whether the address is taken (see
+	// [Passwords.SignUp]).
 	ErrUsernameTaken = &Error{Code: CodeBadRequest, Err: fmt.Errorf("the username is taken: %w", core.ErrAlreadyExists)}
 	// ErrEmailTaken is a sign-up with a taken address when
 	// [provider.PasswordConfig.AllowUnverifiedSignIn] is set (without it,
@@ -173,7 +180,16 @@ type SignUpResult struct {
 // made either way until the address is verified ([Passwords.VerifyEmail]).
 // A username-only sign-up (no address to verify) signs in at once; a taken
 // username is refused with [ErrUsernameTaken] (usernames are not
-// enumeration-safe). Bad input (an invalid address or username, a password
+// enumeration-safe).
+//
+// A username chosen beside an address to verify is checked (taken →
+// [ErrUsernameTaken], before anything else, on both paths) but not stored
+// at sign-up, for a new address no more than for a taken one: it travels
+// in the verification e-mail, bound into its tokens (see
+// [Proof.Username]), and is given to the user when the address is
+// verified, unless another user has taken it by then ([SignIn.UsernameTaken]).
+// So nothing a later request can observe (a sign-up with that username
+// alone, a sign-in with it) tells whether the address was taken. Bad input (an invalid address or username, a password
 // the policy refuses) is refused with [CodeBadRequest] and changes nothing.
 //
 // A sign-up that fails after creating the user (the account, the
@@ -231,6 +247,12 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 		}
 	}
 	newUser := core.User{Email: id.Email, Username: id.Username, Name: req.Name}
+	if verify {
+		// Given at verification (carried by the e-mail): a username
+		// stored now would tell a later sign-up with it that the address
+		// was new.
+		newUser.Username = ""
+	}
 	if !verify {
 		// Signs in at once: the SignIn callback decides before anything
 		// is written.
@@ -253,7 +275,7 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 	switch {
 	case errors.Is(err, core.ErrAlreadyExists) && !isAdapterFailure(err):
 		// A concurrent sign-up took the address or the username.
-		if id.Username != "" {
+		if newUser.Username != "" {
 			if holder, _ := a.store.GetUserByUsername(ctx, id.Username); holder != nil {
 				return nil, ErrUsernameTaken
 			}
@@ -270,7 +292,7 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 	}
 	if verify {
 		p.verificationDue(ctx, pc, id.Email) // the sign-up's mail starts the interval
-		if err := p.sendVerification(ctx, pc, id.Email, req.Binding); err != nil {
+		if err := p.sendVerification(ctx, pc, id.Email, id.Username, req.Binding); err != nil {
 			// Without its verification e-mail the user could never
 			// verify: a new sign-up would find the address taken (and
 			// only tell the owner so). The sign-up is undone instead,
@@ -393,7 +415,10 @@ func specOf(pc *provider.PasswordConfig, purpose provider.Purpose) codeSpec {
 // mailWithTokens stores a link token (and a code) for identifier and
 // sends the e-mail of the purpose to email, its link at route; the tokens
 // are removed again when sending fails.
-func (p Passwords) mailWithTokens(ctx context.Context, pc *provider.PasswordConfig, purpose provider.Purpose, route, identifier, email, binding string) error {
+//
+// The link's query is link (the address, and what else the tokens are
+// bound to) with the token.
+func (p Passwords) mailWithTokens(ctx context.Context, pc *provider.PasswordConfig, purpose provider.Purpose, route, identifier, email string, link url.Values, binding string) error {
 	token, err := randomHex(emailTokenBytes)
 	if err != nil {
 		return err
@@ -414,7 +439,7 @@ func (p Passwords) mailWithTokens(ctx context.Context, pc *provider.PasswordConf
 		is.keys = append(is.keys, core.VerificationTokenKey{Identifier: identifier, Token: v.Token})
 	}
 	req := provider.VerificationRequest{Identifier: email, Purpose: purpose, Token: token, Code: is.code, Expires: is.expires,
-		URL: p.a.mailURL(route, url.Values{"token": {token}, "email": {email}})}
+		URL: p.a.mailURL(route, withToken(link, token))}
 	if err := p.send(ctx, pc, req); err != nil {
 		return p.a.forget(ctx, pwNeeded, is, err)
 	}
@@ -438,9 +463,36 @@ func (p Passwords) verificationDue(ctx context.Context, pc *provider.PasswordCon
 	return res.Allowed
 }
 
-// sendVerification mails the address's verification link (and code).
-func (p Passwords) sendVerification(ctx context.Context, pc *provider.PasswordConfig, email, binding string) error {
-	return p.mailWithTokens(ctx, pc, provider.PurposeVerifyEmail, "password/verify", verifyIdentifierPrefix+email, email, binding)
+// withToken returns a copy of q with the token parameter.
+func withToken(q url.Values, token string) url.Values {
+	out := url.Values{"token": {token}}
+	for k, v := range q {
+		out[k] = v
+	}
+	return out
+}
+
+// sendVerification mails the address's verification link (and code);
+// username, when set (normalised), is the username chosen at sign-up:
+// the link carries it, and the tokens are issued for it (see
+// verifyIdentifier).
+func (p Passwords) sendVerification(ctx context.Context, pc *provider.PasswordConfig, email, username, binding string) error {
+	link := url.Values{"email": {email}}
+	if username != "" {
+		link.Set("username", username)
+	}
+	return p.mailWithTokens(ctx, pc, provider.PurposeVerifyEmail, "password/verify", verifyIdentifier(email, username), email, link, binding)
+}
+
+// verifyIdentifier is the identifier of the verification tokens of the
+// address, issued for the username chosen at sign-up ("" for none): a
+// token or code issued for one username is not found under another, so
+// the username cannot be changed between the e-mail and its use.
+func verifyIdentifier(email, username string) string {
+	if username == "" {
+		return verifyIdentifierPrefix + email
+	}
+	return verifyUsernamePrefix + username + ":" + email
 }
 
 // SignInRequest is a password sign-in.
@@ -493,7 +545,7 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 		// Told apart from a wrong password nowhere; the owner gets the
 		// e-mail to finish with, once per code lifetime at most.
 		if p.verificationDue(ctx, pc, user.Email) {
-			if err := p.sendVerification(ctx, pc, user.Email, req.Binding); err != nil {
+			if err := p.sendVerification(ctx, pc, user.Email, "", req.Binding); err != nil {
 				a.log.ErrorContext(ctx, "authport: sending the verification e-mail again failed", "error", err)
 			}
 		}
@@ -598,9 +650,16 @@ func boundLinkToken(secret, token, binding string) string {
 // see [SignUpRequest]) or with proof.Password, the account's password,
 // checked like a sign-in. A code is bound to its browser already.
 //
+// proof.Username is the username the e-mail carries (the link's username
+// parameter), when the sign-up chose one: the token and the code were
+// issued for it, and verify nothing with another. Once the address is
+// verified the user gets that username, unless they have one or another
+// user has taken it since the sign-up: they are then signed in without it,
+// and [SignIn.UsernameTaken] says so (ask for another).
+//
 // Every refusal (an unknown, used, expired or foreign token or code, a
-// token without its binding or the password, a wrong password) is the
-// same [CodeVerification] error, and changes nothing but the proof used:
+// token without its binding or the password, a wrong password, a username
+// the e-mail did not carry) is the same [CodeVerification] error, and changes nothing but the proof used:
 // a token refused for want of the binding or the password stays usable.
 func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (*SignIn, error) {
 	a := p.a
@@ -612,7 +671,13 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 	if err != nil {
 		return nil, errVerificationFailed
 	}
-	identifier := verifyIdentifierPrefix + email
+	username := ""
+	if strings.TrimSpace(proof.Username) != "" {
+		if username, err = core.NormalizeUsername(proof.Username); err != nil || !pc.Usernames {
+			return nil, errVerificationFailed
+		}
+	}
+	identifier := verifyIdentifier(email, username)
 	if proof.Code == "" {
 		if err := p.confirmLink(ctx, pc, identifier, email, proof); err != nil {
 			return nil, err
@@ -637,10 +702,43 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 	if err := a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: *user, Account: withoutHash(acc)}); err != nil {
 		return nil, err
 	}
+	taken := false
+	if username != "" && user.Username == "" {
+		if user, taken, err = p.giveUsername(ctx, *user, username); err != nil {
+			return nil, err
+		}
+	}
 	if user, err = a.markVerified(ctx, *user); err != nil {
 		return nil, err
 	}
-	return a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: withoutHash(acc)})
+	si, err := a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: withoutHash(acc)})
+	if si != nil {
+		si.UsernameTaken = taken
+	}
+	return si, err
+}
+
+// giveUsername gives the user the username chosen at sign-up, with the
+// address's verification in the same update; taken reports that another
+// user holds it (nothing was written: the caller marks the address
+// verified alone).
+func (p Passwords) giveUsername(ctx context.Context, user core.User, username string) (_ *core.User, taken bool, err error) {
+	now := p.a.now()
+	verified := user.EmailVerified
+	if verified == nil {
+		verified = &now
+	}
+	updated, err := call(p.a, pwNeeded, func(u core.UserUpdater) (*core.User, error) {
+		return u.UpdateUser(ctx, core.UserUpdate{ID: user.ID, Username: core.Set(username), EmailVerified: core.Set(verified)})
+	})
+	switch {
+	case errors.Is(err, core.ErrAlreadyExists) && !isAdapterFailure(err):
+		return &user, true, nil
+	case err != nil:
+		return nil, false, err
+	}
+	emit(p.a, ctx, "updateUser", p.a.events.UpdateUser, *updated)
+	return updated, false, nil
 }
 
 // confirmLink checks what must come with a verification link's token: the
@@ -742,7 +840,7 @@ func (p Passwords) RequestReset(ctx context.Context, email, binding string) erro
 	if err != nil || acc == nil || acc.PasswordHash == nil {
 		return err
 	}
-	return p.mailWithTokens(ctx, pc, provider.PurposeResetPassword, "password/reset", resetIdentifier(email, acc), email, binding)
+	return p.mailWithTokens(ctx, pc, provider.PurposeResetPassword, "password/reset", resetIdentifier(email, acc), email, url.Values{"email": {email}}, binding)
 }
 
 // backgroundMailTimeout bounds a password e-mail sent off the request
