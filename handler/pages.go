@@ -115,6 +115,10 @@ type pageData struct {
 	// LinkEmail and LinkToken are a mailed link's address and token, for
 	// the forms the reset and verification links open.
 	LinkEmail, LinkToken string
+	// VerifyUsername is the username a verification e-mail carries (the
+	// link's username parameter; for the code form, the sign-up's), which
+	// its token and code were issued for: posted back unchanged.
+	VerifyUsername string
 	// HasBinding says the browser holds a code binding, which may be the
 	// one of the sign-up a verification link confirms: the password is
 	// then optional on the confirmation form.
@@ -399,6 +403,7 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 {{template "hidden" .}}
 <label for="code-email">Email</label>
 <input id="code-email" type="email" name="email" autocomplete="email" value="{{.Email}}" required>
+{{if eq .Kind "verify-email"}}{{with .VerifyUsername}}<input type="hidden" name="username" value="{{.}}">{{end}}{{end}}
 <label for="code">Code</label>
 <input id="code" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="12" required>
 {{if eq .Kind "reset-password"}}{{template "newpassword" "New password"}}
@@ -428,7 +433,7 @@ button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563
 <p>Confirm {{with .LinkEmail}}{{.}}{{else}}your address{{end}} to finish creating your account and sign in.{{if .HasBinding}} If you created the account in another browser, enter its password.{{else}} Enter the password you chose for it.{{end}}</p>
 <p class="hint">If you did not create an account, close this page: nothing happens without the password.</p>
 <form action="{{.Base}}/password/verify" method="post" data-authport-confirm>
-{{template "hidden" .}}<input type="hidden" name="email" value="{{.LinkEmail}}"><input type="hidden" name="token" value="{{.LinkToken}}">
+{{template "hidden" .}}<input type="hidden" name="email" value="{{.LinkEmail}}"><input type="hidden" name="token" value="{{.LinkToken}}">{{with .VerifyUsername}}<input type="hidden" name="username" value="{{.}}">{{end}}
 <label for="password">Password{{if .HasBinding}} (not needed in the browser you signed up in){{end}}</label>
 <input id="password" type="password" name="password" autocomplete="current-password"{{if not .HasBinding}} required{{end}}>
 <button type="submit" class="accent">Confirm and sign in</button>

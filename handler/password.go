@@ -105,7 +105,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		case res.SignIn != nil:
 			h.signedIn(w, r, res.SignIn, nil)
 		default:
-			h.mailSent(w, r, provider.PurposeVerifyEmail, id.Email)
+			h.mailSent(w, r, provider.PurposeVerifyEmail, id.Email, id.Username)
 		}
 	case "signin":
 		if !h.allow(w, r, signInAttempt, credentialsIdentifier(r)) {
@@ -119,7 +119,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 		}
 		// A code, or the link's token confirmed by this browser's binding
 		// or the password (the confirmation form).
-		proof := auth.Proof{Code: f("code"), Binding: h.bindingOf(r)}
+		proof := auth.Proof{Code: f("code"), Binding: h.bindingOf(r), Username: f("username")}
 		if proof.Code == "" {
 			proof.Token, proof.Password = f("token"), f("password")
 		}
@@ -135,7 +135,7 @@ func (h *Handler) servePassword(w http.ResponseWriter, r *http.Request, action s
 			h.refuse(w, r, err)
 			return
 		}
-		h.mailSent(w, r, provider.PurposeResetPassword, f("email"))
+		h.mailSent(w, r, provider.PurposeResetPassword, f("email"), "")
 	case "reset":
 		if !h.allow(w, r, signInAttempt, rateIdentifier(f("email"))) {
 			return
@@ -182,8 +182,11 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request, action 
 }
 
 // passwordSignIn is the sign-in a POST names: its email, or else its
-// username (or identifier) field.
+// username (or identifier) field. It drops the sign-up's username from the
+// code form's cookie: the verification e-mail a sign-in sends again is
+// issued for no username.
 func (h *Handler) passwordSignIn(w http.ResponseWriter, r *http.Request) auth.SignInRequest {
+	h.forgetCodeUsername(w, r) // a verification e-mail sent again carries no username
 	return auth.SignInRequest{Identifier: signInIdentifier(r), Password: r.PostFormValue("password"), Binding: h.codeBinding(w, r)}
 }
 
@@ -208,7 +211,7 @@ func (h *Handler) serveEmailCode(w http.ResponseWriter, r *http.Request, id stri
 		h.failEmailStart(w, r, err)
 		return
 	}
-	h.rememberCodeEmail(w, r, email)
+	h.rememberCodeEmail(w, r, email, "")
 	h.done(w, r, h.verifyPage(id, "email", true))
 }
 
@@ -260,10 +263,18 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, si *auth.Sign
 		return
 	}
 	if wantsJSON(r) {
-		writeJSON(w, http.StatusOK, map[string]string{"url": h.callbackURL(w, r)}, true)
+		writeJSON(w, http.StatusOK, signedInBody{URL: h.callbackURL(w, r), UsernameTaken: si.UsernameTaken}, true)
 		return
 	}
 	h.redirect(w, r, h.callbackURL(w, r))
+}
+
+// signedInBody is a script's answer to a sign-in: where to go, and
+// whether the username chosen at sign-up was taken before the address was
+// verified (the user is signed in without one; ask for another).
+type signedInBody struct {
+	URL           string `json:"url"`
+	UsernameTaken bool   `json:"usernameTaken,omitempty"`
 }
 
 // refuse answers a refused password or code action with its code; bad
@@ -290,8 +301,8 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // the same bytes whatever the address. A browser goes to the
 // verify-request page, which holds the code form when codes are on (the
 // address it prefills is in a cookie, not in the URL).
-func (h *Handler) mailSent(w http.ResponseWriter, r *http.Request, purpose provider.Purpose, email string) {
-	h.rememberCodeEmail(w, r, email)
+func (h *Handler) mailSent(w http.ResponseWriter, r *http.Request, purpose provider.Purpose, email, username string) {
+	h.rememberCodeEmail(w, r, email, username)
 	h.done(w, r, h.verifyPage(h.passwordID(), string(purpose), false))
 }
 

@@ -162,7 +162,7 @@ func (h *Handler) verifyPageData(w http.ResponseWriter, r *http.Request) pageDat
 	d := h.formPageData(w, r)
 	q := r.URL.Query()
 	d.Kind = q.Get("type")
-	d.Email = h.codeEmail(r)
+	d.Email, d.VerifyUsername = h.codeEmail(r)
 	codes := d.Password != nil && d.Password.Codes
 	switch d.Kind {
 	case string(provider.PurposeVerifyEmail):
@@ -194,26 +194,52 @@ func (h *Handler) verifyPage(providerID, kind string, code bool) string {
 	return withQuery(h.pageURL(h.pages.VerifyRequest, "verify-request"), q)
 }
 
-// maxEmailLen bounds an address the code form is prefilled with.
-const maxEmailLen = 320
+// maxEmailLen bounds an address the code form is prefilled with, and
+// maxUsernameLen a username it carries.
+const (
+	maxEmailLen    = 320
+	maxUsernameLen = 64
+)
 
 // rememberCodeEmail keeps the address a browser asked a mail for in a
 // cookie, which prefills the code form of the verify-request page (not
-// for a script: it has no page).
-func (h *Handler) rememberCodeEmail(w http.ResponseWriter, r *http.Request, email string) {
-	if email = strings.TrimSpace(email); email != "" && len(email) <= maxEmailLen && !wantsJSON(r) {
-		h.setCookie(w, h.names.CodeEmail, url.QueryEscape(email), codeBindingAge, false)
+// for a script: it has no page), with the username a sign-up chose beside
+// it ("" for none), which the verification code was issued for and the
+// form posts back.
+func (h *Handler) rememberCodeEmail(w http.ResponseWriter, r *http.Request, email, username string) {
+	email, username = strings.TrimSpace(email), strings.TrimSpace(username)
+	if email == "" || len(email) > maxEmailLen || len(username) > maxUsernameLen || wantsJSON(r) {
+		return
+	}
+	v := url.Values{"email": {email}}
+	if username != "" {
+		v.Set("username", username)
+	}
+	h.setCookie(w, h.names.CodeEmail, v.Encode(), codeBindingAge, false)
+}
+
+// forgetCodeUsername drops the username from the code form's cookie: a
+// verification e-mail sent again at sign-in carries none.
+func (h *Handler) forgetCodeUsername(w http.ResponseWriter, r *http.Request) {
+	if email, username := h.codeEmail(r); username != "" {
+		h.rememberCodeEmail(w, r, email, "")
 	}
 }
 
-// codeEmail returns the address rememberCodeEmail kept, or "".
-func (h *Handler) codeEmail(r *http.Request) string {
+// codeEmail returns the address and username rememberCodeEmail kept, or
+// "" (an address kept alone, unescaped, is read too).
+func (h *Handler) codeEmail(r *http.Request) (email, username string) {
 	v, _ := cookieValue(r, h.names.CodeEmail)
-	email, err := url.QueryUnescape(v)
-	if err != nil || len(email) > maxEmailLen {
-		return ""
+	q, err := url.ParseQuery(v)
+	if err != nil || !q.Has("email") {
+		email, err = url.QueryUnescape(v)
+	} else {
+		email, username = q.Get("email"), q.Get("username")
 	}
-	return email
+	if err != nil || len(email) > maxEmailLen || len(username) > maxUsernameLen {
+		return "", ""
+	}
+	return email, username
 }
 
 // passwordID is the password provider's id, or "password".
@@ -242,7 +268,11 @@ func (h *Handler) formPage(r *http.Request) string {
 		return h.URL("password/change")
 	case "password/verify", "password/reset":
 		if token := f("token"); token != "" {
-			return h.URL(route) + "?" + url.Values{"email": {f("email")}, "token": {token}}.Encode()
+			q := url.Values{"email": {f("email")}, "token": {token}}
+			if name := f("username"); name != "" {
+				q.Set("username", name)
+			}
+			return h.URL(route) + "?" + q.Encode()
 		}
 		purpose := provider.PurposeVerifyEmail
 		if route == "password/reset" {
@@ -312,7 +342,7 @@ func (h *Handler) serveConfirmForm(w http.ResponseWriter, r *http.Request) {
 // which holds the link's address and token: no referrer leaves with them.
 func (h *Handler) renderLinkForm(w http.ResponseWriter, r *http.Request, page string, d pageData) {
 	q := r.URL.Query()
-	d.LinkEmail, d.LinkToken = q.Get("email"), q.Get("token")
+	d.LinkEmail, d.LinkToken, d.VerifyUsername = q.Get("email"), q.Get("token"), q.Get("username")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	h.render(w, http.StatusOK, page, d)
 }

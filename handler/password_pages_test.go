@@ -558,3 +558,59 @@ func TestPasswordPagesCSRFRedirectsTheme(t *testing.T) {
 		}
 	}
 }
+
+// A username chosen beside the address is not stored at sign-up (that
+// would tell a later sign-up with it whether the address was new): the
+// verification e-mail carries it, and both the code form (its hidden
+// field, from the sign-up's cookie) and the link's confirmation form post
+// it back, so the verified user holds it and signs in with it.
+func TestPasswordSignUpUsernameTravelsWithTheMail(t *testing.T) {
+	e, box := pagesEnv(t, true)
+	pass := "correct horse battery"
+	signInByName := func(name string) response {
+		e.client = e.newClient()
+		return e.submit(formTo(t, e.get("/auth/signin"), e.base+"/callback/password"), "username", name, "password", pass)
+	}
+	signUp := func(email, name string) response {
+		res := e.submit(formTo(t, e.get("/auth/password/signup"), e.base+"/password/signup"), "email", email, "username", name, "password", pass)
+		wantLocation(t, e, res, "/auth/verify-request", "type", "verify-email")
+		if res := signInByName(name); !strings.Contains(res.Header.Get("Location"), "CredentialsSignin") {
+			t.Fatalf("signing in as %s before the address is verified: %d %s; want CredentialsSignin", name, res.StatusCode, res.Header.Get("Location"))
+		}
+		return res
+	}
+
+	// The code form, in the browser that signed up.
+	e.client = e.newClient()
+	res := e.submit(formTo(t, e.get("/auth/password/signup"), e.base+"/password/signup"), "email", "carol@example.com", "username", "carol", "password", pass)
+	f := formTo(t, e.follow(res), e.base+"/password/verify")
+	if f.fields.Get("username") != "carol" || f.fields.Get("email") != "carol@example.com" {
+		t.Fatalf("the code form's fields: %v; want the address and the username carol", f.fields)
+	}
+	res = e.submit(f, "code", box.last(t, "carol@example.com", provider.PurposeVerifyEmail).Code)
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || strings.Contains(loc, "error") || e.session() == nil {
+		t.Fatalf("the code with its username: %d %s", res.StatusCode, loc)
+	}
+	if res := signInByName("carol"); res.StatusCode != http.StatusSeeOther || strings.Contains(res.Header.Get("Location"), "error") {
+		t.Errorf("signing in as carol after verifying: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	// The link's confirmation form, in another browser with the password;
+	// a changed username verifies nothing.
+	signUp("dave@example.com", "dave")
+	e.client = e.newClient()
+	page := e.get(box.last(t, "dave@example.com", provider.PurposeVerifyEmail).URL)
+	f = formTo(t, page, e.base+"/password/verify")
+	if f.fields.Get("username") != "dave" {
+		t.Fatalf("the confirmation form's fields: %v; want the username dave", f.fields)
+	}
+	res = e.submit(f, "password", pass, "username", "davey")
+	wantLocation(t, e, res, "/auth/password/verify", "error", "Verification", "username", "davey")
+	res = e.submit(f, "password", pass)
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || strings.Contains(loc, "error") || e.session() == nil {
+		t.Fatalf("the link with its username: %d %s", res.StatusCode, loc)
+	}
+	if res := signInByName("dave"); res.StatusCode != http.StatusSeeOther || strings.Contains(res.Header.Get("Location"), "error") {
+		t.Errorf("signing in as dave after verifying: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+}
