@@ -43,11 +43,16 @@ func (s *Store) CreateUser(ctx context.Context, user core.User) (*core.User, err
 	if _, ok := s.users[user.ID]; ok {
 		return nil, fmt.Errorf("createUser: id %q: %w", user.ID, core.ErrAlreadyExists)
 	}
-	if _, ok := s.emails[user.Email]; ok {
+	// A user without an address ("") has no index entry: any number of
+	// users can be without one.
+	if _, ok := s.emails[user.Email]; ok && user.Email != "" {
 		return nil, fmt.Errorf("createUser: e-mail %q: %w", user.Email, core.ErrAlreadyExists)
 	}
 	u := user.Normalize()
-	s.users[u.ID], s.emails[u.Email] = u, u.ID
+	s.users[u.ID] = u
+	if u.Email != "" {
+		s.emails[u.Email] = u.ID
+	}
 	out := u.Clone()
 	return &out, nil
 }
@@ -87,11 +92,13 @@ func (s *Store) UpdateUser(ctx context.Context, update core.UserUpdate) (*core.U
 	}
 	u := update.Apply(old)
 	if u.Email != old.Email {
-		if _, taken := s.emails[u.Email]; taken {
+		if _, taken := s.emails[u.Email]; taken && u.Email != "" {
 			return nil, fmt.Errorf("updateUser: e-mail %q: %w", u.Email, core.ErrAlreadyExists)
 		}
 		delete(s.emails, old.Email)
-		s.emails[u.Email] = u.ID
+		if u.Email != "" {
+			s.emails[u.Email] = u.ID
+		}
 	}
 	s.users[u.ID] = u
 	out := u.Clone()
