@@ -2,6 +2,7 @@ package gormadapter
 
 import (
 	"database/sql"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,8 +89,8 @@ type queries struct {
 	extras     []dataColumn
 	usersKnown bool
 	// userCols are the columns every user statement returns: the
-	// standard ones (numUserColumns, then the username, or [Omit], read as
-	// NULL), then extras.
+	// standard ones (numUserColumns, then the username where the table
+	// has it), then extras.
 	userCols []string
 	// userInsertCols are the standard columns createUser writes: those of
 	// userCols before extras that the table has.
@@ -119,12 +120,14 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 
 	// Users.
 	users, uc := d.table(n.Users), n.User
-	userCols := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image, uc.Username}
-	for _, c := range userCols {
-		if c != Omit {
-			q.userInsertCols = append(q.userInsertCols, c)
-		}
+	// The username only where the table has it: a column read as NULL on
+	// every row would cost the session read of every request (issue 42's
+	// allocation budget) for nothing.
+	userCols := []string{uc.ID, uc.Email, uc.EmailVerified, uc.Name, uc.Image}
+	if uc.Username != Omit {
+		userCols = append(userCols, uc.Username)
 	}
+	q.userInsertCols = slices.Clone(userCols)
 	for _, c := range extras {
 		userCols = append(userCols, c.name)
 	}

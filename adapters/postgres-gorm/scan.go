@@ -131,11 +131,14 @@ type userRow struct {
 	name, image     sql.NullString
 	extras          []dataColumn
 	data            []dataCell
+	// usernames reports whether the statements return the username
+	// column (the table has one).
+	usernames bool
 }
 
 // newUserRow returns a row for the user columns of q's statements.
 func newUserRow(q *queries) *userRow {
-	r := &userRow{extras: q.extras, data: make([]dataCell, len(q.extras))}
+	r := &userRow{extras: q.extras, data: make([]dataCell, len(q.extras)), usernames: q.keepsUsernames()}
 	for i, c := range q.extras {
 		r.data[i].kind = c.kind
 	}
@@ -143,7 +146,10 @@ func newUserRow(q *queries) *userRow {
 }
 
 func (r *userRow) dest() []any {
-	d := []any{&r.id, &r.email, &r.verified, &r.name, &r.image, &r.username}
+	d := []any{&r.id, &r.email, &r.verified, &r.name, &r.image}
+	if r.usernames {
+		d = append(d, &r.username)
+	}
 	for i := range r.data {
 		d = append(d, &r.data[i])
 	}
