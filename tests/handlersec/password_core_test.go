@@ -1,4 +1,7 @@
-package auth_test
+package handlersec
+
+// These tests drive core/auth's password sign-in directly (no handler) over
+// the memory adapter, which core's own module cannot import.
 
 import (
 	"bytes"
