@@ -147,6 +147,19 @@ func (f *Fixture) leftOver(t *testing.T, key core.VerificationTokenKey) int {
 // least once in all unless an Auth.js caller failed with the lock.
 func (f *Fixture) verificationTokenRace(t *testing.T) {
 	const n, rounds = 50, 6
+	if f.Busy != nil {
+		// A statement of Node's that failed with the store's lock can keep
+		// its connection's transaction open until Node's collector
+		// finalizes it (see retry); the writes Node makes on that
+		// connection afterwards stay uncommitted with it, invisible to
+		// authport, whose own writes meet the lock. Leave none behind for
+		// the cases that follow (UsersWithoutEmail met one).
+		t.Cleanup(func() {
+			if err := f.call(nil, "$gc"); err != nil {
+				t.Errorf("gc after the race: %v", err)
+			}
+		})
+	}
 	if r := f.race(t, f.newToken(t, false), n, 0); r.authport != 1 && r.busy() == 0 {
 		t.Errorf("%d authport callers: %d got the token, want 1", n, r.authport)
 	}
