@@ -416,7 +416,7 @@ func signUpFault(t *testing.T, be *pwBackend, app *pwApp, before core.Method) pw
 	if !ok {
 		t.Fatalf("the sign-up again sent no verification e-mail (a user whose address is taken cannot finish signing up): %+v", app.sent[mails:])
 	}
-	in, err := app.a.Passwords().VerifyEmail(ctx, address, auth.Proof{Token: mail.Token})
+	in, err := app.a.Passwords().VerifyEmail(ctx, address, auth.Proof{Token: mail.Token, Password: pw1})
 	if err != nil || in.Session.SessionToken == "" {
 		t.Fatalf("verifying with the retry's link: %+v, %v; want a session", in, err)
 	}
@@ -445,7 +445,7 @@ func passwordUser(t *testing.T, ctx context.Context, app *pwApp, address string)
 	if !ok {
 		t.Fatal("no verification e-mail")
 	}
-	in1, err := app.a.Passwords().VerifyEmail(ctx, address, auth.Proof{Token: mail.Token})
+	in1, err := app.a.Passwords().VerifyEmail(ctx, address, auth.Proof{Token: mail.Token, Password: pw1})
 	if err != nil {
 		t.Fatal(err)
 	}
