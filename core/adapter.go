@@ -60,9 +60,9 @@ type UserUpdater interface {
 
 // UserDeleter is deleteUser.
 type UserDeleter interface {
-	// DeleteUser deletes the user together with its accounts, sessions and
-	// authenticators, and returns the deleted user, or nil, nil when there
-	// was none. The library does not call it (SPEC §4); applications do.
+	// DeleteUser deletes the user together with its accounts, sessions,
+	// authenticators and (on an adapter that keeps them) factors, and
+	// returns the deleted user, or nil, nil when there was none. The library does not call it (SPEC §4); applications do.
 	DeleteUser(ctx context.Context, id string) (*User, error)
 }
 

@@ -43,6 +43,12 @@ var (
 	// account again.
 	ErrPasswordHashChanged = errors.New("password hash changed since it was read")
 
+	// ErrFactorChanged reports a swapFactor whose expected secret and step
+	// are no longer the stored ones ([FactorSwapper]): the factor was used
+	// or changed since it was read (a code accepted by another request).
+	// Nothing was written; read the factor again.
+	ErrFactorChanged = errors.New("factor changed since it was read")
+
 	// ErrInvalidConfig is matched by every configuration error of every
 	// authport module (auth.New, handler.New, oauth.New, passkey.New, the
 	// providers, the rate limiter): the message says what to change.

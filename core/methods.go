@@ -140,6 +140,14 @@ const (
 	ExtensionGetUserByUsername Extension = Extension(MethodGetUserByUsername)
 	// ExtensionSwapPasswordHash is [PasswordHashSwapper].
 	ExtensionSwapPasswordHash Extension = Extension(MethodSwapPasswordHash)
+	// ExtensionCreateFactor is [FactorCreator].
+	ExtensionCreateFactor Extension = Extension(MethodCreateFactor)
+	// ExtensionListFactorsByUserID is [FactorsByUserLister].
+	ExtensionListFactorsByUserID Extension = Extension(MethodListFactorsByUserID)
+	// ExtensionSwapFactor is [FactorSwapper].
+	ExtensionSwapFactor Extension = Extension(MethodSwapFactor)
+	// ExtensionDeleteFactor is [FactorDeleter].
+	ExtensionDeleteFactor Extension = Extension(MethodDeleteFactor)
 )
 
 // The names of the extension methods that are called like spec methods,
@@ -152,7 +160,17 @@ const (
 	MethodDeleteSessionsByUserID Method = "deleteSessionsByUserId"
 	MethodGetUserByUsername      Method = "getUserByUsername"
 	MethodSwapPasswordHash       Method = "swapPasswordHash"
+	MethodCreateFactor           Method = "createFactor"
+	MethodListFactorsByUserID    Method = "listFactorsByUserId"
+	MethodSwapFactor             Method = "swapFactor"
+	MethodDeleteFactor           Method = "deleteFactor"
 )
+
+// FactorMethods are the four methods that keep second factors
+// ([FactorCreator]); an adapter offers all of them or none.
+func FactorMethods() []Method {
+	return []Method{MethodCreateFactor, MethodListFactorsByUserID, MethodSwapFactor, MethodDeleteFactor}
+}
 
 // extensionTable maps each extension to its interface.
 func extensionTable() []struct {
@@ -172,13 +190,19 @@ func extensionTable() []struct {
 		{ExtensionDeleteSessionsByUserID, reflect.TypeFor[SessionsByUserDeleter]()},
 		{ExtensionGetUserByUsername, reflect.TypeFor[UserByUsernameGetter]()},
 		{ExtensionSwapPasswordHash, reflect.TypeFor[PasswordHashSwapper]()},
+		{ExtensionCreateFactor, reflect.TypeFor[FactorCreator]()},
+		{ExtensionListFactorsByUserID, reflect.TypeFor[FactorsByUserLister]()},
+		{ExtensionSwapFactor, reflect.TypeFor[FactorSwapper]()},
+		{ExtensionDeleteFactor, reflect.TypeFor[FactorDeleter]()},
 	}
 }
 
 // Extensions returns the extensions the adapter offers ([ExpiredPurger],
 // [AuthenticatorCounterAdvancer], [AccountsByUserLister], [AccountUpdater],
 // [SessionExtender], [SessionsByUserLister], [SessionsByUserDeleter],
-// [UserByUsernameGetter], [PasswordHashSwapper]), in a fixed order.
+// [UserByUsernameGetter], [PasswordHashSwapper], [FactorCreator],
+// [FactorsByUserLister], [FactorSwapper], [FactorDeleter]), in a fixed
+// order.
 func (c Capabilities) Extensions() []Extension { return slices.Clone(c.extensions) }
 
 // HasExtension reports whether the adapter offers the extension x.

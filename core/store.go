@@ -573,6 +573,66 @@ func (s *Store) AdvanceAuthenticatorCounter(ctx context.Context, credentialID st
 	})
 }
 
+// CreateFactor is the createFactor extension through the layer.
+func (s *Store) CreateFactor(ctx context.Context, factor Factor) (*Factor, error) {
+	const m = MethodCreateFactor
+	return write(ctx, s, m, func(a FactorCreator) (*Factor, error) {
+		return normFactor(a.CreateFactor(ctx, factor.Normalize()))
+	}, factor.Validate, func() error {
+		return checkStrings(m, field{"id", &factor.ID}, field{"userId", &factor.UserID}, field{"name", &factor.Name})
+	})
+}
+
+// ListFactorsByUserID is the listFactorsByUserId extension through the
+// layer.
+func (s *Store) ListFactorsByUserID(ctx context.Context, userID string) ([]Factor, error) {
+	return lookup(ctx, s, MethodListFactorsByUserID, []Factor{}, []string{userID}, func(a FactorsByUserLister) ([]Factor, error) {
+		out, err := a.ListFactorsByUserID(ctx, userID)
+		for i := range out {
+			normFactor(&out[i], nil)
+		}
+		return nonNil(out, err)
+	})
+}
+
+// SwapFactor is the swapFactor extension through the layer. A refused swap
+// returns nil and an error matching [ErrFactorChanged] (the layer returns
+// no record with an error): read the factor again. A factor named by an
+// empty or unstorable id finds nothing.
+func (s *Store) SwapFactor(ctx context.Context, old, next Factor) (*Factor, error) {
+	const m = MethodSwapFactor
+	return write(ctx, s, m, func(a FactorSwapper) (*Factor, error) {
+		if !lookupKey(old.UserID, old.ID) {
+			return nil, nil
+		}
+		return normFactor(a.SwapFactor(ctx, old.Normalize(), next.Normalize()))
+	}, func() error {
+		return firstBroken(m, rule{len(next.Name) > MaxFactorName, "name", "must be at most 256 bytes"},
+			rule{len(next.Secret) > MaxFactorSecret, "secret", "must be at most 4096 bytes"},
+			rule{next.Step < 0, "step", "must not be negative"})
+	}, func() error { return checkStrings(m, field{"name", &next.Name}) })
+}
+
+// DeleteFactor is the deleteFactor extension through the layer.
+func (s *Store) DeleteFactor(ctx context.Context, userID, id string) (*Factor, error) {
+	return lookup(ctx, s, MethodDeleteFactor, nil, []string{userID, id}, func(a FactorDeleter) (*Factor, error) {
+		return normFactor(a.DeleteFactor(ctx, userID, id))
+	})
+}
+
+// normFactor normalises a factor the adapter returned, in place, and
+// passes err on.
+func normFactor(f *Factor, err error) (*Factor, error) {
+	if f != nil {
+		f.CreatedAt = NormalizeTime(f.CreatedAt)
+		f.LastUsedAt = normalizeOptionalTime(f.LastUsedAt)
+		if len(f.Secret) == 0 {
+			f.Secret = nil
+		}
+	}
+	return f, err
+}
+
 // PurgeExpired is the purgeExpired extension through the layer.
 func (s *Store) PurgeExpired(ctx context.Context) (PurgeResult, error) {
 	return call(ctx, s, Method(ExtensionPurgeExpired), func(a ExpiredPurger) (PurgeResult, error) {
@@ -587,4 +647,8 @@ var _ interface {
 	AuthenticatorCounterAdvancer
 	AccountsByUserLister
 	AccountUpdater
+	FactorCreator
+	FactorsByUserLister
+	FactorSwapper
+	FactorDeleter
 } = (*Store)(nil)

@@ -153,6 +153,9 @@ type Config struct {
 	// from an OAuth/OIDC profile that gives none. By default such a user
 	// is created without an address, as Auth.js creates it.
 	RequireEmail bool
+	// SecondFactors turns on second factors and step-up; see
+	// [SecondFactorOptions]. The zero value leaves them off.
+	SecondFactors SecondFactorOptions
 }
 
 // Auth is the configured library. It is safe for concurrent use.
@@ -463,6 +466,15 @@ type SignIn struct {
 	// address was verified: the user is verified and signed in without
 	// it, and may choose another ([Passwords.VerifyEmail]).
 	UsernameTaken bool
+	// Pending, when set, is a sign-in whose first factor passed and that
+	// waits for a second ([SecondFactorOptions]): no session was made,
+	// Session and Claims are zero, and no SignIn event ran. The caller
+	// keeps Pending.Token for the browser and shows the challenge.
+	Pending *PendingSignIn
+	// TrustedDevice, when set, is the value of the trusted-device cookie
+	// to keep in this browser ([Answer.TrustDevice]); give it back
+	// through [Client.TrustedDevice].
+	TrustedDevice string
 
 	// confirm, when set, runs once the database session exists and
 	// before the SignIn event: an error deletes that session and refuses

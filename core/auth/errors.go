@@ -44,6 +44,12 @@ const (
 	// that is not one, a password the policy refuses, a taken username).
 	// Not an Auth.js code; nothing was changed.
 	CodeBadRequest Code = "BadRequest"
+	// CodeSecondFactor: a second factor was refused (a wrong, replayed or
+	// expired code, a passkey that is not one of the user's factors), or
+	// the pending sign-in it answers is expired, used or not this
+	// browser's. Not an Auth.js code; nothing was changed but the attempt
+	// count.
+	CodeSecondFactor Code = "SecondFactor"
 )
 
 // Error is a sign-in that failed for a reason the user, the browser or the

@@ -58,6 +58,10 @@ type SignInDecision struct {
 	// Redirect, when set, refuses the sign-in and sends the browser here
 	// instead (Auth.js's signIn callback returning a URL).
 	Redirect string
+	// RequireSecondFactor asks this user for a second factor before the
+	// session, whatever [SecondFactorOptions.Required] says (it needs
+	// [SecondFactorOptions.Enabled]).
+	RequireSecondFactor bool
 }
 
 // SignInParams is what [Callbacks.SignIn] decides on.

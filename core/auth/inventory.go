@@ -28,6 +28,10 @@ type Client struct {
 	// [core.MaxUserAgent] bytes, as valid UTF-8 without control
 	// characters.
 	UserAgent string
+	// TrustedDevice is the value of the browser's trusted-device cookie
+	// ([SignIn.TrustedDevice]), or "": with a valid one, a sign-in skips
+	// the second factor.
+	TrustedDevice string
 }
 
 type clientKey struct{}
