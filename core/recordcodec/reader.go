@@ -291,3 +291,21 @@ func (r *Reader) Account(a *core.Account) {
 		a.PasswordHash = &h
 	}
 }
+
+// Factor reads the fields of the factor layout into f (see the package
+// documentation). A secret of no bytes reads as nil, a lastUsedAt of 0 as
+// the zero time.
+func (r *Reader) Factor(f *core.Factor) {
+	f.UserID = r.Str()
+	f.ID = r.Str()
+	f.Type = core.FactorType(r.Str())
+	f.Name = r.Str()
+	if secret := r.Bytes(); len(secret) > 0 {
+		f.Secret = bytes.Clone(secret)
+	}
+	f.Step = r.Varint()
+	f.CreatedAt = r.Time()
+	if ms := r.Varint(); ms != 0 {
+		f.LastUsedAt = time.UnixMilli(ms).UTC()
+	}
+}

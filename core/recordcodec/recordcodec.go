@@ -53,6 +53,10 @@ import (
 	"github.com/authport/authport/core"
 )
 
+// The factor layout ([AppendFactor], [Reader.Factor]) is: userId str, id
+// str, type str, name str, secret str (its bytes), step varint, createdAt
+// time, lastUsedAt time (0 for never).
+//
 // errMalformed is matched (with errors.Is) by every error of a [Reader].
 var errMalformed = errors.New("malformed record")
 
@@ -169,4 +173,18 @@ func AppendAccount(b []byte, a *core.Account) []byte {
 		b = AppendStr(b, *a.PasswordHash)
 	}
 	return b
+}
+
+// AppendFactor appends the fields of the factor layout (see the package
+// documentation), without a version byte.
+func AppendFactor(b []byte, f *core.Factor) []byte {
+	b = AppendStrs(b, f.UserID, f.ID, string(f.Type), f.Name)
+	b = binary.AppendUvarint(b, uint64(len(f.Secret)))
+	b = append(b, f.Secret...)
+	b = binary.AppendVarint(b, f.Step)
+	b = AppendTime(b, f.CreatedAt)
+	if f.LastUsedAt.IsZero() {
+		return binary.AppendVarint(b, 0)
+	}
+	return AppendTime(b, f.LastUsedAt)
 }
