@@ -308,3 +308,12 @@ func (f Factors) ReauthenticatePasskey(ctx context.Context, userID, current, cre
 func (f Factors) SendReauthCode(ctx context.Context, userID string) error {
 	return errSkeleton // skeleton
 }
+
+// SignInWithPasskeyAssertion is [Auth.SignInWithPasskey] told whether the
+// authenticator verified its user (the assertion's UV flag): a passkey
+// sign-in with user verification is two factors in one (amr "hwk" and
+// "user", level [LevelMultiFactor]) and is not asked for a second factor;
+// without it the sign-in is one factor like any other.
+func (a *Auth) SignInWithPasskeyAssertion(ctx context.Context, providerID, credentialID string, counter int64, userVerified bool, current *core.User) (*SignIn, error) {
+	return a.SignInWithPasskey(ctx, providerID, credentialID, counter, current) // skeleton
+}
