@@ -419,3 +419,44 @@ func TestFactorsThroughStore(t *testing.T) {
 		t.Fatalf("Store.SwapFactor replayed = %+v, %v; want nil and ErrFactorChanged", got, err)
 	}
 }
+
+// TestDeleteUserRacingCreateFactor runs deleteUser and createFactor for one
+// user at once, from two adapters, many times: once both have returned, no
+// factor of the deleted user is left (createFactor re-reads the user after
+// its insert and takes the factor back when the user is gone).
+func TestDeleteUserRacingCreateFactor(t *testing.T) {
+	s := newServer(t, nil)
+	a, db := newAdapter(t, s)
+	b := peerOn(db)(t).(*mongoadapter.Adapter)
+	raw := rawView{db: db, names: a.Collections()}
+	ctx := t.Context()
+	created := 0
+	for trial := range 30 {
+		uid := fmt.Sprintf("u%d", trial)
+		createUsers(t, a, uid)
+		var wg sync.WaitGroup
+		var createErr, deleteErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, createErr = b.CreateFactor(ctx, factor(uid, "f"+uid, core.FactorTOTP, []byte("k"), 0))
+		}()
+		go func() {
+			defer wg.Done()
+			_, deleteErr = a.DeleteUser(ctx, uid)
+		}()
+		wg.Wait()
+		if deleteErr != nil {
+			t.Fatalf("trial %d: DeleteUser: %v", trial, deleteErr)
+		}
+		if createErr == nil {
+			created++
+		} else if !errors.Is(createErr, core.ErrNotFound) {
+			t.Fatalf("trial %d: CreateFactor: %v, want success or ErrNotFound", trial, createErr)
+		}
+		if left := rawFactors(t, raw); len(left) != 0 {
+			t.Fatalf("trial %d: factors left of the deleted user: %+v", trial, left)
+		}
+	}
+	t.Logf("createFactor succeeded before the deletion in %d of 30 trials", created)
+}
