@@ -403,11 +403,13 @@ func factorRules() []rule {
 			}
 			clear(in.Secret)
 			clear(got.Secret)
+			e.expectFactors(t, "after the caller overwrote the secret it passed to createFactor and got back", u.ID, f)
 			list, err := fa.ListFactorsByUserID(e.ctx, u.ID)
 			if err != nil || len(list) != 1 {
 				t.Fatalf("listFactorsByUserId on the adapter itself = %s, %v", show(list), err)
 			}
 			clear(list[0].Secret)
+			e.expectFactors(t, "after the caller overwrote the secret listFactorsByUserId returned", u.ID, f)
 			next := e.nextOf(f).Normalize()
 			swapIn := next.Clone()
 			got, err = fa.SwapFactor(e.ctx, f, swapIn)
@@ -416,7 +418,7 @@ func factorRules() []rule {
 			}
 			clear(swapIn.Secret)
 			clear(got.Secret)
-			e.expectFactors(t, "after the caller overwrote the secrets it passed in and got back", u.ID, swapped(f, next))
+			e.expectFactors(t, "after the caller overwrote the secrets it passed to swapFactor and got back", u.ID, swapped(f, next))
 		}},
 		{group: factors, name: "swap_from_the_stored_value", needs: needs, run: func(t *testing.T, e *env) {
 			u := e.storedUser(t)

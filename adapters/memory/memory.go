@@ -1,7 +1,7 @@
 // Package memory is an in-process authport adapter: every record lives in Go
 // maps guarded by one mutex. It implements all 19 methods of the adapter
-// contract and every extension (usernames and password hashes included), and
-// is safe for concurrent use.
+// contract and every extension (usernames, password hashes and second
+// factors included), and is safe for concurrent use.
 //
 // It is meant for tests, examples and single-process tools whose sessions
 // may vanish on restart. Records are copied in and out, so a caller that
