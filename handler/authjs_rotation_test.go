@@ -2,6 +2,7 @@ package handler_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -35,6 +36,7 @@ type authjsEmailOut struct {
 	Status   int
 	Location string
 	Sent     *struct{ URL, Token string }
+	Session  map[string]any
 	Tokens   []authjsToken
 }
 
@@ -53,6 +55,7 @@ func authjsEmail(t *testing.T, in authjsEmailIn) authjsEmailOut {
 func TestAuthjsEmailLinksDuringRotation(t *testing.T) {
 	const newSecret = "handler-test-new-secret-0123456789ab"
 	secrets := []string{newSecret, secret}
+	var ours, theirs map[string]any // each side's /session after its e-mail sign-in
 	env := func(t *testing.T, joined bool, sent *[]provider.VerificationRequest) *env {
 		return newEnv(t, envOpts{strategy: auth.StrategyJWT,
 			providers: func(*testing.T, string) []provider.Provider {
@@ -92,6 +95,7 @@ func TestAuthjsEmailLinksDuringRotation(t *testing.T) {
 			if len(e.store.Snapshot().VerificationTokens) != 0 {
 				t.Errorf("AuthJSJoinedSecrets=%v: the token was not used up", joined)
 			}
+			ours = e.session()
 		}
 	})
 
@@ -114,6 +118,52 @@ func TestAuthjsEmailLinksDuringRotation(t *testing.T) {
 				t.Errorf("AuthJSJoinedSecrets=%v: Auth.js answered %d to %s (tokens left %d); want accepted=%v",
 					joined, out.Status, out.Location, len(out.Tokens), joined)
 			}
+			if accepted {
+				theirs = out.Session
+			}
 		}
 	})
+
+	// Both JWT sessions of the same e-mail user answer /session alike: a
+	// stored user's missing name and picture are null, and expires is an
+	// ISO time with milliseconds.
+	t.Run("same session JSON", func(t *testing.T) {
+		if ours == nil || theirs == nil {
+			t.Skip("a direction above failed")
+		}
+		for _, s := range []map[string]any{ours, theirs} {
+			if exp, _ := s["expires"].(string); len(exp) != len("2006-01-02T15:04:05.000Z") {
+				t.Errorf("expires %q: want an ISO time with milliseconds", exp)
+			}
+			delete(s, "expires")
+		}
+		a, _ := json.Marshal(theirs)
+		b, _ := json.Marshal(ours)
+		if string(a) != string(b) || !strings.Contains(string(b), `"image":null`) {
+			t.Errorf("/session: Auth.js %s, authport %s; want the same, with \"image\":null", a, b)
+		}
+	})
+}
+
+// A JWT session re-issued by GET /session answers an expiry MaxAge from
+// now to the millisecond, as Auth.js's toISOString does, though the
+// token's exp keeps whole seconds; one not re-issued answers its exp.
+func TestJWTSessionExpiresKeepsMilliseconds(t *testing.T) {
+	zero := time.Duration(0)
+	e := newEnv(t, envOpts{strategy: auth.StrategyJWT, maxAge: time.Hour, updateAge: &zero})
+	wantStatus(t, e.signInCredentials("ada", "lovelace", nil), http.StatusSeeOther)
+	e.clock.Add(1234 * time.Millisecond)
+	want := e.clock.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
+	if got := e.session()["expires"]; got != want || !strings.HasSuffix(want, ".234Z") {
+		t.Errorf("re-issued session expires %v, want %s", got, want)
+	}
+
+	day := 30 * time.Minute
+	e = newEnv(t, envOpts{strategy: auth.StrategyJWT, maxAge: time.Hour, updateAge: &day})
+	wantStatus(t, e.signInCredentials("ada", "lovelace", nil), http.StatusSeeOther)
+	issued := e.clock.Now()
+	e.clock.Add(1234 * time.Millisecond)
+	if got, want := e.session()["expires"], issued.Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z"); got != want {
+		t.Errorf("session not re-issued: expires %v, want its exp %s", got, want)
+	}
 }

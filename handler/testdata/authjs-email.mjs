@@ -7,6 +7,7 @@
 //          "url": "...",              (callback: the link to follow)
 //          "tokens": [{"identifier", "token", "expires"}]}  (the table)
 // stdout: {"status", "location", "sent": {"url", "token"} | null,
+//          "session": GET /session's JSON after a callback that signed in,
 //          "tokens": [...the table afterwards]}
 const core = new URL(process.env.AUTHPORT_AUTHJS_CORE) // jwttest.AuthCore
 const { Auth } = await import(new URL("index.js", core))
@@ -27,7 +28,8 @@ const adapter = {
   },
   async getUserByEmail(email) { return [...users.values()].find((u) => u.email === email) ?? null },
   async getUser(id) { return users.get(id) ?? null },
-  async createUser(u) { const user = { ...u, id: "user-" + (users.size + 1) }; users.set(user.id, user); return user },
+  // As a database adapter returns it: columns without a value are null.
+  async createUser(u) { const user = { name: null, image: null, ...u, id: "user-" + (users.size + 1) }; users.set(user.id, user); return user },
   async updateUser(u) { const user = { ...users.get(u.id), ...u }; users.set(u.id, user); return user },
   async getUserByAccount() { return null },
   async linkAccount(a) { return a },
@@ -61,9 +63,16 @@ if (input.action === "send") {
 } else {
   res = await Auth(new Request(input.url), config)
 }
+// After a callback, the session the new cookie holds (GET /session).
+let session = null
+const cookie = res.headers.getSetCookie().map((c) => c.split(";")[0]).filter((c) => c.startsWith("authjs.session-token=")).join("; ")
+if (input.action === "callback" && cookie) {
+  session = await (await Auth(new Request(app + "/session", { headers: { cookie } }), config)).json()
+}
 process.stdout.write(JSON.stringify({
   status: res.status,
   location: res.headers.get("location") ?? "",
   sent,
+  session,
   tokens: tokens.map((t) => ({ ...t, expires: t.expires.toISOString() })),
 }))
