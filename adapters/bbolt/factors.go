@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 )
@@ -14,8 +15,20 @@ func checkFactorTimes(m core.Method, f *core.Factor) error {
 	if !timeOK(f.CreatedAt) {
 		return invalidTime(m, "createdAt")
 	}
-	if !f.LastUsedAt.IsZero() && !timeOK(f.LastUsedAt) {
+	return checkLastUsed(m, f.LastUsedAt)
+}
+
+// checkLastUsed refuses a LastUsedAt the factor layout cannot hold: one
+// beyond Unix milliseconds, and the Unix epoch itself, which the layout
+// stores as 0, its "never" (zero is never, and stored as such).
+func checkLastUsed(m core.Method, t time.Time) error {
+	switch {
+	case t.IsZero():
+		return nil
+	case !timeOK(t):
 		return invalidTime(m, "lastUsedAt")
+	case t.UnixMilli() == 0:
+		return &core.InputError{Method: string(m), Field: "lastUsedAt", Reason: "is the Unix epoch, which the record layout keeps for never"}
 	}
 	return nil
 }
@@ -67,8 +80,8 @@ func getFactor(b *buckets, userID, id string) (*core.Factor, error) {
 func (a *Adapter) SwapFactor(ctx context.Context, old, next core.Factor) (*core.Factor, error) {
 	const m = core.MethodSwapFactor
 	next = next.Normalize()
-	if !next.LastUsedAt.IsZero() && !timeOK(next.LastUsedAt) {
-		return nil, invalidTime(m, "lastUsedAt")
+	if err := checkLastUsed(m, next.LastUsedAt); err != nil {
+		return nil, err
 	}
 	type swapped struct {
 		f       *core.Factor
