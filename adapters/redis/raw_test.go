@@ -37,6 +37,7 @@ func newRawView(c redis.UniversalClient, prefix string) rawView {
 
 var (
 	_ conformance.Mentioner          = rawView{}
+	_ conformance.FactorRaw          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
 	_ conformance.UserDataWriter     = rawView{}
