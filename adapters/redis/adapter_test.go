@@ -353,7 +353,8 @@ func TestRawViewDetects(t *testing.T) {
 	u := core.User{ID: "id with space", Email: "odd{mail}@example.com"}
 	must[any](t)(a.CreateUser(ctx, u))
 	must[any](t)(a.CreateSession(ctx, core.Session{SessionToken: "tok", UserID: u.ID, Expires: time.Now().Add(time.Hour)}))
-	for _, needle := range []string{u.ID, u.Email, "tok"} {
+	must[any](t)(a.CreateFactor(ctx, testFactor("fac", u.ID)))
+	for _, needle := range []string{u.ID, u.Email, "tok", "fac"} {
 		found, err := raw.Mentions(ctx, needle)
 		if err != nil || len(found) == 0 {
 			t.Errorf("Mentions(%q) = %v, %v; want the keys that hold it", needle, found, err)
@@ -398,6 +399,24 @@ func TestRawViewDetects(t *testing.T) {
 					return err
 				}
 				return c.PExpireAt(ctx, a.k.sessionMeta(u.ID), time.UnixMilli(at.Milliseconds())).Err()
+			},
+		},
+		"factor without its index key": {
+			func() error { return c.Del(ctx, a.k.factor("fac")).Err() },
+			func() error { return c.Set(ctx, a.k.factor("fac"), shared.Escape(u.ID), 0).Err() },
+		},
+		"factor index key of no factor": {
+			func() error { return c.Set(ctx, a.k.factor("ghost"), shared.Escape(u.ID), 0).Err() },
+			func() error { return c.Del(ctx, a.k.factor("ghost")).Err() },
+		},
+		"factor record under another id": {
+			func() error {
+				f := testFactor("other", u.ID)
+				return c.HSet(ctx, a.k.factors(u.ID), "fac", encodeFactor(&f)).Err()
+			},
+			func() error {
+				f := testFactor("fac", u.ID)
+				return c.HSet(ctx, a.k.factors(u.ID), "fac", encodeFactor(&f)).Err()
 			},
 		},
 		"session key TTL not moved": {
