@@ -124,6 +124,8 @@ func TestKeysNeverCollide(t *testing.T) {
 		add("session", k.session(x), "session "+x)
 		add("moving", k.moving(x), "move marker "+x)
 		add("authenticator", k.authenticator(x), "authenticator "+x)
+		add("factors", k.factors(x), "factors "+x)
+		add("factor", k.factor(x), "factor "+x)
 		for _, y := range nasty {
 			add("account", k.account(accountField(x, y)), fmt.Sprintf("account %q/%q", x, y))
 			add("verification", k.verification(x, y), fmt.Sprintf("verification %q/%q", x, y))
@@ -157,7 +159,7 @@ func TestUserSlot(t *testing.T) {
 	}
 	for _, uid := range []string{"{a}", "x{a}", "y{a}", "a}b{c", "}{", "plain"} {
 		want := slot("{" + shared.Escape(uid) + "}")
-		for _, key := range []string{k.user(uid), k.accounts(uid), k.sessions(uid), k.authenticators(uid)} {
+		for _, key := range []string{k.user(uid), k.accounts(uid), k.sessions(uid), k.authenticators(uid), k.factors(uid)} {
 			if got := slot(key); got != want {
 				t.Errorf("user %q: key %q is in slot %d, want %d", uid, key, got, want)
 			}
