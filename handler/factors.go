@@ -67,31 +67,25 @@ const ErrorSecondFactor = string(auth.CodeSecondFactor)
 // trust ended is ignored.
 const trustCookieAge = 400 * 24 * time.Hour
 
-// FactorAssertion is a passkey assertion verified as a second factor, as
-// [FactorPasskeys.VerifyFactor] returns it.
-type FactorAssertion struct {
-	// CredentialID is the credential's id (base64url), as stored.
-	CredentialID string
-	// Counter is the assertion's signature counter.
-	Counter int64
-	// UserVerified is the assertion's UV flag.
-	UserVerified bool
-}
-
-// FactorPasskeys is implemented by a [Passkeys] that can prove a passkey
-// as a second factor or to re-authenticate: the handler offers passkeys
-// on the challenge and re-authentication pages only when Config.Passkeys
-// implements it.
+// FactorPasskeys is implemented by a [Passkeys] that proves a passkey as
+// a second factor or to re-authenticate (*passkey.Passkeys does): the
+// handler offers passkeys on the challenge and re-authentication pages
+// only when Config.Passkeys implements it. The ceremony's challenge is
+// kept in Auth.js's challenge cookie, as for sign-in.
 type FactorPasskeys interface {
-	// FactorOptions returns the body of the assertion options
-	// ({"action":"authenticate","options":…}, user verification
-	// required) for the credentials allowed, and the challenge to
+	// SecondFactorOptions returns the assertion options ({"action":
+	// "authenticate","options":…}, user verification required) for the
+	// pending sign-in of pendingToken, or, when pendingToken is "", for
+	// the signed-in userID re-authenticating; and the challenge to
 	// remember.
-	FactorOptions(ctx context.Context, providerID string, allowed []core.Authenticator) (body any, challenge string, err error)
-	// VerifyFactor verifies the assertion posted in form's "data" field
-	// against challenge and the credentials allowed, without signing in.
-	// A refusal carries its code (auth.CodeOf).
-	VerifyFactor(ctx context.Context, providerID string, form url.Values, challenge string, allowed []core.Authenticator) (FactorAssertion, error)
+	SecondFactorOptions(ctx context.Context, providerID, userID, pendingToken string) (body any, challenge string, err error)
+	// VerifySecondFactor verifies the assertion of form (fields action
+	// and data) against challenge and answers the pending sign-in
+	// (auth.Factors.VerifyPasskey), or re-authenticates userID, whose
+	// session token is current ("" with JWT sessions), when pendingToken
+	// is "" (auth.Factors.ReauthenticatePasskey). A refusal carries its
+	// code (auth.CodeOf).
+	VerifySecondFactor(ctx context.Context, providerID string, form url.Values, challenge, userID, pendingToken, current string, trustDevice bool) (*auth.SignIn, error)
 }
 
 // errNoSignIn: a sign-in operation returned neither a result nor an error.
@@ -282,25 +276,10 @@ func (h *Handler) servePendingAction(w http.ResponseWriter, r *http.Request, act
 		h.showEnrollment(w, r, e, h.URL("two-factor/enroll/confirm"), true)
 		return
 	case "passkey/options":
-		creds, err := f.PasskeyCredentials(ctx, "", token)
-		if err != nil {
-			h.refuseFactor(w, r, err)
-			return
-		}
-		h.factorPasskeyOptions(w, r, creds)
+		h.factorPasskeyOptions(w, r, "", token)
 		return
 	case "passkey":
-		creds, err := f.PasskeyCredentials(ctx, "", token)
-		if err != nil {
-			h.refuseFactor(w, r, err)
-			return
-		}
-		a, err := h.factorAssertion(w, r, creds)
-		if err != nil {
-			h.refuseFactor(w, r, err)
-			return
-		}
-		si, err = f.VerifyPasskey(ctx, token, a.CredentialID, a.Counter, a.UserVerified, checked(r.PostFormValue("trustDevice")))
+		si, err = h.verifyFactorPasskey(w, r, "", token, "")
 	}
 	if err == nil && si == nil {
 		err = errNoSignIn
@@ -425,20 +404,17 @@ func (h *Handler) showEnrollment(w http.ResponseWriter, r *http.Request, e *auth
 	h.render(w, http.StatusOK, "totpenroll", d)
 }
 
-// factorPasskeyOptions answers the assertion options of a passkey second
-// factor (or re-authentication) for the credentials allowed, keeping the
-// challenge in Auth.js's challenge cookie as the sign-in ceremony does.
-func (h *Handler) factorPasskeyOptions(w http.ResponseWriter, r *http.Request, allowed []core.Authenticator) {
+// factorPasskeyOptions answers the assertion options of a passkey as the
+// second factor of the pending sign-in (pendingToken), or to
+// re-authenticate userID, keeping the challenge in Auth.js's challenge
+// cookie as the sign-in ceremony does.
+func (h *Handler) factorPasskeyOptions(w http.ResponseWriter, r *http.Request, userID, pendingToken string) {
 	fp, id := h.factorPasskeys(), h.webAuthnID()
 	if fp == nil || id == "" {
 		h.notFound(w, r)
 		return
 	}
-	if len(allowed) == 0 {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: ErrorSecondFactor, Message: "no passkey is a factor of this user"}, true)
-		return
-	}
-	body, challenge, err := fp.FactorOptions(r.Context(), id, allowed)
+	body, challenge, err := fp.SecondFactorOptions(r.Context(), id, userID, pendingToken)
 	if err == nil {
 		err = h.keepChallenge(w, r, challenge)
 	}
@@ -454,18 +430,19 @@ func (h *Handler) factorPasskeyOptions(w http.ResponseWriter, r *http.Request, a
 	writeJSON(w, http.StatusOK, body, true)
 }
 
-// factorAssertion verifies the posted passkey assertion against the
-// challenge cookie (which it drops) and the credentials allowed.
-func (h *Handler) factorAssertion(w http.ResponseWriter, r *http.Request, allowed []core.Authenticator) (FactorAssertion, error) {
+// verifyFactorPasskey verifies the posted passkey assertion against the
+// challenge cookie (which it drops): the second factor of the pending
+// sign-in, or the re-authentication of userID (session token current).
+func (h *Handler) verifyFactorPasskey(w http.ResponseWriter, r *http.Request, userID, pendingToken, current string) (*auth.SignIn, error) {
 	fp, id := h.factorPasskeys(), h.webAuthnID()
 	if fp == nil || id == "" {
-		return FactorAssertion{}, auth.Fail(auth.CodeBadRequest, errors.New("no passkey provider can prove a second factor (Config.Passkeys does not implement handler.FactorPasskeys)"))
+		return nil, auth.Fail(auth.CodeBadRequest, errors.New("no passkey provider can prove a second factor (Config.Passkeys does not implement handler.FactorPasskeys)"))
 	}
 	challenge, err := h.takeChallenge(w, r)
 	if err != nil {
-		return FactorAssertion{}, err
+		return nil, err
 	}
-	return fp.VerifyFactor(r.Context(), id, r.PostForm, challenge, allowed)
+	return fp.VerifySecondFactor(h.withClient(r), id, r.PostForm, challenge, userID, pendingToken, current, checked(r.PostFormValue("trustDevice")))
 }
 
 // serveSecurityPage answers GET /account/security: the signed-in user's

@@ -202,24 +202,9 @@ func (h *Handler) serveReauth(w http.ResponseWriter, r *http.Request, action str
 		}
 		h.done(w, r, withQuery(h.URL("reauth"), "sent=email"))
 	case "passkey/options":
-		creds, err := f.PasskeyCredentials(ctx, s.User.ID, "")
-		if err != nil {
-			h.refuseReauth(w, r, err)
-			return
-		}
-		h.factorPasskeyOptions(w, r, creds)
+		h.factorPasskeyOptions(w, r, s.User.ID, "")
 	case "passkey":
-		creds, err := f.PasskeyCredentials(ctx, s.User.ID, "")
-		if err != nil {
-			h.refuseReauth(w, r, err)
-			return
-		}
-		a, err := h.factorAssertion(w, r, creds)
-		if err != nil {
-			h.refuseReauth(w, r, err)
-			return
-		}
-		si, err := f.ReauthenticatePasskey(h.withClient(r), s.User.ID, s.token, a.CredentialID, a.Counter, a.UserVerified)
+		si, err := h.verifyFactorPasskey(w, r, s.User.ID, "", s.token)
 		h.reauthenticated(w, r, si, err)
 	}
 }
