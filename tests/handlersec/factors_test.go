@@ -23,7 +23,11 @@ import (
 	"github.com/authport/authport/core/password"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
+	"github.com/authport/authport/passkey"
 )
+
+// The passkey module's passkeys are the handler's passkey second factor.
+var _ handler.FactorPasskeys = (*passkey.Passkeys)(nil)
 
 // otpTOTP is auth.TOTP over github.com/pquerna/otp (SHA-1, six digits,
 // 30-second steps, one step of skew either way).
