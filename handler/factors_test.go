@@ -65,7 +65,7 @@ func totpAt(key []byte, step int64) string {
 }
 
 // totpCode is the code of the base32 key text at now.
-func totpCode(t *testing.T, text string, now time.Time) string {
+func totpCode(t testing.TB, text string, now time.Time) string {
 	t.Helper()
 	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(text)
 	if err != nil {
@@ -615,4 +615,74 @@ func TestStepUp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzTwoFactorRoutes posts arbitrary answers and pending tokens to the
+// second-factor routes of a user with TOTP: none panics, answers 5xx,
+// redirects off the site or makes a session.
+func FuzzTwoFactorRoutes(f *testing.F) {
+	hasher, err := password.NewArgon2id(password.Argon2idParams{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32})
+	if err != nil {
+		f.Fatal(err)
+	}
+	store := memoryStore()
+	pc := provider.Password("auth@example.com", func(context.Context, provider.VerificationRequest) error { return nil })
+	pc.Hasher = hasher
+	a, err := auth.New(auth.Config{Adapter: store, Providers: []provider.Provider{pc}, Secrets: []string{secret}, BaseURL: "http://app.example/auth",
+		SecondFactors: auth.SecondFactorOptions{Enabled: true, TOTP: rfc6238{}, EmailCode: true}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{Disabled: true}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := store.CreateUser(ctx, core.User{ID: "user-grace", Email: mfaEmail, EmailVerified: ptr(time.Now())}); err != nil {
+		f.Fatal(err)
+	}
+	if err := a.Passwords().Set(ctx, "user-grace", mfaPassword); err != nil {
+		f.Fatal(err)
+	}
+	e, err := a.Factors().StartTOTP(ctx, "user-grace", "", "phone")
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := a.Factors().ConfirmTOTP(ctx, "user-grace", e.Token, totpCode(f, e.Key.Text, time.Now())); err != nil {
+		f.Fatal(err)
+	}
+	si, err := a.Passwords().SignIn(ctx, auth.SignInRequest{Identifier: mfaEmail, Password: mfaPassword})
+	if err != nil || si.Pending == nil {
+		f.Fatalf("sign-in: %+v %v", si, err)
+	}
+	real := si.Pending.Token
+	f.Add("verify", real, "totp", "000000")
+	f.Add("verify", real, "recovery", "aaaa-bbbb")
+	f.Add("verify", real[:len(real)/2], "totp", "123456")
+	f.Add("verify", "x", "email", "１２３４５６")
+	f.Add("enroll/confirm", real, "totp", "\x00\x00\x00\x00\x00\x00")
+	f.Add("email", real+"A", "", "")
+	f.Add("passkey", real, "", "{}")
+	f.Add("enroll", "", "", "")
+	f.Fuzz(func(t *testing.T, action, pending, typ, code string) {
+		form := url.Values{"csrfToken": {"tok"}, "type": {typ}, "code": {code}, "enrollment": {code}, "trustDevice": {"1"}, "data": {code},
+			"callbackUrl": {"//evil.example"}}
+		u, err := url.Parse("/auth/two-factor/" + action)
+		if err != nil {
+			return
+		}
+		cookie := "authjs.csrf-token=tok|" + csrfHashOf("tok") + "; authport.pending=" + url.QueryEscape(pending)
+		w := serveFuzzed(h, http.MethodPost, u, u.String(), form.Encode(), cookie)
+		if w.Code >= 500 {
+			t.Fatalf("%s: %d %s", action, w.Code, w.Body)
+		}
+		if loc := w.Header().Get("Location"); loc != "" && !strings.HasPrefix(loc, "http://app.example/") {
+			t.Fatalf("%s redirected to %q", action, loc)
+		}
+		for _, c := range w.Result().Cookies() {
+			if strings.HasPrefix(c.Name, "authjs.session-token") && c.Value != "" {
+				t.Fatalf("%s made a session", action)
+			}
+		}
+	})
 }
