@@ -16,8 +16,8 @@ import (
 )
 
 // The broken variants of the factor methods. Each breaks one sentence of
-// the contract in core/factor.go; the suite runs only its factors group
-// against them (variantGroups).
+// the contract in core/factor.go; the suite runs only its factors and
+// deleteUserRace groups against them (variantGroups).
 
 // factorRawView is a memory raw view that also shows the stored factors
 // (conformance.FactorRaw).
@@ -106,6 +106,23 @@ func (a factorsOutliveUser) DeleteUser(ctx context.Context, id string) (*core.Us
 		return nil, err
 	}
 	return u, a.Import(ctx, memory.Snapshot{Factors: list})
+}
+
+// factorAfterUserCheck checks that the user exists, then, a moment later,
+// stores the factor without checking again: a deleteUser in between leaves
+// an orphan factor.
+type factorAfterUserCheck struct{ *memory.Adapter }
+
+func (a factorAfterUserCheck) CreateFactor(ctx context.Context, f core.Factor) (*core.Factor, error) {
+	if u, err := a.GetUser(ctx, f.UserID); err != nil || u == nil {
+		return nil, fmt.Errorf("createFactor: user: %w", core.ErrNotFound)
+	}
+	time.Sleep(2 * time.Millisecond)
+	f = f.Normalize()
+	if err := a.Import(ctx, memory.Snapshot{Factors: []core.Factor{f}}); err != nil {
+		return nil, err
+	}
+	return &f, nil
 }
 
 // factorsUnordered lists a user's factors in reverse order of their ids.
@@ -212,6 +229,7 @@ func factorVariants() map[string]func() conformance.Fixture {
 		"factor_delete_across_users": fixture(func(a *memory.Adapter) any { return factorDeleteAcrossUsers{a} }),
 		"factor_swap_not_atomic":     fixture(func(a *memory.Adapter) any { return factorSwapNotAtomic{a} }),
 		"factors_outlive_user":       fixture(func(a *memory.Adapter) any { return factorsOutliveUser{a} }),
+		"factor_after_user_check":    fixture(func(a *memory.Adapter) any { return factorAfterUserCheck{a} }),
 		"factors_unordered":          fixture(func(a *memory.Adapter) any { return factorsUnordered{a} }),
 		"factor_secret_as_text":      fixture(func(a *memory.Adapter) any { return factorSecretAsText{a} }),
 		"factor_never_used_is_epoch": fixture(func(a *memory.Adapter) any { return factorNeverUsedIsEpoch{a} }),
@@ -246,7 +264,7 @@ func factorCases() []factorCase {
 		"factors/concurrent_swaps_from_one_value_one_wins", "factors/concurrent_swaps_on_two_instances_one_wins",
 		"factors/concurrent_swaps_of_different_factors_all_succeed", "factors/delete_returns_it_then_gone",
 		"factors/delete_of_another_users_factor_is_nil", "factors/delete_frees_the_id", "factors/deleteUser_deletes_the_users_factors",
-		"factors/raw_view_holds_what_was_written"}
+		"factors/raw_view_holds_what_was_written", "deleteUserRace/with_factor_leaves_no_orphan"}
 	return []factorCase{
 		{variant: "factor_honest", passes: every},
 		{variant: "factor_swap_ignores_step", fails: []string{"factors/swap_from_another_value_changes_nothing"},
@@ -257,8 +275,10 @@ func factorCases() []factorCase {
 			passes: []string{"factors/delete_returns_it_then_gone", "factors/delete_frees_the_id"}},
 		{variant: "factor_swap_not_atomic", fails: []string{"factors/concurrent_swaps_from_one_value_one_wins", "factors/concurrent_swaps_on_two_instances_one_wins"},
 			passes: []string{"factors/swap_from_the_stored_value", "factors/swap_from_another_value_changes_nothing", "factors/swap_replayed_refused"}},
-		{variant: "factors_outlive_user", fails: []string{"factors/deleteUser_deletes_the_users_factors"},
-			passes: []string{"factors/delete_returns_it_then_gone"}},
+		{variant: "factors_outlive_user", fails: []string{"factors/deleteUser_deletes_the_users_factors", "deleteUserRace/with_factor_leaves_no_orphan"},
+			passes: []string{"factors/delete_returns_it_then_gone", "deleteUserRace/with_account_leaves_no_orphan"}},
+		{variant: "factor_after_user_check", fails: []string{"deleteUserRace/with_factor_leaves_no_orphan"},
+			passes: []string{"factors/round_trip_every_field", "factors/deleteUser_deletes_the_users_factors", "deleteUserRace/with_authenticator_leaves_no_orphan"}},
 		{variant: "factors_unordered", fails: []string{"factors/list_ordered_by_id"},
 			passes: []string{"factors/round_trip_every_field", "factors/unknown_user_is_an_empty_list"}},
 		{variant: "factor_secret_as_text", fails: []string{"factors/secret_bytes_kept_exactly", "factors/round_trip_every_field", "factors/raw_view_holds_what_was_written"},
