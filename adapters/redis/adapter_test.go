@@ -233,7 +233,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encodeAuthenticator(&core.Authenticator{CredentialID: "c", Transports: ptr("usb")}))
 	f.Add("\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")
 	f.Add(encodeSessionMeta(&core.Session{UpdatedAt: time.UnixMilli(1).UTC(), CreatedAt: time.UnixMilli(2).UTC(), IPAddress: "ip", UserAgent: "ua"}))
+	f.Add(encodeFactor(&core.Factor{ID: "f", UserID: "u", Type: core.FactorTOTP, Secret: []byte{0, 0xff}, Step: 1 << 40,
+		CreatedAt: time.UnixMilli(1).UTC(), LastUsedAt: time.UnixMilli(2).UTC()}))
 	f.Fuzz(func(t *testing.T, s string) {
+		if fa, err := decodeFactor(s); err == nil {
+			if again := encodeFactor(fa); again != s {
+				t.Errorf("factor %q re-encodes as %q", s, again)
+			}
+		}
 		if a, err := decodeAccount(s); err == nil {
 			if again := encodeAccount(a); again != s {
 				t.Errorf("account %q re-encodes as %q", s, again)
