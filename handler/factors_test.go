@@ -687,3 +687,40 @@ func FuzzTwoFactorRoutes(f *testing.F) {
 		}
 	})
 }
+
+// TestTwoFactorRequiredEnrolment: with second factors required, a user
+// without one enrols TOTP to finish signing in.
+func TestTwoFactorRequiredEnrolment(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { o.Required, o.EmailCode = true, false })
+	b := m.browser()
+	res := b.signIn()
+	if !strings.Contains(res.body, `"enroll":true`) || b.signedIn() {
+		t.Fatalf("sign-in without a factor: %d %s", res.StatusCode, res.body)
+	}
+	if page := b.get(m.base+"/two-factor", "Accept", "text/html"); !strings.Contains(page.body, "/two-factor/enroll") {
+		t.Fatalf("challenge page: %s", page.body)
+	}
+	res = b.postJSON("/two-factor/enroll", map[string]string{})
+	var start struct{ Secret, Enrollment string }
+	if json.Unmarshal([]byte(res.body), &start) != nil || res.StatusCode != 200 || start.Enrollment == "" {
+		t.Fatalf("enroll: %d %s", res.StatusCode, res.body)
+	}
+	if res := b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now().Add(time.Hour))}); res.StatusCode != http.StatusUnauthorized || b.signedIn() {
+		t.Fatalf("wrong enrolment code: %d %s", res.StatusCode, res.body)
+	}
+	if res := b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now())}); res.StatusCode != 200 || !b.signedIn() {
+		t.Fatalf("enrolment code: %d %s", res.StatusCode, res.body)
+	}
+	if !slicesContainsType(m.factors(), core.FactorTOTP) {
+		t.Fatal("the enrolment stored no TOTP factor")
+	}
+}
+
+func slicesContainsType(infos []auth.FactorInfo, t core.FactorType) bool {
+	for _, f := range infos {
+		if f.Type == t {
+			return true
+		}
+	}
+	return false
+}
