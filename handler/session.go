@@ -40,6 +40,9 @@ type Session struct {
 	email    string // User.Email's target, apart from the user's
 	extended bool
 	token    string
+	// auth reads the authentication (Authentication); nil for a Reader
+	// without an Auth.
+	auth *auth.Auth
 }
 
 // SessionUser is the user of a session.
@@ -56,7 +59,7 @@ const expiresLayout = "2006-01-02T15:04:05.000Z"
 
 // MarshalJSON writes the session as Auth.js's /session answers it: with
 // database sessions every user field (null when unknown), with JWT sessions
-// only the fields the token has, and expires as an ISO 8601 UTC time with
+// the fields the token has (null for a null claim), and expires as an ISO 8601 UTC time with
 // milliseconds.
 func (s Session) MarshalJSON() ([]byte, error) {
 	return s.appendJSON(make([]byte, 0, 160)), nil
@@ -66,9 +69,13 @@ func (s Session) MarshalJSON() ([]byte, error) {
 func (s *Session) appendJSON(b []byte) []byte {
 	b = append(b, `{"user":{`...)
 	first := true
-	field := func(name string, v *string) {
+	field := func(name, claim string, v *string) {
 		if v == nil && s.Strategy == auth.StrategyJWT {
-			return
+			// Auth.js writes a null claim as null and leaves out a
+			// missing one.
+			if c, ok := s.Claims[claim]; !ok || c != nil {
+				return
+			}
 		}
 		if !first {
 			b = append(b, ',')
@@ -82,9 +89,9 @@ func (s *Session) appendJSON(b []byte) []byte {
 		}
 		b = appendJSONString(b, *v)
 	}
-	field(`"name"`, s.User.Name)
-	field(`"email"`, s.User.Email)
-	field(`"image"`, s.User.Image)
+	field(`"name"`, "name", s.User.Name)
+	field(`"email"`, "email", s.User.Email)
+	field(`"image"`, "picture", s.User.Image)
 	b = append(b, `},"expires":"`...)
 	b = appendExpires(b, s.Expires.UTC())
 	return append(b, `"}`...)
@@ -164,6 +171,10 @@ type ReaderConfig struct {
 	// in, with a callbackUrl parameter; empty means "/api/auth/signin",
 	// Auth.js's default under Next.js.
 	SignInURL string
+	// ReauthURL is where RequireFresh sends a browser whose session is not
+	// fresh enough, with a callbackUrl parameter; empty means
+	// "/api/auth/reauth". The handler's is {base}/reauth.
+	ReauthURL string
 	// Logger receives debug and error records; nil means slog.Default(),
 	// read when NewReader runs. It never receives tokens or secrets.
 	Logger *slog.Logger
@@ -192,6 +203,7 @@ type Reader struct {
 	secure    bool
 	names     cookieNames
 	signInURL string
+	reauthURL string
 	log       *slog.Logger
 	now       func() time.Time
 	bearer    bool
@@ -206,6 +218,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		secure:    cfg.Secure,
 		names:     cookieNamesFor(cfg.Secure),
 		signInURL: cfg.SignInURL,
+		reauthURL: cfg.ReauthURL,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		bearer:    cfg.Bearer,
@@ -248,6 +261,9 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	}
 	if r.signInURL == "" {
 		r.signInURL = "/api/auth/signin"
+	}
+	if r.reauthURL == "" {
+		r.reauthURL = "/api/auth/reauth"
 	}
 	if r.log == nil {
 		r.log = slog.Default()
@@ -298,7 +314,9 @@ func (rd *Reader) session(ctx context.Context, r *http.Request) (s *Session, had
 	token, claims, hadCookie := rd.presented(ctx, r)
 	switch {
 	case claims != nil:
-		return sessionFromClaims(claims), true, nil
+		s = sessionFromClaims(claims)
+		s.auth = rd.auth
+		return s, true, nil
 	case token == "":
 		return nil, hadCookie, nil
 	}
@@ -344,7 +362,7 @@ func (rd *Reader) databaseSession(ctx context.Context, token string) (*Session, 
 		return nil, nil
 	}
 	s := sessionFromUser(&su.User, su.Session.Expires)
-	s.extended, s.token = extended, token
+	s.extended, s.token, s.auth = extended, token, rd.auth
 	return s, nil
 }
 

@@ -38,6 +38,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +96,15 @@ type Config struct {
 	// with `go run github.com/authport/authport/core/cmd/authport-secret`
 	// or Auth.js's `npx auth secret`) unless AllowShortSecrets is set.
 	Secrets []string
+	// AuthJSJoinedSecrets hashes the tokens of new e-mail sign-in links
+	// as Auth.js does when it is given several secrets (secret: [new,
+	// old]): with the secrets joined by commas ("new,old") instead of with
+	// the newest alone, so that an Auth.js app sharing the
+	// verification-token table, configured with the same secrets in the
+	// same order, accepts the links authport sends during a rotation. With
+	// one secret it changes nothing. Either way authport accepts links
+	// hashed with any one secret or with the joined secrets.
+	AuthJSJoinedSecrets bool
 	// AllowShortSecrets accepts secrets shorter than [MinSecretLength]
 	// bytes. For development only: a short secret can be guessed, and with
 	// it every e-mail link and session cookie forged. Auth.js accepts any
@@ -172,6 +183,12 @@ type Auth struct {
 	newUserID func() (string, error)
 	// allowUnverified is Config.AllowDangerousUnverifiedEmail.
 	allowUnverified bool
+	// linkSecret is what new e-mail sign-in tokens are hashed with:
+	// Secrets[0], or with Config.AuthJSJoinedSecrets the secrets joined by
+	// commas. linkSecrets are what a link's token is tried with, in order:
+	// each secret, and the joined secrets when there are several.
+	linkSecret  string
+	linkSecrets []string
 	// allowShortSecrets is Config.AllowShortSecrets.
 	allowShortSecrets bool
 	callbacks         Callbacks
@@ -192,6 +209,10 @@ type Auth struct {
 	requireEmail bool
 	// background tracks work done off the request path ([Auth.Wait]).
 	background sync.WaitGroup
+	// sf is Config.SecondFactors, defaults applied; seal its sealers
+	// (nil when second factors are off).
+	sf   SecondFactorOptions
+	seal *sealers
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless
@@ -286,6 +307,14 @@ func New(cfg Config) (*Auth, error) {
 		limiter:           cfg.RateLimiter,
 		requireEmail:      cfg.RequireEmail,
 	}
+	a.linkSecret, a.linkSecrets = a.secrets[0], a.secrets
+	if len(a.secrets) > 1 {
+		joined := strings.Join(a.secrets, ",")
+		a.linkSecrets = append(slices.Clone(a.secrets), joined)
+		if cfg.AuthJSJoinedSecrets {
+			a.linkSecret = joined
+		}
+	}
 	if a.limiter == nil {
 		a.limiter = ratelimit.NewMemory()
 	}
@@ -334,6 +363,9 @@ func New(cfg Config) (*Auth, error) {
 	if err := a.setUpPasswords(); err != nil {
 		return nil, err
 	}
+	if err := a.setUpSecondFactors(cfg.SecondFactors); err != nil {
+		return nil, err
+	}
 	if err := a.checkAdapter(providers); err != nil {
 		return nil, err
 	}
@@ -376,6 +408,9 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 				need("password sign-in with usernames (provider.PasswordConfig.Usernames)", []core.Method{core.MethodGetUserByUsername})
 			}
 		}
+	}
+	if a.sf.Enabled {
+		need("second factors", secondFactorNeeds)
 	}
 	if len(missing) == 0 {
 		return nil
@@ -471,16 +506,35 @@ type SignIn struct {
 	// Session and Claims are zero, and no SignIn event ran. The caller
 	// keeps Pending.Token for the browser and shows the challenge.
 	Pending *PendingSignIn
+	// RecoveryCodes are the recovery codes made when this sign-in enrolled
+	// the user's first factor ([PendingSignIn.Enroll]): show them once.
+	RecoveryCodes []string
 	// TrustedDevice, when set, is the value of the trusted-device cookie
 	// to keep in this browser ([Answer.TrustDevice]); give it back
 	// through [Client.TrustedDevice].
 	TrustedDevice string
+
+	// Authentication is how the user proved who they are in this
+	// sign-in: now, the RFC 8176 methods and the level, as the new
+	// session (database token or JWT claims) carries them. Zero with
+	// Pending and KeepSession.
+	Authentication Authentication
 
 	// confirm, when set, runs once the database session exists and
 	// before the SignIn event: an error deletes that session and refuses
 	// the sign-in (a password sign-in checks that its hash was not
 	// swapped by a reset while it was hashing).
 	confirm func(context.Context) error
+	// requireSecond is [SignInDecision.RequireSecondFactor] of the
+	// sign-in's [Callbacks.SignIn].
+	requireSecond bool
+	// amr are the methods the first factor proved; nil means those of
+	// the provider's type ([firstFactorMethods]).
+	amr []string
+	// verifiedHash is the password hash a password sign-in verified
+	// against: a pending sign-in carries a keyed hash of it, so that a
+	// reset while it waits refuses it as confirm refuses a session.
+	verifiedHash string
 }
 
 // provider returns the provider with the id, of type T.
