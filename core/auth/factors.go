@@ -269,9 +269,11 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 
 // ConfirmTOTP activates the key of enrollmentToken for the signed-in user
 // once code is right for it. The first factor a user enrols comes with
-// recovery codes. The confirming code's time step is recorded, so that
-// the same code does not also answer the next sign-in; an enrolment is
-// confirmed once.
+// recovery codes; when they cannot be stored the confirmation fails and
+// the factor is removed again (in the background while the store fails),
+// so that no factor stands without the codes the user was to be shown.
+// The confirming code's time step is recorded, so that the same code
+// does not also answer the next sign-in; an enrolment is confirmed once.
 func (f Factors) ConfirmTOTP(ctx context.Context, userID, enrollmentToken, code string) (*Enrolled, error) {
 	a := f.a
 	if err := a.factorsOn(); err != nil {
@@ -323,15 +325,68 @@ func (a *Auth) confirmTOTP(ctx context.Context, userID, pendingID, token, code s
 		return nil, err
 	}
 	out := &Enrolled{Factor: infoOf(*created)}
-	if !slices.ContainsFunc(before, func(fa core.Factor) bool { return fa.Type == core.FactorRecoveryCodes }) {
+	// The first usable factor comes with recovery codes: so does one
+	// enrolled beside codes left of a last factor whose removal could not
+	// take them along (they are replaced, and shown).
+	if !slices.ContainsFunc(before, func(fa core.Factor) bool { return fa.Type == core.FactorRecoveryCodes }) ||
+		!slices.ContainsFunc(before, func(fa core.Factor) bool { return isUsableType(fa.Type) }) {
 		codes, err := a.newRecoveryCodes(ctx, userID)
 		if err != nil {
-			// The factor stands; the user can make codes later.
-			a.log.ErrorContext(ctx, "authport: making recovery codes with the first factor failed", "error", err)
+			// The user would have a factor without the recovery codes it
+			// comes with, and never see them: the factor goes, so that the
+			// enrolment can be confirmed again.
+			return nil, a.undoFactor(ctx, userID, created.ID, fmt.Errorf("second factors: making the recovery codes of the first factor: %w", err))
 		}
 		out.RecoveryCodes = codes
 	}
 	return out, nil
+}
+
+// undoFactor removes the factor a request has just created and then could
+// not report to the user (see dropFactor), and returns cause, joined with
+// the removal's error if that failed too (the removal is then retried in
+// the background, see retryLater). Like dropSession it runs even when ctx
+// was cancelled.
+func (a *Auth) undoFactor(ctx context.Context, userID, factorID string, cause error) error {
+	undo := func(ctx context.Context) error { return a.dropFactor(ctx, userID, factorID) }
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	err := undo(uctx)
+	cancel()
+	if err != nil {
+		go retryLater(context.WithoutCancel(ctx), undo)
+		return errors.Join(cause, fmt.Errorf("second factors: removing the new factor %q the user was not told of (retrying in the background for %v): %w", factorID, cleanupRetryWindow, err))
+	}
+	return cause
+}
+
+// dropFactor deletes the user's factor (none is fine) and then, when the
+// user has no usable factor left, their recovery codes (dropLeftCodes).
+func (a *Auth) dropFactor(ctx context.Context, userID, factorID string) error {
+	if _, err := a.deleteFactor(ctx, userID, factorID); err != nil {
+		return err
+	}
+	return a.dropLeftCodes(ctx, userID)
+}
+
+// dropLeftCodes deletes the user's recovery codes when they have no usable
+// factor: codes that answer a second factor no longer asked for, and that
+// would answer again once a factor is added.
+func (a *Auth) dropLeftCodes(ctx context.Context, userID string) error {
+	factors, err := a.listFactors(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(factors, func(fa core.Factor) bool { return isUsableType(fa.Type) }) {
+		return nil
+	}
+	for _, fa := range factors {
+		if fa.Type == core.FactorRecoveryCodes {
+			if _, err := a.deleteFactor(ctx, userID, fa.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // NewRecoveryCodes replaces the user's recovery codes with ten new ones,
@@ -455,12 +510,11 @@ func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 		return fmt.Errorf("second factors: factor %q of user %q: %w", factorID, userID, core.ErrNotFound)
 	}
 	if last {
-		for _, fa := range factors {
-			if fa.Type == core.FactorRecoveryCodes {
-				if _, err := a.deleteFactor(ctx, userID, fa.ID); err != nil {
-					return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not: %w", err)
-				}
-			}
+		// Read again: a factor added meanwhile keeps the codes.
+		drop := func(ctx context.Context) error { return a.dropLeftCodes(ctx, userID) }
+		if err := drop(ctx); err != nil {
+			go retryLater(context.WithoutCancel(ctx), drop)
+			return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not (retrying in the background for %v): %w", cleanupRetryWindow, err)
 		}
 	}
 	return nil
@@ -544,22 +598,27 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 	if err != nil {
 		return nil, err
 	}
-	var codes []string
 	if answer.Enrollment != "" {
 		enrolled, err := a.confirmTOTP(ctx, user.ID, pc.ID, answer.Enrollment, answer.Code)
 		if err != nil {
 			return nil, err
 		}
-		codes = enrolled.RecoveryCodes
-	} else {
-		if !slices.Contains(pc.Factors, answer.Type) {
-			return nil, refused("the answer's factor type is not offered to this sign-in")
+		si, err := a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, enrolled.RecoveryCodes)
+		if err != nil {
+			// The sign-in failed: the user is shown neither the factor
+			// nor its recovery codes, so they go (the enrolment can be
+			// confirmed again, by a new sign-in if this one is used up).
+			return nil, a.undoFactor(ctx, user.ID, enrolled.Factor.ID, err)
 		}
-		if err := a.checkAnswer(ctx, *user, answer, pc.ID); err != nil {
-			return nil, err
-		}
+		return si, nil
 	}
-	return a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, codes)
+	if !slices.Contains(pc.Factors, answer.Type) {
+		return nil, refused("the answer's factor type is not offered to this sign-in")
+	}
+	if err := a.checkAnswer(ctx, *user, answer, pc.ID); err != nil {
+		return nil, err
+	}
+	return a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, nil)
 }
 
 // checkAnswer checks a code answer for the user; binding is the pending
@@ -689,8 +748,10 @@ func (a *Auth) touchFactor(ctx context.Context, factors []core.Factor, t core.Fa
 
 // Reauthenticate proves a factor again for the signed-in user (a password,
 // or an [Answer], or both) and returns a fresh sign-in: with database
-// sessions a new session replaces current (whose token is deleted), with
-// JWT sessions new claims (through [Callbacks.JWT], trigger signIn);
+// sessions a new session replaces current (whose token is deleted; when
+// it cannot be, the re-authentication fails and its new session is
+// deleted, so that current stands), with JWT sessions new claims (through
+// [Callbacks.JWT], trigger signIn);
 // either way with auth_time now and the methods just proven ("mfa" when
 // both a password and an answer were). A wrong password or answer is
 // refused ([CodeCredentialsSignin], [CodeSecondFactor]) and writes
@@ -802,8 +863,10 @@ func (a *Auth) reauthenticated(ctx context.Context, user core.User, current stri
 			_, err = a.SignOut(ctx, current)
 		}
 		if err != nil {
-			// The new session stands; the old one expires on its own.
-			a.log.ErrorContext(ctx, "authport: ending the session replaced by a re-authentication failed", "error", err)
+			// A re-authentication reported done has ended the session it
+			// replaces: this one fails instead, and its new session goes;
+			// the old one stands, and the user can re-authenticate again.
+			return nil, a.dropSession(ctx, s.SessionToken, fmt.Errorf("re-authentication: ending the session it replaces: %w", err))
 		}
 	}
 	return si, nil

@@ -18,15 +18,22 @@ type killTrigger struct {
 	core.Adapter
 	mu     sync.Mutex
 	before string
+	nth    int // kill before the nth call of before since armed
+	seen   int // calls of before since armed
 	kill   func()
 	fired  bool
 	writes []string
 }
 
 // arm makes the trigger call kill before the next call of method.
-func (k *killTrigger) arm(method string, kill func()) {
+func (k *killTrigger) arm(method string, kill func()) { k.armNth(method, 1, kill) }
+
+// armNth makes the trigger call kill before the nth call of method from
+// now (a flow that makes two writes of one method, such as two
+// createFactor calls).
+func (k *killTrigger) armNth(method string, nth int, kill func()) {
 	k.mu.Lock()
-	k.before, k.kill, k.fired, k.writes = method, kill, false, nil
+	k.before, k.nth, k.seen, k.kill, k.fired, k.writes = method, nth, 0, kill, false, nil
 	k.mu.Unlock()
 }
 
@@ -46,7 +53,10 @@ func (k *killTrigger) write(method string) {
 		return
 	}
 	k.writes = append(k.writes, method)
-	if method == k.before && !k.fired {
+	if method != k.before || k.fired {
+		return
+	}
+	if k.seen++; k.seen == k.nth {
 		k.fired = true
 		k.kill()
 	}
