@@ -241,6 +241,9 @@ type state struct {
 	Sessions           []core.Session
 	VerificationTokens []core.VerificationToken
 	Authenticators     []core.Authenticator
+	// Factors are the stored second factors, read only when the raw view
+	// is a [FactorRaw] (nil otherwise).
+	Factors []core.Factor
 }
 
 // state reads everything stored through the raw view, sorted and in
@@ -262,22 +265,33 @@ func (e *env) state(t *testing.T) state {
 	slices.SortFunc(s.Sessions, bySessionToken)
 	slices.SortFunc(s.VerificationTokens, byTokenKey)
 	slices.SortFunc(s.Authenticators, byCredentialID)
+	for i := range s.Factors {
+		s.Factors[i] = canonFactor(s.Factors[i])
+	}
+	slices.SortFunc(s.Factors, core.CompareFactors)
 	return s
 }
 
 // readState reads everything stored through the raw view: in one read
-// when it is a [RecordsReader], else kind by kind.
+// when it is a [RecordsReader], else kind by kind; the factors too when it
+// is a [FactorRaw].
 func (e *env) readState(t *testing.T) state {
 	t.Helper()
+	var s state
+	var err error
+	if fr, ok := e.raw.(FactorRaw); ok {
+		if s.Factors, err = fr.Factors(e.ctx); err != nil {
+			t.Fatalf("raw factors: %v", err)
+		}
+	}
 	if rr, ok := e.raw.(RecordsReader); ok {
 		rs, err := rr.Records(e.ctx)
 		if err != nil {
 			t.Fatalf("raw records: %v", err)
 		}
-		return state(rs)
+		s.Users, s.Accounts, s.Sessions, s.VerificationTokens, s.Authenticators = rs.Users, rs.Accounts, rs.Sessions, rs.VerificationTokens, rs.Authenticators
+		return s
 	}
-	var s state
-	var err error
 	if s.Users, err = e.raw.Users(e.ctx); err != nil {
 		t.Fatalf("raw users: %v", err)
 	}

@@ -103,6 +103,21 @@ type Raw interface {
 	Authenticators(ctx context.Context) ([]core.Authenticator, error)
 }
 
+// FactorRaw is optionally implemented by a [Raw] view of a backend whose
+// adapter keeps second factors ([core.FactorCreator]): it reads every stored
+// factor straight from the storage, as [Raw] reads the other records. The
+// factors rules check through it what is really stored (the Secret bytes
+// as written, nothing written by a refused swapFactor, nothing of a user
+// left after deleteUser), and the suite compares factors wherever it
+// compares what is stored before and after a call; without it they check
+// through the adapter only, and the rules that are about the storage itself
+// are skipped, naming this interface.
+type FactorRaw interface {
+	// Factors returns every stored factor, in any order, each field
+	// decoded from the storage without the adapter's code paths.
+	Factors(ctx context.Context) ([]core.Factor, error)
+}
+
 // Mentioner is optionally implemented by a [Raw] whose storage keeps index
 // entries besides the records (key-value stores). After deleteUser the suite
 // asks it for everything that still mentions the user's id or e-mail, and

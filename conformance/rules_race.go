@@ -20,8 +20,10 @@ const raceTrials = 50
 // childWrite is a write that creates a record belonging to a user, as the
 // deleteUser race rules run it.
 type childWrite struct {
-	kind  string // "account", "session", "authenticator"
+	kind  string // "account", "session", "authenticator", "factor"
 	needs []core.Method
+	// extension, when set, is the optional extension the write needs.
+	extension core.Extension
 	// make returns a new record of the kind for the user, and the write.
 	make func(e *env, userID string) (write func() error, key string)
 	// owner reads, through the adapter, who owns the record with the key
@@ -30,6 +32,10 @@ type childWrite struct {
 	// stored returns the user ids of the stored records of the kind with
 	// the key, from the raw view.
 	stored func(s state, key string) []string
+	// factorRaw marks a kind the raw view shows only when it is a
+	// [FactorRaw]: without one, stored and owner see nothing, and the
+	// stored owners are not checked (listFactorsByUserId is, instead).
+	factorRaw bool
 	// reuse writes a record with the same key for another user.
 	reuse func(e *env, key, userID string) error
 }
@@ -185,7 +191,40 @@ func childWrites() []childWrite {
 			},
 			reuse: authenticatorKind.under,
 		},
+		{
+			kind:      "factor",
+			extension: core.ExtensionCreateFactor,
+			make:      factorKind.ready,
+			owner: func(t *testing.T, e *env, key string) string {
+				if ids := storedFactorOwners(e.state(t), key); len(ids) > 0 {
+					return ids[0]
+				}
+				return ""
+			},
+			stored:    storedFactorOwners,
+			factorRaw: true,
+			reuse:     factorKind.under,
+		},
 	}
+}
+
+// factorKind is a second factor, stored under its id.
+var factorKind = keyedKind[core.Factor]{
+	fresh: (*env).newFactor,
+	key:   func(f *core.Factor) *string { return &f.ID },
+	write: func(e *env, f core.Factor) error { return errOf(e.a.CreateFactor(e.ctx, f)) },
+}
+
+// storedFactorOwners is the stored of a childWrite of a factor: the user
+// ids of the stored factors with the id, as a [FactorRaw] view shows them.
+func storedFactorOwners(s state, key string) []string {
+	var ids []string
+	for _, f := range s.Factors {
+		if f.ID == key {
+			ids = append(ids, f.UserID)
+		}
+	}
+	return ids
 }
 
 // raceRules run deleteUser concurrently with each write that creates a
@@ -198,10 +237,18 @@ func raceRules() []rule {
 	var rs []rule
 	for _, w := range childWrites() {
 		rs = append(rs, rule{
-			group: "deleteUserRace",
-			name:  "with_" + w.kind + "_leaves_no_orphan",
-			needs: append([]core.Method{createUser, deleteUser, getUser}, w.needs...),
-			run:   func(t *testing.T, e *env) { runDeleteRace(t, e, w) },
+			group:     "deleteUserRace",
+			name:      "with_" + w.kind + "_leaves_no_orphan",
+			needs:     append([]core.Method{createUser, deleteUser, getUser}, w.needs...),
+			extension: w.extension,
+			run: func(t *testing.T, e *env) {
+				if w.extension == core.ExtensionCreateFactor {
+					for _, m := range core.FactorMethods()[1:] {
+						e.skipWithout(t, core.Extension(m))
+					}
+				}
+				runDeleteRace(t, e, w)
+			},
 		})
 	}
 	return rs
@@ -318,14 +365,28 @@ func runDeleteRaceTrial(t *testing.T, e *env, w childWrite, trial int, tally *ra
 			tally.fail("trial %d: a user created again with the deleted user's id lists authenticators %s", trial, show(list))
 		}
 	}
+	if e.a.Capabilities().HasExtension(core.ExtensionListFactorsByUserID) {
+		list, err := e.a.ListFactorsByUserID(e.ctx, u.ID)
+		if err != nil {
+			t.Fatalf("listFactorsByUserId: %v", err)
+		}
+		if len(list) > 0 {
+			tally.inherited++
+			tally.fail("trial %d: a user created again with the deleted user's id lists factors %v", trial, factorIDs(list))
+		}
+	}
 
 	// The key is free for another user.
 	other := e.newUser()
 	e.createUser(t, other)
+	// A kind the raw view does not show is checked by the reuse's success
+	// alone.
+	_, factorsShown := e.raw.(FactorRaw)
+	shown := !w.factorRaw || factorsShown
 	if err := w.reuse(e, key, other.ID); err != nil {
 		tally.keyBlocked++
 		tally.fail("trial %d: another user cannot take the %s key %q of the deleted user: %v", trial, w.kind, key, err)
-	} else if ids := w.stored(e.state(t), key); len(ids) != 1 || ids[0] != other.ID {
+	} else if ids := w.stored(e.state(t), key); shown && (len(ids) != 1 || ids[0] != other.ID) {
 		tally.keyBlocked++
 		tally.fail("trial %d: after another user took the %s key %q, stored owners are %v, want [%s]", trial, w.kind, key, ids, other.ID)
 	}
@@ -359,8 +420,8 @@ func expectOneWon(t *testing.T, errs []error, target error, loser, calls string)
 	}
 }
 
-// orphansOf describes every stored account, session and authenticator of
-// the user.
+// orphansOf describes every stored account, session, authenticator and
+// factor (where the raw view shows factors) of the user.
 func orphansOf(s state, userID string) []string {
 	var left []string
 	for _, a := range s.Accounts {
@@ -376,6 +437,11 @@ func orphansOf(s state, userID string) []string {
 	for _, au := range s.Authenticators {
 		if au.UserID == userID {
 			left = append(left, "authenticator "+au.CredentialID)
+		}
+	}
+	for _, f := range s.Factors {
+		if f.UserID == userID {
+			left = append(left, "factor "+f.ID)
 		}
 	}
 	return left

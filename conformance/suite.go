@@ -44,6 +44,10 @@ type rule struct {
 	// needsDataWriter marks rules that write through the [UserDataWriter]
 	// view; they are skipped, named, when the Raw view does not offer it.
 	needsDataWriter bool
+	// needsFactorRaw marks rules about what is really stored of second
+	// factors, read through the [FactorRaw] view; they are skipped, named,
+	// when the Raw view does not offer it.
+	needsFactorRaw bool
 	// needsPeer marks rules that run a second adapter instance on the same
 	// store ([Fixture.Peer]); they are skipped, named, without one.
 	needsPeer bool
@@ -127,6 +131,9 @@ func runRule(t *testing.T, h Harness, r rule) {
 	if _, ok := f.Raw.(UserDataWriter); r.needsDataWriter && !ok {
 		t.Skipf("the Raw view %T does not implement conformance.UserDataWriter, which this rule writes through", f.Raw)
 	}
+	if _, ok := f.Raw.(FactorRaw); r.needsFactorRaw && !ok {
+		t.Skipf("the Raw view %T does not implement conformance.FactorRaw, which this rule reads the stored factors through", f.Raw)
+	}
 	if r.needsPeer && f.Peer == nil {
 		t.Skip("the harness gives no second adapter instance on the same store (conformance.Fixture.Peer is nil), which this rule runs")
 	}
@@ -171,7 +178,7 @@ func isSpecMethod(m core.Method) bool { return slices.Contains(core.Methods(), m
 // allRules lists every rule, in the order of SPEC §4.
 func allRules() []rule {
 	rs := slices.Concat(userRules(), optionalEmailRules(), usernameRules(), userDataRules(), accountRules(), passwordHashRules(), accountListRules(), accountUpdateRules(),
-		sessionRules(), extendRules(), sessionInventoryRules(), tokenRules(), authenticatorRules(), purgeRules(), raceRules(),
+		sessionRules(), extendRules(), sessionInventoryRules(), tokenRules(), authenticatorRules(), factorRules(), purgeRules(), raceRules(),
 		counterRules(), cutRules(), lostReplyRules())
 	for _, r := range slices.Concat(flowRules(), accountFlowRules(), inventoryFlowRules(), familyFlowRules(), passwordFlowRules()) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)

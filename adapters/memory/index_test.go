@@ -15,7 +15,8 @@ import (
 )
 
 // TestIndexesFollowRecords runs random mixes of every write the adapter has
-// (creates, updates that move a session to another user, deletes, purges,
+// (creates, updates that move a session to another user, factor swaps,
+// deletes, purges,
 // expiries found by lookups, imports that move records between users or
 // give them users that do not exist) on a small key space, and after each
 // one checks that each table's index is the one rebuilt from its rows, and
@@ -52,9 +53,13 @@ func TestIndexesFollowRecords(t *testing.T) {
 				return core.Authenticator{CredentialID: pick("c", 8), CredentialPublicKey: "key", CredentialDeviceType: "singleDevice",
 					ProviderAccountID: pick("a", 5), UserID: user()}
 			}
+			factor := func() core.Factor {
+				return core.Factor{ID: pick("f", 8), UserID: user(), Type: core.FactorTOTP, Secret: []byte{byte(r.IntN(2))},
+					Step: int64(r.IntN(2)), CreatedAt: now}
+			}
 			for step := range 1500 {
 				var op string
-				switch r.IntN(17) {
+				switch r.IntN(20) {
 				case 0:
 					u := core.User{ID: pick("u", 5), Email: userKey("e"), Username: userKey("name")}
 					op = fmt.Sprintf("CreateUser %+v", u)
@@ -124,6 +129,9 @@ func TestIndexesFollowRecords(t *testing.T) {
 					for range r.IntN(3) {
 						s.Authenticators = append(s.Authenticators, authenticator())
 					}
+					for range r.IntN(3) {
+						s.Factors = append(s.Factors, factor())
+					}
 					op = fmt.Sprintf("Import %+v", s)
 					_ = a.Import(ctx, s)
 				case 14:
@@ -144,6 +152,18 @@ func TestIndexesFollowRecords(t *testing.T) {
 				case 16:
 					now = now.Add(time.Duration(r.IntN(20)) * time.Minute)
 					op = "clock now " + now.String()
+				case 17:
+					f := factor()
+					op = "CreateFactor " + f.ID + " for " + f.UserID
+					_, _ = a.CreateFactor(ctx, f)
+				case 18:
+					old, next := factor(), factor()
+					op = fmt.Sprintf("SwapFactor %s of %s from %v/%d", old.ID, old.UserID, old.Secret, old.Step)
+					_, _ = a.SwapFactor(ctx, old, next)
+				case 19:
+					f := factor()
+					op = "DeleteFactor " + f.ID + " of " + f.UserID
+					_, _ = a.DeleteFactor(ctx, f.UserID, f.ID)
 				}
 				if err := checkIndexes(a); err != nil {
 					t.Fatalf("step %d, after %s: %v", step, op, err)
@@ -177,7 +197,10 @@ func checkIndexes(a *Adapter) error {
 	if err := checkIndex("sessions", a.sessions); err != nil {
 		return err
 	}
-	return checkIndex("authenticators", a.authenticators)
+	if err := checkIndex("authenticators", a.authenticators); err != nil {
+		return err
+	}
+	return checkIndex("factors", a.factors)
 }
 
 // checkIndex rebuilds the index of t from its rows and reports how the
@@ -198,7 +221,8 @@ func checkIndex[K comparable, R any](name string, t table[K, R]) error {
 }
 
 // checkListers compares, for every user id the test uses, what
-// ListAccountsByUserID and ListAuthenticatorsByUserID return with the
+// ListAccountsByUserID, ListAuthenticatorsByUserID and ListFactorsByUserID
+// return with the
 // records of a snapshot that hold that user id, sorted.
 func checkListers(t *testing.T, when string, a *Adapter) {
 	t.Helper()
@@ -228,13 +252,24 @@ func checkListers(t *testing.T, when string, a *Adapter) {
 		if !reflect.DeepEqual(authenticators, wantAu) {
 			t.Fatalf("%s: ListAuthenticatorsByUserID(%s) = %+v, the store holds %+v", when, id, authenticators, wantAu)
 		}
+		factors, _ := a.ListFactorsByUserID(ctx, id)
+		wantF := []core.Factor{}
+		for _, f := range s.Factors {
+			if f.UserID == id {
+				wantF = append(wantF, f.Normalize())
+			}
+		}
+		slices.SortFunc(wantF, core.CompareFactors)
+		if !reflect.DeepEqual(factors, wantF) {
+			t.Fatalf("%s: ListFactorsByUserID(%s) = %+v, the store holds %+v", when, id, factors, wantF)
+		}
 	}
 }
 
 // checkDeleted checks that DeleteUser(id), which found the user when
-// found, removed exactly the user and its accounts, sessions and
-// authenticators from before, leaving after; or, when the user was not
-// found, nothing.
+// found, removed exactly the user and its accounts, sessions,
+// authenticators and factors from before, leaving after; or, when the user
+// was not found, nothing.
 func checkDeleted(t *testing.T, op string, before, after Snapshot, id string, found bool) {
 	t.Helper()
 	want := before
@@ -243,6 +278,7 @@ func checkDeleted(t *testing.T, op string, before, after Snapshot, id string, fo
 		want.Accounts = slices.DeleteFunc(want.Accounts, func(acc core.Account) bool { return acc.UserID == id })
 		want.Sessions = slices.DeleteFunc(want.Sessions, func(s core.Session) bool { return s.UserID == id })
 		want.Authenticators = slices.DeleteFunc(want.Authenticators, func(au core.Authenticator) bool { return au.UserID == id })
+		want.Factors = slices.DeleteFunc(want.Factors, func(f core.Factor) bool { return f.UserID == id })
 	}
 	canonical(&want)
 	canonical(&after)
@@ -259,11 +295,12 @@ func canonical(s *Snapshot) {
 	slices.SortFunc(s.Accounts, core.CompareAccounts)
 	slices.SortFunc(s.Sessions, func(x, y core.Session) int { return strings.Compare(x.SessionToken, y.SessionToken) })
 	slices.SortFunc(s.Authenticators, core.CompareAuthenticators)
+	slices.SortFunc(s.Factors, core.CompareFactors)
 	slices.SortFunc(s.VerificationTokens, func(x, y core.VerificationToken) int {
 		return cmp.Or(strings.Compare(x.Identifier, y.Identifier), strings.Compare(x.Token, y.Token))
 	})
 	*s = Snapshot{Users: nilIfEmpty(s.Users), Accounts: nilIfEmpty(s.Accounts), Sessions: nilIfEmpty(s.Sessions),
-		VerificationTokens: nilIfEmpty(s.VerificationTokens), Authenticators: nilIfEmpty(s.Authenticators)}
+		VerificationTokens: nilIfEmpty(s.VerificationTokens), Authenticators: nilIfEmpty(s.Authenticators), Factors: nilIfEmpty(s.Factors)}
 }
 
 // nilIfEmpty returns list, or nil when it is empty.

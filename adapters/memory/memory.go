@@ -1,7 +1,7 @@
 // Package memory is an in-process authport adapter: every record lives in Go
 // maps guarded by one mutex. It implements all 19 methods of the adapter
-// contract and every extension (usernames and password hashes included), and
-// is safe for concurrent use.
+// contract and every extension (usernames, password hashes and second
+// factors included), and is safe for concurrent use.
 //
 // It is meant for tests, examples and single-process tools whose sessions
 // may vanish on restart. Records are copied in and out, so a caller that
@@ -34,6 +34,7 @@ type Adapter struct {
 	sessions       table[string, core.Session] // by session token
 	tokens         map[core.VerificationTokenKey]core.VerificationToken
 	authenticators table[string, core.Authenticator] // by credential id
+	factors        table[string, core.Factor]        // by factor id
 }
 
 var (
@@ -48,6 +49,10 @@ var (
 	_ core.SessionMetadataKeeper        = (*Adapter)(nil)
 	_ core.UserByUsernameGetter         = (*Adapter)(nil)
 	_ core.PasswordHashSwapper          = (*Adapter)(nil)
+	_ core.FactorCreator                = (*Adapter)(nil)
+	_ core.FactorsByUserLister          = (*Adapter)(nil)
+	_ core.FactorSwapper                = (*Adapter)(nil)
+	_ core.FactorDeleter                = (*Adapter)(nil)
 )
 
 // config is what the options set.
@@ -75,6 +80,7 @@ func New(opts ...Option) *Adapter {
 		sessions:       newTable[string](func(s *core.Session) string { return s.UserID }),
 		tokens:         make(map[core.VerificationTokenKey]core.VerificationToken),
 		authenticators: newTable[string](func(au *core.Authenticator) string { return au.UserID }),
+		factors:        newTable[string](func(f *core.Factor) string { return f.UserID }),
 	}
 	for _, o := range opts {
 		o(&a.config)
@@ -352,7 +358,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 }
 
 // DeleteUser implements [core.UserDeleter]. It removes the user's accounts,
-// sessions and authenticators with it.
+// sessions, authenticators and factors with it.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
 	defer a.lock()()
 	u, ok := a.users[id]
@@ -362,6 +368,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	a.accounts.removeUser(id)
 	a.sessions.removeUser(id)
 	a.authenticators.removeUser(id)
+	a.factors.removeUser(id)
 	a.removeUserLocked(&u)
 	return &u, nil
 }
@@ -643,6 +650,65 @@ func (a *Adapter) setCounter(credentialID string, newCounter int64, increaseOnly
 	return ptr(au.Clone()), nil
 }
 
+// CreateFactor implements [core.FactorCreator].
+func (a *Adapter) CreateFactor(ctx context.Context, factor core.Factor) (*core.Factor, error) {
+	defer a.lock()()
+	if _, ok := a.users[factor.UserID]; !ok {
+		return nil, fmt.Errorf("user %q: %w", factor.UserID, core.ErrNotFound)
+	}
+	if _, ok := a.factors.rows[factor.ID]; ok {
+		return nil, fmt.Errorf("factor id %q: %w", factor.ID, core.ErrAlreadyExists)
+	}
+	f := factor.Normalize() // a copy: the caller's secret is not kept
+	a.factors.put(f.ID, f)
+	return ptr(f.Clone()), nil
+}
+
+// ListFactorsByUserID implements [core.FactorsByUserLister].
+func (a *Adapter) ListFactorsByUserID(ctx context.Context, userID string) ([]core.Factor, error) {
+	defer a.lock()()
+	return a.factors.ofUser(userID, core.Factor.Normalize, core.CompareFactors), nil
+}
+
+// SwapFactor implements [core.FactorSwapper]: under the adapter's lock it
+// compares the stored secret with old's in constant time, and the stored
+// step with old's, and when both are equal sets the name, secret, step and
+// time of last use to next's.
+func (a *Adapter) SwapFactor(ctx context.Context, old, next core.Factor) (*core.Factor, error) {
+	defer a.lock()()
+	f, ok := a.factorLocked(old.UserID, old.ID)
+	if !ok {
+		return nil, nil
+	}
+	same := subtle.ConstantTimeCompare(f.Secret, old.Secret) == 1
+	if !same || f.Step != old.Step {
+		return ptr(f.Normalize()), fmt.Errorf("factor %q: %w", f.ID, core.ErrFactorChanged)
+	}
+	n := next.Normalize() // a copy: the caller's secret is not kept
+	f.Name, f.Secret, f.Step, f.LastUsedAt = n.Name, n.Secret, n.Step, n.LastUsedAt
+	a.factors.put(f.ID, f)
+	return ptr(f.Normalize()), nil
+}
+
+// DeleteFactor implements [core.FactorDeleter].
+func (a *Adapter) DeleteFactor(ctx context.Context, userID, id string) (*core.Factor, error) {
+	defer a.lock()()
+	if _, ok := a.factorLocked(userID, id); !ok {
+		return nil, nil
+	}
+	return a.factors.take(id, core.Factor.Normalize), nil
+}
+
+// factorLocked returns the stored factor with the id when it is the
+// user's.
+func (a *Adapter) factorLocked(userID, id string) (core.Factor, bool) {
+	f, ok := a.factors.rows[id]
+	if !ok || f.UserID != userID {
+		return core.Factor{}, false
+	}
+	return f, true
+}
+
 // PurgeExpired implements [core.ExpiredPurger]: it deletes every session and
 // verification token that has expired.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
@@ -672,6 +738,7 @@ type Snapshot struct {
 	Sessions           []core.Session
 	VerificationTokens []core.VerificationToken
 	Authenticators     []core.Authenticator
+	Factors            []core.Factor
 }
 
 // Import adds the records of s as they are, without validating or
@@ -704,6 +771,9 @@ func (a *Adapter) Import(ctx context.Context, s Snapshot) error {
 	for _, au := range s.Authenticators {
 		a.authenticators.put(au.CredentialID, au.Clone())
 	}
+	for _, f := range s.Factors {
+		a.factors.put(f.ID, f.Clone())
+	}
 	return nil
 }
 
@@ -727,6 +797,9 @@ func (a *Adapter) Snapshot() Snapshot {
 	}
 	for _, au := range a.authenticators.rows {
 		s.Authenticators = append(s.Authenticators, au.Clone())
+	}
+	for _, f := range a.factors.rows {
+		s.Factors = append(s.Factors, f.Clone())
 	}
 	return s
 }

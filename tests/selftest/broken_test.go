@@ -284,24 +284,30 @@ func (p usersOnly) GetUser(ctx context.Context, id string) (*core.User, error) {
 
 const variantEnv = "AUTHPORT_CONFORMANCE_VARIANT"
 
+// memoryRaw is a raw view of the memory adapter a: its snapshot, changed by
+// extra when extra is not nil. It shows no factors (factorRawView does).
+func memoryRaw(a *memory.Adapter, extra func(*conformance.Records)) conformance.Raw {
+	return conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
+		s := a.Snapshot()
+		rs := conformance.Records{Users: s.Users, Accounts: s.Accounts, Sessions: s.Sessions,
+			VerificationTokens: s.VerificationTokens, Authenticators: s.Authenticators}
+		if extra != nil {
+			extra(&rs)
+		}
+		return rs, nil
+	})
+}
+
 // variants maps each variant's name to its fixture.
 func variants() map[string]func() conformance.Fixture {
-	snapshot := func(a *memory.Adapter, extra func(*conformance.Records)) conformance.Raw {
-		return conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
-			rs := conformance.Records(a.Snapshot())
-			if extra != nil {
-				extra(&rs)
-			}
-			return rs, nil
-		})
-	}
+	snapshot := memoryRaw
 	plain := func(wrap func(*memory.Adapter) any) func() conformance.Fixture {
 		return func() conformance.Fixture {
 			a := memory.New()
 			return conformance.Fixture{Adapter: wrap(a), Raw: snapshot(a, nil)}
 		}
 	}
-	return map[string]func() conformance.Fixture{
+	vs := map[string]func() conformance.Fixture{
 		"token_usable_twice":       plain(func(a *memory.Adapter) any { return tokenUsableTwice{a} }),
 		"not_found_is_an_error":    plain(func(a *memory.Adapter) any { return notFoundIsAnError{a} }),
 		"lost_millisecond":         plain(func(a *memory.Adapter) any { return lostMillisecond{a} }),
@@ -335,6 +341,18 @@ func variants() map[string]func() conformance.Fixture {
 			})}
 		},
 	}
+	maps.Copy(vs, factorVariants())
+	return vs
+}
+
+// variantGroups returns the rule groups the suite runs against the variant:
+// a factor variant breaks the factor methods only, and runs the groups of
+// their rules alone; nil runs them all.
+func variantGroups(name string) []string {
+	if _, ok := factorVariants()[name]; ok {
+		return []string{"factors", "deleteUserRace"}
+	}
+	return nil
 }
 
 // TestVariantProcess is not a test of its own: it is the child process of
@@ -348,7 +366,7 @@ func TestVariantProcess(t *testing.T) {
 	if !ok {
 		t.Fatalf("unknown variant %q", name)
 	}
-	conformance.Run(t, conformance.Harness{Name: name, New: func(testing.TB) conformance.Fixture { return fixture() }})
+	conformance.Run(t, conformance.Harness{Name: name, Groups: variantGroups(name), New: func(testing.TB) conformance.Fixture { return fixture() }})
 }
 
 func TestBrokenVariantsFail(t *testing.T) {
@@ -376,12 +394,15 @@ func TestBrokenVariantsFail(t *testing.T) {
 		{
 			variant: "contract_only",
 			passes: []string{"webAuthn/register_then_authenticate", "deleteUserRace/with_account_leaves_no_orphan",
-				"optionalEmail/many_without_email_coexist", "usernames/refused_where_not_kept", "passwordHashes/refused_where_not_kept"},
+				"optionalEmail/many_without_email_coexist", "usernames/refused_where_not_kept", "passwordHashes/refused_where_not_kept",
+				"factors/all_four_or_none"},
 			skips: map[string]string{
 				"usernames/round_trip_and_found_exactly":                                    "does not implement getUserByUsername (an optional extension)",
 				"passwordHashes/concurrent_swaps_from_one_hash_one_wins":                    "does not implement swapPasswordHash (an optional extension)",
 				"advanceAuthenticatorCounter/exactly_one_of_concurrent_equal_counters_wins": "does not implement advanceAuthenticatorCounter (an optional extension)",
 				"webAuthn/raced_or_replayed_assertion_fails":                                "does not implement advanceAuthenticatorCounter (an optional extension)",
+				"factors/concurrent_swaps_from_one_value_one_wins":                          "does not implement createFactor (an optional extension)",
+				"deleteUserRace/with_factor_leaves_no_orphan":                               "does not implement createFactor (an optional extension)",
 			},
 		},
 		{variant: "data_replaced_on_update", fails: []string{"userData/update_changes_only_named_fields"}, passes: []string{"userData/round_trip", "userData/none_is_nil"}},
@@ -414,6 +435,7 @@ func TestBrokenVariantsFail(t *testing.T) {
 			},
 		},
 	}
+	cases = append(cases, factorCases()...)
 	for _, c := range cases {
 		t.Run(c.variant, func(t *testing.T) {
 			t.Parallel()
