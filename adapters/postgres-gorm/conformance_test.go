@@ -386,7 +386,15 @@ func (r *rawView) Factors(ctx context.Context) ([]core.Factor, error) {
 	if r.names != nil && r.names.Factors == Omit {
 		return []core.Factor{}, nil
 	}
-	return rawRows(ctx, r, `SELECT "id", "userId", "type", "name", "secret", "step", "createdAt", "lastUsedAt" FROM "factors"`,
+	// Only the table is renamed: a preset's names for the sessions
+	// table's createdAt (Omit) are not the factors table's.
+	v := &rawView{db: r.db, dialect: r.dialect}
+	if r.names != nil {
+		n := DefaultNames()
+		n.Factors = r.names.Factors
+		v.names = &n
+	}
+	return rawRows(ctx, v, `SELECT "id", "userId", "type", "name", "secret", "step", "createdAt", "lastUsedAt" FROM "factors"`,
 		func(rows *sql.Rows) (core.Factor, error) {
 			var f core.Factor
 			var created, used rawTime
