@@ -68,16 +68,17 @@ func runVariant(t *testing.T, name string, backends []string, opt Option) {
 
 // TestConformancePresets runs the suite's userData, session inventory
 // (listSessionsByUserId, deleteSessionsByUserId, sessionMetadata),
-// optionalEmail, usernames and passwordHashes rules on the tables each
-// Auth.js preset names, as Migrate creates them under the preset (no
-// session metadata, username or password hash columns: the metadata rules
-// check that none is kept, the username and hash rules that the layer
-// refuses them), with the application columns added. (The other rules store
+// optionalEmail, usernames, passwordHashes and factors rules on the tables
+// each Auth.js preset names, as Migrate creates them under the preset (no
+// session metadata, username or password hash columns and no factors
+// table: the metadata rules check that none is kept, the username and hash
+// rules that the layer refuses them, the factors rules skip), with the
+// application columns added. (The other rules store
 // expires_in and authorization_details, which the presets omit; the
 // presets' own tests cover them.)
 func TestConformancePresets(t *testing.T) {
 	groups := []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata",
-		"optionalEmail", "usernames", "passwordHashes"}
+		"optionalEmail", "usernames", "passwordHashes", "factors"}
 	for _, p := range []struct {
 		name     string
 		opt      Option
@@ -93,6 +94,10 @@ func TestConformancePresets(t *testing.T) {
 		// authorization_details, which the presets omit; the hash on a
 		// preset's table is TestPresetsKeepNoUsernamesOrHashes's.)
 		{"kysely_usernames", preset(AuthJSKysely(), WithUsernameColumn("username")), backends, []string{"optionalEmail", "usernames"}},
+		// A preset with a factors table named (Migrate creates it beside
+		// Auth.js's tables): the factors rules run whole; without it they
+		// skip, naming the omitted methods.
+		{"drizzle_factors", preset(AuthJSDrizzle(), WithFactorsTable("factor")), backends, []string{"factors", "deleteUserRace"}},
 	} {
 		for _, backend := range p.backends {
 			conformance.Run(t, conformance.Harness{
@@ -373,13 +378,23 @@ func (r *rawView) Authenticators(ctx context.Context) ([]core.Authenticator, err
 		})
 }
 
+var _ conformance.FactorRaw = (*rawView)(nil)
+
 // Factors reads the factors table with plain SQL (none when it is
 // omitted): the secret as stored, bytes, zero bytes read as nil.
 func (r *rawView) Factors(ctx context.Context) ([]core.Factor, error) {
 	if r.names != nil && r.names.Factors == Omit {
 		return []core.Factor{}, nil
 	}
-	return rawRows(ctx, r, `SELECT "id", "userId", "type", "name", "secret", "step", "createdAt", "lastUsedAt" FROM "factors"`,
+	// Only the table is renamed: a preset's names for the sessions
+	// table's createdAt (Omit) are not the factors table's.
+	v := &rawView{db: r.db, dialect: r.dialect}
+	if r.names != nil {
+		n := DefaultNames()
+		n.Factors = r.names.Factors
+		v.names = &n
+	}
+	return rawRows(ctx, v, `SELECT "id", "userId", "type", "name", "secret", "step", "createdAt", "lastUsedAt" FROM "factors"`,
 		func(rows *sql.Rows) (core.Factor, error) {
 			var f core.Factor
 			var created, used rawTime

@@ -3,6 +3,7 @@ package gormadapter_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -155,4 +156,53 @@ func ExampleAdapter_NewUserID() {
 	fmt.Println(len(id), err)
 	// Output:
 	// 36 <nil>
+}
+
+// ExampleWithFactorsTable adds a table of second factors to tables Auth.js's
+// Drizzle adapter made (which has none): Migrate creates it beside them,
+// and the factors go with their user. A swap is a compare-and-set on the
+// stored secret and step, so a one-time code is accepted once.
+func ExampleWithFactorsTable() {
+	db, sqlDB, done := openExampleSQLite("factors.db")
+	defer done()
+
+	ctx := context.Background()
+	ddl, err := os.ReadFile("schema/authjs/drizzle-sqlite.sql")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := sqlDB.ExecContext(ctx, string(ddl)); err != nil {
+		log.Fatal(err)
+	}
+	store, err := gormadapter.New(ctx, db, gormadapter.AuthJSDrizzle(), gormadapter.WithFactorsTable("factor"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Migrate(ctx); err != nil { // creates the factor table
+		log.Fatal(err)
+	}
+
+	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "ada@example.com"}); err != nil {
+		log.Fatal(err)
+	}
+	totp := core.Factor{ID: "f1", UserID: "u1", Type: core.FactorTOTP, Name: "Phone",
+		Secret: []byte("sealed key"), CreatedAt: time.Now()}
+	if _, err := store.CreateFactor(ctx, totp); err != nil {
+		log.Fatal(err)
+	}
+	used := totp
+	used.Step, used.LastUsedAt = 57_000_000, time.Now()
+	_, first := store.SwapFactor(ctx, totp, used)
+	_, second := store.SwapFactor(ctx, totp, used) // the same code again
+	fmt.Println(first, errors.Is(second, core.ErrFactorChanged))
+
+	if _, err := store.DeleteUser(ctx, "u1"); err != nil {
+		log.Fatal(err)
+	}
+	left, err := store.ListFactorsByUserID(ctx, "u1")
+	fmt.Println(len(left), err)
+	// Output:
+	// <nil> true
+	// 0 <nil>
 }

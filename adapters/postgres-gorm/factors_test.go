@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/authport/authport/conformance/fuzzrecord"
 	"github.com/authport/authport/core"
 )
 
@@ -368,4 +370,104 @@ func TestMigrateAddsFactorsTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFactorRoundTrip stores factors made of fuzzed fields through
+// core.Store into SQLite (any bytes in the secret, any strings, any step
+// and times): each is refused with ErrInvalidInput and nothing written, or
+// listed back exactly as normalised, swapped to fuzzed next values (or
+// refused with nothing changed), deleted, and gone. A factorRow holding
+// the stored columns gives the factor back too.
+func FuzzFactorRoundTrip(f *testing.F) {
+	for _, b := range fuzzrecord.Seeds() {
+		f.Add(b)
+	}
+	f.Add([]byte{}) // a totp factor with every field empty or zero: stored
+	f.Add([]byte("\x00\x01\x02totp\x00\xff\xfe"))
+	a, db := newAdapter(f, "sqlite", false)
+	st := core.NewStore(a)
+	ctx := context.Background()
+	if _, err := st.CreateUser(ctx, core.User{ID: "u"}); err != nil {
+		f.Fatal(err)
+	}
+	// factor reads a factor from src: mostly a known type, a step not
+	// negative and a creation time SQL can store (so that most inputs
+	// reach the database), else any string, step and time.
+	types := []core.FactorType{core.FactorTOTP, core.FactorRecoveryCodes, core.FactorEmail, core.FactorPasskey, core.FactorTrustedDevice}
+	factor := func(src *fuzzrecord.Source, id string) core.Factor {
+		fac := core.Factor{ID: id, UserID: "u"}
+		if c := src.Byte(); c%8 < 5 {
+			fac.Type = types[c%8]
+		} else {
+			fac.Type = core.FactorType(src.Str())
+		}
+		fac.Name, fac.Secret, fac.Step = src.Str(), []byte(src.Str()), src.Int64()
+		if src.Bool() && fac.Step < 0 {
+			fac.Step = -(fac.Step + 1)
+		}
+		fac.CreatedAt = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(src.Byte()) * time.Hour)
+		if src.Bool() {
+			fac.CreatedAt = src.Time()
+		}
+		if used := src.OptTime(); used != nil {
+			fac.LastUsedAt = *used
+		}
+		return fac
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		src := fuzzrecord.New(b)
+		id := src.Str()
+		if id == "" {
+			id = "f"
+		}
+		fac := factor(src, id)
+		want := fac.Normalize()
+		r := factorRow{id: want.ID, userID: want.UserID, typ: string(want.Type), name: want.Name,
+			secret: secretArg(want.Secret), step: want.Step}
+		r.created.t, r.lastUsed.t = want.CreatedAt, want.LastUsedAt
+		if got := r.factor(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("factor row round trip\n got %#v\nwant %#v", got, want)
+		}
+
+		got, err := st.CreateFactor(ctx, fac)
+		if err != nil {
+			if !errors.Is(err, core.ErrInvalidInput) {
+				t.Fatalf("CreateFactor(%#v): %v, want success or ErrInvalidInput", fac, err)
+			}
+			if n := rawFactorCount(t, a, db, ""); n != 0 {
+				t.Fatalf("a refused CreateFactor left %d rows", n)
+			}
+			return
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("CreateFactor returned\n %#v\nwant %#v", *got, want)
+		}
+		list, err := st.ListFactorsByUserID(ctx, "u")
+		if err != nil || len(list) != 1 || !reflect.DeepEqual(list[0], want) {
+			t.Fatalf("ListFactorsByUserID: %#v, %v\nwant %#v", list, err, want)
+		}
+		next := factor(src, id)
+		swapped, err := st.SwapFactor(ctx, want, next)
+		after, _ := st.ListFactorsByUserID(ctx, "u")
+		switch {
+		case err == nil:
+			n := next.Normalize()
+			want.Name, want.Secret, want.Step, want.LastUsedAt = n.Name, n.Secret, n.Step, n.LastUsedAt
+			if !reflect.DeepEqual(*swapped, want) || len(after) != 1 || !reflect.DeepEqual(after[0], want) {
+				t.Fatalf("SwapFactor to %#v: %#v, stored %#v", next, swapped, after)
+			}
+		case errors.Is(err, core.ErrInvalidInput):
+			if len(after) != 1 || !reflect.DeepEqual(after[0], want) {
+				t.Fatalf("a refused SwapFactor changed the factor: %#v", after)
+			}
+		default:
+			t.Fatalf("SwapFactor from the stored factor: %v", err)
+		}
+		if del, err := st.DeleteFactor(ctx, "u", id); err != nil || del == nil || !reflect.DeepEqual(*del, want) {
+			t.Fatalf("DeleteFactor: %#v, %v\nwant %#v", del, err, want)
+		}
+		if n := rawFactorCount(t, a, db, ""); n != 0 {
+			t.Fatalf("%d rows left after DeleteFactor", n)
+		}
+	})
 }

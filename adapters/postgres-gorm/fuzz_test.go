@@ -222,7 +222,7 @@ func fuzzAdapter(f *testing.F, backend string) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzrecord.RoundTrip(ctx, t, core.NewStore(a), b)
-		for _, table := range []string{a.names.Users, a.names.Accounts, a.names.Sessions, a.names.VerificationTokens, a.names.Authenticators} {
+		for _, table := range []string{a.names.Users, a.names.Accounts, a.names.Sessions, a.names.VerificationTokens, a.names.Authenticators, a.names.Factors} {
 			var n int64
 			if err := db.gdb.WithContext(ctx).Table(table).Count(&n).Error; err != nil {
 				t.Fatal(err)
