@@ -7,6 +7,9 @@
 //    "seed": {"user": [...], "session": [...], "account": [...]},
 //    "requests": [{"method": "POST", "path": "/sign-up/email", "cookie": "...", "body": {...}}, ...]}
 //
+// A request with "cookiesFrom": i (instead of "cookie") sends the cookies
+// that the answer to request i set.
+//
 // seed rows are Better Auth's records, their *At fields as ISO strings. It
 // sends each request to auth.handler under /api/auth, in order, and prints
 // one answer a request: {"status", "setCookies", "body"}, then the memory
@@ -40,7 +43,10 @@ const auth = betterAuth({
 const answers = [];
 for (const r of cfg.requests ?? []) {
 	const headers = new Headers();
-	if (r.cookie) headers.set("cookie", r.cookie);
+	const cookie = r.cookiesFrom !== undefined
+		? answers[r.cookiesFrom].setCookies.map((sc) => sc.split(";")[0]).filter((nv) => !nv.endsWith("=")).join("; ")
+		: r.cookie;
+	if (cookie) headers.set("cookie", cookie);
 	let body;
 	if (r.body !== undefined) {
 		headers.set("content-type", "application/json");
