@@ -136,7 +136,7 @@ func wantBASession(t *testing.T, s *handler.Session, err error, u baUser, sess b
 // with no store, and refuses it when anything about it is off.
 func TestBetterAuthCookieCacheFixture(t *testing.T) {
 	cases := loadBAFixture(t)
-	for _, name := range []string{"compact", "jwt", "jwe", "jwe-https", "compact-chunked"} {
+	for _, name := range []string{"compact", "jwt", "jwe", "jwe-https", "compact-chunked", "compact-escapes"} {
 		c := cases[name]
 		t.Run(name, func(t *testing.T) {
 			if c.Strategy == "" || c.cookie("session_token") == "" || len(c.data()) == 0 {
@@ -477,4 +477,81 @@ func TestBetterAuthAcceptsHandlerSession(t *testing.T) {
 	if len(e.store.Snapshot().Sessions) != 0 {
 		t.Error("sign-out left the stored session")
 	}
+}
+
+// FuzzBetterAuthSessionToken presents arbitrary session cookie values to a
+// Reader whose store holds one session Better Auth made: none panics, and
+// a value that reads as signed in names that session's user.
+func FuzzBetterAuthSessionToken(f *testing.F) {
+	cases := loadBAFixture(f)
+	c := cases["none"]
+	store := memoryStore()
+	ctx := context.Background()
+	if _, err := store.CreateUser(ctx, core.User{ID: c.User.ID, Email: c.User.Email, Name: &c.User.Name}); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := store.CreateSession(ctx, core.Session{SessionToken: c.Session.Token, UserID: c.User.ID, Expires: time.Now().Add(24 * time.Hour)}); err != nil {
+		f.Fatal(err)
+	}
+	a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{secret}, BaseURL: "http://app.example/auth"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	rd := baReader(f, handler.ReaderConfig{Auth: a, BetterAuth: &handler.BetterAuthCookies{Secrets: []string{c.Secret}}})
+	name, value, _ := strings.Cut(c.cookie("session_token"), "=")
+	f.Add(value)
+	f.Add(c.Session.Token)
+	f.Add(strings.ReplaceAll(value, "%3D", "="))
+	f.Add(value + "%")
+	f.Add(".")
+	f.Add(strings.Repeat("a.", 40) + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+	f.Fuzz(func(t *testing.T, v string) {
+		r := httptest.NewRequest("GET", "/api/x", nil)
+		r.Header.Set("Cookie", name+"="+v)
+		s, err := rd.Session(r)
+		if err != nil {
+			t.Fatalf("Session: %v", err)
+		}
+		if s != nil && s.User.ID != c.User.ID {
+			t.Fatalf("cookie %q read as %q's session", v, s.User.ID)
+		}
+	})
+}
+
+// FuzzBetterAuthCookieCache presents arbitrary cookie caches, beside a
+// valid session cookie, to Readers of each strategy without a store: none
+// panics, and a cache that reads names the session cookie's user.
+func FuzzBetterAuthCookieCache(f *testing.F) {
+	cases := loadBAFixture(f)
+	strategies := []string{"compact", "jwt", "jwe"}
+	readers := map[string]*handler.Reader{}
+	for _, name := range strategies {
+		c := cases[name]
+		readers[name] = baReader(f, handler.ReaderConfig{
+			BetterAuth: &handler.BetterAuthCookies{Secrets: []string{c.Secret}, CookieCache: c.Strategy},
+			Now:        func() time.Time { return c.at().Add(time.Second) },
+		})
+	}
+	for i := range strategies {
+		for _, other := range []string{"compact", "jwt", "jwe", "compact-escapes"} {
+			_, v, _ := strings.Cut(cases[other].data()[0], "=")
+			f.Add(uint8(i), v)
+		}
+	}
+	f.Add(uint8(0), "eyJzZXNzaW9uIjp7fSwiZXhwaXJlc0F0IjoxLCJzaWduYXR1cmUiOiIifQ")
+	f.Add(uint8(1), "eyJhbGciOiJIUzI1NiJ9.e30.")
+	f.Add(uint8(2), "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2Q0JDLUhTNTEyIn0..AAAA.AAAA.AAAA")
+	f.Fuzz(func(t *testing.T, which uint8, v string) {
+		name := strategies[int(which)%len(strategies)]
+		c := cases[name]
+		r := httptest.NewRequest("GET", "/api/x", nil)
+		r.Header.Set("Cookie", c.cookie("session_token")+"; better-auth.session_data="+v)
+		s, err := readers[name].Session(r)
+		if err != nil {
+			t.Fatalf("Session: %v", err)
+		}
+		if s != nil && (s.User.ID != c.User.ID || *s.User.Email != c.User.Email) {
+			t.Fatalf("cache %q read as %q's session", v, s.User.ID)
+		}
+	})
 }

@@ -18,6 +18,10 @@ const cases = [
 	{ name: "jwe-https", strategy: "jwe", baseURL: "https://app.example.com" },
 	// A name long enough that Better Auth splits the cache into chunks.
 	{ name: "compact-chunked", strategy: "compact", baseURL: "http://localhost:3000", userName: "Ada ".repeat(1500) },
+	// A name JSON.stringify escapes in its own way (quotes, backslash,
+	// control characters; not <, >, &, U+2028 or non-ASCII), which the
+	// compact strategy's signature covers.
+	{ name: "compact-escapes", strategy: "compact", baseURL: "http://localhost:3000", userName: "Ada \"Countess\" \\ <&> \u2028 \u0001\t\n é 😀 \u007f" },
 	{ name: "none", strategy: null, baseURL: "http://localhost:3000" },
 ];
 
