@@ -396,13 +396,14 @@ func cachedSession(p map[string]any) (s *Session, token, version string, err err
 		version = "1" // Better Auth compares (version || "1")
 	}
 	str := func(m map[string]any, k string) (string, bool) { v, ok := m[k].(string); return v, ok }
-	id, ok1 := str(sess, "id")
+	// Better Auth's schema requires a string id (userId it coerces to
+	// one, whatever it is).
+	_, ok1 := str(sess, "id")
 	token, ok2 := str(sess, "token")
 	expiresAt, ok3 := sess["expiresAt"].(time.Time)
 	if !ok1 || !ok2 || !ok3 || !optString(sess, "ipAddress") || !optString(sess, "userAgent") {
 		return nil, "", "", cacheErr("malformed session")
 	}
-	_ = id // Better Auth requires it; userId it coerces to a string
 	for _, k := range []string{"createdAt", "updatedAt"} {
 		if v, present := sess[k]; present {
 			if _, ok := v.(time.Time); !ok {

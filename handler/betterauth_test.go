@@ -311,8 +311,9 @@ func TestBetterAuthConfig(t *testing.T) {
 }
 
 // baApp runs testdata/betterauth-app.mjs: Better Auth's own betterAuth()
-// on its memory adapter.
-func baApp(t *testing.T, in baAppIn) baAppOut {
+// on its memory adapter, one app (its own database) per input, all in one
+// Node process.
+func baApp(t *testing.T, apps ...baAppIn) []baAppOut {
 	t.Helper()
 	need, err := filepath.Abs(filepath.Join("interop", "betterauth", "node_modules", "better-auth", "package.json"))
 	if err != nil {
@@ -327,16 +328,22 @@ func baApp(t *testing.T, in baAppIn) baAppOut {
 		}
 		t.Skip(why)
 	}
-	var out baAppOut
-	jwttest.RunNode(t, "", filepath.Join("testdata", "betterauth-app.mjs"), need, in, &out)
-	if len(out.Answers) != len(in.Requests) {
-		t.Fatalf("betterauth-app.mjs answered %d responses to %d requests", len(out.Answers), len(in.Requests))
+	var out []baAppOut
+	jwttest.RunNode(t, "", filepath.Join("testdata", "betterauth-app.mjs"), need, apps, &out)
+	if len(out) != len(apps) {
+		t.Fatalf("betterauth-app.mjs answered %d apps of %d", len(out), len(apps))
+	}
+	for i := range apps {
+		if len(out[i].Answers) != len(apps[i].Requests) {
+			t.Fatalf("betterauth-app.mjs answered %d responses to %d requests", len(out[i].Answers), len(apps[i].Requests))
+		}
 	}
 	return out
 }
 
 type baAppIn struct {
 	Secret      string           `json:"secret"`
+	Secrets     []map[string]any `json:"secrets,omitempty"` // Better Auth's secrets option: version, value
 	BaseURL     string           `json:"baseURL"`
 	CookieCache map[string]any   `json:"cookieCache,omitempty"`
 	Seed        map[string][]any `json:"seed,omitempty"`
@@ -381,22 +388,32 @@ func cookiesOf(setCookies []string) []string {
 // cache strategy, with no store; and Better Auth's getSession agrees.
 func TestBetterAuthAppCookiesReadByReader(t *testing.T) {
 	const baSecret = "better-auth-app-secret-0123456789abcdef"
-	for _, strategy := range []handler.CookieCacheStrategy{handler.CookieCacheCompact, handler.CookieCacheJWT, handler.CookieCacheJWE} {
+	strategies := []handler.CookieCacheStrategy{handler.CookieCacheCompact, handler.CookieCacheJWT, handler.CookieCacheJWE}
+	signUp := baAppReq{Method: "POST", Path: "/sign-up/email", Body: map[string]any{"email": "Grace@Example.com", "password": "correct horse battery", "name": "Grace Hopper"}}
+	// Better Auth's own getSession reads the cookies it set.
+	getSession := baAppReq{Method: "GET", Path: "/get-session", CookiesFrom: ptr(0)}
+	var apps []baAppIn
+	for _, strategy := range strategies {
+		apps = append(apps, baAppIn{Secret: baSecret, BaseURL: "http://localhost:3000", CookieCache: map[string]any{"strategy": strategy}, Requests: []baAppReq{signUp, getSession}})
+	}
+	outs := baApp(t, apps...)
+	jweCookies := ""
+	for i, strategy := range strategies {
 		t.Run(string(strategy), func(t *testing.T) {
-			signUp := baAppReq{Method: "POST", Path: "/sign-up/email", Body: map[string]any{"email": "Grace@Example.com", "password": "correct horse battery", "name": "Grace Hopper"}}
-			// Better Auth's own getSession reads the cookies it set.
-			getSession := baAppReq{Method: "GET", Path: "/get-session", CookiesFrom: ptr(0)}
-			out := baApp(t, baAppIn{Secret: baSecret, BaseURL: "http://localhost:3000", CookieCache: map[string]any{"strategy": strategy}, Requests: []baAppReq{signUp, getSession}})
+			out := outs[i]
 			res := out.Answers[0]
 			cookies := cookiesOf(res.SetCookies)
 			if res.Status != 200 || len(cookies) < 2 || len(out.DB.User) != 1 || len(out.DB.Session) != 1 {
 				t.Fatalf("Better Auth's sign-up: %d %v %s", res.Status, res.SetCookies, res.Body)
 			}
+			if strategy == handler.CookieCacheJWE {
+				jweCookies = strings.Join(cookies, "; ")
+			}
 			rd := baReader(t, handler.ReaderConfig{BetterAuth: &handler.BetterAuthCookies{Secrets: []string{baSecret}, CookieCache: strategy}})
 			s, err := rd.Session(cookieRequest(cookies...))
 			wantBASession(t, s, err, out.DB.User[0], out.DB.Session[0])
 
-			// Better Auth's own getSession answered the same user from the
+			// Better Auth's getSession answered the same user from the
 			// same cookies.
 			var got struct {
 				User    baUser
@@ -406,6 +423,23 @@ func TestBetterAuthAppCookiesReadByReader(t *testing.T) {
 				t.Errorf("Better Auth's getSession answered %s (%v); the Reader %v", out.Answers[1].Body, err, s)
 			}
 		})
+	}
+	if jweCookies == "" {
+		return
+	}
+	// A rotation of the newest secret signs the session out, in Better
+	// Auth (its secrets option, the old one second) as in the Reader,
+	// though the old secret still opens a jwe cache.
+	const newer = "better-auth-app-secret-rotated-0123456789"
+	rotated := baApp(t, baAppIn{Secret: baSecret, Secrets: []map[string]any{{"version": 2, "value": newer}, {"version": 1, "value": baSecret}},
+		BaseURL: "http://localhost:3000", CookieCache: map[string]any{"strategy": "jwe"},
+		Requests: []baAppReq{{Method: "GET", Path: "/get-session", Cookie: jweCookies}}})
+	if rotated[0].Answers[0].Body != "null" {
+		t.Errorf("Better Auth after a rotation answered %s", rotated[0].Answers[0].Body)
+	}
+	rd := baReader(t, handler.ReaderConfig{BetterAuth: &handler.BetterAuthCookies{Secrets: []string{newer, baSecret}, CookieCache: handler.CookieCacheJWE}})
+	if s, err := rd.Session(cookieRequest(strings.Split(jweCookies, "; ")...)); s != nil || err != nil {
+		t.Errorf("the Reader after a rotation: %v, %v", s, err)
 	}
 }
 
@@ -446,11 +480,16 @@ func TestBetterAuthAcceptsHandlerSession(t *testing.T) {
 	tampered := c.Name + "=" + string(c.Value[0]^1) + c.Value[1:]
 	// Without a cookie cache, and with one (whose cookie the handler does
 	// not write: Better Auth then reads its table).
-	for _, cache := range []map[string]any{nil, {"strategy": "compact"}} {
-		out := baApp(t, baAppIn{Secret: secret, BaseURL: "http://localhost:3000", CookieCache: cache, Seed: seed, Requests: []baAppReq{
+	caches := []map[string]any{nil, {"strategy": "compact"}}
+	var apps []baAppIn
+	for _, cache := range caches {
+		apps = append(apps, baAppIn{Secret: secret, BaseURL: "http://localhost:3000", CookieCache: cache, Seed: seed, Requests: []baAppReq{
 			{Method: "GET", Path: "/get-session", Cookie: cookie},
 			{Method: "GET", Path: "/get-session", Cookie: tampered},
 		}})
+	}
+	for i, out := range baApp(t, apps...) {
+		cache := caches[i]
 		var got struct{ User baUser }
 		if err := json.Unmarshal([]byte(out.Answers[0].Body), &got); err != nil || got.User.ID != u.ID || got.User.Email != "ada@example.com" {
 			t.Errorf("cache %v: Better Auth's getSession answered %d %s for the handler's cookie", cache, out.Answers[0].Status, out.Answers[0].Body)
