@@ -507,11 +507,17 @@ func TestBetterAuthAcceptsHandlerSession(t *testing.T) {
 		t.Errorf("the handler's /session with the cookie answered %s", body)
 	}
 
-	// Signing out clears it, and the session is gone for both.
+	// Signing out clears it and a cookie cache the app left, and the
+	// session is gone for both.
+	srv, _ := url.Parse(e.srv.URL)
+	e.client.Jar.SetCookies(srv, []*http.Cookie{{Name: "better-auth.session_data", Value: "cache", Path: "/"}})
 	res = e.post("/auth/signout", url.Values{"csrfToken": {e.csrf()}})
 	wantStatus(t, res, http.StatusSeeOther)
 	if c := setCookie(res, "better-auth.session_token"); c == nil || c.MaxAge >= 0 {
 		t.Errorf("sign-out left the cookie: %v", c)
+	}
+	if c := setCookie(res, "better-auth.session_data"); c == nil || c.MaxAge >= 0 {
+		t.Errorf("sign-out left the cookie cache: %v", c)
 	}
 	if len(e.store.Snapshot().Sessions) != 0 {
 		t.Error("sign-out left the stored session")
