@@ -122,6 +122,9 @@ func (rd *Reader) useBetterAuth(cfg ReaderConfig) error {
 	if c.CookieCache == "" && cfg.Auth == nil {
 		return fmt.Errorf("%w: BetterAuth: without CookieCache every session is looked up, which needs ReaderConfig.Auth (an adapter holding Better Auth's sessions)", core.ErrInvalidConfig)
 	}
+	if cfg.Bearer && cfg.Auth == nil {
+		return fmt.Errorf("%w: BetterAuth: Bearer tokens are session tokens to look up, which needs ReaderConfig.Auth", core.ErrInvalidConfig)
+	}
 	secrets := c.Secrets
 	if len(secrets) == 0 {
 		secrets = cfg.Secrets

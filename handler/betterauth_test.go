@@ -271,6 +271,13 @@ func TestBetterAuthSessionTokenLookup(t *testing.T) {
 		}
 	}
 
+	// A bearer token is the raw session token.
+	bearer := baReader(t, handler.ReaderConfig{Auth: e.a, Bearer: true, BetterAuth: &handler.BetterAuthCookies{Secrets: []string{c.Secret}}})
+	r := cookieRequest()
+	r.Header.Set("Authorization", "Bearer "+c.Session.Token)
+	s, err = bearer.Session(r)
+	wantBASession(t, s, err, c.User, baSession{ExpiresAt: expires})
+
 	// With a cookie cache configured, a cache miss falls back to the store.
 	rd = baReader(t, handler.ReaderConfig{Auth: e.a, BetterAuth: &handler.BetterAuthCookies{Secrets: []string{c.Secret}, CookieCache: handler.CookieCacheJWE}})
 	s, err = rd.Session(cookieRequest(c.cookie("session_token"), cases["jwe"].data()[0]))
@@ -282,6 +289,7 @@ func TestBetterAuthConfig(t *testing.T) {
 	good := "better-auth-config-secret-0123456789"
 	for name, cfg := range map[string]handler.ReaderConfig{
 		"no Auth and no cache":  {BetterAuth: &handler.BetterAuthCookies{Secrets: []string{good}}},
+		"Bearer without Auth":   {Bearer: true, BetterAuth: &handler.BetterAuthCookies{Secrets: []string{good}, CookieCache: handler.CookieCacheJWE}},
 		"JWT strategy":          {Auth: e.a, Strategy: auth.StrategyJWT, BetterAuth: &handler.BetterAuthCookies{Secrets: []string{good}}},
 		"unknown cache":         {BetterAuth: &handler.BetterAuthCookies{Secrets: []string{good}, CookieCache: "jws"}},
 		"no secret":             {BetterAuth: &handler.BetterAuthCookies{CookieCache: handler.CookieCacheJWE}},
