@@ -230,3 +230,32 @@ func TestNormalizeUsername(t *testing.T) {
 		}
 	}
 }
+
+// Missing and Require see the extensions named like methods: an adapter
+// with the four factor methods is missing none of them.
+func TestMissingCountsExtensions(t *testing.T) {
+	caps := core.Probe(core.NewStore(nil))
+	if got := caps.Missing(core.FactorMethods()...); len(got) != 4 {
+		t.Fatalf("nil adapter: missing %v, want the four factor methods", got)
+	}
+	full := core.Probe(&fullFactors{})
+	if got := full.Missing(core.FactorMethods()...); len(got) != 0 {
+		t.Errorf("an adapter with the factor methods is missing %v", got)
+	}
+	if err := full.Require("second factors", core.FactorMethods()...); err != nil {
+		t.Errorf("Require: %v", err)
+	}
+}
+
+type fullFactors struct{}
+
+func (fullFactors) CreateFactor(context.Context, core.Factor) (*core.Factor, error) { return nil, nil }
+func (fullFactors) ListFactorsByUserID(context.Context, string) ([]core.Factor, error) {
+	return nil, nil
+}
+func (fullFactors) SwapFactor(context.Context, core.Factor, core.Factor) (*core.Factor, error) {
+	return nil, nil
+}
+func (fullFactors) DeleteFactor(context.Context, string, string) (*core.Factor, error) {
+	return nil, nil
+}

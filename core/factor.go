@@ -89,7 +89,8 @@ type Factor struct {
 	Step int64
 	// CreatedAt is when the factor was added.
 	CreatedAt time.Time
-	// LastUsedAt is when the factor was last used; zero when never.
+	// LastUsedAt is when the factor was last used, after the Unix epoch;
+	// zero when never. (Key-value layouts keep 0 for never.)
 	LastUsedAt time.Time
 }
 
@@ -126,8 +127,9 @@ func (f Factor) Normalize() Factor {
 }
 
 // Validate reports whether f can be created: its ids are set, its type is
-// valid, its step is not negative, its creation time is set and its name
-// and secret are within [MaxFactorName] and [MaxFactorSecret].
+// valid, its step is not negative, its creation time is set, its last use
+// is zero or after the Unix epoch, and its name and secret are within
+// [MaxFactorName] and [MaxFactorSecret].
 func (f *Factor) Validate() error {
 	return firstBroken(MethodCreateFactor,
 		rule{f.ID == "", "id", notEmpty},
@@ -136,8 +138,16 @@ func (f *Factor) Validate() error {
 		rule{len(f.Name) > MaxFactorName, "name", "must be at most 256 bytes"},
 		rule{len(f.Secret) > MaxFactorSecret, "secret", "must be at most 4096 bytes"},
 		rule{f.Step < 0, "step", "must not be negative"},
-		rule{f.CreatedAt.IsZero(), "createdAt", mustBeSet})
+		rule{f.CreatedAt.IsZero(), "createdAt", mustBeSet},
+		rule{!lastUsedOK(f.LastUsedAt), "lastUsedAt", lastUsedReason})
 }
+
+// lastUsedReason is why a [Factor.LastUsedAt] is refused.
+const lastUsedReason = "must be zero (never) or after the Unix epoch"
+
+// lastUsedOK reports whether t can be a [Factor.LastUsedAt]: zero, or
+// after the Unix epoch.
+func lastUsedOK(t time.Time) bool { return t.IsZero() || t.UnixMilli() > 0 }
 
 // CompareFactors orders factors as listFactorsByUserId returns them: by
 // id. It is a comparison function for [slices.SortFunc].

@@ -226,11 +226,13 @@ func (c Capabilities) Implemented() []Method {
 }
 
 // Missing returns those of the methods that the adapter does not implement,
-// in the order given, without repeats.
+// in the order given, without repeats. An extension method named like a
+// spec method ([MethodCreateFactor], [MethodSwapPasswordHash], …) counts as
+// implemented when the adapter offers the extension.
 func (c Capabilities) Missing(methods ...Method) []Method {
 	var ms []Method
 	for _, m := range methods {
-		if !c.has[m] && !slices.Contains(ms, m) {
+		if !c.has[m] && !c.HasExtension(Extension(m)) && !slices.Contains(ms, m) {
 			ms = append(ms, m)
 		}
 	}

@@ -609,7 +609,8 @@ func (s *Store) SwapFactor(ctx context.Context, old, next Factor) (*Factor, erro
 	}, func() error {
 		return firstBroken(m, rule{len(next.Name) > MaxFactorName, "name", "must be at most 256 bytes"},
 			rule{len(next.Secret) > MaxFactorSecret, "secret", "must be at most 4096 bytes"},
-			rule{next.Step < 0, "step", "must not be negative"})
+			rule{next.Step < 0, "step", "must not be negative"},
+			rule{!lastUsedOK(next.LastUsedAt), "lastUsedAt", lastUsedReason})
 	}, func() error { return checkStrings(m, field{"name", &next.Name}) })
 }
 

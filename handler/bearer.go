@@ -87,6 +87,7 @@ func (rd *Reader) bearerSession(ctx context.Context, token string) (*Session, er
 			return nil, nil
 		}
 		s = sessionFromClaims(claims)
+		s.auth = rd.auth
 	} else {
 		var err error
 		if s, err = rd.databaseSession(ctx, token); s == nil || err != nil {

@@ -87,6 +87,8 @@ type cookieNames struct {
 	OtherSessions     string // the browser's other sessions (Config.MultiSession; not sealed)
 	CodeBinding       string // the browser's binding of one-time codes (not sealed)
 	CodeEmail         string // the address a code was last mailed to, for the code form (not sealed)
+	Pending           string // the pending sign-in's token (auth.PendingSignIn.Token; sealed by core/auth)
+	TrustedDevice     string // the trusted-device token (auth.SignIn.TrustedDevice; sealed by core/auth)
 }
 
 // cookieNamesFor returns the cookie names: with the "__Secure-" prefix
@@ -108,6 +110,8 @@ func cookieNamesFor(secure bool) cookieNames {
 		OtherSessions:     prefix + "authport.other-sessions",
 		CodeBinding:       prefix + "authport.code-binding",
 		CodeEmail:         prefix + "authport.code-email",
+		Pending:           prefix + "authport.pending",
+		TrustedDevice:     prefix + "authport.trusted-device",
 	}
 }
 

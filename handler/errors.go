@@ -33,7 +33,7 @@ func errorCode(err error) string { return string(auth.CodeOf(err)) }
 func signInPageError(code string) bool {
 	switch code {
 	case ErrorOAuthSignin, ErrorOAuthCallback, ErrorOAuthAccountNotLinked, ErrorEmailSignin, ErrorCredentialsSignin,
-		ErrorWebAuthnVerification, ErrorSessionRequired, ErrorMissingCSRF, ErrorRateLimited, ErrorBadRequest:
+		ErrorWebAuthnVerification, ErrorSessionRequired, ErrorMissingCSRF, ErrorRateLimited, ErrorBadRequest, ErrorSecondFactor:
 		return true
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
@@ -66,6 +67,12 @@ type Config struct {
 	// /introspect (see tokens.go); nil (the default) leaves those routes
 	// out (404). Build it with tokens.New on the same Auth.
 	Tokens *tokens.Issuer
+	// FactorFreshness is how recently the user must have authenticated
+	// (auth_time) to enrol or remove a second factor, or regenerate
+	// recovery codes, through the /two-factor routes; an older session
+	// is sent to re-authenticate (GET /reauth) first. Zero means
+	// DefaultFactorFreshness (10 minutes); negative turns the check off.
+	FactorFreshness time.Duration
 	// Logger receives one record per failed sign-in (WARN, with the error
 	// code and the reason) and per store or configuration error (ERROR);
 	// nil means the Auth's logger (auth.Config.Logger), or slog.Default(),
@@ -133,8 +140,10 @@ type Handler struct {
 	trusted   []netip.Prefix
 	// multiSession is Config.MultiSession.
 	multiSession int
-	routes       map[routeKey]route
-	tokens       *tokens.Issuer // Config.Tokens
+	// freshness is Config.FactorFreshness, its default applied.
+	freshness time.Duration
+	routes    map[routeKey]route
+	tokens    *tokens.Issuer // Config.Tokens
 	// mountWarned makes the BaseURL/mount mismatch log once.
 	mountWarned sync.Once
 	// originWarned makes the BaseURL/request host mismatch log once.
@@ -175,7 +184,8 @@ func New(cfg Config) (*Handler, error) {
 	var err error
 	h.Reader, err = NewReader(ReaderConfig{
 		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.cookies.Secure, Bearer: cfg.Bearer,
-		SignInURL: h.pageURL(h.pages.SignIn, "signin"), Logger: logger, Now: settings.Now, BetterAuth: cfg.BetterAuth,
+		SignInURL: h.pageURL(h.pages.SignIn, "signin"), ReauthURL: h.base + "/reauth", Logger: logger, Now: settings.Now,
+		BetterAuth: cfg.BetterAuth,
 	})
 	if err != nil {
 		return nil, err
@@ -222,6 +232,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("%w: MultiSession must not be negative (0 or 1 is one account per browser)", core.ErrInvalidConfig)
 	}
 	h.multiSession = cfg.MultiSession
+	h.freshness = cfg.FactorFreshness
+	if h.freshness == 0 {
+		h.freshness = DefaultFactorFreshness
+	}
 	if err := checkTokens(cfg.Tokens, settings); err != nil {
 		return nil, fmt.Errorf("%w: %w", core.ErrInvalidConfig, err)
 	}
@@ -292,10 +306,22 @@ func routeTable() map[routeKey]route {
 		{"password", true}:          {"GET, POST", (*Handler).servePassword},
 		{"email-code", true}:        {"POST", (*Handler).serveEmailCode},
 		{"email-code-verify", true}: {"POST", (*Handler).serveEmailCodeVerify},
+		// Second factors and step-up (factors.go, stepup.go); their
+		// actions may hold a "/" (nestedActions) and check their methods
+		// themselves.
+		{"two-factor", false}: {"GET", (*Handler).serveTwoFactor},
+		{"two-factor", true}:  {"GET, POST", (*Handler).serveTwoFactor},
+		{"account", true}:     {"GET", (*Handler).serveSecurityPage},
+		{"reauth", false}:     {"GET, POST", (*Handler).serveReauth},
+		{"reauth", true}:      {"GET, POST", (*Handler).serveReauth},
 	}
 	tokenRoutes(m)
 	return m
 }
+
+// nestedActions are the routes whose {id} may hold a "/" (e.g.
+// /two-factor/passkey/options): each checks its actions itself.
+var nestedActions = map[string]bool{"two-factor": true, "reauth": true}
 
 // maxBody bounds a POST body (forms and the passkey credential JSON).
 const maxBody = 1 << 20
@@ -321,7 +347,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
 	rt, found := h.routes[routeKey{action, id != ""}]
-	if !found || strings.Contains(id, "/") {
+	if !found || strings.Contains(id, "/") && !nestedActions[action] {
 		h.notFound(w, r)
 		return
 	}

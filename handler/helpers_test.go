@@ -39,6 +39,9 @@ type envOpts struct {
 	// adapter, when set, opens the store instead of the memory adapter
 	// (env.store is then unused), with the env's clock.
 	adapter func(t *testing.T, now func() time.Time) any
+	// routes, when set, adds the application's own routes beside the
+	// handler's.
+	routes func(app *http.ServeMux, h *handler.Handler)
 }
 
 // env is a handler mounted at /auth on a real HTTP server, with a browser-
@@ -108,6 +111,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": s.User.ID, "email": s.User.Email})
 	})))
 	app.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "home") }))
+	if o.routes != nil {
+		o.routes(app, e.h)
+	}
 	mu.Lock()
 	h = app
 	mu.Unlock()

@@ -130,8 +130,11 @@ type pageData struct {
 	// CodeURL where its code form posts ("" for no code form).
 	Kind, Email, CodeURL string
 	// HasPassword says the signed-in user has a password (the change
-	// page), rather than none to set.
+	// and re-authentication pages), rather than none to set.
 	HasPassword bool
+	// Factor is what the second-factor pages show (factor_pages.go);
+	// nil on the others.
+	Factor *factorPage
 }
 
 // signInMessage is the sign-in page's message for an error code.
@@ -155,6 +158,8 @@ func signInMessage(code string) (string, bool) {
 		return "Too many attempts. Wait a few minutes, then try again.", true
 	case ErrorBadRequest:
 		return "Check the details you entered.", true
+	case ErrorSecondFactor:
+		return "The second step of your sign-in expired or was already used. Sign in again.", true
 	}
 	return "", false
 }
@@ -293,7 +298,11 @@ func (h *Handler) render(w http.ResponseWriter, status int, name string, d pageD
 
 // parsePages parses the built-in pages.
 func parsePages() (*template.Template, error) {
-	return template.New("pages").Parse(pagesSource)
+	t, err := template.New("pages").Parse(pagesSource)
+	if err != nil {
+		return nil, err
+	}
+	return t.Parse(factorPagesSource)
 }
 
 const pagesSource = `

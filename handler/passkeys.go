@@ -49,13 +49,22 @@ func (h *Handler) passkeyOptions(w http.ResponseWriter, r *http.Request, id stri
 	if err != nil {
 		return nil, err
 	}
+	if err := h.keepChallenge(w, r, challenge); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// keepChallenge seals a ceremony's challenge into Auth.js's challenge
+// cookie on w, for the ceremony timeout.
+func (h *Handler) keepChallenge(w http.ResponseWriter, r *http.Request, challenge string) error {
 	name, timeout := h.names.WebAuthnChallenge, h.passkeys.Timeout()
 	token, err := h.codec.Encode(name, map[string]any{"value": challenge}, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("the passkey challenge cookie: %w", err)
+		return fmt.Errorf("the passkey challenge cookie: %w", err)
 	}
 	h.writeChunkedCookie(w, r, h.cookie(name, token, timeout, false))
-	return body, nil
+	return nil
 }
 
 // passkeyCallback reads the challenge cookie, clears it on w whatever the
@@ -64,6 +73,17 @@ func (h *Handler) passkeyOptions(w http.ResponseWriter, r *http.Request, id stri
 // be opened (tampered, sealed under another name or secret, expired) is a
 // refusal; a missing one is the ceremony's to refuse.
 func (h *Handler) passkeyCallback(w http.ResponseWriter, r *http.Request, id string, user *core.User) (*auth.SignIn, error) {
+	challenge, err := h.takeChallenge(w, r)
+	if err != nil {
+		return nil, err
+	}
+	return h.passkeys.Callback(r.Context(), id, r.PostForm, challenge, user)
+}
+
+// takeChallenge reads the challenge cookie and clears it on w whatever
+// the outcome: "" when there is none (the ceremony's to refuse), a
+// refusal when it cannot be opened.
+func (h *Handler) takeChallenge(w http.ResponseWriter, r *http.Request) (string, error) {
 	name := h.names.WebAuthnChallenge
 	claims, err := h.codec.DecodeCookie(r, name)
 	if !errors.Is(err, http.ErrNoCookie) {
@@ -73,15 +93,15 @@ func (h *Handler) passkeyCallback(w http.ResponseWriter, r *http.Request, id str
 	switch {
 	case errors.Is(err, http.ErrNoCookie):
 	case err != nil:
-		return nil, auth.Fail(auth.CodeWebAuthnVerification, fmt.Errorf("passkey: the WebAuthn challenge cookie: %w; request new options", err))
+		return "", auth.Fail(auth.CodeWebAuthnVerification, fmt.Errorf("passkey: the WebAuthn challenge cookie: %w; request new options", err))
 	default:
 		value, ok := claims["value"].(string)
 		if !ok {
-			return nil, auth.Fail(auth.CodeWebAuthnVerification, errors.New("passkey: the WebAuthn challenge cookie holds no value; request new options"))
+			return "", auth.Fail(auth.CodeWebAuthnVerification, errors.New("passkey: the WebAuthn challenge cookie holds no value; request new options"))
 		}
 		challenge = value
 	}
-	return h.passkeys.Callback(r.Context(), id, r.PostForm, challenge, user)
+	return challenge, nil
 }
 
 // writeChunkedCookie sets c, split into chunks when large, deleting the

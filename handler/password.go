@@ -240,14 +240,16 @@ func (h *Handler) hasPasswords() bool {
 }
 
 // withClient returns r's context carrying the client, which the session a
-// sign-in creates records.
+// sign-in creates records, with the browser's trusted-device cookie.
 func (h *Handler) withClient(r *http.Request) context.Context {
 	ip, agent := h.client(r)
-	return auth.WithClient(r.Context(), auth.Client{IPAddress: ip, UserAgent: agent})
+	trusted, _ := cookieValue(r, h.names.TrustedDevice)
+	return auth.WithClient(r.Context(), auth.Client{IPAddress: ip, UserAgent: agent, TrustedDevice: trusted})
 }
 
 // signedIn completes a sign-in: the session cookie, then callbackUrl
-// (JSON {"url":…} for a script); or the refusal.
+// (JSON {"url":…} for a script), or the second-factor challenge of a
+// pending sign-in (complete); or the refusal.
 func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, si *auth.SignIn, err error) {
 	if err == nil && si == nil {
 		err = errors.New("the sign-in returned no user")
@@ -258,8 +260,7 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, si *auth.Sign
 		}
 		return
 	}
-	if err := h.issueSession(w, r, si); err != nil {
-		h.fail(w, r, ErrorConfiguration, err)
+	if !h.complete(w, r, si) {
 		return
 	}
 	if wantsJSON(r) {

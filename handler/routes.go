@@ -216,6 +216,10 @@ func (h *Handler) jsonUpdate(r *http.Request) (string, any) {
 // the JWT callback, trigger signIn or signUp). A caller who was signed in
 // already keeps the cookie they have.
 func (h *Handler) issueSession(w http.ResponseWriter, r *http.Request, si *auth.SignIn) error {
+	if si.Pending != nil {
+		// complete answers these: a pending sign-in has no session.
+		return errors.New("a pending sign-in reached the session cookie")
+	}
 	if si.KeepSession {
 		return nil
 	}
@@ -339,9 +343,9 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		h.unknownProvider(w, r)
 		return
 	}
-	// A session this sign-in creates records the client it came from.
-	ip, agent := h.client(r)
-	r = r.WithContext(auth.WithClient(r.Context(), auth.Client{IPAddress: ip, UserAgent: agent}))
+	// A session this sign-in creates records the client it came from;
+	// a trusted browser skips the second factor.
+	r = r.WithContext(h.withClient(r))
 	ctx := r.Context()
 	var si *auth.SignIn
 	var err error
@@ -402,8 +406,7 @@ func (h *Handler) serveCallback(w http.ResponseWriter, r *http.Request, id strin
 		}
 		return
 	}
-	if err := h.issueSession(w, r, si); err != nil {
-		h.fail(w, r, ErrorConfiguration, err)
+	if !h.complete(w, r, si) {
 		return
 	}
 	h.redirect(w, r, h.callbackURL(w, r))

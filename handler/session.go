@@ -40,6 +40,9 @@ type Session struct {
 	email    string // User.Email's target, apart from the user's
 	extended bool
 	token    string
+	// auth reads the authentication (Authentication); nil for a Reader
+	// without an Auth.
+	auth *auth.Auth
 }
 
 // SessionUser is the user of a session.
@@ -168,6 +171,10 @@ type ReaderConfig struct {
 	// in, with a callbackUrl parameter; empty means "/api/auth/signin",
 	// Auth.js's default under Next.js.
 	SignInURL string
+	// ReauthURL is where RequireFresh sends a browser whose session is not
+	// fresh enough, with a callbackUrl parameter; empty means
+	// "/api/auth/reauth". The handler's is {base}/reauth.
+	ReauthURL string
 	// Logger receives debug and error records; nil means slog.Default(),
 	// read when NewReader runs. It never receives tokens or secrets.
 	Logger *slog.Logger
@@ -200,6 +207,7 @@ type Reader struct {
 	secure    bool
 	names     cookieNames
 	signInURL string
+	reauthURL string
 	log       *slog.Logger
 	now       func() time.Time
 	bearer    bool
@@ -215,6 +223,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		secure:    cfg.Secure,
 		names:     cookieNamesFor(cfg.Secure),
 		signInURL: cfg.SignInURL,
+		reauthURL: cfg.ReauthURL,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		bearer:    cfg.Bearer,
@@ -262,6 +271,9 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	}
 	if r.signInURL == "" {
 		r.signInURL = "/api/auth/signin"
+	}
+	if r.reauthURL == "" {
+		r.reauthURL = "/api/auth/reauth"
 	}
 	if r.log == nil {
 		r.log = slog.Default()
@@ -315,7 +327,9 @@ func (rd *Reader) session(ctx context.Context, r *http.Request) (s *Session, had
 	token, claims, hadCookie := rd.presented(ctx, r)
 	switch {
 	case claims != nil:
-		return sessionFromClaims(claims), true, nil
+		s = sessionFromClaims(claims)
+		s.auth = rd.auth
+		return s, true, nil
 	case token == "":
 		return nil, hadCookie, nil
 	}
@@ -361,7 +375,7 @@ func (rd *Reader) databaseSession(ctx context.Context, token string) (*Session, 
 		return nil, nil
 	}
 	s := sessionFromUser(&su.User, su.Session.Expires)
-	s.extended, s.token = extended, token
+	s.extended, s.token, s.auth = extended, token, rd.auth
 	return s, nil
 }
 

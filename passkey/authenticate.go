@@ -67,7 +67,7 @@ func (p *Passkeys) authenticate(ctx context.Context, rp *relyingParty, state *ch
 	if err := p.claimChallenge(state); err != nil {
 		return nil, err
 	}
-	return p.auth.SignInWithPasskey(ctx, rp.providerID, credentialID, int64(parsed.Response.AuthenticatorData.Counter), user)
+	return p.auth.SignInWithPasskeyAssertion(ctx, rp.providerID, credentialID, int64(parsed.Response.AuthenticatorData.Counter), userVerified(parsed), user)
 }
 
 // verificationError wraps a go-webauthn failure, keeping its details.

@@ -87,6 +87,21 @@ type challengeState struct {
 	// Auth's clock; zero (a challenge made before it was kept) is not
 	// checked.
 	Expires time.Time `json:"expires,omitzero"`
+	// SecondFactor, set by [Passkeys.SecondFactorOptions] only, is whom
+	// the challenge of a second-factor ceremony was made for; such a
+	// challenge serves [Passkeys.VerifySecondFactor] and never
+	// [Passkeys.Callback], and the other way round.
+	SecondFactor *secondFactorFor `json:"secondFactor,omitempty"`
+}
+
+// secondFactorFor binds a second-factor challenge to the pending sign-in
+// or the signed-in user it was made for.
+type secondFactorFor struct {
+	// Pending is the SHA-256 of the pending sign-in's token (base64url),
+	// "" for a re-authentication. The token itself is not kept.
+	Pending string `json:"pending,omitempty"`
+	// UserID is the user re-authenticating, "" for a pending sign-in.
+	UserID string `json:"userId,omitempty"`
 }
 
 // encodeChallenge returns the state as the challenge to remember.

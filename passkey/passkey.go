@@ -170,7 +170,10 @@ func (p *Passkeys) Timeout() time.Duration { return p.timeout }
 // (refused, with an error whose code is auth.CodeOAuthAccountNotLinked, when a user has it by now).
 // Authentication verifies the assertion with the stored public key, then
 // advances the stored counter, which must increase (unless both are 0): a
-// replay fails with an error matching [core.ErrCounterNotIncreased]. A
+// replay fails with an error matching [core.ErrCounterNotIncreased]. It
+// signs in through [auth.Auth.SignInWithPasskeyAssertion] with the
+// assertion's user verified flag: a passkey that verified its user (UV) is
+// two factors in one and is not asked for a second factor. A
 // passkey of another user than the signed-in one gives
 // an error whose code is auth.CodeOAuthAccountNotLinked.
 //
@@ -197,6 +200,9 @@ func (p *Passkeys) Callback(ctx context.Context, providerID string, form url.Val
 	}
 	if state.Provider != providerID {
 		return nil, refuse(fmt.Errorf("%w: the options were made for provider %q", refusal.ErrChallengeMismatch, state.Provider))
+	}
+	if state.SecondFactor != nil {
+		return nil, refuse(fmt.Errorf("%w: the options were made for a second factor", refusal.ErrChallengeMismatch))
 	}
 	if data == "" {
 		return nil, refuse(fmt.Errorf("%w: the form has no data", refusal.ErrInvalidCredential))

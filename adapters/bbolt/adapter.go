@@ -22,9 +22,11 @@ import (
 // [core.AccountsByUserLister], [core.AccountUpdater],
 // [core.SessionExtender], [core.SessionsByUserLister],
 // [core.SessionsByUserDeleter], [core.UserByUsernameGetter] (it keeps
-// usernames) and [core.PasswordHashSwapper] (it keeps password hashes on
-// accounts), and keeps session metadata ([core.SessionMetadataKeeper]). It
-// is safe for concurrent use.
+// usernames), [core.PasswordHashSwapper] (it keeps password hashes on
+// accounts) and the second factors ([core.FactorCreator],
+// [core.FactorsByUserLister], [core.FactorSwapper],
+// [core.FactorDeleter]), and keeps session metadata
+// ([core.SessionMetadataKeeper]). It is safe for concurrent use.
 type Adapter struct {
 	db      *bolt.DB
 	owned   bool // Open opened db; Close closes it
@@ -47,6 +49,10 @@ var _ interface {
 	core.SessionMetadataKeeper
 	core.UserByUsernameGetter
 	core.PasswordHashSwapper
+	core.FactorCreator
+	core.FactorsByUserLister
+	core.FactorSwapper
+	core.FactorDeleter
 } = (*Adapter)(nil)
 
 // New returns an adapter that keeps its records in db, which the caller
@@ -340,6 +346,12 @@ func listOwned[T any](ctx context.Context, a *Adapter, idx, recs []byte, userID 
 			return nil, err
 		}
 		out := []T{}
+		if index == nil || records == nil { // later buckets a read-only file from before them lacks
+			if index != records {
+				return nil, fmt.Errorf("%w: one of the buckets %q and %q is missing", ErrCorrupt, idx, recs)
+			}
+			return out, nil
+		}
 		prefix := ownerPrefix(userID)
 		c := index.Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {

@@ -171,6 +171,26 @@ func TestCheckConsistencyFindsPlantedFaults(t *testing.T) {
 		{"authenticator index pointing at another user's", func(t *testing.T, a *Adapter) {
 			plant(t, a, bucketUserAuths, func(b *bolt.Bucket) error { return b.Put(ownerKey("u2", []byte("cred1")), marker) })
 		}, "belongs to user"},
+		{"factor of a missing user", func(t *testing.T, a *Adapter) {
+			f := core.Factor{ID: "f9", UserID: "ghost", Type: core.FactorTOTP, CreatedAt: future}
+			plant(t, a, bucketFactors, func(b *bolt.Bucket) error { return b.Put([]byte("f9"), encodeFactor(&f)) })
+		}, "factor \"f9\": orphan: no user"},
+		{"factor missing from the user → factor index", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketUserFactors, func(b *bolt.Bucket) error { return b.Delete(ownerKey("u1", []byte("f1"))) })
+		}, "missing from user \"u1\"'s factor index"},
+		{"factor index pointing at another user's", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketUserFactors, func(b *bolt.Bucket) error { return b.Put(ownerKey("u2", []byte("f1")), marker) })
+		}, "factor \"f1\" belongs to user \"u1\", not \"u2\""},
+		{"dangling factor index", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketUserFactors, func(b *bolt.Bucket) error { return b.Put(ownerKey("u1", []byte("gone")), marker) })
+		}, "dangling: no factor"},
+		{"factor under another id", func(t *testing.T, a *Adapter) {
+			f := core.Factor{ID: "f1", UserID: "u1", Type: core.FactorTOTP, CreatedAt: future}
+			plant(t, a, bucketFactors, func(b *bolt.Bucket) error { return b.Put([]byte("f2"), encodeFactor(&f)) })
+		}, "factor \"f2\": record holds id \"f1\""},
+		{"undecodable factor", func(t *testing.T, a *Adapter) {
+			plant(t, a, bucketFactors, func(b *bolt.Bucket) error { return b.Put([]byte("f1"), []byte{1, 2, 'u'}) })
+		}, "factor \"f1\": corrupt record"},
 		{"undecodable record", func(t *testing.T, a *Adapter) {
 			plant(t, a, bucketUsers, func(b *bolt.Bucket) error { return b.Put([]byte("u1"), []byte{9, 9}) })
 		}, "unsupported record version 9"},
@@ -191,6 +211,7 @@ func TestCheckConsistencyFindsPlantedFaults(t *testing.T) {
 			must(t)(a.CreateSession(ctx, core.Session{SessionToken: "s1", UserID: "u1", Expires: future}))
 			must(t)(a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: "i", Token: "t", Expires: future}))
 			must(t)(a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: "cred1", CredentialPublicKey: "k", UserID: "u1", ProviderAccountID: "1"}))
+			must(t)(a.CreateFactor(ctx, core.Factor{ID: "f1", UserID: "u1", Type: core.FactorTOTP, Secret: []byte{0, 1}, CreatedAt: future}))
 			if err := a.CheckConsistency(ctx); err != nil {
 				t.Fatalf("before planting: %v", err)
 			}

@@ -33,4 +33,5 @@ var (
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
 	_ conformance.UserDataWriter     = rawView{}
+	_ conformance.FactorRaw          = rawView{}
 )

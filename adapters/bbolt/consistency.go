@@ -34,7 +34,7 @@ func (e *ConsistencyError) Error() string {
 // not decode or whose key disagrees with its fields, every index entry that
 // points at nothing or at a record that does not match it (dangling), and
 // every record that an index should reach but does not (orphan), including
-// accounts, sessions and authenticators of a missing user. It returns nil
+// accounts, sessions, authenticators and factors of a missing user. It returns nil
 // for a consistent store. Its cost grows with the size of the store.
 func (a *Adapter) CheckConsistency(ctx context.Context) error {
 	if err := a.ready(ctx); err != nil {
@@ -150,6 +150,19 @@ func check(ctx context.Context, b *buckets) []string {
 		owned("authenticator", k, au.UserID, b.userAuthent)
 	})
 	ownerIndex(ctx, b.userAuthent, "authenticator", b.authenticators, field(decodeAuthenticator, func(au *core.Authenticator) string { return au.UserID }), bad)
+
+	// Factors and the user → factors index (neither in a read-only file
+	// from before factors: openBuckets has checked that both or neither are
+	// there).
+	if b.factors != nil {
+		eachRecord(ctx, b.factors, "factor", decodeFactor, bad, func(k []byte, f *core.Factor) {
+			if f.ID != string(k) {
+				bad("factor %q: record holds id %q", k, f.ID)
+			}
+			owned("factor", k, f.UserID, b.userFactors)
+		})
+		ownerIndex(ctx, b.userFactors, "factor", b.factors, field(decodeFactor, func(f *core.Factor) string { return f.UserID }), bad)
+	}
 	return p
 }
 

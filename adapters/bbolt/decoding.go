@@ -312,3 +312,14 @@ func decodeAuthenticator(b []byte) (*core.Authenticator, error) {
 	}
 	return a, nil
 }
+
+func decodeFactor(b []byte) (*core.Factor, error) {
+	r := reader(b)
+	r.Own(nil) // one copy for all the strings (the secret is copied apart)
+	f := &core.Factor{}
+	r.Factor(f)
+	if err := end("factor", &r); err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -14,14 +14,17 @@
 // write transaction) with session metadata kept in the session record,
 // usernames ([Adapter.GetUserByUsername]) and password hashes on accounts
 // ([Adapter.SwapPasswordHash], a compare-and-set in one write
-// transaction). A user's e-mail address is optional.
+// transaction) and second factors ([Adapter.CreateFactor],
+// [Adapter.ListFactorsByUserID], [Adapter.DeleteFactor] and
+// [Adapter.SwapFactor], a compare-and-set in one write transaction, so that
+// a code is accepted once). A user's e-mail address is optional.
 //
 // Every operation runs inside one bbolt transaction and is all or nothing
 // (concurrent writes may share a commit; see [WriteGroup]). Records live in
 // buckets keyed by
 // their natural ids, with secondary indexes (e-mail → user, username →
-// user, (provider, providerAccountId) → account, user → accounts, sessions and
-// authenticators, expiry → sessions and tokens) written in the same
+// user, (provider, providerAccountId) → account, user → accounts, sessions,
+// authenticators and factors, expiry → sessions and tokens) written in the same
 // transaction as the record. Composite keys are length-prefixed, so no input
 // can make two keys collide. [Adapter.CheckConsistency] walks the file and
 // reports any dangling index entry or orphan record.

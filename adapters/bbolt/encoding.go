@@ -129,3 +129,10 @@ func encodeAuthenticator(a *core.Authenticator) []byte {
 	b = rc.AppendStrs(b, a.CredentialDeviceType, a.ProviderAccountID, a.UserID)
 	return rc.AppendOptStr(b, a.Transports)
 }
+
+// encodeFactor encodes a factor: the version byte, then recordcodec's
+// factor layout.
+func encodeFactor(f *core.Factor) []byte {
+	b := make([]byte, 0, 40+len(f.UserID)+len(f.ID)+len(f.Type)+len(f.Name)+len(f.Secret))
+	return rc.AppendFactor(append(b, recordVersion1), f)
+}

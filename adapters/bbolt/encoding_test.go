@@ -135,6 +135,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1)}))
 	f.Add(encodeSession(&core.Session{SessionToken: "t", UserID: "u", Expires: time.UnixMilli(1), CreatedAt: time.UnixMilli(-1), IPAddress: "::1", UserAgent: "ua"}))
 	f.Add(encodeAuthenticator(&core.Authenticator{CredentialID: "c", Transports: sp("usb")}))
+	f.Add(encodeFactor(&core.Factor{ID: "f", UserID: "u", Type: core.FactorTOTP, Name: "n", Secret: []byte{0, 1}, Step: 3, CreatedAt: time.UnixMilli(1), LastUsedAt: time.UnixMilli(-2)}))
 	f.Add([]byte{1, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if u, err := decodeUser(b); err == nil && !bytes.Equal(encodeUser(u), b) {
@@ -154,6 +155,9 @@ func FuzzDecode(f *testing.F) {
 		}
 		if a, err := decodeAuthenticator(b); err == nil && !bytes.Equal(encodeAuthenticator(a), b) {
 			t.Errorf("authenticator re-encodes differently")
+		}
+		if x, err := decodeFactor(b); err == nil && !bytes.Equal(encodeFactor(x), b) {
+			t.Errorf("factor re-encodes differently")
 		}
 		_, _ = userIDOfAccount(b)
 		_, _, _ = splitPairKey(b)

@@ -3,6 +3,7 @@ package bboltadapter_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -62,4 +63,46 @@ func Example() {
 	// ada@example.com Ada
 	// true <nil>
 	// true <nil>
+}
+
+// ExampleAdapter_SwapFactor keeps a second factor and accepts a use of it
+// once: of two swaps from the same stored value, the second finds it changed.
+func ExampleAdapter_SwapFactor() {
+	dir, err := os.MkdirTemp("", "authport-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	store, err := bboltadapter.Open(ctx, filepath.Join(dir, "auth.db"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+
+	if _, err := store.CreateUser(ctx, core.User{ID: "u1", Email: "ada@example.com"}); err != nil {
+		log.Fatal(err)
+	}
+	// The library seals a TOTP key before it stores it; the adapter keeps
+	// the bytes as given.
+	totp, err := store.CreateFactor(ctx, core.Factor{ID: "f1", UserID: "u1", Type: core.FactorTOTP,
+		Name: "Phone", Secret: []byte("sealed key"), CreatedAt: time.Now()})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// A code of time step 58000000 accepted: the step moves on, once.
+	used := *totp
+	used.Step, used.LastUsedAt = 58_000_000, time.Now()
+	first, err := store.SwapFactor(ctx, *totp, used)
+	fmt.Println(first.Step, err)
+	_, err = store.SwapFactor(ctx, *totp, used) // the same code again
+	fmt.Println(errors.Is(err, core.ErrFactorChanged))
+
+	list, err := store.ListFactorsByUserID(ctx, "u1")
+	fmt.Println(len(list), list[0].Name, err)
+	// Output:
+	// 58000000 <nil>
+	// true
+	// 1 Phone <nil>
 }

@@ -65,6 +65,15 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		}
 		au := src.Authenticator().Clone()
 		checkRoundTrip(t, "authenticator", au, encodeAuthenticator, decodeAuthenticator)
+
+		fa := core.Factor{ID: src.Str(), UserID: src.Str(), Type: core.FactorType(src.Str()), Name: src.Str(),
+			Secret: []byte(src.Str()), Step: src.Int64(), CreatedAt: src.Time()}
+		if src.Bool() {
+			fa.LastUsedAt = src.Time()
+		}
+		if fa = fa.Normalize(); checkFactorTimes(core.MethodCreateFactor, &fa) == nil {
+			checkRoundTrip(t, "factor", fa, encodeFactor, decodeFactor)
+		}
 	})
 }
 

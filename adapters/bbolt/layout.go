@@ -24,6 +24,8 @@ var (
 	bucketTokenExpiry    = []byte("tokens_by_expiry")    // expiryKey(expires, tokenKey) → marker
 	bucketAuthenticators = []byte("authenticators")      // credential id → authenticator
 	bucketUserAuths      = []byte("user_authenticators") // ownerKey(user id, credential id) → marker
+	bucketFactors        = []byte("factors")             // factor id → factor
+	bucketUserFactors    = []byte("user_factors")        // ownerKey(user id, factor id) → marker
 
 	keyLayout = []byte("layout") // in the root bucket: the layout version
 )
@@ -42,6 +44,7 @@ var allBuckets = [][]byte{
 	bucketSessions, bucketUserSessions, bucketSessionExpiry,
 	bucketTokens, bucketTokenExpiry,
 	bucketAuthenticators, bucketUserAuths,
+	bucketFactors, bucketUserFactors,
 }
 
 // marker is the value of every index entry whose key says it all.
@@ -54,15 +57,20 @@ type buckets struct {
 	usersByName                                      *bolt.Bucket // nil in a read transaction of a file from before usernames (see laterBucket)
 	sessions, userSessions, sessionExpiry            *bolt.Bucket
 	tokens, tokenExpiry, authenticators, userAuthent *bolt.Bucket
+	factors, userFactors                             *bolt.Bucket // nil in a read transaction of a file from before factors (see laterBucket)
 }
 
 // laterBucket reports whether the bucket name was added to layout 1 after
-// files were written without it: users_by_username, added with usernames.
-// New creates it on a writable database, so a file from before it gains it
-// when it is first opened writable; a read-only database of such a file
-// lacks it, and its reads take it as empty (no user of such a file has a
-// username). A write transaction requires it like every other bucket.
-func laterBucket(name []byte) bool { return bytes.Equal(name, bucketUsersByName) }
+// files were written without it: users_by_username, added with usernames,
+// and factors and user_factors, added with second factors. New creates
+// them on a writable database, so a file from before them gains them when
+// it is first opened writable; a read-only database of such a file lacks
+// them, and its reads take them as empty (no user of such a file has a
+// username or a factor). A write transaction requires them like every
+// other bucket.
+func laterBucket(name []byte) bool {
+	return bytes.Equal(name, bucketUsersByName) || bytes.Equal(name, bucketFactors) || bytes.Equal(name, bucketUserFactors)
+}
 
 // open fetches the buckets of root in tx. It fails when the root bucket or
 // one of its buckets is missing (someone deleted them behind the adapter),
@@ -79,12 +87,15 @@ func openBuckets(tx *bolt.Tx, root []byte) (*buckets, error) {
 		sessionExpiry: r.Bucket(bucketSessionExpiry),
 		tokens:        r.Bucket(bucketTokens), tokenExpiry: r.Bucket(bucketTokenExpiry),
 		authenticators: r.Bucket(bucketAuthenticators), userAuthent: r.Bucket(bucketUserAuths),
+		factors: r.Bucket(bucketFactors), userFactors: r.Bucket(bucketUserFactors),
 	}
 	required := []*bolt.Bucket{b.users, b.usersByEmail, b.accounts, b.userAccounts,
 		b.sessions, b.userSessions, b.sessionExpiry, b.tokens, b.tokenExpiry,
 		b.authenticators, b.userAuthent}
 	if tx.Writable() {
-		required = append(required, b.usersByName)
+		required = append(required, b.usersByName, b.factors, b.userFactors)
+	} else if (b.factors == nil) != (b.userFactors == nil) {
+		return nil, fmt.Errorf("%w: one of the buckets %q and %q under %q is missing", ErrCorrupt, bucketFactors, bucketUserFactors, root)
 	}
 	for _, x := range required {
 		if x == nil {
@@ -103,8 +114,8 @@ func bucket(tx *bolt.Tx, root, name []byte) (*bolt.Bucket, error) {
 }
 
 // bucket2 fetches two buckets of root in tx (the second only if name2 is
-// not nil), for reads: a missing later bucket (laterBucket) as name1 is
-// returned as nil, which the caller takes as empty.
+// not nil), for reads: a missing later bucket (laterBucket) is returned as
+// nil, which the caller takes as empty.
 func bucket2(tx *bolt.Tx, root, name1, name2 []byte) (b1, b2 *bolt.Bucket, err error) {
 	r := tx.Bucket(root)
 	if r == nil {
@@ -114,7 +125,7 @@ func bucket2(tx *bolt.Tx, root, name1, name2 []byte) (b1, b2 *bolt.Bucket, err e
 		return nil, nil, fmt.Errorf("%w: bucket %q under %q is missing", ErrCorrupt, name1, root)
 	}
 	if name2 != nil {
-		if b2 = r.Bucket(name2); b2 == nil {
+		if b2 = r.Bucket(name2); b2 == nil && !laterBucket(name2) {
 			return nil, nil, fmt.Errorf("%w: bucket %q under %q is missing", ErrCorrupt, name2, root)
 		}
 	}

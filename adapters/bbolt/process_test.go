@@ -94,6 +94,16 @@ func childWrite(path, prefix string) {
 		}
 		_, err = a.CreateAuthenticator(ctx, core.Authenticator{CredentialID: id + "-c", CredentialPublicKey: big, UserID: id, ProviderAccountID: id})
 		fail(err)
+		f, err := a.CreateFactor(ctx, core.Factor{ID: id + "-f", UserID: id, Type: core.FactorTOTP, Secret: []byte(big), CreatedAt: time.Now()})
+		fail(err)
+		_, err = a.SwapFactor(ctx, *f, core.Factor{Secret: []byte(id), Step: int64(i) + 1, LastUsedAt: time.Now()})
+		fail(err)
+		if i%5 == 4 { // a second factor, removed
+			_, err = a.CreateFactor(ctx, core.Factor{ID: id + "-r", UserID: id, Type: core.FactorRecoveryCodes, CreatedAt: time.Now()})
+			fail(err)
+			_, err = a.DeleteFactor(ctx, id, id+"-r")
+			fail(err)
+		}
 		_, err = a.CreateVerificationToken(ctx, core.VerificationToken{Identifier: id, Token: "t", Expires: time.Now().Add(time.Hour)})
 		fail(err)
 		_, err = a.UpdateSession(ctx, core.SessionUpdate{SessionToken: id + "-s", Expires: core.Set(time.Now().Add(2 * time.Hour))})
@@ -265,6 +275,7 @@ func TestCrashSafety(t *testing.T) {
 			func(ctx context.Context) error { _, err := raw.Sessions(ctx); return err },
 			func(ctx context.Context) error { _, err := raw.VerificationTokens(ctx); return err },
 			func(ctx context.Context) error { _, err := raw.Authenticators(ctx); return err },
+			func(ctx context.Context) error { _, err := raw.Factors(ctx); return err },
 		} {
 			if err := get(ctx); err != nil {
 				t.Errorf("round %d: a record does not decode: %v", round, err)

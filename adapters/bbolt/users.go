@@ -203,8 +203,8 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 }
 
 // DeleteUser implements deleteUser: the user, its e-mail and username index
-// entries, its accounts, sessions and authenticators and all their index
-// entries go in one transaction.
+// entries, its accounts, sessions, authenticators and factors and all their
+// index entries go in one transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
 	return writeFound(ctx, a, func(b *buckets) (*core.User, error) { return getUser(b.users, []byte(id)) },
 		func(b *buckets, u *core.User) (*core.User, error) {
@@ -217,6 +217,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 				{b.userAccounts, b.accounts.Delete},
 				{b.userSessions, func(token []byte) error { return deleteSession(b, token) }},
 				{b.userAuthent, b.authenticators.Delete},
+				{b.userFactors, b.factors.Delete},
 			} {
 				keys, err := deletePrefix(owned.idx, prefix)
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/authport/authport/core"
 	bolt "go.etcd.io/bbolt"
@@ -335,11 +336,12 @@ func TestSwapPasswordHashRaces(t *testing.T) {
 	}
 }
 
-// TestFileFromBeforeUsernames opens a file as the builds before usernames
-// and password hashes wrote it (layout 1 without users_by_username, a
-// version-1 user record, an account record without the password_hash
-// field): read-only, it reads back as it was and has no usernames;
-// writable, New adds the bucket and the new fields can be set.
+// TestFileFromBeforeUsernames opens a file as the builds before usernames,
+// password hashes and factors wrote it (layout 1 without users_by_username,
+// factors and user_factors, a version-1 user record, an account record
+// without the password_hash field): read-only, it reads back as it was and
+// has no usernames and no factors; writable, New adds the buckets and the
+// new fields and factors can be set.
 func TestFileFromBeforeUsernames(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
@@ -389,6 +391,7 @@ func TestFileFromBeforeUsernames(t *testing.T) {
 	}
 	user := core.User{ID: "u1", Email: "a@e", Name: sp("A")}
 	acc := core.Account{UserID: "u1", Provider: "p", Type: core.AccountTypeOIDC, ProviderAccountID: "x"}
+	factor := core.Factor{ID: "f1", UserID: "u1", Type: core.FactorTOTP, Secret: []byte{0}, CreatedAt: core.NormalizeTime(time.Now())}
 	readsBack := func(t *testing.T, a *Adapter) {
 		t.Helper()
 		if u, err := a.GetUserByEmail(ctx, "a@e"); err != nil || u == nil || !reflect.DeepEqual(*u, user) {
@@ -415,6 +418,9 @@ func TestFileFromBeforeUsernames(t *testing.T) {
 		if u, err := a.GetUserByUsername(ctx, "ada"); u != nil || err != nil {
 			t.Errorf("GetUserByUsername on a file without the bucket = %+v, %v; want nil, nil", u, err)
 		}
+		if got, err := a.ListFactorsByUserID(ctx, "u1"); err != nil || got == nil || len(got) != 0 {
+			t.Errorf("ListFactorsByUserID on a file without the buckets = %#v, %v; want an empty, non-nil list", got, err)
+		}
 	})
 
 	t.Run("writable", func(t *testing.T) {
@@ -427,6 +433,7 @@ func TestFileFromBeforeUsernames(t *testing.T) {
 		if got, err := a.SwapPasswordHash(ctx, acc.Key(), "", "h1"); err != nil || !reflect.DeepEqual(got.PasswordHash, sp("h1")) {
 			t.Errorf("SwapPasswordHash on an old account = %+v, %v", got, err)
 		}
+		must(t)(a.CreateFactor(ctx, factor))
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -438,6 +445,9 @@ func TestFileFromBeforeUsernames(t *testing.T) {
 		defer a.Close()
 		if u, err := a.GetUserByUsername(ctx, "ada"); err != nil || u == nil || u.ID != "u1" || u.Email != "a@e" {
 			t.Errorf("GetUserByUsername after the upgrade = %+v, %v", u, err)
+		}
+		if got, err := a.ListFactorsByUserID(ctx, "u1"); err != nil || !reflect.DeepEqual(got, []core.Factor{factor}) {
+			t.Errorf("ListFactorsByUserID after the upgrade = %+v, %v; want %+v", got, err, factor)
 		}
 		if err := a.CheckConsistency(ctx); err != nil {
 			t.Error(err)

@@ -20,8 +20,10 @@ import (
 // method of [core.Adapter], [core.ExpiredPurger], the session inventory
 // ([core.SessionsByUserLister], [core.SessionsByUserDeleter]),
 // [core.SessionMetadataKeeper], usernames ([core.UserByUsernameGetter])
-// and password hashes ([core.PasswordHashSwapper]). It is safe for concurrent use. Create it
-// with [New].
+// password hashes ([core.PasswordHashSwapper]) and second factors
+// ([core.FactorCreator], [core.FactorsByUserLister], [core.FactorSwapper],
+// [core.FactorDeleter]). It is safe for concurrent use. Create it with
+// [New].
 type Adapter struct {
 	db             *mongo.Database
 	users          *mongo.Collection
@@ -30,6 +32,7 @@ type Adapter struct {
 	sessions       *mongo.Collection
 	tokens         *mongo.Collection
 	authenticators *mongo.Collection
+	factors        *mongo.Collection
 	names          Collections
 	now            func() time.Time
 	objectIDs      bool
@@ -52,6 +55,10 @@ var _ core.AccountUpdater = (*Adapter)(nil)
 var _ core.SessionExtender = (*Adapter)(nil)
 var _ core.UserByUsernameGetter = (*Adapter)(nil)
 var _ core.PasswordHashSwapper = (*Adapter)(nil)
+var _ core.FactorCreator = (*Adapter)(nil)
+var _ core.FactorsByUserLister = (*Adapter)(nil)
+var _ core.FactorSwapper = (*Adapter)(nil)
+var _ core.FactorDeleter = (*Adapter)(nil)
 
 // Capabilities reports which server features an [Adapter] uses.
 type Capabilities struct {
@@ -135,6 +142,7 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 		sessions:       db.Collection(cfg.names.Sessions),
 		tokens:         db.Collection(cfg.names.VerificationTokens),
 		authenticators: db.Collection(cfg.names.Authenticators),
+		factors:        db.Collection(cfg.names.Factors),
 		names:          cfg.names,
 		now:            cfg.now,
 		objectIDs:      cfg.objectIDs,

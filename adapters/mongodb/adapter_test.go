@@ -330,6 +330,7 @@ func TestMigrate(t *testing.T) {
 		"sessions":            {"sessionToken_1 unique", "userId_1_sessionToken_1_expires_1", "expires_1"},
 		"verification_tokens": {"identifier_1_token_1 unique", "expires_1"},
 		"authenticators":      {"credentialID_1 unique", "userId_1_credentialID_1"},
+		"authport_factors":    {"userId_1__id_1"},
 	}
 	for coll, names := range want {
 		specs, err := db.Collection(coll).Indexes().ListSpecifications(ctx)
@@ -402,6 +403,8 @@ func TestCollectionNamesRejected(t *testing.T) {
 		{mongoadapter.Collections{Sessions: "tokens", VerificationTokens: "tokens"}, `Sessions and VerificationTokens are both "tokens"`},
 		{mongoadapter.Collections{Sessions: "verification_tokens"}, `Sessions and VerificationTokens are both "verification_tokens"`},
 		{mongoadapter.Collections{Authenticators: "users"}, `Users and Authenticators are both "users"`},
+		{mongoadapter.Collections{Factors: "sessions"}, `Sessions and Factors are both "sessions"`},
+		{mongoadapter.Collections{Factors: "authport_locks"}, `Factors and Locks are both "authport_locks"`},
 		{mongoadapter.Collections{Users: "accounts", Accounts: "users"}, ""}, // swapped: fine
 		{mongoadapter.Collections{Users: "a$b"}, `Users "a$b" contains '$'`},
 		{mongoadapter.Collections{Accounts: "$cmd"}, "contains '$'"},

@@ -82,6 +82,13 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 	hash := "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"
 	pw := core.Account{UserID: u.ID, Provider: core.PasswordProvider, Type: core.AccountTypeCredentials, ProviderAccountID: u.ID, PasswordHash: &hash}
 	au := core.Authenticator{CredentialID: "cred-1", CredentialPublicKey: "pk", UserID: u.ID, ProviderAccountID: "gh-1", CredentialDeviceType: "singleDevice"}
+	fa := core.Factor{ID: "factor-1", UserID: u.ID, Type: core.FactorTOTP, Secret: []byte("sealed"), CreatedAt: time.Now()}
+	faNext := fa
+	faNext.Step, faNext.LastUsedAt = 1, time.Now()
+	delFactor := []string{"findAndModify authport_factors"}
+	if !caps.AtomicFindAndModify {
+		delFactor = []string{"find authport_factors", "delete authport_factors"}
+	}
 
 	// join is the cost of getSessionAndUser and getUserByAccount.
 	join := func(first string) []string {
@@ -102,7 +109,7 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		}
 		return []string{"insert authport_locks", update, "delete authport_locks"}
 	}
-	sweep := []string{"delete sessions", "delete accounts", "delete authenticators"}
+	sweep := []string{"delete sessions", "delete accounts", "delete authenticators", "delete authport_factors"}
 	del := append([]string{"findAndModify users"}, sweep...)
 	if caps.Transactions {
 		del = append(append(del, "commitTransaction"), sweep...)
@@ -174,6 +181,24 @@ func testCommands(t *testing.T, a *mongoadapter.Adapter, caps mongoadapter.Capab
 		{"deleteSessionsByUserId", []string{"delete sessions", "delete sessions"}, func() (any, error) {
 			return a.DeleteSessionsByUserID(ctx, u.ID, sess.SessionToken)
 		}},
+		{"createFactor", []string{"find users", "insert authport_factors", "find users"}, func() (any, error) { return a.CreateFactor(ctx, fa) }},
+		{"listFactorsByUserId", []string{"find authport_factors"}, func() (any, error) {
+			l, err := a.ListFactorsByUserID(ctx, u.ID)
+			if len(l) != 1 {
+				return nil, err
+			}
+			return l, err
+		}},
+		{"swapFactor", locked("findAndModify authport_factors"), func() (any, error) { return a.SwapFactor(ctx, fa, faNext) }},
+		{"swapFactor (changed)", append(locked("findAndModify authport_factors"), "find authport_factors"), func() (any, error) {
+			f, err := a.SwapFactor(ctx, fa, faNext)
+			if errors.Is(err, core.ErrFactorChanged) {
+				return f, nil
+			}
+			return nil, fmt.Errorf("want ErrFactorChanged, got %v", err)
+		}},
+		{"deleteFactor", delFactor, func() (any, error) { return a.DeleteFactor(ctx, u.ID, fa.ID) }},
+		{"createFactor (again)", []string{"find users", "insert authport_factors", "find users"}, func() (any, error) { return a.CreateFactor(ctx, fa) }},
 		{"deleteSession", []string{"findAndModify sessions"}, func() (any, error) { return a.DeleteSession(ctx, sess.SessionToken) }},
 		{"unlinkAccount", []string{"findAndModify accounts"}, func() (any, error) { return a.UnlinkAccount(ctx, acc.Key()) }},
 		{"deleteUser", del, func() (any, error) { return a.DeleteUser(ctx, u.ID) }},

@@ -20,6 +20,7 @@ import (
 // picks for that server ($lookup and transactions on a real MongoDB replica
 // set; two finds and ordered deletes on the FerretDB stand-in).
 var _ conformance.UserDataWriter = rawView{}
+var _ conformance.FactorRaw = rawView{}
 
 func TestConformance(t *testing.T) {
 	s := newServer(t, nil)

@@ -4,14 +4,16 @@
 // and the session inventory ([core.SessionsByUserLister],
 // [core.SessionsByUserDeleter]), keeps session metadata as fields of the
 // session document ([core.SessionMetadataKeeper]), usernames
-// ([core.UserByUsernameGetter]) and password hashes on accounts
-// ([core.PasswordHashSwapper]). A user without an e-mail address or
-// username has no such field.
+// ([core.UserByUsernameGetter]), password hashes on accounts
+// ([core.PasswordHashSwapper]) and second factors ([core.FactorCreator],
+// [core.FactorsByUserLister], [core.FactorSwapper], [core.FactorDeleter]).
+// A user without an e-mail address or username has no such field.
 //
-// The adapter keeps its records in five collections of the
+// The adapter keeps its records in six collections of the
 // [*mongo.Database] it is given: users, accounts, sessions,
-// verification_tokens (the names Auth.js's MongoDB adapter uses) and
-// authenticators (which that adapter does not store); see [WithCollections]. Documents use Auth.js's field names
+// verification_tokens (the names Auth.js's MongoDB adapter uses),
+// authenticators and authport_factors (which that adapter does not store);
+// see [WithCollections]. Documents use Auth.js's field names
 // (email, emailVerified, userId, providerAccountId, access_token,
 // sessionToken, expires, identifier, credentialID, …), so a database shared
 // with an Auth.js application reads the same. User ids are stored as strings,

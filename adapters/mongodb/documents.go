@@ -1,6 +1,7 @@
 package mongoadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -47,6 +48,10 @@ const (
 	fCredentialBackedUp   = "credentialBackedUp"
 	fCredentialDeviceType = "credentialDeviceType"
 	fTransports           = "transports"
+	// The fields of a second factor (authport's own: Auth.js has none).
+	fSecret     = "secret"
+	fStep       = "step"
+	fLastUsedAt = "lastUsedAt"
 
 	// fJoinedUser is the array a $lookup stage writes the user into.
 	fJoinedUser = "user"
@@ -153,6 +158,18 @@ type authenticatorDoc struct {
 	CredentialBackedUp   bool          `bson:"credentialBackedUp"`
 	CredentialDeviceType string        `bson:"credentialDeviceType"`
 	Transports           *string       `bson:"transports"`
+}
+
+// factorDoc is a stored second factor; see [factorDocument].
+type factorDoc struct {
+	ID         bson.RawValue `bson:"_id"`
+	UserID     bson.RawValue `bson:"userId"`
+	Type       string        `bson:"type"`
+	Name       string        `bson:"name"`
+	Secret     bson.RawValue `bson:"secret"`
+	Step       int64         `bson:"step"`
+	CreatedAt  bson.DateTime `bson:"createdAt"`
+	LastUsedAt bson.RawValue `bson:"lastUsedAt"`
 }
 
 // detailDoc is one stored authorization details object. Nil lists are
@@ -493,4 +510,74 @@ func (d *authenticatorDoc) authenticator() (*core.Authenticator, error) {
 		UserID:               uid,
 		Transports:           d.Transports,
 	}, nil
+}
+
+// factorDocument returns the stored form of a factor (normalised) of the
+// user with the stored id uid: its id as the _id, its secret as binary data
+// (empty for none), its step as an int64, lastUsedAt only when it was used.
+// A time BSON cannot hold is an error of method m.
+func factorDocument(m core.Method, f core.Factor, uid any) (bson.D, error) {
+	created, err := storedDate(m, "createdAt", f.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	doc := bson.D{
+		{Key: fID, Value: f.ID},
+		{Key: fUserID, Value: uid},
+		{Key: fType, Value: string(f.Type)},
+		{Key: fName, Value: f.Name},
+		{Key: fSecret, Value: secretValue(f.Secret)},
+		{Key: fStep, Value: f.Step},
+		{Key: fCreatedAt, Value: created},
+	}
+	if !f.LastUsedAt.IsZero() {
+		used, err := storedDate(m, "lastUsedAt", f.LastUsedAt)
+		if err != nil {
+			return nil, err
+		}
+		doc = append(doc, bson.E{Key: fLastUsedAt, Value: used})
+	}
+	return doc, nil
+}
+
+// secretValue is the stored form of a factor's secret: binary data of the
+// generic subtype, empty for nil, so that a filter on it compares bytes.
+func secretValue(secret []byte) bson.Binary {
+	if secret == nil {
+		secret = []byte{}
+	}
+	return bson.Binary{Subtype: bson.TypeBinaryGeneric, Data: secret}
+}
+
+func (d *factorDoc) factor() (*core.Factor, error) {
+	id, ok := d.ID.StringValueOK()
+	if !ok {
+		return nil, fmt.Errorf("stored factor id has BSON type %v, want string", d.ID.Type)
+	}
+	uid, err := idString(d.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if d.Step < 0 {
+		return nil, fmt.Errorf("factor %q: stored step is negative", id)
+	}
+	f := &core.Factor{
+		ID:         id,
+		UserID:     uid,
+		Type:       core.FactorType(d.Type),
+		Name:       d.Name,
+		Step:       d.Step,
+		CreatedAt:  fromDate(d.CreatedAt),
+		LastUsedAt: optionalDate(d.LastUsedAt),
+	}
+	if !isNull(d.Secret) {
+		_, data, ok := d.Secret.BinaryOK()
+		if !ok {
+			return nil, fmt.Errorf("factor %q: stored secret has BSON type %v, want binary data", id, d.Secret.Type)
+		}
+		if len(data) > 0 {
+			f.Secret = bytes.Clone(data)
+		}
+	}
+	return f, nil
 }

@@ -2,6 +2,7 @@ package mongoadapter_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -76,4 +77,36 @@ func ExampleWithObjectIDs() {
 	// rejected on create and finds nothing on lookup.
 	_, err = store.CreateUser(ctx, core.User{ID: "not-an-objectid", Email: "x@example.com"})
 	fmt.Println(err != nil)
+}
+
+// A second factor's use is a compare-and-set: of two requests checking the
+// same TOTP code, possibly on two instances of the application, one
+// advances the factor's step and the other is told it changed. Like the
+// examples above it needs a server and is not run.
+func ExampleAdapter_SwapFactor() {
+	ctx := context.Background()
+	db, disconnect := connectExample(ctx)
+	defer disconnect()
+
+	store, err := mongoadapter.New(ctx, db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.CreateUser(ctx, core.User{ID: "user-2", Email: "lin@example.com"}); err != nil {
+		log.Fatal(err)
+	}
+	// The library seals the TOTP key before it reaches the adapter.
+	f, err := store.CreateFactor(ctx, core.Factor{ID: "factor-1", UserID: "user-2", Type: core.FactorTOTP,
+		Name: "Phone", Secret: []byte("sealed key"), CreatedAt: time.Now()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	used := *f
+	used.Step, used.LastUsedAt = time.Now().Unix()/30, time.Now()
+	_, first := store.SwapFactor(ctx, *f, used)
+	_, second := store.SwapFactor(ctx, *f, used) // the same code again
+	fmt.Println(first == nil, errors.Is(second, core.ErrFactorChanged))
 }

@@ -88,6 +88,32 @@ func FuzzDocumentRoundTrip(f *testing.F) {
 				t.Fatalf("date accepts %v, which comes back as %v", exp, fromDate(d))
 			}
 		}
+
+		// A second factor (issue 40), drawn last: its secret may hold any
+		// byte, its creation and last use any time.
+		fa := core.Factor{ID: src.Str(), UserID: u.ID, Type: core.FactorType(src.Str()), Name: src.Str(),
+			Secret: []byte(src.Str()), Step: src.Int64(), CreatedAt: src.Time()}
+		if lu := src.OptTime(); lu != nil {
+			fa.LastUsedAt = *lu
+		}
+		fa = fa.Normalize()
+		if utf8.ValidString(fa.ID) && utf8.ValidString(fa.UserID) && utf8.ValidString(string(fa.Type)) && utf8.ValidString(fa.Name) && fa.Step >= 0 {
+			doc, err := factorDocument(core.MethodCreateFactor, fa, uid)
+			storable := dateOK(&fa.CreatedAt) && (fa.LastUsedAt.IsZero() || dateOK(&fa.LastUsedAt))
+			switch {
+			case err == nil && !storable:
+				t.Fatalf("factorDocument accepts %#v, which BSON cannot hold", fa)
+			case err != nil && (storable || !errors.Is(err, core.ErrInvalidInput)):
+				t.Fatalf("factorDocument(%#v): %v", fa, err)
+			case err == nil:
+				var fd factorDoc
+				unmarshal(t, doc, &fd)
+				got, err := fd.factor()
+				if err != nil || !reflect.DeepEqual(*got, fa) {
+					t.Fatalf("factor round trip: %#v, %v\nwant %#v", got, err, fa)
+				}
+			}
+		}
 	})
 }
 
@@ -141,8 +167,8 @@ func unmarshal(t *testing.T, doc bson.D, v any) {
 // FuzzDecodeDocuments feeds arbitrary bytes to the driver's decoder and the
 // adapter's conversions of every stored document kind, as a corrupt or
 // foreign document would reach them: each either fails or gives a record,
-// and never panics. A user or account that decodes converts back to a
-// document that decodes to the same record.
+// and never panics. A user, account or factor that decodes converts back
+// to a document that decodes to the same record.
 func FuzzDecodeDocuments(f *testing.F) {
 	a := &Adapter{}
 	name := "Ada"
@@ -156,6 +182,8 @@ func FuzzDecodeDocuments(f *testing.F) {
 	hash := "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA"
 	adp := accountDocument(core.Account{UserID: "n", Provider: core.PasswordProvider, Type: core.AccountTypeCredentials,
 		ProviderAccountID: "n", PasswordHash: &hash}, "n")
+	fd, _ := factorDocument(core.MethodCreateFactor, core.Factor{ID: "f", UserID: "u", Type: core.FactorTOTP, Secret: []byte{0, 1, 0},
+		Step: 3, CreatedAt: time.UnixMilli(1700000000000).UTC(), LastUsedAt: time.UnixMilli(1700000001000).UTC()}, "u")
 	for _, d := range []any{ud, ad, udn, adp,
 		bson.D{{Key: fID, Value: "js"}, {Key: fEmail, Value: nil}, {Key: fUsername, Value: int32(1)}},
 		bson.D{{Key: fUserID, Value: "js"}, {Key: fProvider, Value: core.PasswordProvider}, {Key: fPassword, Value: nil}},
@@ -163,6 +191,10 @@ func FuzzDecodeDocuments(f *testing.F) {
 			{Key: fJoinedUser, Value: bson.A{ud}}},
 		bson.D{{Key: fCredentialID, Value: "c"}, {Key: fUserID, Value: int32(5)}, {Key: fCounter, Value: int32(-1)}, {Key: fTransports, Value: nil}},
 		bson.D{{Key: fAuthorizationDetails, Value: bson.A{bson.D{{Key: "locations", Value: "not a list"}}}}},
+		fd,
+		bson.D{{Key: fID, Value: "f"}, {Key: fUserID, Value: "u"}, {Key: fSecret, Value: "not binary"}, {Key: fStep, Value: int32(-1)}},
+		bson.D{{Key: fID, Value: bson.NewObjectID()}, {Key: fUserID, Value: bson.NewObjectID()}, {Key: fSecret, Value: nil},
+			{Key: fLastUsedAt, Value: "never"}, {Key: fStep, Value: 1.5}},
 	} {
 		raw, err := bson.Marshal(d)
 		if err != nil {
@@ -189,6 +221,9 @@ func FuzzDecodeDocuments(f *testing.F) {
 		if bson.Unmarshal(b, &au) == nil {
 			_, _ = au.authenticator()
 		}
+		decodesBack(t, b, (*factorDoc).factor, func(f core.Factor) (bson.D, error) {
+			return factorDocument(core.MethodCreateFactor, f, f.UserID)
+		}, nil)
 	})
 }
 

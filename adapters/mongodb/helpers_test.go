@@ -437,3 +437,26 @@ func (r rawView) Authenticators(ctx context.Context) ([]core.Authenticator, erro
 		}, nil
 	})
 }
+
+// Factors reads the second factors (conformance.FactorRaw): _id a string
+// (the factor id), secret binary data of the generic subtype (empty for
+// none), step an int64, lastUsedAt absent when never used.
+func (r rawView) Factors(ctx context.Context) ([]core.Factor, error) {
+	return records(ctx, r, r.names.Factors, func(f *field) (core.Factor, error) {
+		fa := core.Factor{
+			ID: f.str("_id"), UserID: f.id("userId"), Type: core.FactorType(f.str("type")), Name: f.str("name"),
+			Step: f.int64("step"), CreatedAt: f.time("createdAt"),
+			LastUsedAt: absent(f, "lastUsedAt", bson.TypeDateTime, dateTime),
+		}
+		if v, ok := f.value("secret", bson.TypeBinary); ok {
+			sub, data := v.Binary()
+			if sub != bson.TypeBinaryGeneric {
+				return fa, fmt.Errorf("secret of %s has binary subtype %#x, want 0", f.doc, sub)
+			}
+			if len(data) > 0 {
+				fa.Secret = append([]byte(nil), data...)
+			}
+		}
+		return fa, nil
+	})
+}

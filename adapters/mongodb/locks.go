@@ -28,6 +28,7 @@ const (
 	lockSession
 	lockAuthenticator
 	lockAccount
+	lockFactor
 )
 
 // Timing of the lock documents: a lock older than lockLease is taken over

@@ -20,7 +20,10 @@ import (
 //     which serves the listing of a user's sessions (equality, sort,
 //     range: no sort in memory) and every delete by userId; expires (TTL);
 //   - verification_tokens: unique (identifier, token); expires (TTL);
-//   - authenticators: unique credentialID; (userId, credentialID).
+//   - authenticators: unique credentialID; (userId, credentialID);
+//   - authport_factors: (userId, _id), which serves the sorted listing of
+//     a user's factors and deleteUser's delete by userId (the _id, the
+//     factor id, is unique by itself).
 //
 // It lists each collection's indexes first and creates only those missing
 // (by their default names, e.g. "email_1"), so it is cheap and safe to call
@@ -71,6 +74,7 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 		{a.sessions, []index{{keys: []string{fSessionToken}, unique: true}, {keys: []string{fUserID, fSessionToken, fExpires}}, {keys: []string{fExpires}, ttl: true}}},
 		{a.tokens, []index{{keys: []string{fIdentifier, fToken}, unique: true}, {keys: []string{fExpires}, ttl: true}}},
 		{a.authenticators, []index{{keys: []string{fCredentialID}, unique: true}, {keys: []string{fUserID, fCredentialID}}}},
+		{a.factors, []index{{keys: []string{fUserID, fID}}}},
 	}
 	ttl, partial := true, true
 	for _, s := range sets {

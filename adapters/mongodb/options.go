@@ -17,6 +17,9 @@ type Collections struct {
 	Sessions           string
 	VerificationTokens string
 	Authenticators     string
+	// Factors holds users' second factors ([core.Factor]), which Auth.js
+	// does not store.
+	Factors string
 	// Locks holds short-lived lock documents, used only on servers whose
 	// updates are not atomic (see [Capabilities.AtomicFindAndModify]).
 	Locks string
@@ -24,7 +27,8 @@ type Collections struct {
 
 // DefaultCollections returns the default collection names: users,
 // accounts, sessions and verification_tokens, as Auth.js's MongoDB adapter
-// names them, authenticators (which that adapter does not store), and
+// names them, authenticators (which that adapter does not store),
+// authport_factors (second factors, which Auth.js has none of) and
 // authport_locks (used only on servers whose updates are not atomic).
 func DefaultCollections() Collections {
 	return Collections{
@@ -33,6 +37,7 @@ func DefaultCollections() Collections {
 		Sessions:           "sessions",
 		VerificationTokens: "verification_tokens",
 		Authenticators:     "authenticators",
+		Factors:            "authport_factors",
 		Locks:              "authport_locks",
 	}
 }
@@ -45,6 +50,7 @@ func (c Collections) validate() error {
 		{"Sessions", c.Sessions},
 		{"VerificationTokens", c.VerificationTokens},
 		{"Authenticators", c.Authenticators},
+		{"Factors", c.Factors},
 		{"Locks", c.Locks},
 	}
 	for i, k := range kinds {
@@ -110,6 +116,7 @@ func WithCollections(c Collections) Option {
 		set(&cfg.names.Sessions, c.Sessions)
 		set(&cfg.names.VerificationTokens, c.VerificationTokens)
 		set(&cfg.names.Authenticators, c.Authenticators)
+		set(&cfg.names.Factors, c.Factors)
 		set(&cfg.names.Locks, c.Locks)
 	}
 }
@@ -122,7 +129,7 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithObjectIDs stores user ids as ObjectIds: the users' _id and the userId
-// of accounts, sessions and authenticators, as Auth.js's MongoDB adapter
+// of accounts, sessions, authenticators and factors, as Auth.js's MongoDB adapter
 // writes them. User ids are then the 24-character lowercase hexadecimal form
 // of an ObjectId ([bson.ObjectID.Hex]). An id not of that form is never
 // replaced by another: creating a record with it gives an error matching

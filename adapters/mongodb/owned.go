@@ -11,7 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// The records a user owns (accounts, sessions, authenticators) must never
+// The records a user owns (accounts, sessions, authenticators, factors) must never
 // outlive the user, even when deleteUser runs at the same time as the write
 // that creates or moves one: see [Adapter.DeleteUser] and the README's
 // "deleteUser racing the writes that create a user's records".

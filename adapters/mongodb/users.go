@@ -149,12 +149,12 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 }
 
 // DeleteUser is deleteUser. It removes the user first and then sweeps the
-// user's sessions, accounts and authenticators. On a replica set or sharded
+// user's sessions, accounts, authenticators and second factors. On a replica set or sharded
 // cluster the removal of the user and of its records is one transaction,
 // and the sweep runs again after it commits.
 //
-// The order is what keeps a concurrent linkAccount, createSession or
-// createAuthenticator for the user from leaving an orphan, with or without
+// The order is what keeps a concurrent linkAccount, createSession,
+// createAuthenticator or createFactor for the user from leaving an orphan, with or without
 // transactions: those insert their record and then read the user again
 // (insertOwned). If that read still finds the user, the insert finished
 // before the user's removal, so the sweep, which starts after the removal,
@@ -208,11 +208,11 @@ func (a *Adapter) deleteUserDoc(ctx context.Context, id any) (*core.User, error)
 	return decodeOne(ctx, a.users.FindOneAndDelete(ctx, bson.D{{Key: fID, Value: id}}), (*userDoc).user)
 }
 
-// sweepUserRecords deletes every session, account and authenticator of the
-// user with the stored id.
+// sweepUserRecords deletes every session, account, authenticator and
+// second factor of the user with the stored id.
 func (a *Adapter) sweepUserRecords(ctx context.Context, id any) error {
 	filter := bson.D{{Key: fUserID, Value: id}}
-	for _, coll := range []*mongo.Collection{a.sessions, a.accounts, a.authenticators} {
+	for _, coll := range []*mongo.Collection{a.sessions, a.accounts, a.authenticators, a.factors} {
 		if _, err := coll.DeleteMany(ctx, filter); err != nil {
 			return err
 		}

@@ -144,7 +144,9 @@ func (a *Adapter) enterAuthenticators() error {
 // in every Auth.js preset): getUserByUsername, so that core.Store refuses
 // a username. Without a password hash column ([AccountColumns.Password]
 // [Omit], as in every Auth.js preset): swapPasswordHash, so that
-// core.Store refuses a password hash.
+// core.Store refuses a password hash. Without a factors table
+// ([Names].Factors [Omit], as in every Auth.js preset; see
+// [WithFactorsTable]): the four factor methods.
 func (a *Adapter) OmittedMethods() []core.Method {
 	var out []core.Method
 	if a.names.Authenticators == Omit {
@@ -157,6 +159,9 @@ func (a *Adapter) OmittedMethods() []core.Method {
 	}
 	if a.names.Account.Password == Omit {
 		out = append(out, core.MethodSwapPasswordHash)
+	}
+	if a.names.Factors == Omit {
+		out = append(out, core.FactorMethods()...)
 	}
 	return out
 }

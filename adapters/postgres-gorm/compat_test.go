@@ -376,7 +376,7 @@ func TestTimestampColumns(t *testing.T) {
 // authJSPgNames are the names for Auth.js's pg schema: the defaults, less
 // the columns and the table it lacks.
 func authJSPgNames() Names {
-	return Names{Authenticators: Omit, User: UserColumns{Username: Omit},
+	return Names{Authenticators: Omit, Factors: Omit, User: UserColumns{Username: Omit},
 		Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit, Password: Omit}, Session: sessionColumnsOmitted()}
 }
 

@@ -141,7 +141,7 @@ func (r *rawView) quote(cols string) string {
 			{d.Account.ExpiresIn, n.Account.ExpiresIn}, {d.Account.AuthorizationDetails, n.Account.AuthorizationDetails},
 			{d.Session.CreatedAt, n.Session.CreatedAt}, {d.Session.UpdatedAt, n.Session.UpdatedAt},
 			{d.Session.IPAddress, n.Session.IPAddress}, {d.Session.UserAgent, n.Session.UserAgent},
-			{d.User.Username, n.User.Username}, {d.Account.Password, n.Account.Password}} {
+			{d.User.Username, n.User.Username}, {d.Account.Password, n.Account.Password}, {d.Factors, n.Factors}} {
 			to := `"` + p[1] + `"`
 			if p[1] == Omit {
 				to = "NULL"
@@ -370,5 +370,24 @@ func (r *rawView) Authenticators(ctx context.Context) ([]core.Authenticator, err
 			err := rows.Scan(&a.CredentialID, &a.CredentialPublicKey, &a.Counter, &a.CredentialBackedUp,
 				&a.CredentialDeviceType, &a.ProviderAccountID, &a.UserID, &a.Transports)
 			return a, err
+		})
+}
+
+// Factors reads the factors table with plain SQL (none when it is
+// omitted): the secret as stored, bytes, zero bytes read as nil.
+func (r *rawView) Factors(ctx context.Context) ([]core.Factor, error) {
+	if r.names != nil && r.names.Factors == Omit {
+		return []core.Factor{}, nil
+	}
+	return rawRows(ctx, r, `SELECT "id", "userId", "type", "name", "secret", "step", "createdAt", "lastUsedAt" FROM "factors"`,
+		func(rows *sql.Rows) (core.Factor, error) {
+			var f core.Factor
+			var created, used rawTime
+			err := rows.Scan(&f.ID, &f.UserID, &f.Type, &f.Name, &f.Secret, &f.Step, &created, &used)
+			if len(f.Secret) == 0 {
+				f.Secret = nil
+			}
+			f.CreatedAt, f.LastUsedAt = created.t, used.t
+			return f, err
 		})
 }

@@ -20,7 +20,9 @@ import (
 // methods then fail with an error matching
 // [github.com/authport/authport/core.ErrMissingAdapterMethod] and
 // errors.ErrUnsupported, deleteUser has no authenticators to delete, and
-// [Adapter.Migrate] creates no such table.
+// [Adapter.Migrate] creates no such table. Given as [Names.Factors], the
+// same for the factors table (the Auth.js presets: see
+// [WithFactorsTable]).
 const Omit = "-"
 
 // Names are the table and column names the adapter reads and writes. The
@@ -33,12 +35,14 @@ type Names struct {
 	Sessions           string // default "sessions"
 	VerificationTokens string // default "verification_token"
 	Authenticators     string // default "authenticators"; Omit: there is none
+	Factors            string // default "factors"; Omit: there is none
 
 	User              UserColumns
 	Account           AccountColumns
 	Session           SessionColumns
 	VerificationToken VerificationTokenColumns
 	Authenticator     AuthenticatorColumns
+	Factor            FactorColumns
 }
 
 // UserColumns are the column names of the users table.
@@ -139,6 +143,19 @@ type AuthenticatorColumns struct {
 	Transports           string // default "transports"
 }
 
+// FactorColumns are the column names of the factors table, which keeps
+// users' second factors ([github.com/authport/authport/core.Factor]).
+type FactorColumns struct {
+	ID         string // default "id"
+	UserID     string // default "userId"
+	Type       string // default "type"
+	Name       string // default "name"
+	Secret     string // default "secret"
+	Step       string // default "step"
+	CreatedAt  string // default "createdAt"
+	LastUsedAt string // default "lastUsedAt"
+}
+
 // DefaultNames returns the names the adapter uses unless told otherwise.
 // They follow Auth.js's pg adapter (tables users, accounts, sessions,
 // verification_token; camelCase columns "userId", "providerAccountId",
@@ -151,6 +168,7 @@ func DefaultNames() Names {
 		Sessions:           "sessions",
 		VerificationTokens: "verification_token",
 		Authenticators:     "authenticators",
+		Factors:            "factors",
 		User: UserColumns{
 			ID: "id", Email: "email", EmailVerified: "emailVerified", Name: "name", Image: "image",
 			Username: "username",
@@ -172,6 +190,10 @@ func DefaultNames() Names {
 			CredentialPublicKey: "credentialPublicKey", Counter: "counter",
 			CredentialDeviceType: "credentialDeviceType", CredentialBackedUp: "credentialBackedUp",
 			Transports: "transports",
+		},
+		Factor: FactorColumns{
+			ID: "id", UserID: "userId", Type: "type", Name: "name", Secret: "secret", Step: "step",
+			CreatedAt: "createdAt", LastUsedAt: "lastUsedAt",
 		},
 	}
 }
@@ -214,8 +236,9 @@ func (n Names) validate() error {
 	for _, t := range []struct{ what, v string }{
 		{"users table", n.Users}, {"accounts table", n.Accounts}, {"sessions table", n.Sessions},
 		{"verification token table", n.VerificationTokens}, {"authenticators table", n.Authenticators},
+		{"factors table", n.Factors},
 	} {
-		if t.v == Omit && t.what == "authenticators table" {
+		if t.v == Omit && (t.what == "authenticators table" || t.what == "factors table") {
 			continue
 		}
 		if err := check(t.what, t.v); err != nil {
@@ -232,7 +255,7 @@ func (n Names) validate() error {
 		tables[t.v] = true
 	}
 	defaults := DefaultNames()
-	for t := TableUsers; t <= TableAuthenticators; t++ {
+	for t := TableUsers; t <= TableFactors; t++ {
 		what := defaults.columnNames(t)
 		seen := map[string]bool{}
 		for i, c := range n.columnNames(t) {
@@ -255,7 +278,7 @@ func (n Names) validate() error {
 
 // columnNames returns the names of table t's columns, omitted ones
 // included, in the order of the fields of its column struct
-// ([UserColumns] … [AuthenticatorColumns]), which hold only names.
+// ([UserColumns] … [FactorColumns]), which hold only names.
 func (n Names) columnNames(t Table) []string {
 	var cs any
 	switch t {
@@ -269,6 +292,8 @@ func (n Names) columnNames(t Table) []string {
 		cs = n.VerificationToken
 	case TableAuthenticators:
 		cs = n.Authenticator
+	case TableFactors:
+		cs = n.Factor
 	default:
 		return nil
 	}
@@ -295,12 +320,12 @@ func (n Names) columns(t Table) []string {
 // cannot be used: invalid names, one name twice, a name the table already
 // uses for another column, or columns for an omitted table.
 func (n Names) validateStamps(stamps [numTables]stampCols) error {
-	for t := TableUsers; t <= TableAuthenticators; t++ {
+	for t := TableUsers; t <= TableFactors; t++ {
 		s := stamps[t]
 		if s.created == "" && s.updated == "" {
 			continue
 		}
-		if t == TableAuthenticators && n.Authenticators == Omit {
+		if (t == TableAuthenticators && n.Authenticators == Omit) || (t == TableFactors && n.Factors == Omit) {
 			return fmt.Errorf("timestamp columns for the omitted %v table", t)
 		}
 		if s.created != "" && s.created == s.updated {

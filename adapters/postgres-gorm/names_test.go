@@ -18,7 +18,7 @@ func prismaNames(schema string) Names {
 	}
 	return Names{
 		Users: q("User"), Accounts: q("Account"), Sessions: q("Session"),
-		VerificationTokens: q("VerificationToken"), Authenticators: q("Authenticator"),
+		VerificationTokens: q("VerificationToken"), Authenticators: q("Authenticator"), Factors: Omit,
 		User:    UserColumns{Username: Omit},
 		Account: AccountColumns{ExpiresIn: Omit, AuthorizationDetails: Omit, Password: Omit},
 		Session: sessionColumnsOmitted(),

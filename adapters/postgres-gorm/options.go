@@ -47,7 +47,7 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// Table names one of the adapter's five tables, for the options that apply
+// Table names one of the adapter's six tables, for the options that apply
 // to one table.
 type Table int
 
@@ -58,8 +58,9 @@ const (
 	TableSessions
 	TableVerificationTokens
 	TableAuthenticators
+	TableFactors
 
-	numTables = int(TableAuthenticators) + 1
+	numTables = int(TableFactors) + 1
 )
 
 // String returns the table's default name ("users", "verification_token", …),
@@ -76,6 +77,8 @@ func (t Table) String() string {
 		return "verification_token"
 	case TableAuthenticators:
 		return "authenticators"
+	case TableFactors:
+		return "factors"
 	}
 	return fmt.Sprintf("Table(%d)", int(t))
 }
@@ -134,6 +137,24 @@ func WithPasswordHashColumn(column string) Option {
 	return func(c *config) { c.names.Account.Password = column }
 }
 
+// WithFactorsTable names the table of users' second factors
+// ([Names.Factors], [FactorColumns]), so that the adapter keeps them
+// ([github.com/authport/authport/core.Factor]) and offers createFactor,
+// listFactorsByUserId, swapFactor and deleteFactor; [Omit] keeps none.
+// The default names keep them in "factors"; the Auth.js presets keep none
+// (Auth.js has no such table), and like [WithUsernameColumn] this option
+// can follow a preset:
+//
+//	gormadapter.New(ctx, db, gormadapter.AuthJSDrizzle(), gormadapter.WithFactorsTable("factor"))
+//
+// [Adapter.Migrate] then creates the table (its userId column of the type
+// of the users table's id, with a foreign key unless
+// [WithoutForeignKeys]). Auth.js's own adapters go on working beside it:
+// they never read it, and deleteUser's cascade removes a user's factors.
+func WithFactorsTable(name string) Option {
+	return func(c *config) { c.names.Factors = name }
+}
+
 // mergeSessionStamps makes the sessions table's timestamp columns
 // (WithTimestampColumns) and its created/updated metadata columns one: a
 // timestamp column whose metadata column is not [Omit] becomes the metadata
@@ -166,7 +187,7 @@ func mergeSessionStamps(n Names, stamps [numTables]stampCols) (Names, [numTables
 // not the database, fills it in). The adapter writes the adapter's clock
 // ([WithClock]) in UTC, to the millisecond, into created (if not "") on
 // insert and into updated (if not "") on insert and on every update
-// (updateUser, updateSession, updateAuthenticatorCounter). Leave created
+// (updateUser, updateSession, updateAuthenticatorCounter, swapFactor). Leave created
 // empty to let a database default fill it. [Adapter.Migrate] creates the
 // columns (NOT NULL timestamps) in the tables it creates. Call it once per
 // table that has such columns.
@@ -182,7 +203,7 @@ func mergeSessionStamps(n Names, stamps [numTables]stampCols) (Names, [numTables
 // updateSession the update's UpdatedAt, or the clock when it sets none.
 func WithTimestampColumns(t Table, created, updated string) Option {
 	return func(c *config) {
-		if t < TableUsers || t > TableAuthenticators {
+		if t < TableUsers || t > TableFactors {
 			if c.stampErr == nil {
 				c.stampErr = fmt.Errorf("WithTimestampColumns: unknown table %v", t)
 			}

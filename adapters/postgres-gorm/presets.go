@@ -89,11 +89,12 @@ func userColumnsAuthJS() UserColumns {
 
 // authJSNames names the tables of an Auth.js schema, whose account columns
 // are accountColumnsAuthJS and whose sessions table has no metadata
-// columns (sessionColumnsOmitted); authenticators may be [Omit].
+// columns (sessionColumnsOmitted); authenticators may be [Omit]; there is
+// no factors table.
 func authJSNames(users, accounts, sessions, tokens, authenticators string) Option {
 	return WithNames(Names{
 		Users: users, Accounts: accounts, Sessions: sessions,
-		VerificationTokens: tokens, Authenticators: authenticators,
+		VerificationTokens: tokens, Authenticators: authenticators, Factors: Omit,
 		User: userColumnsAuthJS(), Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted(),
 	})
 }
@@ -115,14 +116,15 @@ func preset(opts ...Option) Option {
 // integer ids ([WithSerialUserIDs]: give authport [Adapter.NewUserID] as its
 // GenerateUserID); no authenticators table; no expires_in or
 // authorization_details column; no session metadata, username or password
-// hash columns (see [WithSessionMetadataColumns], [WithUsernameColumn],
-// [WithPasswordHashColumn]); [WithoutForeignKeys], so that deleteUser
+// hash columns and no factors table (see [WithSessionMetadataColumns],
+// [WithUsernameColumn], [WithPasswordHashColumn], [WithFactorsTable]);
+// [WithoutForeignKeys], so that deleteUser
 // deletes the user's sessions and accounts on either schema. PostgreSQL
 // only. Options after it override what it sets ([WithNames] replaces all
 // its names).
 func AuthJSPg() Option {
 	return preset(
-		WithNames(Names{Authenticators: Omit, User: userColumnsAuthJS(), Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted()}),
+		WithNames(Names{Authenticators: Omit, Factors: Omit, User: userColumnsAuthJS(), Account: accountColumnsAuthJS(), Session: sessionColumnsOmitted()}),
 		WithoutForeignKeys(),
 		WithSerialUserIDs(),
 	)
@@ -133,8 +135,8 @@ func AuthJSPg() Option {
 // for PostgreSQL, MySQL/MariaDB and SQLite): tables user, account, session,
 // verificationToken, authenticator; text ids (drizzle makes random UUIDs);
 // no expires_in or authorization_details column; no session metadata,
-// username or password hash columns; foreign keys with ON DELETE CASCADE;
-// on SQLite, times as INTEGER milliseconds ([SQLiteTimeUnixMilli]). One preset serves the three dialects: the names
+// username or password hash columns, no factors table; foreign keys with
+// ON DELETE CASCADE; on SQLite, times as INTEGER milliseconds ([SQLiteTimeUnixMilli]). One preset serves the three dialects: the names
 // are the same and the column types are the database's concern. Options
 // after it override what it sets.
 func AuthJSDrizzle() Option {
@@ -149,8 +151,9 @@ func AuthJSDrizzle() Option {
 // PostgreSQL, MySQL/MariaDB and SQLite): tables User, Account, Session,
 // VerificationToken; uuid ids on PostgreSQL (authport's default ids are
 // UUIDs); no authenticators table; no expires_in or authorization_details
-// column; no session metadata, username or password hash columns; foreign
-// keys with ON DELETE CASCADE; on SQLite, times as ISO 8601 text
+// column; no session metadata, username or password hash columns, no
+// factors table; foreign keys with ON DELETE CASCADE; on SQLite, times as
+// ISO 8601 text
 // ([SQLiteTimeISO8601]). Options after it override what it sets.
 func AuthJSKysely() Option {
 	return preset(
@@ -163,7 +166,7 @@ func AuthJSKysely() Option {
 // makes of the schema in Auth.js's Prisma adapter documentation (models
 // User, Account, Session, VerificationToken, Authenticator): those table
 // names; no expires_in, authorization_details, username or password hash
-// column; the createdAt and updatedAt columns of User, Account and Session
+// column and no factors table; the createdAt and updatedAt columns of User, Account and Session
 // written by the adapter ([WithTimestampColumns]: "updatedAt" is NOT NULL
 // without a database default). It keeps no session metadata; given
 // WithSessionMetadataColumns("", "", "ipAddress", "userAgent") after it

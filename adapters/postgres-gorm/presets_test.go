@@ -32,9 +32,9 @@ func TestPresetOptions(t *testing.T) {
 	}{
 		{"AuthJSPg", AuthJSPg(), config{names: authJSPgNames(), noFK: true, serialIDs: true}},
 		{"AuthJSDrizzle", AuthJSDrizzle(), config{names: Names{Users: "user", Accounts: "account", Sessions: "session",
-			VerificationTokens: "verificationToken", Authenticators: "authenticator", User: noUsername, Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeUnixMilli}},
+			VerificationTokens: "verificationToken", Authenticators: "authenticator", Factors: Omit, User: noUsername, Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeUnixMilli}},
 		{"AuthJSKysely", AuthJSKysely(), config{names: Names{Users: "User", Accounts: "Account", Sessions: "Session",
-			VerificationTokens: "VerificationToken", Authenticators: Omit, User: noUsername, Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeISO8601}},
+			VerificationTokens: "VerificationToken", Authenticators: Omit, Factors: Omit, User: noUsername, Account: omit, Session: sessionColumnsOmitted()}, sqliteTimes: SQLiteTimeISO8601}},
 		{"AuthJSPrisma", AuthJSPrisma(), configOf(append([]Option{WithNames(prismaNames(""))}, prismaTimestamps()...)...)},
 	} {
 		if got := configOf(tc.preset); !reflect.DeepEqual(got, tc.want) {

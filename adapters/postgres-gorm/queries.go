@@ -75,13 +75,20 @@ type queries struct {
 	// below the new one (its last argument, the new counter again).
 	advanceCounter *statement
 
+	// The factors table's (all nil when it is omitted): getFactor reads
+	// one factor by user and id, swapFactor sets one where its secret and
+	// step are the ones given last.
+	createFactor, listFactors, getFactor, swapFactor *statement
+	deleteFactor                                     deletion
+
 	purgeSessions, purgeTokens *statement
 
 	// Without foreign keys (WithoutForeignKeys): lockUser finds the user
 	// and locks its row against a concurrent delete; deleteUser* delete
 	// the user's dependents (deleteUserAuthenticators is nil when the
-	// authenticators table is omitted).
-	lockUser, deleteUserSessions, deleteUserAccounts, deleteUserAuthenticators *statement
+	// authenticators table is omitted, deleteUserFactors when the factors
+	// table is).
+	lockUser, deleteUserSessions, deleteUserAccounts, deleteUserAuthenticators, deleteUserFactors *statement
 
 	// extras are the users table's application columns, read after the
 	// standard ones by every statement that returns users; usersKnown
@@ -280,6 +287,32 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 	}
 	q.advanceCounter = st(upd)
 
+	// Factors: every statement keyed by the user and the id, so that
+	// another user's factor is never found, changed or deleted.
+	factors, fc := d.table(n.Factors), n.Factor
+	if n.Factors != Omit {
+		fcols := factorColumns(fc)
+		q.createFactor = st(insert(factors, TableFactors, fcols))
+		p = &placeholders{d: d}
+		q.listFactors = st("SELECT " + cols("", fcols...) + " FROM " + factors + " WHERE " + id(fc.UserID) + " = " + p.next() +
+			" ORDER BY " + id(fc.ID))
+		p = &placeholders{d: d}
+		factorKey := " WHERE " + id(fc.UserID) + " = " + p.next() + " AND " + id(fc.ID) + " = " + p.next()
+		q.getFactor = st("SELECT " + cols("", fcols...) + " FROM " + factors + factorKey)
+		q.deleteFactor = b.deletion(factors+factorKey, fcols, q.getFactor.sql+forUpdate)
+		// One conditional UPDATE: the factor changes only where its
+		// secret and step are still the ones the caller read (SwapFactor).
+		p = &placeholders{d: d}
+		upd = "UPDATE " + factors + " SET " + id(fc.Name) + " = " + p.next() + ", " + id(fc.Secret) + " = " + p.next() +
+			", " + id(fc.Step) + " = " + p.next() + ", " + id(fc.LastUsedAt) + " = " + p.next() + touch(TableFactors, p) +
+			" WHERE " + id(fc.UserID) + " = " + p.next() + " AND " + id(fc.ID) + " = " + p.next() +
+			" AND " + id(fc.Secret) + " = " + p.next() + " AND " + id(fc.Step) + " = " + p.next()
+		if d.updateReturning {
+			upd += " RETURNING " + cols("", fcols...)
+		}
+		q.swapFactor = st(upd)
+	}
+
 	// Purge, in bounded batches: each statement deletes at most its
 	// second argument's number of expired rows. The rows are named by their
 	// physical address (PostgreSQL's ctid, SQLite's rowid), which needs no
@@ -322,8 +355,17 @@ func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, e
 		if n.Authenticators != Omit {
 			q.deleteUserAuthenticators = byUser(auths, auc.UserID)
 		}
+		if n.Factors != Omit {
+			q.deleteUserFactors = byUser(factors, fc.UserID)
+		}
 	}
 	return q
+}
+
+// factorColumns are the factors table's columns in the order every factor
+// statement writes and returns them (see factorRow).
+func factorColumns(fc FactorColumns) []string {
+	return []string{fc.ID, fc.UserID, fc.Type, fc.Name, fc.Secret, fc.Step, fc.CreatedAt, fc.LastUsedAt}
 }
 
 // deletion is how one row is deleted and returned (see deleteReturning):
@@ -454,7 +496,9 @@ func (q *queries) all() []*statement {
 		q.deleteSession.returning, q.deleteSession.lock, q.deleteSession.plain,
 		q.createToken, q.useToken.returning, q.useToken.lock, q.useToken.plain,
 		q.createAuthenticator, q.getAuthenticator, q.listAuthenticators, q.updateCounter, q.advanceCounter,
+		q.createFactor, q.listFactors, q.getFactor, q.swapFactor,
+		q.deleteFactor.returning, q.deleteFactor.lock, q.deleteFactor.plain,
 		q.purgeSessions, q.purgeTokens,
-		q.lockUser, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators,
+		q.lockUser, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators, q.deleteUserFactors,
 	}
 }

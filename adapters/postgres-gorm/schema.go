@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -49,25 +50,26 @@ type column struct {
 type colType int
 
 const (
-	tKey  colType = iota // a short string that is part of a key or index
-	tLong                // a long key string (WebAuthn credential id)
-	tText                // an unindexed string
-	tTime                // a timestamp
-	tInt                 // a 64-bit integer
-	tBool                // a boolean
+	tKey   colType = iota // a short string that is part of a key or index
+	tLong                 // a long key string (WebAuthn credential id)
+	tText                 // an unindexed string
+	tTime                 // a timestamp
+	tInt                  // a 64-bit integer
+	tBool                 // a boolean
+	tBytes                // bytes (a factor's secret)
 )
 
 func (d *dialect) colType(t colType) string {
 	switch d.name {
 	case "postgres":
-		return [...]string{"TEXT", "TEXT", "TEXT", "TIMESTAMPTZ(3)", "BIGINT", "BOOLEAN"}[t]
+		return [...]string{"TEXT", "TEXT", "TEXT", "TIMESTAMPTZ(3)", "BIGINT", "BOOLEAN", "BYTEA"}[t]
 	case "mysql":
-		return [...]string{"VARCHAR(255)", "VARCHAR(768)", "TEXT", "DATETIME(3)", "BIGINT", "BOOLEAN"}[t]
+		return [...]string{"VARCHAR(255)", "VARCHAR(768)", "TEXT", "DATETIME(3)", "BIGINT", "BOOLEAN", "BLOB"}[t]
 	}
 	if t == tTime && d.sqliteTimes == SQLiteTimeUnixMilli {
 		return "INTEGER"
 	}
-	return [...]string{"TEXT", "TEXT", "TEXT", "DATETIME", "INTEGER", "BOOLEAN"}[t]
+	return [...]string{"TEXT", "TEXT", "TEXT", "DATETIME", "INTEGER", "BOOLEAN", "BLOB"}[t]
 }
 
 // mysqlCollation is the binary, no-pad collation the MySQL tables use, so
@@ -86,15 +88,20 @@ func (d *dialect) mysqlCollation() string {
 
 // table is one table of the generated DDL.
 type tableDef struct {
-	name    string
-	cols    []column
-	pk      []string
-	unique  []string // a single-column unique constraint, or none
-	fk      string   // the userId column referencing users, or none
+	name   string
+	cols   []column
+	pk     []string
+	unique []string // a single-column unique constraint, or none
+	fk     string   // the userId column referencing users, or none
+	// fkType, when not "", is the fk column's type in place of its
+	// column type's (see factorUserIDType).
+	fkType  string
 	indexes []string // single-column indexes
 }
 
-func (a *Adapter) tableDefs() []tableDef {
+// tableDefs are the tables of the DDL; userIDType, when not "", is the type
+// of the factors table's userId column (see factorUserIDType).
+func (a *Adapter) tableDefs(userIDType string) []tableDef {
 	n := a.names
 	var accountCols []column
 	for _, c := range []column{
@@ -158,8 +165,21 @@ func (a *Adapter) tableDefs() []tableDef {
 			fk:      n.Authenticator.UserID,
 			indexes: []string{n.Authenticator.UserID},
 		},
+		{
+			// The secret is bytes, NOT NULL: none is zero bytes, so that
+			// swapFactor's "secret = ?" compares it too.
+			name: n.Factors,
+			cols: []column{{n.Factor.ID, tKey, false}, {n.Factor.UserID, tKey, false},
+				{n.Factor.Type, tKey, false}, {n.Factor.Name, tText, false}, {n.Factor.Secret, tBytes, false},
+				{n.Factor.Step, tInt, false}, {n.Factor.CreatedAt, tTime, false}, {n.Factor.LastUsedAt, tTime, true}},
+			pk:      []string{n.Factor.ID},
+			fk:      n.Factor.UserID,
+			fkType:  userIDType,
+			indexes: []string{n.Factor.UserID},
+		},
 	}
 	// defs[i] is Table(i+1).
+	var out []tableDef
 	for i := range defs {
 		st := a.stamps[i+1]
 		for _, c := range []string{st.created, st.updated} {
@@ -170,11 +190,11 @@ func (a *Adapter) tableDefs() []tableDef {
 		if a.noFK {
 			defs[i].fk = ""
 		}
+		if defs[i].name != Omit { // the authenticators or factors table
+			out = append(out, defs[i])
+		}
 	}
-	if n.Authenticators == Omit {
-		defs = defs[:len(defs)-1]
-	}
-	return defs
+	return out
 }
 
 // metadataColumns are the session metadata columns the adapter is
@@ -202,8 +222,15 @@ func baseName(table string) string {
 }
 
 // DDL returns the statements [Adapter.Migrate] runs, for the adapter's
-// dialect and names. Every statement is idempotent (IF NOT EXISTS).
-func (a *Adapter) DDL() []string {
+// dialect and names. Every statement is idempotent (IF NOT EXISTS). (On a
+// database whose users table exists with an id column of another type,
+// Migrate gives the factors table's userId column that type; see
+// [WithFactorsTable].)
+func (a *Adapter) DDL() []string { return a.ddl("") }
+
+// ddl is DDL with the factors table's userId column of type userIDType
+// (when not "").
+func (a *Adapter) ddl(userIDType string) []string {
 	d := &a.d
 	id := d.ident
 	list := func(cols []string) string {
@@ -214,11 +241,15 @@ func (a *Adapter) DDL() []string {
 		return strings.Join(q, ", ")
 	}
 	var stmts, after []string
-	for _, t := range a.tableDefs() {
+	for _, t := range a.tableDefs(userIDType) {
 		base := baseName(t.name)
 		var lines []string
 		for _, c := range t.cols {
-			l := id(c.name) + " " + d.colType(c.typ)
+			typ := d.colType(c.typ)
+			if t.fkType != "" && c.name == t.fk {
+				typ = t.fkType
+			}
+			l := id(c.name) + " " + typ
 			if !c.null {
 				l += " NOT NULL"
 			}
@@ -273,6 +304,13 @@ func (a *Adapter) DDL() []string {
 //     replaces it, its rows, indexes and triggers kept; the rows of other
 //     tables that reference it are untouched.
 //
+// A database made before second factors gets the factors table (with the
+// configured names; none when [Names.Factors] is [Omit], as in the Auth.js
+// presets unless [WithFactorsTable] names one). Its userId column has the
+// type of the users table's id column where that table exists with
+// another type (Auth.js's Kysely schema has uuid ids on PostgreSQL, and on
+// MySQL/MariaDB its own collation), so that the foreign key can be made.
+//
 // On PostgreSQL and SQLite the creation runs in one transaction; MySQL
 // commits each statement itself. The timestamp columns of
 // [WithTimestampColumns] are created too; with [WithoutForeignKeys] no
@@ -282,7 +320,11 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 		return err
 	}
 	defer a.leave()
-	stmts := a.DDL()
+	userIDType, err := a.factorUserIDType(ctx)
+	if err != nil {
+		return fmt.Errorf("gormadapter: migrate: %w", err)
+	}
+	stmts := a.ddl(userIDType)
 	run := func(ex func(context.Context, string, ...any) (sql.Result, error)) error {
 		for _, s := range stmts {
 			if _, err := ex(ctx, s); err != nil {
@@ -321,6 +363,51 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 		return fmt.Errorf("gormadapter: migrate: %w", err)
 	}
 	return nil
+}
+
+// factorUserIDType returns the type the factors table's userId column
+// needs for its foreign key to the users table's id, when that is not the
+// type Migrate would give it: the id column's type on PostgreSQL (uuid in
+// Auth.js's Kysely schema), its type, character set and collation on
+// MySQL/MariaDB (which want all three to match). "" when the factors table
+// exists or is omitted, the schema has no foreign keys, the users table
+// does not exist yet, or on SQLite, whose foreign keys ignore types.
+func (a *Adapter) factorUserIDType(ctx context.Context) (string, error) {
+	if a.names.Factors == Omit || a.noFK || a.d.sqlite() {
+		return "", nil
+	}
+	if have, err := a.tableColumns(ctx, a.names.Factors); err != nil || len(have) > 0 {
+		return "", err
+	}
+	table, col := a.names.Users, a.names.User.ID
+	if a.d.postgres() {
+		all, err := a.tableColumns(ctx, table)
+		if err != nil {
+			return "", fmt.Errorf("reading the columns of table %s: %w", table, err)
+		}
+		for _, c := range all {
+			if c[0] == col && c[1] != "text" {
+				return c[1], nil
+			}
+		}
+		return "", nil
+	}
+	var typ, charset, coll string
+	err := a.db.QueryRowContext(ctx, `SELECT COLUMN_TYPE, COALESCE(CHARACTER_SET_NAME, ''), COALESCE(COLLATION_NAME, '')
+		FROM information_schema.COLUMNS WHERE `+mysqlColumnOf(table, col)).Scan(&typ, &charset, &coll)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the type of %s.%s: %w", table, col, err)
+	}
+	if strings.EqualFold(typ, a.d.colType(tKey)) && (coll == "" || coll == a.d.mysqlCollation()) {
+		return "", nil
+	}
+	if charset != "" && coll != "" {
+		typ += " CHARACTER SET " + charset + " COLLATE " + coll
+	}
+	return typ, nil
 }
 
 // addMetadataColumns adds to the sessions table the configured metadata

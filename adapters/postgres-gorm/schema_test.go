@@ -160,11 +160,11 @@ func TestShippedDDLMatchesMigrate(t *testing.T) {
 			if tc.backend == "mysql" {
 				cascades = strings.Count(all, "| CASCADE")
 			}
-			if cascades != 3 {
-				t.Errorf("%d foreign keys cascade on delete, want 3 (accounts, sessions, authenticators):\n%s", cascades, all)
+			if cascades != 4 {
+				t.Errorf("%d foreign keys cascade on delete, want 4 (accounts, sessions, authenticators, factors):\n%s", cascades, all)
 			}
 			for _, name := range []string{"users_email_key", "accounts_pkey", "sessions_pkey", "verification_token_pkey",
-				"authenticators_pkey", "accounts_userId_idx", "sessions_userId_idx", "authenticators_userId_idx",
+				"authenticators_pkey", "factors_pkey", "accounts_userId_idx", "sessions_userId_idx", "authenticators_userId_idx", "factors_userId_idx",
 				"sessions_expires_idx", "verification_token_expires_idx"} {
 				if !strings.Contains(all, name) && !(tc.backend == "mysql" && strings.HasSuffix(name, "_pkey")) {
 					t.Errorf("no %s in the schema", name)

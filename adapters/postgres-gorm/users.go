@@ -192,11 +192,11 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 
 // DeleteUser implements [core.UserDeleter] with one DELETE … RETURNING; the
 // schema's ON DELETE CASCADE foreign keys delete the user's accounts,
-// sessions and authenticators in the same statement. Where DELETE …
-// RETURNING is missing (MySQL, MariaDB < 10.5) it runs SELECT … FOR UPDATE
-// and DELETE in one transaction. With [WithoutForeignKeys] it deletes the
-// user and then its sessions, accounts and authenticators, in one
-// transaction.
+// sessions, authenticators and factors in the same statement. Where DELETE
+// … RETURNING is missing (MySQL, MariaDB < 10.5) it runs SELECT … FOR
+// UPDATE and DELETE in one transaction. With [WithoutForeignKeys] it
+// deletes the user and then its sessions, accounts, authenticators and
+// factors, in one transaction.
 func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error) {
 	return guard(a, a.enter, func() (*core.User, error) {
 		q := a.qs()
@@ -217,12 +217,12 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 
 // deleteUserAndDependents is deleteUser without foreign keys: in one
 // transaction, the user's row first (which locks it, so that no
-// linkAccount, createSession or createAuthenticator can add a record for
-// the user from then on: they lock the row to check it), then its
-// sessions, accounts and authenticators.
+// linkAccount, createSession, createAuthenticator or createFactor can add
+// a record for the user from then on: they lock the row to check it), then
+// its sessions, accounts, authenticators and factors.
 func (a *Adapter) deleteUserAndDependents(ctx context.Context, q *queries, dest []any, id string) (bool, error) {
 	found := false
-	uses := []*statement{q.deleteUser.returning, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators}
+	uses := []*statement{q.deleteUser.returning, q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators, q.deleteUserFactors}
 	if !a.d.deleteReturning {
 		uses[0] = q.deleteUser.lock
 		uses = append(uses, q.deleteUser.plain)
@@ -241,7 +241,7 @@ func (a *Adapter) deleteUserAndDependents(ctx context.Context, q *queries, dest 
 			return err
 		}
 		found = true
-		for _, s := range []*statement{q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators} {
+		for _, s := range []*statement{q.deleteUserSessions, q.deleteUserAccounts, q.deleteUserAuthenticators, q.deleteUserFactors} {
 			if s == nil {
 				continue
 			}

@@ -124,6 +124,8 @@ func TestKeysNeverCollide(t *testing.T) {
 		add("session", k.session(x), "session "+x)
 		add("moving", k.moving(x), "move marker "+x)
 		add("authenticator", k.authenticator(x), "authenticator "+x)
+		add("factors", k.factors(x), "factors "+x)
+		add("factor", k.factor(x), "factor "+x)
 		for _, y := range nasty {
 			add("account", k.account(accountField(x, y)), fmt.Sprintf("account %q/%q", x, y))
 			add("verification", k.verification(x, y), fmt.Sprintf("verification %q/%q", x, y))
@@ -157,7 +159,7 @@ func TestUserSlot(t *testing.T) {
 	}
 	for _, uid := range []string{"{a}", "x{a}", "y{a}", "a}b{c", "}{", "plain"} {
 		want := slot("{" + shared.Escape(uid) + "}")
-		for _, key := range []string{k.user(uid), k.accounts(uid), k.sessions(uid), k.authenticators(uid)} {
+		for _, key := range []string{k.user(uid), k.accounts(uid), k.sessions(uid), k.authenticators(uid), k.factors(uid)} {
 			if got := slot(key); got != want {
 				t.Errorf("user %q: key %q is in slot %d, want %d", uid, key, got, want)
 			}
@@ -233,7 +235,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encodeAuthenticator(&core.Authenticator{CredentialID: "c", Transports: ptr("usb")}))
 	f.Add("\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")
 	f.Add(encodeSessionMeta(&core.Session{UpdatedAt: time.UnixMilli(1).UTC(), CreatedAt: time.UnixMilli(2).UTC(), IPAddress: "ip", UserAgent: "ua"}))
+	f.Add(encodeFactor(&core.Factor{ID: "f", UserID: "u", Type: core.FactorTOTP, Secret: []byte{0, 0xff}, Step: 1 << 40,
+		CreatedAt: time.UnixMilli(1).UTC(), LastUsedAt: time.UnixMilli(2).UTC()}))
 	f.Fuzz(func(t *testing.T, s string) {
+		if fa, err := decodeFactor(s); err == nil {
+			if again := encodeFactor(fa); again != s {
+				t.Errorf("factor %q re-encodes as %q", s, again)
+			}
+		}
 		if a, err := decodeAccount(s); err == nil {
 			if again := encodeAccount(a); again != s {
 				t.Errorf("account %q re-encodes as %q", s, again)
@@ -346,7 +355,8 @@ func TestRawViewDetects(t *testing.T) {
 	u := core.User{ID: "id with space", Email: "odd{mail}@example.com"}
 	must[any](t)(a.CreateUser(ctx, u))
 	must[any](t)(a.CreateSession(ctx, core.Session{SessionToken: "tok", UserID: u.ID, Expires: time.Now().Add(time.Hour)}))
-	for _, needle := range []string{u.ID, u.Email, "tok"} {
+	must[any](t)(a.CreateFactor(ctx, testFactor("fac", u.ID)))
+	for _, needle := range []string{u.ID, u.Email, "tok", "fac"} {
 		found, err := raw.Mentions(ctx, needle)
 		if err != nil || len(found) == 0 {
 			t.Errorf("Mentions(%q) = %v, %v; want the keys that hold it", needle, found, err)
@@ -391,6 +401,24 @@ func TestRawViewDetects(t *testing.T) {
 					return err
 				}
 				return c.PExpireAt(ctx, a.k.sessionMeta(u.ID), time.UnixMilli(at.Milliseconds())).Err()
+			},
+		},
+		"factor without its index key": {
+			func() error { return c.Del(ctx, a.k.factor("fac")).Err() },
+			func() error { return c.Set(ctx, a.k.factor("fac"), shared.Escape(u.ID), 0).Err() },
+		},
+		"factor index key of no factor": {
+			func() error { return c.Set(ctx, a.k.factor("ghost"), shared.Escape(u.ID), 0).Err() },
+			func() error { return c.Del(ctx, a.k.factor("ghost")).Err() },
+		},
+		"factor record under another id": {
+			func() error {
+				f := testFactor("other", u.ID)
+				return c.HSet(ctx, a.k.factors(u.ID), "fac", encodeFactor(&f)).Err()
+			},
+			func() error {
+				f := testFactor("fac", u.ID)
+				return c.HSet(ctx, a.k.factors(u.ID), "fac", encodeFactor(&f)).Err()
 			},
 		},
 		"session key TTL not moved": {

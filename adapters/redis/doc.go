@@ -6,15 +6,19 @@
 // the extensions [core.AuthenticatorCounterAdvancer],
 // [core.AccountsByUserLister], [core.AccountUpdater], [core.SessionExtender],
 // [core.SessionsByUserLister] and [core.SessionsByUserDeleter]; it keeps
-// session metadata ([core.SessionMetadataKeeper]). Call it through
-// [core.NewStore] (core/auth does): the checked layer validates input and
-// names the method in errors, so the adapter does neither.
+// session metadata ([core.SessionMetadataKeeper]) and second factors
+// ([core.FactorCreator], [core.FactorsByUserLister], [core.FactorSwapper],
+// [core.FactorDeleter]). Call it through [core.NewStore] (core/auth does):
+// the checked layer validates input and names the method in errors, so the
+// adapter does neither.
 //
-// Everything about one user (the user hash, its accounts, its sessions and
-// its authenticators) lives in the user's hash slot, {<user id>}. Lookups by
-// e-mail, account, session token and credential id go through small index
-// keys, each in its own slot, that hold the user id. The user's slot is the
-// truth: an index key is followed and then confirmed there.
+// Everything about one user (the user hash, its accounts, its sessions,
+// its authenticators and its factors) lives in the user's hash slot,
+// {<user id>}. Lookups by e-mail, account, session token and credential id
+// go through small index keys, each in its own slot, that hold the user
+// id; a factor id has one too, which makes it unique across users. The
+// user's slot is the truth: an index key is followed and then confirmed
+// there.
 //
 // On a single server every operation is one command or one Lua script, so
 // each is atomic and one round trip. On a cluster the operations that

@@ -20,11 +20,13 @@ const DefaultPrefix = "authport:"
 //	<p>user:{<uid>}:sessions         zset   <sessionToken> scored by expiry (ms)
 //	<p>user:{<uid>}:sessions:meta    hash   <sessionToken> -> the session's metadata
 //	<p>user:{<uid>}:authenticators   hash   <credentialID> -> authenticator
+//	<p>user:{<uid>}:factors          hash   <factor id> -> factor
 //	<p>email:{<email>}               string uid (none for a user without one)
 //	<p>username:{<username>}         string uid (none for a user without one)
 //	<p>account:{<provider>:<paid>}   string uid
 //	<p>session:{<sessionToken>}      string uid, expires at the session's expiry
 //	<p>authenticator:{<credID>}      string uid
+//	<p>factor:{<factor id>}          string uid
 //	<p>verification:{<identifier>:<token>} string expiry (ms), expires then
 //	<p>user:{<uid>}:deleted          string a deleteUser's tombstone (cluster), expires
 //
@@ -54,6 +56,15 @@ const sessionMetaSuffix = ":meta"
 func (k keys) authenticators(uid string) string {
 	return k.p + "user:{" + shared.Escape(uid) + "}:authenticators"
 }
+
+// factors is the hash of a user's second factors: escaped factor id ->
+// the factor (encodeFactor).
+func (k keys) factors(uid string) string { return k.p + "user:{" + shared.Escape(uid) + "}:factors" }
+
+// factor is the index key of a factor id, holding its user's id: it makes
+// the id unique across users, whose factors live in other slots.
+func (k keys) factor(id string) string { return k.p + "factor:{" + shared.Escape(id) + "}" }
+
 func (k keys) email(email string) string { return k.unique(fEmail, email) }
 
 // unique is the index key of a unique user field's value: the field's
@@ -97,7 +108,7 @@ func (k keys) receipt(slotTag, attempt string) string {
 
 // parsedKey is a key of the layout, split into its parts.
 type parsedKey struct {
-	kind string // user, accounts, sessions, sessionmeta, tombstone, authenticators, email, username, account, session, authenticator, verification, used, moving
+	kind string // user, accounts, sessions, sessionmeta, tombstone, authenticators, factors, factor, email, username, account, session, authenticator, verification, used, moving
 	tag  string // the escaped content of the hash tag
 }
 
@@ -118,13 +129,13 @@ func parseKey(p, key string) (parsedKey, bool) {
 	}
 	switch {
 	case kind == "user" && suffix == "":
-	case kind == "user" && (suffix == ":accounts" || suffix == ":sessions" || suffix == ":authenticators"):
+	case kind == "user" && (suffix == ":accounts" || suffix == ":sessions" || suffix == ":authenticators" || suffix == ":factors"):
 		kind = suffix[1:]
 	case kind == "user" && suffix == ":sessions"+sessionMetaSuffix:
 		kind = "sessionmeta"
 	case kind == "user" && suffix == tombstoneSuffix:
 		kind = "tombstone"
-	case suffix == "" && (kind == "email" || kind == "username" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "verification"):
+	case suffix == "" && (kind == "email" || kind == "username" || kind == "account" || kind == "session" || kind == "authenticator" || kind == "factor" || kind == "verification"):
 	case kind == "used" && suffix != "":
 	case kind == "session" && suffix == ":moving":
 		kind = "moving"

@@ -207,6 +207,7 @@ func TestClusterLostReplyRetriedByClient(t *testing.T) {
 	if _, err := a.LinkAccount(ctx, core.Account{UserID: u.ID, Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "lost-gh"}); err != nil {
 		t.Fatal(err)
 	}
+	lose("createFactor", func() error { _, err := a.CreateFactor(ctx, testFactor("lost-f", u.ID)); return err })
 	lose("updateUser (e-mail)", func() error {
 		got, err := a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Email: core.Set("lost-2@example.com")})
 		if err == nil && got.Email != "lost-2@example.com" {
@@ -229,6 +230,19 @@ func TestClusterLostReplyRetriedByClient(t *testing.T) {
 			t.Errorf("createUser of another user with %s: %v", email, err)
 		}
 	}
+	if _, err := a.CreateFactor(ctx, testFactor("lost-f", "next-lost-1@example.com")); err != nil {
+		t.Errorf("createFactor of the deleted user's factor id by another user: %v", err)
+	}
+	lose("deleteFactor", func() error {
+		got, err := a.DeleteFactor(ctx, "next-lost-1@example.com", "lost-f")
+		if err == nil && got != nil {
+			err = fmt.Errorf("returned %v", got) // the retry finds it gone
+		}
+		return err
+	})
+	if err := raw.CheckConsistency(ctx); err != nil {
+		t.Errorf("after the lost deleteFactor: %v", err)
+	}
 }
 
 // TestClusterDeleteUserTombstone: on a cluster, a deleteUser whose release
@@ -248,6 +262,7 @@ func TestClusterDeleteUserTombstone(t *testing.T) {
 	must[*core.User](t)(a.CreateUser(ctx, u))
 	must[*core.Account](t)(a.LinkAccount(ctx, core.Account{UserID: u.ID, Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "tomb-gh"}))
 	must[*core.Session](t)(a.CreateSession(ctx, core.Session{SessionToken: "tomb-s", UserID: u.ID, Expires: time.Now().Add(time.Hour)}))
+	must[*core.Factor](t)(a.CreateFactor(ctx, testFactor("tomb-f", u.ID)))
 
 	loser.LoseReplies(1, 2) // the script runs; the release pipeline's replies are lost twice
 	if _, err := a.DeleteUser(ctx, u.ID); err == nil {
@@ -273,6 +288,7 @@ func TestClusterDeleteUserTombstone(t *testing.T) {
 	must[*core.User](t)(a.CreateUser(ctx, core.User{ID: "tomb-next", Email: u.Email}))
 	must[*core.Account](t)(a.LinkAccount(ctx, core.Account{UserID: "tomb-next", Provider: "github", Type: core.AccountTypeOAuth, ProviderAccountID: "tomb-gh"}))
 	must[*core.Session](t)(a.CreateSession(ctx, core.Session{SessionToken: "tomb-s", UserID: "tomb-next", Expires: time.Now().Add(time.Hour)}))
+	must[*core.Factor](t)(a.CreateFactor(ctx, testFactor("tomb-f", "tomb-next")))
 	if err := raw.CheckConsistency(ctx); err != nil {
 		t.Errorf("inconsistent at the end: %v", err)
 	}

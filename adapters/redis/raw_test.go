@@ -37,6 +37,7 @@ func newRawView(c redis.UniversalClient, prefix string) rawView {
 
 var (
 	_ conformance.Mentioner          = rawView{}
+	_ conformance.FactorRaw          = rawView{}
 	_ conformance.ConsistencyChecker = rawView{}
 	_ conformance.RawWriter          = rawView{}
 	_ conformance.UserDataWriter     = rawView{}
@@ -91,7 +92,7 @@ func (r rawView) snapshot(ctx context.Context) ([]*entry, error) {
 			pk, _ := parseKey(r.Prefix, k)
 			es[i] = &entry{key: k, pk: pk}
 			switch pk.kind {
-			case "user", "accounts", "authenticators", "sessionmeta":
+			case "user", "accounts", "authenticators", "factors", "sessionmeta":
 				vals[i] = p.HGetAll(ctx, k)
 			case "sessions":
 				vals[i] = p.ZRangeWithScores(ctx, k, 0, -1)
@@ -160,6 +161,24 @@ func addEntry(rs *conformance.Records, _ int, e *entry) error {
 		return fmt.Errorf("%s: %w", e.key, err)
 	}
 	return nil
+}
+
+// Factors returns every stored factor, read from the users' factors
+// hashes (conformance.FactorRaw).
+func (r rawView) Factors(ctx context.Context) ([]core.Factor, error) {
+	es, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []core.Factor{}
+	for _, e := range es {
+		if e.pk.kind == "factors" {
+			if out, err = decodeFields(out, e, decodeFactor); err != nil {
+				return nil, fmt.Errorf("%s: %w", e.key, err)
+			}
+		}
+	}
+	return out, nil
 }
 
 // decodeFields appends the records held in the fields of a hash entry.
@@ -289,7 +308,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 					pointsTo(k.unique(f, v), u.ID)
 				}
 			}
-		case "accounts", "sessions", "authenticators":
+		case "accounts", "sessions", "authenticators", "factors":
 			uid, err := shared.Unescape(e.pk.tag)
 			if err != nil {
 				bad("%s: %v", e.key, err)
@@ -299,13 +318,19 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 				bad("%s: no user %q", e.key, uid)
 			}
 			for f, v := range e.hash {
-				pointsTo(r.Prefix+map[string]string{"accounts": "account", "authenticators": "authenticator"}[e.pk.kind]+":{"+f+"}", uid)
-				if e.pk.kind == "accounts" {
+				pointsTo(r.Prefix+map[string]string{"accounts": "account", "authenticators": "authenticator", "factors": "factor"}[e.pk.kind]+":{"+f+"}", uid)
+				switch e.pk.kind {
+				case "accounts":
 					a, err := decodeAccount(v)
 					if err != nil || a.UserID != uid || accountField(a.Provider, a.ProviderAccountID) != f {
 						bad("%s %s: account record does not match its field: %v", e.key, f, err)
 					}
-				} else {
+				case "factors":
+					fa, err := decodeFactor(v)
+					if err != nil || fa.UserID != uid || shared.Escape(fa.ID) != f {
+						bad("%s %s: factor record does not match its field: %v", e.key, f, err)
+					}
+				default:
 					a, err := decodeAuthenticator(v)
 					if err != nil || a.UserID != uid || shared.Escape(a.CredentialID) != f {
 						bad("%s %s: authenticator record does not match its field: %v", e.key, f, err)
@@ -355,7 +380,7 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 					bad("%s: metadata of %q, which is not in the sessions set", e.key, f)
 				}
 			}
-		case "email", "username", "account", "session", "authenticator":
+		case "email", "username", "account", "session", "authenticator", "factor":
 			uid, err := shared.Unescape(e.str)
 			if err != nil {
 				bad("%s: value %q is not an escaped user id", e.key, e.str)
@@ -378,6 +403,10 @@ func (r rawView) CheckConsistency(ctx context.Context) error {
 			case "authenticator":
 				if h := byKey[k.authenticators(uid)]; h == nil || h.hash[e.pk.tag] == "" {
 					bad("%s: user %q has no such authenticator", e.key, e.str)
+				}
+			case "factor":
+				if h := byKey[k.factors(uid)]; h == nil || h.hash[e.pk.tag] == "" {
+					bad("%s: user %q has no such factor", e.key, e.str)
 				}
 			case "session":
 				found := false

@@ -250,6 +250,34 @@ func roundTripCases() []roundTripCase {
 			base(t, ctx, a)
 			measure(func() error { return found(a.UpdateAuthenticatorCounter(ctx, "c", 9)) })
 		}},
+		{"createFactor", 1, 3, 1, 3, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			u := base(t, ctx, a)
+			measure(func() error { return found(a.CreateFactor(ctx, testFactor("f", u.ID))) })
+		}},
+		{"listFactorsByUserId", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			u := base(t, ctx, a)
+			must[*core.Factor](t)(a.CreateFactor(ctx, testFactor("f", u.ID)))
+			measure(func() error {
+				l, err := a.ListFactorsByUserID(ctx, u.ID)
+				if err == nil && len(l) != 1 {
+					err = fmt.Errorf("listed %d factors, want 1", len(l))
+				}
+				return err
+			})
+		}},
+		{"swapFactor", 1, 1, 1, 1, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			u := base(t, ctx, a)
+			f := testFactor("f", u.ID)
+			must[*core.Factor](t)(a.CreateFactor(ctx, f))
+			next := f
+			next.Step++
+			measure(func() error { return found(a.SwapFactor(ctx, f, next)) })
+		}},
+		{"deleteFactor", 1, 2, 1, 2, func(t *testing.T, ctx ctxA, a *Adapter, measure func(func() error)) {
+			u := base(t, ctx, a)
+			must[*core.Factor](t)(a.CreateFactor(ctx, testFactor("f", u.ID)))
+			measure(func() error { return found(a.DeleteFactor(ctx, u.ID, "f")) })
+		}},
 	}
 }
 

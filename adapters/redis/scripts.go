@@ -124,13 +124,14 @@ return 'ok'
 // luaUndoCreate undoes, on a cluster, a createUser whose script's outcome
 // is unknown (its replies lost): it deletes the user if it is stored
 // exactly as createUser would have written it and nothing has been
-// attached to it yet. KEYS {user, accounts, sessions, authenticators}.
-// ARGV as luaCreateUser's. Returns 'gone' when no such user is stored
-// (now), 'same' for the user as given but in use, 'other' for another.
+// attached to it yet. KEYS {user, accounts, sessions, authenticators,
+// factors}. ARGV as luaCreateUser's. Returns 'gone' when no such user is
+// stored (now), 'same' for the user as given but in use, 'other' for
+// another.
 const luaUndoCreate = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
 if not same(KEYS[1], 4) then return 'other' end
-if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then return 'same' end
+if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[5]) > 0 then return 'same' end
 redis.call('DEL', KEYS[1])
 return 'gone'
 `
@@ -175,10 +176,10 @@ return {oldEmail, redis.call('HGETALL', KEYS[1])}
 `
 
 // deleteUser. KEYS {user, accounts, sessions, authenticators, session
-// metadata, tombstone}. ARGV P, mode, escaped uid, attempt id, tombstone
-// TTL in ms. Returns {HGETALL, index keys}: every index key of the user
-// (its unique fields' (see unique), accounts', sessions' and
-// authenticators'). In mode S it has also deleted each of them that still
+// metadata, tombstone, factors}. ARGV P, mode, escaped uid, attempt id,
+// tombstone TTL in ms. Returns {HGETALL, index keys}: every index key of
+// the user (its unique fields' (see unique), accounts', sessions',
+// authenticators' and factors'). In mode S it has also deleted each of them that still
 // holds this user id (a session key may name a new session of another user
 // once this one's entry expired).
 //
@@ -207,7 +208,8 @@ end
 for _, a in ipairs(redis.call('HKEYS', KEYS[2])) do ptrs[#ptrs + 1] = P .. 'account:{' .. a .. '}' end
 for _, s in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do ptrs[#ptrs + 1] = P .. 'session:{' .. s .. '}' end
 for _, c in ipairs(redis.call('HKEYS', KEYS[4])) do ptrs[#ptrs + 1] = P .. 'authenticator:{' .. c .. '}' end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+for _, f in ipairs(redis.call('HKEYS', KEYS[7])) do ptrs[#ptrs + 1] = P .. 'factor:{' .. f .. '}' end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7])
 if ARGV[2] == 'S' then
   for _, k in ipairs(ptrs) do unpoint(k, ARGV[3]) end
 elseif #ptrs > 0 then
@@ -466,6 +468,63 @@ redis.call('HSET', K[4], ARGV[3], v)
 return {'ok', v}
 `
 
+// swapFactor: one script in the user's slot. KEYS {factors}. ARGV: the
+// factor's field (escaped id), then, in the factor layout of recordcodec
+// (encodeFactor), old's secret (str) and step (varint), next's name (str),
+// secret (str) and step (varint), and next's lastUsedAt (varint). The
+// record is the version byte (codecVersion, 1), then userId, id, type and name (str each),
+// secret (str), step, createdAt and lastUsedAt (varint each): the script
+// walks the strs to the secret and compares the bytes of the stored secret
+// and step with old's (a str and a minimal varint end where their bytes
+// say, so equal bytes are an equal secret and step), then splices next's
+// name, secret and step and lastUsedAt around the stored head (userId, id,
+// type) and createdAt. Returns {'ok', record as written}, {'changed',
+// stored record}, or nil when the user has no such factor.
+const luaSwapFactor = `
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return false end
+local function uvarint(i) -- the uvarint at byte i (at most 10 bytes) and the index after it
+  local n, mul = 0, 1
+  for _ = 1, 10 do
+    local c = string.byte(v, i)
+    if not c then return nil end
+    if c < 128 then return n + c * mul, i + 1 end
+    n, mul, i = n + (c - 128) * mul, mul * 128, i + 1
+  end
+  return nil
+end
+if string.byte(v, 1) ~= 1 then return redis.error_reply('corrupt factor record') end
+local i, head = 2, nil -- after the version byte
+for s = 1, 4 do -- userId, id, type, then name
+  if s == 4 then head = string.sub(v, 1, i - 1) end
+  local n, j = uvarint(i)
+  if not n or j + n - 1 > #v then return redis.error_reply('corrupt factor record') end
+  i = j + n
+end
+local old = ARGV[2]
+if string.sub(v, i, i + #old - 1) ~= old then return {'changed', v} end
+local n, j = uvarint(i + #old) -- createdAt, a zig-zag varint: a uvarint's bytes
+local m, k = nil, nil
+if n then m, k = uvarint(j) end -- lastUsedAt, the last field
+if not m or k ~= #v + 1 then return redis.error_reply('corrupt factor record') end
+local rec = head .. ARGV[3] .. string.sub(v, i + #old, j - 1) .. ARGV[4]
+redis.call('HSET', KEYS[1], ARGV[1], rec)
+return {'ok', rec}
+`
+
+// deleteFactor: one script in the user's slot. KEYS: S {factors, factor
+// index key}, C {factors}. ARGV: P, mode, field (escaped id), escaped uid.
+// Deletes the factor and returns its record, or nil when the user has no
+// such factor. In mode S it also deletes the index key (while it names
+// this user); in mode C the adapter releases it afterwards.
+const luaDeleteFactor = `
+local v = redis.call('HGET', KEYS[1], ARGV[3])
+if not v then return false end
+redis.call('HDEL', KEYS[1], ARGV[3])
+if ARGV[2] == 'S' then unpoint(KEYS[2], ARGV[4]) end
+return v
+`
+
 // luaLock takes the lease lock of a user's unique fields (e-mail,
 // username) on a cluster: the user hash field lockField holds "<nonce>
 // <expiry ms>". KEYS {user}. ARGV: nonce, lease in ms, then fields.
@@ -580,6 +639,7 @@ type scripts struct {
 	commit, release, releaseStale, repoint, lock     *redis.Script
 	unlock                                           *redis.Script
 	consume, replaceField                            *redis.Script
+	swapFactor, deleteFactor                         *redis.Script
 }
 
 func newScripts() *scripts {
@@ -612,6 +672,8 @@ func newScripts() *scripts {
 		repoint:          redis.NewScript(luaRepoint),
 		lock:             redis.NewScript(luaLock),
 		unlock:           redis.NewScript(luaUnlock),
+		swapFactor:       redis.NewScript(luaSwapFactor),
+		deleteFactor:     h(luaDeleteFactor),
 	}
 }
 
@@ -622,5 +684,6 @@ func (s *scripts) all() []*redis.Script {
 		s.createSession, s.sessionAndUser, s.sessionAndUserC, s.updateSession, s.listSessions, s.deleteSessions,
 		s.deleteSession, s.getAuthenticator, s.updateCounter, s.advanceCounter,
 		s.commit, s.release, s.releaseStale, s.repoint, s.lock, s.unlock, s.consume, s.replaceField,
+		s.swapFactor, s.deleteFactor,
 	}
 }

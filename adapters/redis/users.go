@@ -108,7 +108,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 // user as given, in use) or "other".
 func (a *Adapter) undoCreate(ctx context.Context, id string, args []any) (string, error) {
 	return again(ctx, func(ctx context.Context) (string, error) {
-		return a.s.undoCreate.Run(ctx, a.c, a.userKeys(id)[:4], args...).Text()
+		return a.s.undoCreate.Run(ctx, a.c, append(a.userKeys(id)[:4], a.k.factors(id)), args...).Text()
 	})
 }
 
@@ -528,7 +528,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	if err != nil {
 		return nil, err
 	}
-	keys := append(a.userKeys(id), a.k.tombstone(id))
+	keys := append(a.userKeys(id), a.k.tombstone(id), a.k.factors(id))
 	args := []any{a.k.p, a.mode(), shared.Escape(id), attempt, tombstoneTTL.Milliseconds()}
 	run := func(ctx context.Context) (any, error) { return a.s.deleteUser.Run(ctx, a.c, keys, args...).Result() }
 	var v any

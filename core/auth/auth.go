@@ -209,6 +209,10 @@ type Auth struct {
 	requireEmail bool
 	// background tracks work done off the request path ([Auth.Wait]).
 	background sync.WaitGroup
+	// sf is Config.SecondFactors, defaults applied; seal its sealers
+	// (nil when second factors are off).
+	sf   SecondFactorOptions
+	seal *sealers
 }
 
 // MinSecretLength is the fewest bytes a secret may have unless
@@ -359,6 +363,9 @@ func New(cfg Config) (*Auth, error) {
 	if err := a.setUpPasswords(); err != nil {
 		return nil, err
 	}
+	if err := a.setUpSecondFactors(cfg.SecondFactors); err != nil {
+		return nil, err
+	}
 	if err := a.checkAdapter(providers); err != nil {
 		return nil, err
 	}
@@ -401,6 +408,9 @@ func (a *Auth) checkAdapter(providers []provider.Provider) error {
 				need("password sign-in with usernames (provider.PasswordConfig.Usernames)", []core.Method{core.MethodGetUserByUsername})
 			}
 		}
+	}
+	if a.sf.Enabled {
+		need("second factors", secondFactorNeeds)
 	}
 	if len(missing) == 0 {
 		return nil
@@ -496,16 +506,35 @@ type SignIn struct {
 	// Session and Claims are zero, and no SignIn event ran. The caller
 	// keeps Pending.Token for the browser and shows the challenge.
 	Pending *PendingSignIn
+	// RecoveryCodes are the recovery codes made when this sign-in enrolled
+	// the user's first factor ([PendingSignIn.Enroll]): show them once.
+	RecoveryCodes []string
 	// TrustedDevice, when set, is the value of the trusted-device cookie
 	// to keep in this browser ([Answer.TrustDevice]); give it back
 	// through [Client.TrustedDevice].
 	TrustedDevice string
+
+	// Authentication is how the user proved who they are in this
+	// sign-in: now, the RFC 8176 methods and the level, as the new
+	// session (database token or JWT claims) carries them. Zero with
+	// Pending and KeepSession.
+	Authentication Authentication
 
 	// confirm, when set, runs once the database session exists and
 	// before the SignIn event: an error deletes that session and refuses
 	// the sign-in (a password sign-in checks that its hash was not
 	// swapped by a reset while it was hashing).
 	confirm func(context.Context) error
+	// requireSecond is [SignInDecision.RequireSecondFactor] of the
+	// sign-in's [Callbacks.SignIn].
+	requireSecond bool
+	// amr are the methods the first factor proved; nil means those of
+	// the provider's type ([firstFactorMethods]).
+	amr []string
+	// verifiedHash is the password hash a password sign-in verified
+	// against: a pending sign-in carries a keyed hash of it, so that a
+	// reset while it waits refuses it as confirm refuses a session.
+	verifiedHash string
 }
 
 // provider returns the provider with the id, of type T.

@@ -92,7 +92,7 @@ func (a *Auth) startEmailSignIn(ctx context.Context, providerID, email, binding 
 			params.User, params.IsNewUser = core.User{Email: identifier}, true
 		}
 		params.Account.UserID = params.User.ID
-		if err := a.authorize(ctx, params); err != nil {
+		if _, err := a.authorize(ctx, params); err != nil {
 			return nil, err
 		}
 	}
@@ -246,6 +246,7 @@ func (a *Auth) emailSignIn(ctx context.Context, providerID, identifier string) (
 	if err != nil {
 		return nil, err
 	}
+	var second bool
 	if user != nil {
 		// An earlier holder that never proved the address does not become
 		// the prover's account (Config.AllowDangerousUnverifiedEmail).
@@ -256,16 +257,16 @@ func (a *Auth) emailSignIn(ctx context.Context, providerID, identifier string) (
 		if displace {
 			holder := *user
 			user = nil
-			if err := a.authorizeEmail(ctx, providerID, nil, identifier); err != nil {
+			if second, err = a.authorizeEmail(ctx, providerID, nil, identifier); err != nil {
 				return nil, err
 			}
 			if err := a.displace(ctx, "e-mail sign-in", holder); err != nil {
 				return nil, err
 			}
-		} else if err := a.authorizeEmail(ctx, providerID, user, identifier); err != nil {
+		} else if second, err = a.authorizeEmail(ctx, providerID, user, identifier); err != nil {
 			return nil, err
 		}
-	} else if err := a.authorizeEmail(ctx, providerID, nil, identifier); err != nil {
+	} else if second, err = a.authorizeEmail(ctx, providerID, nil, identifier); err != nil {
 		return nil, err
 	}
 	isNew := user == nil
@@ -303,12 +304,12 @@ func (a *Auth) emailSignIn(ctx context.Context, providerID, identifier string) (
 	if err != nil {
 		return nil, err
 	}
-	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, IsNewUser: isNew})
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, IsNewUser: isNew, requireSecond: second})
 }
 
 // authorizeEmail runs [Callbacks.SignIn] for a used e-mail link: user is
 // the user signing in, or nil for a new user of the address.
-func (a *Auth) authorizeEmail(ctx context.Context, providerID string, user *core.User, identifier string) error {
+func (a *Auth) authorizeEmail(ctx context.Context, providerID string, user *core.User, identifier string) (bool, error) {
 	params := SignInParams{ProviderID: providerID, Type: provider.TypeEmail,
 		Account: &core.Account{Provider: providerID, Type: core.AccountTypeEmail, ProviderAccountID: identifier}}
 	if user != nil {

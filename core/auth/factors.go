@@ -2,14 +2,20 @@ package auth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/authport/authport/core"
 )
 
-// This file is the public surface of second factors and step-up. The
-// bodies marked "skeleton" are being written; the signatures are fixed.
+// This file is the public surface of second factors and step-up; the
+// pending stage is in pending.go, TOTP in totp.go, recovery codes in
+// recovery.go, trusted devices in devices.go, e-mail codes in
+// emailcode.go, amr/acr/auth_time in stepup.go, sealing in seal.go.
 
 // SecondFactorOptions configures second factors ([Config.SecondFactors]).
 // The zero value turns them off: no factor can be enrolled and no sign-in
@@ -160,90 +166,702 @@ type Factors struct{ a *Auth }
 // Factors returns the second-factor operations.
 func (a *Auth) Factors() Factors { return Factors{a} }
 
-// errSkeleton is returned by the operations not written yet.
-var errSkeleton = errors.New("second factors: not implemented yet")
-
-// List returns the user's factors (trusted devices included), by creation
-// time.
+// List returns the user's factors (trusted devices included, those whose
+// trust ended left out), by creation time. It never returns a secret.
 func (f Factors) List(ctx context.Context, userID string) ([]FactorInfo, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	factors, err := a.listFactors(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	out := make([]FactorInfo, 0, len(factors))
+	for _, fa := range factors {
+		if fa.Type == core.FactorTrustedDevice && !a.deviceLive(fa, now) {
+			continue
+		}
+		out = append(out, infoOf(fa))
+	}
+	slices.SortStableFunc(out, func(x, y FactorInfo) int {
+		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return out, nil
+}
+
+// infoOf is what the user sees of a factor.
+func infoOf(fa core.Factor) FactorInfo {
+	fi := FactorInfo{ID: fa.ID, Type: fa.Type, Name: fa.Name, CreatedAt: fa.CreatedAt, LastUsedAt: fa.LastUsedAt}
+	if fa.Type == core.FactorRecoveryCodes {
+		fi.Remaining = len(fa.Secret) / recoveryHashSize
+	}
+	return fi
 }
 
 // StartTOTP offers the user a new TOTP key. pendingToken is "" for a
 // signed-in user (userID set), or the pending sign-in's token when it
 // must enrol to finish (userID "").
+//
+// Nothing is stored: the key travels, sealed, in the enrolment's token,
+// and becomes a factor only when a code from it is confirmed
+// ([Factors.ConfirmTOTP], or [Factors.Verify] with
+// [Answer.Enrollment]). name is the factor's label ("" for a default).
 func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name string) (*TOTPEnrollment, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	if a.sf.TOTP == nil {
+		return nil, fmt.Errorf("%w: TOTP is off (SecondFactorOptions.TOTP is nil)", core.ErrInvalidConfig)
+	}
+	name, err := factorName(name, "Authenticator app")
+	if err != nil {
+		return nil, err
+	}
+	pendingID := ""
+	if pendingToken != "" {
+		pc, err := a.openPending(pendingToken)
+		if err != nil {
+			return nil, err
+		}
+		if userID != "" && userID != pc.UserID {
+			return nil, refused("the pending sign-in is another user's")
+		}
+		userID, pendingID = pc.UserID, pc.ID
+	}
+	if userID == "" {
+		return nil, fmt.Errorf("%w: StartTOTP needs the signed-in user's id or a pending sign-in's token", core.ErrInvalidInput)
+	}
+	user, err := a.pendingUser(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	account := user.Email
+	if account == "" {
+		account = user.Username
+	}
+	if account == "" && user.Name != nil {
+		account = *user.Name
+	}
+	if account == "" {
+		account = user.ID
+	}
+	key, err := a.sf.TOTP.NewKey(a.sf.Issuer, account)
+	if err != nil {
+		return nil, fmt.Errorf("second factors: making a TOTP key: %w", err)
+	}
+	if len(key.Secret) == 0 || len(key.Secret) > 128 {
+		return nil, fmt.Errorf("second factors: the TOTP implementation made a key of %d bytes", len(key.Secret))
+	}
+	e := enrollmentClaims{FactorID: core.NewUUID(), UserID: userID, Pending: pendingID, Name: name, Key: key.Secret,
+		Expires: a.now().Add(a.sf.PendingMaxAge).Unix()}
+	token, err := a.sealEnrollment(e)
+	if err != nil {
+		return nil, err
+	}
+	return &TOTPEnrollment{Key: key, Token: token}, nil
 }
 
 // ConfirmTOTP activates the key of enrollmentToken for the signed-in user
 // once code is right for it. The first factor a user enrols comes with
-// recovery codes.
+// recovery codes. The confirming code's time step is recorded, so that
+// the same code does not also answer the next sign-in; an enrolment is
+// confirmed once.
 func (f Factors) ConfirmTOTP(ctx context.Context, userID, enrollmentToken, code string) (*Enrolled, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	if err := a.countAttempt(ctx, "", userID); err != nil {
+		return nil, err
+	}
+	return a.confirmTOTP(ctx, userID, "", enrollmentToken, code)
+}
+
+// confirmTOTP checks code against the enrolment's key and stores the
+// factor (and, for the user's first factor, recovery codes). pendingID,
+// when set, is the pending sign-in the enrolment must belong to.
+func (a *Auth) confirmTOTP(ctx context.Context, userID, pendingID, token, code string) (*Enrolled, error) {
+	if a.sf.TOTP == nil {
+		return nil, fmt.Errorf("%w: TOTP is off (SecondFactorOptions.TOTP is nil)", core.ErrInvalidConfig)
+	}
+	e, err := a.openEnrollment(token)
+	if err != nil {
+		return nil, err
+	}
+	if e.UserID != userID || pendingID != "" && e.Pending != pendingID {
+		return nil, refused("the enrolment is another user's or another sign-in's")
+	}
+	now := a.now()
+	step, ok := a.sf.TOTP.Match(e.Key, code, now)
+	if !ok || step < 0 {
+		return nil, refused("the code does not match the new key")
+	}
+	sealed, err := a.sealTOTPKey(e.Key, e.FactorID, userID)
+	if err != nil {
+		return nil, err
+	}
+	before, err := a.listFactors(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	created, err := call(a, "second factors", func(c core.FactorCreator) (*core.Factor, error) {
+		return c.CreateFactor(ctx, core.Factor{ID: e.FactorID, UserID: userID, Type: core.FactorTOTP, Name: e.Name,
+			Secret: sealed, Step: step, CreatedAt: now, LastUsedAt: now})
+	})
+	switch {
+	case errors.Is(err, core.ErrAlreadyExists):
+		return nil, refused("the enrolment was confirmed already")
+	case errors.Is(err, core.ErrNotFound):
+		return nil, refused("the user is gone")
+	case err != nil:
+		return nil, err
+	}
+	out := &Enrolled{Factor: infoOf(*created)}
+	if !slices.ContainsFunc(before, func(fa core.Factor) bool { return fa.Type == core.FactorRecoveryCodes }) {
+		codes, err := a.newRecoveryCodes(ctx, userID)
+		if err != nil {
+			// The factor stands; the user can make codes later.
+			a.log.ErrorContext(ctx, "authport: making recovery codes with the first factor failed", "error", err)
+		}
+		out.RecoveryCodes = codes
+	}
+	return out, nil
 }
 
 // NewRecoveryCodes replaces the user's recovery codes with ten new ones,
 // returned once; the old ones stop working.
 func (f Factors) NewRecoveryCodes(ctx context.Context, userID string) ([]string, error) {
-	return nil, errSkeleton // skeleton
+	if err := f.a.factorsOn(); err != nil {
+		return nil, err
+	}
+	return f.a.newRecoveryCodes(ctx, userID)
 }
 
 // AddPasskey makes the user's passkey with the credential id a second
-// factor.
+// factor. The passkey must be the user's (another user's, or an unknown
+// credential, is not found) and not a factor already.
 func (f Factors) AddPasskey(ctx context.Context, userID, credentialID, name string) (*FactorInfo, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	name, err := factorName(name, "Passkey")
+	if err != nil {
+		return nil, err
+	}
+	if credentialID == "" || len(credentialID) > core.MaxFactorSecret {
+		return nil, fmt.Errorf("%w: a credential id is 1 to %d bytes", core.ErrInvalidInput, core.MaxFactorSecret)
+	}
+	au, err := call(a, "second factors (passkeys)", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
+		return g.GetAuthenticator(ctx, credentialID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if au == nil || au.UserID != userID {
+		return nil, fmt.Errorf("second factors: passkey %q of user %q: %w", credentialID, userID, core.ErrNotFound)
+	}
+	factors, err := a.listFactors(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(factors, func(fa core.Factor) bool {
+		return fa.Type == core.FactorPasskey && string(fa.Secret) == credentialID
+	}) {
+		return nil, fmt.Errorf("second factors: passkey %q is a factor already: %w", credentialID, core.ErrAlreadyExists)
+	}
+	return a.createFactor(ctx, core.Factor{ID: core.NewUUID(), UserID: userID, Type: core.FactorPasskey, Name: name, Secret: []byte(credentialID), CreatedAt: a.now()})
 }
 
 // AddEmail makes a code sent to the user's verified address a second
-// factor ([SecondFactorOptions.EmailCode]).
+// factor ([SecondFactorOptions.EmailCode]). A user without a verified
+// address is refused ([core.ErrInvalidInput]); one who has the factor
+// already gets [core.ErrAlreadyExists].
 func (f Factors) AddEmail(ctx context.Context, userID string) (*FactorInfo, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	if !a.sf.EmailCode {
+		return nil, fmt.Errorf("%w: e-mail codes are off (SecondFactorOptions.EmailCode)", core.ErrInvalidConfig)
+	}
+	user, err := a.pendingUser(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("second factors: user %q: %w", userID, core.ErrNotFound)
+	}
+	if !a.canEmail(*user) {
+		return nil, fmt.Errorf("%w: an e-mail code needs a verified e-mail address", core.ErrInvalidInput)
+	}
+	factors, err := a.listFactors(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(factors, func(fa core.Factor) bool { return fa.Type == core.FactorEmail }) {
+		return nil, fmt.Errorf("second factors: e-mail codes are a factor already: %w", core.ErrAlreadyExists)
+	}
+	return a.createFactor(ctx, core.Factor{ID: core.NewUUID(), UserID: userID, Type: core.FactorEmail, Name: "E-mail", CreatedAt: a.now()})
+}
+
+// createFactor stores a new factor and returns what the user sees of it.
+func (a *Auth) createFactor(ctx context.Context, fa core.Factor) (*FactorInfo, error) {
+	created, err := call(a, "second factors", func(c core.FactorCreator) (*core.Factor, error) {
+		return c.CreateFactor(ctx, fa)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fi := infoOf(*created)
+	return &fi, nil
 }
 
 // Remove deletes the user's factor. Removing the last factor of a user
 // who must have one is refused with an error matching
 // [core.ErrInvalidInput]; another user's factor id is not found.
+//
+// A user must have one when [SecondFactorOptions.Required] is set. When
+// the last usable factor goes (TOTP, passkey, e-mail), the recovery codes
+// go with it: they answer a second factor that is no longer asked for,
+// and the next first factor comes with new ones.
 func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
-	return errSkeleton // skeleton
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return err
+	}
+	factors, err := a.listFactors(ctx, userID)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(factors, func(fa core.Factor) bool { return fa.ID == factorID })
+	if i < 0 {
+		return fmt.Errorf("second factors: factor %q of user %q: %w", factorID, userID, core.ErrNotFound)
+	}
+	target := factors[i]
+	usable := func(fa core.Factor) bool { return isUsableType(fa.Type) }
+	last := usable(target) && !slices.ContainsFunc(factors, func(fa core.Factor) bool { return fa.ID != factorID && usable(fa) })
+	if last && a.sf.Required {
+		return fmt.Errorf("%w: a second factor is required, and this is the user's last one; add another first", core.ErrInvalidInput)
+	}
+	deleted, err := a.deleteFactor(ctx, userID, factorID)
+	if err != nil {
+		return err
+	}
+	if deleted == nil {
+		return fmt.Errorf("second factors: factor %q of user %q: %w", factorID, userID, core.ErrNotFound)
+	}
+	if last {
+		for _, fa := range factors {
+			if fa.Type == core.FactorRecoveryCodes {
+				if _, err := a.deleteFactor(ctx, userID, fa.ID); err != nil {
+					return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not: %w", err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isUsableType reports whether a factor of type t is one a sign-in asks
+// for (recovery codes and trusted devices are not).
+func isUsableType(t core.FactorType) bool {
+	return t == core.FactorTOTP || t == core.FactorPasskey || t == core.FactorEmail
+}
+
+// deleteFactor is deleteFactor through the checked layer.
+func (a *Auth) deleteFactor(ctx context.Context, userID, id string) (*core.Factor, error) {
+	return call(a, "second factors", func(d core.FactorDeleter) (*core.Factor, error) {
+		return d.DeleteFactor(ctx, userID, id)
+	})
 }
 
 // RevokeTrustedDevices ends the trust of every browser of the user and
 // reports how many it ended.
 func (f Factors) RevokeTrustedDevices(ctx context.Context, userID string) (int, error) {
-	return 0, errSkeleton // skeleton
+	if err := f.a.factorsOn(); err != nil {
+		return 0, err
+	}
+	return f.a.revokeDevices(ctx, userID)
 }
 
 // Pending reads a pending sign-in's token: what it can be answered with.
-// An expired, used or forged token is refused with [CodeSecondFactor].
+// An expired or forged token is refused with [CodeSecondFactor]; a used
+// one is refused when it is answered (reading it writes nothing, and the
+// contract has no read of a verification token that does not use it).
 func (f Factors) Pending(ctx context.Context, pendingToken string) (*PendingSignIn, error) {
-	return nil, errSkeleton // skeleton
+	pc, err := f.a.openPending(pendingToken)
+	if err != nil {
+		return nil, err
+	}
+	return &PendingSignIn{Token: pendingToken, Expires: time.Unix(pc.Expires, 0).UTC(), Factors: slices.Clone(pc.Factors), Enroll: pc.Enroll}, nil
 }
 
-// SendEmailCode sends a code to the pending user's verified address.
+// SendEmailCode sends a code to the pending user's verified address. It
+// works for a pending sign-in offered e-mail codes
+// ([PendingSignIn.Factors]); the code answers that pending sign-in only.
 func (f Factors) SendEmailCode(ctx context.Context, pendingToken string) error {
-	return errSkeleton // skeleton
+	a := f.a
+	pc, err := a.openPending(pendingToken)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(pc.Factors, core.FactorEmail) {
+		return refused("e-mail codes are not offered to this sign-in")
+	}
+	user, err := a.pendingUser(ctx, pc.UserID)
+	if err != nil {
+		return err
+	}
+	return a.sendFactorCode(ctx, *user, purposeSecondFactor, pc.ID)
 }
 
 // Verify answers a pending sign-in: on success the sign-in completes as
 // the first factor would have (session, events, JWT claims) and the
-// pending sign-in is used up.
+// pending sign-in is used up. A wrong answer is refused with
+// [CodeSecondFactor] and changes nothing but the attempt counts
+// ([SecondFactorOptions.Attempts]); the pending sign-in can be answered
+// again until the cap.
+//
+// The sign-in then made carries what the pending token kept: the user
+// (read again), the provider, IsNewUser and the account; the account's
+// provider tokens are left out when they would not fit a cookie, and the
+// OAuth profile is never kept, so [Events.SignIn] and [Callbacks.JWT]
+// receive a nil Profile after a second factor.
 func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer) (*SignIn, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	pc, err := a.openPending(pendingToken)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.countAttempt(ctx, pc.ID, pc.UserID); err != nil {
+		return nil, err
+	}
+	user, err := a.pendingUser(ctx, pc.UserID)
+	if err != nil {
+		return nil, err
+	}
+	var codes []string
+	if answer.Enrollment != "" {
+		enrolled, err := a.confirmTOTP(ctx, user.ID, pc.ID, answer.Enrollment, answer.Code)
+		if err != nil {
+			return nil, err
+		}
+		codes = enrolled.RecoveryCodes
+	} else {
+		if !slices.Contains(pc.Factors, answer.Type) {
+			return nil, refused("the answer's factor type is not offered to this sign-in")
+		}
+		if err := a.checkAnswer(ctx, *user, answer, pc.ID); err != nil {
+			return nil, err
+		}
+	}
+	return a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, codes)
+}
+
+// checkAnswer checks a code answer for the user; binding is the pending
+// sign-in's id, or reauthBinding.
+func (a *Auth) checkAnswer(ctx context.Context, user core.User, answer Answer, binding string) error {
+	switch answer.Type {
+	case core.FactorTOTP:
+		return a.checkTOTP(ctx, user.ID, answer.Code)
+	case core.FactorRecoveryCodes:
+		return a.useRecoveryCode(ctx, user.ID, answer.Code)
+	case core.FactorEmail:
+		purpose := purposeSecondFactor
+		if binding == reauthBinding {
+			purpose = purposeReauth
+		}
+		if !a.canEmail(user) {
+			return refused("e-mail codes are off or the address is not verified")
+		}
+		_, err := a.useCode(ctx, "second factors", emailCodeIdentifier(user.ID), binding, answer.Code, a.emailCodeSpec(purpose))
+		if errors.Is(err, errCodeRefused) {
+			return refused("the e-mail code does not work")
+		}
+		return err
+	}
+	return refused("unknown factor type")
 }
 
 // PasskeyCredentials are the credentials a pending user may answer with
-// (the assertion's allowed credentials), or those of a signed-in user
-// re-authenticating (pendingToken "").
+// (the assertion's allowed credentials: the user's passkey factors), or
+// those of a signed-in user re-authenticating (pendingToken "": every
+// passkey of the user).
 func (f Factors) PasskeyCredentials(ctx context.Context, userID, pendingToken string) ([]core.Authenticator, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	var factorIDs []string
+	if pendingToken != "" {
+		pc, err := a.openPending(pendingToken)
+		if err != nil {
+			return nil, err
+		}
+		if userID != "" && userID != pc.UserID {
+			return nil, refused("the pending sign-in is another user's")
+		}
+		userID = pc.UserID
+		factors, err := a.listFactors(ctx, userID)
+		if err != nil {
+			return nil, err
+		}
+		for _, fa := range factors {
+			if fa.Type == core.FactorPasskey {
+				factorIDs = append(factorIDs, string(fa.Secret))
+			}
+		}
+		if len(factorIDs) == 0 {
+			return []core.Authenticator{}, nil
+		}
+	}
+	all, err := call(a, "second factors (passkeys)", func(l core.AuthenticatorsByUserLister) ([]core.Authenticator, error) {
+		return l.ListAuthenticatorsByUserID(ctx, userID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pendingToken == "" {
+		return all, nil
+	}
+	return slices.DeleteFunc(all, func(au core.Authenticator) bool { return !slices.Contains(factorIDs, au.CredentialID) }), nil
 }
 
 // VerifyPasskey answers a pending sign-in with a passkey assertion the
 // caller verified (module passkey): credentialID and counter as in
-// [Auth.SignInWithPasskey]; userVerified must be true.
+// [Auth.SignInWithPasskey]; userVerified must be true, and the credential
+// one of the pending user's passkey factors (another user's passkey, or
+// one that is not a factor, is refused with [CodeSecondFactor] before its
+// counter is touched).
 func (f Factors) VerifyPasskey(ctx context.Context, pendingToken, credentialID string, counter int64, userVerified, trustDevice bool) (*SignIn, error) {
-	return nil, errSkeleton // skeleton
+	a := f.a
+	pc, err := a.openPending(pendingToken)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.countAttempt(ctx, pc.ID, pc.UserID); err != nil {
+		return nil, err
+	}
+	if !userVerified {
+		return nil, refused("a passkey answers a second factor only with user verification")
+	}
+	if !slices.Contains(pc.Factors, core.FactorPasskey) {
+		return nil, refused("passkeys are not offered to this sign-in")
+	}
+	factors, err := a.listFactors(ctx, pc.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(factors, func(fa core.Factor) bool {
+		return fa.Type == core.FactorPasskey && subtle.ConstantTimeCompare(fa.Secret, []byte(credentialID)) == 1
+	}) {
+		return nil, refused("the passkey is not one of the user's second factors")
+	}
+	user, _, err := a.advanceCounter(ctx, credentialID, counter)
+	if err != nil {
+		return nil, err
+	}
+	if user.ID != pc.UserID {
+		return nil, refused("the passkey is another user's")
+	}
+	a.touchFactor(ctx, factors, core.FactorPasskey, credentialID)
+	return a.completePending(ctx, pc, user, []string{AMRHardwareKey, AMRUser}, trustDevice, nil)
+}
+
+// touchFactor records that the passkey factor was used (its LastUsedAt);
+// a failure is only logged.
+func (a *Auth) touchFactor(ctx context.Context, factors []core.Factor, t core.FactorType, secret string) {
+	for _, fa := range factors {
+		if fa.Type == t && string(fa.Secret) == secret {
+			next := fa
+			next.LastUsedAt = a.now()
+			if _, err := a.store.SwapFactor(ctx, fa, next); err != nil && !errors.Is(err, core.ErrFactorChanged) {
+				a.log.ErrorContext(ctx, "authport: recording a factor's use failed", "error", err)
+			}
+			return
+		}
+	}
+}
+
+// Reauthenticate proves a factor again for the signed-in user (a password,
+// or an [Answer], or both) and returns a fresh sign-in: with database
+// sessions a new session replaces current (whose token is deleted), with
+// JWT sessions new claims (through [Callbacks.JWT], trigger signIn);
+// either way with auth_time now and the methods just proven ("mfa" when
+// both a password and an answer were). A wrong password or answer is
+// refused ([CodeCredentialsSignin], [CodeSecondFactor]) and writes
+// nothing but the attempt count. No SignIn event runs.
+func (f Factors) Reauthenticate(ctx context.Context, userID, current string, password string, answer Answer) (*SignIn, error) {
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	if password == "" && answer.Type == "" {
+		return nil, fmt.Errorf("%w: re-authentication needs a password or an answer", core.ErrInvalidInput)
+	}
+	if err := a.countAttempt(ctx, "", userID); err != nil {
+		return nil, err
+	}
+	user, err := a.pendingUser(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	var first, second []string
+	if password != "" {
+		if a.pw == nil {
+			return nil, fmt.Errorf("%w: re-authentication with a password needs the password provider", core.ErrInvalidConfig)
+		}
+		pw, err := checkShape(password)
+		if err != nil {
+			return nil, err
+		}
+		acc, err := a.passwordAccountOf(ctx, user.ID)
+		if err != nil {
+			return nil, err
+		}
+		_, ok, _, err := Passwords{a}.verify(ctx, a.pw, acc, pw)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errPasswordSignIn
+		}
+		first = []string{AMRPassword}
+	}
+	if answer.Type != "" {
+		if err := a.checkAnswer(ctx, *user, answer, reauthBinding); err != nil {
+			return nil, err
+		}
+		second = []string{AMROneTimePassword}
+	}
+	return a.reauthenticated(ctx, *user, current, combine(first, second))
+}
+
+// ReauthenticatePasskey is [Factors.Reauthenticate] with a passkey
+// assertion the caller verified: userVerified must be true and the
+// passkey the user's (any of their passkeys); its counter is advanced as
+// a sign-in's is. The new session records hwk, user and mfa.
+func (f Factors) ReauthenticatePasskey(ctx context.Context, userID, current, credentialID string, counter int64, userVerified bool) (*SignIn, error) {
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return nil, err
+	}
+	if err := a.countAttempt(ctx, "", userID); err != nil {
+		return nil, err
+	}
+	if !userVerified {
+		return nil, refused("re-authentication with a passkey needs user verification")
+	}
+	au, err := call(a, "second factors (passkeys)", func(g core.AuthenticatorGetter) (*core.Authenticator, error) {
+		return g.GetAuthenticator(ctx, credentialID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if au == nil || au.UserID != userID {
+		return nil, refused("the passkey is not the user's")
+	}
+	user, _, err := a.advanceCounter(ctx, credentialID, counter)
+	if err != nil {
+		return nil, err
+	}
+	if user.ID != userID {
+		return nil, refused("the passkey is not the user's")
+	}
+	return a.reauthenticated(ctx, *user, current, []string{AMRHardwareKey, AMRMultiFactor, AMRUser})
+}
+
+// reauthenticated makes the fresh session (or claims) of a
+// re-authentication that proved methods, and ends current when it is the
+// user's session.
+func (a *Auth) reauthenticated(ctx context.Context, user core.User, current string, methods []string) (*SignIn, error) {
+	au := authenticationAt(a.now(), methods)
+	si := &SignIn{User: user, Authentication: au}
+	if a.strategy == StrategyJWT {
+		claims, err := a.signInClaims(ctx, si)
+		if err != nil {
+			return nil, err
+		}
+		si.Claims = claims
+		return si, nil
+	}
+	s, err := a.createSession(ctx, user.ID, au)
+	if err != nil {
+		return nil, err
+	}
+	si.Session = *s
+	if current != "" {
+		su, err := call(a, "re-authentication", func(g core.SessionAndUserGetter) (*core.SessionAndUser, error) {
+			return g.GetSessionAndUser(ctx, current)
+		})
+		if err == nil && su != nil && su.User.ID == user.ID {
+			_, err = a.SignOut(ctx, current)
+		}
+		if err != nil {
+			// The new session stands; the old one expires on its own.
+			a.log.ErrorContext(ctx, "authport: ending the session replaced by a re-authentication failed", "error", err)
+		}
+	}
+	return si, nil
+}
+
+// SendReauthCode sends an e-mail code to the signed-in user for
+// [Factors.Reauthenticate] (an [Answer] of type [core.FactorEmail]). It
+// needs [SecondFactorOptions.EmailCode] and a verified address.
+func (f Factors) SendReauthCode(ctx context.Context, userID string) error {
+	a := f.a
+	if err := a.factorsOn(); err != nil {
+		return err
+	}
+	user, err := a.pendingUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if !a.canEmail(*user) {
+		return fmt.Errorf("%w: e-mail codes are off or the address is not verified", core.ErrInvalidInput)
+	}
+	return a.sendFactorCode(ctx, *user, purposeReauth, reauthBinding)
+}
+
+// SignInWithPasskeyAssertion is [Auth.SignInWithPasskey] told whether the
+// authenticator verified its user (the assertion's UV flag): a passkey
+// sign-in with user verification is two factors in one (amr "hwk" and
+// "user", level [LevelMultiFactor]) and is not asked for a second factor;
+// without it the sign-in is one factor like any other.
+func (a *Auth) SignInWithPasskeyAssertion(ctx context.Context, providerID, credentialID string, counter int64, userVerified bool, current *core.User) (*SignIn, error) {
+	return a.signInWithPasskey(ctx, providerID, credentialID, counter, userVerified, current)
+}
+
+// factorsOn refuses the factor operations when second factors are off.
+func (a *Auth) factorsOn() error {
+	if !a.sf.Enabled {
+		return errSecondFactorsOff
+	}
+	return nil
+}
+
+// listFactors is listFactorsByUserId through the checked layer.
+func (a *Auth) listFactors(ctx context.Context, userID string) ([]core.Factor, error) {
+	return call(a, "second factors", func(l core.FactorsByUserLister) ([]core.Factor, error) {
+		return l.ListFactorsByUserID(ctx, userID)
+	})
+}
+
+// factorName checks a factor's label: printable, at most
+// [core.MaxFactorName] bytes; "" gives def.
+func factorName(name, def string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return def, nil
+	}
+	if len(name) > core.MaxFactorName || printable(name, core.MaxFactorName) != name {
+		return "", fmt.Errorf("%w: a factor's name is at most %d bytes of printable UTF-8", core.ErrInvalidInput, core.MaxFactorName)
+	}
+	return name, nil
 }
 
 // Authentication is how and when a session's user last proved who they
@@ -266,12 +884,6 @@ const (
 	LevelMultiFactor  = "urn:authport:acr:mfa"
 )
 
-// Authentication returns how the session st was authenticated: with
-// database sessions from its token, with JWT sessions from its claims.
-func (e Edge) Authentication(st SessionState) Authentication {
-	return Authentication{} // skeleton
-}
-
 // StepUp is what a sensitive operation requires of the session.
 type StepUp struct {
 	// MaxAge is how long ago the user may have authenticated; zero means
@@ -282,38 +894,4 @@ type StepUp struct {
 	Methods []string
 	// Level, when set, is the acr required ([LevelMultiFactor]).
 	Level string
-}
-
-// Satisfied reports whether au meets s at now.
-func (s StepUp) Satisfied(au Authentication, now time.Time) bool {
-	return false // skeleton
-}
-
-// Reauthenticate proves a factor again for the signed-in user (a password,
-// or an [Answer]) and returns a fresh sign-in: with database sessions a new
-// session replaces current (whose token is deleted), with JWT sessions new
-// claims; either way with auth_time now and the methods just proven.
-func (f Factors) Reauthenticate(ctx context.Context, userID, current string, password string, answer Answer) (*SignIn, error) {
-	return nil, errSkeleton // skeleton
-}
-
-// ReauthenticatePasskey is [Factors.Reauthenticate] with a passkey
-// assertion the caller verified.
-func (f Factors) ReauthenticatePasskey(ctx context.Context, userID, current, credentialID string, counter int64, userVerified bool) (*SignIn, error) {
-	return nil, errSkeleton // skeleton
-}
-
-// SendReauthCode sends an e-mail code to the signed-in user for
-// [Factors.Reauthenticate].
-func (f Factors) SendReauthCode(ctx context.Context, userID string) error {
-	return errSkeleton // skeleton
-}
-
-// SignInWithPasskeyAssertion is [Auth.SignInWithPasskey] told whether the
-// authenticator verified its user (the assertion's UV flag): a passkey
-// sign-in with user verification is two factors in one (amr "hwk" and
-// "user", level [LevelMultiFactor]) and is not asked for a second factor;
-// without it the sign-in is one factor like any other.
-func (a *Auth) SignInWithPasskeyAssertion(ctx context.Context, providerID, credentialID string, counter int64, userVerified bool, current *core.User) (*SignIn, error) {
-	return a.SignInWithPasskey(ctx, providerID, credentialID, counter, current) // skeleton
 }

@@ -234,18 +234,21 @@ func emit[E any](a *Auth, ctx context.Context, name string, f func(context.Conte
 }
 
 // authorize runs [Callbacks.SignIn], before the sign-in writes anything.
-func (a *Auth) authorize(ctx context.Context, p SignInParams) error {
+// second reports that the callback asked this sign-in for a second
+// factor ([SignInDecision.RequireSecondFactor]): the caller carries it to
+// finish in [SignIn]'s requireSecond.
+func (a *Auth) authorize(ctx context.Context, p SignInParams) (second bool, err error) {
 	if a.callbacks.SignIn == nil {
-		return nil
+		return false, nil
 	}
 	d, err := a.callbacks.SignIn(ctx, p)
 	if err != nil {
-		return fmt.Errorf("the SignIn callback failed: %w", err)
+		return false, fmt.Errorf("the SignIn callback failed: %w", err)
 	}
 	if d.Deny || d.Redirect != "" {
-		return &DeniedError{ProviderID: p.ProviderID, Redirect: d.Redirect}
+		return false, &DeniedError{ProviderID: p.ProviderID, Redirect: d.Redirect}
 	}
-	return nil
+	return d.RequireSecondFactor, nil
 }
 
 // SignInWithCredentials runs [Callbacks.SignIn] for a credentials sign-in
@@ -256,22 +259,52 @@ func (a *Auth) SignInWithCredentials(ctx context.Context, providerID string, use
 	if _, err := providerOf[*provider.CredentialsConfig](a, providerID); err != nil {
 		return nil, err
 	}
-	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeCredentials, User: user, Credentials: creds}); err != nil {
+	second, err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeCredentials, User: user, Credentials: creds})
+	if err != nil {
 		return nil, err
 	}
-	return a.finish(ctx, &SignIn{ProviderID: providerID, User: user})
+	return a.finish(ctx, &SignIn{ProviderID: providerID, User: user, requireSecond: second})
 }
 
 // finish completes every sign-in: it creates the database session (the one
 // place a sign-in session is made; a caller who was signed in keeps their
 // session), runs [Events.SignIn], and with JWT sessions makes the new
 // token's claims through [Callbacks.JWT] (the caller encodes them).
+//
+// With second factors on, it first decides whether the sign-in waits for
+// one (secondFactorStage): it then returns the sign-in with Pending set,
+// and no session, no SignIn event and no claims, which [Factors.Verify]
+// makes once the second factor is answered.
 func (a *Auth) finish(ctx context.Context, si *SignIn) (*SignIn, error) {
 	// A password account's hash never reaches the result, the event or the
 	// JWT callback, whichever path made the sign-in.
 	si.Account = withoutHash(si.Account)
+	if si.amr == nil {
+		si.amr = a.methodsOf(si.ProviderID)
+	}
+	if a.sf.Enabled && !si.KeepSession {
+		pending, err := a.secondFactorStage(ctx, si)
+		if err != nil {
+			return nil, err
+		}
+		if pending != nil {
+			si.Pending, si.confirm = pending, nil
+			return si, nil
+		}
+	}
+	au := Authentication{}
+	if !si.KeepSession {
+		au = authenticationAt(a.now(), si.amr)
+	}
+	return a.completeSignIn(ctx, si, au)
+}
+
+// completeSignIn makes the session of a sign-in whose user proved au (the
+// part of finish after the second-factor stage).
+func (a *Auth) completeSignIn(ctx context.Context, si *SignIn, au Authentication) (*SignIn, error) {
+	si.Authentication = au
 	if a.strategy == StrategyDatabase && !si.KeepSession {
-		s, err := a.CreateSession(ctx, si.User.ID)
+		s, err := a.createSession(ctx, si.User.ID, au)
 		if err != nil {
 			return nil, err
 		}
@@ -313,13 +346,15 @@ func (a *Auth) dropSession(ctx context.Context, sessionToken string, cause error
 }
 
 // signInClaims are a new JWT session's claims: the user's sub, name,
-// email and picture, through [Callbacks.JWT] (trigger signIn, or signUp
-// for a new user). As in Auth.js, a stored user's missing name, e-mail
-// address or picture is a null claim (GET /session then answers null for
-// it), while a credentials user (what Authorize returned, not a stored
-// record) has no claim for what it lacks.
+// email and picture, and the sign-in's auth_time, amr and acr, through
+// [Callbacks.JWT] (trigger signIn, or signUp for a new user). As in
+// Auth.js, a stored user's missing name, e-mail address or picture is a
+// null claim (GET /session then answers null for it), while a credentials
+// user (what Authorize returned, not a stored record) has no claim for
+// what it lacks.
 func (a *Auth) signInClaims(ctx context.Context, si *SignIn) (map[string]any, error) {
 	claims := map[string]any{"sub": si.User.ID}
+	setAuthClaims(claims, si.Authentication)
 	stored := true
 	if p, ok := a.providers[si.ProviderID]; ok && p.Common().Type == provider.TypeCredentials {
 		stored = false

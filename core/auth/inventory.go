@@ -237,6 +237,11 @@ func (s Sessions) revoke(ctx context.Context, userID, except, scope string) (int
 	if err != nil {
 		return 0, err
 	}
+	// Trusted devices end with the sessions: a browser that loses its
+	// session loses its pass on the second factor too.
+	if err := s.a.endDeviceTrust(ctx, userID); err != nil {
+		return n, err
+	}
 	emit(s.a, ctx, "sessionsRevoked", s.a.events.SessionsRevoked, SessionsRevokedEvent{UserID: userID, Scope: scope, Count: n})
 	return n, nil
 }

@@ -112,7 +112,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 			return nil, fmt.Errorf("%w: %s account %q belongs to another user", errAccountNotLinked, cb.ProviderID, cb.Profile.ID)
 		}
 		params.User = *owner
-		if err := a.authorize(ctx, params); err != nil {
+		if result.requireSecond, err = a.authorize(ctx, params); err != nil {
 			return nil, err
 		}
 		result.User = *owner
@@ -122,7 +122,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 
 	if current != nil { // a new account for the signed-in user
 		params.User = *current
-		if err := a.authorize(ctx, params); err != nil {
+		if result.requireSecond, err = a.authorize(ctx, params); err != nil {
 			return nil, err
 		}
 		if err := link(*current); err != nil {
@@ -167,7 +167,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 		}
 		if !displace {
 			params.User = *byEmail
-			if err := a.authorize(ctx, params); err != nil {
+			if result.requireSecond, err = a.authorize(ctx, params); err != nil {
 				return nil, err
 			}
 			if err := link(*byEmail); err != nil {
@@ -186,7 +186,7 @@ func (a *Auth) SignInWithOAuth(ctx context.Context, cb OAuthCallback) (*SignIn, 
 	}
 	newUser := core.User{Email: email, Name: cb.Profile.Name, Image: cb.Profile.Image}
 	params.User, params.IsNewUser = newUser, true
-	if err := a.authorize(ctx, params); err != nil {
+	if result.requireSecond, err = a.authorize(ctx, params); err != nil {
 		return nil, err
 	}
 	if byEmail != nil {

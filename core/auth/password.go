@@ -253,10 +253,11 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 		// was new.
 		newUser.Username = ""
 	}
+	var second bool
 	if !verify {
 		// Signs in at once: the SignIn callback decides before anything
 		// is written.
-		if err := a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: newUser, IsNewUser: true,
+		if second, err = a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: newUser, IsNewUser: true,
 			Account: &core.Account{Provider: core.PasswordProvider, Type: core.AccountTypeCredentials}}); err != nil {
 			return nil, err
 		}
@@ -301,7 +302,7 @@ func (p Passwords) SignUp(ctx context.Context, req SignUpRequest) (*SignUpResult
 		}
 		return &SignUpResult{VerificationSent: true}, nil
 	}
-	si, err := a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: acc, IsNewUser: true})
+	si, err := a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: acc, IsNewUser: true, requireSecond: second})
 	if err != nil {
 		return nil, err
 	}
@@ -554,7 +555,7 @@ func (p Passwords) SignIn(ctx context.Context, req SignInRequest) (*SignIn, erro
 	if rehash {
 		hash = p.rehash(ctx, pc, acc.Key(), hash, pw)
 	}
-	return p.complete(ctx, pc, *user, acc, p.hashUnchanged(user.ID, hash))
+	return p.complete(ctx, pc, *user, acc, hash, p.hashUnchanged(user.ID, hash))
 }
 
 // hashUnchanged returns the check a password sign-in makes once its
@@ -579,12 +580,13 @@ func (p Passwords) hashUnchanged(userID, verified string) func(context.Context) 
 // complete runs the sign-in pipeline for a user proven by password: the
 // SignIn callback, then the session, confirm (see [SignIn]'s confirm),
 // and the SignIn event.
-func (p Passwords) complete(ctx context.Context, pc *provider.PasswordConfig, user core.User, acc *core.Account, confirm func(context.Context) error) (*SignIn, error) {
+func (p Passwords) complete(ctx context.Context, pc *provider.PasswordConfig, user core.User, acc *core.Account, verified string, confirm func(context.Context) error) (*SignIn, error) {
 	acc = withoutHash(acc)
-	if err := p.a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: user, Account: acc}); err != nil {
+	second, err := p.a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: user, Account: acc})
+	if err != nil {
 		return nil, err
 	}
-	return p.a.finish(ctx, &SignIn{ProviderID: pc.ID, User: user, Account: acc, confirm: confirm})
+	return p.a.finish(ctx, &SignIn{ProviderID: pc.ID, User: user, Account: acc, confirm: confirm, requireSecond: second, verifiedHash: verified})
 }
 
 // rehash swaps in a new hash of pw for the outdated one and returns the
@@ -699,7 +701,8 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 	if err != nil {
 		return nil, err
 	}
-	if err := a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: *user, Account: withoutHash(acc)}); err != nil {
+	second, err := a.authorize(ctx, SignInParams{ProviderID: pc.ID, Type: provider.TypePassword, User: *user, Account: withoutHash(acc)})
+	if err != nil {
 		return nil, err
 	}
 	taken := false
@@ -711,7 +714,7 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 	if user, err = a.markVerified(ctx, *user); err != nil {
 		return nil, err
 	}
-	si, err := a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: withoutHash(acc)})
+	si, err := a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: withoutHash(acc), requireSecond: second})
 	if si != nil {
 		si.UsernameTaken = taken
 	}
@@ -977,6 +980,11 @@ func (p Passwords) swap(ctx context.Context, acc *core.Account, hash string) err
 // the error says so.
 func (p Passwords) endSessions(ctx context.Context, userID, except, scope string) error {
 	if p.a.strategy != StrategyDatabase {
+		// No sessions stored; the trusted devices end all the same.
+		if err := p.a.endDeviceTrust(ctx, userID); err != nil {
+			go retryLater(context.WithoutCancel(ctx), func(ctx context.Context) error { return p.a.endDeviceTrust(ctx, userID) })
+			return fmt.Errorf("%s: the password was changed, but ending the trust of the user's devices failed (retrying in the background for %v): %w", pwNeeded, cleanupRetryWindow, err)
+		}
 		return nil
 	}
 	revoke := func(ctx context.Context) error {

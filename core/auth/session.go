@@ -16,7 +16,9 @@ const sessionTokenBytes = 32
 // from now, with a fresh 256-bit token from crypto/rand. It is the one
 // function that creates sessions: every sign-in ([Auth.SignInWithOAuth],
 // [Auth.VerifyEmailSignIn], [Auth.SignInWithPasskey], [Auth.RegisterPasskey])
-// calls it. It records the session's metadata: now as its creation and
+// calls it (through its variant whose token carries the sign-in's
+// [Authentication]: the token this one makes carries none, so its
+// authentication is unknown). It records the session's metadata: now as its creation and
 // last-seen times, and the [Client] ctx carries ([WithClient]). Writing the
 // cookie is the HTTP layer's job.
 func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session, error) {
@@ -24,6 +26,11 @@ func (a *Auth) CreateSession(ctx context.Context, userID string) (*core.Session,
 	if err != nil {
 		return nil, err
 	}
+	return a.storeSession(ctx, userID, token)
+}
+
+// storeSession stores a new session with the token for the user.
+func (a *Auth) storeSession(ctx context.Context, userID, token string) (*core.Session, error) {
 	now, client := a.now(), clientFrom(ctx)
 	s := core.Session{SessionToken: token, UserID: userID, Expires: now.Add(a.maxAge),
 		CreatedAt: now, UpdatedAt: now, IPAddress: client.IPAddress, UserAgent: client.UserAgent}

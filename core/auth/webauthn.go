@@ -66,7 +66,7 @@ func (a *Auth) RegisterPasskey(ctx context.Context, providerID string, current *
 	}
 	au.UserID = current.ID
 	acc := &core.Account{UserID: current.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
-	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *current, Account: acc}); err != nil {
+	if _, err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *current, Account: acc}); err != nil {
 		return nil, err
 	}
 	if _, err := a.registerAuthenticator(ctx, providerID, au); err != nil {
@@ -96,6 +96,12 @@ func (a *Auth) RegisterPasskey(ctx context.Context, providerID string, current *
 // refused ([errAccountNotLinked]) after the counter was advanced. With
 // database sessions the session is created here.
 func (a *Auth) SignInWithPasskey(ctx context.Context, providerID, credentialID string, counter int64, current *core.User) (*SignIn, error) {
+	return a.signInWithPasskey(ctx, providerID, credentialID, counter, false, current)
+}
+
+// signInWithPasskey is [Auth.SignInWithPasskey] told whether the
+// authenticator verified its user ([Auth.SignInWithPasskeyAssertion]).
+func (a *Auth) signInWithPasskey(ctx context.Context, providerID, credentialID string, counter int64, userVerified bool, current *core.User) (*SignIn, error) {
 	if _, err := providerOf[*provider.WebAuthnConfig](a, providerID); err != nil {
 		return nil, err
 	}
@@ -107,10 +113,15 @@ func (a *Auth) SignInWithPasskey(ctx context.Context, providerID, credentialID s
 		return nil, Fail(CodeOAuthAccountNotLinked, fmt.Errorf("WebAuthn authentication: %w: the passkey belongs to another user than the one signed in", errAccountNotLinked))
 	}
 	acc := &core.Account{UserID: user.ID, Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}
-	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *user, Account: acc}); err != nil {
+	second, err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: *user, Account: acc})
+	if err != nil {
 		return nil, err
 	}
-	return a.finish(ctx, &SignIn{ProviderID: providerID, User: *user, Account: acc, KeepSession: current != nil})
+	si := &SignIn{ProviderID: providerID, User: *user, Account: acc, KeepSession: current != nil, requireSecond: second}
+	if userVerified {
+		si.amr = []string{AMRHardwareKey, AMRUser, AMRMultiFactor}
+	}
+	return a.finish(ctx, si)
 }
 
 // Authenticators lists the user's authenticators (to offer them as allowed

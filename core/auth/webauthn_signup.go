@@ -50,7 +50,7 @@ func (a *Auth) registerNewUser(ctx context.Context, providerID string, newUser c
 		return nil, Fail(CodeOAuthAccountNotLinked, fmt.Errorf("WebAuthn registration: %w: the e-mail address belongs to a user; sign in to add a passkey", errAccountNotLinked))
 	}
 	candidate := core.User{Email: email, Name: newUser.Name, Image: newUser.Image}
-	if err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: candidate, IsNewUser: true,
+	if _, err := a.authorize(ctx, SignInParams{ProviderID: providerID, Type: provider.TypeWebAuthn, User: candidate, IsNewUser: true,
 		Account: &core.Account{Provider: providerID, Type: core.AccountTypeWebAuthn, ProviderAccountID: au.ProviderAccountID}}); err != nil {
 		return nil, err
 	}

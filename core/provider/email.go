@@ -41,6 +41,9 @@ func VerificationEmail(req VerificationRequest) EmailMessage {
 	case PurposeResetPassword:
 		title, button = "Reset your password for "+host, "Reset password"
 		ignore = "If you did not ask to reset your password you can safely ignore this e-mail; your password has not changed."
+	case PurposeSecondFactor:
+		title, button = "Your sign-in code for "+host, "Open "+host
+		ignore = "If you are not signing in right now, someone knows your password or used your sign-in link: change your password."
 	case PurposeAccountExists:
 		title, button = "Someone tried to sign up to "+host+" with your address", "Sign in"
 		ignore = "Your address already has an account. If it was you, sign in, or reset your password if you forgot it; otherwise you can ignore this e-mail."
@@ -48,7 +51,11 @@ func VerificationEmail(req VerificationRequest) EmailMessage {
 	text := title + "\n" + req.URL + "\n\n"
 	codeHTML := ""
 	if req.Code != "" {
-		text += "Or enter this code in the browser where you asked for it: " + req.Code + "\n\n"
+		intro := "Or enter this code in the browser where you asked for it: "
+		if req.Purpose == PurposeSecondFactor {
+			intro = "Enter this code in the browser where you are signing in: "
+		}
+		text += intro + req.Code + "\n\n"
 		codeHTML = `<tr><td align="center" style="font-size: 16px; color: #444444; padding: 0 0 10px 0;">Or enter this code in the browser where you asked for it: <strong style="font-size: 22px; letter-spacing: 4px;">` +
 			html.EscapeString(req.Code) + `</strong></td></tr>
 `

@@ -44,6 +44,10 @@ const (
 	// signed up with it again (the sign-up answered as for a new address):
 	// it carries a link to the sign-in page and no token.
 	PurposeAccountExists Purpose = "account-exists"
+	// PurposeSecondFactor carries a one-time code that answers a second
+	// factor (a sign-in waiting for it, or a re-authentication): Code is
+	// set, Token is empty, and URL is the sign-in page.
+	PurposeSecondFactor Purpose = "second-factor"
 )
 
 // PasswordConfig configures password sign-in: sign-up, sign-in by e-mail

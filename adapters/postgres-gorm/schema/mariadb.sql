@@ -93,3 +93,22 @@ CREATE TABLE IF NOT EXISTS `authenticators` (
     REFERENCES `users` (`id`) ON DELETE CASCADE,
   INDEX `authenticators_userId_idx` (`userId`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
+
+-- A user's second factors (core.Factor). secret holds opaque bytes (at most
+-- 4096; zero bytes for none, never NULL: swapFactor compares it); step is
+-- the last accepted time step of a TOTP factor. A database made before
+-- second factors gets the table from Adapter.Migrate, or from this statement.
+CREATE TABLE IF NOT EXISTS `factors` (
+  `id`         VARCHAR(255) NOT NULL,
+  `userId`     VARCHAR(255) NOT NULL,
+  `type`       VARCHAR(255) NOT NULL,
+  `name`       TEXT NOT NULL,
+  `secret`     BLOB NOT NULL,
+  `step`       BIGINT NOT NULL,
+  `createdAt`  DATETIME(3) NOT NULL,
+  `lastUsedAt` DATETIME(3),
+  CONSTRAINT `factors_pkey` PRIMARY KEY (`id`),
+  CONSTRAINT `factors_userId_fkey` FOREIGN KEY (`userId`)
+    REFERENCES `users` (`id`) ON DELETE CASCADE,
+  INDEX `factors_userId_idx` (`userId`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;

@@ -86,6 +86,25 @@ CREATE TABLE IF NOT EXISTS "authenticators" (
     REFERENCES "users" ("id") ON DELETE CASCADE
 );
 
+-- A user's second factors (core.Factor). secret holds opaque bytes (at most
+-- 4096; zero bytes for none, never NULL: swapFactor compares it); step is
+-- the last accepted time step of a TOTP factor. A database made before
+-- second factors gets the table from Adapter.Migrate, or from this statement
+-- and the index below.
+CREATE TABLE IF NOT EXISTS "factors" (
+  "id"         TEXT NOT NULL,
+  "userId"     TEXT NOT NULL,
+  "type"       TEXT NOT NULL,
+  "name"       TEXT NOT NULL,
+  "secret"     BYTEA NOT NULL,
+  "step"       BIGINT NOT NULL,
+  "createdAt"  TIMESTAMPTZ(3) NOT NULL,
+  "lastUsedAt" TIMESTAMPTZ(3),
+  CONSTRAINT "factors_pkey" PRIMARY KEY ("id"),
+  CONSTRAINT "factors_userId_fkey" FOREIGN KEY ("userId")
+    REFERENCES "users" ("id") ON DELETE CASCADE
+);
+
 CREATE INDEX IF NOT EXISTS "accounts_userId_idx" ON "accounts" ("userId");
 -- sessions_userId_idx serves listSessionsByUserId and deleteSessionsByUserId.
 CREATE INDEX IF NOT EXISTS "sessions_userId_idx" ON "sessions" ("userId");
@@ -94,3 +113,5 @@ CREATE INDEX IF NOT EXISTS "sessions_userId_idx" ON "sessions" ("userId");
 CREATE INDEX IF NOT EXISTS "sessions_expires_idx" ON "sessions" ("expires");
 CREATE INDEX IF NOT EXISTS "verification_token_expires_idx" ON "verification_token" ("expires");
 CREATE INDEX IF NOT EXISTS "authenticators_userId_idx" ON "authenticators" ("userId");
+-- factors_userId_idx serves listFactorsByUserId.
+CREATE INDEX IF NOT EXISTS "factors_userId_idx" ON "factors" ("userId");

@@ -4,6 +4,11 @@
 // ISO 8601 strings, and so on (see ../README.md). An Auth.js application
 // and an authport one can then share the same Redis database.
 //
+// It keeps second factors too ([core.FactorCreator] and the three methods
+// beside it), as JSON documents under keys of authport's own, which
+// @auth/unstorage-adapter never reads (authport:factor:<id>, and the set
+// authport:factors-by-user:<user id>).
+//
 // Every operation stays atomic (Lua scripts and compare-and-set), so the
 // guarantees of authport's own layout (package redisadapter) hold, single
 // use of verification tokens and unique e-mails, accounts, sessions and

@@ -32,6 +32,12 @@ const (
 	// uOwnUsername + a username: the user id of the user with that
 	// username (Auth.js keeps no usernames).
 	uOwnUsername = "authport:username:"
+	// uOwnFactor + a percent-encoded factor id (keyEscape): the factor's
+	// JSON document (uFactorDoc); the key is the id's, so that it is
+	// unique across users. uOwnFactors + a user id: the set of the Redis
+	// keys of the user's factors. Auth.js knows no second factors.
+	uOwnFactor  = "authport:factor:"
+	uOwnFactors = "authport:factors-by-user:"
 	// uUsed + a random attempt id: the receipt of one useVerificationToken
 	// call (see uUseToken), for a minute.
 	uUsed = "authport:used:"
@@ -113,6 +119,8 @@ func (k ukeys) ownAccounts(uid string) string   { return k.redis(uOwnAccounts + 
 func (k ukeys) ownSessions(uid string) string   { return k.redis(uOwnSessions + uid) }
 func (k ukeys) ownAuths(uid string) string      { return k.redis(uOwnAuths + uid) }
 func (k ukeys) username(name string) string     { return k.redis(uOwnUsername + name) }
+func (k ukeys) factor(id string) string         { return k.redis(uOwnFactor + keyEscape(id)) }
+func (k ukeys) ownFactors(uid string) string    { return k.redis(uOwnFactors + uid) }
 
 // foreign reports whether the normalized logical key of a record of one
 // kind (its logical prefix) lands among the keys of another kind: a user id

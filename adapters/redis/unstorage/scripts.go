@@ -129,8 +129,8 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 'ok'`
 
 	// KEYS: user, account-by-user, session-by-user, authenticators by
-	// user, own accounts, own sessions, own authenticators, then index
-	// keys that may name the user (its e-mail's and username's; for a
+	// user, own accounts, own sessions, own authenticators, own factors,
+	// then index keys that may name the user (its e-mail's and username's; for a
 	// user without an e-mail, the keys Auth.js writes for one,
 	// user:email:null and user:email:undefined), deleted while they hold
 	// its id. ARGV: old json, id, enc of keys 2-4, n, n record keys.
@@ -139,16 +139,16 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
 for i = 2, 4 do if not same(KEYS[i], ARGV[i + 1]) then return 'retry' end end
 local targets = {}
 for i = 7, 6 + tonumber(ARGV[6]) do targets[#targets + 1] = ARGV[i] end
-for _, s in ipairs({KEYS[5], KEYS[6], KEYS[7]}) do
+for _, s in ipairs({KEYS[5], KEYS[6], KEYS[7], KEYS[8]}) do
   for _, m in ipairs(redis.call('SMEMBERS', s)) do targets[#targets + 1] = m end
 end
 for _, k in ipairs(targets) do
   if owned(k, ARGV[2]) then redis.call('DEL', k) end
 end
-for i = 8, #KEYS do
+for i = 9, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[2] then redis.call('DEL', KEYS[i]) end
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
 return 'ok'`
 
 	// KEYS: user, record, by-user, own set. ARGV: uid, json, by-user value,
@@ -296,6 +296,23 @@ redis.call('SET', KEYS[3], ARGV[4])
 redis.call('SADD', KEYS[4], ARGV[5])
 return 'ok'`
 
+	// createFactor. KEYS: user, factor, own factors set. ARGV: uid, json,
+	// factor key.
+	luaCreateFactor = luaUHelpers + `
+if not isuser(KEYS[1], ARGV[1]) then return 'notfound' end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return 'ok'`
+
+	// deleteFactor. KEYS: factor, own factors set. ARGV: old json, factor
+	// key.
+	luaDeleteFactor = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[2])
+return 'ok'`
+
 	// KEYS: record. ARGV: old json, new json.
 	luaReplace = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'retry' end
@@ -307,6 +324,7 @@ return 'ok'`
 type scripts struct {
 	createUser, updateUser, deleteUser, attach, detach, unindexSession, updateSession, useToken, createAuth, replace *redis.Script
 	listSessions, deleteSessions                                                                                     *redis.Script
+	createFactor, deleteFactor                                                                                       *redis.Script
 }
 
 func newScripts() *scripts {
@@ -323,9 +341,11 @@ func newScripts() *scripts {
 		replace:        redis.NewScript(luaReplace),
 		listSessions:   redis.NewScript(luaListSessions),
 		deleteSessions: redis.NewScript(luaDeleteSessions),
+		createFactor:   redis.NewScript(luaCreateFactor),
+		deleteFactor:   redis.NewScript(luaDeleteFactor),
 	}
 }
 
 func (s *scripts) all() []*redis.Script {
-	return []*redis.Script{s.createUser, s.updateUser, s.deleteUser, s.attach, s.detach, s.unindexSession, s.updateSession, s.useToken, s.createAuth, s.replace, s.listSessions, s.deleteSessions}
+	return []*redis.Script{s.createUser, s.updateUser, s.deleteUser, s.attach, s.detach, s.unindexSession, s.updateSession, s.useToken, s.createAuth, s.replace, s.listSessions, s.deleteSessions, s.createFactor, s.deleteFactor}
 }

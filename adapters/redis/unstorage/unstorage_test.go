@@ -128,6 +128,7 @@ func newRawUView(c redis.UniversalClient, prefix string) rawUView {
 
 var (
 	_ conformance.Mentioner      = rawUView{}
+	_ conformance.FactorRaw      = rawUView{}
 	_ conformance.RawWriter      = rawUView{}
 	_ conformance.UserDataWriter = rawUView{}
 )
@@ -228,6 +229,8 @@ func addDoc(rs *conformance.Records, k, v string) error {
 	str := func(f string) string { s, _ := stringField(m, f); return s }
 	var err error
 	switch {
+	case has("factorType"):
+		// A factor: read by Factors.
 	case has("credentialID"):
 		err = redistest.Append(&rs.Authenticators)(decodeUAuth(v, str("credentialID")))
 	case has("sessionToken"):
@@ -243,6 +246,30 @@ func addDoc(rs *conformance.Records, k, v string) error {
 		return errors.Join(errors.New(k), err)
 	}
 	return nil
+}
+
+// Factors returns every stored factor: the documents at the factor keys
+// (conformance.FactorRaw).
+func (r rawUView) Factors(ctx context.Context) ([]core.Factor, error) {
+	vals, err := r.values(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := ukeys{base: r.Prefix}
+	out := []core.Factor{}
+	for key, v := range vals {
+		if !strings.HasPrefix(key, k.base+uOwnFactor) {
+			continue
+		}
+		m, _ := object(v)
+		id, _ := stringField(m, "id")
+		f, err := decodeUFactor(v, id)
+		if err != nil || f == nil || k.factor(id) != key {
+			return nil, fmt.Errorf("%s: not a factor document: %v", key, err)
+		}
+		out = append(out, *f)
+	}
+	return out, nil
 }
 
 // Mentions returns the keys whose name (after the prefix) or value holds s.
@@ -275,7 +302,18 @@ func FuzzUnstorageDecode(f *testing.F) {
 	f.Add(`{"provider":"p","providerAccountId":"u","userId":"x","type":"credentials","password":"$argon2id$v=19$m=1,t=1,p=1$c2FsdA$aGFzaA"}`, "u")
 	f.Add(`{"provider":"p","providerAccountId":"u","userId":"x","type":"credentials","password":null}`, "u")
 	f.Add(`{"identifier":"i","token":"t","expires":"+012345-01-01T00:00:00.000Z"}`, "a//b::c?d")
+	f.Add(`{"id":"u","userId":"x","factorType":"totp","name":"","secret":"AP8=","step":9007199254740993,"createdAt":"2024-01-02T03:04:05.678Z"}`, "u")
 	f.Fuzz(func(t *testing.T, doc, id string) {
+		if fa, err := decodeUFactor(doc, id); err == nil && fa != nil {
+			// What decodes re-encodes and decodes to the same factor.
+			enc, err := encodeUFactor(fa)
+			if err != nil {
+				t.Fatalf("encodeUFactor(%+v): %v", fa, err)
+			}
+			if again, err := decodeUFactor(enc, id); err != nil || again == nil || !reflect.DeepEqual(again, fa) || fa.ID != id {
+				t.Fatalf("factor %+v re-encodes as %s, which decodes as %+v, %v", fa, enc, again, err)
+			}
+		}
 		if u, err := decodeUUser(doc, id); err == nil && u != nil && u.ID != id {
 			t.Fatalf("decodeUUser returned user %q for %q", u.ID, id)
 		} else if err == nil && u != nil {
@@ -364,5 +402,45 @@ func TestExtendSession(t *testing.T) {
 	}
 	if got, err := c.PExpireTime(ctx, a.k.session("tok")).Result(); err != nil || got.Milliseconds() != su.Session.Expires.UnixMilli() {
 		t.Errorf("the session key expires at %v (%v); want %v", got, err, su.Session.Expires.UnixMilli())
+	}
+}
+
+// TestFactorDocument: a factor is stored as the README says: its JSON
+// document at authport:factor:<id> with the secret in standard base64,
+// its key in the user's authport:factors-by-user:<id> set; deleteUser
+// removes both.
+func TestFactorDocument(t *testing.T) {
+	c := redistest.SingleNode(t)
+	t.Cleanup(func() { _ = c.Close() })
+	a, raw := unstorageFixture(t, c)
+	ctx := context.Background()
+	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	f := core.Factor{ID: "f:1/x", UserID: "u", Type: core.FactorTOTP, Name: "Phone", Secret: []byte{0, 0xff, 'k'}, Step: 1<<53 + 1,
+		CreatedAt: time.UnixMilli(1_700_000_000_123).UTC()}
+	if _, err := a.CreateFactor(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	key := raw.Prefix + "authport:factor:f%3A1%2Fx"
+	doc, err := c.Get(ctx, key).Result()
+	want := `{"id":"f:1/x","userId":"u","factorType":"totp","name":"Phone","secret":"AP9r","step":9007199254740993,"createdAt":"2023-11-14T22:13:20.123Z"}`
+	if err != nil || doc != want {
+		t.Errorf("document = %s, %v; want %s", doc, err, want)
+	}
+	if m, err := c.SMembers(ctx, raw.Prefix+"authport:factors-by-user:u").Result(); err != nil || len(m) != 1 || m[0] != key {
+		t.Errorf("the user's factor set = %q, %v", m, err)
+	}
+	if got, err := a.ListFactorsByUserID(ctx, "u"); err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], f) {
+		t.Errorf("list = %+v, %v", got, err)
+	}
+	if _, err := a.DeleteUser(ctx, "u"); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := raw.Mentions(ctx, "u"); err != nil || len(left) > 0 {
+		t.Errorf("after deleteUser: %v still mention u (%v)", left, err)
+	}
+	if n, err := c.Exists(ctx, key).Result(); err != nil || n != 0 {
+		t.Errorf("factor document left after deleteUser: %d, %v", n, err)
 	}
 }

@@ -259,7 +259,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 			}
 		}
 		args = append(append(args, len(targets)), targets...)
-		keys := []string{a.k.user(id), idx[0], idx[1], idx[2], a.k.ownAccounts(id), a.k.ownSessions(id), a.k.ownAuths(id)}
+		keys := []string{a.k.user(id), idx[0], idx[1], idx[2], a.k.ownAccounts(id), a.k.ownSessions(id), a.k.ownAuths(id), a.k.ownFactors(id)}
 		for _, f := range uniqueFields() {
 			if v := f.get(usr); v != "" {
 				keys = append(keys, f.key(a.k, v))

@@ -51,6 +51,11 @@ const (
 	// go-webauthn (signature, flags, attestation, algorithm…).
 	ErrVerificationFailed Check = "WebAuthn verification failed"
 	// ErrUnknownCredential: no stored authenticator has the credential
-	// id.
+	// id, or, for a second factor, the credential is not one of the
+	// user's passkey factors.
 	ErrUnknownCredential Check = "unknown WebAuthn credential"
+	// ErrUserNotVerified: a second-factor assertion without the user
+	// verified flag (UV): the authenticator proved possession but not
+	// the user (a PIN or biometric), which a second factor requires.
+	ErrUserNotVerified Check = "WebAuthn user verification required"
 )
