@@ -608,3 +608,26 @@ func FuzzBetterAuthCookieCache(f *testing.F) {
 		}
 	})
 }
+
+// A session read from Better Auth's cookie cache has no authentication
+// time: RequireFresh sends it to re-authenticate, while Require lets it
+// through.
+func TestBetterAuthCacheSessionStepUp(t *testing.T) {
+	c := loadBAFixture(t)["jwe"]
+	rd := baReader(t, handler.ReaderConfig{
+		BetterAuth: &handler.BetterAuthCookies{Secrets: []string{c.Secret}, CookieCache: c.Strategy},
+		Now:        func() time.Time { return c.at().Add(time.Second) },
+	})
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	cookies := append([]string{c.cookie("session_token")}, c.data()...)
+	w := httptest.NewRecorder()
+	rd.Require(ok).ServeHTTP(w, cookieRequest(cookies...))
+	if w.Code != http.StatusNoContent {
+		t.Errorf("Require: %d", w.Code)
+	}
+	w = httptest.NewRecorder()
+	rd.RequireFresh(auth.StepUp{MaxAge: 24 * time.Hour})(ok).ServeHTTP(w, cookieRequest(cookies...))
+	if w.Code != http.StatusUnauthorized || !strings.Contains(w.Header().Get("WWW-Authenticate"), "insufficient_user_authentication") {
+		t.Errorf("RequireFresh: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+}
