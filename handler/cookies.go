@@ -38,7 +38,11 @@ func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge ti
 // (jwt's cookie name), expiring with the session. It and writeSessionJWT
 // are the only writers of the session cookie.
 func (h *Handler) writeSessionCookie(w http.ResponseWriter, s core.Session) {
-	h.setCookie(w, h.names.SessionToken, s.SessionToken, max(time.Second, s.Expires.Sub(h.now())), true)
+	value := s.SessionToken
+	if h.ba != nil {
+		value = h.ba.sign(value) // Better Auth's signed cookie (betterauth.go)
+	}
+	h.setCookie(w, h.names.SessionToken, value, max(time.Second, s.Expires.Sub(h.now())), true)
 }
 
 // writeSessionJWT gives the browser the JWT session cookie, split into
@@ -54,6 +58,10 @@ func (h *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
 	setCookies(w, jwt.ClearCookies(r, h.cookie(h.names.SessionToken, "", 0, true)))
 	if h.cookies.Domain != "" {
 		setCookies(w, jwt.ClearCookies(r, h.cookie(h.names.SessionToken, "", 0, false)))
+	}
+	if h.ba != nil && carriesCookie(r, h.ba.data) {
+		// Better Auth's cookie cache of the session (betterauth.go).
+		setCookies(w, jwt.ClearCookies(r, h.cookie(h.ba.data, "", 0, true)))
 	}
 }
 

@@ -9,13 +9,13 @@ require (
 	github.com/authport/authport/mail v0.1.0
 	github.com/authport/authport/oauth v0.1.0
 	github.com/authport/authport/tokens v0.1.0
+	github.com/go-jose/go-jose/v4 v4.1.9
 )
 
 require (
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
 	github.com/emersion/go-smtp v0.25.1 // indirect
-	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/wneessen/go-mail v0.8.1 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.58.0 // indirect

@@ -80,6 +80,12 @@ type Config struct {
 	// slog.New(slog.DiscardHandler) to silence it. It never receives
 	// tokens, cookies or secrets.
 	Logger *slog.Logger
+	// BetterAuth, when set, keeps database sessions in Better Auth's
+	// signed session cookie instead of Auth.js's, so that a Better Auth
+	// app with the same secret and sessions table accepts the sessions
+	// the handler signs in (and the handler the app's): see
+	// [BetterAuthCookies]. It needs database sessions.
+	BetterAuth *BetterAuthCookies
 }
 
 // Pages are the URLs of custom pages (absolute, or paths on the site).
@@ -179,6 +185,7 @@ func New(cfg Config) (*Handler, error) {
 	h.Reader, err = NewReader(ReaderConfig{
 		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.cookies.Secure, Bearer: cfg.Bearer,
 		SignInURL: h.pageURL(h.pages.SignIn, "signin"), ReauthURL: h.base + "/reauth", Logger: logger, Now: settings.Now,
+		BetterAuth: cfg.BetterAuth,
 	})
 	if err != nil {
 		return nil, err

@@ -190,6 +190,10 @@ type ReaderConfig struct {
 	// alone, whatever its Authorization header says. See the README
 	// ("Bearer sessions") for when to turn it on.
 	Bearer bool
+	// BetterAuth, when set, reads Better Auth's session cookies instead
+	// of Auth.js's: its signed session token and, optionally, its cookie
+	// cache (see [BetterAuthCookies]). Nil (the default) reads Auth.js's.
+	BetterAuth *BetterAuthCookies
 }
 
 // Reader reads the Auth.js session of a request, database or JWT, without
@@ -207,6 +211,7 @@ type Reader struct {
 	log       *slog.Logger
 	now       func() time.Time
 	bearer    bool
+	ba        *betterAuth // ReaderConfig.BetterAuth; nil: Auth.js's cookies
 }
 
 // NewReader checks cfg and returns a Reader. The error says which field to
@@ -223,6 +228,11 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		now:       cfg.Now,
 		bearer:    cfg.Bearer,
 	}
+	if cfg.BetterAuth != nil {
+		if err := r.useBetterAuth(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if r.strategy == "" {
 		if cfg.Auth != nil {
 			r.strategy = cfg.Auth.Settings().Session.Strategy
@@ -232,7 +242,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	}
 	switch r.strategy {
 	case auth.StrategyDatabase:
-		if cfg.Auth == nil {
+		if cfg.Auth == nil && r.ba == nil {
 			return nil, fmt.Errorf("%w: database sessions need ReaderConfig.Auth to look sessions up", core.ErrInvalidConfig)
 		}
 	case auth.StrategyJWT:
@@ -311,6 +321,9 @@ func (rd *Reader) read(ctx context.Context, r *http.Request) (s *Session, bearer
 // session reads the session cookie's session; hadCookie reports that
 // the request carried one, valid or not.
 func (rd *Reader) session(ctx context.Context, r *http.Request) (s *Session, hadCookie bool, err error) {
+	if rd.ba != nil {
+		return rd.betterAuthSession(ctx, r)
+	}
 	token, claims, hadCookie := rd.presented(ctx, r)
 	switch {
 	case claims != nil:
@@ -370,6 +383,10 @@ func (rd *Reader) databaseSession(ctx context.Context, token string) (*Session, 
 // (jwt's cookie name: with Secure only the __Secure- cookie counts, so that
 // a cookie planted over plain HTTP is ignored), or "".
 func (rd *Reader) sessionToken(r *http.Request) string {
+	if rd.ba != nil {
+		token, _ := rd.ba.sessionToken(r)
+		return token
+	}
 	v, _ := cookieValue(r, rd.names.SessionToken)
 	return strings.TrimSpace(v)
 }
