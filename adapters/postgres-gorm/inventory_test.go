@@ -280,8 +280,8 @@ func TestMigrateAddsSessionMetadataColumns(t *testing.T) {
 			ctx := context.Background()
 			db := openDB(t, backend, false)
 			old := migrated(t, db, WithSessionMetadataColumns(Omit, Omit, Omit, Omit))
-			ddl := strings.Join(old.DDL(), "\n")
-			if strings.Contains(ddl, "createdAt") || strings.Contains(ddl, "userAgent") {
+			ddl := sessionsDDL(old)
+			if ddl == "" || strings.Contains(ddl, "createdAt") || strings.Contains(ddl, "userAgent") {
 				t.Fatalf("the old schema has metadata columns:\n%s", ddl)
 			}
 			mustUser(t, old, "u")
@@ -338,7 +338,7 @@ func TestSessionMetadataAndTimestampColumns(t *testing.T) {
 			ctx := context.Background()
 			clock := coretest.NewClock(time.Now().Truncate(time.Millisecond))
 			a, _ := newAdapter(t, backend, false, WithTimestampColumns(TableSessions, "created_at", "updated_at"), WithClock(clock.Now))
-			ddl := strings.Join(a.DDL(), "\n")
+			ddl := sessionsDDL(a)
 			if strings.Contains(ddl, "createdAt") || strings.Contains(ddl, "updatedAt") || !strings.Contains(ddl, "userAgent") {
 				t.Errorf("DDL has two notions of created/updated, or no userAgent:\n%s", ddl)
 			}
@@ -423,4 +423,15 @@ func TestPresetsKeepNoSessionMetadata(t *testing.T) {
 	if got := listed(t, a, "u", "s"); got != s.Normalize() {
 		t.Errorf("listed %+v, want %+v", got, s.Normalize())
 	}
+}
+
+// sessionsDDL is the CREATE TABLE of a's sessions table, of the statements
+// Migrate runs (other tables have createdAt columns of their own).
+func sessionsDDL(a *Adapter) string {
+	for _, s := range a.DDL() {
+		if strings.HasPrefix(s, "CREATE TABLE IF NOT EXISTS "+a.d.table(a.names.Sessions)+" (") {
+			return s
+		}
+	}
+	return ""
 }

@@ -166,9 +166,10 @@ func AuthJSKysely() Option {
 // makes of the schema in Auth.js's Prisma adapter documentation (models
 // User, Account, Session, VerificationToken, Authenticator): those table
 // names; no expires_in, authorization_details, username or password hash
-// column and no factors table; the createdAt and updatedAt columns of User, Account and Session
-// written by the adapter ([WithTimestampColumns]: "updatedAt" is NOT NULL
-// without a database default). It keeps no session metadata; given
+// column and no factors table; the createdAt and updatedAt columns of
+// User, Account and Session written by the adapter
+// ([WithTimestampColumns]: "updatedAt" is NOT NULL without a database
+// default). It keeps no session metadata; given
 // WithSessionMetadataColumns("", "", "ipAddress", "userAgent") after it
 // (with those two columns added to Session), the Session's createdAt and
 // updatedAt become its CreatedAt and UpdatedAt. Tested on PostgreSQL.

@@ -95,7 +95,7 @@ CREATE TABLE IF NOT EXISTS `authenticators` (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin;
 
 -- A user's second factors (core.Factor). secret holds opaque bytes (at most
--- 4096; zero bytes for none, never NULL: swapFactor compares it); step is
+-- 4096, zero bytes for none, never NULL: swapFactor compares it). step is
 -- the last accepted time step of a TOTP factor. A database made before
 -- second factors gets the table from Adapter.Migrate, or from this statement.
 CREATE TABLE IF NOT EXISTS `factors` (

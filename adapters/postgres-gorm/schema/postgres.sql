@@ -87,7 +87,7 @@ CREATE TABLE IF NOT EXISTS "authenticators" (
 );
 
 -- A user's second factors (core.Factor). secret holds opaque bytes (at most
--- 4096; zero bytes for none, never NULL: swapFactor compares it); step is
+-- 4096, zero bytes for none, never NULL: swapFactor compares it). step is
 -- the last accepted time step of a TOTP factor. A database made before
 -- second factors gets the table from Adapter.Migrate, or from this statement
 -- and the index below.
