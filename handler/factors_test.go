@@ -724,3 +724,53 @@ func slicesContainsType(infos []auth.FactorInfo, t core.FactorType) bool {
 	}
 	return false
 }
+
+// TestTwoFactorUserAttemptBudget: right answers do not spend the user's
+// attempt budget (a user signs in more often than the cap within
+// PendingMaxAge), while wrong answers spread over several pending
+// sign-ins do, after which even the right answer is refused, unchecked
+// (the recovery code offered then is not used up).
+func TestTwoFactorUserAttemptBudget(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, nil)
+	key, recovery := m.enrolled()
+	for i := range 2*auth.DefaultFactorAttempts + 1 {
+		m.nextStep()
+		b := m.browser()
+		if res := b.signIn(); !strings.Contains(res.body, "twoFactorRequired") {
+			t.Fatalf("sign-in %d: %d %s", i, res.StatusCode, res.body)
+		}
+		if res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": totpCode(t, key, m.clock.Now())}); res.StatusCode != 200 || !b.signedIn() {
+			t.Fatalf("right answer %d refused: %d %s", i, res.StatusCode, res.body)
+		}
+	}
+	// One wrong answer in each of Attempts pending sign-ins (each far
+	// from its own cap) spends the user's budget.
+	m.nextStep()
+	wrong := totpCode(t, key, m.clock.Now().Add(-time.Hour))
+	for i := range auth.DefaultFactorAttempts {
+		b := m.browser()
+		b.signIn()
+		if res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": wrong}); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong answer %d: %d %s", i, res.StatusCode, res.body)
+		}
+	}
+	remaining := func() int {
+		for _, f := range m.factors() {
+			if f.Type == core.FactorRecoveryCodes {
+				return f.Remaining
+			}
+		}
+		return 0
+	}
+	before := remaining()
+	b := m.browser()
+	b.signIn()
+	for _, answer := range []map[string]string{{"type": "totp", "code": totpCode(t, key, m.clock.Now())}, {"type": "recovery", "code": recovery[0]}} {
+		if res := b.postJSON("/two-factor/verify", answer); res.StatusCode != http.StatusUnauthorized || b.signedIn() {
+			t.Fatalf("%s answer over the user's budget: %d %s", answer["type"], res.StatusCode, res.body)
+		}
+	}
+	if after := remaining(); after != before {
+		t.Fatalf("an answer refused for the budget used a recovery code: %d → %d", before, after)
+	}
+}
