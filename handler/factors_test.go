@@ -475,8 +475,8 @@ func TestTwoFactorTrustedDevice(t *testing.T) {
 	b.signIn()
 	res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": totpCode(t, key, m.clock.Now()), "trustDevice": "true"})
 	tc := setCookie(res, "authport.trusted-device")
-	if res.StatusCode != 200 || tc == nil || !tc.HttpOnly || tc.SameSite != http.SameSiteLaxMode || tc.MaxAge <= 0 {
-		t.Fatalf("trust: %d %+v", res.StatusCode, tc)
+	if res.StatusCode != 200 || tc == nil || !tc.HttpOnly || tc.SameSite != http.SameSiteLaxMode || tc.MaxAge != int(24*time.Hour/time.Second) {
+		t.Fatalf("trust (the cookie lasts as long as SecondFactorOptions.TrustDevice, 24h): %d %+v", res.StatusCode, tc)
 	}
 	// Signed out, the trusted browser signs in with the password alone.
 	b.postJSON("/signout", map[string]string{})
@@ -772,5 +772,60 @@ func TestTwoFactorUserAttemptBudget(t *testing.T) {
 	}
 	if after := remaining(); after != before {
 		t.Fatalf("an answer refused for the budget used a recovery code: %d → %d", before, after)
+	}
+}
+
+// TestTwoFactorTrustOff: with SecondFactorOptions.TrustDevice zero, the
+// challenge and enrolment pages offer no "trust this browser", and asking
+// for it anyway sets no cookie; with it set, they offer it.
+func TestTwoFactorTrustOff(t *testing.T) {
+	const checkbox = `name="trustDevice"`
+	on := newMFA(t, auth.StrategyDatabase, nil)
+	on.enrolled()
+	b := on.browser()
+	b.signIn()
+	if page := b.get(on.base+"/two-factor", "Accept", "text/html"); page.StatusCode != 200 || !strings.Contains(page.body, checkbox) {
+		t.Fatalf("challenge page with TrustDevice set: %d %s", page.StatusCode, page.body)
+	}
+
+	m := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { o.TrustDevice = 0 })
+	key, _ := m.enrolled()
+	m.nextStep()
+	b = m.browser()
+	b.signIn()
+	if page := b.get(m.base+"/two-factor", "Accept", "text/html"); page.StatusCode != 200 || !strings.Contains(page.body, `name="code"`) || strings.Contains(page.body, checkbox) {
+		t.Fatalf("challenge page with TrustDevice zero: %d %s", page.StatusCode, page.body)
+	}
+	res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": totpCode(t, key, m.clock.Now()), "trustDevice": "true"})
+	if res.StatusCode != 200 || !b.signedIn() || setCookie(res, "authport.trusted-device") != nil {
+		t.Fatalf("verify asking for trust with TrustDevice zero: %d %s", res.StatusCode, res.Header.Values("Set-Cookie"))
+	}
+
+	req := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { o.TrustDevice, o.Required, o.EmailCode = 0, true, false })
+	b = req.browser()
+	b.signIn()
+	res = b.postForm("/two-factor/enroll", map[string]string{})
+	if res.StatusCode != 200 || !strings.Contains(res.body, `name="enrollment"`) || strings.Contains(res.body, checkbox) {
+		t.Fatalf("enrolment page with TrustDevice zero: %d %s", res.StatusCode, res.body)
+	}
+}
+
+// TestSecondFactorRoutesOff: with second factors off, their routes answer
+// 404, though the adapter (memory) keeps factors.
+func TestSecondFactorRoutesOff(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { *o = auth.SecondFactorOptions{} })
+	b := m.browser()
+	if res := b.signIn(); res.StatusCode != 200 || !b.signedIn() {
+		t.Fatalf("sign-in: %d %s", res.StatusCode, res.body)
+	}
+	for _, path := range []string{"/two-factor", "/account/security", "/reauth"} {
+		if res := b.get(m.base+path, "Accept", "text/html"); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, res.StatusCode)
+		}
+	}
+	for _, path := range []string{"/two-factor/verify", "/two-factor/totp/start", "/two-factor/recovery-codes", "/reauth"} {
+		if res := b.postJSON(path, map[string]string{"code": "123456", "password": mfaPassword}); res.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %d %s, want 404", path, res.StatusCode, res.body)
+		}
 	}
 }
