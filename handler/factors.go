@@ -36,7 +36,7 @@ import (
 //	GET|POST /two-factor/passkey/options  the assertion options (user verification required)
 //	POST /two-factor/passkey           the assertion (fields action, data), trustDevice → the session
 //	POST /two-factor/enroll            name → a TOTP key (QR code and text) for a user who must enrol
-//	POST /two-factor/enroll/confirm    enrollment, code, trustDevice → the key active and the session
+//	POST /two-factor/enroll/confirm    enrollment, code, trustDevice → the key active, the session, and the recovery codes shown once (JSON {"url":…,"recoveryCodes":[…]})
 //
 // The routes of the signed-in user (the session; changing factors needs a
 // fresh session, Config.FactorFreshness):
@@ -301,7 +301,39 @@ func (h *Handler) servePendingAction(w http.ResponseWriter, r *http.Request, act
 		return
 	}
 	h.clearPending(w)
+	if len(si.RecoveryCodes) > 0 {
+		h.enrolledSignIn(w, r, si)
+		return
+	}
 	h.signedIn(w, r, si, nil)
+}
+
+// enrolledBody is a script's answer to a sign-in that enrolled the user's
+// first factor: where to go, and the recovery codes made with it, shown
+// this once.
+type enrolledBody struct {
+	URL           string   `json:"url"`
+	UsernameTaken bool     `json:"usernameTaken,omitempty"`
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
+// enrolledSignIn completes a pending sign-in that enrolled the user's
+// first factor (auth.PendingSignIn's Enroll): the session cookie, then the
+// recovery codes, once, with a link on to callbackUrl (JSON enrolledBody
+// for a script).
+func (h *Handler) enrolledSignIn(w http.ResponseWriter, r *http.Request, si *auth.SignIn) {
+	if !h.complete(w, r, si) {
+		return
+	}
+	next := h.callbackURL(w, r)
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusOK, enrolledBody{URL: next, UsernameTaken: si.UsernameTaken, RecoveryCodes: si.RecoveryCodes}, true)
+		return
+	}
+	d := h.factorPageData(w, r)
+	d.Title = "Authenticator app added"
+	d.Factor.RecoveryCodes, d.Factor.Next = si.RecoveryCodes, next
+	h.render(w, http.StatusOK, "recoverycodes", d)
 }
 
 // refuseFactor answers a refused answer to a pending sign-in: while the

@@ -708,11 +708,55 @@ func TestTwoFactorRequiredEnrolment(t *testing.T) {
 	if res := b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now().Add(time.Hour))}); res.StatusCode != http.StatusUnauthorized || b.signedIn() {
 		t.Fatalf("wrong enrolment code: %d %s", res.StatusCode, res.body)
 	}
-	if res := b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now())}); res.StatusCode != 200 || !b.signedIn() {
+	res = b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now())})
+	var done struct {
+		URL           string
+		RecoveryCodes []string
+	}
+	if json.Unmarshal([]byte(res.body), &done) != nil || res.StatusCode != 200 || !b.signedIn() || done.URL == "" {
 		t.Fatalf("enrolment code: %d %s", res.StatusCode, res.body)
 	}
 	if !slicesContainsType(m.factors(), core.FactorTOTP) {
 		t.Fatal("the enrolment stored no TOTP factor")
+	}
+	// The recovery codes made with the factor are answered, and work.
+	if len(done.RecoveryCodes) != 10 {
+		t.Fatalf("the enrolling sign-in answered %d recovery codes: %s", len(done.RecoveryCodes), res.body)
+	}
+	c := m.browser()
+	c.signIn()
+	if res := c.postJSON("/two-factor/verify", map[string]string{"type": "recovery", "code": done.RecoveryCodes[3]}); res.StatusCode != 200 || !c.signedIn() {
+		t.Fatalf("a recovery code of the enrolment: %d %s", res.StatusCode, res.body)
+	}
+}
+
+// TestTwoFactorRequiredEnrolmentPage: a browser that enrols to finish
+// signing in sees the recovery codes once, signed in, with a link on to
+// its callbackUrl.
+func TestTwoFactorRequiredEnrolmentPage(t *testing.T) {
+	m := newMFA(t, auth.StrategyJWT, func(o *auth.SecondFactorOptions) { o.Required, o.EmailCode = true, false })
+	b := m.browser()
+	res := b.postForm("/callback/password", map[string]string{"email": mfaEmail, "password": mfaPassword, "callbackUrl": "/dashboard"})
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, m.base+"/two-factor?") {
+		t.Fatalf("form sign-in: %d %s", res.StatusCode, loc)
+	}
+	res = b.postJSON("/two-factor/enroll", map[string]string{})
+	var start struct{ Secret, Enrollment string }
+	if json.Unmarshal([]byte(res.body), &start) != nil || res.StatusCode != 200 {
+		t.Fatalf("enroll: %d %s", res.StatusCode, res.body)
+	}
+	res = b.postForm("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now())})
+	if res.StatusCode != 200 || !b.signedIn() || !strings.Contains(res.body, "data-authport-recovery-codes") {
+		t.Fatalf("enrolment confirmed from a form: %d %s", res.StatusCode, res.body)
+	}
+	if n := strings.Count(res.body, "<li>"); n != 10 {
+		t.Fatalf("the page shows %d recovery codes: %s", n, res.body)
+	}
+	if want := `href="` + m.srv.URL + `/dashboard"`; !strings.Contains(res.body, want) {
+		t.Fatalf("the page does not go on to the callbackUrl (%s): %s", want, res.body)
+	}
+	if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") {
+		t.Fatalf("the recovery codes page may be stored: Cache-Control %q", cc)
 	}
 }
 
