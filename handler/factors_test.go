@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -871,5 +872,64 @@ func TestSecondFactorRoutesOff(t *testing.T) {
 		if res := b.postJSON(path, map[string]string{"code": "123456", "password": mfaPassword}); res.StatusCode != http.StatusNotFound {
 			t.Errorf("POST %s: %d %s, want 404", path, res.StatusCode, res.body)
 		}
+	}
+}
+
+// TestTwoFactorPasskeyUsedPending: a pending sign-in answered with a
+// passkey cannot be answered again. auth.Factors.PasskeyCredentials only
+// opens the token (it still lists the credential, as documented), but
+// the assertion is refused, makes no session, and does not record a use
+// of the factor.
+func TestTwoFactorPasskeyUsedPending(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, nil)
+	ctx := context.Background()
+	uid := m.userID()
+	if _, err := m.store.LinkAccount(ctx, core.Account{UserID: uid, Provider: "passkey", Type: core.AccountTypeWebAuthn, ProviderAccountID: "cred-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.store.CreateAuthenticator(ctx, core.Authenticator{CredentialID: "cred-1", UserID: uid,
+		ProviderAccountID: "cred-1", CredentialPublicKey: "pk", CredentialDeviceType: "singleDevice", Transports: ptr("internal")}); err != nil {
+		t.Fatal(err)
+	}
+	f := m.a.Factors()
+	if _, err := f.AddPasskey(ctx, uid, "cred-1", "key"); err != nil {
+		t.Fatal(err)
+	}
+	step := func() int64 {
+		t.Helper()
+		factors, err := m.store.ListFactorsByUserID(ctx, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fa := range factors {
+			if fa.Type == core.FactorPasskey {
+				return fa.Step
+			}
+		}
+		t.Fatal("no passkey factor")
+		return 0
+	}
+	si, err := m.a.Passwords().SignIn(ctx, auth.SignInRequest{Identifier: mfaEmail, Password: mfaPassword})
+	if err != nil || si.Pending == nil || !slices.Contains(si.Pending.Factors, core.FactorPasskey) {
+		t.Fatalf("sign-in: %+v %v", si, err)
+	}
+	token := si.Pending.Token
+	done, err := f.VerifyPasskey(ctx, token, "cred-1", 1, true, false)
+	if err != nil || done.Session.SessionToken == "" {
+		t.Fatalf("VerifyPasskey: %+v %v", done, err)
+	}
+	used := step()
+	if used == 0 {
+		t.Fatal("the passkey factor's use was not counted")
+	}
+	if creds, err := f.PasskeyCredentials(ctx, "", token); err != nil || len(creds) != 1 {
+		t.Fatalf("PasskeyCredentials of the used token: %v %v", creds, err)
+	}
+	again, err := f.VerifyPasskey(ctx, token, "cred-1", 2, true, false)
+	if auth.CodeOf(err) != auth.CodeSecondFactor || again != nil {
+		t.Fatalf("VerifyPasskey with a used pending token: %+v %v", again, err)
+	}
+	if got := step(); got != used {
+		t.Fatalf("a refused answer recorded a use of the factor: step %d → %d", used, got)
 	}
 }

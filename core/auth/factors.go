@@ -623,6 +623,15 @@ func (a *Auth) checkAnswer(ctx context.Context, user core.User, answer Answer, b
 // (the assertion's allowed credentials: the user's passkey factors), or
 // those of a signed-in user re-authenticating (pendingToken "": every
 // passkey of the user).
+//
+// A pending token is opened (forged and expired ones are refused), not
+// checked for use: the contract has no read of a verification token that
+// does not use it, and using it here would end the sign-in. A used token
+// therefore still gets credentials, and passkey options, until it
+// expires; that gives its holder nothing: the credential ids are those it
+// was offered while the sign-in waited, nothing is written, and the
+// assertion is refused by [Factors.VerifyPasskey], which uses the pending
+// sign-in up before any session and records the factor's use only after.
 func (f Factors) PasskeyCredentials(ctx context.Context, userID, pendingToken string) ([]core.Authenticator, error) {
 	a := f.a
 	if err := a.factorsOn(); err != nil {
@@ -700,8 +709,12 @@ func (f Factors) VerifyPasskey(ctx context.Context, pendingToken, credentialID s
 	if user.ID != pc.UserID {
 		return nil, refused("the passkey is another user's")
 	}
+	si, err := a.completePending(ctx, pc, user, []string{AMRHardwareKey, AMRUser}, trustDevice, nil)
+	if err != nil {
+		return nil, err
+	}
 	a.touchFactor(ctx, factors, core.FactorPasskey, credentialID)
-	return a.completePending(ctx, pc, user, []string{AMRHardwareKey, AMRUser}, trustDevice, nil)
+	return si, nil
 }
 
 // touchFactor records that the passkey or e-mail code factor (of type t
