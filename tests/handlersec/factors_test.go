@@ -112,8 +112,8 @@ func TestFactorRoutes(t *testing.T) {
 				ec := provider.Email("auth@example.com", app.send)
 				ec.Codes = true
 				a, err := auth.New(auth.Config{Adapter: store, Secrets: []string{secret}, BaseURL: app.srv.URL + "/auth", Now: clock.Now,
-					Session:   auth.SessionOptions{Strategy: strategy},
-					Providers: []provider.Provider{pc, ec},
+					Session:       auth.SessionOptions{Strategy: strategy},
+					Providers:     []provider.Provider{pc, ec},
 					SecondFactors: auth.SecondFactorOptions{Enabled: true, TOTP: otpTOTP{}, EmailCode: true, TrustDevice: 24 * time.Hour}})
 				if err != nil {
 					t.Fatal(err)
