@@ -40,8 +40,10 @@ type factorPage struct {
 	PasskeyOptionsURL, PasskeyURL string
 	// Enrollment is a TOTP key to confirm.
 	Enrollment *enrollmentPage
-	// RecoveryCodes are codes to show once.
+	// RecoveryCodes are codes to show once; Next, when set, is where the
+	// page goes on to (the callbackUrl of the sign-in that made them).
 	RecoveryCodes []string
+	Next          string
 	// Factors are the user's factors (security page); Passkeys the ids of
 	// the user's passkeys, which can become factors; CanEmail that the user
 	// has an address for e-mail codes; Done the notice of a change.
@@ -162,7 +164,7 @@ const factorPagesSource = `
 {{if .Factor.RecoveryCodes}}<p>Keep these recovery codes somewhere safe: each signs you in once if you lose your authenticator. They are shown only now.</p>
 <ul data-authport-recovery-codes style="font-family:ui-monospace,monospace;font-size:1.1rem">{{range .Factor.RecoveryCodes}}<li>{{.}}</li>{{end}}</ul>
 {{else}}<p>Your recovery codes stay as they were.</p>{{end}}
-<p><a href="{{.Base}}/account/security">Back to sign-in security</a></p>
+{{with .Factor.Next}}<p><a href="{{.}}" data-authport-continue>Continue</a></p>{{else}}<p><a href="{{.Base}}/account/security">Back to sign-in security</a></p>{{end}}
 </main></body></html>{{end}}
 
 {{define "security"}}{{template "head" .Title}}

@@ -17,7 +17,8 @@ import (
 )
 
 // Second factors (auth.Factors), under the handler's base path. They
-// answer 404 when the adapter keeps no factors (core.FactorMethods).
+// answer 404 when second factors are off (auth.SecondFactorOptions.Enabled,
+// read through auth.Settings).
 //
 // A sign-in whose first factor passed (OAuth/OIDC, e-mail link or code,
 // password, passkey without user verification, credentials) and whose
@@ -35,7 +36,7 @@ import (
 //	GET|POST /two-factor/passkey/options  the assertion options (user verification required)
 //	POST /two-factor/passkey           the assertion (fields action, data), trustDevice → the session
 //	POST /two-factor/enroll            name → a TOTP key (QR code and text) for a user who must enrol
-//	POST /two-factor/enroll/confirm    enrollment, code, trustDevice → the key active and the session
+//	POST /two-factor/enroll/confirm    enrollment, code, trustDevice → the key active, the session, and the recovery codes shown once (JSON {"url":…,"recoveryCodes":[…]})
 //
 // The routes of the signed-in user (the session; changing factors needs a
 // fresh session, Config.FactorFreshness):
@@ -51,21 +52,21 @@ import (
 //
 // Bodies are forms or JSON objects of strings with csrfToken, like the
 // other routes; every POST is rate-limited. A trusted browser holds
-// authport.trusted-device (__Secure- on https; HttpOnly, SameSite=Lax):
-// its sign-ins skip the second factor while the trust lasts
-// (auth.SecondFactorOptions.TrustDevice), and ending the user's sessions
-// ends it.
+// authport.trusted-device (__Secure- on https; HttpOnly, SameSite=Lax)
+// for as long as the trust lasts (auth.SecondFactorOptions.TrustDevice, at
+// most the 400 days browsers keep a cookie): its sign-ins skip the second
+// factor meanwhile, and ending the user's sessions ends the trust. With
+// TrustDevice zero the pages offer no "trust this browser".
 
 // ErrorSecondFactor is the error code of a refused second factor: a code
 // that is wrong, replayed or of the wrong shape, or a pending sign-in
 // that expired, was used or belongs to another browser.
 const ErrorSecondFactor = string(auth.CodeSecondFactor)
 
-// trustCookieAge is the lifetime of the trusted-device cookie: as long as
-// browsers keep a cookie (400 days); how long the trust lasts is core's
-// to decide (auth.SecondFactorOptions.TrustDevice), and a cookie whose
-// trust ended is ignored.
-const trustCookieAge = 400 * 24 * time.Hour
+// maxCookieAge is the longest lifetime browsers keep a cookie for (400
+// days, RFC 6265bis): the trusted-device cookie's, for a longer
+// auth.SecondFactorOptions.TrustDevice.
+const maxCookieAge = 400 * 24 * time.Hour
 
 // FactorPasskeys is implemented by a [Passkeys] that proves a passkey as
 // a second factor or to re-authenticate (*passkey.Passkeys does): the
@@ -91,10 +92,19 @@ type FactorPasskeys interface {
 // errNoSignIn: a sign-in operation returned neither a result nor an error.
 var errNoSignIn = errors.New("the sign-in returned no user")
 
-// factorsOn reports whether the adapter keeps second factors.
-func (h *Handler) factorsOn() bool {
-	return h.auth.Capabilities().HasExtension(core.ExtensionListFactorsByUserID)
+// secondFactors are the Auth's second-factor settings, defaults applied
+// (the zero value when they are off).
+func (h *Handler) secondFactors() auth.SecondFactorOptions {
+	return h.auth.Settings().SecondFactors
 }
+
+// factorsOn reports whether second factors are on (the Auth then checked
+// that the adapter keeps factors).
+func (h *Handler) factorsOn() bool { return h.secondFactors().Enabled }
+
+// trustOffered reports whether the pages offer "trust this browser": when
+// trusted devices are on (auth.SecondFactorOptions.TrustDevice).
+func (h *Handler) trustOffered() bool { return h.secondFactors().TrustDevice > 0 }
 
 // factorPasskeys returns Config.Passkeys as FactorPasskeys, or nil.
 func (h *Handler) factorPasskeys() FactorPasskeys {
@@ -127,8 +137,10 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, si *auth.Sign
 		h.fail(w, r, ErrorConfiguration, err)
 		return false
 	}
-	if si.TrustedDevice != "" {
-		h.setCookie(w, h.names.TrustedDevice, si.TrustedDevice, trustCookieAge, false)
+	if trust := h.secondFactors().TrustDevice; si.TrustedDevice != "" && trust > 0 {
+		// As long as the trust lasts: a cookie kept longer would only be
+		// ignored.
+		h.setCookie(w, h.names.TrustedDevice, si.TrustedDevice, min(trust, maxCookieAge), false)
 	}
 	return true
 }
@@ -289,7 +301,39 @@ func (h *Handler) servePendingAction(w http.ResponseWriter, r *http.Request, act
 		return
 	}
 	h.clearPending(w)
+	if len(si.RecoveryCodes) > 0 {
+		h.enrolledSignIn(w, r, si)
+		return
+	}
 	h.signedIn(w, r, si, nil)
+}
+
+// enrolledBody is a script's answer to a sign-in that enrolled the user's
+// first factor: where to go, and the recovery codes made with it, shown
+// this once.
+type enrolledBody struct {
+	URL           string   `json:"url"`
+	UsernameTaken bool     `json:"usernameTaken,omitempty"`
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
+// enrolledSignIn completes a pending sign-in that enrolled the user's
+// first factor (auth.PendingSignIn's Enroll): the session cookie, then the
+// recovery codes, once, with a link on to callbackUrl (JSON enrolledBody
+// for a script).
+func (h *Handler) enrolledSignIn(w http.ResponseWriter, r *http.Request, si *auth.SignIn) {
+	if !h.complete(w, r, si) {
+		return
+	}
+	next := h.callbackURL(w, r)
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusOK, enrolledBody{URL: next, UsernameTaken: si.UsernameTaken, RecoveryCodes: si.RecoveryCodes}, true)
+		return
+	}
+	d := h.factorPageData(w, r)
+	d.Title = "Authenticator app added"
+	d.Factor.RecoveryCodes, d.Factor.Next = si.RecoveryCodes, next
+	h.render(w, http.StatusOK, "recoverycodes", d)
 }
 
 // refuseFactor answers a refused answer to a pending sign-in: while the
@@ -368,7 +412,7 @@ func (h *Handler) serveChallengePage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := h.factorPageData(w, r)
 	d.Title = "Two-step verification"
-	d.Factor.Types, d.Factor.Enroll, d.Factor.Trust = p.Factors, p.Enroll, true
+	d.Factor.Types, d.Factor.Enroll, d.Factor.Trust = p.Factors, p.Enroll, h.trustOffered()
 	d.Factor.Sent = r.URL.Query().Get("sent") == "email"
 	d.Factor.Action, d.Factor.EmailURL = h.URL("two-factor/verify"), h.URL("two-factor/email")
 	d.Factor.EnrollURL = h.URL("two-factor/enroll")
@@ -399,7 +443,7 @@ func (h *Handler) showEnrollment(w http.ResponseWriter, r *http.Request, e *auth
 	}
 	d := h.factorPageData(w, r)
 	d.Title = "Set up an authenticator app"
-	d.Factor.Action, d.Factor.Trust = confirm, pending
+	d.Factor.Action, d.Factor.Trust = confirm, pending && h.trustOffered()
 	d.Factor.Enrollment = &enrollmentPage{QRCode: template.URL(qr), Text: e.Key.Text, URI: e.Key.URI, Token: e.Token}
 	h.render(w, http.StatusOK, "totpenroll", d)
 }

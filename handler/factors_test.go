@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -475,8 +476,8 @@ func TestTwoFactorTrustedDevice(t *testing.T) {
 	b.signIn()
 	res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": totpCode(t, key, m.clock.Now()), "trustDevice": "true"})
 	tc := setCookie(res, "authport.trusted-device")
-	if res.StatusCode != 200 || tc == nil || !tc.HttpOnly || tc.SameSite != http.SameSiteLaxMode || tc.MaxAge <= 0 {
-		t.Fatalf("trust: %d %+v", res.StatusCode, tc)
+	if res.StatusCode != 200 || tc == nil || !tc.HttpOnly || tc.SameSite != http.SameSiteLaxMode || tc.MaxAge != int(24*time.Hour/time.Second) {
+		t.Fatalf("trust (the cookie lasts as long as SecondFactorOptions.TrustDevice, 24h): %d %+v", res.StatusCode, tc)
 	}
 	// Signed out, the trusted browser signs in with the password alone.
 	b.postJSON("/signout", map[string]string{})
@@ -708,11 +709,55 @@ func TestTwoFactorRequiredEnrolment(t *testing.T) {
 	if res := b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now().Add(time.Hour))}); res.StatusCode != http.StatusUnauthorized || b.signedIn() {
 		t.Fatalf("wrong enrolment code: %d %s", res.StatusCode, res.body)
 	}
-	if res := b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now())}); res.StatusCode != 200 || !b.signedIn() {
+	res = b.postJSON("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now())})
+	var done struct {
+		URL           string
+		RecoveryCodes []string
+	}
+	if json.Unmarshal([]byte(res.body), &done) != nil || res.StatusCode != 200 || !b.signedIn() || done.URL == "" {
 		t.Fatalf("enrolment code: %d %s", res.StatusCode, res.body)
 	}
 	if !slicesContainsType(m.factors(), core.FactorTOTP) {
 		t.Fatal("the enrolment stored no TOTP factor")
+	}
+	// The recovery codes made with the factor are answered, and work.
+	if len(done.RecoveryCodes) != 10 {
+		t.Fatalf("the enrolling sign-in answered %d recovery codes: %s", len(done.RecoveryCodes), res.body)
+	}
+	c := m.browser()
+	c.signIn()
+	if res := c.postJSON("/two-factor/verify", map[string]string{"type": "recovery", "code": done.RecoveryCodes[3]}); res.StatusCode != 200 || !c.signedIn() {
+		t.Fatalf("a recovery code of the enrolment: %d %s", res.StatusCode, res.body)
+	}
+}
+
+// TestTwoFactorRequiredEnrolmentPage: a browser that enrols to finish
+// signing in sees the recovery codes once, signed in, with a link on to
+// its callbackUrl.
+func TestTwoFactorRequiredEnrolmentPage(t *testing.T) {
+	m := newMFA(t, auth.StrategyJWT, func(o *auth.SecondFactorOptions) { o.Required, o.EmailCode = true, false })
+	b := m.browser()
+	res := b.postForm("/callback/password", map[string]string{"email": mfaEmail, "password": mfaPassword, "callbackUrl": "/dashboard"})
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, m.base+"/two-factor?") {
+		t.Fatalf("form sign-in: %d %s", res.StatusCode, loc)
+	}
+	res = b.postJSON("/two-factor/enroll", map[string]string{})
+	var start struct{ Secret, Enrollment string }
+	if json.Unmarshal([]byte(res.body), &start) != nil || res.StatusCode != 200 {
+		t.Fatalf("enroll: %d %s", res.StatusCode, res.body)
+	}
+	res = b.postForm("/two-factor/enroll/confirm", map[string]string{"enrollment": start.Enrollment, "code": totpCode(t, start.Secret, m.clock.Now())})
+	if res.StatusCode != 200 || !b.signedIn() || !strings.Contains(res.body, "data-authport-recovery-codes") {
+		t.Fatalf("enrolment confirmed from a form: %d %s", res.StatusCode, res.body)
+	}
+	if n := strings.Count(res.body, "<li>"); n != 10 {
+		t.Fatalf("the page shows %d recovery codes: %s", n, res.body)
+	}
+	if want := `href="` + m.srv.URL + `/dashboard"`; !strings.Contains(res.body, want) {
+		t.Fatalf("the page does not go on to the callbackUrl (%s): %s", want, res.body)
+	}
+	if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") {
+		t.Fatalf("the recovery codes page may be stored: Cache-Control %q", cc)
 	}
 }
 
@@ -723,4 +768,168 @@ func slicesContainsType(infos []auth.FactorInfo, t core.FactorType) bool {
 		}
 	}
 	return false
+}
+
+// TestTwoFactorUserAttemptBudget: right answers do not spend the user's
+// attempt budget (a user signs in more often than the cap within
+// PendingMaxAge), while wrong answers spread over several pending
+// sign-ins do, after which even the right answer is refused, unchecked
+// (the recovery code offered then is not used up).
+func TestTwoFactorUserAttemptBudget(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, nil)
+	key, recovery := m.enrolled()
+	for i := range 2*auth.DefaultFactorAttempts + 1 {
+		m.nextStep()
+		b := m.browser()
+		if res := b.signIn(); !strings.Contains(res.body, "twoFactorRequired") {
+			t.Fatalf("sign-in %d: %d %s", i, res.StatusCode, res.body)
+		}
+		if res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": totpCode(t, key, m.clock.Now())}); res.StatusCode != 200 || !b.signedIn() {
+			t.Fatalf("right answer %d refused: %d %s", i, res.StatusCode, res.body)
+		}
+	}
+	// One wrong answer in each of Attempts pending sign-ins (each far
+	// from its own cap) spends the user's budget.
+	m.nextStep()
+	wrong := totpCode(t, key, m.clock.Now().Add(-time.Hour))
+	for i := range auth.DefaultFactorAttempts {
+		b := m.browser()
+		b.signIn()
+		if res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": wrong}); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong answer %d: %d %s", i, res.StatusCode, res.body)
+		}
+	}
+	remaining := func() int {
+		for _, f := range m.factors() {
+			if f.Type == core.FactorRecoveryCodes {
+				return f.Remaining
+			}
+		}
+		return 0
+	}
+	before := remaining()
+	b := m.browser()
+	b.signIn()
+	for _, answer := range []map[string]string{{"type": "totp", "code": totpCode(t, key, m.clock.Now())}, {"type": "recovery", "code": recovery[0]}} {
+		if res := b.postJSON("/two-factor/verify", answer); res.StatusCode != http.StatusUnauthorized || b.signedIn() {
+			t.Fatalf("%s answer over the user's budget: %d %s", answer["type"], res.StatusCode, res.body)
+		}
+	}
+	if after := remaining(); after != before {
+		t.Fatalf("an answer refused for the budget used a recovery code: %d → %d", before, after)
+	}
+}
+
+// TestTwoFactorTrustOff: with SecondFactorOptions.TrustDevice zero, the
+// challenge and enrolment pages offer no "trust this browser", and asking
+// for it anyway sets no cookie; with it set, they offer it.
+func TestTwoFactorTrustOff(t *testing.T) {
+	const checkbox = `name="trustDevice"`
+	on := newMFA(t, auth.StrategyDatabase, nil)
+	on.enrolled()
+	b := on.browser()
+	b.signIn()
+	if page := b.get(on.base+"/two-factor", "Accept", "text/html"); page.StatusCode != 200 || !strings.Contains(page.body, checkbox) {
+		t.Fatalf("challenge page with TrustDevice set: %d %s", page.StatusCode, page.body)
+	}
+
+	m := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { o.TrustDevice = 0 })
+	key, _ := m.enrolled()
+	m.nextStep()
+	b = m.browser()
+	b.signIn()
+	if page := b.get(m.base+"/two-factor", "Accept", "text/html"); page.StatusCode != 200 || !strings.Contains(page.body, `name="code"`) || strings.Contains(page.body, checkbox) {
+		t.Fatalf("challenge page with TrustDevice zero: %d %s", page.StatusCode, page.body)
+	}
+	res := b.postJSON("/two-factor/verify", map[string]string{"type": "totp", "code": totpCode(t, key, m.clock.Now()), "trustDevice": "true"})
+	if res.StatusCode != 200 || !b.signedIn() || setCookie(res, "authport.trusted-device") != nil {
+		t.Fatalf("verify asking for trust with TrustDevice zero: %d %s", res.StatusCode, res.Header.Values("Set-Cookie"))
+	}
+
+	req := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { o.TrustDevice, o.Required, o.EmailCode = 0, true, false })
+	b = req.browser()
+	b.signIn()
+	res = b.postForm("/two-factor/enroll", map[string]string{})
+	if res.StatusCode != 200 || !strings.Contains(res.body, `name="enrollment"`) || strings.Contains(res.body, checkbox) {
+		t.Fatalf("enrolment page with TrustDevice zero: %d %s", res.StatusCode, res.body)
+	}
+}
+
+// TestSecondFactorRoutesOff: with second factors off, their routes answer
+// 404, though the adapter (memory) keeps factors.
+func TestSecondFactorRoutesOff(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { *o = auth.SecondFactorOptions{} })
+	b := m.browser()
+	if res := b.signIn(); res.StatusCode != 200 || !b.signedIn() {
+		t.Fatalf("sign-in: %d %s", res.StatusCode, res.body)
+	}
+	for _, path := range []string{"/two-factor", "/account/security", "/reauth"} {
+		if res := b.get(m.base+path, "Accept", "text/html"); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, res.StatusCode)
+		}
+	}
+	for _, path := range []string{"/two-factor/verify", "/two-factor/totp/start", "/two-factor/recovery-codes", "/reauth"} {
+		if res := b.postJSON(path, map[string]string{"code": "123456", "password": mfaPassword}); res.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %d %s, want 404", path, res.StatusCode, res.body)
+		}
+	}
+}
+
+// TestTwoFactorPasskeyUsedPending: a pending sign-in answered with a
+// passkey cannot be answered again. auth.Factors.PasskeyCredentials only
+// opens the token (it still lists the credential, as documented), but
+// the assertion is refused, makes no session, and does not record a use
+// of the factor.
+func TestTwoFactorPasskeyUsedPending(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, nil)
+	ctx := context.Background()
+	uid := m.userID()
+	if _, err := m.store.LinkAccount(ctx, core.Account{UserID: uid, Provider: "passkey", Type: core.AccountTypeWebAuthn, ProviderAccountID: "cred-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.store.CreateAuthenticator(ctx, core.Authenticator{CredentialID: "cred-1", UserID: uid,
+		ProviderAccountID: "cred-1", CredentialPublicKey: "pk", CredentialDeviceType: "singleDevice", Transports: ptr("internal")}); err != nil {
+		t.Fatal(err)
+	}
+	f := m.a.Factors()
+	if _, err := f.AddPasskey(ctx, uid, "cred-1", "key"); err != nil {
+		t.Fatal(err)
+	}
+	step := func() int64 {
+		t.Helper()
+		factors, err := m.store.ListFactorsByUserID(ctx, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fa := range factors {
+			if fa.Type == core.FactorPasskey {
+				return fa.Step
+			}
+		}
+		t.Fatal("no passkey factor")
+		return 0
+	}
+	si, err := m.a.Passwords().SignIn(ctx, auth.SignInRequest{Identifier: mfaEmail, Password: mfaPassword})
+	if err != nil || si.Pending == nil || !slices.Contains(si.Pending.Factors, core.FactorPasskey) {
+		t.Fatalf("sign-in: %+v %v", si, err)
+	}
+	token := si.Pending.Token
+	done, err := f.VerifyPasskey(ctx, token, "cred-1", 1, true, false)
+	if err != nil || done.Session.SessionToken == "" {
+		t.Fatalf("VerifyPasskey: %+v %v", done, err)
+	}
+	used := step()
+	if used == 0 {
+		t.Fatal("the passkey factor's use was not counted")
+	}
+	if creds, err := f.PasskeyCredentials(ctx, "", token); err != nil || len(creds) != 1 {
+		t.Fatalf("PasskeyCredentials of the used token: %v %v", creds, err)
+	}
+	again, err := f.VerifyPasskey(ctx, token, "cred-1", 2, true, false)
+	if auth.CodeOf(err) != auth.CodeSecondFactor || again != nil {
+		t.Fatalf("VerifyPasskey with a used pending token: %+v %v", again, err)
+	}
+	if got := step(); got != used {
+		t.Fatalf("a refused answer recorded a use of the factor: step %d → %d", used, got)
+	}
 }

@@ -20,6 +20,8 @@ import (
 //	GET|POST /reauth/passkey/options  the assertion options for one of the user's passkeys
 //	POST /reauth/passkey          the assertion → a fresh session
 //
+// They answer 404 when second factors are off
+// (auth.SecondFactorOptions.Enabled): re-authentication is part of them.
 // Bodies are forms or JSON objects of strings with csrfToken, like the
 // other routes. A fresh session replaces the old one: with database
 // sessions a new token (the old one is deleted), with JWT sessions a new
@@ -79,7 +81,11 @@ func authenticationFromClaims(claims map[string]any) auth.Authentication {
 // the request's URL as callbackUrl, which comes back once the user has
 // proven a factor again; an API client gets 401 with RFC 9470's
 // challenge, WWW-Authenticate: Bearer error="insufficient_user_authentication"
-// with max_age (seconds) and acr_values as step asks.
+// with max_age (seconds) and acr_values as step asks. The handler's
+// /reauth needs second factors on (auth.SecondFactorOptions.Enabled):
+// without them it answers 404, so a Reader of such a handler sends stale
+// sessions nowhere useful; give a standalone Reader a ReauthURL of the
+// application's.
 func (rd *Reader) RequireFresh(step auth.StepUp) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return rd.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -48,9 +49,32 @@ type SecondFactorOptions struct {
 	// PendingMaxAge is how long a pending sign-in waits for its second
 	// factor; zero means [DefaultPendingMaxAge].
 	PendingMaxAge time.Duration
-	// Attempts caps the wrong answers of one pending sign-in, and of one
-	// user across pending sign-ins within PendingMaxAge, through
-	// [Config.RateLimiter]; zero means [DefaultFactorAttempts].
+	// Attempts caps the answers to second factors, through
+	// [Config.RateLimiter], each counted before it is checked; zero means
+	// [DefaultFactorAttempts]. Two caps hold at once:
+	//
+	//   - a pending sign-in takes at most Attempts answers, right or
+	//     wrong, in its life;
+	//   - a user takes at most Attempts answers per PendingMaxAge (a burst
+	//     of Attempts, then one more every PendingMaxAge/Attempts), across
+	//     pending sign-ins, enrolments and re-authentications, counted
+	//     since the user's factors last changed. A right answer changes
+	//     them (a TOTP factor's last step, a recovery code, the use count
+	//     of a passkey or e-mail factor) and so starts a new budget: a user
+	//     who signs in often is never refused. Wrong answers change
+	//     nothing and keep spending one budget; once it is spent, answers
+	//     are refused unchecked, the right one too.
+	//
+	// Someone who knows the password thus gets Attempts guesses per
+	// PendingMaxAge (with the defaults 5 per 5 minutes, about 1,440 a day:
+	// against a TOTP that accepts 3 codes in a million at a time, some
+	// 0.4% a day), and Attempts more after each successful sign-in of the
+	// user's own. Counting right answers as well would take no guess from
+	// them, only refuse the user. A re-authentication with a password
+	// alone, or with a passkey that is not a factor, changes no factor and
+	// counts like a wrong answer. E-mail codes are capped besides as every
+	// one-time code is: Attempts per address within Attempts ×
+	// PendingMaxAge.
 	Attempts int
 	// TrustDevice is how long a browser the user chose to trust skips the
 	// second factor ([Answer.TrustDevice]); zero turns trusted devices
@@ -641,7 +665,15 @@ func (a *Auth) checkAnswer(ctx context.Context, user core.User, answer Answer, b
 		if errors.Is(err, errCodeRefused) {
 			return refused("the e-mail code does not work")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		if factors, err := a.listFactors(ctx, user.ID); err != nil {
+			a.log.ErrorContext(ctx, "authport: recording a factor's use failed", "error", err)
+		} else {
+			a.touchFactor(ctx, factors, core.FactorEmail, "")
+		}
+		return nil
 	}
 	return refused("unknown factor type")
 }
@@ -650,6 +682,15 @@ func (a *Auth) checkAnswer(ctx context.Context, user core.User, answer Answer, b
 // (the assertion's allowed credentials: the user's passkey factors), or
 // those of a signed-in user re-authenticating (pendingToken "": every
 // passkey of the user).
+//
+// A pending token is opened (forged and expired ones are refused), not
+// checked for use: the contract has no read of a verification token that
+// does not use it, and using it here would end the sign-in. A used token
+// therefore still gets credentials, and passkey options, until it
+// expires; that gives its holder nothing: the credential ids are those it
+// was offered while the sign-in waited, nothing is written, and the
+// assertion is refused by [Factors.VerifyPasskey], which uses the pending
+// sign-in up before any session and records the factor's use only after.
 func (f Factors) PasskeyCredentials(ctx context.Context, userID, pendingToken string) ([]core.Authenticator, error) {
 	a := f.a
 	if err := a.factorsOn(); err != nil {
@@ -727,17 +768,26 @@ func (f Factors) VerifyPasskey(ctx context.Context, pendingToken, credentialID s
 	if user.ID != pc.UserID {
 		return nil, refused("the passkey is another user's")
 	}
+	si, err := a.completePending(ctx, pc, user, []string{AMRHardwareKey, AMRUser}, trustDevice, nil)
+	if err != nil {
+		return nil, err
+	}
 	a.touchFactor(ctx, factors, core.FactorPasskey, credentialID)
-	return a.completePending(ctx, pc, user, []string{AMRHardwareKey, AMRUser}, trustDevice, nil)
+	return si, nil
 }
 
-// touchFactor records that the passkey factor was used (its LastUsedAt);
-// a failure is only logged.
+// touchFactor records that the passkey or e-mail code factor (of type t
+// and Secret secret) was used: its LastUsedAt, and its Step, which counts
+// the uses, so that the user's attempt budget starts again (countAttempt).
+// A failure is only logged.
 func (a *Auth) touchFactor(ctx context.Context, factors []core.Factor, t core.FactorType, secret string) {
 	for _, fa := range factors {
 		if fa.Type == t && string(fa.Secret) == secret {
 			next := fa
 			next.LastUsedAt = a.now()
+			if next.Step < math.MaxInt64 {
+				next.Step++
+			}
 			if _, err := a.store.SwapFactor(ctx, fa, next); err != nil && !errors.Is(err, core.ErrFactorChanged) {
 				a.log.ErrorContext(ctx, "authport: recording a factor's use failed", "error", err)
 			}

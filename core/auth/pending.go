@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -238,8 +239,17 @@ func (a *Auth) canEmail(user core.User) bool {
 }
 
 // countAttempt counts one answer of the pending sign-in id (none for
-// "": a re-authentication) and of the user against the attempt caps; it
-// refuses the answer when either is reached.
+// "": a re-authentication or an enrolment) and of the user against the
+// attempt caps ([SecondFactorOptions.Attempts]), before the answer is
+// checked; it refuses the answer when either cap is reached.
+//
+// The pending sign-in's cap counts every answer of its life. The user's
+// cap counts the answers given since the user's factors last changed: its
+// key is made of the user's id and of what a right answer changes of their
+// factors (factorState), so that a right answer starts a new budget and a
+// user who signs in often is never refused, while wrong answers, which
+// change nothing, keep spending the same one (and, counted before the
+// check, are refused unchecked once it is spent).
 func (a *Auth) countAttempt(ctx context.Context, pendingID, userID string) error {
 	n := a.sf.Attempts
 	if pendingID != "" {
@@ -252,8 +262,11 @@ func (a *Auth) countAttempt(ctx context.Context, pendingID, userID string) error
 			return refused("the pending sign-in's attempt cap is reached")
 		}
 	}
-	sum := sha256.Sum256([]byte(userID))
-	res, err := a.limiter.Allow(ctx, "authport:2fa:user:"+hex.EncodeToString(sum[:16]), ratelimit.Limit{Events: n, Period: a.sf.PendingMaxAge})
+	factors, err := a.listFactors(ctx, userID)
+	if err != nil {
+		return err
+	}
+	res, err := a.limiter.Allow(ctx, "authport:2fa:user:"+factorState(userID, factors), ratelimit.Limit{Events: n, Period: a.sf.PendingMaxAge})
 	if err != nil {
 		return fmt.Errorf("second factors: counting the attempt: %w", err)
 	}
@@ -261,6 +274,28 @@ func (a *Auth) countAttempt(ctx context.Context, pendingID, userID string) error
 		return refused("the user's attempt cap is reached")
 	}
 	return nil
+}
+
+// factorState digests the user's id and what a right answer changes of
+// the user's factors: each factor's id and Step (a TOTP factor's last
+// accepted step; the uses of a recovery-code set, a passkey or e-mail
+// codes). Trusted devices are left out: they come and go with sign-ins
+// and sessions, not with answers.
+func factorState(userID string, factors []core.Factor) string {
+	h := sha256.New()
+	h.Write([]byte(userID))
+	for _, f := range factors {
+		if f.Type == core.FactorTrustedDevice {
+			continue
+		}
+		var step [8]byte
+		binary.BigEndian.PutUint64(step[:], uint64(f.Step))
+		h.Write([]byte{0})
+		h.Write([]byte(f.ID))
+		h.Write([]byte{0})
+		h.Write(step[:])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // completePending finishes the pending sign-in pc whose second factor

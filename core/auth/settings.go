@@ -48,6 +48,12 @@ type Settings struct {
 	Logger *slog.Logger
 	// AllowDangerousUnverifiedEmail is [Config.AllowDangerousUnverifiedEmail].
 	AllowDangerousUnverifiedEmail bool
+	// SecondFactors is [Config.SecondFactors] with its defaults applied
+	// (PendingMaxAge, Attempts, Issuer), or the zero value when second
+	// factors are off: whether they are Enabled (the adapter then has the
+	// factor methods), whether every user needs one, how long a trusted
+	// browser is trusted (TrustDevice; zero: never).
+	SecondFactors SecondFactorOptions
 }
 
 // parseBaseURL checks Config.BaseURL, and the cookie options against it,
@@ -103,6 +109,7 @@ func (a *Auth) Settings() Settings {
 	if a.logSet {
 		s.Logger = a.log
 	}
+	s.SecondFactors = a.sf
 	return s
 }
 

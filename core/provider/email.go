@@ -56,7 +56,7 @@ func VerificationEmail(req VerificationRequest) EmailMessage {
 			intro = "Enter this code in the browser where you are signing in: "
 		}
 		text += intro + req.Code + "\n\n"
-		codeHTML = `<tr><td align="center" style="font-size: 16px; color: #444444; padding: 0 0 10px 0;">Or enter this code in the browser where you asked for it: <strong style="font-size: 22px; letter-spacing: 4px;">` +
+		codeHTML = `<tr><td align="center" style="font-size: 16px; color: #444444; padding: 0 0 10px 0;">` + html.EscapeString(intro) + `<strong style="font-size: 22px; letter-spacing: 4px;">` +
 			html.EscapeString(req.Code) + `</strong></td></tr>
 `
 	}

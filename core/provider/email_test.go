@@ -77,3 +77,23 @@ func TestEmailDefaults(t *testing.T) {
 		t.Errorf("Passkey() = %+v", p)
 	}
 }
+
+// TestVerificationEmailCodeWording: a second factor's code is the one
+// thing to enter (no "Or"), in the plain text and the HTML alike; a
+// sign-in code is the alternative to the link in both.
+func TestVerificationEmailCodeWording(t *testing.T) {
+	for _, tc := range []struct {
+		purpose   Purpose
+		want, not string
+	}{
+		{PurposeSecondFactor, "Enter this code in the browser where you are signing in: ", "Or enter"},
+		{PurposeSignIn, "Or enter this code in the browser where you asked for it: ", "Enter this code in the browser where you are signing in"},
+	} {
+		m := VerificationEmail(VerificationRequest{URL: "https://example.com/auth/signin", Code: "123456", Purpose: tc.purpose})
+		for part, body := range map[string]string{"text": m.Text, "HTML": m.HTML} {
+			if !strings.Contains(body, tc.want) || strings.Contains(body, tc.not) || !strings.Contains(body, "123456") {
+				t.Errorf("%s e-mail, %s body: want %q and the code, not %q:\n%s", tc.purpose, part, tc.want, tc.not, body)
+			}
+		}
+	}
+}
