@@ -247,7 +247,7 @@ func TestReviewRemoveLastFactorRace(t *testing.T) {
 	if _, err := f.store.UpdateUser(fctx, core.UserUpdate{ID: uid, EmailVerified: core.Set(ptr(f.clock.Now()))}); err != nil {
 		t.Fatal(err)
 	}
-	for round := range 20 {
+	for round := range 200 {
 		for _, fi := range mustList(t, f.a, uid) {
 			f.store.(interface {
 				DeleteFactor(context.Context, string, string) (*core.Factor, error)
