@@ -296,3 +296,98 @@ func mustList(t *testing.T, a *auth.Auth, userID string) []auth.FactorInfo {
 	}
 	return infos
 }
+
+// reviewSignInWithTOTP signs the browser in as the user: the password,
+// then the TOTP code of the current step (the clock moved to the next).
+func reviewSignInWithTOTP(t *testing.T, app *pwApp, clock *coretest.Clock, user core.User, key string) {
+	t.Helper()
+	res := app.postJSON("/auth/password/signin", map[string]string{"email": user.Email, "password": reviewPassword})
+	if !strings.Contains(res.body, `"twoFactorRequired":true`) {
+		t.Fatalf("password sign-in: %+v", res)
+	}
+	if res := app.postJSON("/auth/two-factor/verify", map[string]string{"type": "totp", "code": code(t, key, clock.Now())}); res.status != 200 || app.session() != user.Email {
+		t.Fatalf("verify: %+v", res)
+	}
+	nextStep(clock)
+}
+
+// TestReviewReauthCannotReachMultiFactor: a route requires a fresh
+// session of level mfa (RequireFresh with StepUp{MaxAge, Level:
+// LevelMultiFactor}). A TOTP user whose mfa session went stale
+// re-authenticates through POST /auth/reauth with the password and the
+// TOTP code: the handler passes the code on only when no password is
+// given (stepup.go: `if pw == "" { answer = answerOf(r) }`), so the new
+// session is pwd alone (1fa), and a code alone is otp alone (1fa): the
+// route sends the user back to /reauth forever. Only a passkey can reach
+// it.
+func TestReviewReauthCannotReachMultiFactor(t *testing.T) {
+	for _, strategy := range []auth.Strategy{auth.StrategyDatabase, auth.StrategyJWT} {
+		t.Run(string(strategy), func(t *testing.T) {
+			app, a, clock, store := newReviewApp(t, strategy, auth.SecondFactorOptions{})
+			user := reviewUser(t, a, store, clock, "grace@example.com")
+			key := reviewEnrolTOTP(t, a, clock, user.ID)
+			h, err := handler.New(handler.Config{Auth: a, RateLimit: handler.RateLimit{Disabled: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			mux.Handle("/auth/", h)
+			mux.Handle("/sensitive", h.RequireFresh(auth.StepUp{MaxAge: 5 * time.Minute, Level: auth.LevelMultiFactor})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte("sensitive"))
+			})))
+			app.srv.Config.Handler = mux
+			reviewSignInWithTOTP(t, app, clock, user, key)
+			get := func() answer {
+				req, _ := http.NewRequest("GET", app.srv.URL+"/sensitive", nil)
+				req.Header.Set("Accept", "application/json")
+				return app.read(app.client.Do(req))
+			}
+			if res := get(); res.status != 200 {
+				t.Fatalf("a fresh mfa session: %+v", res)
+			}
+			clock.Add(time.Hour)
+			if res := get(); res.status != http.StatusUnauthorized {
+				t.Fatalf("a stale session: %+v", res)
+			}
+			nextStep(clock)
+			if res := app.postJSON("/auth/reauth", map[string]string{"password": reviewPassword, "type": "totp", "code": code(t, key, clock.Now())}); res.status != 200 {
+				t.Fatalf("reauth with the password and the code: %+v", res)
+			}
+			if res := get(); res.status != 200 {
+				t.Errorf("after re-authenticating with the password and the TOTP code, the mfa route still refuses: %+v", res)
+			}
+		})
+	}
+}
+
+// TestReviewStolenSessionAndPasswordRemoveTheSecondFactor: a user has
+// TOTP. Someone holding their session cookie (stale) and their password,
+// but not the TOTP key, re-authenticates with the password alone (POST
+// /auth/reauth) and then, the session fresh, removes the TOTP factor
+// (POST /auth/two-factor/remove), which also removes the recovery codes:
+// the next sign-in needs the password only. The freshness that guards
+// factor changes (Config.FactorFreshness) asks for no more than the
+// factor the second factor protects; a user with a second factor should
+// prove it (or one of their factors) to remove or replace one.
+func TestReviewStolenSessionAndPasswordRemoveTheSecondFactor(t *testing.T) {
+	app, a, clock, store := newReviewApp(t, auth.StrategyDatabase, auth.SecondFactorOptions{})
+	user := reviewUser(t, a, store, clock, "grace@example.com")
+	key := reviewEnrolTOTP(t, a, clock, user.ID)
+	reviewSignInWithTOTP(t, app, clock, user, key)
+	clock.Add(time.Hour)
+
+	// The thief: the cookie and the password.
+	if res := app.postJSON("/auth/reauth", map[string]string{"password": reviewPassword}); res.status != 200 {
+		t.Fatalf("reauth with the password: %+v", res)
+	}
+	for _, fi := range mustList(t, a, user.ID) {
+		if fi.Type == core.FactorTOTP {
+			app.postJSON("/auth/two-factor/remove", map[string]string{"id": fi.ID})
+		}
+	}
+	if !slices.Contains(factorTypesOf(t, a, user.ID), core.FactorTOTP) {
+		app.newBrowser()
+		res := app.postJSON("/auth/password/signin", map[string]string{"email": user.Email, "password": reviewPassword})
+		t.Errorf("a session re-authenticated with the password alone removed the TOTP factor; the next password sign-in asks for nothing: %d %s", res.status, res.body)
+	}
+}
