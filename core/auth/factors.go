@@ -223,16 +223,20 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 	if err != nil {
 		return nil, err
 	}
-	pendingID := ""
+	var pc *pendingClaims
 	if pendingToken != "" {
-		pc, err := a.openPending(pendingToken)
-		if err != nil {
+		if pc, err = a.openPending(pendingToken); err != nil {
 			return nil, err
 		}
 		if userID != "" && userID != pc.UserID {
 			return nil, refused("the pending sign-in is another user's")
 		}
-		userID, pendingID = pc.UserID, pc.ID
+		if !pc.Enroll {
+			// The user has a factor: the sign-in answers it, and enrols
+			// nothing until it is signed in.
+			return nil, refused("the pending sign-in does not enrol")
+		}
+		userID = pc.UserID
 	}
 	if userID == "" {
 		return nil, fmt.Errorf("%w: StartTOTP needs the signed-in user's id or a pending sign-in's token", core.ErrInvalidInput)
@@ -241,17 +245,14 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 	if err != nil {
 		return nil, err
 	}
-	account := user.Email
-	if account == "" {
-		account = user.Username
+	pendingID := ""
+	if pc != nil {
+		if err := a.stillEnrolls(ctx, *user); err != nil {
+			return nil, err
+		}
+		pendingID = pc.ID
 	}
-	if account == "" && user.Name != nil {
-		account = *user.Name
-	}
-	if account == "" {
-		account = user.ID
-	}
-	key, err := a.sf.TOTP.NewKey(a.sf.Issuer, account)
+	key, err := a.sf.TOTP.NewKey(a.sf.Issuer, totpAccount(*user, pc))
 	if err != nil {
 		return nil, fmt.Errorf("second factors: making a TOTP key: %w", err)
 	}
@@ -265,6 +266,53 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 		return nil, err
 	}
 	return &TOTPEnrollment{Key: key, Token: token}, nil
+}
+
+// totpAccount is the account an authenticator app shows for the user's
+// new key. A signed-in user sees their address (else username, name, id).
+// A pending sign-in (pc) is held by whoever passed the first factor,
+// which may not be the user, so it is shown nothing the first factor did
+// not already name: the username when the user has one (usernames are
+// chosen to be found), else the address when the first factor was given
+// it (an e-mail sign-in, or a password sign-in, which without a username
+// can only name the address) or got it from the provider (OAuth/OIDC);
+// else the user's id, which says nothing.
+func totpAccount(user core.User, pc *pendingClaims) string {
+	if pc != nil {
+		switch {
+		case user.Username != "":
+			return user.Username
+		case user.Email != "" && slices.ContainsFunc(pc.Methods, func(m string) bool {
+			return m == AMREmail || m == AMRPassword || m == AMRFederated
+		}):
+			return user.Email
+		}
+		return user.ID
+	}
+	switch {
+	case user.Email != "":
+		return user.Email
+	case user.Username != "":
+		return user.Username
+	case user.Name != nil && *user.Name != "":
+		return *user.Name
+	}
+	return user.ID
+}
+
+// stillEnrolls refuses an enrolment through a pending sign-in made with
+// Enroll when the user has a usable factor by now (enrolled since, on
+// another browser): the pending sign-in then has a factor to answer, not
+// one to add.
+func (a *Auth) stillEnrolls(ctx context.Context, user core.User) error {
+	factors, err := a.listFactors(ctx, user.ID)
+	if err != nil {
+		return err
+	}
+	if _, usable := a.offer(user, factors); usable {
+		return refused("the user has a second factor now; the pending sign-in no longer enrols")
+	}
+	return nil
 }
 
 // ConfirmTOTP activates the key of enrollmentToken for the signed-in user
@@ -546,6 +594,15 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 	}
 	var codes []string
 	if answer.Enrollment != "" {
+		// Only a pending sign-in made for a user without a factor enrols
+		// (PendingSignIn.Enroll); any other would let the first factor
+		// alone add a second and answer with it.
+		if !pc.Enroll {
+			return nil, refused("the pending sign-in does not enrol")
+		}
+		if err := a.stillEnrolls(ctx, *user); err != nil {
+			return nil, err
+		}
 		enrolled, err := a.confirmTOTP(ctx, user.ID, pc.ID, answer.Enrollment, answer.Code)
 		if err != nil {
 			return nil, err
