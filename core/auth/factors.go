@@ -30,8 +30,9 @@ type SecondFactorOptions struct {
 	Enabled bool
 	// Required asks every user for a second factor. A user without one
 	// enrols TOTP to finish signing in ([Factors.StartTOTP] with the
-	// pending sign-in), or answers an e-mail code when EmailCode is set
-	// and the address is verified. [Callbacks.SignIn] can ask it of one
+	// pending sign-in), or answers an e-mail code when EmailCode is set,
+	// the address is verified and the first factor was not an e-mail
+	// sign-in. [Callbacks.SignIn] can ask it of one
 	// user ([SignInDecision.RequireSecondFactor]) whatever this says.
 	Required bool
 	// TOTP makes and checks authenticator-app codes (RFC 6238); nil
@@ -43,7 +44,9 @@ type SecondFactorOptions struct {
 	Issuer string
 	// EmailCode offers a code sent to the user's verified address as a
 	// factor. It needs an e-mail or password provider (their sender
-	// delivers it).
+	// delivers it). It is never offered after an e-mail sign-in (link or
+	// code), which proved the mailbox already: a user whose only factor
+	// it is signs in another way.
 	EmailCode bool
 	// PendingMaxAge is how long a pending sign-in waits for its second
 	// factor; zero means [DefaultPendingMaxAge].
@@ -557,7 +560,7 @@ func (f Factors) SendEmailCode(ctx context.Context, pendingToken string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(pc.Factors, core.FactorEmail) {
+	if !slices.Contains(pc.Factors, core.FactorEmail) || slices.Contains(pc.Methods, AMREmail) {
 		return refused("e-mail codes are not offered to this sign-in")
 	}
 	user, err := a.pendingUser(ctx, pc.UserID)
@@ -611,6 +614,10 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 	} else {
 		if !slices.Contains(pc.Factors, answer.Type) {
 			return nil, refused("the answer's factor type is not offered to this sign-in")
+		}
+		if answer.Type == core.FactorEmail && slices.Contains(pc.Methods, AMREmail) {
+			// The mailbox answered the first factor already.
+			return nil, refused("an e-mail code does not answer a sign-in made by e-mail")
 		}
 		if err := a.checkAnswer(ctx, *user, answer, pc.ID); err != nil {
 			return nil, err
