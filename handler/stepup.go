@@ -15,7 +15,7 @@ import (
 // re-authentication routes (under the handler's base path):
 //
 //	GET  /reauth                  the page: the password (when the user has one), a factor's code, an e-mail code, a passkey
-//	POST /reauth                  password, or type and code → a fresh session replacing this one, then callbackUrl
+//	POST /reauth                  password, or type and code, or both (level mfa) → a fresh session replacing this one, then callbackUrl
 //	POST /reauth/email            sends an e-mail code for the re-authentication
 //	GET|POST /reauth/passkey/options  the assertion options for one of the user's passkeys
 //	POST /reauth/passkey          the assertion → a fresh session
@@ -184,11 +184,12 @@ func (h *Handler) serveReauth(w http.ResponseWriter, r *http.Request, action str
 			h.serveReauthPage(w, r, s)
 			return
 		}
-		// A password, or else a factor's code.
+		// A password, a factor's code, or both (a password and a code
+		// reach level mfa).
 		pw, answer := r.PostFormValue("password"), auth.Answer{}
-		if pw == "" {
+		if pw == "" || strings.TrimSpace(r.PostFormValue("code")) != "" {
 			answer = answerOf(r)
-			answer.TrustDevice = false
+			answer.Enrollment, answer.TrustDevice = "", false
 		}
 		si, err := f.Reauthenticate(h.withClient(r), s.User.ID, s.token, pw, answer)
 		h.reauthenticated(w, r, si, err)
