@@ -38,7 +38,8 @@ import (
 //	POST /two-factor/enroll/confirm    enrollment, code, trustDevice → the key active and the session
 //
 // The routes of the signed-in user (the session; changing factors needs a
-// fresh session, Config.FactorFreshness):
+// fresh session, Config.FactorFreshness, whose authentication included a
+// second factor when the user has one):
 //
 //	GET  /account/security             the factors, with what adds and removes them (JSON {"factors":[…]} for a script)
 //	POST /two-factor/totp/start        name → a TOTP key to confirm
@@ -522,7 +523,7 @@ func (h *Handler) serveUserAction(w http.ResponseWriter, r *http.Request, action
 		h.signInFirst(w, r)
 		return
 	}
-	if !h.allow(w, r, signInAttempt, "user:"+s.User.ID) || !h.fresh(w, r, s) {
+	if !h.allow(w, r, signInAttempt, "user:"+s.User.ID) || !h.fresh(w, r, s, action) {
 		return
 	}
 	f, uid, form := h.auth.Factors(), s.User.ID, r.PostFormValue

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/handler"
 )
@@ -59,5 +60,70 @@ func TestStepUpPasswordAndCode(t *testing.T) {
 				t.Fatalf("after the password and the code: %d %s", res.StatusCode, res.body)
 			}
 		})
+	}
+}
+
+// TestFactorChangesNeedTheSecondFactor: for a user with a second factor,
+// a session made fresh with the password alone (or an e-mail code the
+// user never made a factor) cannot remove, add or replace factors or
+// make recovery codes (401 with RFC 9470's challenge, nothing changed);
+// once the fresh authentication includes the factor (the password and
+// the TOTP code) it can. A user without a factor needs only a recent
+// sign-in to enrol the first.
+func TestFactorChangesNeedTheSecondFactor(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { o.TrustDevice = 0 })
+	key, _ := m.enrolled() // the first enrolment: a password sign-in is enough
+	m.nextStep()
+	b := m.browser()
+	b.signInTOTP(key)
+	m.clock.Add(handler.DefaultFactorFreshness + time.Minute)
+
+	before := m.factors()
+	var totp string
+	for _, f := range before {
+		if f.Type == core.FactorTOTP {
+			totp = f.ID
+		}
+	}
+	if res := b.postJSON("/reauth", map[string]string{"password": mfaPassword}); res.StatusCode != 200 {
+		t.Fatalf("reauth with the password: %d %s", res.StatusCode, res.body)
+	}
+	if res := b.postJSON("/two-factor/remove", map[string]string{"id": totp}); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("remove after a password re-authentication: %d %s", res.StatusCode, res.body)
+	}
+	// The password and a code mailed to the address (not one of the
+	// user's factors): level mfa, but no factor of theirs.
+	n := m.mailCount()
+	if res := b.postJSON("/reauth/email", map[string]string{}); res.StatusCode >= 300 && res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reauth e-mail: %d %s", res.StatusCode, res.body)
+	}
+	if res := b.postJSON("/reauth", map[string]string{"password": mfaPassword, "type": "email", "code": m.lastCode(t, n)}); res.StatusCode != 200 {
+		t.Fatalf("reauth with the password and an e-mail code: %d %s", res.StatusCode, res.body)
+	}
+	if res := b.get(m.srv.URL + "/sensitive"); !strings.Contains(res.body, `"email"`) || strings.Contains(res.body, `"otp"`) {
+		t.Errorf("the password and an e-mail code of a user without the e-mail factor: %s, want amr email, not otp", res.body)
+	}
+	for _, c := range []struct{ path, id string }{
+		{"/two-factor/remove", totp}, {"/two-factor/totp/start", ""}, {"/two-factor/recovery-codes", ""}, {"/two-factor/email/add", ""},
+	} {
+		res := b.postJSON(c.path, map[string]string{"id": c.id})
+		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(res.Header.Get("WWW-Authenticate"), "insufficient_user_authentication") {
+			t.Errorf("%s after a re-authentication with the password and an e-mail code: %d %s", c.path, res.StatusCode, res.body)
+		}
+	}
+	if after := m.factors(); len(after) != len(before) {
+		t.Fatalf("the factors changed from %+v to %+v", before, after)
+	}
+	// Revoking trusted browsers only takes trust away: a fresh session is
+	// enough.
+	if res := b.postJSON("/two-factor/devices/revoke", map[string]string{}); res.StatusCode != 200 {
+		t.Errorf("devices/revoke after a password re-authentication: %d %s", res.StatusCode, res.body)
+	}
+	m.nextStep()
+	if res := b.postJSON("/reauth", map[string]string{"password": mfaPassword, "type": "totp", "code": totpCode(t, key, m.clock.Now())}); res.StatusCode != 200 {
+		t.Fatalf("reauth with the password and the code: %d %s", res.StatusCode, res.body)
+	}
+	if res := b.postJSON("/two-factor/remove", map[string]string{"id": totp}); res.StatusCode != 200 || !strings.Contains(res.body, `"removed":true`) {
+		t.Fatalf("remove after the second factor: %d %s", res.StatusCode, res.body)
 	}
 }

@@ -756,7 +756,9 @@ func (a *Auth) touchFactor(ctx context.Context, factors []core.Factor, t core.Fa
 // sessions a new session replaces current (whose token is deleted), with
 // JWT sessions new claims (through [Callbacks.JWT], trigger signIn);
 // either way with auth_time now and the methods just proven ("mfa" when
-// both a password and an answer were). A wrong password or answer is
+// both a password and an answer were; an e-mail code proves "otp" when
+// the user made e-mail codes a factor, else "email", as an e-mail
+// sign-in does). A wrong password or answer is
 // refused ([CodeCredentialsSignin], [CodeSecondFactor]) and writes
 // nothing but the attempt count. No SignIn event runs.
 func (f Factors) Reauthenticate(ctx context.Context, userID, current string, password string, answer Answer) (*SignIn, error) {
@@ -801,6 +803,17 @@ func (f Factors) Reauthenticate(ctx context.Context, userID, current string, pas
 			return nil, err
 		}
 		second = []string{AMROneTimePassword}
+		if answer.Type == core.FactorEmail {
+			// An e-mail code proves the mailbox; it is one of the user's
+			// factors ("otp") only when they made it one.
+			factors, err := a.listFactors(ctx, user.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(factors, func(fa core.Factor) bool { return fa.Type == core.FactorEmail }) {
+				second = []string{AMREmail}
+			}
+		}
 	}
 	return a.reauthenticated(ctx, *user, current, combine(first, second))
 }
