@@ -475,10 +475,13 @@ func (a *Auth) createFactor(ctx context.Context, fa core.Factor) (*FactorInfo, e
 // who must have one is refused with an error matching
 // [core.ErrInvalidInput]; another user's factor id is not found.
 //
-// A user must have one when [SecondFactorOptions.Required] is set. When
-// the last usable factor goes (TOTP, passkey, e-mail), the recovery codes
-// go with it: they answer a second factor that is no longer asked for,
-// and the next first factor comes with new ones.
+// A user must have one when [SecondFactorOptions.Required] is set; with
+// removals racing to the last factor (each sees the other's), every
+// removal that finds none left once it is done puts its factor back and
+// is refused, so the user keeps at least one. When the last usable factor
+// goes (TOTP, passkey, e-mail), the recovery codes go with it: they
+// answer a second factor that is no longer asked for, and the next first
+// factor comes with new ones.
 func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	a := f.a
 	if err := a.factorsOn(); err != nil {
@@ -505,12 +508,35 @@ func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	if deleted == nil {
 		return fmt.Errorf("second factors: factor %q of user %q: %w", factorID, userID, core.ErrNotFound)
 	}
-	if last {
-		for _, fa := range factors {
-			if fa.Type == core.FactorRecoveryCodes {
-				if _, err := a.deleteFactor(ctx, userID, fa.ID); err != nil {
-					return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not: %w", err)
-				}
+	if !usable(*deleted) {
+		return nil
+	}
+	// Removals of the user's other factors may have raced this one (each
+	// saw the other's factor): look again now that this one is gone.
+	after, err := a.listFactors(ctx, userID)
+	if err == nil && slices.ContainsFunc(after, usable) {
+		return nil
+	}
+	if a.sf.Required {
+		// None left, or none known to be: put it back. Of removals
+		// racing to the last factor, each puts its own back, and the
+		// user keeps their factors.
+		if _, rerr := a.createFactor(ctx, *deleted); rerr != nil && !errors.Is(rerr, core.ErrAlreadyExists) {
+			a.log.ErrorContext(ctx, "authport: restoring a factor whose removal left a user who must have one with none failed", "error", rerr)
+			return fmt.Errorf("second factors: the user's last factor was removed and could not be restored: %w", rerr)
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: a second factor is required, and this is the user's last one; add another first", core.ErrInvalidInput)
+	}
+	if err != nil {
+		return fmt.Errorf("second factors: the factor was removed, but its recovery codes may remain: %w", err)
+	}
+	for _, fa := range after {
+		if fa.Type == core.FactorRecoveryCodes {
+			if _, err := a.deleteFactor(ctx, userID, fa.ID); err != nil {
+				return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not: %w", err)
 			}
 		}
 	}
