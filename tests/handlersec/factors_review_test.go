@@ -21,6 +21,7 @@ import (
 	"github.com/authport/authport/core/coretest"
 	"github.com/authport/authport/core/password"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/ratelimit"
 	"github.com/authport/authport/handler"
 )
 
@@ -242,7 +243,12 @@ func TestReviewEmailFirstFactorEmailSecondFactorIsNotMFA(t *testing.T) {
 // removed at once: each Remove sees the other factor and goes ahead, and
 // the user is left with none, which Required forbids.
 func TestReviewRemoveLastFactorRace(t *testing.T) {
-	f := newFactorFixture(t, auth.StrategyDatabase, auth.SecondFactorOptions{Required: true, EmailCode: true, Attempts: 100})
+	// The attempt cap counts on the fixture's clock (30 s a round): 200
+	// enrolments within a second of real time would reach it whatever
+	// Remove does.
+	f := newFactorFixture(t, auth.StrategyDatabase, auth.SecondFactorOptions{Required: true, EmailCode: true, Attempts: 100}, func(c *auth.Config) {
+		c.RateLimiter = ratelimit.NewMemory(ratelimit.WithClock(c.Now))
+	})
 	uid := f.signUp("ada@example.com")
 	if _, err := f.store.UpdateUser(fctx, core.UserUpdate{ID: uid, EmailVerified: core.Set(ptr(f.clock.Now()))}); err != nil {
 		t.Fatal(err)
