@@ -610,10 +610,11 @@ func (h *Handler) userDone(w http.ResponseWriter, r *http.Request, info *auth.Fa
 // refuseUser answers a refused change of the user's factors: a wrong
 // confirmation code, or input that cannot be used (the last factor where
 // one is required, an unknown factor), back on the security page with the
-// error (JSON 400/401 with the code and, for bad input, why).
+// error (JSON 400/401 with the code and, for bad input or an id that is
+// not the user's, why).
 func (h *Handler) refuseUser(w http.ResponseWriter, r *http.Request, err error) {
 	code := errorCode(err)
-	if errors.Is(err, core.ErrInvalidInput) && code == ErrorConfiguration {
+	if (errors.Is(err, core.ErrInvalidInput) || errors.Is(err, core.ErrNotFound)) && code == ErrorConfiguration {
 		code = ErrorBadRequest
 	}
 	switch code {

@@ -126,4 +126,8 @@ func TestFactorChangesNeedTheSecondFactor(t *testing.T) {
 	if res := b.postJSON("/two-factor/remove", map[string]string{"id": totp}); res.StatusCode != 200 || !strings.Contains(res.body, `"removed":true`) {
 		t.Fatalf("remove after the second factor: %d %s", res.StatusCode, res.body)
 	}
+	// An id that is no factor of the user's is bad input, not a failure.
+	if res := b.postJSON("/two-factor/remove", map[string]string{"id": totp}); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("removing a removed factor again: %d %s", res.StatusCode, res.body)
+	}
 }
