@@ -203,6 +203,9 @@ const factorPagesSource = `
 {{if .HasPassword}}<form action="{{.Factor.Action}}" method="post" data-authport-reauth-password>
 {{template "hidden" .}}<label for="password">Password</label>
 <input id="password" type="password" name="password" autocomplete="current-password" required>
+{{if .Factor.Has "totp"}}<input type="hidden" name="type" value="totp">
+<label for="reauth-password-code">Code from your authenticator app (needed for some pages)</label>
+<input id="reauth-password-code" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" maxlength="32">{{end}}
 <button type="submit" class="accent">Continue</button>
 </form>{{end}}
 {{if .Factor.Has "totp"}}<form action="{{.Factor.Action}}" method="post" data-authport-reauth-totp>

@@ -39,7 +39,8 @@ import (
 //	POST /two-factor/enroll/confirm    enrollment, code, trustDevice → the key active, the session, and the recovery codes shown once (JSON {"url":…,"recoveryCodes":[…]})
 //
 // The routes of the signed-in user (the session; changing factors needs a
-// fresh session, Config.FactorFreshness):
+// fresh session, Config.FactorFreshness, whose authentication included a
+// second factor when the user has one):
 //
 //	GET  /account/security             the factors, with what adds and removes them (JSON {"factors":[…]} for a script)
 //	POST /two-factor/totp/start        name → a TOTP key to confirm
@@ -566,7 +567,7 @@ func (h *Handler) serveUserAction(w http.ResponseWriter, r *http.Request, action
 		h.signInFirst(w, r)
 		return
 	}
-	if !h.allow(w, r, signInAttempt, "user:"+s.User.ID) || !h.fresh(w, r, s) {
+	if !h.allow(w, r, signInAttempt, "user:"+s.User.ID) || !h.fresh(w, r, s, action) {
 		return
 	}
 	f, uid, form := h.auth.Factors(), s.User.ID, r.PostFormValue
@@ -653,10 +654,11 @@ func (h *Handler) userDone(w http.ResponseWriter, r *http.Request, info *auth.Fa
 // refuseUser answers a refused change of the user's factors: a wrong
 // confirmation code, or input that cannot be used (the last factor where
 // one is required, an unknown factor), back on the security page with the
-// error (JSON 400/401 with the code and, for bad input, why).
+// error (JSON 400/401 with the code and, for bad input or an id that is
+// not the user's, why).
 func (h *Handler) refuseUser(w http.ResponseWriter, r *http.Request, err error) {
 	code := errorCode(err)
-	if errors.Is(err, core.ErrInvalidInput) && code == ErrorConfiguration {
+	if (errors.Is(err, core.ErrInvalidInput) || errors.Is(err, core.ErrNotFound)) && code == ErrorConfiguration {
 		code = ErrorBadRequest
 	}
 	switch code {

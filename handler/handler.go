@@ -69,8 +69,10 @@ type Config struct {
 	Tokens *tokens.Issuer
 	// FactorFreshness is how recently the user must have authenticated
 	// (auth_time) to enrol or remove a second factor, or regenerate
-	// recovery codes, through the /two-factor routes; an older session
-	// is sent to re-authenticate (GET /reauth) first. Zero means
+	// recovery codes, through the /two-factor routes, and for a user who
+	// has a second factor that authentication must include it (a code or
+	// a passkey); an older or weaker session is sent to re-authenticate
+	// (GET /reauth) first. Zero means
 	// DefaultFactorFreshness (10 minutes); negative turns the check off.
 	FactorFreshness time.Duration
 	// Logger receives one record per failed sign-in (WARN, with the error

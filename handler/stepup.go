@@ -15,7 +15,7 @@ import (
 // re-authentication routes (under the handler's base path):
 //
 //	GET  /reauth                  the page: the password (when the user has one), a factor's code, an e-mail code, a passkey
-//	POST /reauth                  password, or type and code → a fresh session replacing this one, then callbackUrl
+//	POST /reauth                  password, or type and code, or both (level mfa) → a fresh session replacing this one, then callbackUrl
 //	POST /reauth/email            sends an e-mail code for the re-authentication
 //	GET|POST /reauth/passkey/options  the assertion options for one of the user's passkeys
 //	POST /reauth/passkey          the assertion → a fresh session
@@ -190,11 +190,12 @@ func (h *Handler) serveReauth(w http.ResponseWriter, r *http.Request, action str
 			h.serveReauthPage(w, r, s)
 			return
 		}
-		// A password, or else a factor's code.
+		// A password, a factor's code, or both (a password and a code
+		// reach level mfa).
 		pw, answer := r.PostFormValue("password"), auth.Answer{}
-		if pw == "" {
+		if pw == "" || strings.TrimSpace(r.PostFormValue("code")) != "" {
 			answer = answerOf(r)
-			answer.TrustDevice = false
+			answer.Enrollment, answer.TrustDevice = "", false
 		}
 		si, err := f.Reauthenticate(h.withClient(r), s.User.ID, s.token, pw, answer)
 		h.reauthenticated(w, r, si, err)
@@ -306,17 +307,45 @@ func (h *Handler) signInFirst(w http.ResponseWriter, r *http.Request) {
 // factors (Config.FactorFreshness), answering otherwise itself: a script
 // gets 401 with RFC 9470's challenge, a browser goes to /reauth and back
 // to the security page.
-func (h *Handler) fresh(w http.ResponseWriter, r *http.Request, s *Session) bool {
+//
+// For a user who has a second factor, the recent authentication must
+// have proven one (amr "otp": a TOTP, recovery or e-mail code of theirs;
+// or "hwk": a passkey), unless the action only takes trust away (ending
+// trusted browsers): else a stolen session and the password would remove
+// the factor that guards the password, or add one of the thief's. A user
+// without one enrols their first with a recent sign-in alone.
+func (h *Handler) fresh(w http.ResponseWriter, r *http.Request, s *Session, action string) bool {
 	if h.freshness <= 0 {
 		return true
 	}
 	step := auth.StepUp{MaxAge: h.freshness}
+	if action != "devices/revoke" {
+		infos, err := h.auth.Factors().List(r.Context(), s.User.ID)
+		if err != nil {
+			h.fail(w, r, ErrorConfiguration, err)
+			return false
+		}
+		if slices.ContainsFunc(infos, func(f auth.FactorInfo) bool {
+			return f.Type == core.FactorTOTP || f.Type == core.FactorPasskey || f.Type == core.FactorEmail
+		}) {
+			step.Methods = []string{auth.AMROneTimePassword, auth.AMRHardwareKey}
+		}
+	}
 	if step.Satisfied(s.Authentication(), h.now()) {
 		return true
 	}
 	if wantsJSON(r) || (r.Method != http.MethodPost && !wantsHTML(r)) {
-		w.Header().Set("WWW-Authenticate", stepUpChallenge(step))
-		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "insufficient_user_authentication", Message: "authenticate again to change your second factors", URL: h.URL("reauth")}, true)
+		challenge := step
+		if len(step.Methods) > 0 {
+			// RFC 9470 names levels, not methods: a second factor is mfa.
+			challenge.Level = auth.LevelMultiFactor
+		}
+		w.Header().Set("WWW-Authenticate", stepUpChallenge(challenge))
+		message := "authenticate again to change your second factors"
+		if len(step.Methods) > 0 {
+			message = "authenticate again, with your second factor, to change your second factors"
+		}
+		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "insufficient_user_authentication", Message: message, URL: h.URL("reauth")}, true)
 		return false
 	}
 	h.redirect(w, r, withQuery(h.URL("reauth"), "callbackUrl="+queryEscape(h.URL("account/security"))))

@@ -31,8 +31,9 @@ type SecondFactorOptions struct {
 	Enabled bool
 	// Required asks every user for a second factor. A user without one
 	// enrols TOTP to finish signing in ([Factors.StartTOTP] with the
-	// pending sign-in), or answers an e-mail code when EmailCode is set
-	// and the address is verified. [Callbacks.SignIn] can ask it of one
+	// pending sign-in), or answers an e-mail code when EmailCode is set,
+	// the address is verified and the first factor was not an e-mail
+	// sign-in. [Callbacks.SignIn] can ask it of one
 	// user ([SignInDecision.RequireSecondFactor]) whatever this says.
 	Required bool
 	// TOTP makes and checks authenticator-app codes (RFC 6238); nil
@@ -44,7 +45,9 @@ type SecondFactorOptions struct {
 	Issuer string
 	// EmailCode offers a code sent to the user's verified address as a
 	// factor. It needs an e-mail or password provider (their sender
-	// delivers it).
+	// delivers it). It is never offered after an e-mail sign-in (link or
+	// code), which proved the mailbox already: a user whose only factor
+	// it is signs in another way.
 	EmailCode bool
 	// PendingMaxAge is how long a pending sign-in waits for its second
 	// factor; zero means [DefaultPendingMaxAge].
@@ -247,16 +250,20 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 	if err != nil {
 		return nil, err
 	}
-	pendingID := ""
+	var pc *pendingClaims
 	if pendingToken != "" {
-		pc, err := a.openPending(pendingToken)
-		if err != nil {
+		if pc, err = a.openPending(pendingToken); err != nil {
 			return nil, err
 		}
 		if userID != "" && userID != pc.UserID {
 			return nil, refused("the pending sign-in is another user's")
 		}
-		userID, pendingID = pc.UserID, pc.ID
+		if !pc.Enroll {
+			// The user has a factor: the sign-in answers it, and enrols
+			// nothing until it is signed in.
+			return nil, refused("the pending sign-in does not enrol")
+		}
+		userID = pc.UserID
 	}
 	if userID == "" {
 		return nil, fmt.Errorf("%w: StartTOTP needs the signed-in user's id or a pending sign-in's token", core.ErrInvalidInput)
@@ -265,17 +272,14 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 	if err != nil {
 		return nil, err
 	}
-	account := user.Email
-	if account == "" {
-		account = user.Username
+	pendingID := ""
+	if pc != nil {
+		if err := a.stillEnrolls(ctx, *user); err != nil {
+			return nil, err
+		}
+		pendingID = pc.ID
 	}
-	if account == "" && user.Name != nil {
-		account = *user.Name
-	}
-	if account == "" {
-		account = user.ID
-	}
-	key, err := a.sf.TOTP.NewKey(a.sf.Issuer, account)
+	key, err := a.sf.TOTP.NewKey(a.sf.Issuer, totpAccount(*user, pc))
 	if err != nil {
 		return nil, fmt.Errorf("second factors: making a TOTP key: %w", err)
 	}
@@ -289,6 +293,53 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 		return nil, err
 	}
 	return &TOTPEnrollment{Key: key, Token: token}, nil
+}
+
+// totpAccount is the account an authenticator app shows for the user's
+// new key. A signed-in user sees their address (else username, name, id).
+// A pending sign-in (pc) is held by whoever passed the first factor,
+// which may not be the user, so it is shown nothing the first factor did
+// not already name: the username when the user has one (usernames are
+// chosen to be found), else the address when the first factor was given
+// it (an e-mail sign-in, or a password sign-in, which without a username
+// can only name the address) or got it from the provider (OAuth/OIDC);
+// else the user's id, which says nothing.
+func totpAccount(user core.User, pc *pendingClaims) string {
+	if pc != nil {
+		switch {
+		case user.Username != "":
+			return user.Username
+		case user.Email != "" && slices.ContainsFunc(pc.Methods, func(m string) bool {
+			return m == AMREmail || m == AMRPassword || m == AMRFederated
+		}):
+			return user.Email
+		}
+		return user.ID
+	}
+	switch {
+	case user.Email != "":
+		return user.Email
+	case user.Username != "":
+		return user.Username
+	case user.Name != nil && *user.Name != "":
+		return *user.Name
+	}
+	return user.ID
+}
+
+// stillEnrolls refuses an enrolment through a pending sign-in made with
+// Enroll when the user has a usable factor by now (enrolled since, on
+// another browser): the pending sign-in then has a factor to answer, not
+// one to add.
+func (a *Auth) stillEnrolls(ctx context.Context, user core.User) error {
+	factors, err := a.listFactors(ctx, user.ID)
+	if err != nil {
+		return err
+	}
+	if _, usable := a.offer(user, factors); usable {
+		return refused("the user has a second factor now; the pending sign-in no longer enrols")
+	}
+	return nil
 }
 
 // ConfirmTOTP activates the key of enrollmentToken for the signed-in user
@@ -503,10 +554,13 @@ func (a *Auth) createFactor(ctx context.Context, fa core.Factor) (*FactorInfo, e
 // who must have one is refused with an error matching
 // [core.ErrInvalidInput]; another user's factor id is not found.
 //
-// A user must have one when [SecondFactorOptions.Required] is set. When
-// the last usable factor goes (TOTP, passkey, e-mail), the recovery codes
-// go with it: they answer a second factor that is no longer asked for,
-// and the next first factor comes with new ones.
+// A user must have one when [SecondFactorOptions.Required] is set; with
+// removals racing to the last factor (each sees the other's), every
+// removal that finds none left once it is done puts its factor back and
+// is refused, so the user keeps at least one. When the last usable factor
+// goes (TOTP, passkey, e-mail), the recovery codes go with it: they
+// answer a second factor that is no longer asked for, and the next first
+// factor comes with new ones.
 func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	a := f.a
 	if err := a.factorsOn(); err != nil {
@@ -533,13 +587,34 @@ func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	if deleted == nil {
 		return fmt.Errorf("second factors: factor %q of user %q: %w", factorID, userID, core.ErrNotFound)
 	}
-	if last {
-		// Read again: a factor added meanwhile keeps the codes.
-		drop := func(ctx context.Context) error { return a.dropLeftCodes(ctx, userID) }
-		if err := drop(ctx); err != nil {
-			go retryLater(context.WithoutCancel(ctx), drop)
-			return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not (retrying in the background for %v): %w", cleanupRetryWindow, err)
+	if !usable(*deleted) {
+		return nil
+	}
+	// Removals of the user's other factors may have raced this one (each
+	// saw the other's factor): look again now that this one is gone.
+	after, err := a.listFactors(ctx, userID)
+	if err == nil && slices.ContainsFunc(after, usable) {
+		return nil
+	}
+	if a.sf.Required {
+		// None left, or none known to be: put it back. Of removals
+		// racing to the last factor, each puts its own back, and the
+		// user keeps their factors.
+		if _, rerr := a.createFactor(ctx, *deleted); rerr != nil && !errors.Is(rerr, core.ErrAlreadyExists) {
+			a.log.ErrorContext(ctx, "authport: restoring a factor whose removal left a user who must have one with none failed", "error", rerr)
+			return fmt.Errorf("second factors: the user's last factor was removed and could not be restored: %w", rerr)
 		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: a second factor is required, and this is the user's last one; add another first", core.ErrInvalidInput)
+	}
+	// No usable factor left: the recovery codes go too (dropLeftCodes
+	// reads again, so that a factor added meanwhile keeps them).
+	drop := func(ctx context.Context) error { return a.dropLeftCodes(ctx, userID) }
+	if err := drop(ctx); err != nil {
+		go retryLater(context.WithoutCancel(ctx), drop)
+		return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not (retrying in the background for %v): %w", cleanupRetryWindow, err)
 	}
 	return nil
 }
@@ -587,7 +662,7 @@ func (f Factors) SendEmailCode(ctx context.Context, pendingToken string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(pc.Factors, core.FactorEmail) {
+	if !slices.Contains(pc.Factors, core.FactorEmail) || slices.Contains(pc.Methods, AMREmail) {
 		return refused("e-mail codes are not offered to this sign-in")
 	}
 	user, err := a.pendingUser(ctx, pc.UserID)
@@ -623,6 +698,15 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 		return nil, err
 	}
 	if answer.Enrollment != "" {
+		// Only a pending sign-in made for a user without a factor enrols
+		// (PendingSignIn.Enroll); any other would let the first factor
+		// alone add a second and answer with it.
+		if !pc.Enroll {
+			return nil, refused("the pending sign-in does not enrol")
+		}
+		if err := a.stillEnrolls(ctx, *user); err != nil {
+			return nil, err
+		}
 		enrolled, err := a.confirmTOTP(ctx, user.ID, pc.ID, answer.Enrollment, answer.Code)
 		if err != nil {
 			return nil, err
@@ -638,6 +722,10 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 	}
 	if !slices.Contains(pc.Factors, answer.Type) {
 		return nil, refused("the answer's factor type is not offered to this sign-in")
+	}
+	if answer.Type == core.FactorEmail && slices.Contains(pc.Methods, AMREmail) {
+		// The mailbox answered the first factor already.
+		return nil, refused("an e-mail code does not answer a sign-in made by e-mail")
 	}
 	if err := a.checkAnswer(ctx, *user, answer, pc.ID); err != nil {
 		return nil, err
@@ -803,7 +891,9 @@ func (a *Auth) touchFactor(ctx context.Context, factors []core.Factor, t core.Fa
 // deleted, so that current stands), with JWT sessions new claims (through
 // [Callbacks.JWT], trigger signIn);
 // either way with auth_time now and the methods just proven ("mfa" when
-// both a password and an answer were). A wrong password or answer is
+// both a password and an answer were; an e-mail code proves "otp" when
+// the user made e-mail codes a factor, else "email", as an e-mail
+// sign-in does). A wrong password or answer is
 // refused ([CodeCredentialsSignin], [CodeSecondFactor]) and writes
 // nothing but the attempt count. No SignIn event runs.
 func (f Factors) Reauthenticate(ctx context.Context, userID, current string, password string, answer Answer) (*SignIn, error) {
@@ -848,6 +938,17 @@ func (f Factors) Reauthenticate(ctx context.Context, userID, current string, pas
 			return nil, err
 		}
 		second = []string{AMROneTimePassword}
+		if answer.Type == core.FactorEmail {
+			// An e-mail code proves the mailbox; it is one of the user's
+			// factors ("otp") only when they made it one.
+			factors, err := a.listFactors(ctx, user.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(factors, func(fa core.Factor) bool { return fa.Type == core.FactorEmail }) {
+				second = []string{AMREmail}
+			}
+		}
 	}
 	return a.reauthenticated(ctx, *user, current, combine(first, second))
 }

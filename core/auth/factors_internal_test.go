@@ -248,3 +248,38 @@ func FuzzSecondFactorTokens(f *testing.F) {
 		normalizeRecoveryCode(s)
 	})
 }
+
+// TestTOTPAccountOfAPendingEnrolment: the account an authenticator app
+// shows for a key enrolled through a pending sign-in names nothing the
+// first factor did not: never the address after a sign-in that may have
+// named the username.
+func TestTOTPAccountOfAPendingEnrolment(t *testing.T) {
+	name := "Ada Lovelace"
+	withUsername := core.User{ID: "u1", Email: "ada@example.com", Username: "ada", Name: &name}
+	addressOnly := core.User{ID: "u2", Email: "ada@example.com", Name: &name}
+	for _, c := range []struct {
+		user    core.User
+		methods []string
+		pending bool
+		want    string
+	}{
+		{withUsername, nil, false, "ada@example.com"},
+		{addressOnly, nil, false, "ada@example.com"},
+		{core.User{ID: "u3", Name: &name}, nil, false, name},
+		{withUsername, []string{AMRPassword}, true, "ada"},
+		{withUsername, []string{AMREmail}, true, "ada"},
+		{addressOnly, []string{AMRPassword}, true, "ada@example.com"},
+		{addressOnly, []string{AMREmail}, true, "ada@example.com"},
+		{addressOnly, []string{AMRFederated}, true, "ada@example.com"},
+		{addressOnly, []string{AMRHardwareKey}, true, "u2"},
+		{addressOnly, nil, true, "u2"},
+	} {
+		var pc *pendingClaims
+		if c.pending {
+			pc = &pendingClaims{ID: "p", UserID: c.user.ID, Methods: c.methods, Enroll: true}
+		}
+		if got := totpAccount(c.user, pc); got != c.want {
+			t.Errorf("totpAccount(%+v, pending %v %v) = %q, want %q", c.user, c.pending, c.methods, got, c.want)
+		}
+	}
+}

@@ -102,15 +102,24 @@ func (a *Auth) secondFactorStage(ctx context.Context, si *SignIn) (*PendingSignI
 	if a.trustedDevice(ctx, si.User.ID, factors) {
 		return nil, nil
 	}
+	// After an e-mail first factor the mailbox is proven already: an
+	// e-mail code would prove it again, not a second factor.
+	mailbox := slices.Contains(si.amr, AMREmail)
+	if mailbox {
+		offer = slices.DeleteFunc(offer, func(t core.FactorType) bool { return t == core.FactorEmail })
+		if usable && !slices.ContainsFunc(offer, isUsableType) {
+			return nil, Fail(CodeSecondFactor, fmt.Errorf("%w: user %q's only second factor is an e-mail code, which cannot follow an e-mail sign-in; the user signs in another way", core.ErrInvalidInput, si.User.ID))
+		}
+	}
 	enroll := false
 	if !usable {
 		offer = offer[:0]
-		if a.canEmail(si.User) {
+		if a.canEmail(si.User) && !mailbox {
 			offer = append(offer, core.FactorEmail)
 		}
 		enroll = a.sf.TOTP != nil
 		if !enroll && len(offer) == 0 {
-			return nil, Fail(CodeSecondFactor, fmt.Errorf("%w: a second factor is required, and user %q has none and can enrol none (configure SecondFactorOptions.TOTP, or EmailCode for users with a verified address)", core.ErrInvalidInput, si.User.ID))
+			return nil, Fail(CodeSecondFactor, fmt.Errorf("%w: a second factor is required, and user %q has none and can enrol none (configure SecondFactorOptions.TOTP, or EmailCode for users with a verified address who did not sign in by e-mail)", core.ErrInvalidInput, si.User.ID))
 		}
 	}
 	if si.confirm != nil {
