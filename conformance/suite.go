@@ -180,7 +180,7 @@ func allRules() []rule {
 	rs := slices.Concat(userRules(), optionalEmailRules(), usernameRules(), userDataRules(), accountRules(), passwordHashRules(), accountListRules(), accountUpdateRules(),
 		sessionRules(), extendRules(), sessionInventoryRules(), tokenRules(), authenticatorRules(), factorRules(), purgeRules(), raceRules(),
 		counterRules(), cutRules(), lostReplyRules())
-	for _, r := range slices.Concat(flowRules(), accountFlowRules(), inventoryFlowRules(), familyFlowRules(), passwordFlowRules()) {
+	for _, r := range slices.Concat(flowRules(), accountFlowRules(), inventoryFlowRules(), familyFlowRules(), passwordFlowRules(), factorFlowRules()) {
 		r.needs = append(slices.Clone(flowNeeds), r.needs...)
 		rs = append(rs, r)
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
+	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/coretest"
@@ -560,4 +561,17 @@ func TestFactorsSecretSealed(t *testing.T) {
 	if _, err := f.a.Factors().Verify(fctx, p.Token, auth.Answer{Type: core.FactorTOTP, Code: f.code(key)}); !isSecondFactor(err) {
 		t.Errorf("a sealed key copied to another user opened: %v", err)
 	}
+}
+
+// TestFactorRulesOnFactorStore runs the conformance suite's secondFactor
+// rules on the memory adapter with factorStore's factor methods, so that
+// the rules are proven to pass before the adapters have the methods.
+func TestFactorRulesOnFactorStore(t *testing.T) {
+	conformance.Run(t, conformance.Harness{Name: "factorstore", New: func(testing.TB) conformance.Fixture {
+		s := newFactorStore()
+		return conformance.Fixture{Adapter: s, Peer: func(testing.TB) any { return s },
+			Raw: conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
+				return conformance.Records(s.Snapshot()), nil
+			})}
+	}})
 }
