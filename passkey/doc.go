@@ -23,6 +23,13 @@
 // __Secure- on https), sealed with the Auth's secrets and living
 // [Passkeys.Timeout]; this package does not depend on it.
 //
+// With core/auth's second factors on, a passkey also answers as a second
+// factor: [Passkeys.SecondFactorOptions] and [Passkeys.VerifySecondFactor]
+// run the ceremony for a pending sign-in or a re-authentication, allowing
+// only the user's passkey factors and requiring user verification. An
+// ordinary sign-in passes the assertion's user verified flag to core/auth,
+// for which a passkey that verified its user is two factors in one.
+//
 // A refused ceremony is an [*auth.Error] whose code,
 // [auth.CodeWebAuthnVerification] (or the one core/auth gave it), is what
 // the handler shows; its detail says which check failed. Configuration

@@ -86,6 +86,10 @@ type Ceremony struct {
 	Counter *uint32
 	// TamperSignature flips a bit of the assertion's signature.
 	TamperSignature bool
+	// NoUserVerification clears the user verified flag (UV) of an
+	// assertion, as an authenticator that only tested presence reports
+	// it (a security key without a PIN).
+	NoUserVerification bool
 }
 
 // Options is the body of the options route, decoded as the page script
@@ -95,7 +99,11 @@ type Options struct {
 	Options struct {
 		Challenge string `json:"challenge"`
 		RPID      string `json:"rpId"`
-		RP        struct {
+		// UserVerification is the options' requirement ("required",
+		// "preferred" or "discouraged"); the authenticator verifies its
+		// user whatever it says, unless the [Ceremony] says not to.
+		UserVerification string `json:"userVerification"`
+		RP               struct {
 			ID   string `json:"id"`
 			Name string `json:"name"`
 		} `json:"rp"`
@@ -222,7 +230,11 @@ func (a *Authenticator) Get(opts Options, c Ceremony) (string, error) {
 	}
 	rpHash := sha256.Sum256([]byte(pick(c.RPID, opts.Options.RPID)))
 	ad := append([]byte{}, rpHash[:]...)
-	ad = append(ad, a.flags(false))
+	flags := a.flags(false)
+	if c.NoUserVerification {
+		flags &^= 0x04
+	}
+	ad = append(ad, flags)
 	ad = binary.BigEndian.AppendUint32(ad, count)
 	cdHash := sha256.Sum256(cd)
 	digest := sha256.Sum256(append(append([]byte{}, ad...), cdHash[:]...))

@@ -37,6 +37,32 @@ func (c Client) Options(ctx context.Context, query string, user *core.User) (Opt
 	if err != nil {
 		return Options{}, "", err
 	}
+	return decodeOptions(body, challenge)
+}
+
+// SecondFactorOptions asks for the options of a passkey answering as a
+// second factor ([passkey.Passkeys.SecondFactorOptions]): for the pending
+// sign-in pendingToken, or for the signed-in userID re-authenticating
+// (pendingToken ""). It returns the decoded body and the challenge to
+// remember.
+func (c Client) SecondFactorOptions(ctx context.Context, userID, pendingToken string) (Options, string, error) {
+	body, challenge, err := c.Passkeys.SecondFactorOptions(ctx, c.Provider, userID, pendingToken)
+	if err != nil {
+		return Options{}, "", err
+	}
+	return decodeOptions(body, challenge)
+}
+
+// VerifySecondFactor posts the assertion data as the page script does
+// (action "authenticate") to [passkey.Passkeys.VerifySecondFactor] with the
+// remembered challenge and what the options were asked for.
+func (c Client) VerifySecondFactor(ctx context.Context, challenge, data, userID, pendingToken, current string, trustDevice bool) (*auth.SignIn, error) {
+	form := url.Values{"action": {"authenticate"}, "data": {data}, "csrfToken": {"checked-by-the-handler"}}
+	return c.Passkeys.VerifySecondFactor(ctx, c.Provider, form, challenge, userID, pendingToken, current, trustDevice)
+}
+
+// decodeOptions decodes an options body as the page script reads it.
+func decodeOptions(body any, challenge string) (Options, string, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return Options{}, "", fmt.Errorf("passkeytest: options body: %w", err)

@@ -63,6 +63,11 @@ type EnvOptions struct {
 	// [BaseURL]. Ceremonies under another one pass its origin in their
 	// [Ceremony].
 	BaseURL string
+	// SecondFactors is auth.Config's (passkeys as a second factor need
+	// the store's factor methods).
+	SecondFactors auth.SecondFactorOptions
+	// Strategy is the session strategy; empty means auth.StrategyJWT.
+	Strategy auth.Strategy
 }
 
 // NewEnv configures core/auth (JWT sessions, the default passkey
@@ -81,10 +86,11 @@ func NewEnvWith(t testing.TB, store Store, o EnvOptions) *Env {
 		Adapter:                       store,
 		Providers:                     []provider.Provider{provider.Passkey()},
 		Secrets:                       []string{Secret},
-		Session:                       auth.SessionOptions{Strategy: auth.StrategyJWT},
+		Session:                       auth.SessionOptions{Strategy: cmp.Or(o.Strategy, auth.StrategyJWT)},
 		BaseURL:                       base,
 		AllowDangerousUnverifiedEmail: o.AllowDangerousUnverifiedEmail,
 		Now:                           o.Now,
+		SecondFactors:                 o.SecondFactors,
 	})
 	if err != nil {
 		t.Fatal(err)

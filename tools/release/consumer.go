@@ -64,6 +64,7 @@ func consumerSpecs(r *Repo) (map[string]consumerSpec, error) {
 		"handler": {files: []string{"handler.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
 		"passkey": {files: []string{"passkey.go", "memoryauth.go"}, also: []string{"adapters/memory"}},
 		"tokens":  {files: []string{"tokens.go"}, also: []string{"adapters/memory"}},
+		"totp":    {files: []string{"totp.go"}},
 	}
 	table, err := readBackends(r.Root)
 	if err != nil {
