@@ -316,8 +316,8 @@ const factorPagesSource = `
 </form>
 <form action="{{.Factor.EmailURL}}" method="post" data-authport-send-code>{{template "hidden" .}}<button type="submit">Send me a code by e-mail</button></form>{{end}}
 {{template "passkeyfactor" .}}
-{{if not (or .HasPassword (.Factor.Has "totp") (.Factor.Has "email") .Factor.PasskeyURL)}}<p>Sign out and sign in again to go on.</p>
-<p><a href="{{.Base}}/signout">Sign out</a></p>{{end}}
+{{if not (or .HasPassword (.Factor.Has "totp") (.Factor.Has "email") .Factor.PasskeyURL)}}<p>Your account has no password or second factor to confirm here: sign in again to go on.</p>
+<p><a href="{{.Base}}/signin?callbackUrl={{.CallbackURL}}" data-authport-signin-again>Sign in again</a> · <a href="{{.Base}}/signout">Sign out</a></p>{{end}}
 {{if .Factor.PasskeyURL}}<script src="{{.Base}}/passkey.js" defer></script>{{end}}
 </main></body></html>{{end}}
 `
