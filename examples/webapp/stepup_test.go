@@ -31,10 +31,14 @@ func (s *site) post(t *testing.T, c *http.Client, path string, fields url.Values
 	return res, string(body)
 }
 
-// page GETs path as a browser does (Accept: text/html).
+// page GETs path (or an absolute URL) as a browser does (Accept:
+// text/html).
 func (s *site) page(t *testing.T, c *http.Client, path string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
+	if !strings.HasPrefix(path, "http") {
+		path = s.base + path
+	}
+	req, _ := http.NewRequest(http.MethodGet, path, nil)
 	req.Header.Set("Accept", "text/html")
 	res, err := c.Do(req)
 	if err != nil {
