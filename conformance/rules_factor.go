@@ -25,10 +25,12 @@ const factors = "factors"
 const factorSwapRace = 50
 
 // factorID returns a fresh factor id, shaped like the random UUIDs the
-// library assigns, with the sequence number in its last part: ids have one
-// length, so none is a substring of another.
+// library assigns: a sequence number in its last part, and a scramble of it
+// in its first, so that ids do not sort in the order they were made. Ids
+// have one length, so none is a substring of another.
 func (e *env) factorID() string {
-	return fmt.Sprintf("%08x-0000-4000-8000-%012d", e.seq.Add(1)*2654435761%(1<<32), e.seq.Add(1))
+	n := e.seq.Add(1)
+	return fmt.Sprintf("%08x-0000-4000-8000-%012d", uint32(n*2654435761), n)
 }
 
 // newFactor returns a factor of the user with every field set, a fresh id

@@ -222,8 +222,21 @@ func factorFlowRules() []rule {
 			c := newClock()
 			a := e.factorAuth(t, e.adapter, c, 10)
 			uid, key, codes := e.enrolledUser(t, a, c, "ada@example.com")
-			stored, err := e.a.ListFactorsByUserID(e.ctx, uid)
-			if err != nil {
+			// What is really stored, through the FactorRaw view where
+			// the backend offers one, else what the adapter returns.
+			var stored []core.Factor
+			var err error
+			if fr, ok := e.raw.(FactorRaw); ok {
+				all, err := fr.Factors(e.ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range all {
+					if f.UserID == uid {
+						stored = append(stored, f)
+					}
+				}
+			} else if stored, err = e.a.ListFactorsByUserID(e.ctx, uid); err != nil {
 				t.Fatal(err)
 			}
 			if len(stored) != 2 {

@@ -62,7 +62,8 @@ type UserUpdater interface {
 type UserDeleter interface {
 	// DeleteUser deletes the user together with its accounts, sessions,
 	// authenticators and (on an adapter that keeps them) factors, and
-	// returns the deleted user, or nil, nil when there was none. The library does not call it (SPEC §4); applications do.
+	// returns the deleted user, or nil, nil when there was none. The
+	// library does not call it (SPEC §4); applications do.
 	DeleteUser(ctx context.Context, id string) (*User, error)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
@@ -147,7 +148,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, _ string)
 		writeJSON(w, http.StatusOK, st.Body, true)
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionOf(st), true)
+	writeJSON(w, http.StatusOK, h.sessionOf(st), true)
 }
 
 // issuer is the handler's auth.SessionIssuer: its codec and session JSON.
@@ -166,17 +167,23 @@ func (i issuer) IssueSession(claims map[string]any) (string, map[string]any, err
 // SessionJSON is the session's default JSON as a map, for the Session
 // callback to change.
 func (i issuer) SessionJSON(st auth.SessionState) (map[string]any, error) {
-	return sessionMap(sessionOf(st))
+	return sessionMap(i.h.sessionOf(st))
 }
 
-// sessionOf is the Session core/auth read.
-func sessionOf(st auth.SessionState) *Session {
+// sessionOf is the Session core/auth read. A JWT re-issued by this read
+// expires MaxAge from now, to the millisecond, as Auth.js answers (its
+// exp claim keeps whole seconds); one not re-issued at its exp.
+func (h *Handler) sessionOf(st auth.SessionState) *Session {
 	if st.User != nil {
 		s := sessionFromUser(st.User, st.Session.Expires)
 		s.extended, s.token = st.Extended, st.Session.SessionToken
 		return s
 	}
-	return sessionFromClaims(st.Claims)
+	s := sessionFromClaims(st.Claims)
+	if st.Token != "" {
+		s.Expires = h.now().Add(h.sessions.MaxAge).Truncate(time.Millisecond).UTC()
+	}
+	return s
 }
 
 // sessionMap is the session's default JSON as a map, for the Session

@@ -59,7 +59,7 @@ const expiresLayout = "2006-01-02T15:04:05.000Z"
 
 // MarshalJSON writes the session as Auth.js's /session answers it: with
 // database sessions every user field (null when unknown), with JWT sessions
-// only the fields the token has, and expires as an ISO 8601 UTC time with
+// the fields the token has (null for a null claim), and expires as an ISO 8601 UTC time with
 // milliseconds.
 func (s Session) MarshalJSON() ([]byte, error) {
 	return s.appendJSON(make([]byte, 0, 160)), nil
@@ -69,9 +69,13 @@ func (s Session) MarshalJSON() ([]byte, error) {
 func (s *Session) appendJSON(b []byte) []byte {
 	b = append(b, `{"user":{`...)
 	first := true
-	field := func(name string, v *string) {
+	field := func(name, claim string, v *string) {
 		if v == nil && s.Strategy == auth.StrategyJWT {
-			return
+			// Auth.js writes a null claim as null and leaves out a
+			// missing one.
+			if c, ok := s.Claims[claim]; !ok || c != nil {
+				return
+			}
 		}
 		if !first {
 			b = append(b, ',')
@@ -85,9 +89,9 @@ func (s *Session) appendJSON(b []byte) []byte {
 		}
 		b = appendJSONString(b, *v)
 	}
-	field(`"name"`, s.User.Name)
-	field(`"email"`, s.User.Email)
-	field(`"image"`, s.User.Image)
+	field(`"name"`, "name", s.User.Name)
+	field(`"email"`, "email", s.User.Email)
+	field(`"image"`, "picture", s.User.Image)
 	b = append(b, `},"expires":"`...)
 	b = appendExpires(b, s.Expires.UTC())
 	return append(b, `"}`...)

@@ -38,6 +38,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +96,15 @@ type Config struct {
 	// with `go run github.com/authport/authport/core/cmd/authport-secret`
 	// or Auth.js's `npx auth secret`) unless AllowShortSecrets is set.
 	Secrets []string
+	// AuthJSJoinedSecrets hashes the tokens of new e-mail sign-in links
+	// as Auth.js does when it is given several secrets (secret: [new,
+	// old]): with the secrets joined by commas ("new,old") instead of with
+	// the newest alone, so that an Auth.js app sharing the
+	// verification-token table, configured with the same secrets in the
+	// same order, accepts the links authport sends during a rotation. With
+	// one secret it changes nothing. Either way authport accepts links
+	// hashed with any one secret or with the joined secrets.
+	AuthJSJoinedSecrets bool
 	// AllowShortSecrets accepts secrets shorter than [MinSecretLength]
 	// bytes. For development only: a short secret can be guessed, and with
 	// it every e-mail link and session cookie forged. Auth.js accepts any
@@ -172,6 +183,12 @@ type Auth struct {
 	newUserID func() (string, error)
 	// allowUnverified is Config.AllowDangerousUnverifiedEmail.
 	allowUnverified bool
+	// linkSecret is what new e-mail sign-in tokens are hashed with:
+	// Secrets[0], or with Config.AuthJSJoinedSecrets the secrets joined by
+	// commas. linkSecrets are what a link's token is tried with, in order:
+	// each secret, and the joined secrets when there are several.
+	linkSecret  string
+	linkSecrets []string
 	// allowShortSecrets is Config.AllowShortSecrets.
 	allowShortSecrets bool
 	callbacks         Callbacks
@@ -289,6 +306,14 @@ func New(cfg Config) (*Auth, error) {
 		logSet:            cfg.Logger != nil,
 		limiter:           cfg.RateLimiter,
 		requireEmail:      cfg.RequireEmail,
+	}
+	a.linkSecret, a.linkSecrets = a.secrets[0], a.secrets
+	if len(a.secrets) > 1 {
+		joined := strings.Join(a.secrets, ",")
+		a.linkSecrets = append(slices.Clone(a.secrets), joined)
+		if cfg.AuthJSJoinedSecrets {
+			a.linkSecret = joined
+		}
 	}
 	if a.limiter == nil {
 		a.limiter = ratelimit.NewMemory()

@@ -90,7 +90,11 @@ func (a *Auth) issue(ctx context.Context, neededBy, identifier, token, linkPurpo
 			return c.CreateVerificationToken(ctx, v)
 		})
 	}
-	link := core.VerificationToken{Identifier: identifier, Token: linkToken(a.secrets[0], linkPurpose, token), Expires: out.expires}
+	secret := a.secrets[0]
+	if linkPurpose == "" { // e-mail sign-in: the hash Auth.js shares
+		secret = a.linkSecret
+	}
+	link := core.VerificationToken{Identifier: identifier, Token: linkToken(secret, linkPurpose, token), Expires: out.expires}
 	stored, err := create(link)
 	if err != nil {
 		return out, err

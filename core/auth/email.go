@@ -323,9 +323,15 @@ func (a *Auth) authorizeEmail(ctx context.Context, providerID string, user *core
 
 // useToken uses the link token of the purpose ("" for e-mail sign-in)
 // hashed with each secret (linkToken), newest first, and returns the
-// stored token the first hash finds.
+// stored token the first hash finds. An e-mail sign-in token is also
+// tried with the secrets joined by commas, as Auth.js hashes it when it is
+// given several ([Config.AuthJSJoinedSecrets]).
 func (a *Auth) useToken(ctx context.Context, neededBy, identifier, purpose, token string) (*core.VerificationToken, error) {
-	for _, secret := range a.secrets {
+	secrets := a.secrets
+	if purpose == "" {
+		secrets = a.linkSecrets
+	}
+	for _, secret := range secrets {
 		v, err := a.useKey(ctx, neededBy, core.VerificationTokenKey{Identifier: identifier, Token: linkToken(secret, purpose, token)})
 		if err != nil || v != nil {
 			return v, err

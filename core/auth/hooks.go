@@ -347,18 +347,32 @@ func (a *Auth) dropSession(ctx context.Context, sessionToken string, cause error
 
 // signInClaims are a new JWT session's claims: the user's sub, name,
 // email and picture, and the sign-in's auth_time, amr and acr, through
-// [Callbacks.JWT] (trigger signIn, or signUp for a new user).
+// [Callbacks.JWT] (trigger signIn, or signUp for a new user). As in
+// Auth.js, a stored user's missing name, e-mail address or picture is a
+// null claim (GET /session then answers null for it), while a credentials
+// user (what Authorize returned, not a stored record) has no claim for
+// what it lacks.
 func (a *Auth) signInClaims(ctx context.Context, si *SignIn) (map[string]any, error) {
 	claims := map[string]any{"sub": si.User.ID}
 	setAuthClaims(claims, si.Authentication)
+	stored := true
+	if p, ok := a.providers[si.ProviderID]; ok && p.Common().Type == provider.TypeCredentials {
+		stored = false
+	}
 	if si.User.Name != nil {
 		claims["name"] = *si.User.Name
+	} else if stored {
+		claims["name"] = nil
 	}
 	if si.User.Email != "" {
 		claims["email"] = si.User.Email
+	} else if stored {
+		claims["email"] = nil
 	}
 	if si.User.Image != nil {
 		claims["picture"] = *si.User.Image
+	} else if stored {
+		claims["picture"] = nil
 	}
 	if a.callbacks.JWT == nil {
 		return claims, nil

@@ -1,8 +1,7 @@
 package handlersec
 
 // These tests drive core/auth's second factors and step-up directly (no
-// handler) over the memory adapter (with the factor methods of
-// factorStore until the adapter has its own) and bbolt where it has them.
+// handler) over the memory adapter.
 
 import (
 	"bytes"
@@ -22,7 +21,6 @@ import (
 	"time"
 
 	"github.com/authport/authport/adapters/memory"
-	"github.com/authport/authport/conformance"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/coretest"
@@ -63,71 +61,8 @@ func totpCode(key []byte, step int64) string {
 	return fmt.Sprintf("%06d", v%1000000)
 }
 
-// factorStore adds the factor methods to the memory adapter.
-type factorStore struct {
-	*memory.Adapter
-	mu      sync.Mutex
-	factors map[string]core.Factor
-}
-
-func newFactorStore() *factorStore {
-	return &factorStore{Adapter: memory.New(), factors: map[string]core.Factor{}}
-}
-
-func (s *factorStore) CreateFactor(ctx context.Context, f core.Factor) (*core.Factor, error) {
-	if u, _ := s.Adapter.GetUser(ctx, f.UserID); u == nil {
-		return nil, core.ErrNotFound
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.factors[f.ID]; ok {
-		return nil, core.ErrAlreadyExists
-	}
-	s.factors[f.ID] = f.Clone()
-	out := f.Clone()
-	return &out, nil
-}
-
-func (s *factorStore) ListFactorsByUserID(_ context.Context, userID string) ([]core.Factor, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []core.Factor{}
-	for _, f := range s.factors {
-		if f.UserID == userID {
-			out = append(out, f.Clone())
-		}
-	}
-	slices.SortFunc(out, core.CompareFactors)
-	return out, nil
-}
-
-func (s *factorStore) SwapFactor(_ context.Context, old, next core.Factor) (*core.Factor, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, ok := s.factors[old.ID]
-	if !ok || f.UserID != old.UserID {
-		return nil, nil
-	}
-	if !bytes.Equal(f.Secret, old.Secret) || f.Step != old.Step {
-		c := f.Clone()
-		return &c, core.ErrFactorChanged
-	}
-	f.Name, f.Secret, f.Step, f.LastUsedAt = next.Name, bytes.Clone(next.Secret), next.Step, next.LastUsedAt
-	s.factors[f.ID] = f
-	c := f.Clone()
-	return &c, nil
-}
-
-func (s *factorStore) DeleteFactor(_ context.Context, userID, id string) (*core.Factor, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, ok := s.factors[id]
-	if !ok || f.UserID != userID {
-		return nil, nil
-	}
-	delete(s.factors, id)
-	return &f, nil
-}
+// newFactorStore is the memory adapter, which keeps factors.
+func newFactorStore() *memory.Adapter { return memory.New() }
 
 // factorFixture is password sign-in with second factors over one store,
 // with a clock; instance makes another Auth over the same store.
@@ -361,7 +296,7 @@ func TestFactorsPendingRace(t *testing.T) {
 			ok.Add(1)
 		}
 	})
-	sessions, err := f.store.(*factorStore).ListSessionsByUserID(fctx, uid)
+	sessions, err := f.store.(*memory.Adapter).ListSessionsByUserID(fctx, uid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +476,7 @@ func TestFactorsSecretSealed(t *testing.T) {
 	f := newFactorFixture(t, auth.StrategyDatabase, auth.SecondFactorOptions{})
 	uid := f.signUp("ada@example.com")
 	key, _ := f.enrol(uid)
-	fs := f.store.(*factorStore)
+	fs := f.store.(*memory.Adapter)
 	stored, _ := fs.ListFactorsByUserID(fctx, uid)
 	for _, fa := range stored {
 		if bytes.Contains(fa.Secret, key) {
@@ -561,17 +496,4 @@ func TestFactorsSecretSealed(t *testing.T) {
 	if _, err := f.a.Factors().Verify(fctx, p.Token, auth.Answer{Type: core.FactorTOTP, Code: f.code(key)}); !isSecondFactor(err) {
 		t.Errorf("a sealed key copied to another user opened: %v", err)
 	}
-}
-
-// TestFactorRulesOnFactorStore runs the conformance suite's secondFactor
-// rules on the memory adapter with factorStore's factor methods, so that
-// the rules are proven to pass before the adapters have the methods.
-func TestFactorRulesOnFactorStore(t *testing.T) {
-	conformance.Run(t, conformance.Harness{Name: "factorstore", New: func(testing.TB) conformance.Fixture {
-		s := newFactorStore()
-		return conformance.Fixture{Adapter: s, Peer: func(testing.TB) any { return s },
-			Raw: conformance.RawSnapshot(func(context.Context) (conformance.Records, error) {
-				return conformance.Records(s.Snapshot()), nil
-			})}
-	}})
 }
