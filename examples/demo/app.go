@@ -16,9 +16,11 @@ import (
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
+	"github.com/authport/authport/core/ratelimit"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/mail"
 	"github.com/authport/authport/passkey"
+	"github.com/authport/authport/totp"
 )
 
 // appConfig is everything the demo can be told, by flags (main) or by a
@@ -51,6 +53,10 @@ type appConfig struct {
 	Console io.Writer
 	// Logger logs the handler's errors; nil discards them.
 	Logger *slog.Logger
+	// Now is the clock of sign-in (sessions, pending sign-ins, TOTP time
+	// steps, the attempt caps); nil means time.Now. Tests set it to step
+	// through TOTP codes without waiting for them.
+	Now func() time.Time
 }
 
 // oidcConfig is an OpenID provider, e.g. dex or Keycloak.
@@ -70,6 +76,9 @@ type app struct {
 	// passwords says password sign-up is on (the adapter keeps password
 	// hashes).
 	passwords bool
+	// factors says second factors are on (the adapter keeps factors):
+	// authenticator apps, recovery codes and passkeys as a second step.
+	factors bool
 }
 
 // Close releases the adapter's connections or file.
@@ -151,8 +160,28 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 	} else {
 		fmt.Fprintf(cfg.Console, "password sign-up is off: %s keeps no password hashes\n", st.desc)
 	}
+	// Second factors (an authenticator app, recovery codes, a passkey as
+	// the second step, trusted browsers) where the adapter keeps them.
+	var second auth.SecondFactorOptions
+	factors := keepsFactors(st.adapter)
+	if factors {
+		codes, err := totp.New(totp.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("configure TOTP: %w", err)
+		}
+		second = auth.SecondFactorOptions{Enabled: true, TOTP: codes, Issuer: "authport demo", TrustDevice: 30 * 24 * time.Hour}
+	} else {
+		fmt.Fprintf(cfg.Console, "second factors are off: %s keeps no factors\n", st.desc)
+	}
+	// The attempt caps count on the sign-in clock (the in-process store
+	// core/auth makes by itself counts on time.Now).
+	var limiter ratelimit.Store
+	if cfg.Now != nil {
+		limiter = ratelimit.NewMemory(ratelimit.WithClock(cfg.Now))
+	}
 	a, err := auth.New(auth.Config{
 		Adapter: st.adapter, Providers: providers, Secrets: []string{cfg.Secret}, BaseURL: base, Session: sessions,
+		SecondFactors: second, Now: cfg.Now, RateLimiter: limiter,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configure authport: %w", err)
@@ -170,7 +199,7 @@ func newApp(ctx context.Context, cfg appConfig) (*app, error) {
 		return nil, fmt.Errorf("configure the auth routes: %w", err)
 	}
 
-	d := &app{auth: h, store: st, base: base, passwords: passwords}
+	d := &app{auth: h, store: st, base: base, passwords: passwords, factors: factors}
 	mux := http.NewServeMux()
 	mux.Handle("/auth/", h)
 	mux.Handle("GET /{$}", h.Middleware(http.HandlerFunc(d.home)))
@@ -187,6 +216,12 @@ func keepsPasswords(adapter any, strategy auth.Strategy) bool {
 	caps := core.Probe(adapter)
 	return caps.HasExtension(core.ExtensionSwapPasswordHash) &&
 		(strategy != auth.StrategyDatabase || caps.HasExtension(core.ExtensionDeleteSessionsByUserID))
+}
+
+// keepsFactors reports whether the adapter keeps second factors (the
+// factor methods are all-or-none: core.FactorMethods).
+func keepsFactors(adapter any) bool {
+	return core.Probe(adapter).HasExtension(core.ExtensionListFactorsByUserID)
 }
 
 // mailer returns the sender of the e-mails (sign-in links, and the

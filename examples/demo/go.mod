@@ -14,9 +14,11 @@ require (
 	github.com/authport/authport/mail v0.1.0
 	github.com/authport/authport/oauth v0.1.0
 	github.com/authport/authport/passkey v0.1.0
+	github.com/authport/authport/totp v0.1.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-sql-driver/mysql v1.8.1
+	github.com/pquerna/otp v1.5.0
 	github.com/redis/go-redis/v9 v9.17.2
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 	gorm.io/driver/mysql v1.6.0
@@ -29,6 +31,7 @@ require (
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/authport/authport/jwt v0.1.0 // indirect
 	github.com/authport/authport/tokens v0.1.0 // indirect
+	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
@@ -82,4 +85,5 @@ replace (
 	github.com/authport/authport/oauth => ../../oauth
 	github.com/authport/authport/passkey => ../../passkey
 	github.com/authport/authport/tokens => ../../tokens
+	github.com/authport/authport/totp => ../../totp
 )

@@ -21,6 +21,8 @@ type page struct {
 	Protects bool // the protected page
 	// Passwords links to the password pages (sign-up, change).
 	Passwords bool
+	// Factors links to the sign-in security page (second factors).
+	Factors bool
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
@@ -55,6 +57,7 @@ nav a.secondary { background: #eaeef2; color: #1f2328; }
 {{if .Protects}}<a class="secondary" href="/">Home</a>{{else}}<a class="secondary" href="/protected">Protected page</a>{{end}}
 <a class="secondary" href="{{.Base}}/signin/passkey?action=register&amp;callbackUrl=%2F">Add a passkey</a>
 {{if .Passwords}}<a class="secondary" href="{{.Base}}/password/change?callbackUrl=%2F">Password</a>{{end}}
+{{if .Factors}}<a class="secondary" href="{{.Base}}/account/security?callbackUrl=%2F">Sign-in security</a>{{end}}
 <a class="secondary" href="{{.Base}}/session">Session JSON</a>
 <a href="{{.Base}}/signout?callbackUrl=%2F">Sign out</a>
 </nav>
@@ -75,7 +78,7 @@ nav a.secondary { background: #eaeef2; color: #1f2328; }
 // render writes the page for the request's session (from the handler's
 // middleware).
 func (a *app) render(w http.ResponseWriter, r *http.Request, p page) {
-	p.Store, p.Base, p.Passwords = a.store.desc, "/auth", a.passwords
+	p.Store, p.Base, p.Passwords, p.Factors = a.store.desc, "/auth", a.passwords, a.factors
 	if s, ok := handler.FromContext(r.Context()); ok && s != nil {
 		p.Signed = true
 		if s.User.Email != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
 	"github.com/authport/authport/oauth"
+	"github.com/authport/authport/totp"
 )
 
 // Config is what the application needs to run; see the README for the
@@ -50,7 +51,14 @@ type Config struct {
 	Admins []string
 	// Logger receives the application's and authport's errors.
 	Logger *slog.Logger
+	// FreshFor is how recently a user must have proven who they are to
+	// open /settings; zero means DefaultFreshFor.
+	FreshFor time.Duration
 }
+
+// DefaultFreshFor is Config.FreshFor's default: /settings asks users who
+// signed in more than five minutes ago to prove who they are again.
+const DefaultFreshFor = 5 * time.Minute
 
 // providerID is the id of the OpenID provider in URLs (/auth/signin/sso)
 // and on the stored accounts.
@@ -135,13 +143,21 @@ func newApp(cfg Config, store any) (http.Handler, error) {
 	// provider after the access token has expired.
 	sso.Authorization.Params = url.Values{"scope": {"openid email profile offline_access"}}
 
+	// Second factors: users may add an authenticator app (TOTP) at
+	// /auth/account/security; it is asked for at sign-in and proves who
+	// they are again when /settings wants a fresh session.
+	codes, err := totp.New(totp.Options{})
+	if err != nil {
+		return nil, err
+	}
 	var a *auth.Auth
-	a, err := auth.New(auth.Config{
-		Adapter:   store,
-		Providers: []provider.Provider{sso},
-		Secrets:   cfg.Secrets,
-		BaseURL:   cfg.BaseURL,
-		Logger:    cfg.Logger,
+	a, err = auth.New(auth.Config{
+		Adapter:       store,
+		Providers:     []provider.Provider{sso},
+		Secrets:       cfg.Secrets,
+		BaseURL:       cfg.BaseURL,
+		Logger:        cfg.Logger,
+		SecondFactors: auth.SecondFactorOptions{Enabled: true, TOTP: codes},
 		Callbacks: auth.Callbacks{
 			// Only the company's domains: anyone else gets the
 			// AccessDenied page, and nothing is written.
@@ -193,7 +209,24 @@ func newApp(cfg Config, store any) (http.Handler, error) {
 	mux.Handle("GET /api/me", h.Require(http.HandlerFunc(api.me)))
 	mux.Handle("GET /api/profile", h.Require(http.HandlerFunc(api.profile)))
 	mux.Handle("GET /api/admin", h.Require(requireRole("admin", http.HandlerFunc(api.me))))
+	// A sensitive page: only a session whose user proved who they are
+	// within FreshFor. A browser is sent to /auth/reauth and back; an API
+	// client gets 401 with RFC 9470's challenge.
+	freshFor := cfg.FreshFor
+	if freshFor <= 0 {
+		freshFor = DefaultFreshFor
+	}
+	mux.Handle("GET /settings", h.RequireFresh(auth.StepUp{MaxAge: freshFor})(http.HandlerFunc(settings)))
 	return mux, nil
+}
+
+// settings is the page behind a fresh session: it shows when and how the
+// user last proved who they are.
+func settings(w http.ResponseWriter, r *http.Request) {
+	s, _ := handler.FromContext(r.Context())
+	au := s.Authentication()
+	fmt.Fprintf(w, "Settings of %s: you proved who you are at %s (%s). Second factors: /auth/account/security.\n",
+		s.CoreUser().Email, au.Time.UTC().Format(time.RFC3339), strings.Join(au.Methods, ", "))
 }
 
 // roleOf is the user's role; users without one are members.

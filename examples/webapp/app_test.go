@@ -120,6 +120,10 @@ func TestWebapp(t *testing.T) {
 	})
 }
 
+// testFreshFor is how fresh /settings wants a session in the tests:
+// short, so that a session goes stale without a clock of its own.
+const testFreshFor = 2 * time.Second
+
 // start runs dex and the application on a free port.
 func start(t *testing.T) *site {
 	t.Helper()
@@ -130,7 +134,7 @@ func start(t *testing.T) *site {
 	}
 	base := "http://" + ln.Addr().String()
 	var users []oauthtest.DexUser
-	for _, name := range []string{"ada", "bob", "carol", "dave"} {
+	for _, name := range []string{"ada", "bob", "carol", "dave", "erin"} {
 		users = append(users, oauthtest.DexUser{Email: name + "@example.com", Password: password})
 	}
 	users = append(users, oauthtest.DexUser{Email: "mallory@elsewhere.test", Password: password})
@@ -155,6 +159,7 @@ func start(t *testing.T) *site {
 		ClientSecret:   clientSecret,
 		AllowedDomains: []string{"example.com"},
 		Admins:         []string{"ada@example.com"},
+		FreshFor:       testFreshFor,
 	})
 	if err != nil {
 		ln.Close()

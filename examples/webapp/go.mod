@@ -9,6 +9,8 @@ require (
 	github.com/authport/authport/core v0.1.0
 	github.com/authport/authport/handler v0.1.0
 	github.com/authport/authport/oauth v0.1.0
+	github.com/authport/authport/totp v0.1.0
+	github.com/pquerna/otp v1.5.0
 	gorm.io/driver/postgres v1.6.0
 	gorm.io/gorm v1.31.1
 )
@@ -16,6 +18,7 @@ require (
 require (
 	github.com/authport/authport/jwt v0.1.0 // indirect
 	github.com/authport/authport/tokens v0.1.0 // indirect
+	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc // indirect
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -45,4 +48,5 @@ replace (
 	github.com/authport/authport/oauth => ../../oauth
 	github.com/authport/authport/passkey => ../../passkey
 	github.com/authport/authport/tokens => ../../tokens
+	github.com/authport/authport/totp => ../../totp
 )
