@@ -236,6 +236,17 @@ func TestPagesTwoFactorEnrolment(t *testing.T) {
 	if !strings.Contains(regen.body, "stop working") {
 		t.Errorf("regenerating the codes does not say the old ones stop working: %s", regen.body)
 	}
+	// Removing a factor needs a session that proved a second factor
+	// lately (a stolen session and the password are not enough): the
+	// password alone sends the browser to re-authenticate, the password
+	// with a code lets it remove.
+	if res := b.submit(remove); res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "/reauth") {
+		t.Fatalf("remove after a password-only sign-in: %d %s, want the re-authentication page", res.StatusCode, res.Header.Get("Location"))
+	}
+	m.clock.Add(30 * time.Second)
+	if res := b.postJSON("/reauth", map[string]string{"password": mfaPassword, "type": "totp", "code": totpCode(t, key[1], m.clock.Now())}); res.StatusCode != 200 {
+		t.Fatalf("reauth with the password and a code: %d %s", res.StatusCode, res.body)
+	}
 	res = b.submit(remove)
 	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "done=removed") {
 		t.Fatalf("remove: %d %s", res.StatusCode, loc)
