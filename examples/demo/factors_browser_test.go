@@ -174,9 +174,17 @@ func TestSecondFactors(t *testing.T) {
 			t.Fatalf("stored factors %v, want totp and recovery", got)
 		}
 
-		// The passkey becomes a second factor too.
+		// The passkey becomes a second factor too. The user has an
+		// authenticator app now, so changing factors needs a session that
+		// proved one lately: the browser is sent to re-authenticate with
+		// the password and the app's code, and comes back.
 		b.run("open sign-in security", chromedp.Navigate(l.origin+"/auth/account/security"))
 		b.run("make the passkey a second factor", chromedp.Click(chromedp.CSS(passkeyAddForm+` button`), chromedp.NodeVisible))
+		b.waitPath("/auth/reauth")
+		clock.nextStep()
+		fill(b, "re-authenticate with the password and the app's code", `form[data-authport-reauth-password]`, "password", pass, "code", clock.code(t, key))
+		b.waitPath("/auth/account/security")
+		b.run("make the passkey a second factor, fresh", chromedp.Click(chromedp.CSS(passkeyAddForm+` button`), chromedp.NodeVisible))
 		b.waitURL("the security page with done=passkey", func(u *url.URL) bool {
 			return u.Path == "/auth/account/security" && u.Query().Get("done") == "passkey"
 		})
