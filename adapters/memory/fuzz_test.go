@@ -102,9 +102,13 @@ func FuzzEmailSignIn(f *testing.F) {
 			return
 		}
 
-		// The identifier is normalised, idempotently.
-		if identifier != strings.ToLower(strings.TrimSpace(startEmail)) {
+		// The identifier is normalised (trimmed, lowercased, the domain
+		// in its ASCII form: "0@0粔" is "0@xn--0-e45c"), idempotently.
+		if identifier != strings.TrimSpace(identifier) || identifier != strings.ToLower(identifier) {
 			t.Fatalf("NormalizeEmail(%q) = %q, not trimmed and lowercased", startEmail, identifier)
+		}
+		if _, domain, _ := strings.Cut(identifier, "@"); strings.IndexFunc(domain, func(r rune) bool { return r > 0x7f }) >= 0 {
+			t.Fatalf("NormalizeEmail(%q) = %q: the domain is not in its ASCII form", startEmail, identifier)
 		}
 		if again, err := provider.NormalizeEmail(identifier); err != nil || again != identifier {
 			t.Fatalf("NormalizeEmail(%q) = %q, %v: not idempotent", identifier, again, err)
