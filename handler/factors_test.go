@@ -619,6 +619,27 @@ func TestStepUp(t *testing.T) {
 	}
 }
 
+// TestStepUpWithoutSecondFactors: without second factors there is no
+// /reauth, so RequireFresh sends a stale browser session to the sign-in
+// page, and signing in again there makes the session fresh.
+func TestStepUpWithoutSecondFactors(t *testing.T) {
+	m := newMFA(t, auth.StrategyDatabase, func(o *auth.SecondFactorOptions) { *o = auth.SecondFactorOptions{} })
+	b := m.browser()
+	b.signIn()
+	m.clock.Add(handler.DefaultFactorFreshness + time.Minute)
+	res := b.get(m.srv.URL+"/sensitive?x=1", "Accept", "text/html")
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || loc != m.base+"/signin?callbackUrl="+url.QueryEscape("/sensitive?x=1") {
+		t.Fatalf("stale browser: %d %s", res.StatusCode, loc)
+	}
+	if res := b.get(m.base + "/reauth"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("/reauth without second factors: %d", res.StatusCode)
+	}
+	b.signIn()
+	if res := b.get(m.srv.URL + "/sensitive"); res.StatusCode != 200 {
+		t.Fatalf("signed in again: %d %s", res.StatusCode, res.body)
+	}
+}
+
 // FuzzTwoFactorRoutes posts arbitrary answers and pending tokens to the
 // second-factor routes of a user with TOTP: none panics, answers 5xx,
 // redirects off the site or makes a session.

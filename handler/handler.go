@@ -183,10 +183,17 @@ func New(cfg Config) (*Handler, error) {
 	// codec of its secrets (which opens the session cookie and seals the
 	// session JWT and the sign-in cookies), the cookie names, the logger
 	// and the clock.
+	// RequireFresh sends a stale session to /reauth, which needs second
+	// factors on; without them the way to a fresh session is signing in
+	// again, so it goes to the sign-in page instead.
+	signIn, reauth := h.pageURL(h.pages.SignIn, "signin"), h.base+"/reauth"
+	if !settings.SecondFactors.Enabled {
+		reauth = signIn
+	}
 	var err error
 	h.Reader, err = NewReader(ReaderConfig{
 		Auth: cfg.Auth, Secrets: h.secrets, Strategy: h.sessions.Strategy, Secure: h.cookies.Secure, Bearer: cfg.Bearer,
-		SignInURL: h.pageURL(h.pages.SignIn, "signin"), ReauthURL: h.base + "/reauth", Logger: logger, Now: settings.Now,
+		SignInURL: signIn, ReauthURL: reauth, Logger: logger, Now: settings.Now,
 		BetterAuth: cfg.BetterAuth,
 	})
 	if err != nil {

@@ -83,9 +83,9 @@ func authenticationFromClaims(claims map[string]any) auth.Authentication {
 // challenge, WWW-Authenticate: Bearer error="insufficient_user_authentication"
 // with max_age (seconds) and acr_values as step asks. The handler's
 // /reauth needs second factors on (auth.SecondFactorOptions.Enabled):
-// without them it answers 404, so a Reader of such a handler sends stale
-// sessions nowhere useful; give a standalone Reader a ReauthURL of the
-// application's.
+// without them a Handler's Reader sends stale sessions to the sign-in page
+// instead, where signing in again makes a fresh session. Give a standalone
+// Reader a ReauthURL of the application's.
 func (rd *Reader) RequireFresh(step auth.StepUp) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return rd.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
