@@ -174,16 +174,8 @@ func (a *Auth) useRecoveryCode(ctx context.Context, userID, code string) error {
 	for i, s := range a.secrets {
 		hashes[i] = recoveryHash(s, userID, norm)
 	}
-	for range maxSwapRetries {
-		factors, err := a.listFactors(ctx, userID)
-		if err != nil {
-			return err
-		}
-		changed := false
-		for _, f := range factors {
-			if f.Type != core.FactorRecoveryCodes {
-				continue
-			}
+	return a.spendFactor(ctx, userID, core.FactorRecoveryCodes, "the recovery codes", "the recovery code does not work", "",
+		func(f core.Factor) (core.Factor, bool, error) {
 			at := -1
 			for i := 0; i+recoveryHashSize <= len(f.Secret); i += recoveryHashSize {
 				for _, h := range hashes {
@@ -193,30 +185,12 @@ func (a *Auth) useRecoveryCode(ctx context.Context, userID, code string) error {
 				}
 			}
 			if at < 0 {
-				continue
+				return core.Factor{}, false, nil
 			}
 			next := f
 			next.Secret = bytes.Clone(f.Secret[:at])
 			next.Secret = append(next.Secret, f.Secret[at+recoveryHashSize:]...)
 			next.Step, next.LastUsedAt = f.Step+1, a.now()
-			swapped, err := call(a, "second factors", func(s core.FactorSwapper) (*core.Factor, error) {
-				return s.SwapFactor(ctx, f, next)
-			})
-			switch {
-			case errors.Is(err, core.ErrFactorChanged):
-				changed = true
-			case err != nil:
-				return err
-			case swapped == nil:
-				changed = true // deleted meanwhile: read again
-			default:
-				return nil
-			}
-			break
-		}
-		if !changed {
-			return refused("the recovery code does not work")
-		}
-	}
-	return fmt.Errorf("second factors: the recovery codes kept changing (%d tries)", maxSwapRetries)
+			return next, true, nil
+		})
 }

@@ -86,6 +86,44 @@ func (a *Auth) checkTOTP(ctx context.Context, userID, code string) error {
 	if len(code) < 6 || len(code) > 10 {
 		return refused("the code has the wrong length")
 	}
+	return a.spendFactor(ctx, userID, core.FactorTOTP, "the TOTP factor", "the code does not match", "the factor was removed",
+		func(f core.Factor) (core.Factor, bool, error) {
+			key, current, err := a.openTOTPKey(f)
+			if err != nil {
+				// Sealed with a secret no longer configured, or altered.
+				a.log.WarnContext(ctx, "authport: a TOTP factor's key does not open", "factor", f.ID, "error", err)
+				return core.Factor{}, false, nil
+			}
+			now := a.now()
+			step, ok := a.sf.TOTP.Match(key, code, now)
+			if !ok {
+				return core.Factor{}, false, nil
+			}
+			if step <= f.Step {
+				return core.Factor{}, false, refused("the code was used already")
+			}
+			next := f
+			next.Step, next.LastUsedAt = step, now
+			if !current {
+				if next.Secret, err = a.sealTOTPKey(key, f.ID, f.UserID); err != nil {
+					return core.Factor{}, false, err
+				}
+			}
+			return next, true, nil
+		})
+}
+
+// spendFactor spends one use of one of the user's factors of type typ
+// (what names them in errors): match returns the record that replaces
+// the first factor the answer fits (ok false: it does not fit; an error
+// ends the use), and the new record is swapped in by compare-and-set.
+// When a concurrent use changed the factor first, the factors are read
+// and matched again, so that one answer is spent once however many
+// requests race it. No factor fitting refuses with noMatch; a fitting
+// factor deleted meanwhile refuses with removed, or, when removed is "",
+// is read again like a changed one.
+func (a *Auth) spendFactor(ctx context.Context, userID string, typ core.FactorType, what, noMatch, removed string,
+	match func(core.Factor) (next core.Factor, ok bool, err error)) error {
 	for range maxSwapRetries {
 		factors, err := a.listFactors(ctx, userID)
 		if err != nil {
@@ -93,29 +131,15 @@ func (a *Auth) checkTOTP(ctx context.Context, userID, code string) error {
 		}
 		changed := false
 		for _, f := range factors {
-			if f.Type != core.FactorTOTP {
+			if f.Type != typ {
 				continue
 			}
-			key, current, err := a.openTOTPKey(f)
+			next, ok, err := match(f)
 			if err != nil {
-				// Sealed with a secret no longer configured, or altered.
-				a.log.WarnContext(ctx, "authport: a TOTP factor's key does not open", "factor", f.ID, "error", err)
-				continue
+				return err
 			}
-			now := a.now()
-			step, ok := a.sf.TOTP.Match(key, code, now)
 			if !ok {
 				continue
-			}
-			if step <= f.Step {
-				return refused("the code was used already")
-			}
-			next := f
-			next.Step, next.LastUsedAt = step, now
-			if !current {
-				if next.Secret, err = a.sealTOTPKey(key, f.ID, f.UserID); err != nil {
-					return err
-				}
 			}
 			swapped, err := call(a, "second factors", func(s core.FactorSwapper) (*core.Factor, error) {
 				return s.SwapFactor(ctx, f, next)
@@ -125,16 +149,18 @@ func (a *Auth) checkTOTP(ctx context.Context, userID, code string) error {
 				changed = true
 			case err != nil:
 				return err
+			case swapped == nil && removed != "":
+				return refused(removed)
 			case swapped == nil:
-				return refused("the factor was removed")
+				changed = true
 			default:
 				return nil
 			}
 			break
 		}
 		if !changed {
-			return refused("the code does not match")
+			return refused(noMatch)
 		}
 	}
-	return fmt.Errorf("second factors: the TOTP factor kept changing (%d tries)", maxSwapRetries)
+	return fmt.Errorf("second factors: %s kept changing (%d tries)", what, maxSwapRetries)
 }
