@@ -144,3 +144,23 @@ func TestWithCoreAuth(t *testing.T) {
 		t.Errorf("the same code accepted %d times", wins.Load())
 	}
 }
+
+// A user known only by a name with a colon (no address, no username)
+// enrols too: the label an app shows has the colon as a space.
+func TestEnrolUserWithColonInName(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	a := newAuth(t, store, must(t, totp.Options{}), time.Now)
+	name := "Dr: Who"
+	u, err := store.CreateUser(ctx, core.User{ID: core.NewUUID(), Name: &name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enr, err := a.Factors().StartTOTP(ctx, u.ID, "", "Phone")
+	if err != nil {
+		t.Fatalf("StartTOTP: %v", err)
+	}
+	if uri, err := url.Parse(enr.Key.URI); err != nil || uri.Path != "/example.com:Dr  Who" {
+		t.Errorf("enrolment URI %s: %v", enr.Key.URI, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/authport/authport/core"
 )
@@ -279,7 +280,7 @@ func (f Factors) StartTOTP(ctx context.Context, userID, pendingToken, name strin
 		}
 		pendingID = pc.ID
 	}
-	key, err := a.sf.TOTP.NewKey(a.sf.Issuer, totpAccount(*user, pc))
+	key, err := a.sf.TOTP.NewKey(a.sf.Issuer, totpLabel(totpAccount(*user, pc)))
 	if err != nil {
 		return nil, fmt.Errorf("second factors: making a TOTP key: %w", err)
 	}
@@ -325,6 +326,23 @@ func totpAccount(user core.User, pc *pendingClaims) string {
 		return *user.Name
 	}
 	return user.ID
+}
+
+// totpLabel makes an account fit an otpauth:// label: the label's
+// separator (a colon) becomes a space, NUL and invalid UTF-8 are dropped,
+// and it is cut to 256 bytes on a character's boundary. A user whose
+// name is "Dr: Who" enrols as "Dr  Who" instead of failing.
+func totpLabel(account string) string {
+	account = strings.ToValidUTF8(account, "")
+	account = strings.NewReplacer(":", " ", "\x00", "").Replace(account)
+	for len(account) > 256 {
+		_, size := utf8.DecodeLastRuneInString(account)
+		account = account[:len(account)-size]
+	}
+	if strings.TrimSpace(account) == "" {
+		return "user"
+	}
+	return account
 }
 
 // stillEnrolls refuses an enrolment through a pending sign-in made with

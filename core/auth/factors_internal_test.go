@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/authport/authport/core"
 )
@@ -280,6 +281,29 @@ func TestTOTPAccountOfAPendingEnrolment(t *testing.T) {
 		}
 		if got := totpAccount(c.user, pc); got != c.want {
 			t.Errorf("totpAccount(%+v, pending %v %v) = %q, want %q", c.user, c.pending, c.methods, got, c.want)
+		}
+	}
+}
+
+// TestTOTPLabel: any account becomes a label an otpauth:// URI can carry
+// (the totp module refuses a colon, NUL, or more than 256 bytes).
+func TestTOTPLabel(t *testing.T) {
+	long := strings.Repeat("é", 200) // 400 bytes
+	for in, want := range map[string]string{
+		"ada@example.com": "ada@example.com",
+		"Dr: Who":         "Dr  Who",
+		"a\x00b":          "ab",
+		"bad\xffutf8":     "badutf8",
+		":":               "user",
+		"":                "user",
+		long:              strings.Repeat("é", 128),
+	} {
+		got := totpLabel(in)
+		if got != want {
+			t.Errorf("totpLabel(%q) = %q, want %q", in, got, want)
+		}
+		if strings.ContainsAny(got, ":\x00") || len(got) > 256 || !utf8.ValidString(got) {
+			t.Errorf("totpLabel(%q) = %q does not fit a label", in, got)
 		}
 	}
 }
