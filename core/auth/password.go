@@ -714,7 +714,9 @@ func (p Passwords) VerifyEmail(ctx context.Context, email string, proof Proof) (
 	if user, err = a.markVerified(ctx, *user); err != nil {
 		return nil, err
 	}
-	si, err := a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: withoutHash(acc), requireSecond: second})
+	// The link or code proved the mailbox, not the password: the session
+	// records "email", so that step-up asking for "pwd" is not met by it.
+	si, err := a.finish(ctx, &SignIn{ProviderID: pc.ID, User: *user, Account: withoutHash(acc), requireSecond: second, amr: []string{AMREmail}})
 	if si != nil {
 		si.UsernameTaken = taken
 	}

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -365,5 +366,26 @@ func TestResetEndsTheSessionsOnceTheStoreAnswers(t *testing.T) {
 	}
 	if _, err := app.a.Passwords().SignIn(ctx, auth.SignInRequest{Identifier: "ada@example.com", Password: pwNew}); err != nil {
 		t.Errorf("sign-in with the new password: %v", err)
+	}
+}
+
+// A sign-in by verifying the address proves the mailbox, not the
+// password: the session records "email", and a step-up asking for a
+// recent password is not met by it.
+func TestVerifyEmailSignInRecordsEmail(t *testing.T) {
+	ctx := context.Background()
+	app := newPWApp(t)
+	if _, err := app.a.Passwords().SignUp(ctx, auth.SignUpRequest{Identity: auth.Identity{Email: "ada@example.com"}, Password: pwOld, Binding: "browser"}); err != nil {
+		t.Fatal(err)
+	}
+	si, err := app.a.Passwords().VerifyEmail(ctx, "ada@example.com", auth.Proof{Token: app.last(t, provider.PurposeVerifyEmail).Token, Binding: "browser"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := si.Authentication.Methods; !slices.Equal(got, []string{auth.AMREmail}) {
+		t.Errorf("amr after verifying the address: %v, want [email]", got)
+	}
+	if (auth.StepUp{Methods: []string{auth.AMRPassword}}).Satisfied(si.Authentication, time.Now()) {
+		t.Error("a step-up asking for a password is met by an e-mail link")
 	}
 }
