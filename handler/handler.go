@@ -249,7 +249,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("%w: %w", core.ErrInvalidConfig, err)
 	}
 	h.tokens = cfg.Tokens
-	if h.limits, err = newLimiter(cfg.RateLimit, h.trusted); err != nil {
+	if h.limits, err = newLimiter(cfg.RateLimit, h.trusted, settings.Now); err != nil {
 		return nil, err
 	}
 	if h.tmpl, err = parsePages(); err != nil {

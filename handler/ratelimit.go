@@ -92,7 +92,7 @@ type attemptLimits struct {
 	client, id         ratelimit.Limit
 }
 
-func newLimiter(cfg RateLimit, trusted []netip.Prefix) (*limiter, error) {
+func newLimiter(cfg RateLimit, trusted []netip.Prefix, now func() time.Time) (*limiter, error) {
 	if cfg.Disabled {
 		return nil, nil
 	}
@@ -101,7 +101,7 @@ func newLimiter(cfg RateLimit, trusted []netip.Prefix) (*limiter, error) {
 		signInAttempt: {clientKind: "signin-client", idKind: "signin-identifier"},
 	}}
 	if l.store == nil {
-		l.store = ratelimit.NewMemory()
+		l.store = ratelimit.NewMemory(ratelimit.WithClock(now))
 	}
 	pick := func(name string, v, def ratelimit.Limit) (ratelimit.Limit, error) {
 		switch {

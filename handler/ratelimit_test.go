@@ -108,6 +108,13 @@ func TestCredentialsRateLimit(t *testing.T) {
 	}
 	res = e.signInCredentials("grace", "x", nil)
 	wantLocation(t, e, res, "/auth/signin", "error", "RateLimited")
+	// The limits run on the Auth's clock (Config.Now): an hour later by
+	// it, the right password signs in again.
+	e.clock.Add(time.Hour + time.Minute)
+	res = e.signInCredentials("ada", "lovelace", nil)
+	if loc := res.Header.Get("Location"); strings.Contains(loc, "error=") {
+		t.Errorf("an hour later by Config.Now: %d %s", res.StatusCode, loc)
+	}
 }
 
 // TestClientKeyForwardedFor: X-Forwarded-For counts only for a request

@@ -315,9 +315,6 @@ func New(cfg Config) (*Auth, error) {
 			a.linkSecret = joined
 		}
 	}
-	if a.limiter == nil {
-		a.limiter = ratelimit.NewMemory()
-	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -345,6 +342,11 @@ func New(cfg Config) (*Auth, error) {
 	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.limiter == nil {
+		// On the Auth's clock, so that Config.Now moves code attempts'
+		// windows as it moves everything else.
+		a.limiter = ratelimit.NewMemory(ratelimit.WithClock(a.now))
 	}
 	a.settings = Settings{
 		Secrets: a.secrets, AllowShortSecrets: cfg.AllowShortSecrets, Now: a.now,
