@@ -317,8 +317,8 @@ func TestBetterAuthPasswordsBothWays(t *testing.T) {
 		if ok, rehash, err := ba.Verify(ctx, h, pws[i]); !ok || rehash || err != nil {
 			t.Errorf("Verify(Better Auth's hashPassword(%q)) = %v, %v, %v", pws[i], ok, rehash, err)
 		}
-		if ok, _, err := ba.Verify(ctx, h, pws[i]+"x"); ok || err != nil {
-			t.Errorf("Verify(Better Auth's hash of %q, a wrong password) = %v, %v", pws[i], ok, err)
-		}
+	}
+	if ok, _, err := ba.Verify(ctx, crypto.Hashes[1], pws[1]+"x"); ok || err != nil {
+		t.Errorf("Verify(Better Auth's hash of %q, a wrong password) = %v, %v", pws[1], ok, err)
 	}
 }
