@@ -356,3 +356,38 @@ func TestWithVerifiersBetterAuth(t *testing.T) {
 		t.Errorf("BetterAuthScrypt as the main hasher: Verify = %v, %v, %v", ok, rehash, err)
 	}
 }
+
+// TestBetterAuthScryptBeforeArgon2id: a table of Argon2id hashes that a
+// Better Auth app comes to share. With Better Auth's scrypt as the main
+// hasher and Argon2id's Verifier behind it, an Argon2id hash verifies and
+// asks to be replaced by Better Auth's (so the app can read it); Keep
+// keeps it.
+func TestBetterAuthScryptBeforeArgon2id(t *testing.T) {
+	ctx := context.Background()
+	a := newTestHasher(t, testParams)
+	ba := newTestBA(t)
+	own, err := a.Hash(ctx, "hunter22")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := a.Verifier()
+	if !v.Recognizes(own) || v.Recognizes(f0(t)) || v.Recognizes("") {
+		t.Fatal("Argon2id's Verifier recognises the wrong hashes")
+	}
+	h := WithVerifiers(ba, v)
+	if ok, rehash, err := h.Verify(ctx, own, "hunter22"); !ok || !rehash || err != nil {
+		t.Errorf("Verify(Argon2id's hash) = %v, %v, %v; want true, true (to Better Auth's), nil", ok, rehash, err)
+	}
+	if ok, rehash, err := h.Verify(ctx, own, "hunter23"); ok || rehash || err != nil {
+		t.Errorf("Verify(Argon2id's hash, wrong password) = %v, %v, %v; want false", ok, rehash, err)
+	}
+	if ok, rehash, err := WithVerifiers(ba, Keep(v)).Verify(ctx, own, "hunter22"); !ok || rehash || err != nil {
+		t.Errorf("Verify(Argon2id's hash) through Keep = %v, %v, %v; want true, false, nil", ok, rehash, err)
+	}
+	if n, err := h.Hash(ctx, "hunter22"); err != nil || !baShape.MatchString(n) {
+		t.Errorf("Hash = %q, %v; want Better Auth's", n, err)
+	}
+}
+
+// f0 is the first fixture hash.
+func f0(t *testing.T) string { return loadBAFixture(t).Cases[0].Hash }
