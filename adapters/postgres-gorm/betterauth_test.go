@@ -129,7 +129,9 @@ func (r *baRaw) VerificationTokens(ctx context.Context) ([]core.VerificationToke
 	})
 }
 
-func (r *baRaw) Authenticators(context.Context) ([]core.Authenticator, error) { return []core.Authenticator{}, nil }
+func (r *baRaw) Authenticators(context.Context) ([]core.Authenticator, error) {
+	return []core.Authenticator{}, nil
+}
 
 // baFixture is the conformance fixture of a Better Auth preset: the
 // application columns added to its user table, the raw view baRaw.
@@ -138,4 +140,3 @@ func baFixture(t testing.TB, a *Adapter, db *testDB, col func(string) string, op
 	f.Raw = newBARaw(a, db, col)
 	return f
 }
-
