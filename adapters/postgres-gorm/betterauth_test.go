@@ -233,6 +233,11 @@ func TestBetterAuthTables(t *testing.T) {
 					// Better Auth's tables on MySQL have the server's
 					// collation, which New refuses unless told.
 					a = mustNew(t, db, BetterAuth(), WithCaseInsensitiveCollation())
+					// Migrate on Better Auth's tables leaves them usable
+					// (it only adds what the preset names and they lack).
+					if err := a.Migrate(ctx); err != nil {
+						t.Fatalf("Migrate on Better Auth's tables: %v", err)
+					}
 				}
 				testBetterAuthMapping(t, ctx, a, db)
 			})
