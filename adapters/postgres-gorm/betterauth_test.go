@@ -133,8 +133,10 @@ func (r *baRaw) VerificationTokens(ctx context.Context) ([]core.VerificationToke
 	})
 }
 
-func (r *baRaw) Authenticators(context.Context) ([]core.Authenticator, error) {
-	return []core.Authenticator{}, nil
+// Authenticators reads authport's authenticators table where one is named
+// beside Better Auth's (the conformance rows): the presets map none.
+func (r *baRaw) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
+	return r.rawView.Authenticators(ctx)
 }
 
 // baFixture is the conformance fixture of a Better Auth preset: the
