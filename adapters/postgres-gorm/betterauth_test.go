@@ -487,3 +487,19 @@ func TestBetterAuthSQLiteForms(t *testing.T) {
 		})
 	}
 }
+
+// TestBetterAuthStatementsPerOperation: on Better Auth's tables every
+// operation runs the statements the README's table gives, as on
+// authport's own schema (the row ids and timestamps go into the same
+// INSERT; the derived type and the boolean cost no statement). The
+// authenticators table is authport's, named beside them, so that every
+// operation runs.
+func TestBetterAuthStatementsPerOperation(t *testing.T) {
+	withAuthenticators := func(c *config) { c.names.Authenticators = "authenticator" }
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			a, db := newAdapter(t, backend, true, BetterAuth(), withAuthenticators)
+			runCounted(t, a, db.counter, expectedCounts(a.d.deleteReturning, a.d.updateReturning))
+		})
+	}
+}
