@@ -559,3 +559,39 @@ func TestBetterAuthStatementsPerOperation(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountTypeOmit: an accounts table may lack the type column (Better
+// Auth's), and the type is then derived from the provider; the other key
+// columns stay required.
+func TestAccountTypeOmit(t *testing.T) {
+	n := Names{Account: AccountColumns{Type: Omit}}.withDefaults()
+	if err := n.validate(); err != nil {
+		t.Errorf("Type: Omit refused: %v", err)
+	}
+	for _, bad := range []AccountColumns{{Provider: Omit}, {ProviderAccountID: Omit}, {UserID: Omit}} {
+		if err := (Names{Account: bad}).withDefaults().validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if got := derivedAccountType(core.PasswordProvider); got != core.AccountTypeCredentials {
+		t.Errorf("derived type of %q = %q", core.PasswordProvider, got)
+	}
+	if got := derivedAccountType("github"); got != core.AccountTypeOAuth {
+		t.Errorf("derived type of github = %q", got)
+	}
+	// On a table without the column, what linkAccount returns is what is
+	// read back.
+	ctx := context.Background()
+	a, _ := newAdapter(t, "sqlite", false, WithNames(Names{Account: AccountColumns{Type: Omit}}))
+	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	linked, err := a.LinkAccount(ctx, core.Account{UserID: "u", Type: core.AccountTypeOIDC, Provider: "google", ProviderAccountID: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := a.GetAccount(ctx, "g", "google")
+	if err != nil || read == nil || linked.Type != core.AccountTypeOAuth || read.Type != linked.Type {
+		t.Errorf("linkAccount returned type %q, getAccount %+v, %v; want oauth both", linked.Type, read, err)
+	}
+}
