@@ -93,8 +93,7 @@ func (s *suite) verificationRace(t *testing.T) {
 }
 
 // records gives the user a session and an OAuth account through each
-// side, and a verification value of Better Auth's naming the user (as its
-// e-mail change and deletion flows do); it returns the session tokens.
+// side; it returns the session tokens.
 func (s *suite) records(t *testing.T, userID string) []string {
 	t.Helper()
 	ctx := context.Background()
