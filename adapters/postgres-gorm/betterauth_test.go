@@ -152,7 +152,10 @@ func baFixture(t testing.TB, a *Adapter, db *testDB, col func(string) string, op
 // core tables on each database: the column types of its getType, NOT NULL
 // for required fields, CURRENT_TIMESTAMP defaults for the dates that have
 // a default value, and no unique key on account (providerId, accountId)
-// nor on verification (identifier, value).
+// nor on verification (identifier, value). TestInteropBetterAuth checks
+// that it is what the pinned better-auth's migrate runs (on MySQL/MariaDB
+// the foreign keys are a column's inline REFERENCES, which MariaDB
+// honours and MySQL ignores).
 var betterAuthMigrateDDL = map[string][]string{
 	"postgres": {
 		`create table "user" ("id" text not null primary key, "name" text not null, "email" text not null unique, "emailVerified" boolean not null, "image" text, "createdAt" timestamptz default CURRENT_TIMESTAMP not null, "updatedAt" timestamptz default CURRENT_TIMESTAMP not null)`,
@@ -165,8 +168,8 @@ var betterAuthMigrateDDL = map[string][]string{
 	},
 	"mysql": {
 		"create table `user` (`id` varchar(36) not null primary key, `name` varchar(255) not null, `email` varchar(255) not null unique, `emailVerified` boolean not null, `image` text, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null)",
-		"create table `session` (`id` varchar(36) not null primary key, `expiresAt` timestamp(3) not null, `token` varchar(255) not null unique, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null, `ipAddress` text, `userAgent` text, `userId` varchar(36) not null references `user` (`id`) on delete cascade, foreign key (`userId`) references `user` (`id`) on delete cascade)",
-		"create table `account` (`id` varchar(36) not null primary key, `accountId` text not null, `providerId` text not null, `userId` varchar(36) not null, `accessToken` text, `refreshToken` text, `idToken` text, `accessTokenExpiresAt` timestamp(3) null, `refreshTokenExpiresAt` timestamp(3) null, `scope` text, `password` text, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null, foreign key (`userId`) references `user` (`id`) on delete cascade)",
+		"create table `session` (`id` varchar(36) not null primary key, `expiresAt` timestamp(3) not null, `token` varchar(255) not null unique, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null, `ipAddress` text, `userAgent` text, `userId` varchar(36) not null references `user` (`id`) on delete cascade)",
+		"create table `account` (`id` varchar(36) not null primary key, `accountId` text not null, `providerId` text not null, `userId` varchar(36) not null references `user` (`id`) on delete cascade, `accessToken` text, `refreshToken` text, `idToken` text, `accessTokenExpiresAt` timestamp(3), `refreshTokenExpiresAt` timestamp(3), `scope` text, `password` text, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null)",
 		"create table `verification` (`id` varchar(36) not null primary key, `identifier` varchar(255) not null, `value` text not null, `expiresAt` timestamp(3) not null, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null)",
 		"create index `session_userId_idx` on `session` (`userId`)",
 		"create index `account_userId_idx` on `account` (`userId`)",
