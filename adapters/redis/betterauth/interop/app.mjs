@@ -48,7 +48,9 @@ const methods = {
       database: memoryAdapter({ user: [], session: [], account: [], verification: [] }),
       secondaryStorage: storage(prefix),
       emailAndPassword: { enabled: true },
-      rateLimit: { enabled: false },
+      // Counted in secondaryStorage (its default with one): only requests
+      // through auth.handler are limited, not the auth.api calls below.
+      rateLimit: { enabled: true },
       telemetry: { enabled: false },
       logger: { disabled: true },
     })
@@ -71,6 +73,17 @@ const methods = {
   async signOut({ token }) {
     await auth.api.signOut({ headers: headers(token) })
     return null
+  },
+  // request sends a JSON POST through the app's router, from the client
+  // address ip (x-forwarded-for, which Better Auth trusts when it holds
+  // one address), and returns the answer's status.
+  async request({ path, ip, body }) {
+    const res = await auth.handler(new Request(baseURL + "/api/auth" + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: baseURL, "x-forwarded-for": ip },
+      body: JSON.stringify(body),
+    }))
+    return res.status
   },
   async listSessions({ userId }) {
     return (await ctx.internalAdapter.listSessions(userId)).map((s) => s.token).sort()
