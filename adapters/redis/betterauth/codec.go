@@ -154,11 +154,20 @@ func mergeSessionDoc(raw string, s core.Session, user json.RawMessage) (string, 
 	return string(out), err
 }
 
-// replaceUser returns the stored value raw with its user copy replaced.
-func replaceUser(raw string, user json.RawMessage) (string, error) {
+// replaceUser returns the stored value raw with its user copy replaced
+// by user, whose createdAt gives way to the old copy's (authport's users
+// have none of their own: see userCopy).
+func replaceUser(raw string, user json.RawMessage, keepCreated bool) (string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &top); err != nil {
 		return "", fmt.Errorf("%w: session value: %v", shared.ErrCorrupt, err)
+	}
+	var old, next map[string]json.RawMessage
+	if keepCreated && json.Unmarshal(top["user"], &old) == nil && old["createdAt"] != nil && json.Unmarshal(user, &next) == nil {
+		next["createdAt"] = old["createdAt"]
+		if b, err := json.Marshal(next); err == nil {
+			user = b
+		}
 	}
 	top["user"] = user
 	out, err := json.Marshal(top)

@@ -35,6 +35,7 @@ type baSession struct {
 		Name          string  `json:"name"`
 		EmailVerified bool    `json:"emailVerified"`
 		Image         *string `json:"image"`
+		CreatedAt     string  `json:"createdAt"`
 	} `json:"user"`
 }
 
@@ -167,6 +168,8 @@ func TestInteropBetterAuth(t *testing.T) {
 
 	// authport updates the user: Better Auth's copies follow. Better Auth
 	// updates it: its rewrite of authport's session still reads.
+	// (Better Auth's copy of the user keeps its createdAt through it.)
+	userCreated := ba.getSession(tok1).User.CreatedAt
 	grace := "Grace"
 	if _, err := a.UpdateUser(ctx, core.UserUpdate{ID: u.ID, Name: core.Set(&grace)}); err != nil {
 		t.Fatal(err)
@@ -174,6 +177,8 @@ func TestInteropBetterAuth(t *testing.T) {
 	for _, tok := range want {
 		if s := ba.getSession(tok); s == nil || s.User.Name != "Grace" {
 			t.Errorf("after authport's updateUser Better Auth's getSession(%s) = %+v, want the name Grace", tok, s)
+		} else if tok == tok1 && s.User.CreatedAt != userCreated {
+			t.Errorf("authport's updateUser moved the copy's createdAt from %s to %s", userCreated, s.User.CreatedAt)
 		}
 	}
 	ba.call(nil, "updateUser", map[string]any{"userId": u.ID, "name": "Ada Lovelace"})

@@ -69,7 +69,8 @@ func (a *Adapter) refreshCopies(ctx context.Context, u core.User) error {
 			if !ok || !ownedBy(raw, u.ID) {
 				continue
 			}
-			next, err := replaceUser(raw, user)
+			_, own := u.Data["createdAt"]
+			next, err := replaceUser(raw, user, !own)
 			if err != nil {
 				continue // not a session value: not Better Auth's either
 			}
