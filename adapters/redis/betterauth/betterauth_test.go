@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -273,4 +272,30 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { os.Exit(m.Run()) }
+// TestTokensOfOtherKinds: a session token whose key would be another
+// kind's (Better Auth keys a session by its bare token) is refused, and
+// reads, updates and deletes of it find nothing.
+func TestTokensOfOtherKinds(t *testing.T) {
+	b := redistest.Backends(false)[0]
+	t.Cleanup(b.Close) // after the fixture's cleanup
+	a, _, _ := fixture(t, b)
+	ctx := context.Background()
+	if _, err := a.CreateUser(ctx, core.User{ID: "u1", Email: "u1@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"verification:x", "active-sessions-u1", "revoked-sessions-before-u1", "203.0.113.7|/sign-in/email"} {
+		_, err := a.CreateSession(ctx, core.Session{SessionToken: tok, UserID: "u1", Expires: time.Now().Add(time.Hour)})
+		if !errors.Is(err, core.ErrInvalidInput) {
+			t.Errorf("createSession(%q) = %v, want ErrInvalidInput", tok, err)
+		}
+		if su, err := a.GetSessionAndUser(ctx, tok); su != nil || err != nil {
+			t.Errorf("getSessionAndUser(%q) = %v, %v", tok, su, err)
+		}
+		if s, err := a.DeleteSession(ctx, tok); s != nil || err != nil {
+			t.Errorf("deleteSession(%q) = %v, %v", tok, s, err)
+		}
+	}
+	if ks, _ := redistest.ScanKeys(ctx, a.c, a.Prefix()); len(ks) != 0 {
+		t.Errorf("keys written: %v", ks)
+	}
+}

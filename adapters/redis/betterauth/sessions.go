@@ -46,7 +46,33 @@ func (a *Adapter) CreateSession(ctx context.Context, s core.Session) (*core.Sess
 	if res == "exists" {
 		return nil, fmt.Errorf("session token: %w", core.ErrAlreadyExists)
 	}
+	if err := a.recheckUser(ctx, s.UserID, func(ctx context.Context) error {
+		_, err := a.detach(ctx, doc, &s)
+		return err
+	}); err != nil {
+		return nil, err
+	}
 	return &s, nil
+}
+
+// recheckUser is the second half of a session write for a user checked
+// in the primary before it: the primary and Redis are separate stores, so
+// a deleteUser may have run between the check and the write, its cleanup
+// of Redis before the write. If the user is gone now, undo takes the write
+// back (unless it changed since) and the call fails with ErrNotFound, so
+// that no session outlives its user. undo runs even when ctx has ended.
+func (a *Adapter) recheckUser(ctx context.Context, userID string, undo func(context.Context) error) error {
+	u, err := a.primary.GetUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if u != nil {
+		return nil
+	}
+	if err := undo(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	return fmt.Errorf("user %q was deleted while its session was written: %w", userID, core.ErrNotFound)
 }
 
 // readSession returns the value stored at the token's key and the
@@ -186,6 +212,17 @@ func (a *Adapter) updateSession(ctx context.Context, up core.SessionUpdate, from
 			raw, doc, shared.ExpiryMillis(next.Expires), next.SessionToken, a.now().UnixMilli()).Text()
 		if err != nil || res == "retry" {
 			return updated{}, false, err
+		}
+		if next.UserID != cur.UserID {
+			// Moved to a user checked above: put it back if that user is
+			// gone now (see recheckUser).
+			err := a.recheckUser(ctx, next.UserID, func(ctx context.Context) error {
+				return a.s.replaceSession.Run(ctx, a.c, []string{a.k.session(next.SessionToken), a.k.list(next.UserID), a.k.list(cur.UserID)},
+					doc, raw, shared.ExpiryMillis(cur.Expires), cur.SessionToken, a.now().UnixMilli()).Err()
+			})
+			if err != nil {
+				return updated{}, false, err
+			}
 		}
 		return updated{&next, true}, true, nil
 	})
