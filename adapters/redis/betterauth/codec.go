@@ -56,7 +56,7 @@ func newID() string {
 
 // sessionJSON is the session half of Better Auth's session value, its
 // fields in the order Better Auth writes them. A zero CreatedAt or
-// UpdatedAt is left out.
+// UpdatedAt is written as the epoch (unknownTime).
 type sessionJSON struct {
 	ID        string `json:"id"`
 	IPAddress string `json:"ipAddress"`
@@ -64,8 +64,8 @@ type sessionJSON struct {
 	ExpiresAt string `json:"expiresAt"`
 	UserID    string `json:"userId"`
 	Token     string `json:"token"`
-	CreatedAt string `json:"createdAt,omitempty"`
-	UpdatedAt string `json:"updatedAt,omitempty"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
 }
 
 // checkSession refuses a session the layout cannot store.
@@ -83,6 +83,9 @@ func checkSession(m core.Method, s *core.Session) error {
 		if f.name != "expires" && f.t.IsZero() {
 			continue
 		}
+		if f.name != "expires" && f.t.Equal(unknownTime) {
+			return shared.Invalid(m, f.name, "is the Unix epoch, which the layout writes for an unknown time (leave it zero)")
+		}
 		if err := checkISO(m, f.name, f.t); err != nil {
 			return err
 		}
@@ -90,10 +93,17 @@ func checkSession(m core.Method, s *core.Session) error {
 	return nil
 }
 
-// optISO formats t, or "" for the zero time.
-func optISO(t time.Time) string {
+// unknownTime is how the layout writes a session's createdAt or updatedAt
+// that is unknown (zero): the Unix epoch. Better Auth needs a date there
+// (its updateSession writes new Date(createdAt) back, and JSON.stringify
+// throws on an invalid one); authport reads the epoch back as unknown.
+// authport's library always sets both.
+var unknownTime = time.Unix(0, 0).UTC()
+
+// metaISO formats a createdAt or updatedAt, the epoch for the zero time.
+func metaISO(t time.Time) string {
 	if t.IsZero() {
-		return ""
+		return isoTime(unknownTime)
 	}
 	return isoTime(t)
 }
@@ -105,7 +115,7 @@ func newSessionDoc(s core.Session, user json.RawMessage) (string, error) {
 		User    json.RawMessage `json:"user"`
 	}{sessionJSON{
 		ID: newID(), IPAddress: s.IPAddress, UserAgent: s.UserAgent, ExpiresAt: isoTime(s.Expires),
-		UserID: s.UserID, Token: s.SessionToken, CreatedAt: optISO(s.CreatedAt), UpdatedAt: optISO(s.UpdatedAt),
+		UserID: s.UserID, Token: s.SessionToken, CreatedAt: metaISO(s.CreatedAt), UpdatedAt: metaISO(s.UpdatedAt),
 	}, user}
 	b, err := json.Marshal(doc)
 	return string(b), err
@@ -132,13 +142,8 @@ func mergeSessionDoc(raw string, s core.Session, user json.RawMessage) (string, 
 	set("expiresAt", isoTime(s.Expires))
 	set("ipAddress", s.IPAddress)
 	set("userAgent", s.UserAgent)
-	for k, t := range map[string]time.Time{"createdAt": s.CreatedAt, "updatedAt": s.UpdatedAt} {
-		if t.IsZero() {
-			delete(sess, k)
-		} else {
-			set(k, isoTime(t))
-		}
-	}
+	set("createdAt", metaISO(s.CreatedAt))
+	set("updatedAt", metaISO(s.UpdatedAt))
 	if _, ok := sess["id"]; !ok {
 		set("id", newID())
 	}
@@ -212,6 +217,9 @@ func decodeSession(raw, token string) (*core.Session, error) {
 		}
 		if *f.to, err = parseISO(*f.v); err != nil {
 			return nil, err
+		}
+		if f.to.Equal(unknownTime) {
+			*f.to = time.Time{}
 		}
 	}
 	if j.IPAddress != nil {
