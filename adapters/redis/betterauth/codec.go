@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -75,6 +76,11 @@ func checkSession(m core.Method, s *core.Session) error {
 	}
 	if err := checkToken(m, s.SessionToken); err != nil {
 		return err
+	}
+	for _, f := range []struct{ name, v string }{{"userId", s.UserID}, {"ipAddress", s.IPAddress}, {"userAgent", s.UserAgent}} {
+		if !utf8.ValidString(f.v) {
+			return shared.Invalid(m, f.name, "is not valid UTF-8, which Better Auth's JSON values cannot hold")
+		}
 	}
 	for _, f := range []struct {
 		name string

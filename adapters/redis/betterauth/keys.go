@@ -2,6 +2,7 @@ package betterauth
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -34,6 +35,8 @@ func checkToken(m core.Method, token string) error {
 		return shared.Invalid(m, "sessionToken", "is empty")
 	case strings.HasPrefix(token, kList), strings.HasPrefix(token, kRevoked), strings.HasPrefix(token, kVerification):
 		return shared.Invalid(m, "sessionToken", "would name another kind's key in Better Auth's Redis layout (its session keys are the bare token)")
+	case !utf8.ValidString(token):
+		return shared.Invalid(m, "sessionToken", "is not valid UTF-8, which Better Auth's JSON values cannot hold")
 	case strings.ContainsRune(token, '|'):
 		return shared.Invalid(m, "sessionToken", "has a '|', which would make its key a Better Auth rate-limit counter's (<ip>|<path>)")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/authport/authport/adapters/redis/internal/shared"
 	"github.com/authport/authport/core"
@@ -22,6 +23,9 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, v core.Verificati
 	}
 	if err := checkISO(m, "expires", v.Expires); err != nil {
 		return nil, err
+	}
+	if !utf8.ValidString(v.Identifier) || !utf8.ValidString(v.Token) {
+		return nil, shared.Invalid(m, "identifier", "or the token is not valid UTF-8, which Better Auth's JSON values cannot hold")
 	}
 	now := isoTime(a.now())
 	doc, err := json.Marshal(verificationJSON{ID: newID(), Identifier: v.Identifier, Value: v.Token,
