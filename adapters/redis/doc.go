@@ -40,4 +40,9 @@
 // @auth/unstorage-adapter over unstorage's Redis driver, on a single
 // server, so that an Auth.js application and an authport one can share one
 // Redis database; README.md says what holds there and what does not.
+//
+// Package github.com/authport/authport/adapters/redis/betterauth, in this
+// module, keeps sessions and verification tokens in the keys of a Better
+// Auth app with secondaryStorage on Redis, over a primary adapter on the
+// app's database for users and accounts.
 package redisadapter

@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/authport/authport/adapters/memory v0.1.0
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	golang.org/x/crypto v0.57.0 // indirect
@@ -22,3 +23,5 @@ replace (
 	github.com/authport/authport/conformance => ../../conformance
 	github.com/authport/authport/core => ../../core
 )
+
+replace github.com/authport/authport/adapters/memory => ../memory

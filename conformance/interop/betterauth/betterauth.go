@@ -94,6 +94,10 @@ type Fixture struct {
 	// ExpiresPrecision is that of the stored session and verification
 	// expiry; zero means a millisecond.
 	ExpiresPrecision time.Duration
+	// SecondaryStorage: the app keeps its sessions and verification
+	// values in secondaryStorage (Redis), not in its database. Its
+	// verification values then have no id.
+	SecondaryStorage bool
 	// AtomicConsume: Better Auth's consumeVerificationValue is atomic
 	// against authport's useVerificationToken on this store, so that
 	// exactly one of many callers racing from both sides gets a value.
@@ -179,14 +183,18 @@ func SessionCookie(secret, token string) string {
 type Time struct{ time.Time }
 
 // UnmarshalJSON reads {"$date": "<ISO 8601>"} as a UTC time; null leaves
-// the zero time.
+// the zero time. A bare ISO 8601 string is read too: Better Auth's
+// listSessions from secondary storage answers the session's dates but
+// expiresAt as the strings it stored.
 func (j *Time) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
 	var d nodeproc.Date
 	if err := json.Unmarshal(b, &d); err != nil || d.Date == "" {
-		return fmt.Errorf("not a Date: %s", b)
+		if json.Unmarshal(b, &d.Date) != nil || d.Date == "" {
+			return fmt.Errorf("not a Date: %s", b)
+		}
 	}
 	v, err := time.Parse(time.RFC3339Nano, d.Date)
 	j.Time = v.UTC()
