@@ -209,7 +209,7 @@ func FuzzDecodeDocuments(f *testing.F) {
 		}, nil)
 		var su sessionUserDoc
 		if bson.Unmarshal(b, &su) == nil {
-			if got, err := su.sessionAndUser(); err == nil && got != nil && got.User.ID == "" && len(su.User) > 0 && su.User[0].ID.Type == bson.TypeString && su.User[0].ID.StringValue() != "" {
+			if got, err := su.sessionAndUser((*userDoc).user); err == nil && got != nil && got.User.ID == "" && len(su.User) > 0 && su.User[0].ID.Type == bson.TypeString && su.User[0].ID.StringValue() != "" {
 				t.Fatalf("session's user lost its id: %#v", got)
 			}
 		}
