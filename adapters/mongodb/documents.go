@@ -564,13 +564,10 @@ func (d *accountDoc) accountBA() (*core.Account, error) {
 	}
 	if acc.Type == "" {
 		// Better Auth wrote it: it stores no type.
-		switch {
-		case acc.Provider == core.PasswordProvider:
+		// (as postgres-gorm's BetterAuth preset reads its accounts).
+		acc.Type = core.AccountTypeOAuth
+		if acc.Provider == core.PasswordProvider {
 			acc.Type = core.AccountTypeCredentials
-		case acc.IDToken != nil:
-			acc.Type = core.AccountTypeOIDC
-		default:
-			acc.Type = core.AccountTypeOAuth
 		}
 	}
 	if !isNull(d.AccessTokenExpiresAt) {

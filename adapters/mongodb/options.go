@@ -176,7 +176,8 @@ func BetterAuthCollections() Collections {
 //     kept in fields of authport's that it ignores: type, expiresIn,
 //     tokenType, sessionState, authorizationDetails. An account Better Auth
 //     wrote has no type: it reads as credentials for providerId
-//     "credential", oidc when it has an idToken, oauth otherwise.
+//     "credential" and oauth for every other, as with postgres-gorm's
+//     BetterAuth preset.
 //     refreshTokenExpiresAt, which authport has no field for, is left as
 //     stored.
 //   - verification: identifier, value (the token), expiresAt, createdAt,
