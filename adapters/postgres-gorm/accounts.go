@@ -22,12 +22,16 @@ func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.
 		if acc.PasswordHash != nil && !q.keepsPasswords() {
 			return a.noPasswordColumn(m)
 		}
-		tokens, err := tokenArgs(m, acc)
+		tokens, err := a.tokenArgs(m, acc)
 		if err != nil {
 			return err
 		}
 		args := make([]any, 0, 4+numOptionalAccountColumns)
-		args = append(args, acc.UserID, string(acc.Type), acc.Provider, acc.ProviderAccountID)
+		args = append(args, acc.UserID)
+		if q.names.Account.Type != Omit {
+			args = append(args, string(acc.Type))
+		}
+		args = append(args, acc.Provider, acc.ProviderAccountID)
 		for i, v := range tokens {
 			if q.accountCols[i] {
 				args = append(args, v)
@@ -55,8 +59,12 @@ func (a *Adapter) noPasswordColumn(m core.Method) error {
 }
 
 // dropOmitted clears the fields whose columns q's tables lack (see
-// [Omit]), so that what LinkAccount returns is what is stored.
+// [Omit]), and derives the type where there is no type column, so that
+// what LinkAccount returns is what is read back.
 func dropOmitted(q *queries, acc *core.Account) {
+	if q.names.Account.Type == Omit {
+		acc.Type = derivedAccountType(acc.Provider)
+	}
 	for i, p := range tokenFields(acc) {
 		if !q.accountCols[i] {
 			reflect.ValueOf(p).Elem().SetZero()
@@ -70,6 +78,17 @@ func dropOmitted(q *queries, acc *core.Account) {
 func tokenFields(acc *core.Account) [numOptionalAccountColumns]any {
 	return [...]any{&acc.AccessToken, &acc.AuthorizationDetails, &acc.ExpiresAt, &acc.ExpiresIn,
 		&acc.IDToken, &acc.RefreshToken, &acc.Scope, &acc.TokenType, &acc.SessionState, &acc.PasswordHash}
+}
+
+// tokenArgs is the package's tokenArgs with the expiry as the accounts
+// table stores it (see expiryArg).
+func (a *Adapter) tokenArgs(m core.Method, acc *core.Account) ([numOptionalAccountColumns]any, error) {
+	out, err := tokenArgs(m, acc)
+	if err != nil {
+		return out, err
+	}
+	out[2], err = a.expiryArg(m, acc.ExpiresAt)
+	return out, err
 }
 
 // tokenArgs returns the bind values of acc's optional fields, in the
@@ -87,7 +106,7 @@ func tokenArgs(m core.Method, acc *core.Account) ([numOptionalAccountColumns]any
 // GetAccount implements [core.AccountGetter] with one SELECT.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
 	return guard(a, a.enter, func() (*core.Account, error) {
-		var r accountRow
+		r := accountRow{timeExpiry: a.d.shape.expiryTime}
 		return a.scannedAccount(&r, a.queryRow(ctx, nil, a.qs().getAccount, provider, providerAccountID).Scan(r.dest()...))
 	})
 }
@@ -112,7 +131,7 @@ func (a *Adapter) scannedAccount(r *accountRow, err error) (*core.Account, error
 // UnlinkAccount implements [core.AccountUnlinker] with one DELETE …
 // RETURNING (a transaction where the dialect lacks it).
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	var r accountRow
+	r := accountRow{timeExpiry: a.d.shape.expiryTime}
 	return deleteOne(ctx, a, func(q *queries) deletion { return q.unlinkAccount }, r.dest(),
 		func() (*core.Account, error) { return a.scannedAccount(&r, nil) }, key.Provider, key.ProviderAccountID)
 }
@@ -124,7 +143,7 @@ func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core
 func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]core.Account, error) {
 	return guard(a, a.enter, func() ([]core.Account, error) {
 		return list(ctx, a, a.qs().listAccounts, []any{userID}, func(rows *sql.Rows) (core.Account, error) {
-			var r accountRow
+			r := accountRow{timeExpiry: a.d.shape.expiryTime}
 			if err := rows.Scan(r.dest()...); err != nil {
 				return core.Account{}, err
 			}
@@ -146,7 +165,7 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 	return guard(a, a.enter, func() (*core.Account, error) {
 		q := a.qs()
 		probe := up.Apply(core.Account{})
-		tokens, err := tokenArgs(m, &probe)
+		tokens, err := a.tokenArgs(m, &probe)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +180,7 @@ func (a *Adapter) UpdateAccount(ctx context.Context, up core.AccountUpdate) (*co
 			}
 		}
 		key := []any{up.Provider, up.ProviderAccountID}
-		var r accountRow
+		r := accountRow{timeExpiry: a.d.shape.expiryTime}
 		switch {
 		case len(set) == 0:
 			err = a.queryRow(ctx, nil, q.getAccount, key...).Scan(r.dest()...)
@@ -219,7 +238,7 @@ func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, old
 		}
 		k := []any{key.Provider, key.ProviderAccountID}
 		for range swapAttempts {
-			var r accountRow
+			r := accountRow{timeExpiry: a.d.shape.expiryTime}
 			updated, found, err := a.updateIf(ctx, s, q.getAccount, args, k, r.dest())
 			if keyUnusable(err) {
 				return nil, nil

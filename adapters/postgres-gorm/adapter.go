@@ -165,6 +165,7 @@ func New(ctx context.Context, db *gorm.DB, opts ...Option) (*Adapter, error) {
 		meta: sessionMeta{cols: names.Session.metadata(), stamped: stamped}}
 	a.d.name = db.Dialector.Name()
 	a.d.sqliteTimes = c.sqliteTimes
+	a.d.shape = c.shape
 	if c.serialIDs && a.d.name != "postgres" {
 		return nil, fmt.Errorf("gormadapter: WithSerialUserIDs needs PostgreSQL (a SERIAL users.id), not %s", a.d.name)
 	}

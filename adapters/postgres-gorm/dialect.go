@@ -28,6 +28,9 @@ type dialect struct {
 	prepare bool
 	// sqliteTimes is how times are stored in SQLite (WithSQLiteTimes).
 	sqliteTimes SQLiteTimeFormat
+	// shape is how the schema's tables differ from authport's (the
+	// Better Auth presets).
+	shape shape
 }
 
 func (d *dialect) postgres() bool { return d.name == "postgres" }

@@ -175,19 +175,23 @@ func list[T any](ctx context.Context, a *Adapter, s *statement, args []any, scan
 
 // stampArgs returns the values of table t's timestamp columns
 // (WithTimestampColumns), the adapter's clock now: created and updated for
-// an INSERT, updated for an UPDATE; nil when t has none.
+// an INSERT, updated for an UPDATE; then, for an INSERT, a new row id when
+// t has a row id column (see stampCols); nil when t has none of them.
 func (a *Adapter) stampArgs(t Table, insert bool) []any {
 	s := a.stamps[t]
-	if s.updated == "" && (!insert || s.created == "") {
+	if s.updated == "" && (!insert || (s.created == "" && s.id == "")) {
 		return nil
 	}
 	now := a.d.timeArg(core.NormalizeTime(a.now()))
-	out := make([]any, 0, 2)
+	out := make([]any, 0, 3)
 	if insert && s.created != "" {
 		out = append(out, now)
 	}
 	if s.updated != "" {
 		out = append(out, now)
+	}
+	if insert && s.id != "" {
+		out = append(out, newRowID())
 	}
 	return out
 }

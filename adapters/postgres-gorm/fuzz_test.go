@@ -2,6 +2,7 @@ package gormadapter
 
 import (
 	"context"
+	"database/sql"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,7 +102,7 @@ func FuzzRowRoundTrip(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ar := accountRow{userID: a.UserID, typ: string(a.Type), provider: a.Provider, providerAccountID: a.ProviderAccountID}
+			ar := accountRow{userID: a.UserID, typ: sql.NullString{String: string(a.Type), Valid: true}, provider: a.Provider, providerAccountID: a.ProviderAccountID}
 			if details != nil {
 				ar.details.String, ar.details.Valid = details.(string), true
 			}

@@ -63,8 +63,13 @@ type UserColumns struct {
 // username column follows them.
 const numUserColumns = 5
 
-// AccountColumns are the column names of the accounts table. The token
-// columns (AccessToken to SessionState) and Password may be set to [Omit].
+// AccountColumns are the column names of the accounts table. Type, the
+// token columns (AccessToken to SessionState) and Password may be set to
+// [Omit]. Without a type column (Better Auth's account table has none) the
+// type is derived on read: [github.com/authport/authport/core.AccountTypeCredentials]
+// for the password provider
+// ([github.com/authport/authport/core.PasswordProvider], "credential"),
+// [github.com/authport/authport/core.AccountTypeOAuth] for every other.
 type AccountColumns struct {
 	UserID               string // default "userId"
 	Type                 string // default "type"
@@ -259,7 +264,7 @@ func (n Names) validate() error {
 		what := defaults.columnNames(t)
 		seen := map[string]bool{}
 		for i, c := range n.columnNames(t) {
-			if c == Omit && ((t == TableAccounts && i >= 4) || // the optional token columns
+			if c == Omit && ((t == TableAccounts && (i >= 4 || i == 1)) || // the type, the optional token columns
 				(t == TableUsers && i == numUserColumns) || // the username
 				(t == TableSessions && i >= numSessionKeyColumns)) { // the metadata columns
 				continue
@@ -322,7 +327,7 @@ func (n Names) columns(t Table) []string {
 func (n Names) validateStamps(stamps [numTables]stampCols) error {
 	for t := TableUsers; t <= TableFactors; t++ {
 		s := stamps[t]
-		if s.created == "" && s.updated == "" {
+		if s.created == "" && s.updated == "" && s.id == "" {
 			continue
 		}
 		if (t == TableAuthenticators && n.Authenticators == Omit) || (t == TableFactors && n.Factors == Omit) {
@@ -331,7 +336,10 @@ func (n Names) validateStamps(stamps [numTables]stampCols) error {
 		if s.created != "" && s.created == s.updated {
 			return fmt.Errorf("%v: created and updated timestamp columns are both %q", t, s.created)
 		}
-		for _, c := range []string{s.created, s.updated} {
+		if s.id != "" && (s.id == s.created || s.id == s.updated) {
+			return fmt.Errorf("%v: row id column %q is also a timestamp column", t, s.id)
+		}
+		for _, c := range []string{s.created, s.updated, s.id} {
 			if c == "" {
 				continue
 			}

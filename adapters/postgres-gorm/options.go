@@ -24,6 +24,9 @@ type config struct {
 	serialIDs   bool
 	// allowCICollation: WithCaseInsensitiveCollation.
 	allowCICollation bool
+	// shape: how Better Auth's tables differ from authport's beyond
+	// their names (the BetterAuth presets).
+	shape shape
 }
 
 // withoutReturning is the unexported option behind config.noReturning.
@@ -83,8 +86,11 @@ func (t Table) String() string {
 	return fmt.Sprintf("Table(%d)", int(t))
 }
 
-// stampCols are one table's timestamp columns; "" is none.
-type stampCols struct{ created, updated string }
+// stampCols are one table's timestamp columns and its row id column; ""
+// is none. The row id column (withRowIDColumn) is the table's primary key,
+// a random id the adapter generates on insert and never reads (Better
+// Auth's sessions, accounts and verification values have one).
+type stampCols struct{ created, updated, id string }
 
 // WithSessionMetadataColumns names the sessions table's metadata columns
 // (see [SessionColumns]): when the session was created and last updated
@@ -209,8 +215,13 @@ func WithTimestampColumns(t Table, created, updated string) Option {
 			}
 			return
 		}
-		c.stamps[t] = stampCols{created, updated}
+		c.stamps[t].created, c.stamps[t].updated = created, updated
 	}
+}
+
+// withRowIDColumn names table t's row id column (see stampCols.id).
+func withRowIDColumn(t Table, column string) Option {
+	return func(c *config) { c.stamps[t].id = column }
 }
 
 // WithoutForeignKeys tells the adapter that the schema has no foreign keys

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/authport/authport/core"
 )
@@ -181,4 +183,145 @@ func AuthJSPrisma() Option {
 		WithTimestampColumns(TableAccounts, "createdAt", "updatedAt"),
 		WithTimestampColumns(TableSessions, "createdAt", "updatedAt"),
 	)
+}
+
+// betterAuthNames names Better Auth's four core tables (user, session,
+// account, verification) with columns named by col, which turns Better
+// Auth's field name into the column's: the identity for the tables its
+// migrate (Kysely) creates, snake_case for its CLI's Drizzle schema.
+func betterAuthNames(col func(string) string) Names {
+	return Names{
+		Users: "user", Accounts: "account", Sessions: "session", VerificationTokens: "verification",
+		Authenticators: Omit, Factors: Omit,
+		User: UserColumns{ID: "id", Email: "email", EmailVerified: col("emailVerified"), Name: "name", Image: "image", Username: Omit},
+		Account: AccountColumns{
+			UserID: col("userId"), Type: Omit, Provider: col("providerId"), ProviderAccountID: col("accountId"),
+			AccessToken: col("accessToken"), AuthorizationDetails: Omit, ExpiresAt: col("accessTokenExpiresAt"),
+			ExpiresIn: Omit, IDToken: col("idToken"), RefreshToken: col("refreshToken"), Scope: "scope",
+			TokenType: Omit, SessionState: Omit, Password: "password",
+		},
+		Session: SessionColumns{SessionToken: "token", UserID: col("userId"), Expires: col("expiresAt"),
+			CreatedAt: col("createdAt"), UpdatedAt: col("updatedAt"), IPAddress: col("ipAddress"), UserAgent: col("userAgent")},
+		VerificationToken: VerificationTokenColumns{Identifier: "identifier", Token: "value", Expires: col("expiresAt")},
+	}
+}
+
+// betterAuth is the preset of Better Auth's tables with columns named by
+// col and times on SQLite in the form sqliteTimes.
+func betterAuth(col func(string) string, sqliteTimes SQLiteTimeFormat) Option {
+	created, updated := col("createdAt"), col("updatedAt")
+	var extra [numTables][]string
+	extra[TableAccounts] = []string{col("refreshTokenExpiresAt")}
+	return preset(
+		WithNames(betterAuthNames(col)),
+		WithTimestampColumns(TableUsers, created, updated),
+		WithTimestampColumns(TableAccounts, created, updated),
+		WithTimestampColumns(TableSessions, created, updated),
+		WithTimestampColumns(TableVerificationTokens, created, updated),
+		withRowIDColumn(TableAccounts, "id"),
+		withRowIDColumn(TableSessions, "id"),
+		withRowIDColumn(TableVerificationTokens, "id"),
+		WithSQLiteTimes(sqliteTimes),
+		withShape(shape{boolVerified: true, requireEmail: true, expiryTime: true, baTypes: true, extraTimes: extra}),
+	)
+}
+
+// BetterAuth configures the adapter for the tables of a Better Auth app
+// (better-auth 1.x), as its own migrate (`npx auth migrate`, its built-in
+// Kysely adapter) creates them on PostgreSQL, MySQL/MariaDB and SQLite:
+// tables user, session, account and verification, their columns named as
+// Better Auth's schema names its fields (camelCase). A Go service and the
+// Better Auth app then share users, sessions, accounts (OAuth and
+// password) and verification values. The mapping onto authport's records:
+//
+//   - user: id, email, name, image, emailVerified, createdAt, updatedAt.
+//     emailVerified is a boolean: a user whose EmailVerified is set
+//     writes true, nil writes false, and true reads as the Unix epoch
+//     (1970-01-01T00:00:00Z: verified, when unknown). email and name
+//     are NOT NULL: a user without an e-mail address is refused (an
+//     [*core.InputError], nothing written), a nil name writes "" (as
+//     Better Auth does for none) and "" reads as nil. createdAt and
+//     updatedAt are written with the adapter's clock
+//     ([WithTimestampColumns]). No username column (Better Auth's
+//     username plugin adds one: [WithUsernameColumn]("username") after
+//     the preset). Other columns, such as those plugins add, are
+//     application fields ([core.User.Data]).
+//   - session: id (a new random id on insert, as Better Auth makes them:
+//     32 characters of [a-zA-Z0-9]), token (the SessionToken), userId,
+//     expiresAt; createdAt, updatedAt, ipAddress and userAgent are the
+//     session metadata (createdAt and updatedAt NOT NULL).
+//   - account: id (generated), accountId (ProviderAccountID), providerId
+//     (Provider), userId, accessToken, refreshToken, idToken, scope,
+//     password (the password hash: [WithPasswordHashColumn]),
+//     accessTokenExpiresAt (a timestamp: ExpiresAt's seconds, read back
+//     to the second), createdAt, updatedAt. There is no type column: the
+//     type reads as credentials for provider "credential"
+//     ([core.PasswordProvider], Better Auth's and authport's password
+//     accounts alike, with the user's id as account id) and as oauth for
+//     every other; no expires_in, token_type, session_state or
+//     authorization_details column ([Omit]: not kept, read as nil).
+//     refreshTokenExpiresAt is neither written nor read (authport has no
+//     such field; Migrate creates it).
+//   - verification: id (generated), identifier, value (the Token),
+//     expiresAt, createdAt, updatedAt. Better Auth has no unique key on
+//     (identifier, value): a second createVerificationToken of the same
+//     pair is not refused.
+//   - times: TIMESTAMPTZ on PostgreSQL, DATETIME(3) on MySQL/MariaDB (Better
+//     Auth's migrate makes timestamp(3); both read and write the same),
+//     and on SQLite ISO 8601 text ([SQLiteTimeISO8601]), as Better Auth's
+//     Kysely adapter writes them, in DATE columns; booleans as 0 and 1 on
+//     SQLite and MySQL.
+//   - no authenticators table (Better Auth's passkey plugin keeps its
+//     own passkey table, which this preset does not map) and no factors
+//     table: the twoFactor plugin keeps one TOTP secret per user
+//     encrypted with the Better Auth app's secret, and backup codes,
+//     which [core.Factor] cannot hold without decrypting them.
+//
+// [Adapter.Migrate] creates tables Better Auth's migrate accepts (the same
+// names and column types; each table keyed by its id column, with
+// unique keys on session.token and on account (providerId, accountId),
+// which Better Auth's own tables lack), and leaves user.email NOT NULL.
+// On tables Better Auth's migrate created the adapter works as they are;
+// on MySQL/MariaDB their columns have the server's default collation,
+// which compares case-insensitively: [New] then names the ALTER TABLE
+// that makes the key columns binary, or accepts them with
+// [WithCaseInsensitiveCollation]. Options after it override what it sets.
+func BetterAuth() Option {
+	return betterAuth(func(s string) string { return s }, SQLiteTimeISO8601)
+}
+
+// BetterAuthDrizzle configures the adapter for the tables of a Better
+// Auth app on its Drizzle adapter, as its CLI (`npx auth generate`)
+// writes the Drizzle schema by default: the tables and mapping of
+// [BetterAuth], with the columns in snake_case (email_verified, user_id,
+// provider_id, account_id, access_token_expires_at, expires_at,
+// created_at, ip_address, …; id, name, email, image, token, scope,
+// password, identifier and value as they are), and on SQLite times as
+// INTEGER milliseconds ([SQLiteTimeUnixMilli], drizzle's timestamp_ms).
+// (A Drizzle schema generated with the adapter's camelCase option has
+// [BetterAuth]'s column names; on PostgreSQL, Drizzle's timestamp
+// columns are without time zone, Migrate's TIMESTAMPTZ: create the tables
+// with drizzle-kit.) Options after it override what it sets.
+func BetterAuthDrizzle() Option {
+	return betterAuth(snakeCase, SQLiteTimeUnixMilli)
+}
+
+// snakeCase is the Better Auth CLI's convertToSnakeCase: "emailVerified"
+// → "email_verified", "credentialID" → "credential_id".
+func snakeCase(s string) string {
+	var b strings.Builder
+	r := []rune(s)
+	for i, c := range r {
+		upper := unicode.IsUpper(c)
+		if upper && i > 0 {
+			prev := r[i-1]
+			// "aB" → "a_b"; "ABc" → "a_bc" (an upper run before a word).
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) ||
+				(unicode.IsUpper(prev) && i+1 < len(r) && unicode.IsLower(r[i+1])) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
 }

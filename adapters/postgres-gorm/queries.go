@@ -99,6 +99,9 @@ type queries struct {
 	// standard ones (numUserColumns, then the username where the table
 	// has it), then extras.
 	userCols []string
+	// shape is the dialect's (see [shape]): how users and accounts are
+	// scanned.
+	shape shape
 	// userInsertCols are the standard columns createUser writes: those of
 	// userCols before extras that the table has.
 	userInsertCols []string
@@ -116,7 +119,7 @@ func (q *queries) keepsUsernames() bool { return q.names.User.Username != Omit }
 func (q *queries) keepsPasswords() bool { return q.names.Account.Password != Omit }
 
 func buildQueries(d *dialect, n Names, stamps [numTables]stampCols, noFK bool, extras []dataColumn, meta sessionMeta) *queries {
-	q := &queries{names: n, extras: extras, meta: meta}
+	q := &queries{names: n, extras: extras, meta: meta, shape: d.shape}
 	st := func(s string) *statement { return &statement{sql: s} }
 	b := builder{d: d, stamps: stamps}
 	id, cols, insert, touch := d.ident, b.cols, b.insert, b.touch
@@ -406,13 +409,17 @@ func (b builder) deletion(from string, columns []string, lock string) deletion {
 }
 
 // insert returns an INSERT of the columns into table t, followed by the
-// table's timestamp columns (bound after the row's values, see stampArgs).
+// table's timestamp columns and its row id column (bound after the row's
+// values, see stampArgs).
 func (b builder) insert(table string, t Table, columns []string) string {
 	columns = append([]string(nil), columns...)
 	if c := b.stamps[t].created; c != "" {
 		columns = append(columns, c)
 	}
 	if c := b.stamps[t].updated; c != "" {
+		columns = append(columns, c)
+	}
+	if c := b.stamps[t].id; c != "" {
 		columns = append(columns, c)
 	}
 	p := &placeholders{d: b.d}

@@ -128,9 +128,15 @@ type userRow struct {
 	// email and username are NULL for a user without one.
 	email, username sql.NullString
 	verified        nullTime
-	name, image     sql.NullString
-	extras          []dataColumn
-	data            []dataCell
+	// verifiedBool is read in place of verified where the column is a
+	// boolean (shape.boolVerified); emptyName: "" reads as nil
+	// (shape.requireEmail).
+	verifiedBool sql.NullBool
+	boolVerified bool
+	emptyName    bool
+	name, image  sql.NullString
+	extras       []dataColumn
+	data         []dataCell
 	// usernames reports whether the statements return the username
 	// column (the table has one).
 	usernames bool
@@ -138,7 +144,8 @@ type userRow struct {
 
 // newUserRow returns a row for the user columns of q's statements.
 func newUserRow(q *queries) *userRow {
-	r := &userRow{extras: q.extras, data: make([]dataCell, len(q.extras)), usernames: q.keepsUsernames()}
+	r := &userRow{extras: q.extras, data: make([]dataCell, len(q.extras)), usernames: q.keepsUsernames(),
+		boolVerified: q.shape.boolVerified, emptyName: q.shape.requireEmail}
 	for i, c := range q.extras {
 		r.data[i].kind = c.kind
 	}
@@ -147,6 +154,9 @@ func newUserRow(q *queries) *userRow {
 
 func (r *userRow) dest() []any {
 	d := []any{&r.id, &r.email, &r.verified, &r.name, &r.image}
+	if r.boolVerified {
+		d[2] = &r.verifiedBool
+	}
 	if r.usernames {
 		d = append(d, &r.username)
 	}
@@ -165,6 +175,12 @@ func (r *userRow) user() *core.User {
 		Name:          strPtr(r.name),
 		Image:         strPtr(r.image),
 	}
+	if r.boolVerified && r.verifiedBool.Bool {
+		u.EmailVerified = new(verifiedUnknown)
+	}
+	if r.emptyName && u.Name != nil && *u.Name == "" {
+		u.Name = nil
+	}
 	for i, c := range r.data {
 		if c.value == nil {
 			continue
@@ -179,23 +195,33 @@ func (r *userRow) user() *core.User {
 
 // accountRow scans the account columns in the order of the adapter's SELECTs.
 type accountRow struct {
-	userID, typ, provider, providerAccountID string
-	accessToken, details                     sql.NullString
-	expiresAt, expiresIn                     sql.NullInt64
-	idToken, refreshToken, scope, tokenType  sql.NullString
-	sessionState, password                   sql.NullString
+	userID, provider, providerAccountID string
+	// typ is NULL where the table has no type column (derived on read).
+	typ                  sql.NullString
+	accessToken, details sql.NullString
+	expiresAt, expiresIn sql.NullInt64
+	// expiresTime is read in place of expiresAt where that column is a
+	// timestamp (timeExpiry: shape.expiryTime).
+	expiresTime                             nullTime
+	timeExpiry                              bool
+	idToken, refreshToken, scope, tokenType sql.NullString
+	sessionState, password                  sql.NullString
 }
 
 func (r *accountRow) dest() []any {
+	var exp any = &r.expiresAt
+	if r.timeExpiry {
+		exp = &r.expiresTime
+	}
 	return []any{&r.userID, &r.typ, &r.provider, &r.providerAccountID,
-		&r.accessToken, &r.details, &r.expiresAt, &r.expiresIn,
+		&r.accessToken, &r.details, exp, &r.expiresIn,
 		&r.idToken, &r.refreshToken, &r.scope, &r.tokenType, &r.sessionState, &r.password}
 }
 
 func (r *accountRow) account() (*core.Account, error) {
 	a := &core.Account{
 		UserID:            r.userID,
-		Type:              core.AccountType(r.typ),
+		Type:              core.AccountType(r.typ.String),
 		Provider:          r.provider,
 		ProviderAccountID: r.providerAccountID,
 		AccessToken:       strPtr(r.accessToken),
@@ -209,6 +235,12 @@ func (r *accountRow) account() (*core.Account, error) {
 		TokenType:    core.NormalizeTokenType(strPtr(r.tokenType)),
 		SessionState: strPtr(r.sessionState),
 		PasswordHash: strPtr(r.password),
+	}
+	if !r.typ.Valid { // no type column
+		a.Type = derivedAccountType(a.Provider)
+	}
+	if r.timeExpiry && r.expiresTime.valid {
+		a.ExpiresAt = new(r.expiresTime.t.Unix())
 	}
 	if r.details.Valid {
 		ds := []core.AuthorizationDetail{}

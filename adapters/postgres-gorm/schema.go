@@ -69,6 +69,15 @@ func (d *dialect) colType(t colType) string {
 	if t == tTime && d.sqliteTimes == SQLiteTimeUnixMilli {
 		return "INTEGER"
 	}
+	if d.shape.baTypes {
+		// As Better Auth's migrate makes them on SQLite.
+		switch t {
+		case tTime:
+			return "DATE"
+		case tBool:
+			return "INTEGER"
+		}
+	}
 	return [...]string{"TEXT", "TEXT", "TEXT", "DATETIME", "INTEGER", "BOOLEAN", "BLOB"}[t]
 }
 
@@ -92,6 +101,9 @@ type tableDef struct {
 	cols   []column
 	pk     []string
 	unique []string // a single-column unique constraint, or none
+	// uniqueKey is a unique constraint on these columns together, or none
+	// (the natural key of a table keyed by a row id column).
+	uniqueKey []string
 	fk     string   // the userId column referencing users, or none
 	// fkType, when not "", is the fk column's type in place of its
 	// column type's (see factorUserIDType).
@@ -103,12 +115,17 @@ type tableDef struct {
 // of the factors table's userId column (see factorUserIDType).
 func (a *Adapter) tableDefs(userIDType string) []tableDef {
 	n := a.names
+	sh := a.d.shape
+	expiryType := tInt
+	if sh.expiryTime {
+		expiryType = tTime
+	}
 	var accountCols []column
 	for _, c := range []column{
 		{n.Account.UserID, tKey, false}, {n.Account.Type, tKey, false},
 		{n.Account.Provider, tKey, false}, {n.Account.ProviderAccountID, tKey, false},
 		{n.Account.AccessToken, tText, true}, {n.Account.AuthorizationDetails, tText, true},
-		{n.Account.ExpiresAt, tInt, true}, {n.Account.ExpiresIn, tInt, true},
+		{n.Account.ExpiresAt, expiryType, true}, {n.Account.ExpiresIn, tInt, true},
 		{n.Account.IDToken, tText, true}, {n.Account.RefreshToken, tText, true},
 		{n.Account.Scope, tText, true}, {n.Account.TokenType, tText, true},
 		{n.Account.SessionState, tText, true}, {n.Account.Password, tText, true},
@@ -122,8 +139,8 @@ func (a *Adapter) tableDefs(userIDType string) []tableDef {
 	// PostgreSQL, MySQL/MariaDB and SQLite.
 	users := tableDef{
 		name: n.Users,
-		cols: []column{{n.User.ID, tKey, false}, {n.User.Email, tKey, true},
-			{n.User.EmailVerified, tTime, true}, {n.User.Name, tText, true}, {n.User.Image, tText, true}},
+		cols: []column{{n.User.ID, tKey, false}, {n.User.Email, tKey, !sh.requireEmail},
+			verifiedColumn(n.User.EmailVerified, sh), {n.User.Name, tText, !sh.requireEmail}, {n.User.Image, tText, true}},
 		pk:     []string{n.User.ID},
 		unique: []string{n.User.Email},
 	}
@@ -187,6 +204,26 @@ func (a *Adapter) tableDefs(userIDType string) []tableDef {
 				defs[i].cols = append(defs[i].cols, column{c, tTime, false})
 			}
 		}
+		for _, c := range sh.extraTimes[i+1] {
+			defs[i].cols = append(defs[i].cols, column{c, tTime, true})
+		}
+		if st.id != "" {
+			// Keyed by the row id; the natural key stays unique, but for
+			// verification values, which Better Auth keys by identifier
+			// alone (an index) and whose value may be long text.
+			defs[i].cols = append([]column{{st.id, tKey, false}}, defs[i].cols...)
+			if Table(i+1) == TableVerificationTokens {
+				defs[i].indexes = append([]string{n.VerificationToken.Identifier}, defs[i].indexes...)
+				for j := range defs[i].cols {
+					if defs[i].cols[j].name == n.VerificationToken.Token {
+						defs[i].cols[j].typ = tText
+					}
+				}
+			} else {
+				defs[i].uniqueKey = defs[i].pk
+			}
+			defs[i].pk = []string{st.id}
+		}
 		if a.noFK {
 			defs[i].fk = ""
 		}
@@ -195,6 +232,15 @@ func (a *Adapter) tableDefs(userIDType string) []tableDef {
 		}
 	}
 	return out
+}
+
+// verifiedColumn is the users table's emailVerified column: a nullable
+// time, or Better Auth's NOT NULL boolean.
+func verifiedColumn(name string, sh shape) column {
+	if sh.boolVerified {
+		return column{name, tBool, false}
+	}
+	return column{name, tTime, true}
 }
 
 // metadataColumns are the session metadata columns the adapter is
@@ -258,6 +304,9 @@ func (a *Adapter) ddl(userIDType string) []string {
 		lines = append(lines, "CONSTRAINT "+id(base+"_pkey")+" PRIMARY KEY ("+list(t.pk)+")")
 		for _, u := range t.unique {
 			lines = append(lines, "CONSTRAINT "+id(base+"_"+u+"_key")+" UNIQUE ("+id(u)+")")
+		}
+		if len(t.uniqueKey) > 0 {
+			lines = append(lines, "CONSTRAINT "+id(base+"_"+strings.Join(t.uniqueKey, "_")+"_key")+" UNIQUE ("+list(t.uniqueKey)+")")
 		}
 		if t.fk != "" {
 			lines = append(lines, "CONSTRAINT "+id(base+"_"+t.fk+"_fkey")+" FOREIGN KEY ("+id(t.fk)+") REFERENCES "+
@@ -356,8 +405,10 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 	if err := a.addCredentialColumns(ctx); err != nil {
 		return fmt.Errorf("gormadapter: migrate: %w", err)
 	}
-	if err := a.allowNoEmail(ctx); err != nil {
-		return fmt.Errorf("gormadapter: migrate: %w", err)
+	if !a.d.shape.requireEmail { // Better Auth's e-mail column stays NOT NULL
+		if err := a.allowNoEmail(ctx); err != nil {
+			return fmt.Errorf("gormadapter: migrate: %w", err)
+		}
 	}
 	if _, err := a.refreshUserColumns(ctx); err != nil {
 		return fmt.Errorf("gormadapter: migrate: %w", err)

@@ -20,6 +20,9 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		if err := checkTime(m, "emailVerified", u.EmailVerified); err != nil {
 			return err
 		}
+		if err := a.checkEmail(m, u.Email); err != nil {
+			return err
+		}
 		q, data, err := a.dataColumns(ctx, m, u.Data)
 		if err != nil {
 			return err
@@ -27,7 +30,7 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 		if err := a.checkUsername(q, m, u.Username); err != nil {
 			return err
 		}
-		args := []any{u.ID, nullIfEmpty(u.Email), a.d.timePtrArg(u.EmailVerified), nullStr(u.Name), nullStr(u.Image)}
+		args := []any{u.ID, nullIfEmpty(u.Email), a.verifiedArg(u.EmailVerified), a.nameArg(u.Name), nullStr(u.Image)}
 		if q.keepsUsernames() {
 			args = append(args, nullIfEmpty(u.Username))
 		}
@@ -44,6 +47,9 @@ func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, e
 			s = &statement{sql: builder{d: &a.d, stamps: a.stamps}.insert(a.d.table(a.names.Users), TableUsers, cols)}
 		}
 		_, err = a.exec(ctx, nil, s, append(args, a.stampArgs(TableUsers, true)...)...)
+		if err == nil {
+			a.asStored(u)
+		}
 		return a.emailNotNull(m, u.Email == "", err)
 	})
 }
@@ -141,6 +147,11 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 		if err := checkTime(m, "emailVerified", up.EmailVerified.Value); err != nil {
 			return nil, err
 		}
+		if up.Email.Set {
+			if err := a.checkEmail(m, up.Email.Value); err != nil {
+				return nil, err
+			}
+		}
 		q, data, err := a.dataColumns(ctx, m, up.Data)
 		if err != nil {
 			return nil, err
@@ -150,8 +161,8 @@ func (a *Adapter) UpdateUser(ctx context.Context, up core.UserUpdate) (*core.Use
 		}
 		args := []any{
 			up.Email.Set, nullIfEmpty(up.Email.Value),
-			up.EmailVerified.Set, a.d.timePtrArg(up.EmailVerified.Value),
-			up.Name.Set, nullStr(up.Name.Value),
+			up.EmailVerified.Set, a.verifiedArg(up.EmailVerified.Value),
+			up.Name.Set, a.nameArg(up.Name.Value),
 			up.Image.Set, nullStr(up.Image.Value),
 		}
 		if q.keepsUsernames() {

@@ -115,6 +115,10 @@ type Config struct {
 	// Need lists slash-separated paths under Dir/node_modules that must
 	// exist (see [Check]).
 	Need []string
+	// Env are more NAME=value entries of the script's environment, after
+	// the test's own (such as the file: URL of a suite's Node side that
+	// the script imports).
+	Env []string
 }
 
 // Reply is one reply line of the script.
@@ -178,7 +182,7 @@ func Start(t testing.TB, cfg Config) *Proc {
 	}
 	cmd := exec.Command(node, args...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = append(os.Environ(), ServeAdapterEnv+"="+driver)
+	cmd.Env = append(append(os.Environ(), ServeAdapterEnv+"="+driver), cfg.Env...)
 	p := &Proc{t: t, name: cfg.Script, pending: map[int]chan Reply{}}
 	cmd.Stderr = &p.stderr
 	stdin, err := cmd.StdinPipe()

@@ -93,36 +93,53 @@ type Argon2id struct {
 	dummy   string
 }
 
-// Argon2idOption configures [NewArgon2id].
-type Argon2idOption func(*argon2idConfig)
+// Option configures a hasher of this package: [NewArgon2id] or
+// [NewBetterAuthScrypt].
+type Option func(*hasherConfig)
 
-type argon2idConfig struct {
+// Argon2idOption is [Option], under the name [NewArgon2id] has taken since
+// before [NewBetterAuthScrypt] took options too.
+type Argon2idOption = Option
+
+type hasherConfig struct {
 	maxConcurrent int
 }
 
-// WithMaxConcurrent lets at most n hashes (Hash or Verify) run at once; the
-// others wait, honouring their context. The default is GOMAXPROCS. Each hash
-// takes Memory KiB, so n × Memory bounds the memory hashing takes however
-// many sign-ins arrive; a stored hash with more memory than the configured
-// Memory counts as several hashes (at most n). n must be at least 1.
-func WithMaxConcurrent(n int) Argon2idOption {
-	return func(c *argon2idConfig) { c.maxConcurrent = n }
-}
-
-// NewArgon2id returns an Argon2id hasher that hashes with p. Errors match
-// [core.ErrInvalidConfig] and name the field to change.
-func NewArgon2id(p Argon2idParams, opts ...Argon2idOption) (*Argon2id, error) {
-	if msg := p.check(); msg != "" {
-		return nil, fmt.Errorf("password.NewArgon2id: %s: %w", msg, core.ErrInvalidConfig)
-	}
-	c := argon2idConfig{maxConcurrent: runtime.GOMAXPROCS(0)}
+// newHasherConfig applies opts to the defaults and checks the result;
+// errors match [core.ErrInvalidConfig] and name the caller.
+func newHasherConfig(caller string, opts []Option) (hasherConfig, error) {
+	c := hasherConfig{maxConcurrent: runtime.GOMAXPROCS(0)}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
 	if c.maxConcurrent < 1 {
-		return nil, fmt.Errorf("password.NewArgon2id: WithMaxConcurrent must be at least 1, not %d: %w", c.maxConcurrent, core.ErrInvalidConfig)
+		return c, fmt.Errorf("%s: WithMaxConcurrent must be at least 1, not %d: %w", caller, c.maxConcurrent, core.ErrInvalidConfig)
+	}
+	return c, nil
+}
+
+// WithMaxConcurrent lets at most n hashes (Hash or Verify) of one hasher
+// run at once; the others wait, honouring their context. The default is
+// GOMAXPROCS. Each Argon2id hash takes Memory KiB, so n × Memory bounds the
+// memory hashing takes however many sign-ins arrive; a stored hash with
+// more memory than the configured Memory counts as several hashes (at most
+// n). Each of Better Auth's scrypt hashes ([NewBetterAuthScrypt]) takes
+// 32 MiB, so n × 32 MiB bounds it. n must be at least 1.
+func WithMaxConcurrent(n int) Option {
+	return func(c *hasherConfig) { c.maxConcurrent = n }
+}
+
+// NewArgon2id returns an Argon2id hasher that hashes with p. Errors match
+// [core.ErrInvalidConfig] and name the field to change.
+func NewArgon2id(p Argon2idParams, opts ...Option) (*Argon2id, error) {
+	if msg := p.check(); msg != "" {
+		return nil, fmt.Errorf("password.NewArgon2id: %s: %w", msg, core.ErrInvalidConfig)
+	}
+	c, err := newHasherConfig("password.NewArgon2id", opts)
+	if err != nil {
+		return nil, err
 	}
 	return &Argon2id{params: p, slots: newSlots(c.maxConcurrent)}, nil
 }
