@@ -155,7 +155,9 @@ func BetterAuthCollections() Collections {
 //     new users ObjectId ids: [Adapter.NewUserID] makes one. Sessions,
 //     accounts and verification values get a new ObjectId _id.
 //   - user: email (required: a user without an address, or an update
-//     removing it, is refused with an error matching [core.ErrInvalidInput]),
+//     removing it, is refused with an error matching [core.ErrInvalidInput];
+//     stored in lowercase, and getUserByEmail compares in lowercase, as
+//     Better Auth stores and looks addresses up),
 //     name ("" for none: nil is stored as "", and "" reads as nil),
 //     emailVerified, a boolean: false for nil; true for a time, which is
 //     also kept in emailVerifiedAt, a field of authport's that Better Auth
