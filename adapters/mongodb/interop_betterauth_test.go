@@ -3,6 +3,7 @@ package mongoadapter_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -83,4 +84,71 @@ func baMongoLeftovers(t testing.TB, db *mongo.Database, names mongoadapter.Colle
 		}
 	}
 	return out
+}
+
+// TestInteropBetterAuthFirst: a Better Auth app that ran first on an
+// empty database (its mongodbAdapter creating its collections and its own
+// indexes, under its own names) and then authport with BetterAuth():
+// Migrate succeeds beside Better Auth's indexes, adding no second unique
+// index on the same keys, and authport reads the user Better Auth signed
+// up.
+func TestInteropBetterAuthFirst(t *testing.T) {
+	nodeproc.Check(t, "interop", baNodeNeed...)
+	url := provision.MongoDB(t)
+	db := newServer(t, nil).db(t)
+	node := betterauth.Start(t, nodeproc.Config{Dir: "interop", Script: "betterauth.mjs", Need: baNodeNeed}, betterauth.NewSecret(),
+		map[string]any{"url": url, "databaseName": db.Name()}, nil)
+	var r betterauth.TokenAndUser
+	if err := node.Do(map[string]any{"method": "signUp", "args": []any{map[string]any{
+		"email": "first@example.com", "password": "correct horse battery", "name": "First"}}}, &r); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	uniqueOn := func(coll, key string) []string {
+		t.Helper()
+		cur, err := db.Collection(coll).Indexes().List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var specs []bson.Raw
+		if err := cur.All(ctx, &specs); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range specs {
+			k, _ := s.Lookup("key").DocumentOK()
+			u, _ := s.Lookup("unique").BooleanOK()
+			if elems, _ := k.Elements(); u && len(elems) == 1 && elems[0].Key() == key {
+				names = append(names, s.Lookup("name").StringValue())
+			}
+		}
+		return names
+	}
+	// Better Auth builds its indexes in the background: wait for them.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(uniqueOn("user", "email")) == 0 || len(uniqueOn("session", "token")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Better Auth made no unique index on user.email and session.token: %v, %v", uniqueOn("user", "email"), uniqueOn("session", "token"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	before := [][]string{uniqueOn("user", "email"), uniqueOn("session", "token")}
+	a, err := mongoadapter.New(ctx, db, mongoadapter.BetterAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate on Better Auth's collections and indexes: %v", err)
+	}
+	if after := [][]string{uniqueOn("user", "email"), uniqueOn("session", "token")}; fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("unique indexes on user.email and session.token: %v before Migrate, %v after; want Better Auth's kept, none added", before, after)
+	}
+	u, err := a.GetUserByEmail(ctx, "first@example.com")
+	if err != nil || u == nil || u.ID != string(r.User.ID) || u.Name == nil || *u.Name != "First" || u.EmailVerified != nil {
+		t.Errorf("authport reads Better Auth's first user as %+v, %v", u, err)
+	}
+	su, err := a.GetSessionAndUser(ctx, r.Token)
+	if err != nil || su == nil || su.User.ID != string(r.User.ID) {
+		t.Errorf("authport reads Better Auth's first session as %+v, %v", su, err)
+	}
 }
