@@ -155,6 +155,7 @@ func Run(t *testing.T, pairings ...Pairing) {
 			t.Run("Users", s.users)
 			t.Run("SessionsNodeToAuthport", s.sessionsNodeToAuthport)
 			t.Run("SessionsAuthportToNode", s.sessionsAuthportToNode)
+			t.Run("EndEverywhere", s.endEverywhere)
 			t.Run("OAuthAccounts", s.oauthAccounts)
 			t.Run("PasswordNodeToAuthport", s.passwordNodeToAuthport)
 			t.Run("PasswordAuthportToNode", s.passwordAuthportToNode)

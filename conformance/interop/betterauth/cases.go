@@ -126,11 +126,11 @@ func (s *suite) users(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("getUser", u, false)
-		u, err = a.GetUserByEmail(ctx, strings.ToUpper(email[:1])+email[1:])
+		u, err = a.GetUserByEmail(ctx, email)
 		if err != nil {
 			t.Fatal(err)
 		}
-		check("getUserByEmail (the address in another case)", u, false)
+		check("getUserByEmail", u, false)
 		recent(t, "Better Auth's createdAt", r.User.CreatedAt.Time)
 
 		// Better Auth verifies the address and renames the user.
@@ -279,6 +279,10 @@ func (s *suite) sessionsAuthportToNode(t *testing.T) {
 	}
 	if found.Session.ID == "" {
 		t.Error("authport's session has no id in Better Auth's table")
+	}
+	if m, ok := a.(core.SessionMetadataKeeper); ok && m.KeepsSessionMetadata() &&
+		(!eq(found.Session.IPAddress, ptr("203.0.113.7")) || !eq(found.Session.UserAgent, ptr("Go-http-client/1.1"))) {
+		t.Errorf("Better Auth reads authport's session metadata as ipAddress %s userAgent %s", show(found.Session.IPAddress), show(found.Session.UserAgent))
 	}
 	recent(t, "session createdAt", found.Session.CreatedAt.Time)
 	recent(t, "session updatedAt", found.Session.UpdatedAt.Time)
@@ -587,4 +591,45 @@ func authSignUp(email, pw string) auth.SignUpRequest {
 
 func authSignIn(email, pw string) auth.SignInRequest {
 	return auth.SignInRequest{Identifier: email, Password: pw}
+}
+
+// endEverywhere: each side's "sign out everywhere" ends the sessions the
+// other created.
+func (s *suite) endEverywhere(t *testing.T) {
+	ctx := context.Background()
+	a := s.f.Adapter
+	d, ok := a.(core.SessionsByUserDeleter)
+	if !ok {
+		t.Skip("the adapter has no deleteSessionsByUserId")
+	}
+	t.Run("authport_ends_node_sessions", func(t *testing.T) {
+		email := Unique("every") + "@example.com"
+		r := s.nodeSignUp(t, email, "correct horse battery", nil)
+		var again TokenAndUser
+		s.must(t, &again, "signIn", map[string]any{"email": email, "password": "correct horse battery"})
+		n, err := d.DeleteSessionsByUserID(ctx, string(r.User.ID), again.Token)
+		if err != nil || n != 1 {
+			t.Errorf("authport's deleteSessionsByUserId keeping one of Better Auth's two sessions: %d, %v", n, err)
+		}
+		var sessions []Session
+		s.must(t, &sessions, "listSessions", string(r.User.ID))
+		if len(sessions) != 1 || sessions[0].Token != again.Token {
+			t.Errorf("Better Auth lists %+v, want the one session kept", sessions)
+		}
+	})
+	t.Run("node_ends_authport_sessions", func(t *testing.T) {
+		gu := s.authportUser(t, Unique("gevery")+"@example.com", core.User{})
+		toks := []string{Unique("e") + "-0123456789abcdef", Unique("e") + "-0123456789abcdef"}
+		for _, tok := range toks {
+			if _, err := a.CreateSession(ctx, core.Session{SessionToken: tok, UserID: gu.ID, Expires: at(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.must(t, nil, "deleteUserSessions", gu.ID)
+		for _, tok := range toks {
+			if su, err := a.GetSessionAndUser(ctx, tok); su != nil || err != nil {
+				t.Errorf("authport finds a session after Better Auth's deleteUserSessions: %+v, %v", su, err)
+			}
+		}
+	})
 }

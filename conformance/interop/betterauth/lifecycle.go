@@ -3,6 +3,7 @@ package betterauth
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +19,9 @@ func (s *suite) busy(err error) bool { return err != nil && s.f.Busy != nil && s
 // nodeN of Better Auth's consumeVerificationValue take one value at once,
 // and returns how many on each side got it and how many failed with the
 // store's lock.
-func (s *suite) raceOnce(t *testing.T, key core.VerificationTokenKey, authportN, nodeN int) (authport, node, busy int) {
+// authport's callers each wait delay and a random time below 10 ms first,
+// so that Better Auth's, a round trip to Node away, get their turn.
+func (s *suite) raceOnce(t *testing.T, key core.VerificationTokenKey, authportN, nodeN int, delay time.Duration) (authport, node, busy int) {
 	t.Helper()
 	var mu sync.Mutex
 	var errs []error
@@ -36,6 +39,7 @@ func (s *suite) raceOnce(t *testing.T, key core.VerificationTokenKey, authportN,
 	}
 	coretest.Concurrently(authportN+nodeN, func(i int) {
 		if i < authportN {
+			time.Sleep(delay + rand.N(10*time.Millisecond))
 			v, err := s.f.Adapter.UseVerificationToken(t.Context(), key)
 			count(err, v != nil, &authport, "authport")
 			return
@@ -51,7 +55,8 @@ func (s *suite) raceOnce(t *testing.T, key core.VerificationTokenKey, authportN,
 }
 
 // verificationRace has 40 callers, 20 through each side, take one
-// verification value written by either side, in rounds. Better Auth's
+// verification value written by either side, in rounds, authport's
+// callers held back longer each round so that either side wins some. Better Auth's
 // consumeVerificationValue reads the newest row of the identifier, then
 // deletes it by id in a transaction (its consumeOne: a DELETE whose
 // affected row count decides), and authport's useVerificationToken is one
@@ -59,8 +64,11 @@ func (s *suite) raceOnce(t *testing.T, key core.VerificationTokenKey, authportN,
 // exactly one caller in all gets the value; otherwise the counts are
 // logged, and none may be left behind unused twice by authport.
 func (s *suite) verificationRace(t *testing.T) {
-	const n, rounds = 40, 4
-	for round := range rounds {
+	const n = 40
+	ms := time.Millisecond
+	delays := []time.Duration{0, 10 * ms, 20 * ms, 30 * ms, 45 * ms, 60 * ms, 100 * ms}
+	wins := map[string]int{}
+	for round, delay := range delays {
 		byNode := round%2 == 0
 		key := core.VerificationTokenKey{Identifier: Unique("race:identifier"), Token: Unique("value")}
 		if byNode {
@@ -68,7 +76,9 @@ func (s *suite) verificationRace(t *testing.T) {
 		} else if _, err := s.f.Adapter.CreateVerificationToken(t.Context(), core.VerificationToken{Identifier: key.Identifier, Token: key.Token, Expires: at(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
-		g, nw, busy := s.raceOnce(t, key, n/2, n/2)
+		g, nw, busy := s.raceOnce(t, key, n/2, n/2, delay)
+		wins["authport"] += g
+		wins["Better Auth"] += nw
 		after, err := s.f.Adapter.UseVerificationToken(t.Context(), key)
 		if err != nil && !s.busy(err) {
 			t.Errorf("useVerificationToken after the race: %v", err)
@@ -77,8 +87,8 @@ func (s *suite) verificationRace(t *testing.T) {
 		if after != nil {
 			later = 1
 		}
-		t.Logf("round %d (value by %s): authport %d, Better Auth %d of %d callers each got it, %d after; lock failures %d",
-			round, map[bool]string{true: "Better Auth", false: "authport"}[byNode], g, nw, n/2, later, busy)
+		t.Logf("round %d (value by %s, authport's callers %v late): authport %d, Better Auth %d of %d callers each got it, %d after; lock failures %d",
+			round, map[bool]string{true: "Better Auth", false: "authport"}[byNode], delay, g, nw, n/2, later, busy)
 		switch {
 		case s.f.AtomicConsume && busy == 0:
 			if g+nw != 1 || later != 0 {
@@ -90,11 +100,11 @@ func (s *suite) verificationRace(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("rounds won: %v", wins)
 }
 
 // records gives the user a session and an OAuth account through each
-// side, and a verification value of Better Auth's naming the user (as its
-// e-mail change and deletion flows do); it returns the session tokens.
+// side; it returns the session tokens.
 func (s *suite) records(t *testing.T, userID string) []string {
 	t.Helper()
 	ctx := context.Background()
