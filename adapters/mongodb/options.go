@@ -185,10 +185,13 @@ func BetterAuthCollections() Collections {
 //   - verification: identifier, value (the token), expiresAt, createdAt,
 //     updatedAt.
 //
-// Authenticators and second factors stay in collections of authport's:
-// Better Auth's passkey plugin (a separate package) and its twoFactor
-// plugin (whose TOTP secret is encrypted with the Better Auth app's secret)
-// are not mapped. [Adapter.Migrate] creates the same indexes as without the
+// Authenticators and second factors stay in collections of authport's.
+// Better Auth's passkey plugin (a separate package, @better-auth/passkey)
+// is not mapped: its credentialID is base64url without padding, authport's
+// standard base64, so sharing needs a re-encoding that ids in neither form
+// make ambiguous. Its twoFactor plugin keeps one TOTP secret per user
+// encrypted with the Better Auth app's secret, which [core.Factor] cannot
+// hold without decrypting it. [Adapter.Migrate] creates the same indexes as without the
 // option on Better Auth's field names; the unique index of e-mail addresses
 // is a plain unique index, as Better Auth's own.
 func BetterAuth() Option {
