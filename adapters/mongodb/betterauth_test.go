@@ -84,7 +84,7 @@ func TestBetterAuthDocuments(t *testing.T) {
 	}
 	oid, _ := bson.ObjectIDFromHex(id)
 	verified := now.Add(-time.Hour)
-	if _, err := a.CreateUser(ctx, core.User{ID: id, Email: "Ada@Example.com", EmailVerified: &verified,
+	if _, err := a.CreateUser(ctx, core.User{ID: id, Email: "ada@example.com", EmailVerified: &verified,
 		Data: map[string]json.RawMessage{"role": json.RawMessage(`"admin"`)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +98,9 @@ func TestBetterAuthDocuments(t *testing.T) {
 	want(u, "createdAt", bson.TypeDateTime, bson.NewDateTimeFromTime(now))
 	want(u, "updatedAt", bson.TypeDateTime, bson.NewDateTimeFromTime(now))
 	want(u, "role", bson.TypeString, "admin")
-	if got, err := a.GetUserByEmail(ctx, "ADA@example.com"); err != nil || got == nil || got.Name != nil || got.Email != "ada@example.com" ||
+	if got, err := a.GetUserByEmail(ctx, "ada@example.com"); err != nil || got == nil || got.Name != nil || got.Email != "ada@example.com" ||
 		got.EmailVerified == nil || !got.EmailVerified.Equal(verified) || string(got.Data["role"]) != `"admin"` || len(got.Data) != 1 {
-		t.Errorf("GetUserByEmail in other case = %+v, %v", got, err)
+		t.Errorf("GetUserByEmail = %+v, %v", got, err)
 	}
 	later := now.Add(time.Minute)
 	now = later

@@ -156,8 +156,9 @@ func BetterAuthCollections() Collections {
 //     accounts and verification values get a new ObjectId _id.
 //   - user: email (required: a user without an address, or an update
 //     removing it, is refused with an error matching [core.ErrInvalidInput];
-//     stored in lowercase, and getUserByEmail compares in lowercase, as
-//     Better Auth stores and looks addresses up),
+//     stored and compared as given, while Better Auth lowercases the
+//     addresses it writes and looks up: give authport lowercase addresses
+//     for Better Auth to find its users),
 //     name ("" for none: nil is stored as "", and "" reads as nil),
 //     emailVerified, a boolean: false for nil; true for a time, which is
 //     also kept in emailVerifiedAt, a field of authport's that Better Auth

@@ -3,7 +3,6 @@ package mongoadapter
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/authport/authport/core"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -17,7 +16,6 @@ import (
 // an address or username has no such field.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	u := user.Normalize()
-	u.Email = a.email(u.Email)
 	doc, err := a.userDocument(u)
 	if err != nil {
 		return nil, err
@@ -39,21 +37,8 @@ func (a *Adapter) GetUser(ctx context.Context, id string) (*core.User, error) {
 
 // GetUserByEmail is getUserByEmail: one find by email. "" finds nobody
 // (and sends nothing).
-//
-// With [BetterAuth] the address is compared in lowercase, as Better Auth
-// stores and looks up addresses.
 func (a *Adapter) GetUserByEmail(ctx context.Context, email string) (*core.User, error) {
-	return a.findUserBy(ctx, fEmail, a.email(email))
-}
-
-// email returns an e-mail address as the adapter stores and looks it up:
-// with [BetterAuth] in lowercase (as Better Auth's signUpEmail and
-// findUserByEmail make it), otherwise as given.
-func (a *Adapter) email(e string) string {
-	if a.ba {
-		return strings.ToLower(e)
-	}
-	return e
+	return a.findUserBy(ctx, fEmail, email)
 }
 
 // GetUserByUsername implements [core.UserByUsernameGetter]: one find by
@@ -126,8 +111,6 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 		case !f.v.Set:
 		case f.v.Value == "":
 			unset = append(unset, bson.E{Key: f.key, Value: ""})
-		case f.key == fEmail:
-			set = append(set, bson.E{Key: f.key, Value: a.email(f.v.Value)})
 		default:
 			set = append(set, bson.E{Key: f.key, Value: f.v.Value})
 		}
