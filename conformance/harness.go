@@ -34,6 +34,14 @@ type Harness struct {
 	// level of subtests, e.g. "userData"): for a variant of a backend that
 	// differs from the full run in one concern only. Empty runs them all.
 	Groups []string
+
+	// Skip names rules that cannot hold on this backend's storage, each
+	// with the reason, which the skipped subtest reports: a key is a
+	// group ("optionalEmail") or a group and a rule ("getUser/<rule>").
+	// For a variant whose schema has no room for what a rule stores (a
+	// table whose e-mail column is NOT NULL keeps no user without one);
+	// every rule not named must pass.
+	Skip map[string]string
 }
 
 // Fixture is one test's adapter and a raw view of its storage.

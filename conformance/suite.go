@@ -110,6 +110,11 @@ func groupRules(rules []rule) []ruleGroup {
 }
 
 func runRule(t *testing.T, h Harness, r rule) {
+	for _, key := range []string{r.group, r.group + "/" + r.name} {
+		if why, ok := h.Skip[key]; ok {
+			t.Skipf("skipped by the harness (%s): %s", key, why)
+		}
+	}
 	f := h.New(t)
 	if f.Adapter == nil || f.Raw == nil {
 		t.Fatal("Harness.New returned a Fixture without an Adapter or a Raw view")

@@ -141,6 +141,50 @@ func ExampleAuthJSDrizzle() {
 	// true
 }
 
+// ExampleBetterAuth shares a Better Auth app's tables (here created by
+// Migrate under the preset; the app's own `npx auth migrate` makes the
+// same): the user's emailVerified is Better Auth's boolean, the session
+// gets a row id as Better Auth makes them, and times on SQLite are the ISO
+// 8601 text Better Auth's Kysely adapter writes.
+func ExampleBetterAuth() {
+	db, sqlDB, done := openExampleSQLite("betterauth.db")
+	defer done()
+
+	ctx := context.Background()
+	store, err := gormadapter.New(ctx, db, gormadapter.BetterAuth())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	verified := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	u, err := store.CreateUser(ctx, core.User{ID: "user-1", Email: "ada@example.com", EmailVerified: &verified})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(u.EmailVerified.Unix()) // true reads as the Unix epoch: verified, when unknown
+	expires := time.Date(2099, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
+	if _, err := store.CreateSession(ctx, core.Session{SessionToken: "cookie-value", UserID: "user-1", Expires: expires}); err != nil {
+		log.Fatal(err)
+	}
+	var emailVerified int
+	var id, stored string
+	if err := sqlDB.QueryRowContext(ctx, `SELECT u."emailVerified", s."id", s."expiresAt" FROM "session" s JOIN "user" u ON u."id" = s."userId"`).
+		Scan(&emailVerified, &id, &stored); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(emailVerified, len(id), stored)
+	// A user without an e-mail address has no room in Better Auth's table.
+	_, err = store.CreateUser(ctx, core.User{ID: "user-2"})
+	fmt.Println(errors.Is(err, core.ErrInvalidInput))
+	// Output:
+	// 0
+	// 1 32 2099-01-02T03:04:05.678Z
+	// true
+}
+
 // ExampleAdapter_NewUserID lets the adapter make the ids of new users: with
 // WithSerialUserIDs (the AuthJSPg preset) the next value of the users.id
 // sequence, elsewhere a random UUID, as here.

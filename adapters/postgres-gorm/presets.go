@@ -271,8 +271,11 @@ func betterAuth(col func(string) string, sqliteTimes SQLiteTimeFormat) Option {
 //     and on SQLite ISO 8601 text ([SQLiteTimeISO8601]), as Better Auth's
 //     Kysely adapter writes them, in DATE columns; booleans as 0 and 1 on
 //     SQLite and MySQL.
-//   - no authenticators table (Better Auth's passkey plugin keeps its
-//     own passkey table, which this preset does not map) and no factors
+//   - no authenticators table: the passkey plugin's passkey table is not
+//     mapped, because Better Auth keeps the credential id as the browser
+//     gives it (base64url) where authport keeps standard base64, and
+//     authport's passkey sign-in finds the user through a webauthn
+//     account that Better Auth never creates; and no factors
 //     table: the twoFactor plugin keeps one TOTP secret per user
 //     encrypted with the Better Auth app's secret, and backup codes,
 //     which [core.Factor] cannot hold without decrypting them.

@@ -104,7 +104,7 @@ type tableDef struct {
 	// uniqueKey is a unique constraint on these columns together, or none
 	// (the natural key of a table keyed by a row id column).
 	uniqueKey []string
-	fk     string   // the userId column referencing users, or none
+	fk        string // the userId column referencing users, or none
 	// fkType, when not "", is the fk column's type in place of its
 	// column type's (see factorUserIDType).
 	fkType  string

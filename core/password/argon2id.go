@@ -19,7 +19,9 @@ import (
 
 // Hasher hashes new passwords and checks stored hashes.
 type Hasher interface {
-	// Hash returns the hash of password in PHC string format.
+	// Hash returns the hash of password in the hasher's format: a PHC
+	// string for [Argon2id], Better Auth's "<salt>:<key>" for
+	// [BetterAuthScrypt].
 	Hash(ctx context.Context, password string) (string, error)
 	// Verify reports whether password matches hash, and, when it does,
 	// whether the hash should be replaced by Hash's (older parameters, or a

@@ -37,3 +37,31 @@ func BenchmarkArgon2id(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBetterAuthScrypt measures Hash and Verify of Better Auth's
+// scrypt (N=16384, r=16, p=1: 32 MiB per call, fixed by Better Auth), for
+// comparison with BenchmarkArgon2id.
+func BenchmarkBetterAuthScrypt(b *testing.B) {
+	s := newTestBA(b)
+	ctx := context.Background()
+	hash, err := s.Hash(ctx, "correct horse battery staple")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Hash", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Hash(ctx, "correct horse battery staple"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Verify", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if ok, _, err := s.Verify(ctx, hash, "correct horse battery staple"); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+}

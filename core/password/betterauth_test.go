@@ -255,7 +255,10 @@ func TestBetterAuthMaxConcurrent(t *testing.T) {
 	calls := []func(context.Context) error{
 		func(ctx context.Context) error { _, err := s.Hash(ctx, "password1"); return err },
 		func(ctx context.Context) error { _, _, err := s.Verify(ctx, f.Cases[0].Hash, "password1"); return err },
-		func(ctx context.Context) error { _, err := s.Verifier().Verify(ctx, f.Cases[0].Hash, "password1"); return err },
+		func(ctx context.Context) error {
+			_, err := s.Verifier().Verify(ctx, f.Cases[0].Hash, "password1")
+			return err
+		},
 		func(ctx context.Context) error { _, err := s.DummyHash(ctx); return err },
 	}
 	for i, call := range calls {

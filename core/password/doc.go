@@ -11,7 +11,18 @@
 // [Argon2id.Verify] still accepts every older argon2id hash and reports
 // that it should be re-hashed. [WithVerifiers] adds [Verifier]s for hashes
 // another system wrote, so that a migrated user signs in with their old
-// password and gets an Argon2id hash on the way.
+// password and gets an Argon2id hash on the way ([Upgrade] and [Keep]
+// choose whether a Verifier's match is re-hashed).
+//
+// # Sharing with Better Auth
+//
+// [BetterAuthScrypt] writes and reads Better Auth's own password hashes
+// (scrypt, N=16384, r=16, p=1, 64-byte key, "<hex salt>:<hex key>"). Make
+// it the Hasher while a Better Auth app shares the account table, so that
+// each side verifies the passwords the other sets; or give its
+// [BetterAuthScrypt.Verifier] to WithVerifiers behind Argon2id when moving
+// off Better Auth. That Verifier keeps the hashes it matches, since the app
+// could not verify their replacement, unless wrapped in [Upgrade].
 //
 // Hash and Verify take the password exactly as given: a caller runs
 // [Normalize] (or [Policy.Validate], which normalises) first and hashes its
@@ -20,9 +31,10 @@
 // Both refuse a password longer than [MaxBytes] bytes before hashing it,
 // so that a flood of huge passwords costs nothing.
 //
-// Argon2id uses Memory KiB for every hash it computes; [WithMaxConcurrent]
-// bounds how many run at once (by default GOMAXPROCS), so a flood of
-// sign-ins waits (honouring its context) rather than exhausting memory.
+// Argon2id uses Memory KiB for every hash it computes, Better Auth's scrypt
+// 32 MiB; [WithMaxConcurrent] bounds how many run at once (by default
+// GOMAXPROCS), so a flood of sign-ins waits (honouring its context) rather
+// than exhausting memory.
 //
 // # Enumeration safety
 //

@@ -2,6 +2,7 @@ package password
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"regexp"
 	"testing"
@@ -127,6 +128,51 @@ func FuzzValidCode(f *testing.F) {
 		}
 		if ValidCode(s) && !CodesEqual(s, s) {
 			t.Fatalf("CodesEqual(%q, itself) = false", s)
+		}
+	})
+}
+
+var baHashShape = regexp.MustCompile(`\A[0-9a-f]{32}:[0-9a-f]{128}\z`)
+
+// FuzzBetterAuthHash parses any hash string as Better Auth's: the parser
+// never panics and agrees with the regular expression
+// \A[0-9a-f]{32}:[0-9a-f]{128}\z, the key it returns is the hex after the
+// colon, and Verify refuses everything else with ErrUnknownHash without
+// computing (its only slot is held, so reaching scrypt would wait for the
+// ended context instead).
+func FuzzBetterAuthHash(f *testing.F) {
+	f.Add("c36357791f2c3c702a0fb5118365c248:b451a5f3aec82720fe6e69ab3b9554dd232ee38662ad91f5988918f3f1d1d4f2d2705fb07121c808dd2e215b76ba36754d1d88b2757ace56ede4c1943154f271")
+	f.Add("C36357791F2C3C702A0FB5118365C248:B451A5F3AEC82720FE6E69AB3B9554DD232EE38662AD91F5988918F3F1D1D4F2D2705FB07121C808DD2E215B76BA36754D1D88B2757ACE56EDE4C1943154F271")
+	f.Add("$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQ$ZVrRXqxlLcWfcXCnMyv0m4Rpvh/bnCi7")
+	f.Add("")
+	f.Add(":")
+	s, err := NewBetterAuthScrypt(WithMaxConcurrent(1))
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := s.slots.acquire(context.Background(), 1); err != nil {
+		f.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	v := s.Verifier()
+	f.Fuzz(func(t *testing.T, hash string) {
+		key, ok := parseBetterAuth(hash)
+		if want := baHashShape.MatchString(hash); ok != want || v.Recognizes(hash) != want {
+			t.Fatalf("parseBetterAuth(%q) ok = %v, the expression says %v", hash, ok, want)
+		}
+		_, _, err := s.Verify(ended, hash, "password")
+		if !ok {
+			if !errors.Is(err, ErrUnknownHash) {
+				t.Fatalf("Verify(%q) = %v; want ErrUnknownHash", hash, err)
+			}
+			return
+		}
+		if hex.EncodeToString(key[:]) != hash[33:] {
+			t.Fatalf("parseBetterAuth(%q) key = %x", hash, key)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Verify(%q) of a well-formed hash with an ended context = %v; want context.Canceled", hash, err)
 		}
 	})
 }

@@ -73,7 +73,8 @@ type PasswordConfig struct {
 	// Hasher hashes and verifies passwords; nil means Argon2id with RFC
 	// 9106's parameters ([password.RFC9106Params]). Wrap it with
 	// [password.WithVerifiers] to accept (and upgrade) hashes another
-	// system wrote.
+	// system wrote; use [password.NewBetterAuthScrypt] while a Better Auth
+	// app shares the password accounts.
 	Hasher password.Hasher
 	// Policy is what a new password must meet; the zero value is NIST SP
 	// 800-63B's: 8 to 128 characters, no composition rules. Passwords are
