@@ -123,7 +123,7 @@ type userDoc struct {
 // accountDoc is a stored account.
 type accountDoc struct {
 	UserID               bson.RawValue `bson:"userId"`
-	Type                 string        `bson:"type"`
+	Type                 *string       `bson:"type"` // nil: absent or null
 	Provider             string        `bson:"provider"`
 	ProviderAccountID    string        `bson:"providerAccountId"`
 	AccessToken          *string       `bson:"access_token"`
@@ -552,7 +552,6 @@ func (d *accountDoc) accountBA() (*core.Account, error) {
 	acc := &core.Account{
 		UserID:            uid,
 		Provider:          *d.ProviderID,
-		Type:              core.AccountType(d.Type),
 		ProviderAccountID: d.AccountID,
 		AccessToken:       d.BAAccessToken,
 		ExpiresIn:         d.BAExpiresIn,
@@ -562,7 +561,9 @@ func (d *accountDoc) accountBA() (*core.Account, error) {
 		TokenType:         core.NormalizeTokenType(d.BATokenType),
 		SessionState:      d.BASessionState,
 	}
-	if acc.Type == "" {
+	if d.Type != nil {
+		acc.Type = core.AccountType(*d.Type)
+	} else {
 		// Better Auth wrote it: it stores no type.
 		// (as postgres-gorm's BetterAuth preset reads its accounts).
 		acc.Type = core.AccountTypeOAuth
@@ -587,6 +588,14 @@ func (d *accountDoc) accountBA() (*core.Account, error) {
 	}
 	acc.AuthorizationDetails = details
 	return acc, nil
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // passwordInto sets the account's password hash from the stored one.
@@ -615,7 +624,7 @@ func (d *accountDoc) account() (*core.Account, error) {
 	acc := &core.Account{
 		UserID:            uid,
 		Provider:          d.Provider,
-		Type:              core.AccountType(d.Type),
+		Type:              core.AccountType(deref(d.Type)),
 		ProviderAccountID: d.ProviderAccountID,
 		AccessToken:       d.AccessToken,
 		ExpiresAt:         d.ExpiresAt,
