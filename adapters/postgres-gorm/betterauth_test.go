@@ -133,8 +133,10 @@ func (r *baRaw) VerificationTokens(ctx context.Context) ([]core.VerificationToke
 	})
 }
 
-func (r *baRaw) Authenticators(context.Context) ([]core.Authenticator, error) {
-	return []core.Authenticator{}, nil
+// Authenticators reads authport's authenticators table where one is named
+// beside Better Auth's (the conformance rows): the presets map none.
+func (r *baRaw) Authenticators(ctx context.Context) ([]core.Authenticator, error) {
+	return r.rawView.Authenticators(ctx)
 }
 
 // baFixture is the conformance fixture of a Better Auth preset: the
@@ -150,7 +152,10 @@ func baFixture(t testing.TB, a *Adapter, db *testDB, col func(string) string, op
 // core tables on each database: the column types of its getType, NOT NULL
 // for required fields, CURRENT_TIMESTAMP defaults for the dates that have
 // a default value, and no unique key on account (providerId, accountId)
-// nor on verification (identifier, value).
+// nor on verification (identifier, value). TestInteropBetterAuth checks
+// that it is what the pinned better-auth's migrate runs (on MySQL/MariaDB
+// the foreign keys are a column's inline REFERENCES, which MariaDB
+// honours and MySQL ignores).
 var betterAuthMigrateDDL = map[string][]string{
 	"postgres": {
 		`create table "user" ("id" text not null primary key, "name" text not null, "email" text not null unique, "emailVerified" boolean not null, "image" text, "createdAt" timestamptz default CURRENT_TIMESTAMP not null, "updatedAt" timestamptz default CURRENT_TIMESTAMP not null)`,
@@ -163,8 +168,8 @@ var betterAuthMigrateDDL = map[string][]string{
 	},
 	"mysql": {
 		"create table `user` (`id` varchar(36) not null primary key, `name` varchar(255) not null, `email` varchar(255) not null unique, `emailVerified` boolean not null, `image` text, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null)",
-		"create table `session` (`id` varchar(36) not null primary key, `expiresAt` timestamp(3) not null, `token` varchar(255) not null unique, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null, `ipAddress` text, `userAgent` text, `userId` varchar(36) not null references `user` (`id`) on delete cascade, foreign key (`userId`) references `user` (`id`) on delete cascade)",
-		"create table `account` (`id` varchar(36) not null primary key, `accountId` text not null, `providerId` text not null, `userId` varchar(36) not null, `accessToken` text, `refreshToken` text, `idToken` text, `accessTokenExpiresAt` timestamp(3) null, `refreshTokenExpiresAt` timestamp(3) null, `scope` text, `password` text, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null, foreign key (`userId`) references `user` (`id`) on delete cascade)",
+		"create table `session` (`id` varchar(36) not null primary key, `expiresAt` timestamp(3) not null, `token` varchar(255) not null unique, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null, `ipAddress` text, `userAgent` text, `userId` varchar(36) not null references `user` (`id`) on delete cascade)",
+		"create table `account` (`id` varchar(36) not null primary key, `accountId` text not null, `providerId` text not null, `userId` varchar(36) not null references `user` (`id`) on delete cascade, `accessToken` text, `refreshToken` text, `idToken` text, `accessTokenExpiresAt` timestamp(3), `refreshTokenExpiresAt` timestamp(3), `scope` text, `password` text, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) not null)",
 		"create table `verification` (`id` varchar(36) not null primary key, `identifier` varchar(255) not null, `value` text not null, `expiresAt` timestamp(3) not null, `createdAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null, `updatedAt` timestamp(3) default CURRENT_TIMESTAMP(3) not null)",
 		"create index `session_userId_idx` on `session` (`userId`)",
 		"create index `account_userId_idx` on `account` (`userId`)",
@@ -220,41 +225,97 @@ var rowIDForm = regexp.MustCompile(`^[a-zA-Z0-9]{32}$`)
 // Better Auth's adapter reads them), and rows written as Better Auth
 // writes them read back as the preset documents.
 func TestBetterAuthTables(t *testing.T) {
+	kysely := baSchema{col: func(s string) string { return s }}
+	drizzle := baSchema{col: snakeCase, sqliteMillis: true}
 	for _, backend := range backends {
-		for _, made := range []string{"migrate", "betterauth"} {
+		for _, made := range []string{"migrate", "betterauth", "drizzle_migrate", "drizzle"} {
 			t.Run(backend+"/"+made, func(t *testing.T) {
 				ctx := context.Background()
 				db := openDB(t, backend, false)
 				var a *Adapter
-				if made == "migrate" {
-					a = migrated(t, db, BetterAuth())
-				} else {
-					execAll(t, db.sqlDB, betterAuthMigrateDDL[backend])
+				sc, opt := kysely, BetterAuth()
+				if strings.HasPrefix(made, "drizzle") {
+					sc, opt = drizzle, BetterAuthDrizzle()
+				}
+				switch made {
+				case "migrate", "drizzle_migrate":
+					a = migrated(t, db, opt)
+				default:
+					ddl := betterAuthMigrateDDL[backend]
+					if made == "drizzle" {
+						ddl = betterAuthDrizzleDDL[backend]
+					}
+					execAll(t, db.sqlDB, ddl)
 					// Better Auth's tables on MySQL have the server's
 					// collation, which New refuses unless told.
-					a = mustNew(t, db, BetterAuth(), WithCaseInsensitiveCollation())
+					a = mustNew(t, db, opt, WithCaseInsensitiveCollation())
 					// Migrate on Better Auth's tables leaves them usable
 					// (it only adds what the preset names and they lack).
 					if err := a.Migrate(ctx); err != nil {
 						t.Fatalf("Migrate on Better Auth's tables: %v", err)
 					}
 				}
-				testBetterAuthMapping(t, ctx, a, db)
+				testBetterAuthMapping(t, ctx, a, db, sc)
 			})
 		}
 	}
 }
 
-func testBetterAuthMapping(t *testing.T, ctx context.Context, a *Adapter, db *testDB) {
+// betterAuthDrizzleDDL is what drizzle-kit makes of the Drizzle schema
+// Better Auth's CLI generates (snake_case columns; PostgreSQL timestamp
+// without time zone, MySQL timestamp(3), SQLite integer milliseconds and
+// integer booleans), its defaults left out (Better Auth writes every
+// column).
+var betterAuthDrizzleDDL = map[string][]string{
+	"postgres": {
+		`CREATE TABLE "user" ("id" text PRIMARY KEY NOT NULL, "name" text NOT NULL, "email" text NOT NULL UNIQUE, "email_verified" boolean DEFAULT false NOT NULL, "image" text, "created_at" timestamp DEFAULT now() NOT NULL, "updated_at" timestamp DEFAULT now() NOT NULL)`,
+		`CREATE TABLE "session" ("id" text PRIMARY KEY NOT NULL, "expires_at" timestamp NOT NULL, "token" text NOT NULL UNIQUE, "created_at" timestamp DEFAULT now() NOT NULL, "updated_at" timestamp NOT NULL, "ip_address" text, "user_agent" text, "user_id" text NOT NULL REFERENCES "user"("id") ON DELETE cascade)`,
+		`CREATE TABLE "account" ("id" text PRIMARY KEY NOT NULL, "account_id" text NOT NULL, "provider_id" text NOT NULL, "user_id" text NOT NULL REFERENCES "user"("id") ON DELETE cascade, "access_token" text, "refresh_token" text, "id_token" text, "access_token_expires_at" timestamp, "refresh_token_expires_at" timestamp, "scope" text, "password" text, "created_at" timestamp DEFAULT now() NOT NULL, "updated_at" timestamp NOT NULL)`,
+		`CREATE TABLE "verification" ("id" text PRIMARY KEY NOT NULL, "identifier" text NOT NULL, "value" text NOT NULL, "expires_at" timestamp NOT NULL, "created_at" timestamp DEFAULT now() NOT NULL, "updated_at" timestamp DEFAULT now() NOT NULL)`,
+	},
+	"mysql": {
+		"CREATE TABLE `user` (`id` varchar(36) NOT NULL PRIMARY KEY, `name` varchar(255) NOT NULL, `email` varchar(255) NOT NULL UNIQUE, `email_verified` boolean NOT NULL DEFAULT false, `image` text, `created_at` timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), `updated_at` timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3))",
+		"CREATE TABLE `session` (`id` varchar(36) NOT NULL PRIMARY KEY, `expires_at` timestamp(3) NOT NULL, `token` varchar(255) NOT NULL UNIQUE, `created_at` timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), `updated_at` timestamp(3) NOT NULL, `ip_address` text, `user_agent` text, `user_id` varchar(36) NOT NULL, FOREIGN KEY (`user_id`) REFERENCES `user`(`id`) ON DELETE cascade)",
+		"CREATE TABLE `account` (`id` varchar(36) NOT NULL PRIMARY KEY, `account_id` text NOT NULL, `provider_id` text NOT NULL, `user_id` varchar(36) NOT NULL, `access_token` text, `refresh_token` text, `id_token` text, `access_token_expires_at` timestamp(3) NULL, `refresh_token_expires_at` timestamp(3) NULL, `scope` text, `password` text, `created_at` timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), `updated_at` timestamp(3) NOT NULL, FOREIGN KEY (`user_id`) REFERENCES `user`(`id`) ON DELETE cascade)",
+		"CREATE TABLE `verification` (`id` varchar(36) NOT NULL PRIMARY KEY, `identifier` varchar(255) NOT NULL, `value` text NOT NULL, `expires_at` timestamp(3) NOT NULL, `created_at` timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), `updated_at` timestamp(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3))",
+	},
+	"sqlite": {
+		"CREATE TABLE `user` (`id` text PRIMARY KEY NOT NULL, `name` text NOT NULL, `email` text NOT NULL UNIQUE, `email_verified` integer DEFAULT false NOT NULL, `image` text, `created_at` integer NOT NULL, `updated_at` integer NOT NULL)",
+		"CREATE TABLE `session` (`id` text PRIMARY KEY NOT NULL, `expires_at` integer NOT NULL, `token` text NOT NULL UNIQUE, `created_at` integer NOT NULL, `updated_at` integer NOT NULL, `ip_address` text, `user_agent` text, `user_id` text NOT NULL REFERENCES `user`(`id`) ON DELETE cascade)",
+		"CREATE TABLE `account` (`id` text PRIMARY KEY NOT NULL, `account_id` text NOT NULL, `provider_id` text NOT NULL, `user_id` text NOT NULL REFERENCES `user`(`id`) ON DELETE cascade, `access_token` text, `refresh_token` text, `id_token` text, `access_token_expires_at` integer, `refresh_token_expires_at` integer, `scope` text, `password` text, `created_at` integer NOT NULL, `updated_at` integer NOT NULL)",
+		"CREATE TABLE `verification` (`id` text PRIMARY KEY NOT NULL, `identifier` text NOT NULL, `value` text NOT NULL, `expires_at` integer NOT NULL, `created_at` integer NOT NULL, `updated_at` integer NOT NULL)",
+	},
+}
+
+// baSchema is how a Better Auth schema names its columns and stores times
+// on SQLite: camelCase and ISO text (its migrate), snake_case and integer
+// milliseconds (its CLI's Drizzle schema).
+type baSchema struct {
+	col          func(string) string
+	sqliteMillis bool
+}
+
+var quotedName = regexp.MustCompile(`"([A-Za-z]+)"`)
+
+func testBetterAuthMapping(t *testing.T, ctx context.Context, a *Adapter, db *testDB, sc baSchema) {
+	q := func(query string) string {
+		return baQuery(db, quotedName.ReplaceAllStringFunc(query, func(m string) string { return `"` + sc.col(m[1:len(m)-1]) + `"` }))
+	}
+	baTime := func(_ *testDB, tm time.Time) any {
+		if db.dialect == "sqlite" && sc.sqliteMillis {
+			return tm.UnixMilli()
+		}
+		return baTime(db, tm)
+	}
 	exec := func(query string, args ...any) {
 		t.Helper()
-		if _, err := db.sqlDB.ExecContext(ctx, baQuery(db, query), args...); err != nil {
+		if _, err := db.sqlDB.ExecContext(ctx, q(query), args...); err != nil {
 			t.Fatalf("%v\n%s", err, query)
 		}
 	}
 	row := func(query string, args []any, dest ...any) {
 		t.Helper()
-		if err := db.sqlDB.QueryRowContext(ctx, baQuery(db, query), args...).Scan(dest...); err != nil {
+		if err := db.sqlDB.QueryRowContext(ctx, q(query), args...).Scan(dest...); err != nil {
 			t.Fatalf("%v\n%s", err, query)
 		}
 	}
@@ -483,5 +544,57 @@ func TestBetterAuthSQLiteForms(t *testing.T) {
 				t.Errorf("DDL without %s times and INTEGER booleans:\n%s", tc.expiresType, ddl)
 			}
 		})
+	}
+}
+
+// TestBetterAuthStatementsPerOperation: on Better Auth's tables every
+// operation runs the statements the README's table gives, as on
+// authport's own schema (the row ids and timestamps go into the same
+// INSERT; the derived type and the boolean cost no statement). The
+// authenticators table is authport's, named beside them, so that every
+// operation runs.
+func TestBetterAuthStatementsPerOperation(t *testing.T) {
+	withAuthenticators := func(c *config) { c.names.Authenticators = "authenticator" }
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			a, db := newAdapter(t, backend, true, BetterAuth(), withAuthenticators)
+			runCounted(t, a, db.counter, expectedCounts(a.d.deleteReturning, a.d.updateReturning))
+		})
+	}
+}
+
+// TestAccountTypeOmit: an accounts table may lack the type column (Better
+// Auth's), and the type is then derived from the provider; the other key
+// columns stay required.
+func TestAccountTypeOmit(t *testing.T) {
+	n := Names{Account: AccountColumns{Type: Omit}}.withDefaults()
+	if err := n.validate(); err != nil {
+		t.Errorf("Type: Omit refused: %v", err)
+	}
+	for _, bad := range []AccountColumns{{Provider: Omit}, {ProviderAccountID: Omit}, {UserID: Omit}} {
+		if err := (Names{Account: bad}).withDefaults().validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if got := derivedAccountType(core.PasswordProvider); got != core.AccountTypeCredentials {
+		t.Errorf("derived type of %q = %q", core.PasswordProvider, got)
+	}
+	if got := derivedAccountType("github"); got != core.AccountTypeOAuth {
+		t.Errorf("derived type of github = %q", got)
+	}
+	// On a table without the column, what linkAccount returns is what is
+	// read back.
+	ctx := context.Background()
+	a, _ := newAdapter(t, "sqlite", false, WithNames(Names{Account: AccountColumns{Type: Omit}}))
+	if _, err := a.CreateUser(ctx, core.User{ID: "u", Email: "u@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	linked, err := a.LinkAccount(ctx, core.Account{UserID: "u", Type: core.AccountTypeOIDC, Provider: "google", ProviderAccountID: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := a.GetAccount(ctx, "g", "google")
+	if err != nil || read == nil || linked.Type != core.AccountTypeOAuth || read.Type != linked.Type {
+		t.Errorf("linkAccount returned type %q, getAccount %+v, %v; want oauth both", linked.Type, read, err)
 	}
 }

@@ -61,6 +61,12 @@
 // ([WithSQLiteTimes]) of that schema; the module's interop suite runs each
 // against the real npm package.
 //
+// To share tables with a Better Auth app, use [BetterAuth] (tables made by
+// its migrate) or [BetterAuthDrizzle] (its CLI's Drizzle schema): Better
+// Auth's user, session, account and verification tables, with its boolean
+// emailVerified, NOT NULL e-mail and name, row ids, account expiry as a
+// time and no account type (each decision documented on [BetterAuth]).
+//
 // [Adapter.Close] releases the prepared statements; it waits for calls in
 // progress, and every later call fails with [ErrClosed].
 //

@@ -212,6 +212,30 @@ func (a *Argon2id) DummyHash(ctx context.Context) (string, error) {
 	return h, nil
 }
 
+// Verifier returns a [Verifier] of argon2id hashes for [WithVerifiers]
+// behind another Hasher, sharing a's concurrency cap: for instance behind
+// [BetterAuthScrypt] when a Better Auth app comes to share a table that
+// already holds authport's Argon2id hashes. It recognises what
+// [Argon2id.Verify] reads; a match is re-hashed by the main Hasher unless
+// wrapped in [Keep].
+func (a *Argon2id) Verifier() Verifier { return argon2idVerifier{a} }
+
+// argon2idVerifier is [Argon2id.Verifier].
+type argon2idVerifier struct{ a *Argon2id }
+
+// Recognizes reports whether hash is an argon2id PHC string within the
+// bounds Verify reads; it reads at most 512 bytes of it.
+func (v argon2idVerifier) Recognizes(hash string) bool {
+	_, _, _, err := parsePHC(hash)
+	return err == nil
+}
+
+// Verify reports whether password matches hash (see [Argon2id.Verify]).
+func (v argon2idVerifier) Verify(ctx context.Context, hash, password string) (bool, error) {
+	ok, _, err := v.a.Verify(ctx, hash, password)
+	return ok, err
+}
+
 // derive computes the Argon2id key of password under p, holding slots
 // while it does.
 func (a *Argon2id) derive(ctx context.Context, password string, salt []byte, p Argon2idParams) ([]byte, error) {

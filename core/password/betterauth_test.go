@@ -51,51 +51,55 @@ func newTestBA(t testing.TB, opts ...Option) *BetterAuthScrypt {
 var baShape = regexp.MustCompile(`\A[0-9a-f]{32}:[0-9a-f]{128}\z`)
 
 // TestBetterAuthKnownAnswers verifies hashes Better Auth 1.7.25's own
-// hashPassword made in Node: with the password as typed and in NFKC (Better
-// Auth normalises, so both match), through the Hasher and through the
-// Verifier, and refuses a wrong password.
+// hashPassword made in Node, of passwords as typed (Better Auth hashed
+// their NFKC form, so Verify must normalise alike), through the Hasher and
+// through the Verifier; a wrong password and a changed salt or key are
+// refused. That these verify proves the salt is the hex characters: the
+// bytes they spell would give another key.
 func TestBetterAuthKnownAnswers(t *testing.T) {
 	f := loadBAFixture(t)
 	s := newTestBA(t)
 	v := s.Verifier()
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	for _, c := range f.Cases {
+	for i, c := range f.Cases {
 		if !baShape.MatchString(c.Hash) || !v.Recognizes(c.Hash) {
 			t.Errorf("%s: the fixture's hash %q is not recognised", c.Name, c.Hash)
 			continue
 		}
+		// scrypt is slow (seconds under the race detector): each case once,
+		// as typed (not in NFKC: Verify must normalise as Better Auth
+		// did), alternately through the Hasher and the Verifier; the
+		// NFKC form for one case.
 		wg.Go(func() {
-			pws := []string{c.Password}
-			if c.NFKC != c.Password {
-				pws = append(pws, c.NFKC)
+			var ok, rehash bool
+			var err error
+			if i%2 == 0 {
+				ok, rehash, err = s.Verify(ctx, c.Hash, c.Password)
+			} else {
+				ok, err = v.Verify(ctx, c.Hash, c.Password)
 			}
-			for _, pw := range pws {
-				if ok, rehash, err := s.Verify(ctx, c.Hash, pw); !ok || rehash || err != nil {
-					t.Errorf("%s: Verify(%q) = %v, %v, %v; want true, false, nil", c.Name, pw, ok, rehash, err)
+			if !ok || rehash || err != nil {
+				t.Errorf("%s: Verify(%q) = %v, %v, %v; want true, false, nil", c.Name, c.Password, ok, rehash, err)
+			}
+			if c.Name == "ligature" {
+				if ok, _, err := s.Verify(ctx, c.Hash, c.NFKC); !ok || err != nil || c.NFKC == c.Password {
+					t.Errorf("%s: Verify(NFKC %q) = %v, %v; want true", c.Name, c.NFKC, ok, err)
 				}
 			}
 		})
 	}
-	// Wrong passwords (scrypt is slow: for one case), and the Verifier.
 	c := f.Cases[0]
-	for _, wrong := range []string{c.Password + " ", strings.ToUpper(c.Password), c.Password[1:]} {
-		wg.Go(func() {
-			if ok, rehash, err := s.Verify(ctx, c.Hash, wrong); ok || rehash || err != nil {
-				t.Errorf("%s: Verify(wrong %q) = %v, %v, %v; want false", c.Name, wrong, ok, rehash, err)
-			}
-		})
-	}
 	wg.Go(func() {
-		if ok, err := v.Verify(ctx, c.Hash, c.Password); !ok || err != nil {
-			t.Errorf("%s: Verifier.Verify = %v, %v; want true", c.Name, ok, err)
+		if ok, rehash, err := s.Verify(ctx, c.Hash, strings.ToUpper(c.Password)); ok || rehash || err != nil {
+			t.Errorf("%s: Verify(a wrong password) = %v, %v, %v; want false", c.Name, ok, rehash, err)
 		}
 	})
 	wg.Wait()
 	// Changing one character of the salt or of the key refuses the
 	// password.
 	const digits = "0123456789abcdef"
-	for _, i := range []int{0, 31, 33, 160} {
+	for _, i := range []int{31, 160} {
 		b := []byte(c.Hash)
 		b[i] = digits[(strings.IndexByte(digits, b[i])+1)%16]
 		if ok, _, err := s.Verify(ctx, string(b), c.Password); ok || err != nil {
@@ -144,12 +148,8 @@ func TestBetterAuthHash(t *testing.T) {
 	if ok, _, err := s.Verify(ctx, h1, "pass\xffword"); ok || !errors.Is(err, ErrMalformed) {
 		t.Errorf("Verify of invalid UTF-8 = %v, %v; want ErrMalformed", ok, err)
 	}
-	hl, err := s.Hash(ctx, atLimit)
-	if err != nil {
-		t.Fatalf("Hash of %d bytes: %v", MaxBytes, err)
-	}
-	if ok, _, err := s.Verify(ctx, hl, atLimit); !ok || err != nil {
-		t.Errorf("Verify of %d bytes = %v, %v", MaxBytes, ok, err)
+	if _, err := s.Hash(ctx, atLimit); err != nil {
+		t.Errorf("Hash of %d bytes: %v", MaxBytes, err)
 	}
 
 	// Options.
@@ -322,10 +322,11 @@ func TestWithVerifiersBetterAuth(t *testing.T) {
 		{"wrong password", []Verifier{ba.Verifier()}, c.Hash, "nope", false, false},
 		{"upgraded when asked", []Verifier{Upgrade(ba.Verifier())}, c.Hash, c.Password, true, true},
 		{"upgraded, wrong password", []Verifier{Upgrade(ba.Verifier())}, c.Hash, "nope", false, false},
-		{"the outer wrapper decides", []Verifier{Keep(Upgrade(ba.Verifier()))}, c.Hash, c.Password, true, false},
-		{"the outer wrapper decides, upgrade", []Verifier{Upgrade(Keep(ba.Verifier()))}, c.Hash, c.Password, true, true},
+		{"the outer wrapper decides", []Verifier{Keep(Upgrade(prefixVerifier{}))}, legacy, "hunter22", true, false},
+		{"the outer wrapper decides, upgrade", []Verifier{Upgrade(Keep(prefixVerifier{}))}, legacy, "hunter22", true, true},
 		{"a plain Verifier's match is re-hashed", []Verifier{ba.Verifier(), prefixVerifier{}}, legacy, "hunter22", true, true},
 		{"Keep keeps a plain Verifier's", []Verifier{ba.Verifier(), Keep(prefixVerifier{})}, legacy, "hunter22", true, false},
+		{"Keep, wrong password", []Verifier{Keep(prefixVerifier{})}, legacy, "hunter23", false, false},
 		{"nil wrappers are skipped", []Verifier{Upgrade(nil), Keep(nil), ba.Verifier()}, c.Hash, c.Password, true, false},
 	}
 	for _, tc := range cases {
@@ -355,3 +356,38 @@ func TestWithVerifiersBetterAuth(t *testing.T) {
 		t.Errorf("BetterAuthScrypt as the main hasher: Verify = %v, %v, %v", ok, rehash, err)
 	}
 }
+
+// TestBetterAuthScryptBeforeArgon2id: a table of Argon2id hashes that a
+// Better Auth app comes to share. With Better Auth's scrypt as the main
+// hasher and Argon2id's Verifier behind it, an Argon2id hash verifies and
+// asks to be replaced by Better Auth's (so the app can read it); Keep
+// keeps it.
+func TestBetterAuthScryptBeforeArgon2id(t *testing.T) {
+	ctx := context.Background()
+	a := newTestHasher(t, testParams)
+	ba := newTestBA(t)
+	own, err := a.Hash(ctx, "hunter22")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := a.Verifier()
+	if !v.Recognizes(own) || v.Recognizes(f0(t)) || v.Recognizes("") {
+		t.Fatal("Argon2id's Verifier recognises the wrong hashes")
+	}
+	h := WithVerifiers(ba, v)
+	if ok, rehash, err := h.Verify(ctx, own, "hunter22"); !ok || !rehash || err != nil {
+		t.Errorf("Verify(Argon2id's hash) = %v, %v, %v; want true, true (to Better Auth's), nil", ok, rehash, err)
+	}
+	if ok, rehash, err := h.Verify(ctx, own, "hunter23"); ok || rehash || err != nil {
+		t.Errorf("Verify(Argon2id's hash, wrong password) = %v, %v, %v; want false", ok, rehash, err)
+	}
+	if ok, rehash, err := WithVerifiers(ba, Keep(v)).Verify(ctx, own, "hunter22"); !ok || rehash || err != nil {
+		t.Errorf("Verify(Argon2id's hash) through Keep = %v, %v, %v; want true, false, nil", ok, rehash, err)
+	}
+	if n, err := h.Hash(ctx, "hunter22"); err != nil || !baShape.MatchString(n) {
+		t.Errorf("Hash = %q, %v; want Better Auth's", n, err)
+	}
+}
+
+// f0 is the first fixture hash.
+func f0(t *testing.T) string { return loadBAFixture(t).Cases[0].Hash }

@@ -5,9 +5,10 @@
 // other wrote (users, sessions, OAuth and password accounts, verification
 // values), signs in a user the other created with an e-mail address and a
 // password, extends and ends a session the other created (Better Auth's
-// getSession given the session cookie signed as Better Auth signs it),
-// deletes a user and leaves nothing of it behind, and how many callers of
-// one verification value raced between the sides get it.
+// getSession given the session cookie signed as Better Auth signs it,
+// [SessionCookie]), ends all of a user's sessions, deletes a user and
+// leaves nothing of it behind, and how many callers of one verification
+// value raced between the sides get it.
 //
 // A row of the suite is small: a Go side (a [Pairing] whose Setup makes a
 // fresh store, opens authport's adapter on it with the preset, starts the

@@ -289,7 +289,12 @@ func (s *suite) sessionsAuthportToNode(t *testing.T) {
 
 	// The signed cookie, one byte changed: refused.
 	bad := SessionCookie(s.f.Secret, tok)
-	bad = bad[:len(bad)-4] + "A" + bad[len(bad)-3:]
+	i := strings.LastIndex(bad, ".") + 1 // the signature's first character
+	flip := "A"
+	if bad[i] == 'A' {
+		flip = "B"
+	}
+	bad = bad[:i] + flip + bad[i+1:]
 	var res struct {
 		Body       *SessionAndUser `json:"body"`
 		SetCookies []string        `json:"setCookies"`

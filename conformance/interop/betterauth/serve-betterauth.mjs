@@ -30,8 +30,9 @@ function commands(auth) {
     if (cookie) h.set("cookie", cookie)
     return h
   }
-  // apiError turns an APIError into an error whose code is its status
-  // text ("UNAUTHORIZED") so that the Go side can tell a refusal apart.
+  // api runs an endpoint call, turning an APIError into an error whose
+  // code is its status text ("UNAUTHORIZED"), so that the Go side can
+  // tell a refusal apart.
   const api = async (fn) => {
     try {
       return await fn()
