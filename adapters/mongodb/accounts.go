@@ -14,12 +14,12 @@ import (
 // UnlinkAccount is unlinkAccount: one findOneAndDelete. It returns the
 // deleted account, or nil, nil when there was none.
 func (a *Adapter) UnlinkAccount(ctx context.Context, key core.AccountKey) (*core.Account, error) {
-	return decodeAccount(ctx, a.accounts.FindOneAndDelete(ctx, accountFilter(key)))
+	return decodeAccount(ctx, a.accounts.FindOneAndDelete(ctx, a.accountFilter(key)))
 }
 
 // GetAccount is getAccount: one find.
 func (a *Adapter) GetAccount(ctx context.Context, providerAccountID, provider string) (*core.Account, error) {
-	return decodeAccount(ctx, a.accounts.FindOne(ctx, accountFilter(core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID})))
+	return decodeAccount(ctx, a.accounts.FindOne(ctx, a.accountFilter(core.AccountKey{Provider: provider, ProviderAccountID: providerAccountID})))
 }
 
 func decodeAccount(ctx context.Context, res *mongo.SingleResult) (*core.Account, error) {
@@ -36,7 +36,7 @@ func (a *Adapter) ListAccountsByUserID(ctx context.Context, userID string) ([]co
 		return []core.Account{}, nil
 	}
 	return decodeAll(ctx, a.accounts, bson.D{{Key: fUserID, Value: uid}},
-		bson.D{{Key: fProvider, Value: 1}, {Key: fProviderAccountID, Value: 1}}, (*accountDoc).account,
+		bson.D{{Key: a.f.provider, Value: 1}, {Key: a.f.providerAccountID, Value: 1}}, (*accountDoc).account,
 		core.CompareAccounts)
 }
 
@@ -53,6 +53,9 @@ func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) 
 			set = append(set, bson.E{Key: key, Value: v})
 		}
 	}
+	if a.ba {
+		return a.updateAccountBA(ctx, update)
+	}
 	add(fAccessToken, update.AccessToken.Set, update.AccessToken.Value)
 	add(fAuthorizationDetails, update.AuthorizationDetails.Set, detailsValue(update.AuthorizationDetails.Value))
 	add(fExpiresAt, update.ExpiresAt.Set, update.ExpiresAt.Value)
@@ -63,7 +66,56 @@ func (a *Adapter) UpdateAccount(ctx context.Context, update core.AccountUpdate) 
 	add(fTokenType, update.TokenType.Set, core.NormalizeTokenType(update.TokenType.Value))
 	add(fSessionState, update.SessionState.Set, update.SessionState.Value)
 	key := core.AccountKey{Provider: update.Provider, ProviderAccountID: update.ProviderAccountID}
-	return updateRecord(ctx, a, a.accounts, lockAccount, accountLockKey(key), accountFilter(key), setFields(set), options.After, (*accountDoc).account)
+	return updateRecord(ctx, a, a.accounts, lockAccount, accountLockKey(key), a.accountFilter(key), setFields(set), options.After, (*accountDoc).account)
+}
+
+// updateAccountBA is UpdateAccount with [BetterAuth]: Better Auth's field
+// names, the expiry as the date accessTokenExpiresAt, and updatedAt set
+// with any change. authport's own fields (expiresIn, tokenType,
+// sessionState, authorizationDetails) are removed when set to nil, as they
+// are absent for none.
+func (a *Adapter) updateAccountBA(ctx context.Context, update core.AccountUpdate) (*core.Account, error) {
+	var set, unset bson.D
+	add := func(key string, given bool, v any) {
+		if given {
+			set = append(set, bson.E{Key: key, Value: v})
+		}
+	}
+	add(baAccessToken, update.AccessToken.Set, update.AccessToken.Value)
+	if update.ExpiresAt.Set {
+		exp, err := expiresAtDate(core.MethodUpdateAccount, update.ExpiresAt.Value)
+		if err != nil {
+			return nil, err
+		}
+		add(baAccessTokenExpiresAt, true, exp)
+	}
+	add(baIDToken, update.IDToken.Set, update.IDToken.Value)
+	add(baRefreshToken, update.RefreshToken.Set, update.RefreshToken.Value)
+	add(fScope, update.Scope.Set, update.Scope.Value)
+	own := func(key string, given, none bool, v any) {
+		switch {
+		case !given:
+		case none:
+			unset = append(unset, bson.E{Key: key, Value: ""})
+		default:
+			set = append(set, bson.E{Key: key, Value: v})
+		}
+	}
+	own(baExpiresIn, update.ExpiresIn.Set, update.ExpiresIn.Value == nil, update.ExpiresIn.Value)
+	tt := core.NormalizeTokenType(update.TokenType.Value)
+	own(baTokenType, update.TokenType.Set, tt == nil, tt)
+	own(baSessionState, update.SessionState.Set, update.SessionState.Value == nil, update.SessionState.Value)
+	own(baAuthorizationDetails, update.AuthorizationDetails.Set, update.AuthorizationDetails.Value == nil,
+		detailsValue(update.AuthorizationDetails.Value))
+	upd := setFields(set)
+	if len(set)+len(unset) > 0 {
+		upd = setFields(append(set, bson.E{Key: fUpdatedAt, Value: a.nowDate()}))
+	}
+	if len(unset) > 0 {
+		upd = append(upd, bson.E{Key: "$unset", Value: unset})
+	}
+	key := core.AccountKey{Provider: update.Provider, ProviderAccountID: update.ProviderAccountID}
+	return updateRecord(ctx, a, a.accounts, lockAccount, accountLockKey(key), a.accountFilter(key), upd, options.After, (*accountDoc).account)
 }
 
 // SwapPasswordHash implements [core.PasswordHashSwapper]: one
@@ -80,13 +132,17 @@ func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, old
 	if oldHash != "" {
 		old = oldHash
 	}
-	filter := append(accountFilter(key), bson.E{Key: fPassword, Value: old})
-	update := setFields(bson.D{{Key: fPassword, Value: newHash}})
+	filter := append(a.accountFilter(key), bson.E{Key: fPassword, Value: old})
+	set := bson.D{{Key: fPassword, Value: newHash}}
+	if a.ba {
+		set = append(set, bson.E{Key: fUpdatedAt, Value: a.nowDate()})
+	}
+	update := setFields(set)
 	acc, err := updateRecord(ctx, a, a.accounts, lockAccount, accountLockKey(key), filter, update, options.After, (*accountDoc).account)
 	if acc != nil || err != nil {
 		return acc, err
 	}
-	stored, err := decodeAccount(ctx, a.accounts.FindOne(ctx, accountFilter(key)))
+	stored, err := decodeAccount(ctx, a.accounts.FindOne(ctx, a.accountFilter(key)))
 	if stored == nil || err != nil {
 		return nil, err
 	}
@@ -94,8 +150,8 @@ func (a *Adapter) SwapPasswordHash(ctx context.Context, key core.AccountKey, old
 }
 
 // accountFilter matches the account named by key.
-func accountFilter(key core.AccountKey) bson.D {
-	return bson.D{{Key: fProvider, Value: key.Provider}, {Key: fProviderAccountID, Value: key.ProviderAccountID}}
+func (a *Adapter) accountFilter(key core.AccountKey) bson.D {
+	return bson.D{{Key: a.f.provider, Value: key.Provider}, {Key: a.f.providerAccountID, Value: key.ProviderAccountID}}
 }
 
 // accountLockKey is the key of an account's lock (see [recordLocks]):

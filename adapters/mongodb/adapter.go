@@ -36,11 +36,15 @@ type Adapter struct {
 	names          Collections
 	now            func() time.Time
 	objectIDs      bool
-	lookup         bool
-	transactions   bool
-	atomicFAM      bool
-	ttl            atomic.Bool
-	partial        atomic.Bool
+	// ba: Better Auth's documents ([BetterAuth]); f names the fields that
+	// differ.
+	ba           bool
+	f            fieldNames
+	lookup       bool
+	transactions bool
+	atomicFAM    bool
+	ttl          atomic.Bool
+	partial      atomic.Bool
 	// locks serialises the updates of each record, within the process and
 	// across processes (a lock document), where the server's updates are
 	// not atomic (atomicFAM false); nil otherwise.
@@ -146,6 +150,11 @@ func New(ctx context.Context, db *mongo.Database, opts ...Option) (*Adapter, err
 		names:          cfg.names,
 		now:            cfg.now,
 		objectIDs:      cfg.objectIDs,
+		ba:             cfg.betterAuth,
+		f:              authJSFields(),
+	}
+	if a.ba {
+		a.f = betterAuthFields()
 	}
 	if !cfg.noTransactions {
 		tx, err := a.detectTransactions(ctx)

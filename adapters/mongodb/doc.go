@@ -19,6 +19,12 @@
 // with an Auth.js application reads the same. User ids are stored as strings,
 // or as ObjectIds with [WithObjectIDs], as Auth.js writes them.
 //
+// With [BetterAuth] the adapter instead shares the collections of a Better
+// Auth app's MongoDB adapter (user, session, account, verification) and
+// writes its documents (ObjectId ids, its field names and types), so that
+// each side reads and signs in what the other wrote; [Adapter.NewUserID]
+// makes ObjectId user ids for it.
+//
 // Call [Adapter.Migrate] once at start-up: it creates the unique indexes
 // (partial over the users that have one, for e-mail addresses and
 // usernames) that make duplicate e-mails, usernames, accounts, session tokens, verification tokens

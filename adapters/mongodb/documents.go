@@ -57,21 +57,73 @@ const (
 	fJoinedUser = "user"
 )
 
+// Field names of Better Auth's documents ([BetterAuth]) where they differ
+// from Auth.js's, and the fields authport adds to them for what Better Auth
+// has no field for (Better Auth ignores fields its schema does not name).
+const (
+	baToken                = "token"     // session token
+	baExpiresAt            = "expiresAt" // sessions and verification values
+	baProviderID           = "providerId"
+	baAccountID            = "accountId"
+	baAccessToken          = "accessToken"
+	baRefreshToken         = "refreshToken"
+	baIDToken              = "idToken"
+	baAccessTokenExpiresAt = "accessTokenExpiresAt"
+	baValue                = "value" // verification value: the token
+	// authport's own fields in Better Auth's documents.
+	baEmailVerifiedAt      = "emailVerifiedAt"
+	baExpiresIn            = "expiresIn"
+	baTokenType            = "tokenType"
+	baSessionState         = "sessionState"
+	baAuthorizationDetails = "authorizationDetails"
+)
+
+// fieldNames are the names of the fields whose names differ between the
+// Auth.js layout (the default) and Better Auth's ([BetterAuth]) and that
+// filters, sorts and indexes name.
+type fieldNames struct {
+	sessionToken      string
+	expires           string // of sessions and verification tokens
+	provider          string
+	providerAccountID string
+	token             string // of verification tokens
+}
+
+func authJSFields() fieldNames {
+	return fieldNames{sessionToken: fSessionToken, expires: fExpires, provider: fProvider,
+		providerAccountID: fProviderAccountID, token: fToken}
+}
+
+func betterAuthFields() fieldNames {
+	return fieldNames{sessionToken: baToken, expires: baExpiresAt, provider: baProviderID,
+		providerAccountID: baAccountID, token: baValue}
+}
+
+// epoch is what Better Auth's emailVerified true reads as when authport
+// did not record the time (see [BetterAuth]).
+func epoch() time.Time { return time.Unix(0, 0).UTC() }
+
 // userDoc is a stored user; see [userDoc.UnmarshalBSON].
 type userDoc struct {
 	ID            bson.RawValue
 	Email         string
 	Username      string
 	EmailVerified *bson.DateTime
-	Name          *string
-	Image         *string
-	Data          map[string]json.RawMessage
+	// Verified is emailVerified stored as a boolean (Better Auth's); nil
+	// when it is a date or null.
+	Verified *bool
+	// VerifiedAt is emailVerifiedAt, a date (authport's field in Better
+	// Auth's user documents); it is also in Data.
+	VerifiedAt *bson.DateTime
+	Name       *string
+	Image      *string
+	Data       map[string]json.RawMessage
 }
 
 // accountDoc is a stored account.
 type accountDoc struct {
 	UserID               bson.RawValue `bson:"userId"`
-	Type                 string        `bson:"type"`
+	Type                 *string       `bson:"type"` // nil: absent or null
 	Provider             string        `bson:"provider"`
 	ProviderAccountID    string        `bson:"providerAccountId"`
 	AccessToken          *string       `bson:"access_token"`
@@ -84,6 +136,19 @@ type accountDoc struct {
 	TokenType            *string       `bson:"token_type"`
 	SessionState         *string       `bson:"session_state"`
 	Password             bson.RawValue `bson:"password"`
+
+	// Better Auth's names ([BetterAuth]): a document has these or the
+	// ones above.
+	ProviderID             *string       `bson:"providerId"`
+	AccountID              string        `bson:"accountId"`
+	BAAccessToken          *string       `bson:"accessToken"`
+	BARefreshToken         *string       `bson:"refreshToken"`
+	BAIDToken              *string       `bson:"idToken"`
+	AccessTokenExpiresAt   bson.RawValue `bson:"accessTokenExpiresAt"`
+	BAExpiresIn            *int64        `bson:"expiresIn"`
+	BATokenType            *string       `bson:"tokenType"`
+	BASessionState         *string       `bson:"sessionState"`
+	BAAuthorizationDetails bson.RawValue `bson:"authorizationDetails"`
 }
 
 // accountUserDoc is an account joined with its user by $lookup.
@@ -98,6 +163,10 @@ type sessionDoc struct {
 	SessionToken string        `bson:"sessionToken"`
 	UserID       bson.RawValue `bson:"userId"`
 	Expires      bson.DateTime `bson:"expires"`
+	// Better Auth's names ([BetterAuth]): a document has these or the
+	// ones above.
+	Token     string         `bson:"token"`
+	ExpiresAt *bson.DateTime `bson:"expiresAt"`
 }
 
 // sessionMetaDoc is a stored session with its metadata (see
@@ -120,7 +189,8 @@ type sessionUserDoc struct {
 }
 
 // sessionAndUser converts a joined session; nil when the user is gone.
-func (d *sessionUserDoc) sessionAndUser() (*core.SessionAndUser, error) {
+// conv converts the user (see [Adapter.toUser]).
+func (d *sessionUserDoc) sessionAndUser(conv func(*userDoc) (*core.User, error)) (*core.SessionAndUser, error) {
 	if len(d.User) == 0 {
 		return nil, nil
 	}
@@ -128,7 +198,7 @@ func (d *sessionUserDoc) sessionAndUser() (*core.SessionAndUser, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := d.User[0].user()
+	u, err := conv(&d.User[0])
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +210,10 @@ type tokenDoc struct {
 	Identifier string        `bson:"identifier"`
 	Token      string        `bson:"token"`
 	Expires    bson.DateTime `bson:"expires"`
+	// Better Auth's names ([BetterAuth]): a document has these or the
+	// ones above.
+	Value     string         `bson:"value"`
+	ExpiresAt *bson.DateTime `bson:"expiresAt"`
 }
 
 // tokenIDDoc is a stored verification token with its _id.
@@ -186,24 +260,38 @@ type detailDoc struct {
 // userIDValue returns the stored form of a user id: the string itself, or
 // an ObjectId with [WithObjectIDs]. ok is false for an id that mode cannot
 // hold.
+//
+// With [BetterAuth] (and without [WithObjectIDs]) an id that is an
+// ObjectId in lowercase hexadecimal is stored as that ObjectId, any other
+// as a string.
 func (a *Adapter) userIDValue(id string) (v any, ok bool) {
-	if !a.objectIDs {
+	if !a.objectIDs && !a.ba {
 		return id, true
 	}
-	if len(id) != 24 {
+	oid, isOID := objectID(id)
+	switch {
+	case isOID:
+		return oid, true
+	case a.objectIDs:
 		return nil, false
+	}
+	return id, true
+}
+
+// objectID returns the ObjectId whose lowercase hexadecimal form is id;
+// false for any other string.
+func objectID(id string) (bson.ObjectID, bool) {
+	if len(id) != 24 {
+		return bson.ObjectID{}, false
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return nil, false
+			return bson.ObjectID{}, false
 		}
 	}
 	oid, err := bson.ObjectIDFromHex(id)
-	if err != nil {
-		return nil, false
-	}
-	return oid, true
+	return oid, err == nil
 }
 
 // idString decodes a stored user id, string or ObjectId.
@@ -236,6 +324,9 @@ func (a *Adapter) userDocument(u core.User) (bson.D, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.ba {
+		return a.userDocumentBA(id, u)
+	}
 	var verified any
 	if u.EmailVerified != nil {
 		if verified, err = storedDate(core.MethodCreateUser, "emailVerified", *u.EmailVerified); err != nil {
@@ -247,11 +338,68 @@ func (a *Adapter) userDocument(u core.User) (bson.D, error) {
 	// unique indexes leave out (see [Adapter.Migrate]).
 	doc = appendPresent(doc, fEmail, u.Email)
 	doc = appendPresent(doc, fUsername, u.Username)
-	return appendData(append(doc,
+	return a.appendData(append(doc,
 		bson.E{Key: fEmailVerified, Value: verified},
 		bson.E{Key: fName, Value: u.Name},
 		bson.E{Key: fImage, Value: u.Image},
 	), u.Data)
+}
+
+// userDocumentBA is userDocument with [BetterAuth]: the user with the
+// stored id as Better Auth stores it, its e-mail address required.
+func (a *Adapter) userDocumentBA(id any, u core.User) (bson.D, error) {
+	const m = core.MethodCreateUser
+	if u.Email == "" {
+		return nil, &core.InputError{Method: string(m), Field: "email", Reason: noEmailReason}
+	}
+	now, err := storedDate(m, "createdAt", a.now())
+	if err != nil {
+		return nil, err
+	}
+	doc := bson.D{{Key: fID, Value: id}, {Key: fEmail, Value: u.Email}}
+	doc = appendPresent(doc, fUsername, u.Username)
+	doc = append(doc, bson.E{Key: fEmailVerified, Value: u.EmailVerified != nil})
+	if u.EmailVerified != nil {
+		at, err := storedDate(m, "emailVerified", *u.EmailVerified)
+		if err != nil {
+			return nil, err
+		}
+		doc = append(doc, bson.E{Key: baEmailVerifiedAt, Value: at})
+	}
+	name := ""
+	if u.Name != nil {
+		name = *u.Name
+	}
+	return a.appendData(append(doc,
+		bson.E{Key: fName, Value: name},
+		bson.E{Key: fImage, Value: u.Image},
+		bson.E{Key: fCreatedAt, Value: now},
+		bson.E{Key: fUpdatedAt, Value: now},
+	), u.Data)
+}
+
+// noEmailReason is why [BetterAuth] refuses a user without an address.
+const noEmailReason = "is empty: Better Auth requires an e-mail address of every user (mongoadapter.BetterAuth); give the user one"
+
+// toUser converts a stored user: [userDoc.user], and with [BetterAuth]
+// Better Auth's fields beside authport's taken out of the application
+// fields (createdAt, updatedAt, emailVerifiedAt) and a name of "" read as
+// none.
+func (a *Adapter) toUser(d *userDoc) (*core.User, error) {
+	u, err := d.user()
+	if err != nil || !a.ba {
+		return u, err
+	}
+	for _, k := range []string{fCreatedAt, fUpdatedAt, baEmailVerifiedAt} {
+		delete(u.Data, k)
+	}
+	if len(u.Data) == 0 {
+		u.Data = nil
+	}
+	if u.Name != nil && *u.Name == "" {
+		u.Name = nil
+	}
+	return u, nil
 }
 
 // appendPresent appends the string field key to doc unless v is "", which
@@ -269,8 +417,17 @@ func (d *userDoc) user() (*core.User, error) {
 		return nil, err
 	}
 	u := &core.User{ID: id, Email: d.Email, Username: d.Username, Name: d.Name, Image: d.Image, Data: d.Data}
-	if d.EmailVerified != nil {
+	switch {
+	case d.EmailVerified != nil:
 		t := fromDate(*d.EmailVerified)
+		u.EmailVerified = &t
+	case d.Verified != nil && *d.Verified:
+		// Better Auth's boolean: the time authport recorded beside it,
+		// or the epoch when Better Auth set it.
+		t := epoch()
+		if d.VerifiedAt != nil {
+			t = fromDate(*d.VerifiedAt)
+		}
 		u.EmailVerified = &t
 	}
 	return u, nil
@@ -328,7 +485,138 @@ func appendList(doc bson.D, key string, list []string) bson.D {
 	return append(doc, bson.E{Key: key, Value: arr})
 }
 
+// accountDocumentBA is the stored form of an account with [BetterAuth],
+// with a new ObjectId as its _id and now as its createdAt and updatedAt.
+func accountDocumentBA(acc core.Account, userID any, now bson.DateTime) (bson.D, error) {
+	exp, err := expiresAtDate(core.MethodLinkAccount, acc.ExpiresAt)
+	if err != nil {
+		return nil, err
+	}
+	doc := bson.D{
+		{Key: fID, Value: bson.NewObjectID()},
+		{Key: baAccountID, Value: acc.ProviderAccountID},
+		{Key: baProviderID, Value: acc.Provider},
+		{Key: fUserID, Value: userID},
+		{Key: baAccessToken, Value: acc.AccessToken},
+		{Key: baRefreshToken, Value: acc.RefreshToken},
+		{Key: baIDToken, Value: acc.IDToken},
+		{Key: baAccessTokenExpiresAt, Value: exp},
+		{Key: fScope, Value: acc.Scope},
+	}
+	if acc.PasswordHash != nil {
+		doc = append(doc, bson.E{Key: fPassword, Value: *acc.PasswordHash})
+	}
+	doc = append(doc,
+		bson.E{Key: fCreatedAt, Value: now},
+		bson.E{Key: fUpdatedAt, Value: now},
+		bson.E{Key: fType, Value: string(acc.Type)},
+	)
+	// authport's fields, only where set.
+	for _, f := range []struct {
+		key string
+		set bool
+		v   any
+	}{
+		{baExpiresIn, acc.ExpiresIn != nil, acc.ExpiresIn},
+		{baTokenType, acc.TokenType != nil, acc.TokenType},
+		{baSessionState, acc.SessionState != nil, acc.SessionState},
+		{baAuthorizationDetails, acc.AuthorizationDetails != nil, detailsValue(acc.AuthorizationDetails)},
+	} {
+		if f.set {
+			doc = append(doc, bson.E{Key: f.key, Value: f.v})
+		}
+	}
+	return doc, nil
+}
+
+// expiresAtDate is the stored form of core.Account.ExpiresAt with
+// [BetterAuth]: accessTokenExpiresAt, a date (null for nil). Seconds BSON
+// dates cannot hold are an error of method m.
+func expiresAtDate(m core.Method, sec *int64) (any, error) {
+	if sec == nil {
+		return nil, nil
+	}
+	const limit = int64(maxDateYear) * 366 * 24 * 3600
+	if *sec > limit || *sec < -limit {
+		return nil, &core.InputError{Method: string(m), Field: "expiresAt", Reason: "is out of the range of BSON dates (accessTokenExpiresAt)"}
+	}
+	return storedDate(m, "expiresAt", time.Unix(*sec, 0))
+}
+
+// accountBA converts an account stored in Better Auth's form.
+func (d *accountDoc) accountBA() (*core.Account, error) {
+	uid, err := idString(d.UserID)
+	if err != nil {
+		return nil, err
+	}
+	acc := &core.Account{
+		UserID:            uid,
+		Provider:          *d.ProviderID,
+		ProviderAccountID: d.AccountID,
+		AccessToken:       d.BAAccessToken,
+		ExpiresIn:         d.BAExpiresIn,
+		IDToken:           d.BAIDToken,
+		RefreshToken:      d.BARefreshToken,
+		Scope:             d.Scope,
+		TokenType:         core.NormalizeTokenType(d.BATokenType),
+		SessionState:      d.BASessionState,
+	}
+	if d.Type != nil {
+		acc.Type = core.AccountType(*d.Type)
+	} else {
+		// Better Auth wrote it: it stores no type.
+		// (as postgres-gorm's BetterAuth preset reads its accounts).
+		acc.Type = core.AccountTypeOAuth
+		if acc.Provider == core.PasswordProvider {
+			acc.Type = core.AccountTypeCredentials
+		}
+	}
+	if !isNull(d.AccessTokenExpiresAt) {
+		ms, ok := d.AccessTokenExpiresAt.DateTimeOK()
+		if !ok {
+			return nil, fmt.Errorf("accessTokenExpiresAt has BSON type %v, want date", d.AccessTokenExpiresAt.Type)
+		}
+		sec := time.UnixMilli(ms).Unix()
+		acc.ExpiresAt = &sec
+	}
+	if err := d.passwordInto(acc); err != nil {
+		return nil, err
+	}
+	details, err := decodeDetails(d.BAAuthorizationDetails)
+	if err != nil {
+		return nil, err
+	}
+	acc.AuthorizationDetails = details
+	return acc, nil
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// passwordInto sets the account's password hash from the stored one.
+func (d *accountDoc) passwordInto(acc *core.Account) error {
+	if isNull(d.Password) {
+		return nil
+	}
+	h, ok := d.Password.StringValueOK()
+	if !ok {
+		return fmt.Errorf("password has BSON type %v, want string", d.Password.Type)
+	}
+	acc.PasswordHash = &h
+	return nil
+}
+
+// account converts a stored account, in Auth.js's form or (with a
+// providerId) Better Auth's.
 func (d *accountDoc) account() (*core.Account, error) {
+	if d.ProviderID != nil {
+		return d.accountBA()
+	}
 	uid, err := idString(d.UserID)
 	if err != nil {
 		return nil, err
@@ -336,7 +624,7 @@ func (d *accountDoc) account() (*core.Account, error) {
 	acc := &core.Account{
 		UserID:            uid,
 		Provider:          d.Provider,
-		Type:              core.AccountType(d.Type),
+		Type:              core.AccountType(deref(d.Type)),
 		ProviderAccountID: d.ProviderAccountID,
 		AccessToken:       d.AccessToken,
 		ExpiresAt:         d.ExpiresAt,
@@ -349,12 +637,8 @@ func (d *accountDoc) account() (*core.Account, error) {
 		TokenType:    core.NormalizeTokenType(d.TokenType),
 		SessionState: d.SessionState,
 	}
-	if !isNull(d.Password) {
-		h, ok := d.Password.StringValueOK()
-		if !ok {
-			return nil, fmt.Errorf("password has BSON type %v, want string", d.Password.Type)
-		}
-		acc.PasswordHash = &h
+	if err := d.passwordInto(acc); err != nil {
+		return nil, err
 	}
 	details, err := decodeDetails(d.AuthorizationDetails)
 	if err != nil {
@@ -432,7 +716,23 @@ func (d *sessionDoc) session() (*core.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &core.Session{SessionToken: d.SessionToken, UserID: uid, Expires: fromDate(d.Expires)}, nil
+	return &core.Session{SessionToken: d.token(), UserID: uid, Expires: fromDate(d.expiry())}, nil
+}
+
+// token is the session token: sessionToken, or Better Auth's token.
+func (d *sessionDoc) token() string {
+	if d.SessionToken == "" {
+		return d.Token
+	}
+	return d.SessionToken
+}
+
+// expiry is the session's expiry: expires, or Better Auth's expiresAt.
+func (d *sessionDoc) expiry() bson.DateTime {
+	if d.ExpiresAt != nil {
+		return *d.ExpiresAt
+	}
+	return d.Expires
 }
 
 // session converts a stored session with its metadata.
@@ -459,16 +759,26 @@ func optionalDate(rv bson.RawValue) time.Time {
 // sessionDocument returns the stored form of a session (normalised) of the
 // user with the stored id uid: its metadata fields only where known.
 func sessionDocument(s core.Session, uid any) (bson.D, error) {
+	return sessionDocumentNamed(s, uid, authJSFields(), nil)
+}
+
+// sessionDocumentNamed is sessionDocument with the token and expiry fields
+// named by f, and the _id id first unless it is nil.
+func sessionDocumentNamed(s core.Session, uid any, f fieldNames, id any) (bson.D, error) {
 	const m = core.MethodCreateSession
 	exp, err := storedDate(m, "expires", s.Expires)
 	if err != nil {
 		return nil, err
 	}
-	doc := bson.D{
-		{Key: fSessionToken, Value: s.SessionToken},
-		{Key: fUserID, Value: uid},
-		{Key: fExpires, Value: exp},
+	var doc bson.D
+	if id != nil {
+		doc = append(doc, bson.E{Key: fID, Value: id})
 	}
+	doc = append(doc,
+		bson.E{Key: f.sessionToken, Value: s.SessionToken},
+		bson.E{Key: fUserID, Value: uid},
+		bson.E{Key: f.expires, Value: exp},
+	)
 	for _, t := range []struct {
 		key string
 		t   time.Time
@@ -492,6 +802,10 @@ func sessionDocument(s core.Session, uid any) (bson.D, error) {
 }
 
 func (d *tokenDoc) token() (*core.VerificationToken, error) {
+	if d.ExpiresAt != nil {
+		// Better Auth's verification value.
+		return &core.VerificationToken{Identifier: d.Identifier, Token: d.Value, Expires: fromDate(*d.ExpiresAt)}, nil
+	}
 	return &core.VerificationToken{Identifier: d.Identifier, Token: d.Token, Expires: fromDate(d.Expires)}, nil
 }
 

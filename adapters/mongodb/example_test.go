@@ -110,3 +110,37 @@ func ExampleAdapter_SwapFactor() {
 	_, second := store.SwapFactor(ctx, *f, used) // the same code again
 	fmt.Println(first == nil, errors.Is(second, core.ErrFactorChanged))
 }
+
+// With BetterAuth, the adapter shares the collections of a Better Auth app
+// (its mongodbAdapter, on the same database): authport's sign-ins create
+// users with ObjectId ids (NewUserID, wired into auth.Config.GenerateUserID
+// as GenerateUserID: func() (string, error) { return store.NewUserID(ctx) }),
+// and each side reads the users, sessions, accounts and verification values
+// the other wrote. It needs a MongoDB server, so it is not run.
+func ExampleBetterAuth() {
+	ctx := context.Background()
+	db, disconnect := connectExample(ctx)
+	defer disconnect()
+
+	store, err := mongoadapter.New(ctx, db, mongoadapter.BetterAuth())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil { // beside Better Auth's own indexes
+		log.Fatal(err)
+	}
+	id, err := store.NewUserID(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Better Auth requires an e-mail address of every user.
+	if _, err := store.CreateUser(ctx, core.User{ID: id, Email: "ada@example.com", Name: new("Ada")}); err != nil {
+		log.Fatal(err)
+	}
+	// A user Better Auth signed up is found the same way.
+	u, err := store.GetUserByEmail(ctx, "ada@example.com")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(u.ID == id, store.Collections().Users)
+}

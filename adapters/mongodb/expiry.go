@@ -14,7 +14,7 @@ import (
 // expired session or token.
 func (a *Adapter) PurgeExpired(ctx context.Context) (core.PurgeResult, error) {
 	var res core.PurgeResult
-	filter := bson.D{{Key: fExpires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}}}
+	filter := bson.D{{Key: a.f.expires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}}}
 	r, err := a.sessions.DeleteMany(ctx, filter)
 	if err != nil {
 		return res, wrapErr(ctx, err)
@@ -35,5 +35,5 @@ func (a *Adapter) nowDate() bson.DateTime { return bson.DateTime(a.now().UnixMil
 // carries, so that an expired one is never returned whatever the TTL
 // monitor's lag.
 func (a *Adapter) notExpired() bson.E {
-	return bson.E{Key: fExpires, Value: bson.D{{Key: "$gt", Value: a.nowDate()}}}
+	return bson.E{Key: a.f.expires, Value: bson.D{{Key: "$gt", Value: a.nowDate()}}}
 }

@@ -184,7 +184,20 @@ func FuzzDecodeDocuments(f *testing.F) {
 		ProviderAccountID: "n", PasswordHash: &hash}, "n")
 	fd, _ := factorDocument(core.MethodCreateFactor, core.Factor{ID: "f", UserID: "u", Type: core.FactorTOTP, Secret: []byte{0, 1, 0},
 		Step: 3, CreatedAt: time.UnixMilli(1700000000000).UTC(), LastUsedAt: time.UnixMilli(1700000001000).UTC()}, "u")
-	for _, d := range []any{ud, ad, udn, adp,
+	// Better Auth's documents (BetterAuth), as authport writes them and as
+	// Better Auth does (emailVerified a boolean, no type, a date expiry).
+	ab := &Adapter{ba: true, f: betterAuthFields(), now: func() time.Time { return time.UnixMilli(1700000000000) }}
+	bud, _ := ab.userDocument(core.User{ID: bson.NewObjectID().Hex(), Email: "e", EmailVerified: ptr(time.UnixMilli(1700000000000).UTC())})
+	expAt := int64(1700000000)
+	bad, _ := accountDocumentBA(core.Account{UserID: "u", Provider: "p", Type: core.AccountTypeOIDC, ProviderAccountID: "x",
+		ExpiresAt: &expAt, TokenType: ptr("dpop"), AuthorizationDetails: []core.AuthorizationDetail{}}, bson.NewObjectID(), 1)
+	bsd, _ := sessionDocumentNamed(core.Session{SessionToken: "s", UserID: "u", Expires: time.UnixMilli(1)}, "u", betterAuthFields(), bson.NewObjectID())
+	for _, d := range []any{ud, ad, udn, adp, bud, bad, bsd,
+		bson.D{{Key: fID, Value: bson.NewObjectID()}, {Key: fName, Value: ""}, {Key: fEmail, Value: "b"}, {Key: fEmailVerified, Value: true},
+			{Key: fCreatedAt, Value: bson.DateTime(1)}, {Key: baEmailVerifiedAt, Value: "not a date"}},
+		bson.D{{Key: baProviderID, Value: "credential"}, {Key: baAccountID, Value: "b"}, {Key: fUserID, Value: bson.NewObjectID()},
+			{Key: baAccessTokenExpiresAt, Value: "soon"}, {Key: baExpiresIn, Value: 1.5}},
+		bson.D{{Key: fIdentifier, Value: "i"}, {Key: baValue, Value: "v"}, {Key: baExpiresAt, Value: bson.DateTime(-1)}},
 		bson.D{{Key: fID, Value: "js"}, {Key: fEmail, Value: nil}, {Key: fUsername, Value: int32(1)}},
 		bson.D{{Key: fUserID, Value: "js"}, {Key: fProvider, Value: core.PasswordProvider}, {Key: fPassword, Value: nil}},
 		bson.D{{Key: fSessionToken, Value: "s"}, {Key: fUserID, Value: bson.NewObjectID()}, {Key: fExpires, Value: bson.DateTime(1)},
@@ -207,9 +220,13 @@ func FuzzDecodeDocuments(f *testing.F) {
 		decodesBack(t, b, (*accountDoc).account, func(acc core.Account) (bson.D, error) {
 			return accountDocument(acc, acc.UserID), nil
 		}, nil)
+		decodesBack(t, b, ab.toUser, ab.userDocument, canonData)
+		decodesBack(t, b, (*accountDoc).account, func(acc core.Account) (bson.D, error) {
+			return accountDocumentBA(acc, acc.UserID, 1)
+		}, nil)
 		var su sessionUserDoc
 		if bson.Unmarshal(b, &su) == nil {
-			if got, err := su.sessionAndUser(); err == nil && got != nil && got.User.ID == "" && len(su.User) > 0 && su.User[0].ID.Type == bson.TypeString && su.User[0].ID.StringValue() != "" {
+			if got, err := su.sessionAndUser((*userDoc).user); err == nil && got != nil && got.User.ID == "" && len(su.User) > 0 && su.User[0].ID.Type == bson.TypeString && su.User[0].ID.StringValue() != "" {
 				t.Fatalf("session's user lost its id: %#v", got)
 			}
 		}

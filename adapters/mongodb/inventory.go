@@ -43,7 +43,7 @@ func (a *Adapter) ListSessionsByUserID(ctx context.Context, userID string) ([]co
 		return []core.Session{}, nil
 	}
 	return decodeAll(ctx, a.sessions, bson.D{{Key: fUserID, Value: uid}, a.notExpired()},
-		bson.D{{Key: fSessionToken, Value: 1}}, (*sessionMetaDoc).session, core.CompareSessions)
+		bson.D{{Key: a.f.sessionToken, Value: 1}}, (*sessionMetaDoc).session, core.CompareSessions)
 }
 
 // DeleteSessionsByUserID implements [core.SessionsByUserDeleter]: two
@@ -77,9 +77,9 @@ func (a *Adapter) DeleteSessionsByUserID(ctx context.Context, userID, except str
 	}
 	filter := bson.D{{Key: fUserID, Value: uid}}
 	if except != "" {
-		filter = append(filter, bson.E{Key: fSessionToken, Value: bson.D{{Key: "$ne", Value: except}}})
+		filter = append(filter, bson.E{Key: a.f.sessionToken, Value: bson.D{{Key: "$ne", Value: except}}})
 	}
-	expired := append(filter[:len(filter):len(filter)], bson.E{Key: fExpires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}})
+	expired := append(filter[:len(filter):len(filter)], bson.E{Key: a.f.expires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}})
 	if _, err := a.sessions.DeleteMany(ctx, expired); err != nil {
 		return 0, wrapErr(ctx, err)
 	}

@@ -32,7 +32,7 @@ func TestDecodeSessionLookup(t *testing.T) {
 			{Key: "expires", Value: bson.NewDateTimeFromTime(exp)}, {Key: "user", Value: c.users}}
 		var d sessionUserDoc
 		unmarshal(t, doc, &d)
-		got, err := d.sessionAndUser()
+		got, err := d.sessionAndUser((*userDoc).user)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -65,14 +65,21 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 		// string (ensureOptionalUnique).
 		optional bool
 	}
+	f := a.f
+	emailIndex := index{keys: []string{fEmail}, optional: true}
+	if a.ba {
+		// Every user has an address (Better Auth's own index is a plain
+		// unique one too).
+		emailIndex = index{keys: []string{fEmail}, unique: true}
+	}
 	sets := []struct {
 		coll    *mongo.Collection
 		indexes []index
 	}{
-		{a.users, []index{{keys: []string{fEmail}, optional: true}, {keys: []string{fUsername}, optional: true}}},
-		{a.accounts, []index{{keys: []string{fProvider, fProviderAccountID}, unique: true}, {keys: []string{fUserID}}}},
-		{a.sessions, []index{{keys: []string{fSessionToken}, unique: true}, {keys: []string{fUserID, fSessionToken, fExpires}}, {keys: []string{fExpires}, ttl: true}}},
-		{a.tokens, []index{{keys: []string{fIdentifier, fToken}, unique: true}, {keys: []string{fExpires}, ttl: true}}},
+		{a.users, []index{emailIndex, {keys: []string{fUsername}, optional: true}}},
+		{a.accounts, []index{{keys: []string{f.provider, f.providerAccountID}, unique: true}, {keys: []string{fUserID}}}},
+		{a.sessions, []index{{keys: []string{f.sessionToken}, unique: true}, {keys: []string{fUserID, f.sessionToken, f.expires}}, {keys: []string{f.expires}, ttl: true}}},
+		{a.tokens, []index{{keys: []string{fIdentifier, f.token}, unique: true}, {keys: []string{f.expires}, ttl: true}}},
 		{a.authenticators, []index{{keys: []string{fCredentialID}, unique: true}, {keys: []string{fUserID, fCredentialID}}}},
 		{a.factors, []index{{keys: []string{fUserID, fID}}}},
 	}
@@ -102,6 +109,10 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 					return fmt.Errorf("mongoadapter: indexes of %s: %w", s.coll.Name(), err)
 				}
 				partial = partial && p
+				continue
+			}
+			if a.ba && !ix.ttl && sameKeyIndex(existing, keys, ix.unique) {
+				// Better Auth made it under its own name.
 				continue
 			}
 			if spec, ok := existing[name]; ok {
@@ -135,6 +146,49 @@ func (a *Adapter) Migrate(ctx context.Context) error {
 	a.ttl.Store(ttl)
 	a.partial.Store(partial)
 	return nil
+}
+
+// sameKeyIndex reports whether one of the indexes listed has the keys
+// given, is unique when unique is (and not partial when it is), as Better
+// Auth's mongodbAdapter creates indexes under names of its own.
+func sameKeyIndex(existing map[string]bson.Raw, keys bson.D, unique bool) bool {
+	want, err := bson.Marshal(keys)
+	if err != nil {
+		return false
+	}
+	for _, spec := range existing {
+		k, ok := spec.Lookup("key").DocumentOK()
+		if !ok || !sameKeys(k, want) {
+			continue
+		}
+		u, _ := spec.Lookup("unique").BooleanOK()
+		_, partial := spec.Lookup("partialFilterExpression").DocumentOK()
+		if !unique || (u && !partial) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameKeys reports whether two index key documents name the same fields in
+// the same order, each ascending (1, of whichever numeric type).
+func sameKeys(got, want bson.Raw) bool {
+	ge, err1 := got.Elements()
+	we, err2 := want.Elements()
+	if err1 != nil || err2 != nil || len(ge) != len(we) {
+		return false
+	}
+	for i := range ge {
+		if ge[i].Key() != we[i].Key() {
+			return false
+		}
+		if n, ok := ge[i].Value().AsInt64OK(); !ok || n != 1 {
+			if f, ok := ge[i].Value().DoubleOK(); !ok || f != 1 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Server error codes Migrate acts on.

@@ -94,6 +94,7 @@ type config struct {
 	now            func() time.Time
 	names          Collections
 	objectIDs      bool
+	betterAuth     bool
 	noLookup       bool
 	noTransactions bool
 }
@@ -118,6 +119,86 @@ func WithCollections(c Collections) Option {
 		set(&cfg.names.Authenticators, c.Authenticators)
 		set(&cfg.names.Factors, c.Factors)
 		set(&cfg.names.Locks, c.Locks)
+	}
+}
+
+// BetterAuthCollections returns the collection names Better Auth's MongoDB
+// adapter (@better-auth/mongo-adapter, without usePlural) uses: user,
+// session, account and verification; and, for the records Better Auth
+// keeps elsewhere or not at all, authport_authenticators (WebAuthn
+// credentials, which Better Auth's passkey plugin keeps in another shape),
+// authport_factors (second factors) and authport_locks.
+func BetterAuthCollections() Collections {
+	return Collections{
+		Users:              "user",
+		Accounts:           "account",
+		Sessions:           "session",
+		VerificationTokens: "verification",
+		Authenticators:     "authport_authenticators",
+		Factors:            "authport_factors",
+		Locks:              "authport_locks",
+	}
+}
+
+// BetterAuth makes the adapter share its database with a Better Auth app
+// (better-auth 1.7 and its mongodbAdapter): Better Auth's collections
+// ([BetterAuthCollections]; with usePlural, name them with a
+// [WithCollections] after this option) and its documents, so that each side
+// reads and writes the records of the other. The mapping:
+//
+//   - Ids: every document's _id is an ObjectId, as Better Auth makes them.
+//     A user id that is the 24-character lowercase hexadecimal form of an
+//     ObjectId is stored as that ObjectId (in the user's _id and the userId
+//     of its records), as Better Auth stores its ids; any other id is
+//     stored as a string, which Better Auth finds too unless it is 24 hex
+//     digits with capitals (Better Auth reads those as an ObjectId). Give
+//     new users ObjectId ids: [Adapter.NewUserID] makes one. Sessions,
+//     accounts and verification values get a new ObjectId _id.
+//   - user: email (required: a user without an address, or an update
+//     removing it, is refused with an error matching [core.ErrInvalidInput];
+//     stored and compared as given, while Better Auth lowercases the
+//     addresses it writes and looks up: give authport lowercase addresses
+//     for Better Auth to find its users),
+//     name ("" for none: nil is stored as "", and "" reads as nil),
+//     emailVerified, a boolean: false for nil; true for a time, which is
+//     also kept in emailVerifiedAt, a field of authport's that Better Auth
+//     ignores. emailVerified true without emailVerifiedAt (Better Auth set
+//     it) reads as the Unix epoch, 1970-01-01T00:00:00Z: verified, at a
+//     time not recorded. image; createdAt and updatedAt, set on creation and
+//     updatedAt on each update. Every other field is an application field
+//     (core.User.Data), as Better Auth's additionalFields are.
+//   - session: token (authport's session token), userId, expiresAt,
+//     createdAt, updatedAt, ipAddress, userAgent. Better Auth requires
+//     createdAt and updatedAt, which authport's sign-ins always set; a
+//     session created without them has none.
+//   - account: providerId (authport's provider; password accounts are
+//     "credential" on both sides), accountId (the provider account id),
+//     userId, accessToken, refreshToken, idToken, scope, password (the
+//     hash), accessTokenExpiresAt (a date; core.Account.ExpiresAt in
+//     seconds), createdAt, updatedAt. What Better Auth has no field for is
+//     kept in fields of authport's that it ignores: type, expiresIn,
+//     tokenType, sessionState, authorizationDetails. An account Better Auth
+//     wrote has no type: it reads as credentials for providerId
+//     "credential" and oauth for every other, as with postgres-gorm's
+//     BetterAuth preset.
+//     refreshTokenExpiresAt, which authport has no field for, is left as
+//     stored.
+//   - verification: identifier, value (the token), expiresAt, createdAt,
+//     updatedAt.
+//
+// Authenticators and second factors stay in collections of authport's.
+// Better Auth's passkey plugin (a separate package, @better-auth/passkey)
+// is not mapped: its credentialID is base64url without padding, authport's
+// standard base64, so sharing needs a re-encoding that ids in neither form
+// make ambiguous. Its twoFactor plugin keeps one TOTP secret per user
+// encrypted with the Better Auth app's secret, which [core.Factor] cannot
+// hold without decrypting it. [Adapter.Migrate] creates the same indexes as without the
+// option on Better Auth's field names; the unique index of e-mail addresses
+// is a plain unique index, as Better Auth's own.
+func BetterAuth() Option {
+	return func(cfg *config) {
+		cfg.names = BetterAuthCollections()
+		cfg.betterAuth = true
 	}
 }
 

@@ -27,6 +27,9 @@ import (
 func (a *Adapter) CreateSession(ctx context.Context, session core.Session) (*core.Session, error) {
 	s := session.Normalize()
 	return createOwned(ctx, a, core.MethodCreateSession, a.sessions, s, s.UserID, func(uid any) (bson.D, error) {
+		if a.ba {
+			return sessionDocumentNamed(s, uid, a.f, bson.NewObjectID())
+		}
 		return sessionDocument(s, uid)
 	})
 }
@@ -62,6 +65,9 @@ func (a *Adapter) CreateAuthenticator(ctx context.Context, authenticator core.Au
 func (a *Adapter) LinkAccount(ctx context.Context, account core.Account) (*core.Account, error) {
 	acc := account.Normalize()
 	return createOwned(ctx, a, core.MethodLinkAccount, a.accounts, acc, acc.UserID, func(uid any) (bson.D, error) {
+		if a.ba {
+			return accountDocumentBA(acc, uid, a.nowDate())
+		}
 		return accountDocument(acc, uid), nil
 	})
 }
@@ -194,14 +200,14 @@ func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any,
 			return err
 		}
 		_, err = a.sessions.UpdateOne(ctx,
-			bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
-			restoreSession(oldUID, oldExp, before.UpdatedAt, updatedAt))
+			bson.D{{Key: a.f.sessionToken, Value: before.SessionToken}, {Key: fUserID, Value: uid}},
+			a.restoreSession(oldUID, oldExp, before.UpdatedAt, updatedAt))
 		unlock()
 		if err != nil {
 			return fmt.Errorf("putting the session back: %w", err)
 		}
 		if ok, err := a.userExistsOnPrimary(ctx, oldUID); err == nil && !ok {
-			_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: fSessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
+			_, err = a.sessions.DeleteOne(ctx, bson.D{{Key: a.f.sessionToken, Value: before.SessionToken}, {Key: fUserID, Value: oldUID}})
 			if err != nil {
 				return fmt.Errorf("removing the session of a deleted user: %w", err)
 			}
@@ -217,8 +223,8 @@ func (a *Adapter) confirmMove(ctx context.Context, before core.Session, uid any,
 // restoreSession is the update that puts a moved session back: its stored
 // user id and expiry and, when restoreUpdatedAt, its updatedAt as it was
 // (removed when it had none).
-func restoreSession(uid any, expires bson.DateTime, updatedAt time.Time, restoreUpdatedAt bool) bson.D {
-	set := bson.D{{Key: fUserID, Value: uid}, {Key: fExpires, Value: expires}}
+func (a *Adapter) restoreSession(uid any, expires bson.DateTime, updatedAt time.Time, restoreUpdatedAt bool) bson.D {
+	set := bson.D{{Key: fUserID, Value: uid}, {Key: a.f.expires, Value: expires}}
 	if !restoreUpdatedAt {
 		return bson.D{{Key: "$set", Value: set}}
 	}

@@ -19,21 +19,21 @@ import (
 // still expired, so that a concurrent extension wins. A session whose user
 // is gone is not returned either.
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
-	match := bson.D{{Key: fSessionToken, Value: sessionToken}}
+	match := bson.D{{Key: a.f.sessionToken, Value: sessionToken}}
 	if !a.lookup {
 		sd, err := findDoc[sessionDoc](ctx, a.sessions.FindOne(ctx, match))
 		if sd == nil || err != nil {
 			return nil, err
 		}
-		if sd.Expires <= a.nowDate() {
+		if sd.expiry() <= a.nowDate() {
 			return nil, a.removeExpiredSession(ctx, sessionToken)
 		}
-		u, err := findDoc[userDoc](ctx, a.users.FindOne(ctx, bson.D{{Key: fID, Value: sd.UserID}}))
-		if u == nil || err != nil {
+		ud, err := findDoc[userDoc](ctx, a.users.FindOne(ctx, bson.D{{Key: fID, Value: sd.UserID}}))
+		if ud == nil || err != nil {
 			return nil, err
 		}
-		d := sessionUserDoc{Session: *sd, User: []userDoc{*u}}
-		return d.sessionAndUser()
+		d := sessionUserDoc{Session: *sd, User: []userDoc{*ud}}
+		return d.sessionAndUser(a.toUser)
 	}
 	var docs []sessionUserDoc
 	if err := a.lookupUser(ctx, a.sessions, match, &docs); err != nil {
@@ -42,10 +42,10 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	if docs[0].Session.Expires <= a.nowDate() {
+	if docs[0].Session.expiry() <= a.nowDate() {
 		return nil, a.removeExpiredSession(ctx, sessionToken)
 	}
-	return docs[0].sessionAndUser()
+	return docs[0].sessionAndUser(a.toUser)
 }
 
 // UpdateSession is updateSession: one findOneAndUpdate returning the
@@ -76,7 +76,7 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 		if !ok || update.Expires.Value.IsZero() {
 			return nil, &core.InputError{Method: string(m), Field: "expires", Reason: "must be set, within the range of BSON dates"}
 		}
-		set = append(set, bson.E{Key: fExpires, Value: exp})
+		set = append(set, bson.E{Key: a.f.expires, Value: exp})
 	}
 	if update.UpdatedAt.Set {
 		if update.UpdatedAt.Value.IsZero() {
@@ -93,7 +93,7 @@ func (a *Adapter) UpdateSession(ctx context.Context, update core.SessionUpdate) 
 	if len(unset) > 0 {
 		upd = append(upd, bson.E{Key: "$unset", Value: unset})
 	}
-	byToken := bson.D{{Key: fSessionToken, Value: update.SessionToken}}
+	byToken := bson.D{{Key: a.f.sessionToken, Value: update.SessionToken}}
 	if !update.UserID.Set {
 		return updateRecord(ctx, a, a.sessions, lockSession, update.SessionToken, byToken, upd, options.After, (*sessionDoc).session)
 	}
@@ -135,10 +135,10 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 	if err != nil {
 		return nil, false, err
 	}
-	byToken := bson.D{{Key: fSessionToken, Value: sessionToken}}
+	byToken := bson.D{{Key: a.f.sessionToken, Value: sessionToken}}
 	s, err := updateRecord(ctx, a, a.sessions, lockSession, sessionToken,
-		append(byToken, bson.E{Key: fExpires, Value: bson.D{{Key: "$lte", Value: fromDate}}}),
-		setFields(bson.D{{Key: fExpires, Value: exp}, {Key: fUpdatedAt, Value: seenDate}}), options.After, (*sessionDoc).session)
+		append(byToken, bson.E{Key: a.f.expires, Value: bson.D{{Key: "$lte", Value: fromDate}}}),
+		setFields(bson.D{{Key: a.f.expires, Value: exp}, {Key: fUpdatedAt, Value: seenDate}}), options.After, (*sessionDoc).session)
 	if err != nil || s != nil {
 		return s, s != nil, err
 	}
@@ -149,7 +149,7 @@ func (a *Adapter) ExtendSession(ctx context.Context, sessionToken string, from, 
 // DeleteSession is deleteSession: one findOneAndDelete. It returns the
 // deleted session, expired or not, or nil, nil when there was none.
 func (a *Adapter) DeleteSession(ctx context.Context, sessionToken string) (*core.Session, error) {
-	return decodeSession(ctx, a.sessions.FindOneAndDelete(ctx, bson.D{{Key: fSessionToken, Value: sessionToken}}))
+	return decodeSession(ctx, a.sessions.FindOneAndDelete(ctx, bson.D{{Key: a.f.sessionToken, Value: sessionToken}}))
 }
 
 func decodeSession(ctx context.Context, res *mongo.SingleResult) (*core.Session, error) {
@@ -160,8 +160,8 @@ func decodeSession(ctx context.Context, res *mongo.SingleResult) (*core.Session,
 // expired.
 func (a *Adapter) removeExpiredSession(ctx context.Context, sessionToken string) error {
 	_, err := a.sessions.DeleteOne(ctx, bson.D{
-		{Key: fSessionToken, Value: sessionToken},
-		{Key: fExpires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}},
+		{Key: a.f.sessionToken, Value: sessionToken},
+		{Key: a.f.expires, Value: bson.D{{Key: "$lte", Value: a.nowDate()}}},
 	})
 	if err != nil {
 		return wrapErr(ctx, err)

@@ -16,10 +16,23 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 	if err != nil {
 		return nil, err
 	}
-	doc := bson.D{
-		{Key: fIdentifier, Value: v.Identifier},
-		{Key: fToken, Value: v.Token},
-		{Key: fExpires, Value: exp},
+	var doc bson.D
+	if a.ba {
+		now := a.nowDate()
+		doc = bson.D{
+			{Key: fID, Value: bson.NewObjectID()},
+			{Key: fIdentifier, Value: v.Identifier},
+			{Key: baValue, Value: v.Token},
+			{Key: baExpiresAt, Value: exp},
+			{Key: fCreatedAt, Value: now},
+			{Key: fUpdatedAt, Value: now},
+		}
+	} else {
+		doc = bson.D{
+			{Key: fIdentifier, Value: v.Identifier},
+			{Key: fToken, Value: v.Token},
+			{Key: fExpires, Value: exp},
+		}
 	}
 	if _, err := a.tokens.InsertOne(ctx, doc); err != nil {
 		return nil, wrapErr(ctx, err)
@@ -37,7 +50,7 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // [Capabilities.AtomicFindAndModify]) it is a find and a delete by _id
 // instead, and only the call whose delete removed the token returns it.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
-	filter := bson.D{{Key: fIdentifier, Value: key.Identifier}, {Key: fToken, Value: key.Token}, a.notExpired()}
+	filter := bson.D{{Key: fIdentifier, Value: key.Identifier}, {Key: a.f.token, Value: key.Token}, a.notExpired()}
 	if !a.atomicFAM {
 		return a.useTokenFindDelete(ctx, filter)
 	}

@@ -45,10 +45,15 @@ func (d *userDoc) UnmarshalBSON(b []byte) error {
 				d.Username = *p
 			}
 		case fEmailVerified:
+			if b, ok := v.BooleanOK(); ok {
+				// Better Auth's boolean ([BetterAuth]).
+				d.Verified = &b
+				continue
+			}
 			if !isNull(v) {
 				t, ok := v.DateTimeOK()
 				if !ok {
-					return fmt.Errorf("emailVerified has BSON type %v, want date", v.Type)
+					return fmt.Errorf("emailVerified has BSON type %v, want date or boolean", v.Type)
 				}
 				dt := bson.DateTime(t)
 				d.EmailVerified = &dt
@@ -64,6 +69,10 @@ func (d *userDoc) UnmarshalBSON(b []byte) error {
 		default:
 			if isNull(v) || core.ValidDataName(k) != nil {
 				continue
+			}
+			if ms, ok := v.DateTimeOK(); ok && k == baEmailVerifiedAt {
+				dt := bson.DateTime(ms)
+				d.VerifiedAt = &dt
 			}
 			j, err := jsonOf(v)
 			if err != nil {
@@ -155,19 +164,30 @@ func bsonValue(x any) any {
 
 // dataNames returns the names of an operation's application fields,
 // sorted, or an [*core.InputError] of method m when one is a standard field
-// of this adapter's user documents that core does not reserve (username).
+// of this adapter's user documents that core does not reserve (username;
+// with [BetterAuth] also createdAt, updatedAt and emailVerifiedAt).
 func dataNames(m core.Method, data map[string]json.RawMessage) ([]string, error) {
+	return dataNamesIn(m, data, false)
+}
+
+func dataNamesIn(m core.Method, data map[string]json.RawMessage, ba bool) ([]string, error) {
 	names := slices.Sorted(maps.Keys(data))
-	if _, taken := data[fUsername]; taken {
-		return nil, &core.InputError{Method: string(m), Field: "data", Reason: "names " + fUsername + ", the field usernames are stored in; choose another name"}
+	taken := []string{fUsername}
+	if ba {
+		taken = append(taken, fCreatedAt, fUpdatedAt, baEmailVerifiedAt)
+	}
+	for _, k := range taken {
+		if _, ok := data[k]; ok {
+			return nil, &core.InputError{Method: string(m), Field: "data", Reason: "names " + k + ", a field the adapter stores itself; choose another name"}
+		}
 	}
 	return names, nil
 }
 
 // appendData appends the application fields to a new user's document,
 // sorted by name.
-func appendData(doc bson.D, data map[string]json.RawMessage) (bson.D, error) {
-	names, err := dataNames(core.MethodCreateUser, data)
+func (a *Adapter) appendData(doc bson.D, data map[string]json.RawMessage) (bson.D, error) {
+	names, err := dataNamesIn(core.MethodCreateUser, data, a.ba)
 	if err != nil {
 		return nil, err
 	}
@@ -183,8 +203,8 @@ func appendData(doc bson.D, data map[string]json.RawMessage) (bson.D, error) {
 
 // dataUpdate splits an update's application fields into the fields to set
 // and those to remove (nil or JSON null).
-func dataUpdate(data map[string]json.RawMessage) (set, unset bson.D, err error) {
-	names, err := dataNames(core.MethodUpdateUser, data)
+func (a *Adapter) dataUpdate(data map[string]json.RawMessage) (set, unset bson.D, err error) {
+	names, err := dataNamesIn(core.MethodUpdateUser, data, a.ba)
 	if err != nil {
 		return nil, nil, err
 	}

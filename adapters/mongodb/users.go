@@ -58,14 +58,14 @@ func (a *Adapter) findUserBy(ctx context.Context, key, v string) (*core.User, er
 }
 
 func (a *Adapter) findUser(ctx context.Context, filter bson.D) (*core.User, error) {
-	return decodeOne(ctx, a.users.FindOne(ctx, filter), (*userDoc).user)
+	return decodeOne(ctx, a.users.FindOne(ctx, filter), a.toUser)
 }
 
 // GetUserByAccount is getUserByAccount: one aggregation joining the account
 // to its user with $lookup where the server supports it, otherwise a find of
 // the account and a find of its user.
 func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*core.User, error) {
-	match := accountFilter(key)
+	match := a.accountFilter(key)
 	if !a.lookup {
 		acc, err := findDoc[accountDoc](ctx, a.accounts.FindOne(ctx, match, options.FindOne().SetProjection(bson.D{{Key: fUserID, Value: 1}})))
 		if acc == nil || err != nil || isNull(acc.UserID) {
@@ -81,7 +81,7 @@ func (a *Adapter) GetUserByAccount(ctx context.Context, key core.AccountKey) (*c
 	if len(docs) == 0 || len(docs[0].User) == 0 {
 		return nil, nil
 	}
-	return docs[0].User[0].user()
+	return a.toUser(&docs[0].User[0])
 }
 
 // UpdateUser is updateUser: one findOneAndUpdate returning the updated
@@ -100,6 +100,9 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 		return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 	}
 	var set, unset bson.D
+	if a.ba && update.Email.Set && update.Email.Value == "" {
+		return nil, &core.InputError{Method: string(core.MethodUpdateUser), Field: "email", Reason: noEmailReason}
+	}
 	for _, f := range []struct {
 		key string
 		v   core.Field[string]
@@ -121,19 +124,34 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 			}
 			v = d
 		}
-		set = append(set, bson.E{Key: fEmailVerified, Value: v})
+		switch {
+		case !a.ba:
+			set = append(set, bson.E{Key: fEmailVerified, Value: v})
+		case v == nil:
+			set = append(set, bson.E{Key: fEmailVerified, Value: false})
+			unset = append(unset, bson.E{Key: baEmailVerifiedAt, Value: ""})
+		default:
+			set = append(set, bson.E{Key: fEmailVerified, Value: true}, bson.E{Key: baEmailVerifiedAt, Value: v})
+		}
 	}
 	if update.Name.Set {
-		set = append(set, bson.E{Key: fName, Value: update.Name.Value})
+		var name any = update.Name.Value
+		if a.ba && update.Name.Value == nil {
+			name = "" // Better Auth requires a name
+		}
+		set = append(set, bson.E{Key: fName, Value: name})
 	}
 	if update.Image.Set {
 		set = append(set, bson.E{Key: fImage, Value: update.Image.Value})
 	}
-	dset, dunset, err := dataUpdate(update.Data)
+	dset, dunset, err := a.dataUpdate(update.Data)
 	if err != nil {
 		return nil, err
 	}
 	set, unset = append(set, dset...), append(unset, dunset...)
+	if a.ba && len(set)+len(unset) > 0 {
+		set = append(set, bson.E{Key: fUpdatedAt, Value: a.nowDate()})
+	}
 	var change bson.D
 	if len(set) > 0 {
 		change = append(change, bson.E{Key: "$set", Value: set})
@@ -141,7 +159,7 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 	if len(unset) > 0 {
 		change = append(change, bson.E{Key: "$unset", Value: unset})
 	}
-	u, err := updateRecord(ctx, a, a.users, lockUser, update.ID, bson.D{{Key: fID, Value: id}}, change, options.After, (*userDoc).user)
+	u, err := updateRecord(ctx, a, a.users, lockUser, update.ID, bson.D{{Key: fID, Value: id}}, change, options.After, a.toUser)
 	if u == nil && err == nil {
 		return nil, fmt.Errorf("no user with this id: %w", core.ErrNotFound)
 	}
@@ -205,7 +223,7 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 // deleteUserDoc removes the user document with the stored id and returns
 // the user, or nil when there was none.
 func (a *Adapter) deleteUserDoc(ctx context.Context, id any) (*core.User, error) {
-	return decodeOne(ctx, a.users.FindOneAndDelete(ctx, bson.D{{Key: fID, Value: id}}), (*userDoc).user)
+	return decodeOne(ctx, a.users.FindOneAndDelete(ctx, bson.D{{Key: fID, Value: id}}), a.toUser)
 }
 
 // sweepUserRecords deletes every session, account, authenticator and
@@ -231,4 +249,23 @@ func (a *Adapter) userExists(ctx context.Context, v any) (bool, error) {
 // returned.
 func (a *Adapter) userExistsOnPrimary(ctx context.Context, v any) (bool, error) {
 	return idExists(ctx, a.usersPrimary, v)
+}
+
+// NewUserID returns an id for a new user, for authport's
+// auth.Config.GenerateUserID:
+//
+//	GenerateUserID: func() (string, error) { return store.NewUserID(context.Background()) }
+//
+// With [BetterAuth] or [WithObjectIDs] it is the hexadecimal form of a new
+// ObjectId, stored as that ObjectId, as Better Auth's and Auth.js's MongoDB
+// adapters make user ids; otherwise a random UUID (version 4), authport's
+// default. It sends nothing to the server.
+func (a *Adapter) NewUserID(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if a.ba || a.objectIDs {
+		return bson.NewObjectID().Hex(), nil
+	}
+	return core.NewUUID(), nil
 }

@@ -106,6 +106,12 @@ type Fixture struct {
 	// Busy, when set, reports an error as the store's transient lock
 	// failure (SQLite's SQLITE_BUSY), which the race tolerates.
 	Busy func(error) bool
+	// DeletesOne: Better Auth's adapter for this store deletes one
+	// record where its internalAdapter deletes by a field that is not
+	// unique (its MongoDB adapter's delete is a deleteOne), so that
+	// deleteVerificationByIdentifier leaves all but one of the
+	// identifier's values; the suite then checks that exactly one went.
+	DeletesOne bool
 }
 
 // NewSecret returns a random secret for a row's app: 32 bytes, hex.
