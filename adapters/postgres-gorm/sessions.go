@@ -152,7 +152,12 @@ func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*
 		var s expiryRow
 		q := a.qs()
 		u := newUserRow(q)
-		err := a.queryRow(ctx, nil, q.getSessionAndUser, sessionToken).Scan(append(s.dest(), u.dest()...)...)
+		var err error
+		if a.d.pgx {
+			err = a.queryRowPgx(ctx, q.getSessionAndUser, append(s.dest(), u.dest()...), sessionToken)
+		} else {
+			err = a.queryRow(ctx, nil, q.getSessionAndUser, sessionToken).Scan(append(s.dest(), u.dest()...)...)
+		}
 		if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
 			return nil, nil
 		}
