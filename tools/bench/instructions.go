@@ -147,7 +147,7 @@ func serveInstrSide(spec string) error {
 		if err != nil {
 			return err
 		}
-		h = authMux(ah)
+		h = ah
 	case "limit":
 		ls, err := newLimitServer(context.Background(), p)
 		if err != nil {
