@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	redisadapter "github.com/authport/authport/adapters/redis"
@@ -86,7 +87,25 @@ func attachReadPath(ctx context.Context, name, store string) (*readPath, error) 
 			return nil, err
 		}
 		s := &sqlStore{dialect: "postgres", rt: &roundTrips{}}
-		s.openDB(stdlib.GetConnector(*pc))
+		if os.Getenv("AUTHPORT_BENCH_PG_POOL") == "pgxpool" {
+			// gorm's *sql.DB on a pgxpool of limitPoolSize
+			// (stdlib.OpenDBFromPool: database/sql keeps no idle
+			// connection and takes one from the pgxpool per use).
+			cfg, err := pgxpool.ParseConfig(store)
+			if err != nil {
+				return nil, err
+			}
+			cfg.MaxConns, cfg.MinConns = limitPoolSize, limitPoolSize
+			pool, err := pgxpool.NewWithConfig(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			s.db = stdlib.OpenDBFromPool(pool)
+			s.db.SetMaxOpenConns(limitPoolSize)
+			s.cleanup = append(s.cleanup, pool.Close, func() { _ = s.db.Close() })
+		} else {
+			s.openDB(stdlib.GetConnector(*pc))
+		}
 		if err := authJSPgAdapter(ctx, s); err != nil {
 			s.close()
 			return nil, err
