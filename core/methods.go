@@ -305,6 +305,49 @@ func Require[I any](a any, neededBy string) (I, error) {
 // MethodOf returns the spec name of the method interface I (or the name of
 // the extension interface I), or "" when I is neither.
 func MethodOf[I any]() Method {
+	// The spec methods by a type switch, which costs no reflection: the
+	// read path asks for its method on every request. methodTable has
+	// the same pairs (TestMethodOfMatchesTable).
+	switch any((*I)(nil)).(type) {
+	case *UserCreator:
+		return MethodCreateUser
+	case *UserGetter:
+		return MethodGetUser
+	case *UserByEmailGetter:
+		return MethodGetUserByEmail
+	case *UserByAccountGetter:
+		return MethodGetUserByAccount
+	case *UserUpdater:
+		return MethodUpdateUser
+	case *UserDeleter:
+		return MethodDeleteUser
+	case *AccountLinker:
+		return MethodLinkAccount
+	case *AccountUnlinker:
+		return MethodUnlinkAccount
+	case *AccountGetter:
+		return MethodGetAccount
+	case *SessionCreator:
+		return MethodCreateSession
+	case *SessionAndUserGetter:
+		return MethodGetSessionAndUser
+	case *SessionUpdater:
+		return MethodUpdateSession
+	case *SessionDeleter:
+		return MethodDeleteSession
+	case *VerificationTokenCreator:
+		return MethodCreateVerificationToken
+	case *VerificationTokenUser:
+		return MethodUseVerificationToken
+	case *AuthenticatorCreator:
+		return MethodCreateAuthenticator
+	case *AuthenticatorGetter:
+		return MethodGetAuthenticator
+	case *AuthenticatorsByUserLister:
+		return MethodListAuthenticatorsByUserID
+	case *AuthenticatorCounterUpdater:
+		return MethodUpdateAuthenticatorCounter
+	}
 	t := reflect.TypeFor[I]()
 	for _, e := range methodTable() {
 		if e.iface == t {

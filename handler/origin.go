@@ -19,8 +19,17 @@ func (h *Handler) warnOrigin(r *http.Request) {
 		host = strings.TrimSpace(first)
 	}
 	scheme, want, _ := strings.Cut(h.origin, "://")
-	defaultPort := map[string]string{"http": ":80", "https": ":443"}[scheme]
-	if host == "" || strings.EqualFold(strings.TrimSuffix(host, defaultPort), strings.TrimSuffix(want, defaultPort)) {
+	if host == "" || host == want {
+		return
+	}
+	var defaultPort string
+	switch scheme {
+	case "http":
+		defaultPort = ":80"
+	case "https":
+		defaultPort = ":443"
+	}
+	if strings.EqualFold(strings.TrimSuffix(host, defaultPort), strings.TrimSuffix(want, defaultPort)) {
 		return
 	}
 	h.originWarned.Do(func() {

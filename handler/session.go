@@ -119,8 +119,17 @@ func appendExpires(b []byte, t time.Time) []byte {
 // escapes quotes, backslashes, control characters, <, >, &, U+2028,
 // U+2029 and invalid UTF-8).
 func appendJSONString(b []byte, v string) []byte {
+	// The bytes of 0x00–0x7f that encoding/json escapes: the control
+	// characters, '"', '&', '<' and '>' (below 0x40, bit c of escLow) and
+	// '\\' (bit c-0x40 of escHigh); every byte from 0x80 up takes
+	// json.Marshal too (UTF-8 checks, U+2028 and U+2029).
+	const (
+		escLow  uint64 = 1<<0x20 - 1 | 1<<'"' | 1<<'&' | 1<<'<' | 1<<'>'
+		escHigh uint64 = 1 << ('\\' - 0x40)
+	)
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		c := v[i]
+		if c >= 0x80 || c < 0x40 && escLow>>c&1 != 0 || c >= 0x40 && escHigh>>(c-0x40)&1 != 0 {
 			q, _ := json.Marshal(v)
 			return append(b, q...)
 		}

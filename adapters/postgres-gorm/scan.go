@@ -181,16 +181,24 @@ func (r *userRow) user() *core.User {
 	if r.emptyName && u.Name != nil && *u.Name == "" {
 		u.Name = nil
 	}
-	for i, c := range r.data {
+	u.Data = dataMap(r.extras, r.data)
+	return u
+}
+
+// dataMap returns the application fields of a user: the JSON values of
+// the extra columns that are not NULL, by name (nil when none is).
+func dataMap(extras []dataColumn, cells []dataCell) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	for i, c := range cells {
 		if c.value == nil {
 			continue
 		}
-		if u.Data == nil {
-			u.Data = make(map[string]json.RawMessage)
+		if m == nil {
+			m = make(map[string]json.RawMessage)
 		}
-		u.Data[r.extras[i].name] = c.value
+		m[extras[i].name] = c.value
 	}
-	return u
+	return m
 }
 
 // accountRow scans the account columns in the order of the adapter's SELECTs.

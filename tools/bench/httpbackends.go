@@ -258,16 +258,22 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 		s.close()
 		return nil, "", err
 	}
-	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: s.db}), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		s.close()
-		return nil, "", err
-	}
-	if s.adapter, err = gormadapter.New(ctx, gdb, gormadapter.AuthJSPg()); err != nil {
+	if err := authJSPgAdapter(ctx, s); err != nil {
 		s.close()
 		return nil, "", err
 	}
 	return s, schema, nil
+}
+
+// authJSPgAdapter opens the gorm adapter with AuthJSPg on s.db as
+// s.adapter.
+func authJSPgAdapter(ctx context.Context, s *sqlStore) error {
+	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: s.db}), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return err
+	}
+	s.adapter, err = gormadapter.New(ctx, gdb, gormadapter.AuthJSPg())
+	return err
 }
 
 // openUnstorage opens the Redis adapter in @auth/unstorage-adapter's

@@ -93,9 +93,9 @@ func serveLoopback(h func(origin string) (http.Handler, error)) (*server, error)
 	return &server{origin: "http://" + ln.Addr().String(), close: func() { _ = srv.Close() }}, nil
 }
 
-// openLimit serves p's handler (under /auth/) and a limit server on p's
-// store on loopback ports.
-func openLimit(ctx context.Context, p *readPath) (*limitPair, error) {
+// newLimitServer returns the limit server on p's store (its own pool of
+// limitPoolSize connections on PostgreSQL and Redis).
+func newLimitServer(ctx context.Context, p *readPath) (*limitServer, error) {
 	ls := &limitServer{cookie: sessionCookie}
 	var err error
 	switch p.name {
@@ -116,12 +116,24 @@ func openLimit(ctx context.Context, p *readPath) (*limitPair, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ls, nil
+}
+
+// openLimit serves p's handler (under /auth/) and a limit server on p's
+// store on loopback ports.
+func openLimit(ctx context.Context, p *readPath) (*limitPair, error) {
+	ls, err := newLimitServer(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	l := &limitPair{p: p, closeLimitStore: ls.close}
 	l.handler, err = serveLoopback(func(origin string) (http.Handler, error) {
+		// The handler is the server's handler, as the limit server is:
+		// it routes by its BaseURL's path itself, and a ServeMux in
+		// front (about 2,000 instructions a request, -instructions)
+		// is the application's, whichever server it routes to.
 		_, h, err := p.newHandler(origin)
-		mux := http.NewServeMux()
-		mux.Handle("/auth/", h)
-		return mux, err
+		return h, err
 	})
 	if err == nil {
 		l.limit, err = serveLoopback(func(string) (http.Handler, error) { return ls, nil })

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -49,21 +50,32 @@ func allBackends() (backendtable.Table, error) {
 
 // report is the JSON the bench writes with -json.
 type report struct {
-	Started  time.Time         `json:"started"`
-	Machine  string            `json:"machine"`
-	Config   map[string]any    `json:"config"`
-	Results  []result          `json:"results"`
-	Skipped  map[string]string `json:"skipped,omitempty"`
-	Extra    []string          `json:"notes,omitempty"`
-	Scale    []scaleResult     `json:"scale,omitempty"`
-	HTTP     []httpResult      `json:"http,omitempty"`
-	Handler  []handlerResult   `json:"handler,omitempty"` // handler GET /session beside getSessionAndUser, in process
-	Burst    []burstResult     `json:"burst,omitempty"`   // writes of a burst of requests on one due session
-	Limit    []limitResult     `json:"limit,omitempty"`   // the handler beside the hand-written limit server
-	Duration string            `json:"duration"`
+	Started time.Time         `json:"started"`
+	Machine string            `json:"machine"`
+	Config  map[string]any    `json:"config"`
+	Results []result          `json:"results"`
+	Skipped map[string]string `json:"skipped,omitempty"`
+	Extra   []string          `json:"notes,omitempty"`
+	Scale   []scaleResult     `json:"scale,omitempty"`
+	HTTP    []httpResult      `json:"http,omitempty"`
+	Handler []handlerResult   `json:"handler,omitempty"` // handler GET /session beside getSessionAndUser, in process
+	Burst   []burstResult     `json:"burst,omitempty"`   // writes of a burst of requests on one due session
+	Limit   []limitResult     `json:"limit,omitempty"`   // the handler beside the hand-written limit server
+	// Instructions are the -instructions rows: the servers' instructions
+	// per request, the handler's beside the limit server's.
+	Instructions []instrResult `json:"instructions,omitempty"`
+	Duration     string        `json:"duration"`
 }
 
 func main() {
+	if spec := os.Getenv(instrServeEnv); spec != "" {
+		// A child of -instructions, serving one side under callgrind.
+		if err := serveInstrSide(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	short := flag.Bool("short", false, "a quick run (the one the tests make): few users, few calls")
 	scale := flag.Bool("scale", false, "the scale and purge run instead (slow: seeds -scale-users users and sessions per backend)")
 	scaleUsers := flag.Int("scale-users", 1_000_000, "users and sessions to seed in -scale mode")
@@ -80,6 +92,10 @@ func main() {
 	limitNames := flag.String("limit", strings.Join(readPathBackends, ","), "comma-separated backends of the limit rows (the handler beside the hand-written server), or none")
 	onlyOps := flag.String("ops", "", "comma-separated operations of the adapter rows to run (empty: all), e.g. getSessionAndUser,getUserByAccount")
 	rounds := flag.Int("rounds", 0, "alternated adapter/raw rounds per row (0: 6, or 2 with -short)")
+	instructions := flag.Bool("instructions", false, "instead of the timed rows, count the instructions per GET /auth/session of the handler's server and of the limit server with valgrind's callgrind, for the backends of -limit (README.md, \"Instructions per request\")")
+	instrCalls := flag.Int("instr-calls", 1000, "requests per round of each side in -instructions mode")
+	instrLevels := flag.String("instr-concurrency", "32", "comma-separated concurrencies of -instructions mode")
+	instrDir := flag.String("instr-dir", "", "keep callgrind's files of -instructions mode in this directory (default: a temporary one, removed)")
 	flag.Parse()
 	if *services {
 		fmt.Println(strings.Join(all.Started(backendtable.StartServices).Names(), " "))
@@ -103,7 +119,25 @@ func main() {
 		names = nil
 	}
 	var rep *report
-	if *scale {
+	if *instructions {
+		var levels []int
+		for _, f := range strings.Split(*instrLevels, ",") {
+			c, cerr := strconv.Atoi(strings.TrimSpace(f))
+			if cerr != nil || c < 1 {
+				fmt.Fprintf(os.Stderr, "bench: -instr-concurrency %q: want positive integers\n", *instrLevels)
+				os.Exit(2)
+			}
+			levels = append(levels, c)
+		}
+		if *rounds == 0 {
+			cfg.rounds = 3
+		}
+		rep = &report{Started: time.Now().UTC(), Machine: machine(), Skipped: map[string]string{}, Config: map[string]any{
+			"rounds": cfg.rounds, "calls": *instrCalls, "concurrency": levels, "users": cfg.users, "pool": limitPoolSize}}
+		fmt.Fprintf(os.Stdout, "authport bench -instructions: %s\n", rep.Machine)
+		err = runInstructions(ctx, cfg, strings.Split(*limitNames, ","), *instrCalls, levels, *instrDir, os.Stdout, rep)
+		rep.Duration = time.Since(rep.Started).Round(time.Millisecond).String()
+	} else if *scale {
 		rep, err = runScale(ctx, names, *scaleUsers, *purgeSessions, os.Stdout)
 	} else {
 		rep, err = run(ctx, cfg, names, os.Stdout)
