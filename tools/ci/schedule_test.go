@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// plan puts the exclusive modules first in their given order, then the
+// others longest first; a duration recorded on the machine wins over the
+// built-in estimate, and a module known to neither gets defaultEstimate.
+func TestPlan(t *testing.T) {
+	modules := []string{"core", "tests/faults", "adapters/postgres-gorm", "newmodule", "tests/backends", "x/alone", "examples/demo"}
+	recorded := map[string]time.Duration{"newmodule": 500 * time.Second, "examples/demo": time.Second}
+	exclusive := map[string]string{"x/alone": "reason 1", "tests/faults": "reason 2"}
+	var got []string
+	for _, j := range plan(modules, recorded, exclusive) {
+		got = append(got, fmt.Sprintf("%s %v %q", j.module, j.estimate, j.exclusive))
+	}
+	want := []string{
+		`tests/faults 5m0s "reason 2"`,
+		`x/alone 30s "reason 1"`,
+		`adapters/postgres-gorm 14m6s ""`,
+		`newmodule 8m20s ""`,
+		`tests/backends 6m59s ""`,
+		`core 30s ""`,
+		`examples/demo 1s ""`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("plan =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// runSchedule never runs more than width jobs at once, runs an exclusive
+// job with no other, and starts no job before the exclusive ones ahead of
+// it have ended.
+func TestRunSchedule(t *testing.T) {
+	jobs := []job{{module: "x", exclusive: "alone"}, {module: "a"}, {module: "b"}, {module: "c"}, {module: "y", exclusive: "alone"}, {module: "d"}, {module: "e"}}
+	var (
+		mu      sync.Mutex
+		running []string
+		started []string
+		peak    int
+		bad     []string
+	)
+	runSchedule(jobs, 3, func(j job) {
+		mu.Lock()
+		running = append(running, j.module)
+		started = append(started, j.module)
+		peak = max(peak, len(running))
+		if len(running) > 1 && (j.exclusive != "" || slices.ContainsFunc(running, func(m string) bool { return m == "x" || m == "y" })) {
+			bad = append(bad, strings.Join(running, "+"))
+		}
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		running = slices.DeleteFunc(running, func(m string) bool { return m == j.module })
+		mu.Unlock()
+	})
+	// Between two exclusive jobs the others start in any order.
+	for _, part := range [][2]int{{1, 4}, {5, 7}} {
+		slices.Sort(started[part[0]:part[1]])
+	}
+	if want := []string{"x", "a", "b", "c", "y", "d", "e"}; !slices.Equal(started, want) {
+		t.Errorf("started %q, want x, then a, b and c, then y, then d and e", started)
+	}
+	if peak != 3 {
+		t.Errorf("at most %d ran at once, want 3 (the width)", peak)
+	}
+	if len(bad) > 0 {
+		t.Errorf("an exclusive job ran beside others: %q", bad)
+	}
+}
+
+// The test command's go test step runs real modules side by side: the
+// shared ones overlap, the exclusive one overlaps none, every module has
+// its log, the results are listed in the modules' order, and the
+// durations of the modules that passed are recorded for the next run's
+// order (a failed one is not).
+func TestTestModulesSideBySide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test in four modules")
+	}
+	repo, marks, logDir, cache := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	// Each test writes its start and end (Unix nanoseconds) to a file
+	// named after its module, sleeping between them.
+	test := func(pkg, body string) string {
+		return `package ` + pkg + `
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestSpan(t *testing.T) {
+	start := time.Now().UnixNano()
+	time.Sleep(1500 * time.Millisecond)
+	` + body + `
+	span := fmt.Sprintf("%d %d", start, time.Now().UnixNano())
+	if err := os.WriteFile(filepath.Join(os.Getenv("MARKS"), "` + pkg + `"), []byte(span), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+`
+	}
+	files := map[string]string{}
+	for _, m := range []string{"a", "b", "c", "alone"} {
+		body := ""
+		if m == "c" {
+			body = `t.Error("c fails")`
+		}
+		files[m+"/go.mod"] = "module example.com/" + m + "\n\ngo 1.26\n"
+		files[m+"/"+m+"_test.go"] = test(m, body)
+	}
+	writeFiles(t, repo, files)
+	t.Setenv("MARKS", marks)
+	t.Setenv("GOWORK", "off")
+	t.Setenv("GOFLAGS", "-buildvcs=false")
+	t.Setenv("AUTHPORT_TEST_JOBS", "3")
+	t.Setenv("XDG_CACHE_HOME", cache)
+	run := &testRun{repo: repo, logDir: logDir, exclusive: map[string]string{"alone": "the test's exclusive module"}}
+	modules := []string{"a", "alone", "b", "c"}
+	if err := run.testModules(context.Background(), modules); err != nil {
+		t.Fatal(err)
+	}
+
+	var got []string
+	for _, r := range run.modules {
+		got = append(got, fmt.Sprintf("%s %d/%d", r.dir, r.passed, r.failed))
+	}
+	if want := []string{"a 1/0", "alone 1/0", "b 1/0", "c 0/1"}; !slices.Equal(got, want) {
+		t.Errorf("results %q, want %q", got, want)
+	}
+	if want := []string{"go test in c"}; !slices.Equal(run.failures, want) {
+		t.Errorf("failures %q, want %q", run.failures, want)
+	}
+	spans := map[string][2]int64{}
+	for _, m := range modules {
+		b, err := os.ReadFile(filepath.Join(marks, m))
+		if m == "c" {
+			continue // it failed before writing
+		}
+		if err != nil {
+			t.Fatalf("module %s's test left no mark: %v", m, err)
+		}
+		f := strings.Fields(string(b))
+		start, _ := strconv.ParseInt(f[0], 10, 64)
+		end, _ := strconv.ParseInt(f[1], 10, 64)
+		spans[m] = [2]int64{start, end}
+	}
+	overlap := func(x, y [2]int64) bool { return x[0] < y[1] && y[0] < x[1] }
+	if !overlap(spans["a"], spans["b"]) {
+		t.Errorf("a %v and b %v did not run side by side", spans["a"], spans["b"])
+	}
+	for _, m := range []string{"a", "b"} {
+		if overlap(spans["alone"], spans[m]) {
+			t.Errorf("the exclusive module %v ran beside %s %v", spans["alone"], m, spans[m])
+		}
+	}
+	if spans["alone"][1] > spans["a"][0] {
+		t.Error("the exclusive module did not run first")
+	}
+	for _, m := range modules {
+		if _, err := os.Stat(filepath.Join(logDir, m+".log")); err != nil {
+			t.Errorf("no log of %s: %v", m, err)
+		}
+	}
+	times := readTimes(filepath.Join(cache, "authport", "test-times.json"))
+	if len(times) != 3 || times["c"] != 0 || times["a"] < time.Second {
+		t.Errorf("recorded durations %v, want a, alone and b (over 1s each), not c", times)
+	}
+}
+
+// Every module named in exclusiveModules and moduleEstimates is a module
+// of the repository (a renamed one would silently lose its place).
+func TestScheduleTablesNameModules(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range exclusiveModules {
+		if _, err := os.Stat(filepath.Join(repo, m, "go.mod")); err != nil {
+			t.Errorf("exclusiveModules names %s, which is not a module: %v", m, err)
+		}
+	}
+	for m := range moduleEstimates {
+		if _, err := os.Stat(filepath.Join(repo, m, "go.mod")); err != nil {
+			t.Errorf("moduleEstimates names %s, which is not a module: %v", m, err)
+		}
+	}
+}
+
+// AUTHPORT_TEST_JOBS sets the width; anything but a positive number is
+// refused with the variable named.
+func TestTestJobs(t *testing.T) {
+	t.Setenv("AUTHPORT_TEST_JOBS", "5")
+	if n, err := testJobs(); n != 5 || err != nil {
+		t.Errorf("testJobs() = %d, %v; want 5", n, err)
+	}
+	for _, bad := range []string{"0", "-1", "many"} {
+		t.Setenv("AUTHPORT_TEST_JOBS", bad)
+		if _, err := testJobs(); err == nil || !strings.Contains(err.Error(), "AUTHPORT_TEST_JOBS") {
+			t.Errorf("AUTHPORT_TEST_JOBS=%s: error %v", bad, err)
+		}
+	}
+	t.Setenv("AUTHPORT_TEST_JOBS", "")
+	if n, err := testJobs(); n < 2 || n > 4 || err != nil {
+		t.Errorf("default testJobs() = %d, %v; want 2 to 4", n, err)
+	}
+}
