@@ -52,6 +52,16 @@ var moduleEstimates = map[string]int{
 
 const defaultEstimate = 30 * time.Second
 
+// moduleParallel raises go test's -parallel (GOMAXPROCS by default: two
+// on a 2-core machine) for modules whose parallel tests mostly wait:
+// adapters/postgres-gorm runs a dozen full conformance suites in parallel
+// (each rule on a database of its own), tests/backends one container and
+// one adapter suite per backend, four of them.
+var moduleParallel = map[string]int{
+	"adapters/postgres-gorm": 4,
+	"tests/backends":         4,
+}
+
 // job is one module's place in the schedule.
 type job struct {
 	module    string

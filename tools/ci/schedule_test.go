@@ -181,7 +181,8 @@ func TestSpan(t *testing.T) {
 	}
 }
 
-// Every module named in exclusiveModules and moduleEstimates is a module
+// Every module named in exclusiveModules, moduleEstimates and
+// moduleParallel is a module
 // of the repository (a renamed one would silently lose its place).
 func TestScheduleTablesNameModules(t *testing.T) {
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
@@ -196,6 +197,11 @@ func TestScheduleTablesNameModules(t *testing.T) {
 	for m := range moduleEstimates {
 		if _, err := os.Stat(filepath.Join(repo, m, "go.mod")); err != nil {
 			t.Errorf("moduleEstimates names %s, which is not a module: %v", m, err)
+		}
+	}
+	for m := range moduleParallel {
+		if _, err := os.Stat(filepath.Join(repo, m, "go.mod")); err != nil {
+			t.Errorf("moduleParallel names %s, which is not a module: %v", m, err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -309,7 +310,11 @@ func (t *testRun) testModule(ctx context.Context, m string) {
 		return
 	}
 	env := goworkEnv(m)
-	res := goTest(ctx, filepath.Join(t.repo, m), env, log, "-race", "-count=1", "-v", "-timeout", "15m", "./...")
+	args := []string{"-race", "-count=1", "-v", "-timeout", "15m"}
+	if n := moduleParallel[m]; n > 0 {
+		args = append(args, "-parallel", strconv.Itoa(n))
+	}
+	res := goTest(ctx, filepath.Join(t.repo, m), env, log, append(args, "./...")...)
 	log.Close()
 	r := moduleResult{dir: m, testResult: res, took: time.Since(start)}
 	var b strings.Builder
