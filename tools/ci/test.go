@@ -62,6 +62,9 @@ func testCmd(ctx context.Context, repo string) error {
 	// screenshots, for one).
 	os.Setenv("AUTHPORT_LOG_DIR", logDir)
 	t := &testRun{repo: repo, logDir: logDir, started: time.Now()}
+	if _, err := testJobs(); err != nil {
+		return err // before anything runs
+	}
 
 	step("services")
 	if os.Getenv("AUTHPORT_SERVICES") != "none" {
