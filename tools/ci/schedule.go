@@ -67,6 +67,23 @@ type job struct {
 	module    string
 	estimate  time.Duration
 	exclusive string // why it runs alone; empty when it shares the machine
+	// run, when set, is what the job does instead of testing module (then
+	// a name for the console).
+	run func()
+}
+
+// consumerEstimate is about what the consumer check (tools/release) took
+// on a 2-core machine.
+const consumerEstimate = 180 * time.Second
+
+// insertJob puts a shared job among planned jobs: after the exclusive ones
+// and before the first shared job with a shorter estimate.
+func insertJob(jobs []job, j job) []job {
+	i := slices.IndexFunc(jobs, func(o job) bool { return o.exclusive == "" && o.estimate < j.estimate })
+	if i < 0 {
+		i = len(jobs)
+	}
+	return slices.Insert(jobs, i, j)
 }
 
 // plan orders modules for the schedule: the exclusive ones first (in

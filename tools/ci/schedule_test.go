@@ -38,6 +38,31 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// insertJob puts a job after the exclusive ones, before the first shorter
+// shared one, or last.
+func TestInsertJob(t *testing.T) {
+	jobs := []job{{module: "alone", estimate: time.Hour, exclusive: "x"}, {module: "long", estimate: 10 * time.Minute}, {module: "short", estimate: time.Minute}}
+	names := func(js []job) string {
+		var s []string
+		for _, j := range js {
+			s = append(s, j.module)
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		estimate time.Duration
+		want     string
+	}{
+		{2 * time.Hour, "alone new long short"},
+		{3 * time.Minute, "alone long new short"},
+		{time.Second, "alone long short new"},
+	} {
+		if got := names(insertJob(slices.Clone(jobs), job{module: "new", estimate: tc.estimate})); got != tc.want {
+			t.Errorf("insertJob at %v: %s, want %s", tc.estimate, got, tc.want)
+		}
+	}
+}
+
 // runSchedule never runs more than width jobs at once, runs an exclusive
 // job with no other, and starts no job before the exclusive ones ahead of
 // it have ended.
@@ -130,7 +155,15 @@ func TestSpan(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", cache)
 	run := &testRun{repo: repo, logDir: logDir, exclusive: map[string]string{"alone": "the test's exclusive module"}}
 	modules := []string{"a", "alone", "b", "c"}
-	if err := run.testModules(context.Background(), modules); err != nil {
+	// An extra job (as the consumer check is) runs in the schedule too,
+	// beside the shared modules, never beside the exclusive one.
+	var extraSpan [2]int64
+	extra := job{module: "extra", estimate: time.Hour, run: func() {
+		extraSpan[0] = time.Now().UnixNano()
+		time.Sleep(time.Second)
+		extraSpan[1] = time.Now().UnixNano()
+	}}
+	if err := run.testModules(context.Background(), modules, extra); err != nil {
 		t.Fatal(err)
 	}
 
@@ -169,6 +202,9 @@ func TestSpan(t *testing.T) {
 	}
 	if spans["alone"][1] > spans["a"][0] {
 		t.Error("the exclusive module did not run first")
+	}
+	if extraSpan[0] == 0 || overlap(spans["alone"], extraSpan) {
+		t.Errorf("the extra job %v did not run, or ran beside the exclusive module %v", extraSpan, spans["alone"])
 	}
 	for _, m := range modules {
 		if _, err := os.Stat(filepath.Join(logDir, m+".log")); err != nil {

@@ -50,8 +50,9 @@ func (t *testRun) fail(msg string) {
 // testCmd is the test command (scripts/test.sh): it makes the databases
 // reachable, checks formatting, vets, checks `go mod tidy`, lints the
 // workflows, installs the interop suites' npm packages, runs every
-// module's tests with -race (which replays every fuzz corpus), fuzzes when
-// AUTHPORT_FUZZTIME asks, runs the consumer check and prints the summary.
+// module's tests with -race (which replays every fuzz corpus) and, beside
+// them, the consumer check, fuzzes when AUTHPORT_FUZZTIME asks and prints
+// the summary.
 // Full output goes to AUTHPORT_LOG_DIR (default: a temporary directory).
 func testCmd(ctx context.Context, repo string) error {
 	logDir, err := prepare("authport-test.")
@@ -84,7 +85,10 @@ func testCmd(ctx context.Context, repo string) error {
 	t.checks(ctx, modules, outside)
 	t.npmCI(ctx)
 
-	if err := t.testModules(ctx, slices.Concat(modules, outside)); err != nil {
+	// The consumer check (tools/release) builds while the tests wait: a
+	// job of the schedule, its table printed in one piece when it ends.
+	consumer := job{module: "consumer check", estimate: consumerEstimate, run: func() { t.consumerCheck(ctx) }}
+	if err := t.testModules(ctx, slices.Concat(modules, outside), consumer); err != nil {
 		return err
 	}
 	t.printFigures()
@@ -99,13 +103,6 @@ func testCmd(ctx context.Context, repo string) error {
 		}
 	}
 
-	// The consumer check (tools/release): every adapter and sign-in module
-	// from a module outside the repository, through a local module proxy
-	// made of this tree.
-	step("consumer check (every adapter and sign-in module from a module outside the repository)")
-	if err := (cmdSpec{args: []string{"go", "run", ".", "-C", repo, "consumers"}, dir: filepath.Join(repo, "tools/release"), env: []string{"GOWORK=off"}}).run(ctx); err != nil {
-		t.fail("consumer check: see the table above (tools/release/consumer.go)")
-	}
 	return t.summary()
 }
 
@@ -271,9 +268,10 @@ func required(backend string) bool {
 
 // testModules runs every module's tests, as many modules at once as
 // testJobs says, in the order of plan (schedule.go): the exclusive modules
-// alone first, then the others longest first. The summary lists them in
-// the order of modules, whatever order they ended in.
-func (t *testRun) testModules(ctx context.Context, modules []string) error {
+// alone first, then the others longest first, with the extra jobs among
+// them by their estimates. The summary lists the modules in the order of
+// modules, whatever order they ended in.
+func (t *testRun) testModules(ctx context.Context, modules []string, extra ...job) error {
 	width, err := testJobs()
 	if err != nil {
 		return err
@@ -289,7 +287,16 @@ func (t *testRun) testModules(ctx context.Context, modules []string) error {
 			fmt.Fprintf(os.Stderr, "  alone first: %s (%s)\n", j.module, j.exclusive)
 		}
 	}
-	runSchedule(jobs, width, func(j job) { t.testModule(ctx, j.module) })
+	for _, j := range extra {
+		jobs = insertJob(jobs, j)
+	}
+	runSchedule(jobs, width, func(j job) {
+		if j.run != nil {
+			j.run()
+			return
+		}
+		t.testModule(ctx, j.module)
+	})
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	slices.SortStableFunc(t.modules, func(a, b moduleResult) int {
@@ -347,6 +354,22 @@ func (t *testRun) testModule(ctx context.Context, m string) {
 		t.failures = append(t.failures, "go test in "+m)
 	}
 	io.WriteString(os.Stderr, b.String())
+}
+
+// consumerCheck is the consumer check (tools/release): every adapter and
+// sign-in module from a module outside the repository, through a local
+// module proxy made of this tree. Its table goes to the console in one
+// piece when it ends.
+func (t *testRun) consumerCheck(ctx context.Context) {
+	var out strings.Builder
+	err := cmdSpec{args: []string{"go", "run", ".", "-C", t.repo, "consumers"}, dir: filepath.Join(t.repo, "tools/release"), env: []string{"GOWORK=off"}, stdout: &out, stderr: &out}.run(ctx)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "\n== consumer check (every adapter and sign-in module from a module outside the repository)  [%s]\n%s", time.Now().Format(time.TimeOnly), out.String())
+	if err != nil {
+		t.failures = append(t.failures, "consumer check: see the table above (tools/release/consumer.go)")
+		fmt.Fprintf(os.Stderr, "FAILED: consumer check: %v\n", err)
+	}
 }
 
 // printFigures copies the fault-injection tables (tests/faults) and the
