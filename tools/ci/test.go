@@ -320,7 +320,10 @@ func (t *testRun) testModule(ctx context.Context, m string) {
 		return
 	}
 	env := goworkEnv(m)
-	args := []string{"-race", "-count=1", "-v", "-timeout", "15m"}
+	// -timeout guards against a hang: 30 minutes, since a package shares
+	// the machine with other modules' tests (adapters/postgres-gorm, one
+	// package, took 14 minutes alone on a 2-core machine).
+	args := []string{"-race", "-count=1", "-v", "-timeout", "30m"}
 	if n := moduleParallel[m]; n > 0 {
 		args = append(args, "-parallel", strconv.Itoa(n))
 	}
