@@ -581,6 +581,7 @@ func TestWithoutForeignKeysDDL(t *testing.T) {
 // foreign keys (Migrate under WithoutForeignKeys), where the adapter
 // checks users and cascades deleteUser itself.
 func TestConformanceWithoutForeignKeys(t *testing.T) {
+	t.Parallel()
 	runVariant(t, "without_foreign_keys", backends, WithoutForeignKeys())
 }
 

@@ -14,7 +14,14 @@ import (
 	"github.com/authport/authport/core"
 )
 
+// The module's time is mostly its dozen full runs of the suite, each rule
+// waiting on a database of its own: every TestConformance* test and every
+// backend's suite in it runs in parallel with the others (t.Parallel), as
+// many at once as go test's -parallel allows (the test command raises it
+// for this module: tools/ci/schedule.go).
+
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	// postgres-ha: a pg_auto_failover primary and synchronous standby,
 	// through the multi-host URL (AUTHPORT_POSTGRES_HA_URL).
 	for _, backend := range append(backends[:len(backends):len(backends)], "postgres-ha") {
@@ -57,7 +64,8 @@ func fixture(t testing.TB, a *Adapter, db *testDB, opts ...Option) conformance.F
 func runVariant(t *testing.T, name string, backends []string, opt Option) {
 	for _, backend := range backends {
 		conformance.Run(t, conformance.Harness{
-			Name: backend + "_" + name,
+			Name:     backend + "_" + name,
+			Parallel: true, // each test has a database of its own
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, backend, false, opt)
 				return fixture(t, a, db, opt)
@@ -77,6 +85,7 @@ func runVariant(t *testing.T, name string, backends []string, opt Option) {
 // expires_in and authorization_details, which the presets omit; the
 // presets' own tests cover them.)
 func TestConformancePresets(t *testing.T) {
+	t.Parallel()
 	groups := []string{"userData", "listSessionsByUserId", "deleteSessionsByUserId", "sessionMetadata",
 		"optionalEmail", "usernames", "passwordHashes", "factors"}
 	for _, p := range []struct {

@@ -220,9 +220,22 @@ func openPool(t testing.TB, name string, drv driver.Driver, dsn string, c *count
 			t.Fatal(err)
 		}
 	}
+	if name != "sqlite3" {
+		db.SetMaxOpenConns(serverPoolLimit)
+	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
+
+// serverPoolLimit caps the connections of one test's pool on a shared
+// PostgreSQL or MariaDB. The suites run side by side (TestConformance*),
+// and the test command runs other modules beside this one, all on the same
+// servers: a rule racing 50 callers would otherwise open 50 connections,
+// and a few such rules at once exhaust PostgreSQL's default
+// max_connections of 100 ("sorry, too many clients already"). The callers
+// still race, 12 statements at a time, and wait for a connection as an
+// application's bounded pool makes them wait.
+const serverPoolLimit = 12
 
 // mustNew returns an adapter on db made with opts, closed when the test
 // ends.

@@ -118,6 +118,7 @@ func TestNewUserID(t *testing.T) {
 // times stored as Unix milliseconds and as ISO 8601 text, and checks what
 // is stored.
 func TestConformanceSQLiteTimeFormats(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		f    SQLiteTimeFormat
@@ -127,7 +128,8 @@ func TestConformanceSQLiteTimeFormats(t *testing.T) {
 		{"iso8601", SQLiteTimeISO8601, func(t time.Time) string { return "'" + t.UTC().Format("2006-01-02T15:04:05.000Z") + "'" }},
 	} {
 		conformance.Run(t, conformance.Harness{
-			Name: "sqlite_" + tc.name,
+			Name:     "sqlite_" + tc.name,
+			Parallel: true, // each test has a file of its own
 			New: func(t testing.TB) conformance.Fixture {
 				a, db := newAdapter(t, "sqlite", false, WithSQLiteTimes(tc.f))
 				return fixture(t, a, db, WithSQLiteTimes(tc.f))

@@ -266,6 +266,7 @@ func runCounted(t *testing.T, a *Adapter, c *counter, want map[string]stmtCount)
 // paths the adapter takes where a server has no RETURNING (MySQL, MariaDB
 // < 10.5, SQLite < 3.35), on the servers at hand.
 func TestConformanceWithoutReturning(t *testing.T) {
+	t.Parallel()
 	runVariant(t, "without_returning", []string{"mysql", "sqlite"}, withoutReturning())
 }
 
@@ -273,8 +274,10 @@ func TestConformanceWithoutReturning(t *testing.T) {
 // pgx's simple protocol (parameters interpolated client-side, no prepared
 // statements), as behind PgBouncer in transaction mode.
 func TestConformancePgxSimpleProtocol(t *testing.T) {
+	t.Parallel()
 	conformance.Run(t, conformance.Harness{
-		Name: "postgres_simple_protocol",
+		Name:     "postgres_simple_protocol",
+		Parallel: true, // each test has a schema of its own
 		New: func(t testing.TB) conformance.Fixture {
 			db := openPostgresWith(t, false, map[string]string{"default_query_exec_mode": "simple_protocol"})
 			a := migrated(t, db)

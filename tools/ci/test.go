@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,8 +19,13 @@ import (
 type testRun struct {
 	repo, logDir string
 	started      time.Time
-	failures     []string
-	modules      []moduleResult
+	// exclusive: the modules tested alone, and why (nil: exclusiveModules).
+	exclusive map[string]string
+	// mu guards failures and modules, and keeps each module's console
+	// block whole: modules are tested side by side (schedule.go).
+	mu       sync.Mutex
+	failures []string
+	modules  []moduleResult
 }
 
 type moduleResult struct {
@@ -33,6 +41,8 @@ func step(format string, args ...any) {
 }
 
 func (t *testRun) fail(msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.failures = append(t.failures, msg)
 	fmt.Fprintf(os.Stderr, "FAILED: %s\n", msg)
 }
@@ -40,8 +50,9 @@ func (t *testRun) fail(msg string) {
 // testCmd is the test command (scripts/test.sh): it makes the databases
 // reachable, checks formatting, vets, checks `go mod tidy`, lints the
 // workflows, installs the interop suites' npm packages, runs every
-// module's tests with -race (which replays every fuzz corpus), fuzzes when
-// AUTHPORT_FUZZTIME asks, runs the consumer check and prints the summary.
+// module's tests with -race (which replays every fuzz corpus) and, beside
+// them, the consumer check, fuzzes when AUTHPORT_FUZZTIME asks and prints
+// the summary.
 // Full output goes to AUTHPORT_LOG_DIR (default: a temporary directory).
 func testCmd(ctx context.Context, repo string) error {
 	logDir, err := prepare("authport-test.")
@@ -52,6 +63,9 @@ func testCmd(ctx context.Context, repo string) error {
 	// screenshots, for one).
 	os.Setenv("AUTHPORT_LOG_DIR", logDir)
 	t := &testRun{repo: repo, logDir: logDir, started: time.Now()}
+	if _, err := testJobs(); err != nil {
+		return err // before anything runs
+	}
 
 	step("services")
 	if os.Getenv("AUTHPORT_SERVICES") != "none" {
@@ -71,9 +85,11 @@ func testCmd(ctx context.Context, repo string) error {
 	t.checks(ctx, modules, outside)
 	t.npmCI(ctx)
 
-	step("go test -race (full -v logs in %s)", logDir)
-	for _, m := range slices.Concat(modules, outside) {
-		t.testModule(ctx, m)
+	// The consumer check (tools/release) builds while the tests wait: a
+	// job of the schedule, its table printed in one piece when it ends.
+	consumer := job{module: "consumer check", estimate: consumerEstimate, run: func() { t.consumerCheck(ctx) }}
+	if err := t.testModules(ctx, slices.Concat(modules, outside), consumer); err != nil {
+		return err
 	}
 	t.printFigures()
 
@@ -87,13 +103,6 @@ func testCmd(ctx context.Context, repo string) error {
 		}
 	}
 
-	// The consumer check (tools/release): every adapter and sign-in module
-	// from a module outside the repository, through a local module proxy
-	// made of this tree.
-	step("consumer check (every adapter and sign-in module from a module outside the repository)")
-	if err := (cmdSpec{args: []string{"go", "run", ".", "-C", repo, "consumers"}, dir: filepath.Join(repo, "tools/release"), env: []string{"GOWORK=off"}}).run(ctx); err != nil {
-		t.fail("consumer check: see the table above (tools/release/consumer.go)")
-	}
 	return t.summary()
 }
 
@@ -135,21 +144,43 @@ func (t *testRun) checks(ctx context.Context, modules, outside []string) {
 		t.fail("gofmt: run gofmt -w on the files above")
 	}
 
-	step("go vet")
-	for _, m := range slices.Concat(modules, outside) {
-		if err := (cmdSpec{args: []string{"go", "vet", "./..."}, dir: filepath.Join(t.repo, m), env: goworkEnv(m)}).run(ctx); err != nil {
+	// go vet builds what it checks with -race, as go test then does: the
+	// dependencies it compiles are the ones the tests link (one build
+	// cache entry each), so vetting costs the run little beyond the
+	// analysis. The go.work modules are vetted by one go command, which
+	// compiles each shared dependency once; the modules outside go.work
+	// side by side. (-race also sets the race build tag: files built only
+	// without it, //go:build !race, are left out, as go test -race leaves
+	// them out.)
+	width, _ := testJobs()
+	step("go vet -race")
+	var vetOut strings.Builder
+	if err := (cmdSpec{args: []string{"go", "vet", "-race", "work"}, dir: t.repo, stdout: &vetOut, stderr: &vetOut}).run(ctx); err != nil {
+		fmt.Fprint(os.Stderr, vetOut.String())
+		t.fail("go vet in the go.work modules: see the packages above")
+	}
+	eachModule(outside, width, func(m string) (string, bool) {
+		var out strings.Builder
+		err := cmdSpec{args: []string{"go", "vet", "-race", "./..."}, dir: filepath.Join(t.repo, m), env: goworkEnv(m), stdout: &out, stderr: &out}.run(ctx)
+		return out.String(), err == nil
+	}, func(m, out string, ok bool) {
+		fmt.Fprint(os.Stderr, out)
+		if !ok {
 			t.fail("go vet in " + m)
 		}
-	}
+	})
 
 	step("go mod tidy")
-	for _, m := range slices.Concat(modules, outside) {
+	eachModule(slices.Concat(modules, outside), width, func(m string) (string, bool) {
 		var diff strings.Builder
-		if err := (cmdSpec{args: []string{"go", "mod", "tidy", "-diff"}, dir: filepath.Join(t.repo, m), env: []string{"GOWORK=off"}, stdout: &diff, stderr: &diff}).run(ctx); err != nil {
-			fmt.Fprint(os.Stderr, diff.String())
+		err := cmdSpec{args: []string{"go", "mod", "tidy", "-diff"}, dir: filepath.Join(t.repo, m), env: []string{"GOWORK=off"}, stdout: &diff, stderr: &diff}.run(ctx)
+		return diff.String(), err == nil
+	}, func(m, diff string, ok bool) {
+		if !ok {
+			fmt.Fprint(os.Stderr, diff)
 			t.fail("go mod tidy would change " + m + "/go.mod or go.sum: run it there")
 		}
-	}
+	})
 
 	step("actionlint")
 	const version = "v1.7.12"
@@ -235,8 +266,51 @@ func required(backend string) bool {
 	return false
 }
 
+// testModules runs every module's tests, as many modules at once as
+// testJobs says, in the order of plan (schedule.go): the exclusive modules
+// alone first, then the others longest first, with the extra jobs among
+// them by their estimates. The summary lists the modules in the order of
+// modules, whatever order they ended in.
+func (t *testRun) testModules(ctx context.Context, modules []string, extra ...job) error {
+	width, err := testJobs()
+	if err != nil {
+		return err
+	}
+	exclusive := t.exclusive
+	if exclusive == nil {
+		exclusive = exclusiveModules
+	}
+	jobs := plan(modules, readTimes(timesFile()), exclusive)
+	step("go test -race, %d modules at once, the longest first (full -v logs in %s)", width, t.logDir)
+	for _, j := range jobs {
+		if j.exclusive != "" {
+			fmt.Fprintf(os.Stderr, "  alone first: %s (%s)\n", j.module, j.exclusive)
+		}
+	}
+	for _, j := range extra {
+		jobs = insertJob(jobs, j)
+	}
+	runSchedule(jobs, width, func(j job) {
+		if j.run != nil {
+			j.run()
+			return
+		}
+		t.testModule(ctx, j.module)
+	})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	slices.SortStableFunc(t.modules, func(a, b moduleResult) int {
+		return slices.Index(modules, a.dir) - slices.Index(modules, b.dir)
+	})
+	if err := writeTimes(timesFile(), t.modules); err != nil {
+		fmt.Fprintf(os.Stderr, "  could not record the modules' durations for the next run's order: %v\n", err)
+	}
+	return nil
+}
+
 // testModule runs `go test -race` in module m, its full output in
-// logDir/<m with / as _>.log; failures and skips show on the console.
+// logDir/<m with / as _>.log; when it ends, its block (the result line,
+// failures and skips) goes to the console in one piece.
 func (t *testRun) testModule(ctx context.Context, m string) {
 	start := time.Now()
 	name := strings.ReplaceAll(m, "/", "_") + ".log"
@@ -246,27 +320,58 @@ func (t *testRun) testModule(ctx context.Context, m string) {
 		return
 	}
 	env := goworkEnv(m)
-	res := goTest(ctx, filepath.Join(t.repo, m), env, log, "-race", "-count=1", "-v", "-timeout", "15m", "./...")
+	// -timeout guards against a hang: 30 minutes, since a package shares
+	// the machine with other modules' tests (adapters/postgres-gorm, one
+	// package, took 14 minutes alone on a 2-core machine).
+	args := []string{"-race", "-count=1", "-v", "-timeout", "30m"}
+	if n := moduleParallel[m]; n > 0 {
+		args = append(args, "-parallel", strconv.Itoa(n))
+	}
+	res := goTest(ctx, filepath.Join(t.repo, m), env, log, append(args, "./...")...)
 	log.Close()
 	r := moduleResult{dir: m, testResult: res, took: time.Since(start)}
-	t.modules = append(t.modules, r)
+	var b strings.Builder
 	status := "ok  "
-	if res.err != nil || res.failed > 0 {
+	failed := res.err != nil || res.failed > 0
+	if failed {
 		status = "FAIL"
-		t.fail("go test in " + m)
+		fmt.Fprintf(&b, "FAILED: go test in %s\n", m)
 	}
-	fmt.Fprintf(os.Stderr, "%s  %-28s %4d passed, %d failed, %d skipped (%ds)\n", status, m, res.passed, res.failed, res.skipped, int(r.took.Seconds()))
+	fmt.Fprintf(&b, "%s  %-28s %4d passed, %d failed, %d skipped (%ds)\n", status, m, res.passed, res.failed, res.skipped, int(r.took.Seconds()))
 	for _, s := range res.skips {
-		fmt.Fprintf(os.Stderr, "      skip %s\n", s)
+		fmt.Fprintf(&b, "      skip %s\n", s)
 	}
 	for _, f := range res.failures {
-		fmt.Fprintf(os.Stderr, "      FAIL %s\n", f)
+		fmt.Fprintf(&b, "      FAIL %s\n", f)
 		for _, l := range res.output[f] {
-			fmt.Fprintf(os.Stderr, "          %s\n", l)
+			fmt.Fprintf(&b, "          %s\n", l)
 		}
 	}
 	if lines := res.output["go"]; len(lines) > 0 {
-		fmt.Fprintln(os.Stderr, "      "+strings.Join(lines, "\n      "))
+		fmt.Fprintln(&b, "      "+strings.Join(lines, "\n      "))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.modules = append(t.modules, r)
+	if failed {
+		t.failures = append(t.failures, "go test in "+m)
+	}
+	io.WriteString(os.Stderr, b.String())
+}
+
+// consumerCheck is the consumer check (tools/release): every adapter and
+// sign-in module from a module outside the repository, through a local
+// module proxy made of this tree. Its table goes to the console in one
+// piece when it ends.
+func (t *testRun) consumerCheck(ctx context.Context) {
+	var out strings.Builder
+	err := cmdSpec{args: []string{"go", "run", ".", "-C", t.repo, "consumers"}, dir: filepath.Join(t.repo, "tools/release"), env: []string{"GOWORK=off"}, stdout: &out, stderr: &out}.run(ctx)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "\n== consumer check (every adapter and sign-in module from a module outside the repository)  [%s]\n%s", time.Now().Format(time.TimeOnly), out.String())
+	if err != nil {
+		t.failures = append(t.failures, "consumer check: see the table above (tools/release/consumer.go)")
+		fmt.Fprintf(os.Stderr, "FAILED: consumer check: %v\n", err)
 	}
 }
 
