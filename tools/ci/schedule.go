@@ -33,6 +33,11 @@ var exclusiveModules = map[string]string{
 	// failover timings: beside other modules' load those would measure the
 	// machine, not the adapters.
 	"tests/faults": "kills its own database servers under load and judges recovery against fixed time limits",
+	// Its rows hold pools of 32 connections per side (the limit server's
+	// and the handler's, on PostgreSQL and MariaDB, as the bench measures
+	// them): beside postgres-gorm's parallel suites they would take the
+	// shared PostgreSQL past its 100 connections.
+	"tools/bench": "holds pools of 32 connections per side on the shared PostgreSQL and MariaDB, which beside other suites pass the servers' connection limit",
 }
 
 // moduleEstimates are the seconds each long module's tests took in a CI
