@@ -178,9 +178,6 @@ func New(ctx context.Context, db *gorm.DB, opts ...Option) (*Adapter, error) {
 		if err := sqlDB.QueryRowContext(ctx, "SHOW server_version").Scan(&a.d.version); err != nil {
 			return nil, fmt.Errorf("gormadapter: reading the server version: %w", err)
 		}
-		if a.d.pgx, err = runsPgx(ctx, sqlDB); err != nil {
-			return nil, fmt.Errorf("gormadapter: reading the driver's connection: %w", err)
-		}
 	case "mysql":
 		a.d.prepare = true
 		if err := sqlDB.QueryRowContext(ctx, "SELECT VERSION()").Scan(&a.d.version); err != nil {

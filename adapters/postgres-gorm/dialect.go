@@ -26,10 +26,6 @@ type dialect struct {
 	// itself, so PostgreSQL does not need it; go-sql-driver/mysql would
 	// otherwise prepare and close a statement around every query.
 	prepare bool
-	// pgx reports that the pool's connections are pgx's database/sql
-	// driver's (runsPgx): getSessionAndUser then runs its SELECT with pgx
-	// itself (queryRowPgx).
-	pgx bool
 	// sqliteTimes is how times are stored in SQLite (WithSQLiteTimes).
 	sqliteTimes SQLiteTimeFormat
 	// shape is how the schema's tables differ from authport's (the
