@@ -16,7 +16,6 @@ import (
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
 	"github.com/authport/authport/handler"
-	"github.com/authport/authport/jwt/jwttest"
 )
 
 // baFixture is testdata/betterauth-cookies.json: cookies Better Auth
@@ -323,21 +322,8 @@ func TestBetterAuthConfig(t *testing.T) {
 // Node process.
 func baApp(t *testing.T, apps ...baAppIn) []baAppOut {
 	t.Helper()
-	need, err := filepath.Abs(filepath.Join("interop", "betterauth", "node_modules", "better-auth", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(need); err != nil {
-		why := "better-auth is not installed: run npm ci in handler/interop/betterauth"
-		for name := range strings.SplitSeq(os.Getenv("AUTHPORT_REQUIRE"), ",") {
-			if name = strings.ToLower(strings.TrimSpace(name)); name == "all" || name == "npm" {
-				t.Fatalf("%s (AUTHPORT_REQUIRE=%s)", why, os.Getenv("AUTHPORT_REQUIRE"))
-			}
-		}
-		t.Skip(why)
-	}
 	var out []baAppOut
-	jwttest.RunNode(t, "", filepath.Join("testdata", "betterauth-app.mjs"), need, apps, &out)
+	runBetterAuthNode(t, "betterauth-app.mjs", apps, &out)
 	if len(out) != len(apps) {
 		t.Fatalf("betterauth-app.mjs answered %d apps of %d", len(out), len(apps))
 	}
