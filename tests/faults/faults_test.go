@@ -207,7 +207,7 @@ func restartFault(name string, stop, start func(context.Context) error, ping fun
 // processRestart is restartFault for a server run as our child: SIGKILL,
 // then the same command again.
 func processRestart(p *process, ping func(context.Context) error) fault {
-	return restartFault("restart (SIGKILL)",
+	f := restartFault("restart (SIGKILL)",
 		func(context.Context) error { return p.kill() },
 		func(context.Context) error { return p.start() },
 		func(ctx context.Context) error {
@@ -216,6 +216,8 @@ func processRestart(p *process, ping func(context.Context) error) fault {
 			}
 			return ping(ctx)
 		})
+	f.alive = p.exited
+	return f
 }
 
 // toxicFaults are the network faults, through the proxy: 300 ms latency

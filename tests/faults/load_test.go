@@ -527,6 +527,9 @@ type fault struct {
 	// rows), and the load revokes sessions and rotates refresh tokens too
 	// (load.iss), which the failover tables count.
 	failover bool
+	// alive, when set, reports a server that died by itself (with its
+	// log), for a failure that may be its death rather than the adapter's.
+	alive func() error
 }
 
 // slowCall is how long a call takes, at least, under the latency toxic.
@@ -655,6 +658,11 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 	}
 	res, err := check(cctx, rv, l, crash)
 	if err != nil {
+		if f.alive != nil {
+			if dead := f.alive(); dead != nil {
+				err = fmt.Errorf("%w; the server is gone: %v", err, dead)
+			}
+		}
 		t.Fatalf("%s/%s: reading the server back: %v", backend, f.name, err)
 	}
 	r.acked, r.lost, r.partial, r.claims = res.acked, r.lost+len(res.lost), len(res.partial), len(res.claims)
