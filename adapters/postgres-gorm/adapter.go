@@ -50,6 +50,8 @@ type Adapter struct {
 	// for tests.
 	purgeBatch      int
 	afterPurgeBatch func(deleted int)
+	// reader reads getSessionAndUser's row when set (WithRowReader).
+	reader RowReader
 
 	// life is held shared by every call in progress and exclusively by
 	// Close, which sets closed.
@@ -212,6 +214,12 @@ func New(ctx context.Context, db *gorm.DB, opts ...Option) (*Adapter, error) {
 	}
 	if c.noReturning {
 		a.d.deleteReturning, a.d.updateReturning = false, false
+	}
+	if c.reader != nil {
+		if err := a.checkRowReader(ctx, c.reader); err != nil {
+			return nil, fmt.Errorf("gormadapter: %w", err)
+		}
+		a.reader = c.reader
 	}
 	a.q.Store(buildQueries(&a.d, names, stamps, c.noFK, nil, a.meta))
 	if _, err := a.refreshUserColumns(ctx); err != nil {

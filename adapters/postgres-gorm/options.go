@@ -27,6 +27,8 @@ type config struct {
 	// shape: how Better Auth's tables differ from authport's beyond
 	// their names (the BetterAuth presets).
 	shape shape
+	// reader: WithRowReader.
+	reader RowReader
 }
 
 // withoutReturning is the unexported option behind config.noReturning.

@@ -150,16 +150,24 @@ func (a *Adapter) KeepsSessionMetadata() bool { return a.qs().meta.keepsAll() }
 func (a *Adapter) GetSessionAndUser(ctx context.Context, sessionToken string) (*core.SessionAndUser, error) {
 	return guard(a, a.enter, func() (*core.SessionAndUser, error) {
 		q := a.qs()
-		var s expiryRow
-		u := newUserRow(q)
-		err := a.queryRow(ctx, nil, q.getSessionAndUser, sessionToken).Scan(append(s.dest(), u.dest()...)...)
-		if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
-			return nil, nil
+		var su *core.SessionAndUser
+		if a.reader != nil {
+			var err error
+			if su, err = a.getSessionAndUserRead(ctx, q, sessionToken); su == nil {
+				return nil, err
+			}
+		} else {
+			var s expiryRow
+			u := newUserRow(q)
+			err := a.queryRow(ctx, nil, q.getSessionAndUser, sessionToken).Scan(append(s.dest(), u.dest()...)...)
+			if errors.Is(err, sql.ErrNoRows) || keyUnusable(err) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, a.wrap(err)
+			}
+			su = &core.SessionAndUser{Session: *s.session(), User: *u.user()}
 		}
-		if err != nil {
-			return nil, a.wrap(err)
-		}
-		su := &core.SessionAndUser{Session: *s.session(), User: *u.user()}
 		if now := a.now(); su.Session.Expired(now) {
 			if _, err := a.exec(ctx, nil, q.deleteExpiredSession, sessionToken, a.d.timeArg(core.NormalizeTime(now))); err != nil {
 				return nil, a.wrap(err)

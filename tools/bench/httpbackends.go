@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+	"github.com/authport/authport/adapters/postgres-gorm/pgxread"
 	"github.com/authport/authport/adapters/redis/unstorage"
 	"github.com/authport/authport/conformance/provision"
 	"github.com/authport/authport/core"
@@ -266,13 +267,14 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 }
 
 // authJSPgAdapter opens the gorm adapter with AuthJSPg on s.db as
-// s.adapter.
+// s.adapter, reading sessions through pgxread, as the adapter's README
+// recommends for PostgreSQL.
 func authJSPgAdapter(ctx context.Context, s *sqlStore) error {
 	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: s.db}), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		return err
 	}
-	s.adapter, err = gormadapter.New(ctx, gdb, gormadapter.AuthJSPg())
+	s.adapter, err = gormadapter.New(ctx, gdb, gormadapter.AuthJSPg(), gormadapter.WithRowReader(pgxread.New()))
 	return err
 }
 
