@@ -60,7 +60,11 @@ type SignInDecision struct {
 	Redirect string
 	// RequireSecondFactor asks this user for a second factor before the
 	// session, whatever [SecondFactorOptions.Required] says (it needs
-	// [SecondFactorOptions.Enabled]).
+	// [SecondFactorOptions.Enabled]). It holds for this sign-in only:
+	// nothing of it is stored, so [Factors.Remove], which has no sign-in
+	// to decide on, does not know it and removes such a user's last
+	// factor (see Remove for what then holds: the next sign-in the
+	// callback requires one of still waits for one, or is refused).
 	RequireSecondFactor bool
 }
 
