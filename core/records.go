@@ -115,10 +115,22 @@ type Account struct {
 	SessionState *string
 
 	// PasswordHash is a password account's hash ([AccountTypeCredentials]),
-	// in the PHC string format of the hasher that wrote it; nil on every
-	// other account. Only adapters that offer swapPasswordHash
-	// ([PasswordHashSwapper]) keep it; the others refuse an account with
-	// one. Never logged, never put in a session, token or event.
+	// nil on every other account. It is stored exactly as the password
+	// provider's hasher (core/password's Hasher) wrote it, in that
+	// hasher's format: a PHC string for Argon2id
+	// ($argon2id$v=19$m=…,t=…,p=…$salt$key), Better Auth's scrypt hash
+	// (32 hex characters of salt, a colon, 128 hex characters of key) for
+	// BetterAuthScrypt; a hash migrated from another system keeps that
+	// system's format until it is re-hashed. Adapters store it and
+	// compare it (swapPasswordHash) as an opaque string; they never parse
+	// it. Its readers are core/auth's password flows, whose sign-in and
+	// change hand it to the configured hasher (or a Verifier added to it)
+	// to check a password, and whose reset links and pending sign-ins
+	// keep a fingerprint of it to notice a change; and, where the account
+	// table is shared with a Better Auth app, that app. Only adapters that
+	// offer swapPasswordHash ([PasswordHashSwapper]) keep it; the others
+	// refuse an account with one. Never logged, never put in a session,
+	// token or event.
 	PasswordHash *string
 }
 

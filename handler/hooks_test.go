@@ -376,12 +376,19 @@ func TestEvents(t *testing.T) {
 		he := newHookEnv(t, open, strategy, func(c *auth.Config) {
 			c.Events = auth.Events{
 				SignIn: func(_ context.Context, e auth.SignInEvent) error {
+					if holdsProviderToken(e.Account, e) {
+						add("signIn:providerToken")
+					}
 					add("signIn:" + e.ProviderID + ":" + map[bool]string{true: "new", false: "old"}[e.IsNewUser])
 					return nil
 				},
 				SignOut: func(_ context.Context, e auth.SignOutEvent) error {
-					if (strategy == auth.StrategyDatabase) != (e.Session != nil) || (strategy == auth.StrategyJWT) != (e.Token != nil) {
+					if (strategy == auth.StrategyDatabase) != (e.Session != nil) || (strategy == auth.StrategyJWT) != (e.Token != nil) ||
+						(strategy == auth.StrategyDatabase) != (e.SessionID != "") {
 						add("signOut:wrong")
+					}
+					if e.Session != nil && (e.Session.SessionToken != "" || e.Session.UserID == "") {
+						add("signOut:sessionToken")
 					}
 					add("signOut")
 					return nil
@@ -392,6 +399,9 @@ func TestEvents(t *testing.T) {
 					return nil
 				},
 				LinkAccount: func(_ context.Context, e auth.LinkAccountEvent) error {
+					if holdsProviderToken(&e.Account, e) {
+						add("linkAccount:providerToken")
+					}
 					add("linkAccount:" + e.Account.Provider)
 					return nil
 				},
@@ -441,6 +451,18 @@ func TestEvents(t *testing.T) {
 			t.Errorf("passkey sign-in: events %v, want %v", e, want)
 		}
 	})
+}
+
+// holdsProviderToken reports whether an event (ev, whose account is acc)
+// carries an OAuth provider's token: a token field of the account set, or
+// the fake provider's access token ("at-…") anywhere in the event's JSON,
+// which unlike %+v follows pointers.
+func holdsProviderToken(acc *core.Account, ev any) bool {
+	if acc != nil && (acc.AccessToken != nil || acc.RefreshToken != nil || acc.IDToken != nil || acc.PasswordHash != nil) {
+		return true
+	}
+	b, err := json.Marshal(ev)
+	return err != nil || bytes.Contains(b, []byte(`"at-`))
 }
 
 // An event that fails or panics never fails the sign-in: its error goes to

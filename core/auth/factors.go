@@ -579,6 +579,23 @@ func (a *Auth) createFactor(ctx context.Context, fa core.Factor) (*FactorInfo, e
 // goes (TOTP, passkey, e-mail), the recovery codes go with it: they
 // answer a second factor that is no longer asked for, and the next first
 // factor comes with new ones.
+//
+// Required is the only requirement Remove knows. One that
+// [Callbacks.SignIn] decides ([SignInDecision.RequireSecondFactor]) is a
+// decision about one sign-in, taken on that sign-in's provider, account,
+// profile and credentials; Remove has no sign-in to ask it about, and a
+// made-up one would be answered on fields that are not there (and could
+// be denied, redirected or logged as a sign-in). So Remove removes the last factor of a user the callback
+// requires one of, and takes the recovery codes along. The requirement
+// still holds at every sign-in the callback returns it for: the user,
+// with no factor left, enrols TOTP in the pending sign-in (when
+// [SecondFactorOptions.TOTP] is set) or answers an e-mail code (EmailCode,
+// a verified address, a first factor other than e-mail), and is refused
+// with [CodeSecondFactor] when neither is possible; as for every user, a
+// browser trusted within [SecondFactorOptions.TrustDevice] and a passkey
+// sign-in with user verification pass without one, and sessions made
+// before the removal live on. An application whose per-user policy must
+// keep the last factor refuses the removal itself before calling Remove.
 func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	a := f.a
 	if err := a.factorsOn(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/provider"
@@ -60,7 +61,11 @@ type SignInDecision struct {
 	Redirect string
 	// RequireSecondFactor asks this user for a second factor before the
 	// session, whatever [SecondFactorOptions.Required] says (it needs
-	// [SecondFactorOptions.Enabled]).
+	// [SecondFactorOptions.Enabled]). It holds for this sign-in only:
+	// nothing of it is stored, so [Factors.Remove], which has no sign-in
+	// to decide on, does not know it and removes such a user's last
+	// factor (see Remove for what then holds: the next sign-in the
+	// callback requires one of still waits for one, or is refused).
 	RequireSecondFactor bool
 }
 
@@ -171,6 +176,12 @@ func (e *DeniedError) Unwrap() error { return errAccessDenied }
 // unlike Auth.js, whose signIn event follows its jwt callback). SignOut runs
 // after the session is deleted (or the JWT cookie cleared), Session on every
 // GET /session that returns a session.
+//
+// No event carries a secret: no session token (a database session is
+// named by its public id, [SessionID]), no provider token (access, refresh
+// or ID token), no password hash, no code. [Callbacks.SignIn] and
+// [Callbacks.JWT] are where the provider's tokens are seen, and the
+// adapter keeps them with the account.
 type Events struct {
 	SignIn      func(ctx context.Context, e SignInEvent) error
 	SignOut     func(ctx context.Context, e SignOutEvent) error
@@ -192,23 +203,49 @@ type Events struct {
 type SignInEvent struct {
 	ProviderID string
 	User       core.User
-	Account    *core.Account
-	Profile    *provider.User
-	IsNewUser  bool
+	// Account is the account signed in with, without its secrets (no
+	// access, refresh or ID token, no password hash); nil for
+	// credentials.
+	Account   *core.Account
+	Profile   *provider.User
+	IsNewUser bool
 }
 
-// SignOutEvent reports a sign-out: the deleted database session, or the
-// JWT's claims.
+// SignOutEvent reports a sign-out: which database session ended, or the
+// JWT's claims. It holds no session token.
 type SignOutEvent struct {
+	// SessionID is the ended database session's public id ([SessionID]):
+	// the id [Sessions.List] showed for it and [SessionsRevokedEvent]
+	// carries. "" with JWT sessions.
+	SessionID string
+	// Session is the deleted database session (its user, expiry and
+	// metadata) with SessionToken cleared; nil with JWT sessions.
 	Session *core.Session
-	Token   map[string]any
+	// Token is the JWT session's claims; nil with database sessions.
+	Token map[string]any
 }
 
-// LinkAccountEvent reports an account linked to a user.
+// LinkAccountEvent reports an account linked to a user. Account is the
+// account as linked, without its secrets (no provider tokens, no password
+// hash).
 type LinkAccountEvent struct {
 	User    core.User
 	Account core.Account
 	Profile *provider.User
+}
+
+// publicAccount returns a copy of acc without its secrets, for an event:
+// no access, refresh or ID token and no password hash. What remains names
+// the account and describes its grant (type, scope, expiry, token type).
+// nil stays nil.
+func publicAccount(acc *core.Account) *core.Account {
+	if acc == nil {
+		return nil
+	}
+	c := *acc
+	c.AccessToken, c.RefreshToken, c.IDToken, c.PasswordHash = nil, nil, nil, nil
+	c.AuthorizationDetails = slices.Clone(acc.AuthorizationDetails)
+	return &c
 }
 
 // SessionEvent reports a session read by GET /session: the JSON sent, and
@@ -315,7 +352,7 @@ func (a *Auth) completeSignIn(ctx context.Context, si *SignIn, au Authentication
 		}
 		si.Session = *s
 	}
-	emit(a, ctx, "signIn", a.events.SignIn, SignInEvent{ProviderID: si.ProviderID, User: si.User, Account: si.Account, Profile: si.Profile, IsNewUser: si.IsNewUser})
+	emit(a, ctx, "signIn", a.events.SignIn, SignInEvent{ProviderID: si.ProviderID, User: si.User, Account: publicAccount(si.Account), Profile: si.Profile, IsNewUser: si.IsNewUser})
 	if a.strategy == StrategyJWT && !si.KeepSession {
 		claims, err := a.signInClaims(ctx, si)
 		if err != nil {
@@ -416,8 +453,9 @@ func (a *Auth) linkAccount(ctx context.Context, neededBy string, user core.User,
 	if linked == nil {
 		linked = &acc
 	}
-	// A password account's hash never reaches an event.
+	// A password account's hash never reaches the caller, nor an event
+	// the provider's tokens.
 	linked = withoutHash(linked)
-	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *linked, Profile: profile})
+	emit(a, ctx, "linkAccount", a.events.LinkAccount, LinkAccountEvent{User: user, Account: *publicAccount(linked), Profile: profile})
 	return linked, nil
 }

@@ -238,8 +238,9 @@ func (a *Auth) refreshClaims(ctx context.Context, req SessionRequest) (map[strin
 }
 
 // EndSession ends the session a sign-out presents and runs
-// [Events.SignOut]: a database session (token) is deleted; a JWT
-// session's claims are only reported, the caller clearing the cookie.
+// [Events.SignOut]: a database session (token) is deleted and reported by
+// its public id, without its token; a JWT session's claims are only
+// reported, the caller clearing the cookie.
 func (e Edge) EndSession(ctx context.Context, token string, claims map[string]any) error {
 	a := e.a
 	var ev *SignOutEvent
@@ -252,7 +253,11 @@ func (e Edge) EndSession(ctx context.Context, token string, claims map[string]an
 			return err
 		}
 		if deleted != nil {
-			ev = &SignOutEvent{Session: deleted}
+			// The token is the cookie's secret: the event names the
+			// session by its public id and gets it without the token.
+			ended := *deleted
+			ended.SessionToken = ""
+			ev = &SignOutEvent{SessionID: SessionID(token), Session: &ended}
 		}
 	} else if claims != nil {
 		ev = &SignOutEvent{Token: claims}

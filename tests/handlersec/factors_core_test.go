@@ -451,6 +451,38 @@ func TestFactorsRemoveLastRequired(t *testing.T) {
 	}
 }
 
+// TestFactorsRemoveLastRequiredByCallback: a second factor the SignIn
+// callback requires of one user (RequireSecondFactor) is a decision about
+// a sign-in, which Remove cannot ask: the user's last factor is removed,
+// with the recovery codes. What holds is that the requirement is kept at
+// the next sign-in: no session, a pending sign-in that enrols a factor.
+func TestFactorsRemoveLastRequiredByCallback(t *testing.T) {
+	f := newFactorFixture(t, auth.StrategyDatabase, auth.SecondFactorOptions{}, func(c *auth.Config) {
+		c.Callbacks.SignIn = func(_ context.Context, p auth.SignInParams) (auth.SignInDecision, error) {
+			return auth.SignInDecision{RequireSecondFactor: p.User.Email == "ada@example.com"}, nil
+		}
+	})
+	uid := f.signUp("ada@example.com")
+	f.enrol(uid)
+	si := f.signIn(fctx, f.a, "ada@example.com")
+	if si.Pending == nil || si.Pending.Enroll || !slices.Contains(si.Pending.Factors, core.FactorTOTP) || si.Session.SessionToken != "" {
+		t.Fatalf("sign-in with TOTP: %+v; want pending on TOTP", si)
+	}
+	list, _ := f.a.Factors().List(fctx, uid)
+	i := slices.IndexFunc(list, func(fi auth.FactorInfo) bool { return fi.Type == core.FactorTOTP })
+	if err := f.a.Factors().Remove(fctx, uid, list[i].ID); err != nil {
+		t.Fatalf("Remove of the last factor of a user the callback requires one of: %v", err)
+	}
+	if list, _ = f.a.Factors().List(fctx, uid); len(list) != 0 {
+		t.Errorf("after removing the last factor: %+v; want none, recovery codes gone too", list)
+	}
+	f.clock.Add(30 * time.Second)
+	si = f.signIn(fctx, f.a, "ada@example.com")
+	if si.Pending == nil || !si.Pending.Enroll || si.Session.SessionToken != "" {
+		t.Errorf("sign-in after the removal: %+v; want pending on enrolling a factor, no session", si)
+	}
+}
+
 // TestFactorsRequiredEnrol: with Required, a user without a factor gets a
 // pending sign-in that enrols TOTP to finish, and recovery codes with it.
 func TestFactorsRequiredEnrol(t *testing.T) {
