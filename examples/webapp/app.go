@@ -20,6 +20,7 @@ import (
 
 	bboltadapter "github.com/authport/authport/adapters/bbolt"
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+	"github.com/authport/authport/adapters/postgres-gorm/pgxread"
 	"github.com/authport/authport/core"
 	"github.com/authport/authport/core/auth"
 	"github.com/authport/authport/core/provider"
@@ -119,9 +120,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 
 // migratePostgres creates authport's tables, then the application's own
 // column on its users table, which authport reads and writes as the "role"
-// field.
+// field. The session read of every request goes through pgx itself
+// (pgxread), which a PostgreSQL program links anyway.
 func migratePostgres(ctx context.Context, db *gorm.DB) (*gormadapter.Adapter, error) {
-	store, err := gormadapter.New(ctx, db)
+	store, err := gormadapter.New(ctx, db, gormadapter.WithRowReader(pgxread.New()))
 	if err != nil {
 		return nil, err
 	}

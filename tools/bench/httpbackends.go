@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -268,15 +269,28 @@ func openAuthJSPg(ctx context.Context, base string, users int) (*sqlStore, strin
 
 // authJSPgAdapter opens the gorm adapter with AuthJSPg on s.db as
 // s.adapter, reading sessions through pgxread, as the adapter's README
-// recommends for PostgreSQL.
+// recommends for PostgreSQL, unless AUTHPORT_BENCH_PG_READ is
+// "database/sql" (the read without the option, to compare).
 func authJSPgAdapter(ctx context.Context, s *sqlStore) error {
 	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: s.db}), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		return err
 	}
-	s.adapter, err = gormadapter.New(ctx, gdb, gormadapter.AuthJSPg(), gormadapter.WithRowReader(pgxread.New()))
+	opts := []gormadapter.Option{gormadapter.AuthJSPg(), gormadapter.WithRowReader(pgxread.New())}
+	switch v := os.Getenv(pgReadEnv); v {
+	case "", "pgxread":
+	case "database/sql":
+		opts = opts[:1]
+	default:
+		return fmt.Errorf("%s=%q: want pgxread (the default) or database/sql", pgReadEnv, v)
+	}
+	s.adapter, err = gormadapter.New(ctx, gdb, opts...)
 	return err
 }
+
+// pgReadEnv chooses the PostgreSQL adapter's session read in the handler
+// rows (authJSPgAdapter).
+const pgReadEnv = "AUTHPORT_BENCH_PG_READ"
 
 // openUnstorage opens the Redis adapter in @auth/unstorage-adapter's
 // layout under a base of its own (its keys deleted at close).
