@@ -14,6 +14,7 @@ import (
 	"time"
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+	"github.com/authport/authport/adapters/postgres-gorm/pgxread"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -56,7 +57,9 @@ func open(ctx context.Context) (any, func() error, error) {
 		}
 		return sql.Close()
 	}
-	store, err := gormadapter.New(ctx, db)
+	// As the README recommends for PostgreSQL: sessions read through
+	// pgx, whose package links no other driver either.
+	store, err := gormadapter.New(ctx, db, gormadapter.WithRowReader(pgxread.New()))
 	if err == nil {
 		err = store.Migrate(ctx)
 	}
