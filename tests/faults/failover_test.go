@@ -257,7 +257,10 @@ func runFailover(t *testing.T, _ *toxiproxy.ApiServer, add func(row)) {
 		if err != nil {
 			t.Fatalf("before failover %d: %v", i+1, err)
 		}
-		r := runScenario(t, "redis-cluster (3 + 3 replicas)", false, s.a, redisRaw{c: rawClient}, rc.failover(t, s.freeze), fmt.Sprintf("fo%d%s", i, randomHex(3)))
+		r, err := runScenario(t, "redis-cluster (3 + 3 replicas)", false, s.a, redisRaw{c: rawClient}, rc.failover(t, s.freeze), fmt.Sprintf("fo%d%s", i, randomHex(3)))
+		if err != nil {
+			t.Fatal(err)
+		}
 		r.failover = &s.fig
 		add(r)
 	}

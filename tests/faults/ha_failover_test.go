@@ -226,7 +226,10 @@ func runSentinelFailover(t *testing.T, bin string) []haRow {
 				}}
 			deployment = "Redis Sentinel: master frozen (SIGSTOP) until its replica is promoted, then resumed"
 		}
-		r := runScenario(t, "redis-sentinel", false, s.a, redisRaw{c: rawC}, f, fmt.Sprintf("se%d%s", i, randomHex(3)))
+		r, err := runScenario(t, "redis-sentinel", false, s.a, redisRaw{c: rawC}, f, fmt.Sprintf("se%d%s", i, randomHex(3)))
+		if err != nil {
+			t.Fatal(err)
+		}
 		rows = append(rows, haRow{row: r, deployment: deployment, option: s.option, promised: s.ack})
 	}
 	return rows
@@ -382,7 +385,10 @@ func runPGFailover(t *testing.T, bin string) []haRow {
 		inject: func(ctx context.Context) (time.Time, time.Time, error) {
 			return killPrimary(ctx, dir, nodes)
 		}}
-	r := runScenario(t, "postgres-ha", true, a, rv, f, "pg"+randomHex(3))
+	r, err := runScenario(t, "postgres-ha", true, a, rv, f, "pg"+randomHex(3))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return []haRow{{row: r, deployment: "PostgreSQL HA (pg_auto_failover: monitor + primary + synchronous standby, health checks every 1 s)", option: "defaults (synchronous_commit on, ANY 1 standby)", promised: true}}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"runtime/debug"
@@ -528,9 +529,16 @@ type fault struct {
 	// (load.iss), which the failover tables count.
 	failover bool
 	// alive, when set, reports a server that died by itself (with its
-	// log), for a failure that may be its death rather than the adapter's.
-	alive func() error
+	// log), for a failure that may be its death rather than the adapter's;
+	// revive starts it again (see scenarios).
+	alive  func() error
+	revive func() error
 }
+
+// errServerDied is runScenario's answer when the server died by itself
+// after the fault, before the scenario could read it back: the server's
+// failure, not the adapter's, which scenarios runs once more.
+var errServerDied = errors.New("the server died by itself")
 
 // slowCall is how long a call takes, at least, under the latency toxic.
 const slowCall = 300 * time.Millisecond
@@ -558,7 +566,7 @@ func (l *load) enough(back time.Time) bool {
 // runScenario runs the load on a, injects f after the warm-up, keeps the
 // load going until settle after the service is back, then checks with rv
 // what the server holds.
-func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv raw, f fault, scen string) row {
+func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv raw, f fault, scen string) (row, error) {
 	t.Helper()
 	l := &load{a: a, scen: scen, start: time.Now()}
 	if f.failover {
@@ -660,7 +668,8 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 	if err != nil {
 		if f.alive != nil {
 			if dead := f.alive(); dead != nil {
-				err = fmt.Errorf("%w; the server is gone: %v", err, dead)
+				t.Logf("%s/%s: reading the server back: %v; the server is gone: %v", backend, f.name, err, dead)
+				return row{}, errServerDied
 			}
 		}
 		t.Fatalf("%s/%s: reading the server back: %v", backend, f.name, err)
@@ -680,5 +689,5 @@ func runScenario(t *testing.T, backend string, durable bool, a core.Adapter, rv 
 		t.Logf("%s/%s: %d provisional claim(s) left by unacknowledged writes of deleted users, expiring by themselves; first: %s",
 			backend, f.name, len(res.claims), res.claims[0])
 	}
-	return r
+	return r, nil
 }
