@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -210,48 +209,6 @@ func goworkEnv(module string) []string {
 		}
 	}
 	return nil
-}
-
-// npmCI installs the pinned packages of every directory holding a
-// package-lock.json (the interop suites run real npm packages). Without
-// npm those tests skip, unless AUTHPORT_REQUIRE is all or names npm.
-func (t *testRun) npmCI(ctx context.Context) {
-	step("npm ci (interop suites)")
-	var dirs []string
-	_ = filepath.WalkDir(t.repo, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
-			return filepath.SkipDir
-		}
-		if d.Name() == "package-lock.json" {
-			rel, _ := filepath.Rel(t.repo, filepath.Dir(p))
-			dirs = append(dirs, rel)
-		}
-		return nil
-	})
-	if len(dirs) == 0 {
-		return
-	}
-	if !commandExists("npm") {
-		if required("npm") {
-			t.fail("npm is not installed (AUTHPORT_REQUIRE=" + os.Getenv("AUTHPORT_REQUIRE") + "): install Node.js 20+ with npm")
-		} else {
-			fmt.Fprintf(os.Stderr, "  npm is not installed: the interop tests in %s will skip\n", strings.Join(dirs, " "))
-		}
-		return
-	}
-	for _, d := range dirs {
-		fmt.Fprintf(os.Stderr, "  %s\n", d)
-		var out strings.Builder
-		err := cmdSpec{args: []string{"npm", "ci", "--no-audit", "--no-fund"}, dir: filepath.Join(t.repo, d), stdout: &out, stderr: &out}.run(ctx)
-		_ = os.WriteFile(filepath.Join(t.logDir, "npm-"+strings.ReplaceAll(d, "/", "_")+".log"), []byte(out.String()), 0o644)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, strings.Join(tailLines(out.String(), 20), "\n"))
-			t.fail("npm ci in " + d)
-		}
-	}
 }
 
 // required reports whether AUTHPORT_REQUIRE is all or names backend.
