@@ -31,13 +31,29 @@ import (
 
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// resultFormats asks for binary results only for the types database/sql's
+// pgx driver (stdlib) does, so that a sql.Scanner destination gets the
+// same value it would get through database/sql (text for arrays, ranges,
+// time, …, where pgx would otherwise hand it the binary encoding).
+func resultFormats() pgx.QueryResultFormatsByOID {
+	return pgx.QueryResultFormatsByOID{pgtype.BoolOID: pgx.BinaryFormatCode, pgtype.ByteaOID: pgx.BinaryFormatCode, pgtype.CIDOID: pgx.BinaryFormatCode,
+		pgtype.DateOID: pgx.BinaryFormatCode, pgtype.Float4OID: pgx.BinaryFormatCode, pgtype.Float8OID: pgx.BinaryFormatCode,
+		pgtype.Int2OID: pgx.BinaryFormatCode, pgtype.Int4OID: pgx.BinaryFormatCode, pgtype.Int8OID: pgx.BinaryFormatCode,
+		pgtype.OIDOID: pgx.BinaryFormatCode, pgtype.TimestampOID: pgx.BinaryFormatCode, pgtype.TimestamptzOID: pgx.BinaryFormatCode,
+		pgtype.XIDOID: pgx.BinaryFormatCode}
+}
+
 // New returns the reader to pass to gormadapter.WithRowReader.
-func New() gormadapter.RowReader { return reader{} }
+func New() gormadapter.RowReader { return reader{formats: resultFormats()} }
 
 // reader implements gormadapter.RowReader with pgx.
-type reader struct{}
+type reader struct {
+	// formats: resultFormats, the first argument of every query.
+	formats pgx.QueryResultFormatsByOID
+}
 
 // pgxConn is what pgx's database/sql driver's connection (stdlib.Conn)
 // gives: its *pgx.Conn.
@@ -53,13 +69,15 @@ func (reader) Accepts(conn any) bool {
 }
 
 // ReadRow runs query on conn's *pgx.Conn and scans the row into dest.
-func (reader) ReadRow(ctx context.Context, conn any, query string, args []any, dest []any) error {
+func (r reader) ReadRow(ctx context.Context, conn any, query string, args []any, dest []any) error {
 	c, ok := conn.(pgxConn)
 	if !ok {
 		return fmt.Errorf("pgxread: the connection is a %T, not one of pgx's database/sql driver", conn)
 	}
 	substitute(dest)
-	err := c.Conn().QueryRow(ctx, query, args...).Scan(dest...)
+	var buf [4]any
+	qa := append(append(buf[:0], r.formats), args...)
+	err := c.Conn().QueryRow(ctx, query, qa...).Scan(dest...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sql.ErrNoRows
 	}
