@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/authport/authport/core"
 )
@@ -20,17 +21,24 @@ import (
 // links no pgx: a RowReader is how a PostgreSQL program opts in to reading
 // through pgx without the adapter's package depending on it.
 type RowReader interface {
-	// Accepts reports whether conn, a connection of the adapter's pool
+	// Accepts returns nil when conn, a connection of the adapter's pool
 	// as database/sql's Conn.Raw hands it over (the driver's
-	// driver.Conn), is one ReadRow reads with.
-	Accepts(conn any) bool
+	// driver.Conn), is one ReadRow reads with, or an error that says
+	// what the reader needs instead.
+	Accepts(conn any) error
 	// ReadRow runs query with args on conn, which Accepts accepted, and
 	// scans the row into dest as database/sql's Row.Scan would; no row
 	// is sql.ErrNoRows (errors.Is). dest's values are *string,
 	// *sql.NullString, *sql.NullTime, *sql.NullBool and sql.Scanner
-	// values (the application's columns); ReadRow may replace them in
-	// dest with its own destinations that write to the same variables.
-	// It must not keep conn, query, args or dest after it returns.
+	// values (the application's columns), which must be handed what
+	// the driver hands database/sql for the column (int64, float64,
+	// bool, []byte, string, time.Time or nil); ReadRow may replace
+	// dest's values with its own destinations that write to the same
+	// variables. A time stored as text reads as [ParseTime] reads it.
+	// A connection that broke during the read must report itself
+	// invalid (driver.Validator) or ReadRow's error must match
+	// driver.ErrBadConn, so that the pool does not hand it out again.
+	// ReadRow must not keep conn, query, args or dest after it returns.
 	ReadRow(ctx context.Context, conn any, query string, args []any, dest []any) error
 }
 
@@ -59,17 +67,15 @@ func (a *Adapter) checkRowReader(ctx context.Context, r RowReader) error {
 		return fmt.Errorf("WithRowReader: borrowing a connection: %w", err)
 	}
 	defer c.Close()
-	var ok bool
-	var kind string
+	var refused error
 	if err := c.Raw(func(dc any) error {
-		ok, kind = r.Accepts(dc), fmt.Sprintf("%T", dc)
+		refused = r.Accepts(dc)
 		return nil
 	}); err != nil {
 		return fmt.Errorf("WithRowReader: reaching the driver's connection: %w", err)
 	}
-	if !ok {
-		return fmt.Errorf("WithRowReader: the pool's connections are %s, which the %T reader does not read with "+
-			"(pgxread needs pgx's database/sql driver, which gorm.io/driver/postgres opens, not wrapped by another driver)", kind, r)
+	if refused != nil {
+		return fmt.Errorf("WithRowReader: the reader does not read with the pool's connections: %w", refused)
 	}
 	return nil
 }
@@ -156,4 +162,17 @@ func (a *Adapter) getSessionAndUserRead(ctx context.Context, q *queries, token s
 	}
 	u.Data = dataMap(q.extras, r.data)
 	return &r.su, nil
+}
+
+// ParseTime reads a time kept as text in one of the forms the adapter
+// reads through database/sql (where a schema keeps times in a text column:
+// "2006-01-02 15:04:05.999", RFC 3339, a date), in UTC where the text has
+// no offset, normalised as the adapter's times are (UTC, milliseconds). It
+// is for a [RowReader] whose driver hands it such a column's text.
+func ParseTime(s string) (time.Time, error) {
+	var n nullTime
+	if err := n.parse(s); err != nil {
+		return time.Time{}, err
+	}
+	return n.t, nil
 }

@@ -149,7 +149,7 @@ func TestRowReaderRefusesOtherDrivers(t *testing.T) {
 // is not pgx's instead of reading through it.
 func TestPgxReadReaderOnOtherConnections(t *testing.T) {
 	r := pgxread.New()
-	if r.Accepts(struct{}{}) || r.Accepts(nil) {
+	if r.Accepts(struct{}{}) == nil || r.Accepts(nil) == nil {
 		t.Fatal("Accepts took a connection that is not pgx's")
 	}
 	var s string

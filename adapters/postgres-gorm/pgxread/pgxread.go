@@ -61,23 +61,36 @@ type pgxConn interface {
 	Conn() *pgx.Conn
 }
 
-// Accepts reports whether conn is a connection of pgx's database/sql
-// driver.
-func (reader) Accepts(conn any) bool {
-	_, ok := conn.(pgxConn)
-	return ok
+// Accepts accepts a connection of pgx's database/sql driver.
+func (reader) Accepts(conn any) error {
+	if _, ok := conn.(pgxConn); !ok {
+		return notPgx(conn)
+	}
+	return nil
+}
+
+func notPgx(conn any) error {
+	return fmt.Errorf("pgxread: the pool's connections are %T, not pgx's database/sql driver's "+
+		"(github.com/jackc/pgx/v5/stdlib, which gorm.io/driver/postgres opens); "+
+		"a driver wrapping pgx's, for instrumentation, hides it: leave the option out there", conn)
 }
 
 // ReadRow runs query on conn's *pgx.Conn and scans the row into dest.
 func (r reader) ReadRow(ctx context.Context, conn any, query string, args []any, dest []any) error {
 	c, ok := conn.(pgxConn)
 	if !ok {
-		return fmt.Errorf("pgxread: the connection is a %T, not one of pgx's database/sql driver", conn)
+		return notPgx(conn)
 	}
-	substitute(dest)
-	var buf [4]any
-	qa := append(append(buf[:0], r.formats), args...)
-	err := c.Conn().QueryRow(ctx, query, qa...).Scan(dest...)
+	var err error
+	if substitute(dest) {
+		// An application's column (a sql.Scanner): its value must be
+		// the one database/sql would hand it, text where the stdlib
+		// driver asks for text.
+		var buf [4]any
+		err = c.Conn().QueryRow(ctx, query, append(append(buf[:0], r.formats), args...)...).Scan(dest...)
+	} else {
+		err = c.Conn().QueryRow(ctx, query, args...).Scan(dest...)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sql.ErrNoRows
 	}

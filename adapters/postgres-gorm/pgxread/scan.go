@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -21,18 +22,23 @@ type (
 )
 
 // substitute replaces dest's database/sql Null types with the scanners
-// above, in place.
-func substitute(dest []any) {
+// above, in place, and reports whether dest holds other destinations than
+// those and *string (an application column's sql.Scanner).
+func substitute(dest []any) (others bool) {
 	for i, d := range dest {
 		switch p := d.(type) {
+		case *string:
 		case *sql.NullString:
 			dest[i] = (*nullString)(p)
 		case *sql.NullTime:
 			dest[i] = (*nullTime)(p)
 		case *sql.NullBool:
 			dest[i] = (*nullBool)(p)
+		default:
+			others = true
 		}
 	}
+	return others
 }
 
 // ScanText implements pgtype.TextScanner.
@@ -68,6 +74,34 @@ func (n *nullTime) scan(t time.Time, inf pgtype.InfinityModifier, valid bool) er
 	default:
 		n.Time, n.Valid = t, true
 	}
+	return nil
+}
+
+// Scan implements sql.Scanner, which pgx falls back on for a column none
+// of the scanners above takes: a time kept in a text column, read as the
+// adapter reads it through database/sql (gormadapter.ParseTime).
+func (n *nullTime) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		n.Time, n.Valid = time.Time{}, false
+		return nil
+	case time.Time:
+		n.Time, n.Valid = v, true
+		return nil
+	case string:
+		return n.parse(v)
+	case []byte:
+		return n.parse(string(v))
+	}
+	return fmt.Errorf("pgxread: cannot read a time from %T", src)
+}
+
+func (n *nullTime) parse(s string) error {
+	t, err := gormadapter.ParseTime(s)
+	if err != nil {
+		return err
+	}
+	n.Time, n.Valid = t, true
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 
 // Auth.js pg adapter schema (SERIAL ids) and kysely's (uuid ids): the
 // preset the pgxread docs show.
-func TestReviewPgxReadIDTypes(t *testing.T) {
+func TestRowReaderReadsIDTypes(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		ddl  []string
@@ -65,7 +65,7 @@ func TestReviewPgxReadIDTypes(t *testing.T) {
 }
 
 // Application columns of many types: the same Data on both paths.
-func TestReviewPgxReadDataColumns(t *testing.T) {
+func TestRowReaderReadsDataColumns(t *testing.T) {
 	for _, mode := range []string{"", "simple_protocol"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			ctx := context.Background()
@@ -142,12 +142,16 @@ func TestReviewPgxReadDataColumns(t *testing.T) {
 }
 
 // Other column types for the session's expiry and the user's
-// emailVerified than authport's timestamptz(3).
-func TestReviewPgxReadTimeColumns(t *testing.T) {
+// emailVerified than authport's timestamptz(3), in sessions whose time
+// zone is not UTC.
+func TestRowReaderReadsTimeColumns(t *testing.T) {
 	for _, c := range []struct{ name, expires, verified string }{
 		{"timestamp", "timestamp(3)", "timestamp(3)"},
 		{"timestamp6", "timestamp", "timestamptz"},
 		{"date", "timestamptz(3)", "date"},
+		// Times kept as text (a schema of another tool's), which the
+		// adapter's database/sql path parses.
+		{"text", "text", "varchar(64)"},
 	} {
 		for _, mode := range []string{"", "simple_protocol"} {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
@@ -194,7 +198,7 @@ func TestReviewPgxReadTimeColumns(t *testing.T) {
 
 // A read cancelled while the server holds it: the pool's one connection
 // must come back usable (or be replaced), and the next reads work.
-func TestReviewPgxReadCancel(t *testing.T) {
+func TestRowReaderReadsCancel(t *testing.T) {
 	ctx := context.Background()
 	gdb, sqlDB := gormadapter.OpenTestDB(t, "postgres", nil)
 	viaSQL := newAdapter(t, gdb)
@@ -237,7 +241,7 @@ func TestReviewPgxReadCancel(t *testing.T) {
 
 // A uuid session token column and a token that is not a uuid: keyUnusable
 // on both paths (nil, nil), and the token not in any error.
-func TestReviewPgxReadUUIDToken(t *testing.T) {
+func TestRowReaderReadsUUIDToken(t *testing.T) {
 	ctx := context.Background()
 	gdb, sqlDB := gormadapter.OpenTestDB(t, "postgres", nil)
 	viaSQL := newAdapter(t, gdb)
@@ -260,7 +264,7 @@ func TestReviewPgxReadUUIDToken(t *testing.T) {
 }
 
 // citext e-mail (an extension type, unknown to pgx's type map).
-func TestReviewPgxReadCitext(t *testing.T) {
+func TestRowReaderReadsCitext(t *testing.T) {
 	ctx := context.Background()
 	gdb, sqlDB := gormadapter.OpenTestDB(t, "postgres", nil)
 	if _, err := sqlDB.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS citext`); err != nil {
