@@ -19,9 +19,20 @@ import (
 // keyed hash of the key. A sign-in of that user whose context carries the
 // cookie ([Client.TrustedDevice]) skips the second factor while the
 // record lives and is younger than [SecondFactorOptions.TrustDevice]. The
-// trust ends with the record: [Factors.Remove], [Factors.RevokeTrustedDevices],
-// and everything that ends all of a user's sessions ([Sessions.RevokeAll],
-// [Sessions.RevokeOthers], a password reset or change).
+// trust ends with the record: [Factors.Remove] of the device, or of the
+// user's last usable factor (which takes every device along),
+// [Factors.RevokeTrustedDevices], and everything that ends all of a user's
+// sessions ([Sessions.RevokeAll], [Sessions.RevokeOthers], a password
+// reset or change).
+//
+// The trust is also bound to the factors the user had when it was given
+// (trustStands): it holds while one of them is left, judged by creation
+// time (a usable factor created no later than the device). A record that
+// outlived the removal of the user's last factor (its deletion failed, or
+// raced the sign-in that trusted the browser) therefore skips no factor
+// enrolled afterwards. A user with no usable factor keeps the trust they
+// were given for answering an e-mail code that a requirement asked of
+// them (Required, RequiredFor, the callback).
 
 // deviceHash is what the store keeps of a trusted device's key.
 func deviceHash(secret, userID, factorID, key string) []byte {
@@ -73,7 +84,7 @@ func (a *Auth) trustedDevice(ctx context.Context, userID string, factors []core.
 	}
 	now := a.now()
 	for _, f := range factors {
-		if f.Type != core.FactorTrustedDevice || f.ID != id || f.UserID != userID || !a.deviceLive(f, now) {
+		if f.Type != core.FactorTrustedDevice || f.ID != id || f.UserID != userID || !a.deviceLive(f, now) || !trustStands(f, factors) {
 			continue
 		}
 		for _, s := range a.secrets {
@@ -83,6 +94,27 @@ func (a *Auth) trustedDevice(ctx context.Context, userID string, factors []core.
 		}
 	}
 	return false
+}
+
+// trustStands reports whether the trusted device's trust still rests on
+// the user's factors: the user has a usable factor created no later than
+// the device, or has no usable factor at all. A user whose factors were
+// all removed, or replaced by factors enrolled since, is asked again.
+// Stores keep times at their own precision, rounding both times alike, so
+// a factor enrolled in the sign-in that trusted the device stays no
+// later than it.
+func trustStands(device core.Factor, factors []core.Factor) bool {
+	has := false
+	for _, f := range factors {
+		if !isUsableType(f.Type) {
+			continue
+		}
+		if !f.CreatedAt.After(device.CreatedAt) {
+			return true
+		}
+		has = true
+	}
+	return !has
 }
 
 // revokeDevices deletes every trusted device of the user and reports how

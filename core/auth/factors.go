@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,9 +35,30 @@ type SecondFactorOptions struct {
 	// enrols TOTP to finish signing in ([Factors.StartTOTP] with the
 	// pending sign-in), or answers an e-mail code when EmailCode is set,
 	// the address is verified and the first factor was not an e-mail
-	// sign-in. [Callbacks.SignIn] can ask it of one
-	// user ([SignInDecision.RequireSecondFactor]) whatever this says.
+	// sign-in. [Factors.Remove] refuses to remove a user's last usable
+	// factor.
 	Required bool
+	// RequiredFor asks a second factor of the users it returns true for,
+	// as Required does of everyone: a policy on the stored user alone
+	// (a role, a plan, a field of user.Data), which core/auth asks
+	// wherever it needs the answer. It is asked at every sign-in of a
+	// user without a usable factor, after the first factor (true: the
+	// user enrols or answers an e-mail code, as with Required), and by
+	// [Factors.Remove] before it removes a user's last usable factor
+	// (true: refused, nothing removed). An error fails closed: the
+	// sign-in is refused with [CodeConfiguration], the removal refused;
+	// neither goes ahead as if the answer were false. It runs on the
+	// request's context, must be safe for concurrent use, and must not
+	// depend on how the user signs in.
+	//
+	// Which to use: a requirement that belongs to the user (admins must
+	// have a factor) goes here, and then holds at Remove too. One that
+	// belongs to the sign-in (this provider, this network, this
+	// profile's claims) is [SignInDecision.RequireSecondFactor], returned
+	// by [Callbacks.SignIn]: it is decided afresh at each sign-in and is
+	// not known at Remove. Required, RequiredFor and the callback add up:
+	// a sign-in waits for a second factor when any of them asks one.
+	RequiredFor func(ctx context.Context, user core.User) (bool, error)
 	// TOTP makes and checks authenticator-app codes (RFC 6238); nil
 	// leaves TOTP out. Module github.com/authport/authport/totp provides
 	// one.
@@ -82,7 +104,11 @@ type SecondFactorOptions struct {
 	Attempts int
 	// TrustDevice is how long a browser the user chose to trust skips the
 	// second factor ([Answer.TrustDevice]); zero turns trusted devices
-	// off. Ending the user's sessions ends the trust too.
+	// off. Ending the user's sessions ends the trust too, and so does
+	// removing the user's last usable factor; a browser's trust also
+	// rests on the factors the user had when it was given: once none of
+	// them is left (each removed, or replaced by a factor enrolled
+	// since), the browser is asked again.
 	TrustDevice time.Duration
 }
 
@@ -195,7 +221,9 @@ type Factors struct{ a *Auth }
 func (a *Auth) Factors() Factors { return Factors{a} }
 
 // List returns the user's factors (trusted devices included, those whose
-// trust ended left out), by creation time. It never returns a secret.
+// trust ended or no longer rests on the user's factors left out, see
+// [SecondFactorOptions.TrustDevice]), by creation time. It never returns
+// a secret.
 func (f Factors) List(ctx context.Context, userID string) ([]FactorInfo, error) {
 	a := f.a
 	if err := a.factorsOn(); err != nil {
@@ -208,7 +236,7 @@ func (f Factors) List(ctx context.Context, userID string) ([]FactorInfo, error) 
 	now := a.now()
 	out := make([]FactorInfo, 0, len(factors))
 	for _, fa := range factors {
-		if fa.Type == core.FactorTrustedDevice && !a.deviceLive(fa, now) {
+		if fa.Type == core.FactorTrustedDevice && (!a.deviceLive(fa, now) || !trustStands(fa, factors)) {
 			continue
 		}
 		out = append(out, infoOf(fa))
@@ -453,18 +481,20 @@ func (a *Auth) undoFactor(ctx context.Context, userID, factorID string, cause er
 }
 
 // dropFactor deletes the user's factor (none is fine) and then, when the
-// user has no usable factor left, their recovery codes (dropLeftCodes).
+// user has no usable factor left, their recovery codes and trusted
+// browsers (dropLeftovers).
 func (a *Auth) dropFactor(ctx context.Context, userID, factorID string) error {
 	if _, err := a.deleteFactor(ctx, userID, factorID); err != nil {
 		return err
 	}
-	return a.dropLeftCodes(ctx, userID)
+	return a.dropLeftovers(ctx, userID)
 }
 
-// dropLeftCodes deletes the user's recovery codes when they have no usable
-// factor: codes that answer a second factor no longer asked for, and that
-// would answer again once a factor is added.
-func (a *Auth) dropLeftCodes(ctx context.Context, userID string) error {
+// dropLeftovers deletes the user's recovery codes and trusted devices when
+// they have no usable factor: codes that answer a second factor no longer
+// asked for, and browsers trusted to skip it, both of which would work
+// again once a factor is added.
+func (a *Auth) dropLeftovers(ctx context.Context, userID string) error {
 	factors, err := a.listFactors(ctx, userID)
 	if err != nil {
 		return err
@@ -473,7 +503,7 @@ func (a *Auth) dropLeftCodes(ctx context.Context, userID string) error {
 		return nil
 	}
 	for _, fa := range factors {
-		if fa.Type == core.FactorRecoveryCodes {
+		if fa.Type == core.FactorRecoveryCodes || fa.Type == core.FactorTrustedDevice {
 			if _, err := a.deleteFactor(ctx, userID, fa.ID); err != nil {
 				return err
 			}
@@ -568,34 +598,38 @@ func (a *Auth) createFactor(ctx context.Context, fa core.Factor) (*FactorInfo, e
 	return &fi, nil
 }
 
-// Remove deletes the user's factor. Removing the last factor of a user
-// who must have one is refused with an error matching
-// [core.ErrInvalidInput]; another user's factor id is not found.
+// Remove deletes the user's factor. Removing the last usable factor (TOTP,
+// passkey, e-mail) of a user who must have one is refused with an error
+// matching [core.ErrInvalidInput], and nothing is removed; another user's
+// factor id is not found.
 //
-// A user must have one when [SecondFactorOptions.Required] is set; with
+// A user must have one when [SecondFactorOptions.Required] is set, or
+// when [SecondFactorOptions.RequiredFor] returns true for them; an error
+// from RequiredFor refuses the removal of a last factor too (it is
+// returned, wrapped), so that a policy that cannot be asked never lets the
+// last factor go. RequiredFor is asked only when the answer matters. With
 // removals racing to the last factor (each sees the other's), every
-// removal that finds none left once it is done puts its factor back and
-// is refused, so the user keeps at least one. When the last usable factor
-// goes (TOTP, passkey, e-mail), the recovery codes go with it: they
-// answer a second factor that is no longer asked for, and the next first
-// factor comes with new ones.
+// removal that finds none left once it is done asks the policy, and when
+// the user must have one (or the policy fails) puts its factor back and is
+// refused: the user keeps at least one.
 //
-// Required is the only requirement Remove knows. One that
-// [Callbacks.SignIn] decides ([SignInDecision.RequireSecondFactor]) is a
-// decision about one sign-in, taken on that sign-in's provider, account,
-// profile and credentials; Remove has no sign-in to ask it about, and a
-// made-up one would be answered on fields that are not there (and could
-// be denied, redirected or logged as a sign-in). So Remove removes the last factor of a user the callback
-// requires one of, and takes the recovery codes along. The requirement
-// still holds at every sign-in the callback returns it for: the user,
-// with no factor left, enrols TOTP in the pending sign-in (when
-// [SecondFactorOptions.TOTP] is set) or answers an e-mail code (EmailCode,
-// a verified address, a first factor other than e-mail), and is refused
-// with [CodeSecondFactor] when neither is possible; as for every user, a
-// browser trusted within [SecondFactorOptions.TrustDevice] and a passkey
-// sign-in with user verification pass without one, and sessions made
-// before the removal live on. An application whose per-user policy must
-// keep the last factor refuses the removal itself before calling Remove.
+// When the last usable factor goes, what hung on it goes too: the
+// recovery codes (they answer a second factor that is no longer asked
+// for; the next first factor comes with new ones) and the trust of every
+// browser the user trusted ([SecondFactorOptions.TrustDevice]), so that
+// none of them skips a factor enrolled later. When they cannot be deleted
+// the removal reports it and they are deleted in the background; a
+// trusted browser left over meanwhile still skips no factor enrolled after
+// its trust was given (see TrustDevice).
+//
+// A requirement [Callbacks.SignIn] returns ([SignInDecision.RequireSecondFactor])
+// is a decision about one sign-in, taken on its provider, account,
+// profile and credentials; Remove has no sign-in to ask it about, so it
+// removes the last factor of a user the callback requires one of. That
+// requirement still holds at every sign-in the callback returns it for:
+// the user enrols TOTP in the pending sign-in, or answers an e-mail code,
+// or is refused with [CodeSecondFactor]. A requirement that belongs to the
+// user rather than the sign-in goes in RequiredFor, which Remove keeps.
 func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	a := f.a
 	if err := a.factorsOn(); err != nil {
@@ -611,9 +645,16 @@ func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	}
 	target := factors[i]
 	usable := func(fa core.Factor) bool { return isUsableType(fa.Type) }
-	last := usable(target) && !slices.ContainsFunc(factors, func(fa core.Factor) bool { return fa.ID != factorID && usable(fa) })
-	if last && a.sf.Required {
-		return fmt.Errorf("%w: a second factor is required, and this is the user's last one; add another first", core.ErrInvalidInput)
+	// mustKeep asks the policy at most once per removal.
+	mustKeep := sync.OnceValues(func() (bool, error) { return a.mustHaveFactor(ctx, userID) })
+	if usable(target) && !slices.ContainsFunc(factors, func(fa core.Factor) bool { return fa.ID != factorID && usable(fa) }) {
+		keep, err := mustKeep()
+		if err != nil {
+			return err
+		}
+		if keep {
+			return errLastFactor
+		}
 	}
 	deleted, err := a.deleteFactor(ctx, userID, factorID)
 	if err != nil {
@@ -631,27 +672,79 @@ func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	if err == nil && slices.ContainsFunc(after, usable) {
 		return nil
 	}
-	if a.sf.Required {
-		// None left, or none known to be: put it back. Of removals
-		// racing to the last factor, each puts its own back, and the
-		// user keeps their factors.
+	keep, kerr := mustKeep()
+	if keep || kerr != nil {
+		// None left, or none known to be, of a user who must have one (or
+		// whose policy could not be asked): put it back. Of removals
+		// racing to the last factor, each puts its own back, and the user
+		// keeps their factors.
 		if _, rerr := a.createFactor(ctx, *deleted); rerr != nil && !errors.Is(rerr, core.ErrAlreadyExists) {
 			a.log.ErrorContext(ctx, "authport: restoring a factor whose removal left a user who must have one with none failed", "error", rerr)
-			return fmt.Errorf("second factors: the user's last factor was removed and could not be restored: %w", rerr)
+			return errors.Join(fmt.Errorf("second factors: the user's last factor was removed and could not be restored: %w", rerr), kerr)
 		}
-		if err != nil {
+		switch {
+		case kerr != nil:
+			return kerr
+		case err != nil:
 			return err
 		}
-		return fmt.Errorf("%w: a second factor is required, and this is the user's last one; add another first", core.ErrInvalidInput)
+		return errLastFactor
 	}
-	// No usable factor left: the recovery codes go too (dropLeftCodes
-	// reads again, so that a factor added meanwhile keeps them).
-	drop := func(ctx context.Context) error { return a.dropLeftCodes(ctx, userID) }
+	// No usable factor left: the recovery codes and the trusted browsers
+	// go too (dropLeftovers reads again, so that a factor added meanwhile
+	// keeps them).
+	drop := func(ctx context.Context) error { return a.dropLeftovers(ctx, userID) }
 	if err := drop(ctx); err != nil {
 		go retryLater(context.WithoutCancel(ctx), drop)
-		return fmt.Errorf("second factors: the last factor was removed, but its recovery codes were not (retrying in the background for %v): %w", cleanupRetryWindow, err)
+		return fmt.Errorf("second factors: the last factor was removed, but its recovery codes and trusted browsers were not (retrying in the background for %v): %w", cleanupRetryWindow, err)
 	}
 	return nil
+}
+
+// errLastFactor refuses the removal of the last usable factor of a user
+// who must have one.
+var errLastFactor = fmt.Errorf("%w: a second factor is required for this user, and this is their last one; add another factor first, then remove this one", core.ErrInvalidInput)
+
+// mustHaveFactor reports whether the user must have a second factor
+// whatever the sign-in: [SecondFactorOptions.Required], or RequiredFor's
+// answer for the stored user. RequiredFor's error (or panic) is returned
+// wrapped, for the caller to fail closed on.
+func (a *Auth) mustHaveFactor(ctx context.Context, userID string) (bool, error) {
+	if a.sf.Required {
+		return true, nil
+	}
+	if a.sf.RequiredFor == nil {
+		return false, nil
+	}
+	user, err := call(a, "second factors", func(g core.UserGetter) (*core.User, error) {
+		return g.GetUser(ctx, userID)
+	})
+	if err != nil {
+		return false, err
+	}
+	if user == nil {
+		return false, fmt.Errorf("second factors: user %q: %w", userID, core.ErrNotFound)
+	}
+	return a.requiredFor(ctx, *user)
+}
+
+// requiredFor asks [SecondFactorOptions.RequiredFor] about the user (false
+// when it is nil). Its error, or a panic, comes back as an error naming
+// the user, never as false.
+func (a *Auth) requiredFor(ctx context.Context, user core.User) (required bool, err error) {
+	if a.sf.RequiredFor == nil {
+		return false, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			required, err = false, fmt.Errorf("second factors: SecondFactorOptions.RequiredFor panicked for user %q: %v", user.ID, p)
+		}
+	}()
+	required, err = a.sf.RequiredFor(ctx, user)
+	if err != nil {
+		return false, fmt.Errorf("second factors: SecondFactorOptions.RequiredFor failed for user %q: %w", user.ID, err)
+	}
+	return required, nil
 }
 
 // isUsableType reports whether a factor of type t is one a sign-in asks
@@ -746,7 +839,7 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 		if err != nil {
 			return nil, err
 		}
-		si, err := a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, enrolled.RecoveryCodes)
+		si, err := a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, true, enrolled.RecoveryCodes)
 		if err != nil {
 			// The sign-in failed: the user is shown neither the factor
 			// nor its recovery codes, so they go (the enrolment can be
@@ -765,7 +858,7 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 	if err := a.checkAnswer(ctx, *user, answer, pc.ID); err != nil {
 		return nil, err
 	}
-	return a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, nil)
+	return a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, !pc.Enroll, nil)
 }
 
 // checkAnswer checks a code answer for the user; binding is the pending
@@ -891,7 +984,7 @@ func (f Factors) VerifyPasskey(ctx context.Context, pendingToken, credentialID s
 	if user.ID != pc.UserID {
 		return nil, refused("the passkey is another user's")
 	}
-	si, err := a.completePending(ctx, pc, user, []string{AMRHardwareKey, AMRUser}, trustDevice, nil)
+	si, err := a.completePending(ctx, pc, user, []string{AMRHardwareKey, AMRUser}, trustDevice, true, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -59,13 +59,16 @@ type SignInDecision struct {
 	// Redirect, when set, refuses the sign-in and sends the browser here
 	// instead (Auth.js's signIn callback returning a URL).
 	Redirect string
-	// RequireSecondFactor asks this user for a second factor before the
-	// session, whatever [SecondFactorOptions.Required] says (it needs
-	// [SecondFactorOptions.Enabled]). It holds for this sign-in only:
-	// nothing of it is stored, so [Factors.Remove], which has no sign-in
-	// to decide on, does not know it and removes such a user's last
-	// factor (see Remove for what then holds: the next sign-in the
-	// callback requires one of still waits for one, or is refused).
+	// RequireSecondFactor asks this sign-in for a second factor before
+	// the session, whatever [SecondFactorOptions.Required] and
+	// RequiredFor say (it needs [SecondFactorOptions.Enabled]): a
+	// decision on the sign-in (its provider, account, profile,
+	// credentials), taken afresh each time. Nothing of it is stored, so
+	// [Factors.Remove], which has no sign-in to decide on, does not know
+	// it and removes such a user's last factor; the next sign-in the
+	// callback requires one of still waits for one, or is refused. A
+	// requirement on the user alone (a role, a plan) belongs in
+	// [SecondFactorOptions.RequiredFor], which Remove keeps.
 	RequireSecondFactor bool
 }
 

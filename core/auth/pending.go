@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/authport/authport/core"
@@ -19,8 +20,8 @@ import (
 // The pending stage: between "who is signing in" (the first factor, with
 // everything it wrote: the user created, the account linked, the address
 // verified) and the session. finish asks the user for a second factor when
-// they have one, when every user must ([SecondFactorOptions.Required]), or
-// when [Callbacks.SignIn] says so; the sign-in then ends in a
+// they have one, when every user must ([SecondFactorOptions.Required]),
+// when the user must (RequiredFor), or when [Callbacks.SignIn] says so; the sign-in then ends in a
 // [PendingSignIn] instead of a session.
 //
 // The pending sign-in is a sealed token (see seal.go) that carries what
@@ -97,7 +98,16 @@ func (a *Auth) secondFactorStage(ctx context.Context, si *SignIn) (*PendingSignI
 	}
 	offer, usable := a.offer(si.User, factors)
 	if !usable && !a.sf.Required && !si.requireSecond {
-		return nil, nil
+		// A user without a factor, whom neither Required nor the
+		// callback asks one of: RequiredFor decides. Its failure refuses
+		// the sign-in rather than letting it through on one factor.
+		required, err := a.requiredFor(ctx, si.User)
+		if err != nil {
+			return nil, Fail(CodeConfiguration, fmt.Errorf("the sign-in cannot tell whether the user needs a second factor: %w", err))
+		}
+		if !required {
+			return nil, nil
+		}
 	}
 	if a.trustedDevice(ctx, si.User.ID, factors) {
 		return nil, nil
@@ -309,8 +319,10 @@ func factorState(userID string, factors []core.Factor) string {
 
 // completePending finishes the pending sign-in pc whose second factor
 // proved methods: it uses the pending sign-in up, checks that a password
-// first factor's hash is unchanged, and makes the session.
-func (a *Auth) completePending(ctx context.Context, pc *pendingClaims, user *core.User, methods []string, trust bool, recoveryCodes []string) (*SignIn, error) {
+// first factor's hash is unchanged, and makes the session. withFactor
+// reports that the answer was one of the user's factors (or the factor
+// just enrolled), not an e-mail code of a user who has none.
+func (a *Auth) completePending(ctx context.Context, pc *pendingClaims, user *core.User, methods []string, trust, withFactor bool, recoveryCodes []string) (*SignIn, error) {
 	if err := a.usePending(ctx, pc); err != nil {
 		return nil, err
 	}
@@ -335,9 +347,30 @@ func (a *Auth) completePending(ctx context.Context, pc *pendingClaims, user *cor
 			// The sign-in stands; the browser is asked again next time.
 			a.log.ErrorContext(ctx, "authport: remembering the trusted device failed", "error", err)
 		}
+		if value != "" && withFactor && !a.stillHasFactor(ctx, user.ID) {
+			// The factor answered was the user's last, and was removed
+			// while this sign-in finished: Remove ended the trust of the
+			// user's browsers before this one was stored, so this one
+			// goes too. (Remove deletes the factor and then the devices;
+			// this stores the device and then reads the factors: one of
+			// the two sees the other.) Without its cookie the record
+			// trusts nothing; it is deleted all the same.
+			id, _, _ := strings.Cut(value, ".")
+			if _, err := a.deleteFactor(ctx, user.ID, id); err != nil {
+				a.log.ErrorContext(ctx, "authport: deleting the trust of a browser whose factor was removed failed", "error", err)
+			}
+			value = ""
+		}
 		out.TrustedDevice = value
 	}
 	return out, nil
+}
+
+// stillHasFactor reports whether the user has a usable factor; false when
+// their factors cannot be read.
+func (a *Auth) stillHasFactor(ctx context.Context, userID string) bool {
+	factors, err := a.listFactors(ctx, userID)
+	return err == nil && slices.ContainsFunc(factors, func(fa core.Factor) bool { return isUsableType(fa.Type) })
 }
 
 // matchesAnySecret reports whether want equals make(secret) for one of the
@@ -377,7 +410,7 @@ var secondFactorNeeds = append(core.FactorMethods(),
 // defaults.
 func (a *Auth) setUpSecondFactors(o SecondFactorOptions) error {
 	if !o.Enabled {
-		if o.Required || o.TOTP != nil || o.EmailCode || o.TrustDevice != 0 {
+		if o.Required || o.RequiredFor != nil || o.TOTP != nil || o.EmailCode || o.TrustDevice != 0 {
 			return fmt.Errorf("%w: SecondFactors sets options but not Enabled", core.ErrInvalidConfig)
 		}
 		return nil
@@ -385,8 +418,8 @@ func (a *Auth) setUpSecondFactors(o SecondFactorOptions) error {
 	switch {
 	case o.PendingMaxAge < 0, o.Attempts < 0, o.TrustDevice < 0:
 		return fmt.Errorf("%w: SecondFactors.PendingMaxAge, Attempts and TrustDevice must not be negative", core.ErrInvalidConfig)
-	case o.Required && o.TOTP == nil && !o.EmailCode:
-		return fmt.Errorf("%w: SecondFactors.Required needs a factor every user can enrol: set TOTP (module github.com/authport/authport/totp) or EmailCode", core.ErrInvalidConfig)
+	case (o.Required || o.RequiredFor != nil) && o.TOTP == nil && !o.EmailCode:
+		return fmt.Errorf("%w: SecondFactors.Required and RequiredFor need a factor every user can enrol: set TOTP (module github.com/authport/authport/totp) or EmailCode", core.ErrInvalidConfig)
 	case len(o.Issuer) > 128:
 		return fmt.Errorf("%w: SecondFactors.Issuer is longer than 128 bytes", core.ErrInvalidConfig)
 	}

@@ -2,6 +2,8 @@ package auth_test
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -47,7 +49,7 @@ func TestSettingsSecondFactors(t *testing.T) {
 	sf := a.Settings().SecondFactors
 	want := auth.SecondFactorOptions{Enabled: true, TrustDevice: 30 * 24 * time.Hour, PendingMaxAge: auth.DefaultPendingMaxAge,
 		Attempts: auth.DefaultFactorAttempts, Issuer: "example.com"}
-	if sf != want {
+	if !reflect.DeepEqual(sf, want) {
 		t.Fatalf("Settings().SecondFactors = %+v, want %+v", sf, want)
 	}
 	s := a.Settings()
@@ -61,7 +63,47 @@ func TestSettingsSecondFactors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sf := off.Settings().SecondFactors; sf != (auth.SecondFactorOptions{}) {
+	if sf := off.Settings().SecondFactors; !reflect.DeepEqual(sf, auth.SecondFactorOptions{}) {
 		t.Fatalf("Settings().SecondFactors with second factors off = %+v, want the zero value", sf)
 	}
 }
+
+// TestSecondFactorsRequiredForConfig: RequiredFor needs Enabled and a
+// factor every user can enrol (TOTP or EmailCode), as Required does;
+// Settings carries the function New was given.
+func TestSecondFactorsRequiredForConfig(t *testing.T) {
+	policy := func(context.Context, core.User) (bool, error) { return true, nil }
+	base := auth.Config{Adapter: factorsOnly{}, Secrets: []string{"s-0123456789abcdefghijklmnopqrst"}, BaseURL: "https://example.com/auth",
+		Session: auth.SessionOptions{Strategy: auth.StrategyJWT}}
+	for name, sf := range map[string]auth.SecondFactorOptions{
+		"not enabled":        {RequiredFor: policy},
+		"nothing to enrol":   {Enabled: true, RequiredFor: policy},
+		"Required, no TOTP":  {Enabled: true, Required: true},
+		"off with a setting": {RequiredFor: policy, Required: true},
+	} {
+		cfg := base
+		cfg.SecondFactors = sf
+		if _, err := auth.New(cfg); !errors.Is(err, core.ErrInvalidConfig) {
+			t.Errorf("%s: New = %v, want ErrInvalidConfig", name, err)
+		}
+	}
+	cfg := base
+	cfg.SecondFactors = auth.SecondFactorOptions{Enabled: true, RequiredFor: policy, TOTP: nopTOTP{}}
+	a, err := auth.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := a.Settings().SecondFactors.RequiredFor; f == nil {
+		t.Fatal("Settings lost RequiredFor")
+	} else if ok, err := f(context.Background(), core.User{}); !ok || err != nil {
+		t.Fatalf("Settings' RequiredFor = %v, %v", ok, err)
+	}
+}
+
+// nopTOTP is a TOTP that makes no key and matches no code.
+type nopTOTP struct{}
+
+func (nopTOTP) NewKey(string, string) (auth.TOTPKey, error) {
+	return auth.TOTPKey{}, errors.New("no keys")
+}
+func (nopTOTP) Match([]byte, string, time.Time) (int64, bool) { return 0, false }
