@@ -9,6 +9,12 @@
 // small change to the bytes gives a small change to the record (which is
 // what lets the fuzzer's mutations explore shapes).
 //
+// What the optional extensions keep has methods of its own, which the
+// record methods do not call: [Source.Username] (a user's),
+// [Source.SessionMetadata] and [Source.Factor]; an account's password
+// hash is an [Source.OptStr]. A reader that adds them reads them after the
+// records, so that inputs stored before keep their meaning.
+//
 // The records are raw, as a caller might pass them: not validated, not
 // normalised. A fuzz target normalises them as the adapter does, and
 // asserts either that the adapter rejects them or that they round-trip.

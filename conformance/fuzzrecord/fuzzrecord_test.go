@@ -87,6 +87,13 @@ func TestSeedsReachTheirShapes(t *testing.T) {
 	if in := read(src); in.username != "Ada" || in.factor.ID != "" {
 		t.Errorf("seed 8: username %q, factor %#v; want a raw username and no factor", in.username, in.factor)
 	}
+	src = New(seeds[9])
+	in = read(src)
+	if n, err := core.NormalizeUsername(in.username); err != nil || n != in.username || len(n) != core.MaxUsername ||
+		in.factor.Validate() != nil || in.factor.Type != core.FactorPasskey || !strings.ContainsRune(in.factor.Name, '🔑') ||
+		string(in.factor.Secret) != "\x00\x80\xff\x00" || len(in.next.Secret) != 3 || in.session.UserAgent != "Mozilla/5.0 ü 漢字" || src.Len() != 0 {
+		t.Errorf("seed 9: username %q (%v), session %#v, factor %#v swapped to %#v, %d bytes left", in.username, err, in.session, in.factor, in.next, src.Len())
+	}
 }
 
 // TestSourceAfterTheEnd checks that a used-up Source gives zero values.

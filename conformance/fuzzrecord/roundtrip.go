@@ -24,8 +24,9 @@ import (
 // metadata, a TOTP factor swapped to its next step); edge shapes (an
 // empty secret swapped to none, the greatest step, times in a non-UTC
 // zone and before 1970, a last use a millisecond after the Unix epoch);
-// a factor type the library refuses; and a username that is not
-// normalised. Add them to a fuzz target with f.Add.
+// a factor type the library refuses; a username that is not normalised;
+// and bytes beyond ASCII (the longest username, 4-byte characters in a
+// name, NUL and 0xff in a secret). Add them to a fuzz target with f.Add.
 func Seeds() [][]byte {
 	var full seed
 	// User: id, email, emailVerified (2023), name, no image.
@@ -67,6 +68,14 @@ func Seeds() [][]byte {
 	badType := append(seed(nil), full...)
 	badType.byte(0).byte(0).byte(0).byte(0).str("").str("")
 	badType.str("factor3").str("user1").byte(0xf0).str("TOTP").str("").byte(0).int64(0).byte(0).int64(1_700_000_000_000).byte(1).byte(0).int64(-1000)
+	// Bytes beyond ASCII: the longest username, a non-ASCII user agent, a
+	// passkey factor named with a 4-byte character whose secret holds NUL,
+	// 0x80 and 0xff, swapped to a secret of every byte value's neighbour.
+	wide := append(seed(nil), full...)
+	wide.username("a0123456789.abcdefghij_klmnop-z9").byte(0)
+	wide.byte(0).byte(0).str("2001:db8::1").str("Mozilla/5.0 ü 漢字")
+	wide.str("factor4").str("user1").byte(3).str("YubiKey 🔑").byte(1).str("\x00\x80\xff\x00").int64(0).byte(0).int64(1_700_000_000_000).byte(0)
+	wide.str("").str("").byte(3).str("🔑").byte(1).str("\x01\x7f\xfe").int64(1).byte(0).int64(0).byte(1).byte(0).int64(1_700_000_000_001)
 	// A username that is not normalised (uppercase), as it is.
 	rawName := append(seed(nil), full...)
 	rawName.byte(0xf1).str("Ada")
@@ -80,6 +89,7 @@ func Seeds() [][]byte {
 		edge,
 		badType,
 		rawName,
+		wide,
 	}
 }
 
