@@ -23,7 +23,7 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 	a := memory.New()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzrecord.RoundTrip(context.Background(), t, a, b)
-		if s := a.Snapshot(); len(s.Users)+len(s.Accounts)+len(s.Sessions)+len(s.VerificationTokens)+len(s.Authenticators) != 0 {
+		if s := a.Snapshot(); len(s.Users)+len(s.Accounts)+len(s.Sessions)+len(s.VerificationTokens)+len(s.Authenticators)+len(s.Factors) != 0 {
 			t.Fatalf("left behind: %+v", s)
 		}
 	})

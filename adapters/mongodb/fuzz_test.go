@@ -22,7 +22,7 @@ func FuzzAdapterRoundTrip(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzrecord.RoundTrip(ctx, t, st, b)
-		for _, coll := range []string{raw.names.Users, raw.names.Accounts, raw.names.Sessions, raw.names.VerificationTokens, raw.names.Authenticators} {
+		for _, coll := range []string{raw.names.Users, raw.names.Accounts, raw.names.Sessions, raw.names.VerificationTokens, raw.names.Authenticators, raw.names.Factors} {
 			docs, err := raw.all(ctx, coll)
 			if err != nil {
 				t.Fatal(err)

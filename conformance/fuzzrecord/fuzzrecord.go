@@ -9,6 +9,12 @@
 // small change to the bytes gives a small change to the record (which is
 // what lets the fuzzer's mutations explore shapes).
 //
+// What the optional extensions keep has methods of its own, which the
+// record methods do not call: [Source.Username] (a user's),
+// [Source.SessionMetadata] and [Source.Factor]; an account's password
+// hash is an [Source.OptStr]. A reader that adds them reads them after the
+// records, so that inputs stored before keep their meaning.
+//
 // The records are raw, as a caller might pass them: not validated, not
 // normalised. A fuzz target normalises them as the adapter does, and
 // asserts either that the adapter rejects them or that they round-trip.
@@ -176,4 +182,78 @@ func (s *Source) Authenticator() core.Authenticator {
 		CredentialID: s.Str(), CredentialPublicKey: s.Str(), Counter: s.Int64(), CredentialBackedUp: s.Bool(),
 		CredentialDeviceType: s.Str(), ProviderAccountID: s.Str(), UserID: s.Str(), Transports: s.OptStr(),
 	}
+}
+
+// Bytes returns nil when the next byte is even, else the bytes of
+// [Source.Str]: possibly empty, not nil.
+func (s *Source) Bytes() []byte {
+	if !s.Bool() {
+		return nil
+	}
+	return []byte(s.Str())
+}
+
+// usernameChars are the characters of a username, lowercase: what
+// [Source.Username] spells its names with.
+const usernameChars = "abcdefghijklmnopqrstuvwxyz0123456789._-"
+
+// Username returns a username ([core.User.Username]) of one of three
+// kinds, chosen by the next byte: "" (none) when it is even; when it is
+// odd and below 0xf0, [Source.Str] spelt with the characters a username
+// may hold (each byte picks one), so that most pass the library's rules
+// and some break them (too short or long, a '.', '_' or '-' at an end);
+// else [Source.Str] as it is, any bytes.
+func (s *Source) Username() string {
+	c := s.Byte()
+	switch {
+	case c&1 == 0:
+		return ""
+	case c >= 0xf0:
+		return s.Str()
+	}
+	b := []byte(s.Str())
+	for i, c := range b {
+		b[i] = usernameChars[int(c)%len(usernameChars)]
+	}
+	return string(b)
+}
+
+// SessionMetadata sets the metadata of sess ([core.Session.CreatedAt],
+// UpdatedAt, IPAddress, UserAgent) from the input: each time zero (unknown)
+// or any [Source.Time], each string any [Source.Str].
+func (s *Source) SessionMetadata(sess *core.Session) {
+	sess.CreatedAt, sess.UpdatedAt = s.optionalTime(), s.optionalTime()
+	sess.IPAddress, sess.UserAgent = s.Str(), s.Str()
+}
+
+// optionalTime returns the zero time when the next byte is even, else
+// [Source.Time].
+func (s *Source) optionalTime() time.Time {
+	if t := s.OptTime(); t != nil {
+		return *t
+	}
+	return time.Time{}
+}
+
+// factorTypes are the factor types core/auth writes.
+var factorTypes = [...]core.FactorType{core.FactorTOTP, core.FactorRecoveryCodes, core.FactorEmail, core.FactorPasskey, core.FactorTrustedDevice}
+
+// Factor returns a second factor with every field read from the input. Its
+// type is one of the five core/auth writes unless the type byte asks for
+// any string; its secret nil or any bytes (empty included); its step any
+// int64, negative ones included; its last use zero (never) or any
+// [Source.Time].
+func (s *Source) Factor() core.Factor {
+	f := core.Factor{ID: s.Str(), UserID: s.Str()}
+	if c := s.Byte(); c < 240 {
+		f.Type = factorTypes[c%byte(len(factorTypes))]
+	} else {
+		f.Type = core.FactorType(s.Str())
+	}
+	f.Name = s.Str()
+	f.Secret = s.Bytes()
+	f.Step = s.Int64()
+	f.CreatedAt = s.Time()
+	f.LastUsedAt = s.optionalTime()
+	return f
 }
