@@ -132,7 +132,7 @@ func FuzzRowRoundTrip(f *testing.F) {
 			// (the omitempty tags of core.AuthorizationDetail, which is
 			// the form Auth.js writes too), so they come back nil.
 			want := a.Clone()
-			want.AuthorizationDetails = withoutEmptyLists(want.AuthorizationDetails)
+			want.AuthorizationDetails = fuzzrecord.WithoutEmptyLists(want.AuthorizationDetails)
 			if err != nil || !reflect.DeepEqual(*got, want) {
 				t.Fatalf("account row round trip: %v\n got %#v\nwant %#v", err, got, want)
 			}
@@ -181,28 +181,13 @@ func FuzzRowRoundTrip(f *testing.F) {
 				}
 				ar.details.String = enc.(string)
 				again, err := ar.account()
-				if err != nil || !reflect.DeepEqual(again.AuthorizationDetails, withoutEmptyLists(got.AuthorizationDetails)) {
+				if err != nil || !reflect.DeepEqual(again.AuthorizationDetails, fuzzrecord.WithoutEmptyLists(got.AuthorizationDetails)) {
 					t.Fatalf("stored details %q read as %#v, written back as %s, read again as %#v, %v",
 						storedDetails, got.AuthorizationDetails, enc, again, err)
 				}
 			}
 		}
 	})
-}
-
-// withoutEmptyLists returns ds with every empty list inside a details object
-// made nil (ds is changed): the JSON form of core.AuthorizationDetail omits
-// them, as Auth.js's does, so they read back nil.
-func withoutEmptyLists(ds []core.AuthorizationDetail) []core.AuthorizationDetail {
-	for i := range ds {
-		d := &ds[i]
-		for _, l := range []*[]string{&d.Locations, &d.Actions, &d.Datatypes, &d.Privileges} {
-			if len(*l) == 0 {
-				*l = nil
-			}
-		}
-	}
-	return ds
 }
 
 func timeOrNil(t *time.Time) any {

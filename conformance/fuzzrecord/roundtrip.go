@@ -475,15 +475,17 @@ func sameAccount(t testing.TB, what string, got *core.Account, err error, want *
 	t.Helper()
 	if got != nil && want != nil {
 		g, w := got.Clone(), want.Clone()
-		g.AuthorizationDetails, w.AuthorizationDetails = withoutEmptyLists(g.AuthorizationDetails), withoutEmptyLists(w.AuthorizationDetails)
+		g.AuthorizationDetails, w.AuthorizationDetails = WithoutEmptyLists(g.AuthorizationDetails), WithoutEmptyLists(w.AuthorizationDetails)
 		got, want = &g, &w
 	}
 	same(t, what, got, err, want)
 }
 
-// withoutEmptyLists returns ds with every empty list inside a details
-// object made nil (ds is changed).
-func withoutEmptyLists(ds []core.AuthorizationDetail) []core.AuthorizationDetail {
+// WithoutEmptyLists returns ds with every empty list inside a details
+// object made nil (ds is changed): the JSON form of
+// core.AuthorizationDetail omits them, as Auth.js's does, so a store that
+// keeps the details as JSON reads them back nil.
+func WithoutEmptyLists(ds []core.AuthorizationDetail) []core.AuthorizationDetail {
 	for i := range ds {
 		d := &ds[i]
 		for _, l := range []*[]string{&d.Locations, &d.Actions, &d.Datatypes, &d.Privileges} {
