@@ -49,6 +49,9 @@ type Adapter struct {
 	// across processes (a lock document), where the server's updates are
 	// not atomic (atomicFAM false); nil otherwise.
 	locks *recordLocks
+	// flights tracks the inserts still waiting for the server's answer
+	// (see settle).
+	flights inflight
 }
 
 var _ core.Adapter = (*Adapter)(nil)

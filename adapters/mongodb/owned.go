@@ -102,10 +102,27 @@ func createOwned[R any](ctx context.Context, a *Adapter, m core.Method, coll *mo
 // deletion, so the sweep that deleteUser runs after removing the user will
 // find it. A failure after the insert also deletes the record again, so
 // that a failed write changes nothing.
+//
+// The insert, the second read and the undo run to their end even when ctx
+// ends first (the call returns then; they go on in the background for at
+// most settleTimeout): an insert whose answer the driver stopped waiting
+// for could otherwise land after the deleteUser that the second read is
+// there to catch (see [settle]).
 func (a *Adapter) insertOwned(ctx context.Context, coll *mongo.Collection, uid any, doc bson.D) error {
 	if err := a.requireUser(ctx, uid); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return outlive(ctx, settleTimeout, func(ctx context.Context) error {
+		return a.insertConfirmed(ctx, coll, uid, doc)
+	})
+}
+
+// insertConfirmed is insertOwned after its first read: the insert, the
+// second read of the user, and the undo when the user is gone.
+func (a *Adapter) insertConfirmed(ctx context.Context, coll *mongo.Collection, uid any, doc bson.D) error {
 	res, err := coll.InsertOne(ctx, doc)
 	if err != nil {
 		return wrapErr(ctx, err)

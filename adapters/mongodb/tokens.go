@@ -9,7 +9,9 @@ import (
 
 // CreateVerificationToken is createVerificationToken: one insert. An
 // existing (identifier, token), once [Adapter.Migrate] has run, gives
-// an error matching [core.ErrAlreadyExists].
+// an error matching [core.ErrAlreadyExists]. As createUser's, the insert
+// waits for the server's answer even when ctx ends first, and a
+// useVerificationToken of the same token waits for it.
 func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.VerificationToken) (*core.VerificationToken, error) {
 	v := token.Normalize()
 	exp, err := storedDate(core.MethodCreateVerificationToken, "expires", v.Expires)
@@ -34,7 +36,10 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 			{Key: fExpires, Value: exp},
 		}
 	}
-	if _, err := a.tokens.InsertOne(ctx, doc); err != nil {
+	if err := a.settle(ctx, tokenFlight(v.Identifier, v.Token), func(ctx context.Context) error {
+		_, err := a.tokens.InsertOne(ctx, doc)
+		return err
+	}); err != nil {
 		return nil, wrapErr(ctx, err)
 	}
 	return &v, nil
@@ -49,7 +54,13 @@ func (a *Adapter) CreateVerificationToken(ctx context.Context, token core.Verifi
 // Where findAndModify is not atomic (FerretDB; see
 // [Capabilities.AtomicFindAndModify]) it is a find and a delete by _id
 // instead, and only the call whose delete removed the token returns it.
+//
+// A createVerificationToken of the same token still waiting for the
+// server's answer (its caller's context ended first) is waited for first.
 func (a *Adapter) UseVerificationToken(ctx context.Context, key core.VerificationTokenKey) (*core.VerificationToken, error) {
+	if err := a.flights.wait(ctx, tokenFlight(key.Identifier, key.Token)); err != nil {
+		return nil, err
+	}
 	filter := bson.D{{Key: fIdentifier, Value: key.Identifier}, {Key: a.f.token, Value: key.Token}, a.notExpired()}
 	if !a.atomicFAM {
 		return a.useTokenFindDelete(ctx, filter)

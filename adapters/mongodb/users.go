@@ -14,13 +14,21 @@ import (
 // same e-mail address or username once [Adapter.Migrate] has run, gives an
 // error matching [core.ErrAlreadyExists] and stores nothing. A user without
 // an address or username has no such field.
+//
+// The insert waits for the server's answer even when ctx ends first (the
+// call returns then, and the insert goes on in the background for at most
+// 10 s), and a deleteUser of the same id waits for it, so that an insert
+// cut short cannot land after the deleteUser retried behind it.
 func (a *Adapter) CreateUser(ctx context.Context, user core.User) (*core.User, error) {
 	u := user.Normalize()
 	doc, err := a.userDocument(u)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.users.InsertOne(ctx, doc); err != nil {
+	if err := a.settle(ctx, userFlight(u.ID), func(ctx context.Context) error {
+		_, err := a.users.InsertOne(ctx, doc)
+		return err
+	}); err != nil {
 		return nil, wrapErr(ctx, err)
 	}
 	return &u, nil
@@ -181,6 +189,10 @@ func (a *Adapter) UpdateUser(ctx context.Context, update core.UserUpdate) (*core
 // snapshot, not one inserted while it runs, and an insert does not conflict
 // with them.)
 //
+// A createUser of the same id whose insert this adapter has sent and not yet
+// seen answered (its caller's context ended first) is waited for first, so
+// that it cannot land after the deletion.
+//
 // A failure part-way may leave records of a removed user, which let nobody
 // in (every read of a session or account joins it to its user); DeleteUser
 // of the same id sweeps them even when the user is already gone, so a retry
@@ -189,6 +201,11 @@ func (a *Adapter) DeleteUser(ctx context.Context, id string) (*core.User, error)
 	v, ok := a.userIDValue(id)
 	if !ok {
 		return nil, nil
+	}
+	// A createUser of this id cut short may still be on its way to the
+	// server: the deletion comes after it (see CreateUser).
+	if err := a.flights.wait(ctx, userFlight(id)); err != nil {
+		return nil, err
 	}
 	var u *core.User
 	if !a.transactions {
