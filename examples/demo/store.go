@@ -16,6 +16,7 @@ import (
 	"github.com/authport/authport/adapters/memory"
 	mongoadapter "github.com/authport/authport/adapters/mongodb"
 	gormadapter "github.com/authport/authport/adapters/postgres-gorm"
+	"github.com/authport/authport/adapters/postgres-gorm/pgxread"
 	redisadapter "github.com/authport/authport/adapters/redis"
 	"github.com/go-sql-driver/mysql"
 	goredis "github.com/redis/go-redis/v9"
@@ -63,7 +64,9 @@ func openStore(ctx context.Context, db string) (*store, error) {
 	case db == "memory":
 		return &store{adapter: memory.New(), desc: "memory (gone when the demo stops)", close: func() error { return nil }}, nil
 	case scheme == "postgres" || scheme == "postgresql":
-		return openGorm(ctx, postgres.Open(db), "PostgreSQL "+redact(db))
+		// Sessions read through pgx itself, as the adapter's README
+		// recommends on PostgreSQL.
+		return openGorm(ctx, postgres.Open(db), "PostgreSQL "+redact(db), gormadapter.WithRowReader(pgxread.New()))
 	case scheme == "mysql":
 		dsn, err := mysqlDSN(db)
 		if err != nil {
@@ -103,7 +106,7 @@ func openBolt(ctx context.Context, path string) (*store, error) {
 	return &store{adapter: a, desc: "bbolt " + path, close: a.Close}, nil
 }
 
-func openGorm(ctx context.Context, dialector gorm.Dialector, desc string) (*store, error) {
+func openGorm(ctx context.Context, dialector gorm.Dialector, desc string, opts ...gormadapter.Option) (*store, error) {
 	db, err := gorm.Open(dialector, &gorm.Config{Logger: logger.Discard, TranslateError: true})
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", desc, err)
@@ -115,7 +118,7 @@ func openGorm(ctx context.Context, dialector gorm.Dialector, desc string) (*stor
 		}
 		return sqlDB.Close()
 	}
-	a, err := gormadapter.New(ctx, db)
+	a, err := gormadapter.New(ctx, db, opts...)
 	if err == nil {
 		err = a.Migrate(ctx)
 	}
