@@ -658,7 +658,9 @@ func (h *Handler) userDone(w http.ResponseWriter, r *http.Request, info *auth.Fa
 // not the user's, why).
 func (h *Handler) refuseUser(w http.ResponseWriter, r *http.Request, err error) {
 	code := errorCode(err)
-	if (errors.Is(err, core.ErrInvalidInput) || errors.Is(err, core.ErrNotFound)) && code == ErrorConfiguration {
+	// A bad input's message goes back to the client; a configuration's
+	// (a failing RequiredFor policy, whatever its error wraps) does not.
+	if (errors.Is(err, core.ErrInvalidInput) || errors.Is(err, core.ErrNotFound)) && !errors.Is(err, core.ErrInvalidConfig) && code == ErrorConfiguration {
 		code = ErrorBadRequest
 	}
 	switch code {

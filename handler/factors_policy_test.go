@@ -3,6 +3,7 @@ package handler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // stays; a failing policy refuses it too (Configuration), and a policy
 // answering false lets it go.
 func TestTwoFactorRemoveRequiredFor(t *testing.T) {
-	var mode atomic.Int32 // 0: not required, 1: required, 2: the policy fails
+	var mode atomic.Int32 // 0: not required, 1: required, 2: the policy fails, 3: it fails with an error matching ErrNotFound
 	m := newMFA(t, auth.StrategyDatabase, func(sf *auth.SecondFactorOptions) {
 		sf.RequiredFor = func(_ context.Context, u core.User) (bool, error) {
 			switch mode.Load() {
@@ -28,6 +29,8 @@ func TestTwoFactorRemoveRequiredFor(t *testing.T) {
 				return u.Email == mfaEmail, nil
 			case 2:
 				return false, errors.New("policy store down")
+			case 3:
+				return false, fmt.Errorf("policy row of tenant 7 at db-internal-3: %w", core.ErrNotFound)
 			}
 			return false, nil
 		}
@@ -75,6 +78,15 @@ func TestTwoFactorRemoveRequiredFor(t *testing.T) {
 	mode.Store(2)
 	if res := b.postJSON("/two-factor/remove", map[string]string{"id": totp}); res.StatusCode == 200 || !strings.Contains(res.body, `"Configuration"`) {
 		t.Errorf("remove with a failing policy: %d %s; want refused with Configuration", res.StatusCode, res.body)
+	}
+	if got := after(); !slices.Equal(got, kept) {
+		t.Fatalf("a remove refused by a failing policy changed the factors: %v → %v", kept, got)
+	}
+	// A policy error that wraps a not-found is still the application's
+	// failure: refused as Configuration, its text not sent to the client.
+	mode.Store(3)
+	if res := b.postJSON("/two-factor/remove", map[string]string{"id": totp}); res.StatusCode == 200 || !strings.Contains(res.body, `"Configuration"`) || strings.Contains(res.body, "db-internal") {
+		t.Errorf("remove with a policy failing with a not-found: %d %s; want refused with Configuration, no detail", res.StatusCode, res.body)
 	}
 	if got := after(); !slices.Equal(got, kept) {
 		t.Fatalf("a remove refused by a failing policy changed the factors: %v → %v", kept, got)

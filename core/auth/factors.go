@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -645,10 +644,22 @@ func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	}
 	target := factors[i]
 	usable := func(fa core.Factor) bool { return isUsableType(fa.Type) }
-	// mustKeep asks the policy at most once per removal.
-	mustKeep := sync.OnceValues(func() (bool, error) { return a.mustHaveFactor(ctx, userID) })
+	// mustKeep asks the policy at most once per removal, on the context
+	// it is first given.
+	var asked struct {
+		done bool
+		keep bool
+		err  error
+	}
+	mustKeep := func(ctx context.Context) (bool, error) {
+		if !asked.done {
+			asked.keep, asked.err = a.mustHaveFactor(ctx, userID)
+			asked.done = true
+		}
+		return asked.keep, asked.err
+	}
 	if usable(target) && !slices.ContainsFunc(factors, func(fa core.Factor) bool { return fa.ID != factorID && usable(fa) }) {
-		keep, err := mustKeep()
+		keep, err := mustKeep(ctx)
 		if err != nil {
 			return err
 		}
@@ -666,21 +677,34 @@ func (f Factors) Remove(ctx context.Context, userID, factorID string) error {
 	if !usable(*deleted) {
 		return nil
 	}
+	// Once the factor is gone, what follows decides whether the user is
+	// left without one: it runs to its end on a context of its own, so
+	// that a caller who goes away (a request cancelled at the right
+	// moment) cannot leave a user who must have a factor with none.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
 	// Removals of the user's other factors may have raced this one (each
 	// saw the other's factor): look again now that this one is gone.
-	after, err := a.listFactors(ctx, userID)
+	after, err := a.listFactors(cctx, userID)
 	if err == nil && slices.ContainsFunc(after, usable) {
 		return nil
 	}
-	keep, kerr := mustKeep()
+	keep, kerr := mustKeep(cctx)
 	if keep || kerr != nil {
 		// None left, or none known to be, of a user who must have one (or
 		// whose policy could not be asked): put it back. Of removals
 		// racing to the last factor, each puts its own back, and the user
 		// keeps their factors.
-		if _, rerr := a.createFactor(ctx, *deleted); rerr != nil && !errors.Is(rerr, core.ErrAlreadyExists) {
-			a.log.ErrorContext(ctx, "authport: restoring a factor whose removal left a user who must have one with none failed", "error", rerr)
-			return errors.Join(fmt.Errorf("second factors: the user's last factor was removed and could not be restored: %w", rerr), kerr)
+		restore := func(ctx context.Context) error {
+			if _, err := a.createFactor(ctx, *deleted); err != nil && !errors.Is(err, core.ErrAlreadyExists) {
+				return err
+			}
+			return nil
+		}
+		if rerr := restore(cctx); rerr != nil {
+			a.log.ErrorContext(ctx, "authport: restoring a factor whose removal left a user who must have one with none failed; retrying in the background", "error", rerr)
+			go retryLater(context.WithoutCancel(ctx), restore)
+			return fmt.Errorf("second factors: the user's last factor was removed and is being restored (retrying in the background for %v); the store's error is logged", cleanupRetryWindow)
 		}
 		switch {
 		case kerr != nil:
@@ -737,12 +761,15 @@ func (a *Auth) requiredFor(ctx context.Context, user core.User) (required bool, 
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			required, err = false, fmt.Errorf("second factors: SecondFactorOptions.RequiredFor panicked for user %q: %v", user.ID, p)
+			required, err = false, fmt.Errorf("%w: second factors: SecondFactorOptions.RequiredFor panicked for user %q: %v", core.ErrInvalidConfig, user.ID, p)
 		}
 	}()
 	required, err = a.sf.RequiredFor(ctx, user)
 	if err != nil {
-		return false, fmt.Errorf("second factors: SecondFactorOptions.RequiredFor failed for user %q: %w", user.ID, err)
+		// core.ErrInvalidConfig first: a policy's failure is the
+		// application's, never the caller's bad input, whatever its own
+		// error wraps (the handler shows a bad input's message).
+		return false, fmt.Errorf("%w: second factors: SecondFactorOptions.RequiredFor failed for user %q: %w", core.ErrInvalidConfig, user.ID, err)
 	}
 	return required, nil
 }
@@ -858,7 +885,7 @@ func (f Factors) Verify(ctx context.Context, pendingToken string, answer Answer)
 	if err := a.checkAnswer(ctx, *user, answer, pc.ID); err != nil {
 		return nil, err
 	}
-	return a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, !pc.Enroll, nil)
+	return a.completePending(ctx, pc, user, []string{AMROneTimePassword}, answer.TrustDevice, pc.HadFactor, nil)
 }
 
 // checkAnswer checks a code answer for the user; binding is the pending

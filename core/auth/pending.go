@@ -70,7 +70,11 @@ type pendingClaims struct {
 	Hash          string            `json:"h,omitempty"`
 	Factors       []core.FactorType `json:"f,omitempty"`
 	Enroll        bool              `json:"e,omitempty"`
-	Expires       int64             `json:"x"`
+	// HadFactor: the user had a usable factor when the pending sign-in
+	// was made, so that its answer is one of them (completePending's
+	// withFactor), not an e-mail code of a user who has none.
+	HadFactor bool  `json:"hf,omitempty"`
+	Expires   int64 `json:"x"`
 }
 
 // pendingKey is the verification token that makes the pending sign-in
@@ -143,7 +147,7 @@ func (a *Auth) secondFactorStage(ctx context.Context, si *SignIn) (*PendingSignI
 	}
 	expires := a.now().Add(a.sf.PendingMaxAge).Truncate(time.Second)
 	pc := pendingClaims{ID: id, UserID: si.User.ID, ProviderID: si.ProviderID, Methods: si.amr, IsNewUser: si.IsNewUser,
-		UsernameTaken: si.UsernameTaken, Account: withoutHash(si.Account), Factors: offer, Enroll: enroll, Expires: expires.Unix()}
+		UsernameTaken: si.UsernameTaken, Account: withoutHash(si.Account), Factors: offer, Enroll: enroll, HadFactor: usable, Expires: expires.Unix()}
 	if si.verifiedHash != "" {
 		pc.Hash = passwordFingerprint(a.secrets[0], si.User.ID, si.verifiedHash)
 	}
