@@ -45,8 +45,11 @@ type SecondFactorOptions struct {
 	// user enrols or answers an e-mail code, as with Required), and by
 	// [Factors.Remove] before it removes a user's last usable factor
 	// (true: refused, nothing removed). An error fails closed: the
-	// sign-in is refused with [CodeConfiguration], the removal refused;
-	// neither goes ahead as if the answer were false. It runs on the
+	// sign-in is refused with [CodeConfiguration], the removal refused
+	// with an error matching both [core.ErrInvalidConfig] and the
+	// function's own; neither goes ahead as if the answer were false (and
+	// the handler never shows the function's error text to the client).
+	// It runs on the
 	// request's context, must be safe for concurrent use, and must not
 	// depend on how the user signs in.
 	//
