@@ -15,7 +15,9 @@ import (
 // the sign-in (SignIn runs before it writes anything) and the sessions of
 // both strategies; the HTTP layer (module
 // github.com/authport/authport/handler) reaches them through [Edge].
-// Every field is optional.
+// Every field is optional. A callback that panics fails what it ran for as
+// its error would (the panic is logged; the error matches
+// [core.ErrInvalidConfig]); a panicking Redirect refuses the URL.
 type Callbacks struct {
 	// SignIn decides whether a sign-in may go on: the zero
 	// [SignInDecision] allows it, Deny refuses it ([CodeAccessDenied]; the
@@ -273,6 +275,24 @@ func emit[E any](a *Auth, ctx context.Context, name string, f func(context.Conte
 	}
 }
 
+// runCallback calls f, one of the application's [Callbacks], and turns
+// its panic into an error matching [core.ErrInvalidConfig], which the
+// caller handles as the callback's failure: a bug in a callback fails the
+// sign-in or the request it ran for (logged, with the panic's value),
+// as an event's panic does (emit), rather than the program, which
+// net/http would have spared but a caller of core/auth outside a handler
+// would not.
+func runCallback[T any](a *Auth, ctx context.Context, name string, f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.ErrorContext(ctx, "authport: callback panicked", "callback", name, "panic", fmt.Sprint(p))
+			var zero T
+			v, err = zero, fmt.Errorf("%w: the %s callback panicked (its value is logged)", core.ErrInvalidConfig, name)
+		}
+	}()
+	return f()
+}
+
 // authorize runs [Callbacks.SignIn], before the sign-in writes anything.
 // second reports that the callback asked this sign-in for a second
 // factor ([SignInDecision.RequireSecondFactor]): the caller carries it to
@@ -281,7 +301,7 @@ func (a *Auth) authorize(ctx context.Context, p SignInParams) (second bool, err 
 	if a.callbacks.SignIn == nil {
 		return false, nil
 	}
-	d, err := a.callbacks.SignIn(ctx, p)
+	d, err := runCallback(a, ctx, "SignIn", func() (SignInDecision, error) { return a.callbacks.SignIn(ctx, p) })
 	if err != nil {
 		return false, fmt.Errorf("the SignIn callback failed: %w", err)
 	}
@@ -422,7 +442,7 @@ func (a *Auth) signInClaims(ctx context.Context, si *SignIn) (map[string]any, er
 	if si.IsNewUser {
 		p.Trigger = JWTSignUp
 	}
-	c, err := a.callbacks.JWT(ctx, p)
+	c, err := runCallback(a, ctx, "JWT", func() (map[string]any, error) { return a.callbacks.JWT(ctx, p) })
 	if err != nil {
 		return nil, fmt.Errorf("the JWT callback failed: %w", err)
 	}

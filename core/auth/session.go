@@ -202,7 +202,9 @@ func (e Edge) ReadSession(ctx context.Context, req SessionRequest) (st SessionSt
 	}
 	body, err := req.Issuer.SessionJSON(st)
 	if err == nil && a.callbacks.Session != nil {
-		body, err = a.callbacks.Session(ctx, SessionParams{Session: body, User: st.User, Token: st.Claims})
+		body, err = runCallback(a, ctx, "Session", func() (map[string]any, error) {
+			return a.callbacks.Session(ctx, SessionParams{Session: body, User: st.User, Token: st.Claims})
+		})
 	}
 	if err != nil {
 		return st, false, fmt.Errorf("the Session callback failed: %w", err)
@@ -227,7 +229,7 @@ func (a *Auth) refreshClaims(ctx context.Context, req SessionRequest) (map[strin
 		if req.Update {
 			p.Trigger, p.Update = JWTUpdate, req.Data
 		}
-		claims, err := a.callbacks.JWT(ctx, p)
+		claims, err := runCallback(a, ctx, "JWT", func() (map[string]any, error) { return a.callbacks.JWT(ctx, p) })
 		if err != nil {
 			return nil, false, fmt.Errorf("the JWT callback failed: %w", err)
 		}

@@ -177,9 +177,17 @@ func (e Edge) Redirect(ctx context.Context, p RedirectParams, fallback func(raw,
 	if e.a.callbacks.Redirect == nil {
 		return fallback(p.URL, p.Origin)
 	}
-	target, ok := e.a.callbacks.Redirect(ctx, p)
-	if !ok || target == "" {
+	// A panicking callback refuses the URL (runCallback logs it).
+	type answer struct {
+		target string
+		ok     bool
+	}
+	r, err := runCallback(e.a, ctx, "Redirect", func() (answer, error) {
+		target, ok := e.a.callbacks.Redirect(ctx, p)
+		return answer{target, ok}, nil
+	})
+	if err != nil || !r.ok || r.target == "" {
 		return "", false
 	}
-	return target, true
+	return r.target, true
 }
