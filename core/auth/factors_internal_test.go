@@ -64,17 +64,20 @@ func TestSealRotation(t *testing.T) {
 
 func TestPendingTokenRoundTripAndExpiry(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	// A user id long enough not to turn up by chance in the token's
+	// random base64 ("u1" did, in about one token in 35).
+	const pendingUser = "user-8f3a61c2-not-in-the-token"
 	a := testAuth(t, testSecrets, now)
-	pc := pendingClaims{ID: "id", UserID: "u1", ProviderID: "password", Methods: []string{AMRPassword}, Expires: now.Add(time.Minute).Unix()}
+	pc := pendingClaims{ID: "id", UserID: pendingUser, ProviderID: "password", Methods: []string{AMRPassword}, Expires: now.Add(time.Minute).Unix()}
 	tok, err := a.sealPending(pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(tok, "u1") || strings.ContainsAny(tok, "=+/;, ") {
+	if strings.Contains(tok, pendingUser) || strings.ContainsAny(tok, "=+/;, ") {
 		t.Errorf("token %q reveals its user or is not cookie-safe", tok)
 	}
 	got, err := a.openPending(tok)
-	if err != nil || got.UserID != "u1" || !slices.Equal(got.Methods, pc.Methods) {
+	if err != nil || got.UserID != pendingUser || !slices.Equal(got.Methods, pc.Methods) {
 		t.Fatalf("openPending: %+v, %v", got, err)
 	}
 	// Rotation: a token of the old secret opens while it is configured.
@@ -90,7 +93,7 @@ func TestPendingTokenRoundTripAndExpiry(t *testing.T) {
 		t.Errorf("expired: %v", err)
 	}
 	// An enrolment token is not a pending token, nor the reverse.
-	enr, _ := a.sealEnrollment(enrollmentClaims{FactorID: "f", UserID: "u1", Key: []byte("k"), Expires: pc.Expires})
+	enr, _ := a.sealEnrollment(enrollmentClaims{FactorID: "f", UserID: pendingUser, Key: []byte("k"), Expires: pc.Expires})
 	if _, err := a.openPending(enr); err == nil {
 		t.Errorf("an enrolment token opened as a pending sign-in")
 	}
