@@ -491,18 +491,11 @@ func (s *gatedLists) ListFactorsByUserID(ctx context.Context, userID string) ([]
 // each puts its own back and is refused (or, having found the other's put
 // back, goes through), and the admin keeps at least one.
 func TestFactorsRequiredForRemoveBothSeeTheOther(t *testing.T) {
-	var calls atomic.Int64
 	var gate *gatedLists
-	f := newFactorFixture(t, auth.StrategyDatabase, auth.SecondFactorOptions{RequiredFor: adminsOnly(&calls), EmailCode: true}, func(c *auth.Config) {
-		gate = &gatedLists{Adapter: c.Adapter.(*memory.Adapter)}
-		c.Adapter = gate
+	f, uid := adminWithTwoFactors(t, func(m *memory.Adapter) core.Adapter {
+		gate = &gatedLists{Adapter: m}
+		return gate
 	})
-	uid := f.verifiedUser("ada@example.com")
-	f.setRole(uid, "admin")
-	f.enrol(uid)
-	if _, err := f.a.Factors().AddEmail(fctx, uid); err != nil {
-		t.Fatal(err)
-	}
 	ids := []string{factorOf(t, f.a, uid, core.FactorTOTP), factorOf(t, f.a, uid, core.FactorEmail)}
 	stored := factorIDs(f.storedFactors(uid))
 	gate.arm()
@@ -532,4 +525,22 @@ func TestFactorsRequiredForRemoveBothSeeTheOther(t *testing.T) {
 	if refused == 0 {
 		t.Fatalf("both removals went through: factors %v → %v; the admin must keep one", stored, after)
 	}
+}
+
+// adminWithTwoFactors is a fixture whose RequiredFor asks a factor of
+// admins, on the memory store as wrap wraps it, with an admin who has
+// enrolled TOTP and added an e-mail factor; it returns the admin's id.
+func adminWithTwoFactors(t *testing.T, wrap func(*memory.Adapter) core.Adapter) (*factorFixture, string) {
+	t.Helper()
+	var calls atomic.Int64
+	f := newFactorFixture(t, auth.StrategyDatabase, auth.SecondFactorOptions{RequiredFor: adminsOnly(&calls), EmailCode: true}, func(c *auth.Config) {
+		c.Adapter = wrap(c.Adapter.(*memory.Adapter))
+	})
+	uid := f.verifiedUser("ada@example.com")
+	f.setRole(uid, "admin")
+	f.enrol(uid)
+	if _, err := f.a.Factors().AddEmail(fctx, uid); err != nil {
+		t.Fatal(err)
+	}
+	return f, uid
 }

@@ -5,7 +5,6 @@ package handlersec
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,18 +84,11 @@ func (s *cancelOnDelete) CreateFactor(ctx context.Context, fa core.Factor) (*cor
 // (client gone): once it ran on that context, failed, and left the admin
 // with no factor at all, which RequiredFor forbids.
 func TestFactorsRemovePutBackOutlivesCancelledRequest(t *testing.T) {
-	var calls atomic.Int64
 	var store *cancelOnDelete
-	f := newFactorFixture(t, auth.StrategyDatabase, auth.SecondFactorOptions{RequiredFor: adminsOnly(&calls), EmailCode: true}, func(c *auth.Config) {
-		store = &cancelOnDelete{Adapter: c.Adapter.(*memory.Adapter)}
-		c.Adapter = store
+	f, uid := adminWithTwoFactors(t, func(m *memory.Adapter) core.Adapter {
+		store = &cancelOnDelete{Adapter: m}
+		return store
 	})
-	uid := f.verifiedUser("ada@example.com")
-	f.setRole(uid, "admin")
-	f.enrol(uid)
-	if _, err := f.a.Factors().AddEmail(fctx, uid); err != nil {
-		t.Fatal(err)
-	}
 	store.target, store.other = factorOf(t, f.a, uid, core.FactorTOTP), factorOf(t, f.a, uid, core.FactorEmail)
 	ctx, cancel := context.WithCancel(fctx)
 	defer cancel()
